@@ -1,0 +1,76 @@
+# gpupool — top-level build.
+#
+# Every part of the system describes its own targets in a fragment next to its
+# sources (src/<part>/part.mk, tests/<part>/part.mk, bench/part.mk); this file
+# only holds the toolchain settings, the generic rules and the top-level goals.
+#
+#   make            build everything into build/
+#   make test       build and run every test, then again under ASan + UBSan
+#   make check      run the tests of one build only (BUILD=..., SAN=...)
+#   make bench      build and run the benchmarks in bench/
+#   make run        build and start the main job with its embedded defaults
+#
+# SAN=1 selects the sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer),
+# which lives in build/asan so that both builds can coexist.
+
+SAN ?=
+ifeq ($(SAN),1)
+BUILD ?= build/asan
+OPT ?= -O1 -g -fno-omit-frame-pointer
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all
+else
+BUILD ?= build
+OPT ?= -O2 -g
+SANFLAGS =
+endif
+
+CC ?= cc
+WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+       -Wformat=2 -Wundef -Wpointer-arith -Wvla -Wcast-qual -Wwrite-strings
+CPPFLAGS = -D_GNU_SOURCE -Isrc -Itests/lib
+CFLAGS = -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -MMD -MP
+LDFLAGS = $(SANFLAGS)
+LDLIBS = -lm
+
+OBJ = $(BUILD)/obj
+
+# Filled in by the fragments.
+LIBS :=
+BINS :=
+TESTS :=
+TEST_SCRIPTS :=
+BENCHES :=
+
+.PHONY: all test check bench run clean format
+all:
+
+include $(sort $(wildcard src/*/part.mk src/*/*/part.mk tests/*/part.mk bench/part.mk))
+
+all: $(LIBS) $(BINS) $(TESTS) $(BENCHES)
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# Static archive of a part: $(call gp_archive,NAME,OBJECTS)
+$(BUILD)/lib%.a:
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+check: $(TESTS) $(TEST_SCRIPTS_DEPS)
+	@tests/run.sh $(BUILD) $(TESTS) $(TEST_SCRIPTS)
+
+test:
+	$(MAKE) check
+	$(MAKE) check SAN=1
+
+bench: $(BENCHES)
+	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+clean:
+	rm -rf build
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

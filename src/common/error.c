@@ -1,0 +1,31 @@
+/*
+ * error.c — messages and names for the codes of gp_error.h, generated from the
+ * same X-macro list so that the three can never disagree.
+ */
+#include "common/gp_error.h"
+
+const char *gp_strerror(int code) {
+    switch (code) {
+    case GP_OK:
+        return "success";
+#define GP_ERR_MSG_(name, num, msg) \
+    case GP_##name:                 \
+        return msg;
+        GP_ERRNO_MAP(GP_ERR_MSG_)
+#undef GP_ERR_MSG_
+    }
+    return "unknown error";
+}
+
+const char *gp_err_name(int code) {
+    switch (code) {
+    case GP_OK:
+        return "GP_OK";
+#define GP_ERR_NAME_(name, num, msg) \
+    case GP_##name:                  \
+        return "GP_" #name;
+        GP_ERRNO_MAP(GP_ERR_NAME_)
+#undef GP_ERR_NAME_
+    }
+    return "GP_UNKNOWN";
+}

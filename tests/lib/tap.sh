@@ -1,0 +1,29 @@
+# tests/lib/tap.sh — TAP helpers for gpupool's shell tests (source this file).
+#
+#   tap_ok "name" command args...   runs the command; ok if it exits 0
+#   tap_is "name" got expected      ok if the two strings are equal
+#   tap_done                        prints the plan; exits non-zero on failure
+tap_n=0
+tap_failed=0
+tap_ok() {
+    name=$1
+    shift
+    tap_n=$((tap_n + 1))
+    if "$@"; then echo "ok $tap_n - $name"; else
+        echo "not ok $tap_n - $name"
+        tap_failed=$((tap_failed + 1))
+    fi
+}
+tap_is() {
+    tap_n=$((tap_n + 1))
+    if [ "$2" = "$3" ]; then echo "ok $tap_n - $1"; else
+        echo "not ok $tap_n - $1"
+        echo "#   got:      '$2'"
+        echo "#   expected: '$3'"
+        tap_failed=$((tap_failed + 1))
+    fi
+}
+tap_done() {
+    echo "1..$tap_n"
+    [ "$tap_failed" = 0 ]
+}

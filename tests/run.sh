@@ -1,0 +1,42 @@
+#!/bin/sh
+# tests/run.sh — runs gpupool's test programs and adds their results up.
+#
+# Usage: tests/run.sh BUILD_DIR PROGRAM...
+#
+# Every program speaks TAP on standard output: C test programs through Check
+# (CK_TAP_LOG_FILE_NAME=-), shell tests through tests/lib/tap.sh. A program
+# that exits non-zero without reporting a failure (a crash outside any test,
+# a missing binary) counts as one failed test, so nothing fails silently.
+# The last line is "N passed, N failed".
+set -u
+build=$1
+shift
+log_dir="$build/test-logs"
+mkdir -p "$log_dir"
+
+passed=0
+failed=0
+failed_names=""
+for prog in "$@"; do
+    name=$(echo "$prog" | sed "s|^$build/||; s|/|_|g")
+    log="$log_dir/$name.log"
+    CK_TAP_LOG_FILE_NAME=- CK_VERBOSITY=silent GP_BUILD="$build" "$prog" >"$log" 2>&1
+    rc=$?
+    p=$(grep -c '^ok ' "$log")
+    f=$(grep -c '^not ok ' "$log")
+    if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+        f=1
+        echo "not ok - $prog exited with status $rc outside any test" >>"$log"
+    fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [ "$f" != 0 ]; then
+        failed_names="$failed_names $prog"
+        printf 'FAIL %-50s %4d passed, %d failed (log: %s)\n' "$prog" "$p" "$f" "$log"
+        grep -E '^not ok|:[0-9]+:[EF]:' "$log" | head -20 | sed 's/^/    /'
+    else
+        printf 'ok   %-50s %4d passed\n' "$prog" "$p"
+    fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
