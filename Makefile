@@ -31,6 +31,7 @@ CPPFLAGS = -D_GNU_SOURCE -Isrc -Itests/lib
 CFLAGS = -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -MMD -MP
 LDFLAGS = $(SANFLAGS)
 LDLIBS = -lm
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 OBJ = $(BUILD)/obj
 

@@ -1,0 +1,512 @@
+/*
+ * gp_engine.h — the public API of libgpupool, gpupool's scheduling engine.
+ *
+ * The engine is a pure library: no I/O, no threads, no clock and no globals.
+ * Callers (the daemon, the simulator) feed it events — nodes, queues,
+ * workloads, task starts and ends, the passing of time — and ask it to run a
+ * scheduling cycle, which returns decisions (bind a workload's tasks to GPU
+ * slices, evict a workload) and leaves a pending reason on every workload that
+ * still waits. The engine keeps indexed state between cycles, so a cycle works
+ * on what changed and on what waits, not on a rebuilt copy of the world.
+ *
+ * Units are exact integers: milli-GPU (GP_MILLI is one whole GPU), milli-CPU,
+ * bytes, and milliseconds of the caller's clock (virtual time in the
+ * simulator, wall time in the daemon). Quota arithmetic never uses floating
+ * point; only placement scores do.
+ *
+ * Lifecycle of a workload inside the engine:
+ *
+ *     submit ──► PENDING ──cycle: BIND──► BOUND ──started()──► RUNNING
+ *                   ▲                        │                    │
+ *                   │                        └──── cycle: EVICT ──┤
+ *                   │                                             ▼
+ *                   └────────────── released() ───────────── EVICTING
+ *
+ *     finished() or cancel() removes a workload from any state;
+ *     requeue() sends a BOUND or RUNNING workload back to PENDING.
+ *
+ * An evicted workload keeps its GPUs until the caller reports, with
+ * gp_engine_released(), that its tasks have stopped (after the checkpoint
+ * signal and grace period); the engine never counts the same GPU twice.
+ *
+ * All strings passed in are copied. Pointers handed out (decisions, names)
+ * stay valid until the next call that changes the engine, unless said
+ * otherwise. Functions return 0 or a negative GP_E* code; where a caller can
+ * pass an err buffer, a failure also writes a sentence naming the bad field.
+ * On error, nothing is changed.
+ */
+#ifndef GP_ENGINE_H
+#define GP_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/gp_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Units and limits                                                          */
+/* ------------------------------------------------------------------------ */
+
+#define GP_MILLI 1000               /* one whole GPU, in milli-GPU */
+#define GP_UNLIMITED INT64_MAX      /* a limit that is not set */
+#define GP_NAME_MAX 63              /* longest name of a queue, node, model... */
+#define GP_MAX_GPUS_PER_NODE 16
+#define GP_MAX_MIG_SLOTS 7          /* MIG instances on one GPU */
+#define GP_MAX_LABELS 16            /* labels on a node */
+#define GP_MAX_SELECTORS 8          /* node selector terms of a request */
+#define GP_MAX_MODELS 8             /* allowed GPU models of a request */
+#define GP_MAX_MODEL_QUOTAS 8       /* per-GPU-model quotas of a queue */
+#define GP_ERR_MAX 256              /* a good size for err buffers */
+
+typedef int64_t gp_time_ms;         /* the caller's clock, in milliseconds */
+
+typedef struct gp_engine gp_engine;
+
+/* The resources that quotas are kept in. */
+typedef enum gp_resource {
+    GP_RES_GPU = 0,                 /* milli-GPU */
+    GP_RES_CPU = 1,                 /* milli-CPU */
+    GP_RES_MEM = 2,                 /* bytes of host memory */
+    GP_RES_COUNT = 3
+} gp_resource;
+
+typedef struct gp_res {
+    int64_t v[GP_RES_COUNT];
+} gp_res;
+
+/* "gpu", "cpu", "memory". */
+const char *gp_resource_name(gp_resource r);
+
+/* ------------------------------------------------------------------------ */
+/* Engine                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Placement policies. For whole-GPU and fractional requests alike the engine
+ * asks the policy to choose the GPUs on each feasible node and to score the
+ * node; the best score wins, ties go to the node added first. The first six
+ * reproduce the policies of the FGD paper (USENIX ATC'23); GP_PLACE_GPUPOOL is
+ * gpupool's own fragmentation-aware policy and the default.
+ */
+typedef enum gp_placement {
+    GP_PLACE_GPUPOOL = 0,
+    GP_PLACE_BINPACK,               /* fullest node first */
+    GP_PLACE_SPREAD,                /* emptiest node first */
+    GP_PLACE_RANDOM,
+    GP_PLACE_DOTPROD,
+    GP_PLACE_GPUCLUSTERING,
+    GP_PLACE_GPUPACKING,
+    GP_PLACE_BESTFIT,
+    GP_PLACE_FGD,
+    GP_PLACE_COUNT
+} gp_placement;
+
+/* "gpupool", "binpack", ...; gp_placement_parse returns GP_EINVAL if unknown. */
+const char *gp_placement_name(gp_placement p);
+int gp_placement_parse(const char *name, gp_placement *out);
+
+typedef struct gp_engine_config {
+    uint64_t seed;                  /* for every random choice (default 1) */
+    gp_placement placement;         /* default GP_PLACE_GPUPOOL */
+    /* A pending workload gains one priority level per aging_interval it has
+     * waited, up to aging_max levels (0 interval: no aging). Default 10 min,
+     * 10 levels. */
+    gp_time_ms aging_interval;
+    int32_t aging_max;
+    /* Time-based fair share: over-quota weights are divided by the queue's
+     * share of recent usage, decayed with this half-life (0: off, default). */
+    gp_time_ms usage_half_life;
+    /* Phases of the cycle; all on by default. */
+    int allocate, consolidate, reclaim, preempt;
+    /* At most this many workloads are considered for eviction-based phases
+     * (reclaim, preempt, consolidate) per cycle (default 64; 0 = no bound).
+     * Allocation always considers every pending workload. */
+    int32_t max_evicting_attempts;
+    /* Run gp_engine_check() after every cycle and fail the cycle with
+     * GP_ECORRUPT if the books do not balance (tests turn this on). */
+    int check_invariants;
+} gp_engine_config;
+
+/* Fills *c with the defaults described above. */
+void gp_engine_config_init(gp_engine_config *c);
+
+/* Returns a new engine, or NULL if out of memory or the config is invalid. */
+gp_engine *gp_engine_new(const gp_engine_config *c);
+void gp_engine_free(gp_engine *e);
+
+/*
+ * The invariant checker: quota sums per queue equal the sum of the queue's
+ * workloads; per GPU the slices never exceed capacity (milli and bytes); no
+ * task holds a GPU twice; every index agrees with the primary data. Returns 0,
+ * or GP_ECORRUPT with the first broken rule described in err.
+ */
+int gp_engine_check(const gp_engine *e, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------------ */
+/* Queue tree                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct gp_quota {
+    int64_t deserved;               /* guaranteed; default 0 */
+    int64_t limit;                  /* hard cap; default GP_UNLIMITED */
+    int32_t weight;                 /* over-quota weight; default 1 */
+} gp_quota;
+
+typedef struct gp_model_quota {
+    char model[GP_NAME_MAX + 1];    /* GPU model, e.g. "H100" */
+    gp_quota gpu;                   /* in milli-GPU of that model */
+} gp_model_quota;
+
+typedef struct gp_queue_spec {
+    char name[GP_NAME_MAX + 1];
+    char parent[GP_NAME_MAX + 1];   /* "" for a top-level queue */
+    int32_t priority;               /* higher is served first; default 0 */
+    gp_quota quota[GP_RES_COUNT];
+    int32_t nmodels;
+    gp_model_quota models[GP_MAX_MODEL_QUOTAS];
+} gp_queue_spec;
+
+/* Fills *q with explicit defaults: deserved 0, unlimited, weight 1. */
+void gp_queue_spec_init(gp_queue_spec *q, const char *name, const char *parent);
+
+/*
+ * Creates or updates a queue. The parent must exist and must not hold
+ * workloads itself (only leaves take workloads). A queue cannot become its
+ * own ancestor. GP_EINVAL with err naming the field on bad values.
+ */
+int gp_engine_queue_set(gp_engine *e, const gp_queue_spec *q, char *err, size_t errlen);
+
+/* Removes a queue; GP_EBUSY if it has children or workloads, GP_ENOENT. */
+int gp_engine_queue_remove(gp_engine *e, const char *name);
+
+typedef struct gp_queue_info {
+    const char *name;
+    const char *parent;             /* "" for a top-level queue */
+    int32_t depth;                  /* 0 for a top-level queue */
+    int32_t leaf;                   /* 1 if it has no children */
+    int32_t priority;
+    gp_res deserved, limit;         /* limit GP_UNLIMITED if unset */
+    gp_res fair_share;              /* as of the last cycle */
+    gp_res allocated;               /* held by bound, running, evicting work */
+    gp_res requested;               /* allocated + what pending work asks for */
+    int64_t pending, running;       /* workloads (subtree) */
+    int32_t overcommitted;          /* children's deserved exceed this queue's */
+} gp_queue_info;
+
+/* Queues in tree pre-order (a parent before its children, siblings by name). */
+size_t gp_engine_queue_count(const gp_engine *e);
+int gp_engine_queue_at(const gp_engine *e, size_t i, gp_queue_info *out);
+int gp_engine_queue_get(const gp_engine *e, const char *name, gp_queue_info *out);
+
+/* Warnings about the configuration (e.g. deserved quotas that add up to more
+ * than the pool), as sentences, refreshed every cycle. */
+size_t gp_engine_warning_count(const gp_engine *e);
+const char *gp_engine_warning(const gp_engine *e, size_t i);
+
+/* ------------------------------------------------------------------------ */
+/* Nodes                                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct gp_label {
+    char key[GP_NAME_MAX + 1];
+    char value[GP_NAME_MAX + 1];
+} gp_label;
+
+typedef struct gp_gpu_spec {
+    char uuid[GP_NAME_MAX + 1];
+    char model[GP_NAME_MAX + 1];    /* e.g. "H200", "A100-80G" */
+    int64_t mem_bytes;
+    int32_t sm_count;
+    int32_t index;                  /* the driver's index on its node */
+    int32_t mig;                    /* 1: MIG mode; only MIG requests land here */
+    int32_t nmig;                   /* MIG layout: the instances the admin set */
+    char mig_layout[GP_MAX_MIG_SLOTS][16]; /* profile of each, e.g. "1g.18gb" */
+} gp_gpu_spec;
+
+typedef struct gp_node_spec {
+    char name[GP_NAME_MAX + 1];
+    char domain[GP_NAME_MAX + 1];   /* topology domain (NVLink island, rack) */
+    int64_t cpu_milli;
+    int64_t mem_bytes;
+    int32_t schedulable;            /* 0: cordoned, nothing new lands here */
+    int32_t nlabels;
+    gp_label labels[GP_MAX_LABELS];
+    int32_t ngpus;
+    gp_gpu_spec gpus[GP_MAX_GPUS_PER_NODE];
+} gp_node_spec;
+
+/* Fills *n with an empty, schedulable node named name. */
+void gp_node_spec_init(gp_node_spec *n, const char *name);
+
+/*
+ * Adds a node, or changes one. A change may not take away a GPU, CPU or memory
+ * that bound work holds (GP_EBUSY); MIG layouts of GPUs with bound MIG slices
+ * cannot change.
+ */
+int gp_engine_node_set(gp_engine *e, const gp_node_spec *n, char *err, size_t errlen);
+
+/*
+ * Removes a node. Workloads with tasks on it lose them: they go back to
+ * PENDING at once, and the next cycle reports each with an EVICT decision of
+ * reason GP_EVICT_NODE_GONE so that the caller can stop their other tasks.
+ */
+int gp_engine_node_remove(gp_engine *e, const char *name);
+
+typedef struct gp_gpu_info {
+    const char *uuid;
+    const char *model;
+    int64_t mem_bytes;
+    int32_t mig;
+    int32_t used_milli;             /* allocated, in milli-GPU */
+    int64_t used_mem;               /* allocated memory caps, bytes */
+    int32_t slices;                 /* tasks holding a slice of it */
+} gp_gpu_info;
+
+typedef struct gp_node_info {
+    const char *name;
+    const char *domain;
+    int32_t schedulable;
+    int64_t cpu_milli, mem_bytes;   /* capacity */
+    int64_t cpu_used, mem_used;     /* allocated */
+    int32_t ngpus;
+    gp_gpu_info gpus[GP_MAX_GPUS_PER_NODE];
+} gp_node_info;
+
+size_t gp_engine_node_count(const gp_engine *e);
+int gp_engine_node_at(const gp_engine *e, size_t i, gp_node_info *out);
+int gp_engine_node_get(const gp_engine *e, const char *name, gp_node_info *out);
+
+/* ------------------------------------------------------------------------ */
+/* Workloads                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef enum gp_kind {
+    GP_KIND_TRAIN = 0,              /* preemptible by default */
+    GP_KIND_INTERACTIVE,            /* not preemptible by default */
+    GP_KIND_INFERENCE               /* not preemptible by default */
+} gp_kind;
+
+const char *gp_kind_name(gp_kind k);
+int gp_kind_parse(const char *name, gp_kind *out);
+
+typedef enum gp_gpu_request {
+    GP_GPU_NONE = 0,                /* CPU only */
+    GP_GPU_WHOLE,                   /* gpus whole GPUs */
+    GP_GPU_FRACTION,                /* gpu_milli (1..999) of one GPU */
+    GP_GPU_MEMORY,                  /* gpu_mem bytes of one GPU */
+    GP_GPU_MIG                      /* one MIG instance of mig_profile */
+} gp_gpu_request;
+
+/* What each task of a workload asks for. */
+typedef struct gp_task_req {
+    gp_gpu_request gpu;
+    int32_t gpus;                   /* GP_GPU_WHOLE: 1..GP_MAX_GPUS_PER_NODE */
+    int32_t gpu_milli;              /* GP_GPU_FRACTION: 1..999 */
+    int64_t gpu_mem;                /* GP_GPU_MEMORY: bytes, > 0 */
+    char mig_profile[16];           /* GP_GPU_MIG: e.g. "1g.18gb" */
+    int64_t cpu_milli;              /* >= 0 */
+    int64_t mem_bytes;              /* >= 0 */
+    int32_t nmodels;                /* allowed GPU models; 0: any */
+    char models[GP_MAX_MODELS][GP_NAME_MAX + 1];
+    int32_t nselectors;             /* node labels that must match */
+    gp_label selectors[GP_MAX_SELECTORS];
+} gp_task_req;
+
+#define GP_DEFAULT (-1)
+
+typedef struct gp_workload_spec {
+    uint64_t id;                    /* the caller's id: unique, non-zero */
+    char queue[GP_NAME_MAX + 1];    /* a leaf queue (project) */
+    char user[GP_NAME_MAX + 1];
+    gp_kind kind;
+    int32_t priority;               /* within its project; higher first */
+    int32_t preemptible;            /* 0, 1, or GP_DEFAULT (by kind) */
+    gp_time_ms min_runtime;         /* protected from eviction this long */
+    int32_t tasks;                  /* gang size: all start or none (>= 1) */
+    int32_t min_tasks;              /* elastic gang: at least this many; 0 = tasks */
+    int32_t same_domain;            /* 1: all tasks in one topology domain */
+    gp_time_ms submitted;           /* for ordering and aging */
+    gp_task_req req;
+} gp_workload_spec;
+
+/* Fills *w with defaults: one training task asking for nothing. */
+void gp_workload_spec_init(gp_workload_spec *w, uint64_t id, const char *queue);
+
+/*
+ * Adds a PENDING workload. GP_EINVAL (err names the field) for absurd
+ * requests: 0 GPUs, a fraction outside 1..999, more GPU memory or more GPUs
+ * than any node of the pool has, an unknown MIG profile; GP_ENOENT if the
+ * queue does not exist or is not a leaf; GP_EEXIST if the id is taken.
+ */
+int gp_engine_submit(gp_engine *e, const gp_workload_spec *w, char *err, size_t errlen);
+
+/* Removes a workload in any state; its resources, if any, are freed. */
+int gp_engine_cancel(gp_engine *e, uint64_t id);
+
+/* A BOUND workload's tasks have started: it is RUNNING from now. */
+int gp_engine_started(gp_engine *e, uint64_t id, gp_time_ms now);
+
+/* A workload has ended (all its tasks): resources freed, workload removed. */
+int gp_engine_finished(gp_engine *e, uint64_t id);
+
+/* An EVICTING workload's tasks have stopped: it frees its resources and goes
+ * back to PENDING (keeping its submission time and age). */
+int gp_engine_released(gp_engine *e, uint64_t id, gp_time_ms now);
+
+/* A BOUND or RUNNING workload failed and must be retried: back to PENDING. */
+int gp_engine_requeue(gp_engine *e, uint64_t id);
+
+typedef struct gp_slice {
+    int32_t gpu;                    /* index into the node's gpus[] */
+    int32_t milli;                  /* milli-GPU charged */
+    int64_t mem;                    /* memory cap in bytes */
+    int32_t mig_slot;               /* MIG instance, or -1 */
+} gp_slice;
+
+typedef struct gp_task_binding {
+    const char *node;
+    int32_t nslices;
+    gp_slice slices[GP_MAX_GPUS_PER_NODE];
+} gp_task_binding;
+
+/*
+ * Restores a workload that was already bound before a restart of the caller:
+ * submits it and binds it as given, in state RUNNING since `started` (or
+ * BOUND if started < 0). GP_EBUSY if the slices are no longer free.
+ */
+int gp_engine_restore(gp_engine *e, const gp_workload_spec *w, int32_t ntasks,
+                      const gp_task_binding *tasks, gp_time_ms started, char *err,
+                      size_t errlen);
+
+typedef enum gp_state {
+    GP_STATE_PENDING = 0,
+    GP_STATE_BOUND,
+    GP_STATE_RUNNING,
+    GP_STATE_EVICTING
+} gp_state;
+
+const char *gp_state_name(gp_state s);
+
+/* Why a pending workload waits. */
+typedef enum gp_wait {
+    GP_WAIT_NONE = 0,               /* not pending */
+    GP_WAIT_NEW,                    /* not yet considered by a cycle */
+    GP_WAIT_QUEUE_LIMIT,            /* its queue or an ancestor is at its limit */
+    GP_WAIT_DESERVED,               /* non-preemptible and over deserved quota */
+    GP_WAIT_NO_NODE,                /* no node could ever hold a task */
+    GP_WAIT_NO_FIT,                 /* capacity exists but is taken now */
+    GP_WAIT_FRAGMENTED,             /* enough in total, but not on one GPU/node */
+    GP_WAIT_GANG,                   /* fewer than min_tasks fit together */
+    GP_WAIT_EVICTING,               /* room is being made: victims are stopping */
+    GP_WAIT_FAIR_SHARE,             /* its queue is at its fair share; others first */
+    GP_WAIT_COUNT
+} gp_wait;
+
+/* A short stable name for metrics: "queue_limit", "no_fit", ... */
+const char *gp_wait_name(gp_wait w);
+
+typedef struct gp_workload_info {
+    uint64_t id;
+    const char *queue;
+    gp_state state;
+    gp_wait wait;                   /* GP_WAIT_NONE unless PENDING */
+    int32_t preemptible;
+    int32_t bound_tasks;            /* tasks placed (elastic gangs: may be < tasks) */
+    gp_time_ms started;             /* RUNNING since, or -1 */
+    int32_t evictions;              /* times evicted so far */
+} gp_workload_info;
+
+int gp_engine_workload_get(const gp_engine *e, uint64_t id, gp_workload_info *out);
+
+/* The binding of task `task` of a BOUND, RUNNING or EVICTING workload. */
+int gp_engine_workload_binding(const gp_engine *e, uint64_t id, int32_t task,
+                               gp_task_binding *out);
+
+/*
+ * Writes the sentence a researcher can act on, e.g. "project nlp is at its
+ * limit of 8 GPUs" or "no single GPU has 0.5 free; the largest free slice is
+ * 0.25 on node a3". Returns the reason code, or GP_ENOENT.
+ */
+int gp_engine_pending_reason(const gp_engine *e, uint64_t id, char *buf, size_t len);
+
+/* Counts of PENDING workloads by reason, indexed by gp_wait. */
+void gp_engine_pending_by_reason(const gp_engine *e, int64_t counts[GP_WAIT_COUNT]);
+
+/* ------------------------------------------------------------------------ */
+/* Scheduling cycle                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef enum gp_decision_type {
+    GP_DECISION_BIND = 1,
+    GP_DECISION_EVICT = 2
+} gp_decision_type;
+
+typedef enum gp_evict_reason {
+    GP_EVICT_RECLAIM = 1,           /* its queue is over fair share; owner wants GPUs */
+    GP_EVICT_PREEMPT,               /* higher-priority work of the same project */
+    GP_EVICT_CONSOLIDATE,           /* moved to defragment; it will be placed again */
+    GP_EVICT_NODE_GONE              /* its node was removed */
+} gp_evict_reason;
+
+const char *gp_evict_reason_name(gp_evict_reason r);
+
+typedef struct gp_decision {
+    gp_decision_type type;
+    uint64_t workload;
+    /* BIND: the tasks, in task order (elastic gangs may bind fewer). */
+    int32_t ntasks;
+    const gp_task_binding *tasks;
+    /* EVICT: why, and for whom (0 if nobody in particular). */
+    gp_evict_reason reason;
+    uint64_t for_workload;
+} gp_decision;
+
+typedef struct gp_cycle_stats {
+    int64_t pending_considered;     /* pending workloads looked at */
+    int64_t bound;                  /* BIND decisions */
+    int64_t evicted;                /* EVICT decisions */
+    int64_t nodes_scored;           /* placement evaluations */
+} gp_cycle_stats;
+
+/*
+ * Runs one scheduling cycle at time now: allocate, consolidate, reclaim,
+ * preempt. Bound workloads move to BOUND, evicted ones to EVICTING. *out
+ * points at the decisions, valid until the next call that changes the
+ * engine; stats may be NULL.
+ */
+int gp_engine_cycle(gp_engine *e, gp_time_ms now, const gp_decision **out, size_t *n,
+                    gp_cycle_stats *stats);
+
+/*
+ * Typical request shapes for fragmentation-aware placement, with their
+ * popularity (any positive scale). Without this, the engine learns the shapes
+ * from the workloads it has seen submitted.
+ */
+typedef struct gp_shape {
+    int32_t gpus;                   /* whole GPUs (0 if fractional or none) */
+    int32_t gpu_milli;              /* per GPU: GP_MILLI for whole GPUs */
+    int64_t cpu_milli;
+    int64_t mem_bytes;
+    char model[GP_NAME_MAX + 1];    /* "" = any model */
+    double popularity;
+} gp_shape;
+
+int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n);
+
+/*
+ * The pool's fragmentation against the typical shapes (the FGD paper's
+ * measure), in milli-GPU: idle GPU capacity that a typical task could not use
+ * where it is, popularity-weighted and summed over nodes. *idle_milli, if not
+ * NULL, receives all idle milli-GPU of the pool.
+ */
+double gp_engine_fragmentation(gp_engine *e, double *idle_milli);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GP_ENGINE_H */

@@ -1,0 +1,136 @@
+/*
+ * executor.h — the interface between gpupoold and the places where workloads
+ * really run.
+ *
+ * An executor is a versioned table of function pointers (the shape of
+ * SQLite's sqlite3_io_methods and of Slurm's plugins): `local` runs tasks as
+ * process groups on this host; cluster engines (Slurm, Kubernetes) plug in as
+ * further tables without any change to the daemon. Methods are only ever
+ * appended; `version` says how many a table has, and `control(op, arg)` is the
+ * escape hatch for what does not deserve a method of its own.
+ *
+ * The daemon calls executors only through the gp_exec_* wrappers of
+ * src/executors/registry.c, which check the version and missing methods.
+ *
+ * The contract every executor keeps:
+ * - launch() is asynchronous and idempotent per (workload, task, attempt):
+ *   it returns at once with a handle, a printable string that survives a
+ *   restart of the daemon (stored with the task) and lets the executor find
+ *   the task again; launching a key that already runs returns its handle.
+ * - poll() is non-blocking and batched: it fills the state of many handles in
+ *   one call (one `squeue`, one walk over /proc), so the daemon's loop costs
+ *   one call per tick, not one per task.
+ * - signal() delivers the checkpoint signal to every process of the task;
+ *   stop() ends the task for good (SIGKILL to the whole process group, scancel,
+ *   pod deletion). Both are idempotent and succeed on a task already gone.
+ * - Nothing is lost: a task whose handle an executor no longer recognises is
+ *   reported GP_TASK_LOST, never silently dropped.
+ */
+#ifndef GP_EXECUTOR_H
+#define GP_EXECUTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/gp_engine.h"
+
+#define GP_EXECUTOR_VERSION 1
+#define GP_HANDLE_MAX 128
+
+typedef struct gp_executor gp_executor;
+
+/* What the daemon asks an executor to start: one task of one workload. */
+typedef struct gp_task_launch {
+    uint64_t workload;
+    int32_t task;                   /* index within its gang */
+    int32_t attempt;                /* 1 for the first run, +1 per restart */
+    const char *project;
+    const char *user;
+    const char *const *argv;        /* NULL-terminated; argv[0] looked up in PATH */
+    const char *const *env;         /* NULL-terminated "K=V" added to the task's */
+    const char *workdir;            /* created if missing */
+    const char *log_path;           /* stdout and stderr, appended */
+    const char *checkpoint_dir;     /* survives restarts; GPUPOOL_CHECKPOINT_DIR */
+    int64_t cpu_milli;              /* limits for the task's cgroup (0: none) */
+    int64_t mem_bytes;
+    int32_t compute_share;          /* percent for a slice, 0: none */
+    int32_t checkpoint_signal;      /* e.g. SIGTERM */
+    const gp_node_spec *node;       /* the node chosen, as the inventory said */
+    const gp_task_binding *binding; /* its GPU slices on that node */
+} gp_task_launch;
+
+typedef enum gp_task_state {
+    GP_TASK_STARTING = 0,           /* accepted, not yet running */
+    GP_TASK_RUNNING,
+    GP_TASK_EXITED,                 /* ended on its own; exit_code / term_signal */
+    GP_TASK_FAILED,                 /* could not be started */
+    GP_TASK_LOST                    /* the executor no longer knows the handle */
+} gp_task_state;
+
+typedef struct gp_task_status {
+    char handle[GP_HANDLE_MAX];     /* in: which task */
+    gp_task_state state;            /* out */
+    int32_t exit_code;              /* out: EXITED normally */
+    int32_t term_signal;            /* out: EXITED by a signal (0 if none) */
+    int64_t gpu_mem_used;           /* out: bytes really in use, -1 if unknown */
+    char detail[128];               /* out: a sentence for FAILED / LOST */
+} gp_task_status;
+
+typedef struct gp_executor_methods {
+    int version;                    /* GP_EXECUTOR_VERSION when written */
+    const char *name;               /* "local", "slurm", ... */
+
+    /* Creates an instance from a configuration string (its meaning is the
+     * executor's: a directory, "key=value,..." pairs). */
+    int (*open)(const char *config, void **state, char *err, size_t errlen);
+    void (*close)(void *state);
+
+    /* The nodes this executor can run on, with their GPUs. Fills at most max
+     * specs, sets *n to the number found. *emulated is set to 1 if any GPU is
+     * emulated rather than real (the daemon labels that loudly). */
+    int (*inventory)(void *state, gp_node_spec *nodes, size_t max, size_t *n, int *emulated,
+                     char *err, size_t errlen);
+
+    /* Starts a task; writes its handle. */
+    int (*launch)(void *state, const gp_task_launch *t, char handle[GP_HANDLE_MAX], char *err,
+                  size_t errlen);
+
+    /* Sends sig to every process of the task. */
+    int (*signal)(void *state, const char *handle, int sig);
+
+    /* Ends the task for good. */
+    int (*stop)(void *state, const char *handle);
+
+    /* Fills the out fields of n statuses whose handles are set. */
+    int (*poll)(void *state, gp_task_status *tasks, size_t n);
+
+    /* Forgets a finished task and frees what it held (log files stay). */
+    int (*reap)(void *state, const char *handle);
+
+    /* Escape hatch for executor-specific operations; GP_ENOTSUP if unknown. */
+    int (*control)(void *state, int op, void *arg);
+} gp_executor_methods;
+
+/* ---- The registry and the wrappers the daemon calls (registry.c) ---- */
+
+/* The table registered under name, or NULL. */
+const gp_executor_methods *gp_executor_find(const char *name);
+
+/* Opens an executor by name. GP_ENOENT if no such executor, GP_ENOTSUP if its
+ * table is of a version this daemon cannot use. */
+int gp_executor_open(const char *name, const char *config, gp_executor **out, char *err,
+                     size_t errlen);
+void gp_executor_close(gp_executor *ex);
+const char *gp_executor_name(const gp_executor *ex);
+
+int gp_exec_inventory(gp_executor *ex, gp_node_spec *nodes, size_t max, size_t *n,
+                      int *emulated, char *err, size_t errlen);
+int gp_exec_launch(gp_executor *ex, const gp_task_launch *t, char handle[GP_HANDLE_MAX],
+                   char *err, size_t errlen);
+int gp_exec_signal(gp_executor *ex, const char *handle, int sig);
+int gp_exec_stop(gp_executor *ex, const char *handle);
+int gp_exec_poll(gp_executor *ex, gp_task_status *tasks, size_t n);
+int gp_exec_reap(gp_executor *ex, const char *handle);
+int gp_exec_control(gp_executor *ex, int op, void *arg);
+
+#endif /* GP_EXECUTOR_H */
