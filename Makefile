@@ -49,14 +49,18 @@ include $(sort $(wildcard src/*/part.mk src/*/*/part.mk tests/*/part.mk bench/pa
 
 all: $(LIBS) $(BINS) $(TESTS) $(BENCHES)
 
+# V=1 prints whole command lines.
+Q = $(if $(V),,@)
+
 $(OBJ)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # Static archive of a part: $(call gp_archive,NAME,OBJECTS)
 $(BUILD)/lib%.a:
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 check: $(TESTS) $(TEST_SCRIPTS_DEPS)
 	@tests/run.sh $(BUILD) $(TESTS) $(TEST_SCRIPTS)

@@ -1,0 +1,333 @@
+/*
+ * cycle.c — the scheduling cycle: report lost workloads, refresh fair share,
+ * allocate pending workloads in order, then hand what did not fit to the
+ * eviction phases (consolidate, reclaim, preempt, in evict.c), and count
+ * pending workloads by reason.
+ *
+ * Order of allocation: the leaf queue furthest below its fair share goes
+ * first (compared level by level from the top: the most starved department,
+ * then its most starved project), then inside the queue the workload with
+ * the highest effective priority (its priority plus one level per aging
+ * interval waited), then the oldest. After each workload the queues are
+ * compared again, so a queue that just got GPUs yields to the others.
+ *
+ * Allocation is work-conserving: idle GPUs go to whoever can use them, up to
+ * each queue's limit, and only non-preemptible work is held to deserved
+ * quota. A workload whose request failed to fit makes every later workload
+ * with the same request fail at once in this cycle (free capacity only
+ * shrinks while allocating), which keeps cycles short with many pending.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+int64_t gp__effective_priority(const gp_engine *e, const gp__wl *w) {
+    int64_t p = w->spec.priority;
+    if (e->cfg.aging_interval > 0 && e->now > w->spec.submitted) {
+        int64_t levels = (e->now - w->spec.submitted) / e->cfg.aging_interval;
+        p += levels < e->cfg.aging_max ? levels : e->cfg.aging_max;
+    }
+    return p;
+}
+
+/* alloc / fair as a fraction; fair 0 counts as "at its share" when empty and
+ * as infinitely over when holding anything. */
+static void share_ratio(const gp__queue *q, __int128 *num, __int128 *den) {
+    int64_t a = q->alloc.v[GP_RES_GPU], f = q->fair.v[GP_RES_GPU];
+    if (f > 0) {
+        *num = a;
+        *den = f;
+    } else {
+        *num = 1;
+        *den = a > 0 ? 0 : 1;
+    }
+}
+
+int gp__queue_cmp_share(const gp__queue *a, const gp__queue *b) {
+    __int128 an, ad, bn, bd;
+    share_ratio(a, &an, &ad);
+    share_ratio(b, &bn, &bd);
+    __int128 l = an * bd, r = bn * ad;
+    if (l != r)
+        return l < r ? -1 : 1;
+    if (a->spec.priority != b->spec.priority)
+        return a->spec.priority > b->spec.priority ? -1 : 1;
+    return strcmp(a->spec.name, b->spec.name);
+}
+
+static int by_order(const void *pa, const void *pb, void *ctx) {
+    const gp_engine *e = ctx;
+    const gp__wl *a = *(gp__wl *const *)pa, *b = *(gp__wl *const *)pb;
+    int64_t x = gp__effective_priority(e, a), y = gp__effective_priority(e, b);
+    if (x != y)
+        return x > y ? -1 : 1;
+    if (a->spec.submitted != b->spec.submitted)
+        return a->spec.submitted < b->spec.submitted ? -1 : 1;
+    return a->spec.id < b->spec.id ? -1 : a->spec.id > b->spec.id;
+}
+
+/* Fills e->order with every pending workload, grouped by leaf and sorted,
+ * and sets each queue's cursor range and active count. */
+static int build_order(gp_engine *e) {
+    e->norder = 0;
+    int64_t total = 0;
+    for (uint32_t i = 0; i < e->nroots; i++)
+        total += e->roots[i]->npending;
+    if ((uint64_t)total > e->cap_order) {
+        gp__wl **p = realloc(e->order, (size_t)total * sizeof *p);
+        if (!p)
+            return GP_ENOMEM;
+        e->order = p;
+        e->cap_order = (uint32_t)total;
+    }
+    /* Children come after parents in pre-order: walk backwards to count. */
+    for (uint32_t i = e->nqueues; i-- > 0;) {
+        gp__queue *q = e->queues[i];
+        q->active = 0;
+        if (q->nchildren == 0) {
+            q->cursor = e->norder;
+            for (uint32_t k = 0; k < q->npend; k++)
+                e->order[e->norder++] = q->pending[k];
+            q->end = e->norder;
+            qsort_r(e->order + q->cursor, q->npend, sizeof *e->order, by_order, e);
+        }
+    }
+    for (uint32_t i = e->nqueues; i-- > 0;) {
+        gp__queue *q = e->queues[i];
+        int has = q->nchildren ? q->active > 0 : q->cursor < q->end;
+        if (has && q->parent)
+            q->parent->active++;
+    }
+    return 0;
+}
+
+/* The most starved leaf with candidates left, or NULL. */
+static gp__queue *next_leaf(gp_engine *e) {
+    gp__queue **level = e->roots;
+    uint32_t n = e->nroots;
+    gp__queue *pick = NULL;
+    for (;;) {
+        gp__queue *best = NULL;
+        for (uint32_t i = 0; i < n; i++) {
+            gp__queue *q = level[i];
+            int has = q->nchildren ? q->active > 0 : q->cursor < q->end;
+            if (has && (!best || gp__queue_cmp_share(q, best) < 0))
+                best = q;
+        }
+        if (!best)
+            return pick;
+        pick = best;
+        if (best->nchildren == 0)
+            return best;
+        level = best->children;
+        n = best->nchildren;
+    }
+}
+
+/* Marks leaf q exhausted, propagating up. */
+static void leaf_done(gp__queue *q) {
+    for (gp__queue *a = q->parent; a; a = a->parent) {
+        if (--a->active > 0)
+            break;
+    }
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* A signature of everything that decides whether w fits: equal signatures
+ * fit or fail together within one allocation phase. */
+static uint64_t signature(const gp__wl *w, uint64_t models) {
+    const gp__preq *r = &w->preq;
+    uint64_t h = mix(0, (uint64_t)r->ngpus);
+    h = mix(h, (uint64_t)r->milli);
+    h = mix(h, (uint64_t)r->gpu_mem);
+    h = mix(h, (uint64_t)r->cpu);
+    h = mix(h, (uint64_t)r->mem);
+    h = mix(h, models);
+    h = mix(h, (uint64_t)(int64_t)w->mig_profile);
+    h = mix(h, (uint64_t)w->spec.tasks << 32 | (uint64_t)w->spec.min_tasks);
+    h = mix(h, (uint64_t)w->spec.same_domain);
+    for (int32_t i = 0; i < w->spec.req.nselectors; i++)
+        for (const char *c = w->spec.req.selectors[i].key; *c; c++)
+            h = mix(h, (uint64_t)(unsigned char)*c);
+    for (int32_t i = 0; i < w->spec.req.nselectors; i++)
+        for (const char *c = w->spec.req.selectors[i].value; *c; c++)
+            h = mix(h, (uint64_t)(unsigned char)*c);
+    return h ? h : 1;
+}
+
+/* Quota checks before placement; sets the wait reason and returns 0 if w
+ * may not take more now. */
+static int quota_allows(gp_engine *e, gp__wl *w, uint64_t *models) {
+    gp_res need;
+    for (int r = 0; r < GP_RES_COUNT; r++)
+        need.v[r] = w->per_task.v[r] * w->spec.min_tasks;
+    const gp__queue *at;
+    gp_resource res;
+    if (!gp__queue_fits_limits(w->queue, &need, &at, &res)) {
+        w->wait = GP_WAIT_QUEUE_LIMIT;
+        w->wait_queue = at;
+        w->wait_a = res;
+        w->wait_b = at->spec.quota[res].limit;
+        return 0;
+    }
+    if (!w->preemptible) {
+        for (const gp__queue *q = w->queue; q; q = q->parent) {
+            for (int r = 0; r < GP_RES_COUNT; r++) {
+                if (q->alloc_np.v[r] + need.v[r] > q->deserved[r] && need.v[r] > 0) {
+                    w->wait = GP_WAIT_DESERVED;
+                    w->wait_queue = q;
+                    w->wait_a = r;
+                    w->wait_b = q->deserved[r];
+                    return 0;
+                }
+            }
+        }
+    }
+    *models = gp__allowed_models(e, w);
+    if (*models == 0 && w->spec.req.gpu != GP_GPU_NONE) {
+        w->wait = GP_WAIT_QUEUE_LIMIT;
+        w->wait_queue = w->queue;
+        w->wait_a = -1; /* a per-model limit */
+        w->wait_b = 0;
+        return 0;
+    }
+    return 1;
+}
+
+static int bind_decision(gp_engine *e, gp__wl *w) {
+    for (int32_t t = 0; t < w->nbound; t++) {
+        if (gp__push((void **)&e->bindbuf, &e->nbind, &e->cap_bind, sizeof w->tasks[t].b,
+                     &w->tasks[t].b))
+            return GP_ENOMEM;
+    }
+    gp_decision d = {.type = GP_DECISION_BIND, .workload = w->spec.id, .ntasks = w->nbound};
+    /* tasks is an offset into bindbuf until the cycle ends (it may move). */
+    d.tasks = (const gp_task_binding *)(uintptr_t)(e->nbind - (uint32_t)w->nbound);
+    return gp__push((void **)&e->dec, &e->ndec, &e->cap_dec, sizeof d, &d);
+}
+
+int gp__decision_evict(gp_engine *e, gp__wl *v, gp_evict_reason why, uint64_t for_wl) {
+    gp_decision d = {.type = GP_DECISION_EVICT, .workload = v->spec.id, .reason = why,
+                     .for_workload = for_wl};
+    if (gp__push((void **)&e->dec, &e->ndec, &e->cap_dec, sizeof d, &d))
+        return GP_ENOMEM;
+    if (why != GP_EVICT_NODE_GONE) {
+        gp__wl_set_state(e, v, GP_STATE_EVICTING);
+        v->beneficiary = for_wl;
+        v->evict_reason = why;
+        v->evictions++;
+    }
+    return 0;
+}
+
+/* Tries to allocate w now. Returns 1 if bound, 0 if it waits. */
+static int try_allocate(gp_engine *e, gp__wl *w, gp_cycle_stats *st) {
+    uint64_t models = 0;
+    if (w->victims_left > 0) {
+        w->wait = GP_WAIT_EVICTING;
+        return 0;
+    }
+    if (!quota_allows(e, w, &models))
+        return 0;
+    w->sig = signature(w, models);
+    const gp__wl *seen = gp__u64map_get(&e->memo, w->sig);
+    if (seen) {
+        w->wait = seen->wait;
+        w->wait_a = seen->wait_a;
+        w->wait_b = seen->wait_b;
+        w->wait_queue = seen->wait_queue;
+        w->wait_node = seen->wait_node;
+        return 0;
+    }
+    st->nodes_scored += e->live_nodes;
+    if (gp__place(e, w, models, 1) > 0) {
+        gp__wl_set_state(e, w, GP_STATE_BOUND);
+        w->wait = GP_WAIT_NONE;
+        if (bind_decision(e, w) != 0) {
+            gp__wl_unbind(e, w);
+            gp__wl_set_state(e, w, GP_STATE_PENDING); /* room: it was just pending */
+            return 0;
+        }
+        st->bound++;
+        return 1;
+    }
+    gp__diagnose(e, w, models);
+    gp__u64map_put(&e->memo, w->sig, w); /* a failed put only costs speed */
+    return 0;
+}
+
+static void count_reasons(gp_engine *e) {
+    memset(e->pending_counts, 0, sizeof e->pending_counts);
+    for (uint32_t i = 0; i < e->nqueues; i++) {
+        const gp__queue *q = e->queues[i];
+        for (uint32_t k = 0; k < q->npend; k++)
+            e->pending_counts[q->pending[k]->wait]++;
+    }
+}
+
+void gp_engine_pending_by_reason(const gp_engine *e, int64_t counts[GP_WAIT_COUNT]) {
+    memcpy(counts, e->pending_counts, sizeof e->pending_counts);
+}
+
+int gp_engine_cycle(gp_engine *e, gp_time_ms now, const gp_decision **out, size_t *n,
+                    gp_cycle_stats *stats) {
+    gp_cycle_stats st = {0};
+    e->now = now;
+    e->ndec = 0;
+    e->nbind = 0;
+    int rc = 0;
+
+    for (uint32_t i = 0; i < e->ngone; i++) {
+        gp__wl *w = gp__wl_find(e, e->gone[i]);
+        if (w && (rc = gp__decision_evict(e, w, GP_EVICT_NODE_GONE, 0)) != 0)
+            goto out;
+    }
+    e->ngone = 0;
+
+    gp__shapes_refresh(e);
+    gp__fairshare(e);
+
+    gp__wl **failed = NULL;
+    uint32_t nfailed = 0, cap_failed = 0;
+    if (e->cfg.allocate && (rc = build_order(e)) == 0) {
+        gp__u64map_clear(&e->memo);
+        gp__queue *q;
+        while ((q = next_leaf(e)) != NULL) {
+            gp__wl *w = e->order[q->cursor++];
+            if (q->cursor == q->end)
+                leaf_done(q);
+            st.pending_considered++;
+            if (!try_allocate(e, w, &st) &&
+                gp__push((void **)&failed, &nfailed, &cap_failed, sizeof w, &w) != 0) {
+                rc = GP_ENOMEM;
+                break;
+            }
+        }
+    }
+    if (rc == 0)
+        gp__evict_phase(e, failed, nfailed);
+    free(failed);
+
+out:
+    for (uint32_t i = 0; i < e->ndec; i++)
+        if (e->dec[i].type == GP_DECISION_BIND)
+            e->dec[i].tasks = e->bindbuf + (uintptr_t)e->dec[i].tasks;
+    for (uint32_t i = 0; i < e->ndec; i++)
+        st.evicted += e->dec[i].type == GP_DECISION_EVICT;
+    count_reasons(e);
+    *out = e->dec;
+    *n = e->ndec;
+    if (stats)
+        *stats = st;
+    if (rc == 0 && e->cfg.check_invariants) {
+        char err[GP_ERR_MAX];
+        if (gp_engine_check(e, err, sizeof err) != 0)
+            return GP_ECORRUPT;
+    }
+    return rc;
+}

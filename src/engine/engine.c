@@ -1,0 +1,222 @@
+/*
+ * engine.c — creating and freeing an engine, its configuration, the name
+ * tables of the public enums, and the small utilities every engine file uses
+ * (interning of GPU models and topology domains, the seeded random source,
+ * error sentences, growable arrays).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+void gp_engine_config_init(gp_engine_config *c) {
+    memset(c, 0, sizeof *c);
+    c->seed = 1;
+    c->placement = GP_PLACE_GPUPOOL;
+    c->aging_interval = 10 * 60 * 1000;
+    c->aging_max = 10;
+    c->usage_half_life = 0;
+    c->allocate = c->consolidate = c->reclaim = c->preempt = 1;
+    c->max_evicting_attempts = 64;
+    c->check_invariants = 0;
+}
+
+gp_engine *gp_engine_new(const gp_engine_config *c) {
+    gp_engine_config def;
+    if (!c) {
+        gp_engine_config_init(&def);
+        c = &def;
+    }
+    if (c->placement < 0 || c->placement >= GP_PLACE_COUNT || c->aging_interval < 0 ||
+        c->aging_max < 0 || c->usage_half_life < 0 || c->max_evicting_attempts < 0)
+        return NULL;
+    gp_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->cfg = *c;
+    e->rng = c->seed ? c->seed : 1;
+    e->placer = gp__placer_new(c->placement, c->seed);
+    if (!e->placer) {
+        gp_engine_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void gp_engine_free(gp_engine *e) {
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->wl_by_id.cap; i++) {
+        gp__wl *w = e->wl_by_id.vals[i];
+        if (w) {
+            free(w->tasks);
+            free(w);
+        }
+    }
+    gp__u64map_free(&e->wl_by_id);
+    for (uint32_t i = 0; i < e->nnodes; i++) {
+        if (e->nodes[i]) {
+            free(e->nodes[i]->tasks);
+            free(e->nodes[i]);
+        }
+    }
+    free(e->nodes);
+    free(e->free_ids);
+    gp__strmap_free(&e->node_by_name);
+    for (uint32_t i = 0; i < e->nqueues; i++) {
+        free(e->queues[i]->children);
+        free(e->queues[i]->pending);
+        free(e->queues[i]);
+    }
+    free(e->queues);
+    free(e->roots);
+    gp__strmap_free(&e->queue_by_name);
+    for (int32_t i = 0; i < e->ndomains; i++)
+        free(e->domains[i]);
+    free(e->domains);
+    for (size_t i = 0; i < e->nwarnings; i++)
+        free(e->warnings[i]);
+    free(e->warnings);
+    free(e->dec);
+    free(e->bindbuf);
+    free(e->order);
+    gp__u64map_free(&e->memo);
+    free(e->gone);
+    for (size_t i = 0; i < e->shape_hist.cap; i++)
+        free(e->shape_hist.vals[i]);
+    gp__u64map_free(&e->shape_hist);
+    if (e->placer)
+        gp__placer_free(e->placer);
+    free(e);
+}
+
+/* ---- Name tables ---- */
+
+const char *gp_resource_name(gp_resource r) {
+    static const char *const names[] = {"gpu", "cpu", "memory"};
+    return (unsigned)r < GP_RES_COUNT ? names[r] : "unknown";
+}
+
+static const char *const placement_names[GP_PLACE_COUNT] = {
+    "gpupool", "binpack", "spread", "random", "dotprod",
+    "gpuclustering", "gpupacking", "bestfit", "fgd"};
+
+const char *gp_placement_name(gp_placement p) {
+    return (unsigned)p < GP_PLACE_COUNT ? placement_names[p] : "unknown";
+}
+
+int gp_placement_parse(const char *name, gp_placement *out) {
+    for (int i = 0; i < GP_PLACE_COUNT; i++) {
+        if (name && strcmp(name, placement_names[i]) == 0) {
+            *out = (gp_placement)i;
+            return 0;
+        }
+    }
+    return GP_EINVAL;
+}
+
+static const char *const kind_names[] = {"train", "interactive", "inference"};
+
+const char *gp_kind_name(gp_kind k) {
+    return (unsigned)k < 3 ? kind_names[k] : "unknown";
+}
+
+int gp_kind_parse(const char *name, gp_kind *out) {
+    for (int i = 0; i < 3; i++) {
+        if (name && strcmp(name, kind_names[i]) == 0) {
+            *out = (gp_kind)i;
+            return 0;
+        }
+    }
+    return GP_EINVAL;
+}
+
+const char *gp_state_name(gp_state s) {
+    static const char *const names[] = {"pending", "bound", "running", "evicting"};
+    return (unsigned)s < 4 ? names[s] : "unknown";
+}
+
+const char *gp_wait_name(gp_wait w) {
+    static const char *const names[GP_WAIT_COUNT] = {
+        "none",       "new",     "queue_limit", "deserved", "no_node",
+        "no_fit",     "fragmented", "gang",     "evicting", "fair_share"};
+    return (unsigned)w < GP_WAIT_COUNT ? names[w] : "unknown";
+}
+
+const char *gp_evict_reason_name(gp_evict_reason r) {
+    static const char *const names[] = {"", "reclaim", "preempt", "consolidate", "node_gone"};
+    return (unsigned)r <= GP_EVICT_NODE_GONE && r > 0 ? names[r] : "unknown";
+}
+
+/* ---- Utilities ---- */
+
+int gp__model_find(const gp_engine *e, const char *model) {
+    for (int32_t i = 0; i < e->nmodels; i++)
+        if (strcmp(e->models[i], model) == 0)
+            return i;
+    return -1;
+}
+
+/* Returns the model's id, interning it; GP_ELIMIT past GP__MAX_MODELS. */
+int gp__model_intern(gp_engine *e, const char *model) {
+    int id = gp__model_find(e, model);
+    if (id >= 0)
+        return id;
+    if (e->nmodels >= GP__MAX_MODELS)
+        return GP_ELIMIT;
+    snprintf(e->models[e->nmodels], sizeof e->models[0], "%s", model);
+    return e->nmodels++;
+}
+
+int gp__domain_intern(gp_engine *e, const char *domain) {
+    for (int32_t i = 0; i < e->ndomains; i++)
+        if (strcmp(e->domains[i], domain) == 0)
+            return i;
+    char *copy = strdup(domain);
+    if (!copy)
+        return GP_ENOMEM;
+    uint32_t n = (uint32_t)e->ndomains, cap = (uint32_t)e->cap_domains;
+    if (gp__push((void **)&e->domains, &n, &cap, sizeof copy, &copy) != 0) {
+        free(copy);
+        return GP_ENOMEM;
+    }
+    e->ndomains = (int32_t)n;
+    e->cap_domains = (int32_t)cap;
+    return e->ndomains - 1;
+}
+
+/* xorshift64*: small, fast, and the same sequence on every platform. */
+uint64_t gp__rand(gp_engine *e) {
+    uint64_t x = e->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    e->rng = x;
+    return x * UINT64_C(2685821657736338717);
+}
+
+void gp__errf(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* Appends item (size bytes) to a growable array; GP_ENOMEM leaves it as is. */
+int gp__push(void **arr, uint32_t *n, uint32_t *cap, size_t size, const void *item) {
+    if (*n == *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 8;
+        void *p = realloc(*arr, (size_t)ncap * size);
+        if (!p)
+            return GP_ENOMEM;
+        *arr = p;
+        *cap = ncap;
+    }
+    memcpy((char *)*arr + (size_t)*n * size, item, size);
+    (*n)++;
+    return 0;
+}

@@ -1,0 +1,390 @@
+/*
+ * evict.c — the phases of a cycle that make room by evicting: consolidate,
+ * reclaim and preempt, for the workloads that allocation could not place.
+ *
+ * Every search works on the real books, tentatively: victims are unbound
+ * (their bindings saved), the beneficiary is test-placed, and everything is
+ * put back before the decisions are written. Evictions are graceful, so the
+ * victims keep their GPUs (state EVICTING) until the caller reports them
+ * released; the beneficiary waits (GP_WAIT_EVICTING) and is placed by a later
+ * cycle's allocation.
+ *
+ * - Reclaim: a queue below its fair share takes GPUs back from queues above
+ *   theirs. Compared below the two queues' lowest common ancestor: the
+ *   beneficiary's side must stay within its fair share after placement, and
+ *   each victim's side must stay at or above its fair share after eviction.
+ * - Preempt: inside one project, higher priority evicts lower priority.
+ * - Consolidate: moves single-task preemptible workloads off one node so that
+ *   a fragmented request fits there, only if every moved workload can be
+ *   placed again elsewhere right now.
+ * Victims are preemptible, RUNNING, and past their minimum runtime. The
+ * fewest victims win: for a single task, the node needing the fewest; then
+ * any victim not needed after all is spared. Among candidates, victims of the
+ * queue furthest over its fair share go first, then lowest priority, then the
+ * most recently started.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+/* Victims taken off tentatively, with their bindings saved. */
+typedef struct taken {
+    gp__wl *v;
+    int32_t nbound;
+    gp__task *saved;
+} taken;
+
+typedef struct vset {
+    taken *t;
+    uint32_t n, cap;
+} vset;
+
+static int take(gp_engine *e, vset *s, gp__wl *v) {
+    taken t = {v, v->nbound, malloc((size_t)v->nbound * sizeof *v->tasks)};
+    if (!t.saved || gp__push((void **)&s->t, &s->n, &s->cap, sizeof t, &t) != 0) {
+        free(t.saved);
+        return GP_ENOMEM;
+    }
+    memcpy(t.saved, v->tasks, (size_t)v->nbound * sizeof *v->tasks);
+    gp__wl_unbind(e, v);
+    return 0;
+}
+
+/* Rebinds victim i where it was. Cannot fail: the node index arrays kept the
+ * room the victim's tasks used. */
+static void put_back(gp_engine *e, vset *s, uint32_t i) {
+    taken *t = &s->t[i];
+    gp__wl_unbind(e, t->v); /* if it was test-placed elsewhere */
+    for (int32_t k = 0; k < t->nbound; k++)
+        gp__wl_bind_task(e, t->v, k, t->saved[k].node, t->saved[k].b.slices,
+                         t->saved[k].b.nslices);
+    free(t->saved);
+    t->saved = NULL;
+    t->v = NULL;
+}
+
+static void restore_all(gp_engine *e, vset *s) {
+    for (uint32_t i = s->n; i-- > 0;)
+        if (s->t[i].v)
+            put_back(e, s, i);
+    s->n = 0;
+}
+
+/* ---- Who may be evicted ---- */
+
+typedef enum mode { RECLAIM, PREEMPT, CONSOLIDATE } mode;
+
+typedef struct search {
+    gp_engine *e;
+    gp__wl *w;
+    uint64_t models;
+    mode mode;
+    const gp__queue *lca;           /* RECLAIM: lowest common ancestor, per victim */
+} search;
+
+static const gp__queue *lca(const gp__queue *a, const gp__queue *b) {
+    while (a->depth > b->depth)
+        a = a->parent;
+    while (b->depth > a->depth)
+        b = b->parent;
+    while (a != b) {
+        a = a->parent;
+        b = b->parent;
+    }
+    return a;
+}
+
+static int protected_now(const gp_engine *e, const gp__wl *v) {
+    return v->state != GP_STATE_RUNNING || !v->preemptible || v->nbound == 0 ||
+           e->now - v->started < v->spec.min_runtime;
+}
+
+/* Whether v may be evicted for s->w now (books as they stand, tentatively). */
+static int eligible(const search *s, const gp__wl *v) {
+    if (v == s->w || protected_now(s->e, v))
+        return 0;
+    switch (s->mode) {
+    case PREEMPT:
+        return v->queue == s->w->queue && v->spec.priority < s->w->spec.priority;
+    case CONSOLIDATE:
+        return v->spec.tasks == 1 && v->mig_profile < 0;
+    case RECLAIM: {
+        if (v->queue == s->w->queue || v->charged.v[GP_RES_GPU] <= 0)
+            return 0;
+        const gp__queue *top = lca(v->queue, s->w->queue);
+        for (const gp__queue *x = v->queue; x && x != top; x = x->parent)
+            if (x->alloc.v[GP_RES_GPU] - v->charged.v[GP_RES_GPU] < x->fair.v[GP_RES_GPU])
+                return 0;
+        int64_t need = s->w->per_task.v[GP_RES_GPU] * s->w->spec.min_tasks;
+        for (const gp__queue *x = s->w->queue; x && x != top; x = x->parent)
+            if (x->alloc.v[GP_RES_GPU] + need > x->fair.v[GP_RES_GPU])
+                return 0;
+        return 1;
+    }
+    }
+    return 0;
+}
+
+/* Victim preference: queue furthest over fair share, lowest priority, most
+ * recently started, highest id. */
+static int by_preference(const void *pa, const void *pb) {
+    const gp__wl *a = *(gp__wl *const *)pa, *b = *(gp__wl *const *)pb;
+    int64_t oa = a->queue->alloc.v[GP_RES_GPU] - a->queue->fair.v[GP_RES_GPU];
+    int64_t ob = b->queue->alloc.v[GP_RES_GPU] - b->queue->fair.v[GP_RES_GPU];
+    if (oa != ob)
+        return oa > ob ? -1 : 1;
+    if (a->spec.priority != b->spec.priority)
+        return a->spec.priority < b->spec.priority ? -1 : 1;
+    if (a->started != b->started)
+        return a->started > b->started ? -1 : 1;
+    return a->spec.id > b->spec.id ? -1 : a->spec.id < b->spec.id;
+}
+
+/* Collects the eligible victims with a task on node n (or on any node if n
+ * is NULL), de-duplicated, sorted by preference. */
+static int collect(search *s, gp__node *n, gp__wl ***out, uint32_t *nout) {
+    gp_engine *e = s->e;
+    uint64_t stamp = ++e->stamp;
+    uint32_t cap = 0;
+    *out = NULL;
+    *nout = 0;
+    for (uint32_t i = n ? n->id : 0; i < (n ? n->id + 1 : e->nnodes); i++) {
+        gp__node *m = e->nodes[i];
+        if (!m)
+            continue;
+        for (uint32_t k = 0; k < m->ntasks; k++) {
+            gp__wl *v = m->tasks[k].wl;
+            if (v->mark == stamp || !eligible(s, v))
+                continue;
+            v->mark = stamp;
+            if (gp__push((void **)out, nout, &cap, sizeof v, &v) != 0)
+                return GP_ENOMEM;
+        }
+    }
+    if (*nout > 1)
+        qsort(*out, *nout, sizeof **out, by_preference);
+    return 0;
+}
+
+/* Whether the beneficiary fits now: on node n, or anywhere if n is NULL. */
+static int fits(search *s, gp__node *n) {
+    if (n)
+        return gp__fits_on(s->e, s->w, s->models, n);
+    return gp__place(s->e, s->w, s->models, 0) > 0;
+}
+
+/* Takes victims from cand in order until w fits (on n, or anywhere).
+ * Returns 1 with the victims in *vs (still taken), 0 if w never fit (all
+ * restored), or a negative error. */
+static int greedy(search *s, gp__node *n, gp__wl **cand, uint32_t ncand, uint32_t max, vset *vs) {
+    for (uint32_t i = 0; i < ncand && vs->n < max; i++) {
+        if (!eligible(s, cand[i]))
+            continue; /* earlier victims changed its queue's books */
+        int rc = take(s->e, vs, cand[i]);
+        if (rc) {
+            restore_all(s->e, vs);
+            return rc;
+        }
+        if (fits(s, n))
+            return 1;
+    }
+    restore_all(s->e, vs);
+    return 0;
+}
+
+/* Spares every victim that is not needed after all. */
+static void spare_unneeded(search *s, gp__node *n, vset *vs) {
+    for (uint32_t i = 0; i < vs->n; i++) {
+        gp__wl *v = vs->t[i].v;
+        vset one = {&vs->t[i], 1, 1};
+        put_back(s->e, &one, 0);
+        if (!fits(s, n)) {
+            /* Needed: take it again. take() appends, so swap it back in. */
+            vset again = {0};
+            if (take(s->e, &again, v) != 0) {
+                free(again.t);
+                continue;
+            }
+            vs->t[i] = again.t[0];
+            free(again.t);
+        }
+    }
+}
+
+/* Writes the decisions for the victims in vs, restoring the books first. */
+static int commit(search *s, vset *vs, gp_evict_reason why) {
+    gp__wl *list[64];
+    uint32_t n = 0;
+    gp__wl **victims = vs->n <= 64 ? list : malloc(vs->n * sizeof *victims);
+    if (!victims) {
+        restore_all(s->e, vs);
+        return GP_ENOMEM;
+    }
+    for (uint32_t i = 0; i < vs->n; i++)
+        if (vs->t[i].v)
+            victims[n++] = vs->t[i].v;
+    restore_all(s->e, vs);
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++)
+        rc = gp__decision_evict(s->e, victims[i], why, s->w->spec.id);
+    s->w->victims_left = (int32_t)n;
+    s->w->wait = GP_WAIT_EVICTING;
+    if (victims != list)
+        free(victims);
+    return rc;
+}
+
+/* A quick upper bound: could w's task fit on n if every eligible victim
+ * there were gone? */
+static int room_possible(search *s, gp__node *n) {
+    const gp__wl *w = s->w;
+    if (!gp__could_fit_empty(n, w, s->models))
+        return 0;
+    if (w->mig_profile >= 0)
+        return 1;
+    int64_t room = 0;
+    for (int32_t g = 0; g < n->spec.ngpus; g++)
+        room += n->spec.gpus[g].mig ? 0 : n->free_milli[g];
+    for (uint32_t k = 0; k < n->ntasks; k++) {
+        const gp__wl *v = n->tasks[k].wl;
+        if (v->state == GP_STATE_RUNNING && v->preemptible) {
+            const gp__task *t = &v->tasks[n->tasks[k].task];
+            for (int32_t i = 0; i < t->b.nslices; i++)
+                room += t->b.slices[i].mig_slot < 0 ? t->b.slices[i].milli : 0;
+        }
+    }
+    return room >= w->per_task.v[GP_RES_GPU];
+}
+
+/* Reclaim or preempt for w: returns 1 if victims were chosen. */
+static int evict_for(search *s, gp_evict_reason why) {
+    gp_engine *e = s->e;
+    vset vs = {0};
+    int found = 0;
+    if (s->w->spec.tasks == 1) {
+        /* The node that needs the fewest victims. */
+        int64_t best = -1;
+        uint32_t best_k = UINT32_MAX;
+        for (uint32_t i = 0; i < e->nnodes && best_k > 1; i++) {
+            gp__node *n = e->nodes[i];
+            if (!n || !n->ntasks || !room_possible(s, n))
+                continue;
+            gp__wl **cand;
+            uint32_t ncand;
+            if (collect(s, n, &cand, &ncand) != 0)
+                break;
+            if (greedy(s, n, cand, ncand, best_k - 1, &vs) == 1) {
+                spare_unneeded(s, n, &vs);
+                uint32_t k = 0;
+                for (uint32_t j = 0; j < vs.n; j++)
+                    k += vs.t[j].v != NULL;
+                if (k < best_k) {
+                    best_k = k;
+                    best = n->id;
+                }
+                restore_all(e, &vs);
+            }
+            free(cand);
+        }
+        if (best >= 0) {
+            gp__node *n = e->nodes[best];
+            gp__wl **cand;
+            uint32_t ncand;
+            if (collect(s, n, &cand, &ncand) == 0 && greedy(s, n, cand, ncand, UINT32_MAX, &vs) == 1) {
+                spare_unneeded(s, n, &vs);
+                found = commit(s, &vs, why) == 0;
+            }
+            free(cand);
+        }
+    } else {
+        /* A gang: victims anywhere, as a whole, most preferred first. */
+        gp__wl **cand;
+        uint32_t ncand;
+        if (collect(s, NULL, &cand, &ncand) == 0 && greedy(s, NULL, cand, ncand, 256, &vs) == 1) {
+            spare_unneeded(s, NULL, &vs);
+            found = commit(s, &vs, why) == 0;
+        }
+        free(cand);
+    }
+    free(vs.t);
+    return found;
+}
+
+/* Consolidation for a single fragmented task: empty enough of one node by
+ * moving single-task workloads elsewhere. Returns 1 if moves were chosen. */
+static int consolidate(search *s) {
+    gp_engine *e = s->e;
+    if (s->w->spec.tasks != 1 || s->w->mig_profile >= 0)
+        return 0;
+    int found = 0, tried = 0;
+    for (uint32_t i = 0; i < e->nnodes && !found && tried < 32; i++) {
+        gp__node *n = e->nodes[i];
+        if (!n || !n->ntasks || !room_possible(s, n))
+            continue;
+        tried++;
+        gp__wl **cand;
+        uint32_t ncand;
+        vset vs = {0};
+        if (collect(s, n, &cand, &ncand) != 0)
+            break;
+        if (greedy(s, n, cand, ncand, 8, &vs) == 1) {
+            spare_unneeded(s, n, &vs);
+            /* Every moved workload must find a place off this node, with the
+             * beneficiary's room on it kept free. */
+            int32_t saved = n->spec.schedulable;
+            n->spec.schedulable = 0;
+            int ok = 1;
+            for (uint32_t k = 0; k < vs.n && ok; k++) {
+                gp__wl *v = vs.t[k].v;
+                if (v)
+                    ok = gp__place(e, v, gp__allowed_models(e, v), 1) > 0;
+            }
+            n->spec.schedulable = saved;
+            ok = ok && fits(s, n);
+            if (ok)
+                found = commit(s, &vs, GP_EVICT_CONSOLIDATE) == 0;
+            else
+                restore_all(e, &vs);
+        }
+        free(vs.t);
+        free(cand);
+    }
+    return found;
+}
+
+/* Whether w's project would stay within its fair share with w placed (the
+ * levels above are checked per victim, below the common ancestor). Sets the
+ * FAIR_SHARE reason if not. */
+static int below_fair_share(gp__wl *w) {
+    const gp__queue *q = w->queue;
+    int64_t need = w->per_task.v[GP_RES_GPU] * w->spec.min_tasks;
+    if (q->alloc.v[GP_RES_GPU] + need <= q->fair.v[GP_RES_GPU])
+        return 1;
+    w->wait = GP_WAIT_FAIR_SHARE;
+    w->wait_queue = q;
+    w->wait_b = q->fair.v[GP_RES_GPU];
+    return 0;
+}
+
+void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed) {
+    int32_t budget = e->cfg.max_evicting_attempts ? e->cfg.max_evicting_attempts : INT32_MAX;
+    for (uint32_t i = 0; i < nfailed && budget > 0; i++) {
+        gp__wl *w = failed[i];
+        if (w->state != GP_STATE_PENDING || w->wait == GP_WAIT_EVICTING)
+            continue;
+        gp_wait why = w->wait;
+        if (why != GP_WAIT_NO_FIT && why != GP_WAIT_FRAGMENTED && why != GP_WAIT_GANG)
+            continue;
+        budget--;
+        search s = {e, w, gp__allowed_models(e, w), CONSOLIDATE, NULL};
+        if (e->cfg.consolidate && why == GP_WAIT_FRAGMENTED && consolidate(&s))
+            continue;
+        s.mode = RECLAIM;
+        if (e->cfg.reclaim && below_fair_share(w) && evict_for(&s, GP_EVICT_RECLAIM))
+            continue;
+        s.mode = PREEMPT;
+        if (e->cfg.preempt && evict_for(&s, GP_EVICT_PREEMPT))
+            continue;
+    }
+}

@@ -1,0 +1,252 @@
+/*
+ * internal.h — the engine's own data structures, shared by its files and by
+ * nothing outside src/engine.
+ *
+ * The engine keeps indexed state between cycles:
+ * - nodes live in a dense array (ids reused through a free list), each with
+ *   the per-GPU free capacity arrays that placement views point into, and an
+ *   index of the tasks bound to it (for victim search);
+ * - queues form a tree; every queue keeps the sums of what its subtree holds
+ *   and asks for, updated on every bind and unbind, so fair share and quota
+ *   checks never walk workloads;
+ * - leaf queues keep their pending workloads in an array (order is computed
+ *   once per cycle);
+ * - workloads are found by id through a hash map.
+ * Every change of a node's free capacity goes through node_charge() so the
+ * placer's caches stay current.
+ */
+#ifndef GP_ENGINE_INTERNAL_H
+#define GP_ENGINE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "engine/gp_engine.h"
+#include "engine/map.h"
+#include "engine/placement.h"
+
+#define GP__MAX_MODELS 64 /* interned GPU models (bit masks are 64 wide) */
+
+typedef struct gp__queue gp__queue;
+typedef struct gp__wl gp__wl;
+
+/* Where one task of a workload sits: its index in its node's task list. */
+typedef struct gp__task {
+    gp_task_binding b;              /* b.node points at the node's name */
+    uint32_t node;                  /* node id */
+    uint32_t node_pos;              /* position in the node's tasks[] */
+} gp__task;
+
+/* An entry of a node's task index. */
+typedef struct gp__tref {
+    gp__wl *wl;
+    int32_t task;
+} gp__tref;
+
+typedef struct gp__node {
+    uint32_t id;
+    int alive;
+    gp_node_spec spec;
+    int32_t domain;                 /* interned domain id */
+    int64_t cpu_free, mem_free;
+    int32_t free_milli[GP_MAX_GPUS_PER_NODE];
+    int64_t free_mem[GP_MAX_GPUS_PER_NODE];
+    int64_t cap_mem[GP_MAX_GPUS_PER_NODE];
+    int32_t gpu_model[GP_MAX_GPUS_PER_NODE];
+    int32_t nslices[GP_MAX_GPUS_PER_NODE];
+    uint64_t mig_owner[GP_MAX_GPUS_PER_NODE][GP_MAX_MIG_SLOTS]; /* workload id or 0 */
+    gp__pnode view;                 /* points into the arrays above */
+    int32_t best_free_milli;        /* largest free_milli of a non-MIG GPU */
+    int32_t free_whole;             /* fully free non-MIG GPUs */
+    gp__tref *tasks;
+    uint32_t ntasks, cap_tasks;
+} gp__node;
+
+struct gp__queue {
+    gp_queue_spec spec;
+    gp__queue *parent;
+    gp__queue **children;
+    uint32_t nchildren, cap_children;
+    int32_t depth;
+    uint32_t order;                 /* position in pre-order */
+    /* Effective quotas: an unset (0) deserved of a parent is the sum of its
+     * children's deserved. */
+    int64_t deserved[GP_RES_COUNT];
+    int32_t model_id[GP_MAX_MODEL_QUOTAS];
+    /* Books, for the subtree. */
+    gp_res alloc;                   /* held by bound, running and evicting work */
+    gp_res alloc_np;                /* ... of it, by non-preemptible work */
+    gp_res demand;                  /* asked for by pending work */
+    int64_t model_alloc[GP__MAX_MODELS]; /* milli-GPU held, per model */
+    int64_t npending, nrunning;
+    gp_res fair;                    /* fair share, as of the last cycle */
+    double usage[GP_RES_COUNT];     /* decayed usage (time-based fair share) */
+    int32_t overcommitted;
+    /* Leaves: pending workloads, unordered between cycles. */
+    gp__wl **pending;
+    uint32_t npend, cap_pend;
+    /* Per cycle: the range of e->order still to consider (leaves), and how
+     * many children still have candidates (parents). */
+    uint32_t cursor, end;
+    uint32_t active;
+};
+
+struct gp__wl {
+    gp_workload_spec spec;
+    gp__queue *queue;
+    gp__preq preq;                  /* one task's request, in placement terms */
+    int32_t mig_profile;            /* index in the MIG profile table, or -1 */
+    int32_t preemptible;            /* resolved from the kind when GP_DEFAULT */
+    gp_state state;
+    gp_res per_task;                /* quota estimate for one pending task */
+    gp_res charged;                 /* quota charged for the current binding */
+    int32_t nbound;
+    gp__task *tasks;                /* [spec.tasks] when bound */
+    gp_time_ms started;             /* -1 unless RUNNING */
+    int32_t evictions;
+    int32_t victims_left;           /* EVICTING victims still holding room for it */
+    uint64_t beneficiary;           /* while EVICTING: for whom */
+    gp_evict_reason evict_reason;
+    uint32_t pend_pos;              /* position in queue->pending while PENDING */
+    /* Pending reason and its details, for the sentence. */
+    gp_wait wait;
+    int64_t wait_a, wait_b;
+    const gp__queue *wait_queue;    /* the queue the reason names (an ancestor) */
+    int64_t wait_node;              /* the node id the reason names, or -1 */
+    uint64_t sig;                   /* request signature (for the failure memo) */
+    uint64_t mark;                  /* scratch stamp for de-duplicating victims */
+};
+
+struct gp_engine {
+    gp_engine_config cfg;
+    gp__placer *placer;
+    uint64_t rng;
+    gp_time_ms now;
+
+    gp__node **nodes;
+    uint32_t nnodes, cap_nodes;     /* array size (including dead slots) */
+    uint32_t live_nodes;
+    uint32_t *free_ids;
+    uint32_t nfree_ids, cap_free_ids;
+    gp__strmap node_by_name;
+    gp_res capacity;                /* of schedulable nodes */
+    int64_t max_gpu_mem;            /* largest GPU memory in the pool */
+    int32_t max_gpus;               /* most non-MIG GPUs on one node */
+
+    char models[GP__MAX_MODELS][GP_NAME_MAX + 1];
+    int32_t nmodels;
+    char **domains;
+    int32_t ndomains, cap_domains;
+
+    gp__queue **queues;             /* pre-order, refreshed when tree_dirty */
+    uint32_t nqueues, cap_queues;
+    gp__queue **roots;
+    uint32_t nroots, cap_roots;
+    gp__strmap queue_by_name;
+    int tree_dirty;
+
+    gp__u64map wl_by_id;
+    int64_t nworkloads;
+
+    gp_decision *dec;
+    uint32_t ndec, cap_dec;
+    gp_task_binding *bindbuf;       /* the BIND decisions' tasks, this cycle */
+    uint32_t nbind, cap_bind;
+    gp__u64map memo;                /* request signature -> first failure, this cycle */
+    gp__wl **order;                 /* pending workloads in cycle order, per leaf */
+    uint32_t norder, cap_order;
+    int64_t pending_counts[GP_WAIT_COUNT];
+    uint64_t *gone;                 /* workloads that lost a node, to report */
+    uint32_t ngone, cap_gone;
+
+    char **warnings;
+    size_t nwarnings, cap_warnings;
+
+    int shapes_explicit;            /* set_shapes() called: stop learning */
+    gp__u64map shape_hist;          /* learned: signature -> count */
+    int64_t shape_seen;
+    int64_t shapes_at;              /* shape_seen at the last refresh */
+
+    gp_time_ms usage_at;            /* last decay of usage */
+    uint64_t stamp;                 /* for gp__wl.mark */
+};
+
+/* ---- engine.c ---- */
+int gp__model_intern(gp_engine *e, const char *model);
+int gp__model_find(const gp_engine *e, const char *model);
+int gp__domain_intern(gp_engine *e, const char *domain);
+uint64_t gp__rand(gp_engine *e);
+void gp__errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int gp__push(void **arr, uint32_t *n, uint32_t *cap, size_t size, const void *item);
+
+/* ---- node.c ---- */
+/* Charges (sign +1) or refunds (sign -1) slice s on node n, keeping the
+ * node's summary fields and the placer's caches current. */
+void gp__node_charge(gp_engine *e, gp__node *n, const gp_slice *s, uint64_t owner, int sign);
+void gp__node_cpu(gp_engine *e, gp__node *n, int64_t cpu, int64_t mem, int sign);
+void gp__node_refresh(gp_engine *e, gp__node *n);
+int gp__node_matches(const gp__node *n, const gp__wl *w);
+static inline gp__node *gp__node_at(const gp_engine *e, uint32_t id) {
+    return e->nodes[id];
+}
+
+/* ---- queue.c ---- */
+gp__queue *gp__queue_find(const gp_engine *e, const char *name);
+void gp__queue_tree_refresh(gp_engine *e);
+void gp__queue_account(gp__queue *q, const gp_res *r, const gp_res *np, int sign);
+void gp__queue_demand(gp__queue *q, const gp_res *r, int sign);
+void gp__queue_model(gp__queue *q, int32_t model, int64_t milli, int sign);
+void gp__queue_pending_add(gp__queue *q, gp__wl *w);
+void gp__queue_pending_del(gp__queue *q, gp__wl *w);
+int gp__queue_reserve(gp__queue *q);
+/* Whether the subtree of q, plus add, stays within every limit up to the
+ * root; on failure *at is the queue and *res the resource at its limit. */
+int gp__queue_fits_limits(const gp__queue *q, const gp_res *add, const gp__queue **at,
+                          gp_resource *res);
+
+/* ---- fairshare.c ---- */
+void gp__fairshare(gp_engine *e);
+
+/* ---- workload.c ---- */
+gp__wl *gp__wl_find(const gp_engine *e, uint64_t id);
+/* Binds task t of w to slices on node (already checked to fit); GP_ENOMEM
+ * changes nothing. */
+int gp__wl_bind_task(gp_engine *e, gp__wl *w, int32_t t, uint32_t node, const gp_slice *slices,
+                     int32_t nslices);
+/* Takes every bound task of w off its node and refunds its queue. */
+void gp__wl_unbind(gp_engine *e, gp__wl *w);
+void gp__wl_unbind_to(gp_engine *e, gp__wl *w, int32_t keep);
+void gp__wl_set_state(gp_engine *e, gp__wl *w, gp_state s);
+/* w lost its tasks (node removed): unbind, back to PENDING, reported as an
+ * EVICT with reason GP_EVICT_NODE_GONE in the next cycle. */
+void gp__wl_lost(gp_engine *e, gp__wl *w);
+int gp__mig_profile_find(const char *name);
+int32_t gp__mig_milli(int profile);
+int64_t gp__mig_mem(int profile);
+
+/* ---- place.c ---- */
+/* Tries to place every task of w (at least min_tasks) on current free
+ * capacity; on success binds them and returns the count, else leaves
+ * everything as it was and returns 0 (and sets w's wait reason). */
+int gp__place(gp_engine *e, gp__wl *w, uint64_t models, int commit);
+uint64_t gp__allowed_models(const gp_engine *e, const gp__wl *w);
+int gp__fits_on(gp_engine *e, const gp__wl *w, uint64_t models, gp__node *n);
+/* Whether n, were it empty, could hold one task of w. */
+int gp__could_fit_empty(const gp__node *n, const gp__wl *w, uint64_t models);
+/* Sets w's wait reason after gp__place() failed. */
+void gp__diagnose(gp_engine *e, gp__wl *w, uint64_t models);
+
+/* ---- cycle.c / evict.c ---- */
+int gp__decision_evict(gp_engine *e, gp__wl *victim, gp_evict_reason why, uint64_t for_wl);
+/* Consolidate, reclaim, then preempt for workloads that allocation could not
+ * place, in the order they were considered. */
+void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed);
+/* Ordering of queues: <0 if a is further below its fair share than b. */
+int gp__queue_cmp_share(const gp__queue *a, const gp__queue *b);
+int64_t gp__effective_priority(const gp_engine *e, const gp__wl *w);
+
+/* ---- shapes.c ---- */
+void gp__shapes_learn(gp_engine *e, const gp__wl *w);
+void gp__shapes_refresh(gp_engine *e);
+
+#endif /* GP_ENGINE_INTERNAL_H */

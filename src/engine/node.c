@@ -1,0 +1,357 @@
+/*
+ * node.c — the pool model: nodes and their GPUs, what is free on each, the
+ * index of tasks bound to each node, and the views that placement policies
+ * read.
+ *
+ * Every change of a node's free capacity goes through gp__node_charge() or
+ * gp__node_cpu() followed by gp__node_refresh(), which keeps the node's
+ * summary fields (largest free slice, fully free GPUs) and the placer's
+ * caches current.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+void gp_node_spec_init(gp_node_spec *n, const char *name) {
+    memset(n, 0, sizeof *n);
+    snprintf(n->name, sizeof n->name, "%s", name ? name : "");
+    n->schedulable = 1;
+}
+
+static int bad_name(const char *s, size_t size) {
+    return s[0] == '\0' || strnlen(s, size) == size;
+}
+
+/* Validates a node spec; fills err naming the field. */
+static int validate(const gp_engine *e, const gp_node_spec *n, char *err, size_t errlen) {
+    if (bad_name(n->name, sizeof n->name)) {
+        gp__errf(err, errlen, "name: must be 1 to %d characters", GP_NAME_MAX);
+        return GP_EINVAL;
+    }
+    if (strnlen(n->domain, sizeof n->domain) == sizeof n->domain) {
+        gp__errf(err, errlen, "domain: longer than %d characters", GP_NAME_MAX);
+        return GP_EINVAL;
+    }
+    if (n->cpu_milli < 0 || n->mem_bytes < 0) {
+        gp__errf(err, errlen, "%s: must not be negative", n->cpu_milli < 0 ? "cpu_milli" : "mem_bytes");
+        return GP_EINVAL;
+    }
+    if (n->ngpus < 0 || n->ngpus > GP_MAX_GPUS_PER_NODE) {
+        gp__errf(err, errlen, "ngpus: must be 0 to %d", GP_MAX_GPUS_PER_NODE);
+        return GP_EINVAL;
+    }
+    if (n->nlabels < 0 || n->nlabels > GP_MAX_LABELS) {
+        gp__errf(err, errlen, "nlabels: must be 0 to %d", GP_MAX_LABELS);
+        return GP_EINVAL;
+    }
+    int new_models = 0;
+    for (int32_t i = 0; i < n->ngpus; i++) {
+        const gp_gpu_spec *g = &n->gpus[i];
+        if (bad_name(g->model, sizeof g->model)) {
+            gp__errf(err, errlen, "gpus[%d].model: must be 1 to %d characters", i, GP_NAME_MAX);
+            return GP_EINVAL;
+        }
+        if (g->mem_bytes <= 0) {
+            gp__errf(err, errlen, "gpus[%d].mem_bytes: must be positive", i);
+            return GP_EINVAL;
+        }
+        if (g->nmig < 0 || g->nmig > GP_MAX_MIG_SLOTS || (!g->mig && g->nmig)) {
+            gp__errf(err, errlen, "gpus[%d].nmig: must be 0 to %d, and 0 unless mig is set", i,
+                     GP_MAX_MIG_SLOTS);
+            return GP_EINVAL;
+        }
+        int32_t slices = 0;
+        for (int32_t k = 0; k < g->nmig; k++) {
+            int p = gp__mig_profile_find(g->mig_layout[k]);
+            if (p < 0) {
+                gp__errf(err, errlen, "gpus[%d].mig_layout[%d]: unknown MIG profile '%.16s'", i,
+                         k, g->mig_layout[k]);
+                return GP_EINVAL;
+            }
+            slices += gp__mig_milli(p);
+            if (gp__mig_mem(p) > g->mem_bytes) {
+                gp__errf(err, errlen, "gpus[%d].mig_layout[%d]: profile %.16s needs more memory than the GPU has", i, k, g->mig_layout[k]);
+                return GP_EINVAL;
+            }
+        }
+        if (slices > GP_MILLI) {
+            gp__errf(err, errlen, "gpus[%d].mig_layout: instances use more than 7 compute slices",
+                     i);
+            return GP_EINVAL;
+        }
+        int known = gp__model_find(e, g->model) >= 0;
+        for (int32_t k = 0; !known && k < i; k++)
+            known = strcmp(n->gpus[k].model, g->model) == 0;
+        new_models += !known;
+    }
+    if (e->nmodels + new_models > GP__MAX_MODELS) {
+        gp__errf(err, errlen, "gpus: more than %d GPU models in the pool", GP__MAX_MODELS);
+        return GP_ELIMIT;
+    }
+    return 0;
+}
+
+/* Whether an existing node can take the new spec without losing what is
+ * bound on it. */
+static int check_shrink(const gp__node *n, const gp_node_spec *s, char *err, size_t errlen) {
+    int64_t cpu_used = n->spec.cpu_milli - n->cpu_free, mem_used = n->spec.mem_bytes - n->mem_free;
+    if (s->cpu_milli < cpu_used || s->mem_bytes < mem_used) {
+        gp__errf(err, errlen, "%s: less than bound tasks hold",
+                 s->cpu_milli < cpu_used ? "cpu_milli" : "mem_bytes");
+        return GP_EBUSY;
+    }
+    for (int32_t i = 0; i < n->spec.ngpus; i++) {
+        if (n->nslices[i] == 0)
+            continue;
+        const gp_gpu_spec *o = &n->spec.gpus[i], *g = &s->gpus[i];
+        if (i >= s->ngpus || g->mig != o->mig || g->mem_bytes != o->mem_bytes ||
+            strcmp(g->model, o->model) != 0 ||
+            (o->mig && (g->nmig != o->nmig ||
+                        memcmp(g->mig_layout, o->mig_layout, sizeof g->mig_layout) != 0))) {
+            gp__errf(err, errlen, "gpus[%d]: holds bound slices and cannot change", i);
+            return GP_EBUSY;
+        }
+    }
+    return 0;
+}
+
+static void capacity_add(gp_engine *e, const gp__node *n, int sign) {
+    if (!n->spec.schedulable)
+        return;
+    e->capacity.v[GP_RES_CPU] += sign * n->spec.cpu_milli;
+    e->capacity.v[GP_RES_MEM] += sign * n->spec.mem_bytes;
+    e->capacity.v[GP_RES_GPU] += sign * (int64_t)n->spec.ngpus * GP_MILLI;
+}
+
+/* Recomputes the pool-wide maxima used by request validation. */
+static void pool_maxima(gp_engine *e) {
+    e->max_gpu_mem = 0;
+    e->max_gpus = 0;
+    for (uint32_t i = 0; i < e->nnodes; i++) {
+        const gp__node *n = e->nodes[i];
+        if (!n || !n->alive)
+            continue;
+        int32_t whole = 0;
+        for (int32_t g = 0; g < n->spec.ngpus; g++) {
+            if (n->spec.gpus[g].mem_bytes > e->max_gpu_mem)
+                e->max_gpu_mem = n->spec.gpus[g].mem_bytes;
+            whole += !n->spec.gpus[g].mig;
+        }
+        if (whole > e->max_gpus)
+            e->max_gpus = whole;
+    }
+}
+
+int gp_engine_node_set(gp_engine *e, const gp_node_spec *s, char *err, size_t errlen) {
+    int rc = validate(e, s, err, errlen);
+    if (rc)
+        return rc;
+    gp__node *n = gp__strmap_get(&e->node_by_name, s->name);
+    if (n && (rc = check_shrink(n, s, err, errlen)) != 0)
+        return rc;
+    int domain = gp__domain_intern(e, s->domain);
+    if (domain < 0)
+        return domain;
+    int fresh = n == NULL;
+    if (fresh) {
+        n = calloc(1, sizeof *n);
+        if (!n)
+            return GP_ENOMEM;
+        uint32_t id;
+        if (e->nfree_ids) {
+            id = e->free_ids[--e->nfree_ids];
+        } else {
+            gp__node *none = NULL;
+            if (gp__push((void **)&e->nodes, &e->nnodes, &e->cap_nodes, sizeof none, &none)) {
+                free(n);
+                return GP_ENOMEM;
+            }
+            id = e->nnodes - 1;
+        }
+        n->id = id;
+        e->nodes[id] = n;
+    } else {
+        capacity_add(e, n, -1);
+    }
+    /* Free = new capacity - what is in use (nothing for a fresh node). */
+    int64_t cpu_used = fresh ? 0 : n->spec.cpu_milli - n->cpu_free;
+    int64_t mem_used = fresh ? 0 : n->spec.mem_bytes - n->mem_free;
+    int32_t used_milli[GP_MAX_GPUS_PER_NODE] = {0};
+    int64_t used_mem[GP_MAX_GPUS_PER_NODE] = {0};
+    for (int32_t g = 0; !fresh && g < n->spec.ngpus; g++) {
+        if (!n->spec.gpus[g].mig) {
+            used_milli[g] = GP_MILLI - n->free_milli[g];
+            used_mem[g] = n->cap_mem[g] - n->free_mem[g];
+        }
+    }
+    if (!fresh)
+        gp__strmap_del(&e->node_by_name, n->spec.name);
+    n->spec = *s;
+    n->alive = 1;
+    n->domain = domain;
+    n->cpu_free = s->cpu_milli - cpu_used;
+    n->mem_free = s->mem_bytes - mem_used;
+    for (int32_t g = 0; g < s->ngpus; g++) {
+        const gp_gpu_spec *gs = &s->gpus[g];
+        n->gpu_model[g] = gp__model_intern(e, gs->model); /* checked in validate() */
+        n->cap_mem[g] = gs->mem_bytes;
+        n->free_milli[g] = gs->mig ? 0 : GP_MILLI - used_milli[g];
+        n->free_mem[g] = gs->mig ? 0 : gs->mem_bytes - used_mem[g];
+        if (n->nslices[g] == 0)
+            memset(n->mig_owner[g], 0, sizeof n->mig_owner[g]);
+    }
+    n->view.id = n->id;
+    n->view.ngpus = s->ngpus;
+    n->view.cpu_cap = s->cpu_milli;
+    n->view.mem_cap = s->mem_bytes;
+    n->view.free_milli = n->free_milli;
+    n->view.free_mem = n->free_mem;
+    n->view.cap_mem = n->cap_mem;
+    n->view.gpu_model = n->gpu_model;
+    if (gp__strmap_put(&e->node_by_name, n->spec.name, n) != 0)
+        abort(); /* cannot fail: the map had room for this node before */
+    if (fresh)
+        e->live_nodes++;
+    capacity_add(e, n, +1);
+    pool_maxima(e);
+    gp__node_refresh(e, n);
+    return 0;
+}
+
+int gp_engine_node_remove(gp_engine *e, const char *name) {
+    gp__node *n = name ? gp__strmap_get(&e->node_by_name, name) : NULL;
+    if (!n)
+        return GP_ENOENT;
+    while (n->ntasks > 0)
+        gp__wl_lost(e, n->tasks[0].wl);
+    if (gp__push((void **)&e->free_ids, &e->nfree_ids, &e->cap_free_ids, sizeof n->id, &n->id))
+        return GP_ENOMEM;
+    capacity_add(e, n, -1);
+    gp__strmap_del(&e->node_by_name, n->spec.name);
+    gp__placer_node_removed(e->placer, n->id);
+    e->nodes[n->id] = NULL;
+    e->live_nodes--;
+    free(n->tasks);
+    free(n);
+    pool_maxima(e);
+    return 0;
+}
+
+void gp__node_refresh(gp_engine *e, gp__node *n) {
+    int32_t best = 0, whole = 0;
+    for (int32_t g = 0; g < n->spec.ngpus; g++) {
+        if (n->spec.gpus[g].mig)
+            continue;
+        if (n->free_milli[g] > best)
+            best = n->free_milli[g];
+        whole += n->free_milli[g] == GP_MILLI && n->free_mem[g] == n->cap_mem[g];
+    }
+    n->best_free_milli = best;
+    n->free_whole = whole;
+    n->view.cpu_free = n->cpu_free;
+    n->view.mem_free = n->mem_free;
+    gp__placer_node_changed(e->placer, &n->view);
+}
+
+void gp__node_charge(gp_engine *e, gp__node *n, const gp_slice *s, uint64_t owner, int sign) {
+    (void)e;
+    int32_t g = s->gpu;
+    n->nslices[g] += sign;
+    if (s->mig_slot >= 0) {
+        n->mig_owner[g][s->mig_slot] = sign > 0 ? owner : 0;
+        return;
+    }
+    n->free_milli[g] -= sign * s->milli;
+    n->free_mem[g] -= sign * s->mem;
+}
+
+void gp__node_cpu(gp_engine *e, gp__node *n, int64_t cpu, int64_t mem, int sign) {
+    (void)e;
+    n->cpu_free -= sign * cpu;
+    n->mem_free -= sign * mem;
+}
+
+/* Whether node n may take tasks of w at all: schedulable and its labels
+ * match every selector of the request. */
+int gp__node_matches(const gp__node *n, const gp__wl *w) {
+    if (!n || !n->alive || !n->spec.schedulable)
+        return 0;
+    for (int32_t i = 0; i < w->spec.req.nselectors; i++) {
+        const gp_label *sel = &w->spec.req.selectors[i];
+        int found = 0;
+        for (int32_t k = 0; k < n->spec.nlabels && !found; k++)
+            found = strcmp(n->spec.labels[k].key, sel->key) == 0 &&
+                    strcmp(n->spec.labels[k].value, sel->value) == 0;
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- Reading nodes ---- */
+
+static void fill_info(const gp_engine *e, const gp__node *n, gp_node_info *out) {
+    memset(out, 0, sizeof *out);
+    out->name = n->spec.name;
+    out->domain = n->spec.domain;
+    out->schedulable = n->spec.schedulable;
+    out->cpu_milli = n->spec.cpu_milli;
+    out->mem_bytes = n->spec.mem_bytes;
+    out->cpu_used = n->spec.cpu_milli - n->cpu_free;
+    out->mem_used = n->spec.mem_bytes - n->mem_free;
+    out->ngpus = n->spec.ngpus;
+    for (int32_t g = 0; g < n->spec.ngpus; g++) {
+        const gp_gpu_spec *gs = &n->spec.gpus[g];
+        gp_gpu_info *gi = &out->gpus[g];
+        gi->uuid = gs->uuid;
+        gi->model = gs->model;
+        gi->mem_bytes = gs->mem_bytes;
+        gi->mig = gs->mig;
+        gi->slices = n->nslices[g];
+        if (gs->mig) {
+            for (int32_t k = 0; k < gs->nmig; k++) {
+                if (n->mig_owner[g][k]) {
+                    int p = gp__mig_profile_find(gs->mig_layout[k]);
+                    gi->used_milli += gp__mig_milli(p);
+                    gi->used_mem += gp__mig_mem(p);
+                }
+            }
+        } else {
+            gi->used_milli = GP_MILLI - n->free_milli[g];
+            gi->used_mem = n->cap_mem[g] - n->free_mem[g];
+        }
+    }
+    (void)e;
+}
+
+size_t gp_engine_node_count(const gp_engine *e) {
+    return e->live_nodes;
+}
+
+int gp_engine_node_at(const gp_engine *e, size_t i, gp_node_info *out) {
+    if (e->nfree_ids == 0) { /* no holes: direct */
+        if (i >= e->nnodes)
+            return GP_ENOENT;
+        fill_info(e, e->nodes[i], out);
+        return 0;
+    }
+    for (uint32_t k = 0; k < e->nnodes; k++) {
+        if (!e->nodes[k])
+            continue;
+        if (i-- == 0) {
+            fill_info(e, e->nodes[k], out);
+            return 0;
+        }
+    }
+    return GP_ENOENT;
+}
+
+int gp_engine_node_get(const gp_engine *e, const char *name, gp_node_info *out) {
+    const gp__node *n = name ? gp__strmap_get(&e->node_by_name, name) : NULL;
+    if (!n)
+        return GP_ENOENT;
+    fill_info(e, n, out);
+    return 0;
+}

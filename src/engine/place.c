@@ -1,0 +1,261 @@
+/*
+ * place.c — putting one workload's tasks on nodes: the candidate scan that
+ * asks the placement policy to choose GPUs and score each node, gang and
+ * elastic-gang rules, topology domains, MIG instances, per-model quota
+ * filtering, and the diagnosis of why a workload does not fit.
+ *
+ * Placement binds tasks as it goes (so the next task of a gang sees what the
+ * previous ones took) and unbinds them all if the gang cannot be completed:
+ * a gang is never left partly placed.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+/* Bonuses added to a policy's score so that a gang prefers nodes it already
+ * uses (fewest nodes), then its first task's topology domain. */
+#define SAME_NODE_BONUS 1e12
+#define SAME_DOMAIN_BONUS 1e11
+
+uint64_t gp__allowed_models(const gp_engine *e, const gp__wl *w) {
+    uint64_t all = e->nmodels >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << e->nmodels) - 1;
+    uint64_t mask = w->preq.models ? w->preq.models : all;
+    int64_t need = w->per_task.v[GP_RES_GPU] * w->spec.tasks;
+    for (const gp__queue *q = w->queue; q; q = q->parent) {
+        for (int32_t i = 0; i < q->spec.nmodels; i++) {
+            int64_t lim = q->spec.models[i].gpu.limit;
+            int32_t m = q->model_id[i];
+            if (lim != GP_UNLIMITED && q->model_alloc[m] + need > lim)
+                mask &= ~(UINT64_C(1) << m);
+        }
+    }
+    return mask;
+}
+
+/* Cheap tests that rule a node out before the policy is asked. */
+static int may_fit(const gp__node *n, const gp__wl *w) {
+    const gp__preq *r = &w->preq;
+    if (n->cpu_free < r->cpu || n->mem_free < r->mem)
+        return 0;
+    if (r->ngpus > 0)
+        return n->free_whole >= r->ngpus;
+    if (r->milli > 0)
+        return n->best_free_milli >= r->milli;
+    if (r->gpu_mem > 0)
+        return n->best_free_milli > 0;
+    return 1;
+}
+
+/* Finds a free MIG instance of w's profile on node n; returns 1 and fills s. */
+static int mig_choose(const gp__node *n, const gp__wl *w, uint64_t models, gp_slice *s) {
+    const char *profile = w->spec.req.mig_profile;
+    int best_used = -1;
+    for (int32_t g = 0; g < n->spec.ngpus; g++) {
+        const gp_gpu_spec *gs = &n->spec.gpus[g];
+        if (!gs->mig || !(models & (UINT64_C(1) << n->gpu_model[g])))
+            continue;
+        int used = 0, free_slot = -1;
+        for (int32_t k = 0; k < gs->nmig; k++) {
+            if (n->mig_owner[g][k])
+                used++;
+            else if (free_slot < 0 && strncmp(gs->mig_layout[k], profile, 16) == 0)
+                free_slot = k;
+        }
+        /* Pack: prefer the GPU whose other instances are busiest. */
+        if (free_slot >= 0 && used > best_used) {
+            best_used = used;
+            s->gpu = g;
+            s->mig_slot = free_slot;
+            s->milli = gp__mig_milli(w->mig_profile);
+            s->mem = gp__mig_mem(w->mig_profile);
+        }
+    }
+    return best_used >= 0;
+}
+
+/* Chooses the best node for one more task of w; returns its id or -1. */
+static int64_t choose_node(gp_engine *e, gp__wl *w, gp__preq *r, int32_t domain, int32_t t,
+                           gp_slice *slices, int32_t *nslices) {
+    int64_t best = -1;
+    double best_score = 0;
+    int32_t first_domain = t > 0 ? gp__node_at(e, w->tasks[0].node)->domain : -1;
+    for (uint32_t i = 0; i < e->nnodes; i++) {
+        gp__node *n = e->nodes[i];
+        if (!n || !gp__node_matches(n, w) || (domain >= 0 && n->domain != domain))
+            continue;
+        double score;
+        gp_slice s[GP_MAX_GPUS_PER_NODE];
+        int32_t ns = 0;
+        if (w->mig_profile >= 0) {
+            if (n->cpu_free < r->cpu || n->mem_free < r->mem || !mig_choose(n, w, r->models, s))
+                continue;
+            ns = 1;
+            score = 0;
+        } else {
+            if (!may_fit(n, w))
+                continue;
+            gp__pchoice c;
+            if (!gp__placer_score(e->placer, &n->view, r, &c))
+                continue;
+            score = c.score;
+            for (int32_t k = 0; k < c.ngpus; k++) {
+                s[k].gpu = c.gpu[k];
+                s[k].mig_slot = -1;
+                gp__preq_charge(r, n->cap_mem[c.gpu[k]], &s[k].milli, &s[k].mem);
+            }
+            ns = c.ngpus;
+        }
+        for (int32_t k = 0; k < t; k++) {
+            if (w->tasks[k].node == n->id) {
+                score += SAME_NODE_BONUS;
+                break;
+            }
+        }
+        if (n->domain == first_domain)
+            score += SAME_DOMAIN_BONUS;
+        if (best < 0 || score > best_score) {
+            best = n->id;
+            best_score = score;
+            memcpy(slices, s, (size_t)ns * sizeof *s);
+            *nslices = ns;
+        }
+    }
+    return best;
+}
+
+/* Places up to spec.tasks tasks of w in domain (-1: any); returns how many
+ * were placed if at least min_tasks, else unbinds them and returns 0.
+ * *most receives the most tasks that were placed before giving up. */
+static int32_t place_in(gp_engine *e, gp__wl *w, uint64_t models, int32_t domain,
+                        int32_t *most) {
+    gp__preq r = w->preq;
+    r.models = models;
+    int32_t t = 0;
+    for (; t < w->spec.tasks; t++) {
+        gp_slice s[GP_MAX_GPUS_PER_NODE];
+        int32_t ns = 0;
+        int64_t node = choose_node(e, w, &r, domain, t, s, &ns);
+        if (node < 0 || gp__wl_bind_task(e, w, t, (uint32_t)node, s, ns) != 0)
+            break;
+    }
+    if (t > *most)
+        *most = t;
+    if (t < w->spec.min_tasks) {
+        gp__wl_unbind(e, w);
+        return 0;
+    }
+    return t;
+}
+
+int gp__place(gp_engine *e, gp__wl *w, uint64_t models, int commit) {
+    int32_t most = 0, placed = 0;
+    if (models == 0 && w->spec.req.gpu != GP_GPU_NONE)
+        return 0;
+    if (w->spec.same_domain && e->ndomains > 1) {
+        for (int32_t d = 0; d < e->ndomains && !placed; d++)
+            placed = place_in(e, w, models, d, &most);
+    } else {
+        placed = place_in(e, w, models, -1, &most);
+    }
+    if (placed && !commit)
+        gp__wl_unbind(e, w);
+    if (!placed)
+        w->wait_a = most; /* for the diagnosis: tasks that did fit */
+    return placed;
+}
+
+/* ---- Why it does not fit ---- */
+
+/* Whether an empty node n could ever hold one task of w. */
+static int could_ever_fit(const gp__node *n, const gp__wl *w, uint64_t models) {
+    const gp__preq *r = &w->preq;
+    if (n->spec.cpu_milli < r->cpu || n->spec.mem_bytes < r->mem)
+        return 0;
+    if (w->spec.req.gpu == GP_GPU_NONE)
+        return 1;
+    int32_t whole = 0;
+    for (int32_t g = 0; g < n->spec.ngpus; g++) {
+        const gp_gpu_spec *gs = &n->spec.gpus[g];
+        if (!(models & (UINT64_C(1) << n->gpu_model[g])))
+            continue;
+        if (w->mig_profile >= 0) {
+            for (int32_t k = 0; k < gs->nmig; k++)
+                if (gs->mig && strncmp(gs->mig_layout[k], w->spec.req.mig_profile, 16) == 0)
+                    return 1;
+            continue;
+        }
+        if (gs->mig)
+            continue;
+        if (r->ngpus > 0)
+            whole++;
+        else if (r->gpu_mem <= gs->mem_bytes)
+            return 1;
+    }
+    return r->ngpus > 0 && whole >= r->ngpus;
+}
+
+void gp__diagnose(gp_engine *e, gp__wl *w, uint64_t models) {
+    int32_t placed_some = (int32_t)w->wait_a;
+    int ever = 0;
+    int64_t free_total = 0, need = 0;
+    int32_t best_free = 0, best_whole = 0;
+    const gp__node *best_node = NULL, *whole_node = NULL;
+    for (uint32_t i = 0; i < e->nnodes; i++) {
+        const gp__node *n = e->nodes[i];
+        if (!n || !gp__node_matches(n, w) || !could_ever_fit(n, w, models))
+            continue;
+        ever = 1;
+        if (n->free_whole > best_whole) {
+            best_whole = n->free_whole;
+            whole_node = n;
+        }
+        for (int32_t g = 0; g < n->spec.ngpus; g++) {
+            if (n->spec.gpus[g].mig || !(models & (UINT64_C(1) << n->gpu_model[g])))
+                continue;
+            int32_t f = w->preq.ngpus > 0 ? (n->free_milli[g] == GP_MILLI ? GP_MILLI : 0)
+                                          : n->free_milli[g];
+            free_total += f;
+            if (n->free_milli[g] > best_free) {
+                best_free = n->free_milli[g];
+                best_node = n;
+            }
+        }
+    }
+    need = w->per_task.v[GP_RES_GPU];
+    /* The best a single GPU (fractions) or node (whole GPUs) offers now. */
+    const gp__node *hint = w->preq.ngpus > 0 ? whole_node : best_node;
+    w->wait_node = hint ? (int64_t)hint->id : -1;
+    w->wait_b = w->preq.ngpus > 0 ? best_whole : best_free;
+    if (!ever) {
+        w->wait = GP_WAIT_NO_NODE;
+    } else if (w->spec.tasks > 1 && placed_some > 0) {
+        w->wait = GP_WAIT_GANG;
+        w->wait_a = placed_some;
+    } else if (w->mig_profile < 0 && w->spec.req.gpu != GP_GPU_NONE && free_total >= need &&
+               need > 0) {
+        w->wait = GP_WAIT_FRAGMENTED;
+        w->wait_a = free_total;
+    } else {
+        w->wait = GP_WAIT_NO_FIT;
+        w->wait_a = free_total;
+    }
+}
+
+/* Whether one task of w fits on node n as it is now. */
+int gp__fits_on(gp_engine *e, const gp__wl *w, uint64_t models, gp__node *n) {
+    if (!gp__node_matches(n, w))
+        return 0;
+    gp__preq r = w->preq;
+    r.models = models;
+    if (w->mig_profile >= 0) {
+        gp_slice s;
+        return n->cpu_free >= r.cpu && n->mem_free >= r.mem && mig_choose(n, w, models, &s);
+    }
+    gp__pchoice c;
+    return may_fit(n, w) && gp__placer_score(e->placer, &n->view, &r, &c);
+}
+
+int gp__could_fit_empty(const gp__node *n, const gp__wl *w, uint64_t models) {
+    return gp__node_matches(n, w) && could_ever_fit(n, w, models);
+}

@@ -1,0 +1,644 @@
+/*
+ * placement.c — the placement policies behind placement.h: bin-pack, spread,
+ * the six policies of the FGD paper ("Beware of Fragmentation: Scheduling
+ * GPU-Sharing Workloads with Fragmentation Gradient Descent", USENIX ATC'23)
+ * and gpupool's own policy, plus FGD's fragmentation measure and the per-node
+ * caches that keep the expensive policies cheap.
+ *
+ * The paper's six policies (random, dotprod, gpuclustering, gpupacking,
+ * bestfit, fgd) are reimplemented as its open-source Kubernetes scheduler
+ * simulator scores them: integer node scores from 0 to 100, GPUs chosen inside
+ * a node by best fit (or at random, or by least fragmentation for FGD), and
+ * ties between nodes broken uniformly at random, as the Kubernetes scheduler
+ * does. The random tie-break is a seeded jitter in [0, 0.5) added to the
+ * integer score, so the engine's "best score wins" picks uniformly among the
+ * nodes that share the best integer score. docs/placement.md explains every
+ * score and gpupool's policy.
+ *
+ * Caches: FGD and gpupool evaluate the fragmentation of every candidate state
+ * of a node, which costs (typical shapes x GPUs) per candidate GPU. Each node
+ * keeps the fragmentation of its current state and a small hash table from
+ * request (GPUs, milli, GPU memory, CPU, models) to the outcome (fits or not,
+ * GPUs chosen, score), both dropped by gp__placer_node_changed. Between two
+ * changes of a node, a request shape seen before costs one hash probe.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/placement.h"
+
+/* The largest node the FGD paper's scores normalise by (its MaxSpecCpu and
+ * MaxSpecGpu): 128 cores and 8 GPUs. */
+#define MAX_SPEC_CPU 128000.0
+#define MAX_SPEC_GPU 8000.0
+
+/* Affinity classes of GPU clustering: 0 holds GPU-sharing tasks, k holds
+ * tasks of k whole GPUs. */
+#define NCLASSES (GP_MAX_GPUS_PER_NODE + 1)
+
+/* ------------------------------------------------------------------------ */
+/* Per-node state                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* What a request keys the score cache by: everything in gp__preq except
+ * host memory, which never changes a score and is checked on every call. */
+typedef struct cache_key {
+    int32_t ngpus, milli;
+    int64_t gpu_mem, cpu;
+    uint64_t models;
+} cache_key;
+
+typedef struct cache_ent {
+    cache_key key;
+    uint32_t gen;                   /* valid only if equal to the node's gen */
+    int32_t fits;
+    gp__pchoice choice;
+} cache_ent;
+
+typedef struct pstate {
+    uint32_t gen;                   /* bumped to drop the score cache */
+    int frag_valid;
+    double frag;                    /* fragmentation of the current state */
+    uint32_t nents, cap;            /* live entries of this gen; table size */
+    cache_ent *ents;
+    int32_t aff[NCLASSES];          /* tasks per affinity class */
+    int32_t naff;                   /* classes with at least one task */
+} pstate;
+
+struct gp__placer {
+    gp_placement policy;
+    uint64_t rng;
+    gp__pshape *shapes;
+    size_t nshapes;
+    pstate *nodes;                  /* indexed by gp__pnode.id */
+    uint32_t nnodes;
+};
+
+static uint64_t next_rand(gp__placer *p) {
+    /* splitmix64: small, fast and good enough for tie-breaking. */
+    uint64_t z = (p->rng += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* A uniform double in [0, 1). */
+static double rand_unit(gp__placer *p) {
+    return (double)(next_rand(p) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Returns the state of node id, growing the table; NULL if out of memory. */
+static pstate *state_of(gp__placer *p, uint32_t id) {
+    if (id >= p->nnodes) {
+        uint32_t n = p->nnodes ? p->nnodes : 64;
+        while (n <= id)
+            n *= 2;
+        pstate *s = realloc(p->nodes, (size_t)n * sizeof *s);
+        if (!s)
+            return NULL;
+        memset(s + p->nnodes, 0, (size_t)(n - p->nnodes) * sizeof *s);
+        for (uint32_t i = p->nnodes; i < n; i++)
+            s[i].gen = 1;
+        p->nodes = s;
+        p->nnodes = n;
+    }
+    return &p->nodes[id];
+}
+
+/* Drops the node's cached fragmentation and scores. Generations start at 1
+ * so that the zeroed slots of a new table never look live; on wrap-around the
+ * old slots are cleared for the same reason. */
+static void state_invalidate(pstate *s) {
+    s->frag_valid = 0;
+    s->nents = 0;
+    if (++s->gen == 0) {
+        s->gen = 1;
+        if (s->ents)
+            memset(s->ents, 0, (size_t)s->cap * sizeof *s->ents);
+    }
+}
+
+gp__placer *gp__placer_new(gp_placement policy, uint64_t seed) {
+    gp__placer *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->policy = policy;
+    p->rng = seed ^ UINT64_C(0x5DEECE66D);
+    return p;
+}
+
+void gp__placer_free(gp__placer *p) {
+    if (!p)
+        return;
+    for (uint32_t i = 0; i < p->nnodes; i++)
+        free(p->nodes[i].ents);
+    free(p->nodes);
+    free(p->shapes);
+    free(p);
+}
+
+int gp__placer_set_shapes(gp__placer *p, const gp__pshape *shapes, size_t n) {
+    gp__pshape *copy = NULL;
+    if (n) {
+        copy = malloc(n * sizeof *copy);
+        if (!copy)
+            return GP_ENOMEM;
+        memcpy(copy, shapes, n * sizeof *copy);
+    }
+    free(p->shapes);
+    p->shapes = copy;
+    p->nshapes = n;
+    for (uint32_t i = 0; i < p->nnodes; i++)
+        state_invalidate(&p->nodes[i]);
+    return 0;
+}
+
+void gp__placer_node_changed(gp__placer *p, const gp__pnode *n) {
+    pstate *s = state_of(p, n->id);
+    if (s)
+        state_invalidate(s);
+}
+
+void gp__placer_node_removed(gp__placer *p, uint32_t id) {
+    if (id >= p->nnodes)
+        return;
+    pstate *s = &p->nodes[id];
+    free(s->ents);
+    memset(s, 0, sizeof *s); /* a new node reusing the id starts clean */
+    s->gen = 1;
+}
+
+/* The affinity class of r (GPU clustering), or -1 if r asks for no GPU. */
+static int affinity_class(const gp__preq *r) {
+    if (r->ngpus > 0)
+        return r->ngpus < NCLASSES ? r->ngpus : NCLASSES - 1;
+    if (r->milli > 0 || r->gpu_mem > 0)
+        return 0;
+    return -1;
+}
+
+static void affinity_count(gp__placer *p, const gp__pnode *n, const gp__preq *r, int delta) {
+    pstate *s = state_of(p, n->id);
+    if (!s)
+        return;
+    state_invalidate(s);
+    int c = affinity_class(r);
+    if (c < 0)
+        return;
+    int32_t before = s->aff[c];
+    s->aff[c] += delta;
+    if (s->aff[c] < 0)
+        s->aff[c] = 0;
+    if (before == 0 && s->aff[c] > 0)
+        s->naff++;
+    else if (before > 0 && s->aff[c] == 0)
+        s->naff--;
+}
+
+void gp__placer_bound(gp__placer *p, const gp__pnode *n, const gp__preq *r,
+                      const gp__pchoice *c) {
+    (void)c;
+    affinity_count(p, n, r, +1);
+}
+
+void gp__placer_unbound(gp__placer *p, const gp__pnode *n, const gp__preq *r,
+                        const gp__pchoice *c) {
+    (void)c;
+    affinity_count(p, n, r, -1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Feasibility and GPU choice                                                */
+/* ------------------------------------------------------------------------ */
+
+static int is_share(const gp__preq *r) {
+    return r->ngpus == 0 && (r->milli > 0 || r->gpu_mem > 0);
+}
+
+static int wants_gpu(const gp__preq *r) {
+    return r->ngpus > 0 || r->milli > 0 || r->gpu_mem > 0;
+}
+
+/* The milli-GPU r takes from GPU g of n (0 for CPU-only requests). */
+static int32_t charge_milli(const gp__preq *r, const gp__pnode *n, int32_t g) {
+    int32_t milli;
+    int64_t mem;
+    gp__preq_charge(r, n->cap_mem[g], &milli, &mem);
+    return milli;
+}
+
+/* Total milli-GPU one task of r takes on n (the request vector's GPU part). */
+static double request_milli(const gp__preq *r, const gp__pnode *n) {
+    if (r->ngpus > 0)
+        return (double)r->ngpus * GP_MILLI;
+    if (r->milli > 0)
+        return r->milli;
+    if (r->gpu_mem > 0 && n->ngpus > 0)
+        return charge_milli(r, n, 0);
+    return 0;
+}
+
+static int64_t idle_milli(const gp__pnode *n) {
+    int64_t t = 0;
+    for (int32_t g = 0; g < n->ngpus; g++)
+        t += n->free_milli[g];
+    return t;
+}
+
+/* Whole GPUs: the first r->ngpus GPUs that are entirely free, in index order
+ * (what the FGD simulator's AllocateExclusiveGpuId does). Returns 0 if there
+ * are not enough. */
+static int choose_whole(const gp__preq *r, const gp__pnode *n, gp__pchoice *c) {
+    c->ngpus = 0;
+    for (int32_t g = 0; g < n->ngpus && c->ngpus < r->ngpus; g++)
+        if (gp__preq_fits_gpu(r, n, g))
+            c->gpu[c->ngpus++] = g;
+    return c->ngpus == r->ngpus;
+}
+
+/* A share of one GPU: the fitting GPU with the least (best) or the most
+ * (worst) free milli-GPU, the first one on ties. Returns 0 if none fits. */
+static int choose_fit(const gp__preq *r, const gp__pnode *n, int worst, gp__pchoice *c) {
+    int32_t best = -1;
+    for (int32_t g = 0; g < n->ngpus; g++) {
+        if (!gp__preq_fits_gpu(r, n, g))
+            continue;
+        if (best < 0 || (worst ? n->free_milli[g] > n->free_milli[best]
+                               : n->free_milli[g] < n->free_milli[best]))
+            best = g;
+    }
+    c->ngpus = best >= 0;
+    c->gpu[0] = best;
+    return best >= 0;
+}
+
+/* A share of one GPU chosen uniformly among those that fit. */
+static int choose_random(gp__placer *p, const gp__preq *r, const gp__pnode *n, gp__pchoice *c) {
+    int32_t seen = 0, pick = -1;
+    for (int32_t g = 0; g < n->ngpus; g++) {
+        if (!gp__preq_fits_gpu(r, n, g))
+            continue;
+        seen++;
+        if (next_rand(p) % (uint64_t)seen == 0)
+            pick = g;
+    }
+    c->ngpus = pick >= 0;
+    c->gpu[0] = pick;
+    return pick >= 0;
+}
+
+/* Whether r fits n at all (CPU, memory, models, GPU capacity); fills *c with
+ * the best-fit choice (or the worst-fit one if worst). */
+static int fits_node(const gp__preq *r, const gp__pnode *n, int worst, gp__pchoice *c) {
+    if (n->cpu_free < r->cpu || n->mem_free < r->mem)
+        return 0;
+    if (r->ngpus > 0)
+        return choose_whole(r, n, c);
+    if (is_share(r))
+        return choose_fit(r, n, worst, c);
+    c->ngpus = 0;
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* FGD's fragmentation measure                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The fragmentation of node n if it had cpu_free milli-CPU and free[] milli-GPU
+ * free: for every typical shape s with popularity w, the idle GPU capacity s
+ * could not use there, weighted by w. If s cannot run on the node at all (too
+ * little CPU, too few GPUs with room for it, no GPU of an allowed model, or s
+ * asks for no GPU), all idle GPU capacity counts; if it can, only the GPUs
+ * with less free than s needs count. This is the simulator's
+ * NodeGpuShareFragAmountScore; host memory plays no part in it.
+ */
+static double frag_of(const gp__placer *p, const gp__pnode *n, int64_t cpu_free,
+                      const int32_t *free) {
+    int64_t idle = 0;
+    for (int32_t g = 0; g < n->ngpus; g++)
+        idle += free[g];
+    if (idle == 0)
+        return 0;
+    double f = 0;
+    for (size_t i = 0; i < p->nshapes; i++) {
+        const gp__preq *s = &p->shapes[i].req;
+        double w = p->shapes[i].popularity;
+        if (!wants_gpu(s) || cpu_free < s->cpu) {
+            f += w * (double)idle;
+            continue;
+        }
+        int32_t need = s->ngpus > 0 ? s->ngpus : 1, room = 0;
+        int64_t small = 0;
+        for (int32_t g = 0; g < n->ngpus; g++) {
+            if (s->models && !(s->models & (UINT64_C(1) << (n->gpu_model[g] & 63)))) {
+                small += free[g];
+                continue;
+            }
+            int32_t m = s->ngpus > 0 ? GP_MILLI : charge_milli(s, n, g);
+            if (free[g] >= m)
+                room++;
+            else
+                small += free[g];
+        }
+        f += w * (double)(room >= need ? small : idle);
+    }
+    return f;
+}
+
+double gp__placer_node_frag(gp__placer *p, const gp__pnode *n) {
+    pstate *s = state_of(p, n->id);
+    if (s && s->frag_valid)
+        return s->frag;
+    double f = frag_of(p, n, n->cpu_free, n->free_milli);
+    if (s) {
+        s->frag = f;
+        s->frag_valid = 1;
+    }
+    return f;
+}
+
+static double sigmoid(double x) {
+    return 1.0 / (1.0 + exp(-x));
+}
+
+/*
+ * FGD and gpupool: the drop of fragmentation if r were placed on n (positive
+ * is good), for the best GPU choice, which goes into *c. FGD tries every GPU
+ * with room for a share and keeps the one whose placement leaves the least
+ * fragmentation (the first on ties); whole GPUs go to the first free ones.
+ * Assumes r fits n (fits_node returned 1 with *c filled).
+ */
+static double frag_drop(gp__placer *p, const gp__pnode *n, const gp__preq *r, double before,
+                        gp__pchoice *c, int gpupool) {
+    int32_t free[GP_MAX_GPUS_PER_NODE];
+    memcpy(free, n->free_milli, (size_t)n->ngpus * sizeof *free);
+    int64_t cpu = n->cpu_free - r->cpu;
+    if (!is_share(r)) {
+        for (int32_t i = 0; i < c->ngpus; i++)
+            free[c->gpu[i]] -= GP_MILLI;
+        return before - frag_of(p, n, cpu, free);
+    }
+    double best = -INFINITY;
+    int32_t pick = -1;
+    for (int32_t g = 0; g < n->ngpus; g++) {
+        if (!gp__preq_fits_gpu(r, n, g))
+            continue;
+        int32_t m = charge_milli(r, n, g);
+        free[g] -= m;
+        double d = before - frag_of(p, n, cpu, free);
+        free[g] += m;
+        /* gpupool breaks exact ties towards the fuller GPU, which keeps whole
+         * GPUs free for whole-GPU requests; FGD keeps the first. */
+        if (pick < 0 || d > best ||
+            (gpupool && d == best && n->free_milli[g] < n->free_milli[pick])) {
+            best = d;
+            pick = g;
+        }
+    }
+    c->ngpus = 1;
+    c->gpu[0] = pick;
+    return best;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scores                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Go's int64(x): truncation toward zero, as the simulator's scores do. */
+static double trunc_score(double x) {
+    return (double)(int64_t)x;
+}
+
+static double score_dotprod(const gp__preq *r, const gp__pnode *n) {
+    double nv[2] = {(double)n->cpu_free / MAX_SPEC_CPU, (double)idle_milli(n) / MAX_SPEC_GPU};
+    double pv[2] = {(double)r->cpu / MAX_SPEC_CPU, request_milli(r, n) / MAX_SPEC_GPU};
+    double dot = (nv[0] * pv[0] + nv[1] * pv[1]) / 2.0;
+    return trunc_score(100.0 * (1.0 - dot));
+}
+
+static double score_bestfit(const gp__preq *r, const gp__pnode *n) {
+    double s = ((double)(n->cpu_free - r->cpu) / MAX_SPEC_CPU) * 0.5 +
+               (((double)idle_milli(n) - request_milli(r, n)) / MAX_SPEC_GPU) * 0.5;
+    return trunc_score((1.0 - s) * 100.0);
+}
+
+static double score_clustering(const gp__placer *p, const gp__preq *r, const gp__pnode *n) {
+    int c = affinity_class(r);
+    if (c < 0)
+        return 0;
+    const pstate *s = &p->nodes[n->id];
+    int64_t left = idle_milli(n);
+    int64_t base = 25 * ((int64_t)MAX_SPEC_GPU - left) / (int64_t)MAX_SPEC_GPU;
+    if (s->aff[c] > 0)
+        return (double)(base + (s->naff == 1 ? 75 : 50));
+    return (double)(base + (s->naff == 0 ? 25 : 0));
+}
+
+static double score_packing(const gp__preq *r, const gp__pnode *n) {
+    if (!wants_gpu(r))
+        return 0;
+    int32_t fully = 0;
+    for (int32_t g = 0; g < n->ngpus; g++)
+        fully += n->free_milli[g] == GP_MILLI;
+    if (fully == n->ngpus) {
+        int32_t s = 100 / 3 - fully;
+        return (double)(s > fully ? s : fully);
+    }
+    /* The GPUs a best-fit allocation would use: least free first. */
+    int32_t order[GP_MAX_GPUS_PER_NODE], k = 0;
+    for (int32_t g = 0; g < n->ngpus; g++) {
+        int32_t j = k++;
+        while (j > 0 && n->free_milli[order[j - 1]] > n->free_milli[g]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = g;
+    }
+    int32_t need = r->ngpus > 0 ? r->ngpus : 1, used_free = 0;
+    int64_t ratio = 0;
+    for (int32_t i = 0; i < k && need > 0; i++) {
+        int32_t g = order[i];
+        int32_t m = r->ngpus > 0 ? GP_MILLI : charge_milli(r, n, g);
+        if (n->free_milli[g] < m)
+            continue;
+        need--;
+        used_free += n->free_milli[g] == GP_MILLI;
+        ratio += (int64_t)n->free_milli[g] * 100 / GP_MILLI;
+    }
+    if (need > 0)
+        return 0;
+    if (used_free > 0) {
+        int32_t s = 100 / 2 - used_free;
+        return (double)(s > 100 / 3 ? s : 100 / 3);
+    }
+    int64_t s = 100 - ratio / 10;
+    return (double)(s > 50 ? s : 50);
+}
+
+/* Bin-pack and spread: the share of the node's GPUs (then CPU) left free after
+ * the placement, as a fraction; bin-pack prefers the smallest. */
+static double free_after(const gp__preq *r, const gp__pnode *n) {
+    double gcap = (double)n->ngpus * GP_MILLI, ccap = (double)n->cpu_cap;
+    double g = gcap > 0 ? ((double)idle_milli(n) - request_milli(r, n)) / gcap : 0;
+    double c = ccap > 0 ? (double)(n->cpu_free - r->cpu) / ccap : 0;
+    return g + c * 1e-3;
+}
+
+/*
+ * gpupool's score: FGD's fragmentation drop, unquantised, in GPUs, plus a
+ * small packing term that breaks near-ties towards the node left with the
+ * least idle GPU, then the least idle CPU. See docs/placement.md.
+ */
+static double score_gpupool(double drop, const gp__preq *r, const gp__pnode *n) {
+    double idle_after = ((double)idle_milli(n) - request_milli(r, n)) / GP_MILLI;
+    double cpu_after = n->cpu_cap > 0 ? (double)(n->cpu_free - r->cpu) / (double)n->cpu_cap : 0;
+    return drop / GP_MILLI - 1e-3 * idle_after - 1e-6 * cpu_after;
+}
+
+/* Looks r up in the cache of node state s; NULL if absent. */
+static cache_ent *cache_find(pstate *s, const cache_key *k, size_t *slot) {
+    if (!s->cap) {
+        *slot = 0;
+        return NULL;
+    }
+    uint64_t h = (uint64_t)k->ngpus * UINT64_C(0x9E3779B97F4A7C15) ^
+                 (uint64_t)k->milli * UINT64_C(0xC2B2AE3D27D4EB4F) ^
+                 (uint64_t)k->gpu_mem * UINT64_C(0x165667B19E3779F9) ^
+                 (uint64_t)k->cpu * UINT64_C(0x27D4EB2F165667C5) ^ k->models;
+    h ^= h >> 29;
+    size_t mask = s->cap - 1, i = (size_t)h & mask;
+    for (;;) {
+        cache_ent *e = &s->ents[i];
+        if (e->gen != s->gen) {
+            *slot = i;
+            return NULL;
+        }
+        if (!memcmp(&e->key, k, sizeof *k))
+            return e;
+        i = (i + 1) & mask;
+    }
+}
+
+/* Stores an outcome for key k, growing the table; silently skips when out of
+ * memory (the cache is an optimisation only). */
+static void cache_put(pstate *s, const cache_key *k, int fits, const gp__pchoice *c) {
+    if (2 * (s->nents + 1) > s->cap) {
+        uint32_t ocap = s->cap, ncap = s->cap ? 2 * s->cap : 16;
+        cache_ent *old = s->ents, *ne = calloc(ncap, sizeof *ne);
+        if (!ne)
+            return;
+        /* Fresh slots hold gen 0, which no live state has; move this
+         * generation's entries over. */
+        s->ents = ne;
+        s->cap = ncap;
+        s->nents = 0;
+        for (uint32_t i = 0; i < ocap; i++) {
+            size_t slot;
+            if (old[i].gen == s->gen && !cache_find(s, &old[i].key, &slot)) {
+                s->ents[slot] = old[i];
+                s->nents++;
+            }
+        }
+        free(old);
+    }
+    size_t slot;
+    cache_ent *e = cache_find(s, k, &slot);
+    if (!e) {
+        e = &s->ents[slot];
+        s->nents++;
+    }
+    e->key = *k;
+    e->gen = s->gen;
+    e->fits = fits;
+    e->choice = *c;
+}
+
+/* FGD and gpupool, through the cache. */
+static int score_frag(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__pchoice *out) {
+    if (n->cpu_free < r->cpu || n->mem_free < r->mem)
+        return 0;
+    pstate *s = &p->nodes[n->id]; /* gp__placer_score made it exist */
+    cache_key k;
+    memset(&k, 0, sizeof k);
+    k.ngpus = r->ngpus;
+    k.milli = r->milli;
+    k.gpu_mem = r->gpu_mem;
+    k.cpu = r->cpu;
+    k.models = r->models;
+    size_t slot;
+    cache_ent *e = cache_find(s, &k, &slot);
+    if (e) {
+        *out = e->choice;
+        return e->fits;
+    }
+    int gpupool = p->policy == GP_PLACE_GPUPOOL;
+    int fits = fits_node(r, n, 0, out);
+    if (fits) {
+        double before = gp__placer_node_frag(p, n);
+        double drop = frag_drop(p, n, r, before, out, gpupool);
+        out->score = gpupool ? score_gpupool(drop, r, n)
+                             : trunc_score(sigmoid(drop / 1000.0) * 100.0);
+    } else {
+        memset(out, 0, sizeof *out);
+    }
+    cache_put(s, &k, fits, out);
+    return fits;
+}
+
+int gp__placer_score(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__pchoice *out) {
+    if (!state_of(p, n->id)) {
+        /* Without memory for the node's state, fall back to bin-pack. */
+        if (!fits_node(r, n, 0, out))
+            return 0;
+        out->score = -free_after(r, n);
+        return 1;
+    }
+    switch (p->policy) {
+    case GP_PLACE_FGD:
+        if (!score_frag(p, n, r, out))
+            return 0;
+        out->score += 0.5 * rand_unit(p);
+        return 1;
+    case GP_PLACE_GPUPOOL:
+        return score_frag(p, n, r, out);
+    case GP_PLACE_RANDOM:
+        if (!fits_node(r, n, 0, out))
+            return 0;
+        if (is_share(r))
+            choose_random(p, r, n, out);
+        out->score = rand_unit(p);
+        return 1;
+    default:
+        break;
+    }
+    int worst = p->policy == GP_PLACE_SPREAD;
+    if (!fits_node(r, n, worst, out))
+        return 0;
+    switch (p->policy) {
+    case GP_PLACE_BINPACK:
+        out->score = -free_after(r, n);
+        return 1;
+    case GP_PLACE_SPREAD:
+        out->score = free_after(r, n);
+        return 1;
+    case GP_PLACE_DOTPROD:
+        out->score = score_dotprod(r, n);
+        break;
+    case GP_PLACE_GPUCLUSTERING:
+        out->score = score_clustering(p, r, n);
+        break;
+    case GP_PLACE_GPUPACKING:
+        out->score = score_packing(r, n);
+        break;
+    case GP_PLACE_BESTFIT:
+        out->score = score_bestfit(r, n);
+        break;
+    default:
+        out->score = 0;
+        break;
+    }
+    out->score += 0.5 * rand_unit(p);
+    return 1;
+}

@@ -1,0 +1,156 @@
+/*
+ * reason.c — pending reasons as sentences a researcher can act on.
+ *
+ * The cycle stores a reason code and its figures on each pending workload
+ * (cheap: no formatting for tens of thousands of workloads per cycle); the
+ * sentence is written only when someone asks for it.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+/* "1 GPU", "0.5 GPU", "2.25 GPUs". */
+static void fmt_gpu(char *buf, size_t len, int64_t milli) {
+    int64_t whole = milli / GP_MILLI, frac = milli % GP_MILLI;
+    if (frac == 0) {
+        snprintf(buf, len, "%" PRId64 " GPU%s", whole, whole == 1 ? "" : "s");
+        return;
+    }
+    char f[8];
+    snprintf(f, sizeof f, "%03" PRId64, frac);
+    for (int i = 2; i > 0 && f[i] == '0'; i--)
+        f[i] = '\0';
+    snprintf(buf, len, "%" PRId64 ".%s GPU%s", whole, f, milli < GP_MILLI ? "" : "s");
+}
+
+static void fmt_amount(char *buf, size_t len, int r, int64_t v) {
+    if (r == GP_RES_GPU) {
+        fmt_gpu(buf, len, v);
+    } else if (r == GP_RES_CPU) {
+        if (v % 1000 == 0)
+            snprintf(buf, len, "%" PRId64 " CPUs", v / 1000);
+        else
+            snprintf(buf, len, "%.3g CPUs", (double)v / 1000.0);
+    } else {
+        snprintf(buf, len, "%.1f GiB of memory", (double)v / (1024.0 * 1024.0 * 1024.0));
+    }
+}
+
+static const char *queue_word(const gp__queue *q) {
+    return q->nchildren ? "department" : "project";
+}
+
+static void what_one_task(const gp__wl *w, char *buf, size_t len) {
+    const gp_task_req *r = &w->spec.req;
+    char g[32];
+    switch (r->gpu) {
+    case GP_GPU_WHOLE:
+        fmt_gpu(buf, len, (int64_t)r->gpus * GP_MILLI);
+        return;
+    case GP_GPU_FRACTION:
+        fmt_gpu(g, sizeof g, r->gpu_milli);
+        snprintf(buf, len, "%s", g);
+        return;
+    case GP_GPU_MEMORY:
+        snprintf(buf, len, "%.1f GiB of GPU memory", (double)r->gpu_mem / (1 << 30));
+        return;
+    case GP_GPU_MIG:
+        snprintf(buf, len, "a MIG %.16s instance", r->mig_profile);
+        return;
+    case GP_GPU_NONE:
+        snprintf(buf, len, "no GPU");
+        return;
+    }
+}
+
+int gp_engine_pending_reason(const gp_engine *e, uint64_t id, char *buf, size_t len) {
+    const gp__wl *w = gp__wl_find(e, id);
+    if (!w)
+        return GP_ENOENT;
+    if (w->state != GP_STATE_PENDING) {
+        snprintf(buf, len, "not pending: %s", gp_state_name(w->state));
+        return GP_WAIT_NONE;
+    }
+    const gp__queue *q = w->wait_queue ? w->wait_queue : w->queue;
+    const gp__node *n = w->wait_node >= 0 && (uint64_t)w->wait_node < e->nnodes
+                            ? e->nodes[w->wait_node]
+                            : NULL;
+    char a[48], b[48], task[64];
+    what_one_task(w, task, sizeof task);
+    switch (w->wait) {
+    case GP_WAIT_NONE:
+    case GP_WAIT_NEW:
+    case GP_WAIT_COUNT:
+        snprintf(buf, len, "waiting for the next scheduling cycle");
+        break;
+    case GP_WAIT_QUEUE_LIMIT:
+        if (w->wait_a < 0) {
+            snprintf(buf, len,
+                     "%s %s is at its limit for every GPU model this workload may use",
+                     queue_word(q), q->spec.name);
+        } else {
+            fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
+            fmt_amount(b, sizeof b, (int)w->wait_a, q->alloc.v[w->wait_a]);
+            snprintf(buf, len, "%s %s is at its limit of %s (it holds %s)", queue_word(q),
+                     q->spec.name, a, b);
+        }
+        break;
+    case GP_WAIT_DESERVED:
+        fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
+        fmt_amount(b, sizeof b, (int)w->wait_a, q->alloc_np.v[w->wait_a]);
+        snprintf(buf, len,
+                 "%s workloads run only inside deserved quota: %s %s deserves %s and its "
+                 "non-preemptible workloads hold %s",
+                 gp_kind_name(w->spec.kind), queue_word(q), q->spec.name, a, b);
+        break;
+    case GP_WAIT_NO_NODE:
+        snprintf(buf, len,
+                 "no node of the pool could ever hold one task (%s, %" PRId64
+                 " milli-CPU, %.1f GiB of memory%s%s)",
+                 task, w->spec.req.cpu_milli, (double)w->spec.req.mem_bytes / (1 << 30),
+                 w->spec.req.nmodels ? ", allowed GPU models" : "",
+                 w->spec.req.nselectors ? ", node selectors" : "");
+        break;
+    case GP_WAIT_NO_FIT:
+        fmt_gpu(a, sizeof a, w->wait_a);
+        snprintf(buf, len,
+                 "every GPU it may use is taken (%s free in total); it starts when GPUs free up",
+                 a);
+        break;
+    case GP_WAIT_FRAGMENTED:
+        if (w->preq.ngpus > 0) {
+            snprintf(buf, len,
+                     "no node has %d whole GPUs free; the most on one node is %" PRId64 "%s%s",
+                     w->preq.ngpus, w->wait_b, n ? " on node " : "", n ? n->spec.name : "");
+        } else {
+            fmt_gpu(b, sizeof b, w->wait_b);
+            snprintf(buf, len, "no single GPU has %s free; the largest free slice is %s%s%s",
+                     task, b, n ? " on node " : "", n ? n->spec.name : "");
+        }
+        break;
+    case GP_WAIT_GANG:
+        snprintf(buf, len,
+                 "only %" PRId64 " of the %d tasks fit at once, and a gang starts all together "
+                 "or not at all",
+                 w->wait_a, w->spec.min_tasks);
+        break;
+    case GP_WAIT_EVICTING:
+        snprintf(buf, len,
+                 "room is being made: %d workload%s received the checkpoint signal and %s "
+                 "stopping",
+                 w->victims_left, w->victims_left == 1 ? "" : "s",
+                 w->victims_left == 1 ? "is" : "are");
+        break;
+    case GP_WAIT_FAIR_SHARE:
+        fmt_gpu(a, sizeof a, w->wait_b);
+        fmt_gpu(b, sizeof b, q->alloc.v[GP_RES_GPU]);
+        snprintf(buf, len,
+                 "every GPU it may use is taken, and %s %s already holds %s of its fair share "
+                 "of %s; it starts when GPUs free up",
+                 queue_word(q), q->spec.name, b, a);
+        break;
+    }
+    return (int)w->wait;
+}

@@ -1,0 +1,134 @@
+/*
+ * shapes.c — the typical request shapes that fragmentation-aware placement
+ * measures the pool against, and the fragmentation figure itself.
+ *
+ * A caller that knows its workload (the simulator replaying a trace) sets the
+ * shapes with gp_engine_set_shapes(). Otherwise the engine learns them: it
+ * counts every submitted request's shape, and hands the placer the most
+ * popular shapes that together make up 95% of submissions (the FGD paper's
+ * "typical pods"), refreshed whenever submissions have grown by a tenth.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+typedef struct learned {
+    gp__pshape shape;
+    int64_t count;
+} learned;
+
+static uint64_t shape_key(const gp__preq *r) {
+    uint64_t h = UINT64_C(1469598103934665603);
+    const uint64_t parts[] = {(uint64_t)r->ngpus, (uint64_t)r->milli, (uint64_t)r->gpu_mem,
+                              (uint64_t)r->cpu,   (uint64_t)r->mem,   r->models};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        h ^= parts[i];
+        h *= UINT64_C(1099511628211);
+        h ^= h >> 29;
+    }
+    return h ? h : 1;
+}
+
+void gp__shapes_learn(gp_engine *e, const gp__wl *w) {
+    if (e->shapes_explicit || w->mig_profile >= 0 || w->spec.req.gpu == GP_GPU_NONE)
+        return;
+    uint64_t key = shape_key(&w->preq);
+    learned *l = gp__u64map_get(&e->shape_hist, key);
+    if (!l) {
+        l = calloc(1, sizeof *l);
+        if (!l || gp__u64map_put(&e->shape_hist, key, l) != 0) {
+            free(l);
+            return; /* learning is best effort */
+        }
+        l->shape.req = w->preq;
+    }
+    l->count += w->spec.tasks;
+    e->shape_seen += w->spec.tasks;
+}
+
+static int by_count(const void *a, const void *b) {
+    const learned *x = *(learned *const *)a, *y = *(learned *const *)b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return memcmp(&x->shape.req, &y->shape.req, sizeof x->shape.req);
+}
+
+void gp__shapes_refresh(gp_engine *e) {
+    if (e->shapes_explicit || e->shape_seen == 0 || e->shape_seen * 10 < e->shapes_at * 11)
+        return;
+    size_t n = 0;
+    learned **all = malloc(e->shape_hist.n * sizeof *all);
+    gp__pshape *out = malloc(e->shape_hist.n * sizeof *out);
+    if (!all || !out)
+        goto done;
+    for (size_t i = 0; i < e->shape_hist.cap; i++)
+        if (e->shape_hist.vals[i])
+            all[n++] = e->shape_hist.vals[i];
+    qsort(all, n, sizeof *all, by_count);
+    int64_t covered = 0;
+    size_t k = 0;
+    while (k < n && covered * 100 < e->shape_seen * 95)
+        covered += all[k++]->count;
+    for (size_t i = 0; i < k; i++) {
+        out[i] = all[i]->shape;
+        out[i].popularity = (double)all[i]->count / (double)covered;
+    }
+    if (gp__placer_set_shapes(e->placer, out, k) == 0)
+        e->shapes_at = e->shape_seen;
+done:
+    free(all);
+    free(out);
+}
+
+int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n) {
+    gp__pshape *out = malloc((n ? n : 1) * sizeof *out);
+    if (!out)
+        return GP_ENOMEM;
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (shapes[i].popularity <= 0 || shapes[i].gpus < 0 || shapes[i].gpu_milli < 0 ||
+            shapes[i].gpu_milli > GP_MILLI || shapes[i].cpu_milli < 0 || shapes[i].mem_bytes < 0) {
+            free(out);
+            return GP_EINVAL;
+        }
+        total += shapes[i].popularity;
+    }
+    for (size_t i = 0; i < n; i++) {
+        gp__pshape *p = &out[i];
+        memset(p, 0, sizeof *p);
+        p->req.ngpus = shapes[i].gpus;
+        p->req.milli = shapes[i].gpus > 0 ? 0 : shapes[i].gpu_milli;
+        p->req.cpu = shapes[i].cpu_milli;
+        p->req.mem = shapes[i].mem_bytes;
+        if (shapes[i].model[0]) {
+            int id = gp__model_intern(e, shapes[i].model);
+            if (id < 0) {
+                free(out);
+                return id;
+            }
+            p->req.models = UINT64_C(1) << id;
+        }
+        p->popularity = shapes[i].popularity / total;
+    }
+    int rc = gp__placer_set_shapes(e->placer, out, n);
+    free(out);
+    if (rc == 0)
+        e->shapes_explicit = 1;
+    return rc;
+}
+
+double gp_engine_fragmentation(gp_engine *e, double *idle_milli) {
+    double frag = 0, idle = 0;
+    for (uint32_t i = 0; i < e->nnodes; i++) {
+        gp__node *n = e->nodes[i];
+        if (!n || !n->spec.schedulable)
+            continue;
+        frag += gp__placer_node_frag(e->placer, &n->view);
+        for (int32_t g = 0; g < n->spec.ngpus; g++)
+            idle += n->spec.gpus[g].mig ? 0 : n->free_milli[g];
+    }
+    if (idle_milli)
+        *idle_milli = idle;
+    return frag;
+}
