@@ -26,6 +26,7 @@
 
 typedef struct books {
     gp_res alloc, alloc_np, demand;
+    int64_t leaving, arriving;
     int64_t npending, nrunning;
     int64_t model[GP__MAX_MODELS];
 } books;
@@ -143,6 +144,9 @@ int gp_engine_check(const gp_engine *e, char *err, size_t errlen) {
             add_res(&b->alloc, &held, 1);
             if (!w->preemptible)
                 add_res(&b->alloc_np, &held, 1);
+            if (w->state == GP_STATE_EVICTING)
+                b->leaving += held.v[GP_RES_GPU];
+            b->arriving += w->promised;
             if (w->state == GP_STATE_PENDING) {
                 add_res(&b->demand, &w->per_task, w->spec.tasks);
                 b->npending++;
@@ -163,6 +167,10 @@ int gp_engine_check(const gp_engine *e, char *err, size_t errlen) {
             FAIL("queue %s: %" PRId64 " pending and %" PRId64 " running counted, %" PRId64
                  " and %" PRId64 " found", q->spec.name, q->npending, q->nrunning, b->npending,
                  b->nrunning);
+        if (b->leaving != q->leaving || b->arriving != q->arriving)
+            FAIL("queue %s: eviction books differ (leaving %" PRId64 " vs %" PRId64
+                 ", arriving %" PRId64 " vs %" PRId64 ")", q->spec.name, q->leaving, b->leaving,
+                 q->arriving, b->arriving);
         if (memcmp(b->model, q->model_alloc, sizeof b->model))
             FAIL("queue %s: per-model books differ from its workloads", q->spec.name);
         if (q->nchildren == 0 && q->npend != (uint32_t)q->npending)

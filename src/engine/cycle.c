@@ -90,7 +90,8 @@ static int build_order(gp_engine *e) {
             for (uint32_t k = 0; k < q->npend; k++)
                 e->order[e->norder++] = q->pending[k];
             q->end = e->norder;
-            qsort_r(e->order + q->cursor, q->npend, sizeof *e->order, by_order, e);
+            if (q->npend > 1)
+                qsort_r(e->order + q->cursor, q->npend, sizeof *e->order, by_order, e);
         }
     }
     for (uint32_t i = e->nqueues; i-- > 0;) {
@@ -218,6 +219,7 @@ int gp__decision_evict(gp_engine *e, gp__wl *v, gp_evict_reason why, uint64_t fo
         return GP_ENOMEM;
     if (why != GP_EVICT_NODE_GONE) {
         gp__wl_set_state(e, v, GP_STATE_EVICTING);
+        gp__wl_leaving(v, +1);
         v->beneficiary = for_wl;
         v->evict_reason = why;
         v->evictions++;
@@ -232,6 +234,7 @@ static int try_allocate(gp_engine *e, gp__wl *w, gp_cycle_stats *st) {
         w->wait = GP_WAIT_EVICTING;
         return 0;
     }
+    gp__wl_promise(w, 0); /* its victims are gone: it competes like any other */
     if (!quota_allows(e, w, &models))
         return 0;
     w->sig = signature(w, models);

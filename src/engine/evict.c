@@ -112,13 +112,15 @@ static int eligible(const search *s, const gp__wl *v) {
     case RECLAIM: {
         if (v->queue == s->w->queue || v->charged.v[GP_RES_GPU] <= 0)
             return 0;
+        /* Books net of evictions already under way this cycle or before. */
         const gp__queue *top = lca(v->queue, s->w->queue);
         for (const gp__queue *x = v->queue; x && x != top; x = x->parent)
-            if (x->alloc.v[GP_RES_GPU] - v->charged.v[GP_RES_GPU] < x->fair.v[GP_RES_GPU])
+            if (x->alloc.v[GP_RES_GPU] - x->leaving - v->charged.v[GP_RES_GPU] <
+                x->fair.v[GP_RES_GPU])
                 return 0;
         int64_t need = s->w->per_task.v[GP_RES_GPU] * s->w->spec.min_tasks;
         for (const gp__queue *x = s->w->queue; x && x != top; x = x->parent)
-            if (x->alloc.v[GP_RES_GPU] + need > x->fair.v[GP_RES_GPU])
+            if (x->alloc.v[GP_RES_GPU] + x->arriving + need > x->fair.v[GP_RES_GPU])
                 return 0;
         return 1;
     }
@@ -130,8 +132,8 @@ static int eligible(const search *s, const gp__wl *v) {
  * recently started, highest id. */
 static int by_preference(const void *pa, const void *pb) {
     const gp__wl *a = *(gp__wl *const *)pa, *b = *(gp__wl *const *)pb;
-    int64_t oa = a->queue->alloc.v[GP_RES_GPU] - a->queue->fair.v[GP_RES_GPU];
-    int64_t ob = b->queue->alloc.v[GP_RES_GPU] - b->queue->fair.v[GP_RES_GPU];
+    int64_t oa = a->queue->alloc.v[GP_RES_GPU] - a->queue->leaving - a->queue->fair.v[GP_RES_GPU];
+    int64_t ob = b->queue->alloc.v[GP_RES_GPU] - b->queue->leaving - b->queue->fair.v[GP_RES_GPU];
     if (oa != ob)
         return oa > ob ? -1 : 1;
     if (a->spec.priority != b->spec.priority)
@@ -230,6 +232,7 @@ static int commit(search *s, vset *vs, gp_evict_reason why) {
         rc = gp__decision_evict(s->e, victims[i], why, s->w->spec.id);
     s->w->victims_left = (int32_t)n;
     s->w->wait = GP_WAIT_EVICTING;
+    gp__wl_promise(s->w, s->w->per_task.v[GP_RES_GPU] * s->w->spec.min_tasks);
     if (victims != list)
         free(victims);
     return rc;
@@ -257,46 +260,61 @@ static int room_possible(search *s, gp__node *n) {
     return room >= w->per_task.v[GP_RES_GPU];
 }
 
+static int by_size(const void *pa, const void *pb) {
+    const gp__wl *a = *(gp__wl *const *)pa, *b = *(gp__wl *const *)pb;
+    int64_t x = a->charged.v[GP_RES_GPU], y = b->charged.v[GP_RES_GPU];
+    if (x != y)
+        return x > y ? -1 : 1;
+    return by_preference(pa, pb);
+}
+
+/* Victims on node n that make room for s->w, taken in preference order or
+ * (by_largest) largest first, with the unneeded spared. Returns how many
+ * (the victims stay taken in *vs), or 0 if no set works (nothing taken). */
+static uint32_t node_victims(search *s, gp__node *n, int by_largest, uint32_t max, vset *vs) {
+    gp__wl **cand;
+    uint32_t ncand, k = 0;
+    if (collect(s, n, &cand, &ncand) != 0)
+        return 0;
+    if (by_largest && ncand > 1)
+        qsort(cand, ncand, sizeof *cand, by_size);
+    if (greedy(s, n, cand, ncand, max, vs) == 1) {
+        spare_unneeded(s, n, vs);
+        for (uint32_t j = 0; j < vs->n; j++)
+            k += vs->t[j].v != NULL;
+    }
+    free(cand);
+    return k;
+}
+
 /* Reclaim or preempt for w: returns 1 if victims were chosen. */
 static int evict_for(search *s, gp_evict_reason why) {
     gp_engine *e = s->e;
     vset vs = {0};
     int found = 0;
     if (s->w->spec.tasks == 1) {
-        /* The node that needs the fewest victims. */
+        /* The node and order that need the fewest victims; preference order
+         * first, so it wins ties. */
         int64_t best = -1;
+        int best_order = 0;
         uint32_t best_k = UINT32_MAX;
         for (uint32_t i = 0; i < e->nnodes && best_k > 1; i++) {
             gp__node *n = e->nodes[i];
             if (!n || !n->ntasks || !room_possible(s, n))
                 continue;
-            gp__wl **cand;
-            uint32_t ncand;
-            if (collect(s, n, &cand, &ncand) != 0)
-                break;
-            if (greedy(s, n, cand, ncand, best_k - 1, &vs) == 1) {
-                spare_unneeded(s, n, &vs);
-                uint32_t k = 0;
-                for (uint32_t j = 0; j < vs.n; j++)
-                    k += vs.t[j].v != NULL;
-                if (k < best_k) {
+            for (int order = 0; order < 2 && best_k > 1; order++) {
+                uint32_t k = node_victims(s, n, order, best_k - 1, &vs);
+                restore_all(e, &vs);
+                if (k > 0 && k < best_k) {
                     best_k = k;
                     best = n->id;
+                    best_order = order;
                 }
-                restore_all(e, &vs);
             }
-            free(cand);
         }
-        if (best >= 0) {
-            gp__node *n = e->nodes[best];
-            gp__wl **cand;
-            uint32_t ncand;
-            if (collect(s, n, &cand, &ncand) == 0 && greedy(s, n, cand, ncand, UINT32_MAX, &vs) == 1) {
-                spare_unneeded(s, n, &vs);
-                found = commit(s, &vs, why) == 0;
-            }
-            free(cand);
-        }
+        if (best >= 0 && node_victims(s, e->nodes[best], best_order, UINT32_MAX, &vs) > 0)
+            found = commit(s, &vs, why) == 0;
+        restore_all(e, &vs);
     } else {
         /* A gang: victims anywhere, as a whole, most preferred first. */
         gp__wl **cand;
@@ -330,18 +348,15 @@ static int consolidate(search *s) {
             break;
         if (greedy(s, n, cand, ncand, 8, &vs) == 1) {
             spare_unneeded(s, n, &vs);
-            /* Every moved workload must find a place off this node, with the
-             * beneficiary's room on it kept free. */
-            int32_t saved = n->spec.schedulable;
-            n->spec.schedulable = 0;
-            int ok = 1;
+            /* Hold the beneficiary's room on n, then every moved workload
+             * must find a place again (on n too, on another GPU). */
+            int ok = gp__place_on(e, s->w, s->models, n);
             for (uint32_t k = 0; k < vs.n && ok; k++) {
                 gp__wl *v = vs.t[k].v;
                 if (v)
                     ok = gp__place(e, v, gp__allowed_models(e, v), 1) > 0;
             }
-            n->spec.schedulable = saved;
-            ok = ok && fits(s, n);
+            gp__wl_unbind(e, s->w);
             if (ok)
                 found = commit(s, &vs, GP_EVICT_CONSOLIDATE) == 0;
             else
@@ -356,11 +371,19 @@ static int consolidate(search *s) {
 /* Whether w's project would stay within its fair share with w placed (the
  * levels above are checked per victim, below the common ancestor). Sets the
  * FAIR_SHARE reason if not. */
-static int below_fair_share(gp__wl *w) {
+static int below_fair_share(const gp_engine *e, gp__wl *w) {
     const gp__queue *q = w->queue;
     int64_t need = w->per_task.v[GP_RES_GPU] * w->spec.min_tasks;
-    if (q->alloc.v[GP_RES_GPU] + need <= q->fair.v[GP_RES_GPU])
+    if (q->alloc.v[GP_RES_GPU] + q->arriving + need <= q->fair.v[GP_RES_GPU])
         return 1;
+    /* Say so only where it is the news: other queues hold what it needs. A
+     * gang or fragmentation reason is more useful as it stands. */
+    int64_t others = 0;
+    for (uint32_t i = 0; i < e->nroots; i++)
+        others += e->roots[i]->alloc.v[GP_RES_GPU];
+    others -= q->alloc.v[GP_RES_GPU];
+    if (w->wait != GP_WAIT_NO_FIT || others <= 0)
+        return 0;
     w->wait = GP_WAIT_FAIR_SHARE;
     w->wait_queue = q;
     w->wait_b = q->fair.v[GP_RES_GPU];
@@ -381,7 +404,7 @@ void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed) {
         if (e->cfg.consolidate && why == GP_WAIT_FRAGMENTED && consolidate(&s))
             continue;
         s.mode = RECLAIM;
-        if (e->cfg.reclaim && below_fair_share(w) && evict_for(&s, GP_EVICT_RECLAIM))
+        if (e->cfg.reclaim && below_fair_share(e, w) && evict_for(&s, GP_EVICT_RECLAIM))
             continue;
         s.mode = PREEMPT;
         if (e->cfg.preempt && evict_for(&s, GP_EVICT_PREEMPT))

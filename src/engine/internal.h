@@ -76,6 +76,8 @@ struct gp__queue {
     gp_res alloc;                   /* held by bound, running and evicting work */
     gp_res alloc_np;                /* ... of it, by non-preemptible work */
     gp_res demand;                  /* asked for by pending work */
+    int64_t leaving;                /* milli-GPU held by EVICTING work */
+    int64_t arriving;               /* milli-GPU promised to work its victims make room for */
     int64_t model_alloc[GP__MAX_MODELS]; /* milli-GPU held, per model */
     int64_t npending, nrunning;
     gp_res fair;                    /* fair share, as of the last cycle */
@@ -104,6 +106,7 @@ struct gp__wl {
     gp_time_ms started;             /* -1 unless RUNNING */
     int32_t evictions;
     int32_t victims_left;           /* EVICTING victims still holding room for it */
+    int64_t promised;               /* milli-GPU its queue counts as arriving */
     uint64_t beneficiary;           /* while EVICTING: for whom */
     gp_evict_reason evict_reason;
     uint32_t pend_pos;              /* position in queue->pending while PENDING */
@@ -224,6 +227,11 @@ int gp__mig_profile_find(const char *name);
 int32_t gp__mig_milli(int profile);
 int64_t gp__mig_mem(int profile);
 
+/* Starts or ends an eviction's books: a victim entering or leaving EVICTING,
+ * a beneficiary promised room or no longer waiting for it. */
+void gp__wl_leaving(gp__wl *v, int sign);
+void gp__wl_promise(gp__wl *w, int64_t milli);
+
 /* ---- place.c ---- */
 /* Tries to place every task of w (at least min_tasks) on current free
  * capacity; on success binds them and returns the count, else leaves
@@ -231,6 +239,8 @@ int64_t gp__mig_mem(int profile);
 int gp__place(gp_engine *e, gp__wl *w, uint64_t models, int commit);
 uint64_t gp__allowed_models(const gp_engine *e, const gp__wl *w);
 int gp__fits_on(gp_engine *e, const gp__wl *w, uint64_t models, gp__node *n);
+/* Binds the first task of an unbound w on node n if it fits; 1 if bound. */
+int gp__place_on(gp_engine *e, gp__wl *w, uint64_t models, gp__node *n);
 /* Whether n, were it empty, could hold one task of w. */
 int gp__could_fit_empty(const gp__node *n, const gp__wl *w, uint64_t models);
 /* Sets w's wait reason after gp__place() failed. */

@@ -74,13 +74,15 @@ static int mig_choose(const gp__node *n, const gp__wl *w, uint64_t models, gp_sl
     return best_used >= 0;
 }
 
-/* Chooses the best node for one more task of w; returns its id or -1. */
+/* Chooses the best node for one more task of w (only node `only`, if >= 0);
+ * returns its id or -1. */
 static int64_t choose_node(gp_engine *e, gp__wl *w, gp__preq *r, int32_t domain, int32_t t,
-                           gp_slice *slices, int32_t *nslices) {
+                           gp_slice *slices, int32_t *nslices, int64_t only) {
     int64_t best = -1;
     double best_score = 0;
     int32_t first_domain = t > 0 ? gp__node_at(e, w->tasks[0].node)->domain : -1;
-    for (uint32_t i = 0; i < e->nnodes; i++) {
+    uint32_t from = only >= 0 ? (uint32_t)only : 0, to = only >= 0 ? (uint32_t)only + 1 : e->nnodes;
+    for (uint32_t i = from; i < to; i++) {
         gp__node *n = e->nodes[i];
         if (!n || !gp__node_matches(n, w) || (domain >= 0 && n->domain != domain))
             continue;
@@ -135,7 +137,7 @@ static int32_t place_in(gp_engine *e, gp__wl *w, uint64_t models, int32_t domain
     for (; t < w->spec.tasks; t++) {
         gp_slice s[GP_MAX_GPUS_PER_NODE];
         int32_t ns = 0;
-        int64_t node = choose_node(e, w, &r, domain, t, s, &ns);
+        int64_t node = choose_node(e, w, &r, domain, t, s, &ns, -1);
         if (node < 0 || gp__wl_bind_task(e, w, t, (uint32_t)node, s, ns) != 0)
             break;
     }
@@ -213,9 +215,7 @@ void gp__diagnose(gp_engine *e, gp__wl *w, uint64_t models) {
         for (int32_t g = 0; g < n->spec.ngpus; g++) {
             if (n->spec.gpus[g].mig || !(models & (UINT64_C(1) << n->gpu_model[g])))
                 continue;
-            int32_t f = w->preq.ngpus > 0 ? (n->free_milli[g] == GP_MILLI ? GP_MILLI : 0)
-                                          : n->free_milli[g];
-            free_total += f;
+            free_total += n->free_milli[g];
             if (n->free_milli[g] > best_free) {
                 best_free = n->free_milli[g];
                 best_node = n;
@@ -254,6 +254,16 @@ int gp__fits_on(gp_engine *e, const gp__wl *w, uint64_t models, gp__node *n) {
     }
     gp__pchoice c;
     return may_fit(n, w) && gp__placer_score(e->placer, &n->view, &r, &c);
+}
+
+int gp__place_on(gp_engine *e, gp__wl *w, uint64_t models, gp__node *n) {
+    gp__preq r = w->preq;
+    r.models = models;
+    gp_slice s[GP_MAX_GPUS_PER_NODE];
+    int32_t ns = 0;
+    if (w->nbound != 0 || choose_node(e, w, &r, -1, 0, s, &ns, n->id) < 0)
+        return 0;
+    return gp__wl_bind_task(e, w, 0, n->id, s, ns) == 0;
 }
 
 int gp__could_fit_empty(const gp__node *n, const gp__wl *w, uint64_t models) {

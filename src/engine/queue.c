@@ -131,6 +131,8 @@ static void books_move(gp__queue *from, const gp__queue *q, int sign) {
         }
         for (int m = 0; m < GP__MAX_MODELS; m++)
             a->model_alloc[m] += sign * q->model_alloc[m];
+        a->leaving += sign * q->leaving;
+        a->arriving += sign * q->arriving;
         a->npending += sign * q->npending;
         a->nrunning += sign * q->nrunning;
     }
@@ -215,7 +217,8 @@ static int by_name(const void *a, const void *b) {
 }
 
 static void preorder(gp_engine *e, gp__queue **level, uint32_t n, int32_t depth, uint32_t *pos) {
-    qsort(level, n, sizeof *level, by_name);
+    if (n > 1)
+        qsort(level, n, sizeof *level, by_name);
     for (uint32_t i = 0; i < n; i++) {
         gp__queue *q = level[i];
         q->depth = depth;

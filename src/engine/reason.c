@@ -11,18 +11,25 @@
 
 #include "engine/internal.h"
 
-/* "1 GPU", "0.5 GPU", "2.25 GPUs". */
-static void fmt_gpu(char *buf, size_t len, int64_t milli) {
+/* "1", "0.5", "2.25": milli-GPU as a decimal number of GPUs. */
+static void fmt_number(char *buf, size_t len, int64_t milli) {
     int64_t whole = milli / GP_MILLI, frac = milli % GP_MILLI;
     if (frac == 0) {
-        snprintf(buf, len, "%" PRId64 " GPU%s", whole, whole == 1 ? "" : "s");
+        snprintf(buf, len, "%" PRId64, whole);
         return;
     }
     char f[8];
     snprintf(f, sizeof f, "%03" PRId64, frac);
     for (int i = 2; i > 0 && f[i] == '0'; i--)
         f[i] = '\0';
-    snprintf(buf, len, "%" PRId64 ".%s GPU%s", whole, f, milli < GP_MILLI ? "" : "s");
+    snprintf(buf, len, "%" PRId64 ".%s", whole, f);
+}
+
+/* "1 GPU", "0.5 GPU", "2.25 GPUs". */
+static void fmt_gpu(char *buf, size_t len, int64_t milli) {
+    char num[32];
+    fmt_number(num, sizeof num, milli);
+    snprintf(buf, len, "%s GPU%s", num, milli == GP_MILLI || milli < GP_MILLI ? "" : "s");
 }
 
 static void fmt_amount(char *buf, size_t len, int r, int64_t v) {
@@ -50,7 +57,7 @@ static void what_one_task(const gp__wl *w, char *buf, size_t len) {
         fmt_gpu(buf, len, (int64_t)r->gpus * GP_MILLI);
         return;
     case GP_GPU_FRACTION:
-        fmt_gpu(g, sizeof g, r->gpu_milli);
+        fmt_number(g, sizeof g, r->gpu_milli);
         snprintf(buf, len, "%s", g);
         return;
     case GP_GPU_MEMORY:
@@ -125,7 +132,7 @@ int gp_engine_pending_reason(const gp_engine *e, uint64_t id, char *buf, size_t 
                      "no node has %d whole GPUs free; the most on one node is %" PRId64 "%s%s",
                      w->preq.ngpus, w->wait_b, n ? " on node " : "", n ? n->spec.name : "");
         } else {
-            fmt_gpu(b, sizeof b, w->wait_b);
+            fmt_number(b, sizeof b, w->wait_b);
             snprintf(buf, len, "no single GPU has %s free; the largest free slice is %s%s%s",
                      task, b, n ? " on node " : "", n ? n->spec.name : "");
         }

@@ -65,7 +65,8 @@ void gp__shapes_refresh(gp_engine *e) {
     for (size_t i = 0; i < e->shape_hist.cap; i++)
         if (e->shape_hist.vals[i])
             all[n++] = e->shape_hist.vals[i];
-    qsort(all, n, sizeof *all, by_count);
+    if (n > 1)
+        qsort(all, n, sizeof *all, by_count);
     int64_t covered = 0;
     size_t k = 0;
     while (k < n && covered * 100 < e->shape_seen * 95)

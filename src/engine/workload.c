@@ -389,19 +389,26 @@ void gp__wl_unbind_to(gp_engine *e, gp__wl *w, int32_t keep) {
         unbind_last(e, w);
 }
 
-void gp__wl_lost(gp_engine *e, gp__wl *w) {
-    /* Reserve first: once the tasks are gone the workload must be requeued. */
-    if (gp__queue_reserve(w->queue) != 0 ||
-        gp__push((void **)&e->gone, &e->ngone, &e->cap_gone, sizeof w->spec.id, &w->spec.id))
-        abort(); /* out of memory in the middle of a node removal */
-    gp__wl_unbind(e, w);
-    gp__wl_set_state(e, w, GP_STATE_PENDING);
-    w->evictions++;
+void gp__wl_leaving(gp__wl *v, int sign) {
+    for (gp__queue *a = v->queue; a; a = a->parent)
+        a->leaving += sign * v->charged.v[GP_RES_GPU];
+}
+
+void gp__wl_promise(gp__wl *w, int64_t milli) {
+    for (gp__queue *a = w->queue; a; a = a->parent)
+        a->arriving += milli - w->promised;
+    w->promised = milli;
 }
 
 /* ---- Events from the caller ---- */
 
 static void destroy(gp_engine *e, gp__wl *w) {
+    if (w->state == GP_STATE_EVICTING) {
+        gp__wl_leaving(w, -1); /* before unbinding: it counts what w holds */
+        gp__wl *b = gp__wl_find(e, w->beneficiary);
+        if (b && b->victims_left > 0)
+            b->victims_left--;
+    }
     gp__wl_unbind(e, w);
     if (w->state == GP_STATE_PENDING) {
         gp_res d;
@@ -412,11 +419,7 @@ static void destroy(gp_engine *e, gp__wl *w) {
         for (gp__queue *a = w->queue; a; a = a->parent)
             a->nrunning--;
     }
-    if (w->state == GP_STATE_EVICTING) {
-        gp__wl *b = gp__wl_find(e, w->beneficiary);
-        if (b && b->victims_left > 0)
-            b->victims_left--;
-    }
+    gp__wl_promise(w, 0);
     gp__u64map_del(&e->wl_by_id, w->spec.id);
     e->nworkloads--;
     free(w->tasks);
@@ -457,6 +460,8 @@ static int back_to_pending(gp_engine *e, gp__wl *w) {
     if (gp__queue_reserve(w->queue) != 0)
         return GP_ENOMEM;
     uint64_t beneficiary = w->beneficiary;
+    if (w->state == GP_STATE_EVICTING)
+        gp__wl_leaving(w, -1);
     gp__wl_unbind(e, w);
     gp__wl_set_state(e, w, GP_STATE_PENDING);
     w->beneficiary = 0;
@@ -464,6 +469,14 @@ static int back_to_pending(gp_engine *e, gp__wl *w) {
     if (b && b->victims_left > 0)
         b->victims_left--;
     return 0;
+}
+
+void gp__wl_lost(gp_engine *e, gp__wl *w) {
+    /* Report first: once the tasks are gone the caller must hear of it. */
+    if (gp__push((void **)&e->gone, &e->ngone, &e->cap_gone, sizeof w->spec.id, &w->spec.id) ||
+        back_to_pending(e, w) != 0)
+        abort(); /* out of memory in the middle of a node removal */
+    w->evictions++;
 }
 
 int gp_engine_released(gp_engine *e, uint64_t id, gp_time_ms now) {

@@ -47,4 +47,13 @@ int t_state(const gp_engine *e, uint64_t id);
 int64_t t_alloc(const gp_engine *e, const char *queue);
 int64_t t_fair(const gp_engine *e, const char *queue);
 
+/*
+ * Runs a random but reproducible sequence of `steps` events (nodes coming and
+ * going, queues and quotas changing, submissions of every request kind,
+ * finishes, cancels, failures, cycles with starts and delayed releases)
+ * from seed, with the invariant checker and the decision properties asserted
+ * after every cycle. Returns a hash of every decision made.
+ */
+uint64_t t_random_run(uint64_t seed, int steps, gp_placement placement);
+
 #endif

@@ -1,0 +1,100 @@
+/*
+ * test-reasons.c — every pending workload carries a reason a researcher can
+ * act on, as a sentence and as a code that metrics count.
+ */
+#include "gptest.h"
+#include "helpers.h"
+
+#include <string.h>
+
+START_TEST(test_queue_limit_sentence) {
+    gp_engine *e = t_engine();
+    t_node(e, "n1", 16, "H100", 80, "");
+    t_queue(e, "nlp", "", 4, 8, 1);
+    for (uint64_t id = 1; id <= 3; id++)
+        t_submit(e, id, "nlp", GP_KIND_TRAIN, 4, 1, 0, 0);
+    t_cycle(e, 0, 1, 1, NULL);
+    char why[256];
+    ck_assert_int_eq(gp_engine_pending_reason(e, 3, why, sizeof why), GP_WAIT_QUEUE_LIMIT);
+    ck_assert_str_eq(why, "project nlp is at its limit of 8 GPUs (it holds 8 GPUs)");
+    int64_t counts[GP_WAIT_COUNT];
+    gp_engine_pending_by_reason(e, counts);
+    ck_assert_int_eq(counts[GP_WAIT_QUEUE_LIMIT], 1);
+    ck_assert_str_eq(gp_wait_name(GP_WAIT_QUEUE_LIMIT), "queue_limit");
+    gp_engine_free(e);
+}
+END_TEST
+
+START_TEST(test_department_limit_named) {
+    gp_engine *e = t_engine();
+    t_node(e, "n1", 16, "H100", 80, "");
+    t_queue(e, "research", "", 0, 2, 1);
+    t_queue(e, "nlp", "research", 0, -1, 1);
+    t_submit(e, 1, "nlp", GP_KIND_TRAIN, 2, 1, 0, 0);
+    t_submit(e, 2, "nlp", GP_KIND_TRAIN, 1, 1, 0, 0);
+    t_cycle(e, 0, 1, 1, NULL);
+    char why[256];
+    ck_assert_int_eq(gp_engine_pending_reason(e, 2, why, sizeof why), GP_WAIT_QUEUE_LIMIT);
+    ck_assert_str_eq(why, "department research is at its limit of 2 GPUs (it holds 2 GPUs)");
+    gp_engine_free(e);
+}
+END_TEST
+
+START_TEST(test_new_and_no_node_and_not_pending) {
+    gp_engine *e = t_engine();
+    t_node(e, "n1", 2, "H100", 80, "");
+    t_queue(e, "p", "", 2, -1, 1);
+    gp_workload_spec w;
+    gp_workload_spec_init(&w, 1, "p");
+    w.req.gpu = GP_GPU_WHOLE;
+    w.req.gpus = 1;
+    w.req.cpu_milli = 128000; /* more CPU than any node */
+    ck_assert_int_eq(gp_engine_submit(e, &w, NULL, 0), 0);
+    char why[256];
+    ck_assert_int_eq(gp_engine_pending_reason(e, 1, why, sizeof why), GP_WAIT_NEW);
+    t_cycle(e, 0, 1, 1, NULL);
+    ck_assert_int_eq(gp_engine_pending_reason(e, 1, why, sizeof why), GP_WAIT_NO_NODE);
+    ck_assert_ptr_nonnull(strstr(why, "no node of the pool could ever hold one task"));
+    t_submit(e, 2, "p", GP_KIND_TRAIN, 1, 1, 0, 0);
+    t_cycle(e, 1, 1, 1, NULL);
+    ck_assert_int_eq(gp_engine_pending_reason(e, 2, why, sizeof why), GP_WAIT_NONE);
+    ck_assert_str_eq(why, "not pending: running");
+    ck_assert_int_eq(gp_engine_pending_reason(e, 99, why, sizeof why), GP_ENOENT);
+    gp_engine_free(e);
+}
+END_TEST
+
+START_TEST(test_whole_gpus_fragmented_across_nodes) {
+    gp_engine *e = t_engine();
+    t_node(e, "a3", 2, "H100", 80, "");
+    t_node(e, "a4", 2, "H100", 80, "");
+    t_queue(e, "p", "", 4, -1, 1);
+    /* One inference gang holding one GPU on each node. */
+    gp_workload_spec w;
+    gp_workload_spec_init(&w, 1, "p");
+    w.kind = GP_KIND_INFERENCE;
+    w.tasks = 2;
+    w.req.gpu = GP_GPU_WHOLE;
+    w.req.gpus = 1;
+    gp_task_binding b[2] = {{.node = "a3", .nslices = 1}, {.node = "a4", .nslices = 1}};
+    for (int t = 0; t < 2; t++)
+        b[t].slices[0] = (gp_slice){.gpu = 0, .milli = 1000, .mem = 80 * GIB, .mig_slot = -1};
+    char err[GP_ERR_MAX];
+    ck_assert_msg(gp_engine_restore(e, &w, 2, b, 0, err, sizeof err) == 0, "%s", err);
+    t_submit(e, 2, "p", GP_KIND_INFERENCE, 2, 1, 0, 1);
+    t_cycle(e, 1, 1, 1, NULL);
+    char why[256];
+    ck_assert_int_eq(gp_engine_pending_reason(e, 2, why, sizeof why), GP_WAIT_FRAGMENTED);
+    ck_assert_str_eq(why, "no node has 2 whole GPUs free; the most on one node is 1 on node a3");
+    gp_engine_free(e);
+}
+END_TEST
+
+static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_queue_limit_sentence);
+    tcase_add_test(tc, test_department_limit_named);
+    tcase_add_test(tc, test_new_and_no_node_and_not_pending);
+    tcase_add_test(tc, test_whole_gpus_fragmented_across_nodes);
+}
+
+GP_TEST_MAIN("engine/reasons", add_tests)
