@@ -8,6 +8,7 @@
 #   make test       build and run every test, then again under ASan + UBSan
 #   make check      run the tests of one build only (BUILD=..., SAN=...)
 #   make bench      build and run the benchmarks in bench/
+#   make test-tsan  run the tests of threaded parts under ThreadSanitizer
 #   make run        build and start the main job with its embedded defaults
 #
 # SAN=1 selects the sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer),
@@ -45,7 +46,10 @@ BENCHES :=
 .PHONY: all test check bench run clean format
 all:
 
-include $(sort $(wildcard src/*/part.mk src/*/*/part.mk tests/*/part.mk bench/part.mk))
+# Libraries first, then what links them: prerequisites expand as they are read.
+include $(sort $(wildcard src/*/part.mk src/*/*/part.mk))
+include $(sort $(wildcard tests/*/part.mk))
+include $(wildcard bench/part.mk)
 
 all: $(LIBS) $(BINS) $(TESTS) $(BENCHES)
 
@@ -71,6 +75,11 @@ test:
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+# ThreadSanitizer pass (its own build, build/tsan) over the parts with
+# threads of their own; each part adds its goal as a prerequisite.
+.PHONY: test-tsan
+test-tsan: test-interpose-tsan
 
 clean:
 	rm -rf build

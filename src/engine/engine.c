@@ -68,6 +68,7 @@ void gp_engine_free(gp_engine *e) {
     for (uint32_t i = 0; i < e->nqueues; i++) {
         free(e->queues[i]->children);
         free(e->queues[i]->pending);
+        free(e->queues[i]->holding);
         free(e->queues[i]);
     }
     free(e->queues);
@@ -83,6 +84,7 @@ void gp_engine_free(gp_engine *e) {
     free(e->bindbuf);
     free(e->order);
     gp__u64map_free(&e->memo);
+    gp__u64map_free(&e->evict_memo);
     free(e->gone);
     for (size_t i = 0; i < e->shape_hist.cap; i++)
         free(e->shape_hist.vals[i]);

@@ -28,6 +28,15 @@
 
 #include "engine/internal.h"
 
+/*
+ * A single task's search looks at no more than this many nodes that could
+ * work (those whose free plus evictable room could hold the task), starting
+ * where the previous search of the cycle left off, and stops early at a node
+ * needing one victim. This bounds the cost of a search on a large pool; the
+ * price is that the fewest-victims choice is the best among those nodes.
+ */
+#define NODES_PER_SEARCH 16
+
 /* Victims taken off tentatively, with their bindings saved. */
 typedef struct taken {
     gp__wl *v;
@@ -80,7 +89,7 @@ typedef struct search {
     gp__wl *w;
     uint64_t models;
     mode mode;
-    const gp__queue *lca;           /* RECLAIM: lowest common ancestor, per victim */
+    uint64_t attempt;               /* stamp of this search's eligible victims */
 } search;
 
 static const gp__queue *lca(const gp__queue *a, const gp__queue *b) {
@@ -143,30 +152,62 @@ static int by_preference(const void *pa, const void *pb) {
     return a->spec.id > b->spec.id ? -1 : a->spec.id < b->spec.id;
 }
 
-/* Collects the eligible victims with a task on node n (or on any node if n
- * is NULL), de-duplicated, sorted by preference. */
-static int collect(search *s, gp__node *n, gp__wl ***out, uint32_t *nout) {
+/* Whether leaf q could give victims at all for s (a cheap filter before
+ * looking at its workloads). */
+static int source_ok(const search *s, const gp__queue *q) {
+    if (q->nchildren || q->nhold == 0)
+        return 0;
+    switch (s->mode) {
+    case PREEMPT:
+        return q == s->w->queue;
+    case RECLAIM:
+        return q != s->w->queue &&
+               q->alloc.v[GP_RES_GPU] - q->leaving > q->fair.v[GP_RES_GPU];
+    case CONSOLIDATE:
+        return 1;
+    }
+    return 0;
+}
+
+static int add_victim(search *s, gp__wl *v, uint64_t stamp, gp__wl ***out, uint32_t *nout,
+                      uint32_t *cap) {
+    if (v->mark == stamp || !eligible(s, v))
+        return 0;
+    v->mark = stamp;
+    return gp__push((void **)out, nout, cap, sizeof v, &v);
+}
+
+/* Collects the eligible victims with a task on node n (or anywhere if n is
+ * NULL), de-duplicated, sorted by preference if sorted is set. On a node,
+ * only workloads room_possible() marked eligible in this attempt are looked
+ * at (greedy() checks again before taking one). */
+static int collect(search *s, gp__node *n, int sorted, gp__wl ***out, uint32_t *nout) {
     gp_engine *e = s->e;
     uint64_t stamp = ++e->stamp;
     uint32_t cap = 0;
+    int rc = 0;
     *out = NULL;
     *nout = 0;
-    for (uint32_t i = n ? n->id : 0; i < (n ? n->id + 1 : e->nnodes); i++) {
-        gp__node *m = e->nodes[i];
-        if (!m)
-            continue;
-        for (uint32_t k = 0; k < m->ntasks; k++) {
-            gp__wl *v = m->tasks[k].wl;
-            if (v->mark == stamp || !eligible(s, v))
+    if (n) {
+        for (uint32_t k = 0; k < n->ntasks && rc == 0; k++) {
+            gp__wl *v = n->tasks[k].wl;
+            if (v->mark == stamp || v->elig != s->attempt)
                 continue;
             v->mark = stamp;
-            if (gp__push((void **)out, nout, &cap, sizeof v, &v) != 0)
-                return GP_ENOMEM;
+            rc = gp__push((void **)out, nout, &cap, sizeof v, &v);
+        }
+    } else {
+        for (uint32_t i = 0; i < e->nqueues && rc == 0; i++) {
+            gp__queue *q = e->queues[i];
+            if (!source_ok(s, q))
+                continue;
+            for (uint32_t k = 0; k < q->nhold && rc == 0; k++)
+                rc = add_victim(s, q->holding[k], stamp, out, nout, &cap);
         }
     }
-    if (*nout > 1)
+    if (rc == 0 && sorted && *nout > 1)
         qsort(*out, *nout, sizeof **out, by_preference);
-    return 0;
+    return rc;
 }
 
 /* Whether the beneficiary fits now: on node n, or anywhere if n is NULL. */
@@ -238,26 +279,30 @@ static int commit(search *s, vset *vs, gp_evict_reason why) {
     return rc;
 }
 
-/* A quick upper bound: could w's task fit on n if every eligible victim
- * there were gone? */
+/* Whether node n could hold one task of s->w if its eligible victims were
+ * gone (a quick upper bound on free plus evictable milli-GPU). Marks the
+ * eligible victims for collect(). */
 static int room_possible(search *s, gp__node *n) {
     const gp__wl *w = s->w;
-    if (!gp__could_fit_empty(n, w, s->models))
+    if (n->ntasks == 0 || !gp__could_fit_empty(n, w, s->models))
         return 0;
-    if (w->mig_profile >= 0)
-        return 1;
     int64_t room = 0;
+    int any = 0;
     for (int32_t g = 0; g < n->spec.ngpus; g++)
         room += n->spec.gpus[g].mig ? 0 : n->free_milli[g];
     for (uint32_t k = 0; k < n->ntasks; k++) {
-        const gp__wl *v = n->tasks[k].wl;
-        if (v->state == GP_STATE_RUNNING && v->preemptible) {
-            const gp__task *t = &v->tasks[n->tasks[k].task];
-            for (int32_t i = 0; i < t->b.nslices; i++)
-                room += t->b.slices[i].mig_slot < 0 ? t->b.slices[i].milli : 0;
+        gp__wl *v = n->tasks[k].wl;
+        if (v->elig != s->attempt) {
+            if (!eligible(s, v))
+                continue;
+            v->elig = s->attempt;
         }
+        any = 1;
+        const gp__task *t = &v->tasks[n->tasks[k].task];
+        for (int32_t i = 0; i < t->b.nslices; i++)
+            room += t->b.slices[i].mig_slot < 0 ? t->b.slices[i].milli : 0;
     }
-    return room >= w->per_task.v[GP_RES_GPU];
+    return any && (w->mig_profile >= 0 || room >= w->per_task.v[GP_RES_GPU]);
 }
 
 static int by_size(const void *pa, const void *pb) {
@@ -274,7 +319,7 @@ static int by_size(const void *pa, const void *pb) {
 static uint32_t node_victims(search *s, gp__node *n, int by_largest, uint32_t max, vset *vs) {
     gp__wl **cand;
     uint32_t ncand, k = 0;
-    if (collect(s, n, &cand, &ncand) != 0)
+    if (collect(s, n, 1, &cand, &ncand) != 0)
         return 0;
     if (by_largest && ncand > 1)
         qsort(cand, ncand, sizeof *cand, by_size);
@@ -296,12 +341,13 @@ static int evict_for(search *s, gp_evict_reason why) {
         /* The node and order that need the fewest victims; preference order
          * first, so it wins ties. */
         int64_t best = -1;
-        int best_order = 0;
+        int best_order = 0, tried = 0;
         uint32_t best_k = UINT32_MAX;
-        for (uint32_t i = 0; i < e->nnodes && best_k > 1; i++) {
-            gp__node *n = e->nodes[i];
-            if (!n || !n->ntasks || !room_possible(s, n))
+        for (uint32_t i = 0; i < e->nnodes && best_k > 1 && tried < NODES_PER_SEARCH; i++) {
+            gp__node *n = e->nodes[(i + e->evict_cursor) % e->nnodes];
+            if (!n || !room_possible(s, n))
                 continue;
+            tried++;
             for (int order = 0; order < 2 && best_k > 1; order++) {
                 uint32_t k = node_victims(s, n, order, best_k - 1, &vs);
                 restore_all(e, &vs);
@@ -312,14 +358,16 @@ static int evict_for(search *s, gp_evict_reason why) {
                 }
             }
         }
-        if (best >= 0 && node_victims(s, e->nodes[best], best_order, UINT32_MAX, &vs) > 0)
+        if (best >= 0 && node_victims(s, e->nodes[best], best_order, UINT32_MAX, &vs) > 0) {
             found = commit(s, &vs, why) == 0;
+            e->evict_cursor = (uint32_t)best + 1;
+        }
         restore_all(e, &vs);
     } else {
         /* A gang: victims anywhere, as a whole, most preferred first. */
         gp__wl **cand;
         uint32_t ncand;
-        if (collect(s, NULL, &cand, &ncand) == 0 && greedy(s, NULL, cand, ncand, 256, &vs) == 1) {
+        if (collect(s, NULL, 1, &cand, &ncand) == 0 && greedy(s, NULL, cand, ncand, 256, &vs) == 1) {
             spare_unneeded(s, NULL, &vs);
             found = commit(s, &vs, why) == 0;
         }
@@ -336,15 +384,15 @@ static int consolidate(search *s) {
     if (s->w->spec.tasks != 1 || s->w->mig_profile >= 0)
         return 0;
     int found = 0, tried = 0;
-    for (uint32_t i = 0; i < e->nnodes && !found && tried < 32; i++) {
-        gp__node *n = e->nodes[i];
-        if (!n || !n->ntasks || !room_possible(s, n))
+    for (uint32_t i = 0; i < e->nnodes && !found && tried < NODES_PER_SEARCH; i++) {
+        gp__node *n = e->nodes[(i + e->evict_cursor) % e->nnodes];
+        if (!n || !room_possible(s, n))
             continue;
         tried++;
         gp__wl **cand;
         uint32_t ncand;
         vset vs = {0};
-        if (collect(s, n, &cand, &ncand) != 0)
+        if (collect(s, n, 1, &cand, &ncand) != 0)
             break;
         if (greedy(s, n, cand, ncand, 8, &vs) == 1) {
             spare_unneeded(s, n, &vs);
@@ -390,8 +438,33 @@ static int below_fair_share(const gp_engine *e, gp__wl *w) {
     return 0;
 }
 
+/* Runs one kind of search for w unless the same request of the same queue
+ * already failed it this cycle: books only tighten as evictions are chosen,
+ * so a failed search stays failed. */
+static int search_once(search *s, int (*fn)(search *, gp_evict_reason), gp_evict_reason why) {
+    gp_engine *e = s->e;
+    uint64_t key = s->w->sig ^ ((uint64_t)(uintptr_t)s->w->queue * UINT64_C(0x9e3779b97f4a7c15)) ^
+                   ((uint64_t)s->mode << 61);
+    if (s->mode == PREEMPT) /* whom it may preempt depends on its priority */
+        key ^= (uint64_t)(uint32_t)s->w->spec.priority * UINT64_C(0xc2b2ae3d27d4eb4f);
+    key = key ? key : 1;
+    if (gp__u64map_get(&e->evict_memo, key))
+        return 0;
+    s->attempt = ++e->stamp;
+    if (fn(s, why))
+        return 1;
+    gp__u64map_put(&e->evict_memo, key, (void *)1); /* a failed put only costs speed */
+    return 0;
+}
+
+static int consolidate_fn(search *s, gp_evict_reason why) {
+    (void)why;
+    return consolidate(s);
+}
+
 void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed) {
     int32_t budget = e->cfg.max_evicting_attempts ? e->cfg.max_evicting_attempts : INT32_MAX;
+    gp__u64map_clear(&e->evict_memo);
     for (uint32_t i = 0; i < nfailed && budget > 0; i++) {
         gp__wl *w = failed[i];
         if (w->state != GP_STATE_PENDING || w->wait == GP_WAIT_EVICTING)
@@ -400,14 +473,15 @@ void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed) {
         if (why != GP_WAIT_NO_FIT && why != GP_WAIT_FRAGMENTED && why != GP_WAIT_GANG)
             continue;
         budget--;
-        search s = {e, w, gp__allowed_models(e, w), CONSOLIDATE, NULL};
-        if (e->cfg.consolidate && why == GP_WAIT_FRAGMENTED && consolidate(&s))
+        search s = {e, w, gp__allowed_models(e, w), CONSOLIDATE, 0};
+        if (e->cfg.consolidate && why == GP_WAIT_FRAGMENTED &&
+            search_once(&s, consolidate_fn, GP_EVICT_CONSOLIDATE))
             continue;
         s.mode = RECLAIM;
-        if (e->cfg.reclaim && below_fair_share(e, w) && evict_for(&s, GP_EVICT_RECLAIM))
+        if (e->cfg.reclaim && below_fair_share(e, w) && search_once(&s, evict_for, GP_EVICT_RECLAIM))
             continue;
         s.mode = PREEMPT;
-        if (e->cfg.preempt && evict_for(&s, GP_EVICT_PREEMPT))
+        if (e->cfg.preempt && search_once(&s, evict_for, GP_EVICT_PREEMPT))
             continue;
     }
 }

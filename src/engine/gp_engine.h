@@ -491,7 +491,8 @@ typedef struct gp_shape {
     int32_t gpu_milli;              /* per GPU: GP_MILLI for whole GPUs */
     int64_t cpu_milli;
     int64_t mem_bytes;
-    char model[GP_NAME_MAX + 1];    /* "" = any model */
+    int32_t nmodels;                /* allowed GPU models; 0: any */
+    char models[GP_MAX_MODELS][GP_NAME_MAX + 1];
     double popularity;
 } gp_shape;
 

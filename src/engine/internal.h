@@ -83,9 +83,12 @@ struct gp__queue {
     gp_res fair;                    /* fair share, as of the last cycle */
     double usage[GP_RES_COUNT];     /* decayed usage (time-based fair share) */
     int32_t overcommitted;
-    /* Leaves: pending workloads, unordered between cycles. */
+    /* Leaves: pending workloads, unordered between cycles; and the workloads
+     * that hold resources (BOUND, RUNNING, EVICTING), for victim search. */
     gp__wl **pending;
     uint32_t npend, cap_pend;
+    gp__wl **holding;
+    uint32_t nhold, cap_hold;
     /* Per cycle: the range of e->order still to consider (leaves), and how
      * many children still have candidates (parents). */
     uint32_t cursor, end;
@@ -110,6 +113,7 @@ struct gp__wl {
     uint64_t beneficiary;           /* while EVICTING: for whom */
     gp_evict_reason evict_reason;
     uint32_t pend_pos;              /* position in queue->pending while PENDING */
+    uint32_t hold_pos;              /* position in queue->holding otherwise */
     /* Pending reason and its details, for the sentence. */
     gp_wait wait;
     int64_t wait_a, wait_b;
@@ -117,6 +121,7 @@ struct gp__wl {
     int64_t wait_node;              /* the node id the reason names, or -1 */
     uint64_t sig;                   /* request signature (for the failure memo) */
     uint64_t mark;                  /* scratch stamp for de-duplicating victims */
+    uint64_t elig;                  /* stamp of the last search that found it eligible */
 };
 
 struct gp_engine {
@@ -155,6 +160,7 @@ struct gp_engine {
     gp_task_binding *bindbuf;       /* the BIND decisions' tasks, this cycle */
     uint32_t nbind, cap_bind;
     gp__u64map memo;                /* request signature -> first failure, this cycle */
+    gp__u64map evict_memo;          /* searches that found no victims, this cycle */
     gp__wl **order;                 /* pending workloads in cycle order, per leaf */
     uint32_t norder, cap_order;
     int64_t pending_counts[GP_WAIT_COUNT];
@@ -170,7 +176,8 @@ struct gp_engine {
     int64_t shapes_at;              /* shape_seen at the last refresh */
 
     gp_time_ms usage_at;            /* last decay of usage */
-    uint64_t stamp;                 /* for gp__wl.mark */
+    uint64_t stamp;                 /* for gp__wl.mark and .elig */
+    uint32_t evict_cursor;          /* where eviction searches start */
 };
 
 /* ---- engine.c ---- */
@@ -202,6 +209,9 @@ void gp__queue_model(gp__queue *q, int32_t model, int64_t milli, int sign);
 void gp__queue_pending_add(gp__queue *q, gp__wl *w);
 void gp__queue_pending_del(gp__queue *q, gp__wl *w);
 int gp__queue_reserve(gp__queue *q);
+/* The holding list; gp__queue_hold_add fails only with GP_ENOMEM. */
+int gp__queue_hold_add(gp__queue *q, gp__wl *w);
+void gp__queue_hold_del(gp__queue *q, gp__wl *w);
 /* Whether the subtree of q, plus add, stays within every limit up to the
  * root; on failure *at is the queue and *res the resource at its limit. */
 int gp__queue_fits_limits(const gp__queue *q, const gp_res *add, const gp__queue **at,

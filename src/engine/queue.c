@@ -204,6 +204,7 @@ int gp_engine_queue_remove(gp_engine *e, const char *name) {
     gp__strmap_del(&e->queue_by_name, q->spec.name);
     free(q->children);
     free(q->pending);
+    free(q->holding);
     free(q);
     e->tree_dirty = 1;
     gp__queue_tree_refresh(e);
@@ -295,17 +296,39 @@ void gp__queue_pending_del(gp__queue *q, gp__wl *w) {
         a->npending--;
 }
 
-/* Makes room for one more pending workload so that gp__queue_pending_add()
- * cannot fail later, in the middle of a state change. */
-int gp__queue_reserve(gp__queue *q) {
-    if (q->npend < q->cap_pend)
+int gp__queue_hold_add(gp__queue *q, gp__wl *w) {
+    w->hold_pos = q->nhold;
+    return gp__push((void **)&q->holding, &q->nhold, &q->cap_hold, sizeof w, &w);
+}
+
+void gp__queue_hold_del(gp__queue *q, gp__wl *w) {
+    uint32_t i = w->hold_pos;
+    q->holding[i] = q->holding[--q->nhold];
+    q->holding[i]->hold_pos = i;
+}
+
+/* Makes room for one more workload in the queue, so that no later state
+ * change can fail half-way through. */
+static int reserve(gp__wl ***arr, uint32_t need, uint32_t *cap) {
+    if (need <= *cap)
         return 0;
-    uint32_t ncap = q->cap_pend ? q->cap_pend * 2 : 8;
-    void *p = realloc(q->pending, ncap * sizeof *q->pending);
+    uint32_t ncap = *cap ? *cap * 2 : 8;
+    while (ncap < need)
+        ncap *= 2;
+    void *p = realloc(*arr, ncap * sizeof **arr);
     if (!p)
         return GP_ENOMEM;
-    q->pending = p;
-    q->cap_pend = ncap;
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+
+int gp__queue_reserve(gp__queue *q) {
+    /* Each list can hold every workload of the queue plus the next one, so
+     * no move between them can fail. */
+    uint32_t need = q->npend + q->nhold + 1;
+    if (reserve(&q->pending, need, &q->cap_pend) || reserve(&q->holding, need, &q->cap_hold))
+        return GP_ENOMEM;
     return 0;
 }
 

@@ -89,7 +89,8 @@ int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n) {
     double total = 0;
     for (size_t i = 0; i < n; i++) {
         if (shapes[i].popularity <= 0 || shapes[i].gpus < 0 || shapes[i].gpu_milli < 0 ||
-            shapes[i].gpu_milli > GP_MILLI || shapes[i].cpu_milli < 0 || shapes[i].mem_bytes < 0) {
+            shapes[i].gpu_milli > GP_MILLI || shapes[i].cpu_milli < 0 || shapes[i].mem_bytes < 0 ||
+            shapes[i].nmodels < 0 || shapes[i].nmodels > GP_MAX_MODELS) {
             free(out);
             return GP_EINVAL;
         }
@@ -102,13 +103,13 @@ int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n) {
         p->req.milli = shapes[i].gpus > 0 ? 0 : shapes[i].gpu_milli;
         p->req.cpu = shapes[i].cpu_milli;
         p->req.mem = shapes[i].mem_bytes;
-        if (shapes[i].model[0]) {
-            int id = gp__model_intern(e, shapes[i].model);
+        for (int32_t k = 0; k < shapes[i].nmodels; k++) {
+            int id = gp__model_intern(e, shapes[i].models[k]);
             if (id < 0) {
                 free(out);
                 return id;
             }
-            p->req.models = UINT64_C(1) << id;
+            p->req.models |= UINT64_C(1) << id;
         }
         p->popularity = shapes[i].popularity / total;
     }

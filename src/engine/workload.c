@@ -268,12 +268,15 @@ void gp__wl_set_state(gp_engine *e, gp__wl *w, gp_state s) {
     gp_res d;
     demand_of(w, &d);
     if (w->state == GP_STATE_PENDING) {
+        if (gp__queue_hold_add(w->queue, w) != 0)
+            abort(); /* room reserved by the caller: see gp__queue_reserve() */
         gp__queue_pending_del(w->queue, w);
         gp__queue_demand(w->queue, &d, -1);
         for (gp__queue *a = w->queue; a; a = a->parent)
             a->nrunning++;
     }
     if (s == GP_STATE_PENDING) {
+        gp__queue_hold_del(w->queue, w);
         for (gp__queue *a = w->queue; a; a = a->parent)
             a->nrunning--;
         gp__queue_pending_add(w->queue, w); /* room reserved by the caller */
@@ -416,6 +419,7 @@ static void destroy(gp_engine *e, gp__wl *w) {
         gp__queue_pending_del(w->queue, w);
         gp__queue_demand(w->queue, &d, -1);
     } else {
+        gp__queue_hold_del(w->queue, w);
         for (gp__queue *a = w->queue; a; a = a->parent)
             a->nrunning--;
     }

@@ -1,0 +1,269 @@
+/*
+ * grid.c — the FGD experiment over workloads x policies x seeds, run on a
+ * few threads (one engine per run; the engine has no globals), and compared
+ * with the published results (see grid.h).
+ */
+#include "sim/grid.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/csv.h"
+
+typedef struct grid_job {
+    size_t w, p, s;                 /* indices into workloads, policies, seeds */
+} grid_job;
+
+typedef struct grid_state {
+    const sim_grid_opts *o;
+    sim_node *nodes;
+    size_t nnodes;
+    sim_pod **pods;                 /* per workload */
+    size_t *npods;
+    sim_grid_cell *cells;           /* [w][p][s] */
+    grid_job *jobs;
+    size_t njobs, next, finished;
+    int rc;
+    char err[512];
+    pthread_mutex_t lock;
+    double t0;
+} grid_state;
+
+static sim_grid_cell *cell_at(grid_state *g, size_t w, size_t p, size_t s) {
+    return &g->cells[(w * g->o->npolicies + p) * g->o->nseeds + s];
+}
+
+static void *worker(void *arg) {
+    grid_state *g = arg;
+    for (;;) {
+        pthread_mutex_lock(&g->lock);
+        if (g->next >= g->njobs || g->rc) {
+            pthread_mutex_unlock(&g->lock);
+            return NULL;
+        }
+        grid_job j = g->jobs[g->next++];
+        pthread_mutex_unlock(&g->lock);
+
+        sim_fgd_opts fo = {g->o->policies[j.p], g->o->seeds[j.s], g->o->tune};
+        sim_fgd_result *res = malloc(sizeof *res);
+        char err[512] = "";
+        int rc = res ? sim_fgd_run(g->nodes, g->nnodes, g->pods[j.w], g->npods[j.w], &fo, res,
+                                   err, sizeof err)
+                     : GP_ENOMEM;
+        pthread_mutex_lock(&g->lock);
+        if (rc < 0 && !g->rc) {
+            g->rc = rc;
+            snprintf(g->err, sizeof g->err, "%s", err);
+        } else if (rc == 0) {
+            sim_grid_cell *c = cell_at(g, j.w, j.p, j.s);
+            c->alloc100 = res->rows[100].y[0];
+            c->alloc130 = res->rows[130].y[0];
+            c->seconds = res->seconds;
+            c->done = 1;
+        }
+        g->finished++;
+        if (g->o->progress)
+            fprintf(stderr, "\r[%zu/%zu] %.0f s", g->finished, g->njobs, sim_now() - g->t0);
+        pthread_mutex_unlock(&g->lock);
+        free(res);
+    }
+}
+
+const char *sim_grid_published_name(gp_placement p) {
+    switch (p) {
+    case GP_PLACE_RANDOM:
+        return "01-Random";
+    case GP_PLACE_DOTPROD:
+        return "02-DotProd";
+    case GP_PLACE_GPUCLUSTERING:
+        return "03-GpuClustering";
+    case GP_PLACE_GPUPACKING:
+        return "04-GpuPacking";
+    case GP_PLACE_BESTFIT:
+        return "05-BestFit";
+    case GP_PLACE_FGD:
+        return "06-FGD";
+    default:
+        return NULL;
+    }
+}
+
+/* Published means at 100% and 130% for (workload, policy), over the seeds
+ * found; count 0 if none. */
+typedef struct published {
+    double sum100, sum130;
+    int count;
+} published;
+
+/* Reads analysis_allo_discrete.csv and adds up the rows of the grid's
+ * workloads and policies into pub[w][p]. */
+static int read_published(const sim_grid_opts *o, published *pub, char *err, size_t errlen) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/analysis_allo_discrete.csv", o->expected_dir);
+    sim_csv c;
+    int rc = sim_csv_open(&c, path, err, errlen);
+    if (rc < 0)
+        return rc;
+    int cw = sim_csv_col(&c, "workload"), cp = sim_csv_col(&c, "sc_policy"),
+        c100 = sim_csv_col(&c, "100"), c130 = sim_csv_col(&c, "130");
+    if (cw < 0 || cp < 0 || c100 < 0 || c130 < 0) {
+        snprintf(err, errlen, "%s:1: missing one of workload, sc_policy, 100, 130", path);
+        sim_csv_close(&c);
+        return GP_EPARSE;
+    }
+    while ((rc = sim_csv_next(&c, err, errlen)) == 1) {
+        const char *wname = sim_csv_get(&c, cw);
+        if (!strncmp(wname, "openb_pod_list_", 15))
+            wname += 15;
+        for (size_t w = 0; w < o->nworkloads; w++) {
+            if (strcmp(wname, o->workloads[w]))
+                continue;
+            for (size_t p = 0; p < o->npolicies; p++) {
+                const char *pn = sim_grid_published_name(o->policies[p]);
+                if (!pn || strcmp(pn, sim_csv_get(&c, cp)))
+                    continue;
+                double a, b;
+                if ((rc = sim_csv_double(&c, c100, 0, 1000, &a, err, errlen)) < 0 ||
+                    (rc = sim_csv_double(&c, c130, 0, 1000, &b, err, errlen)) < 0) {
+                    sim_csv_close(&c);
+                    return rc;
+                }
+                published *x = &pub[w * o->npolicies + p];
+                x->sum100 += a;
+                x->sum130 += b;
+                x->count++;
+            }
+        }
+    }
+    sim_csv_close(&c);
+    return rc < 0 ? rc : 0;
+}
+
+static void cell_means(grid_state *g, size_t w, size_t p, double *m100, double *m130, int *n) {
+    double a = 0, b = 0;
+    int k = 0;
+    for (size_t s = 0; s < g->o->nseeds; s++) {
+        sim_grid_cell *c = cell_at(g, w, p, s);
+        if (c->done) {
+            a += c->alloc100;
+            b += c->alloc130;
+            k++;
+        }
+    }
+    *m100 = k ? a / k : 0;
+    *m130 = k ? b / k : 0;
+    *n = k;
+}
+
+static void report(grid_state *g, const published *pub, int json, FILE *out, double seconds) {
+    const sim_grid_opts *o = g->o;
+    json_t *root = json ? json_object() : NULL, *rows = json ? json_array() : NULL;
+    if (!json) {
+        fprintf(out, "%-12s %-14s %8s %8s", "workload", "policy", "ours100", "ours130");
+        if (pub)
+            fprintf(out, " %8s %8s %7s %7s", "pub100", "pub130", "d100", "d130");
+        fputc('\n', out);
+    }
+    for (size_t w = 0; w < o->nworkloads; w++) {
+        for (size_t p = 0; p < o->npolicies; p++) {
+            double m100, m130;
+            int n;
+            cell_means(g, w, p, &m100, &m130, &n);
+            const published *x = pub ? &pub[w * o->npolicies + p] : NULL;
+            int has = x && x->count > 0;
+            double p100 = has ? x->sum100 / x->count : 0, p130 = has ? x->sum130 / x->count : 0;
+            if (json) {
+                json_t *r = json_pack("{s:s, s:s, s:i, s:f, s:f}", "workload", o->workloads[w],
+                                      "policy", gp_placement_name(o->policies[p]), "seeds", n,
+                                      "ours100", m100, "ours130", m130);
+                if (has) {
+                    json_object_set_new(r, "published100", json_real(p100));
+                    json_object_set_new(r, "published130", json_real(p130));
+                    json_object_set_new(r, "diff100", json_real(m100 - p100));
+                    json_object_set_new(r, "diff130", json_real(m130 - p130));
+                }
+                json_array_append_new(rows, r);
+                continue;
+            }
+            fprintf(out, "%-12s %-14s %8.2f %8.2f", o->workloads[w],
+                    gp_placement_name(o->policies[p]), m100, m130);
+            if (has)
+                fprintf(out, " %8.2f %8.2f %+7.2f %+7.2f", p100, p130, m100 - p100, m130 - p130);
+            fputc('\n', out);
+        }
+    }
+    if (json) {
+        json_object_set_new(root, "tune", json_real(o->tune));
+        json_object_set_new(root, "seconds", json_real(seconds));
+        json_object_set_new(root, "rows", rows);
+        json_dumpf(root, out, JSON_INDENT(1));
+        fputc('\n', out);
+        json_decref(root);
+    } else {
+        fprintf(out, "grid: %zu runs in %.1f s\n", g->njobs, seconds);
+    }
+}
+
+int sim_grid_run(const sim_grid_opts *o, int json, FILE *out, char *err, size_t errlen) {
+    grid_state g;
+    memset(&g, 0, sizeof g);
+    g.o = o;
+    g.t0 = sim_now();
+    int rc = sim_read_nodes(o->nodes_path, &g.nodes, &g.nnodes, err, errlen);
+    published *pub = NULL;
+    g.pods = calloc(o->nworkloads ? o->nworkloads : 1, sizeof *g.pods);
+    g.npods = calloc(o->nworkloads ? o->nworkloads : 1, sizeof *g.npods);
+    size_t ncells = o->nworkloads * o->npolicies * o->nseeds;
+    g.cells = calloc(ncells ? ncells : 1, sizeof *g.cells);
+    g.jobs = calloc(ncells ? ncells : 1, sizeof *g.jobs);
+    if (!rc && (!g.pods || !g.npods || !g.cells || !g.jobs)) {
+        snprintf(err, errlen, "out of memory");
+        rc = GP_ENOMEM;
+    }
+    for (size_t w = 0; !rc && w < o->nworkloads; w++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/openb_pod_list_%s.csv", o->pods_dir, o->workloads[w]);
+        rc = sim_read_pods(path, &g.pods[w], &g.npods[w], err, errlen);
+    }
+    if (!rc && o->expected_dir) {
+        pub = calloc(o->nworkloads * o->npolicies + 1, sizeof *pub);
+        rc = pub ? read_published(o, pub, err, errlen) : GP_ENOMEM;
+    }
+    if (!rc) {
+        /* Workload-major order keeps each thread's pod list warm in cache. */
+        for (size_t w = 0; w < o->nworkloads; w++)
+            for (size_t p = 0; p < o->npolicies; p++)
+                for (size_t s = 0; s < o->nseeds; s++)
+                    g.jobs[g.njobs++] = (grid_job){w, p, s};
+        pthread_mutex_init(&g.lock, NULL);
+        int jobs = o->jobs > 0 ? o->jobs : 1;
+        pthread_t th[64];
+        int started = 0;
+        for (; started < jobs && started < 64; started++)
+            if (pthread_create(&th[started], NULL, worker, &g) != 0)
+                break;
+        if (started == 0)
+            worker(&g);
+        for (int i = 0; i < started; i++)
+            pthread_join(th[i], NULL);
+        pthread_mutex_destroy(&g.lock);
+        if (o->progress)
+            fputc('\n', stderr);
+        rc = g.rc;
+        if (rc)
+            snprintf(err, errlen, "%s", g.err);
+        else
+            report(&g, pub, json, out, sim_now() - g.t0);
+    }
+    for (size_t w = 0; w < o->nworkloads && g.pods; w++)
+        free(g.pods[w]);
+    free(g.pods);
+    free(g.npods);
+    free(g.cells);
+    free(g.jobs);
+    free(g.nodes);
+    free(pub);
+    return rc;
+}

@@ -1,0 +1,26 @@
+# src/sim/part.mk — gpupool-sim, the trace-replay simulator, built on the
+# engine's public API only (tests/sim/test-api-only.sh checks that), plus its
+# library of readers and metrics that the sim tests, the fuzz target and the
+# benchmark link.
+SIM_LIB_SRCS := $(filter-out src/sim/main.c,$(sort $(wildcard src/sim/*.c)))
+SIM_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(SIM_LIB_SRCS))
+SIM_LIB := $(BUILD)/libgpsim.a
+SIM_LDLIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lpthread
+LIBS += $(SIM_LIB)
+BINS += $(BUILD)/gpupool-sim
+$(SIM_LIB): $(SIM_LIB_OBJS)
+$(BUILD)/gpupool-sim: $(OBJ)/src/sim/main.o $(SIM_LIB) $(ENGINE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(SIM_LDLIBS) $(LDLIBS)
+
+# The fuzz target of the trace readers: a libFuzzer entry point with a main()
+# that replays files, so it also builds and runs without libFuzzer.
+BINS += $(BUILD)/fuzz/sim-trace
+$(BUILD)/fuzz/sim-trace: $(OBJ)/fuzz/sim-trace.o $(SIM_LIB) $(ENGINE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(SIM_LDLIBS) $(LDLIBS)
+
+BENCHES += $(BUILD)/bench-sim
+$(BUILD)/bench-sim: $(OBJ)/bench/bench-sim.o $(SIM_LIB) $(ENGINE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(SIM_LDLIBS) $(LDLIBS)
