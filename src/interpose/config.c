@@ -1,0 +1,141 @@
+/*
+ * config.c — the interposer's settings, read from the environment once.
+ *
+ * The executor decides what the slice is and says so in environment
+ * variables; this file validates them. A bad value is never guessed at: the
+ * caller (slice.c) prints the message we fill in and refuses every
+ * allocation, so that a typo cannot hand a workload a whole GPU. The
+ * variables and their defaults are listed in docs/interposer.md.
+ */
+#include "interpose/gpuslice.h"
+
+#include "common/gp_error.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_CTX_MEMORY (256ULL << 20)
+#define DEFAULT_SHARE_WINDOW_MS 100u
+
+int gp__parse_size(const char *text, uint64_t *out) {
+    if (!text || !isdigit((unsigned char)*text))
+        return GP_EINVAL;
+    uint64_t v = 0;
+    const char *p = text;
+    for (; isdigit((unsigned char)*p); p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return GP_ERANGE;
+        v = v * 10 + d;
+    }
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*p)) {
+    case 'K':
+        shift = 10;
+        break;
+    case 'M':
+        shift = 20;
+        break;
+    case 'G':
+        shift = 30;
+        break;
+    case 'T':
+        shift = 40;
+        break;
+    default:
+        break;
+    }
+    if (shift) {
+        p++;
+        if (*p == 'i' || *p == 'I')
+            p++;
+        if (*p == 'B' || *p == 'b')
+            p++;
+    }
+    if (*p != '\0')
+        return GP_EINVAL;
+    if (shift && v > (UINT64_MAX >> shift))
+        return GP_ERANGE;
+    *out = v << shift;
+    return 0;
+}
+
+/* Parses an integer percentage 0..100 with an optional '%'. */
+static int parse_percent(const char *text, uint32_t *out) {
+    char *end;
+    if (!text || !isdigit((unsigned char)*text))
+        return GP_EINVAL;
+    unsigned long v = strtoul(text, &end, 10);
+    if (*end == '%')
+        end++;
+    if (*end != '\0' || v > 100)
+        return GP_EINVAL;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int copy_path(char *dst, size_t cap, const char *src) {
+    size_t n = strlen(src);
+    if (n >= cap)
+        return GP_EINVAL;
+    memcpy(dst, src, n + 1);
+    return 0;
+}
+
+static int bad(char *err, const char *var, const char *value, const char *expected) {
+    snprintf(err, 256, "%s='%.120s' is invalid (expected %.100s)", var, value, expected);
+    return GP_EINVAL;
+}
+
+int gp__config_load(struct gp__config *c, char *err) {
+    memset(c, 0, sizeof *c);
+    c->ctx_memory = DEFAULT_CTX_MEMORY;
+    c->managed_charge = 1;
+    c->share_window_ms = DEFAULT_SHARE_WINDOW_MS;
+    strcpy(c->cuda_lib, "libcuda.so.1");
+    strcpy(c->nvml_lib, "libnvidia-ml.so.1");
+
+    const char *v;
+    if ((v = getenv("GPUPOOL_MEMORY_LIMIT")) && *v) {
+        if (gp__parse_size(v, &c->mem_limit) != 0 || c->mem_limit == 0)
+            return bad(err, "GPUPOOL_MEMORY_LIMIT", v,
+                       "a positive number of bytes with an optional K/M/G/T suffix");
+        snprintf(c->mem_limit_text, sizeof c->mem_limit_text, "%s", v);
+    }
+    if ((v = getenv("GPUPOOL_COMPUTE_SHARE")) && *v) {
+        if (parse_percent(v, &c->compute_share) != 0 || c->compute_share == 0)
+            return bad(err, "GPUPOOL_COMPUTE_SHARE", v, "a percentage from 1 to 100");
+        if (c->compute_share == 100)
+            c->compute_share = 0;
+    }
+    if ((v = getenv("GPUPOOL_CONTEXT_MEMORY")) && *v &&
+        gp__parse_size(v, &c->ctx_memory) != 0)
+        return bad(err, "GPUPOOL_CONTEXT_MEMORY", v, "bytes with an optional K/M/G/T suffix");
+    if ((v = getenv("GPUPOOL_MANAGED_MEMORY")) && *v) {
+        if (strcmp(v, "charge") == 0)
+            c->managed_charge = 1;
+        else if (strcmp(v, "ignore") == 0)
+            c->managed_charge = 0;
+        else
+            return bad(err, "GPUPOOL_MANAGED_MEMORY", v, "'charge' or 'ignore'");
+    }
+    if ((v = getenv("GPUPOOL_SHARE_WINDOW_MS")) && *v) {
+        char *end;
+        unsigned long ms = strtoul(v, &end, 10);
+        if (!isdigit((unsigned char)*v) || *end || ms < 10 || ms > 10000)
+            return bad(err, "GPUPOOL_SHARE_WINDOW_MS", v, "milliseconds from 10 to 10000");
+        c->share_window_ms = (uint32_t)ms;
+    }
+    if ((v = getenv("GPUPOOL_SLICE")) && *v &&
+        copy_path(c->slice, sizeof c->slice, v) != 0)
+        return bad(err, "GPUPOOL_SLICE", v, "a name of at most 100 characters");
+    if ((v = getenv("GPUPOOL_CUDA_LIBRARY")) && *v &&
+        copy_path(c->cuda_lib, sizeof c->cuda_lib, v) != 0)
+        return bad(err, "GPUPOOL_CUDA_LIBRARY", v, "a path");
+    if ((v = getenv("GPUPOOL_NVML_LIBRARY")) && *v &&
+        copy_path(c->nvml_lib, sizeof c->nvml_lib, v) != 0)
+        return bad(err, "GPUPOOL_NVML_LIBRARY", v, "a path");
+    return 0;
+}

@@ -1,0 +1,121 @@
+/*
+ * ledger.h — the shared-memory ledger of one GPU slice.
+ *
+ * All processes of one workload share their slice's memory cap through a
+ * ledger in POSIX shared memory named "/gpupool-slice-<name>" (visible as
+ * /dev/shm/gpupool-slice-<name>), created on first use with owner-only
+ * permissions. It holds, per GPU of the slice (keyed by the GPU's UUID, so
+ * that processes with different CUDA_VISIBLE_DEVICES agree), the cap and
+ * the bytes in use, and per process the bytes that process holds on each
+ * GPU, so that the memory of a process that died is given back.
+ *
+ * Two audiences use this header:
+ *  - the node side (daemon, dashboard) through the public gp_ledger_* reader
+ *    API, linked from libgpledger.a: open a slice's ledger, read what it
+ *    really uses, remove it when the slice ends;
+ *  - the interposer through the internal gp__ledger_* functions, which
+ *    charge and release memory under the ledger's robust process-shared lock.
+ *
+ * The layout is versioned (magic, version and total size are checked on
+ * every open); see docs/interposer.md for the format.
+ */
+#ifndef GP_INTERPOSE_LEDGER_H
+#define GP_INTERPOSE_LEDGER_H
+
+#include <stdint.h>
+
+#define GP_LEDGER_MAX_DEVICES 16
+#define GP_LEDGER_MAX_PROCS 256
+#define GP_LEDGER_NAME_MAX 100
+
+typedef struct gp_ledger gp_ledger;
+
+/* What one GPU of a slice uses, as gp_ledger_usage() reports it. */
+typedef struct gp_ledger_device_usage {
+    uint8_t uuid[16];   /* the GPU's UUID, as CUDA and NVML give it */
+    uint64_t cap;       /* bytes the slice may use on this GPU */
+    uint64_t used;      /* bytes charged now, all live processes together */
+    uint64_t peak;      /* highest value of used since the ledger was made */
+    uint32_t processes; /* live processes holding memory on this GPU */
+    uint32_t compute_share; /* percent of the GPU's time, 0 when not limited */
+} gp_ledger_device_usage;
+
+/* Flags of gp_ledger_open(). */
+enum {
+    GP_LEDGER_READ = 0,       /* read only; never changes the ledger */
+    GP_LEDGER_WRITE = 1 << 0, /* may reap processes that died (same pid namespace) */
+    GP_LEDGER_CREATE = 1 << 1 /* create it if missing (the interposer's mode) */
+};
+
+/*
+ * Opens the ledger of slice `name` (letters, digits, '.', '_', '-'; at most
+ * GP_LEDGER_NAME_MAX characters). On success *out holds a handle to close
+ * with gp_ledger_close() and 0 is returned. On error a negative GP_E* code
+ * is returned, *out is left unchanged and, when err is not NULL, err
+ * (256 bytes) says why: GP_EINVAL for a bad name, GP_ENOENT when there is no
+ * such ledger, GP_ECORRUPT for a wrong magic, version or size, GP_EPERM when
+ * the ledger is not owned by this user, GP_ESYS for a failed system call.
+ */
+int gp_ledger_open(const char *name, int flags, gp_ledger **out, char *err);
+
+/* Unmaps and frees the handle; the ledger itself stays. NULL is ignored. */
+void gp_ledger_close(gp_ledger *l);
+
+/*
+ * Fills out[0..max) with the usage of each GPU the slice has used and
+ * returns how many there are (which may exceed max; only max are written).
+ * With a handle opened GP_LEDGER_WRITE, processes that died are reaped
+ * first; a read-only handle reports the ledger as the workload left it.
+ */
+int gp_ledger_usage(gp_ledger *l, gp_ledger_device_usage *out, int max);
+
+/* Removes the ledger of slice `name` (when the slice ends). Processes that
+ * still have it mapped keep working on their copy. Returns 0, GP_EINVAL
+ * for a bad name or GP_ENOENT. */
+int gp_ledger_unlink(const char *name);
+
+/* ---- internal to the interposer and its tests --------------------------- */
+
+/* Opens a ledger private to this process and its forked children
+ * (anonymous shared memory): what a process without GPUPOOL_SLICE uses. */
+int gp__ledger_open_private(gp_ledger **out, char *err);
+
+/* Finds or adds the GPU with this UUID. A new GPU gets `cap` and the
+ * compute share `share`; an existing one keeps its own. Returns its index,
+ * or GP_ENOSPC when the slice already has GP_LEDGER_MAX_DEVICES GPUs. */
+int gp__ledger_device(gp_ledger *l, const uint8_t uuid[16], uint64_t cap, uint32_t share);
+
+/* Index of the GPU with this UUID, or GP_ENOENT; never adds one. */
+int gp__ledger_find(gp_ledger *l, const uint8_t uuid[16]);
+
+/*
+ * Charges `bytes` on GPU `dev` to this process. When the charge would go
+ * over the cap, processes that died are reaped and the charge retried once.
+ * Returns 0, GP_ENOMEM when over the cap (nothing is charged), GP_ENOSPC
+ * when the process table is full, or GP_ECORRUPT when the lock cannot be
+ * recovered.
+ */
+int gp__ledger_charge(gp_ledger *l, int dev, uint64_t bytes);
+
+/* Gives back `bytes` charged on GPU `dev` by this process (clamped so that
+ * no counter goes below zero). */
+void gp__ledger_release(gp_ledger *l, int dev, uint64_t bytes);
+
+/* Cap and current use of GPU `dev`; reaps dead processes first when the
+ * last reap is more than a second old. */
+void gp__ledger_get(gp_ledger *l, int dev, uint64_t *cap, uint64_t *used);
+
+/* Compute share of GPU `dev` in percent (0: none), and this slice's pids,
+ * for the throttle (share.c). Returns how many pids were written. */
+uint32_t gp__ledger_share(gp_ledger *l, int dev);
+int gp__ledger_pids(gp_ledger *l, int *pids, int max);
+
+/* In a forked child: forget the parent's process slot, so that the child
+ * charges its own. The mapping itself is inherited and stays valid. */
+void gp__ledger_after_fork(gp_ledger *l);
+
+/* Locks and unlocks the ledger's lock, for tests that kill a holder. */
+int gp__ledger_lock(gp_ledger *l);
+void gp__ledger_unlock(gp_ledger *l);
+
+#endif /* GP_INTERPOSE_LEDGER_H */

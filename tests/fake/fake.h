@@ -1,0 +1,66 @@
+/*
+ * fake.h — the fake GPU shared by the fake libcuda.so.1 and libnvidia-ml.so.1.
+ *
+ * TEST DOUBLE. These libraries stand in for NVIDIA's driver so that the
+ * interposer can be tested on machines without a GPU; nothing in production
+ * loads them. They implement the driver symbols the interposer wraps or
+ * calls, over host memory, for a GPU configured from the environment:
+ *
+ *   GPUPOOL_FAKE_GPUS            number of GPUs (default 1, at most 8)
+ *   GPUPOOL_FAKE_GPU_MEMORY      bytes per GPU, K/M/G/T suffix (default 141G)
+ *   GPUPOOL_FAKE_DRIVER_VERSION  what cuDriverGetVersion says (default 13000)
+ *   GPUPOOL_FAKE_KERNEL_US       busy time of each kernel launch (default 0)
+ *   GPUPOOL_FAKE_CONTEXT_MEMORY  device memory a context takes (default 0)
+ *   GPUPOOL_FAKE_ALLOC_DELAY_US  time cuMemAlloc_v2 spends inside (default 0)
+ *   GPUPOOL_FAKE_NO_BACKING      1: device pointers are addresses without host
+ *                                memory behind them (cheap; for benchmarks)
+ *   GPUPOOL_FAKE_LEDGER          name of a POSIX shared-memory object holding
+ *                                the fake GPUs' state, so that processes
+ *                                started by exec share one GPU (default: a
+ *                                mapping shared with forked children only)
+ *
+ * The fake keeps the authoritative books of what is really allocated on
+ * each GPU (used, peak, per process) and a timeline of kernel busy time per
+ * GPU, on which launches of all processes are serialised; NVML's
+ * per-process utilisation is computed from that timeline. Tests read the
+ * books through the gpfake_* functions the fake libcuda also exports.
+ */
+#ifndef GP_TESTS_FAKE_H
+#define GP_TESTS_FAKE_H
+
+#include "interpose/cuda_abi.h"
+
+#include <stdint.h>
+
+#define GPFAKE_MAX_GPUS 8
+
+#pragma GCC visibility push(default)
+
+/* Device memory really allocated on GPU gpu now, and its highest value
+ * since the fake state was made (or since gpfake_reset_peak). */
+uint64_t gpfake_used(int gpu);
+uint64_t gpfake_peak(int gpu);
+void gpfake_reset_peak(int gpu);
+
+/* Physical memory of each GPU, and how many there are. */
+uint64_t gpfake_total(int gpu);
+int gpfake_count(void);
+
+/* Nanoseconds of kernel time process pid ran on GPU gpu between the
+ * CLOCK_REALTIME instants from_ns and to_ns. */
+uint64_t gpfake_busy_ns(int gpu, int pid, int64_t from_ns, int64_t to_ns);
+
+/* Fills pids[0..max) with the processes that ran kernels on GPU gpu between
+ * from_ns and to_ns (CLOCK_REALTIME); returns how many. */
+int gpfake_timeline_pids(int gpu, int64_t from_ns, int64_t to_ns, int *pids, int max);
+
+/* The symbol the fake's cuGetProcAddress hands out for (name, version,
+ * flags), or NULL, and the function itself in *fn. */
+const char *gpfake_proc_symbol(const char *name, int version, cuuint64_t flags, void **fn);
+
+/* UUID of GPU gpu (the same bytes cuDeviceGetUuid gives). */
+void gpfake_uuid(int gpu, uint8_t out[16]);
+
+#pragma GCC visibility pop
+
+#endif /* GP_TESTS_FAKE_H */

@@ -1,0 +1,20 @@
+# tests/fake/part.mk — TEST DOUBLES: a fake libcuda.so.1 and libnvidia-ml.so.1
+# (see tests/fake/fake.h) that the interposer's tests load instead of
+# NVIDIA's driver. Never installed, never loaded in production.
+
+GP_FAKE_CUDA_OBJS := $(OBJ)/tests/fake/fake_cuda.o $(OBJ)/tests/fake/fake_state.o \
+                     $(OBJ)/src/interpose/config.o
+GP_FAKE_NVML_OBJS := $(OBJ)/tests/fake/fake_nvml.o
+
+$(GP_FAKE_CUDA_OBJS) $(GP_FAKE_NVML_OBJS): CFLAGS += -fvisibility=hidden
+
+$(BUILD)/fake/libcuda.so.1: $(GP_FAKE_CUDA_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDFLAGS) -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 -o $@ $^ -lpthread -lrt
+
+$(BUILD)/fake/libnvidia-ml.so.1: $(GP_FAKE_NVML_OBJS) $(BUILD)/fake/libcuda.so.1
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDFLAGS) -Wl,-Bsymbolic -Wl,-soname,libnvidia-ml.so.1 -o $@ \
+	    $(GP_FAKE_NVML_OBJS) $(BUILD)/fake/libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+
+LIBS += $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libnvidia-ml.so.1

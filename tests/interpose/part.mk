@@ -1,0 +1,44 @@
+# tests/interpose/part.mk — the interposer's tests (run without a GPU, over
+# the fake driver of tests/fake), its benchmark, and a ThreadSanitizer pass.
+#
+# Test programs link libgpuslice.so directly (rpath $ORIGIN/../..), which
+# puts the interposer in the process exactly as LD_PRELOAD would, and also
+# works under the sanitizers (whose runtime must come first in the link
+# map). slice-child is a helper the multi-process tests exec.
+
+GP_SLICE_TEST_NAMES := test-resolve test-memory test-ledger test-share
+GP_SLICE_TESTS := $(GP_SLICE_TEST_NAMES:%=$(BUILD)/tests/interpose/%)
+GP_SLICE_HELPER := $(BUILD)/tests/interpose/slice-child
+GP_SLICE_RUNTIME := $(BUILD)/libgpuslice.so $(BUILD)/libgpledger.a \
+                    $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libnvidia-ml.so.1
+GP_CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+GP_SLICE_LINK = -L$(BUILD) -lgpuslice -Wl,-rpath,'$$ORIGIN/../..' $(BUILD)/libgpledger.a \
+                -lpthread -ldl -lrt
+
+$(GP_SLICE_TESTS): $(BUILD)/tests/interpose/%: $(OBJ)/tests/interpose/%.o \
+                   $(OBJ)/tests/interpose/harness.o $(GP_SLICE_RUNTIME) $(GP_SLICE_HELPER)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GP_SLICE_LINK) $(GP_CHECK_LIBS)
+
+$(GP_SLICE_HELPER): $(OBJ)/tests/interpose/slice-child.o $(GP_SLICE_RUNTIME)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(GP_SLICE_LINK)
+
+TESTS += $(GP_SLICE_TESTS)
+
+# `make bench` measures the interposer's added cost against the fake driver.
+$(BUILD)/bench/bench-interpose: $(OBJ)/bench/bench-interpose.o $(GP_SLICE_RUNTIME)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD) -lgpuslice -Wl,-rpath,'$$ORIGIN/..' -lpthread -ldl
+
+BENCHES += $(BUILD)/bench/bench-interpose
+
+# `make test-interpose-tsan`: the interposer's tests under ThreadSanitizer,
+# in their own build directory (the top Makefile's test-tsan runs it), with
+# the long loops cut tenfold (GPTEST_SCALE) since TSan is that much slower.
+.PHONY: test-interpose-tsan
+test-interpose-tsan:
+	$(MAKE) BUILD=build/tsan OPT='-O1 -g' SANFLAGS=-fsanitize=thread \
+	    build/tsan/libgpuslice.so $(GP_SLICE_TEST_NAMES:%=build/tsan/tests/interpose/%)
+	GPTEST_SCALE=10 TSAN_OPTIONS=report_signal_unsafe=0 tests/run.sh build/tsan \
+	    $(GP_SLICE_TEST_NAMES:%=build/tsan/tests/interpose/%)

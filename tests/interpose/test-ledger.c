@@ -1,0 +1,324 @@
+/*
+ * test-ledger.c — several processes, one slice: the shared-memory ledger.
+ *
+ * Processes of one workload share the cap through the slice's ledger; a
+ * process that dies (even by SIGKILL inside an allocation or while it
+ * holds the ledger's lock) gives its memory back; fork and exec are
+ * handled; and the node side reads the real use through libgpledger. The
+ * stress test runs 64 processes of 10,000 random allocations and frees
+ * each and checks, in the fake driver's own books, that the real total
+ * never went over the cap. Each test uses its own slice and fake GPU (named
+ * after its pid), and removes them at the end.
+ */
+#include "harness.h"
+
+#include "common/gp_error.h"
+#include "gptest.h"
+#include "interpose/ledger.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CAP (256 * MiB)
+
+static char slice[64], fake_ledger[64];
+
+/* A named slice and a named fake GPU, so that processes started by exec
+ * share them too. */
+static void shared_env(void) {
+    snprintf(slice, sizeof slice, "%s", h_unique("slice"));
+    snprintf(fake_ledger, sizeof fake_ledger, "%s", h_unique("fake"));
+    setenv("GPUPOOL_SLICE", slice, 1);
+    setenv("GPUPOOL_FAKE_LEDGER", fake_ledger, 1);
+    setenv("GPUPOOL_MEMORY_LIMIT", "256M", 1);
+    h_env();
+}
+
+static void cleanup(void) {
+    gp_ledger_unlink(slice);
+    char path[80];
+    snprintf(path, sizeof path, "/%s", fake_ledger);
+    shm_unlink(path);
+}
+
+/* Slice use on its first GPU, as the node side reads it. */
+static uint64_t ledger_used(int flags) {
+    gp_ledger *l;
+    gp_ledger_device_usage u[GP_LEDGER_MAX_DEVICES];
+    if (gp_ledger_open(slice, flags, &l, NULL) != 0)
+        return 0;
+    int n = gp_ledger_usage(l, u, GP_LEDGER_MAX_DEVICES);
+    gp_ledger_close(l);
+    return n > 0 ? u[0].used : 0;
+}
+
+/* Starts slice-child with args; returns its pid and, with `hold`, waits for
+ * its "allocations done" byte. */
+static pid_t child(const char *const *args, int hold) {
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/interpose/slice-child", h_build());
+        char *argv[16];
+        int n = 0;
+        for (; args[n] && n < 15; n++)
+            argv[n] = strdup(args[n]);
+        argv[n] = NULL;
+        execv(path, argv);
+        _exit(1);
+    }
+    close(fds[1]);
+    char c;
+    if (hold)
+        ck_assert_int_eq(read(fds[0], &c, 1), 1);
+    close(fds[0]);
+    return pid;
+}
+
+static int wait_status(pid_t pid) {
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+START_TEST(test_processes_share_the_cap) {
+    shared_env();
+    pid_t a = child((const char *[]){"slice-child", "alloc", "100", "hold", NULL}, 1);
+    ck_assert_uint_eq(ledger_used(GP_LEDGER_READ), 100 * MiB);
+    /* A second process gets only what the first left. */
+    pid_t b = child((const char *[]){"slice-child", "alloc", "100", "57", NULL}, 0);
+    ck_assert_int_eq(wait_status(b), 2);
+    b = child((const char *[]){"slice-child", "alloc", "100", "56", NULL}, 0);
+    ck_assert_int_eq(wait_status(b), 0);
+    kill(a, SIGKILL);
+    wait_status(a);
+    cleanup();
+}
+END_TEST
+
+START_TEST(test_reader_api) {
+    shared_env();
+    gp_ledger *l;
+    char err[256];
+    ck_assert_int_eq(gp_ledger_open(slice, GP_LEDGER_READ, &l, err), GP_ENOENT);
+    ck_assert_int_eq(gp_ledger_open("a/b", GP_LEDGER_READ, &l, err), GP_EINVAL);
+    pid_t a = child((const char *[]){"slice-child", "alloc", "30", "hold", NULL}, 1);
+    ck_assert_int_eq(gp_ledger_open(slice, GP_LEDGER_READ, &l, err), 0);
+    gp_ledger_device_usage u[4];
+    ck_assert_int_eq(gp_ledger_usage(l, u, 4), 1);
+    ck_assert_uint_eq(u[0].cap, CAP);
+    ck_assert_uint_eq(u[0].used, 30 * MiB);
+    ck_assert_uint_eq(u[0].peak, 30 * MiB);
+    ck_assert_uint_eq(u[0].processes, 1);
+    gp_ledger_close(l);
+    /* Owner-only permissions. */
+    struct stat st;
+    char path[128];
+    snprintf(path, sizeof path, "/dev/shm/gpupool-slice-%s", slice);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0600);
+    kill(a, SIGKILL);
+    wait_status(a);
+    /* A writable reader reaps the dead process at once. */
+    ck_assert_uint_eq(ledger_used(GP_LEDGER_WRITE), 0);
+    cleanup();
+    ck_assert_int_eq(gp_ledger_unlink(slice), GP_ENOENT);
+}
+END_TEST
+
+START_TEST(test_corrupt_ledger_refused) {
+    shared_env();
+    char path[128];
+    snprintf(path, sizeof path, "/gpupool-slice-%s", slice);
+    int fd = shm_open(path, O_RDWR | O_CREAT, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, 4096), 0);
+    close(fd);
+    gp_ledger *l;
+    ck_assert_int_eq(gp_ledger_open(slice, GP_LEDGER_READ, &l, NULL), GP_ECORRUPT);
+    h_capture_stderr();
+    h_open_noctx(12080);
+    CUcontext ctx;
+    ck_assert_int_eq(D.cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_ERROR_NOT_PERMITTED);
+    ck_assert_ptr_nonnull(strstr(h_captured(), "another version or size"));
+    cleanup();
+}
+END_TEST
+
+START_TEST(test_sigkill_mid_allocation) {
+    shared_env();
+    setenv("GPUPOOL_FAKE_ALLOC_DELAY_US", "30000000", 1);
+    pid_t a = child((const char *[]){"slice-child", "alloc", "200", NULL}, 0);
+    /* Wait until the child is inside the driver with its charge taken. */
+    for (int i = 0; i < 1000 && ledger_used(GP_LEDGER_READ) != 200 * MiB; i++)
+        usleep(10000);
+    ck_assert_uint_eq(ledger_used(GP_LEDGER_READ), 200 * MiB);
+    kill(a, SIGKILL);
+    ck_assert_int_eq(wait_status(a), 128 + SIGKILL);
+    unsetenv("GPUPOOL_FAKE_ALLOC_DELAY_US");
+    /* The next allocation finds the memory given back. */
+    h_open(12080);
+    CUdeviceptr p;
+    ck_assert_int_eq(D.cuMemAlloc_v2(&p, 200 * MiB), CUDA_SUCCESS);
+    ck_assert_int_eq(D.cuMemFree_v2(p), CUDA_SUCCESS);
+    cleanup();
+}
+END_TEST
+
+START_TEST(test_dead_process_reaped_within_a_second) {
+    shared_env();
+    h_open(12080);
+    pid_t a = child((const char *[]){"slice-child", "alloc", "100", "hold", NULL}, 1);
+    size_t f, t;
+    ck_assert_int_eq(D.cuMemGetInfo_v2(&f, &t), CUDA_SUCCESS);
+    ck_assert_uint_eq(f, CAP - 100 * MiB);
+    kill(a, SIGKILL);
+    wait_status(a);
+    usleep(1100000);
+    ck_assert_int_eq(D.cuMemGetInfo_v2(&f, &t), CUDA_SUCCESS);
+    ck_assert_uint_eq(f, CAP);
+    cleanup();
+}
+END_TEST
+
+START_TEST(test_sigkill_holding_the_lock) {
+    shared_env();
+    pid_t a = child((const char *[]){"slice-child", "alloc", "100", "hold", NULL}, 1);
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t locker = fork();
+    if (locker == 0) {
+        gp_ledger *l;
+        if (gp_ledger_open(slice, GP_LEDGER_WRITE, &l, NULL) != 0 || gp__ledger_lock(l) != 0)
+            _exit(1);
+        if (write(fds[1], "x", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    char c;
+    ck_assert_int_eq(read(fds[0], &c, 1), 1);
+    kill(locker, SIGKILL);
+    kill(a, SIGKILL);
+    wait_status(locker);
+    wait_status(a);
+    h_open(12080);
+    CUdeviceptr p;
+    ck_assert_int_eq(D.cuMemAlloc_v2(&p, CAP), CUDA_SUCCESS);
+    cleanup();
+}
+END_TEST
+
+START_TEST(test_fork_shares_private_ledger) {
+    unsetenv("GPUPOOL_SLICE");
+    setenv("GPUPOOL_MEMORY_LIMIT", "256M", 1);
+    h_open(12080);
+    CUdeviceptr p;
+    ck_assert_int_eq(D.cuMemAlloc_v2(&p, 100 * MiB), CUDA_SUCCESS);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* The child charges its own row of the same (inherited) ledger. */
+        CUdeviceptr q;
+        int ok = D.cuMemAlloc_v2(&q, 150 * MiB) == CUDA_SUCCESS &&
+                 D.cuMemAlloc_v2(&q, 10 * MiB) == CUDA_ERROR_OUT_OF_MEMORY;
+        _exit(ok ? 0 : 1);
+    }
+    ck_assert_int_eq(wait_status(pid), 0);
+    /* The child is gone: its 150 MiB come back at the next allocation. */
+    ck_assert_int_eq(D.cuMemAlloc_v2(&p, 156 * MiB), CUDA_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_exec_reclaims_own_row) {
+    shared_env();
+    /* 100 MiB, then exec (the driver frees the old image's memory), then
+     * 200 MiB in the new image: fits only if the old row was dropped. */
+    pid_t a = child((const char *[]){"slice-child", "alloc", "100", "exec", "200", NULL}, 0);
+    ck_assert_int_eq(wait_status(a), 0);
+    cleanup();
+}
+END_TEST
+
+/* One stress worker: random allocations and frees; every failure must be
+ * an out-of-memory, and only when the ledger says the cap is reached. */
+static int stress_worker(unsigned seed, int ops) {
+    /* The context's own memory may not fit while the others hold it all. */
+    CUcontext ctx;
+    CUresult r;
+    while ((r = D.cuDevicePrimaryCtxRetain(&ctx, 0)) == CUDA_ERROR_OUT_OF_MEMORY)
+        usleep(1000);
+    if (r != CUDA_SUCCESS || D.ctxSetCurrent(ctx) != 0)
+        return 3;
+    CUdeviceptr held[8];
+    int n = 0;
+    for (int i = 0; i < ops; i++) {
+        if (n == 8 || (n > 0 && rand_r(&seed) % 2)) {
+            int k = (int)(rand_r(&seed) % (unsigned)n);
+            if (D.cuMemFree_v2(held[k]) != CUDA_SUCCESS)
+                return 4;
+            held[k] = held[--n];
+        } else {
+            size_t sz = (size_t)(rand_r(&seed) % (2 * MiB)) + 1;
+            r = (rand_r(&seed) % 2) ? D.cuMemAlloc_v2(&held[n], sz)
+                                              : D.cuMemAllocAsync(&held[n], sz, NULL);
+            if (r == CUDA_SUCCESS)
+                n++;
+            else if (r != CUDA_ERROR_OUT_OF_MEMORY)
+                return 5;
+        }
+    }
+    while (n > 0)
+        if (D.cuMemFree_v2(held[--n]) != CUDA_SUCCESS)
+            return 4;
+    /* Release the context too, so that the fake's books (which, unlike the
+     * real driver, free a dead process's memory only when short) are exact. */
+    return D.cuDevicePrimaryCtxRelease_v2(0) == CUDA_SUCCESS ? 0 : 6;
+}
+
+START_TEST(test_64_processes_never_exceed_cap) {
+    shared_env();
+    setenv("GPUPOOL_CONTEXT_MEMORY", "1M", 1);
+    setenv("GPUPOOL_FAKE_CONTEXT_MEMORY", "1M", 1);
+    h_open_noctx(12080);
+    pid_t pids[64];
+    for (int i = 0; i < 64; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0)
+            _exit(stress_worker((unsigned)i * 7919u + 1, h_scaled(10000)));
+    }
+    int failed = 0;
+    for (int i = 0; i < 64; i++)
+        failed += wait_status(pids[i]) != 0;
+    ck_assert_int_eq(failed, 0);
+    ck_assert_uint_le(D.fake_peak(0), CAP);
+    ck_assert_uint_gt(D.fake_peak(0), CAP / 2);
+    ck_assert_uint_eq(ledger_used(GP_LEDGER_WRITE), 0);
+    cleanup();
+}
+END_TEST
+
+static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_processes_share_the_cap);
+    tcase_add_test(tc, test_reader_api);
+    tcase_add_test(tc, test_corrupt_ledger_refused);
+    tcase_add_test(tc, test_sigkill_mid_allocation);
+    tcase_add_test(tc, test_dead_process_reaped_within_a_second);
+    tcase_add_test(tc, test_sigkill_holding_the_lock);
+    tcase_add_test(tc, test_fork_shares_private_ledger);
+    tcase_add_test(tc, test_exec_reclaims_own_row);
+    tcase_add_test(tc, test_64_processes_never_exceed_cap);
+}
+
+GP_TEST_MAIN("interpose/ledger", add_tests)

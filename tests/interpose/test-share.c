@@ -1,0 +1,123 @@
+/*
+ * test-share.c — kernel launches and the compute share.
+ *
+ * The fake GPU gives every kernel 1 ms of busy time on a timeline shared by
+ * all processes; a workload launches batches of kernels and synchronises,
+ * as a training loop does. Without a share the launches pass straight
+ * through; with a share of 25, 50 or 75 % the workload's busy fraction of
+ * the GPU, measured by the fake driver over 2.5 seconds after a settling
+ * second, must be within +/-10 % of the share. Every launch entry point
+ * (both stream forms) goes through the same throttle.
+ */
+#include "harness.h"
+
+#include "gptest.h"
+
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Launches through each launch entry point in turn. */
+static void launch(int i) {
+    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+                          .blockDimX = 1, .blockDimY = 1, .blockDimZ = 1};
+    CUresult r;
+    switch (i % 8) {
+    case 0:
+        r = D.cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+        break;
+    case 1:
+        r = D.cuLaunchKernel_ptsz(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+        break;
+    case 2:
+        r = D.cuLaunchKernelEx(&cfg, NULL, NULL, NULL);
+        break;
+    case 3:
+        r = D.cuLaunchKernelEx_ptsz(&cfg, NULL, NULL, NULL);
+        break;
+    case 4:
+        r = D.cuLaunchCooperativeKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL);
+        break;
+    case 5:
+        r = D.cuLaunchCooperativeKernel_ptsz(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL);
+        break;
+    case 6:
+        r = D.cuGraphLaunch(NULL, NULL);
+        break;
+    default:
+        r = D.cuGraphLaunch_ptsz(NULL, NULL);
+    }
+    ck_assert_int_eq(r, CUDA_SUCCESS);
+}
+
+/* Runs the loop for `secs` and returns the busy fraction of the GPU this
+ * process had after the first second. */
+static double run_busy(double secs) {
+    int64_t start = now_ns(), from = start + 1000000000LL, end = start + (int64_t)(secs * 1e9);
+    for (int i = 0; now_ns() < end; i++) {
+        launch(i);
+        if (i % 8 == 7)
+            ck_assert_int_eq(D.ctxSynchronize(), CUDA_SUCCESS);
+    }
+    D.ctxSynchronize();
+    int64_t to = now_ns();
+    return (double)D.fake_busy_ns(0, (int)getpid(), from, to) / (double)(to - from);
+}
+
+static void check_share(const char *share, double want) {
+    setenv("GPUPOOL_COMPUTE_SHARE", share, 1);
+    setenv("GPUPOOL_FAKE_KERNEL_US", "1000", 1);
+    h_open(12080);
+    double busy = run_busy(3.5);
+    /* Under ThreadSanitizer (GPTEST_SCALE) the launch loop itself may be too
+     * slow to reach the share: only the upper bound is checked there. */
+    ck_assert_msg((busy > want * 0.9 || h_scaled(10) < 10) && busy < want * 1.1,
+                  "share %s: busy %.3f", share, busy);
+}
+
+START_TEST(test_no_share_is_not_throttled) {
+    setenv("GPUPOOL_FAKE_KERNEL_US", "1000", 1);
+    h_open(12080);
+    double busy = run_busy(2.0);
+    ck_assert_msg(busy > 0.9, "busy %.3f", busy);
+}
+END_TEST
+
+START_TEST(test_share_25) {
+    check_share("25", 0.25);
+}
+END_TEST
+
+START_TEST(test_share_50) {
+    check_share("50", 0.50);
+}
+END_TEST
+
+START_TEST(test_share_75) {
+    check_share("75%", 0.75);
+}
+END_TEST
+
+START_TEST(test_launch_without_context_is_the_drivers_error) {
+    setenv("GPUPOOL_COMPUTE_SHARE", "50", 1);
+    h_open_noctx(12080);
+    ck_assert_int_eq(D.cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL),
+                     CUDA_ERROR_INVALID_CONTEXT);
+}
+END_TEST
+
+static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_no_share_is_not_throttled);
+    tcase_add_test(tc, test_share_25);
+    tcase_add_test(tc, test_share_50);
+    tcase_add_test(tc, test_share_75);
+    tcase_add_test(tc, test_launch_without_context_is_the_drivers_error);
+}
+
+GP_TEST_MAIN("interpose/share", add_tests)
