@@ -5,7 +5,8 @@
 # only holds the toolchain settings, the generic rules and the top-level goals.
 #
 #   make            build everything into build/
-#   make test       build and run every test, then again under ASan + UBSan
+#   make test       build and run every test, again under ASan + UBSan, and the
+#                   threaded parts under TSan (tests/all.sh); ends with the total
 #   make check      run the tests of one build only (BUILD=..., SAN=...)
 #   make bench      build and run the benchmarks in bench/
 #   make test-tsan  run the tests of threaded parts under ThreadSanitizer
@@ -70,8 +71,7 @@ check: $(TESTS) $(TEST_SCRIPTS_DEPS)
 	@tests/run.sh $(BUILD) $(TESTS) $(TEST_SCRIPTS)
 
 test:
-	$(MAKE) check
-	$(MAKE) check SAN=1
+	@tests/all.sh
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done

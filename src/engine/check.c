@@ -88,6 +88,10 @@ static int check_nodes(const gp_engine *e, char *err, size_t errlen) {
             if (GP_MILLI - n->free_milli[g] != milli[g] || n->cap_mem[g] - n->free_mem[g] != mem[g])
                 FAIL("node %s GPU %d: free capacity disagrees with its slices", n->spec.name, g);
         }
+        if (n->in_whole != n->free_whole || n->in_frac != n->best_free_milli ||
+            e->by_whole[n->in_whole].id[n->pos_whole] != n->id ||
+            e->by_frac[n->in_frac].id[n->pos_frac] != n->id)
+            FAIL("node %s: not in the capacity buckets its free GPUs say", n->spec.name);
         if (n->spec.cpu_milli - n->cpu_free != cpu || n->spec.mem_bytes - n->mem_free != hmem ||
             n->cpu_free < 0 || n->mem_free < 0)
             FAIL("node %s: CPU or memory books disagree with its tasks", n->spec.name);

@@ -64,6 +64,10 @@ void gp_engine_free(gp_engine *e) {
     }
     free(e->nodes);
     free(e->free_ids);
+    for (int i = 0; i <= GP_MAX_GPUS_PER_NODE; i++)
+        free(e->by_whole[i].id);
+    for (int i = 0; i <= GP_MILLI; i++)
+        free(e->by_frac[i].id);
     gp__strmap_free(&e->node_by_name);
     for (uint32_t i = 0; i < e->nqueues; i++) {
         free(e->queues[i]->children);

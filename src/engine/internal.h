@@ -27,6 +27,12 @@
 #define GP__MAX_MODELS 64 /* interned GPU models (bit masks are 64 wide) */
 
 typedef struct gp__queue gp__queue;
+
+/* A growable list of node ids. */
+typedef struct gp__idlist {
+    uint32_t *id;
+    uint32_t n, cap;
+} gp__idlist;
 typedef struct gp__wl gp__wl;
 
 /* Where one task of a workload sits: its index in its node's task list. */
@@ -57,6 +63,8 @@ typedef struct gp__node {
     gp__pnode view;                 /* points into the arrays above */
     int32_t best_free_milli;        /* largest free_milli of a non-MIG GPU */
     int32_t free_whole;             /* fully free non-MIG GPUs */
+    int32_t in_whole, in_frac;      /* the capacity buckets it is in, or -1 */
+    uint32_t pos_whole, pos_frac;   /* its position in them */
     gp__tref *tasks;
     uint32_t ntasks, cap_tasks;
 } gp__node;
@@ -137,6 +145,10 @@ struct gp_engine {
     uint32_t nfree_ids, cap_free_ids;
     gp__strmap node_by_name;
     gp_res capacity;                /* of schedulable nodes */
+    /* Capacity buckets, so that placement looks only at nodes that could
+     * take a request: node ids by fully free GPUs, and by largest free slice. */
+    gp__idlist by_whole[GP_MAX_GPUS_PER_NODE + 1];
+    gp__idlist by_frac[GP_MILLI + 1];
     int64_t max_gpu_mem;            /* largest GPU memory in the pool */
     int32_t max_gpus;               /* most non-MIG GPUs on one node */
 
@@ -195,6 +207,8 @@ int gp__push(void **arr, uint32_t *n, uint32_t *cap, size_t size, const void *it
 void gp__node_charge(gp_engine *e, gp__node *n, const gp_slice *s, uint64_t owner, int sign);
 void gp__node_cpu(gp_engine *e, gp__node *n, int64_t cpu, int64_t mem, int sign);
 void gp__node_refresh(gp_engine *e, gp__node *n);
+/* Puts n in (present) or takes it out of the capacity buckets. */
+void gp__node_index(gp_engine *e, gp__node *n, int present);
 int gp__node_matches(const gp__node *n, const gp__wl *w);
 static inline gp__node *gp__node_at(const gp_engine *e, uint32_t id) {
     return e->nodes[id];

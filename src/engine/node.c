@@ -171,6 +171,7 @@ int gp_engine_node_set(gp_engine *e, const gp_node_spec *s, char *err, size_t er
             id = e->nnodes - 1;
         }
         n->id = id;
+        n->in_whole = n->in_frac = -1;
         e->nodes[id] = n;
     } else {
         capacity_add(e, n, -1);
@@ -229,6 +230,7 @@ int gp_engine_node_remove(gp_engine *e, const char *name) {
     if (gp__push((void **)&e->free_ids, &e->nfree_ids, &e->cap_free_ids, sizeof n->id, &n->id))
         return GP_ENOMEM;
     capacity_add(e, n, -1);
+    gp__node_index(e, n, 0);
     gp__strmap_del(&e->node_by_name, n->spec.name);
     gp__placer_node_removed(e->placer, n->id);
     e->nodes[n->id] = NULL;
@@ -237,6 +239,37 @@ int gp_engine_node_remove(gp_engine *e, const char *name) {
     free(n);
     pool_maxima(e);
     return 0;
+}
+
+/* Moves node n from bucket *in of lists to bucket to (-1: none). Growing a
+ * bucket can fail only for lack of memory; the node then stays out of the
+ * index, which costs it placements but never corrupts the books. */
+static void bucket_move(gp__idlist *lists, int32_t *in, uint32_t *pos, gp__node *n, int32_t to,
+                        gp_engine *e, int whole) {
+    if (*in == to)
+        return;
+    if (*in >= 0) {
+        gp__idlist *l = &lists[*in];
+        uint32_t moved = l->id[--l->n];
+        l->id[*pos] = moved;
+        gp__node *m = e->nodes[moved];
+        if (whole)
+            m->pos_whole = *pos;
+        else
+            m->pos_frac = *pos;
+    }
+    *in = -1;
+    if (to >= 0 && gp__push((void **)&lists[to].id, &lists[to].n, &lists[to].cap,
+                            sizeof n->id, &n->id) == 0) {
+        *in = to;
+        *pos = lists[to].n - 1;
+    }
+}
+
+void gp__node_index(gp_engine *e, gp__node *n, int present) {
+    bucket_move(e->by_whole, &n->in_whole, &n->pos_whole, n, present ? n->free_whole : -1, e, 1);
+    bucket_move(e->by_frac, &n->in_frac, &n->pos_frac, n, present ? n->best_free_milli : -1, e,
+                0);
 }
 
 void gp__node_refresh(gp_engine *e, gp__node *n) {
@@ -250,6 +283,7 @@ void gp__node_refresh(gp_engine *e, gp__node *n) {
     }
     n->best_free_milli = best;
     n->free_whole = whole;
+    gp__node_index(e, n, 1);
     n->view.cpu_free = n->cpu_free;
     n->view.mem_free = n->mem_free;
     gp__placer_node_changed(e->placer, &n->view);

@@ -74,56 +74,91 @@ static int mig_choose(const gp__node *n, const gp__wl *w, uint64_t models, gp_sl
     return best_used >= 0;
 }
 
-/* Chooses the best node for one more task of w (only node `only`, if >= 0);
- * returns its id or -1. */
-static int64_t choose_node(gp_engine *e, gp__wl *w, gp__preq *r, int32_t domain, int32_t t,
-                           gp_slice *slices, int32_t *nslices, int64_t only) {
-    int64_t best = -1;
-    double best_score = 0;
-    int32_t first_domain = t > 0 ? gp__node_at(e, w->tasks[0].node)->domain : -1;
-    uint32_t from = only >= 0 ? (uint32_t)only : 0, to = only >= 0 ? (uint32_t)only + 1 : e->nnodes;
-    for (uint32_t i = from; i < to; i++) {
-        gp__node *n = e->nodes[i];
-        if (!n || !gp__node_matches(n, w) || (domain >= 0 && n->domain != domain))
-            continue;
-        double score;
-        gp_slice s[GP_MAX_GPUS_PER_NODE];
-        int32_t ns = 0;
-        if (w->mig_profile >= 0) {
-            if (n->cpu_free < r->cpu || n->mem_free < r->mem || !mig_choose(n, w, r->models, s))
-                continue;
-            ns = 1;
-            score = 0;
-        } else {
-            if (!may_fit(n, w))
-                continue;
-            gp__pchoice c;
-            if (!gp__placer_score(e->placer, &n->view, r, &c))
-                continue;
-            score = c.score;
-            for (int32_t k = 0; k < c.ngpus; k++) {
-                s[k].gpu = c.gpu[k];
-                s[k].mig_slot = -1;
-                gp__preq_charge(r, n->cap_mem[c.gpu[k]], &s[k].milli, &s[k].mem);
-            }
-            ns = c.ngpus;
+/* The best node found so far for one task, and what it needs there. */
+typedef struct pick {
+    gp_engine *e;
+    gp__wl *w;
+    const gp__preq *r;
+    int32_t domain, t, first_domain;
+    int64_t best;
+    double best_score;
+    gp_slice *slices;
+    int32_t *nslices;
+} pick;
+
+/* Scores node n for the next task of the gang and keeps it if it is the best
+ * so far; equal scores go to the node added first (the lower id), whatever
+ * the order nodes are visited in. */
+static void consider(pick *p, gp__node *n) {
+    gp_engine *e = p->e;
+    gp__wl *w = p->w;
+    const gp__preq *r = p->r;
+    if (!n || !gp__node_matches(n, w) || (p->domain >= 0 && n->domain != p->domain))
+        return;
+    double score;
+    gp_slice s[GP_MAX_GPUS_PER_NODE];
+    int32_t ns = 0;
+    if (w->mig_profile >= 0) {
+        if (n->cpu_free < r->cpu || n->mem_free < r->mem || !mig_choose(n, w, r->models, s))
+            return;
+        ns = 1;
+        score = 0;
+    } else {
+        if (!may_fit(n, w))
+            return;
+        gp__pchoice c;
+        if (!gp__placer_score(e->placer, &n->view, r, &c))
+            return;
+        score = c.score;
+        for (int32_t k = 0; k < c.ngpus; k++) {
+            s[k].gpu = c.gpu[k];
+            s[k].mig_slot = -1;
+            gp__preq_charge(r, n->cap_mem[c.gpu[k]], &s[k].milli, &s[k].mem);
         }
-        for (int32_t k = 0; k < t; k++) {
-            if (w->tasks[k].node == n->id) {
-                score += SAME_NODE_BONUS;
-                break;
-            }
-        }
-        if (n->domain == first_domain)
-            score += SAME_DOMAIN_BONUS;
-        if (best < 0 || score > best_score) {
-            best = n->id;
-            best_score = score;
-            memcpy(slices, s, (size_t)ns * sizeof *s);
-            *nslices = ns;
+        ns = c.ngpus;
+    }
+    for (int32_t k = 0; k < p->t; k++) {
+        if (w->tasks[k].node == n->id) {
+            score += SAME_NODE_BONUS;
+            break;
         }
     }
-    return best;
+    if (n->domain == p->first_domain)
+        score += SAME_DOMAIN_BONUS;
+    if (p->best < 0 || score > p->best_score ||
+        (score == p->best_score && (int64_t)n->id < p->best)) {
+        p->best = n->id;
+        p->best_score = score;
+        memcpy(p->slices, s, (size_t)ns * sizeof *s);
+        *p->nslices = ns;
+    }
+}
+
+static void consider_list(pick *p, const gp__idlist *l) {
+    for (uint32_t i = 0; i < l->n; i++)
+        consider(p, p->e->nodes[l->id[i]]);
+}
+
+/* Chooses the best node for one more task of w (only node `only`, if >= 0);
+ * returns its id or -1. Only nodes whose capacity bucket could hold the
+ * request are looked at: on a nearly full pool, a few. */
+static int64_t choose_node(gp_engine *e, gp__wl *w, gp__preq *r, int32_t domain, int32_t t,
+                           gp_slice *slices, int32_t *nslices, int64_t only) {
+    pick p = {e, w, r, domain, t, t > 0 ? gp__node_at(e, w->tasks[0].node)->domain : -1,
+              -1, 0, slices, nslices};
+    if (only >= 0) {
+        consider(&p, e->nodes[only]);
+    } else if (r->ngpus > 0) {
+        for (int b = r->ngpus; b <= GP_MAX_GPUS_PER_NODE; b++)
+            consider_list(&p, &e->by_whole[b]);
+    } else if (w->mig_profile < 0 && (r->milli > 0 || r->gpu_mem > 0)) {
+        for (int b = r->milli > 0 ? r->milli : 1; b <= GP_MILLI; b++)
+            consider_list(&p, &e->by_frac[b]);
+    } else {
+        for (uint32_t i = 0; i < e->nnodes; i++)
+            consider(&p, e->nodes[i]);
+    }
+    return p.best;
 }
 
 /* Places up to spec.tasks tasks of w in domain (-1: any); returns how many

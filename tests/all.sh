@@ -1,0 +1,40 @@
+#!/bin/sh
+# tests/all.sh — every test pass of `make test`, and their grand total.
+#
+#   1. every test, normal build (build/)
+#   2. every test again under AddressSanitizer + UndefinedBehaviorSanitizer
+#      (build/asan)
+#   3. the threaded parts under ThreadSanitizer (build/tsan)
+#
+# Each pass prints its own results; the last line is the sum over all passes,
+# "N passed, N failed". The exit status is non-zero if any pass failed.
+set -u
+MAKE=${MAKE:-make}
+jobs=${GP_JOBS:-2}
+passed=0
+failed=0
+status=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for pass in "check" "check SAN=1" "test-tsan"; do
+    echo "== make $pass"
+    # shellcheck disable=SC2086 # pass holds a goal and its variables
+    $MAKE --no-print-directory -j"$jobs" $pass >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+    if [ -z "$line" ]; then
+        echo "make $pass: no test results (build failed?)"
+        failed=$((failed + 1))
+        status=1
+        continue
+    fi
+    p=${line%% passed*}
+    f=${line#*, }
+    f=${f%% failed*}
+    passed=$((passed + p))
+    failed=$((failed + f))
+    [ "$rc" = 0 ] || status=1
+done
+echo "$passed passed, $failed failed"
+exit $status
