@@ -73,6 +73,10 @@ check: $(TESTS) $(TEST_SCRIPTS_DEPS)
 test:
 	@tests/all.sh
 
+# The main job: the pool service on its embedded defaults (RUN_ARGS adds flags).
+run: $(BUILD)/gpupoold $(BUILD)/gpupool $(BUILD)/libgpuslice.so
+	$(BUILD)/gpupoold $(RUN_ARGS)
+
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
