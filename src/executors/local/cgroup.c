@@ -1,0 +1,399 @@
+/*
+ * cgroup.c — CPU and memory limits for the local executor's tasks, through
+ * cgroup v2 where the machine has it, cgroup v1 where it has that instead,
+ * and nothing (said loudly) where neither can be written.
+ *
+ * Layout: every task gets a cgroup named after its key under a parent
+ * (config key cgroup_parent, default "gpupool"):
+ *   v2: <unified mount>/<parent>/<key>, with cpu.max and memory.max; the
+ *       parent and its ancestors get "+cpu +memory" in cgroup.subtree_control;
+ *   v1: <cpu mount>/<parent>/<key> with cpu.cfs_period_us/cpu.cfs_quota_us,
+ *       and <memory mount>/<parent>/<key> with memory.limit_in_bytes.
+ * The task joins its cgroups itself, between fork and exec, so that every
+ * process it starts is inside; the supervisor stays outside, so that an
+ * out-of-memory kill in the task's cgroup never takes the supervisor along.
+ *
+ * Mounts are found in /proc/self/mounts: a cgroup2 mount counts only if its
+ * cgroup.controllers offers both cpu and memory (a hybrid system's
+ * /sys/fs/cgroup/unified usually offers neither), otherwise the cgroup v1
+ * mounts whose options name cpu and memory are used.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/gp_error.h"
+#include "executors/local/local.h"
+#include "executors/registry.h"
+
+#define CPU_PERIOD_US 100000
+
+/* Writes value into dir/file. 0 or -errno. */
+static int cg_write(const char *dir, const char *file, const char *value) {
+    char path[PATH_MAX];
+    gp__exec_fmt(path, sizeof path, "%s/%s", dir, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return -errno;
+    }
+    ssize_t n = write(fd, value, strlen(value));
+    int e = n < 0 ? errno : 0;
+    close(fd);
+    return n < 0 ? -e : 0;
+}
+
+/* True if the space-separated list has the word w. */
+static int has_word(const char *list, const char *w, char sep) {
+    size_t wl = strlen(w);
+    for (const char *p = list; *p != '\0';) {
+        const char *e = strchr(p, sep);
+        size_t l = e != NULL ? (size_t)(e - p) : strlen(p);
+        while (l > 0 && (p[l - 1] == '\n' || p[l - 1] == ' ')) {
+            l--;
+        }
+        if (l == wl && strncmp(p, w, wl) == 0) {
+            return 1;
+        }
+        if (e == NULL) {
+            break;
+        }
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* Finds the mount point of a cgroup2 file system that offers cpu and memory
+ * (v2), or of the cgroup v1 hierarchy whose options name controller. */
+static int find_mount(int v2, const char *controller, char *out, size_t len) {
+    FILE *f = fopen("/proc/self/mounts", "re");
+    if (f == NULL) {
+        return -1;
+    }
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f) != NULL) {
+        char dev[256], dir[512], type[64], opts[512];
+        if (sscanf(line, "%255s %511s %63s %511s", dev, dir, type, opts) != 4) {
+            continue;
+        }
+        if (v2 && strcmp(type, "cgroup2") == 0) {
+            char path[PATH_MAX], ctl[512];
+            gp__exec_fmt(path, sizeof path, "%s/cgroup.controllers", dir);
+            found = gp__read_small(path, ctl, sizeof ctl) >= 0 && has_word(ctl, "cpu", ' ') &&
+                    has_word(ctl, "memory", ' ');
+        } else if (!v2 && strcmp(type, "cgroup") == 0) {
+            found = has_word(opts, controller, ',');
+        }
+        if (found) {
+            gp__exec_fmt(out, len, "%s", dir);
+        }
+    }
+    fclose(f);
+    return found ? 0 : -1;
+}
+
+/* mkdir -p of root/rel, enabling cpu and memory for the children of each
+ * level on v2. 0 or -errno. */
+static int make_parent(const char *root, const char *rel, int v2, char *out, size_t len) {
+    gp__exec_fmt(out, len, "%s", root);
+    char part[PATH_MAX];
+    gp__exec_fmt(part, sizeof part, "%s", rel);
+    if (v2) {
+        /* The root cgroup may hold processes and still delegate. */
+        cg_write(out, "cgroup.subtree_control", "+cpu +memory");
+    }
+    char *save = NULL;
+    for (char *c = strtok_r(part, "/", &save); c != NULL; c = strtok_r(NULL, "/", &save)) {
+        size_t l = strlen(out);
+        gp__exec_fmt(out + l, len - l, "/%s", c);
+        if (mkdir(out, 0755) < 0 && errno != EEXIST) {
+            return -errno;
+        }
+        if (v2) {
+            int rc = cg_write(out, "cgroup.subtree_control", "+cpu +memory");
+            if (rc < 0) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+static int try_v2(gp__cgroups *cg, const char *parent) {
+    char mnt[PATH_MAX];
+    if (find_mount(1, NULL, mnt, sizeof mnt) < 0) {
+        gp__exec_fmt(cg->note, sizeof cg->note,
+                 "no cgroup v2 hierarchy offers the cpu and memory controllers");
+        return -1;
+    }
+    int rc = make_parent(mnt, parent, 1, cg->cpu_parent, sizeof cg->cpu_parent);
+    if (rc < 0) {
+        gp__exec_fmt(cg->note, sizeof cg->note, "cgroup v2: cannot prepare %s: %s", cg->cpu_parent,
+                 strerror(-rc));
+        return -1;
+    }
+    cg->mode = GP__CG_V2;
+    gp__exec_fmt(cg->note, sizeof cg->note, "cgroup v2 under %s: CPU and memory limits applied",
+             cg->cpu_parent);
+    return 0;
+}
+
+static int try_v1(gp__cgroups *cg, const char *parent) {
+    char cpu[PATH_MAX], mem[PATH_MAX];
+    if (find_mount(0, "cpu", cpu, sizeof cpu) < 0 || find_mount(0, "memory", mem, sizeof mem) < 0) {
+        gp__exec_fmt(cg->note, sizeof cg->note, "no cgroup v1 cpu and memory hierarchies are mounted");
+        return -1;
+    }
+    int rc = make_parent(cpu, parent, 0, cg->cpu_parent, sizeof cg->cpu_parent);
+    if (rc == 0) {
+        rc = make_parent(mem, parent, 0, cg->mem_parent, sizeof cg->mem_parent);
+    }
+    if (rc < 0) {
+        gp__exec_fmt(cg->note, sizeof cg->note, "cgroup v1: cannot create %s/%s: %s", cpu, parent,
+                 strerror(-rc));
+        return -1;
+    }
+    cg->mode = GP__CG_V1;
+    gp__exec_fmt(cg->note, sizeof cg->note,
+             "cgroup v1 under %s and %s: CPU and memory limits applied", cg->cpu_parent,
+             cg->mem_parent);
+    return 0;
+}
+
+int gp__cg_detect(gp__cgroups *cg, const char *want, const char *parent, char *err,
+                  size_t errlen) {
+    memset(cg, 0, sizeof *cg);
+    if (strcmp(want, "off") == 0) {
+        gp__exec_fmt(cg->note, sizeof cg->note,
+                 "cgroups are off (cgroup=off): tasks run without CPU and memory limits");
+        return 0;
+    }
+    if (parent[0] == '\0' || parent[0] == '/' || strstr(parent, "..") != NULL) {
+        gp__exec_errf(err, errlen, "cgroup_parent: '%s' must be a relative cgroup name", parent);
+        return GP_EINVAL;
+    }
+    if (strcmp(want, "v2") == 0 || strcmp(want, "v1") == 0) {
+        if ((want[1] == '2' ? try_v2 : try_v1)(cg, parent) == 0) {
+            return 0;
+        }
+        gp__exec_errf(err, errlen, "cgroup: %s", cg->note);
+        return GP_ENOTSUP;
+    }
+    if (strcmp(want, "auto") != 0) {
+        gp__exec_errf(err, errlen, "cgroup: '%s' is not one of auto, v2, v1, off", want);
+        return GP_EINVAL;
+    }
+    if (try_v2(cg, parent) == 0) {
+        return 0;
+    }
+    char why2[256];
+    gp__exec_fmt(why2, sizeof why2, "%s", cg->note);
+    if (try_v1(cg, parent) == 0) {
+        return 0;
+    }
+    char why1[256];
+    gp__exec_fmt(why1, sizeof why1, "%s", cg->note);
+    gp__exec_fmt(cg->note, sizeof cg->note,
+             "no cgroups (%.100s; %.100s): tasks run without CPU and memory limits", why2, why1);
+    cg->mode = GP__CG_NONE;
+    return 0;
+}
+
+/* Makes dir parent/name; 0 or -errno. An existing one (a relaunch after a
+ * crash) is reused. */
+static int make_dir(char *out, size_t len, const char *parent, const char *name) {
+    gp__exec_fmt(out, len, "%s/%s", parent, name);
+    return mkdir(out, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+void gp__cg_create(const gp__cgroups *cg, const char *name, int64_t cpu_milli,
+                   int64_t mem_bytes, gp__task_cg *out) {
+    memset(out, 0, sizeof *out);
+    if (cg->mode == GP__CG_NONE) {
+        gp__exec_fmt(out->note, sizeof out->note, "no cgroup: %s", cg->note);
+        return;
+    }
+    /* The kernel refuses quotas under 1 ms per period. */
+    int64_t quota_us = cpu_milli * CPU_PERIOD_US / 1000;
+    char quota[32], mem[32];
+    gp__exec_fmt(quota, sizeof quota, "%lld", (long long)(quota_us < 1000 ? 1000 : quota_us));
+    gp__exec_fmt(mem, sizeof mem, "%lld", (long long)mem_bytes);
+    const char *what = "";
+    int rc;
+    if (cg->mode == GP__CG_V2) {
+        char max[64];
+        gp__exec_fmt(max, sizeof max, "%s %d", quota, CPU_PERIOD_US);
+        rc = make_dir(out->dirs[0], sizeof out->dirs[0], cg->cpu_parent, name);
+        out->ndirs = rc == 0;
+        if (rc == 0 && cpu_milli > 0 && (rc = cg_write(out->dirs[0], "cpu.max", max)) < 0) {
+            what = "cpu.max";
+        }
+        if (rc == 0 && mem_bytes > 0 && (rc = cg_write(out->dirs[0], "memory.max", mem)) < 0) {
+            what = "memory.max";
+        }
+    } else {
+        char period[32];
+        gp__exec_fmt(period, sizeof period, "%d", CPU_PERIOD_US);
+        rc = make_dir(out->dirs[0], sizeof out->dirs[0], cg->cpu_parent, name);
+        out->ndirs = rc == 0;
+        if (rc == 0) {
+            rc = make_dir(out->dirs[1], sizeof out->dirs[1], cg->mem_parent, name);
+            out->ndirs += rc == 0;
+        }
+        if (rc == 0 && cpu_milli > 0 &&
+            ((rc = cg_write(out->dirs[0], "cpu.cfs_period_us", period)) < 0 ||
+             (rc = cg_write(out->dirs[0], "cpu.cfs_quota_us", quota)) < 0)) {
+            what = "cpu.cfs_quota_us";
+        }
+        if (rc == 0 && mem_bytes > 0 &&
+            (rc = cg_write(out->dirs[1], "memory.limit_in_bytes", mem)) < 0) {
+            what = "memory.limit_in_bytes";
+        }
+    }
+    if (rc < 0) {
+        gp__cg_remove(out);
+        memset(out, 0, sizeof *out);
+        gp__exec_fmt(out->note, sizeof out->note,
+                 "no cgroup: cannot set up %s/%s%s%s: %s; the task runs without CPU and memory "
+                 "limits",
+                 cg->cpu_parent, name, what[0] ? " " : "", what, strerror(-rc));
+        return;
+    }
+    char cpu_txt[48] = "no CPU limit", mem_txt[48] = "no memory limit";
+    if (cpu_milli > 0) {
+        gp__exec_fmt(cpu_txt, sizeof cpu_txt, "CPU %lldm", (long long)cpu_milli);
+    }
+    if (mem_bytes > 0) {
+        gp__exec_fmt(mem_txt, sizeof mem_txt, "memory %lld bytes", (long long)mem_bytes);
+    }
+    gp__exec_fmt(out->note, sizeof out->note, "cgroup %s %s: %s, %s",
+             cg->mode == GP__CG_V2 ? "v2" : "v1", out->dirs[0], cpu_txt, mem_txt);
+}
+
+void gp__cg_remove(const gp__task_cg *tc) {
+    for (int i = 0; i < tc->ndirs; i++) {
+        /* v2 (5.14+) kills a whole cgroup in one write; elsewhere signal each
+         * member until none is left, then wait for the kernel to let go. */
+        cg_write(tc->dirs[i], "cgroup.kill", "1");
+        for (int round = 0; round < 200; round++) {
+            if (gp__cg_signal(tc, SIGKILL, 0) == 0 && (rmdir(tc->dirs[i]) == 0 || errno == ENOENT)) {
+                break;
+            }
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+int gp__cg_save(const gp__task_cg *tc, const char *file) {
+    if (tc->ndirs == 0) {
+        return unlink(file) < 0 && errno != ENOENT ? GP_EIO : 0;
+    }
+    FILE *f = fopen(file, "we");
+    if (f == NULL) {
+        return GP_EIO;
+    }
+    for (int i = 0; i < tc->ndirs; i++) {
+        fprintf(f, "%s\n", tc->dirs[i]);
+    }
+    return fclose(f) == 0 ? 0 : GP_EIO;
+}
+
+int gp__cg_load(gp__task_cg *tc, const char *file) {
+    memset(tc, 0, sizeof *tc);
+    FILE *f = fopen(file, "re");
+    if (f == NULL) {
+        return errno == ENOENT ? 0 : GP_EIO;
+    }
+    char line[PATH_MAX];
+    while (tc->ndirs < GP__CG_DIRS && fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '/') {
+            gp__exec_fmt(tc->dirs[tc->ndirs++], sizeof tc->dirs[0], "%s", line);
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* What our own cgroup allows (for the inventory)                            */
+/* ------------------------------------------------------------------------ */
+
+/* Finds our own cgroup path in the hierarchy of controller ("" for v2) from
+ * /proc/self/cgroup, whose lines are "id:controllers:path". */
+static int own_path(const char *controller, char *out, size_t len) {
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (f == NULL) {
+        return -1;
+    }
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        char *c1 = strchr(line, ':');
+        char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
+        if (c2 == NULL) {
+            continue;
+        }
+        *c2 = '\0';
+        const char *ctls = c1 + 1;
+        found = controller[0] == '\0' ? ctls[0] == '\0' : has_word(ctls, controller, ',');
+        if (found) {
+            gp__exec_fmt(out, len, "%s", c2 + 1);
+        }
+    }
+    fclose(f);
+    return found ? 0 : -1;
+}
+
+/* Reads one integer (or "max": -1) from dir/file; -2 if unreadable. */
+static long long read_num(const char *root, const char *rel, const char *file) {
+    char path[PATH_MAX], buf[128];
+    gp__exec_fmt(path, sizeof path, "%s%s/%s", root, rel, file);
+    if (gp__read_small(path, buf, sizeof buf) <= 0) {
+        return -2;
+    }
+    if (strncmp(buf, "max", 3) == 0) {
+        return -1;
+    }
+    long long v = -2;
+    sscanf(buf, "%lld", &v);
+    return v;
+}
+
+void gp__cg_own_limits(int64_t *cpu_milli, int64_t *mem_bytes) {
+    char mnt[PATH_MAX], rel[PATH_MAX], buf[128];
+    *cpu_milli = -1;
+    *mem_bytes = -1;
+    if (find_mount(1, NULL, mnt, sizeof mnt) == 0 && own_path("", rel, sizeof rel) == 0) {
+        char path[PATH_MAX];
+        gp__exec_fmt(path, sizeof path, "%s%s/cpu.max", mnt, rel);
+        long long quota = -1, period = 0;
+        if (gp__read_small(path, buf, sizeof buf) > 0 && buf[0] != 'm' &&
+            sscanf(buf, "%lld %lld", &quota, &period) == 2 && quota > 0 && period > 0) {
+            *cpu_milli = quota * 1000 / period;
+        }
+        long long m = read_num(mnt, rel, "memory.max");
+        *mem_bytes = m > 0 ? m : -1;
+        return;
+    }
+    if (find_mount(0, "cpu", mnt, sizeof mnt) == 0 && own_path("cpu", rel, sizeof rel) == 0) {
+        long long quota = read_num(mnt, rel, "cpu.cfs_quota_us");
+        long long period = read_num(mnt, rel, "cpu.cfs_period_us");
+        if (quota > 0 && period > 0) {
+            *cpu_milli = quota * 1000 / period;
+        }
+    }
+    if (find_mount(0, "memory", mnt, sizeof mnt) == 0 &&
+        own_path("memory", rel, sizeof rel) == 0) {
+        long long m = read_num(mnt, rel, "memory.limit_in_bytes");
+        /* v1 says "unlimited" with a number near 2^63. */
+        *mem_bytes = m > 0 && m < (1LL << 60) ? m : -1;
+    }
+}

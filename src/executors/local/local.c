@@ -1,0 +1,815 @@
+/*
+ * local.c — the `local` executor: runs gpupool's tasks as process groups on
+ * this host. This file holds its methods table, its configuration and the
+ * methods themselves; the mechanisms live beside it (proc.c: the supervisor
+ * and /proc; cgroup.c: limits; inventory.c: GPUs; env.c: the environment).
+ *
+ * Every task attempt has a state directory, <state_dir>/<key>, with the files
+ * described in local.h. All that the executor knows about a task is on disk
+ * and in /proc, never only in memory, so that a new instance (after a crash
+ * or restart of the daemon) finds running tasks again from their handles, and
+ * a launch repeated with the same (workload, task, attempt) returns the
+ * handle of the first instead of running the task twice.
+ *
+ * The executor provides the mechanisms of graceful eviction; the daemon owns
+ * the policy and the clock: it calls signal(checkpoint signal), waits the
+ * workload's grace period, and calls stop() if the task still runs.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/gp_error.h"
+#include "executors/local/local.h"
+#include "executors/registry.h"
+#include "interpose/ledger.h"
+
+/* The slice ledger's reader (libgpledger) is optional: where a program links
+ * it, poll() reports the GPU memory a slice really uses and reap() removes
+ * the ledger through it; elsewhere these references stay NULL. Weak
+ * references do not pull members out of an archive, so a program that wants
+ * them links src/interpose/ledger.o itself (or libgpledger.a whole). */
+#pragma weak gp_ledger_open
+#pragma weak gp_ledger_usage
+#pragma weak gp_ledger_close
+#pragma weak gp_ledger_unlink
+
+#define DEFAULT_STATE_DIR "/var/lib/gpupool/tasks"
+#define DEFAULT_INTERPOSER "/usr/lib/gpupool/libgpuslice.so"
+#define DEFAULT_NVML "libnvidia-ml.so.1"
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
+/* ======================================================================== */
+/* Small helpers                                                             */
+/* ======================================================================== */
+
+/* mkdir -p; 0 or -errno. */
+static int mkdirs(const char *path) {
+    char buf[PATH_MAX];
+    if (gp__exec_fmt(buf, sizeof buf, "%s", path) < 0) {
+        return -ENAMETOOLONG;
+    }
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+                return -errno;
+            }
+            *p = c;
+            if (c == '\0') {
+                return 0;
+            }
+        }
+    }
+}
+
+/* Creates the directory that holds path. */
+static int mkdirs_parent(const char *path) {
+    char buf[PATH_MAX];
+    gp__exec_fmt(buf, sizeof buf, "%s", path);
+    char *slash = strrchr(buf, '/');
+    if (slash == NULL || slash == buf) {
+        return 0;
+    }
+    *slash = '\0';
+    return mkdirs(buf);
+}
+
+/* The key of a task attempt: "w<workload>.t<task>.a<attempt>". */
+static void make_key(char *key, size_t len, uint64_t w, int32_t task, int32_t attempt) {
+    gp__exec_fmt(key, len, "w%llu.t%d.a%d", (unsigned long long)w, task, attempt);
+}
+
+/* Parses a key; 0 or GP_EINVAL. Only keys this file makes are accepted, so a
+ * handle can never name a path outside state_dir. */
+static int parse_key(const char *key, uint64_t *w, int32_t *task, int32_t *attempt) {
+    unsigned long long ww;
+    int t, a;
+    char again[GP__KEY_MAX];
+    if (sscanf(key, "w%llu.t%d.a%d", &ww, &t, &a) != 3) {
+        return GP_EINVAL;
+    }
+    make_key(again, sizeof again, ww, t, a);
+    if (strcmp(again, key) != 0) {
+        return GP_EINVAL;
+    }
+    *w = ww;
+    *task = t;
+    *attempt = a;
+    return 0;
+}
+
+typedef struct handle_parts {
+    char key[GP__KEY_MAX];
+    pid_t spid;
+    uint64_t sstart;
+} handle_parts;
+
+/* Parses "local:<key>:<pid>:<starttime>"; 0 or GP_EINVAL. */
+static int parse_handle(const char *h, handle_parts *out) {
+    if (strncmp(h, "local:", 6) != 0) {
+        return GP_EINVAL;
+    }
+    const char *k = h + 6;
+    const char *colon = strchr(k, ':');
+    if (colon == NULL || (size_t)(colon - k) >= sizeof out->key) {
+        return GP_EINVAL;
+    }
+    memcpy(out->key, k, (size_t)(colon - k));
+    out->key[colon - k] = '\0';
+    uint64_t w;
+    int32_t t, a;
+    long long pid;
+    unsigned long long start;
+    char tail;
+    if (parse_key(out->key, &w, &t, &a) < 0 ||
+        sscanf(colon + 1, "%lld:%llu%c", &pid, &start, &tail) != 2 || pid <= 0 ||
+        pid > INT32_MAX) {
+        return GP_EINVAL;
+    }
+    out->spid = (pid_t)pid;
+    out->sstart = start;
+    return 0;
+}
+
+static void task_dir(const gp__local *lx, const char *key, char *out, size_t len) {
+    gp__exec_fmt(out, len, "%s/%s", lx->state_dir, key);
+}
+
+/* Reads the handle file of a task directory into handle (no newline).
+ * 0, or GP_ENOENT if there is none. */
+static int read_handle(const char *dir, char handle[GP_HANDLE_MAX]) {
+    char path[PATH_MAX];
+    gp__exec_fmt(path, sizeof path, "%s/handle", dir);
+    ssize_t n = gp__read_small(path, handle, GP_HANDLE_MAX);
+    if (n <= 0) {
+        return GP_ENOENT;
+    }
+    handle[strcspn(handle, "\n")] = '\0';
+    return 0;
+}
+
+/* Removes a task's state directory and what it holds. */
+static void remove_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            unlinkat(dirfd(d), e->d_name, 0);
+        }
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* ======================================================================== */
+/* Configuration                                                             */
+/* ======================================================================== */
+
+typedef struct config {
+    char cgroup[16];
+    char cgroup_parent[256];
+    char nvml[PATH_MAX];
+} config;
+
+/* Parses "key=value,key=value" into lx and c. Each key names a string field;
+ * the values are checked by open() once all are read. */
+static int parse_config(gp__local *lx, config *c, const char *text, char *err, size_t errlen) {
+    const struct {
+        const char *key;
+        char *field;
+        size_t len;
+    } keys[] = {
+        {"state_dir", lx->state_dir, sizeof lx->state_dir},
+        {"inventory", lx->inventory, sizeof lx->inventory},
+        {"nvml", c->nvml, sizeof c->nvml},
+        {"interposer", lx->interposer, sizeof lx->interposer},
+        {"cgroup", c->cgroup, sizeof c->cgroup},
+        {"cgroup_parent", c->cgroup_parent, sizeof c->cgroup_parent},
+        {"node", lx->node_name, sizeof lx->node_name},
+        {"domain", lx->domain, sizeof lx->domain},
+    };
+    const size_t nkeys = sizeof keys / sizeof keys[0];
+    char *copy = strdup(text);
+    if (copy == NULL) {
+        return GP_ENOMEM;
+    }
+    int rc = 0;
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",", &save); rc == 0 && item != NULL;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (eq == NULL) {
+            gp__exec_errf(err, errlen, "config: '%.60s' is not key=value", item);
+            rc = GP_EINVAL;
+            break;
+        }
+        *eq = '\0';
+        size_t i = 0;
+        while (i < nkeys && strcmp(keys[i].key, item) != 0) {
+            i++;
+        }
+        if (i == nkeys) {
+            gp__exec_errf(err, errlen,
+                     "config: unknown key '%.40s' (expected state_dir, inventory, nvml, "
+                     "interposer, cgroup, cgroup_parent, node or domain)",
+                     item);
+            rc = GP_EINVAL;
+        } else if (gp__exec_fmt(keys[i].field, keys[i].len, "%s", eq + 1) < 0) {
+            gp__exec_errf(err, errlen, "config: %s: value is longer than %zu characters", item,
+                     keys[i].len - 1);
+            rc = GP_EINVAL;
+        }
+    }
+    free(copy);
+    if (rc == 0 && lx->state_dir[0] != '/') {
+        gp__exec_errf(err, errlen, "config: state_dir: '%.60s' is not an absolute path",
+                 lx->state_dir);
+        rc = GP_EINVAL;
+    }
+    return rc;
+}
+
+/* Marks a node as emulated where everyone looks at it: in its labels. */
+static void label_emulated(gp_node_spec *n) {
+    if (n->nlabels < GP_MAX_LABELS) {
+        gp__exec_fmt(n->labels[n->nlabels].key, sizeof n->labels[0].key, "gpupool.emulated");
+        gp__exec_fmt(n->labels[n->nlabels].value, sizeof n->labels[0].value, "true");
+        n->nlabels++;
+    }
+}
+
+/* The node as this host is: name, domain, CPU and memory, no GPUs. */
+static void host_node(const gp__local *lx, gp_node_spec *n) {
+    memset(n, 0, sizeof *n);
+    gp__exec_fmt(n->name, sizeof n->name, "%s", lx->node_name);
+    gp__exec_fmt(n->domain, sizeof n->domain, "%s", lx->domain);
+    n->schedulable = 1;
+    gp__host_resources(&n->cpu_milli, &n->mem_bytes);
+}
+
+static void local_close(void *state);
+
+static int local_open(const char *text, void **state, char *err, size_t errlen) {
+    *state = NULL;
+    gp__local *lx = calloc(1, sizeof *lx);
+    config *c = calloc(1, sizeof *c);
+    if (lx == NULL || c == NULL) {
+        free(lx);
+        free(c);
+        gp__exec_errf(err, errlen, "local: out of memory");
+        return GP_ENOMEM;
+    }
+    gp__exec_fmt(lx->state_dir, sizeof lx->state_dir, "%s", DEFAULT_STATE_DIR);
+    gp__exec_fmt(lx->interposer, sizeof lx->interposer, "%s", DEFAULT_INTERPOSER);
+    gp__exec_fmt(lx->domain, sizeof lx->domain, "local");
+    gp__exec_fmt(c->cgroup, sizeof c->cgroup, "auto");
+    gp__exec_fmt(c->cgroup_parent, sizeof c->cgroup_parent, "gpupool");
+    gp__exec_fmt(c->nvml, sizeof c->nvml, "auto");
+    int rc = parse_config(lx, c, text, err, errlen);
+    if (rc == 0 && lx->node_name[0] == '\0' &&
+        gethostname(lx->node_name, sizeof lx->node_name - 1) < 0) {
+        gp__exec_fmt(lx->node_name, sizeof lx->node_name, "localhost");
+    }
+    if (rc == 0 && (rc = mkdirs(lx->state_dir)) < 0) {
+        gp__exec_errf(err, errlen, "config: state_dir: cannot create %s: %s", lx->state_dir,
+                 strerror(-rc));
+        rc = GP_EIO;
+    }
+    if (rc == 0 && lx->inventory[0] != '\0') {
+        host_node(lx, &lx->emu);
+        rc = gp__inv_parse_file(lx->inventory, &lx->emu, err, errlen);
+        lx->emulated = 1;
+        label_emulated(&lx->emu);
+    } else if (rc == 0 && strcmp(c->nvml, "off") != 0) {
+        int required = strcmp(c->nvml, "auto") != 0;
+        rc = gp__nvml_open(&lx->nvml, required ? c->nvml : DEFAULT_NVML, required, err, errlen);
+    } else if (rc == 0) {
+        gp__exec_fmt(lx->nvml.note, sizeof lx->nvml.note, "NVML is off (nvml=off)");
+    }
+    if (rc == 0) {
+        rc = gp__cg_detect(&lx->cg, c->cgroup, c->cgroup_parent, err, errlen);
+    }
+    free(c);
+    if (rc < 0) {
+        local_close(lx);
+        return rc;
+    }
+    *state = lx;
+    return 0;
+}
+
+static void local_close(void *state) {
+    gp__local *lx = state;
+    if (lx != NULL) {
+        gp__nvml_close(&lx->nvml);
+        free(lx);
+    }
+}
+
+static int local_inventory(void *state, gp_node_spec *nodes, size_t max, size_t *n,
+                           int *emulated, char *err, size_t errlen) {
+    gp__local *lx = state;
+    *emulated = lx->emulated;
+    *n = 1;
+    if (max == 0) {
+        return 0;
+    }
+    if (lx->emulated) {
+        nodes[0] = lx->emu;
+        return 0;
+    }
+    host_node(lx, &nodes[0]);
+    return gp__nvml_gpus(&lx->nvml, &nodes[0], err, errlen);
+}
+
+/* ======================================================================== */
+/* Launch                                                                    */
+/* ======================================================================== */
+
+/* Writes the reason a task could not start into err. */
+static void start_error(const gp_task_launch *t, const char *path, const char *workdir, int stage,
+                        int e, char *err, size_t errlen) {
+    switch (stage) {
+    case GP__STAGE_EXEC:
+        gp__exec_errf(err, errlen, "argv[0]: cannot execute '%s': %s", path, strerror(e));
+        break;
+    case GP__STAGE_CHDIR:
+        gp__exec_errf(err, errlen, "workdir: cannot enter '%s': %s", workdir, strerror(e));
+        break;
+    case GP__STAGE_STDIO:
+        gp__exec_errf(err, errlen, "log_path: cannot send output to '%s': %s",
+                 t->log_path ? t->log_path : "(default)", strerror(e));
+        break;
+    default:
+        gp__exec_errf(err, errlen, "launch: cannot start the task's supervisor: %s", strerror(e));
+    }
+}
+
+/* Looks argv[0] up in the task's PATH, as the shell would. A name with a
+ * slash is used as it is (relative to the working directory). */
+static int resolve(const char *prog, char *const *env, char *out, size_t len) {
+    if (strchr(prog, '/') != NULL) {
+        gp__exec_fmt(out, len, "%s", prog);
+        return 0;
+    }
+    const char *path = gp__env_get(env, "PATH");
+    char dirs[4096];
+    gp__exec_fmt(dirs, sizeof dirs, "%s", path != NULL ? path : DEFAULT_PATH);
+    char *save = NULL;
+    for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
+        struct stat st;
+        gp__exec_fmt(out, len, "%s/%s", d, prog);
+        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) {
+            return 0;
+        }
+    }
+    return GP_ENOENT;
+}
+
+/*
+ * A launch of a key that was launched before: returns 1 with its handle (or
+ * the start failure it recorded, as an error), or 0 if the directory holds no
+ * start (it is then emptied for a new one). A directory without a handle may
+ * belong to a launch still in flight in another process, so this waits up to
+ * a second for the handle before it calls the directory stale.
+ */
+static int launched_before(const gp_task_launch *t, const char *dir, char handle[GP_HANDLE_MAX],
+                           char *err, size_t errlen) {
+    for (int i = 0; i < 100; i++) {
+        if (read_handle(dir, handle) == 0) {
+            gp__exit ex;
+            if (gp__exit_read(dir, &ex) == 0 && ex.present && ex.start_stage != GP__STAGE_NONE) {
+                start_error(t, t->argv[0], t->workdir ? t->workdir : "(default)", ex.start_stage,
+                            ex.start_errno, err, errlen);
+                handle[0] = '\0';
+                return ex.start_stage == GP__STAGE_SUPERVISOR ? GP_ESYS : GP_ENOENT;
+            }
+            return 1;
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    char file[PATH_MAX];
+    gp__exec_fmt(file, sizeof file, "%s/cgroup", dir);
+    gp__task_cg cg;
+    if (gp__cg_load(&cg, file) == 0) {
+        gp__cg_remove(&cg);
+    }
+    remove_dir(dir);
+    return 0;
+}
+
+/* Writes the header of an attempt into its log. */
+static void log_header(int fd, const gp__local *lx, const gp_task_launch *t, const char *path,
+                       const char *gpus, const char *cg) {
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    dprintf(fd,
+            "==== gpupool: workload %llu task %d attempt %d starting %s on %s%s ====\n"
+            "gpupool: command: %s\n"
+            "gpupool: %s\n"
+            "gpupool: limits: %s\n",
+            (unsigned long long)t->workload, t->task, t->attempt, when, lx->node_name,
+            lx->emulated ? " (EMULATED GPUs)" : "", path, gpus, cg);
+}
+
+/* Everything launch() prepares before it forks, so that one cleanup frees it. */
+typedef struct prep {
+    char dir[PATH_MAX], path[PATH_MAX], workdir[PATH_MAX], ckpt[PATH_MAX], log[PATH_MAX];
+    char gpus[512];
+    char **argv;                /* a copy: execve wants it without const */
+    char **env;
+    int log_fd;
+    gp__task_cg cg;
+} prep;
+
+/* A copy of a NULL-terminated argv (free with gp__env_free), or NULL. */
+static char **copy_argv(const char *const *argv) {
+    size_t n = 0;
+    while (argv[n] != NULL) {
+        n++;
+    }
+    char **v = calloc(n + 1, sizeof *v);
+    for (size_t i = 0; v != NULL && i < n; i++) {
+        if ((v[i] = strdup(argv[i])) == NULL) {
+            gp__env_free(v);
+            return NULL;
+        }
+    }
+    return v;
+}
+
+/* Decides the directories of a task (defaults where the daemon gave none)
+ * and creates them. */
+static int prepare_dirs(const gp__local *lx, const gp_task_launch *t, prep *p, char *err,
+                        size_t errlen) {
+    char base[64];
+    gp__exec_fmt(base, sizeof base, "w%llu.t%d", (unsigned long long)t->workload, t->task);
+    if (t->checkpoint_dir != NULL) {
+        gp__exec_fmt(p->ckpt, sizeof p->ckpt, "%s", t->checkpoint_dir);
+    } else {
+        gp__exec_fmt(p->ckpt, sizeof p->ckpt, "%s/checkpoints/%s", lx->state_dir, base);
+    }
+    gp__exec_fmt(p->workdir, sizeof p->workdir, "%s", t->workdir != NULL ? t->workdir : p->ckpt);
+    if (t->log_path != NULL) {
+        gp__exec_fmt(p->log, sizeof p->log, "%s", t->log_path);
+    } else {
+        gp__exec_fmt(p->log, sizeof p->log, "%s/logs/%s.log", lx->state_dir, base);
+    }
+    const char *fields[3] = {"checkpoint_dir", "workdir", "log_path"};
+    const char *paths[3] = {p->ckpt, p->workdir, p->log};
+    for (int i = 0; i < 3; i++) {
+        int rc = i == 2 ? mkdirs_parent(paths[i]) : mkdirs(paths[i]);
+        if (rc < 0) {
+            gp__exec_errf(err, errlen, "%s: cannot create '%s': %s", fields[i], paths[i],
+                     strerror(-rc));
+            return GP_EIO;
+        }
+    }
+    p->log_fd = open(p->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (p->log_fd < 0) {
+        gp__exec_errf(err, errlen, "log_path: cannot open '%s': %s", p->log, strerror(errno));
+        return GP_EIO;
+    }
+    return 0;
+}
+
+static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HANDLE_MAX],
+                        char *err, size_t errlen) {
+    gp__local *lx = state;
+    if (t->argv == NULL || t->argv[0] == NULL || t->argv[0][0] == '\0') {
+        gp__exec_errf(err, errlen, "argv: a task needs a program to run");
+        return GP_EINVAL;
+    }
+    if (t->task < 0 || t->attempt < 1) {
+        gp__exec_errf(err, errlen, "%s: must be %s", t->task < 0 ? "task" : "attempt",
+                 t->task < 0 ? ">= 0" : ">= 1");
+        return GP_EINVAL;
+    }
+    char key[GP__KEY_MAX];
+    make_key(key, sizeof key, t->workload, t->task, t->attempt);
+    prep *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        return GP_ENOMEM;
+    }
+    p->log_fd = -1;
+    task_dir(lx, key, p->dir, sizeof p->dir);
+    int rc = 0;
+    if (mkdir(p->dir, 0755) < 0) {
+        if (errno != EEXIST) {
+            gp__exec_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir, strerror(errno));
+            rc = GP_EIO;
+        } else if ((rc = launched_before(t, p->dir, handle, err, errlen)) != 0) {
+            free(p);
+            return rc < 0 ? rc : 0;
+        } else if (mkdir(p->dir, 0755) < 0) {
+            gp__exec_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir, strerror(errno));
+            rc = GP_EIO;
+        }
+    }
+    if (rc == 0) {
+        rc = prepare_dirs(lx, t, p, err, errlen);
+    }
+    if (rc == 0) {
+        rc = gp__env_build(lx, t, p->ckpt, &p->env, p->gpus, sizeof p->gpus, err, errlen);
+    }
+    if (rc == 0 && (p->argv = copy_argv(t->argv)) == NULL) {
+        rc = GP_ENOMEM;
+    }
+    if (rc == 0 && resolve(t->argv[0], p->env, p->path, sizeof p->path) < 0) {
+        gp__exec_errf(err, errlen, "argv[0]: '%s' is not an executable in the task's PATH",
+                 t->argv[0]);
+        rc = GP_ENOENT;
+    }
+    gp__spawned sp;
+    int spawned = 0;
+    if (rc == 0) {
+        spawned = 1;
+        char file[PATH_MAX];
+        gp__exec_fmt(file, sizeof file, "%s/cgroup", p->dir);
+        gp__cg_create(&lx->cg, key, t->cpu_milli, t->mem_bytes, &p->cg);
+        gp__cg_save(&p->cg, file);
+        log_header(p->log_fd, lx, t, p->path, p->gpus, p->cg.note);
+        gp__spawn s = {p->path, p->argv, p->env, p->workdir, p->log_fd, p->dir, key, &p->cg};
+        rc = gp__spawn_task(&s, &sp, err, errlen);
+        if (rc == 0 && sp.stage != GP__STAGE_NONE) {
+            start_error(t, p->path, p->workdir, sp.stage, sp.start_errno, err, errlen);
+            rc = sp.stage == GP__STAGE_SUPERVISOR ? GP_ESYS : GP_ENOENT;
+        }
+        if (rc < 0) {
+            dprintf(p->log_fd, "==== gpupool: could not start: %s ====\n", err ? err : "");
+            gp__cg_remove(&p->cg);
+        }
+    }
+    if (rc == 0) {
+        gp__exec_fmt(handle, GP_HANDLE_MAX, "local:%s:%d:%llu", key, (int)sp.spid,
+                 (unsigned long long)sp.sstart);
+    } else if (!spawned) {
+        /* Nothing ran: leave no directory that a relaunch would take for a
+         * start in flight. */
+        remove_dir(p->dir);
+    }
+    if (p->log_fd >= 0) {
+        close(p->log_fd);
+    }
+    gp__env_free(p->env);
+    gp__env_free(p->argv);
+    free(p);
+    return rc;
+}
+
+/* ======================================================================== */
+/* Signal, stop, poll, reap                                                  */
+/* ======================================================================== */
+
+/* Sends sig to every process of the task: its process group, if its main
+ * process (whose pid is the group id) is still there, and whatever else is
+ * in its cgroups. A task that has ended has nothing to signal. */
+static int signal_task(const gp__local *lx, const char *handle, int sig) {
+    handle_parts h;
+    if (parse_handle(handle, &h) < 0 || sig <= 0 || sig >= NSIG) {
+        return GP_EINVAL;
+    }
+    char dir[PATH_MAX], file[PATH_MAX];
+    task_dir(lx, h.key, dir, sizeof dir);
+    pid_t tpid = 0;
+    uint64_t tstart;
+    if (gp__task_read(dir, &tpid, &tstart) == 0 && gp__proc_present(tpid, tstart)) {
+        kill(-tpid, sig);
+    } else {
+        tpid = 0;
+    }
+    gp__task_cg cg;
+    gp__exec_fmt(file, sizeof file, "%s/cgroup", dir);
+    if (gp__cg_load(&cg, file) == 0) {
+        gp__cg_signal(&cg, sig, tpid);
+    }
+    return 0;
+}
+
+static int local_signal(void *state, const char *handle, int sig) {
+    return signal_task(state, handle, sig);
+}
+
+static int local_stop(void *state, const char *handle) {
+    return signal_task(state, handle, SIGKILL);
+}
+
+/* The slice ledger name of the task a handle names. */
+static void slice_of(const handle_parts *h, char *name, size_t len) {
+    uint64_t w = 0;
+    int32_t t = 0, a = 0;
+    parse_key(h->key, &w, &t, &a);
+    gp__slice_name(w, t, a, name, len);
+}
+
+/* Bytes of GPU memory the task's slice holds now, from its ledger; -1 if the
+ * task has no slice ledger or the reader is not linked. */
+static int64_t slice_memory(const handle_parts *h) {
+    char name[64];
+    gp_ledger *l = NULL;
+    if (gp_ledger_open == NULL || gp_ledger_usage == NULL || gp_ledger_close == NULL) {
+        return -1;
+    }
+    slice_of(h, name, sizeof name);
+    if (gp_ledger_open(name, GP_LEDGER_READ, &l, NULL) < 0) {
+        return -1;
+    }
+    gp_ledger_device_usage use[GP_LEDGER_MAX_DEVICES];
+    int n = gp_ledger_usage(l, use, GP_LEDGER_MAX_DEVICES);
+    int64_t sum = n < 0 ? -1 : 0;
+    for (int i = 0; i < n && i < GP_LEDGER_MAX_DEVICES; i++) {
+        sum += (int64_t)use[i].used;
+    }
+    gp_ledger_close(l);
+    return sum;
+}
+
+static void poll_one(const gp__local *lx, gp_task_status *st) {
+    st->state = GP_TASK_LOST;
+    st->exit_code = 0;
+    st->term_signal = 0;
+    st->gpu_mem_used = -1;
+    st->detail[0] = '\0';
+    handle_parts h;
+    if (parse_handle(st->handle, &h) < 0) {
+        gp__exec_fmt(st->detail, sizeof st->detail, "not a handle of the local executor");
+        return;
+    }
+    char dir[PATH_MAX], recorded[GP_HANDLE_MAX];
+    task_dir(lx, h.key, dir, sizeof dir);
+    int have = read_handle(dir, recorded) == 0;
+    if (have && strcmp(recorded, st->handle) != 0) {
+        gp__exec_fmt(st->detail, sizeof st->detail,
+                 "the task was started again under this key; this handle is stale");
+        return;
+    }
+    /* The exit file first: the supervisor writes it just before it exits, so
+     * reading it after seeing the supervisor gone would race. */
+    gp__exit ex;
+    for (int pass = 0; pass < 2; pass++) {
+        if (gp__exit_read(dir, &ex) < 0) {
+            gp__exec_fmt(st->detail, sizeof st->detail, "the task's exit file is corrupt");
+            return;
+        }
+        if (ex.present && ex.start_stage != GP__STAGE_NONE) {
+            st->state = GP_TASK_FAILED;
+            gp__exec_fmt(st->detail, sizeof st->detail, "could not start (%s): %s",
+                     gp__stage_name(ex.start_stage), strerror(ex.start_errno));
+            return;
+        }
+        if (ex.present) {
+            st->state = GP_TASK_EXITED;
+            st->exit_code = ex.exit_code;
+            st->term_signal = ex.term_signal;
+            return;
+        }
+        if (pass == 0 && gp__proc_alive(h.spid, h.sstart)) {
+            st->state = GP_TASK_RUNNING;
+            st->gpu_mem_used = slice_memory(&h);
+            return;
+        }
+    }
+    if (!have) {
+        gp__exec_fmt(st->detail, sizeof st->detail, "no state for this task in %s", lx->state_dir);
+    } else {
+        gp__exec_fmt(st->detail, sizeof st->detail,
+                 "the task's supervisor (pid %d) is gone and left no exit status", (int)h.spid);
+    }
+}
+
+static int local_poll(void *state, gp_task_status *tasks, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        poll_one(state, &tasks[i]);
+    }
+    return 0;
+}
+
+static int local_reap(void *state, const char *handle) {
+    gp__local *lx = state;
+    handle_parts h;
+    if (parse_handle(handle, &h) < 0) {
+        return GP_EINVAL;
+    }
+    char dir[PATH_MAX], file[PATH_MAX], recorded[GP_HANDLE_MAX];
+    task_dir(lx, h.key, dir, sizeof dir);
+    if (read_handle(dir, recorded) == 0 && strcmp(recorded, handle) != 0) {
+        return 0; /* a stale handle: the directory belongs to a later start */
+    }
+    gp__exit ex;
+    pid_t tpid;
+    uint64_t tstart;
+    if ((gp__exit_read(dir, &ex) == 0 && !ex.present && gp__proc_alive(h.spid, h.sstart)) ||
+        (gp__task_read(dir, &tpid, &tstart) == 0 && gp__proc_alive(tpid, tstart))) {
+        return GP_ESTATE;
+    }
+    gp__task_cg cg;
+    gp__exec_fmt(file, sizeof file, "%s/cgroup", dir);
+    if (gp__cg_load(&cg, file) == 0) {
+        gp__cg_remove(&cg);
+    }
+    /* The books of an ended slice go with it. */
+    char name[64];
+    slice_of(&h, name, sizeof name);
+    if (gp_ledger_unlink != NULL) {
+        gp_ledger_unlink(name);
+    }
+    remove_dir(dir);
+    return 0;
+}
+
+/* ======================================================================== */
+/* Control                                                                   */
+/* ======================================================================== */
+
+static void describe(const gp__local *lx, gp_local_describe *d) {
+    memset(d, 0, sizeof *d);
+    d->emulated = lx->emulated;
+    if (lx->emulated) {
+        gp__exec_fmt(d->gpus, sizeof d->gpus,
+                 "EMULATED: %d GPUs declared in %.200s; no real GPU is used", lx->emu.ngpus,
+                 lx->inventory);
+    } else if (lx->nvml.lib != NULL) {
+        gp__exec_fmt(d->gpus, sizeof d->gpus, "%s", lx->nvml.note);
+    } else {
+        gp__exec_fmt(d->gpus, sizeof d->gpus, "no GPUs: %.200s", lx->nvml.note);
+    }
+    gp__exec_fmt(d->cgroups, sizeof d->cgroups, "%s", lx->cg.note);
+    if (access(lx->interposer, R_OK) == 0) {
+        gp__exec_fmt(d->interposer, sizeof d->interposer,
+                 "fractional slices enforced by %.200s", lx->interposer);
+    } else {
+        gp__exec_fmt(d->interposer, sizeof d->interposer,
+                 "fractional slices NOT enforced: interposer %.150s not found", lx->interposer);
+    }
+    gp__exec_fmt(d->state_dir, sizeof d->state_dir, "%s", lx->state_dir);
+}
+
+static int list_tasks(const gp__local *lx, gp_local_list *l) {
+    l->n = 0;
+    DIR *d = opendir(lx->state_dir);
+    if (d == NULL) {
+        return GP_EIO;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        uint64_t w;
+        int32_t t, a;
+        char dir[PATH_MAX], handle[GP_HANDLE_MAX];
+        if (parse_key(e->d_name, &w, &t, &a) < 0) {
+            continue;
+        }
+        task_dir(lx, e->d_name, dir, sizeof dir);
+        if (read_handle(dir, handle) == 0) {
+            if (l->n < l->max && l->handles != NULL) {
+                gp__exec_fmt(l->handles[l->n], GP_HANDLE_MAX, "%s", handle);
+            }
+            l->n++;
+        }
+    }
+    closedir(d);
+    return 0;
+}
+
+static int local_control(void *state, int op, void *arg) {
+    if (arg == NULL) {
+        return GP_EINVAL;
+    }
+    switch (op) {
+    case GP_LOCAL_CTL_DESCRIBE:
+        describe(state, arg);
+        return 0;
+    case GP_LOCAL_CTL_LIST:
+        return list_tasks(state, arg);
+    default:
+        return GP_ENOTSUP;
+    }
+}
+
+const gp_executor_methods gp__local_methods = {
+    .version = GP_EXECUTOR_VERSION,
+    .name = "local",
+    .open = local_open,
+    .close = local_close,
+    .inventory = local_inventory,
+    .launch = local_launch,
+    .signal = local_signal,
+    .stop = local_stop,
+    .poll = local_poll,
+    .reap = local_reap,
+    .control = local_control,
+};

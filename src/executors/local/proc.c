@@ -1,0 +1,765 @@
+/*
+ * proc.c — the local executor's processes: the supervisor that runs each
+ * task, and what the executor reads back about it from /proc and from the
+ * task's state directory.
+ *
+ * The process tree of one task:
+ *
+ *     daemon ── fork ─► intermediate ── fork ─► supervisor ── fork ─► task
+ *                       (exits at once)         (setsid,               (own process
+ *                                                subreaper)             group, cgroup)
+ *
+ * The intermediate exits at once and the daemon reaps it, so the supervisor
+ * is never the daemon's child: the daemon may die, be killed with SIGKILL or
+ * restart, and neither supervisor nor task notices. The supervisor leads a
+ * session of its own and puts the task in a process group of its own, so
+ * that stop() can kill the task's whole group while the supervisor survives
+ * to record how the task ended: it waits for the task, kills what the task
+ * left behind (its group, its cgroup, orphans reparented to the supervisor,
+ * which is a child subreaper), and writes the exit file atomically.
+ *
+ * The daemon may have threads (its HTTP server), and after fork() in a
+ * threaded process only async-signal-safe functions are safe. So the daemon
+ * prepares everything before it forks (paths, argv, environment, the log
+ * file, the cgroups), and the forked processes use system calls and the small
+ * gp__sa_* string helpers below, never malloc or stdio.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/gp_error.h"
+#include "executors/local/local.h"
+#include "executors/registry.h"
+
+/* What the supervisor tells the daemon through the report pipe. */
+typedef struct report {
+    int32_t stage;
+    int32_t start_errno;
+    int32_t spid, tpid;
+    uint64_t sstart, tstart;
+} report;
+
+/* What the task tells the supervisor through its close-on-exec pipe if it
+ * fails before exec; nothing (EOF) means the exec succeeded. */
+typedef struct start_failure {
+    int32_t stage;
+    int32_t start_errno;
+} start_failure;
+
+static const char *const stage_names[GP__STAGE_COUNT] = {
+    [GP__STAGE_NONE] = "started",     [GP__STAGE_SUPERVISOR] = "supervisor",
+    [GP__STAGE_STDIO] = "stdio",      [GP__STAGE_CHDIR] = "chdir",
+    [GP__STAGE_EXEC] = "exec",
+};
+
+const char *gp__stage_name(int stage) {
+    return stage >= 0 && stage < GP__STAGE_COUNT ? stage_names[stage] : "unknown";
+}
+
+/* ======================================================================== */
+/* Async-signal-safe helpers                                                 */
+/* ======================================================================== */
+
+void gp__sa_str(char **pos, char *end, const char *s) {
+    char *p = *pos;
+    while (*s != '\0' && p < end - 1) {
+        *p++ = *s++;
+    }
+    *p = '\0';
+    *pos = p;
+}
+
+void gp__sa_u64(char **pos, char *end, uint64_t v) {
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    char digits[24];
+    for (size_t i = 0; i < n; i++) {
+        digits[i] = tmp[n - 1 - i];
+    }
+    digits[n] = '\0';
+    gp__sa_str(pos, end, digits);
+}
+
+/* Appends a possibly negative decimal. */
+static void sa_i64(char **pos, char *end, int64_t v) {
+    if (v < 0) {
+        gp__sa_str(pos, end, "-");
+        gp__sa_u64(pos, end, (uint64_t)0 - (uint64_t)v);
+    } else {
+        gp__sa_u64(pos, end, (uint64_t)v);
+    }
+}
+
+/* Parses an unsigned decimal at *s, advancing it; -1 if there is none. */
+static int64_t parse_u64(const char **s) {
+    const char *p = *s;
+    if (*p < '0' || *p > '9') {
+        return -1;
+    }
+    uint64_t v = 0;
+    while (*p >= '0' && *p <= '9') {
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    }
+    *s = p;
+    return (int64_t)(v & INT64_MAX);
+}
+
+static void sa_path(char *buf, size_t cap, const char *dir, const char *name) {
+    char *p = buf;
+    gp__sa_str(&p, buf + cap, dir);
+    gp__sa_str(&p, buf + cap, "/");
+    gp__sa_str(&p, buf + cap, name);
+}
+
+ssize_t gp__read_small(const char *path, char *buf, size_t cap) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return -errno;
+    }
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            return -e;
+        }
+        if (r == 0) {
+            break;
+        }
+        n += (size_t)r;
+    }
+    buf[n] = '\0';
+    close(fd);
+    return (ssize_t)n;
+}
+
+static int write_all(int fd, const void *data, size_t n) {
+    const char *p = data;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Writes <dir>/<name> atomically: a temporary file, fsync, rename. Readers
+ * see either no file or the whole of it. */
+static int write_file_atomic(const char *dir, const char *name, const char *data) {
+    char tmp[PATH_MAX], path[PATH_MAX], tname[64];
+    char *p = tname;
+    gp__sa_str(&p, tname + sizeof tname, name);
+    gp__sa_str(&p, tname + sizeof tname, ".tmp");
+    sa_path(tmp, sizeof tmp, dir, tname);
+    sa_path(path, sizeof path, dir, name);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return -1;
+    }
+    int rc = write_all(fd, data, strlen(data));
+    if (rc == 0) {
+        rc = fsync(fd);
+    }
+    close(fd);
+    if (rc == 0) {
+        rc = rename(tmp, path);
+    }
+    return rc;
+}
+
+int gp__proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t *ppid) {
+    char path[64], buf[1024];
+    char *p = path;
+    gp__sa_str(&p, path + sizeof path, "/proc/");
+    gp__sa_u64(&p, path + sizeof path, (uint64_t)pid);
+    gp__sa_str(&p, path + sizeof path, "/stat");
+    ssize_t n = gp__read_small(path, buf, sizeof buf);
+    if (n < 0) {
+        return (int)n;
+    }
+    /* The command name may hold spaces and parentheses: fields start after
+     * the last ')'. Then: state(3) ppid(4) pgrp(5) ... starttime(22). */
+    const char *s = NULL;
+    for (ssize_t i = n - 1; i >= 0; i--) {
+        if (buf[i] == ')') {
+            s = buf + i + 1;
+            break;
+        }
+    }
+    if (s == NULL || s[0] != ' ' || s[1] == '\0') {
+        return -EINVAL;
+    }
+    if (state != NULL) {
+        *state = s[1];
+    }
+    s += 2;
+    for (int field = 4; field <= 22; field++) {
+        while (*s == ' ') {
+            s++;
+        }
+        const char *q = s;
+        if (*q == '-') {
+            q++;
+        }
+        int64_t v = parse_u64(&q);
+        if (v < 0) {
+            return -EINVAL;
+        }
+        if (field == 4 && ppid != NULL) {
+            *ppid = (pid_t)v;
+        }
+        if (field == 5 && pgrp != NULL) {
+            *pgrp = (pid_t)v;
+        }
+        if (field == 22 && start != NULL) {
+            *start = (uint64_t)v;
+        }
+        s = q;
+    }
+    return 0;
+}
+
+int gp__proc_present(pid_t pid, uint64_t start) {
+    uint64_t st;
+    return pid > 0 && gp__proc_stat(pid, &st, NULL, NULL, NULL) == 0 && st == start;
+}
+
+int gp__proc_alive(pid_t pid, uint64_t start) {
+    uint64_t st;
+    char state = '?';
+    if (pid <= 0 || gp__proc_stat(pid, &st, &state, NULL, NULL) != 0) {
+        return 0;
+    }
+    return st == start && state != 'Z' && state != 'X';
+}
+
+/* ======================================================================== */
+/* The supervisor and the task (forked processes: system calls only)         */
+/* ======================================================================== */
+
+/* Closes descriptors lo..hi, with close_range(2) where the kernel has it. */
+static void close_span(unsigned lo, unsigned hi) {
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, lo, hi, 0) == 0) {
+        return;
+    }
+#endif
+    unsigned max = 65536;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < max) {
+        max = (unsigned)rl.rlim_cur;
+    }
+    for (unsigned fd = lo; fd <= hi && fd < max; fd++) {
+        close((int)fd);
+    }
+}
+
+/* Closes every descriptor from 3 up except the (at most 4) in keep: the
+ * daemon's sockets and files must not live on in its tasks, or a listening
+ * socket would outlive a restarted daemon. */
+static void close_others(const int *keep, int nkeep) {
+    int k[4];
+    int n = 0;
+    for (int i = 0; i < nkeep && n < 4; i++) {
+        int j = n++;
+        while (j > 0 && k[j - 1] > keep[i]) {
+            k[j] = k[j - 1];
+            j--;
+        }
+        k[j] = keep[i];
+    }
+    unsigned lo = 3;
+    for (int i = 0; i < n; i++) {
+        if (k[i] < 0 || (unsigned)k[i] < lo) {
+            continue;
+        }
+        if ((unsigned)k[i] > lo) {
+            close_span(lo, (unsigned)k[i] - 1);
+        }
+        lo = (unsigned)k[i] + 1;
+    }
+    close_span(lo, ~0U);
+}
+
+/* Every signal back to its default action and unblocked: the daemon's
+ * handlers and ignored signals (SIGPIPE, SIGCHLD) must not be inherited. */
+static void reset_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig != SIGKILL && sig != SIGSTOP) {
+            sigaction(sig, &sa, NULL);
+        }
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* Writes a decimal pid into each of the task's cgroup.procs files. A failure
+ * is not fatal: the task runs without limits and says so in its log. */
+static void join_cgroups(const gp__task_cg *cg) {
+    for (int i = 0; cg != NULL && i < cg->ndirs; i++) {
+        char path[PATH_MAX], pid[24];
+        sa_path(path, sizeof path, cg->dirs[i], "cgroup.procs");
+        char *p = pid;
+        gp__sa_u64(&p, pid + sizeof pid, (uint64_t)getpid());
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write_all(fd, pid, strlen(pid)) < 0) {
+            static const char msg[] = "gpupool: warning: could not join the task's cgroup; "
+                                      "it runs without CPU and memory limits\n";
+            (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+        }
+        if (fd >= 0) {
+            close(fd);
+        }
+    }
+}
+
+/* The task's side of the fork: never returns. */
+static void run_task(const gp__spawn *s, int errfd) {
+    start_failure f = {GP__STAGE_NONE, 0};
+    setpgid(0, 0);
+    if (s->log_fd != STDOUT_FILENO && dup2(s->log_fd, STDOUT_FILENO) < 0) {
+        f.stage = GP__STAGE_STDIO;
+    } else if (s->log_fd != STDERR_FILENO && dup2(s->log_fd, STDERR_FILENO) < 0) {
+        f.stage = GP__STAGE_STDIO;
+    }
+    if (f.stage == GP__STAGE_NONE) {
+        int null = open("/dev/null", O_RDONLY);
+        if (null < 0 || (null != STDIN_FILENO && dup2(null, STDIN_FILENO) < 0)) {
+            f.stage = GP__STAGE_STDIO;
+        }
+    }
+    if (f.stage == GP__STAGE_NONE) {
+        join_cgroups(s->cg);
+        int keep[1] = {errfd};
+        close_others(keep, 1);
+        if (chdir(s->workdir) < 0) {
+            f.stage = GP__STAGE_CHDIR;
+        } else {
+            execve(s->path, s->argv, s->envp);
+            f.stage = GP__STAGE_EXEC;
+        }
+    }
+    f.start_errno = errno;
+    (void)write_all(errfd, &f, sizeof f);
+    _exit(127);
+}
+
+/* Appends "key=value\n" to a buffer being built. */
+static void sa_kv(char **pos, char *end, const char *key, int64_t v) {
+    gp__sa_str(pos, end, key);
+    gp__sa_str(pos, end, "=");
+    sa_i64(pos, end, v);
+    gp__sa_str(pos, end, "\n");
+}
+
+static void write_exit(const char *dir, int code, int sig, int stage, int err_no) {
+    char buf[256];
+    char *p = buf;
+    sa_kv(&p, buf + sizeof buf, "exit_code", code);
+    sa_kv(&p, buf + sizeof buf, "term_signal", sig);
+    if (stage != GP__STAGE_NONE) {
+        sa_kv(&p, buf + sizeof buf, "start_stage", stage);
+        sa_kv(&p, buf + sizeof buf, "start_errno", err_no);
+    }
+    (void)write_file_atomic(dir, "exit", buf);
+}
+
+/* Sends sig to every pid listed in a file of decimal pids (a cgroup's procs,
+ * a process's children). Returns how many were signalled. */
+static int signal_listed(const char *file, int sig, pid_t skip_pgid) {
+    char buf[16384];
+    if (gp__read_small(file, buf, sizeof buf) <= 0) {
+        return 0;
+    }
+    int n = 0;
+    const char *p = buf;
+    while (*p != '\0') {
+        int64_t v = parse_u64(&p);
+        if (v < 0) {
+            p++;
+            continue;
+        }
+        pid_t pgrp = 0;
+        if (skip_pgid > 0 && gp__proc_stat((pid_t)v, NULL, NULL, &pgrp, NULL) == 0 &&
+            pgrp == skip_pgid) {
+            continue;
+        }
+        if (v > 0 && kill((pid_t)v, sig) == 0) {
+            n++;
+        }
+    }
+    return n;
+}
+
+int gp__cg_signal(const gp__task_cg *tc, int sig, pid_t skip_pgid) {
+    int n = 0;
+    for (int i = 0; tc != NULL && i < tc->ndirs; i++) {
+        char path[PATH_MAX];
+        sa_path(path, sizeof path, tc->dirs[i], "cgroup.procs");
+        n += signal_listed(path, sig, skip_pgid);
+    }
+    return n;
+}
+
+/* Sends SIGKILL to every child of this process (orphans of the task that
+ * were reparented to us), found by a walk over /proc with getdents64, which
+ * unlike readdir needs no malloc. */
+static void kill_children(void) {
+    pid_t self = getpid();
+    int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        return;
+    }
+    char buf[8192];
+    for (;;) {
+        long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n <= 0) {
+            break;
+        }
+        for (long off = 0; off < n;) {
+            /* struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name */
+            unsigned short reclen;
+            memcpy(&reclen, buf + off + 16, sizeof reclen);
+            const char *name = buf + off + 19;
+            int64_t pid = parse_u64(&name);
+            pid_t ppid = 0;
+            if (pid > 0 && *name == '\0' &&
+                gp__proc_stat((pid_t)pid, NULL, NULL, NULL, &ppid) == 0 && ppid == self) {
+                kill((pid_t)pid, SIGKILL);
+            }
+            off += reclen;
+        }
+    }
+    close(fd);
+}
+
+/* Kills everything the task left behind: its process group (the task's pid
+ * is still a zombie, so the group id cannot have been reused), its cgroups,
+ * and the orphans that were reparented to the supervisor. */
+static void kill_leftovers(const gp__spawn *s, pid_t tpid) {
+    kill(-tpid, SIGKILL);
+    for (int round = 0; round < 5 && gp__cg_signal(s->cg, SIGKILL, 0) > 0; round++) {
+    }
+    kill_children();
+}
+
+/* Appends the line that closes an attempt in the task's log. */
+static void log_footer(int log_fd, int code, int sig) {
+    char buf[128];
+    char *p = buf;
+    gp__sa_str(&p, buf + sizeof buf, "==== gpupool: the task ended: ");
+    if (sig != 0) {
+        gp__sa_str(&p, buf + sizeof buf, "killed by signal ");
+        gp__sa_u64(&p, buf + sizeof buf, (uint64_t)sig);
+    } else {
+        gp__sa_str(&p, buf + sizeof buf, "exit code ");
+        gp__sa_u64(&p, buf + sizeof buf, (uint64_t)code);
+    }
+    gp__sa_str(&p, buf + sizeof buf, " ====\n");
+    (void)write_all(log_fd, buf, strlen(buf));
+}
+
+/* Waits for the task, reaping adopted orphans on the way, and returns its
+ * wait status in *code / *sig. The task is left a zombie (WNOWAIT) so that
+ * its pid, which is its process group id, stays reserved until the caller
+ * has killed the group. */
+static void wait_task(pid_t tpid, int *code, int *sig) {
+    *code = 0;
+    *sig = 0;
+    for (;;) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            *code = 255; /* cannot happen: the task is our child */
+            return;
+        }
+        if (si.si_pid == tpid) {
+            if (si.si_code == CLD_EXITED) {
+                *code = si.si_status;
+            } else {
+                *sig = si.si_status;
+            }
+            return;
+        }
+        waitpid(si.si_pid, NULL, 0);
+    }
+}
+
+/* The supervisor: never returns. rep is the report pipe to the daemon. */
+static void supervise(const gp__spawn *s, int rep) {
+    report r = {GP__STAGE_NONE, 0, (int32_t)getpid(), 0, 0, 0};
+    reset_signals();
+    int keep[2] = {rep, s->log_fd};
+    close_others(keep, 2);
+    /* Let go of the daemon's standard streams too: a pipeline reading the
+     * daemon's output must see its end when the daemon ends. */
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0 && rep > STDERR_FILENO && s->log_fd > STDERR_FILENO) {
+        for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+            if (fd != null) {
+                dup2(null, fd);
+            }
+        }
+    }
+    if (null > STDERR_FILENO) {
+        close(null);
+    }
+    if (setsid() < 0) {
+        r.stage = GP__STAGE_SUPERVISOR;
+        r.start_errno = errno;
+    }
+    /* Orphans of the task become our children, so that we can reap and kill
+     * them when it ends instead of leaving them to init. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    gp__proc_stat(getpid(), &r.sstart, NULL, NULL, NULL);
+
+    char handle[GP_HANDLE_MAX + 2];
+    char *p = handle;
+    char *end = handle + sizeof handle;
+    gp__sa_str(&p, end, "local:");
+    gp__sa_str(&p, end, s->key);
+    gp__sa_str(&p, end, ":");
+    gp__sa_u64(&p, end, (uint64_t)r.spid);
+    gp__sa_str(&p, end, ":");
+    gp__sa_u64(&p, end, r.sstart);
+    gp__sa_str(&p, end, "\n");
+    if (r.stage == GP__STAGE_NONE && write_file_atomic(s->dir, "handle", handle) < 0) {
+        r.stage = GP__STAGE_SUPERVISOR;
+        r.start_errno = errno;
+    }
+
+    int errp[2] = {-1, -1};
+    pid_t tpid = -1;
+    if (r.stage == GP__STAGE_NONE && pipe2(errp, O_CLOEXEC) < 0) {
+        r.stage = GP__STAGE_SUPERVISOR;
+        r.start_errno = errno;
+    }
+    if (r.stage == GP__STAGE_NONE) {
+        tpid = fork();
+        if (tpid == 0) {
+            close(errp[0]);
+            close(rep);
+            run_task(s, errp[1]);
+        }
+        if (tpid < 0) {
+            r.stage = GP__STAGE_SUPERVISOR;
+            r.start_errno = errno;
+        }
+    }
+    if (tpid > 0) {
+        /* Both sides set the group, so that it exists whichever runs first. */
+        setpgid(tpid, tpid);
+        close(errp[1]);
+        start_failure f;
+        ssize_t n;
+        do {
+            n = read(errp[0], &f, sizeof f);
+        } while (n < 0 && errno == EINTR);
+        close(errp[0]);
+        if (n == (ssize_t)sizeof f) {
+            r.stage = f.stage;
+            r.start_errno = f.start_errno;
+            waitpid(tpid, NULL, 0);
+        } else {
+            r.tpid = tpid;
+            gp__proc_stat(tpid, &r.tstart, NULL, NULL, NULL);
+            char task[96];
+            p = task;
+            sa_kv(&p, task + sizeof task, "pid", tpid);
+            sa_kv(&p, task + sizeof task, "start", (int64_t)r.tstart);
+            write_file_atomic(s->dir, "task", task);
+        }
+    }
+    if (r.stage != GP__STAGE_NONE) {
+        write_exit(s->dir, 127, 0, r.stage, r.start_errno);
+    }
+    (void)write_all(rep, &r, sizeof r);
+    close(rep);
+    if (r.stage != GP__STAGE_NONE) {
+        _exit(0);
+    }
+
+    int code, sig;
+    wait_task(tpid, &code, &sig);
+    kill_leftovers(s, tpid);
+    waitpid(tpid, NULL, 0);
+    log_footer(s->log_fd, code, sig);
+    write_exit(s->dir, code, sig, GP__STAGE_NONE, 0);
+    /* Reap what the kills above ended; give up after a second rather than
+     * wait on a process stuck in the kernel. */
+    for (int i = 0; i < 100; i++) {
+        pid_t w = waitpid(-1, NULL, WNOHANG);
+        if (w < 0 && errno == ECHILD) {
+            break;
+        }
+        if (w <= 0) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    _exit(0);
+}
+
+/* ======================================================================== */
+/* The daemon's side                                                         */
+/* ======================================================================== */
+
+int gp__spawn_task(const gp__spawn *s, gp__spawned *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    int rep[2];
+    if (pipe2(rep, O_CLOEXEC) < 0) {
+        gp__exec_errf(err, errlen, "launch: cannot create a pipe: %s", strerror(errno));
+        return GP_ESYS;
+    }
+    pid_t mid = fork();
+    if (mid < 0) {
+        int e = errno;
+        close(rep[0]);
+        close(rep[1]);
+        gp__exec_errf(err, errlen, "launch: cannot fork: %s", strerror(e));
+        return GP_ESYS;
+    }
+    if (mid == 0) {
+        close(rep[0]);
+        pid_t sup = fork();
+        if (sup == 0) {
+            supervise(s, rep[1]);
+        }
+        if (sup < 0) {
+            report r = {GP__STAGE_SUPERVISOR, errno, 0, 0, 0, 0};
+            (void)write_all(rep[1], &r, sizeof r);
+        }
+        _exit(0);
+    }
+    close(rep[1]);
+    /* The daemon may ignore SIGCHLD, in which case the kernel reaps the
+     * intermediate itself and waitpid reports ECHILD: that is fine. */
+    while (waitpid(mid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    report r;
+    size_t got = 0;
+    while (got < sizeof r) {
+        ssize_t n = read(rep[0], (char *)&r + got, sizeof r - got);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        got += (size_t)n;
+    }
+    close(rep[0]);
+    if (got != sizeof r) {
+        gp__exec_errf(err, errlen, "launch: the task's supervisor ended before it reported");
+        return GP_EIO;
+    }
+    out->spid = r.spid;
+    out->sstart = r.sstart;
+    out->tpid = r.tpid;
+    out->tstart = r.tstart;
+    out->stage = r.stage;
+    out->start_errno = r.start_errno;
+    return 0;
+}
+
+/* ======================================================================== */
+/* Reading a task's state directory                                          */
+/* ======================================================================== */
+
+/* Finds "key=" at the start of a line of text and parses its integer. */
+static int kv_get(const char *text, const char *key, int64_t *out) {
+    size_t kl = strlen(key);
+    const char *p = text;
+    while (*p != '\0') {
+        if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+            const char *q = p + kl + 1;
+            int neg = *q == '-';
+            q += neg;
+            int64_t v = parse_u64(&q);
+            if (v < 0 || (*q != '\n' && *q != '\0')) {
+                return GP_ECORRUPT;
+            }
+            *out = neg ? -v : v;
+            return 0;
+        }
+        const char *nl = strchr(p, '\n');
+        if (nl == NULL) {
+            break;
+        }
+        p = nl + 1;
+    }
+    return GP_ENOENT;
+}
+
+int gp__exit_read(const char *dir, gp__exit *ex) {
+    memset(ex, 0, sizeof *ex);
+    char path[PATH_MAX], buf[512];
+    sa_path(path, sizeof path, dir, "exit");
+    ssize_t n = gp__read_small(path, buf, sizeof buf);
+    if (n == -ENOENT) {
+        return 0;
+    }
+    int64_t code = 0, sig = 0, stage = 0, eno = 0;
+    if (n < 0 || kv_get(buf, "exit_code", &code) < 0 || kv_get(buf, "term_signal", &sig) < 0) {
+        return GP_ECORRUPT;
+    }
+    if (kv_get(buf, "start_stage", &stage) == GP_ECORRUPT ||
+        kv_get(buf, "start_errno", &eno) == GP_ECORRUPT) {
+        return GP_ECORRUPT;
+    }
+    ex->present = 1;
+    ex->exit_code = (int)code;
+    ex->term_signal = (int)sig;
+    ex->start_stage = (int)stage;
+    ex->start_errno = (int)eno;
+    return 0;
+}
+
+int gp__task_read(const char *dir, pid_t *pid, uint64_t *start) {
+    char path[PATH_MAX], buf[256];
+    sa_path(path, sizeof path, dir, "task");
+    ssize_t n = gp__read_small(path, buf, sizeof buf);
+    if (n == -ENOENT) {
+        return GP_ENOENT;
+    }
+    int64_t p = 0, st = 0;
+    if (n < 0 || kv_get(buf, "pid", &p) < 0 || kv_get(buf, "start", &st) < 0 || p <= 0) {
+        return GP_ECORRUPT;
+    }
+    *pid = (pid_t)p;
+    *start = (uint64_t)st;
+    return 0;
+}

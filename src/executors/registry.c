@@ -1,0 +1,189 @@
+/*
+ * registry.c — the table of executors gpupoold knows, and the thin wrappers
+ * through which the daemon calls them.
+ *
+ * Executors register by appearing in the static table below; a cluster
+ * engine is added by writing its methods table and one line here, with no
+ * change to the daemon. The wrappers are the only place that touches a
+ * methods table: they check that the table is recent enough to have the
+ * method at all (methods are only ever appended, and `version` says how many
+ * a table has) and that the pointer is set, so that an executor that does not
+ * implement something answers GP_ENOTSUP instead of crashing the daemon.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/gp_error.h"
+#include "executors/executor.h"
+#include "executors/registry.h"
+
+struct gp_executor {
+    const gp_executor_methods *m;
+    void *state;
+};
+
+static const gp_executor_methods *const registry[] = {
+    &gp__local_methods,
+};
+
+/* The version of the methods table in which each method first appeared;
+ * every method of version 1 is checked against 1. */
+#define SINCE_V1 1
+
+/* True if table m has method `field` (it is recent enough and set). */
+#define HAS(m, field, since) ((m)->version >= (since) && (m)->field != NULL)
+
+void gp__exec_errf(char *err, size_t errlen, const char *fmt, ...) {
+    if (err == NULL || errlen == 0) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+int gp__exec_fmt(char *buf, size_t len, const char *fmt, ...) {
+    if (buf == NULL || len == 0) {
+        return GP_ERANGE;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    return n < 0 || (size_t)n >= len ? GP_ERANGE : 0;
+}
+
+const gp_executor_methods *gp_executor_find(const char *name) {
+    if (name == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++) {
+        if (registry[i]->name != NULL && strcmp(registry[i]->name, name) == 0) {
+            return registry[i];
+        }
+    }
+    return NULL;
+}
+
+int gp__executor_open_methods(const gp_executor_methods *m, const char *config,
+                              gp_executor **out, char *err, size_t errlen) {
+    if (out == NULL) {
+        return GP_EINVAL;
+    }
+    *out = NULL;
+    if (m == NULL) {
+        return GP_EINVAL;
+    }
+    const char *name = m->name != NULL ? m->name : "(unnamed)";
+    if (m->version < 1) {
+        gp__exec_errf(err, errlen, "executor '%s': methods table has version < 1", name);
+        return GP_ENOTSUP;
+    }
+    if (!HAS(m, open, SINCE_V1) || !HAS(m, close, SINCE_V1)) {
+        gp__exec_errf(err, errlen, "executor '%s': methods table lacks open or close", name);
+        return GP_ENOTSUP;
+    }
+    gp_executor *ex = calloc(1, sizeof *ex);
+    if (ex == NULL) {
+        gp__exec_errf(err, errlen, "executor '%s': out of memory", name);
+        return GP_ENOMEM;
+    }
+    ex->m = m;
+    int rc = m->open(config != NULL ? config : "", &ex->state, err, errlen);
+    if (rc < 0) {
+        free(ex);
+        return rc;
+    }
+    *out = ex;
+    return 0;
+}
+
+int gp_executor_open(const char *name, const char *config, gp_executor **out, char *err,
+                     size_t errlen) {
+    if (out != NULL) {
+        *out = NULL;
+    }
+    const gp_executor_methods *m = gp_executor_find(name);
+    if (m == NULL) {
+        gp__exec_errf(err, errlen, "executor: no executor named '%s'", name ? name : "(null)");
+        return GP_ENOENT;
+    }
+    return gp__executor_open_methods(m, config, out, err, errlen);
+}
+
+void gp_executor_close(gp_executor *ex) {
+    if (ex == NULL) {
+        return;
+    }
+    ex->m->close(ex->state);
+    free(ex);
+}
+
+const char *gp_executor_name(const gp_executor *ex) {
+    return ex != NULL && ex->m->name != NULL ? ex->m->name : "";
+}
+
+int gp_exec_inventory(gp_executor *ex, gp_node_spec *nodes, size_t max, size_t *n,
+                      int *emulated, char *err, size_t errlen) {
+    if (ex == NULL || n == NULL || emulated == NULL || (nodes == NULL && max > 0)) {
+        return GP_EINVAL;
+    }
+    if (!HAS(ex->m, inventory, SINCE_V1)) {
+        gp__exec_errf(err, errlen, "executor '%s' does not report an inventory", gp_executor_name(ex));
+        return GP_ENOTSUP;
+    }
+    *n = 0;
+    *emulated = 0;
+    return ex->m->inventory(ex->state, nodes, max, n, emulated, err, errlen);
+}
+
+int gp_exec_launch(gp_executor *ex, const gp_task_launch *t, char handle[GP_HANDLE_MAX],
+                   char *err, size_t errlen) {
+    if (ex == NULL || t == NULL || handle == NULL) {
+        return GP_EINVAL;
+    }
+    if (!HAS(ex->m, launch, SINCE_V1)) {
+        gp__exec_errf(err, errlen, "executor '%s' cannot launch tasks", gp_executor_name(ex));
+        return GP_ENOTSUP;
+    }
+    handle[0] = '\0';
+    return ex->m->launch(ex->state, t, handle, err, errlen);
+}
+
+int gp_exec_signal(gp_executor *ex, const char *handle, int sig) {
+    if (ex == NULL || handle == NULL) {
+        return GP_EINVAL;
+    }
+    return HAS(ex->m, signal, SINCE_V1) ? ex->m->signal(ex->state, handle, sig) : GP_ENOTSUP;
+}
+
+int gp_exec_stop(gp_executor *ex, const char *handle) {
+    if (ex == NULL || handle == NULL) {
+        return GP_EINVAL;
+    }
+    return HAS(ex->m, stop, SINCE_V1) ? ex->m->stop(ex->state, handle) : GP_ENOTSUP;
+}
+
+int gp_exec_poll(gp_executor *ex, gp_task_status *tasks, size_t n) {
+    if (ex == NULL || (tasks == NULL && n > 0)) {
+        return GP_EINVAL;
+    }
+    return HAS(ex->m, poll, SINCE_V1) ? ex->m->poll(ex->state, tasks, n) : GP_ENOTSUP;
+}
+
+int gp_exec_reap(gp_executor *ex, const char *handle) {
+    if (ex == NULL || handle == NULL) {
+        return GP_EINVAL;
+    }
+    return HAS(ex->m, reap, SINCE_V1) ? ex->m->reap(ex->state, handle) : GP_ENOTSUP;
+}
+
+int gp_exec_control(gp_executor *ex, int op, void *arg) {
+    if (ex == NULL) {
+        return GP_EINVAL;
+    }
+    return HAS(ex->m, control, SINCE_V1) ? ex->m->control(ex->state, op, arg) : GP_ENOTSUP;
+}

@@ -1,0 +1,44 @@
+/*
+ * registry.h — internal to the executors and their tests: what registry.c
+ * offers beyond the public gp_executor_* / gp_exec_* functions of executor.h.
+ *
+ * The daemon never includes this file. It exists so that the tests can open
+ * an executor from a table of their own (one with missing methods, one of an
+ * old or future version) and check that the wrappers refuse to call through
+ * NULL and report GP_ENOTSUP instead.
+ */
+#ifndef GP_EXECUTORS_REGISTRY_H
+#define GP_EXECUTORS_REGISTRY_H
+
+#include <stddef.h>
+
+#include "executors/executor.h"
+
+/* The local executor's table (src/executors/local/local.c). */
+extern const gp_executor_methods gp__local_methods;
+
+/*
+ * Opens an executor from the table m, which need not be registered. Same
+ * contract as gp_executor_open(): GP_ENOTSUP (err says why) for a table of
+ * version 0 or without open/close; otherwise open's own result. On error,
+ * *out is left NULL and nothing is allocated.
+ */
+int gp__executor_open_methods(const gp_executor_methods *m, const char *config,
+                              gp_executor **out, char *err, size_t errlen);
+
+/*
+ * Writes a printf-style message into err (at most errlen bytes, always
+ * terminated); does nothing if err is NULL or errlen is 0. Shared by every
+ * executor so that each fills its caller's err buffer the same way.
+ */
+void gp__exec_errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * snprintf that says whether everything fit: 0, or GP_ERANGE if the result
+ * was cut (it is still terminated). Notes and messages may be cut; paths are
+ * checked by the callers that would otherwise act on a shortened one.
+ */
+int gp__exec_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif /* GP_EXECUTORS_REGISTRY_H */

@@ -1,0 +1,209 @@
+/*
+ * test-cgroup.c — CPU and memory limits of the local executor's tasks.
+ *
+ * Where this machine lets the test make cgroups (v2 with cpu and memory, or
+ * v1 cpu and memory hierarchies, writable), a task must run inside its own
+ * cgroup with the limits asked for, and its cgroup must be gone after reap.
+ * Where it does not, the tests say so and pass: the executor then runs tasks
+ * without limits, which test_no_cgroups checks is said in the task's log.
+ * Every test uses a parent cgroup of its own and removes it at the end.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/gp_error.h"
+#include "executors/executor.h"
+#include "executors/local/gp_local.h"
+#include "executors/local/local.h"
+#include "gptest.h"
+#include "helpers.h"
+
+/* Opens the executor with cgroup=<mode> under a parent cgroup unique to this
+ * test process, on a fresh directory (*dir). Returns NULL (and says why, and
+ * removes the directory) where that is not possible. */
+static gp_executor *open_cg(const char **dir, const char *mode, char *parent, size_t len) {
+    char config[PATH_MAX + 300], err[GP_ERR_MAX] = "";
+    *dir = gpt_tmpdir();
+    snprintf(parent, len, "gpexec-test-%d", (int)getpid());
+    snprintf(config, sizeof config, "state_dir=%s/state,nvml=off,cgroup=%s,cgroup_parent=%s",
+             *dir, mode, parent);
+    gp_executor *ex = NULL;
+    int rc = gp_executor_open("local", config, &ex, err, sizeof err);
+    gp_local_describe d;
+    if (rc < 0) {
+        printf("# cgroup=%s not usable here: %s\n", mode, err);
+    } else if (gp_exec_control(ex, GP_LOCAL_CTL_DESCRIBE, &d) == 0 &&
+               strncmp(d.cgroups, "cgroup v", 8) != 0) {
+        printf("# skipped: %s\n", d.cgroups);
+        gp_executor_close(ex);
+        ex = NULL;
+    }
+    if (ex == NULL) {
+        gpt_rmrf(*dir);
+    }
+    return ex;
+}
+
+/* Removes the test's parent cgroup(s), which the executor's description
+ * names: "cgroup v1 under A and B: ..." or "cgroup v2 under A: ...". */
+static void remove_parents(gp_executor *ex) {
+    gp_local_describe d;
+    ck_assert_int_eq(gp_exec_control(ex, GP_LOCAL_CTL_DESCRIBE, &d), 0);
+    char *p = strstr(d.cgroups, " under ");
+    ck_assert_ptr_nonnull(p);
+    p += 7;
+    p[strcspn(p, ":")] = '\0';
+    char *and = strstr(p, " and ");
+    if (and != NULL) {
+        *and = '\0';
+        rmdir(and + 5);
+    }
+    rmdir(p);
+}
+
+/* The first line of dir/file, without its newline. */
+static char *first_line(const char *dir, const char *file) {
+    char *s = gpt_slurp(gpt_path(dir, file));
+    ck_assert_msg(s != NULL, "cannot read %s/%s", dir, file);
+    s[strcspn(s, "\n")] = '\0';
+    return s;
+}
+
+START_TEST(test_limits_applied) {
+    const char *dir;
+    char parent[64];
+    gp_executor *ex = open_cg(&dir, "auto", parent, sizeof parent);
+    if (ex == NULL) {
+        return;
+    }
+    const char *argv[] = {"/bin/sh", "-c", "touch ready; while [ ! -e go ]; do sleep 0.05; done",
+                          NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 1, argv, dir);
+    t.cpu_milli = 500;
+    t.mem_bytes = 64 << 20;
+    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";
+    ck_assert_int_eq(gp_exec_launch(ex, &t, h, err, sizeof err), 0);
+    ck_assert(gpt_wait_file(gpt_path(dir, "ready")));
+
+    gp__task_cg cg;
+    ck_assert_int_eq(gp__cg_load(&cg, gpt_path(dir, "state/w1.t0.a1/cgroup")), 0);
+    ck_assert_int_ge(cg.ndirs, 1);
+    pid_t pid;
+    uint64_t start;
+    ck_assert_int_eq(gp__task_read(gpt_path(dir, "state/w1.t0.a1"), &pid, &start), 0);
+    char want[32];
+    snprintf(want, sizeof want, "%d\n", (int)pid);
+    for (int i = 0; i < cg.ndirs; i++) {
+        char *procs = gpt_slurp(gpt_path(cg.dirs[i], "cgroup.procs"));
+        ck_assert_ptr_nonnull(procs);
+        ck_assert_msg(strncmp(procs, want, strlen(want)) == 0 || strstr(procs, want),
+                      "task %d is not in %s: %s", (int)pid, cg.dirs[i], procs);
+        free(procs);
+    }
+    char *a, *b;
+    if (cg.ndirs == 1) { /* v2 */
+        ck_assert_str_eq(a = first_line(cg.dirs[0], "cpu.max"), "50000 100000");
+        ck_assert_str_eq(b = first_line(cg.dirs[0], "memory.max"), "67108864");
+    } else { /* v1 */
+        ck_assert_str_eq(a = first_line(cg.dirs[0], "cpu.cfs_quota_us"), "50000");
+        ck_assert_str_eq(b = first_line(cg.dirs[1], "memory.limit_in_bytes"), "67108864");
+    }
+    free(a);
+    free(b);
+    char *log = gpt_slurp(gpt_path(dir, "logs/w1.log"));
+    ck_assert_ptr_nonnull(strstr(log, "CPU 500m, memory 67108864 bytes"));
+    free(log);
+
+    ck_assert_int_eq(gp_exec_stop(ex, h), 0);
+    gpt_exited(ex, h);
+    ck_assert_int_eq(gp_exec_reap(ex, h), 0);
+    for (int i = 0; i < cg.ndirs; i++) {
+        ck_assert_msg(access(cg.dirs[i], F_OK) != 0, "%s is left after reap", cg.dirs[i]);
+    }
+    remove_parents(ex);
+    gpt_done(ex, dir);
+}
+END_TEST
+
+START_TEST(test_signal_reaches_cgroup_members) {
+    /* A process that left the task's process group is still in its cgroup,
+     * so the checkpoint signal reaches it too. */
+    const char *dir;
+    char parent[64];
+    gp_executor *ex = open_cg(&dir, "auto", parent, sizeof parent);
+    if (ex == NULL) {
+        return;
+    }
+    char h[GP_HANDLE_MAX];
+    gpt_launch_sh(ex, 2,
+                  "setsid sh -c 'trap \"touch escaped-got-term; exit 0\" TERM; touch esc-ready; "
+                  "while :; do sleep 0.05; done' & "
+                  "trap 'i=0; while [ ! -e escaped-got-term ] && [ $i -lt 200 ]; do "
+                  "sleep 0.05; i=$((i+1)); done; exit 0' TERM; while :; do sleep 0.05; done",
+                  dir, h);
+    ck_assert(gpt_wait_file(gpt_path(dir, "esc-ready")));
+    ck_assert_int_eq(gp_exec_signal(ex, h, SIGTERM), 0);
+    ck_assert(gpt_wait_file(gpt_path(dir, "escaped-got-term")));
+    gpt_exited(ex, h);
+    ck_assert_int_eq(gp_exec_reap(ex, h), 0);
+    remove_parents(ex);
+    gpt_done(ex, dir);
+}
+END_TEST
+
+START_TEST(test_no_cgroups) {
+    const char *dir = gpt_tmpdir();
+    gp_executor *ex = gpt_open(dir, NULL); /* cgroup=off */
+    char h[GP_HANDLE_MAX];
+    gpt_launch_sh(ex, 3, "exit 0", dir, h);
+    gpt_exited(ex, h);
+    ck_assert_int_eq(access(gpt_path(dir, "state/w3.t0.a1/cgroup"), F_OK), -1);
+    char *log = gpt_slurp(gpt_path(dir, "logs/w3.log"));
+    ck_assert_ptr_nonnull(log);
+    ck_assert_msg(strstr(log, "limits: no cgroup: cgroups are off"), "log: %s", log);
+    free(log);
+    gpt_done(ex, dir);
+}
+END_TEST
+
+START_TEST(test_explicit_mode_that_is_missing) {
+    /* Asking for the cgroup version this machine does not offer fails at
+     * open with a reason, instead of silently running without limits. */
+    const char *dir;
+    char parent[64];
+    gp_executor *ex = open_cg(&dir, "auto", parent, sizeof parent);
+    if (ex == NULL) {
+        return;
+    }
+    gp_local_describe d;
+    ck_assert_int_eq(gp_exec_control(ex, GP_LOCAL_CTL_DESCRIBE, &d), 0);
+    remove_parents(ex);
+    gp_executor_close(ex);
+    const char *other = strncmp(d.cgroups, "cgroup v1", 9) == 0 ? "v2" : "v1";
+    char config[PATH_MAX + 100], err[GP_ERR_MAX] = "";
+    snprintf(config, sizeof config, "state_dir=%s/state,nvml=off,cgroup=%s,cgroup_parent=%s", dir,
+             other, parent);
+    int rc = gp_executor_open("local", config, &ex, err, sizeof err);
+    if (rc == 0) { /* the machine offers both */
+        gp_executor_close(ex);
+    } else {
+        ck_assert_int_eq(rc, GP_ENOTSUP);
+        ck_assert_msg(strncmp(err, "cgroup: ", 8) == 0, "err: %s", err);
+    }
+    gpt_rmrf(dir);
+}
+END_TEST
+
+static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_limits_applied);
+    tcase_add_test(tc, test_signal_reaches_cgroup_members);
+    tcase_add_test(tc, test_no_cgroups);
+    tcase_add_test(tc, test_explicit_mode_that_is_missing);
+}
+
+GP_TEST_MAIN("executors/cgroup", add_tests)

@@ -1,0 +1,275 @@
+/*
+ * test-env.c — the environment a task of the local executor receives: its
+ * GPUs by UUID, gpupool's variables, the limits and the interposer of a
+ * fractional slice, what a workload may and may not set; and, with real
+ * processes, the scenario of issue 5: one node with 8 emulated GPUs, where
+ * four 0.25-GPU workloads share one GPU and each finds a quarter of its
+ * memory as its cap in its environment.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/gp_error.h"
+#include "executors/executor.h"
+#include "executors/local/local.h"
+#include "gptest.h"
+#include "helpers.h"
+#include "interpose/ledger.h"
+
+#define GIB (INT64_C(1) << 30)
+
+/* A node "n1" with 8 GPUs of 80 GiB named GPU-emulated-n1-<i>. */
+static void make_node(gp_node_spec *n) {
+    memset(n, 0, sizeof *n);
+    snprintf(n->name, sizeof n->name, "n1");
+    n->ngpus = 8;
+    for (int i = 0; i < 8; i++) {
+        snprintf(n->gpus[i].uuid, sizeof n->gpus[i].uuid, "GPU-emulated-n1-%d", i);
+        snprintf(n->gpus[i].model, sizeof n->gpus[i].model, "H100");
+        n->gpus[i].mem_bytes = 80 * GIB;
+        n->gpus[i].index = i;
+    }
+}
+
+static gp__local *make_local(const char *interposer) {
+    gp__local *lx = calloc(1, sizeof *lx);
+    ck_assert_ptr_nonnull(lx);
+    snprintf(lx->interposer, sizeof lx->interposer, "%s", interposer);
+    snprintf(lx->node_name, sizeof lx->node_name, "n1");
+    lx->emulated = 1;
+    return lx;
+}
+
+/* Builds the environment of t; fails the test on error. */
+static char **build(const gp__local *lx, const gp_task_launch *t, char *note, size_t len) {
+    char **env = NULL;
+    char err[GP_ERR_MAX] = "";
+    int rc = gp__env_build(lx, t, "/ckpt/w7", &env, note, len, err, sizeof err);
+    ck_assert_msg(rc == 0, "gp__env_build: %s (%s)", gp_err_name(rc), err);
+    return env;
+}
+
+START_TEST(test_whole_gpus_by_uuid) {
+    setenv("CUDA_VISIBLE_DEVICES", "0,1", 1); /* the daemon's own: not handed on */
+    setenv("GPUPOOL_SLICE", "leak", 1);
+    gp_node_spec node;
+    make_node(&node);
+    gp_task_binding b = {"n1", 2, {{1, 1000, 80 * GIB, -1}, {5, 1000, 80 * GIB, -1}}};
+    const char *argv[] = {"true", NULL};
+    const char *user_env[] = {"MY_VAR=42", "CUDA_VISIBLE_DEVICES=7", NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 7, argv, "/tmp");
+    t.attempt = 3;
+    t.env = user_env;
+    t.node = &node;
+    t.binding = &b;
+    gp__local *lx = make_local("/dev/null");
+    char note[512];
+    char **env = build(lx, &t, note, sizeof note);
+
+    ck_assert_str_eq(gp__env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-emulated-n1-1,GPU-emulated-n1-5");
+    ck_assert_str_eq(gp__env_get(env, "MY_VAR"), "42");
+    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_WORKLOAD_ID"), "7");
+    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_TASK_INDEX"), "0");
+    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_ATTEMPT"), "3");
+    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_CHECKPOINT_DIR"), "/ckpt/w7");
+    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_CHECKPOINT_SIGNAL"), "TERM");
+    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_EMULATED"), "1");
+    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_PROJECT"), "test");
+    /* Whole GPUs: no slice limits, no interposer, nothing of the daemon's. */
+    ck_assert_ptr_null(gp__env_get(env, "GPUPOOL_MEMORY_LIMIT"));
+    ck_assert_ptr_null(gp__env_get(env, "GPUPOOL_SLICE"));
+    ck_assert_ptr_null(gp__env_get(env, "LD_PRELOAD"));
+    ck_assert_ptr_nonnull(gp__env_get(env, "PATH"));
+    ck_assert_msg(strstr(note, "EMULATED"), "note: %s", note);
+    gp__env_free(env);
+    free(lx);
+}
+END_TEST
+
+START_TEST(test_fractional_slice) {
+    gp_node_spec node;
+    make_node(&node);
+    gp_task_binding b = {"n1", 1, {{2, 250, 20 * GIB, -1}}};
+    const char *argv[] = {"true", NULL};
+    const char *user_env[] = {"LD_PRELOAD=/usr/lib/libmine.so", "GPUPOOL_MEMORY_LIMIT=1T", NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 7, argv, "/tmp");
+    t.attempt = 2;
+    t.env = user_env;
+    t.node = &node;
+    t.binding = &b;
+    t.compute_share = 25;
+    t.checkpoint_signal = SIGUSR1;
+    gp__local *lx = make_local("/dev/null"); /* exists: stands in for the interposer */
+    char note[512];
+    char **env = build(lx, &t, note, sizeof note);
+    ck_assert_str_eq(gp__env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-emulated-n1-2");
+    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_MEMORY_LIMIT"), "21474836480");
+    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_COMPUTE_SHARE"), "25");
+    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_SLICE"), "w7-t0-a2");
+    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_CHECKPOINT_SIGNAL"), "USR1");
+    /* The interposer goes first; the workload's own preload stays. */
+    ck_assert_str_eq(gp__env_get(env, "LD_PRELOAD"), "/dev/null:/usr/lib/libmine.so");
+    ck_assert_msg(strstr(note, "enforced by /dev/null"), "note: %s", note);
+    gp__env_free(env);
+
+    /* Without the interposer the cap is announced but not enforced, and said so. */
+    snprintf(lx->interposer, sizeof lx->interposer, "/no/such/libgpuslice.so");
+    t.env = NULL;
+    env = build(lx, &t, note, sizeof note);
+    ck_assert_ptr_null(gp__env_get(env, "LD_PRELOAD"));
+    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_MEMORY_LIMIT"), "21474836480");
+    ck_assert_msg(strstr(note, "NOT ENFORCED"), "note: %s", note);
+    gp__env_free(env);
+    free(lx);
+}
+END_TEST
+
+START_TEST(test_no_gpus_and_bad_bindings) {
+    gp_node_spec node;
+    make_node(&node);
+    const char *argv[] = {"true", NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 7, argv, "/tmp");
+    gp__local *lx = make_local("/dev/null");
+    lx->emulated = 0;
+    char note[512], err[GP_ERR_MAX];
+    char **env = build(lx, &t, note, sizeof note);
+    ck_assert_str_eq(gp__env_get(env, "CUDA_VISIBLE_DEVICES"), ""); /* CPU only: no GPU */
+    ck_assert_ptr_null(gp__env_get(env, "GPUPOOL_EMULATED"));
+    gp__env_free(env);
+
+    gp_task_binding b = {"n1", 1, {{8, 1000, 80 * GIB, -1}}};
+    t.node = &node;
+    t.binding = &b;
+    ck_assert_int_eq(gp__env_build(lx, &t, "/c", &env, note, sizeof note, err, sizeof err),
+                     GP_EINVAL);
+    ck_assert_msg(strstr(err, "binding.slices[0].gpu"), "err: %s", err);
+    ck_assert_ptr_null(env);
+
+    gp_task_binding two = {"n1", 2, {{0, 500, 40 * GIB, -1}, {1, 500, 40 * GIB, -1}}};
+    t.binding = &two;
+    ck_assert_int_eq(gp__env_build(lx, &t, "/c", &env, note, sizeof note, err, sizeof err),
+                     GP_EINVAL);
+    ck_assert_msg(strstr(err, "binding.slices[1]"), "err: %s", err);
+
+    const char *bad_env[] = {"NOEQUALS", NULL};
+    t.binding = NULL;
+    t.env = bad_env;
+    ck_assert_int_eq(gp__env_build(lx, &t, "/c", &env, note, sizeof note, err, sizeof err),
+                     GP_EINVAL);
+    ck_assert_msg(strstr(err, "env[0]"), "err: %s", err);
+    free(lx);
+}
+END_TEST
+
+START_TEST(test_four_quarter_slices_share_one_gpu) {
+    const char *dir = gpt_tmpdir();
+    char inv[512], extra[600];
+    snprintf(inv, sizeof inv, "%s/gpus.conf", dir);
+    gpt_spit(inv, "# a laptop pretending\nnode = laptop\ngpu = H100 80G 8\n");
+    snprintf(extra, sizeof extra, "inventory=%s", inv);
+    gp_executor *ex = gpt_open(dir, extra);
+
+    gp_node_spec node;
+    size_t n = 0;
+    int emulated = 0;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_int_eq(gp_exec_inventory(ex, &node, 1, &n, &emulated, err, sizeof err), 0);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(emulated, 1);
+    ck_assert_int_eq(node.ngpus, 8);
+
+    char handles[4][GP_HANDLE_MAX];
+    for (int i = 0; i < 4; i++) {
+        gp_task_binding b = {"laptop", 1, {{3, 250, node.gpus[3].mem_bytes / 4, -1}}};
+        const char *argv[] = {"/bin/sh", "-c", "env > \"$OUT\"", NULL};
+        char out[600];
+        snprintf(out, sizeof out, "OUT=%s/env-%d", dir, i);
+        const char *env[] = {out, NULL};
+        gp_task_launch t;
+        gpt_launch_init(&t, (uint64_t)(100 + i), argv, dir);
+        t.env = env;
+        t.node = &node;
+        t.binding = &b;
+        ck_assert_int_eq(gp_exec_launch(ex, &t, handles[i], err, sizeof err), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        gp_task_status st = gpt_exited(ex, handles[i]);
+        ck_assert_int_eq(st.exit_code, 0);
+        char path[600], want[64];
+        snprintf(path, sizeof path, "%s/env-%d", dir, i);
+        char *text = gpt_slurp(path);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_ptr_nonnull(strstr(text, "\nCUDA_VISIBLE_DEVICES=GPU-emulated-laptop-3\n"));
+        ck_assert_ptr_nonnull(strstr(text, "\nGPUPOOL_MEMORY_LIMIT=21474836480\n"));
+        ck_assert_ptr_nonnull(strstr(text, "\nGPUPOOL_EMULATED=1\n"));
+        snprintf(want, sizeof want, "\nGPUPOOL_SLICE=w%d-t0-a1\n", 100 + i);
+        ck_assert_msg(strstr(text, want), "no %s in the task's environment", want + 1);
+        free(text);
+    }
+    char *log = gpt_slurp(gpt_path(dir, "logs/w100.log"));
+    ck_assert_ptr_nonnull(log);
+    ck_assert_ptr_nonnull(strstr(log, "(EMULATED GPUs)"));
+    ck_assert_ptr_nonnull(strstr(log, "NOT ENFORCED"));
+    free(log);
+    gpt_done(ex, dir);
+}
+END_TEST
+
+START_TEST(test_slice_memory_from_ledger) {
+    /* This program links the ledger reader, so poll() reports what the
+     * slice's ledger says is in use, and reap() removes the ledger. */
+    const char *dir = gpt_tmpdir();
+    char inv[512], extra[600], err[GP_ERR_MAX] = "";
+    snprintf(inv, sizeof inv, "%s/gpus.conf", dir);
+    gpt_spit(inv, "node = laptop\ngpu = H100 80G 1\n");
+    snprintf(extra, sizeof extra, "inventory=%s", inv);
+    gp_executor *ex = gpt_open(dir, extra);
+    gp_node_spec node;
+    size_t n = 0;
+    int emulated = 0;
+    ck_assert_int_eq(gp_exec_inventory(ex, &node, 1, &n, &emulated, err, sizeof err), 0);
+    gp_task_binding b = {"laptop", 1, {{0, 500, 40 * GIB, -1}}};
+    const char *argv[] = {"/bin/sh", "-c", "while [ ! -e go ]; do sleep 0.05; done", NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 300, argv, dir);
+    t.node = &node;
+    t.binding = &b;
+    char h[GP_HANDLE_MAX];
+    ck_assert_int_eq(gp_exec_launch(ex, &t, h, err, sizeof err), 0);
+    ck_assert_int_eq(gpt_wait(ex, h, GP_TASK_RUNNING).gpu_mem_used, -1); /* no ledger yet */
+
+    /* Stand in for the interposer inside the task: charge 3 GiB. */
+    gp_ledger *l = NULL;
+    char lerr[256] = "";
+    int rc = gp_ledger_open("w300-t0-a1", GP_LEDGER_WRITE | GP_LEDGER_CREATE, &l, lerr);
+    ck_assert_msg(rc == 0, "gp_ledger_open: %s", lerr);
+    uint8_t uuid[16] = {1, 2, 3};
+    int dev = gp__ledger_device(l, uuid, (uint64_t)(40 * GIB), 0);
+    ck_assert_int_ge(dev, 0);
+    ck_assert_int_eq(gp__ledger_charge(l, dev, (uint64_t)(3 * GIB)), 0);
+    ck_assert_int_eq(gpt_wait(ex, h, GP_TASK_RUNNING).gpu_mem_used, 3 * GIB);
+    gp__ledger_release(l, dev, (uint64_t)(3 * GIB));
+    gp_ledger_close(l);
+
+    gpt_spit(gpt_path(dir, "go"), "");
+    gpt_exited(ex, h);
+    ck_assert_int_eq(gp_exec_reap(ex, h), 0);
+    ck_assert_int_eq(gp_ledger_open("w300-t0-a1", GP_LEDGER_READ, &l, lerr), GP_ENOENT);
+    gpt_done(ex, dir);
+}
+END_TEST
+
+static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_whole_gpus_by_uuid);
+    tcase_add_test(tc, test_fractional_slice);
+    tcase_add_test(tc, test_no_gpus_and_bad_bindings);
+    tcase_add_test(tc, test_four_quarter_slices_share_one_gpu);
+    tcase_add_test(tc, test_slice_memory_from_ledger);
+}
+
+GP_TEST_MAIN("executors/env", add_tests)
