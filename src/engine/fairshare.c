@@ -164,8 +164,12 @@ static void adjust_weights(const gp_engine *e, kid *k, size_t n, int r) {
     }
 }
 
+/* Divides amount (the parent's fair share, or the pool at the top) among
+ * qs[0..n). promised is what the parent itself is guaranteed (its deserved
+ * quota, or the pool at the top): children promised more than that is a
+ * configuration mistake worth a warning. */
 static void divide(gp_engine *e, const char *parent, gp__queue **qs, uint32_t n, int r,
-                   int64_t amount) {
+                   int64_t amount, int64_t promised) {
     if (n == 0)
         return;
     kid *k = calloc(n, sizeof *k);
@@ -175,25 +179,27 @@ static void divide(gp_engine *e, const char *parent, gp__queue **qs, uint32_t n,
         free(des);
         return;
     }
-    int64_t dsum = 0;
+    int64_t dsum = 0, base = 0;
     for (uint32_t i = 0; i < n; i++) {
         gp__queue *q = qs[i];
         k[i].q = q;
         k[i].want = min64(q->alloc.v[r] + q->demand.v[r], q->spec.quota[r].limit);
         k[i].weight = q->spec.quota[r].weight;
-        des[i] = q->deserved[r];
-        dsum += des[i];
+        dsum += q->deserved[r];
+        base += min64(q->deserved[r], k[i].want);
     }
     qsort(k, n, sizeof *k, by_priority);
     for (uint32_t i = 0; i < n; i++)
         des[i] = k[i].q->deserved[r];
-    if (dsum > amount) {
-        /* Promised more than there is: scale deserved down in proportion. */
+    if (dsum > promised)
         add_warning(e,
                     "deserved %s quotas of the queues under %s add up to %lld %s, more than the "
-                    "%lld available; they are scaled down in proportion to deserved",
+                    "%lld it has; while they all ask for them, they are scaled down in "
+                    "proportion to deserved",
                     gp_resource_name((gp_resource)r), parent, (long long)dsum, res_unit(r),
-                    (long long)amount);
+                    (long long)promised);
+    if (base > amount) {
+        /* Promised more than there is now: scale deserved in proportion. */
         int64_t *scaled = calloc(n, sizeof *scaled);
         if (scaled) {
             split(amount, des, scaled, n);
@@ -217,7 +223,8 @@ static void divide(gp_engine *e, const char *parent, gp__queue **qs, uint32_t n,
     }
     for (uint32_t i = 0; i < n; i++) {
         k[i].q->fair.v[r] = k[i].give;
-        divide(e, k[i].q->spec.name, k[i].q->children, k[i].q->nchildren, r, k[i].give);
+        divide(e, k[i].q->spec.name, k[i].q->children, k[i].q->nchildren, r, k[i].give,
+               k[i].q->deserved[r]);
     }
     free(k);
     free(des);
@@ -246,5 +253,5 @@ void gp__fairshare(gp_engine *e) {
     gp__queue_tree_refresh(e);
     decay_usage(e);
     for (int r = 0; r < GP_RES_COUNT; r++)
-        divide(e, "the pool", e->roots, e->nroots, r, e->capacity.v[r]);
+        divide(e, "the pool", e->roots, e->nroots, r, e->capacity.v[r], e->capacity.v[r]);
 }

@@ -115,6 +115,23 @@ START_TEST(test_overcommitted_deserved_scaled_with_warning) {
 }
 END_TEST
 
+/* A department whose projects deserve what it deserves is not
+ * over-committed, even while nobody asks (its fair share is then 0). */
+START_TEST(test_no_warning_when_consistent) {
+    gp_engine *e = engine_without_allocation(8);
+    t_queue(e, "research", "", 8, -1, 1);
+    t_queue(e, "nlp", "research", 4, -1, 1);
+    t_queue(e, "vision", "research", 4, -1, 1);
+    t_cycle(e, 0, 0, 0, NULL);
+    ck_assert_uint_eq(gp_engine_warning_count(e), 0);
+    want(e, 1, "nlp", 100);
+    t_cycle(e, 1, 0, 0, NULL);
+    ck_assert_uint_eq(gp_engine_warning_count(e), 0);
+    ck_assert_int_eq(t_fair(e, "nlp"), 8000);
+    gp_engine_free(e);
+}
+END_TEST
+
 /* Pool 12. D1 (6): p1 (2), p2 (2); D2 (6): p3 (6). p1 wants 100, p2 wants 1,
  * p3 wants nothing. D2's fair share is 0, D1 gets all 12; inside D1, p2
  * gets the 1 it asks for and p1 the other 11. */
@@ -224,6 +241,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_deserved_capped_by_demand);
     tcase_add_test(tc, test_priority_first);
     tcase_add_test(tc, test_overcommitted_deserved_scaled_with_warning);
+    tcase_add_test(tc, test_no_warning_when_consistent);
     tcase_add_test(tc, test_recursive_water_filling);
     tcase_add_test(tc, test_zero_weight_gets_no_remainder);
     tcase_add_test(tc, test_unset_parent_deserved_is_sum_of_children);

@@ -346,6 +346,7 @@ static void join_cgroups(const gp__task_cg *cg) {
 /* The task's side of the fork: never returns. */
 static void run_task(const gp__spawn *s, int errfd) {
     start_failure f = {GP__STAGE_NONE, 0};
+    signal(SIGPIPE, SIG_DFL); /* the supervisor ignores it; the task must not */
     setpgid(0, 0);
     if (s->log_fd != STDOUT_FILENO && dup2(s->log_fd, STDOUT_FILENO) < 0) {
         f.stage = GP__STAGE_STDIO;
@@ -522,6 +523,10 @@ static void wait_task(pid_t tpid, int *code, int *sig) {
 static void supervise(const gp__spawn *s, int rep) {
     report r = {GP__STAGE_NONE, 0, (int32_t)getpid(), 0, 0, 0};
     reset_signals();
+    /* The daemon may die while we report to it: a write to its closed pipe
+     * must fail with EPIPE, not kill the supervisor and lose the task's exit
+     * status (the daemon would then see the task as lost and run it again). */
+    signal(SIGPIPE, SIG_IGN);
     int keep[2] = {rep, s->log_fd};
     close_others(keep, 2);
     /* Let go of the daemon's standard streams too: a pipeline reading the

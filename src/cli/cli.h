@@ -1,0 +1,94 @@
+/*
+ * cli.h — what the files of the gpupool command share: the connection
+ * settings, the one call that speaks to gpupoold, the exit codes (mapped in
+ * one place, cli_exit_for_status) and small output helpers.
+ */
+#ifndef GP_CLI_H
+#define GP_CLI_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+/* Exit codes, documented in `gpupool help exit-codes` and docs/cli.md. */
+#define GP_CLI_EXIT_CODES(XX)                                                \
+    XX(OK, 0, "success")                                                     \
+    XX(ERROR, 1, "an error not covered below")                              \
+    XX(USAGE, 2, "bad command line")                                         \
+    XX(UNREACHABLE, 3, "gpupoold could not be reached")                      \
+    XX(AUTH, 4, "no token, an unknown token, or a role that may not do this") \
+    XX(NOTFOUND, 5, "no such workload, queue or token")                     \
+    XX(INVALID, 6, "the server rejected the request as invalid")             \
+    XX(CONFLICT, 7, "not possible in the object's current state")            \
+    XX(SERVER, 8, "the server failed (store full or read-only, internal error)") \
+    XX(FAILED, 9, "the workload waited for ended in failure")
+
+enum {
+#define GP_CLI_EXIT_ENUM_(sym, num, text) EXIT_##sym = num,
+    GP_CLI_EXIT_CODES(GP_CLI_EXIT_ENUM_)
+#undef GP_CLI_EXIT_ENUM_
+};
+
+typedef struct cli {
+    char server[512];
+    char token[256];
+    int json;                       /* --json: print the server's JSON */
+} cli;
+
+/* The one map from an HTTP status to an exit code. */
+int cli_exit_for_status(int status);
+
+/*
+ * Sends a request; on success (2xx) returns EXIT_OK and *out (may be NULL)
+ * holds the parsed JSON answer (caller decrefs). On failure prints the
+ * server's message (or the transport error) to stderr and returns the exit
+ * code for it. raw, if not NULL, receives the raw body instead of parsing.
+ */
+int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t **out,
+             char **raw, size_t *rawlen);
+
+/* Prints a usage error and returns EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * If argv[*i] is the flag name ("--name VALUE" or "--name=VALUE"), returns
+ * its value and advances *i past it; a flag without its value sets *missing.
+ * Returns NULL if argv[*i] is another argument.
+ */
+const char *cli_flag(int argc, char **argv, int *i, const char *name, int *missing);
+
+/* Prints j as indented JSON on stdout. */
+void cli_print_json(json_t *j);
+
+/* "12s", "5m", "3h", "2d" since ms (wall clock). */
+void cli_age(int64_t ms, char *buf, size_t len);
+
+/* Reads "name" from j as a string, "" if missing. */
+const char *cli_str(json_t *j, const char *name);
+
+/* A table: columns set once, rows added, printed aligned. */
+typedef struct cli_table {
+    int ncols;
+    const char *head[12];
+    char **cells;                   /* rows * ncols strings */
+    int nrows;
+} cli_table;
+
+void cli_table_init(cli_table *t, int ncols, const char *const *head);
+void cli_table_add(cli_table *t, const char *const *cells);
+void cli_table_print(cli_table *t);
+
+/* The commands. argv[0] is the command name. */
+int cmd_submit(cli *c, int argc, char **argv);
+int cmd_list(cli *c, int argc, char **argv);
+int cmd_describe(cli *c, int argc, char **argv);
+int cmd_logs(cli *c, int argc, char **argv);
+int cmd_stop(cli *c, int argc, char **argv); /* delete, suspend, resume */
+int cmd_queue(cli *c, int argc, char **argv);
+int cmd_node(cli *c, int argc, char **argv);
+int cmd_token(cli *c, int argc, char **argv);
+int cmd_whoami(cli *c, int argc, char **argv);
+
+/* Help text of a command, or NULL. */
+const char *cli_help_text(const char *cmd);
+
+#endif /* GP_CLI_H */

@@ -1,0 +1,84 @@
+/*
+ * help.c — the help text of every gpupool command, good enough to need no
+ * other documentation (docs/cli.md and the man page repeat it).
+ */
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct {
+    const char *cmd, *text;
+} texts[] = {
+    {"submit",
+     "usage: gpupool submit --project P [REQUEST] [OPTIONS] -- COMMAND [ARGS...]\n"
+     "\n"
+     "Request (per task; at most one of the first three; none: no GPU):\n"
+     "  --gpu N            whole GPUs (1, 2, ...) or a fraction of one (0.25, 0.5)\n"
+     "  --gpu-memory SIZE  an amount of one GPU's memory, e.g. 20G\n"
+     "  --mig PROFILE      one MIG instance, e.g. 1g.18gb\n"
+     "  --cpu N            cores (0.5 allowed)        --memory SIZE  host memory, e.g. 32G\n"
+     "Options:\n"
+     "  --gang N           N tasks that start together or not at all\n"
+     "  --interactive      not preemptible; must fit in the project's deserved quota\n"
+     "  --kind K           train (default), interactive or inference\n"
+     "  --no-preempt       never evict this workload\n"
+     "  --priority N       within the project, -1000..1000 (higher first)\n"
+     "  --grace DURATION   time between the checkpoint signal and the kill (default 30s)\n"
+     "  --signal SIG       the checkpoint signal (default TERM)\n"
+     "  --name NAME        a label for people\n"
+     "  --env NAME=VALUE   repeatable\n"
+     "  --workdir DIR      default: the current directory\n"
+     "  --key KEY          idempotency key: resubmitting the same key returns the first workload\n"
+     "  --json             print the server's answer\n"
+     "\n"
+     "The workload gets GPUPOOL_CHECKPOINT_DIR, a directory that survives evictions\n"
+     "and restarts: save checkpoints there on the checkpoint signal, and resume from\n"
+     "them at start. Fractional slices also get GPUPOOL_MEMORY_LIMIT (bytes).\n"},
+    {"list",
+     "usage: gpupool list [--project P] [--user U] [--state S] [--all] [--limit N] [--after ID] [--json]\n"
+     "\n"
+     "Without --state or --all, lists active workloads (pending, starting, running,\n"
+     "stopping). States: pending starting running stopping suspended succeeded\n"
+     "failed deleted. INFO shows why a pending workload waits, or how one ended.\n"},
+    {"describe",
+     "usage: gpupool describe ID [--json]\n"
+     "\n"
+     "Shows a workload: its request, state, why it waits (a sentence you can act on),\n"
+     "where its tasks run, every attempt with its outcome, and its event history.\n"},
+    {"logs", "usage: gpupool logs [-f] [--task N] ID\n\nPrints a task's output; -f follows it until the workload ends.\n"},
+    {"delete", "usage: gpupool delete ID...\n\nDeletes workloads; running tasks are killed at once.\n"},
+    {"suspend",
+     "usage: gpupool suspend ID...\n\nSends the checkpoint signal, waits the grace period, stops the tasks and\n"
+     "keeps the workload (with its checkpoint directory) until `gpupool resume`.\n"},
+    {"resume", "usage: gpupool resume ID...\n\nPuts suspended workloads back in the queue.\n"},
+    {"queue",
+     "usage: gpupool queue list [--json]\n"
+     "       gpupool queue create NAME [--parent DEPT] [QUOTA FLAGS]\n"
+     "       gpupool queue set NAME [QUOTA FLAGS]\n"
+     "       gpupool queue delete NAME\n"
+     "\n"
+     "Departments are top-level queues; projects are queues under a department, and\n"
+     "only projects take workloads. Quota flags (GPUs as numbers, 'none' = unlimited):\n"
+     "  --deserved N  --limit N|none  --weight W  --priority N\n"
+     "  --cpu-deserved N  --cpu-limit N|none  --memory-deserved SIZE  --memory-limit SIZE|none\n"
+     "\n"
+     "The list shows the tree with each queue's fair share (what it should hold now)\n"
+     "and what it holds. Admins manage departments; department admins their projects.\n"},
+    {"node", "usage: gpupool node list [--json]\n\nEvery GPU: model, memory, share allocated, slices, memory really in use.\n"},
+    {"token",
+     "usage: gpupool token create --user U --role ROLE [--scope S] [--name N]\n"
+     "       gpupool token list\n"
+     "       gpupool token delete ID\n"
+     "\n"
+     "Roles: admin (everything); dept-admin (scope: one department: its projects,\n"
+     "quotas and workloads); researcher (scope: projects, comma-separated: submits\n"
+     "to them, sees their workloads, stops only its own). The secret is shown once.\n"},
+    {"whoami", "usage: gpupool whoami\n\nThe user, role and scope of the token in use, and the server.\n"},
+};
+
+const char *cli_help_text(const char *cmd) {
+    if (strcmp(cmd, "ls") == 0) cmd = "list";
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        if (strcmp(texts[i].cmd, cmd) == 0) return texts[i].text;
+    return NULL;
+}

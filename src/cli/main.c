@@ -1,0 +1,247 @@
+/*
+ * main.c — the gpupool command: global options, the configuration (flags,
+ * then GPUPOOL_SERVER / GPUPOOL_TOKEN / GPUPOOL_TOKEN_FILE, then
+ * ~/.config/gpupool/config, then ./gpupool-data/admin.token beside a daemon
+ * started with its defaults), the help texts and the dispatch to commands.
+ * It speaks to gpupoold only through its HTTP API.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "common/httpc.h"
+
+static const char main_help[] =
+    "usage: gpupool [--server URL] [--token TOKEN] [--json] COMMAND [ARGS]\n"
+    "\n"
+    "Workloads:\n"
+    "  submit     submit a workload:  gpupool submit --project P --gpu 0.5 -- python train.py\n"
+    "  list       list workloads (table; --json for scripts)\n"
+    "  describe   one workload: state, why it waits, tasks, attempts, events\n"
+    "  logs       a task's output (-f follows it)\n"
+    "  delete     delete workloads (running tasks are stopped)\n"
+    "  suspend    checkpoint signal, grace period, stop; kept until resumed\n"
+    "  resume     put suspended workloads back in the queue\n"
+    "Administration:\n"
+    "  queue      departments and projects: list, create, set, delete\n"
+    "  node       node list: GPUs, slices, memory really used\n"
+    "  token      API tokens: create, list, delete\n"
+    "  whoami     the user, role and scope of the token in use\n"
+    "\n"
+    "  help CMD   details of a command; `gpupool help config`, `gpupool help exit-codes`\n"
+    "\n"
+    "The server and token come from --server/--token, else GPUPOOL_SERVER and\n"
+    "GPUPOOL_TOKEN (or GPUPOOL_TOKEN_FILE), else ~/.config/gpupool/config, else\n"
+    "http://127.0.0.1:8642 and ./gpupool-data/admin.token.\n";
+
+static const char config_help[] =
+    "Configuration file: ~/.config/gpupool/config ($XDG_CONFIG_HOME/gpupool/config)\n"
+    "\n"
+    "    # key = value; '#' starts a comment\n"
+    "    server = http://127.0.0.1:8642\n"
+    "    token = gp_0123...            # or:\n"
+    "    token_file = /path/to/token\n"
+    "\n"
+    "Environment variables override the file: GPUPOOL_SERVER, GPUPOOL_TOKEN,\n"
+    "GPUPOOL_TOKEN_FILE. Flags override both: --server, --token.\n";
+
+int cli_usage(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "gpupool %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(see: gpupool help %s)\n", cmd);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+int cli_exit_for_status(int status) {
+    if (status >= 200 && status < 300) return EXIT_OK;
+    switch (status) {
+    case 400:
+    case 413: return EXIT_INVALID;
+    case 401:
+    case 403: return EXIT_AUTH;
+    case 404: return EXIT_NOTFOUND;
+    case 405: return EXIT_USAGE;
+    case 409: return EXIT_CONFLICT;
+    default: return status >= 500 ? EXIT_SERVER : EXIT_ERROR;
+    }
+}
+
+int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t **out,
+             char **raw, size_t *rawlen) {
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    gp_http_resp resp;
+    char err[512];
+    int rc = gp_http_request(c->server, method, path, c->token, text, &resp, err, sizeof err);
+    free(text);
+    if (out) *out = NULL;
+    if (rc < 0) {
+        fprintf(stderr, "gpupool: %s\n", err);
+        return EXIT_UNREACHABLE;
+    }
+    int code = cli_exit_for_status(resp.status);
+    if (code != EXIT_OK) {
+        json_t *j = json_loadb(resp.body, resp.len, 0, NULL);
+        const char *msg = j ? json_string_value(json_object_get(json_object_get(j, "error"), "message"))
+                            : NULL;
+        if (c->json && j) cli_print_json(j);
+        fprintf(stderr, "gpupool: %s\n", msg ? msg : resp.body);
+        json_decref(j);
+    } else if (raw) {
+        *raw = resp.body;
+        *rawlen = resp.len;
+        resp.body = NULL;
+    } else if (out) {
+        *out = json_loadb(resp.body, resp.len, 0, NULL);
+        if (!*out) {
+            fprintf(stderr, "gpupool: the server's answer is not JSON\n");
+            code = EXIT_ERROR;
+        }
+    }
+    gp_http_resp_free(&resp);
+    return code;
+}
+
+void cli_print_json(json_t *j) {
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (s) puts(s);
+    free(s);
+}
+
+void cli_age(int64_t ms, char *buf, size_t len) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t s = ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - ms) / 1000;
+    if (s < 0) s = 0;
+    if (s < 120) snprintf(buf, len, "%llds", (long long)s);
+    else if (s < 7200) snprintf(buf, len, "%lldm", (long long)(s / 60));
+    else if (s < 172800) snprintf(buf, len, "%lldh", (long long)(s / 3600));
+    else snprintf(buf, len, "%lldd", (long long)(s / 86400));
+}
+
+const char *cli_str(json_t *j, const char *name) {
+    const char *s = json_string_value(json_object_get(j, name));
+    return s ? s : "";
+}
+
+/* ---- Configuration ------------------------------------------------------- */
+
+static void read_token_file(cli *c, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    if (fgets(c->token, sizeof c->token, f)) c->token[strcspn(c->token, " \r\n")] = '\0';
+    fclose(f);
+}
+
+static void read_config(cli *c, int have_server, int have_token) {
+    char path[1024];
+    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg) snprintf(path, sizeof path, "%s/gpupool/config", xdg);
+    else if (home) snprintf(path, sizeof path, "%s/.config/gpupool/config", home);
+    else return;
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "#\r\n")] = '\0';
+        char key[64], val[250];
+        if (sscanf(line, " %63[a-z_] = %249s", key, val) != 2) continue;
+        if (strcmp(key, "server") == 0 && !have_server) snprintf(c->server, sizeof c->server, "%s", val);
+        else if (strcmp(key, "token") == 0 && !have_token) snprintf(c->token, sizeof c->token, "%s", val);
+        else if (strcmp(key, "token_file") == 0 && !have_token) read_token_file(c, val);
+    }
+    fclose(f);
+}
+
+static void configure(cli *c, const char *flag_server, const char *flag_token) {
+    const char *s = flag_server ? flag_server : getenv("GPUPOOL_SERVER");
+    const char *t = flag_token ? flag_token : getenv("GPUPOOL_TOKEN");
+    if (s && *s) snprintf(c->server, sizeof c->server, "%s", s);
+    if (t && *t) snprintf(c->token, sizeof c->token, "%s", t);
+    else if (getenv("GPUPOOL_TOKEN_FILE")) read_token_file(c, getenv("GPUPOOL_TOKEN_FILE"));
+    read_config(c, c->server[0] != 0, c->token[0] != 0);
+    if (!c->server[0]) {
+        /* Beside a daemon started with its defaults, its address file. */
+        FILE *f = fopen("gpupool-data/gpupoold.addr", "r");
+        if (f) {
+            if (fgets(c->server, sizeof c->server, f)) c->server[strcspn(c->server, "\r\n")] = '\0';
+            fclose(f);
+        }
+        if (!c->server[0]) snprintf(c->server, sizeof c->server, "http://127.0.0.1:8642");
+    }
+    if (!c->token[0]) read_token_file(c, "gpupool-data/admin.token");
+}
+
+/* ---- Dispatch ---------------------------------------------------------------- */
+
+static int help(const char *what) {
+    if (!what) {
+        fputs(main_help, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(what, "config") == 0) {
+        fputs(config_help, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(what, "exit-codes") == 0) {
+        puts("Exit codes of gpupool:");
+#define GP_CLI_EXIT_HELP_(sym, num, text) printf("  %d  %s\n", num, text);
+        GP_CLI_EXIT_CODES(GP_CLI_EXIT_HELP_)
+#undef GP_CLI_EXIT_HELP_
+        return EXIT_OK;
+    }
+    const char *t = cli_help_text(what);
+    if (!t) {
+        fprintf(stderr, "gpupool: no command \"%s\"\n", what);
+        return EXIT_USAGE;
+    }
+    fputs(t, stdout);
+    return EXIT_OK;
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(cli *, int, char **);
+} commands[] = {
+    {"submit", cmd_submit}, {"list", cmd_list},   {"ls", cmd_list},         {"describe", cmd_describe},
+    {"logs", cmd_logs},     {"delete", cmd_stop}, {"suspend", cmd_stop},    {"resume", cmd_stop},
+    {"queue", cmd_queue},   {"node", cmd_node},   {"token", cmd_token},     {"whoami", cmd_whoami},
+};
+
+int main(int argc, char **argv) {
+    cli c;
+    memset(&c, 0, sizeof c);
+    const char *server = NULL, *token = NULL;
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0) c.json = 1;
+        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return help(NULL);
+        else if (strcmp(a, "--version") == 0) {
+            puts("gpupool 0.1 (API v1)");
+            return EXIT_OK;
+        } else if ((strcmp(a, "--server") == 0 || strcmp(a, "--token") == 0) && i + 1 < argc) {
+            if (a[2] == 's') server = argv[++i];
+            else token = argv[++i];
+        } else {
+            return cli_usage("", "unknown option %s", a);
+        }
+    }
+    if (i >= argc) return help(NULL);
+    const char *cmd = argv[i];
+    if (strcmp(cmd, "help") == 0) return help(i + 1 < argc ? argv[i + 1] : NULL);
+    for (int k = i + 1; k < argc; k++) {
+        if (strcmp(argv[k], "--") == 0) break;
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) return help(cmd);
+    }
+    configure(&c, server, token);
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
+        if (strcmp(commands[k].name, cmd) == 0) return commands[k].fn(&c, argc - i, argv + i);
+    fprintf(stderr, "gpupool: no command \"%s\" (see gpupool --help)\n", cmd);
+    return EXIT_USAGE;
+}

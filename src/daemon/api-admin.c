@@ -1,0 +1,178 @@
+/*
+ * api-admin.c — the routes about the pool itself and who may use it: health,
+ * whoami, nodes (GPUs with each slice and its real memory use) and tokens.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/api.h"
+#include "daemon/request.h"
+#include "daemon/sched.h"
+#include "daemon/store.h"
+
+int gp__h_health(gp__req *r, gp__resp *out, gp__err *e) {
+    (void)r;
+    (void)e;
+    return gp__reply_json(out, 200, json_pack("{s:b}", "ok", 1));
+}
+
+int gp__h_whoami(gp__req *r, gp__resp *out, gp__err *e) {
+    (void)e;
+    return gp__reply_json(out, 200,
+                          json_pack("{s:s, s:s, s:s, s:I}", "user", r->who.user, "role",
+                                    gp__role_name(r->who.role), "scope", r->who.scope, "token_id",
+                                    (json_int_t)r->who.token_id));
+}
+
+/* ---- Nodes ---------------------------------------------------------------- */
+
+static json_t *slices_of(const gp__live_task *lt, size_t n, const char *node, int gpu,
+                         int64_t *mem_used) {
+    json_t *arr = json_array();
+    *mem_used = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(lt[i].node, node) != 0) continue;
+        for (int s = 0; s < lt[i].binding.nslices; s++) {
+            const gp_slice *sl = &lt[i].binding.slices[s];
+            if (sl->gpu != gpu) continue;
+            /* A task's memory use is reported for the task; split it evenly
+             * over its GPUs, which is exact for the usual single-GPU slice. */
+            int64_t used = lt[i].gpu_mem_used >= 0 ? lt[i].gpu_mem_used / lt[i].binding.nslices : -1;
+            if (used > 0) *mem_used += used;
+            json_array_append_new(
+                arr, json_pack("{s:I, s:i, s:s, s:f, s:I, s:I}", "workload",
+                               (json_int_t)lt[i].workload, "task", lt[i].task, "project",
+                               lt[i].project, "gpu", sl->milli / 1000.0, "memory_cap",
+                               (json_int_t)sl->mem, "memory_used", (json_int_t)used));
+        }
+    }
+    return arr;
+}
+
+int gp__h_nodes(gp__req *r, gp__resp *out, gp__err *e) {
+    gp__live_task *lt = NULL;
+    size_t nlt = 0;
+    if (gp__sched_live_tasks(r->d->sched, &lt, &nlt) < 0)
+        return gp__fail(e, GP_ENOMEM, "", "out of memory");
+    json_t *arr = json_array();
+    gp_engine *eng = gp__sched_lock(r->d->sched);
+    size_t n = gp_engine_node_count(eng);
+    for (size_t i = 0; i < n; i++) {
+        gp_node_info ni;
+        if (gp_engine_node_at(eng, i, &ni) < 0) continue;
+        json_t *gpus = json_array();
+        for (int g = 0; g < ni.ngpus; g++) {
+            const gp_gpu_info *gi = &ni.gpus[g];
+            int64_t used = 0;
+            json_t *sl = slices_of(lt, nlt, ni.name, g, &used);
+            json_array_append_new(
+                gpus, json_pack("{s:i, s:s, s:s, s:I, s:b, s:f, s:I, s:i, s:I, s:o}", "index", g,
+                                "uuid", gi->uuid, "model", gi->model, "memory",
+                                (json_int_t)gi->mem_bytes, "mig", gi->mig, "allocated",
+                                gi->used_milli / 1000.0, "allocated_memory",
+                                (json_int_t)gi->used_mem, "slices_count", gi->slices,
+                                "memory_used", (json_int_t)used, "slices", sl));
+        }
+        json_array_append_new(
+            arr, json_pack("{s:s, s:s, s:b, s:f, s:I, s:f, s:I, s:o}", "name", ni.name, "domain",
+                           ni.domain, "schedulable", ni.schedulable, "cpu", ni.cpu_milli / 1000.0,
+                           "memory", (json_int_t)ni.mem_bytes, "cpu_used", ni.cpu_used / 1000.0,
+                           "memory_used", (json_int_t)ni.mem_used, "gpus", gpus));
+    }
+    gp__sched_unlock(r->d->sched);
+    free(lt);
+    return gp__reply_json(out, 200,
+                          json_pack("{s:o, s:b, s:s}", "nodes", arr, "emulated",
+                                    gp__sched_emulated(r->d->sched), "executor",
+                                    gp__sched_executor_name(r->d->sched)));
+}
+
+/* ---- Tokens ---------------------------------------------------------------- */
+
+static json_t *token_json(const gp__token *t) {
+    return json_pack("{s:I, s:s, s:s, s:s, s:s, s:I}", "id", (json_int_t)t->id, "name", t->name,
+                     "user", t->user, "role", t->role, "scope", t->scope, "created_ms",
+                     (json_int_t)t->created_ms);
+}
+
+static int token_one(const gp__token *t, void *arg) {
+    json_array_append_new(arg, token_json(t));
+    return 0;
+}
+
+int gp__h_tok_list(gp__req *r, gp__resp *out, gp__err *e) {
+    json_t *arr = json_array();
+    int rc = gp__store_tokens(r->d->store, token_one, arr, e);
+    if (rc < 0) {
+        json_decref(arr);
+        return rc;
+    }
+    return gp__reply_json(out, 200, json_pack("{s:o}", "tokens", arr));
+}
+
+/* A scope must name queues that exist: a department for a department admin,
+ * projects for a researcher. */
+static int check_scope(gp__req *r, gp__role role, const char *scope, gp__err *e) {
+    if (role == GP__ROLE_ADMIN) return 0;
+    if (!scope[0]) return gp__fail(e, GP_EINVAL, "scope", "scope: required for role %s", gp__role_name(role));
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", scope);
+    int rc = 0;
+    gp_engine *eng = gp__sched_lock(r->d->sched);
+    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p && rc == 0;
+         p = strtok_r(NULL, ",", &save)) {
+        gp_queue_info qi;
+        if (gp_engine_queue_get(eng, p, &qi) < 0)
+            rc = gp__fail(e, GP_EINVAL, "scope", "scope: there is no queue named %s", p);
+        else if (role == GP__ROLE_DEPT_ADMIN && (qi.depth != 0 || strchr(scope, ',')))
+            rc = gp__fail(e, GP_EINVAL, "scope", "scope: a department admin's scope is one department");
+        else if (role == GP__ROLE_RESEARCHER && !qi.leaf)
+            rc = gp__fail(e, GP_EINVAL, "scope", "scope: %s is a department, not a project", p);
+    }
+    gp__sched_unlock(r->d->sched);
+    return rc;
+}
+
+int gp__h_tok_create(gp__req *r, gp__resp *out, gp__err *e) {
+    static const char *const known[] = {"name", "user", "role", "scope", NULL};
+    json_t *body;
+    int rc = gp__body_json(r, &body, e);
+    if (rc < 0) return rc;
+    const char *name = json_string_value(json_object_get(body, "name"));
+    const char *user = json_string_value(json_object_get(body, "user"));
+    const char *role_s = json_string_value(json_object_get(body, "role"));
+    const char *scope = json_string_value(json_object_get(body, "scope"));
+    gp__role role = GP__ROLE_NONE;
+    char secret[64];
+    gp__token t;
+    if ((rc = gp__json_known(body, known, "a token", e)) < 0) goto out;
+    if (!user || !gp__name_ok(user)) {
+        rc = gp__fail(e, GP_EINVAL, "user", "user: required, a user name");
+    } else if (!role_s || gp__role_parse(role_s, &role) < 0) {
+        rc = gp__fail(e, GP_EINVAL, "role", "role: must be admin, dept-admin or researcher");
+    } else if (json_object_get(body, "scope") && !scope) {
+        rc = gp__fail(e, GP_EINVAL, "scope", "scope: must be a string");
+    } else if ((rc = check_scope(r, role, scope ? scope : "", e)) == 0) {
+        rc = gp__auth_create(r->d->auth, name ? name : user, user, role, scope ? scope : "",
+                             secret, &t, e);
+    }
+    if (rc == 0) {
+        json_t *j = token_json(&t);
+        json_object_set_new(j, "token", json_string(secret));
+        rc = gp__reply_json(out, 201, j);
+    }
+out:
+    json_decref(body);
+    return rc;
+}
+
+int gp__h_tok_delete(gp__req *r, gp__resp *out, gp__err *e) {
+    uint64_t id;
+    int rc = gp__param_id(r, 0, &id, e);
+    if (rc < 0) return rc;
+    if ((int64_t)id == r->who.token_id)
+        return gp__fail(e, GP_EBUSY, "id", "id: a token cannot revoke itself");
+    if ((rc = gp__auth_delete(r->d->auth, (int64_t)id, e)) < 0) return rc;
+    return gp__reply_json(out, 200, json_pack("{s:I}", "deleted", (json_int_t)id));
+}

@@ -1,0 +1,116 @@
+/*
+ * api.h — the HTTP API of gpupoold: the route table, described once, and
+ * what handlers share.
+ *
+ * GP__ROUTES lists every route with its method, path pattern ({name} matches
+ * one path segment), handler, the least role that may call it and a line of
+ * documentation. http.c routes requests with it, and `gpupoold --routes`
+ * prints it as the reference table of docs/api.md.
+ */
+#ifndef GP_DAEMON_API_H
+#define GP_DAEMON_API_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "daemon/auth.h"
+#include "daemon/daemon.h"
+
+#define GP__MAX_PARAMS 4
+
+typedef struct gp__req {
+    gp__daemon *d;
+    struct MHD_Connection *conn;
+    const char *method;
+    const char *path;
+    const char *params[GP__MAX_PARAMS]; /* the {…} segments, in order */
+    int nparams;
+    const char *body;
+    size_t body_len;
+    gp__principal who;
+} gp__req;
+
+typedef struct gp__resp {
+    int status;
+    char *body;                     /* malloc'ed */
+    size_t len;
+    const char *content_type;
+} gp__resp;
+
+typedef int (*gp__handler)(gp__req *r, gp__resp *out, gp__err *e);
+
+/*       method  path                               handler          role        summary */
+#define GP__ROUTES(XX)                                                                          \
+    XX("GET", "/api/v1/health", h_health, NONE, "Liveness: {\"ok\": true}; needs no token")    \
+    XX("GET", "/api/v1/whoami", h_whoami, RESEARCHER, "The caller's user, role and scope")    \
+    XX("POST", "/api/v1/workloads", h_wl_submit, RESEARCHER, "Submit a workload")             \
+    XX("GET", "/api/v1/workloads", h_wl_list, RESEARCHER,                                      \
+       "List workloads (?project= &user= &state= &after= &limit=)")                            \
+    XX("GET", "/api/v1/workloads/{id}", h_wl_get, RESEARCHER,                                  \
+       "One workload, with its pending reason, tasks and attempts")                            \
+    XX("DELETE", "/api/v1/workloads/{id}", h_wl_delete, RESEARCHER,                            \
+       "Delete a workload (running tasks are stopped)")                                        \
+    XX("POST", "/api/v1/workloads/{id}/suspend", h_wl_suspend, RESEARCHER,                     \
+       "Suspend: checkpoint signal, grace period, stop; kept until resumed")                   \
+    XX("POST", "/api/v1/workloads/{id}/resume", h_wl_resume, RESEARCHER,                       \
+       "Resume a suspended workload (back to the queue)")                                      \
+    XX("GET", "/api/v1/workloads/{id}/logs", h_wl_logs, RESEARCHER,                            \
+       "Output of a task (?task= &offset=), as text")                                          \
+    XX("GET", "/api/v1/workloads/{id}/events", h_wl_events, RESEARCHER,                        \
+       "Event history and attempts of a workload")                                             \
+    XX("GET", "/api/v1/queues", h_q_list, RESEARCHER,                                          \
+       "The queue tree with quotas, fair share and usage")                                     \
+    XX("POST", "/api/v1/queues", h_q_create, DEPT_ADMIN, "Create a department or project")     \
+    XX("GET", "/api/v1/queues/{name}", h_q_get, RESEARCHER, "One queue")                       \
+    XX("PATCH", "/api/v1/queues/{name}", h_q_update, DEPT_ADMIN,                               \
+       "Change a queue's deserved quota, limit, weight or priority")                          \
+    XX("DELETE", "/api/v1/queues/{name}", h_q_delete, DEPT_ADMIN,                              \
+       "Remove an empty queue")                                                                \
+    XX("GET", "/api/v1/nodes", h_nodes, RESEARCHER,                                            \
+       "Nodes and GPUs, with each slice and its real memory use")                              \
+    XX("GET", "/api/v1/tokens", h_tok_list, ADMIN, "API tokens (never their secrets)")         \
+    XX("POST", "/api/v1/tokens", h_tok_create, ADMIN,                                          \
+       "Create a token; the answer holds its secret, shown once")                              \
+    XX("DELETE", "/api/v1/tokens/{id}", h_tok_delete, ADMIN, "Revoke a token")                 \
+    XX("GET", "/metrics", h_metrics, RESEARCHER, "Prometheus metrics (text format)")
+
+#define GP__HANDLER_DECL_(m, p, fn, role, doc) int gp__##fn(gp__req *r, gp__resp *out, gp__err *e);
+GP__ROUTES(GP__HANDLER_DECL_)
+#undef GP__HANDLER_DECL_
+
+/* ---- http.c ---- */
+
+/* Starts serving; returns the bound port in *port. */
+int gp__http_start(gp__daemon *d, struct MHD_Daemon **out, int *port, gp__err *e);
+
+/* Prints the route table as a Markdown table. */
+void gp__http_print_routes(void);
+
+/* The one map from GP_E* codes to HTTP status. */
+int gp__http_status(int code);
+
+/* Sets out to a JSON answer (takes ownership of j). */
+int gp__reply_json(gp__resp *out, int status, json_t *j);
+
+/* Sets out to a plain text answer (copies text). */
+int gp__reply_text(gp__resp *out, int status, const char *text, size_t len,
+                   const char *content_type);
+
+/* A query parameter, or NULL. */
+const char *gp__query(gp__req *r, const char *key);
+
+/* Parses the body as a JSON object; GP_EPARSE naming the line and column. */
+int gp__body_json(gp__req *r, json_t **out, gp__err *e);
+
+/* Parses a decimal id path parameter. */
+int gp__param_id(gp__req *r, int i, uint64_t *out, gp__err *e);
+
+/* ---- Scopes (api-workloads.c) ---- */
+
+/* May the caller see workloads of project? (dept-admins: via the tree). */
+int gp__can_see_project(gp__req *r, const char *project);
+
+/* May the caller manage queue name (create under, change, remove)? */
+int gp__can_admin_queue(gp__req *r, const char *name, const char *parent);
+
+#endif /* GP_DAEMON_API_H */

@@ -1,0 +1,91 @@
+/*
+ * daemon.h — what the files of gpupoold share: the daemon's context, the
+ * error record that every layer fills (a GP_E* code, the field at fault and a
+ * sentence), the clock, and the workload states the store records.
+ *
+ * Threads: libmicrohttpd runs one thread per connection and calls the API
+ * handlers; the store has one writer thread (group commit); the scheduling
+ * loop has one thread that owns the engine and the executor. Handlers reach
+ * the engine only through sched.h, under its lock.
+ */
+#ifndef GP_DAEMON_H
+#define GP_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/gp_error.h"
+
+typedef struct gp_store gp_store;
+typedef struct gp__auth gp__auth;
+typedef struct gp__sched gp__sched;
+typedef struct gp__metrics gp__metrics;
+
+/* An error for the caller: code, the field at fault ("" if none), a sentence
+ * that names the field. The HTTP layer turns it into a 4xx/5xx JSON body. */
+typedef struct gp__err {
+    int code;
+    char field[64];
+    char msg[320];
+} gp__err;
+
+/* Fills e and returns code, so that a failing path is one line:
+ *     return gp__fail(e, GP_EINVAL, "gpu", "must be above 0, got %s", s); */
+int gp__fail(gp__err *e, int code, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Wall clock in milliseconds since the epoch (the engine's clock too, so that
+ * times stored before a restart stay comparable after it). */
+int64_t gp__now_ms(void);
+
+/* Workload states as the store records them. PENDING, STARTING (the intent to
+ * launch is written, tasks may be starting), RUNNING and STOPPING (checkpoint
+ * signal sent, grace period running) are active: the scheduling loop holds
+ * them. The others are final, except SUSPENDED, which resume() reopens. */
+#define GP__WL_STATES(XX)                                                    \
+    XX(PENDING, "pending", 1)                                                \
+    XX(STARTING, "starting", 1)                                              \
+    XX(RUNNING, "running", 1)                                                \
+    XX(STOPPING, "stopping", 1)                                              \
+    XX(SUSPENDED, "suspended", 0)                                            \
+    XX(SUCCEEDED, "succeeded", 0)                                            \
+    XX(FAILED, "failed", 0)                                                  \
+    XX(DELETED, "deleted", 0)
+
+typedef enum gp__wl_state {
+#define GP__WL_ENUM_(sym, name, active) GP__WL_##sym,
+    GP__WL_STATES(GP__WL_ENUM_)
+#undef GP__WL_ENUM_
+    GP__WL_NSTATES
+} gp__wl_state;
+
+const char *gp__wl_state_name(gp__wl_state s);
+int gp__wl_state_parse(const char *name, gp__wl_state *out);
+int gp__wl_state_active(gp__wl_state s);
+
+/* Why a running workload is being stopped (workloads.stop_kind). */
+#define GP__STOP_EVICT "evict"
+#define GP__STOP_SUSPEND "suspend"
+#define GP__STOP_DELETE "delete"
+
+/* The daemon's settings, from flags and the config file. */
+typedef struct gp__config {
+    char listen[128];               /* HOST:PORT */
+    char data_dir[512];
+    char executor[32];
+    char executor_config[1024];
+    int64_t period_ms;              /* scheduling period */
+    int64_t poll_ms;                /* task polling period */
+    char tls_cert[512], tls_key[512];
+    int auto_emulate;               /* no executor config given: emulate GPUs if none */
+} gp__config;
+
+typedef struct gp__daemon {
+    gp__config cfg;
+    gp_store *store;
+    gp__auth *auth;
+    gp__sched *sched;
+    gp__metrics *metrics;
+} gp__daemon;
+
+#endif /* GP_DAEMON_H */

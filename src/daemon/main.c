@@ -1,0 +1,245 @@
+/*
+ * main.c — gpupoold's entry point: flags and the config file, the data
+ * directory, and the order in which the parts start (store, tokens,
+ * scheduling loop with its executor, HTTP) and stop (the reverse).
+ *
+ * With no arguments it runs on embedded defaults: API on 127.0.0.1:8642,
+ * SQLite at ./gpupool-data/gpupool.db, the local executor with its state in
+ * ./gpupool-data/tasks, and 8 emulated GPUs when NVML finds none. On the first
+ * start it writes an admin token to ./gpupool-data/admin.token (mode 0600).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/units.h"
+#include "daemon/api.h"
+#include "daemon/sched.h"
+#include "daemon/store.h"
+
+static const char usage[] =
+    "usage: gpupoold [options]\n"
+    "\n"
+    "  --listen HOST:PORT       API address (default 127.0.0.1:8642; port 0 picks one)\n"
+    "  --data-dir DIR           store, logs, checkpoints, tokens (default ./gpupool-data)\n"
+    "  --executor NAME          where workloads run (default local)\n"
+    "  --executor-config STR    the executor's settings, e.g. \"inventory=FILE,cgroup=off\"\n"
+    "                           (default for local: state_dir=DATA/tasks, emulated GPUs\n"
+    "                           when NVML finds none)\n"
+    "  --period DURATION        scheduling period (default 2s)\n"
+    "  --poll DURATION          task polling period (default 500ms)\n"
+    "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
+    "  --config FILE            read these settings (key = value lines) first\n"
+    "  --routes                 print the API route table and exit\n"
+    "  --help                   this text\n"
+    "\n"
+    "The address actually bound is written to DATA/gpupoold.addr. The admin token\n"
+    "of the first start is in DATA/admin.token (readable by its owner only).\n";
+
+/* Applies one setting; flags and config file keys share the names. */
+static int set_opt(gp__config *c, const char *key, const char *val, char *err, size_t errlen) {
+    int64_t ms;
+    if (strcmp(key, "listen") == 0) snprintf(c->listen, sizeof c->listen, "%s", val);
+    else if (strcmp(key, "data-dir") == 0 || strcmp(key, "data_dir") == 0)
+        snprintf(c->data_dir, sizeof c->data_dir, "%s", val);
+    else if (strcmp(key, "executor") == 0) snprintf(c->executor, sizeof c->executor, "%s", val);
+    else if (strcmp(key, "executor-config") == 0 || strcmp(key, "executor_config") == 0)
+        snprintf(c->executor_config, sizeof c->executor_config, "%s", val);
+    else if (strcmp(key, "tls-cert") == 0 || strcmp(key, "tls_cert") == 0)
+        snprintf(c->tls_cert, sizeof c->tls_cert, "%s", val);
+    else if (strcmp(key, "tls-key") == 0 || strcmp(key, "tls_key") == 0)
+        snprintf(c->tls_key, sizeof c->tls_key, "%s", val);
+    else if (strcmp(key, "period") == 0 || strcmp(key, "poll") == 0) {
+        if (gp_parse_duration_ms(val, &ms) < 0 || ms < 10 || ms > 3600000) {
+            snprintf(err, errlen, "%s: \"%s\" is not a duration from 10ms to 1h", key, val);
+            return GP_EINVAL;
+        }
+        if (key[1] == 'e') c->period_ms = ms;
+        else c->poll_ms = ms;
+    } else {
+        snprintf(err, errlen, "unknown setting \"%s\" (see gpupoold --help)", key);
+        return GP_EINVAL;
+    }
+    return 0;
+}
+
+static int read_config(gp__config *c, const char *path, char *err, size_t errlen) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "config %s: %s", path, strerror(errno));
+        return GP_EINVAL;
+    }
+    char line[2048];
+    int lineno = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "#\r\n")] = '\0';
+        char *eq = strchr(line, '=');
+        char *k = line;
+        while (*k == ' ' || *k == '\t') k++;
+        if (!*k) continue;
+        if (!eq) {
+            snprintf(err, errlen, "config %s:%d: expected key = value", path, lineno);
+            rc = GP_EINVAL;
+            break;
+        }
+        *eq = '\0';
+        char *v = eq + 1;
+        for (char *p = eq - 1; p >= k && (*p == ' ' || *p == '\t'); p--) *p = '\0';
+        while (*v == ' ' || *v == '\t') v++;
+        for (char *p = v + strlen(v) - 1; p >= v && (*p == ' ' || *p == '\t'); p--) *p = '\0';
+        char sub[1024];
+        if ((rc = set_opt(c, k, v, sub, sizeof sub)) < 0)
+            snprintf(err, errlen, "config %s:%d: %s", path, lineno, sub);
+    }
+    fclose(f);
+    return rc;
+}
+
+static int parse_args(gp__config *c, int argc, char **argv, char *err, size_t errlen) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage, stdout);
+            exit(0);
+        }
+        if (strcmp(a, "--routes") == 0) {
+            gp__http_print_routes();
+            exit(0);
+        }
+        if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
+            snprintf(err, errlen, "%s: unknown or missing value (see gpupoold --help)", a);
+            return GP_EINVAL;
+        }
+        int rc = strcmp(a, "--config") == 0 ? read_config(c, argv[i + 1], err, errlen)
+                                            : set_opt(c, a + 2, argv[i + 1], err, errlen);
+        if (rc < 0) return rc;
+        i++;
+    }
+    return 0;
+}
+
+/* The directory of this executable, for finding libgpuslice.so beside it. */
+static void self_dir(char *out, size_t len) {
+    char p[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", p, sizeof p - 1);
+    out[0] = '\0';
+    if (n <= 0) return;
+    p[n] = '\0';
+    char *slash = strrchr(p, '/');
+    if (slash) *slash = '\0';
+    snprintf(out, len, "%s", p);
+}
+
+static int prepare_data_dir(gp__config *c, char *err, size_t errlen) {
+    if (mkdir(c->data_dir, 0700) < 0 && errno != EEXIST) {
+        snprintf(err, errlen, "data dir %s: %s", c->data_dir, strerror(errno));
+        return GP_ESYS;
+    }
+    char abs[PATH_MAX];
+    if (!realpath(c->data_dir, abs)) {
+        snprintf(err, errlen, "data dir %s: %s", c->data_dir, strerror(errno));
+        return GP_ESYS;
+    }
+    if (strlen(abs) >= sizeof c->data_dir - 64) {
+        snprintf(err, errlen, "data dir %.200s: path too long", abs);
+        return GP_EINVAL;
+    }
+    memcpy(c->data_dir, abs, strlen(abs) + 1);
+    if (!c->executor_config[0] && strcmp(c->executor, "local") == 0) {
+        char dir[PATH_MAX], lib[PATH_MAX + 32];
+        self_dir(dir, sizeof dir);
+        snprintf(lib, sizeof lib, "%s/libgpuslice.so", dir);
+        int n = snprintf(c->executor_config, sizeof c->executor_config, "state_dir=%s/tasks",
+                         c->data_dir);
+        if (access(lib, R_OK) == 0 && n > 0)
+            snprintf(c->executor_config + n, sizeof c->executor_config - (size_t)n,
+                     ",interposer=%s", lib);
+        c->auto_emulate = 1;
+    }
+    return 0;
+}
+
+static int write_addr(const gp__config *c, int port) {
+    char path[PATH_MAX], tmp[PATH_MAX + 8], host[128];
+    snprintf(host, sizeof host, "%s", c->listen);
+    char *colon = strrchr(host, ':');
+    if (colon) *colon = '\0';
+    snprintf(path, sizeof path, "%s/gpupoold.addr", c->data_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return -1;
+    fprintf(f, "%s://%s:%d\n", c->tls_cert[0] ? "https" : "http", host, port);
+    if (fclose(f) != 0) return -1;
+    return rename(tmp, path);
+}
+
+int main(int argc, char **argv) {
+    gp__daemon d;
+    memset(&d, 0, sizeof d);
+    gp__config *c = &d.cfg;
+    snprintf(c->listen, sizeof c->listen, "127.0.0.1:8642");
+    snprintf(c->data_dir, sizeof c->data_dir, "./gpupool-data");
+    snprintf(c->executor, sizeof c->executor, "local");
+    c->period_ms = 2000;
+    c->poll_ms = 500;
+
+    char err[1400] = "";
+    if (parse_args(c, argc, argv, err, sizeof err) < 0 || prepare_data_dir(c, err, sizeof err) < 0) {
+        fprintf(stderr, "gpupoold: %s\n", err);
+        return 2;
+    }
+    if (c->poll_ms > c->period_ms) c->poll_ms = c->period_ms;
+
+    /* Signals are taken by sigwait() below, in this thread only. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char path[PATH_MAX + 32];
+    gp__err e = {0};
+    int created = 0, port = 0;
+    struct MHD_Daemon *mhd = NULL;
+    snprintf(path, sizeof path, "%s/gpupool.db", c->data_dir);
+    int rc = gp__store_open(path, &d.store, &e);
+    if (rc == 0) {
+        snprintf(path, sizeof path, "%s/admin.token", c->data_dir);
+        rc = gp__auth_open(d.store, path, &d.auth, &created, &e);
+    }
+    if (rc == 0) rc = gp__sched_open(&d, &e);
+    if (rc == 0) rc = gp__http_start(&d, &mhd, &port, &e);
+    if (rc < 0) {
+        fprintf(stderr, "gpupoold: %s\n", e.msg[0] ? e.msg : gp_strerror(rc));
+        gp__sched_close(d.sched);
+        gp__auth_close(d.auth);
+        gp__store_close(d.store);
+        return rc == GP_EROFS || rc == GP_ENOSPC ? 3 : 1;
+    }
+    write_addr(c, port);
+    fprintf(stderr,
+            "gpupoold: serving %s://%s (port %d); data in %s; executor %s%s\n",
+            c->tls_cert[0] ? "https" : "http", c->listen, port, c->data_dir, c->executor,
+            gp__sched_emulated(d.sched) ? " with EMULATED GPUs" : "");
+    if (created)
+        fprintf(stderr,
+                "gpupoold: first start: the admin token is in %s/admin.token\n"
+                "          try: GPUPOOL_TOKEN=$(cat %s/admin.token) gpupool queue list\n",
+                c->data_dir, c->data_dir);
+
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    fprintf(stderr, "gpupoold: signal %d: stopping (running tasks keep running)\n", sig);
+    MHD_stop_daemon(mhd);
+    gp__sched_close(d.sched);
+    gp__auth_close(d.auth);
+    gp__store_close(d.store);
+    return 0;
+}

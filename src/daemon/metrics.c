@@ -1,0 +1,177 @@
+/*
+ * metrics.c — GET /metrics in Prometheus text format (version 0.0.4): per
+ * queue the deserved quota, fair share, allocated and really used GPUs;
+ * pending workloads by reason; workloads by state; per GPU the allocated
+ * share, slices, allocated and used memory; the scheduling-cycle latency
+ * histogram.
+ *
+ * "Really used" GPUs of a queue are the GPU memory its running tasks report
+ * in use, counted in GPUs' worth of memory, since memory is what the
+ * executors can measure on every GPU kind (emulated ones report nothing).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/api.h"
+#include "daemon/sched.h"
+#include "daemon/store.h"
+
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} buf;
+
+static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(buf *b, const char *fmt, ...) {
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) return;
+        if (b->p && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = (b->cap + (size_t)n + 1) * 2;
+        char *np = realloc(b->p, cap);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+}
+
+static void help(buf *b, const char *name, const char *type, const char *text) {
+    put(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
+}
+
+/* GPUs' worth of memory in use per queue, from the live tasks. */
+static double used_gpus(gp_engine *eng, const gp__live_task *lt, size_t n, const char *queue) {
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* The queue counts its own projects' tasks and its subtree's. */
+        char cur[GP_NAME_MAX + 1];
+        snprintf(cur, sizeof cur, "%s", lt[i].project);
+        int in = 0;
+        for (int d = 0; cur[0] && d < 64 && !in; d++) {
+            gp_queue_info qi;
+            if (strcmp(cur, queue) == 0) in = 1;
+            else if (gp_engine_queue_get(eng, cur, &qi) == 0) snprintf(cur, sizeof cur, "%s", qi.parent);
+            else break;
+        }
+        if (!in || lt[i].gpu_mem_used <= 0 || lt[i].binding.nslices == 0) continue;
+        gp_node_info ni;
+        if (gp_engine_node_get(eng, lt[i].node, &ni) < 0) continue;
+        int g = lt[i].binding.slices[0].gpu;
+        if (g >= 0 && g < ni.ngpus && ni.gpus[g].mem_bytes > 0)
+            total += (double)lt[i].gpu_mem_used / (double)ni.gpus[g].mem_bytes;
+    }
+    return total;
+}
+
+static void queues(buf *b, gp_engine *eng, const gp__live_task *lt, size_t nlt) {
+    static const struct {
+        const char *name, *text;
+    } m[] = {
+        {"gpupool_queue_deserved_gpus", "Deserved (guaranteed) GPUs of the queue."},
+        {"gpupool_queue_fair_share_gpus", "Fair share of GPUs as of the last cycle."},
+        {"gpupool_queue_allocated_gpus", "GPUs allocated to the queue's workloads."},
+        {"gpupool_queue_used_gpus", "GPU memory really in use, in GPUs' worth."},
+    };
+    size_t nq = gp_engine_queue_count(eng);
+    for (size_t k = 0; k < 4; k++) {
+        help(b, m[k].name, "gauge", m[k].text);
+        for (size_t i = 0; i < nq; i++) {
+            gp_queue_info qi;
+            if (gp_engine_queue_at(eng, i, &qi) < 0) continue;
+            double v = k == 0   ? qi.deserved.v[GP_RES_GPU] / 1000.0
+                       : k == 1 ? qi.fair_share.v[GP_RES_GPU] / 1000.0
+                       : k == 2 ? qi.allocated.v[GP_RES_GPU] / 1000.0
+                                : used_gpus(eng, lt, nlt, qi.name);
+            put(b, "%s{queue=\"%s\",parent=\"%s\"} %g\n", m[k].name, qi.name, qi.parent, v);
+        }
+    }
+}
+
+static void gpus(buf *b, gp_engine *eng, const gp__live_task *lt, size_t nlt) {
+    static const char *const names[] = {"gpupool_gpu_allocated_gpus", "gpupool_gpu_slices",
+                                        "gpupool_gpu_allocated_memory_bytes",
+                                        "gpupool_gpu_used_memory_bytes"};
+    static const char *const texts[] = {"Share of the GPU allocated (1 = whole GPU).",
+                                        "Tasks holding a slice of the GPU.",
+                                        "Sum of the memory caps of the GPU's slices.",
+                                        "GPU memory really in use by the GPU's slices."};
+    size_t nn = gp_engine_node_count(eng);
+    for (int k = 0; k < 4; k++) {
+        help(b, names[k], "gauge", texts[k]);
+        for (size_t i = 0; i < nn; i++) {
+            gp_node_info ni;
+            if (gp_engine_node_at(eng, i, &ni) < 0) continue;
+            for (int g = 0; g < ni.ngpus; g++) {
+                double v = 0;
+                if (k == 0) v = ni.gpus[g].used_milli / 1000.0;
+                else if (k == 1) v = ni.gpus[g].slices;
+                else if (k == 2) v = (double)ni.gpus[g].used_mem;
+                else
+                    for (size_t t = 0; t < nlt; t++)
+                        for (int s = 0; s < lt[t].binding.nslices; s++)
+                            if (strcmp(lt[t].node, ni.name) == 0 && lt[t].binding.slices[s].gpu == g &&
+                                lt[t].gpu_mem_used > 0)
+                                v += (double)lt[t].gpu_mem_used / lt[t].binding.nslices;
+                put(b, "%s{node=\"%s\",gpu=\"%d\",uuid=\"%s\",model=\"%s\"} %.17g\n", names[k],
+                    ni.name, g, ni.gpus[g].uuid, ni.gpus[g].model, v);
+            }
+        }
+    }
+}
+
+int gp__h_metrics(gp__req *r, gp__resp *out, gp__err *e) {
+    buf b = {0};
+    gp__live_task *lt = NULL;
+    size_t nlt = 0;
+    if (gp__sched_live_tasks(r->d->sched, &lt, &nlt) < 0)
+        return gp__fail(e, GP_ENOMEM, "", "out of memory");
+    int64_t pend[GP_WAIT_COUNT];
+    gp_engine *eng = gp__sched_lock(r->d->sched);
+    queues(&b, eng, lt, nlt);
+    gpus(&b, eng, lt, nlt);
+    gp_engine_pending_by_reason(eng, pend);
+    gp__sched_unlock(r->d->sched);
+    free(lt);
+    help(&b, "gpupool_pending_workloads", "gauge", "Pending workloads by the reason they wait.");
+    for (int w = 1; w < GP_WAIT_COUNT; w++)
+        put(&b, "gpupool_pending_workloads{reason=\"%s\"} %lld\n", gp_wait_name((gp_wait)w),
+            (long long)pend[w]);
+    int64_t counts[GP__WL_NSTATES];
+    if (gp__store_wl_counts(r->d->store, counts, NULL) == 0) {
+        help(&b, "gpupool_workloads", "gauge", "Workloads in the store by state.");
+        for (int s = 0; s < GP__WL_NSTATES; s++)
+            put(&b, "gpupool_workloads{state=\"%s\"} %lld\n", gp__wl_state_name((gp__wl_state)s),
+                (long long)counts[s]);
+    }
+    gp__cycle_hist h;
+    gp__sched_cycle_hist(r->d->sched, &h);
+    help(&b, "gpupool_scheduling_cycle_seconds", "histogram", "Latency of a scheduling cycle.");
+    for (int i = 0; i < GP__CYCLE_BUCKETS; i++)
+        put(&b, "gpupool_scheduling_cycle_seconds_bucket{le=\"%g\"} %llu\n", gp__cycle_bounds[i],
+            (unsigned long long)h.counts[i]);
+    put(&b, "gpupool_scheduling_cycle_seconds_bucket{le=\"+Inf\"} %llu\n",
+        (unsigned long long)h.count);
+    put(&b, "gpupool_scheduling_cycle_seconds_sum %.9f\n", h.sum);
+    put(&b, "gpupool_scheduling_cycle_seconds_count %llu\n", (unsigned long long)h.count);
+    if (b.oom) {
+        free(b.p);
+        return gp__fail(e, GP_ENOMEM, "", "out of memory");
+    }
+    out->status = 200;
+    out->body = b.p;
+    out->len = b.len;
+    out->content_type = "text/plain; version=0.0.4";
+    return 0;
+}

@@ -1,0 +1,19 @@
+# src/daemon/part.mk — gpupoold: the HTTP/JSON API, the SQLite store, the
+# scheduling loop over libgpupool and the executors of libgpexec.
+DAEMON_PKGS := libmicrohttpd jansson sqlite3 libcrypto
+DAEMON_SRCS := $(sort $(wildcard src/daemon/*.c))
+DAEMON_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(DAEMON_SRCS))
+DAEMON_BIN := $(BUILD)/gpupoold
+BINS += $(DAEMON_BIN)
+$(OBJ)/src/daemon/%.o: CPPFLAGS += $(shell pkg-config --cflags $(DAEMON_PKGS))
+$(DAEMON_BIN): $(DAEMON_OBJS) $(OBJ)/src/interpose/ledger.o $(BUILD)/libgpexec.a $(BUILD)/libgpupool.a $(BUILD)/libgpcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(shell pkg-config --libs $(DAEMON_PKGS)) -lpthread -ldl $(LDLIBS)
+
+BENCH_API_SRCS := $(sort $(wildcard bench/bench-api*.c))
+BENCH_API := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_API_SRCS))
+BENCHES += $(BENCH_API)
+$(BENCH_API): $(BUILD)/bench/%: $(OBJ)/bench/%.o $(BUILD)/libgpcommon.a $(DAEMON_BIN)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ $(shell pkg-config --libs jansson) -lpthread $(LDLIBS)
+$(OBJ)/bench/%.o: CPPFLAGS += $(shell pkg-config --cflags jansson)

@@ -1,0 +1,333 @@
+/*
+ * sched-recover.c — rebuilding the engine when gpupoold starts, from the
+ * executor's inventory and the store, and reconciling the workloads that had
+ * tasks with what the executor still knows about them:
+ *
+ *   - PENDING workloads are submitted again, in id order.
+ *   - STARTING ones get the launches that never reached the store repeated,
+ *     with the same (workload, task, attempt) key: the executor answers with
+ *     the task it already started, if it did, so nothing runs twice.
+ *   - STARTING, RUNNING and STOPPING ones whose tasks the executor still knows
+ *     are restored into the engine on the slices they hold; the next poll
+ *     judges those that ended meanwhile, and a STOPPING one finishes its stop.
+ *   - Those with a lost task are stopped, their attempt recorded as lost, and
+ *     requeued (or, if a stop for suspend or delete was under way, finished
+ *     as such).
+ *   - With the local executor, task directories that no workload refers to
+ *     (an attempt that ended but was not reaped) are stopped and reaped.
+ *
+ * When the executor finds no GPU and the daemon runs on its embedded
+ * defaults, an emulated inventory of one node with 8 GPUs is written to the
+ * data directory and used, and the daemon says so loudly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/sched-int.h"
+#include "executors/local/gp_local.h"
+
+#define MAX_NODES 256
+
+static const char emulated_inventory[] =
+    "# Written by gpupoold because no GPU was found: EMULATED GPUs, for trying\n"
+    "# gpupool out. Processes run for real; the GPUs are not.\n"
+    "node   = local\n"
+    "domain = local\n"
+    "gpu    = H100 80G 8\n";
+
+static int write_emulated(const char *path, gp__err *e) {
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(emulated_inventory, f) < 0 || fclose(f) != 0)
+        return gp__fail(e, GP_ESYS, "", "cannot write the emulated inventory %s", path);
+    return 0;
+}
+
+static int count_gpus(const gp_node_spec *n, size_t nn) {
+    int g = 0;
+    for (size_t i = 0; i < nn; i++) g += n[i].ngpus;
+    return g;
+}
+
+static int load_nodes(gp__sched *s, gp__err *e) {
+    char err[GP_ERR_MAX] = "";
+    s->nodes = calloc(MAX_NODES, sizeof *s->nodes);
+    if (!s->nodes) return gp__fail(e, GP_ENOMEM, "", "out of memory");
+    int rc = gp_exec_inventory(s->ex, s->nodes, MAX_NODES, &s->nnodes, &s->emulated, err,
+                               sizeof err);
+    if ((rc < 0 || count_gpus(s->nodes, s->nnodes) == 0) && s->d->cfg.auto_emulate) {
+        char path[1100], cfg[2200];
+        snprintf(path, sizeof path, "%s/emulated-gpus.conf", s->d->cfg.data_dir);
+        if ((rc = write_emulated(path, e)) < 0) return rc;
+        snprintf(cfg, sizeof cfg, "%s,inventory=%s", s->d->cfg.executor_config, path);
+        gp_executor_close(s->ex);
+        s->ex = NULL;
+        if ((rc = gp_executor_open(s->d->cfg.executor, cfg, &s->ex, err, sizeof err)) < 0)
+            return gp__fail(e, rc, "executor", "executor %s: %s", s->d->cfg.executor, err);
+        rc = gp_exec_inventory(s->ex, s->nodes, MAX_NODES, &s->nnodes, &s->emulated, err,
+                               sizeof err);
+        fprintf(stderr,
+                "\n*** gpupoold: NO GPU FOUND: using %d EMULATED GPUs from %s ***\n"
+                "*** Workloads run as real processes; their GPUs are not real.  ***\n\n",
+                count_gpus(s->nodes, s->nnodes), path);
+    }
+    if (rc < 0) return gp__fail(e, rc, "executor", "inventory: %s", err);
+    for (size_t i = 0; i < s->nnodes; i++) {
+        if ((rc = gp_engine_node_set(s->eng, &s->nodes[i], err, sizeof err)) < 0)
+            return gp__fail(e, rc, "", "node %s: %s", s->nodes[i].name, err);
+    }
+    if (s->emulated)
+        gp__log("inventory: %zu node(s), %d GPU(s) -- EMULATED", s->nnodes,
+                count_gpus(s->nodes, s->nnodes));
+    else
+        gp__log("inventory: %zu node(s), %d GPU(s)", s->nnodes, count_gpus(s->nodes, s->nnodes));
+    return 0;
+}
+
+static int add_queue(const gp_queue_spec *q, void *arg) {
+    gp__sched *s = arg;
+    char err[GP_ERR_MAX];
+    if (gp_engine_queue_set(s->eng, q, err, sizeof err) < 0)
+        gp__log("queue %s from the store was refused by the engine: %s", q->name, err);
+    return 0;
+}
+
+/* Ids of workloads that had tasks, and pending ones the engine refused. */
+typedef struct idlist {
+    uint64_t *ids;
+    size_t n, cap;
+    uint64_t last;
+    size_t seen;
+} idlist;
+
+static void push(idlist *l, uint64_t id) {
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        uint64_t *ni = realloc(l->ids, cap * sizeof *ni);
+        if (!ni) return;
+        l->ids = ni;
+        l->cap = cap;
+    }
+    l->ids[l->n++] = id;
+}
+
+typedef struct scan {
+    gp__sched *s;
+    idlist had_tasks, refused;
+    char last_err[GP_ERR_MAX];
+} scan;
+
+static int submit_spec(gp__sched *s, const gp__wl *w, char *err, size_t errlen) {
+    json_t *j = json_loads(w->spec, 0, NULL);
+    gp__request r;
+    int rc = j ? gp__request_parse(j, &r, NULL) : GP_ECORRUPT;
+    if (rc == 0) {
+        gp_workload_spec spec = r.spec;
+        spec.id = w->id;
+        snprintf(spec.user, sizeof spec.user, "%s", w->user);
+        spec.submitted = w->submitted_ms;
+        rc = gp_engine_submit(s->eng, &spec, err, errlen);
+    } else {
+        snprintf(err, errlen, "the stored request cannot be read");
+    }
+    json_decref(j);
+    return rc;
+}
+
+static int scan_one(const gp__wl *w, void *arg) {
+    scan *sc = arg;
+    sc->had_tasks.last = w->id;
+    sc->had_tasks.seen++;
+    if (w->state != GP__WL_PENDING) {
+        push(&sc->had_tasks, w->id);
+        return 0;
+    }
+    if (submit_spec(sc->s, w, sc->last_err, sizeof sc->last_err) < 0) push(&sc->refused, w->id);
+    return 0;
+}
+
+/* Stops what is left of a workload's tasks and puts it back in the queue (or
+ * finishes the suspend or delete that was under way). */
+static void requeue_lost(gp__sched *s, active *a, const gp__wl *w, const char *why) {
+    for (int t = 0; t < a->ntasks; t++)
+        if (a->tasks[t].handle[0]) {
+            gp_exec_stop(s->ex, a->tasks[t].handle);
+            gp_exec_reap(s->ex, a->tasks[t].handle);
+        }
+    int stopping = w->state == GP__WL_STOPPING && strcmp(w->stop_kind, GP__STOP_EVICT) != 0;
+    int del = stopping && strcmp(w->stop_kind, GP__STOP_DELETE) == 0;
+    gp__wl_change c;
+    gp__wl_change_init(&c, w->id);
+    c.state = stopping ? (del ? GP__WL_DELETED : GP__WL_SUSPENDED) : GP__WL_PENDING;
+    c.stop_kind = "";
+    c.reason = why;
+    c.attempt_end = stopping ? (del ? "deleted" : "suspended") : "lost";
+    c.event_kind = stopping ? c.attempt_end : "requeued";
+    c.event_msg = why;
+    gp__sched_record(s, &c);
+    char err[GP_ERR_MAX];
+    if (!stopping && submit_spec(s, w, err, sizeof err) < 0) {
+        gp__wl_change_init(&c, w->id);
+        c.state = GP__WL_FAILED;
+        c.reason = err;
+        c.event_kind = "failed";
+        c.event_msg = err;
+        gp__sched_record(s, &c);
+    }
+}
+
+static void recover_one(gp__sched *s, uint64_t id) {
+    gp__wl w;
+    json_t *j = NULL;
+    gp__request r;
+    gp__err e = {0};
+    if (gp__sched_load_request(s, id, &w, &j, &r, &e) < 0) {
+        gp__log("workload %llu: cannot be read back (%s)", (unsigned long long)id, e.msg);
+        return;
+    }
+    gp__task_rec *recs = NULL;
+    int n = 0;
+    active *a = calloc(1, sizeof *a);
+    if (!a || gp__store_tasks_get(s->d->store, id, &recs, &n, &e) < 0) n = 0;
+    if (a && n > 0) a->tasks = calloc((size_t)n, sizeof *a->tasks);
+    char why[400] = "";
+    if (!a || (n > 0 && !a->tasks)) {
+        gp__log("workload %llu: out of memory recovering it", (unsigned long long)id);
+        goto out;
+    }
+    a->id = id;
+    snprintf(a->project, sizeof a->project, "%s", w.project);
+    a->attempt = w.attempt;
+    a->ntasks = n;
+    a->grace_ms = r.grace_ms;
+    a->ckpt_signal = r.ckpt_signal;
+    a->in_engine = 1;
+    int bad = n == 0 || n != r.spec.tasks;
+    for (int t = 0; t < n; t++) {
+        snprintf(a->tasks[t].handle, sizeof a->tasks[t].handle, "%s", recs[t].handle);
+        a->tasks[t].mem_used = -1;
+        if (gp__binding_from_json(recs[t].binding, &a->tasks[t]) < 0 || recs[t].task != t ||
+            recs[t].attempt != w.attempt)
+            bad = 1;
+    }
+    if (bad) {
+        snprintf(why, sizeof why, "its task records were incomplete after a restart");
+        requeue_lost(s, a, &w, why);
+        goto out;
+    }
+    /* Launches that may not have happened: the same key again. */
+    char err[256] = "";
+    if (w.state == GP__WL_STARTING && gp__sched_launch_all(s, a, &w, &r, err, sizeof err) < 0) {
+        snprintf(why, sizeof why, "could not be launched after a restart: %s", err);
+        requeue_lost(s, a, &w, why);
+        goto out;
+    }
+    gp_task_status st[GP__MAX_GANG];
+    memset(st, 0, sizeof st);
+    for (int t = 0; t < n; t++) snprintf(st[t].handle, sizeof st[t].handle, "%s", a->tasks[t].handle);
+    int prc = gp_exec_poll(s->ex, st, (size_t)n);
+    for (int t = 0; prc == 0 && t < n; t++)
+        if (st[t].state == GP_TASK_LOST || st[t].state == GP_TASK_FAILED) {
+            snprintf(why, sizeof why, "task %d was gone after a restart of gpupoold (%s)", t,
+                     st[t].detail);
+            break;
+        }
+    if (prc < 0) snprintf(why, sizeof why, "its tasks could not be polled after a restart");
+    gp_task_binding b[GP__MAX_GANG];
+    for (int t = 0; t < n; t++) b[t] = a->tasks[t].binding;
+    gp_workload_spec spec = r.spec;
+    spec.id = id;
+    snprintf(spec.user, sizeof spec.user, "%s", w.user);
+    spec.submitted = w.submitted_ms;
+    if (!why[0] && gp_engine_restore(s->eng, &spec, n, b, gp__now_ms(), err, sizeof err) < 0)
+        snprintf(why, sizeof why, "could not be restored on its GPUs after a restart: %s", err);
+    if (why[0]) {
+        requeue_lost(s, a, &w, why);
+        goto out;
+    }
+    a->state = w.state == GP__WL_STOPPING ? GP__WL_STOPPING : GP__WL_RUNNING;
+    snprintf(a->stop_kind, sizeof a->stop_kind, "%s", w.stop_kind);
+    a->deadline = w.stop_deadline_ms;
+    if (w.state == GP__WL_STARTING) {
+        gp__task_rec h[GP__MAX_GANG];
+        memset(h, 0, sizeof(h[0]) * (size_t)n);
+        for (int t = 0; t < n; t++) {
+            h[t].task = t;
+            snprintf(h[t].handle, sizeof h[t].handle, "%s", a->tasks[t].handle);
+        }
+        gp__wl_change c;
+        gp__wl_change_init(&c, id);
+        c.state = GP__WL_RUNNING;
+        c.ntasks = n;
+        c.tasks = h;
+        c.set_handles = 1;
+        c.attempt_started = 1;
+        c.event_kind = "started";
+        c.event_msg = "launch confirmed after a restart of gpupoold";
+        gp__sched_record(s, &c);
+    }
+    if (gp__act_add(s, a) == 0) a = NULL;
+out:
+    if (a) {
+        free(a->tasks);
+        free(a);
+    }
+    gp__task_recs_free(recs, n);
+    json_decref(j);
+    gp__wl_free(&w);
+}
+
+/* Stops and reaps local task directories that no active workload refers to. */
+static void reap_orphans(gp__sched *s) {
+    if (strcmp(gp_executor_name(s->ex), "local") != 0) return;
+    gp_local_list l = {0};
+    l.max = 4096;
+    l.handles = calloc(l.max, sizeof *l.handles);
+    if (!l.handles || gp_exec_control(s->ex, GP_LOCAL_CTL_LIST, &l) < 0) {
+        free(l.handles);
+        return;
+    }
+    for (size_t i = 0; i < l.n && i < l.max; i++) {
+        int known = 0;
+        for (size_t k = 0; k < s->nact && !known; k++)
+            for (int t = 0; t < s->act[k]->ntasks; t++)
+                if (strcmp(s->act[k]->tasks[t].handle, l.handles[i]) == 0) known = 1;
+        if (!known) {
+            gp_exec_stop(s->ex, l.handles[i]);
+            gp_exec_reap(s->ex, l.handles[i]);
+        }
+    }
+    free(l.handles);
+}
+
+int gp__sched_recover(gp__sched *s, gp__err *e) {
+    int rc = load_nodes(s, e);
+    if (rc < 0) return rc;
+    if ((rc = gp__store_queues(s->d->store, add_queue, s, e)) < 0) return rc;
+    scan sc;
+    memset(&sc, 0, sizeof sc);
+    sc.s = s;
+    gp__wl_filter f = {.state = -1, .active_only = 1, .limit = 2000};
+    do {
+        sc.had_tasks.seen = 0;
+        f.after = sc.had_tasks.last;
+        if ((rc = gp__store_wl_list(s->d->store, &f, scan_one, &sc, e)) < 0) break;
+    } while (sc.had_tasks.seen == (size_t)f.limit);
+    for (size_t i = 0; rc == 0 && i < sc.refused.n; i++) {
+        gp__wl_change c;
+        gp__wl_change_init(&c, sc.refused.ids[i]);
+        c.state = GP__WL_FAILED;
+        c.reason = "refused by the engine at restart (its project or the pool changed)";
+        c.event_kind = "failed";
+        c.event_msg = c.reason;
+        gp__sched_record(s, &c);
+    }
+    for (size_t i = 0; rc == 0 && i < sc.had_tasks.n; i++) recover_one(s, sc.had_tasks.ids[i]);
+    if (rc == 0) reap_orphans(s);
+    if (rc == 0 && (sc.had_tasks.n || sc.refused.n))
+        gp__log("recovered %zu workload(s) with tasks; %zu refused", sc.had_tasks.n,
+                sc.refused.n);
+    free(sc.had_tasks.ids);
+    free(sc.refused.ids);
+    return rc;
+}

@@ -1,0 +1,493 @@
+/*
+ * sched-tasks.c — how the scheduling loop carries out decisions through the
+ * executor, and the order of its writes, which is what makes "nothing runs
+ * twice, nothing is forgotten" hold across a crash:
+ *
+ *   bind:  1. store: state STARTING, attempt n, task rows, attempt row  (commit)
+ *          2. executor: launch each task, key (workload, task, attempt n)
+ *          3. store: handles, state RUNNING, attempt started            (commit)
+ *   A crash between 1 and 3 leaves STARTING rows: at restart the launch is
+ *   repeated with the same key, which the executor answers with the task it
+ *   already started, so the attempt runs once.
+ *
+ *   evict: 1. store: STOPPING, deadline      2. checkpoint signal
+ *          3. (grace period or all tasks ended) stop, then store the outcome
+ *   A crash anywhere leaves STOPPING: at restart the stop is completed.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/units.h"
+#include "daemon/sched-int.h"
+
+/* ---- The active array ------------------------------------------------- */
+
+active *gp__act_find(gp__sched *s, uint64_t id) {
+    for (size_t i = 0; i < s->nact; i++)
+        if (s->act[i]->id == id) return s->act[i];
+    return NULL;
+}
+
+int gp__act_add(gp__sched *s, active *a) {
+    pthread_mutex_lock(&s->eng_mu);
+    if (s->nact == s->capact) {
+        size_t cap = s->capact ? s->capact * 2 : 16;
+        active **na = realloc(s->act, cap * sizeof *na);
+        if (!na) {
+            pthread_mutex_unlock(&s->eng_mu);
+            return GP_ENOMEM;
+        }
+        s->act = na;
+        s->capact = cap;
+    }
+    s->act[s->nact++] = a;
+    pthread_mutex_unlock(&s->eng_mu);
+    return 0;
+}
+
+void gp__act_remove(gp__sched *s, active *a) {
+    pthread_mutex_lock(&s->eng_mu);
+    for (size_t i = 0; i < s->nact; i++)
+        if (s->act[i] == a) {
+            s->act[i] = s->act[--s->nact];
+            break;
+        }
+    pthread_mutex_unlock(&s->eng_mu);
+    free(a->tasks);
+    free(a);
+}
+
+void gp__sched_record(gp__sched *s, const gp__wl_change *c) {
+    gp__err e = {0};
+    if (gp__store_wl_apply(s->d->store, c, 1, &e) < 0)
+        gp__log("workload %llu: could not record a change (%s); a restart will reconcile it",
+                (unsigned long long)c->id, e.msg);
+}
+
+/* ---- Bindings as JSON ------------------------------------------------- */
+
+char *gp__binding_to_json(const gp_task_binding *b) {
+    json_t *sl = json_array();
+    for (int i = 0; i < b->nslices; i++)
+        json_array_append_new(sl, json_pack("[i,i,I,i]", b->slices[i].gpu, b->slices[i].milli,
+                                            (json_int_t)b->slices[i].mem, b->slices[i].mig_slot));
+    json_t *j = json_pack("{s:s, s:o}", "node", b->node, "slices", sl);
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return s;
+}
+
+int gp__binding_from_json(const char *text, task_rt *t) {
+    json_t *j = json_loads(text, 0, NULL), *sl;
+    const char *node;
+    if (!j || json_unpack(j, "{s:s, s:o}", "node", &node, "slices", &sl) < 0 ||
+        !json_is_array(sl) || json_array_size(sl) > GP_MAX_GPUS_PER_NODE) {
+        json_decref(j);
+        return GP_ECORRUPT;
+    }
+    snprintf(t->node, sizeof t->node, "%s", node);
+    memset(&t->binding, 0, sizeof t->binding);
+    t->binding.node = t->node;
+    size_t i;
+    json_t *x;
+    json_array_foreach(sl, i, x) {
+        gp_slice *s = &t->binding.slices[i];
+        json_int_t mem = 0;
+        if (json_unpack(x, "[i,i,I,i]", &s->gpu, &s->milli, &mem, &s->mig_slot) < 0) {
+            json_decref(j);
+            return GP_ECORRUPT;
+        }
+        s->mem = mem;
+    }
+    t->binding.nslices = (int32_t)json_array_size(sl);
+    json_decref(j);
+    return 0;
+}
+
+/* ---- Launching -------------------------------------------------------- */
+
+static void mkdirs(const char *path) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(buf, 0755);
+            *p = '/';
+        }
+    mkdir(buf, 0755);
+}
+
+/* Launches one task (idempotent per key); fills t->handle. */
+static int launch_task(gp__sched *s, const gp__wl *w, const gp__request *r, int task,
+                       int attempt, task_rt *t, char *err, size_t errlen) {
+    const char *dd = s->d->cfg.data_dir;
+    char logdir[1024], logpath[1100], ckpt[1024], work[1024];
+    snprintf(logdir, sizeof logdir, "%s/logs/%llu", dd, (unsigned long long)w->id);
+    snprintf(logpath, sizeof logpath, "%s/task-%d.log", logdir, task);
+    snprintf(ckpt, sizeof ckpt, "%s/checkpoints/%llu", dd, (unsigned long long)w->id);
+    snprintf(work, sizeof work, "%s/work/%llu", dd, (unsigned long long)w->id);
+    mkdirs(logdir);
+    mkdirs(ckpt);
+    if (!r->workdir) mkdirs(work);
+
+    size_t nargs = json_array_size(r->command), nenv = r->env ? json_object_size(r->env) : 0;
+    const char **argv = calloc(nargs + 1, sizeof *argv);
+    /* gpupool's own variables (GPUPOOL_*, CUDA_VISIBLE_DEVICES) are the
+     * executor's to set: only the workload's are passed. */
+    char **env = calloc(nenv + 1, sizeof *env);
+    int rc = GP_ENOMEM;
+    if (argv && env) {
+        for (size_t i = 0; i < nargs; i++)
+            argv[i] = json_string_value(json_array_get(r->command, i));
+        size_t k = 0;
+        const char *key;
+        json_t *v;
+        if (r->env) json_object_foreach(r->env, key, v) {
+                if (asprintf(&env[k++], "%s=%s", key, json_string_value(v)) < 0) env[--k] = NULL;
+            }
+        gp_task_launch l;
+        memset(&l, 0, sizeof l);
+        l.workload = w->id;
+        l.task = task;
+        l.attempt = attempt;
+        l.project = w->project;
+        l.user = w->user;
+        l.argv = argv;
+        l.env = (const char *const *)env;
+        l.workdir = r->workdir ? r->workdir : work;
+        l.log_path = logpath;
+        l.checkpoint_dir = ckpt;
+        l.cpu_milli = r->spec.req.cpu_milli;
+        l.mem_bytes = r->spec.req.mem_bytes;
+        l.checkpoint_signal = r->ckpt_signal;
+        l.node = gp__sched_node(s, t->node);
+        l.binding = &t->binding;
+        if (!l.node) {
+            snprintf(err, errlen, "node %s is not in the inventory", t->node);
+            rc = GP_ENOENT;
+        } else {
+            rc = gp_exec_launch(s->ex, &l, t->handle, err, errlen);
+        }
+    }
+    for (size_t i = 0; env && env[i]; i++) free(env[i]);
+    free(env);
+    free(argv);
+    if (rc == GP_ENOMEM && !err[0]) snprintf(err, errlen, "out of memory");
+    return rc;
+}
+
+int gp__sched_load_request(gp__sched *s, uint64_t id, gp__wl *w, json_t **j, gp__request *r,
+                        gp__err *e) {
+    int rc = gp__store_wl_get(s->d->store, id, w, e);
+    if (rc < 0) return rc;
+    *j = json_loads(w->spec, 0, NULL);
+    rc = *j ? gp__request_parse(*j, r, e)
+            : gp__fail(e, GP_ECORRUPT, "", "the stored request is not JSON");
+    if (rc < 0) {
+        json_decref(*j);
+        gp__wl_free(w);
+    }
+    return rc;
+}
+
+int gp__sched_launch_all(gp__sched *s, active *a, const gp__wl *w, const gp__request *r,
+                         char *err, size_t errlen) {
+    for (int t = 0; t < a->ntasks; t++) {
+        if (a->tasks[t].handle[0]) continue;
+        int rc = launch_task(s, w, r, t, a->attempt, &a->tasks[t], err, errlen);
+        if (rc < 0) {
+            for (int k = 0; k < a->ntasks; k++)
+                if (a->tasks[k].handle[0]) gp_exec_stop(s->ex, a->tasks[k].handle);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static void describe_binding(const task_rt *tasks, int n, char *buf, size_t len) {
+    size_t k = (size_t)snprintf(buf, len, "on");
+    for (int t = 0; t < n && k < len; t++) {
+        k += (size_t)snprintf(buf + k, len - k, "%s node %s GPU", t ? ";" : "", tasks[t].node);
+        for (int i = 0; i < tasks[t].binding.nslices && k < len; i++) {
+            const gp_slice *sl = &tasks[t].binding.slices[i];
+            char m[16];
+            gp_format_milli(sl->milli, m, sizeof m);
+            k += (size_t)snprintf(buf + k, len - k, "%s %d%s%s", i ? "," : "", sl->gpu,
+                                  sl->milli < GP_MILLI ? " x" : "", sl->milli < GP_MILLI ? m : "");
+        }
+    }
+}
+
+void gp__sched_bind(gp__sched *s, uint64_t id, int ntasks, const task_rt *tasks) {
+    gp__wl w;
+    json_t *j = NULL;
+    gp__request r;
+    gp__err e = {0};
+    if (gp__sched_load_request(s, id, &w, &j, &r, &e) < 0) {
+        gp__log("workload %llu: cannot read it to launch (%s); back to the queue",
+                (unsigned long long)id, e.msg);
+        pthread_mutex_lock(&s->eng_mu);
+        gp_engine_requeue(s->eng, id);
+        pthread_mutex_unlock(&s->eng_mu);
+        return;
+    }
+    active *a = calloc(1, sizeof *a);
+    task_rt *tr = calloc((size_t)ntasks, sizeof *tr);
+    gp__task_rec *recs = calloc((size_t)ntasks, sizeof *recs);
+    char msg[512];
+    int rc = a && tr && recs ? 0 : GP_ENOMEM;
+    if (rc == 0) {
+        a->id = id;
+        snprintf(a->project, sizeof a->project, "%s", w.project);
+        a->state = GP__WL_STARTING;
+        a->attempt = w.attempt + 1;
+        a->ntasks = ntasks;
+        a->tasks = tr;
+        a->grace_ms = r.grace_ms;
+        a->ckpt_signal = r.ckpt_signal;
+        a->in_engine = 1;
+        for (int t = 0; t < ntasks; t++) {
+            tr[t] = tasks[t];
+            tr[t].binding.node = tr[t].node;
+            tr[t].handle[0] = '\0';
+            tr[t].mem_used = -1;
+            recs[t].task = t;
+            recs[t].attempt = a->attempt;
+            snprintf(recs[t].node, sizeof recs[t].node, "%s", tr[t].node);
+            recs[t].binding = gp__binding_to_json(&tr[t].binding);
+            if (!recs[t].binding) rc = GP_ENOMEM;
+        }
+        describe_binding(tr, ntasks, msg, sizeof msg);
+    }
+    gp__wl_change c;
+    gp__wl_change_init(&c, id);
+    c.state = GP__WL_STARTING;
+    c.attempt = a ? a->attempt : -1;
+    c.ntasks = ntasks;
+    c.tasks = recs;
+    c.attempt_begin = 1;
+    c.attempt_node = tr ? tr[0].node : "";
+    c.event_kind = "bound";
+    c.event_msg = msg;
+    if (rc == 0) rc = gp__store_wl_apply(s->d->store, &c, 1, &e);
+    if (rc == 0) rc = gp__act_add(s, a);
+    for (int t = 0; recs && t < ntasks; t++) free(recs[t].binding);
+    free(recs);
+    if (rc < 0) {
+        /* Nothing was launched: the workload simply waits for the next cycle. */
+        gp__log("workload %llu: not launched (%s); back to the queue", (unsigned long long)id,
+                rc == GP_ENOMEM ? "out of memory" : e.msg);
+        pthread_mutex_lock(&s->eng_mu);
+        gp_engine_requeue(s->eng, id);
+        pthread_mutex_unlock(&s->eng_mu);
+        free(tr);
+        free(a);
+        json_decref(j);
+        gp__wl_free(&w);
+        return;
+    }
+    char err[256] = "";
+    rc = gp__sched_launch_all(s, a, &w, &r, err, sizeof err);
+    gp__wl_change_init(&c, id);
+    if (rc < 0) {
+        snprintf(msg, sizeof msg, "could not be launched: %s", err);
+        c.state = GP__WL_FAILED;
+        c.reason = msg;
+        c.attempt_end = "failed";
+        c.event_kind = "failed";
+        c.event_msg = msg;
+        gp__sched_record(s, &c);
+        pthread_mutex_lock(&s->eng_mu);
+        gp_engine_finished(s->eng, id);
+        pthread_mutex_unlock(&s->eng_mu);
+        gp__act_remove(s, a);
+    } else {
+        gp__task_rec hrecs[GP__MAX_GANG];
+        for (int t = 0; t < ntasks && t < GP__MAX_GANG; t++) {
+            memset(&hrecs[t], 0, sizeof hrecs[t]);
+            hrecs[t].task = t;
+            snprintf(hrecs[t].handle, sizeof hrecs[t].handle, "%s", a->tasks[t].handle);
+        }
+        snprintf(msg, sizeof msg, "attempt %d started (%d task%s)", a->attempt, ntasks,
+                 ntasks > 1 ? "s" : "");
+        c.state = GP__WL_RUNNING;
+        c.ntasks = ntasks;
+        c.tasks = hrecs;
+        c.set_handles = 1;
+        c.attempt_started = 1;
+        c.event_kind = "started";
+        c.event_msg = msg;
+        gp__sched_record(s, &c);
+        pthread_mutex_lock(&s->eng_mu);
+        gp_engine_started(s->eng, id, gp__now_ms());
+        a->state = GP__WL_RUNNING;
+        pthread_mutex_unlock(&s->eng_mu);
+    }
+    json_decref(j);
+    gp__wl_free(&w);
+}
+
+/* ---- Stopping --------------------------------------------------------- */
+
+void gp__sched_begin_stop(gp__sched *s, active *a, const char *kind, int64_t grace_ms,
+                          const char *why) {
+    int64_t now = gp__now_ms();
+    snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
+    a->deadline = now + grace_ms;
+    char msg[400], g[32];
+    const char *sig = gp_signal_name(a->ckpt_signal);
+    gp_format_duration(grace_ms, g, sizeof g);
+    snprintf(msg, sizeof msg, "%s: checkpoint signal SIG%s sent, stopped after %s", why,
+             sig ? sig : "?", g);
+    gp__wl_change c;
+    gp__wl_change_init(&c, a->id);
+    c.state = GP__WL_STOPPING;
+    c.stop_kind = kind;
+    c.stop_deadline_ms = a->deadline;
+    c.reason = why;
+    c.event_kind = "checkpoint-signal";
+    c.event_msg = msg;
+    gp__sched_record(s, &c);
+    a->state = GP__WL_STOPPING;
+    for (int t = 0; t < a->ntasks; t++)
+        if (a->tasks[t].handle[0]) gp_exec_signal(s->ex, a->tasks[t].handle, a->ckpt_signal);
+}
+
+void gp__sched_finish_stop(gp__sched *s, active *a, const char *why) {
+    for (int t = 0; t < a->ntasks; t++)
+        if (a->tasks[t].handle[0]) gp_exec_stop(s->ex, a->tasks[t].handle);
+    int evict = strcmp(a->stop_kind, GP__STOP_EVICT) == 0;
+    int del = strcmp(a->stop_kind, GP__STOP_DELETE) == 0;
+    gp__wl_state st = evict ? GP__WL_PENDING : del ? GP__WL_DELETED : GP__WL_SUSPENDED;
+    char msg[400];
+    snprintf(msg, sizeof msg, "attempt %d stopped: %s%s", a->attempt, why,
+             evict ? "; back in the queue" : "");
+    gp__wl_change c;
+    gp__wl_change_init(&c, a->id);
+    c.state = (int)st;
+    c.stop_kind = "";
+    c.reason = why;
+    c.attempt_end = evict ? "evicted" : del ? "deleted" : "suspended";
+    c.event_kind = evict ? "requeued" : del ? "deleted" : "suspended";
+    c.event_msg = msg;
+    gp__sched_record(s, &c);
+    pthread_mutex_lock(&s->eng_mu);
+    if (evict && a->in_engine) {
+        if (gp_engine_released(s->eng, a->id, gp__now_ms()) < 0) {
+            /* Not EVICTING in the engine (a stop of our own): requeue it. */
+            if (gp_engine_requeue(s->eng, a->id) < 0)
+                gp__log("workload %llu: the engine refused to requeue it",
+                        (unsigned long long)a->id);
+        }
+    } else if (!evict) {
+        gp_engine_cancel(s->eng, a->id);
+    }
+    pthread_mutex_unlock(&s->eng_mu);
+    for (int t = 0; t < a->ntasks; t++)
+        if (a->tasks[t].handle[0]) gp_exec_reap(s->ex, a->tasks[t].handle);
+    gp__act_remove(s, a);
+}
+
+/* ---- Polling ---------------------------------------------------------- */
+
+/* Ends an attempt whose tasks stopped on their own (or were lost). */
+static void conclude(gp__sched *s, active *a, gp__wl_state st, const char *outcome,
+                     int32_t exit_code, const char *why) {
+    for (int t = 0; t < a->ntasks; t++)
+        if (a->tasks[t].handle[0]) gp_exec_stop(s->ex, a->tasks[t].handle);
+    char msg[400];
+    snprintf(msg, sizeof msg, "attempt %d %s: %s", a->attempt, outcome, why);
+    gp__wl_change c;
+    gp__wl_change_init(&c, a->id);
+    c.state = (int)st;
+    c.reason = why;
+    c.exit_code = exit_code;
+    c.attempt_end = outcome;
+    c.event_kind = outcome;
+    c.event_msg = msg;
+    gp__sched_record(s, &c);
+    pthread_mutex_lock(&s->eng_mu);
+    if (st == GP__WL_PENDING) gp_engine_requeue(s->eng, a->id);
+    else gp_engine_finished(s->eng, a->id);
+    pthread_mutex_unlock(&s->eng_mu);
+    for (int t = 0; t < a->ntasks; t++)
+        if (a->tasks[t].handle[0]) gp_exec_reap(s->ex, a->tasks[t].handle);
+    gp__act_remove(s, a);
+}
+
+/* Decides what the polled states of a running workload's tasks mean. */
+static void judge(gp__sched *s, active *a, int64_t now) {
+    int down = 0, lost = -1, failed = -1, bad = -1;
+    for (int t = 0; t < a->ntasks; t++) {
+        const task_rt *tk = &a->tasks[t];
+        if (tk->state == GP_TASK_LOST) lost = t;
+        else if (tk->state == GP_TASK_FAILED) failed = t;
+        else if (tk->state == GP_TASK_EXITED && (tk->exit_code != 0 || tk->term_signal)) bad = t;
+        if (tk->state >= GP_TASK_EXITED) down++;
+    }
+    if (a->state == GP__WL_STOPPING) {
+        if (down == a->ntasks || now >= a->deadline)
+            gp__sched_finish_stop(s, a, down == a->ntasks ? "tasks ended after the checkpoint signal"
+                                                          : "grace period over; tasks killed");
+        return;
+    }
+    char why[256];
+    if (lost >= 0) {
+        snprintf(why, sizeof why, "task %d was lost (%s)", lost, a->tasks[lost].detail);
+        conclude(s, a, GP__WL_PENDING, "lost", -1, why);
+    } else if (failed >= 0) {
+        snprintf(why, sizeof why, "task %d could not start: %s", failed, a->tasks[failed].detail);
+        conclude(s, a, GP__WL_FAILED, "failed", -1, why);
+    } else if (bad >= 0) {
+        const task_rt *tk = &a->tasks[bad];
+        const char *sig = gp_signal_name(tk->term_signal);
+        if (tk->term_signal)
+            snprintf(why, sizeof why, "task %d was killed by signal %s%s", bad, sig ? "SIG" : "",
+                     sig ? sig : "?");
+        else
+            snprintf(why, sizeof why, "task %d exited with status %d", bad, tk->exit_code);
+        conclude(s, a, GP__WL_FAILED, "failed", tk->term_signal ? 128 + tk->term_signal : tk->exit_code,
+                 why);
+    } else if (down == a->ntasks) {
+        conclude(s, a, GP__WL_SUCCEEDED, "succeeded", 0, "every task exited with status 0");
+    }
+}
+
+void gp__sched_poll(gp__sched *s, int64_t now) {
+    size_t n = 0;
+    for (size_t i = 0; i < s->nact; i++) n += (size_t)s->act[i]->ntasks;
+    if (n == 0) return;
+    gp_task_status *st = calloc(n, sizeof *st);
+    if (!st) return;
+    size_t k = 0;
+    for (size_t i = 0; i < s->nact; i++)
+        for (int t = 0; t < s->act[i]->ntasks; t++)
+            snprintf(st[k++].handle, sizeof st->handle, "%s", s->act[i]->tasks[t].handle);
+    int rc = gp_exec_poll(s->ex, st, n);
+    if (rc < 0) {
+        gp__log("polling %zu tasks failed: %s", n, gp_strerror(rc));
+        free(st);
+        return;
+    }
+    pthread_mutex_lock(&s->eng_mu);
+    k = 0;
+    for (size_t i = 0; i < s->nact; i++)
+        for (int t = 0; t < s->act[i]->ntasks; t++, k++) {
+            task_rt *tk = &s->act[i]->tasks[t];
+            tk->state = st[k].state;
+            tk->exit_code = st[k].exit_code;
+            tk->term_signal = st[k].term_signal;
+            tk->mem_used = st[k].gpu_mem_used;
+            snprintf(tk->detail, sizeof tk->detail, "%s", st[k].detail);
+        }
+    pthread_mutex_unlock(&s->eng_mu);
+    free(st);
+    /* judge() may remove the workload it looks at: walk from the end. */
+    for (size_t i = s->nact; i-- > 0;)
+        if (i < s->nact) judge(s, s->act[i], now);
+}

@@ -1,0 +1,503 @@
+/*
+ * sched.c — the scheduling loop's thread and the entry points API handlers
+ * use (sched.h): engine locking, checking a request against the pool,
+ * handing durable submissions to the engine, commands (delete, suspend,
+ * resume) carried out on the loop's thread, queue changes kept in step
+ * between engine and store, and the cycle itself with its latency histogram.
+ *
+ * The loop wakes on events (a submission, a command, a task that ended) and
+ * on its period; it polls tasks every poll period. Event-driven cycles are
+ * spaced at least MIN_GAP_MS apart, so that a burst of submissions costs a
+ * few cycles and not one each.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/units.h"
+#include "daemon/sched-int.h"
+
+#define MIN_GAP_MS 50
+
+const double gp__cycle_bounds[GP__CYCLE_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                    0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
+
+void gp__log(const char *fmt, ...) {
+    char ts[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s gpupoold: %s\n", ts, line);
+}
+
+gp_engine *gp__sched_lock(gp__sched *s) {
+    pthread_mutex_lock(&s->eng_mu);
+    return s->eng;
+}
+
+void gp__sched_unlock(gp__sched *s) { pthread_mutex_unlock(&s->eng_mu); }
+
+int gp__sched_emulated(gp__sched *s) { return s->emulated; }
+
+const char *gp__sched_executor_name(gp__sched *s) { return gp_executor_name(s->ex); }
+
+const gp_node_spec *gp__sched_node(gp__sched *s, const char *name) {
+    for (size_t i = 0; i < s->nnodes; i++)
+        if (strcmp(s->nodes[i].name, name) == 0) return &s->nodes[i];
+    return NULL;
+}
+
+static void wake(gp__sched *s) {
+    pthread_mutex_lock(&s->mu);
+    s->wake = 1;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- Checking requests against the pool ------------------------------ */
+
+static int check_nodes(gp__sched *s, const gp_task_req *q, gp__err *e) {
+    int64_t max_mem = 0, max_cpu = 0, max_host = 0;
+    int max_gpus = 0, any_gpu = 0, mig_ok = 0;
+    for (size_t i = 0; i < s->nnodes; i++) {
+        const gp_node_spec *n = &s->nodes[i];
+        int plain = 0;
+        for (int g = 0; g < n->ngpus; g++) {
+            const gp_gpu_spec *gs = &n->gpus[g];
+            if (gs->mig) {
+                for (int k = 0; k < gs->nmig; k++)
+                    if (strcmp(gs->mig_layout[k], q->mig_profile) == 0) mig_ok = 1;
+                continue;
+            }
+            plain++;
+            any_gpu = 1;
+            if (gs->mem_bytes > max_mem) max_mem = gs->mem_bytes;
+        }
+        if (plain > max_gpus) max_gpus = plain;
+        if (n->cpu_milli > max_cpu) max_cpu = n->cpu_milli;
+        if (n->mem_bytes > max_host) max_host = n->mem_bytes;
+    }
+    char a[32], b[32];
+    switch (q->gpu) {
+    case GP_GPU_WHOLE:
+        if (q->gpus > max_gpus)
+            return gp__fail(e, GP_EINVAL, "gpu", "gpu: no node has %d GPUs (the most is %d)",
+                            q->gpus, max_gpus);
+        break;
+    case GP_GPU_FRACTION:
+        if (!any_gpu) return gp__fail(e, GP_EINVAL, "gpu", "gpu: the pool has no GPU to share");
+        break;
+    case GP_GPU_MEMORY:
+        if (q->gpu_mem > max_mem) {
+            gp_format_size(q->gpu_mem, a, sizeof a);
+            gp_format_size(max_mem, b, sizeof b);
+            return gp__fail(e, GP_EINVAL, "gpu_memory",
+                            "gpu_memory: %s is more than any GPU has (the largest has %s)", a, b);
+        }
+        break;
+    case GP_GPU_MIG:
+        if (!mig_ok)
+            return gp__fail(e, GP_EINVAL, "mig", "mig: no GPU offers a MIG instance of profile %s",
+                            q->mig_profile);
+        break;
+    default: break;
+    }
+    if (q->cpu_milli > max_cpu) {
+        gp_format_milli(q->cpu_milli, a, sizeof a);
+        gp_format_milli(max_cpu, b, sizeof b);
+        return gp__fail(e, GP_EINVAL, "cpu", "cpu: %s cores is more than any node has (%s)", a, b);
+    }
+    if (q->mem_bytes > max_host) {
+        gp_format_size(q->mem_bytes, a, sizeof a);
+        gp_format_size(max_host, b, sizeof b);
+        return gp__fail(e, GP_EINVAL, "memory", "memory: %s is more than any node has (%s)", a,
+                        b);
+    }
+    return 0;
+}
+
+int gp__sched_check_request(gp__sched *s, const gp__request *r, gp__err *e) {
+    gp_queue_info qi;
+    pthread_mutex_lock(&s->eng_mu);
+    int rc = gp_engine_queue_get(s->eng, r->spec.queue, &qi);
+    int leaf = rc == 0 && qi.leaf;
+    pthread_mutex_unlock(&s->eng_mu);
+    if (rc < 0)
+        return gp__fail(e, GP_EINVAL, "project", "project: there is no project named %s",
+                        r->spec.queue);
+    if (!leaf || qi.depth == 0)
+        return gp__fail(e, GP_EINVAL, "project",
+                        "project: %s is a department; submit to one of its projects",
+                        r->spec.queue);
+    return check_nodes(s, &r->spec.req, e); /* nodes never change after open */
+}
+
+void gp__sched_submitted(gp__sched *s, const gp__request *r, uint64_t id, const char *user,
+                         int64_t submitted_ms) {
+    gp_workload_spec w = r->spec;
+    w.id = id;
+    snprintf(w.user, sizeof w.user, "%s", user);
+    w.submitted = submitted_ms;
+    char err[GP_ERR_MAX] = "";
+    pthread_mutex_lock(&s->eng_mu);
+    int rc = gp_engine_submit(s->eng, &w, err, sizeof err);
+    pthread_mutex_unlock(&s->eng_mu);
+    if (rc < 0 && rc != GP_EEXIST) {
+        /* Checked before the commit, so only a race with a queue change gets
+         * here: the workload is kept, failed, with the engine's reason. */
+        gp__wl_change c;
+        gp__wl_change_init(&c, id);
+        c.state = GP__WL_FAILED;
+        c.reason = err;
+        c.event_kind = "failed";
+        c.event_msg = err;
+        gp__sched_record(s, &c);
+    }
+    wake(s);
+}
+
+/* ---- Queues ----------------------------------------------------------- */
+
+int gp__sched_queue_set(gp__sched *s, const gp_queue_spec *q, gp__err *e) {
+    char err[GP_ERR_MAX] = "";
+    gp_queue_info old;
+    pthread_mutex_lock(&s->eng_mu);
+    int existed = gp_engine_queue_get(s->eng, q->name, &old) == 0;
+    int rc = gp_engine_queue_set(s->eng, q, err, sizeof err);
+    pthread_mutex_unlock(&s->eng_mu);
+    if (rc < 0) return gp__fail(e, rc == GP_ENOENT ? GP_EINVAL : rc, "", "%s", err);
+    rc = gp__store_queue_put(s->d->store, q, e);
+    if (rc < 0) {
+        /* Undo in the engine so that both say the same. */
+        pthread_mutex_lock(&s->eng_mu);
+        if (!existed) gp_engine_queue_remove(s->eng, q->name);
+        pthread_mutex_unlock(&s->eng_mu);
+        if (existed) gp__log("queue %s: the store refused a change the engine took", q->name);
+        return rc;
+    }
+    wake(s);
+    return 0;
+}
+
+int gp__sched_queue_remove(gp__sched *s, const char *name, gp__err *e) {
+    pthread_mutex_lock(&s->eng_mu);
+    int rc = gp_engine_queue_remove(s->eng, name);
+    pthread_mutex_unlock(&s->eng_mu);
+    if (rc == GP_EBUSY)
+        return gp__fail(e, rc, "name", "queue %s still has queues or workloads under it", name);
+    if (rc < 0) return gp__fail(e, rc, "name", "no queue named %s", name);
+    return gp__store_queue_delete(s->d->store, name, e);
+}
+
+/* ---- Commands --------------------------------------------------------- */
+
+int gp__sched_command(gp__sched *s, int op, uint64_t id, gp__err *e) {
+    cmd c = {.op = op, .id = id, .e = e};
+    pthread_mutex_lock(&s->mu);
+    c.next = s->cmds;
+    s->cmds = &c;
+    pthread_cond_signal(&s->cv);
+    while (!c.done) pthread_cond_wait(&s->cmd_done, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    return c.rc;
+}
+
+static int set_final(gp__sched *s, uint64_t id, gp__wl_state st, const char *kind,
+                     const char *msg, gp__err *e) {
+    gp__wl_change c;
+    gp__wl_change_init(&c, id);
+    c.state = (int)st;
+    c.reason = msg;
+    c.event_kind = kind;
+    c.event_msg = msg;
+    return gp__store_wl_apply(s->d->store, &c, 1, e);
+}
+
+static int resume(gp__sched *s, const gp__wl *w, gp__err *e) {
+    json_error_t je;
+    json_t *j = json_loads(w->spec, 0, &je);
+    gp__request r;
+    int rc = j ? gp__request_parse(j, &r, e) : gp__fail(e, GP_ECORRUPT, "", "stored request unreadable");
+    if (rc == 0) {
+        gp_workload_spec spec = r.spec;
+        spec.id = w->id;
+        snprintf(spec.user, sizeof spec.user, "%s", w->user);
+        spec.submitted = w->submitted_ms;
+        char err[GP_ERR_MAX] = "";
+        pthread_mutex_lock(&s->eng_mu);
+        rc = gp_engine_submit(s->eng, &spec, err, sizeof err);
+        pthread_mutex_unlock(&s->eng_mu);
+        if (rc < 0) rc = gp__fail(e, GP_ESTATE, "", "cannot resume: %s", err);
+    }
+    json_decref(j);
+    if (rc < 0) return rc;
+    rc = set_final(s, w->id, GP__WL_PENDING, "resumed", "resumed: back in the queue", e);
+    if (rc < 0) {
+        pthread_mutex_lock(&s->eng_mu);
+        gp_engine_cancel(s->eng, w->id);
+        pthread_mutex_unlock(&s->eng_mu);
+    }
+    return rc;
+}
+
+static int run_command(gp__sched *s, cmd *c) {
+    gp__err *e = c->e;
+    active *a = gp__act_find(s, c->id);
+    const char *kind = c->op == GP__CMD_DELETE ? GP__STOP_DELETE : GP__STOP_SUSPEND;
+    if (a && c->op != GP__CMD_RESUME) {
+        if (c->op == GP__CMD_DELETE) {
+            snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
+            gp__sched_finish_stop(s, a, "deleted by its owner");
+        } else if (a->state == GP__WL_STOPPING) {
+            snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
+        } else {
+            gp__sched_begin_stop(s, a, kind, a->grace_ms, "suspended by its owner");
+        }
+        return 0;
+    }
+    gp__wl w;
+    int rc = gp__store_wl_get(s->d->store, c->id, &w, e);
+    if (rc < 0) return rc;
+    if (c->op == GP__CMD_RESUME) {
+        rc = w.state == GP__WL_SUSPENDED
+                 ? resume(s, &w, e)
+                 : gp__fail(e, GP_ESTATE, "", "workload %llu is %s, not suspended",
+                            (unsigned long long)w.id, gp__wl_state_name(w.state));
+    } else if (w.state == GP__WL_PENDING) {
+        pthread_mutex_lock(&s->eng_mu);
+        gp_engine_cancel(s->eng, w.id);
+        pthread_mutex_unlock(&s->eng_mu);
+        int del = c->op == GP__CMD_DELETE;
+        rc = set_final(s, w.id, del ? GP__WL_DELETED : GP__WL_SUSPENDED, del ? "deleted" : "suspended",
+                       del ? "deleted by its owner while pending" : "suspended while pending", e);
+        if (rc < 0) resume(s, &w, NULL); /* back into the engine: nothing changed */
+    } else if (w.state == GP__WL_SUSPENDED && c->op == GP__CMD_DELETE) {
+        rc = set_final(s, w.id, GP__WL_DELETED, "deleted", "deleted by its owner while suspended", e);
+    } else {
+        rc = gp__fail(e, GP_ESTATE, "", "workload %llu is already %s", (unsigned long long)w.id,
+                      gp__wl_state_name(w.state));
+    }
+    gp__wl_free(&w);
+    return rc;
+}
+
+/* ---- The cycle -------------------------------------------------------- */
+
+typedef struct decision_copy {
+    gp_decision_type type;
+    uint64_t id;
+    gp_evict_reason reason;
+    uint64_t for_workload;
+    int ntasks;
+    task_rt *tasks;
+} decision_copy;
+
+static void run_cycle(gp__sched *s, int64_t now) {
+    struct timespec t0, t1;
+    const gp_decision *dec;
+    size_t n = 0;
+    pthread_mutex_lock(&s->eng_mu);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = gp_engine_cycle(s->eng, now, &dec, &n, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    decision_copy *dc = rc == 0 && n ? calloc(n, sizeof *dc) : NULL;
+    for (size_t i = 0; dc && i < n; i++) {
+        dc[i].type = dec[i].type;
+        dc[i].id = dec[i].workload;
+        dc[i].reason = dec[i].reason;
+        dc[i].for_workload = dec[i].for_workload;
+        if (dec[i].type != GP_DECISION_BIND) continue;
+        dc[i].ntasks = dec[i].ntasks;
+        dc[i].tasks = calloc((size_t)dec[i].ntasks, sizeof(task_rt));
+        for (int t = 0; dc[i].tasks && t < dec[i].ntasks; t++) {
+            task_rt *tr = &dc[i].tasks[t];
+            snprintf(tr->node, sizeof tr->node, "%s", dec[i].tasks[t].node);
+            tr->binding = dec[i].tasks[t];
+            tr->binding.node = tr->node;
+        }
+    }
+    pthread_mutex_unlock(&s->eng_mu);
+    if (rc < 0) gp__log("scheduling cycle failed: %s", gp_strerror(rc));
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    pthread_mutex_lock(&s->hist_mu);
+    for (int b = 0; b < GP__CYCLE_BUCKETS; b++)
+        if (secs <= gp__cycle_bounds[b]) s->hist.counts[b]++;
+    s->hist.count++;
+    s->hist.sum += secs;
+    pthread_mutex_unlock(&s->hist_mu);
+    if (n > 0 && !dc) gp__log("out of memory copying %zu decisions", n);
+    for (size_t i = 0; dc && i < n; i++) {
+        if (dc[i].type == GP_DECISION_BIND && dc[i].tasks) {
+            gp__sched_bind(s, dc[i].id, dc[i].ntasks, dc[i].tasks);
+        } else if (dc[i].type == GP_DECISION_EVICT) {
+            active *a = gp__act_find(s, dc[i].id);
+            char why[160];
+            snprintf(why, sizeof why, "evicted (%s)%s", gp_evict_reason_name(dc[i].reason),
+                     dc[i].for_workload ? " to make room for workload " : "");
+            if (dc[i].for_workload) {
+                size_t l = strlen(why);
+                snprintf(why + l, sizeof why - l, "%llu", (unsigned long long)dc[i].for_workload);
+            }
+            if (!a) {
+                gp__log("workload %llu: eviction of a workload without tasks",
+                        (unsigned long long)dc[i].id);
+            } else if (dc[i].reason == GP_EVICT_NODE_GONE) {
+                a->in_engine = 0;
+                snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GP__STOP_EVICT);
+                gp__sched_finish_stop(s, a, why);
+            } else if (a->state != GP__WL_STOPPING) {
+                gp__sched_begin_stop(s, a, GP__STOP_EVICT, a->grace_ms, why);
+            }
+        }
+        free(dc[i].tasks);
+    }
+    free(dc);
+}
+
+void gp__sched_cycle_hist(gp__sched *s, gp__cycle_hist *out) {
+    pthread_mutex_lock(&s->hist_mu);
+    *out = s->hist;
+    pthread_mutex_unlock(&s->hist_mu);
+}
+
+static void *loop_main(void *arg) {
+    gp__sched *s = arg;
+    int64_t period = s->d->cfg.period_ms, poll = s->d->cfg.poll_ms;
+    int64_t next_cycle = 0, next_poll = 0, last_cycle = 0;
+    int want_cycle = 1;
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        cmd *cmds = s->cmds;
+        s->cmds = NULL;
+        if (s->wake) want_cycle = 1;
+        s->wake = 0;
+        pthread_mutex_unlock(&s->mu);
+        for (cmd *c = cmds; c;) {
+            cmd *next = c->next;
+            int rc = run_command(s, c);
+            pthread_mutex_lock(&s->mu);
+            c->rc = rc;
+            c->done = 1;
+            pthread_cond_broadcast(&s->cmd_done);
+            pthread_mutex_unlock(&s->mu);
+            want_cycle = 1;
+            c = next;
+        }
+        int64_t now = gp__now_ms();
+        if (now >= next_poll) {
+            size_t before = s->nact;
+            gp__sched_poll(s, now);
+            if (s->nact != before) want_cycle = 1;
+            next_poll = now + poll;
+        }
+        if ((want_cycle && now - last_cycle >= MIN_GAP_MS) || now >= next_cycle) {
+            run_cycle(s, now);
+            last_cycle = now;
+            next_cycle = now + period;
+            want_cycle = 0;
+        }
+        int64_t until = next_poll < next_cycle ? next_poll : next_cycle;
+        if (want_cycle && last_cycle + MIN_GAP_MS < until) until = last_cycle + MIN_GAP_MS;
+        pthread_mutex_lock(&s->mu);
+        if (!s->cmds && !s->wake && !s->stop && until > gp__now_ms()) {
+            struct timespec ts = {until / 1000, (until % 1000) * 1000000};
+            pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* ---- Open and close --------------------------------------------------- */
+
+int gp__sched_open(gp__daemon *d, gp__err *e) {
+    gp__sched *s = calloc(1, sizeof *s);
+    if (!s) return gp__fail(e, GP_ENOMEM, "", "out of memory");
+    s->d = d;
+    pthread_mutex_init(&s->eng_mu, NULL);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->hist_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_cond_init(&s->cv, &ca); /* realtime clock: the deadlines are wall time */
+    pthread_cond_init(&s->cmd_done, NULL);
+    d->sched = s;
+    gp_engine_config ec;
+    gp_engine_config_init(&ec);
+    s->eng = gp_engine_new(&ec);
+    char err[GP_ERR_MAX] = "";
+    int rc = s->eng ? 0 : gp__fail(e, GP_ENOMEM, "", "cannot create the engine");
+    if (rc == 0 && (rc = gp_executor_open(d->cfg.executor, d->cfg.executor_config, &s->ex, err,
+                                          sizeof err)) < 0)
+        gp__fail(e, rc, "executor", "executor %s: %s", d->cfg.executor, err);
+    if (rc == 0) rc = gp__sched_recover(s, e);
+    if (rc == 0 && pthread_create(&s->th, NULL, loop_main, s) != 0)
+        rc = gp__fail(e, GP_ESYS, "", "cannot start the scheduling thread");
+    if (rc < 0) {
+        gp__sched_close(s);
+        d->sched = NULL;
+        return rc;
+    }
+    s->started = 1;
+    return 0;
+}
+
+void gp__sched_close(gp__sched *s) {
+    if (!s) return;
+    if (s->started) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_signal(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->th, NULL);
+    }
+    /* Tasks keep running: a restarted daemon finds them again. */
+    for (size_t i = 0; i < s->nact; i++) {
+        free(s->act[i]->tasks);
+        free(s->act[i]);
+    }
+    free(s->act);
+    if (s->ex) gp_executor_close(s->ex);
+    if (s->eng) gp_engine_free(s->eng);
+    free(s->nodes);
+    pthread_mutex_destroy(&s->eng_mu);
+    pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->hist_mu);
+    pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->cmd_done);
+    free(s);
+}
+
+int gp__sched_live_tasks(gp__sched *s, gp__live_task **out, size_t *n) {
+    pthread_mutex_lock(&s->eng_mu);
+    size_t total = 0;
+    for (size_t i = 0; i < s->nact; i++) total += (size_t)s->act[i]->ntasks;
+    gp__live_task *lt = calloc(total ? total : 1, sizeof *lt);
+    size_t k = 0;
+    for (size_t i = 0; lt && i < s->nact; i++)
+        for (int t = 0; t < s->act[i]->ntasks; t++) {
+            const active *a = s->act[i];
+            gp__live_task *x = &lt[k++];
+            x->workload = a->id;
+            x->task = t;
+            snprintf(x->project, sizeof x->project, "%s", a->project);
+            snprintf(x->node, sizeof x->node, "%s", a->tasks[t].node);
+            x->binding = a->tasks[t].binding;
+            x->binding.node = x->node;
+            x->gpu_mem_used = a->tasks[t].mem_used;
+        }
+    pthread_mutex_unlock(&s->eng_mu);
+    if (!lt) return GP_ENOMEM;
+    *out = lt;
+    *n = k;
+    return 0;
+}

@@ -1,0 +1,74 @@
+/*
+ * sched.h — the scheduling loop: one thread that owns the engine and the
+ * executor. It feeds the engine (nodes from the executor's inventory, queues
+ * and workloads from the store), runs a cycle on events and on a period,
+ * carries out the decisions (launch bound tasks; evict with the checkpoint
+ * signal, a grace period and a stop), polls the tasks in one batch per tick
+ * and records every state change and attempt in the store before or right
+ * after acting, so that a restart finds everything again (see sched.c).
+ *
+ * API handlers read the engine under gp__sched_lock() and change workloads
+ * only through gp__sched_command(), which the loop carries out.
+ */
+#ifndef GP_DAEMON_SCHED_H
+#define GP_DAEMON_SCHED_H
+
+#include "daemon/daemon.h"
+#include "daemon/request.h"
+#include "engine/gp_engine.h"
+
+/* Opens the executor, rebuilds the engine from the store and the executor
+ * (recovering tasks that ran before a restart) and starts the loop. */
+int gp__sched_open(gp__daemon *d, gp__err *e);
+void gp__sched_close(gp__sched *s);
+
+/* 1 if any GPU of the inventory is emulated. */
+int gp__sched_emulated(gp__sched *s);
+const char *gp__sched_executor_name(gp__sched *s);
+
+/* Exclusive access to the engine for reading; never held across I/O. */
+gp_engine *gp__sched_lock(gp__sched *s);
+void gp__sched_unlock(gp__sched *s);
+
+/* Checks a request against the pool: the project exists and takes
+ * workloads, and some node could hold one task. GP_EINVAL naming the field. */
+int gp__sched_check_request(gp__sched *s, const gp__request *r, gp__err *e);
+
+/* A submission is durable: hand it to the engine and wake the loop. */
+void gp__sched_submitted(gp__sched *s, const gp__request *r, uint64_t id, const char *user,
+                         int64_t submitted_ms);
+
+enum { GP__CMD_DELETE = 1, GP__CMD_SUSPEND, GP__CMD_RESUME };
+
+/* Carries out a command on the loop's thread and waits for its outcome:
+ * GP_ENOENT, GP_ESTATE ("already finished") or a store error. */
+int gp__sched_command(gp__sched *s, int cmd, uint64_t id, gp__err *e);
+
+/* Creates or changes a queue in the engine and the store, both or neither. */
+int gp__sched_queue_set(gp__sched *s, const gp_queue_spec *q, gp__err *e);
+int gp__sched_queue_remove(gp__sched *s, const char *name, gp__err *e);
+
+/* A running task, as the last poll saw it. */
+typedef struct gp__live_task {
+    uint64_t workload;
+    int32_t task;
+    char project[GP_NAME_MAX + 1];
+    gp_task_binding binding;        /* binding.node points into node[] */
+    char node[GP_NAME_MAX + 1];
+    int64_t gpu_mem_used;           /* bytes, -1 if unknown */
+} gp__live_task;
+
+/* A copy of the live tasks (malloc'ed array, caller frees). */
+int gp__sched_live_tasks(gp__sched *s, gp__live_task **out, size_t *n);
+
+/* Scheduling cycle latency histogram (upper bounds in seconds). */
+#define GP__CYCLE_BUCKETS 12
+extern const double gp__cycle_bounds[GP__CYCLE_BUCKETS];
+typedef struct gp__cycle_hist {
+    uint64_t counts[GP__CYCLE_BUCKETS]; /* cumulative at read time */
+    uint64_t count;
+    double sum;                         /* seconds */
+} gp__cycle_hist;
+void gp__sched_cycle_hist(gp__sched *s, gp__cycle_hist *out);
+
+#endif /* GP_DAEMON_SCHED_H */

@@ -1,0 +1,158 @@
+/*
+ * store-admin.c — the administrative tables of the store: the queue tree
+ * (departments and projects with their quotas) and the API tokens, of which
+ * only the SHA-256 hash is ever written.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/store.h"
+
+/* ---- Queues ---------------------------------------------------------- */
+
+static void bind_limit(sqlite3_stmt *s, int col, int64_t v) {
+    if (v == GP_UNLIMITED) sqlite3_bind_null(s, col);
+    else sqlite3_bind_int64(s, col, v);
+}
+
+static int queue_put_op(sqlite3 *db, void *arg, gp__err *e) {
+    const gp_queue_spec *q = arg;
+    sqlite3_stmt *s;
+    /* An upsert keeps created_ms, which orders parents before children. */
+    int rc = gp__store_prepare(
+        db,
+        "INSERT INTO queues(name, parent, priority, gpu_deserved, gpu_limit, gpu_weight,"
+        " cpu_deserved, cpu_limit, cpu_weight, mem_deserved, mem_limit, mem_weight, created_ms)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET"
+        " parent=excluded.parent, priority=excluded.priority,"
+        " gpu_deserved=excluded.gpu_deserved, gpu_limit=excluded.gpu_limit,"
+        " gpu_weight=excluded.gpu_weight, cpu_deserved=excluded.cpu_deserved,"
+        " cpu_limit=excluded.cpu_limit, cpu_weight=excluded.cpu_weight,"
+        " mem_deserved=excluded.mem_deserved, mem_limit=excluded.mem_limit,"
+        " mem_weight=excluded.mem_weight",
+        &s, e);
+    if (rc < 0) return rc;
+    sqlite3_bind_text(s, 1, q->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, q->parent, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 3, q->priority);
+    for (int r = 0; r < GP_RES_COUNT; r++) {
+        sqlite3_bind_int64(s, 4 + 3 * r, q->quota[r].deserved);
+        bind_limit(s, 5 + 3 * r, q->quota[r].limit);
+        sqlite3_bind_int(s, 6 + 3 * r, q->quota[r].weight);
+    }
+    sqlite3_bind_int64(s, 13, gp__now_ms());
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : gp__store_fail(db, rc, e, "storing the queue");
+}
+
+int gp__store_queue_put(gp_store *st, const gp_queue_spec *q, gp__err *e) {
+    return gp__store_write(st, queue_put_op, (void *)(uintptr_t)q, e);
+}
+
+static int queue_delete_op(sqlite3 *db, void *arg, gp__err *e) {
+    return gp__store_run(db, e, "deleting the queue", "DELETE FROM queues WHERE name=?", "t",
+                         (const char *)arg);
+}
+
+int gp__store_queue_delete(gp_store *st, const char *name, gp__err *e) {
+    return gp__store_write(st, queue_delete_op, (void *)(uintptr_t)name, e);
+}
+
+int gp__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg), void *arg,
+                     gp__err *e) {
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    int rc = gp__store_reader(st, &db, e);
+    if (rc < 0) return rc;
+    if ((rc = gp__store_prepare(db,
+                                "SELECT name, parent, priority, gpu_deserved, gpu_limit,"
+                                " gpu_weight, cpu_deserved, cpu_limit, cpu_weight, mem_deserved,"
+                                " mem_limit, mem_weight FROM queues ORDER BY created_ms, rowid",
+                                &s, e)) == 0) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            gp_queue_spec q;
+            gp_queue_spec_init(&q, (const char *)sqlite3_column_text(s, 0),
+                               (const char *)sqlite3_column_text(s, 1));
+            q.priority = sqlite3_column_int(s, 2);
+            for (int r = 0; r < GP_RES_COUNT; r++) {
+                q.quota[r].deserved = sqlite3_column_int64(s, 3 + 3 * r);
+                q.quota[r].limit = sqlite3_column_type(s, 4 + 3 * r) == SQLITE_NULL
+                                       ? GP_UNLIMITED
+                                       : sqlite3_column_int64(s, 4 + 3 * r);
+                q.quota[r].weight = sqlite3_column_int(s, 5 + 3 * r);
+            }
+            if (fn(&q, arg)) break;
+        }
+        sqlite3_finalize(s);
+    }
+    gp__store_release(st, db);
+    return rc;
+}
+
+/* ---- Tokens ---------------------------------------------------------- */
+
+static int token_put_op(sqlite3 *db, void *arg, gp__err *e) {
+    gp__token *t = arg;
+    sqlite3_stmt *s;
+    int rc = gp__store_prepare(db,
+                               "INSERT INTO tokens(name, user, role, scope, hash, created_ms)"
+                               " VALUES(?,?,?,?,?,?)",
+                               &s, e);
+    if (rc < 0) return rc;
+    sqlite3_bind_text(s, 1, t->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, t->user, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, t->role, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 4, t->scope, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 5, t->hash, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 6, t->created_ms);
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) return gp__store_fail(db, rc, e, "storing the token");
+    t->id = sqlite3_last_insert_rowid(db);
+    return 0;
+}
+
+int gp__store_token_put(gp_store *st, gp__token *t, gp__err *e) {
+    return gp__store_write(st, token_put_op, t, e);
+}
+
+static int token_delete_op(sqlite3 *db, void *arg, gp__err *e) {
+    int64_t id = *(int64_t *)arg;
+    int rc = gp__store_run(db, e, "deleting the token", "DELETE FROM tokens WHERE id=?", "i", id);
+    if (rc == 0 && sqlite3_changes(db) == 0)
+        return gp__fail(e, GP_ENOENT, "id", "id: no token %lld", (long long)id);
+    return rc;
+}
+
+int gp__store_token_delete(gp_store *st, int64_t id, gp__err *e) {
+    return gp__store_write(st, token_delete_op, &id, e);
+}
+
+int gp__store_tokens(gp_store *st, int (*fn)(const gp__token *t, void *arg), void *arg,
+                     gp__err *e) {
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    int rc = gp__store_reader(st, &db, e);
+    if (rc < 0) return rc;
+    if ((rc = gp__store_prepare(db,
+                                "SELECT id, name, user, role, scope, hash, created_ms FROM tokens"
+                                " ORDER BY id",
+                                &s, e)) == 0) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            gp__token t;
+            memset(&t, 0, sizeof t);
+            t.id = sqlite3_column_int64(s, 0);
+            snprintf(t.name, sizeof t.name, "%s", sqlite3_column_text(s, 1));
+            snprintf(t.user, sizeof t.user, "%s", sqlite3_column_text(s, 2));
+            snprintf(t.role, sizeof t.role, "%s", sqlite3_column_text(s, 3));
+            snprintf(t.scope, sizeof t.scope, "%s", sqlite3_column_text(s, 4));
+            snprintf(t.hash, sizeof t.hash, "%s", sqlite3_column_text(s, 5));
+            t.created_ms = sqlite3_column_int64(s, 6);
+            if (fn(&t, arg)) break;
+        }
+        sqlite3_finalize(s);
+    }
+    gp__store_release(st, db);
+    return rc;
+}

@@ -1,0 +1,93 @@
+/*
+ * store-migrate.c — the store's schema as an ordered list of migrations.
+ *
+ * The table schema_version holds one row: the number of migrations applied.
+ * At open, every later migration runs in its own transaction together with
+ * the bump of that number, so a crash in the middle leaves the store at the
+ * previous version, never half-way. Migrations are only ever appended.
+ */
+#include <stdio.h>
+
+#include "daemon/store.h"
+
+static const char *const migrations[] = {
+    /* 1: the first schema. */
+    "CREATE TABLE queues("
+    "  name TEXT PRIMARY KEY, parent TEXT NOT NULL DEFAULT '',"
+    "  priority INTEGER NOT NULL DEFAULT 0,"
+    "  gpu_deserved INTEGER NOT NULL, gpu_limit INTEGER, gpu_weight INTEGER NOT NULL,"
+    "  cpu_deserved INTEGER NOT NULL, cpu_limit INTEGER, cpu_weight INTEGER NOT NULL,"
+    "  mem_deserved INTEGER NOT NULL, mem_limit INTEGER, mem_weight INTEGER NOT NULL,"
+    "  created_ms INTEGER NOT NULL);"
+    "CREATE TABLE workloads("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  name TEXT NOT NULL DEFAULT '', project TEXT NOT NULL, user TEXT NOT NULL,"
+    "  state INTEGER NOT NULL, attempt INTEGER NOT NULL DEFAULT 0,"
+    "  submitted_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL,"
+    "  request TEXT NOT NULL, spec TEXT NOT NULL,"
+    "  reason TEXT NOT NULL DEFAULT '', exit_code INTEGER NOT NULL DEFAULT -1,"
+    "  stop_kind TEXT NOT NULL DEFAULT '', stop_deadline_ms INTEGER NOT NULL DEFAULT 0,"
+    "  client_key TEXT UNIQUE);"
+    "CREATE INDEX workloads_project ON workloads(project, id);"
+    "CREATE INDEX workloads_state ON workloads(state, id);"
+    "CREATE TABLE tasks("
+    "  workload INTEGER NOT NULL REFERENCES workloads(id), task INTEGER NOT NULL,"
+    "  attempt INTEGER NOT NULL, node TEXT NOT NULL, binding TEXT NOT NULL,"
+    "  handle TEXT NOT NULL DEFAULT '', PRIMARY KEY(workload, task));"
+    "CREATE TABLE attempts("
+    "  workload INTEGER NOT NULL REFERENCES workloads(id), attempt INTEGER NOT NULL,"
+    "  node TEXT NOT NULL DEFAULT '', started_ms INTEGER NOT NULL DEFAULT -1,"
+    "  ended_ms INTEGER NOT NULL DEFAULT -1, outcome TEXT NOT NULL DEFAULT 'starting',"
+    "  reason TEXT NOT NULL DEFAULT '', exit_code INTEGER NOT NULL DEFAULT -1,"
+    "  PRIMARY KEY(workload, attempt));"
+    "CREATE TABLE events("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT, workload INTEGER NOT NULL,"
+    "  ts_ms INTEGER NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL);"
+    "CREATE INDEX events_workload ON events(workload, id);"
+    "CREATE TABLE tokens("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, user TEXT NOT NULL,"
+    "  role TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '', hash TEXT NOT NULL UNIQUE,"
+    "  created_ms INTEGER NOT NULL);",
+};
+
+#define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
+
+int gp__store_schema_version(void) { return NMIGRATIONS; }
+
+static int version_of(sqlite3 *db, int *v, gp__err *e) {
+    int rc = sqlite3_exec(db,
+                          "CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL);"
+                          "INSERT INTO schema_version SELECT 0 WHERE NOT EXISTS"
+                          " (SELECT 1 FROM schema_version);",
+                          NULL, NULL, NULL);
+    if (rc != SQLITE_OK) return gp__store_fail(db, rc, e, "creating the schema_version table");
+    sqlite3_stmt *st;
+    if ((rc = gp__store_prepare(db, "SELECT version FROM schema_version", &st, e)) < 0) return rc;
+    *v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int gp__store_migrate(sqlite3 *db, gp__err *e) {
+    int v = 0, rc;
+    if ((rc = version_of(db, &v, e)) < 0) return rc;
+    if (v > NMIGRATIONS)
+        return gp__fail(e, GP_ENOTSUP, "",
+                        "the store has schema version %d, newer than this gpupoold knows (%d); "
+                        "run a newer gpupoold",
+                        v, NMIGRATIONS);
+    for (; v < NMIGRATIONS; v++) {
+        char bump[96];
+        snprintf(bump, sizeof bump, "UPDATE schema_version SET version=%d;", v + 1);
+        if ((rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) != SQLITE_OK)
+            return gp__store_fail(db, rc, e, "starting a migration");
+        if ((rc = sqlite3_exec(db, migrations[v], NULL, NULL, NULL)) != SQLITE_OK ||
+            (rc = sqlite3_exec(db, bump, NULL, NULL, NULL)) != SQLITE_OK ||
+            (rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK) {
+            int code = gp__store_fail(db, rc, e, "migrating the store");
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            return code;
+        }
+    }
+    return v;
+}

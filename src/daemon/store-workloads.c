@@ -1,0 +1,392 @@
+/*
+ * store-workloads.c — the workload tables of the store: workloads, the task
+ * rows of each workload's current attempt (where it runs, its executor
+ * handle), the attempts with their outcomes, and the event history.
+ *
+ * The scheduling loop changes workloads only through gp__store_wl_apply(), a
+ * batch of changes written in one transaction, so that what it decided in one
+ * step (a bind, its attempt row, its task rows, its event) is on disk
+ * together or not at all.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/store.h"
+
+#define WL_COLS                                                                   \
+    "id, name, project, user, state, attempt, submitted_ms, updated_ms, request, " \
+    "spec, reason, exit_code, stop_kind, stop_deadline_ms"
+
+static void copy_text(char *dst, size_t len, sqlite3_stmt *st, int col) {
+    const unsigned char *t = sqlite3_column_text(st, col);
+    snprintf(dst, len, "%s", t ? (const char *)t : "");
+}
+
+static int row_to_wl(sqlite3_stmt *st, gp__wl *w, gp__err *e) {
+    memset(w, 0, sizeof *w);
+    w->id = (uint64_t)sqlite3_column_int64(st, 0);
+    copy_text(w->name, sizeof w->name, st, 1);
+    copy_text(w->project, sizeof w->project, st, 2);
+    copy_text(w->user, sizeof w->user, st, 3);
+    w->state = (gp__wl_state)sqlite3_column_int(st, 4);
+    w->attempt = sqlite3_column_int(st, 5);
+    w->submitted_ms = sqlite3_column_int64(st, 6);
+    w->updated_ms = sqlite3_column_int64(st, 7);
+    copy_text(w->request, sizeof w->request, st, 8);
+    const unsigned char *spec = sqlite3_column_text(st, 9);
+    w->spec = strdup(spec ? (const char *)spec : "{}");
+    if (!w->spec) return gp__fail(e, GP_ENOMEM, "", "out of memory reading a workload");
+    copy_text(w->reason, sizeof w->reason, st, 10);
+    w->exit_code = sqlite3_column_int(st, 11);
+    copy_text(w->stop_kind, sizeof w->stop_kind, st, 12);
+    w->stop_deadline_ms = sqlite3_column_int64(st, 13);
+    return 0;
+}
+
+void gp__wl_free(gp__wl *w) {
+    free(w->spec);
+    w->spec = NULL;
+}
+
+static int add_event(sqlite3 *db, uint64_t id, int64_t now, const char *kind, const char *msg,
+                     gp__err *e) {
+    sqlite3_stmt *st;
+    int rc = gp__store_prepare(
+        db, "INSERT INTO events(workload, ts_ms, kind, message) VALUES(?,?,?,?)", &st, e);
+    if (rc < 0) return rc;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+    sqlite3_bind_int64(st, 2, now);
+    sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, msg, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : gp__store_fail(db, rc, e, "recording an event");
+}
+
+/* ---- Insert ---------------------------------------------------------- */
+
+typedef struct insert_arg {
+    gp__wl *w;
+    const char *client_key;
+    int *existed;
+} insert_arg;
+
+static int insert_op(sqlite3 *db, void *arg, gp__err *e) {
+    insert_arg *a = arg;
+    sqlite3_stmt *st;
+    int rc;
+    if (a->client_key) {
+        if ((rc = gp__store_prepare(db, "SELECT id FROM workloads WHERE client_key=?", &st, e)) < 0)
+            return rc;
+        sqlite3_bind_text(st, 1, a->client_key, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            a->w->id = (uint64_t)sqlite3_column_int64(st, 0);
+            *a->existed = 1;
+            sqlite3_finalize(st);
+            return 0;
+        }
+        sqlite3_finalize(st);
+    }
+    rc = gp__store_prepare(db,
+                           "INSERT INTO workloads(name, project, user, state, attempt, "
+                           "submitted_ms, updated_ms, request, spec, client_key) "
+                           "VALUES(?,?,?,?,0,?,?,?,?,?)",
+                           &st, e);
+    if (rc < 0) return rc;
+    gp__wl *w = a->w;
+    sqlite3_bind_text(st, 1, w->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, w->project, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, w->user, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, GP__WL_PENDING);
+    sqlite3_bind_int64(st, 5, w->submitted_ms);
+    sqlite3_bind_int64(st, 6, w->submitted_ms);
+    sqlite3_bind_text(st, 7, w->request, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, w->spec, -1, SQLITE_STATIC);
+    if (a->client_key) sqlite3_bind_text(st, 9, a->client_key, -1, SQLITE_STATIC);
+    else sqlite3_bind_null(st, 9);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return gp__store_fail(db, rc, e, "storing the workload");
+    w->id = (uint64_t)sqlite3_last_insert_rowid(db);
+    char msg[320];
+    snprintf(msg, sizeof msg, "submitted by %s to project %s, asking for %s", w->user, w->project,
+             w->request);
+    return add_event(db, w->id, w->submitted_ms, "submitted", msg, e);
+}
+
+int gp__store_wl_insert(gp_store *st, gp__wl *w, const char *client_key, int *existed,
+                        gp__err *e) {
+    *existed = 0;
+    insert_arg a = {w, client_key, existed};
+    return gp__store_write(st, insert_op, &a, e);
+}
+
+/* ---- Reads ----------------------------------------------------------- */
+
+int gp__store_wl_get(gp_store *st, uint64_t id, gp__wl *out, gp__err *e) {
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    int rc = gp__store_reader(st, &db, e);
+    if (rc < 0) return rc;
+    if ((rc = gp__store_prepare(db, "SELECT " WL_COLS " FROM workloads WHERE id=?", &s, e)) == 0) {
+        sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+        int step = sqlite3_step(s);
+        if (step == SQLITE_ROW) rc = row_to_wl(s, out, e);
+        else if (step == SQLITE_DONE)
+            rc = gp__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
+        else rc = gp__store_fail(db, step, e, "reading a workload");
+        sqlite3_finalize(s);
+    }
+    gp__store_release(st, db);
+    return rc;
+}
+
+int gp__store_wl_list(gp_store *st, const gp__wl_filter *f,
+                      int (*fn)(const gp__wl *w, void *arg), void *arg, gp__err *e) {
+    char sql[2048];
+    size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT " WL_COLS " FROM workloads WHERE id > ?");
+    if (f->project) n += (size_t)snprintf(sql + n, sizeof sql - n, " AND project = ?");
+    if (f->user) n += (size_t)snprintf(sql + n, sizeof sql - n, " AND user = ?");
+    if (f->state >= 0) n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state = ?");
+    if (f->active_only)
+        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state <= %d", GP__WL_STOPPING);
+    int nproj = 0;
+    if (f->projects) {
+        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND project IN (''");
+        for (; f->projects[nproj] && n < sizeof sql - 16; nproj++)
+            n += (size_t)snprintf(sql + n, sizeof sql - n, ",?");
+        n += (size_t)snprintf(sql + n, sizeof sql - n, ")");
+    }
+    snprintf(sql + n, sizeof sql - n, " ORDER BY id LIMIT ?");
+
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    int rc = gp__store_reader(st, &db, e);
+    if (rc < 0) return rc;
+    if ((rc = gp__store_prepare(db, sql, &s, e)) < 0) {
+        gp__store_release(st, db);
+        return rc;
+    }
+    int k = 1;
+    sqlite3_bind_int64(s, k++, (sqlite3_int64)f->after);
+    if (f->project) sqlite3_bind_text(s, k++, f->project, -1, SQLITE_STATIC);
+    if (f->user) sqlite3_bind_text(s, k++, f->user, -1, SQLITE_STATIC);
+    if (f->state >= 0) sqlite3_bind_int(s, k++, f->state);
+    for (int i = 0; i < nproj; i++) sqlite3_bind_text(s, k++, f->projects[i], -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, k++, f->limit > 0 ? f->limit : -1);
+    int step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        gp__wl w;
+        if ((rc = row_to_wl(s, &w, e)) < 0) break;
+        int stop = fn(&w, arg);
+        gp__wl_free(&w);
+        if (stop) break;
+    }
+    if (rc == 0 && step != SQLITE_ROW && step != SQLITE_DONE)
+        rc = gp__store_fail(db, step, e, "listing workloads");
+    sqlite3_finalize(s);
+    gp__store_release(st, db);
+    return rc;
+}
+
+int gp__store_wl_counts(gp_store *st, int64_t *counts, gp__err *e) {
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    int rc = gp__store_reader(st, &db, e);
+    if (rc < 0) return rc;
+    memset(counts, 0, sizeof(int64_t) * GP__WL_NSTATES);
+    if ((rc = gp__store_prepare(db, "SELECT state, count(*) FROM workloads GROUP BY state", &s,
+                                e)) == 0) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int state = sqlite3_column_int(s, 0);
+            if (state >= 0 && state < GP__WL_NSTATES) counts[state] = sqlite3_column_int64(s, 1);
+        }
+        sqlite3_finalize(s);
+    }
+    gp__store_release(st, db);
+    return rc;
+}
+
+int gp__store_tasks_get(gp_store *st, uint64_t id, gp__task_rec **tasks, int *n, gp__err *e) {
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    *tasks = NULL;
+    *n = 0;
+    int rc = gp__store_reader(st, &db, e);
+    if (rc < 0) return rc;
+    if ((rc = gp__store_prepare(db,
+                                "SELECT task, attempt, node, binding, handle FROM tasks "
+                                "WHERE workload=? ORDER BY task",
+                                &s, e)) == 0) {
+        sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            gp__task_rec *nt = realloc(*tasks, sizeof **tasks * (size_t)(*n + 1));
+            if (!nt) {
+                rc = gp__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
+                break;
+            }
+            *tasks = nt;
+            gp__task_rec *t = &nt[(*n)++];
+            memset(t, 0, sizeof *t);
+            t->task = sqlite3_column_int(s, 0);
+            t->attempt = sqlite3_column_int(s, 1);
+            copy_text(t->node, sizeof t->node, s, 2);
+            const unsigned char *b = sqlite3_column_text(s, 3);
+            t->binding = strdup(b ? (const char *)b : "{}");
+            copy_text(t->handle, sizeof t->handle, s, 4);
+        }
+        sqlite3_finalize(s);
+    }
+    gp__store_release(st, db);
+    if (rc < 0) {
+        gp__task_recs_free(*tasks, *n);
+        *tasks = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+void gp__task_recs_free(gp__task_rec *tasks, int n) {
+    for (int i = 0; i < n; i++) free(tasks[i].binding);
+    free(tasks);
+}
+
+int gp__store_events(gp_store *st, uint64_t id, int (*fn)(const gp__event *ev, void *arg),
+                     void *arg, gp__err *e) {
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    int rc = gp__store_reader(st, &db, e);
+    if (rc < 0) return rc;
+    if ((rc = gp__store_prepare(db,
+                                "SELECT ts_ms, kind, message FROM events WHERE workload=? "
+                                "ORDER BY id",
+                                &s, e)) == 0) {
+        sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            gp__event ev;
+            ev.ts_ms = sqlite3_column_int64(s, 0);
+            copy_text(ev.kind, sizeof ev.kind, s, 1);
+            copy_text(ev.message, sizeof ev.message, s, 2);
+            if (fn(&ev, arg)) break;
+        }
+        sqlite3_finalize(s);
+    }
+    gp__store_release(st, db);
+    return rc;
+}
+
+int gp__store_attempts(gp_store *st, uint64_t id,
+                       int (*fn)(const gp__attempt *a, void *arg), void *arg, gp__err *e) {
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    int rc = gp__store_reader(st, &db, e);
+    if (rc < 0) return rc;
+    if ((rc = gp__store_prepare(db,
+                                "SELECT attempt, node, started_ms, ended_ms, outcome, reason, "
+                                "exit_code FROM attempts WHERE workload=? ORDER BY attempt",
+                                &s, e)) == 0) {
+        sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            gp__attempt a;
+            a.attempt = sqlite3_column_int(s, 0);
+            copy_text(a.node, sizeof a.node, s, 1);
+            a.started_ms = sqlite3_column_int64(s, 2);
+            a.ended_ms = sqlite3_column_int64(s, 3);
+            copy_text(a.outcome, sizeof a.outcome, s, 4);
+            copy_text(a.reason, sizeof a.reason, s, 5);
+            a.exit_code = sqlite3_column_int(s, 6);
+            if (fn(&a, arg)) break;
+        }
+        sqlite3_finalize(s);
+    }
+    gp__store_release(st, db);
+    return rc;
+}
+
+/* ---- Changes from the scheduling loop -------------------------------- */
+
+void gp__wl_change_init(gp__wl_change *c, uint64_t id) {
+    memset(c, 0, sizeof *c);
+    c->id = id;
+    c->state = -1;
+    c->attempt = -1;
+    c->exit_code = -2;
+    c->stop_deadline_ms = -1;
+}
+
+typedef struct apply_arg {
+    const gp__wl_change *c;
+    int n;
+} apply_arg;
+
+static int apply_one(sqlite3 *db, const gp__wl_change *c, int64_t now, gp__err *e) {
+    int64_t id = (int64_t)c->id;
+    int rc = gp__store_run(db, e, "updating a workload",
+                 "UPDATE workloads SET updated_ms=?,"
+                 " state=CASE WHEN ?>=0 THEN ? ELSE state END,"
+                 " attempt=CASE WHEN ?>=0 THEN ? ELSE attempt END,"
+                 " exit_code=CASE WHEN ?>=-1 THEN ? ELSE exit_code END,"
+                 " stop_deadline_ms=CASE WHEN ?>=0 THEN ? ELSE stop_deadline_ms END"
+                 " WHERE id=?",
+                 "iiiiiiiiii", now, (int64_t)c->state, (int64_t)c->state, (int64_t)c->attempt,
+                 (int64_t)c->attempt, (int64_t)c->exit_code, (int64_t)c->exit_code,
+                 c->stop_deadline_ms, c->stop_deadline_ms, id);
+    if (rc == 0 && c->reason)
+        rc = gp__store_run(db, e, "updating a workload", "UPDATE workloads SET reason=? WHERE id=?", "ti",
+                 c->reason, id);
+    if (rc == 0 && c->stop_kind)
+        rc = gp__store_run(db, e, "updating a workload", "UPDATE workloads SET stop_kind=? WHERE id=?", "ti",
+                 c->stop_kind, id);
+    if (rc == 0 && c->attempt_begin)
+        rc = gp__store_run(db, e, "recording an attempt",
+                 "INSERT OR REPLACE INTO attempts(workload, attempt, node, outcome)"
+                 " VALUES(?, (SELECT attempt FROM workloads WHERE id=?), ?, 'starting')",
+                 "iit", id, id, c->attempt_node ? c->attempt_node : "");
+    if (rc == 0 && c->ntasks > 0 && !c->set_handles)
+        rc = gp__store_run(db, e, "replacing tasks", "DELETE FROM tasks WHERE workload=?", "i", id);
+    for (int i = 0; rc == 0 && i < c->ntasks; i++) {
+        const gp__task_rec *t = &c->tasks[i];
+        if (c->set_handles)
+            rc = gp__store_run(db, e, "recording a task handle",
+                     "UPDATE tasks SET handle=? WHERE workload=? AND task=?", "tii", t->handle, id,
+                     (int64_t)t->task);
+        else
+            rc = gp__store_run(db, e, "recording a task",
+                     "INSERT INTO tasks(workload, task, attempt, node, binding, handle)"
+                     " VALUES(?,?,?,?,?,?)",
+                     "iiitt" "t", id, (int64_t)t->task, (int64_t)t->attempt, t->node,
+                     t->binding ? t->binding : "{}", t->handle);
+    }
+    if (rc == 0 && c->attempt_started)
+        rc = gp__store_run(db, e, "recording an attempt",
+                 "UPDATE attempts SET started_ms=?, outcome='running' WHERE workload=? AND "
+                 "attempt=(SELECT attempt FROM workloads WHERE id=?)",
+                 "iii", now, id, id);
+    if (rc == 0 && c->attempt_end)
+        rc = gp__store_run(db, e, "recording an attempt",
+                 "UPDATE attempts SET ended_ms=?, outcome=?, reason=?,"
+                 " exit_code=(SELECT exit_code FROM workloads WHERE id=?)"
+                 " WHERE workload=? AND attempt=(SELECT attempt FROM workloads WHERE id=?)"
+                 " AND ended_ms<0",
+                 "ittiii", now, c->attempt_end, c->reason ? c->reason : "", id, id, id);
+    if (rc == 0 && c->event_kind && *c->event_kind)
+        rc = add_event(db, c->id, now, c->event_kind, c->event_msg ? c->event_msg : "", e);
+    return rc;
+}
+
+static int apply_op(sqlite3 *db, void *arg, gp__err *e) {
+    apply_arg *a = arg;
+    int64_t now = gp__now_ms();
+    for (int i = 0; i < a->n; i++) {
+        int rc = apply_one(db, &a->c[i], now, e);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+int gp__store_wl_apply(gp_store *st, const gp__wl_change *c, int n, gp__err *e) {
+    if (n == 0) return 0;
+    apply_arg a = {c, n};
+    return gp__store_write(st, apply_op, &a, e);
+}

@@ -1,0 +1,254 @@
+/*
+ * store.c — the SQLite connection layer of store.h: opening the file with the
+ * settings durability needs (WAL, synchronous=FULL), the group-commit writer
+ * thread, the pool of read connections and the mapping of SQLite results to
+ * GP_E* codes with sentences an operator can act on.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/store.h"
+
+#define READERS_MAX 16
+
+typedef struct wreq {
+    gp__store_op op;
+    void *arg;
+    gp__err *e;
+    int rc;
+    int done;
+    struct wreq *next;
+} wreq;
+
+struct gp_store {
+    char path[1024];
+    sqlite3 *wdb;
+    pthread_t writer;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    wreq *head, *tail;
+    int stopping;
+    /* Idle read connections. */
+    pthread_mutex_t rmu;
+    sqlite3 *readers[READERS_MAX];
+    int nreaders;
+};
+
+int gp__store_fail(sqlite3 *db, int rc, gp__err *e, const char *what) {
+    const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    switch (rc & 0xff) {
+    case SQLITE_FULL:
+        return gp__fail(e, GP_ENOSPC, "", "%s: the store's disk is full (%s); nothing was changed",
+                        what, msg);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_CANTOPEN:
+        return gp__fail(e, GP_EROFS, "",
+                        "%s: the store cannot be written (%s); nothing was changed", what, msg);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        return gp__fail(e, GP_ECORRUPT, "", "%s: the store file is corrupt (%s)", what, msg);
+    case SQLITE_NOMEM:
+        return gp__fail(e, GP_ENOMEM, "", "%s: out of memory", what);
+    case SQLITE_CONSTRAINT:
+        return gp__fail(e, GP_EEXIST, "", "%s: %s", what, msg);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return gp__fail(e, GP_EBUSY, "", "%s: the store is busy (%s)", what, msg);
+    default:
+        return gp__fail(e, GP_EIO, "", "%s: store error: %s", what, msg);
+    }
+}
+
+int gp__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gp__err *e) {
+    int rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
+    if (rc != SQLITE_OK) return gp__store_fail(db, rc, e, "preparing a query");
+    return 0;
+}
+
+/* Runs sql with the given int64 / text binds ("i" and "t" in kinds). */
+int gp__store_run(sqlite3 *db, gp__err *e, const char *what, const char *sql, const char *kinds,
+               ...) {
+    sqlite3_stmt *s;
+    int rc = gp__store_prepare(db, sql, &s, e);
+    if (rc < 0) return rc;
+    va_list ap;
+    va_start(ap, kinds);
+    for (int i = 0; kinds[i]; i++) {
+        if (kinds[i] == 'i') sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t));
+        else sqlite3_bind_text(s, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
+    }
+    va_end(ap);
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : gp__store_fail(db, rc, e, what);
+}
+
+/* Opens one connection with the settings every connection shares. */
+static int open_conn(const char *path, int create, sqlite3 **out, gp__err *e) {
+    sqlite3 *db = NULL;
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+    int rc = sqlite3_open_v2(path, &db, flags, NULL);
+    if (rc != SQLITE_OK) {
+        int code = gp__store_fail(db, rc, e, "opening the store");
+        if (code == GP_EROFS || code == GP_EIO)
+            gp__fail(e, code, "", "cannot open the store %s for writing: %s (errno %d: %s)", path,
+                     db ? sqlite3_errmsg(db) : sqlite3_errstr(rc),
+                     db ? sqlite3_system_errno(db) : 0,
+                     strerror(db ? sqlite3_system_errno(db) : 0));
+        sqlite3_close(db);
+        return code;
+    }
+    sqlite3_busy_timeout(db, 10000);
+    sqlite3_extended_result_codes(db, 1);
+    *out = db;
+    return 0;
+}
+
+static int exec(sqlite3 *db, const char *sql, gp__err *e, const char *what) {
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : gp__store_fail(db, rc, e, what);
+}
+
+/* Runs one batch: BEGIN, each op in its own savepoint, COMMIT. If the commit
+ * fails every op of the batch fails with its error. */
+static void run_batch(gp_store *st, wreq *batch) {
+    gp__err berr = {0};
+    int brc = exec(st->wdb, "BEGIN IMMEDIATE", &berr, "starting a transaction");
+    if (brc == 0) {
+        for (wreq *r = batch; r; r = r->next) {
+            sqlite3_exec(st->wdb, "SAVEPOINT op", NULL, NULL, NULL);
+            r->rc = r->op(st->wdb, r->arg, r->e);
+            if (r->rc < 0) sqlite3_exec(st->wdb, "ROLLBACK TO op", NULL, NULL, NULL);
+            sqlite3_exec(st->wdb, "RELEASE op", NULL, NULL, NULL);
+        }
+        brc = exec(st->wdb, "COMMIT", &berr, "committing");
+        if (brc < 0) sqlite3_exec(st->wdb, "ROLLBACK", NULL, NULL, NULL);
+    }
+    if (brc < 0)
+        for (wreq *r = batch; r; r = r->next)
+            if (r->rc >= 0) {
+                r->rc = brc;
+                if (r->e) *r->e = berr;
+            }
+}
+
+static void *writer_main(void *arg) {
+    gp_store *st = arg;
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        while (!st->head && !st->stopping) pthread_cond_wait(&st->work, &st->mu);
+        if (!st->head) break;
+        wreq *batch = st->head;
+        st->head = st->tail = NULL;
+        pthread_mutex_unlock(&st->mu);
+        run_batch(st, batch);
+        pthread_mutex_lock(&st->mu);
+        for (wreq *r = batch; r;) {
+            wreq *next = r->next; /* r lives on its caller's stack once done is set */
+            r->done = 1;
+            r = next;
+        }
+        pthread_cond_broadcast(&st->done);
+    }
+    pthread_mutex_unlock(&st->mu);
+    return NULL;
+}
+
+int gp__store_write(gp_store *st, gp__store_op op, void *arg, gp__err *e) {
+    wreq r = {.op = op, .arg = arg, .e = e};
+    pthread_mutex_lock(&st->mu);
+    if (st->stopping) {
+        pthread_mutex_unlock(&st->mu);
+        return gp__fail(e, GP_ESTATE, "", "the store is closing");
+    }
+    if (st->tail) st->tail->next = &r;
+    else st->head = &r;
+    st->tail = &r;
+    pthread_cond_signal(&st->work);
+    while (!r.done) pthread_cond_wait(&st->done, &st->mu);
+    pthread_mutex_unlock(&st->mu);
+    return r.rc;
+}
+
+int gp__store_reader(gp_store *st, sqlite3 **db, gp__err *e) {
+    pthread_mutex_lock(&st->rmu);
+    if (st->nreaders > 0) {
+        *db = st->readers[--st->nreaders];
+        pthread_mutex_unlock(&st->rmu);
+        return 0;
+    }
+    pthread_mutex_unlock(&st->rmu);
+    return open_conn(st->path, 0, db, e);
+}
+
+void gp__store_release(gp_store *st, sqlite3 *db) {
+    if (!db) return;
+    pthread_mutex_lock(&st->rmu);
+    if (st->nreaders < READERS_MAX) {
+        st->readers[st->nreaders++] = db;
+        db = NULL;
+    }
+    pthread_mutex_unlock(&st->rmu);
+    if (db) sqlite3_close(db);
+}
+
+int gp__store_open(const char *path, gp_store **out, gp__err *e) {
+    gp_store *st = calloc(1, sizeof *st);
+    if (!st) return gp__fail(e, GP_ENOMEM, "", "out of memory opening the store");
+    snprintf(st->path, sizeof st->path, "%s", path);
+    int rc = open_conn(path, 1, &st->wdb, e);
+    if (rc < 0) {
+        free(st);
+        return rc;
+    }
+    /* WAL lets readers run beside the writer; synchronous=FULL makes every
+     * COMMIT reach the disk before the callers of its batch are answered. */
+    if ((rc = exec(st->wdb, "PRAGMA journal_mode=WAL", e, "switching the store to WAL")) < 0 ||
+        (rc = exec(st->wdb, "PRAGMA synchronous=FULL", e, "setting synchronous")) < 0 ||
+        (rc = exec(st->wdb, "PRAGMA foreign_keys=ON", e, "enabling foreign keys")) < 0 ||
+        (rc = gp__store_migrate(st->wdb, e)) < 0) {
+        sqlite3_close(st->wdb);
+        free(st);
+        return rc;
+    }
+    /* Writing must work now, not at the first submission: probe it. */
+    if ((rc = exec(st->wdb, "BEGIN IMMEDIATE; UPDATE schema_version SET version=version; COMMIT",
+                   e, "writing to the store")) < 0) {
+        sqlite3_exec(st->wdb, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_close(st->wdb);
+        free(st);
+        return rc;
+    }
+    pthread_mutex_init(&st->mu, NULL);
+    pthread_mutex_init(&st->rmu, NULL);
+    pthread_cond_init(&st->work, NULL);
+    pthread_cond_init(&st->done, NULL);
+    if (pthread_create(&st->writer, NULL, writer_main, st) != 0) {
+        sqlite3_close(st->wdb);
+        free(st);
+        return gp__fail(e, GP_ESYS, "", "cannot start the store's writer thread");
+    }
+    *out = st;
+    return 0;
+}
+
+void gp__store_close(gp_store *st) {
+    if (!st) return;
+    pthread_mutex_lock(&st->mu);
+    st->stopping = 1;
+    pthread_cond_signal(&st->work);
+    pthread_mutex_unlock(&st->mu);
+    pthread_join(st->writer, NULL);
+    for (int i = 0; i < st->nreaders; i++) sqlite3_close(st->readers[i]);
+    sqlite3_close(st->wdb);
+    pthread_mutex_destroy(&st->mu);
+    pthread_mutex_destroy(&st->rmu);
+    pthread_cond_destroy(&st->work);
+    pthread_cond_destroy(&st->done);
+    free(st);
+}

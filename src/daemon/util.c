@@ -1,0 +1,57 @@
+/*
+ * util.c — the small things every file of the daemon uses: the error record,
+ * the clock and the names of workload states (generated from the one list in
+ * daemon.h).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/daemon.h"
+
+int gp__fail(gp__err *e, int code, const char *field, const char *fmt, ...) {
+    if (!e) return code;
+    e->code = code;
+    snprintf(e->field, sizeof e->field, "%s", field ? field : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int64_t gp__now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *const state_names[] = {
+#define GP__WL_NAME_(sym, name, active) name,
+    GP__WL_STATES(GP__WL_NAME_)
+#undef GP__WL_NAME_
+};
+
+static const int state_active[] = {
+#define GP__WL_ACTIVE_(sym, name, active) active,
+    GP__WL_STATES(GP__WL_ACTIVE_)
+#undef GP__WL_ACTIVE_
+};
+
+const char *gp__wl_state_name(gp__wl_state s) {
+    return (unsigned)s < GP__WL_NSTATES ? state_names[s] : "unknown";
+}
+
+int gp__wl_state_parse(const char *name, gp__wl_state *out) {
+    for (int i = 0; i < GP__WL_NSTATES; i++)
+        if (strcmp(name, state_names[i]) == 0) {
+            *out = (gp__wl_state)i;
+            return 0;
+        }
+    return GP_EINVAL;
+}
+
+int gp__wl_state_active(gp__wl_state s) {
+    return (unsigned)s < GP__WL_NSTATES && state_active[s];
+}

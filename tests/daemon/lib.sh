@@ -1,0 +1,102 @@
+# tests/daemon/lib.sh — helpers for the daemon's black-box shell tests (source
+# it after tests/lib/tap.sh): start a real gpupoold on a free loopback port
+# with a temporary data directory, wait for conditions with generous timeouts
+# (the tests must pass on a loaded 2-core machine), and clean up.
+B=${GP_BUILD:-build}
+GPD=$B/gpupoold
+GP=$B/gpupool
+TMP=$(mktemp -d /tmp/gpupool-test.XXXXXX)
+GPD_PID=
+
+# gpd_start DATA_DIR [gpupoold flags...]: starts the daemon, exports
+# GPUPOOL_SERVER and GPUPOOL_TOKEN; returns non-zero if it did not come up.
+gpd_start() {
+    dir=$1
+    shift
+    rm -f "$dir/gpupoold.addr"
+    "$GPD" --data-dir "$dir" --listen "${GPD_LISTEN:-127.0.0.1:0}" "$@" >>"$dir.log" 2>&1 &
+    GPD_PID=$!
+    n=0
+    while [ ! -s "$dir/gpupoold.addr" ]; do
+        n=$((n + 1))
+        if [ $n -gt 300 ] || ! kill -0 "$GPD_PID" 2>/dev/null; then
+            echo "# gpupoold did not start; its log:"
+            sed 's/^/#   /' "$dir.log" | tail -20
+            return 1
+        fi
+        sleep 0.1
+    done
+    GPUPOOL_SERVER=$(cat "$dir/gpupoold.addr")
+    GPUPOOL_TOKEN=$(cat "$dir/admin.token")
+    export GPUPOOL_SERVER GPUPOOL_TOKEN
+}
+
+# gpd_stop: SIGTERM and wait (tasks keep running, as after a crash).
+gpd_stop() {
+    [ -n "$GPD_PID" ] && kill "$GPD_PID" 2>/dev/null && wait "$GPD_PID" 2>/dev/null
+    GPD_PID=
+}
+
+# gpd_kill9: the crash.
+gpd_kill9() {
+    [ -n "$GPD_PID" ] && kill -9 "$GPD_PID" 2>/dev/null && wait "$GPD_PID" 2>/dev/null
+    GPD_PID=
+}
+
+# wait_until SECONDS COMMAND...: polls every 0.2 s until COMMAND succeeds.
+wait_until() {
+    limit=$(($1 * 5))
+    shift
+    i=0
+    while ! "$@" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -ge "$limit" ] && return 1
+        sleep 0.2
+    done
+}
+
+# count_state STATE [PROJECT]: workloads in a state.
+count_state() {
+    q="state=$1&limit=1000"
+    [ -n "${2:-}" ] && q="$q&project=$2"
+    curl -s -H "Authorization: Bearer $GPUPOOL_TOKEN" "$GPUPOOL_SERVER/api/v1/workloads?$q" |
+        grep -o '"id":' | wc -l
+}
+
+# api METHOD PATH [BODY]: prints "STATUS BODY".
+api() {
+    if [ -n "${3:-}" ]; then
+        curl -s -w ' %{http_code}' -X "$1" -H "Authorization: Bearer $GPUPOOL_TOKEN" \
+            -H 'Content-Type: application/json' -d "$3" "$GPUPOOL_SERVER$2"
+    else
+        curl -s -w ' %{http_code}' -X "$1" -H "Authorization: Bearer $GPUPOOL_TOKEN" "$GPUPOOL_SERVER$2"
+    fi
+}
+
+# Stops the daemon and every task it started (their process groups are
+# recorded by the local executor in DATA/tasks), then removes TMP.
+cleanup() {
+    gpd_stop
+    for f in "$TMP"/*/tasks/*/task; do
+        [ -f "$f" ] || continue
+        pid=$(sed -n 's/^pid=//p' "$f")
+        [ -n "$pid" ] && kill -9 -- "-$pid" 2>/dev/null
+    done
+    for f in "$TMP"/*/tasks/*/handle; do
+        [ -f "$f" ] || continue
+        spid=$(cut -d: -f4 "$f")
+        [ -n "$spid" ] && kill -9 "$spid" 2>/dev/null
+    done
+    [ -n "${GP_KEEP_TMP:-}" ] || rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# has_count N STATE [PROJECT]: succeeds if exactly N workloads are in STATE.
+has_count() {
+    [ "$(count_state "$2" "${3:-}")" = "$1" ]
+}
+
+# contains TEXT PATTERN: succeeds if TEXT matches the grep PATTERN.
+contains() {
+    printf '%s\n' "$1" | grep -qi -- "$2"
+}

@@ -1,0 +1,163 @@
+/*
+ * test-api.c — black-box tests of gpupoold's API: bad input gets a 4xx that
+ * names the field and changes nothing; roles and scopes hold (a researcher
+ * cannot see or stop another project's workloads, a department admin manages
+ * only its department); tokens are stored hashed.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "gptest.h"
+#include "harness.h"
+
+static void setup_tree(gpd_test *t) {
+    static const char *const q[] = {
+        "{\"name\":\"A\",\"deserved\":{\"gpu\":4}}", "{\"name\":\"a1\",\"parent\":\"A\"}",
+        "{\"name\":\"a2\",\"parent\":\"A\"}",        "{\"name\":\"B\",\"deserved\":{\"gpu\":4}}",
+        "{\"name\":\"b1\",\"parent\":\"B\"}"};
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+        ck_assert_int_eq(gpd_call(t, t->admin, "POST", "/api/v1/queues", q[i], NULL), 201);
+}
+
+static int count_workloads(gpd_test *t) {
+    json_t *out;
+    ck_assert_int_eq(gpd_call(t, t->admin, "GET", "/api/v1/workloads?limit=1000", NULL, &out), 200);
+    int n = (int)json_array_size(json_object_get(out, "workloads"));
+    json_decref(out);
+    return n;
+}
+
+/* Expects status and an error naming field ("" for none). */
+static void expect_error(gpd_test *t, const char *method, const char *path, const char *body,
+                         int status, const char *field) {
+    json_t *out = NULL;
+    int st = gpd_call(t, t->admin, method, path, body, &out);
+    ck_assert_msg(st == status, "%s %s %s: status %d, expected %d", method, path, body, st, status);
+    json_t *err = json_object_get(out, "error");
+    ck_assert_ptr_nonnull(err);
+    const char *msg = json_string_value(json_object_get(err, "message"));
+    ck_assert_ptr_nonnull(msg);
+    if (field[0]) {
+        ck_assert_str_eq(json_string_value(json_object_get(err, "field")), field);
+        ck_assert_msg(strstr(msg, field) != NULL, "message \"%s\" does not name %s", msg, field);
+    }
+    json_decref(out);
+}
+
+START_TEST(test_bad_input_changes_nothing) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    const char *W = "/api/v1/workloads";
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",", 400, "");
+    expect_error(&t, "POST", W, "[1,2]", 400, "");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpus\":1}", 400, "gpus");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":0}", 400, "gpu");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":1.5}", 400, "gpu");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":-1}", 400, "gpu");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu_memory\":\"1T\"}",
+                 400, "gpu_memory");
+    expect_error(&t, "POST", W, "{\"project\":\"nope\",\"command\":[\"true\"],\"gpu\":1}", 400,
+                 "project");
+    expect_error(&t, "POST", W, "{\"project\":\"A\",\"command\":[\"true\"]}", 400, "project");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\"}", 400, "command");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gang\":0}", 400, "gang");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"grace\":\"soon\"}", 400,
+                 "grace");
+    expect_error(&t, "POST", "/api/v1/queues", "{\"name\":\"q\",\"deserved\":{\"gpu\":-1}}", 400,
+                 "deserved.gpu");
+    expect_error(&t, "PATCH", "/api/v1/queues/a1", "{\"limit\":{\"gpu\":-2}}", 400, "limit.gpu");
+    expect_error(&t, "PATCH", "/api/v1/queues/a1", "{\"colour\":1}", 400, "colour");
+    expect_error(&t, "GET", "/api/v1/workloads/999", NULL, 404, "id");
+    expect_error(&t, "GET", "/api/v1/nothing", NULL, 404, "");
+    ck_assert_int_eq(count_workloads(&t), 0);
+    json_t *out;
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/queues/a1", NULL, &out), 200);
+    ck_assert(json_is_null(json_object_get(json_object_get(out, "limit"), "gpu")));
+    json_decref(out);
+    gpd_test_stop(&t);
+}
+END_TEST
+
+START_TEST(test_roles_and_scopes) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    char alice[128], dave[128], bob[128], carol[128];
+    gpd_token(&t, "alice", "researcher", "a1", alice, sizeof alice);
+    gpd_token(&t, "dave", "researcher", "a1", dave, sizeof dave);
+    gpd_token(&t, "bob", "researcher", "b1", bob, sizeof bob);
+    gpd_token(&t, "carol", "dept-admin", "A", carol, sizeof carol);
+    const char *job = "{\"project\":\"a1\",\"command\":[\"sleep\",\"30\"],\"gpu\":1}";
+    json_t *out;
+    ck_assert_int_eq(gpd_call(&t, alice, "POST", "/api/v1/workloads", job, &out), 201);
+    char path[64];
+    snprintf(path, sizeof path, "/api/v1/workloads/%lld",
+             (long long)json_integer_value(json_object_get(out, "id")));
+    json_decref(out);
+
+    ck_assert_int_eq(gpd_call(&t, NULL, "GET", "/api/v1/workloads", NULL, NULL), 401);
+    ck_assert_int_eq(gpd_call(&t, "gp_wrong", "GET", "/api/v1/workloads", NULL, NULL), 401);
+    /* Another project's researcher: cannot see, stop or submit there. */
+    ck_assert_int_eq(gpd_call(&t, bob, "GET", path, NULL, NULL), 404);
+    ck_assert_int_eq(gpd_call(&t, bob, "DELETE", path, NULL, NULL), 404);
+    ck_assert_int_eq(gpd_call(&t, bob, "POST", "/api/v1/workloads", job, NULL), 403);
+    ck_assert_int_eq(gpd_call(&t, bob, "GET", "/api/v1/workloads", NULL, &out), 200);
+    ck_assert_int_eq(json_array_size(json_object_get(out, "workloads")), 0);
+    json_decref(out);
+    /* Same project, another user: sees it, cannot stop it. */
+    ck_assert_int_eq(gpd_call(&t, dave, "GET", path, NULL, NULL), 200);
+    char susp[80];
+    snprintf(susp, sizeof susp, "%s/suspend", path);
+    ck_assert_int_eq(gpd_call(&t, dave, "POST", susp, NULL, NULL), 403);
+    ck_assert_int_eq(gpd_call(&t, dave, "DELETE", path, NULL, NULL), 403);
+    /* Researchers do not administer. */
+    ck_assert_int_eq(gpd_call(&t, alice, "POST", "/api/v1/queues", "{\"name\":\"x\",\"parent\":\"A\"}", NULL), 403);
+    ck_assert_int_eq(gpd_call(&t, alice, "GET", "/api/v1/tokens", NULL, NULL), 403);
+    /* The department admin: its department's projects and quotas only. */
+    ck_assert_int_eq(gpd_call(&t, carol, "GET", path, NULL, NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, carol, "POST", "/api/v1/queues", "{\"name\":\"a3\",\"parent\":\"A\"}", NULL), 201);
+    ck_assert_int_eq(gpd_call(&t, carol, "PATCH", "/api/v1/queues/a1", "{\"deserved\":{\"gpu\":2}}", NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, carol, "POST", "/api/v1/queues", "{\"name\":\"b2\",\"parent\":\"B\"}", NULL), 403);
+    ck_assert_int_eq(gpd_call(&t, carol, "PATCH", "/api/v1/queues/B", "{\"deserved\":{\"gpu\":8}}", NULL), 403);
+    ck_assert_int_eq(gpd_call(&t, carol, "PATCH", "/api/v1/queues/A", "{\"deserved\":{\"gpu\":8}}", NULL), 403);
+    /* The owner stops its own workload. */
+    ck_assert_int_eq(gpd_call(&t, alice, "DELETE", path, NULL, &out), 200);
+    ck_assert_str_eq(json_string_value(json_object_get(out, "state")), "deleted");
+    json_decref(out);
+    gpd_test_stop(&t);
+}
+END_TEST
+
+START_TEST(test_tokens_stored_hashed) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    char secret[128];
+    gpd_token(&t, "alice", "researcher", "a1", secret, sizeof secret);
+    ck_assert_int_eq(gpd_call(&t, secret, "GET", "/api/v1/whoami", NULL, NULL), 200);
+    /* Neither secret appears anywhere in the store's files. */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cat '%s'/gpupool.db* | grep -a -q -e '%s' -e '%s'", t.dir, secret,
+             t.admin);
+    ck_assert_int_ne(system(cmd), 0);
+    json_t *out;
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/tokens", NULL, &out), 200);
+    char *text = json_dumps(out, 0);
+    ck_assert_ptr_null(strstr(text, secret));
+    free(text);
+    json_decref(out);
+    /* The admin token file is readable by its owner only. */
+    snprintf(cmd, sizeof cmd, "test \"$(stat -c %%a '%s/admin.token')\" = 600", t.dir);
+    ck_assert_int_eq(system(cmd), 0);
+    gpd_test_stop(&t);
+}
+END_TEST
+
+static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_bad_input_changes_nothing);
+    tcase_add_test(tc, test_roles_and_scopes);
+    tcase_add_test(tc, test_tokens_stored_hashed);
+}
+
+GP_TEST_MAIN("daemon/api", add_tests)
