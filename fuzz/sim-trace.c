@@ -1,6 +1,7 @@
 /*
- * sim-trace.c — fuzz target for the simulator's trace readers (node lists and
- * pod lists). With libFuzzer (-fsanitize=fuzzer) LLVMFuzzerTestOneInput is
+ * sim-trace.c — fuzz target for the simulator's readers of outside input:
+ * node lists, pod lists and projects files (with the quota scaling built on
+ * an accepted projects file). With libFuzzer (-fsanitize=fuzzer) LLVMFuzzerTestOneInput is
  * the entry point; built without it, main() feeds it each file named on the
  * command line, so the corpus can be replayed under the sanitizers.
  */
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim/projects.h"
 #include "sim/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,6 +23,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(n);
     if (sim_read_pods_mem("fuzz", (const char *)data, size, &p, &cnt, err, sizeof err) == 0)
         free(p);
+    sim_project *pr;
+    if (sim_read_projects_mem("fuzz", (const char *)data, size, &pr, &cnt, err, sizeof err) ==
+        0) {
+        int64_t *d = malloc(cnt * sizeof *d);
+        if (d)
+            sim_scale_quotas(pr, cnt, 8000, d);
+        free(d);
+        free(pr);
+    }
     return 0;
 }
 

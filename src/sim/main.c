@@ -2,7 +2,8 @@
  * main.c — the gpupool-sim command line: `fgd` (the FGD paper's experiment,
  * one run or the whole grid), `replay` (a trace in virtual time through the
  * full engine cycle) and `plan` (the capacity-planning report). Options are
- * parsed here; the work is in fgd.c, grid.c, replay.c and plan.c. Exit
+ * parsed here (replay's and plan's in plan.c); the work is in fgd.c, grid.c,
+ * replay.c, plan.c and html.c. Exit
  * status: 0 on success, 1 on bad input or a failed run, 2 on bad usage.
  */
 #include <jansson.h>
@@ -22,9 +23,11 @@ static void usage(FILE *f) {
           "       gpupool-sim fgd --grid [--traces DIR] [--workloads W,...] [--policies P,...]\n"
           "                       [--seeds A-B] [--jobs N] [--expected DIR] [--json]\n"
           "       gpupool-sim replay --nodes NODES.csv --pods PODS.csv [--projects FILE]\n"
-          "                       [--mode static|pooled|pooled-fractional|all] [--json]\n"
+          "                       [--mode static|pooled|pooled-fractional|all] [--policy P]\n"
+          "                       [--seed S] [--grace S] [--min-runtime S] [--tick S]\n"
+          "                       [--scale F] [--compress F] [--json] [--quiet]\n"
           "       gpupool-sim plan --nodes NODES.csv --pods PODS.csv [--projects FILE]\n"
-          "                       [--p95-target SECONDS] [--out PREFIX]\n"
+          "                       [--p95-target SECONDS] [--out PREFIX] [replay options]\n"
           "policies: random dotprod gpuclustering gpupacking bestfit fgd gpupool binpack spread\n",
           f);
 }

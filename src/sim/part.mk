@@ -13,10 +13,12 @@ $(BUILD)/gpupool-sim: $(OBJ)/src/sim/main.o $(SIM_LIB) $(ENGINE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(SIM_LDLIBS) $(LDLIBS)
 
-# The fuzz target of the trace readers: a libFuzzer entry point with a main()
-# that replays files, so it also builds and runs without libFuzzer.
-BINS += $(BUILD)/fuzz/sim-trace
-$(BUILD)/fuzz/sim-trace: $(OBJ)/fuzz/sim-trace.o $(SIM_LIB) $(ENGINE_LIB)
+# The fuzz targets of the simulator's readers (trace files, projects files):
+# libFuzzer entry points with a main() that replays files, so they also build
+# and run without libFuzzer.
+SIM_FUZZ := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(sort $(wildcard fuzz/sim-*.c)))
+BINS += $(SIM_FUZZ)
+$(SIM_FUZZ): $(BUILD)/fuzz/%: $(OBJ)/fuzz/%.o $(SIM_LIB) $(ENGINE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(SIM_LDLIBS) $(LDLIBS)
 

@@ -164,15 +164,17 @@ static int read_pods(sim_csv *c, sim_pod **out, size_t *n, char *err, size_t err
         cmem = sim_csv_col(c, "memory_mib"), cng = sim_csv_col(c, "num_gpu"),
         cgm = sim_csv_col(c, "gpu_milli"), cspec = sim_csv_col(c, "gpu_spec"),
         ccre = sim_csv_col(c, "creation_time"), cdel = sim_csv_col(c, "deletion_time"),
+        csch = sim_csv_col(c, "scheduled_time"),
         cproj = sim_csv_col(c, "project"), cuser = sim_csv_col(c, "user"),
-        ckind = sim_csv_col(c, "kind"), cprio = sim_csv_col(c, "priority"),
+        ckind = sim_csv_col(c, "kind"), cqos = sim_csv_col(c, "qos"), cprio = sim_csv_col(c, "priority"),
         ctasks = sim_csv_col(c, "tasks");
     while (!rc && (rc = sim_csv_next(c, err, errlen)) == 1) {
         sim_pod p;
         memset(&p, 0, sizeof p);
         int64_t v;
-        p.creation = p.deletion = -1;
+        p.creation = p.deletion = p.scheduled = -1;
         p.tasks = 1;
+        p.line = c->line;
         rc = get_name(c, cname, p.name, sizeof p.name, 1, err, errlen);
         if (!rc)
             rc = sim_csv_int(c, ccpu, 0, MAX_CPU_MILLI, SIM_CSV_REQUIRED, &p.cpu_milli, err,
@@ -193,6 +195,8 @@ static int read_pods(sim_csv *c, sim_pod **out, size_t *n, char *err, size_t err
             rc = sim_csv_int(c, ccre, 0, MAX_TIME, -1, &p.creation, err, errlen);
         if (!rc && cdel >= 0)
             rc = sim_csv_int(c, cdel, 0, MAX_TIME, -1, &p.deletion, err, errlen);
+        if (!rc && csch >= 0)
+            rc = sim_csv_int(c, csch, 0, MAX_TIME, -1, &p.scheduled, err, errlen);
         if (!rc && p.creation >= 0 && p.deletion >= 0 && p.deletion < p.creation)
             rc = sim_errf(err, errlen, GP_ERANGE,
                       "%s:%ld: field deletion_time: %lld is before creation_time %lld", c->path,
@@ -206,6 +210,11 @@ static int read_pods(sim_csv *c, sim_pod **out, size_t *n, char *err, size_t err
             rc = sim_errf(err, errlen, GP_EPARSE,
                       "%s:%ld: field kind: '%s' (want train, interactive or inference)", c->path,
                       c->line, sim_csv_get(c, ckind));
+        if (!rc && ckind >= 0 && *sim_csv_get(c, ckind))
+            p.kind_given = 1;
+        if (!rc && cqos >= 0)
+            p.latency_sensitive = !strcmp(sim_csv_get(c, cqos), "LS") ||
+                                  !strcmp(sim_csv_get(c, cqos), "Guaranteed");
         if (!rc && cprio >= 0 &&
             !(rc = sim_csv_int(c, cprio, -1000000, 1000000, 0, &v, err, errlen)))
             p.priority = (int32_t)v;

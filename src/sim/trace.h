@@ -37,9 +37,13 @@ typedef struct sim_pod {
     int32_t gpu_milli;              /* per GPU: 1..999 share, 1000 whole, 0 none */
     char spec[SIM_SPEC_MAX + 1];    /* allowed models, '|'-separated; "" = any */
     int64_t creation, deletion;     /* seconds; -1 if absent */
+    int64_t scheduled;              /* seconds; -1 if absent */
+    long line;                      /* line in its file, for messages */
     char project[GP_NAME_MAX + 1];  /* "" if the trace has none */
     char user[GP_NAME_MAX + 1];
     gp_kind kind;
+    int32_t kind_given;             /* 1: the trace had a kind column */
+    int32_t latency_sensitive;      /* qos LS or Guaranteed (openb) */
     int32_t priority;
     int32_t tasks;                  /* gang size, >= 1 */
 } sim_pod;
