@@ -84,6 +84,10 @@ void gp_engine_free(gp_engine *e) {
     for (size_t i = 0; i < e->nwarnings; i++)
         free(e->warnings[i]);
     free(e->warnings);
+    free(e->frag);
+    free(e->idle);
+    free(e->frag_dirty);
+    free(e->dirty_ids);
     free(e->dec);
     free(e->bindbuf);
     free(e->order);

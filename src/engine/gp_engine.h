@@ -502,7 +502,9 @@ int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n);
  * The pool's fragmentation against the typical shapes (the FGD paper's
  * measure), in milli-GPU: idle GPU capacity that a typical task could not use
  * where it is, popularity-weighted and summed over nodes. *idle_milli, if not
- * NULL, receives all idle milli-GPU of the pool.
+ * NULL, receives all idle milli-GPU of the pool. Only nodes that changed since
+ * the last call are recomputed, so calling it after every decision is cheap.
+ * Returns a negative value if out of memory.
  */
 double gp_engine_fragmentation(gp_engine *e, double *idle_milli);
 

@@ -182,6 +182,15 @@ struct gp_engine {
     char **warnings;
     size_t nwarnings, cap_warnings;
 
+    /* Fragmentation, kept per node and summed, recomputed only for nodes
+     * whose free capacity changed since it was last asked for. */
+    double *frag, *idle;            /* per node id */
+    uint8_t *frag_dirty;            /* per node id */
+    uint32_t *dirty_ids;
+    uint32_t ndirty, frag_cap;      /* dirty_ids and the arrays hold frag_cap */
+    double frag_total, idle_total;
+    int frag_all;                   /* everything must be recomputed */
+
     int shapes_explicit;            /* set_shapes() called: stop learning */
     gp__u64map shape_hist;          /* learned: signature -> count */
     int64_t shape_seen;
@@ -282,5 +291,8 @@ int64_t gp__effective_priority(const gp_engine *e, const gp__wl *w);
 /* ---- shapes.c ---- */
 void gp__shapes_learn(gp_engine *e, const gp__wl *w);
 void gp__shapes_refresh(gp_engine *e);
+/* Node id changed (capacity, free capacity, schedulability) or went away:
+ * its fragmentation must be recomputed when next asked for. */
+void gp__frag_dirty(gp_engine *e, uint32_t id);
 
 #endif /* GP_ENGINE_INTERNAL_H */

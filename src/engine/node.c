@@ -234,6 +234,7 @@ int gp_engine_node_remove(gp_engine *e, const char *name) {
     gp__strmap_del(&e->node_by_name, n->spec.name);
     gp__placer_node_removed(e->placer, n->id);
     e->nodes[n->id] = NULL;
+    gp__frag_dirty(e, n->id);
     e->live_nodes--;
     free(n->tasks);
     free(n);
@@ -287,6 +288,7 @@ void gp__node_refresh(gp_engine *e, gp__node *n) {
     n->view.cpu_free = n->cpu_free;
     n->view.mem_free = n->mem_free;
     gp__placer_node_changed(e->placer, &n->view);
+    gp__frag_dirty(e, n->id);
 }
 
 void gp__node_charge(gp_engine *e, gp__node *n, const gp_slice *s, uint64_t owner, int sign) {

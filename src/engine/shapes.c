@@ -75,8 +75,10 @@ void gp__shapes_refresh(gp_engine *e) {
         out[i] = all[i]->shape;
         out[i].popularity = (double)all[i]->count / (double)covered;
     }
-    if (gp__placer_set_shapes(e->placer, out, k) == 0)
+    if (gp__placer_set_shapes(e->placer, out, k) == 0) {
         e->shapes_at = e->shape_seen;
+        e->frag_all = 1;
+    }
 done:
     free(all);
     free(out);
@@ -115,22 +117,76 @@ int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n) {
     }
     int rc = gp__placer_set_shapes(e->placer, out, n);
     free(out);
-    if (rc == 0)
+    if (rc == 0) {
         e->shapes_explicit = 1;
+        e->frag_all = 1;
+    }
     return rc;
 }
 
-double gp_engine_fragmentation(gp_engine *e, double *idle_milli) {
-    double frag = 0, idle = 0;
-    for (uint32_t i = 0; i < e->nnodes; i++) {
-        gp__node *n = e->nodes[i];
-        if (!n || !n->spec.schedulable)
-            continue;
-        frag += gp__placer_node_frag(e->placer, &n->view);
+void gp__frag_dirty(gp_engine *e, uint32_t id) {
+    if (e->frag_all)
+        return;
+    if (id >= e->frag_cap) { /* a node added since: recompute everything */
+        e->frag_all = 1;
+        return;
+    }
+    if (!e->frag_dirty[id]) { /* each id once: frag_cap entries suffice */
+        e->frag_dirty[id] = 1;
+        e->dirty_ids[e->ndirty++] = id;
+    }
+}
+
+/* Recomputes node id's figures and moves the totals by the difference. */
+static void frag_node(gp_engine *e, uint32_t id) {
+    double f = 0, idle = 0;
+    gp__node *n = id < e->nnodes ? e->nodes[id] : NULL;
+    if (n && n->spec.schedulable) {
+        f = gp__placer_node_frag(e->placer, &n->view);
         for (int32_t g = 0; g < n->spec.ngpus; g++)
             idle += n->spec.gpus[g].mig ? 0 : n->free_milli[g];
     }
+    e->frag_total += f - e->frag[id];
+    e->idle_total += idle - e->idle[id];
+    e->frag[id] = f;
+    e->idle[id] = idle;
+    e->frag_dirty[id] = 0;
+}
+
+double gp_engine_fragmentation(gp_engine *e, double *idle_milli) {
+    if (e->frag_all || e->frag_cap < e->nnodes) {
+        uint32_t cap = e->nnodes ? e->nnodes : 1;
+        double *f = calloc(cap, sizeof *f), *idle = calloc(cap, sizeof *idle);
+        uint8_t *dirty = calloc(cap, 1);
+        uint32_t *ids = calloc(cap, sizeof *ids);
+        if (f && idle && dirty && ids) {
+            free(e->frag);
+            free(e->idle);
+            free(e->frag_dirty);
+            free(e->dirty_ids);
+            e->frag = f;
+            e->idle = idle;
+            e->frag_dirty = dirty;
+            e->dirty_ids = ids;
+            e->frag_cap = cap;
+            e->frag_total = e->idle_total = 0;
+            e->ndirty = 0;
+            e->frag_all = 0;
+            for (uint32_t i = 0; i < cap; i++)
+                frag_node(e, i);
+        } else {
+            free(f);
+            free(idle);
+            free(dirty);
+            free(ids);
+            return -1.0;
+        }
+    } else {
+        for (uint32_t i = 0; i < e->ndirty; i++)
+            frag_node(e, e->dirty_ids[i]);
+        e->ndirty = 0;
+    }
     if (idle_milli)
-        *idle_milli = idle;
-    return frag;
+        *idle_milli = e->idle_total;
+    return e->frag_total;
 }
