@@ -103,8 +103,35 @@ struct gp__queue {
     uint32_t active;
 };
 
+/*
+ * What the engine keeps of a workload's spec: the public struct less the
+ * fixed arrays it does not need after submission (names, allowed models,
+ * which become a bit mask), so that hundreds of thousands of workloads stay
+ * small. Field names match gp_workload_spec's.
+ */
+typedef struct gp__treq {
+    gp_gpu_request gpu;
+    int32_t gpus, gpu_milli;
+    int64_t gpu_mem;
+    char mig_profile[16];
+    int64_t cpu_milli, mem_bytes;
+    int32_t nmodels;
+    int32_t nselectors;
+    gp_label *selectors;            /* [nselectors], owned; NULL if none */
+} gp__treq;
+
+typedef struct gp__wspec {
+    uint64_t id;
+    gp_kind kind;
+    int32_t priority, preemptible;
+    gp_time_ms min_runtime;
+    int32_t tasks, min_tasks, same_domain;
+    gp_time_ms submitted;
+    gp__treq req;
+} gp__wspec;
+
 struct gp__wl {
-    gp_workload_spec spec;
+    gp__wspec spec;
     gp__queue *queue;
     gp__preq preq;                  /* one task's request, in placement terms */
     int32_t mig_profile;            /* index in the MIG profile table, or -1 */
@@ -245,6 +272,8 @@ void gp__fairshare(gp_engine *e);
 
 /* ---- workload.c ---- */
 gp__wl *gp__wl_find(const gp_engine *e, uint64_t id);
+/* Frees a workload the engine no longer references. */
+void gp__wl_free(gp__wl *w);
 /* Binds task t of w to slices on node (already checked to fit); GP_ENOMEM
  * changes nothing. */
 int gp__wl_bind_task(gp_engine *e, gp__wl *w, int32_t t, uint32_t node, const gp_slice *slices,

@@ -17,10 +17,13 @@
  *
  * Caches: FGD and gpupool evaluate the fragmentation of every candidate state
  * of a node, which costs (typical shapes x GPUs) per candidate GPU. Each node
- * keeps the fragmentation of its current state and a small hash table from
- * request (GPUs, milli, GPU memory, CPU, models) to the outcome (fits or not,
- * GPUs chosen, score), both dropped by gp__placer_node_changed. Between two
- * changes of a node, a request shape seen before costs one hash probe.
+ * keeps the fragmentation of its current state and a version stamp bumped by
+ * gp__placer_node_changed. Outcomes (fits or not, GPUs chosen, score) are
+ * kept per request shape in one array indexed by node id, each entry stamped
+ * with the node version it was computed for; the cycle scores one request on
+ * many nodes in a row, so the shape is looked up once and the per-node
+ * lookups walk one contiguous array. Between two changes of a node, a request
+ * shape seen before costs one array read.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -49,30 +52,56 @@ typedef struct cache_key {
     uint64_t models;
 } cache_key;
 
+/* One cached outcome: valid only if gen equals the node's version. The GPUs
+ * chosen are kept as a bit mask: whole GPUs are always chosen in index order
+ * and a share takes one GPU, so the mask gives back the list exactly. */
 typedef struct cache_ent {
-    cache_key key;
-    uint32_t gen;                   /* valid only if equal to the node's gen */
-    int32_t fits;
-    gp__pchoice choice;
+    uint32_t gen;
+    uint16_t gpus;                  /* bit per chosen GPU */
+    int8_t fits;
+    double score;
 } cache_ent;
 
+/* The outcomes of one request shape on every node, indexed by node id. */
+typedef struct cache_shape {
+    cache_key key;
+    uint32_t cap;                   /* entries in ents */
+    cache_ent *ents;
+} cache_shape;
+
 typedef struct pstate {
-    uint32_t gen;                   /* bumped to drop the score cache */
+    uint32_t gen;                   /* node version, bumped on every change */
     int frag_valid;
     double frag;                    /* fragmentation of the current state */
-    uint32_t nents, cap;            /* live entries of this gen; table size */
-    cache_ent *ents;
     int32_t aff[NCLASSES];          /* tasks per affinity class */
     int32_t naff;                   /* classes with at least one task */
 } pstate;
+
+/* A typical shape reduced to what the fragmentation measure needs. */
+typedef struct fshape {
+    double w;                       /* popularity */
+    int64_t cpu;
+    uint64_t models;                /* 0 = any */
+    int32_t need;                   /* milli-GPU per GPU; -1: by GPU memory */
+    int32_t count;                  /* GPUs it needs with room; 0: no GPU */
+    const gp__preq *req;
+} fshape;
 
 struct gp__placer {
     gp_placement policy;
     uint64_t rng;
     gp__pshape *shapes;
+    fshape *fs;                     /* [nshapes] */
     size_t nshapes;
     pstate *nodes;                  /* indexed by gp__pnode.id */
     uint32_t nnodes;
+    cache_shape *cs;                /* request shapes seen, in first-seen order */
+    uint32_t ncs, ccs;
+    uint32_t *cs_index;             /* open addressing over cs: index + 1, 0 empty */
+    uint32_t cs_index_cap;
+    int32_t last;                   /* cs entry of the last request, -1 none */
+    int32_t *room;                  /* [nshapes] scratch for frag_drop */
+    int64_t *small;                 /* [nshapes] scratch for frag_drop */
 };
 
 static uint64_t next_rand(gp__placer *p) {
@@ -106,16 +135,23 @@ static pstate *state_of(gp__placer *p, uint32_t id) {
     return &p->nodes[id];
 }
 
-/* Drops the node's cached fragmentation and scores. Generations start at 1
- * so that the zeroed slots of a new table never look live; on wrap-around the
- * old slots are cleared for the same reason. */
-static void state_invalidate(pstate *s) {
+/* Forgets every cached outcome of node id (entries stamped 0 are never
+ * live). */
+static void cache_forget_node(gp__placer *p, uint32_t id) {
+    for (uint32_t i = 0; i < p->ncs; i++)
+        if (id < p->cs[i].cap)
+            p->cs[i].ents[id].gen = 0;
+}
+
+/* Drops node id's cached fragmentation and outcomes. Versions start at 1 and
+ * skip 0, so that zeroed (new) cache entries never look live; on wrap-around
+ * the node's old entries are cleared for the same reason. */
+static void state_invalidate(gp__placer *p, uint32_t id) {
+    pstate *s = &p->nodes[id];
     s->frag_valid = 0;
-    s->nents = 0;
     if (++s->gen == 0) {
         s->gen = 1;
-        if (s->ents)
-            memset(s->ents, 0, (size_t)s->cap * sizeof *s->ents);
+        cache_forget_node(p, id);
     }
 }
 
@@ -125,48 +161,94 @@ gp__placer *gp__placer_new(gp_placement policy, uint64_t seed) {
         return NULL;
     p->policy = policy;
     p->rng = seed ^ UINT64_C(0x5DEECE66D);
+    p->last = -1;
     return p;
 }
 
 void gp__placer_free(gp__placer *p) {
     if (!p)
         return;
-    for (uint32_t i = 0; i < p->nnodes; i++)
-        free(p->nodes[i].ents);
+    for (uint32_t i = 0; i < p->ncs; i++)
+        free(p->cs[i].ents);
+    free(p->cs);
+    free(p->cs_index);
     free(p->nodes);
     free(p->shapes);
+    free(p->fs);
+    free(p->room);
+    free(p->small);
     free(p);
 }
 
 int gp__placer_set_shapes(gp__placer *p, const gp__pshape *shapes, size_t n) {
     gp__pshape *copy = NULL;
+    fshape *fs = NULL;
+    int32_t *room = NULL;
+    int64_t *small = NULL;
     if (n) {
         copy = malloc(n * sizeof *copy);
-        if (!copy)
+        fs = malloc(n * sizeof *fs);
+        room = malloc(n * sizeof *room);
+        small = malloc(n * sizeof *small);
+        if (!copy || !fs || !room || !small) {
+            free(copy);
+            free(fs);
+            free(room);
+            free(small);
             return GP_ENOMEM;
+        }
         memcpy(copy, shapes, n * sizeof *copy);
     }
+    /* What frag_of needs per shape, worked out once. */
+    for (size_t i = 0; i < n; i++) {
+        const gp__preq *r = &copy[i].req;
+        fs[i].w = copy[i].popularity;
+        fs[i].cpu = r->cpu;
+        fs[i].models = r->models;
+        fs[i].req = r;
+        if (r->ngpus > 0) {
+            fs[i].need = GP_MILLI;
+            fs[i].count = r->ngpus;
+        } else if (r->milli > 0) {
+            fs[i].need = r->milli;
+            fs[i].count = 1;
+        } else if (r->gpu_mem > 0) {
+            fs[i].need = -1;
+            fs[i].count = 1;
+        } else {
+            fs[i].need = 0;
+            fs[i].count = 0;
+        }
+    }
     free(p->shapes);
+    free(p->fs);
+    free(p->room);
+    free(p->small);
     p->shapes = copy;
+    p->fs = fs;
+    p->room = room;
+    p->small = small;
     p->nshapes = n;
     for (uint32_t i = 0; i < p->nnodes; i++)
-        state_invalidate(&p->nodes[i]);
+        state_invalidate(p, i);
     return 0;
 }
 
 void gp__placer_node_changed(gp__placer *p, const gp__pnode *n) {
-    pstate *s = state_of(p, n->id);
-    if (s)
-        state_invalidate(s);
+    if (state_of(p, n->id))
+        state_invalidate(p, n->id);
 }
 
 void gp__placer_node_removed(gp__placer *p, uint32_t id) {
     if (id >= p->nnodes)
         return;
     pstate *s = &p->nodes[id];
-    free(s->ents);
-    memset(s, 0, sizeof *s); /* a new node reusing the id starts clean */
-    s->gen = 1;
+    /* A new node reusing the id starts clean; its version keeps counting so
+     * that nothing cached for the old node looks live. */
+    uint32_t gen = s->gen;
+    memset(s, 0, sizeof *s);
+    s->gen = gen;
+    state_invalidate(p, id);
 }
 
 /* The affinity class of r (GPU clustering), or -1 if r asks for no GPU. */
@@ -182,7 +264,7 @@ static void affinity_count(gp__placer *p, const gp__pnode *n, const gp__preq *r,
     pstate *s = state_of(p, n->id);
     if (!s)
         return;
-    state_invalidate(s);
+    state_invalidate(p, n->id);
     int c = affinity_class(r);
     if (c < 0)
         return;
@@ -305,6 +387,38 @@ static int fits_node(const gp__preq *r, const gp__pnode *n, int worst, gp__pchoi
 /* FGD's fragmentation measure                                               */
 /* ------------------------------------------------------------------------ */
 
+/* Whether GPU g of n is of a model that model mask `models` allows. */
+static int model_ok(uint64_t models, const gp__pnode *n, int32_t g) {
+    return !models || (models & (UINT64_C(1) << (n->gpu_model[g] & 63)));
+}
+
+/* The milli-GPU typical shape s needs on GPU g of n. */
+static int32_t shape_need(const fshape *s, const gp__pnode *n, int32_t g) {
+    return s->need >= 0 ? s->need : charge_milli(s->req, n, g);
+}
+
+/* Whether shape s could run on a node with cpu_free milli-CPU at all, GPU
+ * capacity aside. */
+static int shape_may_run(const fshape *s, int64_t cpu_free) {
+    return s->count > 0 && cpu_free >= s->cpu;
+}
+
+/* For shape s on GPUs free[] of n: how many GPUs have room for it (*room)
+ * and the free milli-GPU of the others (*small). */
+static void shape_split(const fshape *s, const gp__pnode *n, const int32_t *free, int32_t *room,
+                        int64_t *small) {
+    int32_t k = 0;
+    int64_t sm = 0;
+    for (int32_t g = 0; g < n->ngpus; g++) {
+        if (model_ok(s->models, n, g) && free[g] >= shape_need(s, n, g))
+            k++;
+        else
+            sm += free[g];
+    }
+    *room = k;
+    *small = sm;
+}
+
 /*
  * The fragmentation of node n if it had cpu_free milli-CPU and free[] milli-GPU
  * free: for every typical shape s with popularity w, the idle GPU capacity s
@@ -312,7 +426,8 @@ static int fits_node(const gp__preq *r, const gp__pnode *n, int worst, gp__pchoi
  * little CPU, too few GPUs with room for it, no GPU of an allowed model, or s
  * asks for no GPU), all idle GPU capacity counts; if it can, only the GPUs
  * with less free than s needs count. This is the simulator's
- * NodeGpuShareFragAmountScore; host memory plays no part in it.
+ * NodeGpuShareFragAmountScore; host memory plays no part in it. frag_drop
+ * relies on the sum being taken shape by shape in this order.
  */
 static double frag_of(const gp__placer *p, const gp__pnode *n, int64_t cpu_free,
                       const int32_t *free) {
@@ -323,26 +438,16 @@ static double frag_of(const gp__placer *p, const gp__pnode *n, int64_t cpu_free,
         return 0;
     double f = 0;
     for (size_t i = 0; i < p->nshapes; i++) {
-        const gp__preq *s = &p->shapes[i].req;
-        double w = p->shapes[i].popularity;
-        if (!wants_gpu(s) || cpu_free < s->cpu) {
-            f += w * (double)idle;
-            continue;
+        const fshape *s = &p->fs[i];
+        int64_t v = idle;
+        if (shape_may_run(s, cpu_free)) {
+            int32_t room;
+            int64_t small;
+            shape_split(s, n, free, &room, &small);
+            if (room >= s->count)
+                v = small;
         }
-        int32_t need = s->ngpus > 0 ? s->ngpus : 1, room = 0;
-        int64_t small = 0;
-        for (int32_t g = 0; g < n->ngpus; g++) {
-            if (s->models && !(s->models & (UINT64_C(1) << (n->gpu_model[g] & 63)))) {
-                small += free[g];
-                continue;
-            }
-            int32_t m = s->ngpus > 0 ? GP_MILLI : charge_milli(s, n, g);
-            if (free[g] >= m)
-                room++;
-            else
-                small += free[g];
-        }
-        f += w * (double)(room >= need ? small : idle);
+        f += s->w * (double)v;
     }
     return f;
 }
@@ -363,36 +468,81 @@ static double sigmoid(double x) {
     return 1.0 / (1.0 + exp(-x));
 }
 
+/* FGD's node score for a fragmentation drop d: 100 sigmoid(d / 1000),
+ * truncated as the simulator's int64() does. */
+static double fgd_score(double d) {
+    return (double)(int64_t)(sigmoid(d / 1000.0) * 100.0);
+}
+
+/*
+ * The fragmentation of n after taking m milli-GPU from GPU g and leaving cpu
+ * milli-CPU, from the per-shape split of the current GPUs (p->room and
+ * p->small, made by frag_drop for the same cpu). Equal, bit for bit, to
+ * frag_of on the changed state, at the cost of one step per shape.
+ */
+static double frag_after_share(const gp__placer *p, const gp__pnode *n, int64_t cpu,
+                               int64_t idle, int32_t g, int32_t m) {
+    int32_t before = n->free_milli[g], after = before - m;
+    int64_t idle2 = idle - m;
+    if (idle2 == 0)
+        return 0;
+    double f = 0;
+    for (size_t i = 0; i < p->nshapes; i++) {
+        const fshape *s = &p->fs[i];
+        int64_t v = idle2;
+        if (shape_may_run(s, cpu)) {
+            int32_t room = p->room[i];
+            int64_t small = p->small[i];
+            if (!model_ok(s->models, n, g)) {
+                small -= m;
+            } else {
+                int32_t need = shape_need(s, n, g);
+                int in0 = before >= need, in1 = after >= need;
+                room += in1 - in0;
+                small += (in1 ? 0 : after) - (in0 ? 0 : before);
+            }
+            if (room >= s->count)
+                v = small;
+        }
+        f += s->w * (double)v;
+    }
+    return f;
+}
+
 /*
  * FGD and gpupool: the drop of fragmentation if r were placed on n (positive
- * is good), for the best GPU choice, which goes into *c. FGD tries every GPU
- * with room for a share and keeps the one whose placement leaves the least
- * fragmentation (the first on ties); whole GPUs go to the first free ones.
- * Assumes r fits n (fits_node returned 1 with *c filled).
+ * is good), for the best GPU choice, which goes into *c. For a share, FGD
+ * tries every GPU with room and keeps the first whose placement has the best
+ * integer score (the simulator compares the truncated scores, not the raw
+ * drops); gpupool keeps the largest raw drop. Whole GPUs go to the first
+ * free ones. Assumes r fits n (fits_node returned 1 with *c filled).
  */
 static double frag_drop(gp__placer *p, const gp__pnode *n, const gp__preq *r, double before,
                         gp__pchoice *c, int gpupool) {
-    int32_t free[GP_MAX_GPUS_PER_NODE];
-    memcpy(free, n->free_milli, (size_t)n->ngpus * sizeof *free);
     int64_t cpu = n->cpu_free - r->cpu;
     if (!is_share(r)) {
+        int32_t free[GP_MAX_GPUS_PER_NODE];
+        memcpy(free, n->free_milli, (size_t)n->ngpus * sizeof *free);
         for (int32_t i = 0; i < c->ngpus; i++)
             free[c->gpu[i]] -= GP_MILLI;
         return before - frag_of(p, n, cpu, free);
     }
-    double best = -INFINITY;
+    int64_t idle = idle_milli(n);
+    for (size_t i = 0; i < p->nshapes; i++)
+        if (shape_may_run(&p->fs[i], cpu))
+            shape_split(&p->fs[i], n, n->free_milli, &p->room[i], &p->small[i]);
+    double best = -INFINITY, best_key = -INFINITY;
     int32_t pick = -1;
     for (int32_t g = 0; g < n->ngpus; g++) {
         if (!gp__preq_fits_gpu(r, n, g))
             continue;
-        int32_t m = charge_milli(r, n, g);
-        free[g] -= m;
-        double d = before - frag_of(p, n, cpu, free);
-        free[g] += m;
+        double d = before - frag_after_share(p, n, cpu, idle, g, charge_milli(r, n, g));
+        double key = gpupool ? d : fgd_score(d);
         /* gpupool breaks exact ties towards the fuller GPU, which keeps whole
          * GPUs free for whole-GPU requests; FGD keeps the first. */
-        if (pick < 0 || d > best ||
-            (gpupool && d == best && n->free_milli[g] < n->free_milli[pick])) {
+        if (pick < 0 || key > best_key ||
+            (gpupool && key == best_key && n->free_milli[g] < n->free_milli[pick])) {
+            best_key = key;
             best = d;
             pick = g;
         }
@@ -494,72 +644,59 @@ static double free_after(const gp__preq *r, const gp__pnode *n) {
 static double score_gpupool(double drop, const gp__preq *r, const gp__pnode *n) {
     double idle_after = ((double)idle_milli(n) - request_milli(r, n)) / GP_MILLI;
     double cpu_after = n->cpu_cap > 0 ? (double)(n->cpu_free - r->cpu) / (double)n->cpu_cap : 0;
-    return drop / GP_MILLI - 1e-3 * idle_after - 1e-6 * cpu_after;
+    return drop / GP_MILLI - 1e-3 * idle_after - 1e-4 * cpu_after;
 }
 
-/* Looks r up in the cache of node state s; NULL if absent. */
-static cache_ent *cache_find(pstate *s, const cache_key *k, size_t *slot) {
-    if (!s->cap) {
-        *slot = 0;
-        return NULL;
-    }
+static uint64_t key_hash(const cache_key *k) {
     uint64_t h = (uint64_t)k->ngpus * UINT64_C(0x9E3779B97F4A7C15) ^
                  (uint64_t)k->milli * UINT64_C(0xC2B2AE3D27D4EB4F) ^
                  (uint64_t)k->gpu_mem * UINT64_C(0x165667B19E3779F9) ^
                  (uint64_t)k->cpu * UINT64_C(0x27D4EB2F165667C5) ^ k->models;
-    h ^= h >> 29;
-    size_t mask = s->cap - 1, i = (size_t)h & mask;
-    for (;;) {
-        cache_ent *e = &s->ents[i];
-        if (e->gen != s->gen) {
-            *slot = i;
-            return NULL;
-        }
-        if (!memcmp(&e->key, k, sizeof *k))
-            return e;
+    return h ^ (h >> 29);
+}
+
+/* The slot of key k in the shape index: where it is, or the empty slot where
+ * it would go. The index is never full (at most half its slots are used). */
+static uint32_t index_slot(const gp__placer *p, const cache_key *k) {
+    uint32_t mask = p->cs_index_cap - 1, i = (uint32_t)key_hash(k) & mask;
+    while (p->cs_index[i] && memcmp(&p->cs[p->cs_index[i] - 1].key, k, sizeof *k))
         i = (i + 1) & mask;
-    }
+    return i;
 }
 
-/* Stores an outcome for key k, growing the table; silently skips when out of
- * memory (the cache is an optimisation only). */
-static void cache_put(pstate *s, const cache_key *k, int fits, const gp__pchoice *c) {
-    if (2 * (s->nents + 1) > s->cap) {
-        uint32_t ocap = s->cap, ncap = s->cap ? 2 * s->cap : 16;
-        cache_ent *old = s->ents, *ne = calloc(ncap, sizeof *ne);
-        if (!ne)
-            return;
-        /* Fresh slots hold gen 0, which no live state has; move this
-         * generation's entries over. */
-        s->ents = ne;
-        s->cap = ncap;
-        s->nents = 0;
-        for (uint32_t i = 0; i < ocap; i++) {
-            size_t slot;
-            if (old[i].gen == s->gen && !cache_find(s, &old[i].key, &slot)) {
-                s->ents[slot] = old[i];
-                s->nents++;
-            }
-        }
-        free(old);
+/* Adds request shape k to the cache; returns its number, or -1 if out of
+ * memory (nothing changed then). */
+static int32_t cache_add_shape(gp__placer *p, const cache_key *k) {
+    if (p->ncs == p->ccs) {
+        uint32_t n = p->ccs ? 2 * p->ccs : 16;
+        cache_shape *cs = realloc(p->cs, (size_t)n * sizeof *cs);
+        if (!cs)
+            return -1;
+        p->cs = cs;
+        p->ccs = n;
     }
-    size_t slot;
-    cache_ent *e = cache_find(s, k, &slot);
-    if (!e) {
-        e = &s->ents[slot];
-        s->nents++;
+    if (2 * (p->ncs + 1) > p->cs_index_cap) {
+        uint32_t cap = p->cs_index_cap ? 2 * p->cs_index_cap : 64;
+        uint32_t *idx = calloc(cap, sizeof *idx);
+        if (!idx)
+            return -1;
+        free(p->cs_index);
+        p->cs_index = idx;
+        p->cs_index_cap = cap;
+        for (uint32_t i = 0; i < p->ncs; i++)
+            idx[index_slot(p, &p->cs[i].key)] = i + 1;
     }
-    e->key = *k;
-    e->gen = s->gen;
-    e->fits = fits;
-    e->choice = *c;
+    p->cs_index[index_slot(p, k)] = p->ncs + 1;
+    p->cs[p->ncs] = (cache_shape){*k, 0, NULL};
+    return (int32_t)p->ncs++;
 }
 
-/* FGD and gpupool, through the cache. */
-static int score_frag(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__pchoice *out) {
-    if (n->cpu_free < r->cpu || n->mem_free < r->mem)
-        return 0;
-    pstate *s = &p->nodes[n->id]; /* gp__placer_score made it exist */
+/*
+ * The cache entry of request r on node id, growing the tables as needed; NULL
+ * if out of memory (the cache is an optimisation only). Consecutive calls for
+ * the same request, as the cycle's scan over nodes makes, skip the hashing.
+ */
+static cache_ent *cache_entry(gp__placer *p, const gp__preq *r, uint32_t id) {
     cache_key k;
     memset(&k, 0, sizeof k);
     k.ngpus = r->ngpus;
@@ -567,10 +704,38 @@ static int score_frag(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__
     k.gpu_mem = r->gpu_mem;
     k.cpu = r->cpu;
     k.models = r->models;
-    size_t slot;
-    cache_ent *e = cache_find(s, &k, &slot);
-    if (e) {
-        *out = e->choice;
+    int32_t i = p->last;
+    if (i < 0 || memcmp(&p->cs[i].key, &k, sizeof k)) {
+        if (p->cs_index_cap && p->cs_index[index_slot(p, &k)])
+            i = (int32_t)p->cs_index[index_slot(p, &k)] - 1;
+        else if ((i = cache_add_shape(p, &k)) < 0)
+            return NULL;
+        p->last = i;
+    }
+    cache_shape *c = &p->cs[i];
+    if (id >= c->cap) {
+        uint32_t cap = p->nnodes > id ? p->nnodes : id + 1;
+        cache_ent *e = realloc(c->ents, (size_t)cap * sizeof *e);
+        if (!e)
+            return NULL;
+        memset(e + c->cap, 0, (size_t)(cap - c->cap) * sizeof *e);
+        c->ents = e;
+        c->cap = cap;
+    }
+    return &c->ents[id];
+}
+
+/* FGD and gpupool, through the cache. */
+static int score_frag(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__pchoice *out) {
+    if (n->cpu_free < r->cpu || n->mem_free < r->mem)
+        return 0;
+    uint32_t gen = p->nodes[n->id].gen; /* gp__placer_score made it exist */
+    cache_ent *e = cache_entry(p, r, n->id);
+    if (e && e->gen == gen) {
+        out->ngpus = 0;
+        for (uint32_t m = e->gpus; m; m &= m - 1)
+            out->gpu[out->ngpus++] = __builtin_ctz(m);
+        out->score = e->score;
         return e->fits;
     }
     int gpupool = p->policy == GP_PLACE_GPUPOOL;
@@ -578,12 +743,18 @@ static int score_frag(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__
     if (fits) {
         double before = gp__placer_node_frag(p, n);
         double drop = frag_drop(p, n, r, before, out, gpupool);
-        out->score = gpupool ? score_gpupool(drop, r, n)
-                             : trunc_score(sigmoid(drop / 1000.0) * 100.0);
+        out->score = gpupool ? score_gpupool(drop, r, n) : fgd_score(drop);
     } else {
         memset(out, 0, sizeof *out);
     }
-    cache_put(s, &k, fits, out);
+    if (e) {
+        e->gen = gen;
+        e->fits = (int8_t)fits;
+        e->score = out->score;
+        e->gpus = 0;
+        for (int32_t k = 0; k < out->ngpus; k++)
+            e->gpus |= (uint16_t)(1u << out->gpu[k]);
+    }
     return fits;
 }
 

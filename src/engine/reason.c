@@ -50,7 +50,7 @@ static const char *queue_word(const gp__queue *q) {
 }
 
 static void what_one_task(const gp__wl *w, char *buf, size_t len) {
-    const gp_task_req *r = &w->spec.req;
+    const gp__treq *r = &w->spec.req;
     char g[32];
     switch (r->gpu) {
     case GP_GPU_WHOLE:

@@ -201,9 +201,32 @@ static int validate(const gp_engine *e, const gp_workload_spec *w, gp__queue **q
     return validate_req(e, &w->req, err, errlen);
 }
 
+/* Copies what the engine keeps of spec into w (selectors already copied). */
+static void keep_spec(gp__wl *w, const gp_workload_spec *in) {
+    gp__wspec *s = &w->spec;
+    s->id = in->id;
+    s->kind = in->kind;
+    s->priority = in->priority;
+    s->preemptible = in->preemptible;
+    s->min_runtime = in->min_runtime;
+    s->tasks = in->tasks;
+    s->min_tasks = in->min_tasks;
+    s->same_domain = in->same_domain;
+    s->submitted = in->submitted;
+    s->req.gpu = in->req.gpu;
+    s->req.gpus = in->req.gpus;
+    s->req.gpu_milli = in->req.gpu_milli;
+    s->req.gpu_mem = in->req.gpu_mem;
+    memcpy(s->req.mig_profile, in->req.mig_profile, sizeof s->req.mig_profile);
+    s->req.cpu_milli = in->req.cpu_milli;
+    s->req.mem_bytes = in->req.mem_bytes;
+    s->req.nmodels = in->req.nmodels;
+    s->req.nselectors = in->req.nselectors;
+}
+
 /* Fills the derived fields of a new workload from its spec. */
-static void derive(const gp_engine *e, gp__wl *w) {
-    const gp_task_req *r = &w->spec.req;
+static void derive(const gp_engine *e, gp__wl *w, const gp_workload_spec *in) {
+    const gp__treq *r = &w->spec.req;
     if (w->spec.min_tasks == 0)
         w->spec.min_tasks = w->spec.tasks;
     w->preemptible = w->spec.preemptible == GP_DEFAULT ? w->spec.kind == GP_KIND_TRAIN
@@ -238,8 +261,8 @@ static void derive(const gp_engine *e, gp__wl *w) {
     case GP_GPU_NONE:
         break;
     }
-    for (int32_t i = 0; i < r->nmodels; i++) {
-        int id = gp__model_find(e, r->models[i]);
+    for (int32_t i = 0; i < in->req.nmodels; i++) {
+        int id = gp__model_find(e, in->req.models[i]);
         /* A model the pool does not have yet still restricts the request:
          * bit 63 stands for "some other model", which no GPU carries. */
         w->preq.models |= UINT64_C(1) << (id >= 0 ? id : 63);
@@ -293,14 +316,20 @@ static gp__wl *create(gp_engine *e, const gp_workload_spec *spec, gp__queue *q) 
     if (!w)
         return NULL;
     w->tasks = calloc((size_t)spec->tasks, sizeof *w->tasks);
-    if (!w->tasks || gp__queue_reserve(q) != 0 || gp__u64map_put(&e->wl_by_id, spec->id, w)) {
+    size_t nsel = (size_t)spec->req.nselectors;
+    w->spec.req.selectors = nsel ? malloc(nsel * sizeof *w->spec.req.selectors) : NULL;
+    if (!w->tasks || (nsel && !w->spec.req.selectors) || gp__queue_reserve(q) != 0 ||
+        gp__u64map_put(&e->wl_by_id, spec->id, w)) {
+        free(w->spec.req.selectors);
         free(w->tasks);
         free(w);
         return NULL;
     }
-    w->spec = *spec;
+    if (nsel)
+        memcpy(w->spec.req.selectors, spec->req.selectors, nsel * sizeof *spec->req.selectors);
+    keep_spec(w, spec);
     w->queue = q;
-    derive(e, w);
+    derive(e, w, spec);
     w->state = GP_STATE_PENDING;
     gp_res d;
     demand_of(w, &d);
@@ -392,6 +421,12 @@ void gp__wl_unbind_to(gp_engine *e, gp__wl *w, int32_t keep) {
         unbind_last(e, w);
 }
 
+void gp__wl_free(gp__wl *w) {
+    free(w->spec.req.selectors);
+    free(w->tasks);
+    free(w);
+}
+
 void gp__wl_leaving(gp__wl *v, int sign) {
     for (gp__queue *a = v->queue; a; a = a->parent)
         a->leaving += sign * v->charged.v[GP_RES_GPU];
@@ -426,8 +461,7 @@ static void destroy(gp_engine *e, gp__wl *w) {
     gp__wl_promise(w, 0);
     gp__u64map_del(&e->wl_by_id, w->spec.id);
     e->nworkloads--;
-    free(w->tasks);
-    free(w);
+    gp__wl_free(w);
 }
 
 int gp_engine_cancel(gp_engine *e, uint64_t id) {
