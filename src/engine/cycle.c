@@ -56,44 +56,86 @@ int gp__queue_cmp_share(const gp__queue *a, const gp__queue *b) {
     return strcmp(a->spec.name, b->spec.name);
 }
 
-static int by_order(const void *pa, const void *pb, void *ctx) {
-    const gp_engine *e = ctx;
-    const gp__wl *a = *(gp__wl *const *)pa, *b = *(gp__wl *const *)pb;
-    int64_t x = gp__effective_priority(e, a), y = gp__effective_priority(e, b);
-    if (x != y)
-        return x > y ? -1 : 1;
-    if (a->spec.submitted != b->spec.submitted)
-        return a->spec.submitted < b->spec.submitted ? -1 : 1;
-    return a->spec.id < b->spec.id ? -1 : a->spec.id > b->spec.id;
+/* A pending workload's place in its queue's order, computed once per cycle
+ * so that sorting compares plain numbers. */
+typedef struct okey {
+    int64_t prio;                   /* effective priority */
+    gp_time_ms submitted;
+    uint64_t id;
+    gp__wl *w;
+} okey;
+
+static int by_order(const void *pa, const void *pb) {
+    const okey *a = pa, *b = pb;
+    if (a->prio != b->prio)
+        return a->prio > b->prio ? -1 : 1;
+    if (a->submitted != b->submitted)
+        return a->submitted < b->submitted ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* Fills e->order with every pending workload, grouped by leaf and sorted,
- * and sets each queue's cursor range and active count. */
+static int quota_allows(gp_engine *e, gp__wl *w, uint64_t *models);
+
+/* Milli-GPU leaf q may still take under the limits of its path (INT64_MAX if
+ * none is set). */
+static int64_t gpu_headroom(const gp__queue *q) {
+    int64_t room = INT64_MAX;
+    for (; q; q = q->parent) {
+        int64_t lim = q->spec.quota[GP_RES_GPU].limit;
+        if (lim != GP_UNLIMITED && lim - q->alloc.v[GP_RES_GPU] < room)
+            room = lim - q->alloc.v[GP_RES_GPU];
+    }
+    return room;
+}
+
+/* Fills e->order with every pending workload that may be considered,
+ * grouped by leaf and sorted, and sets each queue's cursor range and active
+ * count. A leaf at its GPU limit puts none of its GPU requests in the order:
+ * they get their reason at once (a full queue with a long backlog costs a
+ * pass over it, not a sort). */
 static int build_order(gp_engine *e) {
     e->norder = 0;
     int64_t total = 0;
     for (uint32_t i = 0; i < e->nroots; i++)
         total += e->roots[i]->npending;
+    okey *keys = total ? malloc((size_t)total * sizeof *keys) : NULL;
+    if (total && !keys)
+        return GP_ENOMEM;
     if ((uint64_t)total > e->cap_order) {
         gp__wl **p = realloc(e->order, (size_t)total * sizeof *p);
-        if (!p)
+        if (!p) {
+            free(keys);
             return GP_ENOMEM;
+        }
         e->order = p;
         e->cap_order = (uint32_t)total;
     }
-    /* Children come after parents in pre-order: walk backwards to count. */
     for (uint32_t i = e->nqueues; i-- > 0;) {
         gp__queue *q = e->queues[i];
         q->active = 0;
-        if (q->nchildren == 0) {
-            q->cursor = e->norder;
-            for (uint32_t k = 0; k < q->npend; k++)
-                e->order[e->norder++] = q->pending[k];
-            q->end = e->norder;
-            if (q->npend > 1)
-                qsort_r(e->order + q->cursor, q->npend, sizeof *e->order, by_order, e);
+        if (q->nchildren)
+            continue;
+        int full = gpu_headroom(q) <= 0;
+        uint32_t start = e->norder, n = 0;
+        for (uint32_t k = 0; k < q->npend; k++) {
+            gp__wl *w = q->pending[k];
+            uint64_t models;
+            if (full && w->per_task.v[GP_RES_GPU] > 0) {
+                quota_allows(e, w, &models); /* sets the limit reason */
+                continue;
+            }
+            keys[start + n++] = (okey){gp__effective_priority(e, w), w->spec.submitted,
+                                       w->spec.id, w};
         }
+        if (n > 1)
+            qsort(keys + start, n, sizeof *keys, by_order);
+        for (uint32_t k = 0; k < n; k++)
+            e->order[start + k] = keys[start + k].w;
+        q->cursor = start;
+        q->end = e->norder = start + n;
     }
+    free(keys);
+    /* Children come after parents in pre-order: walk backwards to count. */
     for (uint32_t i = e->nqueues; i-- > 0;) {
         gp__queue *q = e->queues[i];
         int has = q->nchildren ? q->active > 0 : q->cursor < q->end;
