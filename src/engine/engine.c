@@ -51,7 +51,7 @@ void gp_engine_free(gp_engine *e) {
     for (size_t i = 0; i < e->wl_by_id.cap; i++) {
         gp__wl *w = e->wl_by_id.vals[i];
         if (w)
-            gp__wl_free(w);
+            gp__wl_dispose(w);
     }
     gp__u64map_free(&e->wl_by_id);
     for (uint32_t i = 0; i < e->nnodes; i++) {

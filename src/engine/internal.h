@@ -273,7 +273,7 @@ void gp__fairshare(gp_engine *e);
 /* ---- workload.c ---- */
 gp__wl *gp__wl_find(const gp_engine *e, uint64_t id);
 /* Frees a workload the engine no longer references. */
-void gp__wl_free(gp__wl *w);
+void gp__wl_dispose(gp__wl *w);
 /* Binds task t of w to slices on node (already checked to fit); GP_ENOMEM
  * changes nothing. */
 int gp__wl_bind_task(gp_engine *e, gp__wl *w, int32_t t, uint32_t node, const gp_slice *slices,

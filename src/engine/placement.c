@@ -644,7 +644,7 @@ static double free_after(const gp__preq *r, const gp__pnode *n) {
 static double score_gpupool(double drop, const gp__preq *r, const gp__pnode *n) {
     double idle_after = ((double)idle_milli(n) - request_milli(r, n)) / GP_MILLI;
     double cpu_after = n->cpu_cap > 0 ? (double)(n->cpu_free - r->cpu) / (double)n->cpu_cap : 0;
-    return drop / GP_MILLI - 1e-3 * idle_after - 1e-4 * cpu_after;
+    return drop / GP_MILLI - 1e-3 * idle_after - 1e-6 * cpu_after;
 }
 
 static uint64_t key_hash(const cache_key *k) {

@@ -421,7 +421,7 @@ void gp__wl_unbind_to(gp_engine *e, gp__wl *w, int32_t keep) {
         unbind_last(e, w);
 }
 
-void gp__wl_free(gp__wl *w) {
+void gp__wl_dispose(gp__wl *w) {
     free(w->spec.req.selectors);
     free(w->tasks);
     free(w);
@@ -461,7 +461,7 @@ static void destroy(gp_engine *e, gp__wl *w) {
     gp__wl_promise(w, 0);
     gp__u64map_del(&e->wl_by_id, w->spec.id);
     e->nworkloads--;
-    gp__wl_free(w);
+    gp__wl_dispose(w);
 }
 
 int gp_engine_cancel(gp_engine *e, uint64_t id) {
