@@ -475,6 +475,55 @@ START_TEST(test_node_removed_resets_state) {
 }
 END_TEST
 
+START_TEST(test_fgd_cache_forgets_removed_node) {
+    /* A node removed and its id reused by a node in another state: nothing
+     * cached for the old node may answer for the new one. */
+    gp__placer *p = gp__placer_new(GP_PLACE_FGD, 7);
+    share700(p);
+    tnode t;
+    int32_t a[2] = {1000, 600}, b[2] = {1000, 1000};
+    tnode_init(&t, 3, 2, a, 64000);
+    gp__preq r = share(400, 0);
+    ck_assert_int_eq(ipart(score_on(p, &t, &r)), 59);
+    gp__placer_node_removed(p, 3);
+    tnode_init(&t, 3, 2, b, 64000);
+    gp__placer_node_changed(p, &t.v); /* the engine announces the new node */
+    /* [1000,1000] leaves [600,1000]: frag 0 -> 600, 100 sigmoid(-0.6) */
+    ck_assert_int_eq(ipart(score_on(p, &t, &r)), 35);
+    gp__placer_node_removed(p, 3);
+    tnode_init(&t, 3, 2, a, 64000); /* not announced: still no stale answer */
+    ck_assert_int_eq(ipart(score_on(p, &t, &r)), 59);
+    gp__placer_free(p);
+}
+END_TEST
+
+START_TEST(test_share_drop_matches_full_recompute) {
+    /* The drop of a share is computed shape by shape from the node's split;
+     * it must equal the fragmentation of the changed node computed afresh,
+     * on a node whose GPUs straddle every shape's threshold. */
+    gp__placer *p = gp__placer_new(GP_PLACE_GPUPOOL, 1);
+    three_shapes(p);
+    tnode t, after;
+    int32_t f[4] = {1000, 700, 500, 300};
+    tnode_init(&t, 0, 4, f, 8000);
+    gp__preq r = share(300, 1000);
+    gp__pchoice c;
+    ck_assert_int_eq(gp__placer_score(p, &t.v, &r, &c), 1);
+    ck_assert_int_eq(c.ngpus, 1);
+    double before = gp__placer_node_frag(p, &t.v);
+    int32_t g[4];
+    memcpy(g, f, sizeof g);
+    g[c.gpu[0]] -= 300;
+    tnode_init(&after, 1, 4, g, 7000);
+    double drop = before - gp__placer_node_frag(p, &after.v);
+    /* gpupool's score: drop in GPUs minus the packing terms. */
+    double idle_after = (2500.0 - 300.0) / GP_MILLI, cpu_after = 7000.0 / 64000.0;
+    ck_assert_double_eq_tol(c.score, drop / GP_MILLI - 1e-3 * idle_after - 1e-6 * cpu_after,
+                            1e-12);
+    gp__placer_free(p);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_charge_whole_fraction_memory);
     tcase_add_test(tc, test_fits_gpu_models_and_whole);
@@ -494,6 +543,8 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_binpack_and_spread);
     tcase_add_test(tc, test_no_fit_cpu_memory_gpus);
     tcase_add_test(tc, test_node_removed_resets_state);
+    tcase_add_test(tc, test_fgd_cache_forgets_removed_node);
+    tcase_add_test(tc, test_share_drop_matches_full_recompute);
 }
 
 GP_TEST_MAIN("engine/placement", add_tests)
