@@ -212,7 +212,7 @@ static int quota_allows(gp_engine *e, gp__wl *w, uint64_t *models) {
     const gp__queue *at;
     gp_resource res;
     if (!gp__queue_fits_limits(w->queue, &need, &at, &res)) {
-        w->wait = GP_WAIT_QUEUE_LIMIT;
+        gp__wait_set(w, GP_WAIT_QUEUE_LIMIT);
         w->wait_queue = at;
         w->wait_a = res;
         w->wait_b = at->spec.quota[res].limit;
@@ -222,7 +222,7 @@ static int quota_allows(gp_engine *e, gp__wl *w, uint64_t *models) {
         for (const gp__queue *q = w->queue; q; q = q->parent) {
             for (int r = 0; r < GP_RES_COUNT; r++) {
                 if (q->alloc_np.v[r] + need.v[r] > q->deserved[r] && need.v[r] > 0) {
-                    w->wait = GP_WAIT_DESERVED;
+                    gp__wait_set(w, GP_WAIT_DESERVED);
                     w->wait_queue = q;
                     w->wait_a = r;
                     w->wait_b = q->deserved[r];
@@ -233,7 +233,7 @@ static int quota_allows(gp_engine *e, gp__wl *w, uint64_t *models) {
     }
     *models = gp__allowed_models(e, w);
     if (*models == 0 && w->spec.req.gpu != GP_GPU_NONE) {
-        w->wait = GP_WAIT_QUEUE_LIMIT;
+        gp__wait_set(w, GP_WAIT_QUEUE_LIMIT);
         w->wait_queue = w->queue;
         w->wait_a = -1; /* a per-model limit */
         w->wait_b = 0;
@@ -273,7 +273,7 @@ int gp__decision_evict(gp_engine *e, gp__wl *v, gp_evict_reason why, uint64_t fo
 static int try_allocate(gp_engine *e, gp__wl *w, gp_cycle_stats *st) {
     uint64_t models = 0;
     if (w->victims_left > 0) {
-        w->wait = GP_WAIT_EVICTING;
+        gp__wait_set(w, GP_WAIT_EVICTING);
         return 0;
     }
     gp__wl_promise(w, 0); /* its victims are gone: it competes like any other */
@@ -283,6 +283,8 @@ static int try_allocate(gp_engine *e, gp__wl *w, gp_cycle_stats *st) {
     const gp__wl *seen = gp__u64map_get(&e->memo, w->sig);
     if (seen) {
         w->wait = seen->wait;
+        w->undiagnosed = seen->undiagnosed;
+        w->diag_models = seen->diag_models;
         w->wait_a = seen->wait_a;
         w->wait_b = seen->wait_b;
         w->wait_queue = seen->wait_queue;
@@ -292,7 +294,7 @@ static int try_allocate(gp_engine *e, gp__wl *w, gp_cycle_stats *st) {
     st->nodes_scored += e->live_nodes;
     if (gp__place(e, w, models, 1) > 0) {
         gp__wl_set_state(e, w, GP_STATE_BOUND);
-        w->wait = GP_WAIT_NONE;
+        gp__wait_set(w, GP_WAIT_NONE);
         if (bind_decision(e, w) != 0) {
             gp__wl_unbind(e, w);
             gp__wl_set_state(e, w, GP_STATE_PENDING); /* room: it was just pending */
@@ -301,22 +303,40 @@ static int try_allocate(gp_engine *e, gp__wl *w, gp_cycle_stats *st) {
         st->bound++;
         return 1;
     }
-    gp__diagnose(e, w, models);
+    /* Why it does not fit is worked out when someone asks (a pass over the
+     * nodes): the eviction phases, a pending reason, the metrics. */
+    w->wait = GP_WAIT_NO_FIT;
+    w->undiagnosed = 1;
+    w->diag_models = models;
     gp__u64map_put(&e->memo, w->sig, w); /* a failed put only costs speed */
     return 0;
 }
 
-static void count_reasons(gp_engine *e) {
-    memset(e->pending_counts, 0, sizeof e->pending_counts);
+void gp_engine_pending_by_reason(gp_engine *e, int64_t counts[GP_WAIT_COUNT]) {
+    /* Workloads with the same request signature fail for the same reason:
+     * diagnose one of each, copy to the others. */
+    gp__u64map_clear(&e->memo);
+    memset(counts, 0, GP_WAIT_COUNT * sizeof *counts);
     for (uint32_t i = 0; i < e->nqueues; i++) {
         const gp__queue *q = e->queues[i];
-        for (uint32_t k = 0; k < q->npend; k++)
-            e->pending_counts[q->pending[k]->wait]++;
+        for (uint32_t k = 0; k < q->npend; k++) {
+            gp__wl *w = q->pending[k];
+            if (w->undiagnosed) {
+                const gp__wl *seen = gp__u64map_get(&e->memo, w->sig);
+                if (seen && !seen->undiagnosed && seen->queue == w->queue) {
+                    w->wait = seen->wait;
+                    w->wait_a = seen->wait_a;
+                    w->wait_b = seen->wait_b;
+                    w->wait_node = seen->wait_node;
+                    w->undiagnosed = 0;
+                } else {
+                    gp__wl_diagnosed(e, w);
+                    gp__u64map_put(&e->memo, w->sig, w);
+                }
+            }
+            counts[w->wait]++;
+        }
     }
-}
-
-void gp_engine_pending_by_reason(const gp_engine *e, int64_t counts[GP_WAIT_COUNT]) {
-    memcpy(counts, e->pending_counts, sizeof e->pending_counts);
 }
 
 int gp_engine_cycle(gp_engine *e, gp_time_ms now, const gp_decision **out, size_t *n,
@@ -364,7 +384,6 @@ out:
             e->dec[i].tasks = e->bindbuf + (uintptr_t)e->dec[i].tasks;
     for (uint32_t i = 0; i < e->ndec; i++)
         st.evicted += e->dec[i].type == GP_DECISION_EVICT;
-    count_reasons(e);
     *out = e->dec;
     *n = e->ndec;
     if (stats)

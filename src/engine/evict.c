@@ -272,7 +272,7 @@ static int commit(search *s, vset *vs, gp_evict_reason why) {
     for (uint32_t i = 0; i < n && rc == 0; i++)
         rc = gp__decision_evict(s->e, victims[i], why, s->w->spec.id);
     s->w->victims_left = (int32_t)n;
-    s->w->wait = GP_WAIT_EVICTING;
+    gp__wait_set(s->w, GP_WAIT_EVICTING);
     gp__wl_promise(s->w, s->w->per_task.v[GP_RES_GPU] * s->w->spec.min_tasks);
     if (victims != list)
         free(victims);
@@ -432,7 +432,7 @@ static int below_fair_share(const gp_engine *e, gp__wl *w) {
     others -= q->alloc.v[GP_RES_GPU];
     if (w->wait != GP_WAIT_NO_FIT || others <= 0)
         return 0;
-    w->wait = GP_WAIT_FAIR_SHARE;
+    gp__wait_set(w, GP_WAIT_FAIR_SHARE);
     w->wait_queue = q;
     w->wait_b = q->fair.v[GP_RES_GPU];
     return 0;
@@ -469,6 +469,7 @@ void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed) {
         gp__wl *w = failed[i];
         if (w->state != GP_STATE_PENDING || w->wait == GP_WAIT_EVICTING)
             continue;
+        gp__wl_diagnosed(e, w);
         gp_wait why = w->wait;
         if (why != GP_WAIT_NO_FIT && why != GP_WAIT_FRAGMENTED && why != GP_WAIT_GANG)
             continue;

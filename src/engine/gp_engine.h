@@ -420,7 +420,9 @@ typedef struct gp_workload_info {
     int32_t evictions;              /* times evicted so far */
 } gp_workload_info;
 
-int gp_engine_workload_get(const gp_engine *e, uint64_t id, gp_workload_info *out);
+/* Fills *out. Like the two functions below, it may first work out a pending
+ * reason the last cycle left for later (hence the engine is not const). */
+int gp_engine_workload_get(gp_engine *e, uint64_t id, gp_workload_info *out);
 
 /* The binding of task `task` of a BOUND, RUNNING or EVICTING workload. */
 int gp_engine_workload_binding(const gp_engine *e, uint64_t id, int32_t task,
@@ -431,10 +433,10 @@ int gp_engine_workload_binding(const gp_engine *e, uint64_t id, int32_t task,
  * limit of 8 GPUs" or "no single GPU has 0.5 free; the largest free slice is
  * 0.25 on node a3". Returns the reason code, or GP_ENOENT.
  */
-int gp_engine_pending_reason(const gp_engine *e, uint64_t id, char *buf, size_t len);
+int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len);
 
 /* Counts of PENDING workloads by reason, indexed by gp_wait. */
-void gp_engine_pending_by_reason(const gp_engine *e, int64_t counts[GP_WAIT_COUNT]);
+void gp_engine_pending_by_reason(gp_engine *e, int64_t counts[GP_WAIT_COUNT]);
 
 /* ------------------------------------------------------------------------ */
 /* Scheduling cycle                                                          */

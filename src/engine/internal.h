@@ -155,6 +155,10 @@ struct gp__wl {
     const gp__queue *wait_queue;    /* the queue the reason names (an ancestor) */
     int64_t wait_node;              /* the node id the reason names, or -1 */
     uint64_t sig;                   /* request signature (for the failure memo) */
+    /* Placement failed and the reason is not worked out yet: diagnosis costs
+     * a pass over the nodes, so it waits until someone asks. */
+    uint8_t undiagnosed;
+    uint64_t diag_models;
     uint64_t mark;                  /* scratch stamp for de-duplicating victims */
     uint64_t elig;                  /* stamp of the last search that found it eligible */
 };
@@ -202,7 +206,6 @@ struct gp_engine {
     gp__u64map evict_memo;          /* searches that found no victims, this cycle */
     gp__wl **order;                 /* pending workloads in cycle order, per leaf */
     uint32_t norder, cap_order;
-    int64_t pending_counts[GP_WAIT_COUNT];
     uint64_t *gone;                 /* workloads that lost a node, to report */
     uint32_t ngone, cap_gone;
 
@@ -307,6 +310,13 @@ int gp__place_on(gp_engine *e, gp__wl *w, uint64_t models, gp__node *n);
 int gp__could_fit_empty(const gp__node *n, const gp__wl *w, uint64_t models);
 /* Sets w's wait reason after gp__place() failed. */
 void gp__diagnose(gp_engine *e, gp__wl *w, uint64_t models);
+/* Works out w's deferred reason, if any, on the current state. */
+void gp__wl_diagnosed(gp_engine *e, gp__wl *w);
+/* Sets a reason that needs no diagnosis. */
+static inline void gp__wait_set(gp__wl *w, gp_wait why) {
+    w->wait = why;
+    w->undiagnosed = 0;
+}
 
 /* ---- cycle.c / evict.c ---- */
 int gp__decision_evict(gp_engine *e, gp__wl *victim, gp_evict_reason why, uint64_t for_wl);

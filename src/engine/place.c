@@ -232,6 +232,12 @@ static int could_ever_fit(const gp__node *n, const gp__wl *w, uint64_t models) {
     return r->ngpus > 0 && whole >= r->ngpus;
 }
 
+void gp__wl_diagnosed(gp_engine *e, gp__wl *w) {
+    if (w->undiagnosed && w->state == GP_STATE_PENDING)
+        gp__diagnose(e, w, w->diag_models);
+    w->undiagnosed = 0;
+}
+
 void gp__diagnose(gp_engine *e, gp__wl *w, uint64_t models) {
     int32_t placed_some = (int32_t)w->wait_a;
     int ever = 0;
@@ -275,6 +281,7 @@ void gp__diagnose(gp_engine *e, gp__wl *w, uint64_t models) {
         w->wait = GP_WAIT_NO_FIT;
         w->wait_a = free_total;
     }
+    w->undiagnosed = 0;
 }
 
 /* Whether one task of w fits on node n as it is now. */

@@ -72,10 +72,11 @@ static void what_one_task(const gp__wl *w, char *buf, size_t len) {
     }
 }
 
-int gp_engine_pending_reason(const gp_engine *e, uint64_t id, char *buf, size_t len) {
-    const gp__wl *w = gp__wl_find(e, id);
+int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
+    gp__wl *w = gp__wl_find(e, id);
     if (!w)
         return GP_ENOENT;
+    gp__wl_diagnosed(e, w);
     if (w->state != GP_STATE_PENDING) {
         snprintf(buf, len, "not pending: %s", gp_state_name(w->state));
         return GP_WAIT_NONE;

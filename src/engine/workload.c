@@ -271,7 +271,7 @@ static void derive(const gp_engine *e, gp__wl *w, const gp_workload_spec *in) {
     w->per_task.v[GP_RES_CPU] = r->cpu_milli;
     w->per_task.v[GP_RES_MEM] = r->mem_bytes;
     w->started = -1;
-    w->wait = GP_WAIT_NEW;
+    gp__wait_set(w, GP_WAIT_NEW);
     w->wait_node = -1;
 }
 
@@ -304,7 +304,7 @@ void gp__wl_set_state(gp_engine *e, gp__wl *w, gp_state s) {
             a->nrunning--;
         gp__queue_pending_add(w->queue, w); /* room reserved by the caller */
         gp__queue_demand(w->queue, &d, +1);
-        w->wait = GP_WAIT_NEW;
+        gp__wait_set(w, GP_WAIT_NEW);
         w->started = -1;
     }
     w->state = s;
@@ -612,16 +612,17 @@ int gp_engine_restore(gp_engine *e, const gp_workload_spec *spec, int32_t ntasks
         gp__wl_set_state(e, w, GP_STATE_RUNNING);
         w->started = started;
     }
-    w->wait = GP_WAIT_NONE;
+    gp__wait_set(w, GP_WAIT_NONE);
     return 0;
 }
 
 /* ---- Reading workloads ---- */
 
-int gp_engine_workload_get(const gp_engine *e, uint64_t id, gp_workload_info *out) {
-    const gp__wl *w = gp__wl_find(e, id);
+int gp_engine_workload_get(gp_engine *e, uint64_t id, gp_workload_info *out) {
+    gp__wl *w = gp__wl_find(e, id);
     if (!w)
         return GP_ENOENT;
+    gp__wl_diagnosed(e, w);
     memset(out, 0, sizeof *out);
     out->id = w->spec.id;
     out->queue = w->queue->spec.name;

@@ -99,7 +99,7 @@ size_t t_count(const gp_decision *d, size_t n, gp_decision_type type, gp_evict_r
     return c;
 }
 
-int t_state(const gp_engine *e, uint64_t id) {
+int t_state(gp_engine *e, uint64_t id) {
     gp_workload_info wi;
     return gp_engine_workload_get(e, id, &wi) == 0 ? (int)wi.state : -1;
 }
@@ -214,7 +214,7 @@ static void random_submit(gp_engine *e, rnd *r, uint64_t id, gp_time_ms now) {
 }
 
 /* A random live workload in state s (or any if s < 0), or 0. */
-static uint64_t random_in_state(const gp_engine *e, rnd *r, uint64_t maxid, int s) {
+static uint64_t random_in_state(gp_engine *e, rnd *r, uint64_t maxid, int s) {
     for (int tries = 0; tries < 8; tries++) {
         uint64_t id = 1 + rnext(r) % maxid;
         gp_workload_info wi;

@@ -41,7 +41,7 @@ size_t t_cycle(gp_engine *e, gp_time_ms now, int auto_start, int auto_release,
 size_t t_count(const gp_decision *d, size_t n, gp_decision_type type, gp_evict_reason reason);
 
 /* The workload's state, or -1 if it does not exist. */
-int t_state(const gp_engine *e, uint64_t id);
+int t_state(gp_engine *e, uint64_t id);
 
 /* milli-GPU held by a queue / its fair share. */
 int64_t t_alloc(const gp_engine *e, const char *queue);
