@@ -282,13 +282,7 @@ static int try_allocate(gp_engine *e, gp__wl *w, gp_cycle_stats *st) {
     w->sig = signature(w, models);
     const gp__wl *seen = gp__u64map_get(&e->memo, w->sig);
     if (seen) {
-        w->wait = seen->wait;
-        w->undiagnosed = seen->undiagnosed;
-        w->diag_models = seen->diag_models;
-        w->wait_a = seen->wait_a;
-        w->wait_b = seen->wait_b;
-        w->wait_queue = seen->wait_queue;
-        w->wait_node = seen->wait_node;
+        gp__wait_copy(w, seen);
         return 0;
     }
     st->nodes_scored += e->live_nodes;
@@ -324,11 +318,7 @@ void gp_engine_pending_by_reason(gp_engine *e, int64_t counts[GP_WAIT_COUNT]) {
             if (w->undiagnosed) {
                 const gp__wl *seen = gp__u64map_get(&e->memo, w->sig);
                 if (seen && !seen->undiagnosed && seen->queue == w->queue) {
-                    w->wait = seen->wait;
-                    w->wait_a = seen->wait_a;
-                    w->wait_b = seen->wait_b;
-                    w->wait_node = seen->wait_node;
-                    w->undiagnosed = 0;
+                    gp__wait_copy(w, seen);
                 } else {
                     gp__wl_diagnosed(e, w);
                     gp__u64map_put(&e->memo, w->sig, w);

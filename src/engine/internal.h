@@ -312,6 +312,17 @@ int gp__could_fit_empty(const gp__node *n, const gp__wl *w, uint64_t models);
 void gp__diagnose(gp_engine *e, gp__wl *w, uint64_t models);
 /* Works out w's deferred reason, if any, on the current state. */
 void gp__wl_diagnosed(gp_engine *e, gp__wl *w);
+/* Gives w the reason of seen, which failed for the same request. */
+static inline void gp__wait_copy(gp__wl *w, const gp__wl *seen) {
+    w->wait = seen->wait;
+    w->undiagnosed = seen->undiagnosed;
+    w->diag_models = seen->diag_models;
+    w->wait_a = seen->wait_a;
+    w->wait_b = seen->wait_b;
+    w->wait_queue = seen->wait_queue;
+    w->wait_node = seen->wait_node;
+}
+
 /* Sets a reason that needs no diagnosis. */
 static inline void gp__wait_set(gp__wl *w, gp_wait why) {
     w->wait = why;
