@@ -370,7 +370,9 @@ END_TEST
 
 START_TEST(test_gpupool_hand_computed) {
     /* The same cluster as FGD's: drop 0.4 GPU on A (GPU 1) against -0.6 on B;
-     * gpupool keeps the drop unquantised. */
+     * gpupool keeps the drop unquantised. Packing: A is left with 1.2 of its
+     * 2 GPUs idle (0.05 x 0.6 = 0.03), B with 1.6 (0.04); both keep all CPU
+     * (1e-6). */
     gp__placer *p = gp__placer_new(GP_PLACE_GPUPOOL, 7);
     share700(p);
     tnode n[2];
@@ -378,8 +380,8 @@ START_TEST(test_gpupool_hand_computed) {
     tnode_init(&n[0], 0, 2, a, 64000);
     tnode_init(&n[1], 1, 2, b, 64000);
     gp__preq r = share(400, 0);
-    ck_assert_double_eq_tol(score_on(p, &n[0], &r), 0.4, 2e-3);
-    ck_assert_double_eq_tol(score_on(p, &n[1], &r), -0.6, 2e-3);
+    ck_assert_double_eq_tol(score_on(p, &n[0], &r), 0.4 - 0.03 - 1e-6, 1e-9);
+    ck_assert_double_eq_tol(score_on(p, &n[1], &r), -0.6 - 0.04 - 1e-6, 1e-9);
     gp__pchoice c;
     ck_assert_int_eq(pick(p, n, 2, &r, &c), 0);
     ck_assert_int_eq(c.gpu[0], 1);
@@ -398,6 +400,27 @@ START_TEST(test_gpupool_equal_drop_prefers_fuller_node) {
     gp__preq r = share(300, 0);
     gp__pchoice c;
     ck_assert_int_eq(pick(p, n, 2, &r, &c), 1);
+    ck_assert_int_eq(c.gpu[0], 1);
+    gp__placer_free(p);
+}
+END_TEST
+
+START_TEST(test_gpupool_packs_by_share_of_node) {
+    /* No typical shapes, one whole GPU: A (2 GPUs, both free) is left with
+     * 1 of 2 GPUs idle, -0.05 x 0.5 = -0.025; B (8 GPUs, 3 free) with 2 of
+     * 8, -0.05 x 0.25 = -0.0125. B wins, and A stays whole; by absolute idle
+     * GPUs (1 against 2) A would have won. */
+    gp__placer *p = gp__placer_new(GP_PLACE_GPUPOOL, 7);
+    tnode n[2];
+    int32_t a[2] = {1000, 1000}, b[8] = {0, 1000, 0, 1000, 0, 0, 1000, 0};
+    tnode_init(&n[0], 0, 2, a, 64000);
+    tnode_init(&n[1], 1, 8, b, 64000);
+    gp__preq r = whole(1, 0);
+    ck_assert_double_eq_tol(score_on(p, &n[0], &r), -0.025 - 1e-6, 1e-9);
+    ck_assert_double_eq_tol(score_on(p, &n[1], &r), -0.0125 - 1e-6, 1e-9);
+    gp__pchoice c;
+    ck_assert_int_eq(pick(p, n, 2, &r, &c), 1);
+    ck_assert_int_eq(c.ngpus, 1);
     ck_assert_int_eq(c.gpu[0], 1);
     gp__placer_free(p);
 }
@@ -516,9 +539,10 @@ START_TEST(test_share_drop_matches_full_recompute) {
     g[c.gpu[0]] -= 300;
     tnode_init(&after, 1, 4, g, 7000);
     double drop = before - gp__placer_node_frag(p, &after.v);
-    /* gpupool's score: drop in GPUs minus the packing terms. */
-    double idle_after = (2500.0 - 300.0) / GP_MILLI, cpu_after = 7000.0 / 64000.0;
-    ck_assert_double_eq_tol(c.score, drop / GP_MILLI - 1e-3 * idle_after - 1e-6 * cpu_after,
+    /* gpupool's score: drop in GPUs minus the packing terms (share of the
+     * node's 4 GPUs and of its CPU left idle). */
+    double idle_share = (2500.0 - 300.0) / GP_MILLI / 4, cpu_after = 7000.0 / 64000.0;
+    ck_assert_double_eq_tol(c.score, drop / GP_MILLI - 0.05 * idle_share - 1e-6 * cpu_after,
                             1e-12);
     gp__placer_free(p);
 }
@@ -539,6 +563,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_fgd_score_cache_follows_node_changed);
     tcase_add_test(tc, test_gpupool_hand_computed);
     tcase_add_test(tc, test_gpupool_equal_drop_prefers_fuller_node);
+    tcase_add_test(tc, test_gpupool_packs_by_share_of_node);
     tcase_add_test(tc, test_random_spreads_over_feasible_nodes);
     tcase_add_test(tc, test_binpack_and_spread);
     tcase_add_test(tc, test_no_fit_cpu_memory_gpus);
