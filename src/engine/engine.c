@@ -1,8 +1,8 @@
 /*
  * engine.c — creating and freeing an engine, its configuration, the name
  * tables of the public enums, and the small utilities every engine file uses
- * (interning of GPU models and topology domains, the seeded random source,
- * error sentences, growable arrays).
+ * (interning of GPU models and topology domains, error sentences, growable
+ * arrays).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,7 +36,6 @@ gp_engine *gp_engine_new(const gp_engine_config *c) {
     if (!e)
         return NULL;
     e->cfg = *c;
-    e->rng = c->seed ? c->seed : 1;
     e->placer = gp__placer_new(c->placement, c->seed);
     if (!e->placer) {
         gp_engine_free(e);
@@ -193,16 +192,6 @@ int gp__domain_intern(gp_engine *e, const char *domain) {
     e->ndomains = (int32_t)n;
     e->cap_domains = (int32_t)cap;
     return e->ndomains - 1;
-}
-
-/* xorshift64*: small, fast, and the same sequence on every platform. */
-uint64_t gp__rand(gp_engine *e) {
-    uint64_t x = e->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    e->rng = x;
-    return x * UINT64_C(2685821657736338717);
 }
 
 void gp__errf(char *err, size_t errlen, const char *fmt, ...) {

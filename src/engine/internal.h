@@ -166,7 +166,6 @@ struct gp__wl {
 struct gp_engine {
     gp_engine_config cfg;
     gp__placer *placer;
-    uint64_t rng;
     gp_time_ms now;
 
     gp__node **nodes;
@@ -235,7 +234,6 @@ struct gp_engine {
 int gp__model_intern(gp_engine *e, const char *model);
 int gp__model_find(const gp_engine *e, const char *model);
 int gp__domain_intern(gp_engine *e, const char *domain);
-uint64_t gp__rand(gp_engine *e);
 void gp__errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int gp__push(void **arr, uint32_t *n, uint32_t *cap, size_t size, const void *item);
@@ -283,7 +281,6 @@ int gp__wl_bind_task(gp_engine *e, gp__wl *w, int32_t t, uint32_t node, const gp
                      int32_t nslices);
 /* Takes every bound task of w off its node and refunds its queue. */
 void gp__wl_unbind(gp_engine *e, gp__wl *w);
-void gp__wl_unbind_to(gp_engine *e, gp__wl *w, int32_t keep);
 void gp__wl_set_state(gp_engine *e, gp__wl *w, gp_state s);
 /* w lost its tasks (node removed): unbind, back to PENDING, reported as an
  * EVICT with reason GP_EVICT_NODE_GONE in the next cycle. */

@@ -371,6 +371,22 @@ static void account_task(gp_engine *e, gp__wl *w, const gp__node *n, const gp__t
         w->charged.v[r] += sign * c.v[r];
 }
 
+/* Tells the placer that task t of w was placed on (sign +1) or taken off
+ * (sign -1) node n, for policies that remember what runs where (GPU
+ * clustering). MIG tasks never went through a placer. */
+static void placer_hook(gp_engine *e, const gp__wl *w, const gp__node *n, const gp__task *t,
+                        int sign) {
+    if (w->mig_profile >= 0)
+        return;
+    gp__pchoice c = {.ngpus = t->b.nslices};
+    for (int32_t i = 0; i < t->b.nslices; i++)
+        c.gpu[i] = t->b.slices[i].gpu;
+    if (sign > 0)
+        gp__placer_bound(e->placer, &n->view, &w->preq, &c);
+    else
+        gp__placer_unbound(e->placer, &n->view, &w->preq, &c);
+}
+
 int gp__wl_bind_task(gp_engine *e, gp__wl *w, int32_t ti, uint32_t node, const gp_slice *slices,
                      int32_t nslices) {
     gp__node *n = gp__node_at(e, node);
@@ -387,6 +403,7 @@ int gp__wl_bind_task(gp_engine *e, gp__wl *w, int32_t ti, uint32_t node, const g
         gp__node_charge(e, n, &slices[i], w->spec.id, +1);
     gp__node_cpu(e, n, w->spec.req.cpu_milli, w->spec.req.mem_bytes, +1);
     gp__node_refresh(e, n);
+    placer_hook(e, w, n, t, +1);
     account_task(e, w, n, t, +1);
     w->nbound++;
     return 0;
@@ -397,6 +414,7 @@ static void unbind_last(gp_engine *e, gp__wl *w) {
     gp__task *t = &w->tasks[--w->nbound];
     gp__node *n = gp__node_at(e, t->node);
     account_task(e, w, n, t, -1);
+    placer_hook(e, w, n, t, -1);
     for (int32_t i = 0; i < t->b.nslices; i++)
         gp__node_charge(e, n, &t->b.slices[i], w->spec.id, -1);
     gp__node_cpu(e, n, w->spec.req.cpu_milli, w->spec.req.mem_bytes, -1);
@@ -412,12 +430,6 @@ static void unbind_last(gp_engine *e, gp__wl *w) {
 
 void gp__wl_unbind(gp_engine *e, gp__wl *w) {
     while (w->nbound > 0)
-        unbind_last(e, w);
-}
-
-/* Pops tasks bound after the first `keep` (a gang placement rolled back). */
-void gp__wl_unbind_to(gp_engine *e, gp__wl *w, int32_t keep) {
-    while (w->nbound > keep)
         unbind_last(e, w);
 }
 
