@@ -88,9 +88,12 @@ const char *gp_resource_name(gp_resource r);
 /*
  * Placement policies. For whole-GPU and fractional requests alike the engine
  * asks the policy to choose the GPUs on each feasible node and to score the
- * node; the best score wins, ties go to the node added first. The first six
- * reproduce the policies of the FGD paper (USENIX ATC'23); GP_PLACE_GPUPOOL is
- * gpupool's own fragmentation-aware policy and the default.
+ * node; the best score wins. The FGD paper's policies and gpupool's break
+ * ties by an order of the nodes drawn once from the seed (the same seed, the
+ * same order); bin-pack and spread give ties to the node added first. The
+ * six from GP_PLACE_RANDOM to GP_PLACE_FGD reproduce the policies of the FGD
+ * paper (USENIX ATC'23); GP_PLACE_GPUPOOL is gpupool's own
+ * fragmentation-aware policy and the default (docs/placement.md).
  */
 typedef enum gp_placement {
     GP_PLACE_GPUPOOL = 0,

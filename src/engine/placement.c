@@ -9,10 +9,12 @@
  * bestfit, fgd) are reimplemented as its open-source Kubernetes scheduler
  * simulator scores them: integer node scores from 0 to 100, GPUs chosen inside
  * a node by best fit (or at random, or by least fragmentation for FGD), and
- * ties between nodes broken uniformly at random, as the Kubernetes scheduler
- * does. The random tie-break is a seeded jitter in [0, 0.5) added to the
- * integer score, so the engine's "best score wins" picks uniformly among the
- * nodes that share the best integer score. docs/placement.md explains every
+ * ties between nodes broken by a fixed node order. That simulator runs a
+ * Kubernetes scheduler patched to give a tie to the node whose name sorts
+ * first, and prefixes every node name with a seeded random number: in effect
+ * a random order of the nodes drawn once per run. Here the order is
+ * gp__placer_rank(), added as a bonus in [0, 0.5) to the integer score. random
+ * picks a uniformly random node that fits. docs/placement.md explains every
  * score and gpupool's policy.
  *
  * Caches: FGD and gpupool evaluate the fragmentation of every candidate state
@@ -89,6 +91,7 @@ typedef struct fshape {
 
 struct gp__placer {
     gp_placement policy;
+    uint64_t seed;                  /* draws the nodes' tie-break order */
     uint64_t rng;
     gp__pshape *shapes;
     fshape *fs;                     /* [nshapes] */
@@ -115,6 +118,15 @@ static uint64_t next_rand(gp__placer *p) {
 /* A uniform double in [0, 1). */
 static double rand_unit(gp__placer *p) {
     return (double)(next_rand(p) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* A function of the seed and the id only: splitmix64 of the two mixed. */
+double gp__placer_rank(const gp__placer *p, uint32_t id) {
+    uint64_t z = p->seed ^ ((uint64_t)id + 1) * UINT64_C(0x9E3779B97F4A7C15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    z ^= z >> 31;
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
 /* Returns the state of node id, growing the table; NULL if out of memory. */
@@ -160,6 +172,7 @@ gp__placer *gp__placer_new(gp_placement policy, uint64_t seed) {
     if (!p)
         return NULL;
     p->policy = policy;
+    p->seed = seed;
     p->rng = seed ^ UINT64_C(0x5DEECE66D);
     p->last = -1;
     return p;
@@ -511,11 +524,12 @@ static double frag_after_share(const gp__placer *p, const gp__pnode *n, int64_t 
 
 /*
  * FGD and gpupool: the drop of fragmentation if r were placed on n (positive
- * is good), for the best GPU choice, which goes into *c. For a share, FGD
- * tries every GPU with room and keeps the first whose placement has the best
- * integer score (the simulator compares the truncated scores, not the raw
- * drops); gpupool keeps the largest raw drop. Whole GPUs go to the first
- * free ones. Assumes r fits n (fits_node returned 1 with *c filled).
+ * is good), for the best GPU choice, which goes into *c. For a share, every
+ * GPU with room is tried and the one whose placement has the best integer
+ * score is kept (the simulator compares the truncated scores, not the raw
+ * drops); on a tie FGD keeps the first, gpupool the fuller GPU (best fit,
+ * which keeps whole GPUs free for whole-GPU requests). Whole GPUs go to the
+ * first free ones. Assumes r fits n (fits_node returned 1 with *c filled).
  */
 static double frag_drop(gp__placer *p, const gp__pnode *n, const gp__preq *r, double before,
                         gp__pchoice *c, int gpupool) {
@@ -537,9 +551,7 @@ static double frag_drop(gp__placer *p, const gp__pnode *n, const gp__preq *r, do
         if (!gp__preq_fits_gpu(r, n, g))
             continue;
         double d = before - frag_after_share(p, n, cpu, idle, g, charge_milli(r, n, g));
-        double key = gpupool ? d : fgd_score(d);
-        /* gpupool breaks exact ties towards the fuller GPU, which keeps whole
-         * GPUs free for whole-GPU requests; FGD keeps the first. */
+        double key = fgd_score(d);
         if (pick < 0 || key > best_key ||
             (gpupool && key == best_key && n->free_milli[g] < n->free_milli[pick])) {
             best_key = key;
@@ -637,31 +649,30 @@ static double free_after(const gp__preq *r, const gp__pnode *n) {
 }
 
 /*
- * Weight of gpupool's packing term, in GPUs of fragmentation per unit of the
- * node's GPU capacity left idle: a node left entirely idle pays 0.05 GPU
- * (50 milli-GPU) against one left entirely used. Fragmentation differences
- * larger than that still decide; smaller ones yield to packing. 0.05 was
- * the best of 0.01-0.5 on the openb workloads (docs/simulator.md).
+ * gpupool's score: FGD's integer score, and within a tie a soft order that
+ * leans to fuller nodes: GPUPOOL_RANK times the node's place in the fixed
+ * tie-break order, minus GPUPOOL_PACK times the share of the node's GPU
+ * capacity left idle after the placement. Both terms together stay below 1,
+ * so they never overturn a difference of FGD's score.
+ *
+ * Why: FGD's score is blind to whatever its typical shapes do not see (rare
+ * 8-GPU tasks, the last few percent at saturation), so within a tie what
+ * keeps capacity usable is to fill nodes that are already busy and keep the
+ * others whole. A fixed order alone already does that (it is what makes the
+ * FGD simulator's numbers); leaning it towards fuller nodes does better. The
+ * share, not the absolute idle GPUs, is what leans: absolute idle makes
+ * every small node look fuller and pulls unconstrained work onto them, which
+ * starves the tasks that may only use those models. The 1:2 ratio was the
+ * best of 1:1 to 1:10 on the openb workloads; packing alone (no order) and
+ * the order alone (FGD) both did worse (docs/simulator.md).
  */
+#define GPUPOOL_RANK 0.1
 #define GPUPOOL_PACK 0.05
 
-/*
- * gpupool's score: FGD's fragmentation drop, unquantised, in GPUs, minus a
- * packing term: GPUPOOL_PACK times the share of the node's GPU capacity left
- * idle after the placement (then, to break exact ties, 1e-6 times the share
- * of its CPU left idle). FGD's drop only sees the typical shapes; at
- * saturation, and for rare shapes outside that set (8-GPU tasks), what keeps
- * capacity usable is to fill nodes that are already busy and keep the others
- * whole. The share, not the absolute idle GPUs, is what is packed: absolute
- * idle makes every small node look fuller and pulls unconstrained work onto
- * them, which starves the tasks that may only use those models.
- * See docs/placement.md.
- */
-static double score_gpupool(double drop, const gp__preq *r, const gp__pnode *n) {
+static double score_gpupool(gp__placer *p, double drop, const gp__preq *r, const gp__pnode *n) {
     double idle_after = ((double)idle_milli(n) - request_milli(r, n)) / GP_MILLI;
     double gpu_share = n->ngpus > 0 ? idle_after / n->ngpus : 0;
-    double cpu_after = n->cpu_cap > 0 ? (double)(n->cpu_free - r->cpu) / (double)n->cpu_cap : 0;
-    return drop / GP_MILLI - GPUPOOL_PACK * gpu_share - 1e-6 * cpu_after;
+    return fgd_score(drop) + GPUPOOL_RANK * gp__placer_rank(p, n->id) - GPUPOOL_PACK * gpu_share;
 }
 
 static uint64_t key_hash(const cache_key *k) {
@@ -755,12 +766,13 @@ static int score_frag(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__
         out->score = e->score;
         return e->fits;
     }
-    int gpupool = p->policy == GP_PLACE_GPUPOOL;
     int fits = fits_node(r, n, 0, out);
     if (fits) {
         double before = gp__placer_node_frag(p, n);
+        int gpupool = p->policy == GP_PLACE_GPUPOOL;
         double drop = frag_drop(p, n, r, before, out, gpupool);
-        out->score = gpupool ? score_gpupool(drop, r, n) : fgd_score(drop);
+        out->score = gpupool ? score_gpupool(p, drop, r, n)
+                             : fgd_score(drop) + 0.5 * gp__placer_rank(p, n->id);
     } else {
         memset(out, 0, sizeof *out);
     }
@@ -785,10 +797,6 @@ int gp__placer_score(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__p
     }
     switch (p->policy) {
     case GP_PLACE_FGD:
-        if (!score_frag(p, n, r, out))
-            return 0;
-        out->score += 0.5 * rand_unit(p);
-        return 1;
     case GP_PLACE_GPUPOOL:
         return score_frag(p, n, r, out);
     case GP_PLACE_RANDOM:
@@ -827,6 +835,6 @@ int gp__placer_score(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__p
         out->score = 0;
         break;
     }
-    out->score += 0.5 * rand_unit(p);
+    out->score += 0.5 * gp__placer_rank(p, n->id);
     return 1;
 }

@@ -114,6 +114,14 @@ int gp__placer_set_shapes(gp__placer *p, const gp__pshape *shapes, size_t n);
  */
 int gp__placer_score(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__pchoice *out);
 
+/*
+ * Node id's place in the placer's tie-break order, in [0, 1): drawn from the
+ * seed, fixed for the placer's lifetime. Among equal integer scores the paper's
+ * policies pick the node with the largest rank (gpupool leans it, see
+ * placement.c).
+ */
+double gp__placer_rank(const gp__placer *p, uint32_t id);
+
 /* Hooks: n's free capacity changed (also: the node was added); n was removed;
  * a task of r was placed on / taken off n's GPUs c. */
 void gp__placer_node_changed(gp__placer *p, const gp__pnode *n);
