@@ -59,35 +59,36 @@ int gp__store_queue_delete(gp_store *st, const char *name, gp__err *e) {
     return gp__store_write(st, queue_delete_op, (void *)(uintptr_t)name, e);
 }
 
+typedef struct queue_rows {
+    int (*fn)(const gp_queue_spec *q, void *arg);
+    void *arg;
+} queue_rows;
+
+static int queue_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+    (void)e;
+    const queue_rows *qr = arg;
+    gp_queue_spec q;
+    gp_queue_spec_init(&q, (const char *)sqlite3_column_text(s, 0),
+                       (const char *)sqlite3_column_text(s, 1));
+    q.priority = sqlite3_column_int(s, 2);
+    for (int r = 0; r < GP_RES_COUNT; r++) {
+        q.quota[r].deserved = sqlite3_column_int64(s, 3 + 3 * r);
+        q.quota[r].limit = sqlite3_column_type(s, 4 + 3 * r) == SQLITE_NULL
+                               ? GP_UNLIMITED
+                               : sqlite3_column_int64(s, 4 + 3 * r);
+        q.quota[r].weight = sqlite3_column_int(s, 5 + 3 * r);
+    }
+    return qr->fn(&q, qr->arg) != 0;
+}
+
 int gp__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg), void *arg,
                      gp__err *e) {
-    sqlite3 *db;
-    sqlite3_stmt *s;
-    int rc = gp__store_reader(st, &db, e);
-    if (rc < 0) return rc;
-    if ((rc = gp__store_prepare(db,
-                                "SELECT name, parent, priority, gpu_deserved, gpu_limit,"
-                                " gpu_weight, cpu_deserved, cpu_limit, cpu_weight, mem_deserved,"
-                                " mem_limit, mem_weight FROM queues ORDER BY created_ms, rowid",
-                                &s, e)) == 0) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            gp_queue_spec q;
-            gp_queue_spec_init(&q, (const char *)sqlite3_column_text(s, 0),
-                               (const char *)sqlite3_column_text(s, 1));
-            q.priority = sqlite3_column_int(s, 2);
-            for (int r = 0; r < GP_RES_COUNT; r++) {
-                q.quota[r].deserved = sqlite3_column_int64(s, 3 + 3 * r);
-                q.quota[r].limit = sqlite3_column_type(s, 4 + 3 * r) == SQLITE_NULL
-                                       ? GP_UNLIMITED
-                                       : sqlite3_column_int64(s, 4 + 3 * r);
-                q.quota[r].weight = sqlite3_column_int(s, 5 + 3 * r);
-            }
-            if (fn(&q, arg)) break;
-        }
-        sqlite3_finalize(s);
-    }
-    gp__store_release(st, db);
-    return rc;
+    queue_rows qr = {fn, arg};
+    return gp__store_select(st, e, "listing queues", queue_row, &qr,
+                            "SELECT name, parent, priority, gpu_deserved, gpu_limit,"
+                            " gpu_weight, cpu_deserved, cpu_limit, cpu_weight, mem_deserved,"
+                            " mem_limit, mem_weight FROM queues ORDER BY created_ms, rowid",
+                            "");
 }
 
 /* ---- Tokens ---------------------------------------------------------- */
@@ -129,30 +130,31 @@ int gp__store_token_delete(gp_store *st, int64_t id, gp__err *e) {
     return gp__store_write(st, token_delete_op, &id, e);
 }
 
+typedef struct token_rows {
+    int (*fn)(const gp__token *t, void *arg);
+    void *arg;
+} token_rows;
+
+static int token_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+    (void)e;
+    const token_rows *tr = arg;
+    gp__token t;
+    memset(&t, 0, sizeof t);
+    t.id = sqlite3_column_int64(s, 0);
+    snprintf(t.name, sizeof t.name, "%s", sqlite3_column_text(s, 1));
+    snprintf(t.user, sizeof t.user, "%s", sqlite3_column_text(s, 2));
+    snprintf(t.role, sizeof t.role, "%s", sqlite3_column_text(s, 3));
+    snprintf(t.scope, sizeof t.scope, "%s", sqlite3_column_text(s, 4));
+    snprintf(t.hash, sizeof t.hash, "%s", sqlite3_column_text(s, 5));
+    t.created_ms = sqlite3_column_int64(s, 6);
+    return tr->fn(&t, tr->arg) != 0;
+}
+
 int gp__store_tokens(gp_store *st, int (*fn)(const gp__token *t, void *arg), void *arg,
                      gp__err *e) {
-    sqlite3 *db;
-    sqlite3_stmt *s;
-    int rc = gp__store_reader(st, &db, e);
-    if (rc < 0) return rc;
-    if ((rc = gp__store_prepare(db,
-                                "SELECT id, name, user, role, scope, hash, created_ms FROM tokens"
-                                " ORDER BY id",
-                                &s, e)) == 0) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            gp__token t;
-            memset(&t, 0, sizeof t);
-            t.id = sqlite3_column_int64(s, 0);
-            snprintf(t.name, sizeof t.name, "%s", sqlite3_column_text(s, 1));
-            snprintf(t.user, sizeof t.user, "%s", sqlite3_column_text(s, 2));
-            snprintf(t.role, sizeof t.role, "%s", sqlite3_column_text(s, 3));
-            snprintf(t.scope, sizeof t.scope, "%s", sqlite3_column_text(s, 4));
-            snprintf(t.hash, sizeof t.hash, "%s", sqlite3_column_text(s, 5));
-            t.created_ms = sqlite3_column_int64(s, 6);
-            if (fn(&t, arg)) break;
-        }
-        sqlite3_finalize(s);
-    }
-    gp__store_release(st, db);
-    return rc;
+    token_rows tr = {fn, arg};
+    return gp__store_select(st, e, "listing tokens", token_row, &tr,
+                            "SELECT id, name, user, role, scope, hash, created_ms FROM tokens"
+                            " ORDER BY id",
+                            "");
 }

@@ -124,22 +124,42 @@ int gp__store_wl_insert(gp_store *st, gp__wl *w, const char *client_key, int *ex
 
 /* ---- Reads ----------------------------------------------------------- */
 
-int gp__store_wl_get(gp_store *st, uint64_t id, gp__wl *out, gp__err *e) {
-    sqlite3 *db;
-    sqlite3_stmt *s;
-    int rc = gp__store_reader(st, &db, e);
+/* gp__store_wl_get: the one row, if any. */
+typedef struct wl_one {
+    gp__wl *out;
+    int found;
+} wl_one;
+
+static int wl_one_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+    wl_one *o = arg;
+    int rc = row_to_wl(s, o->out, e);
     if (rc < 0) return rc;
-    if ((rc = gp__store_prepare(db, "SELECT " WL_COLS " FROM workloads WHERE id=?", &s, e)) == 0) {
-        sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
-        int step = sqlite3_step(s);
-        if (step == SQLITE_ROW) rc = row_to_wl(s, out, e);
-        else if (step == SQLITE_DONE)
-            rc = gp__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
-        else rc = gp__store_fail(db, step, e, "reading a workload");
-        sqlite3_finalize(s);
-    }
-    gp__store_release(st, db);
+    o->found = 1;
+    return 1;
+}
+
+int gp__store_wl_get(gp_store *st, uint64_t id, gp__wl *out, gp__err *e) {
+    wl_one o = {out, 0};
+    int rc = gp__store_select(st, e, "reading a workload", wl_one_row, &o,
+                              "SELECT " WL_COLS " FROM workloads WHERE id=?", "i", (int64_t)id);
+    if (rc == 0 && !o.found)
+        rc = gp__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
     return rc;
+}
+
+typedef struct wl_rows {
+    int (*fn)(const gp__wl *w, void *arg);
+    void *arg;
+} wl_rows;
+
+static int wl_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+    const wl_rows *wr = arg;
+    gp__wl w;
+    int rc = row_to_wl(s, &w, e);
+    if (rc < 0) return rc;
+    int stop = wr->fn(&w, wr->arg);
+    gp__wl_free(&w);
+    return stop != 0;
 }
 
 int gp__store_wl_list(gp_store *st, const gp__wl_filter *f,
@@ -164,86 +184,70 @@ int gp__store_wl_list(gp_store *st, const gp__wl_filter *f,
     sqlite3_stmt *s;
     int rc = gp__store_reader(st, &db, e);
     if (rc < 0) return rc;
-    if ((rc = gp__store_prepare(db, sql, &s, e)) < 0) {
-        gp__store_release(st, db);
-        return rc;
+    if ((rc = gp__store_prepare(db, sql, &s, e)) == 0) {
+        int k = 1;
+        sqlite3_bind_int64(s, k++, (sqlite3_int64)f->after);
+        if (f->project) sqlite3_bind_text(s, k++, f->project, -1, SQLITE_STATIC);
+        if (f->user) sqlite3_bind_text(s, k++, f->user, -1, SQLITE_STATIC);
+        if (f->state >= 0) sqlite3_bind_int(s, k++, f->state);
+        for (int i = 0; i < nproj; i++) sqlite3_bind_text(s, k++, f->projects[i], -1, SQLITE_STATIC);
+        sqlite3_bind_int(s, k++, f->limit > 0 ? f->limit : -1);
+        wl_rows wr = {fn, arg};
+        rc = gp__store_rows(db, s, "listing workloads", wl_row, &wr, e);
     }
-    int k = 1;
-    sqlite3_bind_int64(s, k++, (sqlite3_int64)f->after);
-    if (f->project) sqlite3_bind_text(s, k++, f->project, -1, SQLITE_STATIC);
-    if (f->user) sqlite3_bind_text(s, k++, f->user, -1, SQLITE_STATIC);
-    if (f->state >= 0) sqlite3_bind_int(s, k++, f->state);
-    for (int i = 0; i < nproj; i++) sqlite3_bind_text(s, k++, f->projects[i], -1, SQLITE_STATIC);
-    sqlite3_bind_int(s, k++, f->limit > 0 ? f->limit : -1);
-    int step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        gp__wl w;
-        if ((rc = row_to_wl(s, &w, e)) < 0) break;
-        int stop = fn(&w, arg);
-        gp__wl_free(&w);
-        if (stop) break;
-    }
-    if (rc == 0 && step != SQLITE_ROW && step != SQLITE_DONE)
-        rc = gp__store_fail(db, step, e, "listing workloads");
-    sqlite3_finalize(s);
     gp__store_release(st, db);
     return rc;
+}
+
+static int count_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+    (void)e;
+    int64_t *counts = arg;
+    int state = sqlite3_column_int(s, 0);
+    if (state >= 0 && state < GP__WL_NSTATES) counts[state] = sqlite3_column_int64(s, 1);
+    return 0;
 }
 
 int gp__store_wl_counts(gp_store *st, int64_t *counts, gp__err *e) {
-    sqlite3 *db;
-    sqlite3_stmt *s;
-    int rc = gp__store_reader(st, &db, e);
-    if (rc < 0) return rc;
     memset(counts, 0, sizeof(int64_t) * GP__WL_NSTATES);
-    if ((rc = gp__store_prepare(db, "SELECT state, count(*) FROM workloads GROUP BY state", &s,
-                                e)) == 0) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int state = sqlite3_column_int(s, 0);
-            if (state >= 0 && state < GP__WL_NSTATES) counts[state] = sqlite3_column_int64(s, 1);
-        }
-        sqlite3_finalize(s);
-    }
-    gp__store_release(st, db);
-    return rc;
+    return gp__store_select(st, e, "counting workloads", count_row, counts,
+                            "SELECT state, count(*) FROM workloads GROUP BY state", "");
+}
+
+typedef struct task_rows {
+    gp__task_rec *tasks;
+    int n;
+} task_rows;
+
+static int task_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+    task_rows *tr = arg;
+    gp__task_rec *nt = realloc(tr->tasks, sizeof *nt * (size_t)(tr->n + 1));
+    if (!nt) return gp__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
+    tr->tasks = nt;
+    gp__task_rec *t = &nt[tr->n++];
+    memset(t, 0, sizeof *t);
+    t->task = sqlite3_column_int(s, 0);
+    t->attempt = sqlite3_column_int(s, 1);
+    copy_text(t->node, sizeof t->node, s, 2);
+    const unsigned char *b = sqlite3_column_text(s, 3);
+    t->binding = strdup(b ? (const char *)b : "{}");
+    if (!t->binding) return gp__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
+    copy_text(t->handle, sizeof t->handle, s, 4);
+    return 0;
 }
 
 int gp__store_tasks_get(gp_store *st, uint64_t id, gp__task_rec **tasks, int *n, gp__err *e) {
-    sqlite3 *db;
-    sqlite3_stmt *s;
-    *tasks = NULL;
-    *n = 0;
-    int rc = gp__store_reader(st, &db, e);
-    if (rc < 0) return rc;
-    if ((rc = gp__store_prepare(db,
-                                "SELECT task, attempt, node, binding, handle FROM tasks "
-                                "WHERE workload=? ORDER BY task",
-                                &s, e)) == 0) {
-        sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            gp__task_rec *nt = realloc(*tasks, sizeof **tasks * (size_t)(*n + 1));
-            if (!nt) {
-                rc = gp__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
-                break;
-            }
-            *tasks = nt;
-            gp__task_rec *t = &nt[(*n)++];
-            memset(t, 0, sizeof *t);
-            t->task = sqlite3_column_int(s, 0);
-            t->attempt = sqlite3_column_int(s, 1);
-            copy_text(t->node, sizeof t->node, s, 2);
-            const unsigned char *b = sqlite3_column_text(s, 3);
-            t->binding = strdup(b ? (const char *)b : "{}");
-            copy_text(t->handle, sizeof t->handle, s, 4);
-        }
-        sqlite3_finalize(s);
-    }
-    gp__store_release(st, db);
+    task_rows tr = {NULL, 0};
+    int rc = gp__store_select(st, e, "reading tasks", task_row, &tr,
+                              "SELECT task, attempt, node, binding, handle FROM tasks "
+                              "WHERE workload=? ORDER BY task",
+                              "i", (int64_t)id);
     if (rc < 0) {
-        gp__task_recs_free(*tasks, *n);
-        *tasks = NULL;
-        *n = 0;
+        gp__task_recs_free(tr.tasks, tr.n);
+        tr.tasks = NULL;
+        tr.n = 0;
     }
+    *tasks = tr.tasks;
+    *n = tr.n;
     return rc;
 }
 
@@ -252,56 +256,55 @@ void gp__task_recs_free(gp__task_rec *tasks, int n) {
     free(tasks);
 }
 
+typedef struct event_rows {
+    int (*fn)(const gp__event *ev, void *arg);
+    void *arg;
+} event_rows;
+
+static int event_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+    (void)e;
+    const event_rows *er = arg;
+    gp__event ev;
+    ev.ts_ms = sqlite3_column_int64(s, 0);
+    copy_text(ev.kind, sizeof ev.kind, s, 1);
+    copy_text(ev.message, sizeof ev.message, s, 2);
+    return er->fn(&ev, er->arg) != 0;
+}
+
 int gp__store_events(gp_store *st, uint64_t id, int (*fn)(const gp__event *ev, void *arg),
                      void *arg, gp__err *e) {
-    sqlite3 *db;
-    sqlite3_stmt *s;
-    int rc = gp__store_reader(st, &db, e);
-    if (rc < 0) return rc;
-    if ((rc = gp__store_prepare(db,
-                                "SELECT ts_ms, kind, message FROM events WHERE workload=? "
-                                "ORDER BY id",
-                                &s, e)) == 0) {
-        sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            gp__event ev;
-            ev.ts_ms = sqlite3_column_int64(s, 0);
-            copy_text(ev.kind, sizeof ev.kind, s, 1);
-            copy_text(ev.message, sizeof ev.message, s, 2);
-            if (fn(&ev, arg)) break;
-        }
-        sqlite3_finalize(s);
-    }
-    gp__store_release(st, db);
-    return rc;
+    event_rows er = {fn, arg};
+    return gp__store_select(st, e, "reading events", event_row, &er,
+                            "SELECT ts_ms, kind, message FROM events WHERE workload=? ORDER BY id",
+                            "i", (int64_t)id);
+}
+
+typedef struct attempt_rows {
+    int (*fn)(const gp__attempt *a, void *arg);
+    void *arg;
+} attempt_rows;
+
+static int attempt_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+    (void)e;
+    const attempt_rows *ar = arg;
+    gp__attempt a;
+    a.attempt = sqlite3_column_int(s, 0);
+    copy_text(a.node, sizeof a.node, s, 1);
+    a.started_ms = sqlite3_column_int64(s, 2);
+    a.ended_ms = sqlite3_column_int64(s, 3);
+    copy_text(a.outcome, sizeof a.outcome, s, 4);
+    copy_text(a.reason, sizeof a.reason, s, 5);
+    a.exit_code = sqlite3_column_int(s, 6);
+    return ar->fn(&a, ar->arg) != 0;
 }
 
 int gp__store_attempts(gp_store *st, uint64_t id,
                        int (*fn)(const gp__attempt *a, void *arg), void *arg, gp__err *e) {
-    sqlite3 *db;
-    sqlite3_stmt *s;
-    int rc = gp__store_reader(st, &db, e);
-    if (rc < 0) return rc;
-    if ((rc = gp__store_prepare(db,
-                                "SELECT attempt, node, started_ms, ended_ms, outcome, reason, "
-                                "exit_code FROM attempts WHERE workload=? ORDER BY attempt",
-                                &s, e)) == 0) {
-        sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            gp__attempt a;
-            a.attempt = sqlite3_column_int(s, 0);
-            copy_text(a.node, sizeof a.node, s, 1);
-            a.started_ms = sqlite3_column_int64(s, 2);
-            a.ended_ms = sqlite3_column_int64(s, 3);
-            copy_text(a.outcome, sizeof a.outcome, s, 4);
-            copy_text(a.reason, sizeof a.reason, s, 5);
-            a.exit_code = sqlite3_column_int(s, 6);
-            if (fn(&a, arg)) break;
-        }
-        sqlite3_finalize(s);
-    }
-    gp__store_release(st, db);
-    return rc;
+    attempt_rows ar = {fn, arg};
+    return gp__store_select(st, e, "reading attempts", attempt_row, &ar,
+                            "SELECT attempt, node, started_ms, ended_ms, outcome, reason, "
+                            "exit_code FROM attempts WHERE workload=? ORDER BY attempt",
+                            "i", (int64_t)id);
 }
 
 /* ---- Changes from the scheduling loop -------------------------------- */

@@ -70,7 +70,14 @@ int gp__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gp__err *
     return 0;
 }
 
-/* Runs sql with the given int64 / text binds ("i" and "t" in kinds). */
+/* Binds the int64 / text arguments ap ("i" and "t" in kinds) to s. */
+static void bind_args(sqlite3_stmt *s, const char *kinds, va_list ap) {
+    for (int i = 0; kinds[i]; i++) {
+        if (kinds[i] == 'i') sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t));
+        else sqlite3_bind_text(s, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
+    }
+}
+
 int gp__store_run(sqlite3 *db, gp__err *e, const char *what, const char *sql, const char *kinds,
                ...) {
     sqlite3_stmt *s;
@@ -78,14 +85,38 @@ int gp__store_run(sqlite3 *db, gp__err *e, const char *what, const char *sql, co
     if (rc < 0) return rc;
     va_list ap;
     va_start(ap, kinds);
-    for (int i = 0; kinds[i]; i++) {
-        if (kinds[i] == 'i') sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t));
-        else sqlite3_bind_text(s, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
-    }
+    bind_args(s, kinds, ap);
     va_end(ap);
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
     return rc == SQLITE_DONE ? 0 : gp__store_fail(db, rc, e, what);
+}
+
+int gp__store_rows(sqlite3 *db, sqlite3_stmt *s, const char *what, gp__store_row row, void *arg,
+                   gp__err *e) {
+    int rc = 0, step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW)
+        if ((rc = row(s, arg, e)) != 0) break;
+    if (rc == 0 && step != SQLITE_DONE) rc = gp__store_fail(db, step, e, what);
+    sqlite3_finalize(s);
+    return rc < 0 ? rc : 0;
+}
+
+int gp__store_select(gp_store *st, gp__err *e, const char *what, gp__store_row row, void *arg,
+                     const char *sql, const char *kinds, ...) {
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    int rc = gp__store_reader(st, &db, e);
+    if (rc < 0) return rc;
+    if ((rc = gp__store_prepare(db, sql, &s, e)) == 0) {
+        va_list ap;
+        va_start(ap, kinds);
+        bind_args(s, kinds, ap);
+        va_end(ap);
+        rc = gp__store_rows(db, s, what, row, arg, e);
+    }
+    gp__store_release(st, db);
+    return rc;
 }
 
 /* Opens one connection with the settings every connection shares. */

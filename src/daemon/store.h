@@ -49,6 +49,21 @@ int gp__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gp__err *
 int gp__store_run(sqlite3 *db, gp__err *e, const char *what, const char *sql, const char *kinds,
                   ...);
 
+/* One row of a read query: returns 0 to go on, 1 to stop early, or a negative
+ * code with e filled. */
+typedef int (*gp__store_row)(sqlite3_stmt *s, void *arg, gp__err *e);
+
+/* Steps s (prepared on db and bound) to its end, calling row on each row, and
+ * finalizes it. Returns 0, row's negative code, or the store error of a step
+ * that failed (what names the action). */
+int gp__store_rows(sqlite3 *db, sqlite3_stmt *s, const char *what, gp__store_row row, void *arg,
+                   gp__err *e);
+
+/* A read query on a borrowed read connection: sql with its binds as for
+ * gp__store_run, row called on each row as for gp__store_rows. */
+int gp__store_select(gp_store *st, gp__err *e, const char *what, gp__store_row row, void *arg,
+                     const char *sql, const char *kinds, ...);
+
 /* ---- Schema and migrations (store-migrate.c) ---- */
 
 /* Brings the schema up to the newest version, one transaction per step.
