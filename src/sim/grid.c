@@ -6,6 +6,7 @@
 #include "sim/grid.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,8 @@ static void *worker(void *arg) {
             sim_grid_cell *c = cell_at(g, j.w, j.p, j.s);
             c->alloc100 = res->rows[100].y[0];
             c->alloc130 = res->rows[130].y[0];
+            c->has100 = res->rows[100].present;
+            c->has130 = res->rows[130].present;
             c->seconds = res->seconds;
             c->done = 1;
         }
@@ -90,16 +93,45 @@ const char *sim_grid_published_name(gp_placement p) {
     }
 }
 
-/* Published means at 100% and 130% for (workload, policy), over the seeds
- * found; count 0 if none. */
-typedef struct published {
-    double sum100, sum130;
-    int count;
-} published;
+/* The runs' allocations at one arrived demand: their sum, sum of squares
+ * and number (runs with no pod arrived near that demand are left out). */
+typedef struct sums {
+    double s, ss;
+    int n;
+} sums;
+
+static void sums_add(sums *x, double v) {
+    x->s += v;
+    x->ss += v * v;
+    x->n++;
+}
+
+/* The mean, or -1 if there is no run. */
+static double mean_of(const sums *x) {
+    return x->n ? x->s / x->n : -1;
+}
+
+/* The sample variance of the mean: var / n; -1 if fewer than two runs. */
+static double var_of_mean(const sums *x) {
+    if (x->n < 2)
+        return -1;
+    double v = (x->ss - x->s * x->s / x->n) / (x->n - 1);
+    return (v > 0 ? v : 0) / x->n;
+}
+
+/* Two standard errors of the difference of two independent means (ours and
+ * the published one), or -1 if either has fewer than two runs: differences
+ * within it are what the seeds alone give. The same seed number gives a
+ * different shuffle here than in the paper's simulator (a different random
+ * generator), so the two means are independent samples. */
+static double two_se(const sums *ours, const sums *pub) {
+    double v1 = var_of_mean(ours), v2 = var_of_mean(pub);
+    return v1 < 0 || v2 < 0 ? -1 : 2 * sqrt(v1 + v2);
+}
 
 /* Reads analysis_allo_discrete.csv and adds up the rows of the grid's
- * workloads and policies into pub[w][p]. */
-static int read_published(const sim_grid_opts *o, published *pub, char *err, size_t errlen) {
+ * workloads and policies into pub[w][p][0] (100% arrived) and [1] (130%). */
+static int read_published(const sim_grid_opts *o, sums *pub, char *err, size_t errlen) {
     char path[1024];
     snprintf(path, sizeof path, "%s/analysis_allo_discrete.csv", o->expected_dir);
     sim_csv c;
@@ -130,10 +162,8 @@ static int read_published(const sim_grid_opts *o, published *pub, char *err, siz
                     sim_csv_close(&c);
                     return rc;
                 }
-                published *x = &pub[w * o->npolicies + p];
-                x->sum100 += a;
-                x->sum130 += b;
-                x->count++;
+                sums_add(&pub[2 * (w * o->npolicies + p)], a);
+                sums_add(&pub[2 * (w * o->npolicies + p) + 1], b);
             }
         }
     }
@@ -141,56 +171,91 @@ static int read_published(const sim_grid_opts *o, published *pub, char *err, siz
     return rc < 0 ? rc : 0;
 }
 
-static void cell_means(grid_state *g, size_t w, size_t p, double *m100, double *m130, int *n) {
-    double a = 0, b = 0;
-    int k = 0;
+/* Our runs of (w, p) at 100% (k = 0) or 130% (k = 1) arrived. */
+static sums cell_sums(grid_state *g, size_t w, size_t p, int k) {
+    sums x = {0};
     for (size_t s = 0; s < g->o->nseeds; s++) {
         sim_grid_cell *c = cell_at(g, w, p, s);
-        if (c->done) {
-            a += c->alloc100;
-            b += c->alloc130;
-            k++;
-        }
+        if (c->done && (k ? c->has130 : c->has100))
+            sums_add(&x, k ? c->alloc130 : c->alloc100);
     }
-    *m100 = k ? a / k : 0;
-    *m130 = k ? b / k : 0;
-    *n = k;
+    return x;
 }
 
-static void report(grid_state *g, const published *pub, int json, FILE *out, double seconds) {
+/* A JSON number, or null for the -1 of "not available". */
+static json_t *json_or_null(double v) {
+    return v < 0 ? json_null() : json_real(v);
+}
+
+/* A table cell: the value, or "-" for the -1 of "not available". */
+static void print_cell(FILE *out, int width, double v) {
+    if (v < 0)
+        fprintf(out, " %*s", width, "-");
+    else
+        fprintf(out, " %*.2f", width, v);
+}
+
+static void report(grid_state *g, const sums *pub, int json, FILE *out, double seconds) {
     const sim_grid_opts *o = g->o;
+    static const char *const at[2] = {"100", "130"};
     json_t *root = json ? json_object() : NULL, *rows = json ? json_array() : NULL;
     if (!json) {
         fprintf(out, "%-12s %-14s %8s %8s", "workload", "policy", "ours100", "ours130");
         if (pub)
-            fprintf(out, " %8s %8s %7s %7s", "pub100", "pub130", "d100", "d130");
+            fprintf(out, " %8s %8s %7s %7s %6s %6s", "pub100", "pub130", "d100", "d130",
+                    "2se100", "2se130");
         fputc('\n', out);
     }
     for (size_t w = 0; w < o->nworkloads; w++) {
         for (size_t p = 0; p < o->npolicies; p++) {
-            double m100, m130;
-            int n;
-            cell_means(g, w, p, &m100, &m130, &n);
-            const published *x = pub ? &pub[w * o->npolicies + p] : NULL;
-            int has = x && x->count > 0;
-            double p100 = has ? x->sum100 / x->count : 0, p130 = has ? x->sum130 / x->count : 0;
+            double ours[2], publ[2] = {-1, -1}, se[2] = {-1, -1};
+            int seeds = 0, has = 0;
+            for (int k = 0; k < 2; k++) {
+                sums me = cell_sums(g, w, p, k);
+                ours[k] = mean_of(&me);
+                seeds = me.n > seeds ? me.n : seeds;
+                const sums *x = pub ? &pub[2 * (w * o->npolicies + p) + k] : NULL;
+                if (x && x->n > 0) {
+                    has = 1;
+                    publ[k] = mean_of(x);
+                    se[k] = two_se(&me, x);
+                }
+            }
             if (json) {
-                json_t *r = json_pack("{s:s, s:s, s:i, s:f, s:f}", "workload", o->workloads[w],
-                                      "policy", gp_placement_name(o->policies[p]), "seeds", n,
-                                      "ours100", m100, "ours130", m130);
-                if (has) {
-                    json_object_set_new(r, "published100", json_real(p100));
-                    json_object_set_new(r, "published130", json_real(p130));
-                    json_object_set_new(r, "diff100", json_real(m100 - p100));
-                    json_object_set_new(r, "diff130", json_real(m130 - p130));
+                json_t *r = json_pack("{s:s, s:s, s:i}", "workload", o->workloads[w], "policy",
+                                      gp_placement_name(o->policies[p]), "seeds", seeds);
+                char key[32];
+                for (int k = 0; k < 2; k++) {
+                    snprintf(key, sizeof key, "ours%s", at[k]);
+                    json_object_set_new(r, key, json_or_null(ours[k]));
+                    if (!has)
+                        continue;
+                    snprintf(key, sizeof key, "published%s", at[k]);
+                    json_object_set_new(r, key, json_real(publ[k]));
+                    snprintf(key, sizeof key, "diff%s", at[k]);
+                    json_object_set_new(r, key,
+                                        ours[k] < 0 ? json_null() : json_real(ours[k] - publ[k]));
+                    snprintf(key, sizeof key, "two_se%s", at[k]);
+                    json_object_set_new(r, key, json_or_null(se[k]));
                 }
                 json_array_append_new(rows, r);
                 continue;
             }
-            fprintf(out, "%-12s %-14s %8.2f %8.2f", o->workloads[w],
-                    gp_placement_name(o->policies[p]), m100, m130);
-            if (has)
-                fprintf(out, " %8.2f %8.2f %+7.2f %+7.2f", p100, p130, m100 - p100, m130 - p130);
+            fprintf(out, "%-12s %-14s", o->workloads[w], gp_placement_name(o->policies[p]));
+            for (int k = 0; k < 2; k++)
+                print_cell(out, 8, ours[k]);
+            if (has) {
+                for (int k = 0; k < 2; k++)
+                    print_cell(out, 8, publ[k]);
+                for (int k = 0; k < 2; k++) {
+                    if (ours[k] < 0)
+                        fprintf(out, " %7s", "-");
+                    else
+                        fprintf(out, " %+7.2f", ours[k] - publ[k]);
+                }
+                for (int k = 0; k < 2; k++)
+                    print_cell(out, 6, se[k]);
+            }
             fputc('\n', out);
         }
     }
@@ -212,7 +277,7 @@ int sim_grid_run(const sim_grid_opts *o, int json, FILE *out, char *err, size_t 
     g.o = o;
     g.t0 = sim_now();
     int rc = sim_read_nodes(o->nodes_path, &g.nodes, &g.nnodes, err, errlen);
-    published *pub = NULL;
+    sums *pub = NULL;
     g.pods = calloc(o->nworkloads ? o->nworkloads : 1, sizeof *g.pods);
     g.npods = calloc(o->nworkloads ? o->nworkloads : 1, sizeof *g.npods);
     size_t ncells = o->nworkloads * o->npolicies * o->nseeds;
@@ -228,7 +293,7 @@ int sim_grid_run(const sim_grid_opts *o, int json, FILE *out, char *err, size_t 
         rc = sim_read_pods(path, &g.pods[w], &g.npods[w], err, errlen);
     }
     if (!rc && o->expected_dir) {
-        pub = calloc(o->nworkloads * o->npolicies + 1, sizeof *pub);
+        pub = calloc(2 * o->nworkloads * o->npolicies + 1, sizeof *pub);
         rc = pub ? read_published(o, pub, err, errlen) : GP_ENOMEM;
     }
     if (!rc) {

@@ -32,6 +32,7 @@ typedef struct sim_grid_opts {
 /* One run's numbers at 100% and 130% arrived demand (allocation %). */
 typedef struct sim_grid_cell {
     double alloc100, alloc130;
+    int has100, has130;             /* 0: no pod arrived near that demand */
     double seconds;
     int done;
 } sim_grid_cell;

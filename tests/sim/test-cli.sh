@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/sim/test-cli.sh — gpupool-sim end to end on the small fixtures in
-# tests/sim/fixtures: the fgd table and JSON, replay and plan (table, JSON,
+# tests/sim/fixtures: the fgd table and JSON, the grid against hand-made
+# published results (means, differences, noise), replay and plan (table, JSON,
 # the three report files), bad input (a clear error naming the file, line and
 # field, a non-zero exit, nothing on standard output and no report written),
 # and, when ../shared/traces is present, runs on the published default pod
@@ -45,6 +46,39 @@ tap_ok "unknown project in the pod list is an error" sh -c "'$sim' replay --node
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time\np0,1,1,0,0,5\n' > "$tmp/nodel.csv"
 tap_ok "replay needs deletion times" sh -c "'$sim' replay --nodes $fx/nodes.csv --pods '$tmp/nodel.csv' 2>&1 | grep -q 'nodel.csv:2: field deletion_time: empty'"
 tap_ok "unknown mode is a usage error" sh -c "'$sim' replay $rp --mode shared 2>/dev/null; test \$? = 2"
+
+# The grid on a traces folder of its own: the tiny fixture as workload
+# "tiny", and published results of two seeds for bestfit (hand-made:
+# 100% arrived 50 and 52, mean 51; 130% 60 and 64, mean 62).
+mkdir -p "$tmp/tr/alibaba-gpu-2023" "$tmp/exp"
+cp $fx/nodes.csv "$tmp/tr/alibaba-gpu-2023/openb_node_list_gpu_node.csv"
+cp $fx/pods.csv "$tmp/tr/alibaba-gpu-2023/openb_pod_list_tiny.csv"
+printf 'workload,sc_policy,seed,100,130\nopenb_pod_list_tiny,05-BestFit,42,50,60\nopenb_pod_list_tiny,05-BestFit,43,52,64\nopenb_pod_list_other,05-BestFit,42,1,1\nopenb_pod_list_tiny,06-FGD,42,99,99\n' > "$tmp/exp/analysis_allo_discrete.csv"
+grid="--grid --traces $tmp/tr --workloads tiny --policies bestfit,gpupool --seeds 1-3 --jobs 2 --expected $tmp/exp"
+for s in 1 2 3; do "$sim" fgd --nodes $fx/nodes.csv --pods $fx/pods.csv --policy bestfit --seed $s --json > "$tmp/g$s.json"; done
+tap_ok "grid: our mean is the mean of the single runs; published mean, difference and noise from its rows" sh -c "'$sim' fgd $grid --json > '$tmp/gj' 2>/dev/null && python3 -c '
+import json,sys,statistics as st
+t=sys.argv[1]
+rows={r[\"policy\"]:r for r in json.load(open(t+\"/gj\"))[\"rows\"]}
+runs=[json.load(open(t+\"/g%d.json\"%s))[\"rows\"] for s in (1,2,3)]
+b=rows[\"bestfit\"]
+for x in (100,130):
+    ours=[r[x][\"allocation\"] for r in runs if r[x][\"allocation\"] is not None]
+    pub=[50,52] if x==100 else [60,64]
+    assert abs(b[\"published%d\"%x]-st.mean(pub))<1e-9, b
+    if not ours:
+        assert b[\"ours%d\"%x] is None and b[\"diff%d\"%x] is None and b[\"two_se%d\"%x] is None, b
+        continue
+    assert abs(b[\"ours%d\"%x]-st.mean(ours))<1e-9, (b, ours)
+    assert abs(b[\"diff%d\"%x]-(st.mean(ours)-st.mean(pub)))<1e-9, b
+    se=2*(st.variance(ours)/3+st.variance(pub)/2)**0.5
+    assert abs(b[\"two_se%d\"%x]-se)<1e-9, (b, se)
+assert b[\"seeds\"]==3 and \"published100\" not in rows[\"gpupool\"]
+assert b[\"ours100\"] is not None and b[\"ours130\"] is None  # 7 pods never come near 130%
+' '$tmp'"
+tap_ok "grid prints a table with the comparison and the run count" sh -c "'$sim' fgd $grid 2>/dev/null > '$tmp/gt' && grep -q '^workload .*pub130 .*2se130' '$tmp/gt' && grep -q '^tiny  *bestfit .* 51.00  *62.00 ' '$tmp/gt' && grep -q '^grid: 6 runs in' '$tmp/gt'"
+tap_ok "grid without a published row shows our means only, - where no run came near" sh -c "awk '\$2==\"gpupool\" && NF==4 && \$4==\"-\" {f=1} END {exit !f}' '$tmp/gt'"
+tap_ok "grid: a missing pod list is an error naming it" sh -c "'$sim' fgd --grid --traces $tmp/tr --workloads nosuch --seeds 1-1 2>&1 >/dev/null | grep -q 'openb_pod_list_nosuch.csv'"
 
 traces=../shared/traces/alibaba-gpu-2023
 if [ -f "$traces/openb_pod_list_default.csv" ]; then
