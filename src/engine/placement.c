@@ -664,12 +664,12 @@ static double free_after(const gp__preq *r, const gp__pnode *n) {
  * every small node look fuller and pulls unconstrained work onto them, which
  * starves the tasks that may only use those models. The 1:2 ratio was the
  * best of 1:1 to 1:10 on the openb workloads; packing alone (no order) and
- * the order alone (FGD) both did worse (docs/simulator.md).
+ * the order alone (FGD) both did worse (docs/placement.md).
  */
 #define GPUPOOL_RANK 0.1
 #define GPUPOOL_PACK 0.05
 
-static double score_gpupool(gp__placer *p, double drop, const gp__preq *r, const gp__pnode *n) {
+static double score_gpupool(const gp__placer *p, double drop, const gp__preq *r, const gp__pnode *n) {
     double idle_after = ((double)idle_milli(n) - request_milli(r, n)) / GP_MILLI;
     double gpu_share = n->ngpus > 0 ? idle_after / n->ngpus : 0;
     return fgd_score(drop) + GPUPOOL_RANK * gp__placer_rank(p, n->id) - GPUPOOL_PACK * gpu_share;
