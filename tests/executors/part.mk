@@ -9,7 +9,8 @@ EXEC_TESTS := $(patsubst tests/executors/%.c,$(BUILD)/tests/executors/%,$(EXEC_T
 EXEC_FAKE_NVML := $(BUILD)/tests/executors/libfakenvml.so
 TESTS += $(EXEC_TESTS)
 $(EXEC_TESTS): $(BUILD)/tests/executors/%: $(OBJ)/tests/executors/%.o \
-		$(OBJ)/tests/executors/helpers.o $(EXEC_LIB) $(OBJ)/src/common/error.o | $(EXEC_FAKE_NVML)
+		$(OBJ)/tests/executors/helpers.o $(EXEC_LIB) $(OBJ)/src/common/error.o \
+		$(OBJ)/src/common/units.o | $(EXEC_FAKE_NVML)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(EXEC_LDLIBS) $(LDLIBS)
 # test-env also links the slice ledger's reader, which makes the local

@@ -89,6 +89,8 @@ static const struct {
 } malformed[] = {
     {"gpu = H100\n", ":1: gpu: expected 'MODEL MEMORY"},
     {"# ok\ngpu = H100 80X\n", ":2: gpu: memory '80X' is not a size"},
+    {"gpu = H100 9999999999T\n", ":1: gpu: memory '9999999999T' is not a size"},
+    {"gpu = H100 0.0001K\n", ":1: gpu: memory '0.0001K' is not a size"},
     {"gpu = H100 80G many\n", ":1: gpu: count 'many' is not a positive number"},
     {"gpu = H100 80G 0\n", ":1: gpu: count '0'"},
     {"gpu = H100 80G 17\n", ":1: gpu: count: a node holds at most 16 GPUs"},
@@ -238,20 +240,18 @@ START_TEST(test_no_gpus) {
 }
 END_TEST
 
-START_TEST(test_parse_size) {
-    int64_t v = 0;
-    ck_assert_int_eq(gp__parse_size("80G", &v), 0);
-    ck_assert_int_eq(v, 80 * GIB);
-    ck_assert_int_eq(gp__parse_size("1KiB", &v), 0);
-    ck_assert_int_eq(v, 1024);
-    ck_assert_int_eq(gp__parse_size("512mb", &v), 0);
-    ck_assert_int_eq(v, INT64_C(512) << 20);
-    ck_assert_int_eq(gp__parse_size("12", &v), 0);
-    ck_assert_int_eq(v, 12);
-    ck_assert_int_eq(gp__parse_size("G", &v), GP_EINVAL);
-    ck_assert_int_eq(gp__parse_size("1.5G", &v), GP_EINVAL);
-    ck_assert_int_eq(gp__parse_size("-1", &v), GP_EINVAL);
-    ck_assert_int_eq(gp__parse_size("9999999999T", &v), GP_EINVAL);
+START_TEST(test_sizes_as_everywhere) {
+    /* Sizes are read by libgpcommon's gp_parse_size, as the daemon and the
+     * CLI read them: binary multiples, "i" and "B" optional, decimals exact. */
+    gp_node_spec n;
+    char err[GP_ERR_MAX];
+    int rc = parse_text("memory = 1.5TiB\ngpu = T4 15.75G\ngpu = L4 24gb\ngpu = X 1024\n", &n, err,
+                        sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_int_eq(n.mem_bytes, 1536 * GIB);
+    ck_assert_int_eq(n.gpus[0].mem_bytes, 63 * GIB / 4);
+    ck_assert_int_eq(n.gpus[1].mem_bytes, 24 * GIB);
+    ck_assert_int_eq(n.gpus[2].mem_bytes, 1024);
 }
 END_TEST
 
@@ -262,7 +262,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_open_with_inventory);
     tcase_add_test(tc, test_nvml);
     tcase_add_test(tc, test_no_gpus);
-    tcase_add_test(tc, test_parse_size);
+    tcase_add_test(tc, test_sizes_as_everywhere);
 }
 
 GP_TEST_MAIN("executors/inventory", add_tests)

@@ -29,46 +29,13 @@
 #include <unistd.h>
 
 #include "common/gp_error.h"
+#include "common/units.h"
 #include "executors/local/local.h"
 #include "executors/registry.h"
 
 /* ======================================================================== */
 /* Sizes and names                                                           */
 /* ======================================================================== */
-
-int gp__parse_size(const char *s, int64_t *out) {
-    if (s == NULL || !isdigit((unsigned char)s[0])) {
-        return GP_EINVAL;
-    }
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0) {
-        return GP_EINVAL;
-    }
-    int shift = 0;
-    switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; break;
-    case 'M': shift = 20; break;
-    case 'G': shift = 30; break;
-    case 'T': shift = 40; break;
-    default: break;
-    }
-    if (shift != 0) {
-        end++;
-        if (*end == 'i') {
-            end++;
-        }
-        if (*end == 'B' || *end == 'b') {
-            end++;
-        }
-    }
-    if (*end != '\0' || v > (unsigned long long)(INT64_MAX >> shift)) {
-        return GP_EINVAL;
-    }
-    *out = (int64_t)(v << shift);
-    return 0;
-}
 
 /* True if s is a usable name: 1..GP_NAME_MAX of [A-Za-z0-9._-]. */
 static int valid_name(const char *s) {
@@ -134,7 +101,7 @@ static int parse_gpu(char *value, gp_node_spec *node, char *msg, size_t len) {
     gp_gpu_spec g;
     memset(&g, 0, sizeof g);
     gp__exec_fmt(g.model, sizeof g.model, "%s", model);
-    if (gp__parse_size(mem, &g.mem_bytes) < 0 || g.mem_bytes <= 0) {
+    if (gp_parse_size(mem, &g.mem_bytes) < 0 || g.mem_bytes <= 0) {
         gp__exec_fmt(msg, len, "memory '%s' is not a size (like 80G or 85899345920)", mem);
         return GP_EPARSE;
     }
@@ -236,7 +203,7 @@ static int parse_line(const char *key, char *value, gp_node_spec *node, char *ms
         return 0;
     }
     if (strcmp(key, "memory") == 0) {
-        if (gp__parse_size(value, &node->mem_bytes) < 0 || node->mem_bytes <= 0) {
+        if (gp_parse_size(value, &node->mem_bytes) < 0 || node->mem_bytes <= 0) {
             gp__exec_fmt(msg, len, "'%s' is not a size (like 64G or 68719476736)", value);
             return GP_EPARSE;
         }

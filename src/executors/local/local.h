@@ -234,10 +234,6 @@ int gp__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t e
  * memory (bytes, limited by our own cgroup). */
 void gp__host_resources(int64_t *cpu_milli, int64_t *mem_bytes);
 
-/* Parses a size: digits with an optional K, M, G or T suffix (powers of
- * 1024; "KiB", "GB" and the like are accepted as the same). 0 or GP_EINVAL. */
-int gp__parse_size(const char *s, int64_t *out);
-
 /* ------------------------------------------------------------------------ */
 /* local.c                                                                   */
 /* ------------------------------------------------------------------------ */
