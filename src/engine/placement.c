@@ -129,6 +129,12 @@ double gp__placer_rank(const gp__placer *p, uint32_t id) {
     return (double)(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* The tie-break bonus of the paper's policies: half the node's rank, in
+ * [0, 0.5), so it orders equal integer scores and never overturns a point. */
+static double tie_bonus(const gp__placer *p, uint32_t id) {
+    return 0.5 * gp__placer_rank(p, id);
+}
+
 /* Returns the state of node id, growing the table; NULL if out of memory. */
 static pstate *state_of(gp__placer *p, uint32_t id) {
     if (id >= p->nnodes) {
@@ -772,7 +778,7 @@ static int score_frag(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__
         int gpupool = p->policy == GP_PLACE_GPUPOOL;
         double drop = frag_drop(p, n, r, before, out, gpupool);
         out->score = gpupool ? score_gpupool(p, drop, r, n)
-                             : fgd_score(drop) + 0.5 * gp__placer_rank(p, n->id);
+                             : fgd_score(drop) + tie_bonus(p, n->id);
     } else {
         memset(out, 0, sizeof *out);
     }
@@ -835,6 +841,6 @@ int gp__placer_score(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__p
         out->score = 0;
         break;
     }
-    out->score += 0.5 * gp__placer_rank(p, n->id);
+    out->score += tie_bonus(p, n->id);
     return 1;
 }
