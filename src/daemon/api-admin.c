@@ -11,23 +11,23 @@
 #include "daemon/sched.h"
 #include "daemon/store.h"
 
-int gp__h_health(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_health(gpd__req *r, gpd__resp *out, gpd__err *e) {
     (void)r;
     (void)e;
-    return gp__reply_json(out, 200, json_pack("{s:b}", "ok", 1));
+    return gpd__reply_json(out, 200, json_pack("{s:b}", "ok", 1));
 }
 
-int gp__h_whoami(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_whoami(gpd__req *r, gpd__resp *out, gpd__err *e) {
     (void)e;
-    return gp__reply_json(out, 200,
+    return gpd__reply_json(out, 200,
                           json_pack("{s:s, s:s, s:s, s:I}", "user", r->who.user, "role",
-                                    gp__role_name(r->who.role), "scope", r->who.scope, "token_id",
+                                    gpd__role_name(r->who.role), "scope", r->who.scope, "token_id",
                                     (json_int_t)r->who.token_id));
 }
 
 /* ---- Nodes ---------------------------------------------------------------- */
 
-static json_t *slices_of(const gp__live_task *lt, size_t n, const char *node, int gpu,
+static json_t *slices_of(const gpd__live_task *lt, size_t n, const char *node, int gpu,
                          int64_t *mem_used) {
     json_t *arr = json_array();
     *mem_used = 0;
@@ -50,13 +50,13 @@ static json_t *slices_of(const gp__live_task *lt, size_t n, const char *node, in
     return arr;
 }
 
-int gp__h_nodes(gp__req *r, gp__resp *out, gp__err *e) {
-    gp__live_task *lt = NULL;
+int gpd__h_nodes(gpd__req *r, gpd__resp *out, gpd__err *e) {
+    gpd__live_task *lt = NULL;
     size_t nlt = 0;
-    if (gp__sched_live_tasks(r->d->sched, &lt, &nlt) < 0)
-        return gp__fail(e, GP_ENOMEM, "", "out of memory");
+    if (gpd__sched_live_tasks(r->d->sched, &lt, &nlt) < 0)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     json_t *arr = json_array();
-    gp_engine *eng = gp__sched_lock(r->d->sched);
+    gp_engine *eng = gpd__sched_lock(r->d->sched);
     size_t n = gp_engine_node_count(eng);
     for (size_t i = 0; i < n; i++) {
         gp_node_info ni;
@@ -80,99 +80,99 @@ int gp__h_nodes(gp__req *r, gp__resp *out, gp__err *e) {
                            "memory", (json_int_t)ni.mem_bytes, "cpu_used", ni.cpu_used / 1000.0,
                            "memory_used", (json_int_t)ni.mem_used, "gpus", gpus));
     }
-    gp__sched_unlock(r->d->sched);
+    gpd__sched_unlock(r->d->sched);
     free(lt);
-    return gp__reply_json(out, 200,
+    return gpd__reply_json(out, 200,
                           json_pack("{s:o, s:b, s:s}", "nodes", arr, "emulated",
-                                    gp__sched_emulated(r->d->sched), "executor",
-                                    gp__sched_executor_name(r->d->sched)));
+                                    gpd__sched_emulated(r->d->sched), "executor",
+                                    gpd__sched_executor_name(r->d->sched)));
 }
 
 /* ---- Tokens ---------------------------------------------------------------- */
 
-static json_t *token_json(const gp__token *t) {
+static json_t *token_json(const gpd__token *t) {
     return json_pack("{s:I, s:s, s:s, s:s, s:s, s:I}", "id", (json_int_t)t->id, "name", t->name,
                      "user", t->user, "role", t->role, "scope", t->scope, "created_ms",
                      (json_int_t)t->created_ms);
 }
 
-static int token_one(const gp__token *t, void *arg) {
+static int token_one(const gpd__token *t, void *arg) {
     json_array_append_new(arg, token_json(t));
     return 0;
 }
 
-int gp__h_tok_list(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_tok_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     json_t *arr = json_array();
-    int rc = gp__store_tokens(r->d->store, token_one, arr, e);
+    int rc = gpd__store_tokens(r->d->store, token_one, arr, e);
     if (rc < 0) {
         json_decref(arr);
         return rc;
     }
-    return gp__reply_json(out, 200, json_pack("{s:o}", "tokens", arr));
+    return gpd__reply_json(out, 200, json_pack("{s:o}", "tokens", arr));
 }
 
 /* A scope must name queues that exist: a department for a department admin,
  * projects for a researcher. */
-static int check_scope(gp__req *r, gp__role role, const char *scope, gp__err *e) {
+static int check_scope(gpd__req *r, gpd__role role, const char *scope, gpd__err *e) {
     if (role == GP__ROLE_ADMIN) return 0;
-    if (!scope[0]) return gp__fail(e, GP_EINVAL, "scope", "scope: required for role %s", gp__role_name(role));
+    if (!scope[0]) return gpd__fail(e, GP_EINVAL, "scope", "scope: required for role %s", gpd__role_name(role));
     char buf[512];
     snprintf(buf, sizeof buf, "%s", scope);
     int rc = 0;
-    gp_engine *eng = gp__sched_lock(r->d->sched);
+    gp_engine *eng = gpd__sched_lock(r->d->sched);
     for (char *save = NULL, *p = strtok_r(buf, ",", &save); p && rc == 0;
          p = strtok_r(NULL, ",", &save)) {
         gp_queue_info qi;
         if (gp_engine_queue_get(eng, p, &qi) < 0)
-            rc = gp__fail(e, GP_EINVAL, "scope", "scope: there is no queue named %s", p);
+            rc = gpd__fail(e, GP_EINVAL, "scope", "scope: there is no queue named %s", p);
         else if (role == GP__ROLE_DEPT_ADMIN && (qi.depth != 0 || strchr(scope, ',')))
-            rc = gp__fail(e, GP_EINVAL, "scope", "scope: a department admin's scope is one department");
+            rc = gpd__fail(e, GP_EINVAL, "scope", "scope: a department admin's scope is one department");
         else if (role == GP__ROLE_RESEARCHER && !qi.leaf)
-            rc = gp__fail(e, GP_EINVAL, "scope", "scope: %s is a department, not a project", p);
+            rc = gpd__fail(e, GP_EINVAL, "scope", "scope: %s is a department, not a project", p);
     }
-    gp__sched_unlock(r->d->sched);
+    gpd__sched_unlock(r->d->sched);
     return rc;
 }
 
-int gp__h_tok_create(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     static const char *const known[] = {"name", "user", "role", "scope", NULL};
     json_t *body;
-    int rc = gp__body_json(r, &body, e);
+    int rc = gpd__body_json(r, &body, e);
     if (rc < 0) return rc;
     const char *name = json_string_value(json_object_get(body, "name"));
     const char *user = json_string_value(json_object_get(body, "user"));
     const char *role_s = json_string_value(json_object_get(body, "role"));
     const char *scope = json_string_value(json_object_get(body, "scope"));
-    gp__role role = GP__ROLE_NONE;
+    gpd__role role = GP__ROLE_NONE;
     char secret[64];
-    gp__token t;
-    if ((rc = gp__json_known(body, known, "a token", e)) < 0) goto out;
-    if (!user || !gp__name_ok(user)) {
-        rc = gp__fail(e, GP_EINVAL, "user", "user: required, a user name");
-    } else if (!role_s || gp__role_parse(role_s, &role) < 0) {
-        rc = gp__fail(e, GP_EINVAL, "role", "role: must be admin, dept-admin or researcher");
+    gpd__token t;
+    if ((rc = gpd__json_known(body, known, "a token", e)) < 0) goto out;
+    if (!user || !gpd__name_ok(user)) {
+        rc = gpd__fail(e, GP_EINVAL, "user", "user: required, a user name");
+    } else if (!role_s || gpd__role_parse(role_s, &role) < 0) {
+        rc = gpd__fail(e, GP_EINVAL, "role", "role: must be admin, dept-admin or researcher");
     } else if (json_object_get(body, "scope") && !scope) {
-        rc = gp__fail(e, GP_EINVAL, "scope", "scope: must be a string");
+        rc = gpd__fail(e, GP_EINVAL, "scope", "scope: must be a string");
     } else if ((rc = check_scope(r, role, scope ? scope : "", e)) == 0) {
-        rc = gp__auth_create(r->d->auth, name ? name : user, user, role, scope ? scope : "",
+        rc = gpd__auth_create(r->d->auth, name ? name : user, user, role, scope ? scope : "",
                              secret, &t, e);
     }
     if (rc == 0) {
         json_t *j = token_json(&t);
         json_object_set_new(j, "token", json_string(secret));
-        rc = gp__reply_json(out, 201, j);
+        rc = gpd__reply_json(out, 201, j);
     }
 out:
     json_decref(body);
     return rc;
 }
 
-int gp__h_tok_delete(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_tok_delete(gpd__req *r, gpd__resp *out, gpd__err *e) {
     uint64_t id;
-    int rc = gp__param_id(r, 0, &id, e);
+    int rc = gpd__param_id(r, 0, &id, e);
     if (rc < 0) return rc;
     if ((int64_t)id == r->who.token_id)
-        return gp__fail(e, GP_EBUSY, "id", "id: a token cannot revoke itself");
-    if ((rc = gp__auth_delete(r->d->auth, (int64_t)id, e)) < 0) return rc;
-    return gp__reply_json(out, 200, json_pack("{s:I}", "deleted", (json_int_t)id));
+        return gpd__fail(e, GP_EBUSY, "id", "id: a token cannot revoke itself");
+    if ((rc = gpd__auth_delete(r->d->auth, (int64_t)id, e)) < 0) return rc;
+    return gpd__reply_json(out, 200, json_pack("{s:I}", "deleted", (json_int_t)id));
 }

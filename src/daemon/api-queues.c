@@ -33,20 +33,20 @@ static json_t *res_json(const gp_res *x) {
     return j;
 }
 
-static int parse_res(json_t *v, int r, const char *field, int64_t *out, gp__err *e) {
-    int rc = r == GP_RES_MEM ? gp__json_size(v, field, out, e) : gp__json_milli(v, field, out, e);
+static int parse_res(json_t *v, int r, const char *field, int64_t *out, gpd__err *e) {
+    int rc = r == GP_RES_MEM ? gpd__json_size(v, field, out, e) : gpd__json_milli(v, field, out, e);
     if (rc < 0 && (json_is_number(v) && json_number_value(v) < 0))
-        return gp__fail(e, GP_EINVAL, field, "%s: must not be negative", field);
+        return gpd__fail(e, GP_EINVAL, field, "%s: must not be negative", field);
     return rc;
 }
 
 /* Applies {"gpu":..,"cpu":..,"memory":..} to one part of every quota. */
-static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gp__err *e) {
+static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd__err *e) {
     static const char *const known[] = {"gpu", "cpu", "memory", NULL};
     char field[64];
     if (!json_is_object(obj))
-        return gp__fail(e, GP_EINVAL, what, "%s: must be an object with gpu, cpu, memory", what);
-    int rc = gp__json_known(obj, known, what, e);
+        return gpd__fail(e, GP_EINVAL, what, "%s: must be an object with gpu, cpu, memory", what);
+    int rc = gpd__json_known(obj, known, what, e);
     if (rc < 0) return rc;
     for (int r = 0; r < GP_RES_COUNT; r++) {
         json_t *v = json_object_get(obj, res_names[r]);
@@ -57,7 +57,7 @@ static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gp__
             qu->limit = GP_UNLIMITED;
         } else if (strcmp(what, "weight") == 0) {
             int64_t w;
-            if ((rc = gp__json_int(v, field, 0, 1000000, &w, e)) < 0) return rc;
+            if ((rc = gpd__json_int(v, field, 0, 1000000, &w, e)) < 0) return rc;
             qu->weight = (int32_t)w;
         } else {
             int64_t x;
@@ -70,34 +70,34 @@ static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gp__
 }
 
 /* Fills q from body on top of what it holds (defaults or the current spec). */
-static int parse_queue(json_t *body, int create, gp_queue_spec *q, gp__err *e) {
+static int parse_queue(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
     static const char *const known_create[] = {"name", "parent", "priority", "deserved",
                                                "limit", "weight", NULL};
     static const char *const known_update[] = {"priority", "deserved", "limit", "weight", NULL};
-    int rc = gp__json_known(body, create ? known_create : known_update, "a queue", e);
+    int rc = gpd__json_known(body, create ? known_create : known_update, "a queue", e);
     if (rc < 0) return rc;
     json_t *v;
     if (create) {
         v = json_object_get(body, "name");
-        if (!json_is_string(v) || !gp__name_ok(json_string_value(v)))
-            return gp__fail(e, GP_EINVAL, "name",
+        if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
+            return gpd__fail(e, GP_EINVAL, "name",
                             "name: required; 1 to 63 letters, digits, '.', '_' or '-'");
         const char *parent = "";
         if ((v = json_object_get(body, "parent")) && !json_is_null(v)) {
-            if (!json_is_string(v) || !gp__name_ok(json_string_value(v)))
-                return gp__fail(e, GP_EINVAL, "parent", "parent: must be a queue name");
+            if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
+                return gpd__fail(e, GP_EINVAL, "parent", "parent: must be a queue name");
             parent = json_string_value(v);
         }
         gp_queue_spec_init(q, json_string_value(json_object_get(body, "name")), parent);
     }
     if ((v = json_object_get(body, "priority"))) {
         int64_t p;
-        if ((rc = gp__json_int(v, "priority", -1000, 1000, &p, e)) < 0) return rc;
+        if ((rc = gpd__json_int(v, "priority", -1000, 1000, &p, e)) < 0) return rc;
         q->priority = (int32_t)p;
     }
     if ((v = json_object_get(body, "weight")) && json_is_integer(v)) {
         int64_t w;
-        if ((rc = gp__json_int(v, "weight", 0, 1000000, &w, e)) < 0) return rc;
+        if ((rc = gpd__json_int(v, "weight", 0, 1000000, &w, e)) < 0) return rc;
         for (int r = 0; r < GP_RES_COUNT; r++) q->quota[r].weight = (int32_t)w;
     } else if (v && (rc = parse_quota_obj(v, "weight", q, e)) < 0) {
         return rc;
@@ -108,7 +108,7 @@ static int parse_queue(json_t *body, int create, gp_queue_spec *q, gp__err *e) {
         return rc;
     for (int r = 0; r < GP_RES_COUNT; r++)
         if (q->quota[r].limit != GP_UNLIMITED && q->quota[r].limit < q->quota[r].deserved)
-            return gp__fail(e, GP_EINVAL, "limit", "limit.%s: is below deserved.%s",
+            return gpd__fail(e, GP_EINVAL, "limit", "limit.%s: is below deserved.%s",
                             res_names[r], res_names[r]);
     return 0;
 }
@@ -152,12 +152,12 @@ static json_t *queue_json(const gp_queue_info *qi, const gp_queue_spec *sp) {
     return j;
 }
 
-int gp__h_q_list(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_q_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     specs sp = {0};
-    int rc = gp__store_queues(r->d->store, collect, &sp, e);
+    int rc = gpd__store_queues(r->d->store, collect, &sp, e);
     if (rc < 0) return rc;
     json_t *arr = json_array(), *warn = json_array();
-    gp_engine *eng = gp__sched_lock(r->d->sched);
+    gp_engine *eng = gpd__sched_lock(r->d->sched);
     size_t n = gp_engine_queue_count(eng);
     for (size_t i = 0; i < n; i++) {
         gp_queue_info qi;
@@ -166,30 +166,30 @@ int gp__h_q_list(gp__req *r, gp__resp *out, gp__err *e) {
     }
     for (size_t i = 0; i < gp_engine_warning_count(eng); i++)
         json_array_append_new(warn, json_string(gp_engine_warning(eng, i)));
-    gp__sched_unlock(r->d->sched);
+    gpd__sched_unlock(r->d->sched);
     free(sp.q);
-    return gp__reply_json(out, 200, json_pack("{s:o, s:o}", "queues", arr, "warnings", warn));
+    return gpd__reply_json(out, 200, json_pack("{s:o, s:o}", "queues", arr, "warnings", warn));
 }
 
-int gp__h_q_get(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_q_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
     specs sp = {0};
-    int rc = gp__store_queues(r->d->store, collect, &sp, e);
+    int rc = gpd__store_queues(r->d->store, collect, &sp, e);
     if (rc < 0) return rc;
     gp_queue_info qi;
     json_t *j = NULL;
-    gp_engine *eng = gp__sched_lock(r->d->sched);
+    gp_engine *eng = gpd__sched_lock(r->d->sched);
     if (gp_engine_queue_get(eng, r->params[0], &qi) == 0) j = queue_json(&qi, spec_of(&sp, qi.name));
-    gp__sched_unlock(r->d->sched);
+    gpd__sched_unlock(r->d->sched);
     free(sp.q);
-    if (!j) return gp__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);
-    return gp__reply_json(out, 200, j);
+    if (!j) return gpd__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);
+    return gpd__reply_json(out, 200, j);
 }
 
-static int reply_queue(gp__req *r, gp__resp *out, int status, const char *name, gp__err *e) {
-    gp__resp tmp = {0};
+static int reply_queue(gpd__req *r, gpd__resp *out, int status, const char *name, gpd__err *e) {
+    gpd__resp tmp = {0};
     const char *saved = r->params[0];
     r->params[0] = name;
-    int rc = gp__h_q_get(r, &tmp, e);
+    int rc = gpd__h_q_get(r, &tmp, e);
     r->params[0] = saved;
     if (rc == 0) {
         *out = tmp;
@@ -198,55 +198,55 @@ static int reply_queue(gp__req *r, gp__resp *out, int status, const char *name, 
     return rc;
 }
 
-int gp__h_q_create(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     json_t *body;
-    int rc = gp__body_json(r, &body, e);
+    int rc = gpd__body_json(r, &body, e);
     if (rc < 0) return rc;
     gp_queue_spec q;
     if ((rc = parse_queue(body, 1, &q, e)) == 0) {
         gp_queue_info old;
-        gp_engine *eng = gp__sched_lock(r->d->sched);
+        gp_engine *eng = gpd__sched_lock(r->d->sched);
         int exists = gp_engine_queue_get(eng, q.name, &old) == 0;
         int parent_ok = !q.parent[0] || gp_engine_queue_get(eng, q.parent, &old) == 0;
-        gp__sched_unlock(r->d->sched);
-        if (exists) rc = gp__fail(e, GP_EEXIST, "name", "name: a queue named %s exists", q.name);
+        gpd__sched_unlock(r->d->sched);
+        if (exists) rc = gpd__fail(e, GP_EEXIST, "name", "name: a queue named %s exists", q.name);
         else if (!parent_ok)
-            rc = gp__fail(e, GP_EINVAL, "parent", "parent: there is no queue named %s", q.parent);
-        else if (!gp__can_admin_queue(r, q.name, q.parent[0] ? q.parent : NULL))
-            rc = gp__fail(e, GP_EPERM, "parent",
+            rc = gpd__fail(e, GP_EINVAL, "parent", "parent: there is no queue named %s", q.parent);
+        else if (!gpd__can_admin_queue(r, q.name, q.parent[0] ? q.parent : NULL))
+            rc = gpd__fail(e, GP_EPERM, "parent",
                           "parent: this token may create queues only under department %s",
                           r->who.scope);
-        else rc = gp__sched_queue_set(r->d->sched, &q, e);
+        else rc = gpd__sched_queue_set(r->d->sched, &q, e);
     }
     json_decref(body);
     if (rc < 0) return rc;
     return reply_queue(r, out, 201, q.name, e);
 }
 
-int gp__h_q_update(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_q_update(gpd__req *r, gpd__resp *out, gpd__err *e) {
     specs sp = {0};
-    int rc = gp__store_queues(r->d->store, collect, &sp, e);
+    int rc = gpd__store_queues(r->d->store, collect, &sp, e);
     if (rc < 0) return rc;
     const gp_queue_spec *cur = spec_of(&sp, r->params[0]);
     gp_queue_spec q;
     if (cur) q = *cur;
     free(sp.q);
-    if (!cur) return gp__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);
-    if (!gp__can_admin_queue(r, q.name, NULL))
-        return gp__fail(e, GP_EPERM, "name", "this token may not change queue %s", q.name);
+    if (!cur) return gpd__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);
+    if (!gpd__can_admin_queue(r, q.name, NULL))
+        return gpd__fail(e, GP_EPERM, "name", "this token may not change queue %s", q.name);
     json_t *body;
-    if ((rc = gp__body_json(r, &body, e)) < 0) return rc;
+    if ((rc = gpd__body_json(r, &body, e)) < 0) return rc;
     rc = parse_queue(body, 0, &q, e);
     json_decref(body);
-    if (rc == 0) rc = gp__sched_queue_set(r->d->sched, &q, e);
+    if (rc == 0) rc = gpd__sched_queue_set(r->d->sched, &q, e);
     if (rc < 0) return rc;
     return reply_queue(r, out, 200, q.name, e);
 }
 
-int gp__h_q_delete(gp__req *r, gp__resp *out, gp__err *e) {
-    if (!gp__can_admin_queue(r, r->params[0], NULL))
-        return gp__fail(e, GP_EPERM, "name", "this token may not remove queue %s", r->params[0]);
-    int rc = gp__sched_queue_remove(r->d->sched, r->params[0], e);
+int gpd__h_q_delete(gpd__req *r, gpd__resp *out, gpd__err *e) {
+    if (!gpd__can_admin_queue(r, r->params[0], NULL))
+        return gpd__fail(e, GP_EPERM, "name", "this token may not remove queue %s", r->params[0]);
+    int rc = gpd__sched_queue_remove(r->d->sched, r->params[0], e);
     if (rc < 0) return rc;
-    return gp__reply_json(out, 200, json_pack("{s:s}", "deleted", r->params[0]));
+    return gpd__reply_json(out, 200, json_pack("{s:s}", "deleted", r->params[0]));
 }

@@ -40,33 +40,33 @@ static int under(gp_engine *eng, const char *name, const char *anc) {
     return 0;
 }
 
-int gp__can_see_project(gp__req *r, const char *project) {
+int gpd__can_see_project(gpd__req *r, const char *project) {
     switch (r->who.role) {
     case GP__ROLE_ADMIN: return 1;
-    case GP__ROLE_RESEARCHER: return gp__scope_has(r->who.scope, project);
+    case GP__ROLE_RESEARCHER: return gpd__scope_has(r->who.scope, project);
     case GP__ROLE_DEPT_ADMIN: {
-        gp_engine *eng = gp__sched_lock(r->d->sched);
+        gp_engine *eng = gpd__sched_lock(r->d->sched);
         int ok = under(eng, project, r->who.scope);
-        gp__sched_unlock(r->d->sched);
+        gpd__sched_unlock(r->d->sched);
         return ok;
     }
     default: return 0;
     }
 }
 
-int gp__can_admin_queue(gp__req *r, const char *name, const char *parent) {
+int gpd__can_admin_queue(gpd__req *r, const char *name, const char *parent) {
     if (r->who.role == GP__ROLE_ADMIN) return 1;
     if (r->who.role != GP__ROLE_DEPT_ADMIN) return 0;
     /* Strictly below its department: the department itself is the admin's. */
     if (strcmp(name, r->who.scope) == 0) return 0;
-    gp_engine *eng = gp__sched_lock(r->d->sched);
+    gp_engine *eng = gpd__sched_lock(r->d->sched);
     int ok = parent ? under(eng, parent, r->who.scope) : under(eng, name, r->who.scope);
-    gp__sched_unlock(r->d->sched);
+    gpd__sched_unlock(r->d->sched);
     return ok;
 }
 
 /* The projects a non-admin may see, NULL-terminated, in *buf (malloc'ed). */
-static const char **visible_projects(gp__req *r, char **buf) {
+static const char **visible_projects(gpd__req *r, char **buf) {
     size_t cap = 64, n = 0;
     const char **list = calloc(cap + 1, sizeof *list);
     *buf = NULL;
@@ -79,7 +79,7 @@ static const char **visible_projects(gp__req *r, char **buf) {
         return list;
     }
     /* Department admin: the leaves under its department. */
-    gp_engine *eng = gp__sched_lock(r->d->sched);
+    gp_engine *eng = gpd__sched_lock(r->d->sched);
     size_t nq = gp_engine_queue_count(eng);
     *buf = calloc(nq + 1, GP_NAME_MAX + 1);
     for (size_t i = 0; *buf && i < nq && n < cap; i++) {
@@ -90,16 +90,16 @@ static const char **visible_projects(gp__req *r, char **buf) {
             list[n++] = slot;
         }
     }
-    gp__sched_unlock(r->d->sched);
+    gpd__sched_unlock(r->d->sched);
     return list;
 }
 
 /* ---- JSON of a workload ------------------------------------------------- */
 
-static json_t *wl_json(gp__req *r, const gp__wl *w) {
+static json_t *wl_json(gpd__req *r, const gpd__wl *w) {
     json_t *j = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:I, s:I}", "id", (json_int_t)w->id,
                           "name", w->name, "project", w->project, "user", w->user, "state",
-                          gp__wl_state_name(w->state), "attempt", w->attempt, "request",
+                          gpd__wl_state_name(w->state), "attempt", w->attempt, "request",
                           w->request, "submitted_ms", (json_int_t)w->submitted_ms, "updated_ms",
                           (json_int_t)w->updated_ms);
     if (!j) return NULL;
@@ -107,9 +107,9 @@ static json_t *wl_json(gp__req *r, const gp__wl *w) {
     if (w->exit_code >= 0) json_object_set_new(j, "exit_code", json_integer(w->exit_code));
     if (w->state == GP__WL_PENDING) {
         char why[512] = "";
-        gp_engine *eng = gp__sched_lock(r->d->sched);
+        gp_engine *eng = gpd__sched_lock(r->d->sched);
         int code = gp_engine_pending_reason(eng, w->id, why, sizeof why);
-        gp__sched_unlock(r->d->sched);
+        gpd__sched_unlock(r->d->sched);
         if (code >= 0) {
             json_object_set_new(j, "wait", json_string(gp_wait_name((gp_wait)code)));
             json_object_set_new(j, "pending_reason", json_string(why));
@@ -123,50 +123,50 @@ static json_t *wl_json(gp__req *r, const gp__wl *w) {
 }
 
 /* Reads a workload the caller may see; 404 otherwise. */
-static int visible_wl(gp__req *r, gp__wl *w, gp__err *e) {
+static int visible_wl(gpd__req *r, gpd__wl *w, gpd__err *e) {
     uint64_t id;
-    int rc = gp__param_id(r, 0, &id, e);
+    int rc = gpd__param_id(r, 0, &id, e);
     if (rc < 0) return rc;
-    if ((rc = gp__store_wl_get(r->d->store, id, w, e)) < 0) return rc;
-    if (!gp__can_see_project(r, w->project)) {
-        gp__wl_free(w);
-        return gp__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
+    if ((rc = gpd__store_wl_get(r->d->store, id, w, e)) < 0) return rc;
+    if (!gpd__can_see_project(r, w->project)) {
+        gpd__wl_free(w);
+        return gpd__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
     }
     return 0;
 }
 
 /* ---- Routes -------------------------------------------------------------- */
 
-int gp__h_wl_submit(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
     json_t *body;
-    int rc = gp__body_json(r, &body, e);
+    int rc = gpd__body_json(r, &body, e);
     if (rc < 0) return rc;
-    gp__request q;
+    gpd__request q;
     char *canon = NULL;
-    if ((rc = gp__request_parse(body, &q, e)) < 0) goto out;
-    if (!gp__can_see_project(r, q.spec.queue)) {
-        rc = gp__fail(e, GP_EPERM, "project", "project: this token may not submit to %s",
+    if ((rc = gpd__request_parse(body, &q, e)) < 0) goto out;
+    if (!gpd__can_see_project(r, q.spec.queue)) {
+        rc = gpd__fail(e, GP_EPERM, "project", "project: this token may not submit to %s",
                       q.spec.queue);
         goto out;
     }
-    if ((rc = gp__sched_check_request(r->d->sched, &q, e)) < 0) goto out;
-    canon = gp__request_canonical(body);
-    gp__wl w;
+    if ((rc = gpd__sched_check_request(r->d->sched, &q, e)) < 0) goto out;
+    canon = gpd__request_canonical(body);
+    gpd__wl w;
     memset(&w, 0, sizeof w);
     snprintf(w.name, sizeof w.name, "%s", q.name);
     snprintf(w.project, sizeof w.project, "%s", q.spec.queue);
     snprintf(w.user, sizeof w.user, "%s", r->who.user);
     snprintf(w.request, sizeof w.request, "%s", q.summary);
-    w.submitted_ms = gp__now_ms();
+    w.submitted_ms = gpd__now_ms();
     w.spec = canon;
     int existed = 0;
     if (!canon) {
-        rc = gp__fail(e, GP_ENOMEM, "", "out of memory");
+        rc = gpd__fail(e, GP_ENOMEM, "", "out of memory");
         goto out;
     }
-    if ((rc = gp__store_wl_insert(r->d->store, &w, q.client_key, &existed, e)) < 0) goto out;
-    if (!existed) gp__sched_submitted(r->d->sched, &q, w.id, w.user, w.submitted_ms);
-    rc = gp__reply_json(out, existed ? 200 : 201,
+    if ((rc = gpd__store_wl_insert(r->d->store, &w, q.client_key, &existed, e)) < 0) goto out;
+    if (!existed) gpd__sched_submitted(r->d->sched, &q, w.id, w.user, w.submitted_ms);
+    rc = gpd__reply_json(out, existed ? 200 : 201,
                         json_pack("{s:I, s:s, s:b}", "id", (json_int_t)w.id, "state",
                                   existed ? "existing" : "pending", "existed", existed));
 out:
@@ -176,34 +176,34 @@ out:
 }
 
 typedef struct list_ctx {
-    gp__req *r;
+    gpd__req *r;
     json_t *arr;
     uint64_t last;
 } list_ctx;
 
-static int list_one(const gp__wl *w, void *arg) {
+static int list_one(const gpd__wl *w, void *arg) {
     list_ctx *c = arg;
     json_array_append_new(c->arr, wl_json(c->r, w));
     c->last = w->id;
     return 0;
 }
 
-int gp__h_wl_list(gp__req *r, gp__resp *out, gp__err *e) {
-    gp__wl_filter f = {.state = -1, .limit = LIST_DEFAULT};
+int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
+    gpd__wl_filter f = {.state = -1, .limit = LIST_DEFAULT};
     const char *v;
-    if ((v = gp__query(r, "limit"))) {
+    if ((v = gpd__query(r, "limit"))) {
         f.limit = atoi(v);
         if (f.limit < 1 || f.limit > LIST_MAX)
-            return gp__fail(e, GP_EINVAL, "limit", "limit: must be 1..%d", LIST_MAX);
+            return gpd__fail(e, GP_EINVAL, "limit", "limit: must be 1..%d", LIST_MAX);
     }
-    if ((v = gp__query(r, "after"))) f.after = strtoull(v, NULL, 10);
-    f.project = gp__query(r, "project");
-    f.user = gp__query(r, "user");
-    if ((v = gp__query(r, "state"))) {
-        gp__wl_state st;
+    if ((v = gpd__query(r, "after"))) f.after = strtoull(v, NULL, 10);
+    f.project = gpd__query(r, "project");
+    f.user = gpd__query(r, "user");
+    if ((v = gpd__query(r, "state"))) {
+        gpd__wl_state st;
         if (strcmp(v, "active") == 0) f.active_only = 1;
-        else if (gp__wl_state_parse(v, &st) < 0)
-            return gp__fail(e, GP_EINVAL, "state",
+        else if (gpd__wl_state_parse(v, &st) < 0)
+            return gpd__fail(e, GP_EINVAL, "state",
                             "state: must be active, pending, starting, running, stopping, "
                             "suspended, succeeded, failed or deleted");
         else f.state = (int)st;
@@ -212,11 +212,11 @@ int gp__h_wl_list(gp__req *r, gp__resp *out, gp__err *e) {
     const char **projects = NULL;
     if (r->who.role != GP__ROLE_ADMIN) {
         projects = visible_projects(r, &buf);
-        if (!projects) return gp__fail(e, GP_ENOMEM, "", "out of memory");
+        if (!projects) return gpd__fail(e, GP_ENOMEM, "", "out of memory");
         f.projects = projects;
     }
     list_ctx c = {r, json_array(), 0};
-    int rc = gp__store_wl_list(r->d->store, &f, list_one, &c, e);
+    int rc = gpd__store_wl_list(r->d->store, &f, list_one, &c, e);
     free(projects);
     free(buf);
     if (rc < 0) {
@@ -226,14 +226,14 @@ int gp__h_wl_list(gp__req *r, gp__resp *out, gp__err *e) {
     json_t *j = json_pack("{s:o}", "workloads", c.arr);
     if (json_array_size(c.arr) == (size_t)f.limit)
         json_object_set_new(j, "next_after", json_integer((json_int_t)c.last));
-    return gp__reply_json(out, 200, j);
+    return gpd__reply_json(out, 200, j);
 }
 
-static json_t *tasks_json(gp__req *r, uint64_t id) {
-    gp__task_rec *t = NULL;
+static json_t *tasks_json(gpd__req *r, uint64_t id) {
+    gpd__task_rec *t = NULL;
     int n = 0;
     json_t *arr = json_array();
-    if (gp__store_tasks_get(r->d->store, id, &t, &n, NULL) < 0) return arr;
+    if (gpd__store_tasks_get(r->d->store, id, &t, &n, NULL) < 0) return arr;
     for (int i = 0; i < n; i++) {
         json_t *b = json_loads(t[i].binding, 0, NULL);
         json_t *tj = json_pack("{s:i, s:i, s:s, s:s}", "task", t[i].task, "attempt",
@@ -243,11 +243,11 @@ static json_t *tasks_json(gp__req *r, uint64_t id) {
         json_decref(b);
         json_array_append_new(arr, tj);
     }
-    gp__task_recs_free(t, n);
+    gpd__task_recs_free(t, n);
     return arr;
 }
 
-static int attempt_one(const gp__attempt *a, void *arg) {
+static int attempt_one(const gpd__attempt *a, void *arg) {
     json_t *j = json_pack("{s:i, s:s, s:I, s:I, s:s, s:s}", "attempt", a->attempt, "node",
                           a->node, "started_ms", (json_int_t)a->started_ms, "ended_ms",
                           (json_int_t)a->ended_ms, "outcome", a->outcome, "reason", a->reason);
@@ -256,14 +256,14 @@ static int attempt_one(const gp__attempt *a, void *arg) {
     return 0;
 }
 
-static int event_one(const gp__event *ev, void *arg) {
+static int event_one(const gpd__event *ev, void *arg) {
     json_array_append_new(arg, json_pack("{s:I, s:s, s:s}", "ts_ms", (json_int_t)ev->ts_ms,
                                          "kind", ev->kind, "message", ev->message));
     return 0;
 }
 
-int gp__h_wl_get(gp__req *r, gp__resp *out, gp__err *e) {
-    gp__wl w;
+int gpd__h_wl_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
+    gpd__wl w;
     int rc = visible_wl(r, &w, e);
     if (rc < 0) return rc;
     json_t *j = wl_json(r, &w);
@@ -271,87 +271,87 @@ int gp__h_wl_get(gp__req *r, gp__resp *out, gp__err *e) {
     if (spec) json_object_set_new(j, "spec", spec);
     json_object_set_new(j, "tasks", tasks_json(r, w.id));
     json_t *att = json_array();
-    gp__store_attempts(r->d->store, w.id, attempt_one, att, NULL);
+    gpd__store_attempts(r->d->store, w.id, attempt_one, att, NULL);
     json_object_set_new(j, "attempts", att);
-    gp__wl_free(&w);
-    return gp__reply_json(out, 200, j);
+    gpd__wl_free(&w);
+    return gpd__reply_json(out, 200, j);
 }
 
-int gp__h_wl_events(gp__req *r, gp__resp *out, gp__err *e) {
-    gp__wl w;
+int gpd__h_wl_events(gpd__req *r, gpd__resp *out, gpd__err *e) {
+    gpd__wl w;
     int rc = visible_wl(r, &w, e);
     if (rc < 0) return rc;
     json_t *ev = json_array(), *att = json_array();
-    rc = gp__store_events(r->d->store, w.id, event_one, ev, e);
-    if (rc == 0) rc = gp__store_attempts(r->d->store, w.id, attempt_one, att, e);
-    gp__wl_free(&w);
+    rc = gpd__store_events(r->d->store, w.id, event_one, ev, e);
+    if (rc == 0) rc = gpd__store_attempts(r->d->store, w.id, attempt_one, att, e);
+    gpd__wl_free(&w);
     if (rc < 0) {
         json_decref(ev);
         json_decref(att);
         return rc;
     }
-    return gp__reply_json(out, 200, json_pack("{s:o, s:o}", "events", ev, "attempts", att));
+    return gpd__reply_json(out, 200, json_pack("{s:o, s:o}", "events", ev, "attempts", att));
 }
 
-static int stop_cmd(gp__req *r, gp__resp *out, gp__err *e, int op) {
-    gp__wl w;
+static int stop_cmd(gpd__req *r, gpd__resp *out, gpd__err *e, int op) {
+    gpd__wl w;
     int rc = visible_wl(r, &w, e);
     if (rc < 0) return rc;
     if (r->who.role == GP__ROLE_RESEARCHER && strcmp(w.user, r->who.user) != 0 &&
         op != GP__CMD_RESUME) {
-        rc = gp__fail(e, GP_EPERM, "id", "workload %llu belongs to %s; researchers may stop only "
+        rc = gpd__fail(e, GP_EPERM, "id", "workload %llu belongs to %s; researchers may stop only "
                       "their own workloads", (unsigned long long)w.id, w.user);
     } else if (r->who.role == GP__ROLE_RESEARCHER && op == GP__CMD_RESUME &&
                strcmp(w.user, r->who.user) != 0) {
-        rc = gp__fail(e, GP_EPERM, "id", "workload %llu belongs to %s", (unsigned long long)w.id,
+        rc = gpd__fail(e, GP_EPERM, "id", "workload %llu belongs to %s", (unsigned long long)w.id,
                       w.user);
     } else {
-        rc = gp__sched_command(r->d->sched, op, w.id, e);
+        rc = gpd__sched_command(r->d->sched, op, w.id, e);
     }
     uint64_t id = w.id;
-    gp__wl_free(&w);
+    gpd__wl_free(&w);
     if (rc < 0) return rc;
-    if ((rc = gp__store_wl_get(r->d->store, id, &w, e)) < 0) return rc;
+    if ((rc = gpd__store_wl_get(r->d->store, id, &w, e)) < 0) return rc;
     json_t *j = wl_json(r, &w);
-    gp__wl_free(&w);
-    return gp__reply_json(out, 200, j);
+    gpd__wl_free(&w);
+    return gpd__reply_json(out, 200, j);
 }
 
-int gp__h_wl_delete(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_wl_delete(gpd__req *r, gpd__resp *out, gpd__err *e) {
     return stop_cmd(r, out, e, GP__CMD_DELETE);
 }
 
-int gp__h_wl_suspend(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_wl_suspend(gpd__req *r, gpd__resp *out, gpd__err *e) {
     return stop_cmd(r, out, e, GP__CMD_SUSPEND);
 }
 
-int gp__h_wl_resume(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_wl_resume(gpd__req *r, gpd__resp *out, gpd__err *e) {
     return stop_cmd(r, out, e, GP__CMD_RESUME);
 }
 
-int gp__h_wl_logs(gp__req *r, gp__resp *out, gp__err *e) {
-    gp__wl w;
+int gpd__h_wl_logs(gpd__req *r, gpd__resp *out, gpd__err *e) {
+    gpd__wl w;
     int rc = visible_wl(r, &w, e);
     if (rc < 0) return rc;
     const char *v;
     long task = 0;
     long long offset = 0;
-    if ((v = gp__query(r, "task"))) task = strtol(v, NULL, 10);
-    if ((v = gp__query(r, "offset"))) offset = strtoll(v, NULL, 10);
+    if ((v = gpd__query(r, "task"))) task = strtol(v, NULL, 10);
+    if ((v = gpd__query(r, "offset"))) offset = strtoll(v, NULL, 10);
     char path[1200];
     snprintf(path, sizeof path, "%s/logs/%llu/task-%ld.log", r->d->cfg.data_dir,
              (unsigned long long)w.id, task);
-    gp__wl_free(&w);
+    gpd__wl_free(&w);
     if (task < 0 || task >= GP__MAX_GANG || offset < 0)
-        return gp__fail(e, GP_EINVAL, task < 0 || task >= GP__MAX_GANG ? "task" : "offset",
+        return gpd__fail(e, GP_EINVAL, task < 0 || task >= GP__MAX_GANG ? "task" : "offset",
                         "task and offset must not be negative");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return gp__reply_text(out, 200, "", 0, "text/plain; charset=utf-8");
+    if (fd < 0) return gpd__reply_text(out, 200, "", 0, "text/plain; charset=utf-8");
     char *buf = malloc(LOG_CHUNK);
     ssize_t n = buf ? pread(fd, buf, LOG_CHUNK, offset) : -1;
     close(fd);
-    rc = n < 0 ? gp__fail(e, GP_EIO, "", "cannot read the log: %s", strerror(errno))
-               : gp__reply_text(out, 200, buf, (size_t)n, "text/plain; charset=utf-8");
+    rc = n < 0 ? gpd__fail(e, GP_EIO, "", "cannot read the log: %s", strerror(errno))
+               : gpd__reply_text(out, 200, buf, (size_t)n, "text/plain; charset=utf-8");
     free(buf);
     return rc;
 }

@@ -18,8 +18,8 @@
 
 #define GP__MAX_PARAMS 4
 
-typedef struct gp__req {
-    gp__daemon *d;
+typedef struct gpd__req {
+    gpd__daemon *d;
     struct MHD_Connection *conn;
     const char *method;
     const char *path;
@@ -27,17 +27,17 @@ typedef struct gp__req {
     int nparams;
     const char *body;
     size_t body_len;
-    gp__principal who;
-} gp__req;
+    gpd__principal who;
+} gpd__req;
 
-typedef struct gp__resp {
+typedef struct gpd__resp {
     int status;
     char *body;                     /* malloc'ed */
     size_t len;
     const char *content_type;
-} gp__resp;
+} gpd__resp;
 
-typedef int (*gp__handler)(gp__req *r, gp__resp *out, gp__err *e);
+typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
 
 /*       method  path                               handler          role        summary */
 #define GP__ROUTES(XX)                                                                          \
@@ -74,43 +74,43 @@ typedef int (*gp__handler)(gp__req *r, gp__resp *out, gp__err *e);
     XX("DELETE", "/api/v1/tokens/{id}", h_tok_delete, ADMIN, "Revoke a token")                 \
     XX("GET", "/metrics", h_metrics, RESEARCHER, "Prometheus metrics (text format)")
 
-#define GP__HANDLER_DECL_(m, p, fn, role, doc) int gp__##fn(gp__req *r, gp__resp *out, gp__err *e);
+#define GP__HANDLER_DECL_(m, p, fn, role, doc) int gpd__##fn(gpd__req *r, gpd__resp *out, gpd__err *e);
 GP__ROUTES(GP__HANDLER_DECL_)
 #undef GP__HANDLER_DECL_
 
 /* ---- http.c ---- */
 
 /* Starts serving; returns the bound port in *port. */
-int gp__http_start(gp__daemon *d, struct MHD_Daemon **out, int *port, gp__err *e);
+int gpd__http_start(gpd__daemon *d, struct MHD_Daemon **out, int *port, gpd__err *e);
 
 /* Prints the route table as a Markdown table. */
-void gp__http_print_routes(void);
+void gpd__http_print_routes(void);
 
 /* The one map from GP_E* codes to HTTP status. */
-int gp__http_status(int code);
+int gpd__http_status(int code);
 
 /* Sets out to a JSON answer (takes ownership of j). */
-int gp__reply_json(gp__resp *out, int status, json_t *j);
+int gpd__reply_json(gpd__resp *out, int status, json_t *j);
 
 /* Sets out to a plain text answer (copies text). */
-int gp__reply_text(gp__resp *out, int status, const char *text, size_t len,
+int gpd__reply_text(gpd__resp *out, int status, const char *text, size_t len,
                    const char *content_type);
 
 /* A query parameter, or NULL. */
-const char *gp__query(gp__req *r, const char *key);
+const char *gpd__query(gpd__req *r, const char *key);
 
 /* Parses the body as a JSON object; GP_EPARSE naming the line and column. */
-int gp__body_json(gp__req *r, json_t **out, gp__err *e);
+int gpd__body_json(gpd__req *r, json_t **out, gpd__err *e);
 
 /* Parses a decimal id path parameter. */
-int gp__param_id(gp__req *r, int i, uint64_t *out, gp__err *e);
+int gpd__param_id(gpd__req *r, int i, uint64_t *out, gpd__err *e);
 
 /* ---- Scopes (api-workloads.c) ---- */
 
 /* May the caller see workloads of project? (dept-admins: via the tree). */
-int gp__can_see_project(gp__req *r, const char *project);
+int gpd__can_see_project(gpd__req *r, const char *project);
 
 /* May the caller manage queue name (create under, change, remove)? */
-int gp__can_admin_queue(gp__req *r, const char *name, const char *parent);
+int gpd__can_admin_queue(gpd__req *r, const char *name, const char *parent);
 
 #endif /* GP_DAEMON_API_H */

@@ -15,29 +15,29 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-struct gp__auth {
+struct gpd__auth {
     gp_store *st;
     pthread_mutex_t mu;
-    gp__token *tokens;
+    gpd__token *tokens;
     size_t n;
 };
 
 static const char *const role_names[] = {"none", "researcher", "dept-admin", "admin"};
 
-const char *gp__role_name(gp__role r) {
+const char *gpd__role_name(gpd__role r) {
     return (unsigned)r <= GP__ROLE_ADMIN ? role_names[r] : "none";
 }
 
-int gp__role_parse(const char *s, gp__role *out) {
+int gpd__role_parse(const char *s, gpd__role *out) {
     for (int i = 1; i <= GP__ROLE_ADMIN; i++)
         if (strcmp(s, role_names[i]) == 0) {
-            *out = (gp__role)i;
+            *out = (gpd__role)i;
             return 0;
         }
     return GP_EINVAL;
 }
 
-int gp__scope_has(const char *scope, const char *project) {
+int gpd__scope_has(const char *scope, const char *project) {
     size_t n = strlen(project);
     for (const char *p = scope; *p;) {
         size_t len = strcspn(p, ",");
@@ -56,50 +56,50 @@ static void sha256_hex(const char *s, char out[65]) {
     out[64] = '\0';
 }
 
-static int add_cached(gp__auth *a, const gp__token *t) {
-    gp__token *nt = realloc(a->tokens, sizeof *nt * (a->n + 1));
+static int add_cached(gpd__auth *a, const gpd__token *t) {
+    gpd__token *nt = realloc(a->tokens, sizeof *nt * (a->n + 1));
     if (!nt) return GP_ENOMEM;
     a->tokens = nt;
     a->tokens[a->n++] = *t;
     return 0;
 }
 
-static int load_one(const gp__token *t, void *arg) {
+static int load_one(const gpd__token *t, void *arg) {
     return add_cached(arg, t) < 0;
 }
 
-int gp__auth_create(gp__auth *a, const char *name, const char *user, gp__role role,
-                    const char *scope, char *secret, gp__token *out, gp__err *e) {
+int gpd__auth_create(gpd__auth *a, const char *name, const char *user, gpd__role role,
+                    const char *scope, char *secret, gpd__token *out, gpd__err *e) {
     unsigned char rnd[24];
     size_t got = 0;
     while (got < sizeof rnd) {
         ssize_t r = getrandom(rnd + got, sizeof rnd - got, 0);
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return gp__fail(e, GP_ESYS, "", "getrandom failed: %s", strerror(errno));
+        if (r < 0) return gpd__fail(e, GP_ESYS, "", "getrandom failed: %s", strerror(errno));
         got += (size_t)r;
     }
     strcpy(secret, "gp_");
     for (size_t i = 0; i < sizeof rnd; i++) sprintf(secret + 3 + 2 * i, "%02x", rnd[i]);
-    gp__token t;
+    gpd__token t;
     memset(&t, 0, sizeof t);
     snprintf(t.name, sizeof t.name, "%s", name);
     snprintf(t.user, sizeof t.user, "%s", user);
-    snprintf(t.role, sizeof t.role, "%s", gp__role_name(role));
+    snprintf(t.role, sizeof t.role, "%s", gpd__role_name(role));
     snprintf(t.scope, sizeof t.scope, "%s", scope ? scope : "");
     sha256_hex(secret, t.hash);
-    t.created_ms = gp__now_ms();
-    int rc = gp__store_token_put(a->st, &t, e);
+    t.created_ms = gpd__now_ms();
+    int rc = gpd__store_token_put(a->st, &t, e);
     if (rc < 0) return rc;
     pthread_mutex_lock(&a->mu);
     rc = add_cached(a, &t);
     pthread_mutex_unlock(&a->mu);
-    if (rc < 0) return gp__fail(e, rc, "", "out of memory caching the token");
+    if (rc < 0) return gpd__fail(e, rc, "", "out of memory caching the token");
     if (out) *out = t;
     return 0;
 }
 
-int gp__auth_delete(gp__auth *a, int64_t id, gp__err *e) {
-    int rc = gp__store_token_delete(a->st, id, e);
+int gpd__auth_delete(gpd__auth *a, int64_t id, gpd__err *e) {
+    int rc = gpd__store_token_delete(a->st, id, e);
     if (rc < 0) return rc;
     pthread_mutex_lock(&a->mu);
     for (size_t i = 0; i < a->n; i++)
@@ -112,57 +112,57 @@ int gp__auth_delete(gp__auth *a, int64_t id, gp__err *e) {
 }
 
 /* Writes the secret to path with mode 0600, atomically (temp file + rename). */
-static int write_token_file(const char *path, const char *secret, gp__err *e) {
+static int write_token_file(const char *path, const char *secret, gpd__err *e) {
     char tmp[1100];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     unlink(tmp);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
-        return gp__fail(e, GP_ESYS, "", "cannot write the admin token to %s: %s", tmp,
+        return gpd__fail(e, GP_ESYS, "", "cannot write the admin token to %s: %s", tmp,
                         strerror(errno));
     size_t n = strlen(secret);
     int ok = write(fd, secret, n) == (ssize_t)n && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
     close(fd);
     if (!ok || rename(tmp, path) < 0) {
         unlink(tmp);
-        return gp__fail(e, GP_ESYS, "", "cannot write the admin token to %s: %s", path,
+        return gpd__fail(e, GP_ESYS, "", "cannot write the admin token to %s: %s", path,
                         strerror(errno));
     }
     return 0;
 }
 
-int gp__auth_open(gp_store *st, const char *token_file, gp__auth **out, int *created,
-                  gp__err *e) {
-    gp__auth *a = calloc(1, sizeof *a);
-    if (!a) return gp__fail(e, GP_ENOMEM, "", "out of memory");
+int gpd__auth_open(gp_store *st, const char *token_file, gpd__auth **out, int *created,
+                  gpd__err *e) {
+    gpd__auth *a = calloc(1, sizeof *a);
+    if (!a) return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     a->st = st;
     pthread_mutex_init(&a->mu, NULL);
     *created = 0;
-    int rc = gp__store_tokens(st, load_one, a, e);
+    int rc = gpd__store_tokens(st, load_one, a, e);
     if (rc == 0 && a->n == 0) {
         char secret[64];
-        rc = gp__auth_create(a, "admin", "admin", GP__ROLE_ADMIN, "", secret, NULL, e);
+        rc = gpd__auth_create(a, "admin", "admin", GP__ROLE_ADMIN, "", secret, NULL, e);
         if (rc == 0) rc = write_token_file(token_file, secret, e);
         if (rc == 0) *created = 1;
     }
     if (rc < 0) {
-        gp__auth_close(a);
+        gpd__auth_close(a);
         return rc;
     }
     *out = a;
     return 0;
 }
 
-void gp__auth_close(gp__auth *a) {
+void gpd__auth_close(gpd__auth *a) {
     if (!a) return;
     pthread_mutex_destroy(&a->mu);
     free(a->tokens);
     free(a);
 }
 
-int gp__auth_check(gp__auth *a, const char *token, gp__principal *out, gp__err *e) {
+int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__err *e) {
     if (!token || !*token)
-        return gp__fail(e, GP_EAUTH, "Authorization",
+        return gpd__fail(e, GP_EAUTH, "Authorization",
                         "Authorization: a token is required (\"Authorization: Bearer TOKEN\")");
     char hash[65];
     sha256_hex(token, hash);
@@ -170,15 +170,15 @@ int gp__auth_check(gp__auth *a, const char *token, gp__principal *out, gp__err *
     pthread_mutex_lock(&a->mu);
     for (size_t i = 0; i < a->n; i++)
         if (strcmp(a->tokens[i].hash, hash) == 0) {
-            const gp__token *t = &a->tokens[i];
+            const gpd__token *t = &a->tokens[i];
             out->token_id = t->id;
             snprintf(out->user, sizeof out->user, "%s", t->user);
-            gp__role_parse(t->role, &out->role);
+            gpd__role_parse(t->role, &out->role);
             snprintf(out->scope, sizeof out->scope, "%s", t->scope);
             rc = 0;
             break;
         }
     pthread_mutex_unlock(&a->mu);
-    if (rc < 0) return gp__fail(e, GP_EAUTH, "Authorization", "Authorization: unknown token");
+    if (rc < 0) return gpd__fail(e, GP_EAUTH, "Authorization", "Authorization: unknown token");
     return 0;
 }

@@ -13,43 +13,43 @@
 #include "daemon/daemon.h"
 #include "daemon/store.h"
 
-typedef enum gp__role {
+typedef enum gpd__role {
     GP__ROLE_NONE = 0,              /* routes that need no token */
     GP__ROLE_RESEARCHER = 1,
     GP__ROLE_DEPT_ADMIN = 2,
     GP__ROLE_ADMIN = 3
-} gp__role;
+} gpd__role;
 
-const char *gp__role_name(gp__role r);
-int gp__role_parse(const char *s, gp__role *out);
+const char *gpd__role_name(gpd__role r);
+int gpd__role_parse(const char *s, gpd__role *out);
 
 /* Who is calling: the token's user, role and scope. */
-typedef struct gp__principal {
+typedef struct gpd__principal {
     int64_t token_id;
     char user[GP_NAME_MAX + 1];
-    gp__role role;
+    gpd__role role;
     char scope[512];                /* dept-admin: a department; researcher: projects, comma-separated */
-} gp__principal;
+} gpd__principal;
 
 /* Loads the tokens. If there are none, creates an admin token and writes it
  * to token_file (mode 0600, replacing an old file); *created is set then. */
-int gp__auth_open(gp_store *st, const char *token_file, gp__auth **out, int *created,
-                  gp__err *e);
-void gp__auth_close(gp__auth *a);
+int gpd__auth_open(gp_store *st, const char *token_file, gpd__auth **out, int *created,
+                  gpd__err *e);
+void gpd__auth_close(gpd__auth *a);
 
 /* Finds the principal of a bearer token; GP_EAUTH if unknown. */
-int gp__auth_check(gp__auth *a, const char *token, gp__principal *out, gp__err *e);
+int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__err *e);
 
 /*
  * Creates a token; writes the secret (only ever shown here) into secret
  * (at least 64 bytes) and the stored record into *out.
  */
-int gp__auth_create(gp__auth *a, const char *name, const char *user, gp__role role,
-                    const char *scope, char *secret, gp__token *out, gp__err *e);
+int gpd__auth_create(gpd__auth *a, const char *name, const char *user, gpd__role role,
+                    const char *scope, char *secret, gpd__token *out, gpd__err *e);
 
-int gp__auth_delete(gp__auth *a, int64_t id, gp__err *e);
+int gpd__auth_delete(gpd__auth *a, int64_t id, gpd__err *e);
 
 /* 1 if project is in a researcher's comma-separated scope. */
-int gp__scope_has(const char *scope, const char *project);
+int gpd__scope_has(const char *scope, const char *project);
 
 #endif /* GP_DAEMON_AUTH_H */

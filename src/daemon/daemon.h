@@ -17,26 +17,26 @@
 #include "common/gp_error.h"
 
 typedef struct gp_store gp_store;
-typedef struct gp__auth gp__auth;
-typedef struct gp__sched gp__sched;
-typedef struct gp__metrics gp__metrics;
+typedef struct gpd__auth gpd__auth;
+typedef struct gpd__sched gpd__sched;
+typedef struct gpd__metrics gpd__metrics;
 
 /* An error for the caller: code, the field at fault ("" if none), a sentence
  * that names the field. The HTTP layer turns it into a 4xx/5xx JSON body. */
-typedef struct gp__err {
+typedef struct gpd__err {
     int code;
     char field[64];
     char msg[320];
-} gp__err;
+} gpd__err;
 
 /* Fills e and returns code, so that a failing path is one line:
- *     return gp__fail(e, GP_EINVAL, "gpu", "must be above 0, got %s", s); */
-int gp__fail(gp__err *e, int code, const char *field, const char *fmt, ...)
+ *     return gpd__fail(e, GP_EINVAL, "gpu", "must be above 0, got %s", s); */
+int gpd__fail(gpd__err *e, int code, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* Wall clock in milliseconds since the epoch (the engine's clock too, so that
  * times stored before a restart stay comparable after it). */
-int64_t gp__now_ms(void);
+int64_t gpd__now_ms(void);
 
 /* Workload states as the store records them. PENDING, STARTING (the intent to
  * launch is written, tasks may be starting), RUNNING and STOPPING (checkpoint
@@ -52,16 +52,16 @@ int64_t gp__now_ms(void);
     XX(FAILED, "failed", 0)                                                  \
     XX(DELETED, "deleted", 0)
 
-typedef enum gp__wl_state {
+typedef enum gpd__wl_state {
 #define GP__WL_ENUM_(sym, name, active) GP__WL_##sym,
     GP__WL_STATES(GP__WL_ENUM_)
 #undef GP__WL_ENUM_
     GP__WL_NSTATES
-} gp__wl_state;
+} gpd__wl_state;
 
-const char *gp__wl_state_name(gp__wl_state s);
-int gp__wl_state_parse(const char *name, gp__wl_state *out);
-int gp__wl_state_active(gp__wl_state s);
+const char *gpd__wl_state_name(gpd__wl_state s);
+int gpd__wl_state_parse(const char *name, gpd__wl_state *out);
+int gpd__wl_state_active(gpd__wl_state s);
 
 /* Why a running workload is being stopped (workloads.stop_kind). */
 #define GP__STOP_EVICT "evict"
@@ -69,7 +69,7 @@ int gp__wl_state_active(gp__wl_state s);
 #define GP__STOP_DELETE "delete"
 
 /* The daemon's settings, from flags and the config file. */
-typedef struct gp__config {
+typedef struct gpd__config {
     char listen[128];               /* HOST:PORT */
     char data_dir[512];
     char executor[32];
@@ -78,14 +78,14 @@ typedef struct gp__config {
     int64_t poll_ms;                /* task polling period */
     char tls_cert[512], tls_key[512];
     int auto_emulate;               /* no executor config given: emulate GPUs if none */
-} gp__config;
+} gpd__config;
 
-typedef struct gp__daemon {
-    gp__config cfg;
+typedef struct gpd__daemon {
+    gpd__config cfg;
     gp_store *store;
-    gp__auth *auth;
-    gp__sched *sched;
-    gp__metrics *metrics;
-} gp__daemon;
+    gpd__auth *auth;
+    gpd__sched *sched;
+    gpd__metrics *metrics;
+} gpd__daemon;
 
 #endif /* GP_DAEMON_H */

@@ -3,7 +3,7 @@
  * that a handler waiting for a group commit blocks only its own client),
  * collecting bodies up to a limit, routing through the table of api.h,
  * checking the token and the route's role, and turning handler errors into
- * JSON error bodies with the status of gp__http_status(), the one place
+ * JSON error bodies with the status of gpd__http_status(), the one place
  * where GP_E* codes become HTTP status codes.
  */
 #include <arpa/inet.h>
@@ -21,27 +21,27 @@
 typedef struct route {
     const char *method;
     const char *path;
-    gp__handler fn;
-    gp__role role;
+    gpd__handler fn;
+    gpd__role role;
     const char *doc;
 } route;
 
 static const route routes[] = {
-#define GP__ROUTE_ROW_(m, p, fn, role, doc) {m, p, gp__##fn, GP__ROLE_##role, doc},
+#define GP__ROUTE_ROW_(m, p, fn, role, doc) {m, p, gpd__##fn, GP__ROLE_##role, doc},
     GP__ROUTES(GP__ROUTE_ROW_)
 #undef GP__ROUTE_ROW_
 };
 #define NROUTES (sizeof routes / sizeof routes[0])
 
-void gp__http_print_routes(void) {
+void gpd__http_print_routes(void) {
     printf("| method | path | least role | what it does |\n|---|---|---|---|\n");
     for (size_t i = 0; i < NROUTES; i++)
         printf("| %s | `%s` | %s | %s |\n", routes[i].method, routes[i].path,
-               routes[i].role == GP__ROLE_NONE ? "none" : gp__role_name(routes[i].role),
+               routes[i].role == GP__ROLE_NONE ? "none" : gpd__role_name(routes[i].role),
                routes[i].doc);
 }
 
-int gp__http_status(int code) {
+int gpd__http_status(int code) {
     switch (code) {
     case GP_EINVAL:
     case GP_EPARSE:
@@ -63,7 +63,7 @@ int gp__http_status(int code) {
     }
 }
 
-int gp__reply_json(gp__resp *out, int status, json_t *j) {
+int gpd__reply_json(gpd__resp *out, int status, json_t *j) {
     out->status = status;
     out->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
@@ -73,7 +73,7 @@ int gp__reply_json(gp__resp *out, int status, json_t *j) {
     return 0;
 }
 
-int gp__reply_text(gp__resp *out, int status, const char *text, size_t len,
+int gpd__reply_text(gpd__resp *out, int status, const char *text, size_t len,
                    const char *content_type) {
     out->status = status;
     out->body = malloc(len + 1);
@@ -85,39 +85,39 @@ int gp__reply_text(gp__resp *out, int status, const char *text, size_t len,
     return 0;
 }
 
-const char *gp__query(gp__req *r, const char *key) {
+const char *gpd__query(gpd__req *r, const char *key) {
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
-int gp__body_json(gp__req *r, json_t **out, gp__err *e) {
+int gpd__body_json(gpd__req *r, json_t **out, gpd__err *e) {
     if (!r->body || r->body_len == 0)
-        return gp__fail(e, GP_EPARSE, "", "the request needs a JSON body");
+        return gpd__fail(e, GP_EPARSE, "", "the request needs a JSON body");
     json_error_t je;
     json_t *j = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &je);
     if (!j)
-        return gp__fail(e, GP_EPARSE, "", "malformed JSON at line %d, column %d: %s", je.line,
+        return gpd__fail(e, GP_EPARSE, "", "malformed JSON at line %d, column %d: %s", je.line,
                         je.column, je.text);
     if (!json_is_object(j)) {
         json_decref(j);
-        return gp__fail(e, GP_EPARSE, "", "the body must be a JSON object");
+        return gpd__fail(e, GP_EPARSE, "", "the body must be a JSON object");
     }
     *out = j;
     return 0;
 }
 
-int gp__param_id(gp__req *r, int i, uint64_t *out, gp__err *e) {
+int gpd__param_id(gpd__req *r, int i, uint64_t *out, gpd__err *e) {
     const char *s = i < r->nparams ? r->params[i] : "";
     char *end;
     unsigned long long v = strtoull(s, &end, 10);
     if (!*s || *end || v == 0)
-        return gp__fail(e, GP_EINVAL, "id", "id: \"%s\" is not a workload number", s);
+        return gpd__fail(e, GP_EINVAL, "id", "id: \"%s\" is not a workload number", s);
     *out = v;
     return 0;
 }
 
 /* Matches path against pattern; fills params with copies of {…} segments in
  * buf. Returns 1 on a match. */
-static int match(const char *pattern, const char *path, gp__req *r, char *buf, size_t buflen) {
+static int match(const char *pattern, const char *path, gpd__req *r, char *buf, size_t buflen) {
     int np = 0;
     size_t used = 0;
     while (*pattern && *path) {
@@ -146,14 +146,14 @@ typedef struct conn_ctx {
     int too_large;
 } conn_ctx;
 
-static json_t *error_json(const gp__err *e, int status) {
+static json_t *error_json(const gpd__err *e, int status) {
     json_t *err = json_pack("{s:s, s:i, s:s}", "code", gp_err_name(e->code), "status", status,
                             "message", e->msg[0] ? e->msg : gp_strerror(e->code));
     if (e->field[0]) json_object_set_new(err, "field", json_string(e->field));
     return json_pack("{s:o}", "error", err);
 }
 
-static enum MHD_Result send_resp(struct MHD_Connection *conn, gp__resp *out) {
+static enum MHD_Result send_resp(struct MHD_Connection *conn, gpd__resp *out) {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(out->len, out->body, MHD_RESPMEM_MUST_FREE);
     out->body = NULL;
@@ -164,9 +164,9 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, gp__resp *out) {
     return ret;
 }
 
-static void dispatch(gp__daemon *d, struct MHD_Connection *conn, const char *method,
-                     const char *url, conn_ctx *cc, gp__resp *out) {
-    gp__req r;
+static void dispatch(gpd__daemon *d, struct MHD_Connection *conn, const char *method,
+                     const char *url, conn_ctx *cc, gpd__resp *out) {
+    gpd__req r;
     memset(&r, 0, sizeof r);
     r.d = d;
     r.conn = conn;
@@ -174,7 +174,7 @@ static void dispatch(gp__daemon *d, struct MHD_Connection *conn, const char *met
     r.path = url;
     r.body = cc->body;
     r.body_len = cc->len;
-    gp__err e = {0};
+    gpd__err e = {0};
     char pbuf[512];
     int rc = 0;
     const route *rt = NULL;
@@ -185,28 +185,28 @@ static void dispatch(gp__daemon *d, struct MHD_Connection *conn, const char *met
         if (strcmp(routes[i].method, method) == 0) rt = &routes[i];
     }
     if (cc->too_large) {
-        rc = gp__fail(&e, GP_ELIMIT, "", "the request body is larger than %d bytes", BODY_MAX);
+        rc = gpd__fail(&e, GP_ELIMIT, "", "the request body is larger than %d bytes", BODY_MAX);
     } else if (!rt) {
-        rc = gp__fail(&e, GP_ENOTFOUND, "", path_known ? "%s is not allowed on %s"
+        rc = gpd__fail(&e, GP_ENOTFOUND, "", path_known ? "%s is not allowed on %s"
                                                        : "no route %s %s (see /api/v1/...)",
                       method, url);
     } else if (rt->role != GP__ROLE_NONE) {
         const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
         const char *tok = NULL;
         if (auth && strncasecmp(auth, "Bearer ", 7) == 0) tok = auth + 7;
-        rc = gp__auth_check(d->auth, tok, &r.who, &e);
+        rc = gpd__auth_check(d->auth, tok, &r.who, &e);
         if (rc == 0 && r.who.role < rt->role)
-            rc = gp__fail(&e, GP_EPERM, "", "%s %s needs the %s role; this token is %s", method,
-                          rt->path, gp__role_name(rt->role), gp__role_name(r.who.role));
+            rc = gpd__fail(&e, GP_EPERM, "", "%s %s needs the %s role; this token is %s", method,
+                          rt->path, gpd__role_name(rt->role), gpd__role_name(r.who.role));
     }
     if (rc == 0) rc = rt->fn(&r, out, &e);
     if (rc < 0) {
         free(out->body);
         memset(out, 0, sizeof *out);
-        if (e.code == 0) gp__fail(&e, rc, "", "%s", gp_strerror(rc));
-        int status = gp__http_status(e.code);
+        if (e.code == 0) gpd__fail(&e, rc, "", "%s", gp_strerror(rc));
+        int status = gpd__http_status(e.code);
         if (e.code == GP_ENOTFOUND && path_known) status = MHD_HTTP_METHOD_NOT_ALLOWED;
-        gp__reply_json(out, status, error_json(&e, status));
+        gpd__reply_json(out, status, error_json(&e, status));
     }
 }
 
@@ -241,7 +241,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         cc->body[cc->len] = '\0';
         return MHD_YES;
     }
-    gp__resp out = {0};
+    gpd__resp out = {0};
     dispatch(cls, conn, method, url, cc, &out);
     if (!out.body) return MHD_NO;
     return send_resp(conn, &out);
@@ -279,11 +279,11 @@ static char *read_file(const char *path) {
     return buf;
 }
 
-int gp__http_start(gp__daemon *d, struct MHD_Daemon **out, int *port, gp__err *e) {
+int gpd__http_start(gpd__daemon *d, struct MHD_Daemon **out, int *port, gpd__err *e) {
     char host[128];
     snprintf(host, sizeof host, "%s", d->cfg.listen);
     char *colon = strrchr(host, ':');
-    if (!colon) return gp__fail(e, GP_EINVAL, "listen", "listen: \"%s\" is not HOST:PORT", host);
+    if (!colon) return gpd__fail(e, GP_EINVAL, "listen", "listen: \"%s\" is not HOST:PORT", host);
     *colon = '\0';
     int p = atoi(colon + 1);
     struct sockaddr_in sa;
@@ -291,7 +291,7 @@ int gp__http_start(gp__daemon *d, struct MHD_Daemon **out, int *port, gp__err *e
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)p);
     if (p < 0 || p > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-        return gp__fail(e, GP_EINVAL, "listen",
+        return gpd__fail(e, GP_EINVAL, "listen",
                         "listen: \"%s\" is not an IPv4 address and port like 127.0.0.1:8642",
                         d->cfg.listen);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
@@ -303,7 +303,7 @@ int gp__http_start(gp__daemon *d, struct MHD_Daemon **out, int *port, gp__err *e
         if (!cert || !key) {
             free(cert);
             free(key);
-            return gp__fail(e, GP_EINVAL, cert ? "tls_key" : "tls_cert",
+            return gpd__fail(e, GP_EINVAL, cert ? "tls_key" : "tls_cert",
                             "%s: cannot read %s", cert ? "tls_key" : "tls_cert",
                             cert ? d->cfg.tls_key : d->cfg.tls_cert);
         }
@@ -328,7 +328,7 @@ int gp__http_start(gp__daemon *d, struct MHD_Daemon **out, int *port, gp__err *e
         free(key);
     }
     if (!mhd)
-        return gp__fail(e, GP_ESYS, "listen",
+        return gpd__fail(e, GP_ESYS, "listen",
                         "listen: cannot serve on %s (address in use, or TLS not usable)",
                         d->cfg.listen);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_BIND_PORT);

@@ -42,7 +42,7 @@ static const char usage[] =
     "of the first start is in DATA/admin.token (readable by its owner only).\n";
 
 /* Applies one setting; flags and config file keys share the names. */
-static int set_opt(gp__config *c, const char *key, const char *val, char *err, size_t errlen) {
+static int set_opt(gpd__config *c, const char *key, const char *val, char *err, size_t errlen) {
     int64_t ms;
     if (strcmp(key, "listen") == 0) snprintf(c->listen, sizeof c->listen, "%s", val);
     else if (strcmp(key, "data-dir") == 0 || strcmp(key, "data_dir") == 0)
@@ -68,7 +68,7 @@ static int set_opt(gp__config *c, const char *key, const char *val, char *err, s
     return 0;
 }
 
-static int read_config(gp__config *c, const char *path, char *err, size_t errlen) {
+static int read_config(gpd__config *c, const char *path, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(err, errlen, "config %s: %s", path, strerror(errno));
@@ -101,7 +101,7 @@ static int read_config(gp__config *c, const char *path, char *err, size_t errlen
     return rc;
 }
 
-static int parse_args(gp__config *c, int argc, char **argv, char *err, size_t errlen) {
+static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t errlen) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -109,7 +109,7 @@ static int parse_args(gp__config *c, int argc, char **argv, char *err, size_t er
             exit(0);
         }
         if (strcmp(a, "--routes") == 0) {
-            gp__http_print_routes();
+            gpd__http_print_routes();
             exit(0);
         }
         if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
@@ -136,7 +136,7 @@ static void self_dir(char *out, size_t len) {
     snprintf(out, len, "%s", p);
 }
 
-static int prepare_data_dir(gp__config *c, char *err, size_t errlen) {
+static int prepare_data_dir(gpd__config *c, char *err, size_t errlen) {
     if (mkdir(c->data_dir, 0700) < 0 && errno != EEXIST) {
         snprintf(err, errlen, "data dir %s: %s", c->data_dir, strerror(errno));
         return GP_ESYS;
@@ -165,7 +165,7 @@ static int prepare_data_dir(gp__config *c, char *err, size_t errlen) {
     return 0;
 }
 
-static int write_addr(const gp__config *c, int port) {
+static int write_addr(const gpd__config *c, int port) {
     char path[PATH_MAX], tmp[PATH_MAX + 8], host[128];
     snprintf(host, sizeof host, "%s", c->listen);
     char *colon = strrchr(host, ':');
@@ -180,9 +180,9 @@ static int write_addr(const gp__config *c, int port) {
 }
 
 int main(int argc, char **argv) {
-    gp__daemon d;
+    gpd__daemon d;
     memset(&d, 0, sizeof d);
-    gp__config *c = &d.cfg;
+    gpd__config *c = &d.cfg;
     snprintf(c->listen, sizeof c->listen, "127.0.0.1:8642");
     snprintf(c->data_dir, sizeof c->data_dir, "./gpupool-data");
     snprintf(c->executor, sizeof c->executor, "local");
@@ -205,29 +205,29 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
 
     char path[PATH_MAX + 32];
-    gp__err e = {0};
+    gpd__err e = {0};
     int created = 0, port = 0;
     struct MHD_Daemon *mhd = NULL;
     snprintf(path, sizeof path, "%s/gpupool.db", c->data_dir);
-    int rc = gp__store_open(path, &d.store, &e);
+    int rc = gpd__store_open(path, &d.store, &e);
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/admin.token", c->data_dir);
-        rc = gp__auth_open(d.store, path, &d.auth, &created, &e);
+        rc = gpd__auth_open(d.store, path, &d.auth, &created, &e);
     }
-    if (rc == 0) rc = gp__sched_open(&d, &e);
-    if (rc == 0) rc = gp__http_start(&d, &mhd, &port, &e);
+    if (rc == 0) rc = gpd__sched_open(&d, &e);
+    if (rc == 0) rc = gpd__http_start(&d, &mhd, &port, &e);
     if (rc < 0) {
         fprintf(stderr, "gpupoold: %s\n", e.msg[0] ? e.msg : gp_strerror(rc));
-        gp__sched_close(d.sched);
-        gp__auth_close(d.auth);
-        gp__store_close(d.store);
+        gpd__sched_close(d.sched);
+        gpd__auth_close(d.auth);
+        gpd__store_close(d.store);
         return rc == GP_EROFS || rc == GP_ENOSPC ? 3 : 1;
     }
     write_addr(c, port);
     fprintf(stderr,
             "gpupoold: serving %s://%s (port %d); data in %s; executor %s%s\n",
             c->tls_cert[0] ? "https" : "http", c->listen, port, c->data_dir, c->executor,
-            gp__sched_emulated(d.sched) ? " with EMULATED GPUs" : "");
+            gpd__sched_emulated(d.sched) ? " with EMULATED GPUs" : "");
     if (created)
         fprintf(stderr,
                 "gpupoold: first start: the admin token is in %s/admin.token\n"
@@ -238,8 +238,8 @@ int main(int argc, char **argv) {
     sigwait(&sigs, &sig);
     fprintf(stderr, "gpupoold: signal %d: stopping (running tasks keep running)\n", sig);
     MHD_stop_daemon(mhd);
-    gp__sched_close(d.sched);
-    gp__auth_close(d.auth);
-    gp__store_close(d.store);
+    gpd__sched_close(d.sched);
+    gpd__auth_close(d.auth);
+    gpd__store_close(d.store);
     return 0;
 }

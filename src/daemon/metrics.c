@@ -52,7 +52,7 @@ static void help(buf *b, const char *name, const char *type, const char *text) {
 }
 
 /* GPUs' worth of memory in use per queue, from the live tasks. */
-static double used_gpus(gp_engine *eng, const gp__live_task *lt, size_t n, const char *queue) {
+static double used_gpus(gp_engine *eng, const gpd__live_task *lt, size_t n, const char *queue) {
     double total = 0;
     for (size_t i = 0; i < n; i++) {
         /* The queue counts its own projects' tasks and its subtree's. */
@@ -75,7 +75,7 @@ static double used_gpus(gp_engine *eng, const gp__live_task *lt, size_t n, const
     return total;
 }
 
-static void queues(buf *b, gp_engine *eng, const gp__live_task *lt, size_t nlt) {
+static void queues(buf *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt) {
     static const struct {
         const char *name, *text;
     } m[] = {
@@ -99,7 +99,7 @@ static void queues(buf *b, gp_engine *eng, const gp__live_task *lt, size_t nlt) 
     }
 }
 
-static void gpus(buf *b, gp_engine *eng, const gp__live_task *lt, size_t nlt) {
+static void gpus(buf *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt) {
     static const char *const names[] = {"gpupool_gpu_allocated_gpus", "gpupool_gpu_slices",
                                         "gpupool_gpu_allocated_memory_bytes",
                                         "gpupool_gpu_used_memory_bytes"};
@@ -131,35 +131,35 @@ static void gpus(buf *b, gp_engine *eng, const gp__live_task *lt, size_t nlt) {
     }
 }
 
-int gp__h_metrics(gp__req *r, gp__resp *out, gp__err *e) {
+int gpd__h_metrics(gpd__req *r, gpd__resp *out, gpd__err *e) {
     buf b = {0};
-    gp__live_task *lt = NULL;
+    gpd__live_task *lt = NULL;
     size_t nlt = 0;
-    if (gp__sched_live_tasks(r->d->sched, &lt, &nlt) < 0)
-        return gp__fail(e, GP_ENOMEM, "", "out of memory");
+    if (gpd__sched_live_tasks(r->d->sched, &lt, &nlt) < 0)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     int64_t pend[GP_WAIT_COUNT];
-    gp_engine *eng = gp__sched_lock(r->d->sched);
+    gp_engine *eng = gpd__sched_lock(r->d->sched);
     queues(&b, eng, lt, nlt);
     gpus(&b, eng, lt, nlt);
     gp_engine_pending_by_reason(eng, pend);
-    gp__sched_unlock(r->d->sched);
+    gpd__sched_unlock(r->d->sched);
     free(lt);
     help(&b, "gpupool_pending_workloads", "gauge", "Pending workloads by the reason they wait.");
     for (int w = 1; w < GP_WAIT_COUNT; w++)
         put(&b, "gpupool_pending_workloads{reason=\"%s\"} %lld\n", gp_wait_name((gp_wait)w),
             (long long)pend[w]);
     int64_t counts[GP__WL_NSTATES];
-    if (gp__store_wl_counts(r->d->store, counts, NULL) == 0) {
+    if (gpd__store_wl_counts(r->d->store, counts, NULL) == 0) {
         help(&b, "gpupool_workloads", "gauge", "Workloads in the store by state.");
         for (int s = 0; s < GP__WL_NSTATES; s++)
-            put(&b, "gpupool_workloads{state=\"%s\"} %lld\n", gp__wl_state_name((gp__wl_state)s),
+            put(&b, "gpupool_workloads{state=\"%s\"} %lld\n", gpd__wl_state_name((gpd__wl_state)s),
                 (long long)counts[s]);
     }
-    gp__cycle_hist h;
-    gp__sched_cycle_hist(r->d->sched, &h);
+    gpd__cycle_hist h;
+    gpd__sched_cycle_hist(r->d->sched, &h);
     help(&b, "gpupool_scheduling_cycle_seconds", "histogram", "Latency of a scheduling cycle.");
     for (int i = 0; i < GP__CYCLE_BUCKETS; i++)
-        put(&b, "gpupool_scheduling_cycle_seconds_bucket{le=\"%g\"} %llu\n", gp__cycle_bounds[i],
+        put(&b, "gpupool_scheduling_cycle_seconds_bucket{le=\"%g\"} %llu\n", gpd__cycle_bounds[i],
             (unsigned long long)h.counts[i]);
     put(&b, "gpupool_scheduling_cycle_seconds_bucket{le=\"+Inf\"} %llu\n",
         (unsigned long long)h.count);
@@ -167,7 +167,7 @@ int gp__h_metrics(gp__req *r, gp__resp *out, gp__err *e) {
     put(&b, "gpupool_scheduling_cycle_seconds_count %llu\n", (unsigned long long)h.count);
     if (b.oom) {
         free(b.p);
-        return gp__fail(e, GP_ENOMEM, "", "out of memory");
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     }
     out->status = 200;
     out->body = b.p;

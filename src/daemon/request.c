@@ -14,7 +14,7 @@
 
 #include "common/units.h"
 
-int gp__name_ok(const char *s) {
+int gpd__name_ok(const char *s) {
     size_t n = strlen(s);
     if (n == 0 || n > GP_NAME_MAX || s[0] == '.' || s[0] == '-') return 0;
     for (size_t i = 0; i < n; i++)
@@ -22,7 +22,7 @@ int gp__name_ok(const char *s) {
     return 1;
 }
 
-int gp__json_known(json_t *obj, const char *const *known, const char *where, gp__err *e) {
+int gpd__json_known(json_t *obj, const char *const *known, const char *where, gpd__err *e) {
     const char *key;
     json_t *v;
     json_object_foreach(obj, key, v) {
@@ -35,67 +35,67 @@ int gp__json_known(json_t *obj, const char *const *known, const char *where, gp_
             list[0] = '\0';
             for (int i = 0; known[i] && n < sizeof list; i++)
                 n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", known[i]);
-            return gp__fail(e, GP_EINVAL, key, "%s: unknown field in %s (known: %s)", key, where,
+            return gpd__fail(e, GP_EINVAL, key, "%s: unknown field in %s (known: %s)", key, where,
                             list);
         }
     }
     return 0;
 }
 
-int gp__json_milli(json_t *v, const char *field, int64_t *out, gp__err *e) {
+int gpd__json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     if (json_is_string(v)) {
         int64_t m;
         if (gp_parse_milli(json_string_value(v), &m) < 0)
-            return gp__fail(e, GP_EINVAL, field,
+            return gpd__fail(e, GP_EINVAL, field,
                             "%s: \"%s\" is not a number with at most 3 decimals", field,
                             json_string_value(v));
         *out = m;
         return 0;
     }
     if (!json_is_number(v))
-        return gp__fail(e, GP_EINVAL, field, "%s: must be a number", field);
+        return gpd__fail(e, GP_EINVAL, field, "%s: must be a number", field);
     double x = json_number_value(v) * 1000.0;
     if (!isfinite(x) || x < 0 || x > 9e15)
-        return gp__fail(e, GP_EINVAL, field, "%s: %g is out of range", field,
+        return gpd__fail(e, GP_EINVAL, field, "%s: %g is out of range", field,
                         json_number_value(v));
     double r = nearbyint(x);
     if (fabs(x - r) > 1e-6)
-        return gp__fail(e, GP_EINVAL, field, "%s: %g has more than 3 decimals", field,
+        return gpd__fail(e, GP_EINVAL, field, "%s: %g has more than 3 decimals", field,
                         json_number_value(v));
     *out = (int64_t)r;
     return 0;
 }
 
-int gp__json_size(json_t *v, const char *field, int64_t *out, gp__err *e) {
+int gpd__json_size(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     if (json_is_integer(v)) {
         if (json_integer_value(v) < 0)
-            return gp__fail(e, GP_EINVAL, field, "%s: must not be negative", field);
+            return gpd__fail(e, GP_EINVAL, field, "%s: must not be negative", field);
         *out = json_integer_value(v);
         return 0;
     }
     if (json_is_string(v) && gp_parse_size(json_string_value(v), out) == 0) return 0;
-    return gp__fail(e, GP_EINVAL, field,
+    return gpd__fail(e, GP_EINVAL, field,
                     "%s: must be a number of bytes or a size like \"32G\" or \"512M\"", field);
 }
 
-int gp__json_duration(json_t *v, const char *field, int64_t *out, gp__err *e) {
+int gpd__json_duration(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     if (json_is_integer(v) && json_integer_value(v) >= 0 &&
         json_integer_value(v) < INT64_MAX / 1000) {
         *out = json_integer_value(v) * 1000;
         return 0;
     }
     if (json_is_string(v) && gp_parse_duration_ms(json_string_value(v), out) == 0) return 0;
-    return gp__fail(e, GP_EINVAL, field,
+    return gpd__fail(e, GP_EINVAL, field,
                     "%s: must be a number of seconds or a duration like \"60s\", \"5m\"", field);
 }
 
-int gp__json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out,
-                 gp__err *e) {
+int gpd__json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out,
+                 gpd__err *e) {
     if (!json_is_integer(v))
-        return gp__fail(e, GP_EINVAL, field, "%s: must be a whole number", field);
+        return gpd__fail(e, GP_EINVAL, field, "%s: must be a whole number", field);
     int64_t x = json_integer_value(v);
     if (x < lo || x > hi)
-        return gp__fail(e, GP_EINVAL, field, "%s: %lld is outside %lld..%lld", field,
+        return gpd__fail(e, GP_EINVAL, field, "%s: %lld is outside %lld..%lld", field,
                         (long long)x, (long long)lo, (long long)hi);
     *out = x;
     return 0;
@@ -107,19 +107,19 @@ static const char *const submit_fields[] = {
     "kind",     "interactive", "priority",  "preemptible", "grace",            "checkpoint_signal",
     "min_runtime", "models", "selectors",   "same_domain", "client_key",       NULL};
 
-static int parse_gpu(json_t *body, gp__request *r, gp__err *e) {
+static int parse_gpu(json_t *body, gpd__request *r, gpd__err *e) {
     gp_task_req *q = &r->spec.req;
     json_t *gpu = json_object_get(body, "gpu"), *mem = json_object_get(body, "gpu_memory"),
            *mig = json_object_get(body, "mig");
     int n = !!gpu + !!mem + !!mig;
     if (n > 1)
-        return gp__fail(e, GP_EINVAL, gpu ? "gpu" : "gpu_memory",
+        return gpd__fail(e, GP_EINVAL, gpu ? "gpu" : "gpu_memory",
                         "gpu, gpu_memory and mig exclude each other: give only one");
     int rc;
     if (gpu) {
         int64_t m;
-        if ((rc = gp__json_milli(gpu, "gpu", &m, e)) < 0) return rc;
-        if (m == 0) return gp__fail(e, GP_EINVAL, "gpu", "gpu: must be above 0");
+        if ((rc = gpd__json_milli(gpu, "gpu", &m, e)) < 0) return rc;
+        if (m == 0) return gpd__fail(e, GP_EINVAL, "gpu", "gpu: must be above 0");
         if (m < GP_MILLI) {
             q->gpu = GP_GPU_FRACTION;
             q->gpu_milli = (int32_t)m;
@@ -129,11 +129,11 @@ static int parse_gpu(json_t *body, gp__request *r, gp__err *e) {
         } else if (m % GP_MILLI != 0) {
             char b[32];
             gp_format_milli(m, b, sizeof b);
-            return gp__fail(e, GP_EINVAL, "gpu",
+            return gpd__fail(e, GP_EINVAL, "gpu",
                             "gpu: %s is neither a whole number of GPUs nor a fraction below 1",
                             b);
         } else if (m / GP_MILLI > GP_MAX_GPUS_PER_NODE) {
-            return gp__fail(e, GP_EINVAL, "gpu",
+            return gpd__fail(e, GP_EINVAL, "gpu",
                             "gpu: %lld GPUs per task is more than any node can have (%d); use "
                             "gang for more tasks",
                             (long long)(m / GP_MILLI), GP_MAX_GPUS_PER_NODE);
@@ -143,8 +143,8 @@ static int parse_gpu(json_t *body, gp__request *r, gp__err *e) {
             snprintf(r->summary, sizeof r->summary, "%d GPU%s", q->gpus, q->gpus > 1 ? "s" : "");
         }
     } else if (mem) {
-        if ((rc = gp__json_size(mem, "gpu_memory", &q->gpu_mem, e)) < 0) return rc;
-        if (q->gpu_mem == 0) return gp__fail(e, GP_EINVAL, "gpu_memory", "gpu_memory: must be above 0");
+        if ((rc = gpd__json_size(mem, "gpu_memory", &q->gpu_mem, e)) < 0) return rc;
+        if (q->gpu_mem == 0) return gpd__fail(e, GP_EINVAL, "gpu_memory", "gpu_memory: must be above 0");
         q->gpu = GP_GPU_MEMORY;
         char b[32];
         gp_format_size(q->gpu_mem, b, sizeof b);
@@ -152,7 +152,7 @@ static int parse_gpu(json_t *body, gp__request *r, gp__err *e) {
     } else if (mig) {
         const char *p = json_string_value(mig);
         if (!p || !*p || strlen(p) >= sizeof q->mig_profile)
-            return gp__fail(e, GP_EINVAL, "mig", "mig: must be a MIG profile like \"1g.18gb\"");
+            return gpd__fail(e, GP_EINVAL, "mig", "mig: must be a MIG profile like \"1g.18gb\"");
         q->gpu = GP_GPU_MIG;
         snprintf(q->mig_profile, sizeof q->mig_profile, "%s", p);
         snprintf(r->summary, sizeof r->summary, "MIG %s", p);
@@ -162,32 +162,32 @@ static int parse_gpu(json_t *body, gp__request *r, gp__err *e) {
     return 0;
 }
 
-static int parse_lists(json_t *body, gp__request *r, gp__err *e) {
+static int parse_lists(json_t *body, gpd__request *r, gpd__err *e) {
     gp_task_req *q = &r->spec.req;
     json_t *v;
     if ((v = json_object_get(body, "models"))) {
         if (!json_is_array(v) || json_array_size(v) > GP_MAX_MODELS)
-            return gp__fail(e, GP_EINVAL, "models", "models: must be a list of at most %d names",
+            return gpd__fail(e, GP_EINVAL, "models", "models: must be a list of at most %d names",
                             GP_MAX_MODELS);
         size_t i;
         json_t *m;
         json_array_foreach(v, i, m) {
-            if (!json_is_string(m) || !gp__name_ok(json_string_value(m)))
-                return gp__fail(e, GP_EINVAL, "models", "models: item %zu is not a model name", i);
+            if (!json_is_string(m) || !gpd__name_ok(json_string_value(m)))
+                return gpd__fail(e, GP_EINVAL, "models", "models: item %zu is not a model name", i);
             snprintf(q->models[i], sizeof q->models[i], "%s", json_string_value(m));
         }
         q->nmodels = (int32_t)json_array_size(v);
     }
     if ((v = json_object_get(body, "selectors"))) {
         if (!json_is_object(v) || json_object_size(v) > GP_MAX_SELECTORS)
-            return gp__fail(e, GP_EINVAL, "selectors",
+            return gpd__fail(e, GP_EINVAL, "selectors",
                             "selectors: must be an object of at most %d label: value pairs",
                             GP_MAX_SELECTORS);
         const char *k;
         json_t *s;
         json_object_foreach(v, k, s) {
-            if (!gp__name_ok(k) || !json_is_string(s) || !gp__name_ok(json_string_value(s)))
-                return gp__fail(e, GP_EINVAL, "selectors",
+            if (!gpd__name_ok(k) || !json_is_string(s) || !gpd__name_ok(json_string_value(s)))
+                return gpd__fail(e, GP_EINVAL, "selectors",
                                 "selectors: \"%s\" must be a label name with a string value", k);
             gp_label *l = &q->selectors[q->nselectors++];
             snprintf(l->key, sizeof l->key, "%s", k);
@@ -197,25 +197,25 @@ static int parse_lists(json_t *body, gp__request *r, gp__err *e) {
     return 0;
 }
 
-static int parse_command(json_t *body, gp__request *r, gp__err *e) {
+static int parse_command(json_t *body, gpd__request *r, gpd__err *e) {
     json_t *cmd = json_object_get(body, "command");
-    if (!cmd) return gp__fail(e, GP_EINVAL, "command", "command: is required (the program and its arguments)");
+    if (!cmd) return gpd__fail(e, GP_EINVAL, "command", "command: is required (the program and its arguments)");
     if (!json_is_array(cmd) || json_array_size(cmd) == 0 || json_array_size(cmd) > GP__MAX_ARGS)
-        return gp__fail(e, GP_EINVAL, "command",
+        return gpd__fail(e, GP_EINVAL, "command",
                         "command: must be a non-empty list of strings (program, arguments)");
     size_t i;
     json_t *a;
     json_array_foreach(cmd, i, a) {
         if (!json_is_string(a))
-            return gp__fail(e, GP_EINVAL, "command", "command: item %zu is not a string", i);
+            return gpd__fail(e, GP_EINVAL, "command", "command: item %zu is not a string", i);
     }
     if (json_string_value(json_array_get(cmd, 0))[0] == '\0')
-        return gp__fail(e, GP_EINVAL, "command", "command: the program name is empty");
+        return gpd__fail(e, GP_EINVAL, "command", "command: the program name is empty");
     r->command = cmd;
     json_t *env = json_object_get(body, "env");
     if (env) {
         if (!json_is_object(env))
-            return gp__fail(e, GP_EINVAL, "env", "env: must be an object of NAME: value strings");
+            return gpd__fail(e, GP_EINVAL, "env", "env: must be an object of NAME: value strings");
         const char *k;
         json_t *v;
         json_object_foreach(env, k, v) {
@@ -223,39 +223,39 @@ static int parse_command(json_t *body, gp__request *r, gp__err *e) {
             for (const char *p = k; ok && *p; p++)
                 if (!isalnum((unsigned char)*p) && *p != '_') ok = 0;
             if (!ok)
-                return gp__fail(e, GP_EINVAL, "env",
+                return gpd__fail(e, GP_EINVAL, "env",
                                 "env: \"%s\" must be a variable name with a string value", k);
             if (strncmp(k, "GPUPOOL_", 8) == 0 || strcmp(k, "CUDA_VISIBLE_DEVICES") == 0 ||
                 strcmp(k, "LD_PRELOAD") == 0)
-                return gp__fail(e, GP_EINVAL, "env", "env: %s is set by gpupool and cannot be given", k);
+                return gpd__fail(e, GP_EINVAL, "env", "env: %s is set by gpupool and cannot be given", k);
         }
         r->env = env;
     }
     json_t *wd = json_object_get(body, "workdir");
     if (wd) {
         if (!json_is_string(wd) || json_string_value(wd)[0] != '/')
-            return gp__fail(e, GP_EINVAL, "workdir", "workdir: must be an absolute path");
+            return gpd__fail(e, GP_EINVAL, "workdir", "workdir: must be an absolute path");
         r->workdir = json_string_value(wd);
     }
     return 0;
 }
 
-int gp__request_parse(json_t *body, gp__request *r, gp__err *e) {
+int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
     memset(r, 0, sizeof *r);
     if (!json_is_object(body))
-        return gp__fail(e, GP_EINVAL, "", "the body must be a JSON object");
-    int rc = gp__json_known(body, submit_fields, "a workload", e);
+        return gpd__fail(e, GP_EINVAL, "", "the body must be a JSON object");
+    int rc = gpd__json_known(body, submit_fields, "a workload", e);
     if (rc < 0) return rc;
     json_t *v = json_object_get(body, "project");
-    if (!v) return gp__fail(e, GP_EINVAL, "project", "project: is required");
-    if (!json_is_string(v) || !gp__name_ok(json_string_value(v)))
-        return gp__fail(e, GP_EINVAL, "project", "project: must be a project name");
+    if (!v) return gpd__fail(e, GP_EINVAL, "project", "project: is required");
+    if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
+        return gpd__fail(e, GP_EINVAL, "project", "project: must be a project name");
     gp_workload_spec_init(&r->spec, 1, json_string_value(v));
     r->grace_ms = GP__DEFAULT_GRACE_MS;
     r->ckpt_signal = SIGTERM;
     if ((v = json_object_get(body, "name"))) {
         if (!json_is_string(v) || strlen(json_string_value(v)) >= sizeof r->name)
-            return gp__fail(e, GP_EINVAL, "name", "name: must be a string of at most 63 bytes");
+            return gpd__fail(e, GP_EINVAL, "name", "name: must be a string of at most 63 bytes");
         snprintf(r->name, sizeof r->name, "%s", json_string_value(v));
     }
     if ((rc = parse_command(body, r, e)) < 0 || (rc = parse_gpu(body, r, e)) < 0 ||
@@ -264,51 +264,51 @@ int gp__request_parse(json_t *body, gp__request *r, gp__err *e) {
     int64_t x;
     gp_workload_spec *s = &r->spec;
     if ((v = json_object_get(body, "cpu"))) {
-        if ((rc = gp__json_milli(v, "cpu", &s->req.cpu_milli, e)) < 0) return rc;
+        if ((rc = gpd__json_milli(v, "cpu", &s->req.cpu_milli, e)) < 0) return rc;
     }
     if ((v = json_object_get(body, "memory")) &&
-        (rc = gp__json_size(v, "memory", &s->req.mem_bytes, e)) < 0)
+        (rc = gpd__json_size(v, "memory", &s->req.mem_bytes, e)) < 0)
         return rc;
     if ((v = json_object_get(body, "gang"))) {
-        if ((rc = gp__json_int(v, "gang", 1, GP__MAX_GANG, &x, e)) < 0) return rc;
+        if ((rc = gpd__json_int(v, "gang", 1, GP__MAX_GANG, &x, e)) < 0) return rc;
         s->tasks = (int32_t)x;
     }
     if ((v = json_object_get(body, "min_gang"))) {
-        if ((rc = gp__json_int(v, "min_gang", 1, s->tasks, &x, e)) < 0) return rc;
+        if ((rc = gpd__json_int(v, "min_gang", 1, s->tasks, &x, e)) < 0) return rc;
         s->min_tasks = (int32_t)x;
     }
     if ((v = json_object_get(body, "kind"))) {
         gp_kind k;
         if (!json_is_string(v) || gp_kind_parse(json_string_value(v), &k) < 0)
-            return gp__fail(e, GP_EINVAL, "kind", "kind: must be train, interactive or inference");
+            return gpd__fail(e, GP_EINVAL, "kind", "kind: must be train, interactive or inference");
         s->kind = k;
     }
     if ((v = json_object_get(body, "interactive"))) {
         if (!json_is_boolean(v))
-            return gp__fail(e, GP_EINVAL, "interactive", "interactive: must be true or false");
+            return gpd__fail(e, GP_EINVAL, "interactive", "interactive: must be true or false");
         if (json_is_true(v)) s->kind = GP_KIND_INTERACTIVE;
     }
     if ((v = json_object_get(body, "priority"))) {
-        if ((rc = gp__json_int(v, "priority", -1000, 1000, &x, e)) < 0) return rc;
+        if ((rc = gpd__json_int(v, "priority", -1000, 1000, &x, e)) < 0) return rc;
         s->priority = (int32_t)x;
     }
     if ((v = json_object_get(body, "preemptible"))) {
         if (!json_is_boolean(v))
-            return gp__fail(e, GP_EINVAL, "preemptible", "preemptible: must be true or false");
+            return gpd__fail(e, GP_EINVAL, "preemptible", "preemptible: must be true or false");
         s->preemptible = json_is_true(v);
     }
     if ((v = json_object_get(body, "same_domain"))) {
         if (!json_is_boolean(v))
-            return gp__fail(e, GP_EINVAL, "same_domain", "same_domain: must be true or false");
+            return gpd__fail(e, GP_EINVAL, "same_domain", "same_domain: must be true or false");
         s->same_domain = json_is_true(v);
     }
     if ((v = json_object_get(body, "grace"))) {
-        if ((rc = gp__json_duration(v, "grace", &r->grace_ms, e)) < 0) return rc;
+        if ((rc = gpd__json_duration(v, "grace", &r->grace_ms, e)) < 0) return rc;
         if (r->grace_ms > 24 * 3600 * 1000)
-            return gp__fail(e, GP_EINVAL, "grace", "grace: must be at most 24h");
+            return gpd__fail(e, GP_EINVAL, "grace", "grace: must be at most 24h");
     }
     if ((v = json_object_get(body, "min_runtime")) &&
-        (rc = gp__json_duration(v, "min_runtime", &s->min_runtime, e)) < 0)
+        (rc = gpd__json_duration(v, "min_runtime", &s->min_runtime, e)) < 0)
         return rc;
     if ((v = json_object_get(body, "checkpoint_signal"))) {
         int sig = 0;
@@ -319,13 +319,13 @@ int gp__request_parse(json_t *body, gp__request *r, gp__err *e) {
             str = b;
         }
         if (!str || gp_parse_signal(str, &sig) < 0 || sig == SIGKILL || sig == SIGSTOP)
-            return gp__fail(e, GP_EINVAL, "checkpoint_signal",
+            return gpd__fail(e, GP_EINVAL, "checkpoint_signal",
                             "checkpoint_signal: must be a catchable signal like \"TERM\" or \"USR1\"");
         r->ckpt_signal = sig;
     }
     if ((v = json_object_get(body, "client_key"))) {
         if (!json_is_string(v) || !json_string_value(v)[0] || strlen(json_string_value(v)) > 128)
-            return gp__fail(e, GP_EINVAL, "client_key",
+            return gpd__fail(e, GP_EINVAL, "client_key",
                             "client_key: must be a string of 1 to 128 bytes");
         r->client_key = json_string_value(v);
     }
@@ -336,7 +336,7 @@ int gp__request_parse(json_t *body, gp__request *r, gp__err *e) {
     return 0;
 }
 
-char *gp__request_canonical(json_t *body) {
+char *gpd__request_canonical(json_t *body) {
     json_t *copy = json_copy(body);
     if (!copy) return NULL;
     json_object_del(copy, "client_key");

@@ -17,7 +17,7 @@
 #define GP__MAX_GANG 256
 #define GP__MAX_ARGS 1024
 
-typedef struct gp__request {
+typedef struct gpd__request {
     gp_workload_spec spec;          /* id and user are the caller's to set */
     char name[64];
     int64_t grace_ms;
@@ -27,34 +27,34 @@ typedef struct gp__request {
     const char *workdir;            /* borrowed, or NULL */
     const char *client_key;         /* borrowed, or NULL */
     char summary[64];               /* "0.5 GPU", "2 GPUs x4", "20G GPU memory" */
-} gp__request;
+} gpd__request;
 
 /*
  * Validates body and fills *r. Unknown fields, wrong types and absurd values
  * fail with GP_EINVAL, e->field naming the field and e->msg saying why.
- * Does not look at the pool (see gp__sched_check_request for that).
+ * Does not look at the pool (see gpd__sched_check_request for that).
  */
-int gp__request_parse(json_t *body, gp__request *r, gp__err *e);
+int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e);
 
 /*
  * The canonical form to store: body without client_key, keys sorted.
  * Returns a malloc'ed string or NULL if out of memory.
  */
-char *gp__request_canonical(json_t *body);
+char *gpd__request_canonical(json_t *body);
 
 /* Shared JSON helpers for quantities: a number, or a string with a unit.
  * Each fails with GP_EINVAL naming field. */
-int gp__json_milli(json_t *v, const char *field, int64_t *out, gp__err *e);
-int gp__json_size(json_t *v, const char *field, int64_t *out, gp__err *e);
-int gp__json_duration(json_t *v, const char *field, int64_t *out, gp__err *e);
-int gp__json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out,
-                 gp__err *e);
+int gpd__json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e);
+int gpd__json_size(json_t *v, const char *field, int64_t *out, gpd__err *e);
+int gpd__json_duration(json_t *v, const char *field, int64_t *out, gpd__err *e);
+int gpd__json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out,
+                 gpd__err *e);
 
 /* Checks that every key of obj is in the NULL-terminated list known. */
-int gp__json_known(json_t *obj, const char *const *known, const char *where, gp__err *e);
+int gpd__json_known(json_t *obj, const char *const *known, const char *where, gpd__err *e);
 
 /* A valid name for a queue, node or user: 1..63 of [A-Za-z0-9._-], not
  * starting with '.' or '-'. */
-int gp__name_ok(const char *s);
+int gpd__name_ok(const char *s);
 
 #endif /* GP_DAEMON_REQUEST_H */

@@ -36,10 +36,10 @@ static const char emulated_inventory[] =
     "domain = local\n"
     "gpu    = H100 80G 8\n";
 
-static int write_emulated(const char *path, gp__err *e) {
+static int write_emulated(const char *path, gpd__err *e) {
     FILE *f = fopen(path, "w");
     if (!f || fputs(emulated_inventory, f) < 0 || fclose(f) != 0)
-        return gp__fail(e, GP_ESYS, "", "cannot write the emulated inventory %s", path);
+        return gpd__fail(e, GP_ESYS, "", "cannot write the emulated inventory %s", path);
     return 0;
 }
 
@@ -49,10 +49,10 @@ static int count_gpus(const gp_node_spec *n, size_t nn) {
     return g;
 }
 
-static int load_nodes(gp__sched *s, gp__err *e) {
+static int load_nodes(gpd__sched *s, gpd__err *e) {
     char err[GP_ERR_MAX] = "";
     s->nodes = calloc(MAX_NODES, sizeof *s->nodes);
-    if (!s->nodes) return gp__fail(e, GP_ENOMEM, "", "out of memory");
+    if (!s->nodes) return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     int rc = gp_exec_inventory(s->ex, s->nodes, MAX_NODES, &s->nnodes, &s->emulated, err,
                                sizeof err);
     if ((rc < 0 || count_gpus(s->nodes, s->nnodes) == 0) && s->d->cfg.auto_emulate) {
@@ -63,7 +63,7 @@ static int load_nodes(gp__sched *s, gp__err *e) {
         gp_executor_close(s->ex);
         s->ex = NULL;
         if ((rc = gp_executor_open(s->d->cfg.executor, cfg, &s->ex, err, sizeof err)) < 0)
-            return gp__fail(e, rc, "executor", "executor %s: %s", s->d->cfg.executor, err);
+            return gpd__fail(e, rc, "executor", "executor %s: %s", s->d->cfg.executor, err);
         rc = gp_exec_inventory(s->ex, s->nodes, MAX_NODES, &s->nnodes, &s->emulated, err,
                                sizeof err);
         fprintf(stderr,
@@ -71,24 +71,24 @@ static int load_nodes(gp__sched *s, gp__err *e) {
                 "*** Workloads run as real processes; their GPUs are not real.  ***\n\n",
                 count_gpus(s->nodes, s->nnodes), path);
     }
-    if (rc < 0) return gp__fail(e, rc, "executor", "inventory: %s", err);
+    if (rc < 0) return gpd__fail(e, rc, "executor", "inventory: %s", err);
     for (size_t i = 0; i < s->nnodes; i++) {
         if ((rc = gp_engine_node_set(s->eng, &s->nodes[i], err, sizeof err)) < 0)
-            return gp__fail(e, rc, "", "node %s: %s", s->nodes[i].name, err);
+            return gpd__fail(e, rc, "", "node %s: %s", s->nodes[i].name, err);
     }
     if (s->emulated)
-        gp__log("inventory: %zu node(s), %d GPU(s) -- EMULATED", s->nnodes,
+        gpd__log("inventory: %zu node(s), %d GPU(s) -- EMULATED", s->nnodes,
                 count_gpus(s->nodes, s->nnodes));
     else
-        gp__log("inventory: %zu node(s), %d GPU(s)", s->nnodes, count_gpus(s->nodes, s->nnodes));
+        gpd__log("inventory: %zu node(s), %d GPU(s)", s->nnodes, count_gpus(s->nodes, s->nnodes));
     return 0;
 }
 
 static int add_queue(const gp_queue_spec *q, void *arg) {
-    gp__sched *s = arg;
+    gpd__sched *s = arg;
     char err[GP_ERR_MAX];
     if (gp_engine_queue_set(s->eng, q, err, sizeof err) < 0)
-        gp__log("queue %s from the store was refused by the engine: %s", q->name, err);
+        gpd__log("queue %s from the store was refused by the engine: %s", q->name, err);
     return 0;
 }
 
@@ -112,15 +112,15 @@ static void push(idlist *l, uint64_t id) {
 }
 
 typedef struct scan {
-    gp__sched *s;
+    gpd__sched *s;
     idlist had_tasks, refused;
     char last_err[GP_ERR_MAX];
 } scan;
 
-static int submit_spec(gp__sched *s, const gp__wl *w, char *err, size_t errlen) {
+static int submit_spec(gpd__sched *s, const gpd__wl *w, char *err, size_t errlen) {
     json_t *j = json_loads(w->spec, 0, NULL);
-    gp__request r;
-    int rc = j ? gp__request_parse(j, &r, NULL) : GP_ECORRUPT;
+    gpd__request r;
+    int rc = j ? gpd__request_parse(j, &r, NULL) : GP_ECORRUPT;
     if (rc == 0) {
         gp_workload_spec spec = r.spec;
         spec.id = w->id;
@@ -134,7 +134,7 @@ static int submit_spec(gp__sched *s, const gp__wl *w, char *err, size_t errlen) 
     return rc;
 }
 
-static int scan_one(const gp__wl *w, void *arg) {
+static int scan_one(const gpd__wl *w, void *arg) {
     scan *sc = arg;
     sc->had_tasks.last = w->id;
     sc->had_tasks.seen++;
@@ -148,7 +148,7 @@ static int scan_one(const gp__wl *w, void *arg) {
 
 /* Stops what is left of a workload's tasks and puts it back in the queue (or
  * finishes the suspend or delete that was under way). */
-static void requeue_lost(gp__sched *s, active *a, const gp__wl *w, const char *why) {
+static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0]) {
             gp_exec_stop(s->ex, a->tasks[t].handle);
@@ -156,43 +156,43 @@ static void requeue_lost(gp__sched *s, active *a, const gp__wl *w, const char *w
         }
     int stopping = w->state == GP__WL_STOPPING && strcmp(w->stop_kind, GP__STOP_EVICT) != 0;
     int del = stopping && strcmp(w->stop_kind, GP__STOP_DELETE) == 0;
-    gp__wl_change c;
-    gp__wl_change_init(&c, w->id);
+    gpd__wl_change c;
+    gpd__wl_change_init(&c, w->id);
     c.state = stopping ? (del ? GP__WL_DELETED : GP__WL_SUSPENDED) : GP__WL_PENDING;
     c.stop_kind = "";
     c.reason = why;
     c.attempt_end = stopping ? (del ? "deleted" : "suspended") : "lost";
     c.event_kind = stopping ? c.attempt_end : "requeued";
     c.event_msg = why;
-    gp__sched_record(s, &c);
+    gpd__sched_record(s, &c);
     char err[GP_ERR_MAX];
     if (!stopping && submit_spec(s, w, err, sizeof err) < 0) {
-        gp__wl_change_init(&c, w->id);
+        gpd__wl_change_init(&c, w->id);
         c.state = GP__WL_FAILED;
         c.reason = err;
         c.event_kind = "failed";
         c.event_msg = err;
-        gp__sched_record(s, &c);
+        gpd__sched_record(s, &c);
     }
 }
 
-static void recover_one(gp__sched *s, uint64_t id) {
-    gp__wl w;
+static void recover_one(gpd__sched *s, uint64_t id) {
+    gpd__wl w;
     json_t *j = NULL;
-    gp__request r;
-    gp__err e = {0};
-    if (gp__sched_load_request(s, id, &w, &j, &r, &e) < 0) {
-        gp__log("workload %llu: cannot be read back (%s)", (unsigned long long)id, e.msg);
+    gpd__request r;
+    gpd__err e = {0};
+    if (gpd__sched_load_request(s, id, &w, &j, &r, &e) < 0) {
+        gpd__log("workload %llu: cannot be read back (%s)", (unsigned long long)id, e.msg);
         return;
     }
-    gp__task_rec *recs = NULL;
+    gpd__task_rec *recs = NULL;
     int n = 0;
     active *a = calloc(1, sizeof *a);
-    if (!a || gp__store_tasks_get(s->d->store, id, &recs, &n, &e) < 0) n = 0;
+    if (!a || gpd__store_tasks_get(s->d->store, id, &recs, &n, &e) < 0) n = 0;
     if (a && n > 0) a->tasks = calloc((size_t)n, sizeof *a->tasks);
     char why[400] = "";
     if (!a || (n > 0 && !a->tasks)) {
-        gp__log("workload %llu: out of memory recovering it", (unsigned long long)id);
+        gpd__log("workload %llu: out of memory recovering it", (unsigned long long)id);
         goto out;
     }
     a->id = id;
@@ -206,7 +206,7 @@ static void recover_one(gp__sched *s, uint64_t id) {
     for (int t = 0; t < n; t++) {
         snprintf(a->tasks[t].handle, sizeof a->tasks[t].handle, "%s", recs[t].handle);
         a->tasks[t].mem_used = -1;
-        if (gp__binding_from_json(recs[t].binding, &a->tasks[t]) < 0 || recs[t].task != t ||
+        if (gpd__binding_from_json(recs[t].binding, &a->tasks[t]) < 0 || recs[t].task != t ||
             recs[t].attempt != w.attempt)
             bad = 1;
     }
@@ -217,7 +217,7 @@ static void recover_one(gp__sched *s, uint64_t id) {
     }
     /* Launches that may not have happened: the same key again. */
     char err[256] = "";
-    if (w.state == GP__WL_STARTING && gp__sched_launch_all(s, a, &w, &r, err, sizeof err) < 0) {
+    if (w.state == GP__WL_STARTING && gpd__sched_launch_all(s, a, &w, &r, err, sizeof err) < 0) {
         snprintf(why, sizeof why, "could not be launched after a restart: %s", err);
         requeue_lost(s, a, &w, why);
         goto out;
@@ -239,7 +239,7 @@ static void recover_one(gp__sched *s, uint64_t id) {
     spec.id = id;
     snprintf(spec.user, sizeof spec.user, "%s", w.user);
     spec.submitted = w.submitted_ms;
-    if (!why[0] && gp_engine_restore(s->eng, &spec, n, b, gp__now_ms(), err, sizeof err) < 0)
+    if (!why[0] && gp_engine_restore(s->eng, &spec, n, b, gpd__now_ms(), err, sizeof err) < 0)
         snprintf(why, sizeof why, "could not be restored on its GPUs after a restart: %s", err);
     if (why[0]) {
         requeue_lost(s, a, &w, why);
@@ -249,14 +249,14 @@ static void recover_one(gp__sched *s, uint64_t id) {
     snprintf(a->stop_kind, sizeof a->stop_kind, "%s", w.stop_kind);
     a->deadline = w.stop_deadline_ms;
     if (w.state == GP__WL_STARTING) {
-        gp__task_rec h[GP__MAX_GANG];
+        gpd__task_rec h[GP__MAX_GANG];
         memset(h, 0, sizeof(h[0]) * (size_t)n);
         for (int t = 0; t < n; t++) {
             h[t].task = t;
             snprintf(h[t].handle, sizeof h[t].handle, "%s", a->tasks[t].handle);
         }
-        gp__wl_change c;
-        gp__wl_change_init(&c, id);
+        gpd__wl_change c;
+        gpd__wl_change_init(&c, id);
         c.state = GP__WL_RUNNING;
         c.ntasks = n;
         c.tasks = h;
@@ -264,21 +264,21 @@ static void recover_one(gp__sched *s, uint64_t id) {
         c.attempt_started = 1;
         c.event_kind = "started";
         c.event_msg = "launch confirmed after a restart of gpupoold";
-        gp__sched_record(s, &c);
+        gpd__sched_record(s, &c);
     }
-    if (gp__act_add(s, a) == 0) a = NULL;
+    if (gpd__act_add(s, a) == 0) a = NULL;
 out:
     if (a) {
         free(a->tasks);
         free(a);
     }
-    gp__task_recs_free(recs, n);
+    gpd__task_recs_free(recs, n);
     json_decref(j);
-    gp__wl_free(&w);
+    gpd__wl_free(&w);
 }
 
 /* Stops and reaps local task directories that no active workload refers to. */
-static void reap_orphans(gp__sched *s) {
+static void reap_orphans(gpd__sched *s) {
     if (strcmp(gp_executor_name(s->ex), "local") != 0) return;
     gp_local_list l = {0};
     l.max = 4096;
@@ -300,32 +300,32 @@ static void reap_orphans(gp__sched *s) {
     free(l.handles);
 }
 
-int gp__sched_recover(gp__sched *s, gp__err *e) {
+int gpd__sched_recover(gpd__sched *s, gpd__err *e) {
     int rc = load_nodes(s, e);
     if (rc < 0) return rc;
-    if ((rc = gp__store_queues(s->d->store, add_queue, s, e)) < 0) return rc;
+    if ((rc = gpd__store_queues(s->d->store, add_queue, s, e)) < 0) return rc;
     scan sc;
     memset(&sc, 0, sizeof sc);
     sc.s = s;
-    gp__wl_filter f = {.state = -1, .active_only = 1, .limit = 2000};
+    gpd__wl_filter f = {.state = -1, .active_only = 1, .limit = 2000};
     do {
         sc.had_tasks.seen = 0;
         f.after = sc.had_tasks.last;
-        if ((rc = gp__store_wl_list(s->d->store, &f, scan_one, &sc, e)) < 0) break;
+        if ((rc = gpd__store_wl_list(s->d->store, &f, scan_one, &sc, e)) < 0) break;
     } while (sc.had_tasks.seen == (size_t)f.limit);
     for (size_t i = 0; rc == 0 && i < sc.refused.n; i++) {
-        gp__wl_change c;
-        gp__wl_change_init(&c, sc.refused.ids[i]);
+        gpd__wl_change c;
+        gpd__wl_change_init(&c, sc.refused.ids[i]);
         c.state = GP__WL_FAILED;
         c.reason = "refused by the engine at restart (its project or the pool changed)";
         c.event_kind = "failed";
         c.event_msg = c.reason;
-        gp__sched_record(s, &c);
+        gpd__sched_record(s, &c);
     }
     for (size_t i = 0; rc == 0 && i < sc.had_tasks.n; i++) recover_one(s, sc.had_tasks.ids[i]);
     if (rc == 0) reap_orphans(s);
     if (rc == 0 && (sc.had_tasks.n || sc.refused.n))
-        gp__log("recovered %zu workload(s) with tasks; %zu refused", sc.had_tasks.n,
+        gpd__log("recovered %zu workload(s) with tasks; %zu refused", sc.had_tasks.n,
                 sc.refused.n);
     free(sc.had_tasks.ids);
     free(sc.refused.ids);

@@ -26,13 +26,13 @@
 
 /* ---- The active array ------------------------------------------------- */
 
-active *gp__act_find(gp__sched *s, uint64_t id) {
+active *gpd__act_find(gpd__sched *s, uint64_t id) {
     for (size_t i = 0; i < s->nact; i++)
         if (s->act[i]->id == id) return s->act[i];
     return NULL;
 }
 
-int gp__act_add(gp__sched *s, active *a) {
+int gpd__act_add(gpd__sched *s, active *a) {
     pthread_mutex_lock(&s->eng_mu);
     if (s->nact == s->capact) {
         size_t cap = s->capact ? s->capact * 2 : 16;
@@ -49,7 +49,7 @@ int gp__act_add(gp__sched *s, active *a) {
     return 0;
 }
 
-void gp__act_remove(gp__sched *s, active *a) {
+void gpd__act_remove(gpd__sched *s, active *a) {
     pthread_mutex_lock(&s->eng_mu);
     for (size_t i = 0; i < s->nact; i++)
         if (s->act[i] == a) {
@@ -61,16 +61,16 @@ void gp__act_remove(gp__sched *s, active *a) {
     free(a);
 }
 
-void gp__sched_record(gp__sched *s, const gp__wl_change *c) {
-    gp__err e = {0};
-    if (gp__store_wl_apply(s->d->store, c, 1, &e) < 0)
-        gp__log("workload %llu: could not record a change (%s); a restart will reconcile it",
+void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c) {
+    gpd__err e = {0};
+    if (gpd__store_wl_apply(s->d->store, c, 1, &e) < 0)
+        gpd__log("workload %llu: could not record a change (%s); a restart will reconcile it",
                 (unsigned long long)c->id, e.msg);
 }
 
 /* ---- Bindings as JSON ------------------------------------------------- */
 
-char *gp__binding_to_json(const gp_task_binding *b) {
+char *gpd__binding_to_json(const gp_task_binding *b) {
     json_t *sl = json_array();
     for (int i = 0; i < b->nslices; i++)
         json_array_append_new(sl, json_pack("[i,i,I,i]", b->slices[i].gpu, b->slices[i].milli,
@@ -81,7 +81,7 @@ char *gp__binding_to_json(const gp_task_binding *b) {
     return s;
 }
 
-int gp__binding_from_json(const char *text, task_rt *t) {
+int gpd__binding_from_json(const char *text, task_rt *t) {
     json_t *j = json_loads(text, 0, NULL), *sl;
     const char *node;
     if (!j || json_unpack(j, "{s:s, s:o}", "node", &node, "slices", &sl) < 0 ||
@@ -123,7 +123,7 @@ static void mkdirs(const char *path) {
 }
 
 /* Launches one task (idempotent per key); fills t->handle. */
-static int launch_task(gp__sched *s, const gp__wl *w, const gp__request *r, int task,
+static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, int task,
                        int attempt, task_rt *t, char *err, size_t errlen) {
     const char *dd = s->d->cfg.data_dir;
     char logdir[1024], logpath[1100], ckpt[1024], work[1024];
@@ -165,7 +165,7 @@ static int launch_task(gp__sched *s, const gp__wl *w, const gp__request *r, int 
         l.cpu_milli = r->spec.req.cpu_milli;
         l.mem_bytes = r->spec.req.mem_bytes;
         l.checkpoint_signal = r->ckpt_signal;
-        l.node = gp__sched_node(s, t->node);
+        l.node = gpd__sched_node(s, t->node);
         l.binding = &t->binding;
         if (!l.node) {
             snprintf(err, errlen, "node %s is not in the inventory", t->node);
@@ -181,21 +181,21 @@ static int launch_task(gp__sched *s, const gp__wl *w, const gp__request *r, int 
     return rc;
 }
 
-int gp__sched_load_request(gp__sched *s, uint64_t id, gp__wl *w, json_t **j, gp__request *r,
-                        gp__err *e) {
-    int rc = gp__store_wl_get(s->d->store, id, w, e);
+int gpd__sched_load_request(gpd__sched *s, uint64_t id, gpd__wl *w, json_t **j, gpd__request *r,
+                        gpd__err *e) {
+    int rc = gpd__store_wl_get(s->d->store, id, w, e);
     if (rc < 0) return rc;
     *j = json_loads(w->spec, 0, NULL);
-    rc = *j ? gp__request_parse(*j, r, e)
-            : gp__fail(e, GP_ECORRUPT, "", "the stored request is not JSON");
+    rc = *j ? gpd__request_parse(*j, r, e)
+            : gpd__fail(e, GP_ECORRUPT, "", "the stored request is not JSON");
     if (rc < 0) {
         json_decref(*j);
-        gp__wl_free(w);
+        gpd__wl_free(w);
     }
     return rc;
 }
 
-int gp__sched_launch_all(gp__sched *s, active *a, const gp__wl *w, const gp__request *r,
+int gpd__sched_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__request *r,
                          char *err, size_t errlen) {
     for (int t = 0; t < a->ntasks; t++) {
         if (a->tasks[t].handle[0]) continue;
@@ -223,13 +223,13 @@ static void describe_binding(const task_rt *tasks, int n, char *buf, size_t len)
     }
 }
 
-void gp__sched_bind(gp__sched *s, uint64_t id, int ntasks, const task_rt *tasks) {
-    gp__wl w;
+void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks) {
+    gpd__wl w;
     json_t *j = NULL;
-    gp__request r;
-    gp__err e = {0};
-    if (gp__sched_load_request(s, id, &w, &j, &r, &e) < 0) {
-        gp__log("workload %llu: cannot read it to launch (%s); back to the queue",
+    gpd__request r;
+    gpd__err e = {0};
+    if (gpd__sched_load_request(s, id, &w, &j, &r, &e) < 0) {
+        gpd__log("workload %llu: cannot read it to launch (%s); back to the queue",
                 (unsigned long long)id, e.msg);
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_requeue(s->eng, id);
@@ -238,7 +238,7 @@ void gp__sched_bind(gp__sched *s, uint64_t id, int ntasks, const task_rt *tasks)
     }
     active *a = calloc(1, sizeof *a);
     task_rt *tr = calloc((size_t)ntasks, sizeof *tr);
-    gp__task_rec *recs = calloc((size_t)ntasks, sizeof *recs);
+    gpd__task_rec *recs = calloc((size_t)ntasks, sizeof *recs);
     char msg[512];
     int rc = a && tr && recs ? 0 : GP_ENOMEM;
     if (rc == 0) {
@@ -259,13 +259,13 @@ void gp__sched_bind(gp__sched *s, uint64_t id, int ntasks, const task_rt *tasks)
             recs[t].task = t;
             recs[t].attempt = a->attempt;
             snprintf(recs[t].node, sizeof recs[t].node, "%s", tr[t].node);
-            recs[t].binding = gp__binding_to_json(&tr[t].binding);
+            recs[t].binding = gpd__binding_to_json(&tr[t].binding);
             if (!recs[t].binding) rc = GP_ENOMEM;
         }
         describe_binding(tr, ntasks, msg, sizeof msg);
     }
-    gp__wl_change c;
-    gp__wl_change_init(&c, id);
+    gpd__wl_change c;
+    gpd__wl_change_init(&c, id);
     c.state = GP__WL_STARTING;
     c.attempt = a ? a->attempt : -1;
     c.ntasks = ntasks;
@@ -274,13 +274,13 @@ void gp__sched_bind(gp__sched *s, uint64_t id, int ntasks, const task_rt *tasks)
     c.attempt_node = tr ? tr[0].node : "";
     c.event_kind = "bound";
     c.event_msg = msg;
-    if (rc == 0) rc = gp__store_wl_apply(s->d->store, &c, 1, &e);
-    if (rc == 0) rc = gp__act_add(s, a);
+    if (rc == 0) rc = gpd__store_wl_apply(s->d->store, &c, 1, &e);
+    if (rc == 0) rc = gpd__act_add(s, a);
     for (int t = 0; recs && t < ntasks; t++) free(recs[t].binding);
     free(recs);
     if (rc < 0) {
         /* Nothing was launched: the workload simply waits for the next cycle. */
-        gp__log("workload %llu: not launched (%s); back to the queue", (unsigned long long)id,
+        gpd__log("workload %llu: not launched (%s); back to the queue", (unsigned long long)id,
                 rc == GP_ENOMEM ? "out of memory" : e.msg);
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_requeue(s->eng, id);
@@ -288,12 +288,12 @@ void gp__sched_bind(gp__sched *s, uint64_t id, int ntasks, const task_rt *tasks)
         free(tr);
         free(a);
         json_decref(j);
-        gp__wl_free(&w);
+        gpd__wl_free(&w);
         return;
     }
     char err[256] = "";
-    rc = gp__sched_launch_all(s, a, &w, &r, err, sizeof err);
-    gp__wl_change_init(&c, id);
+    rc = gpd__sched_launch_all(s, a, &w, &r, err, sizeof err);
+    gpd__wl_change_init(&c, id);
     if (rc < 0) {
         snprintf(msg, sizeof msg, "could not be launched: %s", err);
         c.state = GP__WL_FAILED;
@@ -301,13 +301,13 @@ void gp__sched_bind(gp__sched *s, uint64_t id, int ntasks, const task_rt *tasks)
         c.attempt_end = "failed";
         c.event_kind = "failed";
         c.event_msg = msg;
-        gp__sched_record(s, &c);
+        gpd__sched_record(s, &c);
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_finished(s->eng, id);
         pthread_mutex_unlock(&s->eng_mu);
-        gp__act_remove(s, a);
+        gpd__act_remove(s, a);
     } else {
-        gp__task_rec hrecs[GP__MAX_GANG];
+        gpd__task_rec hrecs[GP__MAX_GANG];
         for (int t = 0; t < ntasks && t < GP__MAX_GANG; t++) {
             memset(&hrecs[t], 0, sizeof hrecs[t]);
             hrecs[t].task = t;
@@ -322,21 +322,21 @@ void gp__sched_bind(gp__sched *s, uint64_t id, int ntasks, const task_rt *tasks)
         c.attempt_started = 1;
         c.event_kind = "started";
         c.event_msg = msg;
-        gp__sched_record(s, &c);
+        gpd__sched_record(s, &c);
         pthread_mutex_lock(&s->eng_mu);
-        gp_engine_started(s->eng, id, gp__now_ms());
+        gp_engine_started(s->eng, id, gpd__now_ms());
         a->state = GP__WL_RUNNING;
         pthread_mutex_unlock(&s->eng_mu);
     }
     json_decref(j);
-    gp__wl_free(&w);
+    gpd__wl_free(&w);
 }
 
 /* ---- Stopping --------------------------------------------------------- */
 
-void gp__sched_begin_stop(gp__sched *s, active *a, const char *kind, int64_t grace_ms,
+void gpd__sched_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t grace_ms,
                           const char *why) {
-    int64_t now = gp__now_ms();
+    int64_t now = gpd__now_ms();
     snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
     a->deadline = now + grace_ms;
     char msg[400], g[32];
@@ -344,44 +344,44 @@ void gp__sched_begin_stop(gp__sched *s, active *a, const char *kind, int64_t gra
     gp_format_duration(grace_ms, g, sizeof g);
     snprintf(msg, sizeof msg, "%s: checkpoint signal SIG%s sent, stopped after %s", why,
              sig ? sig : "?", g);
-    gp__wl_change c;
-    gp__wl_change_init(&c, a->id);
+    gpd__wl_change c;
+    gpd__wl_change_init(&c, a->id);
     c.state = GP__WL_STOPPING;
     c.stop_kind = kind;
     c.stop_deadline_ms = a->deadline;
     c.reason = why;
     c.event_kind = "checkpoint-signal";
     c.event_msg = msg;
-    gp__sched_record(s, &c);
+    gpd__sched_record(s, &c);
     a->state = GP__WL_STOPPING;
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0]) gp_exec_signal(s->ex, a->tasks[t].handle, a->ckpt_signal);
 }
 
-void gp__sched_finish_stop(gp__sched *s, active *a, const char *why) {
+void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0]) gp_exec_stop(s->ex, a->tasks[t].handle);
     int evict = strcmp(a->stop_kind, GP__STOP_EVICT) == 0;
     int del = strcmp(a->stop_kind, GP__STOP_DELETE) == 0;
-    gp__wl_state st = evict ? GP__WL_PENDING : del ? GP__WL_DELETED : GP__WL_SUSPENDED;
+    gpd__wl_state st = evict ? GP__WL_PENDING : del ? GP__WL_DELETED : GP__WL_SUSPENDED;
     char msg[400];
     snprintf(msg, sizeof msg, "attempt %d stopped: %s%s", a->attempt, why,
              evict ? "; back in the queue" : "");
-    gp__wl_change c;
-    gp__wl_change_init(&c, a->id);
+    gpd__wl_change c;
+    gpd__wl_change_init(&c, a->id);
     c.state = (int)st;
     c.stop_kind = "";
     c.reason = why;
     c.attempt_end = evict ? "evicted" : del ? "deleted" : "suspended";
     c.event_kind = evict ? "requeued" : del ? "deleted" : "suspended";
     c.event_msg = msg;
-    gp__sched_record(s, &c);
+    gpd__sched_record(s, &c);
     pthread_mutex_lock(&s->eng_mu);
     if (evict && a->in_engine) {
-        if (gp_engine_released(s->eng, a->id, gp__now_ms()) < 0) {
+        if (gp_engine_released(s->eng, a->id, gpd__now_ms()) < 0) {
             /* Not EVICTING in the engine (a stop of our own): requeue it. */
             if (gp_engine_requeue(s->eng, a->id) < 0)
-                gp__log("workload %llu: the engine refused to requeue it",
+                gpd__log("workload %llu: the engine refused to requeue it",
                         (unsigned long long)a->id);
         }
     } else if (!evict) {
@@ -390,38 +390,38 @@ void gp__sched_finish_stop(gp__sched *s, active *a, const char *why) {
     pthread_mutex_unlock(&s->eng_mu);
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0]) gp_exec_reap(s->ex, a->tasks[t].handle);
-    gp__act_remove(s, a);
+    gpd__act_remove(s, a);
 }
 
 /* ---- Polling ---------------------------------------------------------- */
 
 /* Ends an attempt whose tasks stopped on their own (or were lost). */
-static void conclude(gp__sched *s, active *a, gp__wl_state st, const char *outcome,
+static void conclude(gpd__sched *s, active *a, gpd__wl_state st, const char *outcome,
                      int32_t exit_code, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0]) gp_exec_stop(s->ex, a->tasks[t].handle);
     char msg[400];
     snprintf(msg, sizeof msg, "attempt %d %s: %s", a->attempt, outcome, why);
-    gp__wl_change c;
-    gp__wl_change_init(&c, a->id);
+    gpd__wl_change c;
+    gpd__wl_change_init(&c, a->id);
     c.state = (int)st;
     c.reason = why;
     c.exit_code = exit_code;
     c.attempt_end = outcome;
     c.event_kind = outcome;
     c.event_msg = msg;
-    gp__sched_record(s, &c);
+    gpd__sched_record(s, &c);
     pthread_mutex_lock(&s->eng_mu);
     if (st == GP__WL_PENDING) gp_engine_requeue(s->eng, a->id);
     else gp_engine_finished(s->eng, a->id);
     pthread_mutex_unlock(&s->eng_mu);
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0]) gp_exec_reap(s->ex, a->tasks[t].handle);
-    gp__act_remove(s, a);
+    gpd__act_remove(s, a);
 }
 
 /* Decides what the polled states of a running workload's tasks mean. */
-static void judge(gp__sched *s, active *a, int64_t now) {
+static void judge(gpd__sched *s, active *a, int64_t now) {
     int down = 0, lost = -1, failed = -1, bad = -1;
     for (int t = 0; t < a->ntasks; t++) {
         const task_rt *tk = &a->tasks[t];
@@ -432,7 +432,7 @@ static void judge(gp__sched *s, active *a, int64_t now) {
     }
     if (a->state == GP__WL_STOPPING) {
         if (down == a->ntasks || now >= a->deadline)
-            gp__sched_finish_stop(s, a, down == a->ntasks ? "tasks ended after the checkpoint signal"
+            gpd__sched_finish_stop(s, a, down == a->ntasks ? "tasks ended after the checkpoint signal"
                                                           : "grace period over; tasks killed");
         return;
     }
@@ -458,7 +458,7 @@ static void judge(gp__sched *s, active *a, int64_t now) {
     }
 }
 
-void gp__sched_poll(gp__sched *s, int64_t now) {
+void gpd__sched_poll(gpd__sched *s, int64_t now) {
     size_t n = 0;
     for (size_t i = 0; i < s->nact; i++) n += (size_t)s->act[i]->ntasks;
     if (n == 0) return;
@@ -470,7 +470,7 @@ void gp__sched_poll(gp__sched *s, int64_t now) {
             snprintf(st[k++].handle, sizeof st->handle, "%s", s->act[i]->tasks[t].handle);
     int rc = gp_exec_poll(s->ex, st, n);
     if (rc < 0) {
-        gp__log("polling %zu tasks failed: %s", n, gp_strerror(rc));
+        gpd__log("polling %zu tasks failed: %s", n, gp_strerror(rc));
         free(st);
         return;
     }

@@ -22,10 +22,10 @@
 
 #define MIN_GAP_MS 50
 
-const double gp__cycle_bounds[GP__CYCLE_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+const double gpd__cycle_bounds[GP__CYCLE_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                                     0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
 
-void gp__log(const char *fmt, ...) {
+void gpd__log(const char *fmt, ...) {
     char ts[32];
     time_t t = time(NULL);
     struct tm tm;
@@ -39,24 +39,24 @@ void gp__log(const char *fmt, ...) {
     fprintf(stderr, "%s gpupoold: %s\n", ts, line);
 }
 
-gp_engine *gp__sched_lock(gp__sched *s) {
+gp_engine *gpd__sched_lock(gpd__sched *s) {
     pthread_mutex_lock(&s->eng_mu);
     return s->eng;
 }
 
-void gp__sched_unlock(gp__sched *s) { pthread_mutex_unlock(&s->eng_mu); }
+void gpd__sched_unlock(gpd__sched *s) { pthread_mutex_unlock(&s->eng_mu); }
 
-int gp__sched_emulated(gp__sched *s) { return s->emulated; }
+int gpd__sched_emulated(gpd__sched *s) { return s->emulated; }
 
-const char *gp__sched_executor_name(gp__sched *s) { return gp_executor_name(s->ex); }
+const char *gpd__sched_executor_name(gpd__sched *s) { return gp_executor_name(s->ex); }
 
-const gp_node_spec *gp__sched_node(gp__sched *s, const char *name) {
+const gp_node_spec *gpd__sched_node(gpd__sched *s, const char *name) {
     for (size_t i = 0; i < s->nnodes; i++)
         if (strcmp(s->nodes[i].name, name) == 0) return &s->nodes[i];
     return NULL;
 }
 
-static void wake(gp__sched *s) {
+static void wake(gpd__sched *s) {
     pthread_mutex_lock(&s->mu);
     s->wake = 1;
     pthread_cond_signal(&s->cv);
@@ -65,7 +65,7 @@ static void wake(gp__sched *s) {
 
 /* ---- Checking requests against the pool ------------------------------ */
 
-static int check_nodes(gp__sched *s, const gp_task_req *q, gp__err *e) {
+static int check_nodes(gpd__sched *s, const gp_task_req *q, gpd__err *e) {
     int64_t max_mem = 0, max_cpu = 0, max_host = 0;
     int max_gpus = 0, any_gpu = 0, mig_ok = 0;
     for (size_t i = 0; i < s->nnodes; i++) {
@@ -90,23 +90,23 @@ static int check_nodes(gp__sched *s, const gp_task_req *q, gp__err *e) {
     switch (q->gpu) {
     case GP_GPU_WHOLE:
         if (q->gpus > max_gpus)
-            return gp__fail(e, GP_EINVAL, "gpu", "gpu: no node has %d GPUs (the most is %d)",
+            return gpd__fail(e, GP_EINVAL, "gpu", "gpu: no node has %d GPUs (the most is %d)",
                             q->gpus, max_gpus);
         break;
     case GP_GPU_FRACTION:
-        if (!any_gpu) return gp__fail(e, GP_EINVAL, "gpu", "gpu: the pool has no GPU to share");
+        if (!any_gpu) return gpd__fail(e, GP_EINVAL, "gpu", "gpu: the pool has no GPU to share");
         break;
     case GP_GPU_MEMORY:
         if (q->gpu_mem > max_mem) {
             gp_format_size(q->gpu_mem, a, sizeof a);
             gp_format_size(max_mem, b, sizeof b);
-            return gp__fail(e, GP_EINVAL, "gpu_memory",
+            return gpd__fail(e, GP_EINVAL, "gpu_memory",
                             "gpu_memory: %s is more than any GPU has (the largest has %s)", a, b);
         }
         break;
     case GP_GPU_MIG:
         if (!mig_ok)
-            return gp__fail(e, GP_EINVAL, "mig", "mig: no GPU offers a MIG instance of profile %s",
+            return gpd__fail(e, GP_EINVAL, "mig", "mig: no GPU offers a MIG instance of profile %s",
                             q->mig_profile);
         break;
     default: break;
@@ -114,34 +114,34 @@ static int check_nodes(gp__sched *s, const gp_task_req *q, gp__err *e) {
     if (q->cpu_milli > max_cpu) {
         gp_format_milli(q->cpu_milli, a, sizeof a);
         gp_format_milli(max_cpu, b, sizeof b);
-        return gp__fail(e, GP_EINVAL, "cpu", "cpu: %s cores is more than any node has (%s)", a, b);
+        return gpd__fail(e, GP_EINVAL, "cpu", "cpu: %s cores is more than any node has (%s)", a, b);
     }
     if (q->mem_bytes > max_host) {
         gp_format_size(q->mem_bytes, a, sizeof a);
         gp_format_size(max_host, b, sizeof b);
-        return gp__fail(e, GP_EINVAL, "memory", "memory: %s is more than any node has (%s)", a,
+        return gpd__fail(e, GP_EINVAL, "memory", "memory: %s is more than any node has (%s)", a,
                         b);
     }
     return 0;
 }
 
-int gp__sched_check_request(gp__sched *s, const gp__request *r, gp__err *e) {
+int gpd__sched_check_request(gpd__sched *s, const gpd__request *r, gpd__err *e) {
     gp_queue_info qi;
     pthread_mutex_lock(&s->eng_mu);
     int rc = gp_engine_queue_get(s->eng, r->spec.queue, &qi);
     int leaf = rc == 0 && qi.leaf;
     pthread_mutex_unlock(&s->eng_mu);
     if (rc < 0)
-        return gp__fail(e, GP_EINVAL, "project", "project: there is no project named %s",
+        return gpd__fail(e, GP_EINVAL, "project", "project: there is no project named %s",
                         r->spec.queue);
     if (!leaf || qi.depth == 0)
-        return gp__fail(e, GP_EINVAL, "project",
+        return gpd__fail(e, GP_EINVAL, "project",
                         "project: %s is a department; submit to one of its projects",
                         r->spec.queue);
     return check_nodes(s, &r->spec.req, e); /* nodes never change after open */
 }
 
-void gp__sched_submitted(gp__sched *s, const gp__request *r, uint64_t id, const char *user,
+void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, const char *user,
                          int64_t submitted_ms) {
     gp_workload_spec w = r->spec;
     w.id = id;
@@ -154,53 +154,53 @@ void gp__sched_submitted(gp__sched *s, const gp__request *r, uint64_t id, const 
     if (rc < 0 && rc != GP_EEXIST) {
         /* Checked before the commit, so only a race with a queue change gets
          * here: the workload is kept, failed, with the engine's reason. */
-        gp__wl_change c;
-        gp__wl_change_init(&c, id);
+        gpd__wl_change c;
+        gpd__wl_change_init(&c, id);
         c.state = GP__WL_FAILED;
         c.reason = err;
         c.event_kind = "failed";
         c.event_msg = err;
-        gp__sched_record(s, &c);
+        gpd__sched_record(s, &c);
     }
     wake(s);
 }
 
 /* ---- Queues ----------------------------------------------------------- */
 
-int gp__sched_queue_set(gp__sched *s, const gp_queue_spec *q, gp__err *e) {
+int gpd__sched_queue_set(gpd__sched *s, const gp_queue_spec *q, gpd__err *e) {
     char err[GP_ERR_MAX] = "";
     gp_queue_info old;
     pthread_mutex_lock(&s->eng_mu);
     int existed = gp_engine_queue_get(s->eng, q->name, &old) == 0;
     int rc = gp_engine_queue_set(s->eng, q, err, sizeof err);
     pthread_mutex_unlock(&s->eng_mu);
-    if (rc < 0) return gp__fail(e, rc == GP_ENOENT ? GP_EINVAL : rc, "", "%s", err);
-    rc = gp__store_queue_put(s->d->store, q, e);
+    if (rc < 0) return gpd__fail(e, rc == GP_ENOENT ? GP_EINVAL : rc, "", "%s", err);
+    rc = gpd__store_queue_put(s->d->store, q, e);
     if (rc < 0) {
         /* Undo in the engine so that both say the same. */
         pthread_mutex_lock(&s->eng_mu);
         if (!existed) gp_engine_queue_remove(s->eng, q->name);
         pthread_mutex_unlock(&s->eng_mu);
-        if (existed) gp__log("queue %s: the store refused a change the engine took", q->name);
+        if (existed) gpd__log("queue %s: the store refused a change the engine took", q->name);
         return rc;
     }
     wake(s);
     return 0;
 }
 
-int gp__sched_queue_remove(gp__sched *s, const char *name, gp__err *e) {
+int gpd__sched_queue_remove(gpd__sched *s, const char *name, gpd__err *e) {
     pthread_mutex_lock(&s->eng_mu);
     int rc = gp_engine_queue_remove(s->eng, name);
     pthread_mutex_unlock(&s->eng_mu);
     if (rc == GP_EBUSY)
-        return gp__fail(e, rc, "name", "queue %s still has queues or workloads under it", name);
-    if (rc < 0) return gp__fail(e, rc, "name", "no queue named %s", name);
-    return gp__store_queue_delete(s->d->store, name, e);
+        return gpd__fail(e, rc, "name", "queue %s still has queues or workloads under it", name);
+    if (rc < 0) return gpd__fail(e, rc, "name", "no queue named %s", name);
+    return gpd__store_queue_delete(s->d->store, name, e);
 }
 
 /* ---- Commands --------------------------------------------------------- */
 
-int gp__sched_command(gp__sched *s, int op, uint64_t id, gp__err *e) {
+int gpd__sched_command(gpd__sched *s, int op, uint64_t id, gpd__err *e) {
     cmd c = {.op = op, .id = id, .e = e};
     pthread_mutex_lock(&s->mu);
     c.next = s->cmds;
@@ -211,22 +211,22 @@ int gp__sched_command(gp__sched *s, int op, uint64_t id, gp__err *e) {
     return c.rc;
 }
 
-static int set_final(gp__sched *s, uint64_t id, gp__wl_state st, const char *kind,
-                     const char *msg, gp__err *e) {
-    gp__wl_change c;
-    gp__wl_change_init(&c, id);
+static int set_final(gpd__sched *s, uint64_t id, gpd__wl_state st, const char *kind,
+                     const char *msg, gpd__err *e) {
+    gpd__wl_change c;
+    gpd__wl_change_init(&c, id);
     c.state = (int)st;
     c.reason = msg;
     c.event_kind = kind;
     c.event_msg = msg;
-    return gp__store_wl_apply(s->d->store, &c, 1, e);
+    return gpd__store_wl_apply(s->d->store, &c, 1, e);
 }
 
-static int resume(gp__sched *s, const gp__wl *w, gp__err *e) {
+static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
     json_error_t je;
     json_t *j = json_loads(w->spec, 0, &je);
-    gp__request r;
-    int rc = j ? gp__request_parse(j, &r, e) : gp__fail(e, GP_ECORRUPT, "", "stored request unreadable");
+    gpd__request r;
+    int rc = j ? gpd__request_parse(j, &r, e) : gpd__fail(e, GP_ECORRUPT, "", "stored request unreadable");
     if (rc == 0) {
         gp_workload_spec spec = r.spec;
         spec.id = w->id;
@@ -236,7 +236,7 @@ static int resume(gp__sched *s, const gp__wl *w, gp__err *e) {
         pthread_mutex_lock(&s->eng_mu);
         rc = gp_engine_submit(s->eng, &spec, err, sizeof err);
         pthread_mutex_unlock(&s->eng_mu);
-        if (rc < 0) rc = gp__fail(e, GP_ESTATE, "", "cannot resume: %s", err);
+        if (rc < 0) rc = gpd__fail(e, GP_ESTATE, "", "cannot resume: %s", err);
     }
     json_decref(j);
     if (rc < 0) return rc;
@@ -249,29 +249,29 @@ static int resume(gp__sched *s, const gp__wl *w, gp__err *e) {
     return rc;
 }
 
-static int run_command(gp__sched *s, cmd *c) {
-    gp__err *e = c->e;
-    active *a = gp__act_find(s, c->id);
+static int run_command(gpd__sched *s, cmd *c) {
+    gpd__err *e = c->e;
+    active *a = gpd__act_find(s, c->id);
     const char *kind = c->op == GP__CMD_DELETE ? GP__STOP_DELETE : GP__STOP_SUSPEND;
     if (a && c->op != GP__CMD_RESUME) {
         if (c->op == GP__CMD_DELETE) {
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
-            gp__sched_finish_stop(s, a, "deleted by its owner");
+            gpd__sched_finish_stop(s, a, "deleted by its owner");
         } else if (a->state == GP__WL_STOPPING) {
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
         } else {
-            gp__sched_begin_stop(s, a, kind, a->grace_ms, "suspended by its owner");
+            gpd__sched_begin_stop(s, a, kind, a->grace_ms, "suspended by its owner");
         }
         return 0;
     }
-    gp__wl w;
-    int rc = gp__store_wl_get(s->d->store, c->id, &w, e);
+    gpd__wl w;
+    int rc = gpd__store_wl_get(s->d->store, c->id, &w, e);
     if (rc < 0) return rc;
     if (c->op == GP__CMD_RESUME) {
         rc = w.state == GP__WL_SUSPENDED
                  ? resume(s, &w, e)
-                 : gp__fail(e, GP_ESTATE, "", "workload %llu is %s, not suspended",
-                            (unsigned long long)w.id, gp__wl_state_name(w.state));
+                 : gpd__fail(e, GP_ESTATE, "", "workload %llu is %s, not suspended",
+                            (unsigned long long)w.id, gpd__wl_state_name(w.state));
     } else if (w.state == GP__WL_PENDING) {
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_cancel(s->eng, w.id);
@@ -283,10 +283,10 @@ static int run_command(gp__sched *s, cmd *c) {
     } else if (w.state == GP__WL_SUSPENDED && c->op == GP__CMD_DELETE) {
         rc = set_final(s, w.id, GP__WL_DELETED, "deleted", "deleted by its owner while suspended", e);
     } else {
-        rc = gp__fail(e, GP_ESTATE, "", "workload %llu is already %s", (unsigned long long)w.id,
-                      gp__wl_state_name(w.state));
+        rc = gpd__fail(e, GP_ESTATE, "", "workload %llu is already %s", (unsigned long long)w.id,
+                      gpd__wl_state_name(w.state));
     }
-    gp__wl_free(&w);
+    gpd__wl_free(&w);
     return rc;
 }
 
@@ -301,7 +301,7 @@ typedef struct decision_copy {
     task_rt *tasks;
 } decision_copy;
 
-static void run_cycle(gp__sched *s, int64_t now) {
+static void run_cycle(gpd__sched *s, int64_t now) {
     struct timespec t0, t1;
     const gp_decision *dec;
     size_t n = 0;
@@ -326,20 +326,20 @@ static void run_cycle(gp__sched *s, int64_t now) {
         }
     }
     pthread_mutex_unlock(&s->eng_mu);
-    if (rc < 0) gp__log("scheduling cycle failed: %s", gp_strerror(rc));
+    if (rc < 0) gpd__log("scheduling cycle failed: %s", gp_strerror(rc));
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     pthread_mutex_lock(&s->hist_mu);
     for (int b = 0; b < GP__CYCLE_BUCKETS; b++)
-        if (secs <= gp__cycle_bounds[b]) s->hist.counts[b]++;
+        if (secs <= gpd__cycle_bounds[b]) s->hist.counts[b]++;
     s->hist.count++;
     s->hist.sum += secs;
     pthread_mutex_unlock(&s->hist_mu);
-    if (n > 0 && !dc) gp__log("out of memory copying %zu decisions", n);
+    if (n > 0 && !dc) gpd__log("out of memory copying %zu decisions", n);
     for (size_t i = 0; dc && i < n; i++) {
         if (dc[i].type == GP_DECISION_BIND && dc[i].tasks) {
-            gp__sched_bind(s, dc[i].id, dc[i].ntasks, dc[i].tasks);
+            gpd__sched_bind(s, dc[i].id, dc[i].ntasks, dc[i].tasks);
         } else if (dc[i].type == GP_DECISION_EVICT) {
-            active *a = gp__act_find(s, dc[i].id);
+            active *a = gpd__act_find(s, dc[i].id);
             char why[160];
             snprintf(why, sizeof why, "evicted (%s)%s", gp_evict_reason_name(dc[i].reason),
                      dc[i].for_workload ? " to make room for workload " : "");
@@ -348,14 +348,14 @@ static void run_cycle(gp__sched *s, int64_t now) {
                 snprintf(why + l, sizeof why - l, "%llu", (unsigned long long)dc[i].for_workload);
             }
             if (!a) {
-                gp__log("workload %llu: eviction of a workload without tasks",
+                gpd__log("workload %llu: eviction of a workload without tasks",
                         (unsigned long long)dc[i].id);
             } else if (dc[i].reason == GP_EVICT_NODE_GONE) {
                 a->in_engine = 0;
                 snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GP__STOP_EVICT);
-                gp__sched_finish_stop(s, a, why);
+                gpd__sched_finish_stop(s, a, why);
             } else if (a->state != GP__WL_STOPPING) {
-                gp__sched_begin_stop(s, a, GP__STOP_EVICT, a->grace_ms, why);
+                gpd__sched_begin_stop(s, a, GP__STOP_EVICT, a->grace_ms, why);
             }
         }
         free(dc[i].tasks);
@@ -363,14 +363,14 @@ static void run_cycle(gp__sched *s, int64_t now) {
     free(dc);
 }
 
-void gp__sched_cycle_hist(gp__sched *s, gp__cycle_hist *out) {
+void gpd__sched_cycle_hist(gpd__sched *s, gpd__cycle_hist *out) {
     pthread_mutex_lock(&s->hist_mu);
     *out = s->hist;
     pthread_mutex_unlock(&s->hist_mu);
 }
 
 static void *loop_main(void *arg) {
-    gp__sched *s = arg;
+    gpd__sched *s = arg;
     int64_t period = s->d->cfg.period_ms, poll = s->d->cfg.poll_ms;
     int64_t next_cycle = 0, next_poll = 0, last_cycle = 0;
     int want_cycle = 1;
@@ -392,10 +392,10 @@ static void *loop_main(void *arg) {
             want_cycle = 1;
             c = next;
         }
-        int64_t now = gp__now_ms();
+        int64_t now = gpd__now_ms();
         if (now >= next_poll) {
             size_t before = s->nact;
-            gp__sched_poll(s, now);
+            gpd__sched_poll(s, now);
             if (s->nact != before) want_cycle = 1;
             next_poll = now + poll;
         }
@@ -408,7 +408,7 @@ static void *loop_main(void *arg) {
         int64_t until = next_poll < next_cycle ? next_poll : next_cycle;
         if (want_cycle && last_cycle + MIN_GAP_MS < until) until = last_cycle + MIN_GAP_MS;
         pthread_mutex_lock(&s->mu);
-        if (!s->cmds && !s->wake && !s->stop && until > gp__now_ms()) {
+        if (!s->cmds && !s->wake && !s->stop && until > gpd__now_ms()) {
             struct timespec ts = {until / 1000, (until % 1000) * 1000000};
             pthread_cond_timedwait(&s->cv, &s->mu, &ts);
         }
@@ -419,9 +419,9 @@ static void *loop_main(void *arg) {
 
 /* ---- Open and close --------------------------------------------------- */
 
-int gp__sched_open(gp__daemon *d, gp__err *e) {
-    gp__sched *s = calloc(1, sizeof *s);
-    if (!s) return gp__fail(e, GP_ENOMEM, "", "out of memory");
+int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
+    gpd__sched *s = calloc(1, sizeof *s);
+    if (!s) return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     s->d = d;
     pthread_mutex_init(&s->eng_mu, NULL);
     pthread_mutex_init(&s->mu, NULL);
@@ -435,15 +435,15 @@ int gp__sched_open(gp__daemon *d, gp__err *e) {
     gp_engine_config_init(&ec);
     s->eng = gp_engine_new(&ec);
     char err[GP_ERR_MAX] = "";
-    int rc = s->eng ? 0 : gp__fail(e, GP_ENOMEM, "", "cannot create the engine");
+    int rc = s->eng ? 0 : gpd__fail(e, GP_ENOMEM, "", "cannot create the engine");
     if (rc == 0 && (rc = gp_executor_open(d->cfg.executor, d->cfg.executor_config, &s->ex, err,
                                           sizeof err)) < 0)
-        gp__fail(e, rc, "executor", "executor %s: %s", d->cfg.executor, err);
-    if (rc == 0) rc = gp__sched_recover(s, e);
+        gpd__fail(e, rc, "executor", "executor %s: %s", d->cfg.executor, err);
+    if (rc == 0) rc = gpd__sched_recover(s, e);
     if (rc == 0 && pthread_create(&s->th, NULL, loop_main, s) != 0)
-        rc = gp__fail(e, GP_ESYS, "", "cannot start the scheduling thread");
+        rc = gpd__fail(e, GP_ESYS, "", "cannot start the scheduling thread");
     if (rc < 0) {
-        gp__sched_close(s);
+        gpd__sched_close(s);
         d->sched = NULL;
         return rc;
     }
@@ -451,7 +451,7 @@ int gp__sched_open(gp__daemon *d, gp__err *e) {
     return 0;
 }
 
-void gp__sched_close(gp__sched *s) {
+void gpd__sched_close(gpd__sched *s) {
     if (!s) return;
     if (s->started) {
         pthread_mutex_lock(&s->mu);
@@ -477,16 +477,16 @@ void gp__sched_close(gp__sched *s) {
     free(s);
 }
 
-int gp__sched_live_tasks(gp__sched *s, gp__live_task **out, size_t *n) {
+int gpd__sched_live_tasks(gpd__sched *s, gpd__live_task **out, size_t *n) {
     pthread_mutex_lock(&s->eng_mu);
     size_t total = 0;
     for (size_t i = 0; i < s->nact; i++) total += (size_t)s->act[i]->ntasks;
-    gp__live_task *lt = calloc(total ? total : 1, sizeof *lt);
+    gpd__live_task *lt = calloc(total ? total : 1, sizeof *lt);
     size_t k = 0;
     for (size_t i = 0; lt && i < s->nact; i++)
         for (int t = 0; t < s->act[i]->ntasks; t++) {
             const active *a = s->act[i];
-            gp__live_task *x = &lt[k++];
+            gpd__live_task *x = &lt[k++];
             x->workload = a->id;
             x->task = t;
             snprintf(x->project, sizeof x->project, "%s", a->project);

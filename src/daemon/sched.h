@@ -7,8 +7,8 @@
  * and records every state change and attempt in the store before or right
  * after acting, so that a restart finds everything again (see sched.c).
  *
- * API handlers read the engine under gp__sched_lock() and change workloads
- * only through gp__sched_command(), which the loop carries out.
+ * API handlers read the engine under gpd__sched_lock() and change workloads
+ * only through gpd__sched_command(), which the loop carries out.
  */
 #ifndef GP_DAEMON_SCHED_H
 #define GP_DAEMON_SCHED_H
@@ -19,56 +19,56 @@
 
 /* Opens the executor, rebuilds the engine from the store and the executor
  * (recovering tasks that ran before a restart) and starts the loop. */
-int gp__sched_open(gp__daemon *d, gp__err *e);
-void gp__sched_close(gp__sched *s);
+int gpd__sched_open(gpd__daemon *d, gpd__err *e);
+void gpd__sched_close(gpd__sched *s);
 
 /* 1 if any GPU of the inventory is emulated. */
-int gp__sched_emulated(gp__sched *s);
-const char *gp__sched_executor_name(gp__sched *s);
+int gpd__sched_emulated(gpd__sched *s);
+const char *gpd__sched_executor_name(gpd__sched *s);
 
 /* Exclusive access to the engine for reading; never held across I/O. */
-gp_engine *gp__sched_lock(gp__sched *s);
-void gp__sched_unlock(gp__sched *s);
+gp_engine *gpd__sched_lock(gpd__sched *s);
+void gpd__sched_unlock(gpd__sched *s);
 
 /* Checks a request against the pool: the project exists and takes
  * workloads, and some node could hold one task. GP_EINVAL naming the field. */
-int gp__sched_check_request(gp__sched *s, const gp__request *r, gp__err *e);
+int gpd__sched_check_request(gpd__sched *s, const gpd__request *r, gpd__err *e);
 
 /* A submission is durable: hand it to the engine and wake the loop. */
-void gp__sched_submitted(gp__sched *s, const gp__request *r, uint64_t id, const char *user,
+void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, const char *user,
                          int64_t submitted_ms);
 
 enum { GP__CMD_DELETE = 1, GP__CMD_SUSPEND, GP__CMD_RESUME };
 
 /* Carries out a command on the loop's thread and waits for its outcome:
  * GP_ENOENT, GP_ESTATE ("already finished") or a store error. */
-int gp__sched_command(gp__sched *s, int cmd, uint64_t id, gp__err *e);
+int gpd__sched_command(gpd__sched *s, int cmd, uint64_t id, gpd__err *e);
 
 /* Creates or changes a queue in the engine and the store, both or neither. */
-int gp__sched_queue_set(gp__sched *s, const gp_queue_spec *q, gp__err *e);
-int gp__sched_queue_remove(gp__sched *s, const char *name, gp__err *e);
+int gpd__sched_queue_set(gpd__sched *s, const gp_queue_spec *q, gpd__err *e);
+int gpd__sched_queue_remove(gpd__sched *s, const char *name, gpd__err *e);
 
 /* A running task, as the last poll saw it. */
-typedef struct gp__live_task {
+typedef struct gpd__live_task {
     uint64_t workload;
     int32_t task;
     char project[GP_NAME_MAX + 1];
     gp_task_binding binding;        /* binding.node points into node[] */
     char node[GP_NAME_MAX + 1];
     int64_t gpu_mem_used;           /* bytes, -1 if unknown */
-} gp__live_task;
+} gpd__live_task;
 
 /* A copy of the live tasks (malloc'ed array, caller frees). */
-int gp__sched_live_tasks(gp__sched *s, gp__live_task **out, size_t *n);
+int gpd__sched_live_tasks(gpd__sched *s, gpd__live_task **out, size_t *n);
 
 /* Scheduling cycle latency histogram (upper bounds in seconds). */
 #define GP__CYCLE_BUCKETS 12
-extern const double gp__cycle_bounds[GP__CYCLE_BUCKETS];
-typedef struct gp__cycle_hist {
+extern const double gpd__cycle_bounds[GP__CYCLE_BUCKETS];
+typedef struct gpd__cycle_hist {
     uint64_t counts[GP__CYCLE_BUCKETS]; /* cumulative at read time */
     uint64_t count;
     double sum;                         /* seconds */
-} gp__cycle_hist;
-void gp__sched_cycle_hist(gp__sched *s, gp__cycle_hist *out);
+} gpd__cycle_hist;
+void gpd__sched_cycle_hist(gpd__sched *s, gpd__cycle_hist *out);
 
 #endif /* GP_DAEMON_SCHED_H */

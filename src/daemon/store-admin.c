@@ -15,11 +15,11 @@ static void bind_limit(sqlite3_stmt *s, int col, int64_t v) {
     else sqlite3_bind_int64(s, col, v);
 }
 
-static int queue_put_op(sqlite3 *db, void *arg, gp__err *e) {
+static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
     const gp_queue_spec *q = arg;
     sqlite3_stmt *s;
     /* An upsert keeps created_ms, which orders parents before children. */
-    int rc = gp__store_prepare(
+    int rc = gpd__store_prepare(
         db,
         "INSERT INTO queues(name, parent, priority, gpu_deserved, gpu_limit, gpu_weight,"
         " cpu_deserved, cpu_limit, cpu_weight, mem_deserved, mem_limit, mem_weight, created_ms)"
@@ -40,23 +40,23 @@ static int queue_put_op(sqlite3 *db, void *arg, gp__err *e) {
         bind_limit(s, 5 + 3 * r, q->quota[r].limit);
         sqlite3_bind_int(s, 6 + 3 * r, q->quota[r].weight);
     }
-    sqlite3_bind_int64(s, 13, gp__now_ms());
+    sqlite3_bind_int64(s, 13, gpd__now_ms());
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
-    return rc == SQLITE_DONE ? 0 : gp__store_fail(db, rc, e, "storing the queue");
+    return rc == SQLITE_DONE ? 0 : gpd__store_fail(db, rc, e, "storing the queue");
 }
 
-int gp__store_queue_put(gp_store *st, const gp_queue_spec *q, gp__err *e) {
-    return gp__store_write(st, queue_put_op, (void *)(uintptr_t)q, e);
+int gpd__store_queue_put(gp_store *st, const gp_queue_spec *q, gpd__err *e) {
+    return gpd__store_write(st, queue_put_op, (void *)(uintptr_t)q, e);
 }
 
-static int queue_delete_op(sqlite3 *db, void *arg, gp__err *e) {
-    return gp__store_run(db, e, "deleting the queue", "DELETE FROM queues WHERE name=?", "t",
+static int queue_delete_op(sqlite3 *db, void *arg, gpd__err *e) {
+    return gpd__store_run(db, e, "deleting the queue", "DELETE FROM queues WHERE name=?", "t",
                          (const char *)arg);
 }
 
-int gp__store_queue_delete(gp_store *st, const char *name, gp__err *e) {
-    return gp__store_write(st, queue_delete_op, (void *)(uintptr_t)name, e);
+int gpd__store_queue_delete(gp_store *st, const char *name, gpd__err *e) {
+    return gpd__store_write(st, queue_delete_op, (void *)(uintptr_t)name, e);
 }
 
 typedef struct queue_rows {
@@ -64,7 +64,7 @@ typedef struct queue_rows {
     void *arg;
 } queue_rows;
 
-static int queue_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+static int queue_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     (void)e;
     const queue_rows *qr = arg;
     gp_queue_spec q;
@@ -81,10 +81,10 @@ static int queue_row(sqlite3_stmt *s, void *arg, gp__err *e) {
     return qr->fn(&q, qr->arg) != 0;
 }
 
-int gp__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg), void *arg,
-                     gp__err *e) {
+int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg), void *arg,
+                     gpd__err *e) {
     queue_rows qr = {fn, arg};
-    return gp__store_select(st, e, "listing queues", queue_row, &qr,
+    return gpd__store_select(st, e, "listing queues", queue_row, &qr,
                             "SELECT name, parent, priority, gpu_deserved, gpu_limit,"
                             " gpu_weight, cpu_deserved, cpu_limit, cpu_weight, mem_deserved,"
                             " mem_limit, mem_weight FROM queues ORDER BY created_ms, rowid",
@@ -93,10 +93,10 @@ int gp__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg),
 
 /* ---- Tokens ---------------------------------------------------------- */
 
-static int token_put_op(sqlite3 *db, void *arg, gp__err *e) {
-    gp__token *t = arg;
+static int token_put_op(sqlite3 *db, void *arg, gpd__err *e) {
+    gpd__token *t = arg;
     sqlite3_stmt *s;
-    int rc = gp__store_prepare(db,
+    int rc = gpd__store_prepare(db,
                                "INSERT INTO tokens(name, user, role, scope, hash, created_ms)"
                                " VALUES(?,?,?,?,?,?)",
                                &s, e);
@@ -109,36 +109,36 @@ static int token_put_op(sqlite3 *db, void *arg, gp__err *e) {
     sqlite3_bind_int64(s, 6, t->created_ms);
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) return gp__store_fail(db, rc, e, "storing the token");
+    if (rc != SQLITE_DONE) return gpd__store_fail(db, rc, e, "storing the token");
     t->id = sqlite3_last_insert_rowid(db);
     return 0;
 }
 
-int gp__store_token_put(gp_store *st, gp__token *t, gp__err *e) {
-    return gp__store_write(st, token_put_op, t, e);
+int gpd__store_token_put(gp_store *st, gpd__token *t, gpd__err *e) {
+    return gpd__store_write(st, token_put_op, t, e);
 }
 
-static int token_delete_op(sqlite3 *db, void *arg, gp__err *e) {
+static int token_delete_op(sqlite3 *db, void *arg, gpd__err *e) {
     int64_t id = *(int64_t *)arg;
-    int rc = gp__store_run(db, e, "deleting the token", "DELETE FROM tokens WHERE id=?", "i", id);
+    int rc = gpd__store_run(db, e, "deleting the token", "DELETE FROM tokens WHERE id=?", "i", id);
     if (rc == 0 && sqlite3_changes(db) == 0)
-        return gp__fail(e, GP_ENOENT, "id", "id: no token %lld", (long long)id);
+        return gpd__fail(e, GP_ENOENT, "id", "id: no token %lld", (long long)id);
     return rc;
 }
 
-int gp__store_token_delete(gp_store *st, int64_t id, gp__err *e) {
-    return gp__store_write(st, token_delete_op, &id, e);
+int gpd__store_token_delete(gp_store *st, int64_t id, gpd__err *e) {
+    return gpd__store_write(st, token_delete_op, &id, e);
 }
 
 typedef struct token_rows {
-    int (*fn)(const gp__token *t, void *arg);
+    int (*fn)(const gpd__token *t, void *arg);
     void *arg;
 } token_rows;
 
-static int token_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+static int token_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     (void)e;
     const token_rows *tr = arg;
-    gp__token t;
+    gpd__token t;
     memset(&t, 0, sizeof t);
     t.id = sqlite3_column_int64(s, 0);
     snprintf(t.name, sizeof t.name, "%s", sqlite3_column_text(s, 1));
@@ -150,10 +150,10 @@ static int token_row(sqlite3_stmt *s, void *arg, gp__err *e) {
     return tr->fn(&t, tr->arg) != 0;
 }
 
-int gp__store_tokens(gp_store *st, int (*fn)(const gp__token *t, void *arg), void *arg,
-                     gp__err *e) {
+int gpd__store_tokens(gp_store *st, int (*fn)(const gpd__token *t, void *arg), void *arg,
+                     gpd__err *e) {
     token_rows tr = {fn, arg};
-    return gp__store_select(st, e, "listing tokens", token_row, &tr,
+    return gpd__store_select(st, e, "listing tokens", token_row, &tr,
                             "SELECT id, name, user, role, scope, hash, created_ms FROM tokens"
                             " ORDER BY id",
                             "");

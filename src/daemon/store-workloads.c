@@ -3,7 +3,7 @@
  * rows of each workload's current attempt (where it runs, its executor
  * handle), the attempts with their outcomes, and the event history.
  *
- * The scheduling loop changes workloads only through gp__store_wl_apply(), a
+ * The scheduling loop changes workloads only through gpd__store_wl_apply(), a
  * batch of changes written in one transaction, so that what it decided in one
  * step (a bind, its attempt row, its task rows, its event) is on disk
  * together or not at all.
@@ -23,20 +23,20 @@ static void copy_text(char *dst, size_t len, sqlite3_stmt *st, int col) {
     snprintf(dst, len, "%s", t ? (const char *)t : "");
 }
 
-static int row_to_wl(sqlite3_stmt *st, gp__wl *w, gp__err *e) {
+static int row_to_wl(sqlite3_stmt *st, gpd__wl *w, gpd__err *e) {
     memset(w, 0, sizeof *w);
     w->id = (uint64_t)sqlite3_column_int64(st, 0);
     copy_text(w->name, sizeof w->name, st, 1);
     copy_text(w->project, sizeof w->project, st, 2);
     copy_text(w->user, sizeof w->user, st, 3);
-    w->state = (gp__wl_state)sqlite3_column_int(st, 4);
+    w->state = (gpd__wl_state)sqlite3_column_int(st, 4);
     w->attempt = sqlite3_column_int(st, 5);
     w->submitted_ms = sqlite3_column_int64(st, 6);
     w->updated_ms = sqlite3_column_int64(st, 7);
     copy_text(w->request, sizeof w->request, st, 8);
     const unsigned char *spec = sqlite3_column_text(st, 9);
     w->spec = strdup(spec ? (const char *)spec : "{}");
-    if (!w->spec) return gp__fail(e, GP_ENOMEM, "", "out of memory reading a workload");
+    if (!w->spec) return gpd__fail(e, GP_ENOMEM, "", "out of memory reading a workload");
     copy_text(w->reason, sizeof w->reason, st, 10);
     w->exit_code = sqlite3_column_int(st, 11);
     copy_text(w->stop_kind, sizeof w->stop_kind, st, 12);
@@ -44,15 +44,15 @@ static int row_to_wl(sqlite3_stmt *st, gp__wl *w, gp__err *e) {
     return 0;
 }
 
-void gp__wl_free(gp__wl *w) {
+void gpd__wl_free(gpd__wl *w) {
     free(w->spec);
     w->spec = NULL;
 }
 
 static int add_event(sqlite3 *db, uint64_t id, int64_t now, const char *kind, const char *msg,
-                     gp__err *e) {
+                     gpd__err *e) {
     sqlite3_stmt *st;
-    int rc = gp__store_prepare(
+    int rc = gpd__store_prepare(
         db, "INSERT INTO events(workload, ts_ms, kind, message) VALUES(?,?,?,?)", &st, e);
     if (rc < 0) return rc;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
@@ -61,23 +61,23 @@ static int add_event(sqlite3 *db, uint64_t id, int64_t now, const char *kind, co
     sqlite3_bind_text(st, 4, msg, -1, SQLITE_STATIC);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : gp__store_fail(db, rc, e, "recording an event");
+    return rc == SQLITE_DONE ? 0 : gpd__store_fail(db, rc, e, "recording an event");
 }
 
 /* ---- Insert ---------------------------------------------------------- */
 
 typedef struct insert_arg {
-    gp__wl *w;
+    gpd__wl *w;
     const char *client_key;
     int *existed;
 } insert_arg;
 
-static int insert_op(sqlite3 *db, void *arg, gp__err *e) {
+static int insert_op(sqlite3 *db, void *arg, gpd__err *e) {
     insert_arg *a = arg;
     sqlite3_stmt *st;
     int rc;
     if (a->client_key) {
-        if ((rc = gp__store_prepare(db, "SELECT id FROM workloads WHERE client_key=?", &st, e)) < 0)
+        if ((rc = gpd__store_prepare(db, "SELECT id FROM workloads WHERE client_key=?", &st, e)) < 0)
             return rc;
         sqlite3_bind_text(st, 1, a->client_key, -1, SQLITE_STATIC);
         if (sqlite3_step(st) == SQLITE_ROW) {
@@ -88,13 +88,13 @@ static int insert_op(sqlite3 *db, void *arg, gp__err *e) {
         }
         sqlite3_finalize(st);
     }
-    rc = gp__store_prepare(db,
+    rc = gpd__store_prepare(db,
                            "INSERT INTO workloads(name, project, user, state, attempt, "
                            "submitted_ms, updated_ms, request, spec, client_key) "
                            "VALUES(?,?,?,?,0,?,?,?,?,?)",
                            &st, e);
     if (rc < 0) return rc;
-    gp__wl *w = a->w;
+    gpd__wl *w = a->w;
     sqlite3_bind_text(st, 1, w->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, w->project, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, w->user, -1, SQLITE_STATIC);
@@ -107,7 +107,7 @@ static int insert_op(sqlite3 *db, void *arg, gp__err *e) {
     else sqlite3_bind_null(st, 9);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return gp__store_fail(db, rc, e, "storing the workload");
+    if (rc != SQLITE_DONE) return gpd__store_fail(db, rc, e, "storing the workload");
     w->id = (uint64_t)sqlite3_last_insert_rowid(db);
     char msg[320];
     snprintf(msg, sizeof msg, "submitted by %s to project %s, asking for %s", w->user, w->project,
@@ -115,22 +115,22 @@ static int insert_op(sqlite3 *db, void *arg, gp__err *e) {
     return add_event(db, w->id, w->submitted_ms, "submitted", msg, e);
 }
 
-int gp__store_wl_insert(gp_store *st, gp__wl *w, const char *client_key, int *existed,
-                        gp__err *e) {
+int gpd__store_wl_insert(gp_store *st, gpd__wl *w, const char *client_key, int *existed,
+                        gpd__err *e) {
     *existed = 0;
     insert_arg a = {w, client_key, existed};
-    return gp__store_write(st, insert_op, &a, e);
+    return gpd__store_write(st, insert_op, &a, e);
 }
 
 /* ---- Reads ----------------------------------------------------------- */
 
-/* gp__store_wl_get: the one row, if any. */
+/* gpd__store_wl_get: the one row, if any. */
 typedef struct wl_one {
-    gp__wl *out;
+    gpd__wl *out;
     int found;
 } wl_one;
 
-static int wl_one_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+static int wl_one_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     wl_one *o = arg;
     int rc = row_to_wl(s, o->out, e);
     if (rc < 0) return rc;
@@ -138,32 +138,32 @@ static int wl_one_row(sqlite3_stmt *s, void *arg, gp__err *e) {
     return 1;
 }
 
-int gp__store_wl_get(gp_store *st, uint64_t id, gp__wl *out, gp__err *e) {
+int gpd__store_wl_get(gp_store *st, uint64_t id, gpd__wl *out, gpd__err *e) {
     wl_one o = {out, 0};
-    int rc = gp__store_select(st, e, "reading a workload", wl_one_row, &o,
+    int rc = gpd__store_select(st, e, "reading a workload", wl_one_row, &o,
                               "SELECT " WL_COLS " FROM workloads WHERE id=?", "i", (int64_t)id);
     if (rc == 0 && !o.found)
-        rc = gp__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
+        rc = gpd__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
     return rc;
 }
 
 typedef struct wl_rows {
-    int (*fn)(const gp__wl *w, void *arg);
+    int (*fn)(const gpd__wl *w, void *arg);
     void *arg;
 } wl_rows;
 
-static int wl_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+static int wl_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     const wl_rows *wr = arg;
-    gp__wl w;
+    gpd__wl w;
     int rc = row_to_wl(s, &w, e);
     if (rc < 0) return rc;
     int stop = wr->fn(&w, wr->arg);
-    gp__wl_free(&w);
+    gpd__wl_free(&w);
     return stop != 0;
 }
 
-int gp__store_wl_list(gp_store *st, const gp__wl_filter *f,
-                      int (*fn)(const gp__wl *w, void *arg), void *arg, gp__err *e) {
+int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
+                      int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e) {
     char sql[2048];
     size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT " WL_COLS " FROM workloads WHERE id > ?");
     if (f->project) n += (size_t)snprintf(sql + n, sizeof sql - n, " AND project = ?");
@@ -182,9 +182,9 @@ int gp__store_wl_list(gp_store *st, const gp__wl_filter *f,
 
     sqlite3 *db;
     sqlite3_stmt *s;
-    int rc = gp__store_reader(st, &db, e);
+    int rc = gpd__store_reader(st, &db, e);
     if (rc < 0) return rc;
-    if ((rc = gp__store_prepare(db, sql, &s, e)) == 0) {
+    if ((rc = gpd__store_prepare(db, sql, &s, e)) == 0) {
         int k = 1;
         sqlite3_bind_int64(s, k++, (sqlite3_int64)f->after);
         if (f->project) sqlite3_bind_text(s, k++, f->project, -1, SQLITE_STATIC);
@@ -193,13 +193,13 @@ int gp__store_wl_list(gp_store *st, const gp__wl_filter *f,
         for (int i = 0; i < nproj; i++) sqlite3_bind_text(s, k++, f->projects[i], -1, SQLITE_STATIC);
         sqlite3_bind_int(s, k++, f->limit > 0 ? f->limit : -1);
         wl_rows wr = {fn, arg};
-        rc = gp__store_rows(db, s, "listing workloads", wl_row, &wr, e);
+        rc = gpd__store_rows(db, s, "listing workloads", wl_row, &wr, e);
     }
-    gp__store_release(st, db);
+    gpd__store_release(st, db);
     return rc;
 }
 
-static int count_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+static int count_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     (void)e;
     int64_t *counts = arg;
     int state = sqlite3_column_int(s, 0);
@@ -207,42 +207,42 @@ static int count_row(sqlite3_stmt *s, void *arg, gp__err *e) {
     return 0;
 }
 
-int gp__store_wl_counts(gp_store *st, int64_t *counts, gp__err *e) {
+int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e) {
     memset(counts, 0, sizeof(int64_t) * GP__WL_NSTATES);
-    return gp__store_select(st, e, "counting workloads", count_row, counts,
+    return gpd__store_select(st, e, "counting workloads", count_row, counts,
                             "SELECT state, count(*) FROM workloads GROUP BY state", "");
 }
 
 typedef struct task_rows {
-    gp__task_rec *tasks;
+    gpd__task_rec *tasks;
     int n;
 } task_rows;
 
-static int task_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+static int task_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     task_rows *tr = arg;
-    gp__task_rec *nt = realloc(tr->tasks, sizeof *nt * (size_t)(tr->n + 1));
-    if (!nt) return gp__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
+    gpd__task_rec *nt = realloc(tr->tasks, sizeof *nt * (size_t)(tr->n + 1));
+    if (!nt) return gpd__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
     tr->tasks = nt;
-    gp__task_rec *t = &nt[tr->n++];
+    gpd__task_rec *t = &nt[tr->n++];
     memset(t, 0, sizeof *t);
     t->task = sqlite3_column_int(s, 0);
     t->attempt = sqlite3_column_int(s, 1);
     copy_text(t->node, sizeof t->node, s, 2);
     const unsigned char *b = sqlite3_column_text(s, 3);
     t->binding = strdup(b ? (const char *)b : "{}");
-    if (!t->binding) return gp__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
+    if (!t->binding) return gpd__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
     copy_text(t->handle, sizeof t->handle, s, 4);
     return 0;
 }
 
-int gp__store_tasks_get(gp_store *st, uint64_t id, gp__task_rec **tasks, int *n, gp__err *e) {
+int gpd__store_tasks_get(gp_store *st, uint64_t id, gpd__task_rec **tasks, int *n, gpd__err *e) {
     task_rows tr = {NULL, 0};
-    int rc = gp__store_select(st, e, "reading tasks", task_row, &tr,
+    int rc = gpd__store_select(st, e, "reading tasks", task_row, &tr,
                               "SELECT task, attempt, node, binding, handle FROM tasks "
                               "WHERE workload=? ORDER BY task",
                               "i", (int64_t)id);
     if (rc < 0) {
-        gp__task_recs_free(tr.tasks, tr.n);
+        gpd__task_recs_free(tr.tasks, tr.n);
         tr.tasks = NULL;
         tr.n = 0;
     }
@@ -251,43 +251,43 @@ int gp__store_tasks_get(gp_store *st, uint64_t id, gp__task_rec **tasks, int *n,
     return rc;
 }
 
-void gp__task_recs_free(gp__task_rec *tasks, int n) {
+void gpd__task_recs_free(gpd__task_rec *tasks, int n) {
     for (int i = 0; i < n; i++) free(tasks[i].binding);
     free(tasks);
 }
 
 typedef struct event_rows {
-    int (*fn)(const gp__event *ev, void *arg);
+    int (*fn)(const gpd__event *ev, void *arg);
     void *arg;
 } event_rows;
 
-static int event_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+static int event_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     (void)e;
     const event_rows *er = arg;
-    gp__event ev;
+    gpd__event ev;
     ev.ts_ms = sqlite3_column_int64(s, 0);
     copy_text(ev.kind, sizeof ev.kind, s, 1);
     copy_text(ev.message, sizeof ev.message, s, 2);
     return er->fn(&ev, er->arg) != 0;
 }
 
-int gp__store_events(gp_store *st, uint64_t id, int (*fn)(const gp__event *ev, void *arg),
-                     void *arg, gp__err *e) {
+int gpd__store_events(gp_store *st, uint64_t id, int (*fn)(const gpd__event *ev, void *arg),
+                     void *arg, gpd__err *e) {
     event_rows er = {fn, arg};
-    return gp__store_select(st, e, "reading events", event_row, &er,
+    return gpd__store_select(st, e, "reading events", event_row, &er,
                             "SELECT ts_ms, kind, message FROM events WHERE workload=? ORDER BY id",
                             "i", (int64_t)id);
 }
 
 typedef struct attempt_rows {
-    int (*fn)(const gp__attempt *a, void *arg);
+    int (*fn)(const gpd__attempt *a, void *arg);
     void *arg;
 } attempt_rows;
 
-static int attempt_row(sqlite3_stmt *s, void *arg, gp__err *e) {
+static int attempt_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     (void)e;
     const attempt_rows *ar = arg;
-    gp__attempt a;
+    gpd__attempt a;
     a.attempt = sqlite3_column_int(s, 0);
     copy_text(a.node, sizeof a.node, s, 1);
     a.started_ms = sqlite3_column_int64(s, 2);
@@ -298,10 +298,10 @@ static int attempt_row(sqlite3_stmt *s, void *arg, gp__err *e) {
     return ar->fn(&a, ar->arg) != 0;
 }
 
-int gp__store_attempts(gp_store *st, uint64_t id,
-                       int (*fn)(const gp__attempt *a, void *arg), void *arg, gp__err *e) {
+int gpd__store_attempts(gp_store *st, uint64_t id,
+                       int (*fn)(const gpd__attempt *a, void *arg), void *arg, gpd__err *e) {
     attempt_rows ar = {fn, arg};
-    return gp__store_select(st, e, "reading attempts", attempt_row, &ar,
+    return gpd__store_select(st, e, "reading attempts", attempt_row, &ar,
                             "SELECT attempt, node, started_ms, ended_ms, outcome, reason, "
                             "exit_code FROM attempts WHERE workload=? ORDER BY attempt",
                             "i", (int64_t)id);
@@ -309,7 +309,7 @@ int gp__store_attempts(gp_store *st, uint64_t id,
 
 /* ---- Changes from the scheduling loop -------------------------------- */
 
-void gp__wl_change_init(gp__wl_change *c, uint64_t id) {
+void gpd__wl_change_init(gpd__wl_change *c, uint64_t id) {
     memset(c, 0, sizeof *c);
     c->id = id;
     c->state = -1;
@@ -319,13 +319,13 @@ void gp__wl_change_init(gp__wl_change *c, uint64_t id) {
 }
 
 typedef struct apply_arg {
-    const gp__wl_change *c;
+    const gpd__wl_change *c;
     int n;
 } apply_arg;
 
-static int apply_one(sqlite3 *db, const gp__wl_change *c, int64_t now, gp__err *e) {
+static int apply_one(sqlite3 *db, const gpd__wl_change *c, int64_t now, gpd__err *e) {
     int64_t id = (int64_t)c->id;
-    int rc = gp__store_run(db, e, "updating a workload",
+    int rc = gpd__store_run(db, e, "updating a workload",
                  "UPDATE workloads SET updated_ms=?,"
                  " state=CASE WHEN ?>=0 THEN ? ELSE state END,"
                  " attempt=CASE WHEN ?>=0 THEN ? ELSE attempt END,"
@@ -336,38 +336,38 @@ static int apply_one(sqlite3 *db, const gp__wl_change *c, int64_t now, gp__err *
                  (int64_t)c->attempt, (int64_t)c->exit_code, (int64_t)c->exit_code,
                  c->stop_deadline_ms, c->stop_deadline_ms, id);
     if (rc == 0 && c->reason)
-        rc = gp__store_run(db, e, "updating a workload", "UPDATE workloads SET reason=? WHERE id=?", "ti",
+        rc = gpd__store_run(db, e, "updating a workload", "UPDATE workloads SET reason=? WHERE id=?", "ti",
                  c->reason, id);
     if (rc == 0 && c->stop_kind)
-        rc = gp__store_run(db, e, "updating a workload", "UPDATE workloads SET stop_kind=? WHERE id=?", "ti",
+        rc = gpd__store_run(db, e, "updating a workload", "UPDATE workloads SET stop_kind=? WHERE id=?", "ti",
                  c->stop_kind, id);
     if (rc == 0 && c->attempt_begin)
-        rc = gp__store_run(db, e, "recording an attempt",
+        rc = gpd__store_run(db, e, "recording an attempt",
                  "INSERT OR REPLACE INTO attempts(workload, attempt, node, outcome)"
                  " VALUES(?, (SELECT attempt FROM workloads WHERE id=?), ?, 'starting')",
                  "iit", id, id, c->attempt_node ? c->attempt_node : "");
     if (rc == 0 && c->ntasks > 0 && !c->set_handles)
-        rc = gp__store_run(db, e, "replacing tasks", "DELETE FROM tasks WHERE workload=?", "i", id);
+        rc = gpd__store_run(db, e, "replacing tasks", "DELETE FROM tasks WHERE workload=?", "i", id);
     for (int i = 0; rc == 0 && i < c->ntasks; i++) {
-        const gp__task_rec *t = &c->tasks[i];
+        const gpd__task_rec *t = &c->tasks[i];
         if (c->set_handles)
-            rc = gp__store_run(db, e, "recording a task handle",
+            rc = gpd__store_run(db, e, "recording a task handle",
                      "UPDATE tasks SET handle=? WHERE workload=? AND task=?", "tii", t->handle, id,
                      (int64_t)t->task);
         else
-            rc = gp__store_run(db, e, "recording a task",
+            rc = gpd__store_run(db, e, "recording a task",
                      "INSERT INTO tasks(workload, task, attempt, node, binding, handle)"
                      " VALUES(?,?,?,?,?,?)",
                      "iiitt" "t", id, (int64_t)t->task, (int64_t)t->attempt, t->node,
                      t->binding ? t->binding : "{}", t->handle);
     }
     if (rc == 0 && c->attempt_started)
-        rc = gp__store_run(db, e, "recording an attempt",
+        rc = gpd__store_run(db, e, "recording an attempt",
                  "UPDATE attempts SET started_ms=?, outcome='running' WHERE workload=? AND "
                  "attempt=(SELECT attempt FROM workloads WHERE id=?)",
                  "iii", now, id, id);
     if (rc == 0 && c->attempt_end)
-        rc = gp__store_run(db, e, "recording an attempt",
+        rc = gpd__store_run(db, e, "recording an attempt",
                  "UPDATE attempts SET ended_ms=?, outcome=?, reason=?,"
                  " exit_code=(SELECT exit_code FROM workloads WHERE id=?)"
                  " WHERE workload=? AND attempt=(SELECT attempt FROM workloads WHERE id=?)"
@@ -378,9 +378,9 @@ static int apply_one(sqlite3 *db, const gp__wl_change *c, int64_t now, gp__err *
     return rc;
 }
 
-static int apply_op(sqlite3 *db, void *arg, gp__err *e) {
+static int apply_op(sqlite3 *db, void *arg, gpd__err *e) {
     apply_arg *a = arg;
-    int64_t now = gp__now_ms();
+    int64_t now = gpd__now_ms();
     for (int i = 0; i < a->n; i++) {
         int rc = apply_one(db, &a->c[i], now, e);
         if (rc < 0) return rc;
@@ -388,8 +388,8 @@ static int apply_op(sqlite3 *db, void *arg, gp__err *e) {
     return 0;
 }
 
-int gp__store_wl_apply(gp_store *st, const gp__wl_change *c, int n, gp__err *e) {
+int gpd__store_wl_apply(gp_store *st, const gpd__wl_change *c, int n, gpd__err *e) {
     if (n == 0) return 0;
     apply_arg a = {c, n};
-    return gp__store_write(st, apply_op, &a, e);
+    return gpd__store_write(st, apply_op, &a, e);
 }

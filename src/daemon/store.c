@@ -16,9 +16,9 @@
 #define READERS_MAX 16
 
 typedef struct wreq {
-    gp__store_op op;
+    gpd__store_op op;
     void *arg;
-    gp__err *e;
+    gpd__err *e;
     int rc;
     int done;
     struct wreq *next;
@@ -38,35 +38,35 @@ struct gp_store {
     int nreaders;
 };
 
-int gp__store_fail(sqlite3 *db, int rc, gp__err *e, const char *what) {
+int gpd__store_fail(sqlite3 *db, int rc, gpd__err *e, const char *what) {
     const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     switch (rc & 0xff) {
     case SQLITE_FULL:
-        return gp__fail(e, GP_ENOSPC, "", "%s: the store's disk is full (%s); nothing was changed",
+        return gpd__fail(e, GP_ENOSPC, "", "%s: the store's disk is full (%s); nothing was changed",
                         what, msg);
     case SQLITE_READONLY:
     case SQLITE_PERM:
     case SQLITE_CANTOPEN:
-        return gp__fail(e, GP_EROFS, "",
+        return gpd__fail(e, GP_EROFS, "",
                         "%s: the store cannot be written (%s); nothing was changed", what, msg);
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
-        return gp__fail(e, GP_ECORRUPT, "", "%s: the store file is corrupt (%s)", what, msg);
+        return gpd__fail(e, GP_ECORRUPT, "", "%s: the store file is corrupt (%s)", what, msg);
     case SQLITE_NOMEM:
-        return gp__fail(e, GP_ENOMEM, "", "%s: out of memory", what);
+        return gpd__fail(e, GP_ENOMEM, "", "%s: out of memory", what);
     case SQLITE_CONSTRAINT:
-        return gp__fail(e, GP_EEXIST, "", "%s: %s", what, msg);
+        return gpd__fail(e, GP_EEXIST, "", "%s: %s", what, msg);
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-        return gp__fail(e, GP_EBUSY, "", "%s: the store is busy (%s)", what, msg);
+        return gpd__fail(e, GP_EBUSY, "", "%s: the store is busy (%s)", what, msg);
     default:
-        return gp__fail(e, GP_EIO, "", "%s: store error: %s", what, msg);
+        return gpd__fail(e, GP_EIO, "", "%s: store error: %s", what, msg);
     }
 }
 
-int gp__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gp__err *e) {
+int gpd__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gpd__err *e) {
     int rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
-    if (rc != SQLITE_OK) return gp__store_fail(db, rc, e, "preparing a query");
+    if (rc != SQLITE_OK) return gpd__store_fail(db, rc, e, "preparing a query");
     return 0;
 }
 
@@ -78,10 +78,10 @@ static void bind_args(sqlite3_stmt *s, const char *kinds, va_list ap) {
     }
 }
 
-int gp__store_run(sqlite3 *db, gp__err *e, const char *what, const char *sql, const char *kinds,
+int gpd__store_run(sqlite3 *db, gpd__err *e, const char *what, const char *sql, const char *kinds,
                ...) {
     sqlite3_stmt *s;
-    int rc = gp__store_prepare(db, sql, &s, e);
+    int rc = gpd__store_prepare(db, sql, &s, e);
     if (rc < 0) return rc;
     va_list ap;
     va_start(ap, kinds);
@@ -89,45 +89,45 @@ int gp__store_run(sqlite3 *db, gp__err *e, const char *what, const char *sql, co
     va_end(ap);
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
-    return rc == SQLITE_DONE ? 0 : gp__store_fail(db, rc, e, what);
+    return rc == SQLITE_DONE ? 0 : gpd__store_fail(db, rc, e, what);
 }
 
-int gp__store_rows(sqlite3 *db, sqlite3_stmt *s, const char *what, gp__store_row row, void *arg,
-                   gp__err *e) {
+int gpd__store_rows(sqlite3 *db, sqlite3_stmt *s, const char *what, gpd__store_row row, void *arg,
+                   gpd__err *e) {
     int rc = 0, step;
     while ((step = sqlite3_step(s)) == SQLITE_ROW)
         if ((rc = row(s, arg, e)) != 0) break;
-    if (rc == 0 && step != SQLITE_DONE) rc = gp__store_fail(db, step, e, what);
+    if (rc == 0 && step != SQLITE_DONE) rc = gpd__store_fail(db, step, e, what);
     sqlite3_finalize(s);
     return rc < 0 ? rc : 0;
 }
 
-int gp__store_select(gp_store *st, gp__err *e, const char *what, gp__store_row row, void *arg,
+int gpd__store_select(gp_store *st, gpd__err *e, const char *what, gpd__store_row row, void *arg,
                      const char *sql, const char *kinds, ...) {
     sqlite3 *db;
     sqlite3_stmt *s;
-    int rc = gp__store_reader(st, &db, e);
+    int rc = gpd__store_reader(st, &db, e);
     if (rc < 0) return rc;
-    if ((rc = gp__store_prepare(db, sql, &s, e)) == 0) {
+    if ((rc = gpd__store_prepare(db, sql, &s, e)) == 0) {
         va_list ap;
         va_start(ap, kinds);
         bind_args(s, kinds, ap);
         va_end(ap);
-        rc = gp__store_rows(db, s, what, row, arg, e);
+        rc = gpd__store_rows(db, s, what, row, arg, e);
     }
-    gp__store_release(st, db);
+    gpd__store_release(st, db);
     return rc;
 }
 
 /* Opens one connection with the settings every connection shares. */
-static int open_conn(const char *path, int create, sqlite3 **out, gp__err *e) {
+static int open_conn(const char *path, int create, sqlite3 **out, gpd__err *e) {
     sqlite3 *db = NULL;
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
     int rc = sqlite3_open_v2(path, &db, flags, NULL);
     if (rc != SQLITE_OK) {
-        int code = gp__store_fail(db, rc, e, "opening the store");
+        int code = gpd__store_fail(db, rc, e, "opening the store");
         if (code == GP_EROFS || code == GP_EIO)
-            gp__fail(e, code, "", "cannot open the store %s for writing: %s (errno %d: %s)", path,
+            gpd__fail(e, code, "", "cannot open the store %s for writing: %s (errno %d: %s)", path,
                      db ? sqlite3_errmsg(db) : sqlite3_errstr(rc),
                      db ? sqlite3_system_errno(db) : 0,
                      strerror(db ? sqlite3_system_errno(db) : 0));
@@ -140,15 +140,15 @@ static int open_conn(const char *path, int create, sqlite3 **out, gp__err *e) {
     return 0;
 }
 
-static int exec(sqlite3 *db, const char *sql, gp__err *e, const char *what) {
+static int exec(sqlite3 *db, const char *sql, gpd__err *e, const char *what) {
     int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? 0 : gp__store_fail(db, rc, e, what);
+    return rc == SQLITE_OK ? 0 : gpd__store_fail(db, rc, e, what);
 }
 
 /* Runs one batch: BEGIN, each op in its own savepoint, COMMIT. If the commit
  * fails every op of the batch fails with its error. */
 static void run_batch(gp_store *st, wreq *batch) {
-    gp__err berr = {0};
+    gpd__err berr = {0};
     int brc = exec(st->wdb, "BEGIN IMMEDIATE", &berr, "starting a transaction");
     if (brc == 0) {
         for (wreq *r = batch; r; r = r->next) {
@@ -190,12 +190,12 @@ static void *writer_main(void *arg) {
     return NULL;
 }
 
-int gp__store_write(gp_store *st, gp__store_op op, void *arg, gp__err *e) {
+int gpd__store_write(gp_store *st, gpd__store_op op, void *arg, gpd__err *e) {
     wreq r = {.op = op, .arg = arg, .e = e};
     pthread_mutex_lock(&st->mu);
     if (st->stopping) {
         pthread_mutex_unlock(&st->mu);
-        return gp__fail(e, GP_ESTATE, "", "the store is closing");
+        return gpd__fail(e, GP_ESTATE, "", "the store is closing");
     }
     if (st->tail) st->tail->next = &r;
     else st->head = &r;
@@ -206,7 +206,7 @@ int gp__store_write(gp_store *st, gp__store_op op, void *arg, gp__err *e) {
     return r.rc;
 }
 
-int gp__store_reader(gp_store *st, sqlite3 **db, gp__err *e) {
+int gpd__store_reader(gp_store *st, sqlite3 **db, gpd__err *e) {
     pthread_mutex_lock(&st->rmu);
     if (st->nreaders > 0) {
         *db = st->readers[--st->nreaders];
@@ -217,7 +217,7 @@ int gp__store_reader(gp_store *st, sqlite3 **db, gp__err *e) {
     return open_conn(st->path, 0, db, e);
 }
 
-void gp__store_release(gp_store *st, sqlite3 *db) {
+void gpd__store_release(gp_store *st, sqlite3 *db) {
     if (!db) return;
     pthread_mutex_lock(&st->rmu);
     if (st->nreaders < READERS_MAX) {
@@ -228,9 +228,9 @@ void gp__store_release(gp_store *st, sqlite3 *db) {
     if (db) sqlite3_close(db);
 }
 
-int gp__store_open(const char *path, gp_store **out, gp__err *e) {
+int gpd__store_open(const char *path, gp_store **out, gpd__err *e) {
     gp_store *st = calloc(1, sizeof *st);
-    if (!st) return gp__fail(e, GP_ENOMEM, "", "out of memory opening the store");
+    if (!st) return gpd__fail(e, GP_ENOMEM, "", "out of memory opening the store");
     snprintf(st->path, sizeof st->path, "%s", path);
     int rc = open_conn(path, 1, &st->wdb, e);
     if (rc < 0) {
@@ -242,7 +242,7 @@ int gp__store_open(const char *path, gp_store **out, gp__err *e) {
     if ((rc = exec(st->wdb, "PRAGMA journal_mode=WAL", e, "switching the store to WAL")) < 0 ||
         (rc = exec(st->wdb, "PRAGMA synchronous=FULL", e, "setting synchronous")) < 0 ||
         (rc = exec(st->wdb, "PRAGMA foreign_keys=ON", e, "enabling foreign keys")) < 0 ||
-        (rc = gp__store_migrate(st->wdb, e)) < 0) {
+        (rc = gpd__store_migrate(st->wdb, e)) < 0) {
         sqlite3_close(st->wdb);
         free(st);
         return rc;
@@ -262,13 +262,13 @@ int gp__store_open(const char *path, gp_store **out, gp__err *e) {
     if (pthread_create(&st->writer, NULL, writer_main, st) != 0) {
         sqlite3_close(st->wdb);
         free(st);
-        return gp__fail(e, GP_ESYS, "", "cannot start the store's writer thread");
+        return gpd__fail(e, GP_ESYS, "", "cannot start the store's writer thread");
     }
     *out = st;
     return 0;
 }
 
-void gp__store_close(gp_store *st) {
+void gpd__store_close(gp_store *st) {
     if (!st) return;
     pthread_mutex_lock(&st->mu);
     st->stopping = 1;

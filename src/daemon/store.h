@@ -8,7 +8,7 @@
  * disk. Reads use a small pool of separate connections, which WAL lets run
  * beside the writer.
  *
- * Every function returns 0 or a negative GP_E* code and fills a gp__err:
+ * Every function returns 0 or a negative GP_E* code and fills a gpd__err:
  * GP_ENOSPC for a full disk, GP_EROFS for a read-only store, GP_EIO for other
  * I/O errors, GP_ENOENT for a missing row. A failed write changes nothing.
  */
@@ -23,62 +23,62 @@
 
 /* ---- Connection, group commit, reads (store.c) ---- */
 
-int gp__store_open(const char *path, gp_store **out, gp__err *e);
-void gp__store_close(gp_store *st);
+int gpd__store_open(const char *path, gp_store **out, gpd__err *e);
+void gpd__store_close(gp_store *st);
 
 /* A write: runs on the writer thread inside a savepoint; returns 0 or a
  * negative code (then its changes are rolled back). */
-typedef int (*gp__store_op)(sqlite3 *db, void *arg, gp__err *e);
+typedef int (*gpd__store_op)(sqlite3 *db, void *arg, gpd__err *e);
 
 /* Runs op durably: returns after the transaction holding it committed. */
-int gp__store_write(gp_store *st, gp__store_op op, void *arg, gp__err *e);
+int gpd__store_write(gp_store *st, gpd__store_op op, void *arg, gpd__err *e);
 
 /* Borrows a read connection (never NULL unless out of memory: then GP_ENOMEM). */
-int gp__store_reader(gp_store *st, sqlite3 **db, gp__err *e);
-void gp__store_release(gp_store *st, sqlite3 *db);
+int gpd__store_reader(gp_store *st, sqlite3 **db, gpd__err *e);
+void gpd__store_release(gp_store *st, sqlite3 *db);
 
 /* Maps an SQLite result to a GP_E* code and fills e with a sentence. */
-int gp__store_fail(sqlite3 *db, int rc, gp__err *e, const char *what);
+int gpd__store_fail(sqlite3 *db, int rc, gpd__err *e, const char *what);
 
 /* Prepares sql on db (cached per connection by SQLite's own prepare cache is
  * not available, so statements are prepared per call; they are small). */
-int gp__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gp__err *e);
+int gpd__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gpd__err *e);
 
 /* Runs one statement on db with its binds, given by kinds: 'i' an int64_t,
  * 't' a string; what names the action in the error. */
-int gp__store_run(sqlite3 *db, gp__err *e, const char *what, const char *sql, const char *kinds,
+int gpd__store_run(sqlite3 *db, gpd__err *e, const char *what, const char *sql, const char *kinds,
                   ...);
 
 /* One row of a read query: returns 0 to go on, 1 to stop early, or a negative
  * code with e filled. */
-typedef int (*gp__store_row)(sqlite3_stmt *s, void *arg, gp__err *e);
+typedef int (*gpd__store_row)(sqlite3_stmt *s, void *arg, gpd__err *e);
 
 /* Steps s (prepared on db and bound) to its end, calling row on each row, and
  * finalizes it. Returns 0, row's negative code, or the store error of a step
  * that failed (what names the action). */
-int gp__store_rows(sqlite3 *db, sqlite3_stmt *s, const char *what, gp__store_row row, void *arg,
-                   gp__err *e);
+int gpd__store_rows(sqlite3 *db, sqlite3_stmt *s, const char *what, gpd__store_row row, void *arg,
+                   gpd__err *e);
 
 /* A read query on a borrowed read connection: sql with its binds as for
- * gp__store_run, row called on each row as for gp__store_rows. */
-int gp__store_select(gp_store *st, gp__err *e, const char *what, gp__store_row row, void *arg,
+ * gpd__store_run, row called on each row as for gpd__store_rows. */
+int gpd__store_select(gp_store *st, gpd__err *e, const char *what, gpd__store_row row, void *arg,
                      const char *sql, const char *kinds, ...);
 
 /* ---- Schema and migrations (store-migrate.c) ---- */
 
 /* Brings the schema up to the newest version, one transaction per step.
  * Returns the version reached, or a negative code. */
-int gp__store_migrate(sqlite3 *db, gp__err *e);
-int gp__store_schema_version(void);
+int gpd__store_migrate(sqlite3 *db, gpd__err *e);
+int gpd__store_schema_version(void);
 
 /* ---- Workloads, tasks, attempts, events (store-workloads.c) ---- */
 
-typedef struct gp__wl {
+typedef struct gpd__wl {
     uint64_t id;
     char name[64];
     char project[GP_NAME_MAX + 1];
     char user[GP_NAME_MAX + 1];
-    gp__wl_state state;
+    gpd__wl_state state;
     int32_t attempt;                /* current or last attempt; 0 before the first */
     int64_t submitted_ms, updated_ms;
     char request[64];               /* what it asks for, for people: "0.5 GPU" */
@@ -87,19 +87,19 @@ typedef struct gp__wl {
     int32_t exit_code;              /* -1 if none */
     char stop_kind[16];             /* while STOPPING: evict, suspend, delete */
     int64_t stop_deadline_ms;       /* while STOPPING: when the grace period ends */
-} gp__wl;
+} gpd__wl;
 
-void gp__wl_free(gp__wl *w);        /* frees spec only; w itself is the caller's */
+void gpd__wl_free(gpd__wl *w);        /* frees spec only; w itself is the caller's */
 
 /* Inserts a PENDING workload (w->id is set) with its "submitted" event. If
  * client_key is given and already used, *existed is set and w->id is the
  * existing workload's; nothing is written. */
-int gp__store_wl_insert(gp_store *st, gp__wl *w, const char *client_key, int *existed,
-                        gp__err *e);
+int gpd__store_wl_insert(gp_store *st, gpd__wl *w, const char *client_key, int *existed,
+                        gpd__err *e);
 
-int gp__store_wl_get(gp_store *st, uint64_t id, gp__wl *out, gp__err *e);
+int gpd__store_wl_get(gp_store *st, uint64_t id, gpd__wl *out, gpd__err *e);
 
-typedef struct gp__wl_filter {
+typedef struct gpd__wl_filter {
     const char *project;            /* NULL: any */
     const char *user;
     int state;                      /* -1: any */
@@ -107,59 +107,59 @@ typedef struct gp__wl_filter {
     uint64_t after;                 /* ids above this (paging) */
     int limit;                      /* rows */
     int active_only;                /* only PENDING..STOPPING */
-} gp__wl_filter;
+} gpd__wl_filter;
 
 /* Calls fn for each matching workload in id order; fn returns non-zero to stop. */
-int gp__store_wl_list(gp_store *st, const gp__wl_filter *f,
-                      int (*fn)(const gp__wl *w, void *arg), void *arg, gp__err *e);
+int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
+                      int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e);
 
 /* Counts workloads per state (counts[GP__WL_NSTATES]). */
-int gp__store_wl_counts(gp_store *st, int64_t *counts, gp__err *e);
+int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e);
 
 /* One task of the current attempt: where it was placed and its handle. */
-typedef struct gp__task_rec {
+typedef struct gpd__task_rec {
     int32_t task;
     int32_t attempt;
     char node[GP_NAME_MAX + 1];
     char *binding;                  /* JSON of its slices (malloc'ed) */
     char handle[128];               /* "" until launched */
-} gp__task_rec;
+} gpd__task_rec;
 
 /* Reads the task rows of workload id (*tasks malloc'ed; free with
- * gp__task_recs_free). */
-int gp__store_tasks_get(gp_store *st, uint64_t id, gp__task_rec **tasks, int *n, gp__err *e);
-void gp__task_recs_free(gp__task_rec *tasks, int n);
+ * gpd__task_recs_free). */
+int gpd__store_tasks_get(gp_store *st, uint64_t id, gpd__task_rec **tasks, int *n, gpd__err *e);
+void gpd__task_recs_free(gpd__task_rec *tasks, int n);
 
 /* An event in a workload's history. */
-typedef struct gp__event {
+typedef struct gpd__event {
     int64_t ts_ms;
     char kind[32];
     char message[512];
-} gp__event;
+} gpd__event;
 
-int gp__store_events(gp_store *st, uint64_t id, int (*fn)(const gp__event *ev, void *arg),
-                     void *arg, gp__err *e);
+int gpd__store_events(gp_store *st, uint64_t id, int (*fn)(const gpd__event *ev, void *arg),
+                     void *arg, gpd__err *e);
 
-typedef struct gp__attempt {
+typedef struct gpd__attempt {
     int32_t attempt;
     char node[GP_NAME_MAX + 1];
     int64_t started_ms, ended_ms;   /* -1 if not (yet) */
     char outcome[32];               /* running, succeeded, failed, evicted, lost, ... */
     char reason[256];
     int32_t exit_code;              /* -1 if none */
-} gp__attempt;
+} gpd__attempt;
 
-int gp__store_attempts(gp_store *st, uint64_t id,
-                       int (*fn)(const gp__attempt *a, void *arg), void *arg, gp__err *e);
+int gpd__store_attempts(gp_store *st, uint64_t id,
+                       int (*fn)(const gpd__attempt *a, void *arg), void *arg, gpd__err *e);
 
 /*
  * A batch of changes to workloads, written in one transaction: what the
  * scheduling loop decided in one step. Each change names a workload and sets
  * what its fields say (NULL or -1 leave a column alone).
  */
-typedef struct gp__wl_change {
+typedef struct gpd__wl_change {
     uint64_t id;
-    int state;                      /* gp__wl_state or -1 */
+    int state;                      /* gpd__wl_state or -1 */
     int32_t attempt;                /* new attempt number, or -1 */
     const char *reason;             /* NULL: keep */
     int32_t exit_code;              /* -2: keep */
@@ -167,7 +167,7 @@ typedef struct gp__wl_change {
     int64_t stop_deadline_ms;       /* -1: keep */
     /* Task rows of a new attempt (replacing the old ones), or handles. */
     int ntasks;
-    const gp__task_rec *tasks;      /* with ntasks: rows to write */
+    const gpd__task_rec *tasks;      /* with ntasks: rows to write */
     int set_handles;                /* 1: only update the handles of these rows */
     /* Attempt bookkeeping. */
     int attempt_begin;              /* 1: insert attempt row (attempt, node) */
@@ -177,21 +177,21 @@ typedef struct gp__wl_change {
     /* An event to add ("" kind: none). */
     const char *event_kind;
     const char *event_msg;
-} gp__wl_change;
+} gpd__wl_change;
 
-void gp__wl_change_init(gp__wl_change *c, uint64_t id);
+void gpd__wl_change_init(gpd__wl_change *c, uint64_t id);
 
-int gp__store_wl_apply(gp_store *st, const gp__wl_change *c, int n, gp__err *e);
+int gpd__store_wl_apply(gp_store *st, const gpd__wl_change *c, int n, gpd__err *e);
 
 /* ---- Queues and tokens (store-admin.c) ---- */
 
 /* Queues in creation order (parents before children). */
-int gp__store_queue_put(gp_store *st, const gp_queue_spec *q, gp__err *e);
-int gp__store_queue_delete(gp_store *st, const char *name, gp__err *e);
-int gp__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg), void *arg,
-                     gp__err *e);
+int gpd__store_queue_put(gp_store *st, const gp_queue_spec *q, gpd__err *e);
+int gpd__store_queue_delete(gp_store *st, const char *name, gpd__err *e);
+int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg), void *arg,
+                     gpd__err *e);
 
-typedef struct gp__token {
+typedef struct gpd__token {
     int64_t id;
     char name[64];
     char user[GP_NAME_MAX + 1];
@@ -199,11 +199,11 @@ typedef struct gp__token {
     char scope[512];                /* department, or comma-separated projects */
     char hash[65];                  /* SHA-256, hex */
     int64_t created_ms;
-} gp__token;
+} gpd__token;
 
-int gp__store_token_put(gp_store *st, gp__token *t, gp__err *e);   /* sets t->id */
-int gp__store_token_delete(gp_store *st, int64_t id, gp__err *e);
-int gp__store_tokens(gp_store *st, int (*fn)(const gp__token *t, void *arg), void *arg,
-                     gp__err *e);
+int gpd__store_token_put(gp_store *st, gpd__token *t, gpd__err *e);   /* sets t->id */
+int gpd__store_token_delete(gp_store *st, int64_t id, gpd__err *e);
+int gpd__store_tokens(gp_store *st, int (*fn)(const gpd__token *t, void *arg), void *arg,
+                     gpd__err *e);
 
 #endif /* GP_STORE_H */

@@ -10,7 +10,7 @@
 
 #include "daemon/daemon.h"
 
-int gp__fail(gp__err *e, int code, const char *field, const char *fmt, ...) {
+int gpd__fail(gpd__err *e, int code, const char *field, const char *fmt, ...) {
     if (!e) return code;
     e->code = code;
     snprintf(e->field, sizeof e->field, "%s", field ? field : "");
@@ -21,7 +21,7 @@ int gp__fail(gp__err *e, int code, const char *field, const char *fmt, ...) {
     return code;
 }
 
-int64_t gp__now_ms(void) {
+int64_t gpd__now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
@@ -39,19 +39,19 @@ static const int state_active[] = {
 #undef GP__WL_ACTIVE_
 };
 
-const char *gp__wl_state_name(gp__wl_state s) {
+const char *gpd__wl_state_name(gpd__wl_state s) {
     return (unsigned)s < GP__WL_NSTATES ? state_names[s] : "unknown";
 }
 
-int gp__wl_state_parse(const char *name, gp__wl_state *out) {
+int gpd__wl_state_parse(const char *name, gpd__wl_state *out) {
     for (int i = 0; i < GP__WL_NSTATES; i++)
         if (strcmp(name, state_names[i]) == 0) {
-            *out = (gp__wl_state)i;
+            *out = (gpd__wl_state)i;
             return 0;
         }
     return GP_EINVAL;
 }
 
-int gp__wl_state_active(gp__wl_state s) {
+int gpd__wl_state_active(gpd__wl_state s) {
     return (unsigned)s < GP__WL_NSTATES && state_active[s];
 }

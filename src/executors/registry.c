@@ -25,7 +25,7 @@ struct gp_executor {
 };
 
 static const gp_executor_methods *const registry[] = {
-    &gp__local_methods,
+    &gpx__local_methods,
 };
 
 /* The version of the methods table in which each method first appeared;
@@ -35,7 +35,7 @@ static const gp_executor_methods *const registry[] = {
 /* True if table m has method `field` (it is recent enough and set). */
 #define HAS(m, field, since) ((m)->version >= (since) && (m)->field != NULL)
 
-void gp__exec_errf(char *err, size_t errlen, const char *fmt, ...) {
+void gpx__exec_errf(char *err, size_t errlen, const char *fmt, ...) {
     if (err == NULL || errlen == 0) {
         return;
     }
@@ -45,7 +45,7 @@ void gp__exec_errf(char *err, size_t errlen, const char *fmt, ...) {
     va_end(ap);
 }
 
-int gp__exec_fmt(char *buf, size_t len, const char *fmt, ...) {
+int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...) {
     if (buf == NULL || len == 0) {
         return GP_ERANGE;
     }
@@ -68,7 +68,7 @@ const gp_executor_methods *gp_executor_find(const char *name) {
     return NULL;
 }
 
-int gp__executor_open_methods(const gp_executor_methods *m, const char *config,
+int gpx__executor_open_methods(const gp_executor_methods *m, const char *config,
                               gp_executor **out, char *err, size_t errlen) {
     if (out == NULL) {
         return GP_EINVAL;
@@ -79,16 +79,16 @@ int gp__executor_open_methods(const gp_executor_methods *m, const char *config,
     }
     const char *name = m->name != NULL ? m->name : "(unnamed)";
     if (m->version < 1) {
-        gp__exec_errf(err, errlen, "executor '%s': methods table has version < 1", name);
+        gpx__exec_errf(err, errlen, "executor '%s': methods table has version < 1", name);
         return GP_ENOTSUP;
     }
     if (!HAS(m, open, SINCE_V1) || !HAS(m, close, SINCE_V1)) {
-        gp__exec_errf(err, errlen, "executor '%s': methods table lacks open or close", name);
+        gpx__exec_errf(err, errlen, "executor '%s': methods table lacks open or close", name);
         return GP_ENOTSUP;
     }
     gp_executor *ex = calloc(1, sizeof *ex);
     if (ex == NULL) {
-        gp__exec_errf(err, errlen, "executor '%s': out of memory", name);
+        gpx__exec_errf(err, errlen, "executor '%s': out of memory", name);
         return GP_ENOMEM;
     }
     ex->m = m;
@@ -108,10 +108,10 @@ int gp_executor_open(const char *name, const char *config, gp_executor **out, ch
     }
     const gp_executor_methods *m = gp_executor_find(name);
     if (m == NULL) {
-        gp__exec_errf(err, errlen, "executor: no executor named '%s'", name ? name : "(null)");
+        gpx__exec_errf(err, errlen, "executor: no executor named '%s'", name ? name : "(null)");
         return GP_ENOENT;
     }
-    return gp__executor_open_methods(m, config, out, err, errlen);
+    return gpx__executor_open_methods(m, config, out, err, errlen);
 }
 
 void gp_executor_close(gp_executor *ex) {
@@ -132,7 +132,7 @@ int gp_exec_inventory(gp_executor *ex, gp_node_spec *nodes, size_t max, size_t *
         return GP_EINVAL;
     }
     if (!HAS(ex->m, inventory, SINCE_V1)) {
-        gp__exec_errf(err, errlen, "executor '%s' does not report an inventory", gp_executor_name(ex));
+        gpx__exec_errf(err, errlen, "executor '%s' does not report an inventory", gp_executor_name(ex));
         return GP_ENOTSUP;
     }
     *n = 0;
@@ -146,7 +146,7 @@ int gp_exec_launch(gp_executor *ex, const gp_task_launch *t, char handle[GP_HAND
         return GP_EINVAL;
     }
     if (!HAS(ex->m, launch, SINCE_V1)) {
-        gp__exec_errf(err, errlen, "executor '%s' cannot launch tasks", gp_executor_name(ex));
+        gpx__exec_errf(err, errlen, "executor '%s' cannot launch tasks", gp_executor_name(ex));
         return GP_ENOTSUP;
     }
     handle[0] = '\0';

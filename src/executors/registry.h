@@ -15,7 +15,7 @@
 #include "executors/executor.h"
 
 /* The local executor's table (src/executors/local/local.c). */
-extern const gp_executor_methods gp__local_methods;
+extern const gp_executor_methods gpx__local_methods;
 
 /*
  * Opens an executor from the table m, which need not be registered. Same
@@ -23,7 +23,7 @@ extern const gp_executor_methods gp__local_methods;
  * version 0 or without open/close; otherwise open's own result. On error,
  * *out is left NULL and nothing is allocated.
  */
-int gp__executor_open_methods(const gp_executor_methods *m, const char *config,
+int gpx__executor_open_methods(const gp_executor_methods *m, const char *config,
                               gp_executor **out, char *err, size_t errlen);
 
 /*
@@ -31,7 +31,7 @@ int gp__executor_open_methods(const gp_executor_methods *m, const char *config,
  * terminated); does nothing if err is NULL or errlen is 0. Shared by every
  * executor so that each fills its caller's err buffer the same way.
  */
-void gp__exec_errf(char *err, size_t errlen, const char *fmt, ...)
+void gpx__exec_errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /*
@@ -39,6 +39,6 @@ void gp__exec_errf(char *err, size_t errlen, const char *fmt, ...)
  * was cut (it is still terminated). Notes and messages may be cut; paths are
  * checked by the callers that would otherwise act on a shortened one.
  */
-int gp__exec_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif /* GP_EXECUTORS_REGISTRY_H */

@@ -19,7 +19,7 @@
 #define DEFAULT_CTX_MEMORY (256ULL << 20)
 #define DEFAULT_SHARE_WINDOW_MS 100u
 
-int gp__parse_size(const char *text, uint64_t *out) {
+int gps__parse_size(const char *text, uint64_t *out) {
     if (!text || !isdigit((unsigned char)*text))
         return GP_EINVAL;
     uint64_t v = 0;
@@ -89,7 +89,7 @@ static int bad(char *err, const char *var, const char *value, const char *expect
     return GP_EINVAL;
 }
 
-int gp__config_load(struct gp__config *c, char *err) {
+int gps__config_load(struct gps__config *c, char *err) {
     memset(c, 0, sizeof *c);
     c->ctx_memory = DEFAULT_CTX_MEMORY;
     c->managed_charge = 1;
@@ -99,7 +99,7 @@ int gp__config_load(struct gp__config *c, char *err) {
 
     const char *v;
     if ((v = getenv("GPUPOOL_MEMORY_LIMIT")) && *v) {
-        if (gp__parse_size(v, &c->mem_limit) != 0 || c->mem_limit == 0)
+        if (gps__parse_size(v, &c->mem_limit) != 0 || c->mem_limit == 0)
             return bad(err, "GPUPOOL_MEMORY_LIMIT", v,
                        "a positive number of bytes with an optional K/M/G/T suffix");
         snprintf(c->mem_limit_text, sizeof c->mem_limit_text, "%s", v);
@@ -111,7 +111,7 @@ int gp__config_load(struct gp__config *c, char *err) {
             c->compute_share = 0;
     }
     if ((v = getenv("GPUPOOL_CONTEXT_MEMORY")) && *v &&
-        gp__parse_size(v, &c->ctx_memory) != 0)
+        gps__parse_size(v, &c->ctx_memory) != 0)
         return bad(err, "GPUPOOL_CONTEXT_MEMORY", v, "bytes with an optional K/M/G/T suffix");
     if ((v = getenv("GPUPOOL_MANAGED_MEMORY")) && *v) {
         if (strcmp(v, "charge") == 0)

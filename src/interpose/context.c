@@ -19,40 +19,40 @@
 static unsigned prim_retains[MAX_ORDINALS];
 static CUcontext prim_ctx[MAX_ORDINALS];
 
-void gp__ctx_after_fork(void) {
+void gps__ctx_after_fork(void) {
     for (int i = 0; i < MAX_ORDINALS; i++) {
         prim_retains[i] = 0;
         prim_ctx[i] = NULL;
     }
 }
 
-void gp__ctx_gone(CUcontext ctx) {
+void gps__ctx_gone(CUcontext ctx) {
     if (!ctx)
         return;
     uint64_t per_dev[GP_LEDGER_MAX_DEVICES] = {0};
-    gp__track_drop_ctx(ctx, per_dev);
+    gps__track_drop_ctx(ctx, per_dev);
     for (int d = 0; d < GP_LEDGER_MAX_DEVICES; d++)
-        gp__release(d, per_dev[d]);
-    __atomic_add_fetch(&gp__ctx_generation, 1, __ATOMIC_RELAXED);
+        gps__release(d, per_dev[d]);
+    __atomic_add_fetch(&gps__ctx_generation, 1, __ATOMIC_RELAXED);
 }
 
 /* Charges a new context on ordinal dev; returns the ledger index in *idx. */
 static CUresult charge_ctx(CUdevice dev, int *idx) {
-    gp__init();
-    *idx = gp__device_index(dev);
-    return gp__charge(*idx, gp__cfg.ctx_memory);
+    gps__init();
+    *idx = gps__device_index(dev);
+    return gps__charge(*idx, gps__cfg.ctx_memory);
 }
 
 /* Completes a context creation (see memory.c's settle()). */
 static CUresult settle_ctx(CUresult r, int idx, CUcontext *pctx) {
     if (r != CUDA_SUCCESS) {
-        gp__release(idx, gp__cfg.ctx_memory);
+        gps__release(idx, gps__cfg.ctx_memory);
         return r;
     }
-    struct gp__track t = {.bytes = gp__cfg.ctx_memory, .dev = idx, .ctx = *pctx};
-    if (gp__track_put(GP_K_CTX, (uint64_t)(uintptr_t)*pctx, &t) != 0) {
+    struct gps__track t = {.bytes = gps__cfg.ctx_memory, .dev = idx, .ctx = *pctx};
+    if (gps__track_put(GP_K_CTX, (uint64_t)(uintptr_t)*pctx, &t) != 0) {
         GP_CU(cuCtxDestroy_v2, *pctx);
-        gp__release(idx, gp__cfg.ctx_memory);
+        gps__release(idx, gps__cfg.ctx_memory);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     return CUDA_SUCCESS;
@@ -85,28 +85,28 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int
 }
 
 CUresult cuCtxDestroy_v2(CUcontext ctx) {
-    gp__init();
-    struct gp__track t;
-    int known = gp__track_take(GP_K_CTX, (uint64_t)(uintptr_t)ctx, &t);
+    gps__init();
+    struct gps__track t;
+    int known = gps__track_take(GP_K_CTX, (uint64_t)(uintptr_t)ctx, &t);
     CUresult r = GP_CU(cuCtxDestroy_v2, ctx);
     if (r != CUDA_SUCCESS) {
         if (known)
-            gp__track_put(GP_K_CTX, (uint64_t)(uintptr_t)ctx, &t);
+            gps__track_put(GP_K_CTX, (uint64_t)(uintptr_t)ctx, &t);
         return r;
     }
-    gp__ctx_gone(ctx);
+    gps__ctx_gone(ctx);
     if (known)
-        gp__release(t.dev, t.bytes);
+        gps__release(t.dev, t.bytes);
     return r;
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
-    gp__init();
+    gps__init();
     if (dev < 0 || dev >= MAX_ORDINALS)
         return GP_CU(cuDevicePrimaryCtxRetain, pctx, dev);
-    int idx = gp__device_index(dev);
+    int idx = gps__device_index(dev);
     int first = __atomic_fetch_add(&prim_retains[dev], 1, __ATOMIC_ACQ_REL) == 0;
-    CUresult r = first ? gp__charge(idx, gp__cfg.ctx_memory) : CUDA_SUCCESS;
+    CUresult r = first ? gps__charge(idx, gps__cfg.ctx_memory) : CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
         __atomic_fetch_sub(&prim_retains[dev], 1, __ATOMIC_ACQ_REL);
         return r;
@@ -114,7 +114,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
     r = GP_CU(cuDevicePrimaryCtxRetain, pctx, dev);
     if (r != CUDA_SUCCESS) {
         if (first)
-            gp__release(idx, gp__cfg.ctx_memory);
+            gps__release(idx, gps__cfg.ctx_memory);
         __atomic_fetch_sub(&prim_retains[dev], 1, __ATOMIC_ACQ_REL);
         return r;
     }
@@ -123,7 +123,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
 }
 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
-    gp__init();
+    gps__init();
     CUresult r = GP_CU(cuDevicePrimaryCtxRelease_v2, dev);
     if (r != CUDA_SUCCESS || dev < 0 || dev >= MAX_ORDINALS)
         return r;
@@ -133,18 +133,18 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
         ;
     if (old == 1) {
         /* The last retain went: the driver destroyed the context. */
-        gp__ctx_gone(__atomic_load_n(&prim_ctx[dev], __ATOMIC_RELAXED));
-        gp__release(gp__device_index(dev), gp__cfg.ctx_memory);
+        gps__ctx_gone(__atomic_load_n(&prim_ctx[dev], __ATOMIC_RELAXED));
+        gps__release(gps__device_index(dev), gps__cfg.ctx_memory);
     }
     return r;
 }
 
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
-    gp__init();
+    gps__init();
     CUresult r = GP_CU(cuDevicePrimaryCtxReset_v2, dev);
     /* The driver freed every allocation of the primary context; the retain
      * count (and so the context's own charge) stays, as the driver's does. */
     if (r == CUDA_SUCCESS && dev >= 0 && dev < MAX_ORDINALS)
-        gp__ctx_gone(__atomic_load_n(&prim_ctx[dev], __ATOMIC_RELAXED));
+        gps__ctx_gone(__atomic_load_n(&prim_ctx[dev], __ATOMIC_RELAXED));
     return r;
 }

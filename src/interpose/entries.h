@@ -183,12 +183,12 @@ GP_NVML_WRAPPED(GP_NVML_PROTO_)
 /* The real functions, filled by resolve.c; NULL where the driver lacks one.
  * Entries may be filled late (cuGetProcAddress can find what dlsym did not),
  * so they are read and written atomically. */
-extern void *gp__cu_real[GP_CU_COUNT];
-extern void *gp__nvml_real[GP_NVML_COUNT];
+extern void *gps__cu_real[GP_CU_COUNT];
+extern void *gps__nvml_real[GP_NVML_COUNT];
 
-#define GP_CU_PTR(sym) ((gp_pfn_##sym)__atomic_load_n(&gp__cu_real[GP_CU_##sym], __ATOMIC_ACQUIRE))
+#define GP_CU_PTR(sym) ((gp_pfn_##sym)__atomic_load_n(&gps__cu_real[GP_CU_##sym], __ATOMIC_ACQUIRE))
 #define GP_NVML_PTR(sym)                                                                           \
-    ((gp_pfn_##sym)__atomic_load_n(&gp__nvml_real[GP_NVML_##sym], __ATOMIC_ACQUIRE))
+    ((gp_pfn_##sym)__atomic_load_n(&gps__nvml_real[GP_NVML_##sym], __ATOMIC_ACQUIRE))
 
 /* Calls the real sym, or answers CUDA_ERROR_NOT_FOUND when the driver has no
  * such symbol: a missing entry point is an error code, never a call through

@@ -7,7 +7,7 @@
  * GPU indices, charging), track.c remembers what this process allocated,
  * memory.c and context.c wrap the allocation and context entry points,
  * report.c the memory queries of CUDA and NVML, and share.c the kernel
- * launches. Everything here is internal (hidden visibility, gp__ prefix);
+ * launches. Everything here is internal (hidden visibility, gps__ prefix);
  * the library exports only the wrapped entry points and dlsym.
  */
 #ifndef GP_INTERPOSE_GPUSLICE_H
@@ -22,7 +22,7 @@
 /* ---- config.c ----------------------------------------------------------- */
 
 /* The slice's settings, read once from the environment (docs/interposer.md). */
-struct gp__config {
+struct gps__config {
     uint64_t mem_limit;       /* GPUPOOL_MEMORY_LIMIT, bytes per GPU; 0: none */
     uint32_t compute_share;   /* GPUPOOL_COMPUTE_SHARE, percent; 0: none */
     uint64_t ctx_memory;      /* GPUPOOL_CONTEXT_MEMORY, charged per context */
@@ -38,36 +38,36 @@ struct gp__config {
  * 1024; "Ki"/"KiB"/"KB" are accepted too). Returns 0, or GP_EINVAL for text
  * that is not a size and GP_ERANGE for one above 2^64 - 1; *out is only
  * written on success. */
-int gp__parse_size(const char *text, uint64_t *out);
+int gps__parse_size(const char *text, uint64_t *out);
 
 /* Fills c from the environment. Returns 0, or GP_EINVAL with err (256
  * bytes) naming the first bad variable; c then holds defaults. */
-int gp__config_load(struct gp__config *c, char *err);
+int gps__config_load(struct gps__config *c, char *err);
 
 /* ---- resolve.c ---------------------------------------------------------- */
 
 /* The real dlsym of libc, found with dlvsym (see resolve.c). */
-void *gp__real_dlsym(void *handle, const char *name);
+void *gps__real_dlsym(void *handle, const char *name);
 
-/* Opens the real driver (or NVML) and fills gp__cu_real (gp__nvml_real).
+/* Opens the real driver (or NVML) and fills gps__cu_real (gps__nvml_real).
  * Returns 0, or -1 when the library cannot be opened (every wrapper then
  * answers CUDA_ERROR_NOT_FOUND / NVML_ERROR_FUNCTION_NOT_FOUND). */
-int gp__resolve_cuda(const char *path);
-int gp__resolve_nvml(const char *path);
+int gps__resolve_cuda(const char *path);
+int gps__resolve_nvml(const char *path);
 
 /* ---- slice.c ------------------------------------------------------------ */
 
-extern struct gp__config gp__cfg;
+extern struct gps__config gps__cfg;
 
 /* Initialises the library once per process (cheap after the first call). */
-void gp__init(void);
+void gps__init(void);
 
 /* Opens NVML once (for NVML wrappers and the compute-share throttle).
  * Returns 0 when NVML is usable. */
-int gp__nvml_ready(void);
+int gps__nvml_ready(void);
 
 /* Prints "gpuslice: <message>" on stderr once per distinct `once` flag. */
-void gp__warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gps__warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The ledger index of CUDA device `ordinal`; GP__DEV_INVALID when the
  * driver says there is no such device; GP__DEV_UNKNOWN when settings are
@@ -75,79 +75,79 @@ void gp__warn_once(int *once, const char *fmt, ...) __attribute__((format(printf
  * spans GP_LEDGER_MAX_DEVICES GPUs (allocations there are refused). */
 #define GP__DEV_UNKNOWN (-1)
 #define GP__DEV_INVALID (-5)
-int gp__device_index(CUdevice ordinal);
+int gps__device_index(CUdevice ordinal);
 
 /* The ledger index (or -1) and the context of the calling thread's current
  * context. Returns CUDA_SUCCESS, or the driver's error when there is no
  * current context (the caller then forwards the call, which fails). */
-CUresult gp__current(int *dev, CUcontext *ctx);
+CUresult gps__current(int *dev, CUcontext *ctx);
 
 /* Charges bytes on ledger GPU dev before a real allocation. Returns
  * CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY over the cap,
  * CUDA_ERROR_INVALID_DEVICE for GP__DEV_INVALID, or CUDA_ERROR_NOT_PERMITTED
  * when settings are bad or dev is otherwise negative. */
-CUresult gp__charge(int dev, uint64_t bytes);
+CUresult gps__charge(int dev, uint64_t bytes);
 
 /* Gives back a charge (after a failed allocation or a free). */
-void gp__release(int dev, uint64_t bytes);
+void gps__release(int dev, uint64_t bytes);
 
 /* Cap and use of ledger GPU dev, for reporting. */
-void gp__usage(int dev, uint64_t *cap, uint64_t *used);
+void gps__usage(int dev, uint64_t *cap, uint64_t *used);
 
 /* The slice's ledger, or NULL when settings are bad. */
-gp_ledger *gp__ledger(void);
+gp_ledger *gps__ledger(void);
 
 /* Bumped whenever a context is destroyed, so that per-thread caches of
  * context -> GPU are dropped (a context pointer can be reused). */
-extern unsigned gp__ctx_generation;
+extern unsigned gps__ctx_generation;
 
 /* ---- track.c ------------------------------------------------------------ */
 
 /* What the process allocated, by kind of handle. */
-enum gp__kind { GP_K_MEM = 1, GP_K_VMM, GP_K_ARRAY, GP_K_MIPMAP, GP_K_POOL, GP_K_CTX };
+enum gps__kind { GP_K_MEM = 1, GP_K_VMM, GP_K_ARRAY, GP_K_MIPMAP, GP_K_POOL, GP_K_CTX };
 
-struct gp__track {
+struct gps__track {
     uint64_t bytes; /* charged bytes (for GP_K_POOL/GP_K_CTX: see context.c) */
     int dev;        /* ledger index, -1 for a host pool */
     CUcontext ctx;  /* the context the memory belongs to */
 };
 
 /* Records key of kind. Returns 0, or GP_ENOMEM when out of host memory. */
-int gp__track_put(int kind, uint64_t key, const struct gp__track *t);
+int gps__track_put(int kind, uint64_t key, const struct gps__track *t);
 
 /* Removes key and copies its record to *out. Returns 1, or 0 if unknown. */
-int gp__track_take(int kind, uint64_t key, struct gp__track *out);
+int gps__track_take(int kind, uint64_t key, struct gps__track *out);
 
 /* Copies the record of key to *out without removing it. Returns 1 or 0. */
-int gp__track_get(int kind, uint64_t key, struct gp__track *out);
+int gps__track_get(int kind, uint64_t key, struct gps__track *out);
 
 /* Removes every GP_K_MEM/VMM/ARRAY/MIPMAP record of ctx and adds their
  * bytes into per_dev[GP_LEDGER_MAX_DEVICES]. */
-void gp__track_drop_ctx(CUcontext ctx, uint64_t *per_dev);
+void gps__track_drop_ctx(CUcontext ctx, uint64_t *per_dev);
 
 /* Forgets everything (in a forked child, whose parent's memory is not its). */
-void gp__track_reset(void);
+void gps__track_reset(void);
 
 /* fork() protection of the table's lock. */
-void gp__track_lock(void);
-void gp__track_unlock(void);
+void gps__track_lock(void);
+void gps__track_unlock(void);
 
 /* ---- context.c ---------------------------------------------------------- */
 
 /* Gives back the allocations a destroyed context held. */
-void gp__ctx_gone(CUcontext ctx);
+void gps__ctx_gone(CUcontext ctx);
 
 /* In a forked child: the parent's contexts are not the child's. */
-void gp__ctx_after_fork(void);
+void gps__ctx_after_fork(void);
 
 /* ---- share.c ------------------------------------------------------------ */
 
 /* Non-zero when some GPU of the slice has a compute share (checked on every
  * launch, so it is a plain flag). */
-extern int gp__share_on;
+extern int gps__share_on;
 
 /* Waits, if needed, before a launch on the current context's GPU so that the
  * slice's busy time tracks its share. */
-void gp__throttle(void);
+void gps__throttle(void);
 
 #endif /* GP_INTERPOSE_GPUSLICE_H */

@@ -196,7 +196,7 @@ static void repair_locked(struct ledger_shm *s) {
     }
 }
 
-int gp__ledger_lock(gp_ledger *l) {
+int gps__ledger_lock(gp_ledger *l) {
     int rc = pthread_mutex_lock(&l->shm->lock);
     if (rc == EOWNERDEAD) {
         pthread_mutex_consistent(&l->shm->lock);
@@ -207,7 +207,7 @@ int gp__ledger_lock(gp_ledger *l) {
     return rc == 0 ? 0 : GP_ECORRUPT;
 }
 
-void gp__ledger_unlock(gp_ledger *l) {
+void gps__ledger_unlock(gp_ledger *l) {
     pthread_mutex_unlock(&l->shm->lock);
 }
 
@@ -217,7 +217,7 @@ void gp__ledger_unlock(gp_ledger *l) {
 static int own_row_locked(gp_ledger *l) {
     struct ledger_shm *s = l->shm;
     /* The fast path makes no system call (getpid costs microseconds on some
-     * virtual machines): after a fork, gp__ledger_after_fork() clears slot. */
+     * virtual machines): after a fork, gps__ledger_after_fork() clears slot. */
     if (l->slot >= 0 && LOAD(&s->proc[l->slot].pid) == l->pid)
         return l->slot;
     int self = getpid();
@@ -248,13 +248,13 @@ static int fits(uint64_t used, uint64_t bytes, uint64_t cap) {
     return bytes <= cap && used <= cap - bytes;
 }
 
-int gp__ledger_charge(gp_ledger *l, int dev, uint64_t bytes) {
+int gps__ledger_charge(gp_ledger *l, int dev, uint64_t bytes) {
     struct ledger_shm *s = l->shm;
-    if (gp__ledger_lock(l) != 0)
+    if (gps__ledger_lock(l) != 0)
         return GP_ECORRUPT;
     int row = own_row_locked(l);
     if (row < 0) {
-        gp__ledger_unlock(l);
+        gps__ledger_unlock(l);
         return GP_ENOSPC;
     }
     struct ledger_dev *d = &s->dev[dev];
@@ -270,7 +270,7 @@ int gp__ledger_charge(gp_ledger *l, int dev, uint64_t bytes) {
         int reaped = reap_locked(s, now, thorough);
         used = LOAD(&d->used);
         if (!reaped || !fits(used, bytes, cap)) {
-            gp__ledger_unlock(l);
+            gps__ledger_unlock(l);
             return GP_ENOMEM;
         }
     }
@@ -278,13 +278,13 @@ int gp__ledger_charge(gp_ledger *l, int dev, uint64_t bytes) {
     STORE(&d->used, used + bytes);
     if (used + bytes > LOAD(&d->peak))
         STORE(&d->peak, used + bytes);
-    gp__ledger_unlock(l);
+    gps__ledger_unlock(l);
     return 0;
 }
 
-void gp__ledger_release(gp_ledger *l, int dev, uint64_t bytes) {
+void gps__ledger_release(gp_ledger *l, int dev, uint64_t bytes) {
     struct ledger_shm *s = l->shm;
-    if (gp__ledger_lock(l) != 0)
+    if (gps__ledger_lock(l) != 0)
         return;
     int row = own_row_locked(l);
     if (row >= 0) {
@@ -297,21 +297,21 @@ void gp__ledger_release(gp_ledger *l, int dev, uint64_t bytes) {
         STORE(&s->proc[row].used[dev], held - bytes);
         STORE(&s->dev[dev].used, total > bytes ? total - bytes : 0);
     }
-    gp__ledger_unlock(l);
+    gps__ledger_unlock(l);
 }
 
-void gp__ledger_get(gp_ledger *l, int dev, uint64_t *cap, uint64_t *used) {
+void gps__ledger_get(gp_ledger *l, int dev, uint64_t *cap, uint64_t *used) {
     struct ledger_shm *s = l->shm;
     uint64_t now = now_ns();
-    if (now - LOAD(&s->last_reap_ns) >= REAP_PERIOD_NS && gp__ledger_lock(l) == 0) {
+    if (now - LOAD(&s->last_reap_ns) >= REAP_PERIOD_NS && gps__ledger_lock(l) == 0) {
         reap_locked(s, now, 1);
-        gp__ledger_unlock(l);
+        gps__ledger_unlock(l);
     }
     *cap = LOAD(&s->dev[dev].cap);
     *used = LOAD(&s->dev[dev].used);
 }
 
-int gp__ledger_find(gp_ledger *l, const uint8_t uuid[16]) {
+int gps__ledger_find(gp_ledger *l, const uint8_t uuid[16]) {
     struct ledger_shm *s = l->shm;
     for (int d = 0; d < GP_LEDGER_MAX_DEVICES; d++)
         if (__atomic_load_n(&s->dev[d].in_use, __ATOMIC_ACQUIRE) &&
@@ -320,14 +320,14 @@ int gp__ledger_find(gp_ledger *l, const uint8_t uuid[16]) {
     return GP_ENOENT;
 }
 
-int gp__ledger_device(gp_ledger *l, const uint8_t uuid[16], uint64_t cap, uint32_t share) {
-    int d = gp__ledger_find(l, uuid);
+int gps__ledger_device(gp_ledger *l, const uint8_t uuid[16], uint64_t cap, uint32_t share) {
+    int d = gps__ledger_find(l, uuid);
     if (d >= 0)
         return d;
-    if (gp__ledger_lock(l) != 0)
+    if (gps__ledger_lock(l) != 0)
         return GP_ECORRUPT;
     struct ledger_shm *s = l->shm;
-    d = gp__ledger_find(l, uuid);
+    d = gps__ledger_find(l, uuid);
     if (d < 0 && s->ndevices < GP_LEDGER_MAX_DEVICES) {
         d = (int)s->ndevices;
         memcpy(s->dev[d].uuid, uuid, 16);
@@ -336,15 +336,15 @@ int gp__ledger_device(gp_ledger *l, const uint8_t uuid[16], uint64_t cap, uint32
         __atomic_store_n(&s->dev[d].in_use, 1, __ATOMIC_RELEASE);
         STORE(&s->ndevices, s->ndevices + 1);
     }
-    gp__ledger_unlock(l);
+    gps__ledger_unlock(l);
     return d >= 0 ? d : GP_ENOSPC;
 }
 
-uint32_t gp__ledger_share(gp_ledger *l, int dev) {
+uint32_t gps__ledger_share(gp_ledger *l, int dev) {
     return LOAD(&l->shm->dev[dev].share);
 }
 
-int gp__ledger_pids(gp_ledger *l, int *pids, int max) {
+int gps__ledger_pids(gp_ledger *l, int *pids, int max) {
     int n = 0;
     for (int i = 0; i < GP_LEDGER_MAX_PROCS && n < max; i++) {
         int pid = LOAD(&l->shm->proc[i].pid);
@@ -354,7 +354,7 @@ int gp__ledger_pids(gp_ledger *l, int *pids, int max) {
     return n;
 }
 
-void gp__ledger_after_fork(gp_ledger *l) {
+void gps__ledger_after_fork(gp_ledger *l) {
     l->slot = -1;
     l->pid = 0;
 }
@@ -481,7 +481,7 @@ int gp_ledger_open(const char *name, int flags, gp_ledger **out, char *err) {
     return rc == 0 ? wrap_handle(s, writable, out) : rc;
 }
 
-int gp__ledger_open_private(gp_ledger **out, char *err) {
+int gps__ledger_open_private(gp_ledger **out, char *err) {
     void *p = mmap(NULL, sizeof(struct ledger_shm), PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
@@ -515,9 +515,9 @@ int gp_ledger_unlink(const char *name) {
 
 int gp_ledger_usage(gp_ledger *l, gp_ledger_device_usage *out, int max) {
     struct ledger_shm *s = l->shm;
-    if (l->writable && gp__ledger_lock(l) == 0) {
+    if (l->writable && gps__ledger_lock(l) == 0) {
         reap_locked(s, now_ns(), 1);
-        gp__ledger_unlock(l);
+        gps__ledger_unlock(l);
     }
     int n = 0;
     for (int d = 0; d < GP_LEDGER_MAX_DEVICES; d++) {

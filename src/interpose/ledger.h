@@ -13,7 +13,7 @@
  *  - the node side (daemon, dashboard) through the public gp_ledger_* reader
  *    API, linked from libgpledger.a: open a slice's ledger, read what it
  *    really uses, remove it when the slice ends;
- *  - the interposer through the internal gp__ledger_* functions, which
+ *  - the interposer through the internal gps__ledger_* functions, which
  *    charge and release memory under the ledger's robust process-shared lock.
  *
  * The layout is versioned (magic, version and total size are checked on
@@ -78,15 +78,15 @@ int gp_ledger_unlink(const char *name);
 
 /* Opens a ledger private to this process and its forked children
  * (anonymous shared memory): what a process without GPUPOOL_SLICE uses. */
-int gp__ledger_open_private(gp_ledger **out, char *err);
+int gps__ledger_open_private(gp_ledger **out, char *err);
 
 /* Finds or adds the GPU with this UUID. A new GPU gets `cap` and the
  * compute share `share`; an existing one keeps its own. Returns its index,
  * or GP_ENOSPC when the slice already has GP_LEDGER_MAX_DEVICES GPUs. */
-int gp__ledger_device(gp_ledger *l, const uint8_t uuid[16], uint64_t cap, uint32_t share);
+int gps__ledger_device(gp_ledger *l, const uint8_t uuid[16], uint64_t cap, uint32_t share);
 
 /* Index of the GPU with this UUID, or GP_ENOENT; never adds one. */
-int gp__ledger_find(gp_ledger *l, const uint8_t uuid[16]);
+int gps__ledger_find(gp_ledger *l, const uint8_t uuid[16]);
 
 /*
  * Charges `bytes` on GPU `dev` to this process. When the charge would go
@@ -95,27 +95,27 @@ int gp__ledger_find(gp_ledger *l, const uint8_t uuid[16]);
  * when the process table is full, or GP_ECORRUPT when the lock cannot be
  * recovered.
  */
-int gp__ledger_charge(gp_ledger *l, int dev, uint64_t bytes);
+int gps__ledger_charge(gp_ledger *l, int dev, uint64_t bytes);
 
 /* Gives back `bytes` charged on GPU `dev` by this process (clamped so that
  * no counter goes below zero). */
-void gp__ledger_release(gp_ledger *l, int dev, uint64_t bytes);
+void gps__ledger_release(gp_ledger *l, int dev, uint64_t bytes);
 
 /* Cap and current use of GPU `dev`; reaps dead processes first when the
  * last reap is more than a second old. */
-void gp__ledger_get(gp_ledger *l, int dev, uint64_t *cap, uint64_t *used);
+void gps__ledger_get(gp_ledger *l, int dev, uint64_t *cap, uint64_t *used);
 
 /* Compute share of GPU `dev` in percent (0: none), and this slice's pids,
  * for the throttle (share.c). Returns how many pids were written. */
-uint32_t gp__ledger_share(gp_ledger *l, int dev);
-int gp__ledger_pids(gp_ledger *l, int *pids, int max);
+uint32_t gps__ledger_share(gp_ledger *l, int dev);
+int gps__ledger_pids(gp_ledger *l, int *pids, int max);
 
 /* In a forked child: forget the parent's process slot, so that the child
  * charges its own. The mapping itself is inherited and stays valid. */
-void gp__ledger_after_fork(gp_ledger *l);
+void gps__ledger_after_fork(gp_ledger *l);
 
 /* Locks and unlocks the ledger's lock, for tests that kill a holder. */
-int gp__ledger_lock(gp_ledger *l);
-void gp__ledger_unlock(gp_ledger *l);
+int gps__ledger_lock(gp_ledger *l);
+void gps__ledger_unlock(gp_ledger *l);
 
 #endif /* GP_INTERPOSE_LEDGER_H */

@@ -44,12 +44,12 @@ struct charge {
  * *c filled; the error to return; or CUDA_ERROR_INVALID_CONTEXT when there
  * is no current context (the caller then lets the driver answer). */
 static CUresult charge_current(uint64_t bytes, struct charge *c) {
-    gp__init();
-    CUresult r = gp__current(&c->dev, &c->ctx);
+    gps__init();
+    CUresult r = gps__current(&c->dev, &c->ctx);
     if (r != CUDA_SUCCESS)
         return CUDA_ERROR_INVALID_CONTEXT;
     c->bytes = bytes;
-    return gp__charge(c->dev, bytes);
+    return gps__charge(c->dev, bytes);
 }
 
 /* Completes an allocation: on driver failure gives the charge back and
@@ -59,13 +59,13 @@ static CUresult charge_current(uint64_t bytes, struct charge *c) {
 static CUresult settle(CUresult r, const struct charge *c, int kind, uint64_t key,
                        CUresult (*undo)(uint64_t)) {
     if (r != CUDA_SUCCESS) {
-        gp__release(c->dev, c->bytes);
+        gps__release(c->dev, c->bytes);
         return r;
     }
-    struct gp__track t = {.bytes = c->bytes, .dev = c->dev, .ctx = c->ctx};
-    if (gp__track_put(kind, key, &t) != 0) {
+    struct gps__track t = {.bytes = c->bytes, .dev = c->dev, .ctx = c->ctx};
+    if (gps__track_put(kind, key, &t) != 0) {
         undo(key);
-        gp__release(c->dev, c->bytes);
+        gps__release(c->dev, c->bytes);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     return CUDA_SUCCESS;
@@ -89,14 +89,14 @@ static CUresult undo_mipmap(uint64_t key) {
  * when the driver refused. Pointers without a record are just forwarded. */
 #define FREE_TRACKED(kind, key, call)                                                              \
     do {                                                                                           \
-        struct gp__track t_;                                                                       \
-        gp__init();                                                                                \
-        int known_ = gp__track_take((kind), (key), &t_);                                           \
+        struct gps__track t_;                                                                       \
+        gps__init();                                                                                \
+        int known_ = gps__track_take((kind), (key), &t_);                                           \
         CUresult r_ = (call);                                                                      \
         if (known_ && r_ == CUDA_SUCCESS)                                                          \
-            gp__release(t_.dev, t_.bytes);                                                         \
+            gps__release(t_.dev, t_.bytes);                                                         \
         else if (known_)                                                                           \
-            gp__track_put((kind), (key), &t_);                                                     \
+            gps__track_put((kind), (key), &t_);                                                     \
         return r_;                                                                                 \
     } while (0)
 
@@ -135,21 +135,21 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size
     if (r == CUDA_SUCCESS) {
         /* Correct the estimate to what the driver really padded. */
         uint64_t real = (uint64_t)*pitch * height;
-        if (real > c.bytes && gp__charge(c.dev, real - c.bytes) != CUDA_SUCCESS) {
+        if (real > c.bytes && gps__charge(c.dev, real - c.bytes) != CUDA_SUCCESS) {
             GP_CU(cuMemFree_v2, *dptr);
-            gp__release(c.dev, c.bytes);
+            gps__release(c.dev, c.bytes);
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
         if (real < c.bytes)
-            gp__release(c.dev, c.bytes - real);
+            gps__release(c.dev, c.bytes - real);
         c.bytes = real;
     }
     return settle(r, &c, GP_K_MEM, r == CUDA_SUCCESS ? *dptr : 0, undo_mem);
 }
 
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags) {
-    gp__init();
-    if (!gp__cfg.managed_charge)
+    gps__init();
+    if (!gps__cfg.managed_charge)
         return GP_CU(cuMemAllocManaged, dptr, bytesize, flags);
     CHARGED(bytesize, GP_K_MEM, *dptr, undo_mem, GP_CU(cuMemAllocManaged, dptr, bytesize, flags));
 }
@@ -176,19 +176,19 @@ CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStre
  * or current pool) on the current context's GPU. */
 static CUresult alloc_from_pool(int ptsz, CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                 CUstream hStream) {
-    gp__init();
-    struct gp__track p;
-    int known = gp__track_get(GP_K_POOL, (uint64_t)(uintptr_t)pool, &p);
+    gps__init();
+    struct gps__track p;
+    int known = gps__track_get(GP_K_POOL, (uint64_t)(uintptr_t)pool, &p);
     if (known && p.dev == POOL_ON_HOST)
         return ptsz ? GP_CU(cuMemAllocFromPoolAsync_ptsz, dptr, bytesize, pool, hStream)
                     : GP_CU(cuMemAllocFromPoolAsync, dptr, bytesize, pool, hStream);
     struct charge c;
-    CUresult r = gp__current(&c.dev, &c.ctx);
+    CUresult r = gps__current(&c.dev, &c.ctx);
     if (r == CUDA_SUCCESS) {
         if (known)
             c.dev = p.dev;
         c.bytes = bytesize;
-        r = gp__charge(c.dev, bytesize);
+        r = gps__charge(c.dev, bytesize);
         if (r != CUDA_SUCCESS)
             return r;
     }
@@ -218,23 +218,23 @@ CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) {
 }
 
 CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
-    gp__init();
+    gps__init();
     CUresult r = GP_CU(cuMemPoolCreate, pool, props);
     if (r == CUDA_SUCCESS && props) {
         /* A device pool on an unknown GPU keeps that index, so that its
          * allocations are refused rather than charged elsewhere. */
-        struct gp__track t = {.dev = POOL_ON_HOST};
+        struct gps__track t = {.dev = POOL_ON_HOST};
         if (props->location.type == CU_MEM_LOCATION_TYPE_DEVICE)
-            t.dev = gp__device_index(props->location.id);
-        gp__track_put(GP_K_POOL, (uint64_t)(uintptr_t)*pool, &t);
+            t.dev = gps__device_index(props->location.id);
+        gps__track_put(GP_K_POOL, (uint64_t)(uintptr_t)*pool, &t);
     }
     return r;
 }
 
 CUresult cuMemPoolDestroy(CUmemoryPool pool) {
-    gp__init();
-    struct gp__track t;
-    gp__track_take(GP_K_POOL, (uint64_t)(uintptr_t)pool, &t);
+    gps__init();
+    struct gps__track t;
+    gps__track_take(GP_K_POOL, (uint64_t)(uintptr_t)pool, &t);
     return GP_CU(cuMemPoolDestroy, pool);
 }
 
@@ -242,16 +242,16 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool) {
 
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                      const CUmemAllocationProp *prop, unsigned long long flags) {
-    gp__init();
+    gps__init();
     if (!prop || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
         return GP_CU(cuMemCreate, handle, size, prop, flags);
-    struct charge c = {.dev = gp__device_index(prop->location.id), .bytes = size};
+    struct charge c = {.dev = gps__device_index(prop->location.id), .bytes = size};
     CUcontext ignored;
     int dev_ignored;
-    if (gp__current(&dev_ignored, &ignored) != CUDA_SUCCESS)
+    if (gps__current(&dev_ignored, &ignored) != CUDA_SUCCESS)
         ignored = NULL;
     c.ctx = ignored;
-    CUresult r = gp__charge(c.dev, size);
+    CUresult r = gps__charge(c.dev, size);
     if (r != CUDA_SUCCESS)
         return r;
     r = GP_CU(cuMemCreate, handle, size, prop, flags);
@@ -299,7 +299,7 @@ static uint64_t round_array(uint64_t v) {
 }
 
 CUresult cuArrayCreate_v2(CUarray *handle, const CUDA_ARRAY_DESCRIPTOR *desc) {
-    gp__init();
+    gps__init();
     if (!desc)
         return GP_CU(cuArrayCreate_v2, handle, desc);
     CHARGED(round_array(array_bytes(desc->Width, desc->Height, 1, desc->Format, desc->NumChannels)),
@@ -307,7 +307,7 @@ CUresult cuArrayCreate_v2(CUarray *handle, const CUDA_ARRAY_DESCRIPTOR *desc) {
 }
 
 CUresult cuArray3DCreate_v2(CUarray *handle, const CUDA_ARRAY3D_DESCRIPTOR *desc) {
-    gp__init();
+    gps__init();
     if (!desc)
         return GP_CU(cuArray3DCreate_v2, handle, desc);
     CHARGED(round_array(array_bytes(desc->Width, desc->Height, desc->Depth, desc->Format,
@@ -321,7 +321,7 @@ CUresult cuArrayDestroy(CUarray handle) {
 
 CUresult cuMipmappedArrayCreate(CUmipmappedArray *handle, const CUDA_ARRAY3D_DESCRIPTOR *desc,
                                 unsigned int levels) {
-    gp__init();
+    gps__init();
     if (!desc)
         return GP_CU(cuMipmappedArrayCreate, handle, desc, levels);
     uint64_t total = 0;

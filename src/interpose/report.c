@@ -22,9 +22,9 @@ struct view {
 /* The slice's view of ledger GPU dev (or, with dev < 0, of a GPU the slice
  * has not used) given the driver's physical figures. */
 static struct view slice_view(int dev, uint64_t phys_total, uint64_t phys_free) {
-    uint64_t cap = gp__cfg.mem_limit ? gp__cfg.mem_limit : phys_total, used = 0;
+    uint64_t cap = gps__cfg.mem_limit ? gps__cfg.mem_limit : phys_total, used = 0;
     if (dev >= 0)
-        gp__usage(dev, &cap, &used);
+        gps__usage(dev, &cap, &used);
     struct view v;
     v.total = cap < phys_total ? cap : phys_total;
     v.used = used;
@@ -35,14 +35,14 @@ static struct view slice_view(int dev, uint64_t phys_total, uint64_t phys_free) 
 }
 
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
-    gp__init();
+    gps__init();
     size_t f = 0, t = 0;
     CUresult r = GP_CU(cuMemGetInfo_v2, &f, &t);
-    if (r != CUDA_SUCCESS || !gp__ledger())
+    if (r != CUDA_SUCCESS || !gps__ledger())
         goto out;
     int dev;
     CUcontext ctx;
-    if (gp__current(&dev, &ctx) != CUDA_SUCCESS)
+    if (gps__current(&dev, &ctx) != CUDA_SUCCESS)
         goto out;
     struct view v = slice_view(dev, t, f);
     t = v.total;
@@ -58,10 +58,10 @@ out:
 }
 
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
-    gp__init();
+    gps__init();
     CUresult r = GP_CU(cuDeviceTotalMem_v2, bytes, dev);
-    if (r == CUDA_SUCCESS && gp__ledger()) {
-        struct view v = slice_view(gp__device_index(dev), *bytes, *bytes);
+    if (r == CUDA_SUCCESS && gps__ledger()) {
+        struct view v = slice_view(gps__device_index(dev), *bytes, *bytes);
         *bytes = v.total;
     }
     return r;
@@ -101,19 +101,19 @@ static int parse_uuid(const char *s, uint8_t out[16]) {
 static int nvml_dev(nvmlDevice_t device) {
     char text[GP_NVML_UUID_LEN];
     uint8_t uuid[16];
-    gp_ledger *l = gp__ledger();
+    gp_ledger *l = gps__ledger();
     if (!l || GP_NVML(nvmlDeviceGetUUID, device, text, sizeof text) != NVML_SUCCESS ||
         parse_uuid(text, uuid) != 0)
         return -1;
-    int d = gp__ledger_find(l, uuid);
+    int d = gps__ledger_find(l, uuid);
     return d < 0 ? -1 : d;
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) {
-    if (!gp__nvml_ready())
+    if (!gps__nvml_ready())
         return NVML_ERROR_UNINITIALIZED;
     nvmlReturn_t r = GP_NVML(nvmlDeviceGetMemoryInfo, device, memory);
-    if (r == NVML_SUCCESS && gp__ledger()) {
+    if (r == NVML_SUCCESS && gps__ledger()) {
         struct view v = slice_view(nvml_dev(device), memory->total, memory->free);
         memory->total = v.total;
         memory->used = v.used < v.total ? v.used : v.total;
@@ -123,10 +123,10 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) 
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory) {
-    if (!gp__nvml_ready())
+    if (!gps__nvml_ready())
         return NVML_ERROR_UNINITIALIZED;
     nvmlReturn_t r = GP_NVML(nvmlDeviceGetMemoryInfo_v2, device, memory);
-    if (r == NVML_SUCCESS && gp__ledger()) {
+    if (r == NVML_SUCCESS && gps__ledger()) {
         struct view v = slice_view(nvml_dev(device), memory->total, memory->free);
         /* The driver's reservation stays visible, inside the slice's total. */
         uint64_t reserved = memory->reserved < v.total ? memory->reserved : v.total;

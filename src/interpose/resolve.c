@@ -27,8 +27,8 @@
 #include <link.h>
 #include <string.h>
 
-void *gp__cu_real[GP_CU_COUNT];
-void *gp__nvml_real[GP_NVML_COUNT];
+void *gps__cu_real[GP_CU_COUNT];
+void *gps__nvml_real[GP_NVML_COUNT];
 
 /* ---- the tables generated from entries.h -------------------------------- */
 
@@ -69,7 +69,7 @@ NO_SANITIZE static dlsym_fn real_dlsym(void) {
     return f;
 }
 
-void *gp__real_dlsym(void *handle, const char *name) {
+void *gps__real_dlsym(void *handle, const char *name) {
     dlsym_fn f = real_dlsym();
     return f ? f(handle, name) : NULL;
 }
@@ -80,16 +80,16 @@ static int resolve(const char *path, const char *const *names, void **table, int
     if (!h)
         return -1;
     for (int i = 0; i < n; i++)
-        __atomic_store_n(&table[i], gp__real_dlsym(h, names[i]), __ATOMIC_RELEASE);
+        __atomic_store_n(&table[i], gps__real_dlsym(h, names[i]), __ATOMIC_RELEASE);
     return 0;
 }
 
-int gp__resolve_cuda(const char *path) {
-    return resolve(path, cu_name, gp__cu_real, GP_CU_COUNT);
+int gps__resolve_cuda(const char *path) {
+    return resolve(path, cu_name, gps__cu_real, GP_CU_COUNT);
 }
 
-int gp__resolve_nvml(const char *path) {
-    return resolve(path, nvml_name, gp__nvml_real, GP_NVML_COUNT);
+int gps__resolve_nvml(const char *path) {
+    return resolve(path, nvml_name, gps__nvml_real, GP_NVML_COUNT);
 }
 
 /* ---- dlsym ---------------------------------------------------------------- */
@@ -162,7 +162,7 @@ static int wrapped_variant(const char *base, int version, cuuint64_t flags) {
  * symbol is ever replaced, and symbolStatus is always written. */
 static CUresult get_proc(const char *symbol, void **pfn, int version, cuuint64_t flags,
                          CUdriverProcAddressQueryResult *status) {
-    gp__init();
+    gps__init();
     CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     CUresult r;
     gp_pfn_cuGetProcAddress_v2 v2 = GP_CU_PTR(cuGetProcAddress_v2);
@@ -182,7 +182,7 @@ static CUresult get_proc(const char *symbol, void **pfn, int version, cuuint64_t
         if (id >= 0) {
             /* A driver that hides a symbol from dlsym still gives it here. */
             void *expected = NULL;
-            __atomic_compare_exchange_n(&gp__cu_real[id], &expected, *pfn, 0, __ATOMIC_RELEASE,
+            __atomic_compare_exchange_n(&gps__cu_real[id], &expected, *pfn, 0, __ATOMIC_RELEASE,
                                         __ATOMIC_RELAXED);
             *pfn = cu_wrap[id];
         }

@@ -31,7 +31,7 @@
 #define MAX_PIDS 256
 #define MAX_SAMPLES 512
 
-int gp__share_on;
+int gps__share_on;
 
 struct throttle {
     pthread_mutex_t lock;
@@ -63,10 +63,10 @@ static unsigned long long real_us(void) {
 /* Finds the NVML handle of ledger GPU dev through its UUID. */
 static void lookup_nvml(struct throttle *t, int dev) {
     t->ready = 1;
-    if (!gp__nvml_ready())
+    if (!gps__nvml_ready())
         return;
     gp_ledger_device_usage u[GP_LEDGER_MAX_DEVICES];
-    int n = gp_ledger_usage(gp__ledger(), u, GP_LEDGER_MAX_DEVICES);
+    int n = gp_ledger_usage(gps__ledger(), u, GP_LEDGER_MAX_DEVICES);
     if (dev >= n)
         return;
     const uint8_t *b = u[dev].uuid;
@@ -88,7 +88,7 @@ static double slice_busy(struct throttle *t) {
         GP_NVML(nvmlDeviceGetProcessUtilization, t->nvdev, samples, &count, t->since_us) !=
             NVML_SUCCESS)
         return -1;
-    int npids = gp__ledger_pids(gp__ledger(), pids, MAX_PIDS);
+    int npids = gps__ledger_pids(gps__ledger(), pids, MAX_PIDS);
     /* NVML may give several samples per process; average each process's,
      * then add the processes of the slice up. */
     double busy = 0;
@@ -123,16 +123,16 @@ static void end_window(struct throttle *t, uint64_t now, uint32_t share) {
     t->launches = 0;
 }
 
-void gp__throttle(void) {
+void gps__throttle(void) {
     int dev;
     CUcontext ctx;
-    if (gp__current(&dev, &ctx) != CUDA_SUCCESS || dev < 0)
+    if (gps__current(&dev, &ctx) != CUDA_SUCCESS || dev < 0)
         return;
-    uint32_t share = gp__ledger_share(gp__ledger(), dev);
+    uint32_t share = gps__ledger_share(gps__ledger(), dev);
     if (!share)
         return;
     struct throttle *t = &th[dev];
-    uint64_t now = mono_ns(), window = (uint64_t)gp__cfg.share_window_ms * 1000000ULL;
+    uint64_t now = mono_ns(), window = (uint64_t)gps__cfg.share_window_ms * 1000000ULL;
     double wait_s = 0;
     pthread_mutex_lock(&t->lock);
     if (!t->ready) {
@@ -165,9 +165,9 @@ void gp__throttle(void) {
 #define GP_UNPACK_(...) __VA_ARGS__
 #define LAUNCH_WRAPPER_(sym, base, ver, stream, params, args)                                      \
     CUresult sym params {                                                                          \
-        gp__init();                                                                                \
-        if (__atomic_load_n(&gp__share_on, __ATOMIC_RELAXED))                                      \
-            gp__throttle();                                                                        \
+        gps__init();                                                                                \
+        if (__atomic_load_n(&gps__share_on, __ATOMIC_RELAXED))                                      \
+            gps__throttle();                                                                        \
         return GP_CU(sym, GP_UNPACK_ args);                                                        \
     }
 GP_CU_LAUNCH(LAUNCH_WRAPPER_)

@@ -29,8 +29,8 @@
 #define MAX_ORDINALS 64
 #define DEV_UNRESOLVED (-2)
 
-struct gp__config gp__cfg;
-unsigned gp__ctx_generation;
+struct gps__config gps__cfg;
+unsigned gps__ctx_generation;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int initialised;  /* set (release) when init_once has completed */
@@ -43,7 +43,7 @@ static int nvml_ok;
 
 static int warned_refused, warned_nodriver, warned_table_full;
 
-void gp__warn_once(int *once, const char *fmt, ...) {
+void gps__warn_once(int *once, const char *fmt, ...) {
     if (once && __atomic_exchange_n(once, 1, __ATOMIC_RELAXED))
         return;
     char msg[512];
@@ -58,60 +58,60 @@ void gp__warn_once(int *once, const char *fmt, ...) {
  * do not survive fork), so it forgets the parent's records and takes its
  * own ledger row on its first charge. */
 static void before_fork(void) {
-    gp__track_lock();
+    gps__track_lock();
 }
 static void after_fork_parent(void) {
-    gp__track_unlock();
+    gps__track_unlock();
 }
 static void after_fork_child(void) {
-    gp__track_unlock();
-    gp__track_reset();
-    gp__ctx_after_fork();
+    gps__track_unlock();
+    gps__track_reset();
+    gps__ctx_after_fork();
     if (ledger)
-        gp__ledger_after_fork(ledger);
-    __atomic_add_fetch(&gp__ctx_generation, 1, __ATOMIC_RELAXED);
+        gps__ledger_after_fork(ledger);
+    __atomic_add_fetch(&gps__ctx_generation, 1, __ATOMIC_RELAXED);
 }
 
 static void init(void) {
     char err[256] = "";
     for (int i = 0; i < MAX_ORDINALS; i++)
         dev_index[i] = DEV_UNRESOLVED;
-    if (gp__config_load(&gp__cfg, err) != 0) {
+    if (gps__config_load(&gps__cfg, err) != 0) {
         refused = 1;
-        gp__warn_once(&warned_refused, "%s; every GPU allocation is refused", err);
+        gps__warn_once(&warned_refused, "%s; every GPU allocation is refused", err);
     }
-    if (gp__resolve_cuda(gp__cfg.cuda_lib) != 0)
-        gp__warn_once(&warned_nodriver, "cannot open the CUDA driver '%s'", gp__cfg.cuda_lib);
+    if (gps__resolve_cuda(gps__cfg.cuda_lib) != 0)
+        gps__warn_once(&warned_nodriver, "cannot open the CUDA driver '%s'", gps__cfg.cuda_lib);
     if (!refused) {
-        int rc = gp__cfg.slice[0] ? gp_ledger_open(gp__cfg.slice, GP_LEDGER_CREATE, &ledger, err)
-                                  : gp__ledger_open_private(&ledger, err);
+        int rc = gps__cfg.slice[0] ? gp_ledger_open(gps__cfg.slice, GP_LEDGER_CREATE, &ledger, err)
+                                  : gps__ledger_open_private(&ledger, err);
         if (rc != 0) {
             refused = 1;
-            gp__warn_once(&warned_refused, "GPUPOOL_SLICE='%s': %s; every GPU allocation is refused",
-                          gp__cfg.slice, err);
+            gps__warn_once(&warned_refused, "GPUPOOL_SLICE='%s': %s; every GPU allocation is refused",
+                          gps__cfg.slice, err);
         }
     }
-    __atomic_store_n(&gp__share_on, gp__cfg.compute_share != 0 && !refused, __ATOMIC_RELAXED);
+    __atomic_store_n(&gps__share_on, gps__cfg.compute_share != 0 && !refused, __ATOMIC_RELAXED);
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     __atomic_store_n(&initialised, 1, __ATOMIC_RELEASE);
 }
 
-void gp__init(void) {
+void gps__init(void) {
     if (!__atomic_load_n(&initialised, __ATOMIC_ACQUIRE))
         pthread_once(&init_once, init);
 }
 
 static void nvml_init(void) {
-    gp__init();
-    nvml_ok = gp__resolve_nvml(gp__cfg.nvml_lib) == 0 && GP_NVML(nvmlInit_v2) == NVML_SUCCESS;
+    gps__init();
+    nvml_ok = gps__resolve_nvml(gps__cfg.nvml_lib) == 0 && GP_NVML(nvmlInit_v2) == NVML_SUCCESS;
 }
 
-int gp__nvml_ready(void) {
+int gps__nvml_ready(void) {
     pthread_once(&nvml_once, nvml_init);
     return nvml_ok;
 }
 
-gp_ledger *gp__ledger(void) {
+gp_ledger *gps__ledger(void) {
     return refused ? NULL : ledger;
 }
 
@@ -128,34 +128,34 @@ static int resolve_device(CUdevice ordinal) {
     if (r == CUDA_ERROR_INVALID_DEVICE)
         return GP__DEV_INVALID; /* not a device at all: the driver's error */
     if (r != CUDA_SUCCESS) {
-        gp__warn_once(&warned_dev[ordinal],
+        gps__warn_once(&warned_dev[ordinal],
                       "device %d: its UUID cannot be read; allocations on it are refused", ordinal);
         return GP__DEV_UNKNOWN;
     }
     if (GP_CU(cuDeviceTotalMem_v2, &phys, ordinal) != CUDA_SUCCESS || phys == 0) {
-        gp__warn_once(&warned_dev[ordinal],
+        gps__warn_once(&warned_dev[ordinal],
                       "device %d: its memory size cannot be read; allocations on it are refused",
                       ordinal);
         return GP__DEV_UNKNOWN;
     }
     uint64_t cap = phys;
-    if (gp__cfg.mem_limit && gp__cfg.mem_limit > phys)
-        gp__warn_once(&warned_cap[ordinal],
+    if (gps__cfg.mem_limit && gps__cfg.mem_limit > phys)
+        gps__warn_once(&warned_cap[ordinal],
                       "GPUPOOL_MEMORY_LIMIT=%s is above the %zu bytes of device %d; "
                       "the cap there is the device's memory",
-                      gp__cfg.mem_limit_text, phys, ordinal);
-    else if (gp__cfg.mem_limit)
-        cap = gp__cfg.mem_limit;
-    int idx = gp__ledger_device(ledger, (const uint8_t *)uuid.bytes, cap, gp__cfg.compute_share);
+                      gps__cfg.mem_limit_text, phys, ordinal);
+    else if (gps__cfg.mem_limit)
+        cap = gps__cfg.mem_limit;
+    int idx = gps__ledger_device(ledger, (const uint8_t *)uuid.bytes, cap, gps__cfg.compute_share);
     if (idx < 0)
-        gp__warn_once(&warned_dev[ordinal],
+        gps__warn_once(&warned_dev[ordinal],
                       "device %d: the slice already spans %d GPUs; allocations on it are refused",
                       ordinal, GP_LEDGER_MAX_DEVICES);
     return idx < 0 ? GP__DEV_UNKNOWN : idx;
 }
 
-int gp__device_index(CUdevice ordinal) {
-    gp__init();
+int gps__device_index(CUdevice ordinal) {
+    gps__init();
     if (refused)
         return GP__DEV_UNKNOWN;
     if (ordinal < 0 || ordinal >= MAX_ORDINALS)
@@ -175,20 +175,20 @@ static __thread struct {
     int dev;
 } current_cache;
 
-CUresult gp__current(int *dev, CUcontext *pctx) {
+CUresult gps__current(int *dev, CUcontext *pctx) {
     CUcontext ctx = NULL;
     CUresult r = GP_CU(cuCtxGetCurrent, &ctx);
     if (r != CUDA_SUCCESS)
         return r;
     if (!ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
-    unsigned gen = __atomic_load_n(&gp__ctx_generation, __ATOMIC_RELAXED);
+    unsigned gen = __atomic_load_n(&gps__ctx_generation, __ATOMIC_RELAXED);
     if (ctx != current_cache.ctx || gen != current_cache.gen) {
         CUdevice ordinal;
         r = GP_CU(cuCtxGetDevice, &ordinal);
         if (r != CUDA_SUCCESS)
             return r;
-        current_cache.dev = gp__device_index(ordinal);
+        current_cache.dev = gps__device_index(ordinal);
         current_cache.ctx = ctx;
         current_cache.gen = gen;
     }
@@ -199,26 +199,26 @@ CUresult gp__current(int *dev, CUcontext *pctx) {
 
 /* ---- charging ------------------------------------------------------------ */
 
-CUresult gp__charge(int dev, uint64_t bytes) {
+CUresult gps__charge(int dev, uint64_t bytes) {
     if (dev == GP__DEV_INVALID)
         return CUDA_ERROR_INVALID_DEVICE;
     if (refused || dev < 0)
         return CUDA_ERROR_NOT_PERMITTED;
-    int rc = gp__ledger_charge(ledger, dev, bytes);
+    int rc = gps__ledger_charge(ledger, dev, bytes);
     if (rc == 0)
         return CUDA_SUCCESS;
     if (rc == GP_ENOSPC)
-        gp__warn_once(&warned_table_full, "slice '%s' has more than %d processes; "
-                      "allocations of further processes are refused", gp__cfg.slice,
+        gps__warn_once(&warned_table_full, "slice '%s' has more than %d processes; "
+                      "allocations of further processes are refused", gps__cfg.slice,
                       GP_LEDGER_MAX_PROCS);
     return rc == GP_ECORRUPT ? CUDA_ERROR_NOT_PERMITTED : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-void gp__release(int dev, uint64_t bytes) {
+void gps__release(int dev, uint64_t bytes) {
     if (!refused && dev >= 0 && bytes)
-        gp__ledger_release(ledger, dev, bytes);
+        gps__ledger_release(ledger, dev, bytes);
 }
 
-void gp__usage(int dev, uint64_t *cap, uint64_t *used) {
-    gp__ledger_get(ledger, dev, cap, used);
+void gps__usage(int dev, uint64_t *cap, uint64_t *used) {
+    gps__ledger_get(ledger, dev, cap, used);
 }

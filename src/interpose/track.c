@@ -21,7 +21,7 @@
 struct slot {
     uint64_t key;
     int kind; /* 0: empty */
-    struct gp__track t;
+    struct gps__track t;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -77,7 +77,7 @@ static void remove_at(size_t i) {
     count--;
 }
 
-int gp__track_put(int kind, uint64_t key, const struct gp__track *t) {
+int gps__track_put(int kind, uint64_t key, const struct gps__track *t) {
     int rc = 0;
     pthread_mutex_lock(&lock);
     if ((count + 1) * 2 > cap_slots)
@@ -94,7 +94,7 @@ int gp__track_put(int kind, uint64_t key, const struct gp__track *t) {
     return rc;
 }
 
-static int lookup(int kind, uint64_t key, struct gp__track *out, int take) {
+static int lookup(int kind, uint64_t key, struct gps__track *out, int take) {
     int found = 0;
     pthread_mutex_lock(&lock);
     if (cap_slots) {
@@ -110,15 +110,15 @@ static int lookup(int kind, uint64_t key, struct gp__track *out, int take) {
     return found;
 }
 
-int gp__track_take(int kind, uint64_t key, struct gp__track *out) {
+int gps__track_take(int kind, uint64_t key, struct gps__track *out) {
     return lookup(kind, key, out, 1);
 }
 
-int gp__track_get(int kind, uint64_t key, struct gp__track *out) {
+int gps__track_get(int kind, uint64_t key, struct gps__track *out) {
     return lookup(kind, key, out, 0);
 }
 
-void gp__track_drop_ctx(CUcontext ctx, uint64_t *per_dev) {
+void gps__track_drop_ctx(CUcontext ctx, uint64_t *per_dev) {
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < cap_slots;) {
         struct slot *s = &slots[i];
@@ -133,16 +133,16 @@ void gp__track_drop_ctx(CUcontext ctx, uint64_t *per_dev) {
     pthread_mutex_unlock(&lock);
 }
 
-void gp__track_reset(void) {
+void gps__track_reset(void) {
     free(slots);
     slots = NULL;
     cap_slots = count = 0;
 }
 
-void gp__track_lock(void) {
+void gps__track_lock(void) {
     pthread_mutex_lock(&lock);
 }
 
-void gp__track_unlock(void) {
+void gps__track_unlock(void) {
     pthread_mutex_unlock(&lock);
 }

@@ -90,12 +90,12 @@ START_TEST(test_limits_applied) {
     ck_assert_int_eq(gp_exec_launch(ex, &t, h, err, sizeof err), 0);
     ck_assert(gpt_wait_file(gpt_path(dir, "ready")));
 
-    gp__task_cg cg;
-    ck_assert_int_eq(gp__cg_load(&cg, gpt_path(dir, "state/w1.t0.a1/cgroup")), 0);
+    gpx__task_cg cg;
+    ck_assert_int_eq(gpx__cg_load(&cg, gpt_path(dir, "state/w1.t0.a1/cgroup")), 0);
     ck_assert_int_ge(cg.ndirs, 1);
     pid_t pid;
     uint64_t start;
-    ck_assert_int_eq(gp__task_read(gpt_path(dir, "state/w1.t0.a1"), &pid, &start), 0);
+    ck_assert_int_eq(gpx__task_read(gpt_path(dir, "state/w1.t0.a1"), &pid, &start), 0);
     char want[32];
     snprintf(want, sizeof want, "%d\n", (int)pid);
     for (int i = 0; i < cg.ndirs; i++) {

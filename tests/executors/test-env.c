@@ -33,8 +33,8 @@ static void make_node(gp_node_spec *n) {
     }
 }
 
-static gp__local *make_local(const char *interposer) {
-    gp__local *lx = calloc(1, sizeof *lx);
+static gpx__local *make_local(const char *interposer) {
+    gpx__local *lx = calloc(1, sizeof *lx);
     ck_assert_ptr_nonnull(lx);
     snprintf(lx->interposer, sizeof lx->interposer, "%s", interposer);
     snprintf(lx->node_name, sizeof lx->node_name, "n1");
@@ -43,11 +43,11 @@ static gp__local *make_local(const char *interposer) {
 }
 
 /* Builds the environment of t; fails the test on error. */
-static char **build(const gp__local *lx, const gp_task_launch *t, char *note, size_t len) {
+static char **build(const gpx__local *lx, const gp_task_launch *t, char *note, size_t len) {
     char **env = NULL;
     char err[GP_ERR_MAX] = "";
-    int rc = gp__env_build(lx, t, "/ckpt/w7", &env, note, len, err, sizeof err);
-    ck_assert_msg(rc == 0, "gp__env_build: %s (%s)", gp_err_name(rc), err);
+    int rc = gpx__env_build(lx, t, "/ckpt/w7", &env, note, len, err, sizeof err);
+    ck_assert_msg(rc == 0, "gpx__env_build: %s (%s)", gp_err_name(rc), err);
     return env;
 }
 
@@ -65,26 +65,26 @@ START_TEST(test_whole_gpus_by_uuid) {
     t.env = user_env;
     t.node = &node;
     t.binding = &b;
-    gp__local *lx = make_local("/dev/null");
+    gpx__local *lx = make_local("/dev/null");
     char note[512];
     char **env = build(lx, &t, note, sizeof note);
 
-    ck_assert_str_eq(gp__env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-emulated-n1-1,GPU-emulated-n1-5");
-    ck_assert_str_eq(gp__env_get(env, "MY_VAR"), "42");
-    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_WORKLOAD_ID"), "7");
-    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_TASK_INDEX"), "0");
-    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_ATTEMPT"), "3");
-    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_CHECKPOINT_DIR"), "/ckpt/w7");
-    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_CHECKPOINT_SIGNAL"), "TERM");
-    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_EMULATED"), "1");
-    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_PROJECT"), "test");
+    ck_assert_str_eq(gpx__env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-emulated-n1-1,GPU-emulated-n1-5");
+    ck_assert_str_eq(gpx__env_get(env, "MY_VAR"), "42");
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_WORKLOAD_ID"), "7");
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_TASK_INDEX"), "0");
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_ATTEMPT"), "3");
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_CHECKPOINT_DIR"), "/ckpt/w7");
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_CHECKPOINT_SIGNAL"), "TERM");
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_EMULATED"), "1");
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_PROJECT"), "test");
     /* Whole GPUs: no slice limits, no interposer, nothing of the daemon's. */
-    ck_assert_ptr_null(gp__env_get(env, "GPUPOOL_MEMORY_LIMIT"));
-    ck_assert_ptr_null(gp__env_get(env, "GPUPOOL_SLICE"));
-    ck_assert_ptr_null(gp__env_get(env, "LD_PRELOAD"));
-    ck_assert_ptr_nonnull(gp__env_get(env, "PATH"));
+    ck_assert_ptr_null(gpx__env_get(env, "GPUPOOL_MEMORY_LIMIT"));
+    ck_assert_ptr_null(gpx__env_get(env, "GPUPOOL_SLICE"));
+    ck_assert_ptr_null(gpx__env_get(env, "LD_PRELOAD"));
+    ck_assert_ptr_nonnull(gpx__env_get(env, "PATH"));
     ck_assert_msg(strstr(note, "EMULATED"), "note: %s", note);
-    gp__env_free(env);
+    gpx__env_free(env);
     free(lx);
 }
 END_TEST
@@ -103,27 +103,27 @@ START_TEST(test_fractional_slice) {
     t.binding = &b;
     t.compute_share = 25;
     t.checkpoint_signal = SIGUSR1;
-    gp__local *lx = make_local("/dev/null"); /* exists: stands in for the interposer */
+    gpx__local *lx = make_local("/dev/null"); /* exists: stands in for the interposer */
     char note[512];
     char **env = build(lx, &t, note, sizeof note);
-    ck_assert_str_eq(gp__env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-emulated-n1-2");
-    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_MEMORY_LIMIT"), "21474836480");
-    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_COMPUTE_SHARE"), "25");
-    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_SLICE"), "w7-t0-a2");
-    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_CHECKPOINT_SIGNAL"), "USR1");
+    ck_assert_str_eq(gpx__env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-emulated-n1-2");
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_MEMORY_LIMIT"), "21474836480");
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_COMPUTE_SHARE"), "25");
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_SLICE"), "w7-t0-a2");
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_CHECKPOINT_SIGNAL"), "USR1");
     /* The interposer goes first; the workload's own preload stays. */
-    ck_assert_str_eq(gp__env_get(env, "LD_PRELOAD"), "/dev/null:/usr/lib/libmine.so");
+    ck_assert_str_eq(gpx__env_get(env, "LD_PRELOAD"), "/dev/null:/usr/lib/libmine.so");
     ck_assert_msg(strstr(note, "enforced by /dev/null"), "note: %s", note);
-    gp__env_free(env);
+    gpx__env_free(env);
 
     /* Without the interposer the cap is announced but not enforced, and said so. */
     snprintf(lx->interposer, sizeof lx->interposer, "/no/such/libgpuslice.so");
     t.env = NULL;
     env = build(lx, &t, note, sizeof note);
-    ck_assert_ptr_null(gp__env_get(env, "LD_PRELOAD"));
-    ck_assert_str_eq(gp__env_get(env, "GPUPOOL_MEMORY_LIMIT"), "21474836480");
+    ck_assert_ptr_null(gpx__env_get(env, "LD_PRELOAD"));
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_MEMORY_LIMIT"), "21474836480");
     ck_assert_msg(strstr(note, "NOT ENFORCED"), "note: %s", note);
-    gp__env_free(env);
+    gpx__env_free(env);
     free(lx);
 }
 END_TEST
@@ -134,32 +134,32 @@ START_TEST(test_no_gpus_and_bad_bindings) {
     const char *argv[] = {"true", NULL};
     gp_task_launch t;
     gpt_launch_init(&t, 7, argv, "/tmp");
-    gp__local *lx = make_local("/dev/null");
+    gpx__local *lx = make_local("/dev/null");
     lx->emulated = 0;
     char note[512], err[GP_ERR_MAX];
     char **env = build(lx, &t, note, sizeof note);
-    ck_assert_str_eq(gp__env_get(env, "CUDA_VISIBLE_DEVICES"), ""); /* CPU only: no GPU */
-    ck_assert_ptr_null(gp__env_get(env, "GPUPOOL_EMULATED"));
-    gp__env_free(env);
+    ck_assert_str_eq(gpx__env_get(env, "CUDA_VISIBLE_DEVICES"), ""); /* CPU only: no GPU */
+    ck_assert_ptr_null(gpx__env_get(env, "GPUPOOL_EMULATED"));
+    gpx__env_free(env);
 
     gp_task_binding b = {"n1", 1, {{8, 1000, 80 * GIB, -1}}};
     t.node = &node;
     t.binding = &b;
-    ck_assert_int_eq(gp__env_build(lx, &t, "/c", &env, note, sizeof note, err, sizeof err),
+    ck_assert_int_eq(gpx__env_build(lx, &t, "/c", &env, note, sizeof note, err, sizeof err),
                      GP_EINVAL);
     ck_assert_msg(strstr(err, "binding.slices[0].gpu"), "err: %s", err);
     ck_assert_ptr_null(env);
 
     gp_task_binding two = {"n1", 2, {{0, 500, 40 * GIB, -1}, {1, 500, 40 * GIB, -1}}};
     t.binding = &two;
-    ck_assert_int_eq(gp__env_build(lx, &t, "/c", &env, note, sizeof note, err, sizeof err),
+    ck_assert_int_eq(gpx__env_build(lx, &t, "/c", &env, note, sizeof note, err, sizeof err),
                      GP_EINVAL);
     ck_assert_msg(strstr(err, "binding.slices[1]"), "err: %s", err);
 
     const char *bad_env[] = {"NOEQUALS", NULL};
     t.binding = NULL;
     t.env = bad_env;
-    ck_assert_int_eq(gp__env_build(lx, &t, "/c", &env, note, sizeof note, err, sizeof err),
+    ck_assert_int_eq(gpx__env_build(lx, &t, "/c", &env, note, sizeof note, err, sizeof err),
                      GP_EINVAL);
     ck_assert_msg(strstr(err, "env[0]"), "err: %s", err);
     free(lx);
@@ -249,11 +249,11 @@ START_TEST(test_slice_memory_from_ledger) {
     int rc = gp_ledger_open("w300-t0-a1", GP_LEDGER_WRITE | GP_LEDGER_CREATE, &l, lerr);
     ck_assert_msg(rc == 0, "gp_ledger_open: %s", lerr);
     uint8_t uuid[16] = {1, 2, 3};
-    int dev = gp__ledger_device(l, uuid, (uint64_t)(40 * GIB), 0);
+    int dev = gps__ledger_device(l, uuid, (uint64_t)(40 * GIB), 0);
     ck_assert_int_ge(dev, 0);
-    ck_assert_int_eq(gp__ledger_charge(l, dev, (uint64_t)(3 * GIB)), 0);
+    ck_assert_int_eq(gps__ledger_charge(l, dev, (uint64_t)(3 * GIB)), 0);
     ck_assert_int_eq(gpt_wait(ex, h, GP_TASK_RUNNING).gpu_mem_used, 3 * GIB);
-    gp__ledger_release(l, dev, (uint64_t)(3 * GIB));
+    gps__ledger_release(l, dev, (uint64_t)(3 * GIB));
     gp_ledger_close(l);
 
     gpt_spit(gpt_path(dir, "go"), "");

@@ -112,17 +112,17 @@ START_TEST(test_unusable_tables) {
     gp_executor *ex = NULL;
     gp_executor_methods old = full;
     old.version = 0;
-    ck_assert_int_eq(gp__executor_open_methods(&old, "", &ex, err, sizeof err), GP_ENOTSUP);
+    ck_assert_int_eq(gpx__executor_open_methods(&old, "", &ex, err, sizeof err), GP_ENOTSUP);
     ck_assert_ptr_null(ex);
     ck_assert_msg(strstr(err, "version"), "err: %s", err);
 
     gp_executor_methods no_open = full;
     no_open.open = NULL;
-    ck_assert_int_eq(gp__executor_open_methods(&no_open, "", &ex, err, sizeof err), GP_ENOTSUP);
+    ck_assert_int_eq(gpx__executor_open_methods(&no_open, "", &ex, err, sizeof err), GP_ENOTSUP);
     ck_assert_msg(strstr(err, "open or close"), "err: %s", err);
 
     calls = 0;
-    ck_assert_int_eq(gp__executor_open_methods(&full, "fail", &ex, err, sizeof err), GP_EINVAL);
+    ck_assert_int_eq(gpx__executor_open_methods(&full, "fail", &ex, err, sizeof err), GP_EINVAL);
     ck_assert_ptr_null(ex);
     ck_assert_int_eq(calls, 1); /* open ran; nothing left to close */
 }
@@ -132,7 +132,7 @@ START_TEST(test_missing_methods_are_not_supported) {
     char err[GP_ERR_MAX] = "", handle[GP_HANDLE_MAX] = "x";
     gp_executor *ex = NULL;
     calls = 0;
-    ck_assert_int_eq(gp__executor_open_methods(&bare, "", &ex, err, sizeof err), 0);
+    ck_assert_int_eq(gpx__executor_open_methods(&bare, "", &ex, err, sizeof err), 0);
     ck_assert_str_eq(gp_executor_name(ex), "bare");
     gp_node_spec node;
     size_t n = 9;
@@ -158,7 +158,7 @@ START_TEST(test_missing_methods_are_not_supported) {
      * claims a newer version than this daemon knows is still usable. */
     gp_executor_methods newer = full;
     newer.version = GP_EXECUTOR_VERSION + 3;
-    ck_assert_int_eq(gp__executor_open_methods(&newer, "", &ex, err, sizeof err), 0);
+    ck_assert_int_eq(gpx__executor_open_methods(&newer, "", &ex, err, sizeof err), 0);
     ck_assert_int_eq(gp_exec_stop(ex, "h"), 0);
     gp_executor_close(ex);
 }
@@ -167,7 +167,7 @@ END_TEST
 START_TEST(test_calls_pass_through) {
     char err[GP_ERR_MAX] = "", handle[GP_HANDLE_MAX];
     gp_executor *ex = NULL;
-    ck_assert_int_eq(gp__executor_open_methods(&full, "", &ex, err, sizeof err), 0);
+    ck_assert_int_eq(gpx__executor_open_methods(&full, "", &ex, err, sizeof err), 0);
     gp_node_spec node;
     size_t n = 0;
     int emulated = 0;

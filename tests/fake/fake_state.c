@@ -80,7 +80,7 @@ void fake_sleep_until(int64_t t) {
 static uint64_t env_size(const char *name, uint64_t def) {
     const char *v = getenv(name);
     uint64_t out;
-    return v && *v && gp__parse_size(v, &out) == 0 ? out : def;
+    return v && *v && gps__parse_size(v, &out) == 0 ? out : def;
 }
 
 static void init_mutex(pthread_mutex_t *m) {

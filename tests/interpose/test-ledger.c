@@ -201,7 +201,7 @@ START_TEST(test_sigkill_holding_the_lock) {
     pid_t locker = fork();
     if (locker == 0) {
         gp_ledger *l;
-        if (gp_ledger_open(slice, GP_LEDGER_WRITE, &l, NULL) != 0 || gp__ledger_lock(l) != 0)
+        if (gp_ledger_open(slice, GP_LEDGER_WRITE, &l, NULL) != 0 || gps__ledger_lock(l) != 0)
             _exit(1);
         if (write(fds[1], "x", 1) != 1)
             _exit(1);

@@ -36,7 +36,7 @@
 /* Writes value into dir/file. 0 or -errno. */
 static int cg_write(const char *dir, const char *file, const char *value) {
     char path[PATH_MAX];
-    gp__exec_fmt(path, sizeof path, "%s/%s", dir, file);
+    gpx__exec_fmt(path, sizeof path, "%s/%s", dir, file);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0) {
         return -errno;
@@ -83,14 +83,14 @@ static int find_mount(int v2, const char *controller, char *out, size_t len) {
         }
         if (v2 && strcmp(type, "cgroup2") == 0) {
             char path[PATH_MAX], ctl[512];
-            gp__exec_fmt(path, sizeof path, "%s/cgroup.controllers", dir);
-            found = gp__read_small(path, ctl, sizeof ctl) >= 0 && has_word(ctl, "cpu", ' ') &&
+            gpx__exec_fmt(path, sizeof path, "%s/cgroup.controllers", dir);
+            found = gpx__read_small(path, ctl, sizeof ctl) >= 0 && has_word(ctl, "cpu", ' ') &&
                     has_word(ctl, "memory", ' ');
         } else if (!v2 && strcmp(type, "cgroup") == 0) {
             found = has_word(opts, controller, ',');
         }
         if (found) {
-            gp__exec_fmt(out, len, "%s", dir);
+            gpx__exec_fmt(out, len, "%s", dir);
         }
     }
     fclose(f);
@@ -100,9 +100,9 @@ static int find_mount(int v2, const char *controller, char *out, size_t len) {
 /* mkdir -p of root/rel, enabling cpu and memory for the children of each
  * level on v2. 0 or -errno. */
 static int make_parent(const char *root, const char *rel, int v2, char *out, size_t len) {
-    gp__exec_fmt(out, len, "%s", root);
+    gpx__exec_fmt(out, len, "%s", root);
     char part[PATH_MAX];
-    gp__exec_fmt(part, sizeof part, "%s", rel);
+    gpx__exec_fmt(part, sizeof part, "%s", rel);
     if (v2) {
         /* The root cgroup may hold processes and still delegate. */
         cg_write(out, "cgroup.subtree_control", "+cpu +memory");
@@ -110,7 +110,7 @@ static int make_parent(const char *root, const char *rel, int v2, char *out, siz
     char *save = NULL;
     for (char *c = strtok_r(part, "/", &save); c != NULL; c = strtok_r(NULL, "/", &save)) {
         size_t l = strlen(out);
-        gp__exec_fmt(out + l, len - l, "/%s", c);
+        gpx__exec_fmt(out + l, len - l, "/%s", c);
         if (mkdir(out, 0755) < 0 && errno != EEXIST) {
             return -errno;
         }
@@ -124,29 +124,29 @@ static int make_parent(const char *root, const char *rel, int v2, char *out, siz
     return 0;
 }
 
-static int try_v2(gp__cgroups *cg, const char *parent) {
+static int try_v2(gpx__cgroups *cg, const char *parent) {
     char mnt[PATH_MAX];
     if (find_mount(1, NULL, mnt, sizeof mnt) < 0) {
-        gp__exec_fmt(cg->note, sizeof cg->note,
+        gpx__exec_fmt(cg->note, sizeof cg->note,
                  "no cgroup v2 hierarchy offers the cpu and memory controllers");
         return -1;
     }
     int rc = make_parent(mnt, parent, 1, cg->cpu_parent, sizeof cg->cpu_parent);
     if (rc < 0) {
-        gp__exec_fmt(cg->note, sizeof cg->note, "cgroup v2: cannot prepare %s: %s", cg->cpu_parent,
+        gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v2: cannot prepare %s: %s", cg->cpu_parent,
                  strerror(-rc));
         return -1;
     }
     cg->mode = GP__CG_V2;
-    gp__exec_fmt(cg->note, sizeof cg->note, "cgroup v2 under %s: CPU and memory limits applied",
+    gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v2 under %s: CPU and memory limits applied",
              cg->cpu_parent);
     return 0;
 }
 
-static int try_v1(gp__cgroups *cg, const char *parent) {
+static int try_v1(gpx__cgroups *cg, const char *parent) {
     char cpu[PATH_MAX], mem[PATH_MAX];
     if (find_mount(0, "cpu", cpu, sizeof cpu) < 0 || find_mount(0, "memory", mem, sizeof mem) < 0) {
-        gp__exec_fmt(cg->note, sizeof cg->note, "no cgroup v1 cpu and memory hierarchies are mounted");
+        gpx__exec_fmt(cg->note, sizeof cg->note, "no cgroup v1 cpu and memory hierarchies are mounted");
         return -1;
     }
     int rc = make_parent(cpu, parent, 0, cg->cpu_parent, sizeof cg->cpu_parent);
@@ -154,51 +154,51 @@ static int try_v1(gp__cgroups *cg, const char *parent) {
         rc = make_parent(mem, parent, 0, cg->mem_parent, sizeof cg->mem_parent);
     }
     if (rc < 0) {
-        gp__exec_fmt(cg->note, sizeof cg->note, "cgroup v1: cannot create %s/%s: %s", cpu, parent,
+        gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v1: cannot create %s/%s: %s", cpu, parent,
                  strerror(-rc));
         return -1;
     }
     cg->mode = GP__CG_V1;
-    gp__exec_fmt(cg->note, sizeof cg->note,
+    gpx__exec_fmt(cg->note, sizeof cg->note,
              "cgroup v1 under %s and %s: CPU and memory limits applied", cg->cpu_parent,
              cg->mem_parent);
     return 0;
 }
 
-int gp__cg_detect(gp__cgroups *cg, const char *want, const char *parent, char *err,
+int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char *err,
                   size_t errlen) {
     memset(cg, 0, sizeof *cg);
     if (strcmp(want, "off") == 0) {
-        gp__exec_fmt(cg->note, sizeof cg->note,
+        gpx__exec_fmt(cg->note, sizeof cg->note,
                  "cgroups are off (cgroup=off): tasks run without CPU and memory limits");
         return 0;
     }
     if (parent[0] == '\0' || parent[0] == '/' || strstr(parent, "..") != NULL) {
-        gp__exec_errf(err, errlen, "cgroup_parent: '%s' must be a relative cgroup name", parent);
+        gpx__exec_errf(err, errlen, "cgroup_parent: '%s' must be a relative cgroup name", parent);
         return GP_EINVAL;
     }
     if (strcmp(want, "v2") == 0 || strcmp(want, "v1") == 0) {
         if ((want[1] == '2' ? try_v2 : try_v1)(cg, parent) == 0) {
             return 0;
         }
-        gp__exec_errf(err, errlen, "cgroup: %s", cg->note);
+        gpx__exec_errf(err, errlen, "cgroup: %s", cg->note);
         return GP_ENOTSUP;
     }
     if (strcmp(want, "auto") != 0) {
-        gp__exec_errf(err, errlen, "cgroup: '%s' is not one of auto, v2, v1, off", want);
+        gpx__exec_errf(err, errlen, "cgroup: '%s' is not one of auto, v2, v1, off", want);
         return GP_EINVAL;
     }
     if (try_v2(cg, parent) == 0) {
         return 0;
     }
     char why2[256];
-    gp__exec_fmt(why2, sizeof why2, "%s", cg->note);
+    gpx__exec_fmt(why2, sizeof why2, "%s", cg->note);
     if (try_v1(cg, parent) == 0) {
         return 0;
     }
     char why1[256];
-    gp__exec_fmt(why1, sizeof why1, "%s", cg->note);
-    gp__exec_fmt(cg->note, sizeof cg->note,
+    gpx__exec_fmt(why1, sizeof why1, "%s", cg->note);
+    gpx__exec_fmt(cg->note, sizeof cg->note,
              "no cgroups (%.100s; %.100s): tasks run without CPU and memory limits", why2, why1);
     cg->mode = GP__CG_NONE;
     return 0;
@@ -207,27 +207,27 @@ int gp__cg_detect(gp__cgroups *cg, const char *want, const char *parent, char *e
 /* Makes dir parent/name; 0 or -errno. An existing one (a relaunch after a
  * crash) is reused. */
 static int make_dir(char *out, size_t len, const char *parent, const char *name) {
-    gp__exec_fmt(out, len, "%s/%s", parent, name);
+    gpx__exec_fmt(out, len, "%s/%s", parent, name);
     return mkdir(out, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-void gp__cg_create(const gp__cgroups *cg, const char *name, int64_t cpu_milli,
-                   int64_t mem_bytes, gp__task_cg *out) {
+void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
+                   int64_t mem_bytes, gpx__task_cg *out) {
     memset(out, 0, sizeof *out);
     if (cg->mode == GP__CG_NONE) {
-        gp__exec_fmt(out->note, sizeof out->note, "no cgroup: %s", cg->note);
+        gpx__exec_fmt(out->note, sizeof out->note, "no cgroup: %s", cg->note);
         return;
     }
     /* The kernel refuses quotas under 1 ms per period. */
     int64_t quota_us = cpu_milli * CPU_PERIOD_US / 1000;
     char quota[32], mem[32];
-    gp__exec_fmt(quota, sizeof quota, "%lld", (long long)(quota_us < 1000 ? 1000 : quota_us));
-    gp__exec_fmt(mem, sizeof mem, "%lld", (long long)mem_bytes);
+    gpx__exec_fmt(quota, sizeof quota, "%lld", (long long)(quota_us < 1000 ? 1000 : quota_us));
+    gpx__exec_fmt(mem, sizeof mem, "%lld", (long long)mem_bytes);
     const char *what = "";
     int rc;
     if (cg->mode == GP__CG_V2) {
         char max[64];
-        gp__exec_fmt(max, sizeof max, "%s %d", quota, CPU_PERIOD_US);
+        gpx__exec_fmt(max, sizeof max, "%s %d", quota, CPU_PERIOD_US);
         rc = make_dir(out->dirs[0], sizeof out->dirs[0], cg->cpu_parent, name);
         out->ndirs = rc == 0;
         if (rc == 0 && cpu_milli > 0 && (rc = cg_write(out->dirs[0], "cpu.max", max)) < 0) {
@@ -238,7 +238,7 @@ void gp__cg_create(const gp__cgroups *cg, const char *name, int64_t cpu_milli,
         }
     } else {
         char period[32];
-        gp__exec_fmt(period, sizeof period, "%d", CPU_PERIOD_US);
+        gpx__exec_fmt(period, sizeof period, "%d", CPU_PERIOD_US);
         rc = make_dir(out->dirs[0], sizeof out->dirs[0], cg->cpu_parent, name);
         out->ndirs = rc == 0;
         if (rc == 0) {
@@ -256,9 +256,9 @@ void gp__cg_create(const gp__cgroups *cg, const char *name, int64_t cpu_milli,
         }
     }
     if (rc < 0) {
-        gp__cg_remove(out);
+        gpx__cg_remove(out);
         memset(out, 0, sizeof *out);
-        gp__exec_fmt(out->note, sizeof out->note,
+        gpx__exec_fmt(out->note, sizeof out->note,
                  "no cgroup: cannot set up %s/%s%s%s: %s; the task runs without CPU and memory "
                  "limits",
                  cg->cpu_parent, name, what[0] ? " " : "", what, strerror(-rc));
@@ -266,22 +266,22 @@ void gp__cg_create(const gp__cgroups *cg, const char *name, int64_t cpu_milli,
     }
     char cpu_txt[48] = "no CPU limit", mem_txt[48] = "no memory limit";
     if (cpu_milli > 0) {
-        gp__exec_fmt(cpu_txt, sizeof cpu_txt, "CPU %lldm", (long long)cpu_milli);
+        gpx__exec_fmt(cpu_txt, sizeof cpu_txt, "CPU %lldm", (long long)cpu_milli);
     }
     if (mem_bytes > 0) {
-        gp__exec_fmt(mem_txt, sizeof mem_txt, "memory %lld bytes", (long long)mem_bytes);
+        gpx__exec_fmt(mem_txt, sizeof mem_txt, "memory %lld bytes", (long long)mem_bytes);
     }
-    gp__exec_fmt(out->note, sizeof out->note, "cgroup %s %s: %s, %s",
+    gpx__exec_fmt(out->note, sizeof out->note, "cgroup %s %s: %s, %s",
              cg->mode == GP__CG_V2 ? "v2" : "v1", out->dirs[0], cpu_txt, mem_txt);
 }
 
-void gp__cg_remove(const gp__task_cg *tc) {
+void gpx__cg_remove(const gpx__task_cg *tc) {
     for (int i = 0; i < tc->ndirs; i++) {
         /* v2 (5.14+) kills a whole cgroup in one write; elsewhere signal each
          * member until none is left, then wait for the kernel to let go. */
         cg_write(tc->dirs[i], "cgroup.kill", "1");
         for (int round = 0; round < 200; round++) {
-            if (gp__cg_signal(tc, SIGKILL, 0) == 0 && (rmdir(tc->dirs[i]) == 0 || errno == ENOENT)) {
+            if (gpx__cg_signal(tc, SIGKILL, 0) == 0 && (rmdir(tc->dirs[i]) == 0 || errno == ENOENT)) {
                 break;
             }
             struct timespec ts = {0, 10 * 1000 * 1000};
@@ -290,7 +290,7 @@ void gp__cg_remove(const gp__task_cg *tc) {
     }
 }
 
-int gp__cg_save(const gp__task_cg *tc, const char *file) {
+int gpx__cg_save(const gpx__task_cg *tc, const char *file) {
     if (tc->ndirs == 0) {
         return unlink(file) < 0 && errno != ENOENT ? GP_EIO : 0;
     }
@@ -304,7 +304,7 @@ int gp__cg_save(const gp__task_cg *tc, const char *file) {
     return fclose(f) == 0 ? 0 : GP_EIO;
 }
 
-int gp__cg_load(gp__task_cg *tc, const char *file) {
+int gpx__cg_load(gpx__task_cg *tc, const char *file) {
     memset(tc, 0, sizeof *tc);
     FILE *f = fopen(file, "re");
     if (f == NULL) {
@@ -314,7 +314,7 @@ int gp__cg_load(gp__task_cg *tc, const char *file) {
     while (tc->ndirs < GP__CG_DIRS && fgets(line, sizeof line, f) != NULL) {
         line[strcspn(line, "\n")] = '\0';
         if (line[0] == '/') {
-            gp__exec_fmt(tc->dirs[tc->ndirs++], sizeof tc->dirs[0], "%s", line);
+            gpx__exec_fmt(tc->dirs[tc->ndirs++], sizeof tc->dirs[0], "%s", line);
         }
     }
     fclose(f);
@@ -345,7 +345,7 @@ static int own_path(const char *controller, char *out, size_t len) {
         const char *ctls = c1 + 1;
         found = controller[0] == '\0' ? ctls[0] == '\0' : has_word(ctls, controller, ',');
         if (found) {
-            gp__exec_fmt(out, len, "%s", c2 + 1);
+            gpx__exec_fmt(out, len, "%s", c2 + 1);
         }
     }
     fclose(f);
@@ -355,8 +355,8 @@ static int own_path(const char *controller, char *out, size_t len) {
 /* Reads one integer (or "max": -1) from dir/file; -2 if unreadable. */
 static long long read_num(const char *root, const char *rel, const char *file) {
     char path[PATH_MAX], buf[128];
-    gp__exec_fmt(path, sizeof path, "%s%s/%s", root, rel, file);
-    if (gp__read_small(path, buf, sizeof buf) <= 0) {
+    gpx__exec_fmt(path, sizeof path, "%s%s/%s", root, rel, file);
+    if (gpx__read_small(path, buf, sizeof buf) <= 0) {
         return -2;
     }
     if (strncmp(buf, "max", 3) == 0) {
@@ -367,15 +367,15 @@ static long long read_num(const char *root, const char *rel, const char *file) {
     return v;
 }
 
-void gp__cg_own_limits(int64_t *cpu_milli, int64_t *mem_bytes) {
+void gpx__cg_own_limits(int64_t *cpu_milli, int64_t *mem_bytes) {
     char mnt[PATH_MAX], rel[PATH_MAX], buf[128];
     *cpu_milli = -1;
     *mem_bytes = -1;
     if (find_mount(1, NULL, mnt, sizeof mnt) == 0 && own_path("", rel, sizeof rel) == 0) {
         char path[PATH_MAX];
-        gp__exec_fmt(path, sizeof path, "%s%s/cpu.max", mnt, rel);
+        gpx__exec_fmt(path, sizeof path, "%s%s/cpu.max", mnt, rel);
         long long quota = -1, period = 0;
-        if (gp__read_small(path, buf, sizeof buf) > 0 && buf[0] != 'm' &&
+        if (gpx__read_small(path, buf, sizeof buf) > 0 && buf[0] != 'm' &&
             sscanf(buf, "%lld %lld", &quota, &period) == 2 && quota > 0 && period > 0) {
             *cpu_milli = quota * 1000 / period;
         }

@@ -98,11 +98,11 @@ static void env_setf(envb *e, const char *name, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(value, sizeof value, fmt, ap);
     va_end(ap);
-    gp__exec_fmt(kv, sizeof kv, "%s=%s", name, value);
+    gpx__exec_fmt(kv, sizeof kv, "%s=%s", name, value);
     env_put(e, kv);
 }
 
-const char *gp__env_get(char *const *env, const char *name) {
+const char *gpx__env_get(char *const *env, const char *name) {
     size_t n = strlen(name);
     for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
         if (strncmp(env[i], name, n) == 0 && env[i][n] == '=') {
@@ -112,15 +112,15 @@ const char *gp__env_get(char *const *env, const char *name) {
     return NULL;
 }
 
-void gp__env_free(char **env) {
+void gpx__env_free(char **env) {
     for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
         free(env[i]);
     }
     free(env);
 }
 
-void gp__slice_name(uint64_t workload, int32_t task, int32_t attempt, char *buf, size_t len) {
-    gp__exec_fmt(buf, len, "w%llu-t%d-a%d", (unsigned long long)workload, task, attempt);
+void gpx__slice_name(uint64_t workload, int32_t task, int32_t attempt, char *buf, size_t len) {
+    gpx__exec_fmt(buf, len, "w%llu-t%d-a%d", (unsigned long long)workload, task, attempt);
 }
 
 /* Checks the binding against the node; finds its fractional slice (-1: none). */
@@ -131,23 +131,23 @@ static int check_binding(const gp_task_launch *t, int *frac, char *err, size_t e
         return 0;
     }
     if (t->node == NULL) {
-        gp__exec_errf(err, errlen, "node: required when the binding has GPU slices");
+        gpx__exec_errf(err, errlen, "node: required when the binding has GPU slices");
         return GP_EINVAL;
     }
     if (b->nslices < 0 || b->nslices > GP_MAX_GPUS_PER_NODE) {
-        gp__exec_errf(err, errlen, "binding.nslices: %d is out of range", b->nslices);
+        gpx__exec_errf(err, errlen, "binding.nslices: %d is out of range", b->nslices);
         return GP_EINVAL;
     }
     for (int i = 0; i < b->nslices; i++) {
         const gp_slice *s = &b->slices[i];
         if (s->gpu < 0 || s->gpu >= t->node->ngpus) {
-            gp__exec_errf(err, errlen, "binding.slices[%d].gpu: %d is not a GPU of node %s", i,
+            gpx__exec_errf(err, errlen, "binding.slices[%d].gpu: %d is not a GPU of node %s", i,
                      s->gpu, t->node->name);
             return GP_EINVAL;
         }
         if (s->mig_slot < 0 && s->milli > 0 && s->milli < GP_MILLI) {
             if (*frac >= 0) {
-                gp__exec_errf(err, errlen,
+                gpx__exec_errf(err, errlen,
                          "binding.slices[%d]: a task may hold only one fractional slice", i);
                 return GP_EINVAL;
             }
@@ -158,29 +158,29 @@ static int check_binding(const gp_task_launch *t, int *frac, char *err, size_t e
 }
 
 /* Sets CUDA_VISIBLE_DEVICES and the MIG profile; describes the GPUs in note. */
-static void set_gpus(envb *e, const gp__local *lx, const gp_task_launch *t, char *note,
+static void set_gpus(envb *e, const gpx__local *lx, const gp_task_launch *t, char *note,
                      size_t notelen) {
     char uuids[GP_MAX_GPUS_PER_NODE * (GP_NAME_MAX + 1)] = "";
     const gp_task_binding *b = t->binding;
     for (int i = 0; b != NULL && i < b->nslices; i++) {
         const gp_gpu_spec *g = &t->node->gpus[b->slices[i].gpu];
         size_t l = strlen(uuids);
-        gp__exec_fmt(uuids + l, sizeof uuids - l, "%s%s", l ? "," : "", g->uuid);
+        gpx__exec_fmt(uuids + l, sizeof uuids - l, "%s%s", l ? "," : "", g->uuid);
         int slot = b->slices[i].mig_slot;
         if (slot >= 0 && slot < g->nmig) {
             env_setf(e, "GPUPOOL_MIG_PROFILE", "%s", g->mig_layout[slot]);
         }
     }
     env_setf(e, "CUDA_VISIBLE_DEVICES", "%s", uuids);
-    gp__exec_fmt(note, notelen, "GPUs: %s%s", uuids[0] ? uuids : "none",
+    gpx__exec_fmt(note, notelen, "GPUs: %s%s", uuids[0] ? uuids : "none",
              lx->emulated && uuids[0] ? " (EMULATED: no real GPU behind them)" : "");
 }
 
 /* Sets the limits of a fractional slice and injects the interposer. */
-static void set_slice(envb *e, const gp__local *lx, const gp_task_launch *t, const gp_slice *s,
+static void set_slice(envb *e, const gpx__local *lx, const gp_task_launch *t, const gp_slice *s,
                       const char *user_preload, char *note, size_t notelen) {
     char ledger[96];
-    gp__slice_name(t->workload, t->task, t->attempt, ledger, sizeof ledger);
+    gpx__slice_name(t->workload, t->task, t->attempt, ledger, sizeof ledger);
     env_setf(e, "GPUPOOL_MEMORY_LIMIT", "%lld", (long long)s->mem);
     env_setf(e, "GPUPOOL_SLICE", "%s", ledger);
     if (t->compute_share > 0) {
@@ -193,17 +193,17 @@ static void set_slice(envb *e, const gp__local *lx, const gp_task_launch *t, con
         } else {
             env_setf(e, "LD_PRELOAD", "%s", lx->interposer);
         }
-        gp__exec_fmt(note + l, notelen - l, "; slice %d milli-GPU, memory cap %lld bytes, enforced by %s",
+        gpx__exec_fmt(note + l, notelen - l, "; slice %d milli-GPU, memory cap %lld bytes, enforced by %s",
                  s->milli, (long long)s->mem, lx->interposer);
     } else {
-        gp__exec_fmt(note + l, notelen - l,
+        gpx__exec_fmt(note + l, notelen - l,
                  "; slice %d milli-GPU, memory cap %lld bytes, NOT ENFORCED: interposer %s not "
                  "found (the cap is only announced in GPUPOOL_MEMORY_LIMIT)",
                  s->milli, (long long)s->mem, lx->interposer[0] ? lx->interposer : "(none)");
     }
 }
 
-int gp__env_build(const gp__local *lx, const gp_task_launch *t, const char *ckpt_dir,
+int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const char *ckpt_dir,
                   char ***out, char *note, size_t notelen, char *err, size_t errlen) {
     *out = NULL;
     int frac;
@@ -221,8 +221,8 @@ int gp__env_build(const gp__local *lx, const gp_task_launch *t, const char *ckpt
     for (size_t i = 0; t->env != NULL && t->env[i] != NULL; i++) {
         const char *kv = t->env[i];
         if (strchr(kv, '=') == NULL || kv[0] == '=') {
-            gp__env_free(e.v);
-            gp__exec_errf(err, errlen, "env[%zu]: '%.60s' is not NAME=VALUE", i, kv);
+            gpx__env_free(e.v);
+            gpx__exec_errf(err, errlen, "env[%zu]: '%.60s' is not NAME=VALUE", i, kv);
             return GP_EINVAL;
         }
         if (strncmp(kv, "LD_PRELOAD=", 11) == 0) {
@@ -234,7 +234,7 @@ int gp__env_build(const gp__local *lx, const gp_task_launch *t, const char *ckpt
     }
     char sig[32];
     const char *abbrev = sigabbrev_np(t->checkpoint_signal);
-    gp__exec_fmt(sig, sizeof sig, "%s", abbrev != NULL ? abbrev : "TERM");
+    gpx__exec_fmt(sig, sizeof sig, "%s", abbrev != NULL ? abbrev : "TERM");
     env_setf(&e, "GPUPOOL_WORKLOAD_ID", "%llu", (unsigned long long)t->workload);
     env_setf(&e, "GPUPOOL_TASK_INDEX", "%d", t->task);
     env_setf(&e, "GPUPOOL_ATTEMPT", "%d", t->attempt);
@@ -251,8 +251,8 @@ int gp__env_build(const gp__local *lx, const gp_task_launch *t, const char *ckpt
         set_slice(&e, lx, t, &t->binding->slices[frac], user_preload, note, notelen);
     }
     if (e.oom || e.v == NULL) {
-        gp__env_free(e.v);
-        gp__exec_errf(err, errlen, "env: out of memory");
+        gpx__env_free(e.v);
+        gpx__exec_errf(err, errlen, "env: out of memory");
         return GP_ENOMEM;
     }
     *out = e.v;

@@ -51,7 +51,7 @@ static int valid_name(const char *s) {
     return 1;
 }
 
-void gp__host_resources(int64_t *cpu_milli, int64_t *mem_bytes) {
+void gpx__host_resources(int64_t *cpu_milli, int64_t *mem_bytes) {
     cpu_set_t set;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (sched_getaffinity(0, sizeof set, &set) == 0) {
@@ -61,7 +61,7 @@ void gp__host_resources(int64_t *cpu_milli, int64_t *mem_bytes) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     *mem_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : 0;
     int64_t cg_cpu, cg_mem;
-    gp__cg_own_limits(&cg_cpu, &cg_mem);
+    gpx__cg_own_limits(&cg_cpu, &cg_mem);
     if (cg_cpu > 0 && cg_cpu < *cpu_milli) {
         *cpu_milli = cg_cpu;
     }
@@ -91,18 +91,18 @@ static int parse_gpu(char *value, gp_node_spec *node, char *msg, size_t len) {
     char *model = strtok_r(value, " \t", &save);
     char *mem = strtok_r(NULL, " \t", &save);
     if (model == NULL || mem == NULL) {
-        gp__exec_fmt(msg, len, "expected 'MODEL MEMORY [COUNT] [sm=N] [mig=P1,P2,...]'");
+        gpx__exec_fmt(msg, len, "expected 'MODEL MEMORY [COUNT] [sm=N] [mig=P1,P2,...]'");
         return GP_EPARSE;
     }
     if (!valid_name(model)) {
-        gp__exec_fmt(msg, len, "model '%s' is not a name (letters, digits, '.', '_', '-')", model);
+        gpx__exec_fmt(msg, len, "model '%s' is not a name (letters, digits, '.', '_', '-')", model);
         return GP_EPARSE;
     }
     gp_gpu_spec g;
     memset(&g, 0, sizeof g);
-    gp__exec_fmt(g.model, sizeof g.model, "%s", model);
+    gpx__exec_fmt(g.model, sizeof g.model, "%s", model);
     if (gp_parse_size(mem, &g.mem_bytes) < 0 || g.mem_bytes <= 0) {
-        gp__exec_fmt(msg, len, "memory '%s' is not a size (like 80G or 85899345920)", mem);
+        gpx__exec_fmt(msg, len, "memory '%s' is not a size (like 80G or 85899345920)", mem);
         return GP_EPARSE;
     }
     long count = 1;
@@ -111,7 +111,7 @@ static int parse_gpu(char *value, gp_node_spec *node, char *msg, size_t len) {
         if (strncmp(tok, "sm=", 3) == 0) {
             long sm = strtol(tok + 3, &end, 10);
             if (*end != '\0' || tok[3] == '\0' || sm <= 0 || sm > 100000) {
-                gp__exec_fmt(msg, len, "sm '%s' is not a positive count of multiprocessors", tok + 3);
+                gpx__exec_fmt(msg, len, "sm '%s' is not a positive count of multiprocessors", tok + 3);
                 return GP_EPARSE;
             }
             g.sm_count = (int32_t)sm;
@@ -120,26 +120,26 @@ static int parse_gpu(char *value, gp_node_spec *node, char *msg, size_t len) {
             g.mig = 1;
             for (char *p = strtok_r(tok + 4, ",", &s2); p != NULL; p = strtok_r(NULL, ",", &s2)) {
                 if (g.nmig == GP_MAX_MIG_SLOTS || strlen(p) >= sizeof g.mig_layout[0]) {
-                    gp__exec_fmt(msg, len, "mig: at most %d profiles of at most %zu characters",
+                    gpx__exec_fmt(msg, len, "mig: at most %d profiles of at most %zu characters",
                              GP_MAX_MIG_SLOTS, sizeof g.mig_layout[0] - 1);
                     return GP_EPARSE;
                 }
-                gp__exec_fmt(g.mig_layout[g.nmig++], sizeof g.mig_layout[0], "%s", p);
+                gpx__exec_fmt(g.mig_layout[g.nmig++], sizeof g.mig_layout[0], "%s", p);
             }
             if (g.nmig == 0) {
-                gp__exec_fmt(msg, len, "mig: expected a list of profiles like 3g.40gb,3g.40gb");
+                gpx__exec_fmt(msg, len, "mig: expected a list of profiles like 3g.40gb,3g.40gb");
                 return GP_EPARSE;
             }
         } else {
             count = strtol(tok, &end, 10);
             if (*end != '\0' || count <= 0) {
-                gp__exec_fmt(msg, len, "count '%s' is not a positive number of GPUs", tok);
+                gpx__exec_fmt(msg, len, "count '%s' is not a positive number of GPUs", tok);
                 return GP_EPARSE;
             }
         }
     }
     if (node->ngpus + count > GP_MAX_GPUS_PER_NODE) {
-        gp__exec_fmt(msg, len, "count: a node holds at most %d GPUs", GP_MAX_GPUS_PER_NODE);
+        gpx__exec_fmt(msg, len, "count: a node holds at most %d GPUs", GP_MAX_GPUS_PER_NODE);
         return GP_EPARSE;
     }
     for (long i = 0; i < count; i++) {
@@ -152,22 +152,22 @@ static int parse_gpu(char *value, gp_node_spec *node, char *msg, size_t len) {
 static int parse_label(char *value, gp_node_spec *node, char *msg, size_t len) {
     char *eq = strchr(value, '=');
     if (eq == NULL) {
-        gp__exec_fmt(msg, len, "expected 'KEY=VALUE', got '%s'", value);
+        gpx__exec_fmt(msg, len, "expected 'KEY=VALUE', got '%s'", value);
         return GP_EPARSE;
     }
     *eq = '\0';
     char *k = trim(value), *v = trim(eq + 1);
     if (!valid_name(k) || !valid_name(v)) {
-        gp__exec_fmt(msg, len, "key and value must be names (letters, digits, '.', '_', '-')");
+        gpx__exec_fmt(msg, len, "key and value must be names (letters, digits, '.', '_', '-')");
         return GP_EPARSE;
     }
     if (node->nlabels == GP_MAX_LABELS) {
-        gp__exec_fmt(msg, len, "a node has at most %d labels", GP_MAX_LABELS);
+        gpx__exec_fmt(msg, len, "a node has at most %d labels", GP_MAX_LABELS);
         return GP_EPARSE;
     }
     gp_label *l = &node->labels[node->nlabels++];
-    gp__exec_fmt(l->key, sizeof l->key, "%s", k);
-    gp__exec_fmt(l->value, sizeof l->value, "%s", v);
+    gpx__exec_fmt(l->key, sizeof l->key, "%s", k);
+    gpx__exec_fmt(l->value, sizeof l->value, "%s", v);
     return 0;
 }
 
@@ -181,11 +181,11 @@ static int parse_line(const char *key, char *value, gp_node_spec *node, char *ms
     }
     if (strcmp(key, "node") == 0 || strcmp(key, "domain") == 0) {
         if (!valid_name(value)) {
-            gp__exec_fmt(msg, len, "'%s' is not a name (1 to %d letters, digits, '.', '_', '-')",
+            gpx__exec_fmt(msg, len, "'%s' is not a name (1 to %d letters, digits, '.', '_', '-')",
                      value, GP_NAME_MAX);
             return GP_EPARSE;
         }
-        gp__exec_fmt(key[0] == 'n' ? node->name : node->domain, sizeof node->name, "%s", value);
+        gpx__exec_fmt(key[0] == 'n' ? node->name : node->domain, sizeof node->name, "%s", value);
         return 0;
     }
     if (strcmp(key, "cpu") == 0) {
@@ -195,7 +195,7 @@ static int parse_line(const char *key, char *value, gp_node_spec *node, char *ms
         int milli = *end == 'm' && end[1] == '\0';
         if (errno != 0 || end == value || (*end != '\0' && !milli) || v <= 0 ||
             v > INT64_MAX / 1000) {
-            gp__exec_fmt(msg, len, "'%s' is not a number of cores (like 16) or milli-cores (16000m)",
+            gpx__exec_fmt(msg, len, "'%s' is not a number of cores (like 16) or milli-cores (16000m)",
                      value);
             return GP_EPARSE;
         }
@@ -204,19 +204,19 @@ static int parse_line(const char *key, char *value, gp_node_spec *node, char *ms
     }
     if (strcmp(key, "memory") == 0) {
         if (gp_parse_size(value, &node->mem_bytes) < 0 || node->mem_bytes <= 0) {
-            gp__exec_fmt(msg, len, "'%s' is not a size (like 64G or 68719476736)", value);
+            gpx__exec_fmt(msg, len, "'%s' is not a size (like 64G or 68719476736)", value);
             return GP_EPARSE;
         }
         return 0;
     }
-    gp__exec_fmt(msg, len, "unknown key (expected node, domain, cpu, memory, label or gpu)");
+    gpx__exec_fmt(msg, len, "unknown key (expected node, domain, cpu, memory, label or gpu)");
     return GP_EPARSE;
 }
 
-int gp__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t errlen) {
+int gpx__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t errlen) {
     FILE *f = fopen(path, "re");
     if (f == NULL) {
-        gp__exec_errf(err, errlen, "inventory: cannot read %s: %s", path, strerror(errno));
+        gpx__exec_errf(err, errlen, "inventory: cannot read %s: %s", path, strerror(errno));
         return GP_ENOENT;
     }
     /* Scalar keys may be given once; remember where. */
@@ -236,20 +236,20 @@ int gp__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t e
         }
         char *eq = strchr(s, '=');
         if (eq == NULL) {
-            gp__exec_errf(err, errlen, "%s:%d: expected 'key = value', got '%.60s'", path, lineno, s);
+            gpx__exec_errf(err, errlen, "%s:%d: expected 'key = value', got '%.60s'", path, lineno, s);
             rc = GP_EPARSE;
             break;
         }
         *eq = '\0';
         char *key = trim(s), *value = trim(eq + 1);
         if (*value == '\0') {
-            gp__exec_errf(err, errlen, "%s:%d: %.30s: missing value", path, lineno, key);
+            gpx__exec_errf(err, errlen, "%s:%d: %.30s: missing value", path, lineno, key);
             rc = GP_EPARSE;
             break;
         }
         for (size_t i = 0; i < 4; i++) {
             if (strcmp(key, once[i]) == 0 && seen[i] != 0) {
-                gp__exec_fmt(msg, sizeof msg, "given twice (first on line %d)", seen[i]);
+                gpx__exec_fmt(msg, sizeof msg, "given twice (first on line %d)", seen[i]);
                 rc = GP_EPARSE;
             } else if (strcmp(key, once[i]) == 0) {
                 seen[i] = lineno;
@@ -259,19 +259,19 @@ int gp__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t e
             rc = parse_line(key, value, node, msg, sizeof msg);
         }
         if (rc < 0) {
-            gp__exec_errf(err, errlen, "%s:%d: %.30s: %s", path, lineno, key, msg);
+            gpx__exec_errf(err, errlen, "%s:%d: %.30s: %s", path, lineno, key, msg);
         }
     }
     fclose(f);
     if (rc == 0 && node->ngpus == 0) {
-        gp__exec_errf(err, errlen, "%s: no 'gpu' line: an emulated inventory declares its GPUs",
+        gpx__exec_errf(err, errlen, "%s: no 'gpu' line: an emulated inventory declares its GPUs",
                  path);
         rc = GP_EPARSE;
     }
     for (int i = 0; rc == 0 && i < node->ngpus; i++) {
-        if (gp__exec_fmt(node->gpus[i].uuid, sizeof node->gpus[i].uuid, "GPU-emulated-%s-%d",
+        if (gpx__exec_fmt(node->gpus[i].uuid, sizeof node->gpus[i].uuid, "GPU-emulated-%s-%d",
                     node->name, i) < 0) {
-            gp__exec_errf(err, errlen, "%s: node: '%s' is too long to name emulated GPUs", path,
+            gpx__exec_errf(err, errlen, "%s: node: '%s' is too long to name emulated GPUs", path,
                      node->name);
             rc = GP_EPARSE;
         }
@@ -287,14 +287,14 @@ int gp__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t e
 #define NVML_UUID_LEN 96
 #define NVML_NAME_LEN 96
 
-int gp__nvml_open(gp__nvml *nv, const char *lib, int required, char *err, size_t errlen) {
+int gpx__nvml_open(gpx__nvml *nv, const char *lib, int required, char *err, size_t errlen) {
     memset(nv, 0, sizeof *nv);
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
         const char *why = dlerror();
-        gp__exec_fmt(nv->note, sizeof nv->note, "NVML not loaded (%.200s)", why ? why : lib);
+        gpx__exec_fmt(nv->note, sizeof nv->note, "NVML not loaded (%.200s)", why ? why : lib);
         if (required) {
-            gp__exec_errf(err, errlen, "nvml: cannot load %s: %s", lib, why ? why : "unknown error");
+            gpx__exec_errf(err, errlen, "nvml: cannot load %s: %s", lib, why ? why : "unknown error");
             return GP_ENOENT;
         }
         return 0;
@@ -311,25 +311,25 @@ int gp__nvml_open(gp__nvml *nv, const char *lib, int required, char *err, size_t
     if (rc != NVML_SUCCESS) {
         char note[256];
         if (missing != NULL) {
-            gp__exec_fmt(note, sizeof note, "NVML from %.200s lacks %s", lib, missing);
+            gpx__exec_fmt(note, sizeof note, "NVML from %.200s lacks %s", lib, missing);
         } else {
-            gp__exec_fmt(note, sizeof note, "NVML from %.200s: nvmlInit_v2 failed (%d)", lib, rc);
+            gpx__exec_fmt(note, sizeof note, "NVML from %.200s: nvmlInit_v2 failed (%d)", lib, rc);
         }
         dlclose(h);
         memset(nv, 0, sizeof *nv);
-        gp__exec_fmt(nv->note, sizeof nv->note, "%s", note);
+        gpx__exec_fmt(nv->note, sizeof nv->note, "%s", note);
         if (required) {
-            gp__exec_errf(err, errlen, "nvml: %s", note);
+            gpx__exec_errf(err, errlen, "nvml: %s", note);
             return GP_EIO;
         }
         return 0;
     }
     nv->lib = h;
-    gp__exec_fmt(nv->note, sizeof nv->note, "NVML from %s", lib);
+    gpx__exec_fmt(nv->note, sizeof nv->note, "NVML from %s", lib);
     return 0;
 }
 
-void gp__nvml_close(gp__nvml *nv) {
+void gpx__nvml_close(gpx__nvml *nv) {
     if (nv->lib != NULL) {
         nv->nvmlShutdown();
         dlclose(nv->lib);
@@ -342,7 +342,7 @@ static void model_from_name(const char *name, char *out, size_t len) {
     if (strncmp(name, "NVIDIA ", 7) == 0) {
         name += 7;
     }
-    gp__exec_fmt(out, len, "%s", name);
+    gpx__exec_fmt(out, len, "%s", name);
     for (char *p = out; *p != '\0'; p++) {
         if (!isalnum((unsigned char)*p) && strchr("._-", *p) == NULL) {
             *p = '-';
@@ -350,7 +350,7 @@ static void model_from_name(const char *name, char *out, size_t len) {
     }
 }
 
-int gp__nvml_gpus(gp__nvml *nv, gp_node_spec *node, char *err, size_t errlen) {
+int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen) {
     node->ngpus = 0;
     if (nv->lib == NULL) {
         return 0;
@@ -358,13 +358,13 @@ int gp__nvml_gpus(gp__nvml *nv, gp_node_spec *node, char *err, size_t errlen) {
     unsigned int count = 0;
     int rc = nv->nvmlDeviceGetCount_v2(&count);
     if (rc != NVML_SUCCESS) {
-        gp__exec_errf(err, errlen, "nvml: nvmlDeviceGetCount_v2 failed (%d)", rc);
+        gpx__exec_errf(err, errlen, "nvml: nvmlDeviceGetCount_v2 failed (%d)", rc);
         return GP_EIO;
     }
     for (unsigned int i = 0; i < count && node->ngpus < GP_MAX_GPUS_PER_NODE; i++) {
-        gp__nvml_dev dev;
+        gpx__nvml_dev dev;
         char uuid[NVML_UUID_LEN], name[NVML_NAME_LEN];
-        gp__nvml_memory mem;
+        gpx__nvml_memory mem;
         unsigned int cur = 0, pending = 0;
         const char *what = NULL;
         if ((rc = nv->nvmlDeviceGetHandleByIndex_v2(i, &dev)) != NVML_SUCCESS) {
@@ -377,7 +377,7 @@ int gp__nvml_gpus(gp__nvml *nv, gp_node_spec *node, char *err, size_t errlen) {
             what = "nvmlDeviceGetMemoryInfo";
         }
         if (what != NULL) {
-            gp__exec_errf(err, errlen, "nvml: %s failed for GPU %u (%d)", what, i, rc);
+            gpx__exec_errf(err, errlen, "nvml: %s failed for GPU %u (%d)", what, i, rc);
             return GP_EIO;
         }
         /* GPUs without MIG answer NOT_SUPPORTED, and old drivers lack the
@@ -388,7 +388,7 @@ int gp__nvml_gpus(gp__nvml *nv, gp_node_spec *node, char *err, size_t errlen) {
         }
         gp_gpu_spec *g = &node->gpus[node->ngpus++];
         memset(g, 0, sizeof *g);
-        gp__exec_fmt(g->uuid, sizeof g->uuid, "%.*s", (int)sizeof g->uuid - 1, uuid);
+        gpx__exec_fmt(g->uuid, sizeof g->uuid, "%.*s", (int)sizeof g->uuid - 1, uuid);
         model_from_name(name, g->model, sizeof g->model);
         g->mem_bytes = mem.total > (unsigned long long)INT64_MAX ? INT64_MAX : (int64_t)mem.total;
         g->index = (int32_t)i;

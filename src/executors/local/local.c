@@ -53,7 +53,7 @@
 /* mkdir -p; 0 or -errno. */
 static int mkdirs(const char *path) {
     char buf[PATH_MAX];
-    if (gp__exec_fmt(buf, sizeof buf, "%s", path) < 0) {
+    if (gpx__exec_fmt(buf, sizeof buf, "%s", path) < 0) {
         return -ENAMETOOLONG;
     }
     for (char *p = buf + 1;; p++) {
@@ -74,7 +74,7 @@ static int mkdirs(const char *path) {
 /* Creates the directory that holds path. */
 static int mkdirs_parent(const char *path) {
     char buf[PATH_MAX];
-    gp__exec_fmt(buf, sizeof buf, "%s", path);
+    gpx__exec_fmt(buf, sizeof buf, "%s", path);
     char *slash = strrchr(buf, '/');
     if (slash == NULL || slash == buf) {
         return 0;
@@ -85,7 +85,7 @@ static int mkdirs_parent(const char *path) {
 
 /* The key of a task attempt: "w<workload>.t<task>.a<attempt>". */
 static void make_key(char *key, size_t len, uint64_t w, int32_t task, int32_t attempt) {
-    gp__exec_fmt(key, len, "w%llu.t%d.a%d", (unsigned long long)w, task, attempt);
+    gpx__exec_fmt(key, len, "w%llu.t%d.a%d", (unsigned long long)w, task, attempt);
 }
 
 /* Parses a key; 0 or GP_EINVAL. Only keys this file makes are accepted, so a
@@ -140,16 +140,16 @@ static int parse_handle(const char *h, handle_parts *out) {
     return 0;
 }
 
-static void task_dir(const gp__local *lx, const char *key, char *out, size_t len) {
-    gp__exec_fmt(out, len, "%s/%s", lx->state_dir, key);
+static void task_dir(const gpx__local *lx, const char *key, char *out, size_t len) {
+    gpx__exec_fmt(out, len, "%s/%s", lx->state_dir, key);
 }
 
 /* Reads the handle file of a task directory into handle (no newline).
  * 0, or GP_ENOENT if there is none. */
 static int read_handle(const char *dir, char handle[GP_HANDLE_MAX]) {
     char path[PATH_MAX];
-    gp__exec_fmt(path, sizeof path, "%s/handle", dir);
-    ssize_t n = gp__read_small(path, handle, GP_HANDLE_MAX);
+    gpx__exec_fmt(path, sizeof path, "%s/handle", dir);
+    ssize_t n = gpx__read_small(path, handle, GP_HANDLE_MAX);
     if (n <= 0) {
         return GP_ENOENT;
     }
@@ -185,7 +185,7 @@ typedef struct config {
 
 /* Parses "key=value,key=value" into lx and c. Each key names a string field;
  * the values are checked by open() once all are read. */
-static int parse_config(gp__local *lx, config *c, const char *text, char *err, size_t errlen) {
+static int parse_config(gpx__local *lx, config *c, const char *text, char *err, size_t errlen) {
     const struct {
         const char *key;
         char *field;
@@ -211,7 +211,7 @@ static int parse_config(gp__local *lx, config *c, const char *text, char *err, s
          item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
         if (eq == NULL) {
-            gp__exec_errf(err, errlen, "config: '%.60s' is not key=value", item);
+            gpx__exec_errf(err, errlen, "config: '%.60s' is not key=value", item);
             rc = GP_EINVAL;
             break;
         }
@@ -221,20 +221,20 @@ static int parse_config(gp__local *lx, config *c, const char *text, char *err, s
             i++;
         }
         if (i == nkeys) {
-            gp__exec_errf(err, errlen,
+            gpx__exec_errf(err, errlen,
                      "config: unknown key '%.40s' (expected state_dir, inventory, nvml, "
                      "interposer, cgroup, cgroup_parent, node or domain)",
                      item);
             rc = GP_EINVAL;
-        } else if (gp__exec_fmt(keys[i].field, keys[i].len, "%s", eq + 1) < 0) {
-            gp__exec_errf(err, errlen, "config: %s: value is longer than %zu characters", item,
+        } else if (gpx__exec_fmt(keys[i].field, keys[i].len, "%s", eq + 1) < 0) {
+            gpx__exec_errf(err, errlen, "config: %s: value is longer than %zu characters", item,
                      keys[i].len - 1);
             rc = GP_EINVAL;
         }
     }
     free(copy);
     if (rc == 0 && lx->state_dir[0] != '/') {
-        gp__exec_errf(err, errlen, "config: state_dir: '%.60s' is not an absolute path",
+        gpx__exec_errf(err, errlen, "config: state_dir: '%.60s' is not an absolute path",
                  lx->state_dir);
         rc = GP_EINVAL;
     }
@@ -244,62 +244,62 @@ static int parse_config(gp__local *lx, config *c, const char *text, char *err, s
 /* Marks a node as emulated where everyone looks at it: in its labels. */
 static void label_emulated(gp_node_spec *n) {
     if (n->nlabels < GP_MAX_LABELS) {
-        gp__exec_fmt(n->labels[n->nlabels].key, sizeof n->labels[0].key, "gpupool.emulated");
-        gp__exec_fmt(n->labels[n->nlabels].value, sizeof n->labels[0].value, "true");
+        gpx__exec_fmt(n->labels[n->nlabels].key, sizeof n->labels[0].key, "gpupool.emulated");
+        gpx__exec_fmt(n->labels[n->nlabels].value, sizeof n->labels[0].value, "true");
         n->nlabels++;
     }
 }
 
 /* The node as this host is: name, domain, CPU and memory, no GPUs. */
-static void host_node(const gp__local *lx, gp_node_spec *n) {
+static void host_node(const gpx__local *lx, gp_node_spec *n) {
     memset(n, 0, sizeof *n);
-    gp__exec_fmt(n->name, sizeof n->name, "%s", lx->node_name);
-    gp__exec_fmt(n->domain, sizeof n->domain, "%s", lx->domain);
+    gpx__exec_fmt(n->name, sizeof n->name, "%s", lx->node_name);
+    gpx__exec_fmt(n->domain, sizeof n->domain, "%s", lx->domain);
     n->schedulable = 1;
-    gp__host_resources(&n->cpu_milli, &n->mem_bytes);
+    gpx__host_resources(&n->cpu_milli, &n->mem_bytes);
 }
 
 static void local_close(void *state);
 
 static int local_open(const char *text, void **state, char *err, size_t errlen) {
     *state = NULL;
-    gp__local *lx = calloc(1, sizeof *lx);
+    gpx__local *lx = calloc(1, sizeof *lx);
     config *c = calloc(1, sizeof *c);
     if (lx == NULL || c == NULL) {
         free(lx);
         free(c);
-        gp__exec_errf(err, errlen, "local: out of memory");
+        gpx__exec_errf(err, errlen, "local: out of memory");
         return GP_ENOMEM;
     }
-    gp__exec_fmt(lx->state_dir, sizeof lx->state_dir, "%s", DEFAULT_STATE_DIR);
-    gp__exec_fmt(lx->interposer, sizeof lx->interposer, "%s", DEFAULT_INTERPOSER);
-    gp__exec_fmt(lx->domain, sizeof lx->domain, "local");
-    gp__exec_fmt(c->cgroup, sizeof c->cgroup, "auto");
-    gp__exec_fmt(c->cgroup_parent, sizeof c->cgroup_parent, "gpupool");
-    gp__exec_fmt(c->nvml, sizeof c->nvml, "auto");
+    gpx__exec_fmt(lx->state_dir, sizeof lx->state_dir, "%s", DEFAULT_STATE_DIR);
+    gpx__exec_fmt(lx->interposer, sizeof lx->interposer, "%s", DEFAULT_INTERPOSER);
+    gpx__exec_fmt(lx->domain, sizeof lx->domain, "local");
+    gpx__exec_fmt(c->cgroup, sizeof c->cgroup, "auto");
+    gpx__exec_fmt(c->cgroup_parent, sizeof c->cgroup_parent, "gpupool");
+    gpx__exec_fmt(c->nvml, sizeof c->nvml, "auto");
     int rc = parse_config(lx, c, text, err, errlen);
     if (rc == 0 && lx->node_name[0] == '\0' &&
         gethostname(lx->node_name, sizeof lx->node_name - 1) < 0) {
-        gp__exec_fmt(lx->node_name, sizeof lx->node_name, "localhost");
+        gpx__exec_fmt(lx->node_name, sizeof lx->node_name, "localhost");
     }
     if (rc == 0 && (rc = mkdirs(lx->state_dir)) < 0) {
-        gp__exec_errf(err, errlen, "config: state_dir: cannot create %s: %s", lx->state_dir,
+        gpx__exec_errf(err, errlen, "config: state_dir: cannot create %s: %s", lx->state_dir,
                  strerror(-rc));
         rc = GP_EIO;
     }
     if (rc == 0 && lx->inventory[0] != '\0') {
         host_node(lx, &lx->emu);
-        rc = gp__inv_parse_file(lx->inventory, &lx->emu, err, errlen);
+        rc = gpx__inv_parse_file(lx->inventory, &lx->emu, err, errlen);
         lx->emulated = 1;
         label_emulated(&lx->emu);
     } else if (rc == 0 && strcmp(c->nvml, "off") != 0) {
         int required = strcmp(c->nvml, "auto") != 0;
-        rc = gp__nvml_open(&lx->nvml, required ? c->nvml : DEFAULT_NVML, required, err, errlen);
+        rc = gpx__nvml_open(&lx->nvml, required ? c->nvml : DEFAULT_NVML, required, err, errlen);
     } else if (rc == 0) {
-        gp__exec_fmt(lx->nvml.note, sizeof lx->nvml.note, "NVML is off (nvml=off)");
+        gpx__exec_fmt(lx->nvml.note, sizeof lx->nvml.note, "NVML is off (nvml=off)");
     }
     if (rc == 0) {
-        rc = gp__cg_detect(&lx->cg, c->cgroup, c->cgroup_parent, err, errlen);
+        rc = gpx__cg_detect(&lx->cg, c->cgroup, c->cgroup_parent, err, errlen);
     }
     free(c);
     if (rc < 0) {
@@ -311,16 +311,16 @@ static int local_open(const char *text, void **state, char *err, size_t errlen) 
 }
 
 static void local_close(void *state) {
-    gp__local *lx = state;
+    gpx__local *lx = state;
     if (lx != NULL) {
-        gp__nvml_close(&lx->nvml);
+        gpx__nvml_close(&lx->nvml);
         free(lx);
     }
 }
 
 static int local_inventory(void *state, gp_node_spec *nodes, size_t max, size_t *n,
                            int *emulated, char *err, size_t errlen) {
-    gp__local *lx = state;
+    gpx__local *lx = state;
     *emulated = lx->emulated;
     *n = 1;
     if (max == 0) {
@@ -331,7 +331,7 @@ static int local_inventory(void *state, gp_node_spec *nodes, size_t max, size_t 
         return 0;
     }
     host_node(lx, &nodes[0]);
-    return gp__nvml_gpus(&lx->nvml, &nodes[0], err, errlen);
+    return gpx__nvml_gpus(&lx->nvml, &nodes[0], err, errlen);
 }
 
 /* ======================================================================== */
@@ -343,17 +343,17 @@ static void start_error(const gp_task_launch *t, const char *path, const char *w
                         int e, char *err, size_t errlen) {
     switch (stage) {
     case GP__STAGE_EXEC:
-        gp__exec_errf(err, errlen, "argv[0]: cannot execute '%s': %s", path, strerror(e));
+        gpx__exec_errf(err, errlen, "argv[0]: cannot execute '%s': %s", path, strerror(e));
         break;
     case GP__STAGE_CHDIR:
-        gp__exec_errf(err, errlen, "workdir: cannot enter '%s': %s", workdir, strerror(e));
+        gpx__exec_errf(err, errlen, "workdir: cannot enter '%s': %s", workdir, strerror(e));
         break;
     case GP__STAGE_STDIO:
-        gp__exec_errf(err, errlen, "log_path: cannot send output to '%s': %s",
+        gpx__exec_errf(err, errlen, "log_path: cannot send output to '%s': %s",
                  t->log_path ? t->log_path : "(default)", strerror(e));
         break;
     default:
-        gp__exec_errf(err, errlen, "launch: cannot start the task's supervisor: %s", strerror(e));
+        gpx__exec_errf(err, errlen, "launch: cannot start the task's supervisor: %s", strerror(e));
     }
 }
 
@@ -361,16 +361,16 @@ static void start_error(const gp_task_launch *t, const char *path, const char *w
  * slash is used as it is (relative to the working directory). */
 static int resolve(const char *prog, char *const *env, char *out, size_t len) {
     if (strchr(prog, '/') != NULL) {
-        gp__exec_fmt(out, len, "%s", prog);
+        gpx__exec_fmt(out, len, "%s", prog);
         return 0;
     }
-    const char *path = gp__env_get(env, "PATH");
+    const char *path = gpx__env_get(env, "PATH");
     char dirs[4096];
-    gp__exec_fmt(dirs, sizeof dirs, "%s", path != NULL ? path : DEFAULT_PATH);
+    gpx__exec_fmt(dirs, sizeof dirs, "%s", path != NULL ? path : DEFAULT_PATH);
     char *save = NULL;
     for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
         struct stat st;
-        gp__exec_fmt(out, len, "%s/%s", d, prog);
+        gpx__exec_fmt(out, len, "%s/%s", d, prog);
         if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) {
             return 0;
         }
@@ -389,8 +389,8 @@ static int launched_before(const gp_task_launch *t, const char *dir, char handle
                            char *err, size_t errlen) {
     for (int i = 0; i < 100; i++) {
         if (read_handle(dir, handle) == 0) {
-            gp__exit ex;
-            if (gp__exit_read(dir, &ex) == 0 && ex.present && ex.start_stage != GP__STAGE_NONE) {
+            gpx__exit ex;
+            if (gpx__exit_read(dir, &ex) == 0 && ex.present && ex.start_stage != GP__STAGE_NONE) {
                 start_error(t, t->argv[0], t->workdir ? t->workdir : "(default)", ex.start_stage,
                             ex.start_errno, err, errlen);
                 handle[0] = '\0';
@@ -402,17 +402,17 @@ static int launched_before(const gp_task_launch *t, const char *dir, char handle
         nanosleep(&ts, NULL);
     }
     char file[PATH_MAX];
-    gp__exec_fmt(file, sizeof file, "%s/cgroup", dir);
-    gp__task_cg cg;
-    if (gp__cg_load(&cg, file) == 0) {
-        gp__cg_remove(&cg);
+    gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
+    gpx__task_cg cg;
+    if (gpx__cg_load(&cg, file) == 0) {
+        gpx__cg_remove(&cg);
     }
     remove_dir(dir);
     return 0;
 }
 
 /* Writes the header of an attempt into its log. */
-static void log_header(int fd, const gp__local *lx, const gp_task_launch *t, const char *path,
+static void log_header(int fd, const gpx__local *lx, const gp_task_launch *t, const char *path,
                        const char *gpus, const char *cg) {
     char when[32];
     time_t now = time(NULL);
@@ -434,10 +434,10 @@ typedef struct prep {
     char **argv;                /* a copy: execve wants it without const */
     char **env;
     int log_fd;
-    gp__task_cg cg;
+    gpx__task_cg cg;
 } prep;
 
-/* A copy of a NULL-terminated argv (free with gp__env_free), or NULL. */
+/* A copy of a NULL-terminated argv (free with gpx__env_free), or NULL. */
 static char **copy_argv(const char *const *argv) {
     size_t n = 0;
     while (argv[n] != NULL) {
@@ -446,7 +446,7 @@ static char **copy_argv(const char *const *argv) {
     char **v = calloc(n + 1, sizeof *v);
     for (size_t i = 0; v != NULL && i < n; i++) {
         if ((v[i] = strdup(argv[i])) == NULL) {
-            gp__env_free(v);
+            gpx__env_free(v);
             return NULL;
         }
     }
@@ -455,34 +455,34 @@ static char **copy_argv(const char *const *argv) {
 
 /* Decides the directories of a task (defaults where the daemon gave none)
  * and creates them. */
-static int prepare_dirs(const gp__local *lx, const gp_task_launch *t, prep *p, char *err,
+static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, char *err,
                         size_t errlen) {
     char base[64];
-    gp__exec_fmt(base, sizeof base, "w%llu.t%d", (unsigned long long)t->workload, t->task);
+    gpx__exec_fmt(base, sizeof base, "w%llu.t%d", (unsigned long long)t->workload, t->task);
     if (t->checkpoint_dir != NULL) {
-        gp__exec_fmt(p->ckpt, sizeof p->ckpt, "%s", t->checkpoint_dir);
+        gpx__exec_fmt(p->ckpt, sizeof p->ckpt, "%s", t->checkpoint_dir);
     } else {
-        gp__exec_fmt(p->ckpt, sizeof p->ckpt, "%s/checkpoints/%s", lx->state_dir, base);
+        gpx__exec_fmt(p->ckpt, sizeof p->ckpt, "%s/checkpoints/%s", lx->state_dir, base);
     }
-    gp__exec_fmt(p->workdir, sizeof p->workdir, "%s", t->workdir != NULL ? t->workdir : p->ckpt);
+    gpx__exec_fmt(p->workdir, sizeof p->workdir, "%s", t->workdir != NULL ? t->workdir : p->ckpt);
     if (t->log_path != NULL) {
-        gp__exec_fmt(p->log, sizeof p->log, "%s", t->log_path);
+        gpx__exec_fmt(p->log, sizeof p->log, "%s", t->log_path);
     } else {
-        gp__exec_fmt(p->log, sizeof p->log, "%s/logs/%s.log", lx->state_dir, base);
+        gpx__exec_fmt(p->log, sizeof p->log, "%s/logs/%s.log", lx->state_dir, base);
     }
     const char *fields[3] = {"checkpoint_dir", "workdir", "log_path"};
     const char *paths[3] = {p->ckpt, p->workdir, p->log};
     for (int i = 0; i < 3; i++) {
         int rc = i == 2 ? mkdirs_parent(paths[i]) : mkdirs(paths[i]);
         if (rc < 0) {
-            gp__exec_errf(err, errlen, "%s: cannot create '%s': %s", fields[i], paths[i],
+            gpx__exec_errf(err, errlen, "%s: cannot create '%s': %s", fields[i], paths[i],
                      strerror(-rc));
             return GP_EIO;
         }
     }
     p->log_fd = open(p->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (p->log_fd < 0) {
-        gp__exec_errf(err, errlen, "log_path: cannot open '%s': %s", p->log, strerror(errno));
+        gpx__exec_errf(err, errlen, "log_path: cannot open '%s': %s", p->log, strerror(errno));
         return GP_EIO;
     }
     return 0;
@@ -490,13 +490,13 @@ static int prepare_dirs(const gp__local *lx, const gp_task_launch *t, prep *p, c
 
 static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HANDLE_MAX],
                         char *err, size_t errlen) {
-    gp__local *lx = state;
+    gpx__local *lx = state;
     if (t->argv == NULL || t->argv[0] == NULL || t->argv[0][0] == '\0') {
-        gp__exec_errf(err, errlen, "argv: a task needs a program to run");
+        gpx__exec_errf(err, errlen, "argv: a task needs a program to run");
         return GP_EINVAL;
     }
     if (t->task < 0 || t->attempt < 1) {
-        gp__exec_errf(err, errlen, "%s: must be %s", t->task < 0 ? "task" : "attempt",
+        gpx__exec_errf(err, errlen, "%s: must be %s", t->task < 0 ? "task" : "attempt",
                  t->task < 0 ? ">= 0" : ">= 1");
         return GP_EINVAL;
     }
@@ -511,13 +511,13 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     int rc = 0;
     if (mkdir(p->dir, 0755) < 0) {
         if (errno != EEXIST) {
-            gp__exec_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir, strerror(errno));
+            gpx__exec_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir, strerror(errno));
             rc = GP_EIO;
         } else if ((rc = launched_before(t, p->dir, handle, err, errlen)) != 0) {
             free(p);
             return rc < 0 ? rc : 0;
         } else if (mkdir(p->dir, 0755) < 0) {
-            gp__exec_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir, strerror(errno));
+            gpx__exec_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir, strerror(errno));
             rc = GP_EIO;
         }
     }
@@ -525,38 +525,38 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         rc = prepare_dirs(lx, t, p, err, errlen);
     }
     if (rc == 0) {
-        rc = gp__env_build(lx, t, p->ckpt, &p->env, p->gpus, sizeof p->gpus, err, errlen);
+        rc = gpx__env_build(lx, t, p->ckpt, &p->env, p->gpus, sizeof p->gpus, err, errlen);
     }
     if (rc == 0 && (p->argv = copy_argv(t->argv)) == NULL) {
         rc = GP_ENOMEM;
     }
     if (rc == 0 && resolve(t->argv[0], p->env, p->path, sizeof p->path) < 0) {
-        gp__exec_errf(err, errlen, "argv[0]: '%s' is not an executable in the task's PATH",
+        gpx__exec_errf(err, errlen, "argv[0]: '%s' is not an executable in the task's PATH",
                  t->argv[0]);
         rc = GP_ENOENT;
     }
-    gp__spawned sp;
+    gpx__spawned sp;
     int spawned = 0;
     if (rc == 0) {
         spawned = 1;
         char file[PATH_MAX];
-        gp__exec_fmt(file, sizeof file, "%s/cgroup", p->dir);
-        gp__cg_create(&lx->cg, key, t->cpu_milli, t->mem_bytes, &p->cg);
-        gp__cg_save(&p->cg, file);
+        gpx__exec_fmt(file, sizeof file, "%s/cgroup", p->dir);
+        gpx__cg_create(&lx->cg, key, t->cpu_milli, t->mem_bytes, &p->cg);
+        gpx__cg_save(&p->cg, file);
         log_header(p->log_fd, lx, t, p->path, p->gpus, p->cg.note);
-        gp__spawn s = {p->path, p->argv, p->env, p->workdir, p->log_fd, p->dir, key, &p->cg};
-        rc = gp__spawn_task(&s, &sp, err, errlen);
+        gpx__spawn s = {p->path, p->argv, p->env, p->workdir, p->log_fd, p->dir, key, &p->cg};
+        rc = gpx__spawn_task(&s, &sp, err, errlen);
         if (rc == 0 && sp.stage != GP__STAGE_NONE) {
             start_error(t, p->path, p->workdir, sp.stage, sp.start_errno, err, errlen);
             rc = sp.stage == GP__STAGE_SUPERVISOR ? GP_ESYS : GP_ENOENT;
         }
         if (rc < 0) {
             dprintf(p->log_fd, "==== gpupool: could not start: %s ====\n", err ? err : "");
-            gp__cg_remove(&p->cg);
+            gpx__cg_remove(&p->cg);
         }
     }
     if (rc == 0) {
-        gp__exec_fmt(handle, GP_HANDLE_MAX, "local:%s:%d:%llu", key, (int)sp.spid,
+        gpx__exec_fmt(handle, GP_HANDLE_MAX, "local:%s:%d:%llu", key, (int)sp.spid,
                  (unsigned long long)sp.sstart);
     } else if (!spawned) {
         /* Nothing ran: leave no directory that a relaunch would take for a
@@ -566,8 +566,8 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     if (p->log_fd >= 0) {
         close(p->log_fd);
     }
-    gp__env_free(p->env);
-    gp__env_free(p->argv);
+    gpx__env_free(p->env);
+    gpx__env_free(p->argv);
     free(p);
     return rc;
 }
@@ -579,7 +579,7 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
 /* Sends sig to every process of the task: its process group, if its main
  * process (whose pid is the group id) is still there, and whatever else is
  * in its cgroups. A task that has ended has nothing to signal. */
-static int signal_task(const gp__local *lx, const char *handle, int sig) {
+static int signal_task(const gpx__local *lx, const char *handle, int sig) {
     handle_parts h;
     if (parse_handle(handle, &h) < 0 || sig <= 0 || sig >= NSIG) {
         return GP_EINVAL;
@@ -588,15 +588,15 @@ static int signal_task(const gp__local *lx, const char *handle, int sig) {
     task_dir(lx, h.key, dir, sizeof dir);
     pid_t tpid = 0;
     uint64_t tstart;
-    if (gp__task_read(dir, &tpid, &tstart) == 0 && gp__proc_present(tpid, tstart)) {
+    if (gpx__task_read(dir, &tpid, &tstart) == 0 && gpx__proc_present(tpid, tstart)) {
         kill(-tpid, sig);
     } else {
         tpid = 0;
     }
-    gp__task_cg cg;
-    gp__exec_fmt(file, sizeof file, "%s/cgroup", dir);
-    if (gp__cg_load(&cg, file) == 0) {
-        gp__cg_signal(&cg, sig, tpid);
+    gpx__task_cg cg;
+    gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
+    if (gpx__cg_load(&cg, file) == 0) {
+        gpx__cg_signal(&cg, sig, tpid);
     }
     return 0;
 }
@@ -614,7 +614,7 @@ static void slice_of(const handle_parts *h, char *name, size_t len) {
     uint64_t w = 0;
     int32_t t = 0, a = 0;
     parse_key(h->key, &w, &t, &a);
-    gp__slice_name(w, t, a, name, len);
+    gpx__slice_name(w, t, a, name, len);
 }
 
 /* Bytes of GPU memory the task's slice holds now, from its ledger; -1 if the
@@ -639,7 +639,7 @@ static int64_t slice_memory(const handle_parts *h) {
     return sum;
 }
 
-static void poll_one(const gp__local *lx, gp_task_status *st) {
+static void poll_one(const gpx__local *lx, gp_task_status *st) {
     st->state = GP_TASK_LOST;
     st->exit_code = 0;
     st->term_signal = 0;
@@ -647,29 +647,29 @@ static void poll_one(const gp__local *lx, gp_task_status *st) {
     st->detail[0] = '\0';
     handle_parts h;
     if (parse_handle(st->handle, &h) < 0) {
-        gp__exec_fmt(st->detail, sizeof st->detail, "not a handle of the local executor");
+        gpx__exec_fmt(st->detail, sizeof st->detail, "not a handle of the local executor");
         return;
     }
     char dir[PATH_MAX], recorded[GP_HANDLE_MAX];
     task_dir(lx, h.key, dir, sizeof dir);
     int have = read_handle(dir, recorded) == 0;
     if (have && strcmp(recorded, st->handle) != 0) {
-        gp__exec_fmt(st->detail, sizeof st->detail,
+        gpx__exec_fmt(st->detail, sizeof st->detail,
                  "the task was started again under this key; this handle is stale");
         return;
     }
     /* The exit file first: the supervisor writes it just before it exits, so
      * reading it after seeing the supervisor gone would race. */
-    gp__exit ex;
+    gpx__exit ex;
     for (int pass = 0; pass < 2; pass++) {
-        if (gp__exit_read(dir, &ex) < 0) {
-            gp__exec_fmt(st->detail, sizeof st->detail, "the task's exit file is corrupt");
+        if (gpx__exit_read(dir, &ex) < 0) {
+            gpx__exec_fmt(st->detail, sizeof st->detail, "the task's exit file is corrupt");
             return;
         }
         if (ex.present && ex.start_stage != GP__STAGE_NONE) {
             st->state = GP_TASK_FAILED;
-            gp__exec_fmt(st->detail, sizeof st->detail, "could not start (%s): %s",
-                     gp__stage_name(ex.start_stage), strerror(ex.start_errno));
+            gpx__exec_fmt(st->detail, sizeof st->detail, "could not start (%s): %s",
+                     gpx__stage_name(ex.start_stage), strerror(ex.start_errno));
             return;
         }
         if (ex.present) {
@@ -678,16 +678,16 @@ static void poll_one(const gp__local *lx, gp_task_status *st) {
             st->term_signal = ex.term_signal;
             return;
         }
-        if (pass == 0 && gp__proc_alive(h.spid, h.sstart)) {
+        if (pass == 0 && gpx__proc_alive(h.spid, h.sstart)) {
             st->state = GP_TASK_RUNNING;
             st->gpu_mem_used = slice_memory(&h);
             return;
         }
     }
     if (!have) {
-        gp__exec_fmt(st->detail, sizeof st->detail, "no state for this task in %s", lx->state_dir);
+        gpx__exec_fmt(st->detail, sizeof st->detail, "no state for this task in %s", lx->state_dir);
     } else {
-        gp__exec_fmt(st->detail, sizeof st->detail,
+        gpx__exec_fmt(st->detail, sizeof st->detail,
                  "the task's supervisor (pid %d) is gone and left no exit status", (int)h.spid);
     }
 }
@@ -700,7 +700,7 @@ static int local_poll(void *state, gp_task_status *tasks, size_t n) {
 }
 
 static int local_reap(void *state, const char *handle) {
-    gp__local *lx = state;
+    gpx__local *lx = state;
     handle_parts h;
     if (parse_handle(handle, &h) < 0) {
         return GP_EINVAL;
@@ -710,17 +710,17 @@ static int local_reap(void *state, const char *handle) {
     if (read_handle(dir, recorded) == 0 && strcmp(recorded, handle) != 0) {
         return 0; /* a stale handle: the directory belongs to a later start */
     }
-    gp__exit ex;
+    gpx__exit ex;
     pid_t tpid;
     uint64_t tstart;
-    if ((gp__exit_read(dir, &ex) == 0 && !ex.present && gp__proc_alive(h.spid, h.sstart)) ||
-        (gp__task_read(dir, &tpid, &tstart) == 0 && gp__proc_alive(tpid, tstart))) {
+    if ((gpx__exit_read(dir, &ex) == 0 && !ex.present && gpx__proc_alive(h.spid, h.sstart)) ||
+        (gpx__task_read(dir, &tpid, &tstart) == 0 && gpx__proc_alive(tpid, tstart))) {
         return GP_ESTATE;
     }
-    gp__task_cg cg;
-    gp__exec_fmt(file, sizeof file, "%s/cgroup", dir);
-    if (gp__cg_load(&cg, file) == 0) {
-        gp__cg_remove(&cg);
+    gpx__task_cg cg;
+    gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
+    if (gpx__cg_load(&cg, file) == 0) {
+        gpx__cg_remove(&cg);
     }
     /* The books of an ended slice go with it. */
     char name[64];
@@ -736,30 +736,30 @@ static int local_reap(void *state, const char *handle) {
 /* Control                                                                   */
 /* ======================================================================== */
 
-static void describe(const gp__local *lx, gp_local_describe *d) {
+static void describe(const gpx__local *lx, gp_local_describe *d) {
     memset(d, 0, sizeof *d);
     d->emulated = lx->emulated;
     if (lx->emulated) {
-        gp__exec_fmt(d->gpus, sizeof d->gpus,
+        gpx__exec_fmt(d->gpus, sizeof d->gpus,
                  "EMULATED: %d GPUs declared in %.200s; no real GPU is used", lx->emu.ngpus,
                  lx->inventory);
     } else if (lx->nvml.lib != NULL) {
-        gp__exec_fmt(d->gpus, sizeof d->gpus, "%s", lx->nvml.note);
+        gpx__exec_fmt(d->gpus, sizeof d->gpus, "%s", lx->nvml.note);
     } else {
-        gp__exec_fmt(d->gpus, sizeof d->gpus, "no GPUs: %.200s", lx->nvml.note);
+        gpx__exec_fmt(d->gpus, sizeof d->gpus, "no GPUs: %.200s", lx->nvml.note);
     }
-    gp__exec_fmt(d->cgroups, sizeof d->cgroups, "%s", lx->cg.note);
+    gpx__exec_fmt(d->cgroups, sizeof d->cgroups, "%s", lx->cg.note);
     if (access(lx->interposer, R_OK) == 0) {
-        gp__exec_fmt(d->interposer, sizeof d->interposer,
+        gpx__exec_fmt(d->interposer, sizeof d->interposer,
                  "fractional slices enforced by %.200s", lx->interposer);
     } else {
-        gp__exec_fmt(d->interposer, sizeof d->interposer,
+        gpx__exec_fmt(d->interposer, sizeof d->interposer,
                  "fractional slices NOT enforced: interposer %.150s not found", lx->interposer);
     }
-    gp__exec_fmt(d->state_dir, sizeof d->state_dir, "%s", lx->state_dir);
+    gpx__exec_fmt(d->state_dir, sizeof d->state_dir, "%s", lx->state_dir);
 }
 
-static int list_tasks(const gp__local *lx, gp_local_list *l) {
+static int list_tasks(const gpx__local *lx, gp_local_list *l) {
     l->n = 0;
     DIR *d = opendir(lx->state_dir);
     if (d == NULL) {
@@ -776,7 +776,7 @@ static int list_tasks(const gp__local *lx, gp_local_list *l) {
         task_dir(lx, e->d_name, dir, sizeof dir);
         if (read_handle(dir, handle) == 0) {
             if (l->n < l->max && l->handles != NULL) {
-                gp__exec_fmt(l->handles[l->n], GP_HANDLE_MAX, "%s", handle);
+                gpx__exec_fmt(l->handles[l->n], GP_HANDLE_MAX, "%s", handle);
             }
             l->n++;
         }
@@ -800,7 +800,7 @@ static int local_control(void *state, int op, void *arg) {
     }
 }
 
-const gp_executor_methods gp__local_methods = {
+const gp_executor_methods gpx__local_methods = {
     .version = GP_EXECUTOR_VERSION,
     .name = "local",
     .open = local_open,

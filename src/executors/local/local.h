@@ -36,24 +36,24 @@
 /* cgroup.c                                                                  */
 /* ------------------------------------------------------------------------ */
 
-typedef enum gp__cg_mode { GP__CG_NONE = 0, GP__CG_V1, GP__CG_V2 } gp__cg_mode;
+typedef enum gpx__cg_mode { GP__CG_NONE = 0, GP__CG_V1, GP__CG_V2 } gpx__cg_mode;
 
 /* How this instance applies limits: decided once, at open. */
-typedef struct gp__cgroups {
-    gp__cg_mode mode;
+typedef struct gpx__cgroups {
+    gpx__cg_mode mode;
     char cpu_parent[PATH_MAX];  /* v2: parent of every task cgroup; v1: in the cpu tree */
     char mem_parent[PATH_MAX];  /* v1: in the memory tree; unused for v2 */
     char note[256];             /* what is applied, or why nothing is */
-} gp__cgroups;
+} gpx__cgroups;
 
 #define GP__CG_DIRS 2
 
 /* One task's cgroup directories (v2: one; v1: cpu and memory). */
-typedef struct gp__task_cg {
+typedef struct gpx__task_cg {
     int ndirs;
     char dirs[GP__CG_DIRS][PATH_MAX];
     char note[256];             /* the limits applied, or why none */
-} gp__task_cg;
+} gpx__task_cg;
 
 /*
  * Decides how limits are applied. want is "auto", "v2", "v1" or "off";
@@ -62,7 +62,7 @@ typedef struct gp__task_cg {
  * says why (returns 0); an explicit "v1"/"v2" that cannot be used fails with
  * GP_ENOTSUP and err says why.
  */
-int gp__cg_detect(gp__cgroups *cg, const char *want, const char *parent, char *err,
+int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char *err,
                   size_t errlen);
 
 /*
@@ -70,26 +70,26 @@ int gp__cg_detect(gp__cgroups *cg, const char *want, const char *parent, char *e
  * (0: none). Never fails: where a cgroup cannot be made the task runs without
  * one, out->ndirs is 0 and out->note says why.
  */
-void gp__cg_create(const gp__cgroups *cg, const char *name, int64_t cpu_milli,
-                   int64_t mem_bytes, gp__task_cg *out);
+void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
+                   int64_t mem_bytes, gpx__task_cg *out);
 
 /*
  * Sends sig to every process in the task's cgroups, except those of process
  * group skip_pgid (0: none). Async-signal-safe (the supervisor calls it).
  * Returns the number of processes signalled.
  */
-int gp__cg_signal(const gp__task_cg *tc, int sig, pid_t skip_pgid);
+int gpx__cg_signal(const gpx__task_cg *tc, int sig, pid_t skip_pgid);
 
 /* Kills what is left in the task's cgroups and removes them. */
-void gp__cg_remove(const gp__task_cg *tc);
+void gpx__cg_remove(const gpx__task_cg *tc);
 
 /* The CPU (milli-cores) and memory (bytes) limits of this process's own
  * cgroup, -1 where there is none or it cannot be read. */
-void gp__cg_own_limits(int64_t *cpu_milli, int64_t *mem_bytes);
+void gpx__cg_own_limits(int64_t *cpu_milli, int64_t *mem_bytes);
 
 /* Writes the cgroup directories to file / reads them back (no file: none). */
-int gp__cg_save(const gp__task_cg *tc, const char *file);
-int gp__cg_load(gp__task_cg *tc, const char *file);
+int gpx__cg_save(const gpx__task_cg *tc, const char *file);
+int gpx__cg_load(gpx__task_cg *tc, const char *file);
 
 /* ------------------------------------------------------------------------ */
 /* proc.c                                                                    */
@@ -106,11 +106,11 @@ enum {
 };
 
 /* "supervisor", "stdio", "chdir", "exec". */
-const char *gp__stage_name(int stage);
+const char *gpx__stage_name(int stage);
 
 /* Everything the supervisor needs, prepared by the daemon before it forks so
  * that the forked processes only make system calls. */
-typedef struct gp__spawn {
+typedef struct gpx__spawn {
     const char *path;           /* the program, resolved */
     char *const *argv;
     char *const *envp;
@@ -118,17 +118,17 @@ typedef struct gp__spawn {
     int log_fd;                 /* open for append; becomes stdout and stderr */
     const char *dir;            /* the task's state directory */
     const char *key;
-    const gp__task_cg *cg;
-} gp__spawn;
+    const gpx__task_cg *cg;
+} gpx__spawn;
 
-typedef struct gp__spawned {
+typedef struct gpx__spawned {
     pid_t spid;                 /* the supervisor */
     uint64_t sstart;
     pid_t tpid;                 /* the task's main process and process group */
     uint64_t tstart;
     int stage;                  /* GP__STAGE_NONE if the task started */
     int start_errno;
-} gp__spawned;
+} gpx__spawned;
 
 /*
  * Starts the supervisor and through it the task, and waits until the task has
@@ -138,55 +138,55 @@ typedef struct gp__spawned {
  * GP_ESYS/GP_EIO with err set if the supervisor could not be started or
  * vanished before reporting.
  */
-int gp__spawn_task(const gp__spawn *s, gp__spawned *out, char *err, size_t errlen);
+int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t errlen);
 
 /*
  * Reads /proc/<pid>/stat: start time (clock ticks since boot), state letter,
  * process group and parent. Returns 0 or -errno (-ENOENT: no such process).
  * Async-signal-safe; any out pointer may be NULL.
  */
-int gp__proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t *ppid);
+int gpx__proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t *ppid);
 
 /* 1 if pid exists with this start time and is not a zombie, else 0. */
-int gp__proc_alive(pid_t pid, uint64_t start);
+int gpx__proc_alive(pid_t pid, uint64_t start);
 
 /* 1 if pid exists with this start time, zombie or not, else 0. */
-int gp__proc_present(pid_t pid, uint64_t start);
+int gpx__proc_present(pid_t pid, uint64_t start);
 
 /* What the supervisor recorded in the exit file. */
-typedef struct gp__exit {
+typedef struct gpx__exit {
     int present;                /* 0: no exit file (yet) */
     int exit_code;
     int term_signal;
     int start_stage;            /* GP__STAGE_NONE if the task started */
     int start_errno;
-} gp__exit;
+} gpx__exit;
 
 /* Reads <dir>/exit. 0 (present says whether it exists) or GP_ECORRUPT. */
-int gp__exit_read(const char *dir, gp__exit *ex);
+int gpx__exit_read(const char *dir, gpx__exit *ex);
 
 /* Reads <dir>/task. 0, GP_ENOENT if absent, GP_ECORRUPT if unreadable. */
-int gp__task_read(const char *dir, pid_t *pid, uint64_t *start);
+int gpx__task_read(const char *dir, pid_t *pid, uint64_t *start);
 
 /*
  * Reads a small file (at most cap-1 bytes) into buf, NUL-terminated.
  * Returns its length or -errno. Async-signal-safe.
  */
-ssize_t gp__read_small(const char *path, char *buf, size_t cap);
+ssize_t gpx__read_small(const char *path, char *buf, size_t cap);
 
 /* Async-signal-safe string building: appends s (or the decimal v) at *pos,
  * never past end-1, and keeps the result NUL-terminated. */
-void gp__sa_str(char **pos, char *end, const char *s);
-void gp__sa_u64(char **pos, char *end, uint64_t v);
+void gpx__sa_str(char **pos, char *end, const char *s);
+void gpx__sa_u64(char **pos, char *end, uint64_t v);
 
 /* ------------------------------------------------------------------------ */
 /* inventory.c                                                               */
 /* ------------------------------------------------------------------------ */
 
-typedef struct nvmlDevice_st *gp__nvml_dev;
-typedef struct gp__nvml_memory {
+typedef struct nvmlDevice_st *gpx__nvml_dev;
+typedef struct gpx__nvml_memory {
     unsigned long long total, free, used;
-} gp__nvml_memory;
+} gpx__nvml_memory;
 
 /* The NVML entry points used, once: they generate the function pointer
  * fields below and the code that resolves them. The last column says
@@ -196,19 +196,19 @@ typedef struct gp__nvml_memory {
     X(nvmlInit_v2, (void), 1)                                                          \
     X(nvmlShutdown, (void), 1)                                                         \
     X(nvmlDeviceGetCount_v2, (unsigned int *count), 1)                                 \
-    X(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, gp__nvml_dev *dev), 1)       \
-    X(nvmlDeviceGetUUID, (gp__nvml_dev dev, char *uuid, unsigned int len), 1)          \
-    X(nvmlDeviceGetName, (gp__nvml_dev dev, char *name, unsigned int len), 1)          \
-    X(nvmlDeviceGetMemoryInfo, (gp__nvml_dev dev, gp__nvml_memory *mem), 1)            \
-    X(nvmlDeviceGetMigMode, (gp__nvml_dev dev, unsigned int *cur, unsigned int *pend), 0)
+    X(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, gpx__nvml_dev *dev), 1)       \
+    X(nvmlDeviceGetUUID, (gpx__nvml_dev dev, char *uuid, unsigned int len), 1)          \
+    X(nvmlDeviceGetName, (gpx__nvml_dev dev, char *name, unsigned int len), 1)          \
+    X(nvmlDeviceGetMemoryInfo, (gpx__nvml_dev dev, gpx__nvml_memory *mem), 1)            \
+    X(nvmlDeviceGetMigMode, (gpx__nvml_dev dev, unsigned int *cur, unsigned int *pend), 0)
 
-typedef struct gp__nvml {
+typedef struct gpx__nvml {
     void *lib;                  /* NULL: NVML is not in use */
 #define GP__NVML_FIELD(name, args, required) int(*name) args;
     GP__NVML_FUNCS(GP__NVML_FIELD)
 #undef GP__NVML_FIELD
     char note[256];             /* where it was loaded from, or why not */
-} gp__nvml;
+} gpx__nvml;
 
 /*
  * Loads NVML from lib (a file name for dlopen) and initialises it. With
@@ -216,11 +216,11 @@ typedef struct gp__nvml {
  * simply not used and nv->note says why (returns 0). With required 1 those
  * fail with GP_ENOENT / GP_EIO and err says why.
  */
-int gp__nvml_open(gp__nvml *nv, const char *lib, int required, char *err, size_t errlen);
-void gp__nvml_close(gp__nvml *nv);
+int gpx__nvml_open(gpx__nvml *nv, const char *lib, int required, char *err, size_t errlen);
+void gpx__nvml_close(gpx__nvml *nv);
 
 /* Fills node->gpus from NVML (node->ngpus set). GP_EIO with err on failure. */
-int gp__nvml_gpus(gp__nvml *nv, gp_node_spec *node, char *err, size_t errlen);
+int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen);
 
 /*
  * Reads an emulated inventory file into node, whose name, cpu and memory the
@@ -228,17 +228,17 @@ int gp__nvml_gpus(gp__nvml *nv, gp_node_spec *node, char *err, size_t errlen);
  * the file cannot be read, GP_EPARSE with err naming the file, the line and
  * the field for a malformed one. On error node may be partly filled.
  */
-int gp__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t errlen);
+int gpx__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t errlen);
 
 /* This host's CPU (milli-cores, limited by our own cgroup and affinity) and
  * memory (bytes, limited by our own cgroup). */
-void gp__host_resources(int64_t *cpu_milli, int64_t *mem_bytes);
+void gpx__host_resources(int64_t *cpu_milli, int64_t *mem_bytes);
 
 /* ------------------------------------------------------------------------ */
 /* local.c                                                                   */
 /* ------------------------------------------------------------------------ */
 
-typedef struct gp__local {
+typedef struct gpx__local {
     char state_dir[PATH_MAX];
     char inventory[PATH_MAX];   /* "" if none */
     char interposer[PATH_MAX];
@@ -246,9 +246,9 @@ typedef struct gp__local {
     char domain[GP_NAME_MAX + 1];
     int emulated;               /* the GPUs come from the inventory file */
     gp_node_spec emu;           /* that file, read at open */
-    gp__cgroups cg;
-    gp__nvml nvml;
-} gp__local;
+    gpx__cgroups cg;
+    gpx__nvml nvml;
+} gpx__local;
 
 /* ------------------------------------------------------------------------ */
 /* env.c                                                                     */
@@ -261,16 +261,16 @@ typedef struct gp__local {
  * LD_PRELOAD and the slice's limits. ckpt_dir is the checkpoint directory
  * decided by the caller. *note receives a sentence for the log about the
  * GPUs and their enforcement. Returns 0 with *out a NULL-terminated array
- * (free with gp__env_free), or GP_EINVAL (err names the field) / GP_ENOMEM.
+ * (free with gpx__env_free), or GP_EINVAL (err names the field) / GP_ENOMEM.
  */
-int gp__env_build(const gp__local *lx, const gp_task_launch *t, const char *ckpt_dir,
+int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const char *ckpt_dir,
                   char ***out, char *note, size_t notelen, char *err, size_t errlen);
-void gp__env_free(char **env);
+void gpx__env_free(char **env);
 
 /* The value of name in env, or NULL. */
-const char *gp__env_get(char *const *env, const char *name);
+const char *gpx__env_get(char *const *env, const char *name);
 
 /* The name of a task's slice ledger (GPUPOOL_SLICE): "w<id>-t<task>-a<n>". */
-void gp__slice_name(uint64_t workload, int32_t task, int32_t attempt, char *buf, size_t len);
+void gpx__slice_name(uint64_t workload, int32_t task, int32_t attempt, char *buf, size_t len);
 
 #endif /* GP_EXECUTORS_LOCAL_H */

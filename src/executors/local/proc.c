@@ -22,7 +22,7 @@
  * threaded process only async-signal-safe functions are safe. So the daemon
  * prepares everything before it forks (paths, argv, environment, the log
  * file, the cgroups), and the forked processes use system calls and the small
- * gp__sa_* string helpers below, never malloc or stdio.
+ * gpx__sa_* string helpers below, never malloc or stdio.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,7 +63,7 @@ static const char *const stage_names[GP__STAGE_COUNT] = {
     [GP__STAGE_EXEC] = "exec",
 };
 
-const char *gp__stage_name(int stage) {
+const char *gpx__stage_name(int stage) {
     return stage >= 0 && stage < GP__STAGE_COUNT ? stage_names[stage] : "unknown";
 }
 
@@ -71,7 +71,7 @@ const char *gp__stage_name(int stage) {
 /* Async-signal-safe helpers                                                 */
 /* ======================================================================== */
 
-void gp__sa_str(char **pos, char *end, const char *s) {
+void gpx__sa_str(char **pos, char *end, const char *s) {
     char *p = *pos;
     while (*s != '\0' && p < end - 1) {
         *p++ = *s++;
@@ -80,7 +80,7 @@ void gp__sa_str(char **pos, char *end, const char *s) {
     *pos = p;
 }
 
-void gp__sa_u64(char **pos, char *end, uint64_t v) {
+void gpx__sa_u64(char **pos, char *end, uint64_t v) {
     char tmp[24];
     size_t n = 0;
     do {
@@ -92,16 +92,16 @@ void gp__sa_u64(char **pos, char *end, uint64_t v) {
         digits[i] = tmp[n - 1 - i];
     }
     digits[n] = '\0';
-    gp__sa_str(pos, end, digits);
+    gpx__sa_str(pos, end, digits);
 }
 
 /* Appends a possibly negative decimal. */
 static void sa_i64(char **pos, char *end, int64_t v) {
     if (v < 0) {
-        gp__sa_str(pos, end, "-");
-        gp__sa_u64(pos, end, (uint64_t)0 - (uint64_t)v);
+        gpx__sa_str(pos, end, "-");
+        gpx__sa_u64(pos, end, (uint64_t)0 - (uint64_t)v);
     } else {
-        gp__sa_u64(pos, end, (uint64_t)v);
+        gpx__sa_u64(pos, end, (uint64_t)v);
     }
 }
 
@@ -121,12 +121,12 @@ static int64_t parse_u64(const char **s) {
 
 static void sa_path(char *buf, size_t cap, const char *dir, const char *name) {
     char *p = buf;
-    gp__sa_str(&p, buf + cap, dir);
-    gp__sa_str(&p, buf + cap, "/");
-    gp__sa_str(&p, buf + cap, name);
+    gpx__sa_str(&p, buf + cap, dir);
+    gpx__sa_str(&p, buf + cap, "/");
+    gpx__sa_str(&p, buf + cap, name);
 }
 
-ssize_t gp__read_small(const char *path, char *buf, size_t cap) {
+ssize_t gpx__read_small(const char *path, char *buf, size_t cap) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return -errno;
@@ -173,8 +173,8 @@ static int write_all(int fd, const void *data, size_t n) {
 static int write_file_atomic(const char *dir, const char *name, const char *data) {
     char tmp[PATH_MAX], path[PATH_MAX], tname[64];
     char *p = tname;
-    gp__sa_str(&p, tname + sizeof tname, name);
-    gp__sa_str(&p, tname + sizeof tname, ".tmp");
+    gpx__sa_str(&p, tname + sizeof tname, name);
+    gpx__sa_str(&p, tname + sizeof tname, ".tmp");
     sa_path(tmp, sizeof tmp, dir, tname);
     sa_path(path, sizeof path, dir, name);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -192,13 +192,13 @@ static int write_file_atomic(const char *dir, const char *name, const char *data
     return rc;
 }
 
-int gp__proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t *ppid) {
+int gpx__proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t *ppid) {
     char path[64], buf[1024];
     char *p = path;
-    gp__sa_str(&p, path + sizeof path, "/proc/");
-    gp__sa_u64(&p, path + sizeof path, (uint64_t)pid);
-    gp__sa_str(&p, path + sizeof path, "/stat");
-    ssize_t n = gp__read_small(path, buf, sizeof buf);
+    gpx__sa_str(&p, path + sizeof path, "/proc/");
+    gpx__sa_u64(&p, path + sizeof path, (uint64_t)pid);
+    gpx__sa_str(&p, path + sizeof path, "/stat");
+    ssize_t n = gpx__read_small(path, buf, sizeof buf);
     if (n < 0) {
         return (int)n;
     }
@@ -244,15 +244,15 @@ int gp__proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t *p
     return 0;
 }
 
-int gp__proc_present(pid_t pid, uint64_t start) {
+int gpx__proc_present(pid_t pid, uint64_t start) {
     uint64_t st;
-    return pid > 0 && gp__proc_stat(pid, &st, NULL, NULL, NULL) == 0 && st == start;
+    return pid > 0 && gpx__proc_stat(pid, &st, NULL, NULL, NULL) == 0 && st == start;
 }
 
-int gp__proc_alive(pid_t pid, uint64_t start) {
+int gpx__proc_alive(pid_t pid, uint64_t start) {
     uint64_t st;
     char state = '?';
-    if (pid <= 0 || gp__proc_stat(pid, &st, &state, NULL, NULL) != 0) {
+    if (pid <= 0 || gpx__proc_stat(pid, &st, &state, NULL, NULL) != 0) {
         return 0;
     }
     return st == start && state != 'Z' && state != 'X';
@@ -325,12 +325,12 @@ static void reset_signals(void) {
 
 /* Writes a decimal pid into each of the task's cgroup.procs files. A failure
  * is not fatal: the task runs without limits and says so in its log. */
-static void join_cgroups(const gp__task_cg *cg) {
+static void join_cgroups(const gpx__task_cg *cg) {
     for (int i = 0; cg != NULL && i < cg->ndirs; i++) {
         char path[PATH_MAX], pid[24];
         sa_path(path, sizeof path, cg->dirs[i], "cgroup.procs");
         char *p = pid;
-        gp__sa_u64(&p, pid + sizeof pid, (uint64_t)getpid());
+        gpx__sa_u64(&p, pid + sizeof pid, (uint64_t)getpid());
         int fd = open(path, O_WRONLY | O_CLOEXEC);
         if (fd < 0 || write_all(fd, pid, strlen(pid)) < 0) {
             static const char msg[] = "gpupool: warning: could not join the task's cgroup; "
@@ -344,7 +344,7 @@ static void join_cgroups(const gp__task_cg *cg) {
 }
 
 /* The task's side of the fork: never returns. */
-static void run_task(const gp__spawn *s, int errfd) {
+static void run_task(const gpx__spawn *s, int errfd) {
     start_failure f = {GP__STAGE_NONE, 0};
     signal(SIGPIPE, SIG_DFL); /* the supervisor ignores it; the task must not */
     setpgid(0, 0);
@@ -377,10 +377,10 @@ static void run_task(const gp__spawn *s, int errfd) {
 
 /* Appends "key=value\n" to a buffer being built. */
 static void sa_kv(char **pos, char *end, const char *key, int64_t v) {
-    gp__sa_str(pos, end, key);
-    gp__sa_str(pos, end, "=");
+    gpx__sa_str(pos, end, key);
+    gpx__sa_str(pos, end, "=");
     sa_i64(pos, end, v);
-    gp__sa_str(pos, end, "\n");
+    gpx__sa_str(pos, end, "\n");
 }
 
 static void write_exit(const char *dir, int code, int sig, int stage, int err_no) {
@@ -399,7 +399,7 @@ static void write_exit(const char *dir, int code, int sig, int stage, int err_no
  * a process's children). Returns how many were signalled. */
 static int signal_listed(const char *file, int sig, pid_t skip_pgid) {
     char buf[16384];
-    if (gp__read_small(file, buf, sizeof buf) <= 0) {
+    if (gpx__read_small(file, buf, sizeof buf) <= 0) {
         return 0;
     }
     int n = 0;
@@ -411,7 +411,7 @@ static int signal_listed(const char *file, int sig, pid_t skip_pgid) {
             continue;
         }
         pid_t pgrp = 0;
-        if (skip_pgid > 0 && gp__proc_stat((pid_t)v, NULL, NULL, &pgrp, NULL) == 0 &&
+        if (skip_pgid > 0 && gpx__proc_stat((pid_t)v, NULL, NULL, &pgrp, NULL) == 0 &&
             pgrp == skip_pgid) {
             continue;
         }
@@ -422,7 +422,7 @@ static int signal_listed(const char *file, int sig, pid_t skip_pgid) {
     return n;
 }
 
-int gp__cg_signal(const gp__task_cg *tc, int sig, pid_t skip_pgid) {
+int gpx__cg_signal(const gpx__task_cg *tc, int sig, pid_t skip_pgid) {
     int n = 0;
     for (int i = 0; tc != NULL && i < tc->ndirs; i++) {
         char path[PATH_MAX];
@@ -455,7 +455,7 @@ static void kill_children(void) {
             int64_t pid = parse_u64(&name);
             pid_t ppid = 0;
             if (pid > 0 && *name == '\0' &&
-                gp__proc_stat((pid_t)pid, NULL, NULL, NULL, &ppid) == 0 && ppid == self) {
+                gpx__proc_stat((pid_t)pid, NULL, NULL, NULL, &ppid) == 0 && ppid == self) {
                 kill((pid_t)pid, SIGKILL);
             }
             off += reclen;
@@ -467,9 +467,9 @@ static void kill_children(void) {
 /* Kills everything the task left behind: its process group (the task's pid
  * is still a zombie, so the group id cannot have been reused), its cgroups,
  * and the orphans that were reparented to the supervisor. */
-static void kill_leftovers(const gp__spawn *s, pid_t tpid) {
+static void kill_leftovers(const gpx__spawn *s, pid_t tpid) {
     kill(-tpid, SIGKILL);
-    for (int round = 0; round < 5 && gp__cg_signal(s->cg, SIGKILL, 0) > 0; round++) {
+    for (int round = 0; round < 5 && gpx__cg_signal(s->cg, SIGKILL, 0) > 0; round++) {
     }
     kill_children();
 }
@@ -478,15 +478,15 @@ static void kill_leftovers(const gp__spawn *s, pid_t tpid) {
 static void log_footer(int log_fd, int code, int sig) {
     char buf[128];
     char *p = buf;
-    gp__sa_str(&p, buf + sizeof buf, "==== gpupool: the task ended: ");
+    gpx__sa_str(&p, buf + sizeof buf, "==== gpupool: the task ended: ");
     if (sig != 0) {
-        gp__sa_str(&p, buf + sizeof buf, "killed by signal ");
-        gp__sa_u64(&p, buf + sizeof buf, (uint64_t)sig);
+        gpx__sa_str(&p, buf + sizeof buf, "killed by signal ");
+        gpx__sa_u64(&p, buf + sizeof buf, (uint64_t)sig);
     } else {
-        gp__sa_str(&p, buf + sizeof buf, "exit code ");
-        gp__sa_u64(&p, buf + sizeof buf, (uint64_t)code);
+        gpx__sa_str(&p, buf + sizeof buf, "exit code ");
+        gpx__sa_u64(&p, buf + sizeof buf, (uint64_t)code);
     }
-    gp__sa_str(&p, buf + sizeof buf, " ====\n");
+    gpx__sa_str(&p, buf + sizeof buf, " ====\n");
     (void)write_all(log_fd, buf, strlen(buf));
 }
 
@@ -520,7 +520,7 @@ static void wait_task(pid_t tpid, int *code, int *sig) {
 }
 
 /* The supervisor: never returns. rep is the report pipe to the daemon. */
-static void supervise(const gp__spawn *s, int rep) {
+static void supervise(const gpx__spawn *s, int rep) {
     report r = {GP__STAGE_NONE, 0, (int32_t)getpid(), 0, 0, 0};
     reset_signals();
     /* The daemon may die while we report to it: a write to its closed pipe
@@ -549,18 +549,18 @@ static void supervise(const gp__spawn *s, int rep) {
     /* Orphans of the task become our children, so that we can reap and kill
      * them when it ends instead of leaving them to init. */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    gp__proc_stat(getpid(), &r.sstart, NULL, NULL, NULL);
+    gpx__proc_stat(getpid(), &r.sstart, NULL, NULL, NULL);
 
     char handle[GP_HANDLE_MAX + 2];
     char *p = handle;
     char *end = handle + sizeof handle;
-    gp__sa_str(&p, end, "local:");
-    gp__sa_str(&p, end, s->key);
-    gp__sa_str(&p, end, ":");
-    gp__sa_u64(&p, end, (uint64_t)r.spid);
-    gp__sa_str(&p, end, ":");
-    gp__sa_u64(&p, end, r.sstart);
-    gp__sa_str(&p, end, "\n");
+    gpx__sa_str(&p, end, "local:");
+    gpx__sa_str(&p, end, s->key);
+    gpx__sa_str(&p, end, ":");
+    gpx__sa_u64(&p, end, (uint64_t)r.spid);
+    gpx__sa_str(&p, end, ":");
+    gpx__sa_u64(&p, end, r.sstart);
+    gpx__sa_str(&p, end, "\n");
     if (r.stage == GP__STAGE_NONE && write_file_atomic(s->dir, "handle", handle) < 0) {
         r.stage = GP__STAGE_SUPERVISOR;
         r.start_errno = errno;
@@ -600,7 +600,7 @@ static void supervise(const gp__spawn *s, int rep) {
             waitpid(tpid, NULL, 0);
         } else {
             r.tpid = tpid;
-            gp__proc_stat(tpid, &r.tstart, NULL, NULL, NULL);
+            gpx__proc_stat(tpid, &r.tstart, NULL, NULL, NULL);
             char task[96];
             p = task;
             sa_kv(&p, task + sizeof task, "pid", tpid);
@@ -642,11 +642,11 @@ static void supervise(const gp__spawn *s, int rep) {
 /* The daemon's side                                                         */
 /* ======================================================================== */
 
-int gp__spawn_task(const gp__spawn *s, gp__spawned *out, char *err, size_t errlen) {
+int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     int rep[2];
     if (pipe2(rep, O_CLOEXEC) < 0) {
-        gp__exec_errf(err, errlen, "launch: cannot create a pipe: %s", strerror(errno));
+        gpx__exec_errf(err, errlen, "launch: cannot create a pipe: %s", strerror(errno));
         return GP_ESYS;
     }
     pid_t mid = fork();
@@ -654,7 +654,7 @@ int gp__spawn_task(const gp__spawn *s, gp__spawned *out, char *err, size_t errle
         int e = errno;
         close(rep[0]);
         close(rep[1]);
-        gp__exec_errf(err, errlen, "launch: cannot fork: %s", strerror(e));
+        gpx__exec_errf(err, errlen, "launch: cannot fork: %s", strerror(e));
         return GP_ESYS;
     }
     if (mid == 0) {
@@ -688,7 +688,7 @@ int gp__spawn_task(const gp__spawn *s, gp__spawned *out, char *err, size_t errle
     }
     close(rep[0]);
     if (got != sizeof r) {
-        gp__exec_errf(err, errlen, "launch: the task's supervisor ended before it reported");
+        gpx__exec_errf(err, errlen, "launch: the task's supervisor ended before it reported");
         return GP_EIO;
     }
     out->spid = r.spid;
@@ -729,11 +729,11 @@ static int kv_get(const char *text, const char *key, int64_t *out) {
     return GP_ENOENT;
 }
 
-int gp__exit_read(const char *dir, gp__exit *ex) {
+int gpx__exit_read(const char *dir, gpx__exit *ex) {
     memset(ex, 0, sizeof *ex);
     char path[PATH_MAX], buf[512];
     sa_path(path, sizeof path, dir, "exit");
-    ssize_t n = gp__read_small(path, buf, sizeof buf);
+    ssize_t n = gpx__read_small(path, buf, sizeof buf);
     if (n == -ENOENT) {
         return 0;
     }
@@ -753,10 +753,10 @@ int gp__exit_read(const char *dir, gp__exit *ex) {
     return 0;
 }
 
-int gp__task_read(const char *dir, pid_t *pid, uint64_t *start) {
+int gpx__task_read(const char *dir, pid_t *pid, uint64_t *start) {
     char path[PATH_MAX], buf[256];
     sa_path(path, sizeof path, dir, "task");
-    ssize_t n = gp__read_small(path, buf, sizeof buf);
+    ssize_t n = gpx__read_small(path, buf, sizeof buf);
     if (n == -ENOENT) {
         return GP_ENOENT;
     }
