@@ -29,7 +29,8 @@ static double now_s(void) {
 
 static int read_line(const char *path, char *buf, size_t len) {
     FILE *f = fopen(path, "r");
-    if (!f) return -1;
+    if (!f)
+        return -1;
     int ok = fgets(buf, (int)len, f) != NULL;
     fclose(f);
     buf[strcspn(buf, "\r\n")] = '\0';
@@ -80,7 +81,8 @@ static double submit_rate(int total) {
         w[i].n = total / CLIENTS;
         pthread_create(&th[i], NULL, submitter, &w[i]);
     }
-    for (int i = 0; i < CLIENTS; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < CLIENTS; i++)
+        pthread_join(th[i], NULL);
     return (total / CLIENTS) * CLIENTS / (now_s() - t0);
 }
 
@@ -95,8 +97,10 @@ static long rss_kb(int pid) {
     FILE *f = fopen(path, "r");
     long kb = -1;
     while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "VmRSS:", 6) == 0) kb = atol(line + 6);
-    if (f) fclose(f);
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kb = atol(line + 6);
+    if (f)
+        fclose(f);
     return kb;
 }
 
@@ -104,37 +108,47 @@ int main(void) {
     int total = getenv("GP_BENCH_WORKLOADS") ? atoi(getenv("GP_BENCH_WORKLOADS")) : 100000;
     const char *build = getenv("GP_BUILD") ? getenv("GP_BUILD") : "build";
     char dir[] = "/tmp/gpupool-bench.XXXXXX", bin[512], path[300];
-    if (!mkdtemp(dir)) return 1;
+    if (!mkdtemp(dir))
+        return 1;
     snprintf(bin, sizeof bin, "%s/gpupoold", build);
     pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (!freopen("/dev/null", "w", stderr)) _exit(126);
-        execl(bin, bin, "--data-dir", dir, "--listen", "127.0.0.1:0", "--period", "2s", (char *)NULL);
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(126);
+        execl(bin, bin, "--data-dir", dir, "--listen", "127.0.0.1:0", "--period", "2s",
+              (char *)NULL);
         _exit(127);
     }
     snprintf(path, sizeof path, "%s/gpupoold.addr", dir);
-    for (int i = 0; i < 300 && read_line(path, server, sizeof server) < 0; i++) usleep(100000);
+    for (int i = 0; i < 300 && read_line(path, server, sizeof server) < 0; i++)
+        usleep(100000);
     snprintf(path, sizeof path, "%s/admin.token", dir);
-    if (read_line(path, token, sizeof token) < 0) return 1;
+    if (read_line(path, token, sizeof token) < 0)
+        return 1;
     gp_http_conn *c;
     char err[256];
-    if (gp_http_connect(server, 0, &c, err, sizeof err) < 0) return 1;
+    if (gp_http_connect(server, 0, &c, err, sizeof err) < 0)
+        return 1;
     call(c, "POST", "/api/v1/queues", "{\"name\":\"dept\"}");
-    call(c, "POST", "/api/v1/queues", "{\"name\":\"bench\",\"parent\":\"dept\",\"limit\":{\"gpu\":0}}");
+    call(c, "POST", "/api/v1/queues",
+         "{\"name\":\"bench\",\"parent\":\"dept\",\"limit\":{\"gpu\":0}}");
 
     /* Submissions: five runs of a fifth each; the median rate. */
     double rates[5];
-    for (int r = 0; r < 5; r++) rates[r] = submit_rate(total / 5);
+    for (int r = 0; r < 5; r++)
+        rates[r] = submit_rate(total / 5);
     qsort(rates, 5, sizeof rates[0], cmp_d);
-    printf("api: submissions/s (durable, group commit, %d clients): %.0f (median of 5 runs of %d)\n",
-           CLIENTS, rates[2], total / 5);
+    printf(
+        "api: submissions/s (durable, group commit, %d clients): %.0f (median of 5 runs of %d)\n",
+        CLIENTS, rates[2], total / 5);
 
     /* Listing 100 out of all of them: p99 of 500 requests at spread offsets,
      * on a fresh connection (the daemon closes connections idle for long, as
      * the first one was during the submissions). */
     gp_http_close(c);
-    if (gp_http_connect(server, 0, &c, err, sizeof err) < 0) return 1;
+    if (gp_http_connect(server, 0, &c, err, sizeof err) < 0)
+        return 1;
     double lat[500];
     for (int i = 0; i < 500; i++) {
         char p[128];
@@ -151,6 +165,7 @@ int main(void) {
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
     snprintf(path, sizeof path, "rm -rf %s", dir);
-    if (system(path) != 0) return 1;
+    if (system(path) != 0)
+        return 1;
     return 0;
 }

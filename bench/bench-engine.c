@@ -206,8 +206,8 @@ static void run(const scenario *sc) {
         snprintf(project, sizeof project, "proj%04d", (int)(rnd() % (uint64_t)(sc->projects / 2)));
         fill_spec(&w, id++, project, s);
         w.kind = GP_KIND_TRAIN;
-        int rc = gp_engine_restore(e, &w, s.tasks, b, (gp_time_ms)(rnd() % 3600000), err,
-                                   sizeof err);
+        int rc =
+            gp_engine_restore(e, &w, s.tasks, b, (gp_time_ms)(rnd() % 3600000), err, sizeof err);
         if (rc)
             die("restore", rc, err);
         t += s.tasks;

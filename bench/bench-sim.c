@@ -8,7 +8,7 @@
 
 #include "sim/fgd.h"
 
-#define RUNS 5
+#define RUNS   5
 #define TRACES "../shared/traces/alibaba-gpu-2023/"
 
 static int cmp(const void *a, const void *b) {

@@ -24,8 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (sim_read_pods_mem("fuzz", (const char *)data, size, &p, &cnt, err, sizeof err) == 0)
         free(p);
     sim_project *pr;
-    if (sim_read_projects_mem("fuzz", (const char *)data, size, &pr, &cnt, err, sizeof err) ==
-        0) {
+    if (sim_read_projects_mem("fuzz", (const char *)data, size, &pr, &cnt, err, sizeof err) == 0) {
         int64_t *d = malloc(cnt * sizeof *d);
         if (d)
             sim_scale_quotas(pr, cnt, 8000, d);

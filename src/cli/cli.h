@@ -10,16 +10,16 @@
 #include <stdint.h>
 
 /* Exit codes, documented in `gpupool help exit-codes` and docs/cli.md. */
-#define GP_CLI_EXIT_CODES(XX)                                                \
-    XX(OK, 0, "success")                                                     \
-    XX(ERROR, 1, "an error not covered below")                              \
-    XX(USAGE, 2, "bad command line")                                         \
-    XX(UNREACHABLE, 3, "gpupoold could not be reached")                      \
-    XX(AUTH, 4, "no token, an unknown token, or a role that may not do this") \
-    XX(NOTFOUND, 5, "no such workload, queue or token")                     \
-    XX(INVALID, 6, "the server rejected the request as invalid")             \
-    XX(CONFLICT, 7, "not possible in the object's current state")            \
-    XX(SERVER, 8, "the server failed (store full or read-only, internal error)") \
+#define GP_CLI_EXIT_CODES(XX)                                                                      \
+    XX(OK, 0, "success")                                                                           \
+    XX(ERROR, 1, "an error not covered below")                                                     \
+    XX(USAGE, 2, "bad command line")                                                               \
+    XX(UNREACHABLE, 3, "gpupoold could not be reached")                                            \
+    XX(AUTH, 4, "no token, an unknown token, or a role that may not do this")                      \
+    XX(NOTFOUND, 5, "no such workload, queue or token")                                            \
+    XX(INVALID, 6, "the server rejected the request as invalid")                                   \
+    XX(CONFLICT, 7, "not possible in the object's current state")                                  \
+    XX(SERVER, 8, "the server failed (store full or read-only, internal error)")                   \
     XX(FAILED, 9, "the workload waited for ended in failure")
 
 enum {
@@ -31,7 +31,7 @@ enum {
 typedef struct cli {
     char server[512];
     char token[256];
-    int json;                       /* --json: print the server's JSON */
+    int json; /* --json: print the server's JSON */
 } cli;
 
 /* The one map from an HTTP status to an exit code. */
@@ -43,8 +43,8 @@ int cli_exit_for_status(int status);
  * server's message (or the transport error) to stderr and returns the exit
  * code for it. raw, if not NULL, receives the raw body instead of parsing.
  */
-int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t **out,
-             char **raw, size_t *rawlen);
+int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t **out, char **raw,
+             size_t *rawlen);
 
 /* Prints a usage error and returns EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -69,7 +69,7 @@ const char *cli_str(json_t *j, const char *name);
 typedef struct cli_table {
     int ncols;
     const char *head[12];
-    char **cells;                   /* rows * ncols strings */
+    char **cells; /* rows * ncols strings */
     int nrows;
 } cli_table;
 

@@ -13,8 +13,10 @@
 
 /* A GPU amount from JSON (number of GPUs, or null for unlimited). */
 static void gpus_str(json_t *v, char *buf, size_t len) {
-    if (!v || json_is_null(v)) snprintf(buf, len, "-");
-    else snprintf(buf, len, "%g", json_number_value(v));
+    if (!v || json_is_null(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%g", json_number_value(v));
 }
 
 static void set_res(json_t *b, const char *part, const char *res, const char *v) {
@@ -23,8 +25,10 @@ static void set_res(json_t *b, const char *part, const char *res, const char *v)
         o = json_object();
         json_object_set_new(b, part, o);
     }
-    if (strcmp(v, "none") == 0 || strcmp(v, "unlimited") == 0) json_object_set_new(o, res, json_null());
-    else json_object_set_new(o, res, json_string(v));
+    if (strcmp(v, "none") == 0 || strcmp(v, "unlimited") == 0)
+        json_object_set_new(o, res, json_null());
+    else
+        json_object_set_new(o, res, json_string(v));
 }
 
 /* Reads the quota flags shared by "queue create" and "queue set". */
@@ -32,16 +36,27 @@ static int quota_flags(int argc, char **argv, int start, json_t *b, int create) 
     int missing = 0;
     const char *v;
     for (int i = start; i < argc; i++) {
-        if (create && FLAG("--parent")) json_object_set_new(b, "parent", json_string(v));
-        else if (FLAG("--deserved")) set_res(b, "deserved", "gpu", v);
-        else if (FLAG("--limit")) set_res(b, "limit", "gpu", v);
-        else if (FLAG("--cpu-deserved")) set_res(b, "deserved", "cpu", v);
-        else if (FLAG("--cpu-limit")) set_res(b, "limit", "cpu", v);
-        else if (FLAG("--memory-deserved")) set_res(b, "deserved", "memory", v);
-        else if (FLAG("--memory-limit")) set_res(b, "limit", "memory", v);
-        else if (FLAG("--weight")) json_object_set_new(b, "weight", json_integer(atoll(v)));
-        else if (FLAG("--priority")) json_object_set_new(b, "priority", json_integer(atoll(v)));
-        else return cli_usage("queue", missing ? "%s needs a value" : "unknown argument %s", argv[i]);
+        if (create && FLAG("--parent"))
+            json_object_set_new(b, "parent", json_string(v));
+        else if (FLAG("--deserved"))
+            set_res(b, "deserved", "gpu", v);
+        else if (FLAG("--limit"))
+            set_res(b, "limit", "gpu", v);
+        else if (FLAG("--cpu-deserved"))
+            set_res(b, "deserved", "cpu", v);
+        else if (FLAG("--cpu-limit"))
+            set_res(b, "limit", "cpu", v);
+        else if (FLAG("--memory-deserved"))
+            set_res(b, "deserved", "memory", v);
+        else if (FLAG("--memory-limit"))
+            set_res(b, "limit", "memory", v);
+        else if (FLAG("--weight"))
+            json_object_set_new(b, "weight", json_integer(atoll(v)));
+        else if (FLAG("--priority"))
+            json_object_set_new(b, "priority", json_integer(atoll(v)));
+        else
+            return cli_usage("queue", missing ? "%s needs a value" : "unknown argument %s",
+                             argv[i]);
     }
     return EXIT_OK;
 }
@@ -49,14 +64,15 @@ static int quota_flags(int argc, char **argv, int start, json_t *b, int create) 
 static int queue_list(cli *c) {
     json_t *out;
     int rc = cli_call(c, "GET", "/api/v1/queues", NULL, &out, NULL, NULL);
-    if (rc != EXIT_OK) return rc;
+    if (rc != EXIT_OK)
+        return rc;
     if (c->json) {
         cli_print_json(out);
         json_decref(out);
         return EXIT_OK;
     }
-    static const char *const head[] = {"QUEUE", "DESERVED", "LIMIT", "WEIGHT", "FAIR-SHARE",
-                                       "ALLOCATED", "PENDING", "RUNNING"};
+    static const char *const head[] = {"QUEUE",      "DESERVED",  "LIMIT",   "WEIGHT",
+                                       "FAIR-SHARE", "ALLOCATED", "PENDING", "RUNNING"};
     cli_table t;
     cli_table_init(&t, 8, head);
     size_t k;
@@ -70,13 +86,16 @@ static int queue_list(cli *c) {
         gpus_str(json_object_get(json_object_get(q, "weight"), "gpu"), w, sizeof w);
         gpus_str(json_object_get(json_object_get(q, "fair_share"), "gpu"), fs, sizeof fs);
         gpus_str(json_object_get(json_object_get(q, "allocated"), "gpu"), al, sizeof al);
-        snprintf(pe, sizeof pe, "%lld", (long long)json_integer_value(json_object_get(q, "pending")));
-        snprintf(ru, sizeof ru, "%lld", (long long)json_integer_value(json_object_get(q, "running")));
+        snprintf(pe, sizeof pe, "%lld",
+                 (long long)json_integer_value(json_object_get(q, "pending")));
+        snprintf(ru, sizeof ru, "%lld",
+                 (long long)json_integer_value(json_object_get(q, "running")));
         const char *row[] = {name, des, lim, w, fs, al, pe, ru};
         cli_table_add(&t, row);
     }
     cli_table_print(&t);
-    json_array_foreach(json_object_get(out, "warnings"), k, q) printf("warning: %s\n", json_string_value(q));
+    json_array_foreach(json_object_get(out, "warnings"), k, q)
+        printf("warning: %s\n", json_string_value(q));
     json_decref(out);
     return EXIT_OK;
 }
@@ -90,8 +109,10 @@ int cmd_queue(cli *c, int argc, char **argv) {
             i--;
         }
     const char *sub = argc > 1 ? argv[1] : "list";
-    if (strcmp(sub, "list") == 0 || strcmp(sub, "ls") == 0) return queue_list(c);
-    if (argc < 3) return cli_usage("queue", "queue %s needs a queue name", sub);
+    if (strcmp(sub, "list") == 0 || strcmp(sub, "ls") == 0)
+        return queue_list(c);
+    if (argc < 3)
+        return cli_usage("queue", "queue %s needs a queue name", sub);
     const char *name = argv[2];
     char path[256];
     snprintf(path, sizeof path, "/api/v1/queues/%s", name);
@@ -100,10 +121,12 @@ int cmd_queue(cli *c, int argc, char **argv) {
     if (strcmp(sub, "create") == 0) {
         json_object_set_new(b, "name", json_string(name));
         rc = quota_flags(argc, argv, 3, b, 1);
-        if (rc == EXIT_OK) rc = cli_call(c, "POST", "/api/v1/queues", b, &out, NULL, NULL);
+        if (rc == EXIT_OK)
+            rc = cli_call(c, "POST", "/api/v1/queues", b, &out, NULL, NULL);
     } else if (strcmp(sub, "set") == 0) {
         rc = quota_flags(argc, argv, 3, b, 0);
-        if (rc == EXIT_OK) rc = cli_call(c, "PATCH", path, b, &out, NULL, NULL);
+        if (rc == EXIT_OK)
+            rc = cli_call(c, "PATCH", path, b, &out, NULL, NULL);
     } else if (strcmp(sub, "delete") == 0) {
         rc = cli_call(c, "DELETE", path, NULL, &out, NULL, NULL);
     } else {
@@ -111,8 +134,10 @@ int cmd_queue(cli *c, int argc, char **argv) {
     }
     json_decref(b);
     if (rc == EXIT_OK) {
-        if (c->json) cli_print_json(out);
-        else printf("queue %s: %s\n", name, strcmp(sub, "delete") == 0 ? "deleted" : "ok");
+        if (c->json)
+            cli_print_json(out);
+        else
+            printf("queue %s: %s\n", name, strcmp(sub, "delete") == 0 ? "deleted" : "ok");
     }
     json_decref(out);
     return rc;
@@ -120,13 +145,15 @@ int cmd_queue(cli *c, int argc, char **argv) {
 
 int cmd_node(cli *c, int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) c->json = 1;
+        if (strcmp(argv[i], "--json") == 0)
+            c->json = 1;
         else if (strcmp(argv[i], "list") != 0 && strcmp(argv[i], "ls") != 0)
             return cli_usage("node", "unknown argument %s (node list)", argv[i]);
     }
     json_t *out;
     int rc = cli_call(c, "GET", "/api/v1/nodes", NULL, &out, NULL, NULL);
-    if (rc != EXIT_OK) return rc;
+    if (rc != EXIT_OK)
+        return rc;
     if (c->json) {
         cli_print_json(out);
         json_decref(out);
@@ -134,7 +161,8 @@ int cmd_node(cli *c, int argc, char **argv) {
     }
     if (json_is_true(json_object_get(out, "emulated")))
         printf("NOTE: these GPUs are EMULATED (no real GPU found)\n");
-    static const char *const head[] = {"NODE", "GPU", "MODEL", "MEMORY", "ALLOCATED", "SLICES", "MEM-USED", "WORKLOADS"};
+    static const char *const head[] = {"NODE",      "GPU",    "MODEL",    "MEMORY",
+                                       "ALLOCATED", "SLICES", "MEM-USED", "WORKLOADS"};
     cli_table t;
     cli_table_init(&t, 8, head);
     size_t k, g;
@@ -143,18 +171,23 @@ int cmd_node(cli *c, int argc, char **argv) {
         json_array_foreach(json_object_get(n, "gpus"), g, x) {
             char idx[24], mem[32], al[32], sl[24], used[32], wls[256] = "";
             snprintf(idx, sizeof idx, "%zu", g);
-            snprintf(mem, sizeof mem, "%.0fG", json_integer_value(json_object_get(x, "memory")) / 1073741824.0);
+            snprintf(mem, sizeof mem, "%.0fG",
+                     json_integer_value(json_object_get(x, "memory")) / 1073741824.0);
             snprintf(al, sizeof al, "%g", json_number_value(json_object_get(x, "allocated")));
-            snprintf(sl, sizeof sl, "%lld", (long long)json_integer_value(json_object_get(x, "slices_count")));
-            snprintf(used, sizeof used, "%.1fG", json_integer_value(json_object_get(x, "memory_used")) / 1073741824.0);
+            snprintf(sl, sizeof sl, "%lld",
+                     (long long)json_integer_value(json_object_get(x, "slices_count")));
+            snprintf(used, sizeof used, "%.1fG",
+                     json_integer_value(json_object_get(x, "memory_used")) / 1073741824.0);
             size_t s, len = 0;
             json_t *y;
             json_array_foreach(json_object_get(x, "slices"), s, y) {
                 if (len < sizeof wls)
-                    len += (size_t)snprintf(wls + len, sizeof wls - len, "%s%lld", s ? "," : "",
-                                            (long long)json_integer_value(json_object_get(y, "workload")));
+                    len += (size_t)snprintf(
+                        wls + len, sizeof wls - len, "%s%lld", s ? "," : "",
+                        (long long)json_integer_value(json_object_get(y, "workload")));
             }
-            const char *row[] = {cli_str(n, "name"), idx, cli_str(x, "model"), mem, al, sl, used, wls};
+            const char *row[] = {
+                cli_str(n, "name"), idx, cli_str(x, "model"), mem, al, sl, used, wls};
             cli_table_add(&t, row);
         }
     }
@@ -169,19 +202,26 @@ int cmd_token(cli *c, int argc, char **argv) {
     int rc = EXIT_OK, missing = 0;
     const char *v;
     for (int i = 2; i < argc && rc == EXIT_OK; i++) {
-        if (strcmp(argv[i], "--json") == 0) c->json = 1;
-        else if (FLAG("--user")) json_object_set_new(b, "user", json_string(v));
-        else if (FLAG("--role")) json_object_set_new(b, "role", json_string(v));
-        else if (FLAG("--scope")) json_object_set_new(b, "scope", json_string(v));
-        else if (FLAG("--name")) json_object_set_new(b, "name", json_string(v));
+        if (strcmp(argv[i], "--json") == 0)
+            c->json = 1;
+        else if (FLAG("--user"))
+            json_object_set_new(b, "user", json_string(v));
+        else if (FLAG("--role"))
+            json_object_set_new(b, "role", json_string(v));
+        else if (FLAG("--scope"))
+            json_object_set_new(b, "scope", json_string(v));
+        else if (FLAG("--name"))
+            json_object_set_new(b, "name", json_string(v));
         else if (strcmp(sub, "delete") == 0 && argv[i][0] != '-') {
             char path[128];
             snprintf(path, sizeof path, "/api/v1/tokens/%s", argv[i]);
             rc = cli_call(c, "DELETE", path, NULL, &out, NULL, NULL);
-            if (rc == EXIT_OK) printf("token %s revoked\n", argv[i]);
+            if (rc == EXIT_OK)
+                printf("token %s revoked\n", argv[i]);
             json_decref(out);
             out = NULL;
-        } else rc = cli_usage("token", missing ? "%s needs a value" : "unknown argument %s", argv[i]);
+        } else
+            rc = cli_usage("token", missing ? "%s needs a value" : "unknown argument %s", argv[i]);
     }
     if (rc != EXIT_OK || strcmp(sub, "delete") == 0) {
         json_decref(b);
@@ -203,8 +243,10 @@ int cmd_token(cli *c, int argc, char **argv) {
             json_t *x;
             json_array_foreach(json_object_get(out, "tokens"), k, x) {
                 char id[32];
-                snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(x, "id")));
-                const char *row[] = {id, cli_str(x, "name"), cli_str(x, "user"), cli_str(x, "role"), cli_str(x, "scope")};
+                snprintf(id, sizeof id, "%lld",
+                         (long long)json_integer_value(json_object_get(x, "id")));
+                const char *row[] = {id, cli_str(x, "name"), cli_str(x, "user"), cli_str(x, "role"),
+                                     cli_str(x, "scope")};
                 cli_table_add(&t, row);
             }
             cli_table_print(&t);
@@ -212,7 +254,8 @@ int cmd_token(cli *c, int argc, char **argv) {
     } else {
         rc = cli_usage("token", "no subcommand \"%s\" (create, list, delete)", sub);
     }
-    if (rc == EXIT_OK && c->json) cli_print_json(out);
+    if (rc == EXIT_OK && c->json)
+        cli_print_json(out);
     json_decref(out);
     json_decref(b);
     return rc;
@@ -223,10 +266,13 @@ int cmd_whoami(cli *c, int argc, char **argv) {
     (void)argv;
     json_t *out;
     int rc = cli_call(c, "GET", "/api/v1/whoami", NULL, &out, NULL, NULL);
-    if (rc != EXIT_OK) return rc;
-    if (c->json) cli_print_json(out);
-    else printf("%s (%s%s%s) at %s\n", cli_str(out, "user"), cli_str(out, "role"),
-                *cli_str(out, "scope") ? ": " : "", cli_str(out, "scope"), c->server);
+    if (rc != EXIT_OK)
+        return rc;
+    if (c->json)
+        cli_print_json(out);
+    else
+        printf("%s (%s%s%s) at %s\n", cli_str(out, "user"), cli_str(out, "role"),
+               *cli_str(out, "scope") ? ": " : "", cli_str(out, "scope"), c->server);
     json_decref(out);
     return EXIT_OK;
 }

@@ -19,41 +19,68 @@ int cmd_submit(cli *c, int argc, char **argv) {
     const char *v;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--") == 0) break;
-        if (FLAG("--project")) json_object_set_new(b, "project", json_string(v));
-        else if (FLAG("--name")) json_object_set_new(b, "name", json_string(v));
-        else if (FLAG("--gpu-memory")) ngpu++, json_object_set_new(b, "gpu_memory", json_string(v));
-        else if (FLAG("--gpu")) ngpu++, json_object_set_new(b, "gpu", json_string(v));
-        else if (FLAG("--mig")) ngpu++, json_object_set_new(b, "mig", json_string(v));
-        else if (FLAG("--cpu")) json_object_set_new(b, "cpu", json_string(v));
-        else if (FLAG("--memory")) json_object_set_new(b, "memory", json_string(v));
-        else if (FLAG("--gang")) json_object_set_new(b, "gang", json_integer(atoll(v)));
-        else if (FLAG("--priority")) json_object_set_new(b, "priority", json_integer(atoll(v)));
-        else if (FLAG("--grace")) json_object_set_new(b, "grace", json_string(v));
-        else if (FLAG("--signal")) json_object_set_new(b, "checkpoint_signal", json_string(v));
-        else if (FLAG("--workdir")) json_object_set_new(b, "workdir", json_string(v));
-        else if (FLAG("--kind")) json_object_set_new(b, "kind", json_string(v));
-        else if (FLAG("--key")) json_object_set_new(b, "client_key", json_string(v));
+        if (strcmp(a, "--") == 0)
+            break;
+        if (FLAG("--project"))
+            json_object_set_new(b, "project", json_string(v));
+        else if (FLAG("--name"))
+            json_object_set_new(b, "name", json_string(v));
+        else if (FLAG("--gpu-memory"))
+            ngpu++, json_object_set_new(b, "gpu_memory", json_string(v));
+        else if (FLAG("--gpu"))
+            ngpu++, json_object_set_new(b, "gpu", json_string(v));
+        else if (FLAG("--mig"))
+            ngpu++, json_object_set_new(b, "mig", json_string(v));
+        else if (FLAG("--cpu"))
+            json_object_set_new(b, "cpu", json_string(v));
+        else if (FLAG("--memory"))
+            json_object_set_new(b, "memory", json_string(v));
+        else if (FLAG("--gang"))
+            json_object_set_new(b, "gang", json_integer(atoll(v)));
+        else if (FLAG("--priority"))
+            json_object_set_new(b, "priority", json_integer(atoll(v)));
+        else if (FLAG("--grace"))
+            json_object_set_new(b, "grace", json_string(v));
+        else if (FLAG("--signal"))
+            json_object_set_new(b, "checkpoint_signal", json_string(v));
+        else if (FLAG("--workdir"))
+            json_object_set_new(b, "workdir", json_string(v));
+        else if (FLAG("--kind"))
+            json_object_set_new(b, "kind", json_string(v));
+        else if (FLAG("--key"))
+            json_object_set_new(b, "client_key", json_string(v));
         else if (FLAG("--env")) {
             const char *eq = strchr(v, '=');
-            if (!eq) return cli_usage("submit", "--env wants NAME=VALUE, got %s", v);
+            if (!eq)
+                return cli_usage("submit", "--env wants NAME=VALUE, got %s", v);
             char name[256];
             snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
             json_object_set_new(env, name, json_string(eq + 1));
-        } else if (strcmp(a, "--interactive") == 0) json_object_set_new(b, "interactive", json_true());
-        else if (strcmp(a, "--no-preempt") == 0) json_object_set_new(b, "preemptible", json_false());
-        else if (strcmp(a, "--json") == 0) c->json = 1;
-        else if (missing) return cli_usage("submit", "%s needs a value", a);
-        else return cli_usage("submit", "unknown option %s (the command goes after --)", a);
-        if (missing) return cli_usage("submit", "%s needs a value", a);
+        } else if (strcmp(a, "--interactive") == 0)
+            json_object_set_new(b, "interactive", json_true());
+        else if (strcmp(a, "--no-preempt") == 0)
+            json_object_set_new(b, "preemptible", json_false());
+        else if (strcmp(a, "--json") == 0)
+            c->json = 1;
+        else if (missing)
+            return cli_usage("submit", "%s needs a value", a);
+        else
+            return cli_usage("submit", "unknown option %s (the command goes after --)", a);
+        if (missing)
+            return cli_usage("submit", "%s needs a value", a);
     }
-    if (!json_object_get(b, "project")) return cli_usage("submit", "--project is required");
-    if (ngpu > 1) return cli_usage("submit", "give only one of --gpu, --gpu-memory, --mig");
-    if (i >= argc - 1) return cli_usage("submit", "the command to run goes after --");
+    if (!json_object_get(b, "project"))
+        return cli_usage("submit", "--project is required");
+    if (ngpu > 1)
+        return cli_usage("submit", "give only one of --gpu, --gpu-memory, --mig");
+    if (i >= argc - 1)
+        return cli_usage("submit", "the command to run goes after --");
     json_t *cmd = json_array();
-    for (i++; i < argc; i++) json_array_append_new(cmd, json_string(argv[i]));
+    for (i++; i < argc; i++)
+        json_array_append_new(cmd, json_string(argv[i]));
     json_object_set_new(b, "command", cmd);
-    if (json_object_size(env)) json_object_set(b, "env", env);
+    if (json_object_size(env))
+        json_object_set(b, "env", env);
     json_decref(env);
     char cwd[PATH_MAX];
     if (!json_object_get(b, "workdir") && getcwd(cwd, sizeof cwd))
@@ -61,9 +88,13 @@ int cmd_submit(cli *c, int argc, char **argv) {
     json_t *out;
     int rc = cli_call(c, "POST", "/api/v1/workloads", b, &out, NULL, NULL);
     json_decref(b);
-    if (rc != EXIT_OK) return rc;
-    if (c->json) cli_print_json(out);
-    else printf("workload %lld submitted\n", (long long)json_integer_value(json_object_get(out, "id")));
+    if (rc != EXIT_OK)
+        return rc;
+    if (c->json)
+        cli_print_json(out);
+    else
+        printf("workload %lld submitted\n",
+               (long long)json_integer_value(json_object_get(out, "id")));
     json_decref(out);
     return EXIT_OK;
 }
@@ -79,28 +110,39 @@ int cmd_list(cli *c, int argc, char **argv) {
     int missing = 0, all = 0;
     const char *v;
     for (int i = 1; i < argc; i++) {
-        if (FLAG("--project")) add_query(q, sizeof q, "project", v);
-        else if (FLAG("--state")) add_query(q, sizeof q, "state", v);
-        else if (FLAG("--user")) add_query(q, sizeof q, "user", v);
-        else if (FLAG("--limit")) add_query(q, sizeof q, "limit", v);
-        else if (FLAG("--after")) add_query(q, sizeof q, "after", v);
-        else if (strcmp(argv[i], "--all") == 0) all = 1;
-        else if (strcmp(argv[i], "--json") == 0) c->json = 1;
-        else return cli_usage("list", missing ? "%s needs a value" : "unknown argument %s", argv[i]);
+        if (FLAG("--project"))
+            add_query(q, sizeof q, "project", v);
+        else if (FLAG("--state"))
+            add_query(q, sizeof q, "state", v);
+        else if (FLAG("--user"))
+            add_query(q, sizeof q, "user", v);
+        else if (FLAG("--limit"))
+            add_query(q, sizeof q, "limit", v);
+        else if (FLAG("--after"))
+            add_query(q, sizeof q, "after", v);
+        else if (strcmp(argv[i], "--all") == 0)
+            all = 1;
+        else if (strcmp(argv[i], "--json") == 0)
+            c->json = 1;
+        else
+            return cli_usage("list", missing ? "%s needs a value" : "unknown argument %s", argv[i]);
     }
     /* Without --state or --all, people see what is still going on. */
-    if (!all && !strstr(q, "state=")) add_query(q, sizeof q, "state", "active");
+    if (!all && !strstr(q, "state="))
+        add_query(q, sizeof q, "state", "active");
     char path[1200];
     snprintf(path, sizeof path, "/api/v1/workloads%s", q);
     json_t *out;
     int rc = cli_call(c, "GET", path, NULL, &out, NULL, NULL);
-    if (rc != EXIT_OK) return rc;
+    if (rc != EXIT_OK)
+        return rc;
     if (c->json) {
         cli_print_json(out);
         json_decref(out);
         return EXIT_OK;
     }
-    static const char *const head[] = {"ID", "NAME", "PROJECT", "USER", "STATE", "REQUEST", "AGE", "INFO"};
+    static const char *const head[] = {"ID",    "NAME",    "PROJECT", "USER",
+                                       "STATE", "REQUEST", "AGE",     "INFO"};
     cli_table t;
     cli_table_init(&t, 8, head);
     size_t k;
@@ -110,20 +152,28 @@ int cmd_list(cli *c, int argc, char **argv) {
         snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(w, "id")));
         cli_age(json_integer_value(json_object_get(w, "submitted_ms")), age, sizeof age);
         const char *info = json_object_get(w, "pending_reason") ? cli_str(w, "pending_reason")
-                                                                 : cli_str(w, "reason");
-        const char *row[] = {id, cli_str(w, "name"), cli_str(w, "project"), cli_str(w, "user"),
-                             cli_str(w, "state"), cli_str(w, "request"), age, info};
+                                                                : cli_str(w, "reason");
+        const char *row[] = {id,
+                             cli_str(w, "name"),
+                             cli_str(w, "project"),
+                             cli_str(w, "user"),
+                             cli_str(w, "state"),
+                             cli_str(w, "request"),
+                             age,
+                             info};
         cli_table_add(&t, row);
     }
     cli_table_print(&t);
     if (json_object_get(out, "next_after"))
-        printf("(more: --after %lld)\n", (long long)json_integer_value(json_object_get(out, "next_after")));
+        printf("(more: --after %lld)\n",
+               (long long)json_integer_value(json_object_get(out, "next_after")));
     json_decref(out);
     return EXIT_OK;
 }
 
 static void print_time(const char *label, json_int_t ms) {
-    if (ms <= 0) return;
+    if (ms <= 0)
+        return;
     time_t t = (time_t)(ms / 1000);
     struct tm tm;
     char b[64];
@@ -135,16 +185,21 @@ static void print_time(const char *label, json_int_t ms) {
 int cmd_describe(cli *c, int argc, char **argv) {
     const char *id = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) c->json = 1;
-        else if (!id) id = argv[i];
-        else return cli_usage("describe", "one workload id at a time");
+        if (strcmp(argv[i], "--json") == 0)
+            c->json = 1;
+        else if (!id)
+            id = argv[i];
+        else
+            return cli_usage("describe", "one workload id at a time");
     }
-    if (!id) return cli_usage("describe", "which workload? (gpupool describe ID)");
+    if (!id)
+        return cli_usage("describe", "which workload? (gpupool describe ID)");
     char path[256];
     json_t *w, *ev;
     snprintf(path, sizeof path, "/api/v1/workloads/%s", id);
     int rc = cli_call(c, "GET", path, NULL, &w, NULL, NULL);
-    if (rc != EXIT_OK) return rc;
+    if (rc != EXIT_OK)
+        return rc;
     snprintf(path, sizeof path, "/api/v1/workloads/%s/events", id);
     if ((rc = cli_call(c, "GET", path, NULL, &ev, NULL, NULL)) != EXIT_OK) {
         json_decref(w);
@@ -154,16 +209,20 @@ int cmd_describe(cli *c, int argc, char **argv) {
         json_object_set(w, "events", json_object_get(ev, "events"));
         cli_print_json(w);
     } else {
-        printf("%-15s %lld\n", "Workload:", (long long)json_integer_value(json_object_get(w, "id")));
-        if (*cli_str(w, "name")) printf("%-15s %s\n", "Name:", cli_str(w, "name"));
+        printf("%-15s %lld\n",
+               "Workload:", (long long)json_integer_value(json_object_get(w, "id")));
+        if (*cli_str(w, "name"))
+            printf("%-15s %s\n", "Name:", cli_str(w, "name"));
         printf("%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n", "Project:", cli_str(w, "project"),
-               "User:", cli_str(w, "user"), "State:", cli_str(w, "state"), "Request:",
-               cli_str(w, "request"));
-        printf("%-15s %lld\n", "Attempt:", (long long)json_integer_value(json_object_get(w, "attempt")));
+               "User:", cli_str(w, "user"), "State:", cli_str(w, "state"),
+               "Request:", cli_str(w, "request"));
+        printf("%-15s %lld\n",
+               "Attempt:", (long long)json_integer_value(json_object_get(w, "attempt")));
         print_time("Submitted:", json_integer_value(json_object_get(w, "submitted_ms")));
         if (json_object_get(w, "pending_reason"))
             printf("%-15s %s\n", "Waiting:", cli_str(w, "pending_reason"));
-        if (*cli_str(w, "reason")) printf("%-15s %s\n", "Reason:", cli_str(w, "reason"));
+        if (*cli_str(w, "reason"))
+            printf("%-15s %s\n", "Reason:", cli_str(w, "reason"));
         json_t *cmd = json_object_get(json_object_get(w, "spec"), "command");
         if (cmd) {
             printf("%-15s", "Command:");
@@ -181,7 +240,8 @@ int cmd_describe(cli *c, int argc, char **argv) {
         }
         printf("\nAttempts:\n");
         json_array_foreach(json_object_get(w, "attempts"), k, x) {
-            printf("  #%lld %-10s %s%s%s\n", (long long)json_integer_value(json_object_get(x, "attempt")),
+            printf("  #%lld %-10s %s%s%s\n",
+                   (long long)json_integer_value(json_object_get(x, "attempt")),
                    cli_str(x, "outcome"), cli_str(x, "node"), *cli_str(x, "reason") ? ": " : "",
                    cli_str(x, "reason"));
         }
@@ -206,30 +266,41 @@ int cmd_logs(cli *c, int argc, char **argv) {
     const char *id = NULL, *task = "0", *v;
     int follow = 0, missing = 0;
     for (int i = 1; i < argc; i++) {
-        if (FLAG("--task")) task = v;
-        else if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--follow") == 0) follow = 1;
-        else if (missing) return cli_usage("logs", "%s needs a value", argv[i]);
-        else if (!id && argv[i][0] != '-') id = argv[i];
-        else return cli_usage("logs", "unknown argument %s", argv[i]);
+        if (FLAG("--task"))
+            task = v;
+        else if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--follow") == 0)
+            follow = 1;
+        else if (missing)
+            return cli_usage("logs", "%s needs a value", argv[i]);
+        else if (!id && argv[i][0] != '-')
+            id = argv[i];
+        else
+            return cli_usage("logs", "unknown argument %s", argv[i]);
     }
-    if (!id) return cli_usage("logs", "which workload? (gpupool logs [-f] ID)");
+    if (!id)
+        return cli_usage("logs", "which workload? (gpupool logs [-f] ID)");
     long long offset = 0;
     for (;;) {
         char path[256];
         char *raw = NULL;
         size_t len = 0;
-        snprintf(path, sizeof path, "/api/v1/workloads/%s/logs?task=%s&offset=%lld", id, task, offset);
+        snprintf(path, sizeof path, "/api/v1/workloads/%s/logs?task=%s&offset=%lld", id, task,
+                 offset);
         int rc = cli_call(c, "GET", path, NULL, NULL, &raw, &len);
-        if (rc != EXIT_OK) return rc;
+        if (rc != EXIT_OK)
+            return rc;
         fwrite(raw, 1, len, stdout);
         fflush(stdout);
         free(raw);
         offset += (long long)len;
-        if (!follow) return EXIT_OK;
-        if (len > 0) continue;
+        if (!follow)
+            return EXIT_OK;
+        if (len > 0)
+            continue;
         json_t *w;
         snprintf(path, sizeof path, "/api/v1/workloads/%s", id);
-        if ((rc = cli_call(c, "GET", path, NULL, &w, NULL, NULL)) != EXIT_OK) return rc;
+        if ((rc = cli_call(c, "GET", path, NULL, &w, NULL, NULL)) != EXIT_OK)
+            return rc;
         int done = is_final(cli_str(w, "state"));
         json_decref(w);
         if (done) {
@@ -251,18 +322,24 @@ int cmd_stop(cli *c, int argc, char **argv) {
         }
         char path[256];
         json_t *w;
-        if (strcmp(verb, "delete") == 0) snprintf(path, sizeof path, "/api/v1/workloads/%s", argv[i]);
-        else snprintf(path, sizeof path, "/api/v1/workloads/%s/%s", argv[i], verb);
-        int r = cli_call(c, strcmp(verb, "delete") == 0 ? "DELETE" : "POST", path, NULL, &w, NULL, NULL);
+        if (strcmp(verb, "delete") == 0)
+            snprintf(path, sizeof path, "/api/v1/workloads/%s", argv[i]);
+        else
+            snprintf(path, sizeof path, "/api/v1/workloads/%s/%s", argv[i], verb);
+        int r = cli_call(c, strcmp(verb, "delete") == 0 ? "DELETE" : "POST", path, NULL, &w, NULL,
+                         NULL);
         n++;
         if (r != EXIT_OK) {
             rc = r;
             continue;
         }
-        if (c->json) cli_print_json(w);
-        else printf("workload %s: %s\n", argv[i], cli_str(w, "state"));
+        if (c->json)
+            cli_print_json(w);
+        else
+            printf("workload %s: %s\n", argv[i], cli_str(w, "state"));
         json_decref(w);
     }
-    if (n == 0) return cli_usage(verb, "which workloads? (gpupool %s ID...)", verb);
+    if (n == 0)
+        return cli_usage(verb, "which workloads? (gpupool %s ID...)", verb);
     return rc;
 }

@@ -34,22 +34,23 @@ static const struct {
      "The workload gets GPUPOOL_CHECKPOINT_DIR, a directory that survives evictions\n"
      "and restarts: save checkpoints there on the checkpoint signal, and resume from\n"
      "them at start. Fractional slices also get GPUPOOL_MEMORY_LIMIT (bytes).\n"},
-    {"list",
-     "usage: gpupool list [--project P] [--user U] [--state S] [--all] [--limit N] [--after ID] [--json]\n"
-     "\n"
-     "Without --state or --all, lists active workloads (pending, starting, running,\n"
-     "stopping). States: pending starting running stopping suspended succeeded\n"
-     "failed deleted. INFO shows why a pending workload waits, or how one ended.\n"},
-    {"describe",
-     "usage: gpupool describe ID [--json]\n"
-     "\n"
-     "Shows a workload: its request, state, why it waits (a sentence you can act on),\n"
-     "where its tasks run, every attempt with its outcome, and its event history.\n"},
-    {"logs", "usage: gpupool logs [-f] [--task N] ID\n\nPrints a task's output; -f follows it until the workload ends.\n"},
-    {"delete", "usage: gpupool delete ID...\n\nDeletes workloads; running tasks are killed at once.\n"},
-    {"suspend",
-     "usage: gpupool suspend ID...\n\nSends the checkpoint signal, waits the grace period, stops the tasks and\n"
-     "keeps the workload (with its checkpoint directory) until `gpupool resume`.\n"},
+    {"list", "usage: gpupool list [--project P] [--user U] [--state S] [--all] [--limit N] "
+             "[--after ID] [--json]\n"
+             "\n"
+             "Without --state or --all, lists active workloads (pending, starting, running,\n"
+             "stopping). States: pending starting running stopping suspended succeeded\n"
+             "failed deleted. INFO shows why a pending workload waits, or how one ended.\n"},
+    {"describe", "usage: gpupool describe ID [--json]\n"
+                 "\n"
+                 "Shows a workload: its request, state, why it waits (a sentence you can act on),\n"
+                 "where its tasks run, every attempt with its outcome, and its event history.\n"},
+    {"logs", "usage: gpupool logs [-f] [--task N] ID\n\nPrints a task's output; -f follows it "
+             "until the workload ends.\n"},
+    {"delete",
+     "usage: gpupool delete ID...\n\nDeletes workloads; running tasks are killed at once.\n"},
+    {"suspend", "usage: gpupool suspend ID...\n\nSends the checkpoint signal, waits the grace "
+                "period, stops the tasks and\n"
+                "keeps the workload (with its checkpoint directory) until `gpupool resume`.\n"},
     {"resume", "usage: gpupool resume ID...\n\nPuts suspended workloads back in the queue.\n"},
     {"queue",
      "usage: gpupool queue list [--json]\n"
@@ -64,21 +65,24 @@ static const struct {
      "\n"
      "The list shows the tree with each queue's fair share (what it should hold now)\n"
      "and what it holds. Admins manage departments; department admins their projects.\n"},
-    {"node", "usage: gpupool node list [--json]\n\nEvery GPU: model, memory, share allocated, slices, memory really in use.\n"},
-    {"token",
-     "usage: gpupool token create --user U --role ROLE [--scope S] [--name N]\n"
-     "       gpupool token list\n"
-     "       gpupool token delete ID\n"
-     "\n"
-     "Roles: admin (everything); dept-admin (scope: one department: its projects,\n"
-     "quotas and workloads); researcher (scope: projects, comma-separated: submits\n"
-     "to them, sees their workloads, stops only its own). The secret is shown once.\n"},
-    {"whoami", "usage: gpupool whoami\n\nThe user, role and scope of the token in use, and the server.\n"},
+    {"node", "usage: gpupool node list [--json]\n\nEvery GPU: model, memory, share allocated, "
+             "slices, memory really in use.\n"},
+    {"token", "usage: gpupool token create --user U --role ROLE [--scope S] [--name N]\n"
+              "       gpupool token list\n"
+              "       gpupool token delete ID\n"
+              "\n"
+              "Roles: admin (everything); dept-admin (scope: one department: its projects,\n"
+              "quotas and workloads); researcher (scope: projects, comma-separated: submits\n"
+              "to them, sees their workloads, stops only its own). The secret is shown once.\n"},
+    {"whoami",
+     "usage: gpupool whoami\n\nThe user, role and scope of the token in use, and the server.\n"},
 };
 
 const char *cli_help_text(const char *cmd) {
-    if (strcmp(cmd, "ls") == 0) cmd = "list";
+    if (strcmp(cmd, "ls") == 0)
+        cmd = "list";
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
-        if (strcmp(texts[i].cmd, cmd) == 0) return texts[i].text;
+        if (strcmp(texts[i].cmd, cmd) == 0)
+            return texts[i].text;
     return NULL;
 }

@@ -59,27 +59,35 @@ int cli_usage(const char *cmd, const char *fmt, ...) {
 }
 
 int cli_exit_for_status(int status) {
-    if (status >= 200 && status < 300) return EXIT_OK;
+    if (status >= 200 && status < 300)
+        return EXIT_OK;
     switch (status) {
     case 400:
-    case 413: return EXIT_INVALID;
+    case 413:
+        return EXIT_INVALID;
     case 401:
-    case 403: return EXIT_AUTH;
-    case 404: return EXIT_NOTFOUND;
-    case 405: return EXIT_USAGE;
-    case 409: return EXIT_CONFLICT;
-    default: return status >= 500 ? EXIT_SERVER : EXIT_ERROR;
+    case 403:
+        return EXIT_AUTH;
+    case 404:
+        return EXIT_NOTFOUND;
+    case 405:
+        return EXIT_USAGE;
+    case 409:
+        return EXIT_CONFLICT;
+    default:
+        return status >= 500 ? EXIT_SERVER : EXIT_ERROR;
     }
 }
 
-int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t **out,
-             char **raw, size_t *rawlen) {
+int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t **out, char **raw,
+             size_t *rawlen) {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     gp_http_resp resp;
     char err[512];
     int rc = gp_http_request(c->server, method, path, c->token, text, &resp, err, sizeof err);
     free(text);
-    if (out) *out = NULL;
+    if (out)
+        *out = NULL;
     if (rc < 0) {
         fprintf(stderr, "gpupool: %s\n", err);
         return EXIT_UNREACHABLE;
@@ -87,9 +95,10 @@ int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t 
     int code = cli_exit_for_status(resp.status);
     if (code != EXIT_OK) {
         json_t *j = json_loadb(resp.body, resp.len, 0, NULL);
-        const char *msg = j ? json_string_value(json_object_get(json_object_get(j, "error"), "message"))
-                            : NULL;
-        if (c->json && j) cli_print_json(j);
+        const char *msg =
+            j ? json_string_value(json_object_get(json_object_get(j, "error"), "message")) : NULL;
+        if (c->json && j)
+            cli_print_json(j);
         fprintf(stderr, "gpupool: %s\n", msg ? msg : resp.body);
         json_decref(j);
     } else if (raw) {
@@ -109,7 +118,8 @@ int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t 
 
 void cli_print_json(json_t *j) {
     char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    if (s) puts(s);
+    if (s)
+        puts(s);
     free(s);
 }
 
@@ -117,11 +127,16 @@ void cli_age(int64_t ms, char *buf, size_t len) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t s = ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - ms) / 1000;
-    if (s < 0) s = 0;
-    if (s < 120) snprintf(buf, len, "%llds", (long long)s);
-    else if (s < 7200) snprintf(buf, len, "%lldm", (long long)(s / 60));
-    else if (s < 172800) snprintf(buf, len, "%lldh", (long long)(s / 3600));
-    else snprintf(buf, len, "%lldd", (long long)(s / 86400));
+    if (s < 0)
+        s = 0;
+    if (s < 120)
+        snprintf(buf, len, "%llds", (long long)s);
+    else if (s < 7200)
+        snprintf(buf, len, "%lldm", (long long)(s / 60));
+    else if (s < 172800)
+        snprintf(buf, len, "%lldh", (long long)(s / 3600));
+    else
+        snprintf(buf, len, "%lldd", (long long)(s / 86400));
 }
 
 const char *cli_str(json_t *j, const char *name) {
@@ -133,27 +148,37 @@ const char *cli_str(json_t *j, const char *name) {
 
 static void read_token_file(cli *c, const char *path) {
     FILE *f = fopen(path, "r");
-    if (!f) return;
-    if (fgets(c->token, sizeof c->token, f)) c->token[strcspn(c->token, " \r\n")] = '\0';
+    if (!f)
+        return;
+    if (fgets(c->token, sizeof c->token, f))
+        c->token[strcspn(c->token, " \r\n")] = '\0';
     fclose(f);
 }
 
 static void read_config(cli *c, int have_server, int have_token) {
     char path[1024];
     const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg) snprintf(path, sizeof path, "%s/gpupool/config", xdg);
-    else if (home) snprintf(path, sizeof path, "%s/.config/gpupool/config", home);
-    else return;
+    if (xdg && *xdg)
+        snprintf(path, sizeof path, "%s/gpupool/config", xdg);
+    else if (home)
+        snprintf(path, sizeof path, "%s/.config/gpupool/config", home);
+    else
+        return;
     FILE *f = fopen(path, "r");
-    if (!f) return;
+    if (!f)
+        return;
     char line[1024];
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "#\r\n")] = '\0';
         char key[64], val[250];
-        if (sscanf(line, " %63[a-z_] = %249s", key, val) != 2) continue;
-        if (strcmp(key, "server") == 0 && !have_server) snprintf(c->server, sizeof c->server, "%s", val);
-        else if (strcmp(key, "token") == 0 && !have_token) snprintf(c->token, sizeof c->token, "%s", val);
-        else if (strcmp(key, "token_file") == 0 && !have_token) read_token_file(c, val);
+        if (sscanf(line, " %63[a-z_] = %249s", key, val) != 2)
+            continue;
+        if (strcmp(key, "server") == 0 && !have_server)
+            snprintf(c->server, sizeof c->server, "%s", val);
+        else if (strcmp(key, "token") == 0 && !have_token)
+            snprintf(c->token, sizeof c->token, "%s", val);
+        else if (strcmp(key, "token_file") == 0 && !have_token)
+            read_token_file(c, val);
     }
     fclose(f);
 }
@@ -161,20 +186,26 @@ static void read_config(cli *c, int have_server, int have_token) {
 static void configure(cli *c, const char *flag_server, const char *flag_token) {
     const char *s = flag_server ? flag_server : getenv("GPUPOOL_SERVER");
     const char *t = flag_token ? flag_token : getenv("GPUPOOL_TOKEN");
-    if (s && *s) snprintf(c->server, sizeof c->server, "%s", s);
-    if (t && *t) snprintf(c->token, sizeof c->token, "%s", t);
-    else if (getenv("GPUPOOL_TOKEN_FILE")) read_token_file(c, getenv("GPUPOOL_TOKEN_FILE"));
+    if (s && *s)
+        snprintf(c->server, sizeof c->server, "%s", s);
+    if (t && *t)
+        snprintf(c->token, sizeof c->token, "%s", t);
+    else if (getenv("GPUPOOL_TOKEN_FILE"))
+        read_token_file(c, getenv("GPUPOOL_TOKEN_FILE"));
     read_config(c, c->server[0] != 0, c->token[0] != 0);
     if (!c->server[0]) {
         /* Beside a daemon started with its defaults, its address file. */
         FILE *f = fopen("gpupool-data/gpupoold.addr", "r");
         if (f) {
-            if (fgets(c->server, sizeof c->server, f)) c->server[strcspn(c->server, "\r\n")] = '\0';
+            if (fgets(c->server, sizeof c->server, f))
+                c->server[strcspn(c->server, "\r\n")] = '\0';
             fclose(f);
         }
-        if (!c->server[0]) snprintf(c->server, sizeof c->server, "http://127.0.0.1:8642");
+        if (!c->server[0])
+            snprintf(c->server, sizeof c->server, "http://127.0.0.1:8642");
     }
-    if (!c->token[0]) read_token_file(c, "gpupool-data/admin.token");
+    if (!c->token[0])
+        read_token_file(c, "gpupool-data/admin.token");
 }
 
 /* ---- Dispatch ---------------------------------------------------------------- */
@@ -208,9 +239,9 @@ static const struct {
     const char *name;
     int (*fn)(cli *, int, char **);
 } commands[] = {
-    {"submit", cmd_submit}, {"list", cmd_list},   {"ls", cmd_list},         {"describe", cmd_describe},
-    {"logs", cmd_logs},     {"delete", cmd_stop}, {"suspend", cmd_stop},    {"resume", cmd_stop},
-    {"queue", cmd_queue},   {"node", cmd_node},   {"token", cmd_token},     {"whoami", cmd_whoami},
+    {"submit", cmd_submit}, {"list", cmd_list},   {"ls", cmd_list},      {"describe", cmd_describe},
+    {"logs", cmd_logs},     {"delete", cmd_stop}, {"suspend", cmd_stop}, {"resume", cmd_stop},
+    {"queue", cmd_queue},   {"node", cmd_node},   {"token", cmd_token},  {"whoami", cmd_whoami},
 };
 
 int main(int argc, char **argv) {
@@ -220,28 +251,37 @@ int main(int argc, char **argv) {
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--json") == 0) c.json = 1;
-        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return help(NULL);
+        if (strcmp(a, "--json") == 0)
+            c.json = 1;
+        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+            return help(NULL);
         else if (strcmp(a, "--version") == 0) {
             puts("gpupool 0.1 (API v1)");
             return EXIT_OK;
         } else if ((strcmp(a, "--server") == 0 || strcmp(a, "--token") == 0) && i + 1 < argc) {
-            if (a[2] == 's') server = argv[++i];
-            else token = argv[++i];
+            if (a[2] == 's')
+                server = argv[++i];
+            else
+                token = argv[++i];
         } else {
             return cli_usage("", "unknown option %s", a);
         }
     }
-    if (i >= argc) return help(NULL);
+    if (i >= argc)
+        return help(NULL);
     const char *cmd = argv[i];
-    if (strcmp(cmd, "help") == 0) return help(i + 1 < argc ? argv[i + 1] : NULL);
+    if (strcmp(cmd, "help") == 0)
+        return help(i + 1 < argc ? argv[i + 1] : NULL);
     for (int k = i + 1; k < argc; k++) {
-        if (strcmp(argv[k], "--") == 0) break;
-        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) return help(cmd);
+        if (strcmp(argv[k], "--") == 0)
+            break;
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0)
+            return help(cmd);
     }
     configure(&c, server, token);
     for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
-        if (strcmp(commands[k].name, cmd) == 0) return commands[k].fn(&c, argc - i, argv + i);
+        if (strcmp(commands[k].name, cmd) == 0)
+            return commands[k].fn(&c, argc - i, argv + i);
     fprintf(stderr, "gpupool: no command \"%s\" (see gpupool --help)\n", cmd);
     return EXIT_USAGE;
 }

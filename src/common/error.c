@@ -8,8 +8,8 @@ const char *gp_strerror(int code) {
     switch (code) {
     case GP_OK:
         return "success";
-#define GP_ERR_MSG_(name, num, msg) \
-    case GP_##name:                 \
+#define GP_ERR_MSG_(name, num, msg)                                                                \
+    case GP_##name:                                                                                \
         return msg;
         GP_ERRNO_MAP(GP_ERR_MSG_)
 #undef GP_ERR_MSG_
@@ -21,8 +21,8 @@ const char *gp_err_name(int code) {
     switch (code) {
     case GP_OK:
         return "GP_OK";
-#define GP_ERR_NAME_(name, num, msg) \
-    case GP_##name:                  \
+#define GP_ERR_NAME_(name, num, msg)                                                               \
+    case GP_##name:                                                                                \
         return "GP_" #name;
         GP_ERRNO_MAP(GP_ERR_NAME_)
 #undef GP_ERR_NAME_

@@ -12,33 +12,33 @@
 #ifndef GP_ERROR_H
 #define GP_ERROR_H
 
-#define GP_ERRNO_MAP(XX)                                                     \
-    XX(EINVAL, 1, "invalid argument")                                        \
-    XX(ENOMEM, 2, "out of memory")                                           \
-    XX(ENOENT, 3, "no such object")                                          \
-    XX(EEXIST, 4, "object already exists")                                   \
-    XX(EBUSY, 5, "object is in use")                                         \
-    XX(ERANGE, 6, "value out of range")                                      \
-    XX(EPERM, 7, "permission denied")                                        \
-    XX(EAUTH, 8, "authentication required")                                  \
-    XX(EIO, 9, "input/output error")                                         \
-    XX(ENOSPC, 10, "no space left on device")                                \
-    XX(EROFS, 11, "store is read-only")                                      \
-    XX(EPARSE, 12, "malformed input")                                        \
-    XX(ESTATE, 13, "not allowed in the object's current state")              \
-    XX(ENOTSUP, 14, "operation not supported")                               \
-    XX(ECORRUPT, 15, "corrupt data")                                         \
-    XX(ETIMEDOUT, 16, "timed out")                                           \
-    XX(ELIMIT, 17, "limit exceeded")                                         \
-    XX(ESYS, 18, "system call failed")                                       \
-    XX(ENOTFOUND, 19, "route not found")                                     \
+#define GP_ERRNO_MAP(XX)                                                                           \
+    XX(EINVAL, 1, "invalid argument")                                                              \
+    XX(ENOMEM, 2, "out of memory")                                                                 \
+    XX(ENOENT, 3, "no such object")                                                                \
+    XX(EEXIST, 4, "object already exists")                                                         \
+    XX(EBUSY, 5, "object is in use")                                                               \
+    XX(ERANGE, 6, "value out of range")                                                            \
+    XX(EPERM, 7, "permission denied")                                                              \
+    XX(EAUTH, 8, "authentication required")                                                        \
+    XX(EIO, 9, "input/output error")                                                               \
+    XX(ENOSPC, 10, "no space left on device")                                                      \
+    XX(EROFS, 11, "store is read-only")                                                            \
+    XX(EPARSE, 12, "malformed input")                                                              \
+    XX(ESTATE, 13, "not allowed in the object's current state")                                    \
+    XX(ENOTSUP, 14, "operation not supported")                                                     \
+    XX(ECORRUPT, 15, "corrupt data")                                                               \
+    XX(ETIMEDOUT, 16, "timed out")                                                                 \
+    XX(ELIMIT, 17, "limit exceeded")                                                               \
+    XX(ESYS, 18, "system call failed")                                                             \
+    XX(ENOTFOUND, 19, "route not found")                                                           \
     XX(ECONFLICT, 20, "conflicting change")
 
 typedef enum gp_errno {
 #define GP_ERR_ENUM_(name, num, msg) GP_##name = -(num),
     GP_ERRNO_MAP(GP_ERR_ENUM_)
 #undef GP_ERR_ENUM_
-    GP_OK = 0
+        GP_OK = 0
 } gp_errno;
 
 /* Returns a static, human-readable message for code (never NULL). */

@@ -28,13 +28,14 @@ struct gp_http_conn {
 };
 
 /* Splits server into host and port; the default port is gpupoold's 8642. */
-static int split_server(const char *server, char *host, size_t hostlen, char *port,
-                        size_t portlen, char *err, size_t errlen) {
+static int split_server(const char *server, char *host, size_t hostlen, char *port, size_t portlen,
+                        char *err, size_t errlen) {
     if (strncmp(server, "https://", 8) == 0) {
         snprintf(err, errlen, "server %s: https is not supported by this client", server);
         return GP_ENOTSUP;
     }
-    if (strncmp(server, "http://", 7) == 0) server += 7;
+    if (strncmp(server, "http://", 7) == 0)
+        server += 7;
     size_t n = strcspn(server, "/");
     char hp[256];
     if (n == 0 || n >= sizeof hp) {
@@ -69,7 +70,8 @@ int gp_http_connect(const char *server, int timeout_ms, gp_http_conn **out, char
                     size_t errlen) {
     char host[256], port[32];
     int rc = split_server(server, host, sizeof host, port, sizeof port, err, errlen);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     struct addrinfo hints = {0}, *res = NULL;
     hints.ai_socktype = SOCK_STREAM;
     int gai = getaddrinfo(host, port, &hints, &res);
@@ -84,7 +86,8 @@ int gp_http_connect(const char *server, int timeout_ms, gp_http_conn **out, char
             saved = errno;
             continue;
         }
-        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
+        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+            break;
         saved = errno;
         close(fd);
         fd = -1;
@@ -95,7 +98,8 @@ int gp_http_connect(const char *server, int timeout_ms, gp_http_conn **out, char
                  strerror(saved));
         return GP_EIO;
     }
-    if (timeout_ms <= 0) timeout_ms = 60000;
+    if (timeout_ms <= 0)
+        timeout_ms = 60000;
     struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
@@ -114,7 +118,8 @@ int gp_http_connect(const char *server, int timeout_ms, gp_http_conn **out, char
 }
 
 void gp_http_close(gp_http_conn *c) {
-    if (!c) return;
+    if (!c)
+        return;
     close(c->fd);
     free(c);
 }
@@ -123,7 +128,8 @@ static int send_all(int fd, const char *p, size_t n) {
     while (n > 0) {
         ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
         if (w < 0) {
-            if (errno == EINTR) continue;
+            if (errno == EINTR)
+                continue;
             return -1;
         }
         p += w;
@@ -134,11 +140,14 @@ static int send_all(int fd, const char *p, size_t n) {
 
 /* Ensures at least one unread byte in the buffer; -1 on EOF or error. */
 static int fill(gp_http_conn *c) {
-    if (c->rpos < c->rlen) return 0;
+    if (c->rpos < c->rlen)
+        return 0;
     for (;;) {
         ssize_t r = recv(c->fd, c->rbuf, sizeof c->rbuf, 0);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
         c->rpos = 0;
         c->rlen = (size_t)r;
         return 0;
@@ -149,13 +158,17 @@ static int fill(gp_http_conn *c) {
 static int read_line(gp_http_conn *c, char *line, size_t len) {
     size_t n = 0;
     for (;;) {
-        if (fill(c) < 0) return -1;
+        if (fill(c) < 0)
+            return -1;
         char ch = c->rbuf[c->rpos++];
-        if (ch == '\n') break;
-        if (n + 1 >= len) return -1;
+        if (ch == '\n')
+            break;
+        if (n + 1 >= len)
+            return -1;
         line[n++] = ch;
     }
-    if (n > 0 && line[n - 1] == '\r') n--;
+    if (n > 0 && line[n - 1] == '\r')
+        n--;
     line[n] = '\0';
     return 0;
 }
@@ -163,12 +176,15 @@ static int read_line(gp_http_conn *c, char *line, size_t len) {
 /* Appends exactly n bytes from the connection to body. */
 static int read_exact(gp_http_conn *c, char **body, size_t *blen, size_t n) {
     char *nb = realloc(*body, *blen + n + 1);
-    if (!nb) return -1;
+    if (!nb)
+        return -1;
     *body = nb;
     while (n > 0) {
-        if (fill(c) < 0) return -1;
+        if (fill(c) < 0)
+            return -1;
         size_t take = c->rlen - c->rpos;
-        if (take > n) take = n;
+        if (take > n)
+            take = n;
         memcpy(*body + *blen, c->rbuf + c->rpos, take);
         c->rpos += take;
         *blen += take;
@@ -180,31 +196,43 @@ static int read_exact(gp_http_conn *c, char **body, size_t *blen, size_t n) {
 
 static int read_response(gp_http_conn *c, gp_http_resp *resp) {
     char line[8192];
-    if (read_line(c, line, sizeof line) < 0) return -1;
+    if (read_line(c, line, sizeof line) < 0)
+        return -1;
     int status = 0;
-    if (sscanf(line, "HTTP/%*d.%*d %d", &status) != 1) return -1;
+    if (sscanf(line, "HTTP/%*d.%*d %d", &status) != 1)
+        return -1;
     long long clen = -1;
     int chunked = 0;
     for (;;) {
-        if (read_line(c, line, sizeof line) < 0) return -1;
-        if (line[0] == '\0') break;
-        if (strncasecmp(line, "Content-Length:", 15) == 0) clen = atoll(line + 15);
+        if (read_line(c, line, sizeof line) < 0)
+            return -1;
+        if (line[0] == '\0')
+            break;
+        if (strncasecmp(line, "Content-Length:", 15) == 0)
+            clen = atoll(line + 15);
         if (strncasecmp(line, "Transfer-Encoding:", 18) == 0 && strcasestr(line, "chunked"))
             chunked = 1;
     }
     char *body = malloc(1);
     size_t blen = 0;
-    if (!body) return -1;
+    if (!body)
+        return -1;
     body[0] = '\0';
     int rc = 0;
     if (chunked) {
         for (;;) {
-            if (read_line(c, line, sizeof line) < 0) { rc = -1; break; }
+            if (read_line(c, line, sizeof line) < 0) {
+                rc = -1;
+                break;
+            }
             size_t n = strtoul(line, NULL, 16);
             if (n == 0) {
                 /* Trailers end with an empty line. */
                 do {
-                    if (read_line(c, line, sizeof line) < 0) { rc = -1; break; }
+                    if (read_line(c, line, sizeof line) < 0) {
+                        rc = -1;
+                        break;
+                    }
                 } while (line[0] != '\0');
                 break;
             }
@@ -219,7 +247,10 @@ static int read_response(gp_http_conn *c, gp_http_resp *resp) {
         /* No framing: the body runs to the end of the connection. */
         while (fill(c) == 0) {
             size_t n = c->rlen - c->rpos;
-            if (read_exact(c, &body, &blen, n) < 0) { rc = -1; break; }
+            if (read_exact(c, &body, &blen, n) < 0) {
+                rc = -1;
+                break;
+            }
         }
     }
     if (rc < 0) {
@@ -233,8 +264,7 @@ static int read_response(gp_http_conn *c, gp_http_resp *resp) {
 }
 
 int gp_http_send(gp_http_conn *c, const char *method, const char *path, const char *token,
-                 const char *body, size_t body_len, gp_http_resp *resp, char *err,
-                 size_t errlen) {
+                 const char *body, size_t body_len, gp_http_resp *resp, char *err, size_t errlen) {
     memset(resp, 0, sizeof *resp);
     char head[4096];
     int n = snprintf(head, sizeof head,
@@ -271,7 +301,8 @@ int gp_http_request(const char *server, const char *method, const char *path, co
     gp_http_conn *c;
     memset(resp, 0, sizeof *resp);
     int rc = gp_http_connect(server, 0, &c, err, errlen);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     rc = gp_http_send(c, method, path, token, body, body ? strlen(body) : 0, resp, err, errlen);
     gp_http_close(c);
     return rc;

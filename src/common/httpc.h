@@ -16,9 +16,9 @@
 typedef struct gp_http_conn gp_http_conn;
 
 typedef struct gp_http_resp {
-    int status;                     /* e.g. 200; 0 before a response */
-    char *body;                     /* NUL-terminated, malloc'ed; never NULL on success */
-    size_t len;                     /* body bytes, without the NUL */
+    int status; /* e.g. 200; 0 before a response */
+    char *body; /* NUL-terminated, malloc'ed; never NULL on success */
+    size_t len; /* body bytes, without the NUL */
 } gp_http_resp;
 
 /*
@@ -38,8 +38,7 @@ void gp_http_close(gp_http_conn *c);
  * holds nothing to free.
  */
 int gp_http_send(gp_http_conn *c, const char *method, const char *path, const char *token,
-                 const char *body, size_t body_len, gp_http_resp *resp, char *err,
-                 size_t errlen);
+                 const char *body, size_t body_len, gp_http_resp *resp, char *err, size_t errlen);
 
 /* Connect, send one request, close. */
 int gp_http_request(const char *server, const char *method, const char *path, const char *token,

@@ -25,85 +25,127 @@ static int decimal_times(const char **sp, int64_t mult, int64_t *out) {
     int64_t whole = 0, frac = 0, pow10 = 1;
     int digits = 0;
     while (isdigit((unsigned char)*s)) {
-        if (whole > (INT64_MAX - 9) / 10) return GP_ERANGE;
+        if (whole > (INT64_MAX - 9) / 10)
+            return GP_ERANGE;
         whole = whole * 10 + (*s++ - '0');
         digits++;
     }
     if (*s == '.') {
         s++;
         while (isdigit((unsigned char)*s)) {
-            if (pow10 > INT64_MAX / 10 / 1000) return GP_EINVAL;
+            if (pow10 > INT64_MAX / 10 / 1000)
+                return GP_EINVAL;
             frac = frac * 10 + (*s++ - '0');
             pow10 *= 10;
             digits++;
         }
     }
-    if (digits == 0) return GP_EINVAL;
-    if (whole > INT64_MAX / mult) return GP_ERANGE;
+    if (digits == 0)
+        return GP_EINVAL;
+    if (whole > INT64_MAX / mult)
+        return GP_ERANGE;
     /* frac/pow10 * mult must be whole: frac * mult divisible by pow10. */
     __int128 f = (__int128)frac * mult;
-    if (f % pow10 != 0) return GP_EINVAL;
+    if (f % pow10 != 0)
+        return GP_EINVAL;
     __int128 total = (__int128)whole * mult + f / pow10;
-    if (total > INT64_MAX) return GP_ERANGE;
+    if (total > INT64_MAX)
+        return GP_ERANGE;
     *out = (int64_t)total;
     *sp = s;
     return 0;
 }
 
 int gp_parse_size(const char *s, int64_t *out) {
-    if (!s || !*s) return GP_EINVAL;
+    if (!s || !*s)
+        return GP_EINVAL;
     const char *p = s;
     /* Find the unit first, so that the number is scaled exactly once. */
     const char *u = s;
-    while (isdigit((unsigned char)*u) || *u == '.') u++;
+    while (isdigit((unsigned char)*u) || *u == '.')
+        u++;
     int64_t mult = 1;
     const char *rest = u;
     switch (toupper((unsigned char)*u)) {
-    case 'K': mult = INT64_C(1) << 10; rest++; break;
-    case 'M': mult = INT64_C(1) << 20; rest++; break;
-    case 'G': mult = INT64_C(1) << 30; rest++; break;
-    case 'T': mult = INT64_C(1) << 40; rest++; break;
-    case 'P': mult = INT64_C(1) << 50; rest++; break;
-    default: break;
+    case 'K':
+        mult = INT64_C(1) << 10;
+        rest++;
+        break;
+    case 'M':
+        mult = INT64_C(1) << 20;
+        rest++;
+        break;
+    case 'G':
+        mult = INT64_C(1) << 30;
+        rest++;
+        break;
+    case 'T':
+        mult = INT64_C(1) << 40;
+        rest++;
+        break;
+    case 'P':
+        mult = INT64_C(1) << 50;
+        rest++;
+        break;
+    default:
+        break;
     }
-    if (mult > 1 && (*rest == 'i' || *rest == 'I')) rest++;
-    if (*rest == 'B' || *rest == 'b') rest++;
-    if (*rest != '\0') return GP_EINVAL;
+    if (mult > 1 && (*rest == 'i' || *rest == 'I'))
+        rest++;
+    if (*rest == 'B' || *rest == 'b')
+        rest++;
+    if (*rest != '\0')
+        return GP_EINVAL;
     int64_t v;
     int rc = decimal_times(&p, mult, &v);
-    if (rc < 0) return rc;
-    if (p != u) return GP_EINVAL;
+    if (rc < 0)
+        return rc;
+    if (p != u)
+        return GP_EINVAL;
     *out = v;
     return 0;
 }
 
 int gp_parse_duration_ms(const char *s, int64_t *out) {
-    if (!s || !*s) return GP_EINVAL;
+    if (!s || !*s)
+        return GP_EINVAL;
     const char *p = s;
     const char *u = s;
-    while (isdigit((unsigned char)*u) || *u == '.') u++;
+    while (isdigit((unsigned char)*u) || *u == '.')
+        u++;
     int64_t mult;
-    if (*u == '\0' || strcmp(u, "s") == 0) mult = 1000;
-    else if (strcmp(u, "ms") == 0) mult = 1;
-    else if (strcmp(u, "m") == 0) mult = 60 * 1000;
-    else if (strcmp(u, "h") == 0) mult = 3600 * 1000;
-    else if (strcmp(u, "d") == 0) mult = 86400 * 1000;
-    else return GP_EINVAL;
+    if (*u == '\0' || strcmp(u, "s") == 0)
+        mult = 1000;
+    else if (strcmp(u, "ms") == 0)
+        mult = 1;
+    else if (strcmp(u, "m") == 0)
+        mult = 60 * 1000;
+    else if (strcmp(u, "h") == 0)
+        mult = 3600 * 1000;
+    else if (strcmp(u, "d") == 0)
+        mult = 86400 * 1000;
+    else
+        return GP_EINVAL;
     int64_t v;
     int rc = decimal_times(&p, mult, &v);
-    if (rc < 0) return rc;
-    if (p != u) return GP_EINVAL;
+    if (rc < 0)
+        return rc;
+    if (p != u)
+        return GP_EINVAL;
     *out = v;
     return 0;
 }
 
 int gp_parse_milli(const char *s, int64_t *out) {
-    if (!s || !*s) return GP_EINVAL;
+    if (!s || !*s)
+        return GP_EINVAL;
     const char *p = s;
     int64_t v;
     int rc = decimal_times(&p, 1000, &v);
-    if (rc < 0) return rc;
-    if (*p != '\0') return GP_EINVAL;
+    if (rc < 0)
+        return rc;
+    if (*p != '\0')
+        return GP_EINVAL;
     *out = v;
     return 0;
 }
@@ -119,15 +161,18 @@ static const struct {
 };
 
 int gp_parse_signal(const char *s, int *out) {
-    if (!s || !*s) return GP_EINVAL;
+    if (!s || !*s)
+        return GP_EINVAL;
     if (isdigit((unsigned char)s[0])) {
         char *end;
         long v = strtol(s, &end, 10);
-        if (*end || v < 1 || v > 64) return GP_EINVAL;
+        if (*end || v < 1 || v > 64)
+            return GP_EINVAL;
         *out = (int)v;
         return 0;
     }
-    if (strncasecmp(s, "SIG", 3) == 0) s += 3;
+    if (strncasecmp(s, "SIG", 3) == 0)
+        s += 3;
     for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
         if (strcasecmp(s, signals[i].name) == 0) {
             *out = signals[i].sig;
@@ -138,7 +183,8 @@ int gp_parse_signal(const char *s, int *out) {
 
 const char *gp_signal_name(int sig) {
     for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
-        if (signals[i].sig == sig) return signals[i].name;
+        if (signals[i].sig == sig)
+            return signals[i].name;
     return NULL;
 }
 
@@ -151,7 +197,8 @@ static void format_scaled(int64_t v, int64_t div, int digits, const char *suffix
         return;
     }
     int64_t p10 = 1;
-    for (int i = 0; i < digits; i++) p10 *= 10;
+    for (int i = 0; i < digits; i++)
+        p10 *= 10;
     int64_t frac = (int64_t)((__int128)rem * p10 / div);
     while (digits > 0 && frac % 10 == 0) {
         frac /= 10;
@@ -186,8 +233,12 @@ void gp_format_duration(int64_t ms, char *buf, size_t len) {
     int64_t d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
     size_t n = 0;
     buf[0] = '\0';
-    if (d) n += (size_t)snprintf(buf + n, len - n, "%lldd", (long long)d);
-    if (h && n < len) n += (size_t)snprintf(buf + n, len - n, "%lldh", (long long)h);
-    if (m && n < len) n += (size_t)snprintf(buf + n, len - n, "%lldm", (long long)m);
-    if ((sec || n == 0) && n < len) snprintf(buf + n, len - n, "%llds", (long long)sec);
+    if (d)
+        n += (size_t)snprintf(buf + n, len - n, "%lldd", (long long)d);
+    if (h && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%lldh", (long long)h);
+    if (m && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%lldm", (long long)m);
+    if ((sec || n == 0) && n < len)
+        snprintf(buf + n, len - n, "%llds", (long long)sec);
 }

@@ -20,9 +20,9 @@ int gpd__h_health(gpd__req *r, gpd__resp *out, gpd__err *e) {
 int gpd__h_whoami(gpd__req *r, gpd__resp *out, gpd__err *e) {
     (void)e;
     return gpd__reply_json(out, 200,
-                          json_pack("{s:s, s:s, s:s, s:I}", "user", r->who.user, "role",
-                                    gpd__role_name(r->who.role), "scope", r->who.scope, "token_id",
-                                    (json_int_t)r->who.token_id));
+                           json_pack("{s:s, s:s, s:s, s:I}", "user", r->who.user, "role",
+                                     gpd__role_name(r->who.role), "scope", r->who.scope, "token_id",
+                                     (json_int_t)r->who.token_id));
 }
 
 /* ---- Nodes ---------------------------------------------------------------- */
@@ -32,19 +32,23 @@ static json_t *slices_of(const gpd__live_task *lt, size_t n, const char *node, i
     json_t *arr = json_array();
     *mem_used = 0;
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(lt[i].node, node) != 0) continue;
+        if (strcmp(lt[i].node, node) != 0)
+            continue;
         for (int s = 0; s < lt[i].binding.nslices; s++) {
             const gp_slice *sl = &lt[i].binding.slices[s];
-            if (sl->gpu != gpu) continue;
+            if (sl->gpu != gpu)
+                continue;
             /* A task's memory use is reported for the task; split it evenly
              * over its GPUs, which is exact for the usual single-GPU slice. */
-            int64_t used = lt[i].gpu_mem_used >= 0 ? lt[i].gpu_mem_used / lt[i].binding.nslices : -1;
-            if (used > 0) *mem_used += used;
+            int64_t used =
+                lt[i].gpu_mem_used >= 0 ? lt[i].gpu_mem_used / lt[i].binding.nslices : -1;
+            if (used > 0)
+                *mem_used += used;
             json_array_append_new(
-                arr, json_pack("{s:I, s:i, s:s, s:f, s:I, s:I}", "workload",
-                               (json_int_t)lt[i].workload, "task", lt[i].task, "project",
-                               lt[i].project, "gpu", sl->milli / 1000.0, "memory_cap",
-                               (json_int_t)sl->mem, "memory_used", (json_int_t)used));
+                arr,
+                json_pack("{s:I, s:i, s:s, s:f, s:I, s:I}", "workload", (json_int_t)lt[i].workload,
+                          "task", lt[i].task, "project", lt[i].project, "gpu", sl->milli / 1000.0,
+                          "memory_cap", (json_int_t)sl->mem, "memory_used", (json_int_t)used));
         }
     }
     return arr;
@@ -60,19 +64,20 @@ int gpd__h_nodes(gpd__req *r, gpd__resp *out, gpd__err *e) {
     size_t n = gp_engine_node_count(eng);
     for (size_t i = 0; i < n; i++) {
         gp_node_info ni;
-        if (gp_engine_node_at(eng, i, &ni) < 0) continue;
+        if (gp_engine_node_at(eng, i, &ni) < 0)
+            continue;
         json_t *gpus = json_array();
         for (int g = 0; g < ni.ngpus; g++) {
             const gp_gpu_info *gi = &ni.gpus[g];
             int64_t used = 0;
             json_t *sl = slices_of(lt, nlt, ni.name, g, &used);
             json_array_append_new(
-                gpus, json_pack("{s:i, s:s, s:s, s:I, s:b, s:f, s:I, s:i, s:I, s:o}", "index", g,
-                                "uuid", gi->uuid, "model", gi->model, "memory",
-                                (json_int_t)gi->mem_bytes, "mig", gi->mig, "allocated",
-                                gi->used_milli / 1000.0, "allocated_memory",
-                                (json_int_t)gi->used_mem, "slices_count", gi->slices,
-                                "memory_used", (json_int_t)used, "slices", sl));
+                gpus,
+                json_pack("{s:i, s:s, s:s, s:I, s:b, s:f, s:I, s:i, s:I, s:o}", "index", g, "uuid",
+                          gi->uuid, "model", gi->model, "memory", (json_int_t)gi->mem_bytes, "mig",
+                          gi->mig, "allocated", gi->used_milli / 1000.0, "allocated_memory",
+                          (json_int_t)gi->used_mem, "slices_count", gi->slices, "memory_used",
+                          (json_int_t)used, "slices", sl));
         }
         json_array_append_new(
             arr, json_pack("{s:s, s:s, s:b, s:f, s:I, s:f, s:I, s:o}", "name", ni.name, "domain",
@@ -83,9 +88,9 @@ int gpd__h_nodes(gpd__req *r, gpd__resp *out, gpd__err *e) {
     gpd__sched_unlock(r->d->sched);
     free(lt);
     return gpd__reply_json(out, 200,
-                          json_pack("{s:o, s:b, s:s}", "nodes", arr, "emulated",
-                                    gpd__sched_emulated(r->d->sched), "executor",
-                                    gpd__sched_executor_name(r->d->sched)));
+                           json_pack("{s:o, s:b, s:s}", "nodes", arr, "emulated",
+                                     gpd__sched_emulated(r->d->sched), "executor",
+                                     gpd__sched_executor_name(r->d->sched)));
 }
 
 /* ---- Tokens ---------------------------------------------------------------- */
@@ -114,8 +119,11 @@ int gpd__h_tok_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
 /* A scope must name queues that exist: a department for a department admin,
  * projects for a researcher. */
 static int check_scope(gpd__req *r, gpd__role role, const char *scope, gpd__err *e) {
-    if (role == GP__ROLE_ADMIN) return 0;
-    if (!scope[0]) return gpd__fail(e, GP_EINVAL, "scope", "scope: required for role %s", gpd__role_name(role));
+    if (role == GP__ROLE_ADMIN)
+        return 0;
+    if (!scope[0])
+        return gpd__fail(e, GP_EINVAL, "scope", "scope: required for role %s",
+                         gpd__role_name(role));
     char buf[512];
     snprintf(buf, sizeof buf, "%s", scope);
     int rc = 0;
@@ -126,7 +134,8 @@ static int check_scope(gpd__req *r, gpd__role role, const char *scope, gpd__err 
         if (gp_engine_queue_get(eng, p, &qi) < 0)
             rc = gpd__fail(e, GP_EINVAL, "scope", "scope: there is no queue named %s", p);
         else if (role == GP__ROLE_DEPT_ADMIN && (qi.depth != 0 || strchr(scope, ',')))
-            rc = gpd__fail(e, GP_EINVAL, "scope", "scope: a department admin's scope is one department");
+            rc = gpd__fail(e, GP_EINVAL, "scope",
+                           "scope: a department admin's scope is one department");
         else if (role == GP__ROLE_RESEARCHER && !qi.leaf)
             rc = gpd__fail(e, GP_EINVAL, "scope", "scope: %s is a department, not a project", p);
     }
@@ -138,7 +147,8 @@ int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     static const char *const known[] = {"name", "user", "role", "scope", NULL};
     json_t *body;
     int rc = gpd__body_json(r, &body, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     const char *name = json_string_value(json_object_get(body, "name"));
     const char *user = json_string_value(json_object_get(body, "user"));
     const char *role_s = json_string_value(json_object_get(body, "role"));
@@ -146,7 +156,8 @@ int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     gpd__role role = GP__ROLE_NONE;
     char secret[64];
     gpd__token t;
-    if ((rc = gpd__json_known(body, known, "a token", e)) < 0) goto out;
+    if ((rc = gpd__json_known(body, known, "a token", e)) < 0)
+        goto out;
     if (!user || !gpd__name_ok(user)) {
         rc = gpd__fail(e, GP_EINVAL, "user", "user: required, a user name");
     } else if (!role_s || gpd__role_parse(role_s, &role) < 0) {
@@ -155,7 +166,7 @@ int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
         rc = gpd__fail(e, GP_EINVAL, "scope", "scope: must be a string");
     } else if ((rc = check_scope(r, role, scope ? scope : "", e)) == 0) {
         rc = gpd__auth_create(r->d->auth, name ? name : user, user, role, scope ? scope : "",
-                             secret, &t, e);
+                              secret, &t, e);
     }
     if (rc == 0) {
         json_t *j = token_json(&t);
@@ -170,9 +181,11 @@ out:
 int gpd__h_tok_delete(gpd__req *r, gpd__resp *out, gpd__err *e) {
     uint64_t id;
     int rc = gpd__param_id(r, 0, &id, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     if ((int64_t)id == r->who.token_id)
         return gpd__fail(e, GP_EBUSY, "id", "id: a token cannot revoke itself");
-    if ((rc = gpd__auth_delete(r->d->auth, (int64_t)id, e)) < 0) return rc;
+    if ((rc = gpd__auth_delete(r->d->auth, (int64_t)id, e)) < 0)
+        return rc;
     return gpd__reply_json(out, 200, json_pack("{s:I}", "deleted", (json_int_t)id));
 }

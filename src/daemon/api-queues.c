@@ -21,15 +21,19 @@ static const char *const res_names[GP_RES_COUNT] = {"gpu", "cpu", "memory"};
 
 /* gpu and cpu are kept in milli-units, memory in bytes. */
 static json_t *res_value(int r, int64_t v) {
-    if (v == GP_UNLIMITED) return json_null();
-    if (r == GP_RES_MEM) return json_integer(v);
-    if (v % 1000 == 0) return json_integer(v / 1000);
+    if (v == GP_UNLIMITED)
+        return json_null();
+    if (r == GP_RES_MEM)
+        return json_integer(v);
+    if (v % 1000 == 0)
+        return json_integer(v / 1000);
     return json_real((double)v / 1000.0);
 }
 
 static json_t *res_json(const gp_res *x) {
     json_t *j = json_object();
-    for (int r = 0; r < GP_RES_COUNT; r++) json_object_set_new(j, res_names[r], res_value(r, x->v[r]));
+    for (int r = 0; r < GP_RES_COUNT; r++)
+        json_object_set_new(j, res_names[r], res_value(r, x->v[r]));
     return j;
 }
 
@@ -47,23 +51,29 @@ static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd_
     if (!json_is_object(obj))
         return gpd__fail(e, GP_EINVAL, what, "%s: must be an object with gpu, cpu, memory", what);
     int rc = gpd__json_known(obj, known, what, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     for (int r = 0; r < GP_RES_COUNT; r++) {
         json_t *v = json_object_get(obj, res_names[r]);
-        if (!v) continue;
+        if (!v)
+            continue;
         snprintf(field, sizeof field, "%s.%s", what, res_names[r]);
         gp_quota *qu = &q->quota[r];
         if (strcmp(what, "limit") == 0 && json_is_null(v)) {
             qu->limit = GP_UNLIMITED;
         } else if (strcmp(what, "weight") == 0) {
             int64_t w;
-            if ((rc = gpd__json_int(v, field, 0, 1000000, &w, e)) < 0) return rc;
+            if ((rc = gpd__json_int(v, field, 0, 1000000, &w, e)) < 0)
+                return rc;
             qu->weight = (int32_t)w;
         } else {
             int64_t x;
-            if ((rc = parse_res(v, r, field, &x, e)) < 0) return rc;
-            if (strcmp(what, "deserved") == 0) qu->deserved = x;
-            else qu->limit = x;
+            if ((rc = parse_res(v, r, field, &x, e)) < 0)
+                return rc;
+            if (strcmp(what, "deserved") == 0)
+                qu->deserved = x;
+            else
+                qu->limit = x;
         }
     }
     return 0;
@@ -71,17 +81,18 @@ static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd_
 
 /* Fills q from body on top of what it holds (defaults or the current spec). */
 static int parse_queue(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
-    static const char *const known_create[] = {"name", "parent", "priority", "deserved",
+    static const char *const known_create[] = {"name",  "parent", "priority", "deserved",
                                                "limit", "weight", NULL};
     static const char *const known_update[] = {"priority", "deserved", "limit", "weight", NULL};
     int rc = gpd__json_known(body, create ? known_create : known_update, "a queue", e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     json_t *v;
     if (create) {
         v = json_object_get(body, "name");
         if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
             return gpd__fail(e, GP_EINVAL, "name",
-                            "name: required; 1 to 63 letters, digits, '.', '_' or '-'");
+                             "name: required; 1 to 63 letters, digits, '.', '_' or '-'");
         const char *parent = "";
         if ((v = json_object_get(body, "parent")) && !json_is_null(v)) {
             if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
@@ -92,13 +103,16 @@ static int parse_queue(json_t *body, int create, gp_queue_spec *q, gpd__err *e) 
     }
     if ((v = json_object_get(body, "priority"))) {
         int64_t p;
-        if ((rc = gpd__json_int(v, "priority", -1000, 1000, &p, e)) < 0) return rc;
+        if ((rc = gpd__json_int(v, "priority", -1000, 1000, &p, e)) < 0)
+            return rc;
         q->priority = (int32_t)p;
     }
     if ((v = json_object_get(body, "weight")) && json_is_integer(v)) {
         int64_t w;
-        if ((rc = gpd__json_int(v, "weight", 0, 1000000, &w, e)) < 0) return rc;
-        for (int r = 0; r < GP_RES_COUNT; r++) q->quota[r].weight = (int32_t)w;
+        if ((rc = gpd__json_int(v, "weight", 0, 1000000, &w, e)) < 0)
+            return rc;
+        for (int r = 0; r < GP_RES_COUNT; r++)
+            q->quota[r].weight = (int32_t)w;
     } else if (v && (rc = parse_quota_obj(v, "weight", q, e)) < 0) {
         return rc;
     }
@@ -108,8 +122,8 @@ static int parse_queue(json_t *body, int create, gp_queue_spec *q, gpd__err *e) 
         return rc;
     for (int r = 0; r < GP_RES_COUNT; r++)
         if (q->quota[r].limit != GP_UNLIMITED && q->quota[r].limit < q->quota[r].deserved)
-            return gpd__fail(e, GP_EINVAL, "limit", "limit.%s: is below deserved.%s",
-                            res_names[r], res_names[r]);
+            return gpd__fail(e, GP_EINVAL, "limit", "limit.%s: is below deserved.%s", res_names[r],
+                             res_names[r]);
     return 0;
 }
 
@@ -122,7 +136,8 @@ typedef struct specs {
 static int collect(const gp_queue_spec *q, void *arg) {
     specs *s = arg;
     gp_queue_spec *nq = realloc(s->q, sizeof *nq * (s->n + 1));
-    if (!nq) return 1;
+    if (!nq)
+        return 1;
     s->q = nq;
     s->q[s->n++] = *q;
     return 0;
@@ -130,32 +145,35 @@ static int collect(const gp_queue_spec *q, void *arg) {
 
 static const gp_queue_spec *spec_of(const specs *s, const char *name) {
     for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->q[i].name, name) == 0) return &s->q[i];
+        if (strcmp(s->q[i].name, name) == 0)
+            return &s->q[i];
     return NULL;
 }
 
 static json_t *queue_json(const gp_queue_info *qi, const gp_queue_spec *sp) {
-    json_t *j = json_pack("{s:s, s:s, s:i, s:b, s:i, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "name",
-                          qi->name, "parent", qi->parent, "depth", qi->depth, "leaf", qi->leaf,
-                          "priority", qi->priority, "deserved", res_json(&qi->deserved), "limit",
-                          res_json(&qi->limit), "fair_share", res_json(&qi->fair_share),
-                          "allocated", res_json(&qi->allocated), "requested",
-                          res_json(&qi->requested), "pending", (json_int_t)qi->pending,
-                          "running", (json_int_t)qi->running);
+    json_t *j =
+        json_pack("{s:s, s:s, s:i, s:b, s:i, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "name", qi->name,
+                  "parent", qi->parent, "depth", qi->depth, "leaf", qi->leaf, "priority",
+                  qi->priority, "deserved", res_json(&qi->deserved), "limit", res_json(&qi->limit),
+                  "fair_share", res_json(&qi->fair_share), "allocated", res_json(&qi->allocated),
+                  "requested", res_json(&qi->requested), "pending", (json_int_t)qi->pending,
+                  "running", (json_int_t)qi->running);
     if (sp) {
         json_t *w = json_object();
         for (int r = 0; r < GP_RES_COUNT; r++)
             json_object_set_new(w, res_names[r], json_integer(sp->quota[r].weight));
         json_object_set_new(j, "weight", w);
     }
-    if (qi->overcommitted) json_object_set_new(j, "overcommitted", json_true());
+    if (qi->overcommitted)
+        json_object_set_new(j, "overcommitted", json_true());
     return j;
 }
 
 int gpd__h_q_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     specs sp = {0};
     int rc = gpd__store_queues(r->d->store, collect, &sp, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     json_t *arr = json_array(), *warn = json_array();
     gp_engine *eng = gpd__sched_lock(r->d->sched);
     size_t n = gp_engine_queue_count(eng);
@@ -174,14 +192,17 @@ int gpd__h_q_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
 int gpd__h_q_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
     specs sp = {0};
     int rc = gpd__store_queues(r->d->store, collect, &sp, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     gp_queue_info qi;
     json_t *j = NULL;
     gp_engine *eng = gpd__sched_lock(r->d->sched);
-    if (gp_engine_queue_get(eng, r->params[0], &qi) == 0) j = queue_json(&qi, spec_of(&sp, qi.name));
+    if (gp_engine_queue_get(eng, r->params[0], &qi) == 0)
+        j = queue_json(&qi, spec_of(&sp, qi.name));
     gpd__sched_unlock(r->d->sched);
     free(sp.q);
-    if (!j) return gpd__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);
+    if (!j)
+        return gpd__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);
     return gpd__reply_json(out, 200, j);
 }
 
@@ -201,7 +222,8 @@ static int reply_queue(gpd__req *r, gpd__resp *out, int status, const char *name
 int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     json_t *body;
     int rc = gpd__body_json(r, &body, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     gp_queue_spec q;
     if ((rc = parse_queue(body, 1, &q, e)) == 0) {
         gp_queue_info old;
@@ -209,37 +231,46 @@ int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
         int exists = gp_engine_queue_get(eng, q.name, &old) == 0;
         int parent_ok = !q.parent[0] || gp_engine_queue_get(eng, q.parent, &old) == 0;
         gpd__sched_unlock(r->d->sched);
-        if (exists) rc = gpd__fail(e, GP_EEXIST, "name", "name: a queue named %s exists", q.name);
+        if (exists)
+            rc = gpd__fail(e, GP_EEXIST, "name", "name: a queue named %s exists", q.name);
         else if (!parent_ok)
             rc = gpd__fail(e, GP_EINVAL, "parent", "parent: there is no queue named %s", q.parent);
         else if (!gpd__can_admin_queue(r, q.name, q.parent[0] ? q.parent : NULL))
             rc = gpd__fail(e, GP_EPERM, "parent",
-                          "parent: this token may create queues only under department %s",
-                          r->who.scope);
-        else rc = gpd__sched_queue_set(r->d->sched, &q, e);
+                           "parent: this token may create queues only under department %s",
+                           r->who.scope);
+        else
+            rc = gpd__sched_queue_set(r->d->sched, &q, e);
     }
     json_decref(body);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     return reply_queue(r, out, 201, q.name, e);
 }
 
 int gpd__h_q_update(gpd__req *r, gpd__resp *out, gpd__err *e) {
     specs sp = {0};
     int rc = gpd__store_queues(r->d->store, collect, &sp, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     const gp_queue_spec *cur = spec_of(&sp, r->params[0]);
     gp_queue_spec q;
-    if (cur) q = *cur;
+    if (cur)
+        q = *cur;
     free(sp.q);
-    if (!cur) return gpd__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);
+    if (!cur)
+        return gpd__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);
     if (!gpd__can_admin_queue(r, q.name, NULL))
         return gpd__fail(e, GP_EPERM, "name", "this token may not change queue %s", q.name);
     json_t *body;
-    if ((rc = gpd__body_json(r, &body, e)) < 0) return rc;
+    if ((rc = gpd__body_json(r, &body, e)) < 0)
+        return rc;
     rc = parse_queue(body, 0, &q, e);
     json_decref(body);
-    if (rc == 0) rc = gpd__sched_queue_set(r->d->sched, &q, e);
-    if (rc < 0) return rc;
+    if (rc == 0)
+        rc = gpd__sched_queue_set(r->d->sched, &q, e);
+    if (rc < 0)
+        return rc;
     return reply_queue(r, out, 200, q.name, e);
 }
 
@@ -247,6 +278,7 @@ int gpd__h_q_delete(gpd__req *r, gpd__resp *out, gpd__err *e) {
     if (!gpd__can_admin_queue(r, r->params[0], NULL))
         return gpd__fail(e, GP_EPERM, "name", "this token may not remove queue %s", r->params[0]);
     int rc = gpd__sched_queue_remove(r->d->sched, r->params[0], e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     return gpd__reply_json(out, 200, json_pack("{s:s}", "deleted", r->params[0]));
 }

@@ -22,8 +22,8 @@
 #include "daemon/store.h"
 
 #define LIST_DEFAULT 100
-#define LIST_MAX 1000
-#define LOG_CHUNK (1024 * 1024)
+#define LIST_MAX     1000
+#define LOG_CHUNK    (1024 * 1024)
 
 /* ---- Scopes ------------------------------------------------------------ */
 
@@ -32,9 +32,11 @@ static int under(gp_engine *eng, const char *name, const char *anc) {
     char cur[GP_NAME_MAX + 1];
     snprintf(cur, sizeof cur, "%s", name);
     for (int depth = 0; cur[0] && depth < 64; depth++) {
-        if (strcmp(cur, anc) == 0) return 1;
+        if (strcmp(cur, anc) == 0)
+            return 1;
         gp_queue_info qi;
-        if (gp_engine_queue_get(eng, cur, &qi) < 0) return 0;
+        if (gp_engine_queue_get(eng, cur, &qi) < 0)
+            return 0;
         snprintf(cur, sizeof cur, "%s", qi.parent);
     }
     return 0;
@@ -42,23 +44,29 @@ static int under(gp_engine *eng, const char *name, const char *anc) {
 
 int gpd__can_see_project(gpd__req *r, const char *project) {
     switch (r->who.role) {
-    case GP__ROLE_ADMIN: return 1;
-    case GP__ROLE_RESEARCHER: return gpd__scope_has(r->who.scope, project);
+    case GP__ROLE_ADMIN:
+        return 1;
+    case GP__ROLE_RESEARCHER:
+        return gpd__scope_has(r->who.scope, project);
     case GP__ROLE_DEPT_ADMIN: {
         gp_engine *eng = gpd__sched_lock(r->d->sched);
         int ok = under(eng, project, r->who.scope);
         gpd__sched_unlock(r->d->sched);
         return ok;
     }
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
 int gpd__can_admin_queue(gpd__req *r, const char *name, const char *parent) {
-    if (r->who.role == GP__ROLE_ADMIN) return 1;
-    if (r->who.role != GP__ROLE_DEPT_ADMIN) return 0;
+    if (r->who.role == GP__ROLE_ADMIN)
+        return 1;
+    if (r->who.role != GP__ROLE_DEPT_ADMIN)
+        return 0;
     /* Strictly below its department: the department itself is the admin's. */
-    if (strcmp(name, r->who.scope) == 0) return 0;
+    if (strcmp(name, r->who.scope) == 0)
+        return 0;
     gp_engine *eng = gpd__sched_lock(r->d->sched);
     int ok = parent ? under(eng, parent, r->who.scope) : under(eng, name, r->who.scope);
     gpd__sched_unlock(r->d->sched);
@@ -70,7 +78,8 @@ static const char **visible_projects(gpd__req *r, char **buf) {
     size_t cap = 64, n = 0;
     const char **list = calloc(cap + 1, sizeof *list);
     *buf = NULL;
-    if (!list) return NULL;
+    if (!list)
+        return NULL;
     if (r->who.role == GP__ROLE_RESEARCHER) {
         *buf = strdup(r->who.scope);
         for (char *save = NULL, *p = *buf ? strtok_r(*buf, ",", &save) : NULL; p && n < cap;
@@ -102,9 +111,12 @@ static json_t *wl_json(gpd__req *r, const gpd__wl *w) {
                           gpd__wl_state_name(w->state), "attempt", w->attempt, "request",
                           w->request, "submitted_ms", (json_int_t)w->submitted_ms, "updated_ms",
                           (json_int_t)w->updated_ms);
-    if (!j) return NULL;
-    if (w->reason[0]) json_object_set_new(j, "reason", json_string(w->reason));
-    if (w->exit_code >= 0) json_object_set_new(j, "exit_code", json_integer(w->exit_code));
+    if (!j)
+        return NULL;
+    if (w->reason[0])
+        json_object_set_new(j, "reason", json_string(w->reason));
+    if (w->exit_code >= 0)
+        json_object_set_new(j, "exit_code", json_integer(w->exit_code));
     if (w->state == GP__WL_PENDING) {
         char why[512] = "";
         gp_engine *eng = gpd__sched_lock(r->d->sched);
@@ -126,8 +138,10 @@ static json_t *wl_json(gpd__req *r, const gpd__wl *w) {
 static int visible_wl(gpd__req *r, gpd__wl *w, gpd__err *e) {
     uint64_t id;
     int rc = gpd__param_id(r, 0, &id, e);
-    if (rc < 0) return rc;
-    if ((rc = gpd__store_wl_get(r->d->store, id, w, e)) < 0) return rc;
+    if (rc < 0)
+        return rc;
+    if ((rc = gpd__store_wl_get(r->d->store, id, w, e)) < 0)
+        return rc;
     if (!gpd__can_see_project(r, w->project)) {
         gpd__wl_free(w);
         return gpd__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
@@ -140,16 +154,19 @@ static int visible_wl(gpd__req *r, gpd__wl *w, gpd__err *e) {
 int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
     json_t *body;
     int rc = gpd__body_json(r, &body, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     gpd__request q;
     char *canon = NULL;
-    if ((rc = gpd__request_parse(body, &q, e)) < 0) goto out;
+    if ((rc = gpd__request_parse(body, &q, e)) < 0)
+        goto out;
     if (!gpd__can_see_project(r, q.spec.queue)) {
         rc = gpd__fail(e, GP_EPERM, "project", "project: this token may not submit to %s",
-                      q.spec.queue);
+                       q.spec.queue);
         goto out;
     }
-    if ((rc = gpd__sched_check_request(r->d->sched, &q, e)) < 0) goto out;
+    if ((rc = gpd__sched_check_request(r->d->sched, &q, e)) < 0)
+        goto out;
     canon = gpd__request_canonical(body);
     gpd__wl w;
     memset(&w, 0, sizeof w);
@@ -164,11 +181,13 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
         rc = gpd__fail(e, GP_ENOMEM, "", "out of memory");
         goto out;
     }
-    if ((rc = gpd__store_wl_insert(r->d->store, &w, q.client_key, &existed, e)) < 0) goto out;
-    if (!existed) gpd__sched_submitted(r->d->sched, &q, w.id, w.user, w.submitted_ms);
+    if ((rc = gpd__store_wl_insert(r->d->store, &w, q.client_key, &existed, e)) < 0)
+        goto out;
+    if (!existed)
+        gpd__sched_submitted(r->d->sched, &q, w.id, w.user, w.submitted_ms);
     rc = gpd__reply_json(out, existed ? 200 : 201,
-                        json_pack("{s:I, s:s, s:b}", "id", (json_int_t)w.id, "state",
-                                  existed ? "existing" : "pending", "existed", existed));
+                         json_pack("{s:I, s:s, s:b}", "id", (json_int_t)w.id, "state",
+                                   existed ? "existing" : "pending", "existed", existed));
 out:
     free(canon);
     json_decref(body);
@@ -196,23 +215,27 @@ int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
         if (f.limit < 1 || f.limit > LIST_MAX)
             return gpd__fail(e, GP_EINVAL, "limit", "limit: must be 1..%d", LIST_MAX);
     }
-    if ((v = gpd__query(r, "after"))) f.after = strtoull(v, NULL, 10);
+    if ((v = gpd__query(r, "after")))
+        f.after = strtoull(v, NULL, 10);
     f.project = gpd__query(r, "project");
     f.user = gpd__query(r, "user");
     if ((v = gpd__query(r, "state"))) {
         gpd__wl_state st;
-        if (strcmp(v, "active") == 0) f.active_only = 1;
+        if (strcmp(v, "active") == 0)
+            f.active_only = 1;
         else if (gpd__wl_state_parse(v, &st) < 0)
             return gpd__fail(e, GP_EINVAL, "state",
-                            "state: must be active, pending, starting, running, stopping, "
-                            "suspended, succeeded, failed or deleted");
-        else f.state = (int)st;
+                             "state: must be active, pending, starting, running, stopping, "
+                             "suspended, succeeded, failed or deleted");
+        else
+            f.state = (int)st;
     }
     char *buf = NULL;
     const char **projects = NULL;
     if (r->who.role != GP__ROLE_ADMIN) {
         projects = visible_projects(r, &buf);
-        if (!projects) return gpd__fail(e, GP_ENOMEM, "", "out of memory");
+        if (!projects)
+            return gpd__fail(e, GP_ENOMEM, "", "out of memory");
         f.projects = projects;
     }
     list_ctx c = {r, json_array(), 0};
@@ -233,11 +256,12 @@ static json_t *tasks_json(gpd__req *r, uint64_t id) {
     gpd__task_rec *t = NULL;
     int n = 0;
     json_t *arr = json_array();
-    if (gpd__store_tasks_get(r->d->store, id, &t, &n, NULL) < 0) return arr;
+    if (gpd__store_tasks_get(r->d->store, id, &t, &n, NULL) < 0)
+        return arr;
     for (int i = 0; i < n; i++) {
         json_t *b = json_loads(t[i].binding, 0, NULL);
-        json_t *tj = json_pack("{s:i, s:i, s:s, s:s}", "task", t[i].task, "attempt",
-                               t[i].attempt, "node", t[i].node, "handle", t[i].handle);
+        json_t *tj = json_pack("{s:i, s:i, s:s, s:s}", "task", t[i].task, "attempt", t[i].attempt,
+                               "node", t[i].node, "handle", t[i].handle);
         if (b && json_object_get(b, "slices"))
             json_object_set(tj, "slices", json_object_get(b, "slices"));
         json_decref(b);
@@ -248,27 +272,30 @@ static json_t *tasks_json(gpd__req *r, uint64_t id) {
 }
 
 static int attempt_one(const gpd__attempt *a, void *arg) {
-    json_t *j = json_pack("{s:i, s:s, s:I, s:I, s:s, s:s}", "attempt", a->attempt, "node",
-                          a->node, "started_ms", (json_int_t)a->started_ms, "ended_ms",
+    json_t *j = json_pack("{s:i, s:s, s:I, s:I, s:s, s:s}", "attempt", a->attempt, "node", a->node,
+                          "started_ms", (json_int_t)a->started_ms, "ended_ms",
                           (json_int_t)a->ended_ms, "outcome", a->outcome, "reason", a->reason);
-    if (a->exit_code >= 0) json_object_set_new(j, "exit_code", json_integer(a->exit_code));
+    if (a->exit_code >= 0)
+        json_object_set_new(j, "exit_code", json_integer(a->exit_code));
     json_array_append_new(arg, j);
     return 0;
 }
 
 static int event_one(const gpd__event *ev, void *arg) {
-    json_array_append_new(arg, json_pack("{s:I, s:s, s:s}", "ts_ms", (json_int_t)ev->ts_ms,
-                                         "kind", ev->kind, "message", ev->message));
+    json_array_append_new(arg, json_pack("{s:I, s:s, s:s}", "ts_ms", (json_int_t)ev->ts_ms, "kind",
+                                         ev->kind, "message", ev->message));
     return 0;
 }
 
 int gpd__h_wl_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
     gpd__wl w;
     int rc = visible_wl(r, &w, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     json_t *j = wl_json(r, &w);
     json_t *spec = json_loads(w.spec, 0, NULL);
-    if (spec) json_object_set_new(j, "spec", spec);
+    if (spec)
+        json_object_set_new(j, "spec", spec);
     json_object_set_new(j, "tasks", tasks_json(r, w.id));
     json_t *att = json_array();
     gpd__store_attempts(r->d->store, w.id, attempt_one, att, NULL);
@@ -280,10 +307,12 @@ int gpd__h_wl_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
 int gpd__h_wl_events(gpd__req *r, gpd__resp *out, gpd__err *e) {
     gpd__wl w;
     int rc = visible_wl(r, &w, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     json_t *ev = json_array(), *att = json_array();
     rc = gpd__store_events(r->d->store, w.id, event_one, ev, e);
-    if (rc == 0) rc = gpd__store_attempts(r->d->store, w.id, attempt_one, att, e);
+    if (rc == 0)
+        rc = gpd__store_attempts(r->d->store, w.id, attempt_one, att, e);
     gpd__wl_free(&w);
     if (rc < 0) {
         json_decref(ev);
@@ -296,22 +325,27 @@ int gpd__h_wl_events(gpd__req *r, gpd__resp *out, gpd__err *e) {
 static int stop_cmd(gpd__req *r, gpd__resp *out, gpd__err *e, int op) {
     gpd__wl w;
     int rc = visible_wl(r, &w, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     if (r->who.role == GP__ROLE_RESEARCHER && strcmp(w.user, r->who.user) != 0 &&
         op != GP__CMD_RESUME) {
-        rc = gpd__fail(e, GP_EPERM, "id", "workload %llu belongs to %s; researchers may stop only "
-                      "their own workloads", (unsigned long long)w.id, w.user);
+        rc = gpd__fail(e, GP_EPERM, "id",
+                       "workload %llu belongs to %s; researchers may stop only "
+                       "their own workloads",
+                       (unsigned long long)w.id, w.user);
     } else if (r->who.role == GP__ROLE_RESEARCHER && op == GP__CMD_RESUME &&
                strcmp(w.user, r->who.user) != 0) {
         rc = gpd__fail(e, GP_EPERM, "id", "workload %llu belongs to %s", (unsigned long long)w.id,
-                      w.user);
+                       w.user);
     } else {
         rc = gpd__sched_command(r->d->sched, op, w.id, e);
     }
     uint64_t id = w.id;
     gpd__wl_free(&w);
-    if (rc < 0) return rc;
-    if ((rc = gpd__store_wl_get(r->d->store, id, &w, e)) < 0) return rc;
+    if (rc < 0)
+        return rc;
+    if ((rc = gpd__store_wl_get(r->d->store, id, &w, e)) < 0)
+        return rc;
     json_t *j = wl_json(r, &w);
     gpd__wl_free(&w);
     return gpd__reply_json(out, 200, j);
@@ -332,21 +366,25 @@ int gpd__h_wl_resume(gpd__req *r, gpd__resp *out, gpd__err *e) {
 int gpd__h_wl_logs(gpd__req *r, gpd__resp *out, gpd__err *e) {
     gpd__wl w;
     int rc = visible_wl(r, &w, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     const char *v;
     long task = 0;
     long long offset = 0;
-    if ((v = gpd__query(r, "task"))) task = strtol(v, NULL, 10);
-    if ((v = gpd__query(r, "offset"))) offset = strtoll(v, NULL, 10);
+    if ((v = gpd__query(r, "task")))
+        task = strtol(v, NULL, 10);
+    if ((v = gpd__query(r, "offset")))
+        offset = strtoll(v, NULL, 10);
     char path[1200];
     snprintf(path, sizeof path, "%s/logs/%llu/task-%ld.log", r->d->cfg.data_dir,
              (unsigned long long)w.id, task);
     gpd__wl_free(&w);
     if (task < 0 || task >= GP__MAX_GANG || offset < 0)
         return gpd__fail(e, GP_EINVAL, task < 0 || task >= GP__MAX_GANG ? "task" : "offset",
-                        "task and offset must not be negative");
+                         "task and offset must not be negative");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return gpd__reply_text(out, 200, "", 0, "text/plain; charset=utf-8");
+    if (fd < 0)
+        return gpd__reply_text(out, 200, "", 0, "text/plain; charset=utf-8");
     char *buf = malloc(LOG_CHUNK);
     ssize_t n = buf ? pread(fd, buf, LOG_CHUNK, offset) : -1;
     close(fd);

@@ -32,7 +32,7 @@ typedef struct gpd__req {
 
 typedef struct gpd__resp {
     int status;
-    char *body;                     /* malloc'ed */
+    char *body; /* malloc'ed */
     size_t len;
     const char *content_type;
 } gpd__resp;
@@ -40,41 +40,41 @@ typedef struct gpd__resp {
 typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
 
 /*       method  path                               handler          role        summary */
-#define GP__ROUTES(XX)                                                                          \
-    XX("GET", "/api/v1/health", h_health, NONE, "Liveness: {\"ok\": true}; needs no token")    \
-    XX("GET", "/api/v1/whoami", h_whoami, RESEARCHER, "The caller's user, role and scope")    \
-    XX("POST", "/api/v1/workloads", h_wl_submit, RESEARCHER, "Submit a workload")             \
-    XX("GET", "/api/v1/workloads", h_wl_list, RESEARCHER,                                      \
-       "List workloads (?project= &user= &state= &after= &limit=)")                            \
-    XX("GET", "/api/v1/workloads/{id}", h_wl_get, RESEARCHER,                                  \
-       "One workload, with its pending reason, tasks and attempts")                            \
-    XX("DELETE", "/api/v1/workloads/{id}", h_wl_delete, RESEARCHER,                            \
-       "Delete a workload (running tasks are stopped)")                                        \
-    XX("POST", "/api/v1/workloads/{id}/suspend", h_wl_suspend, RESEARCHER,                     \
-       "Suspend: checkpoint signal, grace period, stop; kept until resumed")                   \
-    XX("POST", "/api/v1/workloads/{id}/resume", h_wl_resume, RESEARCHER,                       \
-       "Resume a suspended workload (back to the queue)")                                      \
-    XX("GET", "/api/v1/workloads/{id}/logs", h_wl_logs, RESEARCHER,                            \
-       "Output of a task (?task= &offset=), as text")                                          \
-    XX("GET", "/api/v1/workloads/{id}/events", h_wl_events, RESEARCHER,                        \
-       "Event history and attempts of a workload")                                             \
-    XX("GET", "/api/v1/queues", h_q_list, RESEARCHER,                                          \
-       "The queue tree with quotas, fair share and usage")                                     \
-    XX("POST", "/api/v1/queues", h_q_create, DEPT_ADMIN, "Create a department or project")     \
-    XX("GET", "/api/v1/queues/{name}", h_q_get, RESEARCHER, "One queue")                       \
-    XX("PATCH", "/api/v1/queues/{name}", h_q_update, DEPT_ADMIN,                               \
-       "Change a queue's deserved quota, limit, weight or priority")                          \
-    XX("DELETE", "/api/v1/queues/{name}", h_q_delete, DEPT_ADMIN,                              \
-       "Remove an empty queue")                                                                \
-    XX("GET", "/api/v1/nodes", h_nodes, RESEARCHER,                                            \
-       "Nodes and GPUs, with each slice and its real memory use")                              \
-    XX("GET", "/api/v1/tokens", h_tok_list, ADMIN, "API tokens (never their secrets)")         \
-    XX("POST", "/api/v1/tokens", h_tok_create, ADMIN,                                          \
-       "Create a token; the answer holds its secret, shown once")                              \
-    XX("DELETE", "/api/v1/tokens/{id}", h_tok_delete, ADMIN, "Revoke a token")                 \
+#define GP__ROUTES(XX)                                                                             \
+    XX("GET", "/api/v1/health", h_health, NONE, "Liveness: {\"ok\": true}; needs no token")        \
+    XX("GET", "/api/v1/whoami", h_whoami, RESEARCHER, "The caller's user, role and scope")         \
+    XX("POST", "/api/v1/workloads", h_wl_submit, RESEARCHER, "Submit a workload")                  \
+    XX("GET", "/api/v1/workloads", h_wl_list, RESEARCHER,                                          \
+       "List workloads (?project= &user= &state= &after= &limit=)")                                \
+    XX("GET", "/api/v1/workloads/{id}", h_wl_get, RESEARCHER,                                      \
+       "One workload, with its pending reason, tasks and attempts")                                \
+    XX("DELETE", "/api/v1/workloads/{id}", h_wl_delete, RESEARCHER,                                \
+       "Delete a workload (running tasks are stopped)")                                            \
+    XX("POST", "/api/v1/workloads/{id}/suspend", h_wl_suspend, RESEARCHER,                         \
+       "Suspend: checkpoint signal, grace period, stop; kept until resumed")                       \
+    XX("POST", "/api/v1/workloads/{id}/resume", h_wl_resume, RESEARCHER,                           \
+       "Resume a suspended workload (back to the queue)")                                          \
+    XX("GET", "/api/v1/workloads/{id}/logs", h_wl_logs, RESEARCHER,                                \
+       "Output of a task (?task= &offset=), as text")                                              \
+    XX("GET", "/api/v1/workloads/{id}/events", h_wl_events, RESEARCHER,                            \
+       "Event history and attempts of a workload")                                                 \
+    XX("GET", "/api/v1/queues", h_q_list, RESEARCHER,                                              \
+       "The queue tree with quotas, fair share and usage")                                         \
+    XX("POST", "/api/v1/queues", h_q_create, DEPT_ADMIN, "Create a department or project")         \
+    XX("GET", "/api/v1/queues/{name}", h_q_get, RESEARCHER, "One queue")                           \
+    XX("PATCH", "/api/v1/queues/{name}", h_q_update, DEPT_ADMIN,                                   \
+       "Change a queue's deserved quota, limit, weight or priority")                               \
+    XX("DELETE", "/api/v1/queues/{name}", h_q_delete, DEPT_ADMIN, "Remove an empty queue")         \
+    XX("GET", "/api/v1/nodes", h_nodes, RESEARCHER,                                                \
+       "Nodes and GPUs, with each slice and its real memory use")                                  \
+    XX("GET", "/api/v1/tokens", h_tok_list, ADMIN, "API tokens (never their secrets)")             \
+    XX("POST", "/api/v1/tokens", h_tok_create, ADMIN,                                              \
+       "Create a token; the answer holds its secret, shown once")                                  \
+    XX("DELETE", "/api/v1/tokens/{id}", h_tok_delete, ADMIN, "Revoke a token")                     \
     XX("GET", "/metrics", h_metrics, RESEARCHER, "Prometheus metrics (text format)")
 
-#define GP__HANDLER_DECL_(m, p, fn, role, doc) int gpd__##fn(gpd__req *r, gpd__resp *out, gpd__err *e);
+#define GP__HANDLER_DECL_(m, p, fn, role, doc)                                                     \
+    int gpd__##fn(gpd__req *r, gpd__resp *out, gpd__err *e);
 GP__ROUTES(GP__HANDLER_DECL_)
 #undef GP__HANDLER_DECL_
 
@@ -94,7 +94,7 @@ int gpd__reply_json(gpd__resp *out, int status, json_t *j);
 
 /* Sets out to a plain text answer (copies text). */
 int gpd__reply_text(gpd__resp *out, int status, const char *text, size_t len,
-                   const char *content_type);
+                    const char *content_type);
 
 /* A query parameter, or NULL. */
 const char *gpd__query(gpd__req *r, const char *key);

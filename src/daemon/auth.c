@@ -41,9 +41,11 @@ int gpd__scope_has(const char *scope, const char *project) {
     size_t n = strlen(project);
     for (const char *p = scope; *p;) {
         size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, project, n) == 0) return 1;
+        if (len == n && strncmp(p, project, n) == 0)
+            return 1;
         p += len;
-        if (*p == ',') p++;
+        if (*p == ',')
+            p++;
     }
     return 0;
 }
@@ -52,13 +54,15 @@ static void sha256_hex(const char *s, char out[65]) {
     unsigned char md[32];
     unsigned int len = 0;
     EVP_Digest(s, strlen(s), md, &len, EVP_sha256(), NULL);
-    for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", md[i]);
+    for (int i = 0; i < 32; i++)
+        sprintf(out + 2 * i, "%02x", md[i]);
     out[64] = '\0';
 }
 
 static int add_cached(gpd__auth *a, const gpd__token *t) {
     gpd__token *nt = realloc(a->tokens, sizeof *nt * (a->n + 1));
-    if (!nt) return GP_ENOMEM;
+    if (!nt)
+        return GP_ENOMEM;
     a->tokens = nt;
     a->tokens[a->n++] = *t;
     return 0;
@@ -69,17 +73,20 @@ static int load_one(const gpd__token *t, void *arg) {
 }
 
 int gpd__auth_create(gpd__auth *a, const char *name, const char *user, gpd__role role,
-                    const char *scope, char *secret, gpd__token *out, gpd__err *e) {
+                     const char *scope, char *secret, gpd__token *out, gpd__err *e) {
     unsigned char rnd[24];
     size_t got = 0;
     while (got < sizeof rnd) {
         ssize_t r = getrandom(rnd + got, sizeof rnd - got, 0);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return gpd__fail(e, GP_ESYS, "", "getrandom failed: %s", strerror(errno));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return gpd__fail(e, GP_ESYS, "", "getrandom failed: %s", strerror(errno));
         got += (size_t)r;
     }
     strcpy(secret, "gp_");
-    for (size_t i = 0; i < sizeof rnd; i++) sprintf(secret + 3 + 2 * i, "%02x", rnd[i]);
+    for (size_t i = 0; i < sizeof rnd; i++)
+        sprintf(secret + 3 + 2 * i, "%02x", rnd[i]);
     gpd__token t;
     memset(&t, 0, sizeof t);
     snprintf(t.name, sizeof t.name, "%s", name);
@@ -89,18 +96,22 @@ int gpd__auth_create(gpd__auth *a, const char *name, const char *user, gpd__role
     sha256_hex(secret, t.hash);
     t.created_ms = gpd__now_ms();
     int rc = gpd__store_token_put(a->st, &t, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     pthread_mutex_lock(&a->mu);
     rc = add_cached(a, &t);
     pthread_mutex_unlock(&a->mu);
-    if (rc < 0) return gpd__fail(e, rc, "", "out of memory caching the token");
-    if (out) *out = t;
+    if (rc < 0)
+        return gpd__fail(e, rc, "", "out of memory caching the token");
+    if (out)
+        *out = t;
     return 0;
 }
 
 int gpd__auth_delete(gpd__auth *a, int64_t id, gpd__err *e) {
     int rc = gpd__store_token_delete(a->st, id, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     pthread_mutex_lock(&a->mu);
     for (size_t i = 0; i < a->n; i++)
         if (a->tokens[i].id == id) {
@@ -119,22 +130,23 @@ static int write_token_file(const char *path, const char *secret, gpd__err *e) {
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return gpd__fail(e, GP_ESYS, "", "cannot write the admin token to %s: %s", tmp,
-                        strerror(errno));
+                         strerror(errno));
     size_t n = strlen(secret);
     int ok = write(fd, secret, n) == (ssize_t)n && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
     close(fd);
     if (!ok || rename(tmp, path) < 0) {
         unlink(tmp);
         return gpd__fail(e, GP_ESYS, "", "cannot write the admin token to %s: %s", path,
-                        strerror(errno));
+                         strerror(errno));
     }
     return 0;
 }
 
 int gpd__auth_open(gp_store *st, const char *token_file, gpd__auth **out, int *created,
-                  gpd__err *e) {
+                   gpd__err *e) {
     gpd__auth *a = calloc(1, sizeof *a);
-    if (!a) return gpd__fail(e, GP_ENOMEM, "", "out of memory");
+    if (!a)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     a->st = st;
     pthread_mutex_init(&a->mu, NULL);
     *created = 0;
@@ -142,8 +154,10 @@ int gpd__auth_open(gp_store *st, const char *token_file, gpd__auth **out, int *c
     if (rc == 0 && a->n == 0) {
         char secret[64];
         rc = gpd__auth_create(a, "admin", "admin", GP__ROLE_ADMIN, "", secret, NULL, e);
-        if (rc == 0) rc = write_token_file(token_file, secret, e);
-        if (rc == 0) *created = 1;
+        if (rc == 0)
+            rc = write_token_file(token_file, secret, e);
+        if (rc == 0)
+            *created = 1;
     }
     if (rc < 0) {
         gpd__auth_close(a);
@@ -154,7 +168,8 @@ int gpd__auth_open(gp_store *st, const char *token_file, gpd__auth **out, int *c
 }
 
 void gpd__auth_close(gpd__auth *a) {
-    if (!a) return;
+    if (!a)
+        return;
     pthread_mutex_destroy(&a->mu);
     free(a->tokens);
     free(a);
@@ -163,7 +178,7 @@ void gpd__auth_close(gpd__auth *a) {
 int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__err *e) {
     if (!token || !*token)
         return gpd__fail(e, GP_EAUTH, "Authorization",
-                        "Authorization: a token is required (\"Authorization: Bearer TOKEN\")");
+                         "Authorization: a token is required (\"Authorization: Bearer TOKEN\")");
     char hash[65];
     sha256_hex(token, hash);
     int rc = GP_EAUTH;
@@ -179,6 +194,7 @@ int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__e
             break;
         }
     pthread_mutex_unlock(&a->mu);
-    if (rc < 0) return gpd__fail(e, GP_EAUTH, "Authorization", "Authorization: unknown token");
+    if (rc < 0)
+        return gpd__fail(e, GP_EAUTH, "Authorization", "Authorization: unknown token");
     return 0;
 }

@@ -14,7 +14,7 @@
 #include "daemon/store.h"
 
 typedef enum gpd__role {
-    GP__ROLE_NONE = 0,              /* routes that need no token */
+    GP__ROLE_NONE = 0, /* routes that need no token */
     GP__ROLE_RESEARCHER = 1,
     GP__ROLE_DEPT_ADMIN = 2,
     GP__ROLE_ADMIN = 3
@@ -28,13 +28,13 @@ typedef struct gpd__principal {
     int64_t token_id;
     char user[GP_NAME_MAX + 1];
     gpd__role role;
-    char scope[512];                /* dept-admin: a department; researcher: projects, comma-separated */
+    char scope[512]; /* dept-admin: a department; researcher: projects, comma-separated */
 } gpd__principal;
 
 /* Loads the tokens. If there are none, creates an admin token and writes it
  * to token_file (mode 0600, replacing an old file); *created is set then. */
 int gpd__auth_open(gp_store *st, const char *token_file, gpd__auth **out, int *created,
-                  gpd__err *e);
+                   gpd__err *e);
 void gpd__auth_close(gpd__auth *a);
 
 /* Finds the principal of a bearer token; GP_EAUTH if unknown. */
@@ -45,7 +45,7 @@ int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__e
  * (at least 64 bytes) and the stored record into *out.
  */
 int gpd__auth_create(gpd__auth *a, const char *name, const char *user, gpd__role role,
-                    const char *scope, char *secret, gpd__token *out, gpd__err *e);
+                     const char *scope, char *secret, gpd__token *out, gpd__err *e);
 
 int gpd__auth_delete(gpd__auth *a, int64_t id, gpd__err *e);
 

@@ -42,21 +42,21 @@ int64_t gpd__now_ms(void);
  * launch is written, tasks may be starting), RUNNING and STOPPING (checkpoint
  * signal sent, grace period running) are active: the scheduling loop holds
  * them. The others are final, except SUSPENDED, which resume() reopens. */
-#define GP__WL_STATES(XX)                                                    \
-    XX(PENDING, "pending", 1)                                                \
-    XX(STARTING, "starting", 1)                                              \
-    XX(RUNNING, "running", 1)                                                \
-    XX(STOPPING, "stopping", 1)                                              \
-    XX(SUSPENDED, "suspended", 0)                                            \
-    XX(SUCCEEDED, "succeeded", 0)                                            \
-    XX(FAILED, "failed", 0)                                                  \
+#define GP__WL_STATES(XX)                                                                          \
+    XX(PENDING, "pending", 1)                                                                      \
+    XX(STARTING, "starting", 1)                                                                    \
+    XX(RUNNING, "running", 1)                                                                      \
+    XX(STOPPING, "stopping", 1)                                                                    \
+    XX(SUSPENDED, "suspended", 0)                                                                  \
+    XX(SUCCEEDED, "succeeded", 0)                                                                  \
+    XX(FAILED, "failed", 0)                                                                        \
     XX(DELETED, "deleted", 0)
 
 typedef enum gpd__wl_state {
 #define GP__WL_ENUM_(sym, name, active) GP__WL_##sym,
     GP__WL_STATES(GP__WL_ENUM_)
 #undef GP__WL_ENUM_
-    GP__WL_NSTATES
+        GP__WL_NSTATES
 } gpd__wl_state;
 
 const char *gpd__wl_state_name(gpd__wl_state s);
@@ -64,20 +64,20 @@ int gpd__wl_state_parse(const char *name, gpd__wl_state *out);
 int gpd__wl_state_active(gpd__wl_state s);
 
 /* Why a running workload is being stopped (workloads.stop_kind). */
-#define GP__STOP_EVICT "evict"
+#define GP__STOP_EVICT   "evict"
 #define GP__STOP_SUSPEND "suspend"
-#define GP__STOP_DELETE "delete"
+#define GP__STOP_DELETE  "delete"
 
 /* The daemon's settings, from flags and the config file. */
 typedef struct gpd__config {
-    char listen[128];               /* HOST:PORT */
+    char listen[128]; /* HOST:PORT */
     char data_dir[512];
     char executor[32];
     char executor_config[1024];
-    int64_t period_ms;              /* scheduling period */
-    int64_t poll_ms;                /* task polling period */
+    int64_t period_ms; /* scheduling period */
+    int64_t poll_ms;   /* task polling period */
     char tls_cert[512], tls_key[512];
-    int auto_emulate;               /* no executor config given: emulate GPUs if none */
+    int auto_emulate; /* no executor config given: emulate GPUs if none */
 } gpd__config;
 
 typedef struct gpd__daemon {

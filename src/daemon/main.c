@@ -44,10 +44,12 @@ static const char usage[] =
 /* Applies one setting; flags and config file keys share the names. */
 static int set_opt(gpd__config *c, const char *key, const char *val, char *err, size_t errlen) {
     int64_t ms;
-    if (strcmp(key, "listen") == 0) snprintf(c->listen, sizeof c->listen, "%s", val);
+    if (strcmp(key, "listen") == 0)
+        snprintf(c->listen, sizeof c->listen, "%s", val);
     else if (strcmp(key, "data-dir") == 0 || strcmp(key, "data_dir") == 0)
         snprintf(c->data_dir, sizeof c->data_dir, "%s", val);
-    else if (strcmp(key, "executor") == 0) snprintf(c->executor, sizeof c->executor, "%s", val);
+    else if (strcmp(key, "executor") == 0)
+        snprintf(c->executor, sizeof c->executor, "%s", val);
     else if (strcmp(key, "executor-config") == 0 || strcmp(key, "executor_config") == 0)
         snprintf(c->executor_config, sizeof c->executor_config, "%s", val);
     else if (strcmp(key, "tls-cert") == 0 || strcmp(key, "tls_cert") == 0)
@@ -59,8 +61,10 @@ static int set_opt(gpd__config *c, const char *key, const char *val, char *err, 
             snprintf(err, errlen, "%s: \"%s\" is not a duration from 10ms to 1h", key, val);
             return GP_EINVAL;
         }
-        if (key[1] == 'e') c->period_ms = ms;
-        else c->poll_ms = ms;
+        if (key[1] == 'e')
+            c->period_ms = ms;
+        else
+            c->poll_ms = ms;
     } else {
         snprintf(err, errlen, "unknown setting \"%s\" (see gpupoold --help)", key);
         return GP_EINVAL;
@@ -81,8 +85,10 @@ static int read_config(gpd__config *c, const char *path, char *err, size_t errle
         line[strcspn(line, "#\r\n")] = '\0';
         char *eq = strchr(line, '=');
         char *k = line;
-        while (*k == ' ' || *k == '\t') k++;
-        if (!*k) continue;
+        while (*k == ' ' || *k == '\t')
+            k++;
+        if (!*k)
+            continue;
         if (!eq) {
             snprintf(err, errlen, "config %s:%d: expected key = value", path, lineno);
             rc = GP_EINVAL;
@@ -90,9 +96,12 @@ static int read_config(gpd__config *c, const char *path, char *err, size_t errle
         }
         *eq = '\0';
         char *v = eq + 1;
-        for (char *p = eq - 1; p >= k && (*p == ' ' || *p == '\t'); p--) *p = '\0';
-        while (*v == ' ' || *v == '\t') v++;
-        for (char *p = v + strlen(v) - 1; p >= v && (*p == ' ' || *p == '\t'); p--) *p = '\0';
+        for (char *p = eq - 1; p >= k && (*p == ' ' || *p == '\t'); p--)
+            *p = '\0';
+        while (*v == ' ' || *v == '\t')
+            v++;
+        for (char *p = v + strlen(v) - 1; p >= v && (*p == ' ' || *p == '\t'); p--)
+            *p = '\0';
         char sub[1024];
         if ((rc = set_opt(c, k, v, sub, sizeof sub)) < 0)
             snprintf(err, errlen, "config %s:%d: %s", path, lineno, sub);
@@ -118,7 +127,8 @@ static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t e
         }
         int rc = strcmp(a, "--config") == 0 ? read_config(c, argv[i + 1], err, errlen)
                                             : set_opt(c, a + 2, argv[i + 1], err, errlen);
-        if (rc < 0) return rc;
+        if (rc < 0)
+            return rc;
         i++;
     }
     return 0;
@@ -129,10 +139,12 @@ static void self_dir(char *out, size_t len) {
     char p[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", p, sizeof p - 1);
     out[0] = '\0';
-    if (n <= 0) return;
+    if (n <= 0)
+        return;
     p[n] = '\0';
     char *slash = strrchr(p, '/');
-    if (slash) *slash = '\0';
+    if (slash)
+        *slash = '\0';
     snprintf(out, len, "%s", p);
 }
 
@@ -169,13 +181,16 @@ static int write_addr(const gpd__config *c, int port) {
     char path[PATH_MAX], tmp[PATH_MAX + 8], host[128];
     snprintf(host, sizeof host, "%s", c->listen);
     char *colon = strrchr(host, ':');
-    if (colon) *colon = '\0';
+    if (colon)
+        *colon = '\0';
     snprintf(path, sizeof path, "%s/gpupoold.addr", c->data_dir);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
-    if (!f) return -1;
+    if (!f)
+        return -1;
     fprintf(f, "%s://%s:%d\n", c->tls_cert[0] ? "https" : "http", host, port);
-    if (fclose(f) != 0) return -1;
+    if (fclose(f) != 0)
+        return -1;
     return rename(tmp, path);
 }
 
@@ -190,11 +205,13 @@ int main(int argc, char **argv) {
     c->poll_ms = 500;
 
     char err[1400] = "";
-    if (parse_args(c, argc, argv, err, sizeof err) < 0 || prepare_data_dir(c, err, sizeof err) < 0) {
+    if (parse_args(c, argc, argv, err, sizeof err) < 0 ||
+        prepare_data_dir(c, err, sizeof err) < 0) {
         fprintf(stderr, "gpupoold: %s\n", err);
         return 2;
     }
-    if (c->poll_ms > c->period_ms) c->poll_ms = c->period_ms;
+    if (c->poll_ms > c->period_ms)
+        c->poll_ms = c->period_ms;
 
     /* Signals are taken by sigwait() below, in this thread only. */
     sigset_t sigs;
@@ -214,8 +231,10 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s/admin.token", c->data_dir);
         rc = gpd__auth_open(d.store, path, &d.auth, &created, &e);
     }
-    if (rc == 0) rc = gpd__sched_open(&d, &e);
-    if (rc == 0) rc = gpd__http_start(&d, &mhd, &port, &e);
+    if (rc == 0)
+        rc = gpd__sched_open(&d, &e);
+    if (rc == 0)
+        rc = gpd__http_start(&d, &mhd, &port, &e);
     if (rc < 0) {
         fprintf(stderr, "gpupoold: %s\n", e.msg[0] ? e.msg : gp_strerror(rc));
         gpd__sched_close(d.sched);
@@ -224,8 +243,7 @@ int main(int argc, char **argv) {
         return rc == GP_EROFS || rc == GP_ENOSPC ? 3 : 1;
     }
     write_addr(c, port);
-    fprintf(stderr,
-            "gpupoold: serving %s://%s (port %d); data in %s; executor %s%s\n",
+    fprintf(stderr, "gpupoold: serving %s://%s (port %d); data in %s; executor %s%s\n",
             c->tls_cert[0] ? "https" : "http", c->listen, port, c->data_dir, c->executor,
             gpd__sched_emulated(d.sched) ? " with EMULATED GPUs" : "");
     if (created)

@@ -31,7 +31,8 @@ static void put(buf *b, const char *fmt, ...) {
         va_start(ap, fmt);
         int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
         va_end(ap);
-        if (n < 0) return;
+        if (n < 0)
+            return;
         if (b->p && b->len + (size_t)n < b->cap) {
             b->len += (size_t)n;
             return;
@@ -61,13 +62,18 @@ static double used_gpus(gp_engine *eng, const gpd__live_task *lt, size_t n, cons
         int in = 0;
         for (int d = 0; cur[0] && d < 64 && !in; d++) {
             gp_queue_info qi;
-            if (strcmp(cur, queue) == 0) in = 1;
-            else if (gp_engine_queue_get(eng, cur, &qi) == 0) snprintf(cur, sizeof cur, "%s", qi.parent);
-            else break;
+            if (strcmp(cur, queue) == 0)
+                in = 1;
+            else if (gp_engine_queue_get(eng, cur, &qi) == 0)
+                snprintf(cur, sizeof cur, "%s", qi.parent);
+            else
+                break;
         }
-        if (!in || lt[i].gpu_mem_used <= 0 || lt[i].binding.nslices == 0) continue;
+        if (!in || lt[i].gpu_mem_used <= 0 || lt[i].binding.nslices == 0)
+            continue;
         gp_node_info ni;
-        if (gp_engine_node_get(eng, lt[i].node, &ni) < 0) continue;
+        if (gp_engine_node_get(eng, lt[i].node, &ni) < 0)
+            continue;
         int g = lt[i].binding.slices[0].gpu;
         if (g >= 0 && g < ni.ngpus && ni.gpus[g].mem_bytes > 0)
             total += (double)lt[i].gpu_mem_used / (double)ni.gpus[g].mem_bytes;
@@ -89,7 +95,8 @@ static void queues(buf *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt)
         help(b, m[k].name, "gauge", m[k].text);
         for (size_t i = 0; i < nq; i++) {
             gp_queue_info qi;
-            if (gp_engine_queue_at(eng, i, &qi) < 0) continue;
+            if (gp_engine_queue_at(eng, i, &qi) < 0)
+                continue;
             double v = k == 0   ? qi.deserved.v[GP_RES_GPU] / 1000.0
                        : k == 1 ? qi.fair_share.v[GP_RES_GPU] / 1000.0
                        : k == 2 ? qi.allocated.v[GP_RES_GPU] / 1000.0
@@ -112,17 +119,21 @@ static void gpus(buf *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt) {
         help(b, names[k], "gauge", texts[k]);
         for (size_t i = 0; i < nn; i++) {
             gp_node_info ni;
-            if (gp_engine_node_at(eng, i, &ni) < 0) continue;
+            if (gp_engine_node_at(eng, i, &ni) < 0)
+                continue;
             for (int g = 0; g < ni.ngpus; g++) {
                 double v = 0;
-                if (k == 0) v = ni.gpus[g].used_milli / 1000.0;
-                else if (k == 1) v = ni.gpus[g].slices;
-                else if (k == 2) v = (double)ni.gpus[g].used_mem;
+                if (k == 0)
+                    v = ni.gpus[g].used_milli / 1000.0;
+                else if (k == 1)
+                    v = ni.gpus[g].slices;
+                else if (k == 2)
+                    v = (double)ni.gpus[g].used_mem;
                 else
                     for (size_t t = 0; t < nlt; t++)
                         for (int s = 0; s < lt[t].binding.nslices; s++)
-                            if (strcmp(lt[t].node, ni.name) == 0 && lt[t].binding.slices[s].gpu == g &&
-                                lt[t].gpu_mem_used > 0)
+                            if (strcmp(lt[t].node, ni.name) == 0 &&
+                                lt[t].binding.slices[s].gpu == g && lt[t].gpu_mem_used > 0)
                                 v += (double)lt[t].gpu_mem_used / lt[t].binding.nslices;
                 put(b, "%s{node=\"%s\",gpu=\"%d\",uuid=\"%s\",model=\"%s\"} %.17g\n", names[k],
                     ni.name, g, ni.gpus[g].uuid, ni.gpus[g].model, v);

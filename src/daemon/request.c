@@ -16,9 +16,11 @@
 
 int gpd__name_ok(const char *s) {
     size_t n = strlen(s);
-    if (n == 0 || n > GP_NAME_MAX || s[0] == '.' || s[0] == '-') return 0;
+    if (n == 0 || n > GP_NAME_MAX || s[0] == '.' || s[0] == '-')
+        return 0;
     for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-') return 0;
+        if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
+            return 0;
     return 1;
 }
 
@@ -28,7 +30,8 @@ int gpd__json_known(json_t *obj, const char *const *known, const char *where, gp
     json_object_foreach(obj, key, v) {
         int ok = 0;
         for (int i = 0; known[i]; i++)
-            if (strcmp(key, known[i]) == 0) ok = 1;
+            if (strcmp(key, known[i]) == 0)
+                ok = 1;
         if (!ok) {
             char list[512];
             size_t n = 0;
@@ -36,7 +39,7 @@ int gpd__json_known(json_t *obj, const char *const *known, const char *where, gp
             for (int i = 0; known[i] && n < sizeof list; i++)
                 n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", known[i]);
             return gpd__fail(e, GP_EINVAL, key, "%s: unknown field in %s (known: %s)", key, where,
-                            list);
+                             list);
         }
     }
     return 0;
@@ -47,8 +50,8 @@ int gpd__json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e) {
         int64_t m;
         if (gp_parse_milli(json_string_value(v), &m) < 0)
             return gpd__fail(e, GP_EINVAL, field,
-                            "%s: \"%s\" is not a number with at most 3 decimals", field,
-                            json_string_value(v));
+                             "%s: \"%s\" is not a number with at most 3 decimals", field,
+                             json_string_value(v));
         *out = m;
         return 0;
     }
@@ -57,11 +60,11 @@ int gpd__json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     double x = json_number_value(v) * 1000.0;
     if (!isfinite(x) || x < 0 || x > 9e15)
         return gpd__fail(e, GP_EINVAL, field, "%s: %g is out of range", field,
-                        json_number_value(v));
+                         json_number_value(v));
     double r = nearbyint(x);
     if (fabs(x - r) > 1e-6)
         return gpd__fail(e, GP_EINVAL, field, "%s: %g has more than 3 decimals", field,
-                        json_number_value(v));
+                         json_number_value(v));
     *out = (int64_t)r;
     return 0;
 }
@@ -73,9 +76,10 @@ int gpd__json_size(json_t *v, const char *field, int64_t *out, gpd__err *e) {
         *out = json_integer_value(v);
         return 0;
     }
-    if (json_is_string(v) && gp_parse_size(json_string_value(v), out) == 0) return 0;
+    if (json_is_string(v) && gp_parse_size(json_string_value(v), out) == 0)
+        return 0;
     return gpd__fail(e, GP_EINVAL, field,
-                    "%s: must be a number of bytes or a size like \"32G\" or \"512M\"", field);
+                     "%s: must be a number of bytes or a size like \"32G\" or \"512M\"", field);
 }
 
 int gpd__json_duration(json_t *v, const char *field, int64_t *out, gpd__err *e) {
@@ -84,28 +88,28 @@ int gpd__json_duration(json_t *v, const char *field, int64_t *out, gpd__err *e) 
         *out = json_integer_value(v) * 1000;
         return 0;
     }
-    if (json_is_string(v) && gp_parse_duration_ms(json_string_value(v), out) == 0) return 0;
+    if (json_is_string(v) && gp_parse_duration_ms(json_string_value(v), out) == 0)
+        return 0;
     return gpd__fail(e, GP_EINVAL, field,
-                    "%s: must be a number of seconds or a duration like \"60s\", \"5m\"", field);
+                     "%s: must be a number of seconds or a duration like \"60s\", \"5m\"", field);
 }
 
-int gpd__json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out,
-                 gpd__err *e) {
+int gpd__json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out, gpd__err *e) {
     if (!json_is_integer(v))
         return gpd__fail(e, GP_EINVAL, field, "%s: must be a whole number", field);
     int64_t x = json_integer_value(v);
     if (x < lo || x > hi)
-        return gpd__fail(e, GP_EINVAL, field, "%s: %lld is outside %lld..%lld", field,
-                        (long long)x, (long long)lo, (long long)hi);
+        return gpd__fail(e, GP_EINVAL, field, "%s: %lld is outside %lld..%lld", field, (long long)x,
+                         (long long)lo, (long long)hi);
     *out = x;
     return 0;
 }
 
 static const char *const submit_fields[] = {
-    "name",     "project",   "command",     "env",        "workdir",           "gpu",
-    "gpu_memory", "mig",     "cpu",         "memory",     "gang",              "min_gang",
-    "kind",     "interactive", "priority",  "preemptible", "grace",            "checkpoint_signal",
-    "min_runtime", "models", "selectors",   "same_domain", "client_key",       NULL};
+    "name",        "project",     "command",   "env",         "workdir",    "gpu",
+    "gpu_memory",  "mig",         "cpu",       "memory",      "gang",       "min_gang",
+    "kind",        "interactive", "priority",  "preemptible", "grace",      "checkpoint_signal",
+    "min_runtime", "models",      "selectors", "same_domain", "client_key", NULL};
 
 static int parse_gpu(json_t *body, gpd__request *r, gpd__err *e) {
     gp_task_req *q = &r->spec.req;
@@ -114,12 +118,14 @@ static int parse_gpu(json_t *body, gpd__request *r, gpd__err *e) {
     int n = !!gpu + !!mem + !!mig;
     if (n > 1)
         return gpd__fail(e, GP_EINVAL, gpu ? "gpu" : "gpu_memory",
-                        "gpu, gpu_memory and mig exclude each other: give only one");
+                         "gpu, gpu_memory and mig exclude each other: give only one");
     int rc;
     if (gpu) {
         int64_t m;
-        if ((rc = gpd__json_milli(gpu, "gpu", &m, e)) < 0) return rc;
-        if (m == 0) return gpd__fail(e, GP_EINVAL, "gpu", "gpu: must be above 0");
+        if ((rc = gpd__json_milli(gpu, "gpu", &m, e)) < 0)
+            return rc;
+        if (m == 0)
+            return gpd__fail(e, GP_EINVAL, "gpu", "gpu: must be above 0");
         if (m < GP_MILLI) {
             q->gpu = GP_GPU_FRACTION;
             q->gpu_milli = (int32_t)m;
@@ -130,21 +136,22 @@ static int parse_gpu(json_t *body, gpd__request *r, gpd__err *e) {
             char b[32];
             gp_format_milli(m, b, sizeof b);
             return gpd__fail(e, GP_EINVAL, "gpu",
-                            "gpu: %s is neither a whole number of GPUs nor a fraction below 1",
-                            b);
+                             "gpu: %s is neither a whole number of GPUs nor a fraction below 1", b);
         } else if (m / GP_MILLI > GP_MAX_GPUS_PER_NODE) {
             return gpd__fail(e, GP_EINVAL, "gpu",
-                            "gpu: %lld GPUs per task is more than any node can have (%d); use "
-                            "gang for more tasks",
-                            (long long)(m / GP_MILLI), GP_MAX_GPUS_PER_NODE);
+                             "gpu: %lld GPUs per task is more than any node can have (%d); use "
+                             "gang for more tasks",
+                             (long long)(m / GP_MILLI), GP_MAX_GPUS_PER_NODE);
         } else {
             q->gpu = GP_GPU_WHOLE;
             q->gpus = (int32_t)(m / GP_MILLI);
             snprintf(r->summary, sizeof r->summary, "%d GPU%s", q->gpus, q->gpus > 1 ? "s" : "");
         }
     } else if (mem) {
-        if ((rc = gpd__json_size(mem, "gpu_memory", &q->gpu_mem, e)) < 0) return rc;
-        if (q->gpu_mem == 0) return gpd__fail(e, GP_EINVAL, "gpu_memory", "gpu_memory: must be above 0");
+        if ((rc = gpd__json_size(mem, "gpu_memory", &q->gpu_mem, e)) < 0)
+            return rc;
+        if (q->gpu_mem == 0)
+            return gpd__fail(e, GP_EINVAL, "gpu_memory", "gpu_memory: must be above 0");
         q->gpu = GP_GPU_MEMORY;
         char b[32];
         gp_format_size(q->gpu_mem, b, sizeof b);
@@ -168,7 +175,7 @@ static int parse_lists(json_t *body, gpd__request *r, gpd__err *e) {
     if ((v = json_object_get(body, "models"))) {
         if (!json_is_array(v) || json_array_size(v) > GP_MAX_MODELS)
             return gpd__fail(e, GP_EINVAL, "models", "models: must be a list of at most %d names",
-                            GP_MAX_MODELS);
+                             GP_MAX_MODELS);
         size_t i;
         json_t *m;
         json_array_foreach(v, i, m) {
@@ -181,14 +188,14 @@ static int parse_lists(json_t *body, gpd__request *r, gpd__err *e) {
     if ((v = json_object_get(body, "selectors"))) {
         if (!json_is_object(v) || json_object_size(v) > GP_MAX_SELECTORS)
             return gpd__fail(e, GP_EINVAL, "selectors",
-                            "selectors: must be an object of at most %d label: value pairs",
-                            GP_MAX_SELECTORS);
+                             "selectors: must be an object of at most %d label: value pairs",
+                             GP_MAX_SELECTORS);
         const char *k;
         json_t *s;
         json_object_foreach(v, k, s) {
             if (!gpd__name_ok(k) || !json_is_string(s) || !gpd__name_ok(json_string_value(s)))
                 return gpd__fail(e, GP_EINVAL, "selectors",
-                                "selectors: \"%s\" must be a label name with a string value", k);
+                                 "selectors: \"%s\" must be a label name with a string value", k);
             gp_label *l = &q->selectors[q->nselectors++];
             snprintf(l->key, sizeof l->key, "%s", k);
             snprintf(l->value, sizeof l->value, "%s", json_string_value(s));
@@ -199,10 +206,12 @@ static int parse_lists(json_t *body, gpd__request *r, gpd__err *e) {
 
 static int parse_command(json_t *body, gpd__request *r, gpd__err *e) {
     json_t *cmd = json_object_get(body, "command");
-    if (!cmd) return gpd__fail(e, GP_EINVAL, "command", "command: is required (the program and its arguments)");
+    if (!cmd)
+        return gpd__fail(e, GP_EINVAL, "command",
+                         "command: is required (the program and its arguments)");
     if (!json_is_array(cmd) || json_array_size(cmd) == 0 || json_array_size(cmd) > GP__MAX_ARGS)
         return gpd__fail(e, GP_EINVAL, "command",
-                        "command: must be a non-empty list of strings (program, arguments)");
+                         "command: must be a non-empty list of strings (program, arguments)");
     size_t i;
     json_t *a;
     json_array_foreach(cmd, i, a) {
@@ -221,13 +230,15 @@ static int parse_command(json_t *body, gpd__request *r, gpd__err *e) {
         json_object_foreach(env, k, v) {
             int ok = json_is_string(v) && k[0] && !isdigit((unsigned char)k[0]);
             for (const char *p = k; ok && *p; p++)
-                if (!isalnum((unsigned char)*p) && *p != '_') ok = 0;
+                if (!isalnum((unsigned char)*p) && *p != '_')
+                    ok = 0;
             if (!ok)
                 return gpd__fail(e, GP_EINVAL, "env",
-                                "env: \"%s\" must be a variable name with a string value", k);
+                                 "env: \"%s\" must be a variable name with a string value", k);
             if (strncmp(k, "GPUPOOL_", 8) == 0 || strcmp(k, "CUDA_VISIBLE_DEVICES") == 0 ||
                 strcmp(k, "LD_PRELOAD") == 0)
-                return gpd__fail(e, GP_EINVAL, "env", "env: %s is set by gpupool and cannot be given", k);
+                return gpd__fail(e, GP_EINVAL, "env",
+                                 "env: %s is set by gpupool and cannot be given", k);
         }
         r->env = env;
     }
@@ -245,9 +256,11 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
     if (!json_is_object(body))
         return gpd__fail(e, GP_EINVAL, "", "the body must be a JSON object");
     int rc = gpd__json_known(body, submit_fields, "a workload", e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     json_t *v = json_object_get(body, "project");
-    if (!v) return gpd__fail(e, GP_EINVAL, "project", "project: is required");
+    if (!v)
+        return gpd__fail(e, GP_EINVAL, "project", "project: is required");
     if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
         return gpd__fail(e, GP_EINVAL, "project", "project: must be a project name");
     gp_workload_spec_init(&r->spec, 1, json_string_value(v));
@@ -264,17 +277,20 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
     int64_t x;
     gp_workload_spec *s = &r->spec;
     if ((v = json_object_get(body, "cpu"))) {
-        if ((rc = gpd__json_milli(v, "cpu", &s->req.cpu_milli, e)) < 0) return rc;
+        if ((rc = gpd__json_milli(v, "cpu", &s->req.cpu_milli, e)) < 0)
+            return rc;
     }
     if ((v = json_object_get(body, "memory")) &&
         (rc = gpd__json_size(v, "memory", &s->req.mem_bytes, e)) < 0)
         return rc;
     if ((v = json_object_get(body, "gang"))) {
-        if ((rc = gpd__json_int(v, "gang", 1, GP__MAX_GANG, &x, e)) < 0) return rc;
+        if ((rc = gpd__json_int(v, "gang", 1, GP__MAX_GANG, &x, e)) < 0)
+            return rc;
         s->tasks = (int32_t)x;
     }
     if ((v = json_object_get(body, "min_gang"))) {
-        if ((rc = gpd__json_int(v, "min_gang", 1, s->tasks, &x, e)) < 0) return rc;
+        if ((rc = gpd__json_int(v, "min_gang", 1, s->tasks, &x, e)) < 0)
+            return rc;
         s->min_tasks = (int32_t)x;
     }
     if ((v = json_object_get(body, "kind"))) {
@@ -286,10 +302,12 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
     if ((v = json_object_get(body, "interactive"))) {
         if (!json_is_boolean(v))
             return gpd__fail(e, GP_EINVAL, "interactive", "interactive: must be true or false");
-        if (json_is_true(v)) s->kind = GP_KIND_INTERACTIVE;
+        if (json_is_true(v))
+            s->kind = GP_KIND_INTERACTIVE;
     }
     if ((v = json_object_get(body, "priority"))) {
-        if ((rc = gpd__json_int(v, "priority", -1000, 1000, &x, e)) < 0) return rc;
+        if ((rc = gpd__json_int(v, "priority", -1000, 1000, &x, e)) < 0)
+            return rc;
         s->priority = (int32_t)x;
     }
     if ((v = json_object_get(body, "preemptible"))) {
@@ -303,7 +321,8 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
         s->same_domain = json_is_true(v);
     }
     if ((v = json_object_get(body, "grace"))) {
-        if ((rc = gpd__json_duration(v, "grace", &r->grace_ms, e)) < 0) return rc;
+        if ((rc = gpd__json_duration(v, "grace", &r->grace_ms, e)) < 0)
+            return rc;
         if (r->grace_ms > 24 * 3600 * 1000)
             return gpd__fail(e, GP_EINVAL, "grace", "grace: must be at most 24h");
     }
@@ -319,14 +338,15 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
             str = b;
         }
         if (!str || gp_parse_signal(str, &sig) < 0 || sig == SIGKILL || sig == SIGSTOP)
-            return gpd__fail(e, GP_EINVAL, "checkpoint_signal",
-                            "checkpoint_signal: must be a catchable signal like \"TERM\" or \"USR1\"");
+            return gpd__fail(
+                e, GP_EINVAL, "checkpoint_signal",
+                "checkpoint_signal: must be a catchable signal like \"TERM\" or \"USR1\"");
         r->ckpt_signal = sig;
     }
     if ((v = json_object_get(body, "client_key"))) {
         if (!json_is_string(v) || !json_string_value(v)[0] || strlen(json_string_value(v)) > 128)
             return gpd__fail(e, GP_EINVAL, "client_key",
-                            "client_key: must be a string of 1 to 128 bytes");
+                             "client_key: must be a string of 1 to 128 bytes");
         r->client_key = json_string_value(v);
     }
     if (s->tasks > 1) {
@@ -338,7 +358,8 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
 
 char *gpd__request_canonical(json_t *body) {
     json_t *copy = json_copy(body);
-    if (!copy) return NULL;
+    if (!copy)
+        return NULL;
     json_object_del(copy, "client_key");
     char *s = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(copy);

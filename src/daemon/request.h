@@ -14,19 +14,19 @@
 #include "engine/gp_engine.h"
 
 #define GP__DEFAULT_GRACE_MS 30000
-#define GP__MAX_GANG 256
-#define GP__MAX_ARGS 1024
+#define GP__MAX_GANG         256
+#define GP__MAX_ARGS         1024
 
 typedef struct gpd__request {
-    gp_workload_spec spec;          /* id and user are the caller's to set */
+    gp_workload_spec spec; /* id and user are the caller's to set */
     char name[64];
     int64_t grace_ms;
     int32_t ckpt_signal;
-    json_t *command;                /* borrowed from the body: array of strings */
-    json_t *env;                    /* borrowed: object of strings, or NULL */
-    const char *workdir;            /* borrowed, or NULL */
-    const char *client_key;         /* borrowed, or NULL */
-    char summary[64];               /* "0.5 GPU", "2 GPUs x4", "20G GPU memory" */
+    json_t *command;        /* borrowed from the body: array of strings */
+    json_t *env;            /* borrowed: object of strings, or NULL */
+    const char *workdir;    /* borrowed, or NULL */
+    const char *client_key; /* borrowed, or NULL */
+    char summary[64];       /* "0.5 GPU", "2 GPUs x4", "20G GPU memory" */
 } gpd__request;
 
 /*
@@ -47,8 +47,7 @@ char *gpd__request_canonical(json_t *body);
 int gpd__json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e);
 int gpd__json_size(json_t *v, const char *field, int64_t *out, gpd__err *e);
 int gpd__json_duration(json_t *v, const char *field, int64_t *out, gpd__err *e);
-int gpd__json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out,
-                 gpd__err *e);
+int gpd__json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out, gpd__err *e);
 
 /* Checks that every key of obj is in the NULL-terminated list known. */
 int gpd__json_known(json_t *obj, const char *const *known, const char *where, gpd__err *e);

@@ -18,9 +18,9 @@
 
 /* One task of an active workload. */
 typedef struct task_rt {
-    char handle[GP_HANDLE_MAX];     /* "" until launched */
+    char handle[GP_HANDLE_MAX]; /* "" until launched */
     char node[GP_NAME_MAX + 1];
-    gp_task_binding binding;        /* binding.node points at node[] */
+    gp_task_binding binding; /* binding.node points at node[] */
     gp_task_state state;
     int32_t exit_code, term_signal;
     int64_t mem_used;
@@ -36,10 +36,10 @@ typedef struct active {
     int ntasks;
     task_rt *tasks;
     char stop_kind[16];
-    int64_t deadline;               /* STOPPING: when the grace period ends */
+    int64_t deadline; /* STOPPING: when the grace period ends */
     int64_t grace_ms;
     int32_t ckpt_signal;
-    int in_engine;                  /* 0: the engine already took it back (node gone) */
+    int in_engine; /* 0: the engine already took it back (node gone) */
 } active;
 
 typedef struct cmd {
@@ -54,7 +54,7 @@ typedef struct cmd {
 struct gpd__sched {
     gpd__daemon *d;
     gp_engine *eng;
-    pthread_mutex_t eng_mu;         /* the engine and the active array */
+    pthread_mutex_t eng_mu; /* the engine and the active array */
     gp_executor *ex;
     int emulated;
     gp_node_spec *nodes;
@@ -84,14 +84,14 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
 /* Reads a workload row and parses its request; *j owns what r borrows
  * (the caller frees both with json_decref and gpd__wl_free). */
 int gpd__sched_load_request(gpd__sched *s, uint64_t id, gpd__wl *w, json_t **j, gpd__request *r,
-                           gpd__err *e);
+                            gpd__err *e);
 /* Launches every task of a that has no handle yet (the executor's launch is
  * idempotent per key); on failure stops those launched, err says why. */
 int gpd__sched_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__request *r,
-                         char *err, size_t errlen);
+                          char *err, size_t errlen);
 /* Starts a graceful stop: checkpoint signal now, stop after grace_ms. */
 void gpd__sched_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t grace_ms,
-                          const char *why);
+                           const char *why);
 /* Stops every task and records the outcome the stop kind implies. */
 void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why);
 /* One batched poll of every active task; acts on what ended. */

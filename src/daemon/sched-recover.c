@@ -45,20 +45,23 @@ static int write_emulated(const char *path, gpd__err *e) {
 
 static int count_gpus(const gp_node_spec *n, size_t nn) {
     int g = 0;
-    for (size_t i = 0; i < nn; i++) g += n[i].ngpus;
+    for (size_t i = 0; i < nn; i++)
+        g += n[i].ngpus;
     return g;
 }
 
 static int load_nodes(gpd__sched *s, gpd__err *e) {
     char err[GP_ERR_MAX] = "";
     s->nodes = calloc(MAX_NODES, sizeof *s->nodes);
-    if (!s->nodes) return gpd__fail(e, GP_ENOMEM, "", "out of memory");
-    int rc = gp_exec_inventory(s->ex, s->nodes, MAX_NODES, &s->nnodes, &s->emulated, err,
-                               sizeof err);
+    if (!s->nodes)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
+    int rc =
+        gp_exec_inventory(s->ex, s->nodes, MAX_NODES, &s->nnodes, &s->emulated, err, sizeof err);
     if ((rc < 0 || count_gpus(s->nodes, s->nnodes) == 0) && s->d->cfg.auto_emulate) {
         char path[1100], cfg[2200];
         snprintf(path, sizeof path, "%s/emulated-gpus.conf", s->d->cfg.data_dir);
-        if ((rc = write_emulated(path, e)) < 0) return rc;
+        if ((rc = write_emulated(path, e)) < 0)
+            return rc;
         snprintf(cfg, sizeof cfg, "%s,inventory=%s", s->d->cfg.executor_config, path);
         gp_executor_close(s->ex);
         s->ex = NULL;
@@ -71,14 +74,15 @@ static int load_nodes(gpd__sched *s, gpd__err *e) {
                 "*** Workloads run as real processes; their GPUs are not real.  ***\n\n",
                 count_gpus(s->nodes, s->nnodes), path);
     }
-    if (rc < 0) return gpd__fail(e, rc, "executor", "inventory: %s", err);
+    if (rc < 0)
+        return gpd__fail(e, rc, "executor", "inventory: %s", err);
     for (size_t i = 0; i < s->nnodes; i++) {
         if ((rc = gp_engine_node_set(s->eng, &s->nodes[i], err, sizeof err)) < 0)
             return gpd__fail(e, rc, "", "node %s: %s", s->nodes[i].name, err);
     }
     if (s->emulated)
         gpd__log("inventory: %zu node(s), %d GPU(s) -- EMULATED", s->nnodes,
-                count_gpus(s->nodes, s->nnodes));
+                 count_gpus(s->nodes, s->nnodes));
     else
         gpd__log("inventory: %zu node(s), %d GPU(s)", s->nnodes, count_gpus(s->nodes, s->nnodes));
     return 0;
@@ -104,7 +108,8 @@ static void push(idlist *l, uint64_t id) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         uint64_t *ni = realloc(l->ids, cap * sizeof *ni);
-        if (!ni) return;
+        if (!ni)
+            return;
         l->ids = ni;
         l->cap = cap;
     }
@@ -142,7 +147,8 @@ static int scan_one(const gpd__wl *w, void *arg) {
         push(&sc->had_tasks, w->id);
         return 0;
     }
-    if (submit_spec(sc->s, w, sc->last_err, sizeof sc->last_err) < 0) push(&sc->refused, w->id);
+    if (submit_spec(sc->s, w, sc->last_err, sizeof sc->last_err) < 0)
+        push(&sc->refused, w->id);
     return 0;
 }
 
@@ -188,8 +194,10 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     gpd__task_rec *recs = NULL;
     int n = 0;
     active *a = calloc(1, sizeof *a);
-    if (!a || gpd__store_tasks_get(s->d->store, id, &recs, &n, &e) < 0) n = 0;
-    if (a && n > 0) a->tasks = calloc((size_t)n, sizeof *a->tasks);
+    if (!a || gpd__store_tasks_get(s->d->store, id, &recs, &n, &e) < 0)
+        n = 0;
+    if (a && n > 0)
+        a->tasks = calloc((size_t)n, sizeof *a->tasks);
     char why[400] = "";
     if (!a || (n > 0 && !a->tasks)) {
         gpd__log("workload %llu: out of memory recovering it", (unsigned long long)id);
@@ -224,7 +232,8 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     }
     gp_task_status st[GP__MAX_GANG];
     memset(st, 0, sizeof st);
-    for (int t = 0; t < n; t++) snprintf(st[t].handle, sizeof st[t].handle, "%s", a->tasks[t].handle);
+    for (int t = 0; t < n; t++)
+        snprintf(st[t].handle, sizeof st[t].handle, "%s", a->tasks[t].handle);
     int prc = gp_exec_poll(s->ex, st, (size_t)n);
     for (int t = 0; prc == 0 && t < n; t++)
         if (st[t].state == GP_TASK_LOST || st[t].state == GP_TASK_FAILED) {
@@ -232,9 +241,11 @@ static void recover_one(gpd__sched *s, uint64_t id) {
                      st[t].detail);
             break;
         }
-    if (prc < 0) snprintf(why, sizeof why, "its tasks could not be polled after a restart");
+    if (prc < 0)
+        snprintf(why, sizeof why, "its tasks could not be polled after a restart");
     gp_task_binding b[GP__MAX_GANG];
-    for (int t = 0; t < n; t++) b[t] = a->tasks[t].binding;
+    for (int t = 0; t < n; t++)
+        b[t] = a->tasks[t].binding;
     gp_workload_spec spec = r.spec;
     spec.id = id;
     snprintf(spec.user, sizeof spec.user, "%s", w.user);
@@ -266,7 +277,8 @@ static void recover_one(gpd__sched *s, uint64_t id) {
         c.event_msg = "launch confirmed after a restart of gpupoold";
         gpd__sched_record(s, &c);
     }
-    if (gpd__act_add(s, a) == 0) a = NULL;
+    if (gpd__act_add(s, a) == 0)
+        a = NULL;
 out:
     if (a) {
         free(a->tasks);
@@ -279,7 +291,8 @@ out:
 
 /* Stops and reaps local task directories that no active workload refers to. */
 static void reap_orphans(gpd__sched *s) {
-    if (strcmp(gp_executor_name(s->ex), "local") != 0) return;
+    if (strcmp(gp_executor_name(s->ex), "local") != 0)
+        return;
     gp_local_list l = {0};
     l.max = 4096;
     l.handles = calloc(l.max, sizeof *l.handles);
@@ -291,7 +304,8 @@ static void reap_orphans(gpd__sched *s) {
         int known = 0;
         for (size_t k = 0; k < s->nact && !known; k++)
             for (int t = 0; t < s->act[k]->ntasks; t++)
-                if (strcmp(s->act[k]->tasks[t].handle, l.handles[i]) == 0) known = 1;
+                if (strcmp(s->act[k]->tasks[t].handle, l.handles[i]) == 0)
+                    known = 1;
         if (!known) {
             gp_exec_stop(s->ex, l.handles[i]);
             gp_exec_reap(s->ex, l.handles[i]);
@@ -302,8 +316,10 @@ static void reap_orphans(gpd__sched *s) {
 
 int gpd__sched_recover(gpd__sched *s, gpd__err *e) {
     int rc = load_nodes(s, e);
-    if (rc < 0) return rc;
-    if ((rc = gpd__store_queues(s->d->store, add_queue, s, e)) < 0) return rc;
+    if (rc < 0)
+        return rc;
+    if ((rc = gpd__store_queues(s->d->store, add_queue, s, e)) < 0)
+        return rc;
     scan sc;
     memset(&sc, 0, sizeof sc);
     sc.s = s;
@@ -311,7 +327,8 @@ int gpd__sched_recover(gpd__sched *s, gpd__err *e) {
     do {
         sc.had_tasks.seen = 0;
         f.after = sc.had_tasks.last;
-        if ((rc = gpd__store_wl_list(s->d->store, &f, scan_one, &sc, e)) < 0) break;
+        if ((rc = gpd__store_wl_list(s->d->store, &f, scan_one, &sc, e)) < 0)
+            break;
     } while (sc.had_tasks.seen == (size_t)f.limit);
     for (size_t i = 0; rc == 0 && i < sc.refused.n; i++) {
         gpd__wl_change c;
@@ -322,11 +339,12 @@ int gpd__sched_recover(gpd__sched *s, gpd__err *e) {
         c.event_msg = c.reason;
         gpd__sched_record(s, &c);
     }
-    for (size_t i = 0; rc == 0 && i < sc.had_tasks.n; i++) recover_one(s, sc.had_tasks.ids[i]);
-    if (rc == 0) reap_orphans(s);
+    for (size_t i = 0; rc == 0 && i < sc.had_tasks.n; i++)
+        recover_one(s, sc.had_tasks.ids[i]);
+    if (rc == 0)
+        reap_orphans(s);
     if (rc == 0 && (sc.had_tasks.n || sc.refused.n))
-        gpd__log("recovered %zu workload(s) with tasks; %zu refused", sc.had_tasks.n,
-                sc.refused.n);
+        gpd__log("recovered %zu workload(s) with tasks; %zu refused", sc.had_tasks.n, sc.refused.n);
     free(sc.had_tasks.ids);
     free(sc.refused.ids);
     return rc;

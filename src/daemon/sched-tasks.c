@@ -28,7 +28,8 @@
 
 active *gpd__act_find(gpd__sched *s, uint64_t id) {
     for (size_t i = 0; i < s->nact; i++)
-        if (s->act[i]->id == id) return s->act[i];
+        if (s->act[i]->id == id)
+            return s->act[i];
     return NULL;
 }
 
@@ -65,7 +66,7 @@ void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c) {
     gpd__err e = {0};
     if (gpd__store_wl_apply(s->d->store, c, 1, &e) < 0)
         gpd__log("workload %llu: could not record a change (%s); a restart will reconcile it",
-                (unsigned long long)c->id, e.msg);
+                 (unsigned long long)c->id, e.msg);
 }
 
 /* ---- Bindings as JSON ------------------------------------------------- */
@@ -133,7 +134,8 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
     snprintf(work, sizeof work, "%s/work/%llu", dd, (unsigned long long)w->id);
     mkdirs(logdir);
     mkdirs(ckpt);
-    if (!r->workdir) mkdirs(work);
+    if (!r->workdir)
+        mkdirs(work);
 
     size_t nargs = json_array_size(r->command), nenv = r->env ? json_object_size(r->env) : 0;
     const char **argv = calloc(nargs + 1, sizeof *argv);
@@ -147,8 +149,10 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
         size_t k = 0;
         const char *key;
         json_t *v;
-        if (r->env) json_object_foreach(r->env, key, v) {
-                if (asprintf(&env[k++], "%s=%s", key, json_string_value(v)) < 0) env[--k] = NULL;
+        if (r->env)
+            json_object_foreach(r->env, key, v) {
+                if (asprintf(&env[k++], "%s=%s", key, json_string_value(v)) < 0)
+                    env[--k] = NULL;
             }
         gp_task_launch l;
         memset(&l, 0, sizeof l);
@@ -174,17 +178,20 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
             rc = gp_exec_launch(s->ex, &l, t->handle, err, errlen);
         }
     }
-    for (size_t i = 0; env && env[i]; i++) free(env[i]);
+    for (size_t i = 0; env && env[i]; i++)
+        free(env[i]);
     free(env);
     free(argv);
-    if (rc == GP_ENOMEM && !err[0]) snprintf(err, errlen, "out of memory");
+    if (rc == GP_ENOMEM && !err[0])
+        snprintf(err, errlen, "out of memory");
     return rc;
 }
 
 int gpd__sched_load_request(gpd__sched *s, uint64_t id, gpd__wl *w, json_t **j, gpd__request *r,
-                        gpd__err *e) {
+                            gpd__err *e) {
     int rc = gpd__store_wl_get(s->d->store, id, w, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     *j = json_loads(w->spec, 0, NULL);
     rc = *j ? gpd__request_parse(*j, r, e)
             : gpd__fail(e, GP_ECORRUPT, "", "the stored request is not JSON");
@@ -196,13 +203,15 @@ int gpd__sched_load_request(gpd__sched *s, uint64_t id, gpd__wl *w, json_t **j, 
 }
 
 int gpd__sched_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__request *r,
-                         char *err, size_t errlen) {
+                          char *err, size_t errlen) {
     for (int t = 0; t < a->ntasks; t++) {
-        if (a->tasks[t].handle[0]) continue;
+        if (a->tasks[t].handle[0])
+            continue;
         int rc = launch_task(s, w, r, t, a->attempt, &a->tasks[t], err, errlen);
         if (rc < 0) {
             for (int k = 0; k < a->ntasks; k++)
-                if (a->tasks[k].handle[0]) gp_exec_stop(s->ex, a->tasks[k].handle);
+                if (a->tasks[k].handle[0])
+                    gp_exec_stop(s->ex, a->tasks[k].handle);
             return rc;
         }
     }
@@ -230,7 +239,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
     gpd__err e = {0};
     if (gpd__sched_load_request(s, id, &w, &j, &r, &e) < 0) {
         gpd__log("workload %llu: cannot read it to launch (%s); back to the queue",
-                (unsigned long long)id, e.msg);
+                 (unsigned long long)id, e.msg);
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_requeue(s->eng, id);
         pthread_mutex_unlock(&s->eng_mu);
@@ -260,7 +269,8 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
             recs[t].attempt = a->attempt;
             snprintf(recs[t].node, sizeof recs[t].node, "%s", tr[t].node);
             recs[t].binding = gpd__binding_to_json(&tr[t].binding);
-            if (!recs[t].binding) rc = GP_ENOMEM;
+            if (!recs[t].binding)
+                rc = GP_ENOMEM;
         }
         describe_binding(tr, ntasks, msg, sizeof msg);
     }
@@ -274,14 +284,17 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
     c.attempt_node = tr ? tr[0].node : "";
     c.event_kind = "bound";
     c.event_msg = msg;
-    if (rc == 0) rc = gpd__store_wl_apply(s->d->store, &c, 1, &e);
-    if (rc == 0) rc = gpd__act_add(s, a);
-    for (int t = 0; recs && t < ntasks; t++) free(recs[t].binding);
+    if (rc == 0)
+        rc = gpd__store_wl_apply(s->d->store, &c, 1, &e);
+    if (rc == 0)
+        rc = gpd__act_add(s, a);
+    for (int t = 0; recs && t < ntasks; t++)
+        free(recs[t].binding);
     free(recs);
     if (rc < 0) {
         /* Nothing was launched: the workload simply waits for the next cycle. */
         gpd__log("workload %llu: not launched (%s); back to the queue", (unsigned long long)id,
-                rc == GP_ENOMEM ? "out of memory" : e.msg);
+                 rc == GP_ENOMEM ? "out of memory" : e.msg);
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_requeue(s->eng, id);
         pthread_mutex_unlock(&s->eng_mu);
@@ -335,7 +348,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
 /* ---- Stopping --------------------------------------------------------- */
 
 void gpd__sched_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t grace_ms,
-                          const char *why) {
+                           const char *why) {
     int64_t now = gpd__now_ms();
     snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
     a->deadline = now + grace_ms;
@@ -355,12 +368,14 @@ void gpd__sched_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t g
     gpd__sched_record(s, &c);
     a->state = GP__WL_STOPPING;
     for (int t = 0; t < a->ntasks; t++)
-        if (a->tasks[t].handle[0]) gp_exec_signal(s->ex, a->tasks[t].handle, a->ckpt_signal);
+        if (a->tasks[t].handle[0])
+            gp_exec_signal(s->ex, a->tasks[t].handle, a->ckpt_signal);
 }
 
 void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
-        if (a->tasks[t].handle[0]) gp_exec_stop(s->ex, a->tasks[t].handle);
+        if (a->tasks[t].handle[0])
+            gp_exec_stop(s->ex, a->tasks[t].handle);
     int evict = strcmp(a->stop_kind, GP__STOP_EVICT) == 0;
     int del = strcmp(a->stop_kind, GP__STOP_DELETE) == 0;
     gpd__wl_state st = evict ? GP__WL_PENDING : del ? GP__WL_DELETED : GP__WL_SUSPENDED;
@@ -382,14 +397,15 @@ void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why) {
             /* Not EVICTING in the engine (a stop of our own): requeue it. */
             if (gp_engine_requeue(s->eng, a->id) < 0)
                 gpd__log("workload %llu: the engine refused to requeue it",
-                        (unsigned long long)a->id);
+                         (unsigned long long)a->id);
         }
     } else if (!evict) {
         gp_engine_cancel(s->eng, a->id);
     }
     pthread_mutex_unlock(&s->eng_mu);
     for (int t = 0; t < a->ntasks; t++)
-        if (a->tasks[t].handle[0]) gp_exec_reap(s->ex, a->tasks[t].handle);
+        if (a->tasks[t].handle[0])
+            gp_exec_reap(s->ex, a->tasks[t].handle);
     gpd__act_remove(s, a);
 }
 
@@ -399,7 +415,8 @@ void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why) {
 static void conclude(gpd__sched *s, active *a, gpd__wl_state st, const char *outcome,
                      int32_t exit_code, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
-        if (a->tasks[t].handle[0]) gp_exec_stop(s->ex, a->tasks[t].handle);
+        if (a->tasks[t].handle[0])
+            gp_exec_stop(s->ex, a->tasks[t].handle);
     char msg[400];
     snprintf(msg, sizeof msg, "attempt %d %s: %s", a->attempt, outcome, why);
     gpd__wl_change c;
@@ -412,11 +429,14 @@ static void conclude(gpd__sched *s, active *a, gpd__wl_state st, const char *out
     c.event_msg = msg;
     gpd__sched_record(s, &c);
     pthread_mutex_lock(&s->eng_mu);
-    if (st == GP__WL_PENDING) gp_engine_requeue(s->eng, a->id);
-    else gp_engine_finished(s->eng, a->id);
+    if (st == GP__WL_PENDING)
+        gp_engine_requeue(s->eng, a->id);
+    else
+        gp_engine_finished(s->eng, a->id);
     pthread_mutex_unlock(&s->eng_mu);
     for (int t = 0; t < a->ntasks; t++)
-        if (a->tasks[t].handle[0]) gp_exec_reap(s->ex, a->tasks[t].handle);
+        if (a->tasks[t].handle[0])
+            gp_exec_reap(s->ex, a->tasks[t].handle);
     gpd__act_remove(s, a);
 }
 
@@ -425,15 +445,20 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
     int down = 0, lost = -1, failed = -1, bad = -1;
     for (int t = 0; t < a->ntasks; t++) {
         const task_rt *tk = &a->tasks[t];
-        if (tk->state == GP_TASK_LOST) lost = t;
-        else if (tk->state == GP_TASK_FAILED) failed = t;
-        else if (tk->state == GP_TASK_EXITED && (tk->exit_code != 0 || tk->term_signal)) bad = t;
-        if (tk->state >= GP_TASK_EXITED) down++;
+        if (tk->state == GP_TASK_LOST)
+            lost = t;
+        else if (tk->state == GP_TASK_FAILED)
+            failed = t;
+        else if (tk->state == GP_TASK_EXITED && (tk->exit_code != 0 || tk->term_signal))
+            bad = t;
+        if (tk->state >= GP_TASK_EXITED)
+            down++;
     }
     if (a->state == GP__WL_STOPPING) {
         if (down == a->ntasks || now >= a->deadline)
-            gpd__sched_finish_stop(s, a, down == a->ntasks ? "tasks ended after the checkpoint signal"
-                                                          : "grace period over; tasks killed");
+            gpd__sched_finish_stop(s, a,
+                                   down == a->ntasks ? "tasks ended after the checkpoint signal"
+                                                     : "grace period over; tasks killed");
         return;
     }
     char why[256];
@@ -451,8 +476,8 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
                      sig ? sig : "?");
         else
             snprintf(why, sizeof why, "task %d exited with status %d", bad, tk->exit_code);
-        conclude(s, a, GP__WL_FAILED, "failed", tk->term_signal ? 128 + tk->term_signal : tk->exit_code,
-                 why);
+        conclude(s, a, GP__WL_FAILED, "failed",
+                 tk->term_signal ? 128 + tk->term_signal : tk->exit_code, why);
     } else if (down == a->ntasks) {
         conclude(s, a, GP__WL_SUCCEEDED, "succeeded", 0, "every task exited with status 0");
     }
@@ -460,10 +485,13 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
 
 void gpd__sched_poll(gpd__sched *s, int64_t now) {
     size_t n = 0;
-    for (size_t i = 0; i < s->nact; i++) n += (size_t)s->act[i]->ntasks;
-    if (n == 0) return;
+    for (size_t i = 0; i < s->nact; i++)
+        n += (size_t)s->act[i]->ntasks;
+    if (n == 0)
+        return;
     gp_task_status *st = calloc(n, sizeof *st);
-    if (!st) return;
+    if (!st)
+        return;
     size_t k = 0;
     for (size_t i = 0; i < s->nact; i++)
         for (int t = 0; t < s->act[i]->ntasks; t++)
@@ -489,5 +517,6 @@ void gpd__sched_poll(gpd__sched *s, int64_t now) {
     free(st);
     /* judge() may remove the workload it looks at: walk from the end. */
     for (size_t i = s->nact; i-- > 0;)
-        if (i < s->nact) judge(s, s->act[i], now);
+        if (i < s->nact)
+            judge(s, s->act[i], now);
 }

@@ -23,7 +23,7 @@
 #define MIN_GAP_MS 50
 
 const double gpd__cycle_bounds[GP__CYCLE_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                                    0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
+                                                     0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
 
 void gpd__log(const char *fmt, ...) {
     char ts[32];
@@ -44,15 +44,22 @@ gp_engine *gpd__sched_lock(gpd__sched *s) {
     return s->eng;
 }
 
-void gpd__sched_unlock(gpd__sched *s) { pthread_mutex_unlock(&s->eng_mu); }
+void gpd__sched_unlock(gpd__sched *s) {
+    pthread_mutex_unlock(&s->eng_mu);
+}
 
-int gpd__sched_emulated(gpd__sched *s) { return s->emulated; }
+int gpd__sched_emulated(gpd__sched *s) {
+    return s->emulated;
+}
 
-const char *gpd__sched_executor_name(gpd__sched *s) { return gp_executor_name(s->ex); }
+const char *gpd__sched_executor_name(gpd__sched *s) {
+    return gp_executor_name(s->ex);
+}
 
 const gp_node_spec *gpd__sched_node(gpd__sched *s, const char *name) {
     for (size_t i = 0; i < s->nnodes; i++)
-        if (strcmp(s->nodes[i].name, name) == 0) return &s->nodes[i];
+        if (strcmp(s->nodes[i].name, name) == 0)
+            return &s->nodes[i];
     return NULL;
 }
 
@@ -75,41 +82,48 @@ static int check_nodes(gpd__sched *s, const gp_task_req *q, gpd__err *e) {
             const gp_gpu_spec *gs = &n->gpus[g];
             if (gs->mig) {
                 for (int k = 0; k < gs->nmig; k++)
-                    if (strcmp(gs->mig_layout[k], q->mig_profile) == 0) mig_ok = 1;
+                    if (strcmp(gs->mig_layout[k], q->mig_profile) == 0)
+                        mig_ok = 1;
                 continue;
             }
             plain++;
             any_gpu = 1;
-            if (gs->mem_bytes > max_mem) max_mem = gs->mem_bytes;
+            if (gs->mem_bytes > max_mem)
+                max_mem = gs->mem_bytes;
         }
-        if (plain > max_gpus) max_gpus = plain;
-        if (n->cpu_milli > max_cpu) max_cpu = n->cpu_milli;
-        if (n->mem_bytes > max_host) max_host = n->mem_bytes;
+        if (plain > max_gpus)
+            max_gpus = plain;
+        if (n->cpu_milli > max_cpu)
+            max_cpu = n->cpu_milli;
+        if (n->mem_bytes > max_host)
+            max_host = n->mem_bytes;
     }
     char a[32], b[32];
     switch (q->gpu) {
     case GP_GPU_WHOLE:
         if (q->gpus > max_gpus)
             return gpd__fail(e, GP_EINVAL, "gpu", "gpu: no node has %d GPUs (the most is %d)",
-                            q->gpus, max_gpus);
+                             q->gpus, max_gpus);
         break;
     case GP_GPU_FRACTION:
-        if (!any_gpu) return gpd__fail(e, GP_EINVAL, "gpu", "gpu: the pool has no GPU to share");
+        if (!any_gpu)
+            return gpd__fail(e, GP_EINVAL, "gpu", "gpu: the pool has no GPU to share");
         break;
     case GP_GPU_MEMORY:
         if (q->gpu_mem > max_mem) {
             gp_format_size(q->gpu_mem, a, sizeof a);
             gp_format_size(max_mem, b, sizeof b);
             return gpd__fail(e, GP_EINVAL, "gpu_memory",
-                            "gpu_memory: %s is more than any GPU has (the largest has %s)", a, b);
+                             "gpu_memory: %s is more than any GPU has (the largest has %s)", a, b);
         }
         break;
     case GP_GPU_MIG:
         if (!mig_ok)
             return gpd__fail(e, GP_EINVAL, "mig", "mig: no GPU offers a MIG instance of profile %s",
-                            q->mig_profile);
+                             q->mig_profile);
         break;
-    default: break;
+    default:
+        break;
     }
     if (q->cpu_milli > max_cpu) {
         gp_format_milli(q->cpu_milli, a, sizeof a);
@@ -119,8 +133,7 @@ static int check_nodes(gpd__sched *s, const gp_task_req *q, gpd__err *e) {
     if (q->mem_bytes > max_host) {
         gp_format_size(q->mem_bytes, a, sizeof a);
         gp_format_size(max_host, b, sizeof b);
-        return gpd__fail(e, GP_EINVAL, "memory", "memory: %s is more than any node has (%s)", a,
-                        b);
+        return gpd__fail(e, GP_EINVAL, "memory", "memory: %s is more than any node has (%s)", a, b);
     }
     return 0;
 }
@@ -133,16 +146,16 @@ int gpd__sched_check_request(gpd__sched *s, const gpd__request *r, gpd__err *e) 
     pthread_mutex_unlock(&s->eng_mu);
     if (rc < 0)
         return gpd__fail(e, GP_EINVAL, "project", "project: there is no project named %s",
-                        r->spec.queue);
+                         r->spec.queue);
     if (!leaf || qi.depth == 0)
         return gpd__fail(e, GP_EINVAL, "project",
-                        "project: %s is a department; submit to one of its projects",
-                        r->spec.queue);
+                         "project: %s is a department; submit to one of its projects",
+                         r->spec.queue);
     return check_nodes(s, &r->spec.req, e); /* nodes never change after open */
 }
 
 void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, const char *user,
-                         int64_t submitted_ms) {
+                          int64_t submitted_ms) {
     gp_workload_spec w = r->spec;
     w.id = id;
     snprintf(w.user, sizeof w.user, "%s", user);
@@ -174,14 +187,17 @@ int gpd__sched_queue_set(gpd__sched *s, const gp_queue_spec *q, gpd__err *e) {
     int existed = gp_engine_queue_get(s->eng, q->name, &old) == 0;
     int rc = gp_engine_queue_set(s->eng, q, err, sizeof err);
     pthread_mutex_unlock(&s->eng_mu);
-    if (rc < 0) return gpd__fail(e, rc == GP_ENOENT ? GP_EINVAL : rc, "", "%s", err);
+    if (rc < 0)
+        return gpd__fail(e, rc == GP_ENOENT ? GP_EINVAL : rc, "", "%s", err);
     rc = gpd__store_queue_put(s->d->store, q, e);
     if (rc < 0) {
         /* Undo in the engine so that both say the same. */
         pthread_mutex_lock(&s->eng_mu);
-        if (!existed) gp_engine_queue_remove(s->eng, q->name);
+        if (!existed)
+            gp_engine_queue_remove(s->eng, q->name);
         pthread_mutex_unlock(&s->eng_mu);
-        if (existed) gpd__log("queue %s: the store refused a change the engine took", q->name);
+        if (existed)
+            gpd__log("queue %s: the store refused a change the engine took", q->name);
         return rc;
     }
     wake(s);
@@ -194,7 +210,8 @@ int gpd__sched_queue_remove(gpd__sched *s, const char *name, gpd__err *e) {
     pthread_mutex_unlock(&s->eng_mu);
     if (rc == GP_EBUSY)
         return gpd__fail(e, rc, "name", "queue %s still has queues or workloads under it", name);
-    if (rc < 0) return gpd__fail(e, rc, "name", "no queue named %s", name);
+    if (rc < 0)
+        return gpd__fail(e, rc, "name", "no queue named %s", name);
     return gpd__store_queue_delete(s->d->store, name, e);
 }
 
@@ -206,7 +223,8 @@ int gpd__sched_command(gpd__sched *s, int op, uint64_t id, gpd__err *e) {
     c.next = s->cmds;
     s->cmds = &c;
     pthread_cond_signal(&s->cv);
-    while (!c.done) pthread_cond_wait(&s->cmd_done, &s->mu);
+    while (!c.done)
+        pthread_cond_wait(&s->cmd_done, &s->mu);
     pthread_mutex_unlock(&s->mu);
     return c.rc;
 }
@@ -226,7 +244,8 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
     json_error_t je;
     json_t *j = json_loads(w->spec, 0, &je);
     gpd__request r;
-    int rc = j ? gpd__request_parse(j, &r, e) : gpd__fail(e, GP_ECORRUPT, "", "stored request unreadable");
+    int rc = j ? gpd__request_parse(j, &r, e)
+               : gpd__fail(e, GP_ECORRUPT, "", "stored request unreadable");
     if (rc == 0) {
         gp_workload_spec spec = r.spec;
         spec.id = w->id;
@@ -236,10 +255,12 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
         pthread_mutex_lock(&s->eng_mu);
         rc = gp_engine_submit(s->eng, &spec, err, sizeof err);
         pthread_mutex_unlock(&s->eng_mu);
-        if (rc < 0) rc = gpd__fail(e, GP_ESTATE, "", "cannot resume: %s", err);
+        if (rc < 0)
+            rc = gpd__fail(e, GP_ESTATE, "", "cannot resume: %s", err);
     }
     json_decref(j);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     rc = set_final(s, w->id, GP__WL_PENDING, "resumed", "resumed: back in the queue", e);
     if (rc < 0) {
         pthread_mutex_lock(&s->eng_mu);
@@ -266,25 +287,29 @@ static int run_command(gpd__sched *s, cmd *c) {
     }
     gpd__wl w;
     int rc = gpd__store_wl_get(s->d->store, c->id, &w, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     if (c->op == GP__CMD_RESUME) {
         rc = w.state == GP__WL_SUSPENDED
                  ? resume(s, &w, e)
                  : gpd__fail(e, GP_ESTATE, "", "workload %llu is %s, not suspended",
-                            (unsigned long long)w.id, gpd__wl_state_name(w.state));
+                             (unsigned long long)w.id, gpd__wl_state_name(w.state));
     } else if (w.state == GP__WL_PENDING) {
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_cancel(s->eng, w.id);
         pthread_mutex_unlock(&s->eng_mu);
         int del = c->op == GP__CMD_DELETE;
-        rc = set_final(s, w.id, del ? GP__WL_DELETED : GP__WL_SUSPENDED, del ? "deleted" : "suspended",
+        rc = set_final(s, w.id, del ? GP__WL_DELETED : GP__WL_SUSPENDED,
+                       del ? "deleted" : "suspended",
                        del ? "deleted by its owner while pending" : "suspended while pending", e);
-        if (rc < 0) resume(s, &w, NULL); /* back into the engine: nothing changed */
+        if (rc < 0)
+            resume(s, &w, NULL); /* back into the engine: nothing changed */
     } else if (w.state == GP__WL_SUSPENDED && c->op == GP__CMD_DELETE) {
-        rc = set_final(s, w.id, GP__WL_DELETED, "deleted", "deleted by its owner while suspended", e);
+        rc = set_final(s, w.id, GP__WL_DELETED, "deleted", "deleted by its owner while suspended",
+                       e);
     } else {
         rc = gpd__fail(e, GP_ESTATE, "", "workload %llu is already %s", (unsigned long long)w.id,
-                      gpd__wl_state_name(w.state));
+                       gpd__wl_state_name(w.state));
     }
     gpd__wl_free(&w);
     return rc;
@@ -315,7 +340,8 @@ static void run_cycle(gpd__sched *s, int64_t now) {
         dc[i].id = dec[i].workload;
         dc[i].reason = dec[i].reason;
         dc[i].for_workload = dec[i].for_workload;
-        if (dec[i].type != GP_DECISION_BIND) continue;
+        if (dec[i].type != GP_DECISION_BIND)
+            continue;
         dc[i].ntasks = dec[i].ntasks;
         dc[i].tasks = calloc((size_t)dec[i].ntasks, sizeof(task_rt));
         for (int t = 0; dc[i].tasks && t < dec[i].ntasks; t++) {
@@ -326,15 +352,18 @@ static void run_cycle(gpd__sched *s, int64_t now) {
         }
     }
     pthread_mutex_unlock(&s->eng_mu);
-    if (rc < 0) gpd__log("scheduling cycle failed: %s", gp_strerror(rc));
+    if (rc < 0)
+        gpd__log("scheduling cycle failed: %s", gp_strerror(rc));
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     pthread_mutex_lock(&s->hist_mu);
     for (int b = 0; b < GP__CYCLE_BUCKETS; b++)
-        if (secs <= gpd__cycle_bounds[b]) s->hist.counts[b]++;
+        if (secs <= gpd__cycle_bounds[b])
+            s->hist.counts[b]++;
     s->hist.count++;
     s->hist.sum += secs;
     pthread_mutex_unlock(&s->hist_mu);
-    if (n > 0 && !dc) gpd__log("out of memory copying %zu decisions", n);
+    if (n > 0 && !dc)
+        gpd__log("out of memory copying %zu decisions", n);
     for (size_t i = 0; dc && i < n; i++) {
         if (dc[i].type == GP_DECISION_BIND && dc[i].tasks) {
             gpd__sched_bind(s, dc[i].id, dc[i].ntasks, dc[i].tasks);
@@ -349,7 +378,7 @@ static void run_cycle(gpd__sched *s, int64_t now) {
             }
             if (!a) {
                 gpd__log("workload %llu: eviction of a workload without tasks",
-                        (unsigned long long)dc[i].id);
+                         (unsigned long long)dc[i].id);
             } else if (dc[i].reason == GP_EVICT_NODE_GONE) {
                 a->in_engine = 0;
                 snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GP__STOP_EVICT);
@@ -378,7 +407,8 @@ static void *loop_main(void *arg) {
     while (!s->stop) {
         cmd *cmds = s->cmds;
         s->cmds = NULL;
-        if (s->wake) want_cycle = 1;
+        if (s->wake)
+            want_cycle = 1;
         s->wake = 0;
         pthread_mutex_unlock(&s->mu);
         for (cmd *c = cmds; c;) {
@@ -396,7 +426,8 @@ static void *loop_main(void *arg) {
         if (now >= next_poll) {
             size_t before = s->nact;
             gpd__sched_poll(s, now);
-            if (s->nact != before) want_cycle = 1;
+            if (s->nact != before)
+                want_cycle = 1;
             next_poll = now + poll;
         }
         if ((want_cycle && now - last_cycle >= MIN_GAP_MS) || now >= next_cycle) {
@@ -406,7 +437,8 @@ static void *loop_main(void *arg) {
             want_cycle = 0;
         }
         int64_t until = next_poll < next_cycle ? next_poll : next_cycle;
-        if (want_cycle && last_cycle + MIN_GAP_MS < until) until = last_cycle + MIN_GAP_MS;
+        if (want_cycle && last_cycle + MIN_GAP_MS < until)
+            until = last_cycle + MIN_GAP_MS;
         pthread_mutex_lock(&s->mu);
         if (!s->cmds && !s->wake && !s->stop && until > gpd__now_ms()) {
             struct timespec ts = {until / 1000, (until % 1000) * 1000000};
@@ -421,7 +453,8 @@ static void *loop_main(void *arg) {
 
 int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
     gpd__sched *s = calloc(1, sizeof *s);
-    if (!s) return gpd__fail(e, GP_ENOMEM, "", "out of memory");
+    if (!s)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     s->d = d;
     pthread_mutex_init(&s->eng_mu, NULL);
     pthread_mutex_init(&s->mu, NULL);
@@ -439,7 +472,8 @@ int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
     if (rc == 0 && (rc = gp_executor_open(d->cfg.executor, d->cfg.executor_config, &s->ex, err,
                                           sizeof err)) < 0)
         gpd__fail(e, rc, "executor", "executor %s: %s", d->cfg.executor, err);
-    if (rc == 0) rc = gpd__sched_recover(s, e);
+    if (rc == 0)
+        rc = gpd__sched_recover(s, e);
     if (rc == 0 && pthread_create(&s->th, NULL, loop_main, s) != 0)
         rc = gpd__fail(e, GP_ESYS, "", "cannot start the scheduling thread");
     if (rc < 0) {
@@ -452,7 +486,8 @@ int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
 }
 
 void gpd__sched_close(gpd__sched *s) {
-    if (!s) return;
+    if (!s)
+        return;
     if (s->started) {
         pthread_mutex_lock(&s->mu);
         s->stop = 1;
@@ -466,8 +501,10 @@ void gpd__sched_close(gpd__sched *s) {
         free(s->act[i]);
     }
     free(s->act);
-    if (s->ex) gp_executor_close(s->ex);
-    if (s->eng) gp_engine_free(s->eng);
+    if (s->ex)
+        gp_executor_close(s->ex);
+    if (s->eng)
+        gp_engine_free(s->eng);
     free(s->nodes);
     pthread_mutex_destroy(&s->eng_mu);
     pthread_mutex_destroy(&s->mu);
@@ -480,7 +517,8 @@ void gpd__sched_close(gpd__sched *s) {
 int gpd__sched_live_tasks(gpd__sched *s, gpd__live_task **out, size_t *n) {
     pthread_mutex_lock(&s->eng_mu);
     size_t total = 0;
-    for (size_t i = 0; i < s->nact; i++) total += (size_t)s->act[i]->ntasks;
+    for (size_t i = 0; i < s->nact; i++)
+        total += (size_t)s->act[i]->ntasks;
     gpd__live_task *lt = calloc(total ? total : 1, sizeof *lt);
     size_t k = 0;
     for (size_t i = 0; lt && i < s->nact; i++)
@@ -496,7 +534,8 @@ int gpd__sched_live_tasks(gpd__sched *s, gpd__live_task **out, size_t *n) {
             x->gpu_mem_used = a->tasks[t].mem_used;
         }
     pthread_mutex_unlock(&s->eng_mu);
-    if (!lt) return GP_ENOMEM;
+    if (!lt)
+        return GP_ENOMEM;
     *out = lt;
     *n = k;
     return 0;

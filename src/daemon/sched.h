@@ -36,7 +36,7 @@ int gpd__sched_check_request(gpd__sched *s, const gpd__request *r, gpd__err *e);
 
 /* A submission is durable: hand it to the engine and wake the loop. */
 void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, const char *user,
-                         int64_t submitted_ms);
+                          int64_t submitted_ms);
 
 enum { GP__CMD_DELETE = 1, GP__CMD_SUSPEND, GP__CMD_RESUME };
 
@@ -53,9 +53,9 @@ typedef struct gpd__live_task {
     uint64_t workload;
     int32_t task;
     char project[GP_NAME_MAX + 1];
-    gp_task_binding binding;        /* binding.node points into node[] */
+    gp_task_binding binding; /* binding.node points into node[] */
     char node[GP_NAME_MAX + 1];
-    int64_t gpu_mem_used;           /* bytes, -1 if unknown */
+    int64_t gpu_mem_used; /* bytes, -1 if unknown */
 } gpd__live_task;
 
 /* A copy of the live tasks (malloc'ed array, caller frees). */
@@ -67,7 +67,7 @@ extern const double gpd__cycle_bounds[GP__CYCLE_BUCKETS];
 typedef struct gpd__cycle_hist {
     uint64_t counts[GP__CYCLE_BUCKETS]; /* cumulative at read time */
     uint64_t count;
-    double sum;                         /* seconds */
+    double sum; /* seconds */
 } gpd__cycle_hist;
 void gpd__sched_cycle_hist(gpd__sched *s, gpd__cycle_hist *out);
 

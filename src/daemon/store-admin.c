@@ -11,8 +11,10 @@
 /* ---- Queues ---------------------------------------------------------- */
 
 static void bind_limit(sqlite3_stmt *s, int col, int64_t v) {
-    if (v == GP_UNLIMITED) sqlite3_bind_null(s, col);
-    else sqlite3_bind_int64(s, col, v);
+    if (v == GP_UNLIMITED)
+        sqlite3_bind_null(s, col);
+    else
+        sqlite3_bind_int64(s, col, v);
 }
 
 static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
@@ -31,7 +33,8 @@ static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
         " mem_deserved=excluded.mem_deserved, mem_limit=excluded.mem_limit,"
         " mem_weight=excluded.mem_weight",
         &s, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     sqlite3_bind_text(s, 1, q->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, q->parent, -1, SQLITE_STATIC);
     sqlite3_bind_int(s, 3, q->priority);
@@ -52,7 +55,7 @@ int gpd__store_queue_put(gp_store *st, const gp_queue_spec *q, gpd__err *e) {
 
 static int queue_delete_op(sqlite3 *db, void *arg, gpd__err *e) {
     return gpd__store_run(db, e, "deleting the queue", "DELETE FROM queues WHERE name=?", "t",
-                         (const char *)arg);
+                          (const char *)arg);
 }
 
 int gpd__store_queue_delete(gp_store *st, const char *name, gpd__err *e) {
@@ -82,13 +85,13 @@ static int queue_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
 }
 
 int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg), void *arg,
-                     gpd__err *e) {
+                      gpd__err *e) {
     queue_rows qr = {fn, arg};
     return gpd__store_select(st, e, "listing queues", queue_row, &qr,
-                            "SELECT name, parent, priority, gpu_deserved, gpu_limit,"
-                            " gpu_weight, cpu_deserved, cpu_limit, cpu_weight, mem_deserved,"
-                            " mem_limit, mem_weight FROM queues ORDER BY created_ms, rowid",
-                            "");
+                             "SELECT name, parent, priority, gpu_deserved, gpu_limit,"
+                             " gpu_weight, cpu_deserved, cpu_limit, cpu_weight, mem_deserved,"
+                             " mem_limit, mem_weight FROM queues ORDER BY created_ms, rowid",
+                             "");
 }
 
 /* ---- Tokens ---------------------------------------------------------- */
@@ -97,10 +100,11 @@ static int token_put_op(sqlite3 *db, void *arg, gpd__err *e) {
     gpd__token *t = arg;
     sqlite3_stmt *s;
     int rc = gpd__store_prepare(db,
-                               "INSERT INTO tokens(name, user, role, scope, hash, created_ms)"
-                               " VALUES(?,?,?,?,?,?)",
-                               &s, e);
-    if (rc < 0) return rc;
+                                "INSERT INTO tokens(name, user, role, scope, hash, created_ms)"
+                                " VALUES(?,?,?,?,?,?)",
+                                &s, e);
+    if (rc < 0)
+        return rc;
     sqlite3_bind_text(s, 1, t->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, t->user, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 3, t->role, -1, SQLITE_STATIC);
@@ -109,7 +113,8 @@ static int token_put_op(sqlite3 *db, void *arg, gpd__err *e) {
     sqlite3_bind_int64(s, 6, t->created_ms);
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) return gpd__store_fail(db, rc, e, "storing the token");
+    if (rc != SQLITE_DONE)
+        return gpd__store_fail(db, rc, e, "storing the token");
     t->id = sqlite3_last_insert_rowid(db);
     return 0;
 }
@@ -151,10 +156,10 @@ static int token_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
 }
 
 int gpd__store_tokens(gp_store *st, int (*fn)(const gpd__token *t, void *arg), void *arg,
-                     gpd__err *e) {
+                      gpd__err *e) {
     token_rows tr = {fn, arg};
     return gpd__store_select(st, e, "listing tokens", token_row, &tr,
-                            "SELECT id, name, user, role, scope, hash, created_ms FROM tokens"
-                            " ORDER BY id",
-                            "");
+                             "SELECT id, name, user, role, scope, hash, created_ms FROM tokens"
+                             " ORDER BY id",
+                             "");
 }

@@ -52,7 +52,9 @@ static const char *const migrations[] = {
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
-int gpd__store_schema_version(void) { return NMIGRATIONS; }
+int gpd__store_schema_version(void) {
+    return NMIGRATIONS;
+}
 
 static int version_of(sqlite3 *db, int *v, gpd__err *e) {
     int rc = sqlite3_exec(db,
@@ -60,9 +62,11 @@ static int version_of(sqlite3 *db, int *v, gpd__err *e) {
                           "INSERT INTO schema_version SELECT 0 WHERE NOT EXISTS"
                           " (SELECT 1 FROM schema_version);",
                           NULL, NULL, NULL);
-    if (rc != SQLITE_OK) return gpd__store_fail(db, rc, e, "creating the schema_version table");
+    if (rc != SQLITE_OK)
+        return gpd__store_fail(db, rc, e, "creating the schema_version table");
     sqlite3_stmt *st;
-    if ((rc = gpd__store_prepare(db, "SELECT version FROM schema_version", &st, e)) < 0) return rc;
+    if ((rc = gpd__store_prepare(db, "SELECT version FROM schema_version", &st, e)) < 0)
+        return rc;
     *v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
     sqlite3_finalize(st);
     return 0;
@@ -70,12 +74,13 @@ static int version_of(sqlite3 *db, int *v, gpd__err *e) {
 
 int gpd__store_migrate(sqlite3 *db, gpd__err *e) {
     int v = 0, rc;
-    if ((rc = version_of(db, &v, e)) < 0) return rc;
+    if ((rc = version_of(db, &v, e)) < 0)
+        return rc;
     if (v > NMIGRATIONS)
         return gpd__fail(e, GP_ENOTSUP, "",
-                        "the store has schema version %d, newer than this gpupoold knows (%d); "
-                        "run a newer gpupoold",
-                        v, NMIGRATIONS);
+                         "the store has schema version %d, newer than this gpupoold knows (%d); "
+                         "run a newer gpupoold",
+                         v, NMIGRATIONS);
     for (; v < NMIGRATIONS; v++) {
         char bump[96];
         snprintf(bump, sizeof bump, "UPDATE schema_version SET version=%d;", v + 1);

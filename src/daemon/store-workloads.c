@@ -14,8 +14,8 @@
 
 #include "daemon/store.h"
 
-#define WL_COLS                                                                   \
-    "id, name, project, user, state, attempt, submitted_ms, updated_ms, request, " \
+#define WL_COLS                                                                                    \
+    "id, name, project, user, state, attempt, submitted_ms, updated_ms, request, "                 \
     "spec, reason, exit_code, stop_kind, stop_deadline_ms"
 
 static void copy_text(char *dst, size_t len, sqlite3_stmt *st, int col) {
@@ -36,7 +36,8 @@ static int row_to_wl(sqlite3_stmt *st, gpd__wl *w, gpd__err *e) {
     copy_text(w->request, sizeof w->request, st, 8);
     const unsigned char *spec = sqlite3_column_text(st, 9);
     w->spec = strdup(spec ? (const char *)spec : "{}");
-    if (!w->spec) return gpd__fail(e, GP_ENOMEM, "", "out of memory reading a workload");
+    if (!w->spec)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory reading a workload");
     copy_text(w->reason, sizeof w->reason, st, 10);
     w->exit_code = sqlite3_column_int(st, 11);
     copy_text(w->stop_kind, sizeof w->stop_kind, st, 12);
@@ -54,7 +55,8 @@ static int add_event(sqlite3 *db, uint64_t id, int64_t now, const char *kind, co
     sqlite3_stmt *st;
     int rc = gpd__store_prepare(
         db, "INSERT INTO events(workload, ts_ms, kind, message) VALUES(?,?,?,?)", &st, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
     sqlite3_bind_int64(st, 2, now);
     sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
@@ -77,7 +79,8 @@ static int insert_op(sqlite3 *db, void *arg, gpd__err *e) {
     sqlite3_stmt *st;
     int rc;
     if (a->client_key) {
-        if ((rc = gpd__store_prepare(db, "SELECT id FROM workloads WHERE client_key=?", &st, e)) < 0)
+        if ((rc = gpd__store_prepare(db, "SELECT id FROM workloads WHERE client_key=?", &st, e)) <
+            0)
             return rc;
         sqlite3_bind_text(st, 1, a->client_key, -1, SQLITE_STATIC);
         if (sqlite3_step(st) == SQLITE_ROW) {
@@ -89,11 +92,12 @@ static int insert_op(sqlite3 *db, void *arg, gpd__err *e) {
         sqlite3_finalize(st);
     }
     rc = gpd__store_prepare(db,
-                           "INSERT INTO workloads(name, project, user, state, attempt, "
-                           "submitted_ms, updated_ms, request, spec, client_key) "
-                           "VALUES(?,?,?,?,0,?,?,?,?,?)",
-                           &st, e);
-    if (rc < 0) return rc;
+                            "INSERT INTO workloads(name, project, user, state, attempt, "
+                            "submitted_ms, updated_ms, request, spec, client_key) "
+                            "VALUES(?,?,?,?,0,?,?,?,?,?)",
+                            &st, e);
+    if (rc < 0)
+        return rc;
     gpd__wl *w = a->w;
     sqlite3_bind_text(st, 1, w->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, w->project, -1, SQLITE_STATIC);
@@ -103,11 +107,14 @@ static int insert_op(sqlite3 *db, void *arg, gpd__err *e) {
     sqlite3_bind_int64(st, 6, w->submitted_ms);
     sqlite3_bind_text(st, 7, w->request, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 8, w->spec, -1, SQLITE_STATIC);
-    if (a->client_key) sqlite3_bind_text(st, 9, a->client_key, -1, SQLITE_STATIC);
-    else sqlite3_bind_null(st, 9);
+    if (a->client_key)
+        sqlite3_bind_text(st, 9, a->client_key, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 9);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return gpd__store_fail(db, rc, e, "storing the workload");
+    if (rc != SQLITE_DONE)
+        return gpd__store_fail(db, rc, e, "storing the workload");
     w->id = (uint64_t)sqlite3_last_insert_rowid(db);
     char msg[320];
     snprintf(msg, sizeof msg, "submitted by %s to project %s, asking for %s", w->user, w->project,
@@ -116,7 +123,7 @@ static int insert_op(sqlite3 *db, void *arg, gpd__err *e) {
 }
 
 int gpd__store_wl_insert(gp_store *st, gpd__wl *w, const char *client_key, int *existed,
-                        gpd__err *e) {
+                         gpd__err *e) {
     *existed = 0;
     insert_arg a = {w, client_key, existed};
     return gpd__store_write(st, insert_op, &a, e);
@@ -133,7 +140,8 @@ typedef struct wl_one {
 static int wl_one_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     wl_one *o = arg;
     int rc = row_to_wl(s, o->out, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     o->found = 1;
     return 1;
 }
@@ -141,7 +149,7 @@ static int wl_one_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
 int gpd__store_wl_get(gp_store *st, uint64_t id, gpd__wl *out, gpd__err *e) {
     wl_one o = {out, 0};
     int rc = gpd__store_select(st, e, "reading a workload", wl_one_row, &o,
-                              "SELECT " WL_COLS " FROM workloads WHERE id=?", "i", (int64_t)id);
+                               "SELECT " WL_COLS " FROM workloads WHERE id=?", "i", (int64_t)id);
     if (rc == 0 && !o.found)
         rc = gpd__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
     return rc;
@@ -156,19 +164,23 @@ static int wl_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     const wl_rows *wr = arg;
     gpd__wl w;
     int rc = row_to_wl(s, &w, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     int stop = wr->fn(&w, wr->arg);
     gpd__wl_free(&w);
     return stop != 0;
 }
 
 int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
-                      int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e) {
+                       int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e) {
     char sql[2048];
     size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT " WL_COLS " FROM workloads WHERE id > ?");
-    if (f->project) n += (size_t)snprintf(sql + n, sizeof sql - n, " AND project = ?");
-    if (f->user) n += (size_t)snprintf(sql + n, sizeof sql - n, " AND user = ?");
-    if (f->state >= 0) n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state = ?");
+    if (f->project)
+        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND project = ?");
+    if (f->user)
+        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND user = ?");
+    if (f->state >= 0)
+        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state = ?");
     if (f->active_only)
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state <= %d", GP__WL_STOPPING);
     int nproj = 0;
@@ -183,14 +195,19 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
     sqlite3 *db;
     sqlite3_stmt *s;
     int rc = gpd__store_reader(st, &db, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     if ((rc = gpd__store_prepare(db, sql, &s, e)) == 0) {
         int k = 1;
         sqlite3_bind_int64(s, k++, (sqlite3_int64)f->after);
-        if (f->project) sqlite3_bind_text(s, k++, f->project, -1, SQLITE_STATIC);
-        if (f->user) sqlite3_bind_text(s, k++, f->user, -1, SQLITE_STATIC);
-        if (f->state >= 0) sqlite3_bind_int(s, k++, f->state);
-        for (int i = 0; i < nproj; i++) sqlite3_bind_text(s, k++, f->projects[i], -1, SQLITE_STATIC);
+        if (f->project)
+            sqlite3_bind_text(s, k++, f->project, -1, SQLITE_STATIC);
+        if (f->user)
+            sqlite3_bind_text(s, k++, f->user, -1, SQLITE_STATIC);
+        if (f->state >= 0)
+            sqlite3_bind_int(s, k++, f->state);
+        for (int i = 0; i < nproj; i++)
+            sqlite3_bind_text(s, k++, f->projects[i], -1, SQLITE_STATIC);
         sqlite3_bind_int(s, k++, f->limit > 0 ? f->limit : -1);
         wl_rows wr = {fn, arg};
         rc = gpd__store_rows(db, s, "listing workloads", wl_row, &wr, e);
@@ -203,14 +220,15 @@ static int count_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     (void)e;
     int64_t *counts = arg;
     int state = sqlite3_column_int(s, 0);
-    if (state >= 0 && state < GP__WL_NSTATES) counts[state] = sqlite3_column_int64(s, 1);
+    if (state >= 0 && state < GP__WL_NSTATES)
+        counts[state] = sqlite3_column_int64(s, 1);
     return 0;
 }
 
 int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e) {
     memset(counts, 0, sizeof(int64_t) * GP__WL_NSTATES);
     return gpd__store_select(st, e, "counting workloads", count_row, counts,
-                            "SELECT state, count(*) FROM workloads GROUP BY state", "");
+                             "SELECT state, count(*) FROM workloads GROUP BY state", "");
 }
 
 typedef struct task_rows {
@@ -221,7 +239,8 @@ typedef struct task_rows {
 static int task_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     task_rows *tr = arg;
     gpd__task_rec *nt = realloc(tr->tasks, sizeof *nt * (size_t)(tr->n + 1));
-    if (!nt) return gpd__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
+    if (!nt)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
     tr->tasks = nt;
     gpd__task_rec *t = &nt[tr->n++];
     memset(t, 0, sizeof *t);
@@ -230,7 +249,8 @@ static int task_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     copy_text(t->node, sizeof t->node, s, 2);
     const unsigned char *b = sqlite3_column_text(s, 3);
     t->binding = strdup(b ? (const char *)b : "{}");
-    if (!t->binding) return gpd__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
+    if (!t->binding)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
     copy_text(t->handle, sizeof t->handle, s, 4);
     return 0;
 }
@@ -238,9 +258,9 @@ static int task_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
 int gpd__store_tasks_get(gp_store *st, uint64_t id, gpd__task_rec **tasks, int *n, gpd__err *e) {
     task_rows tr = {NULL, 0};
     int rc = gpd__store_select(st, e, "reading tasks", task_row, &tr,
-                              "SELECT task, attempt, node, binding, handle FROM tasks "
-                              "WHERE workload=? ORDER BY task",
-                              "i", (int64_t)id);
+                               "SELECT task, attempt, node, binding, handle FROM tasks "
+                               "WHERE workload=? ORDER BY task",
+                               "i", (int64_t)id);
     if (rc < 0) {
         gpd__task_recs_free(tr.tasks, tr.n);
         tr.tasks = NULL;
@@ -252,7 +272,8 @@ int gpd__store_tasks_get(gp_store *st, uint64_t id, gpd__task_rec **tasks, int *
 }
 
 void gpd__task_recs_free(gpd__task_rec *tasks, int n) {
-    for (int i = 0; i < n; i++) free(tasks[i].binding);
+    for (int i = 0; i < n; i++)
+        free(tasks[i].binding);
     free(tasks);
 }
 
@@ -272,11 +293,11 @@ static int event_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
 }
 
 int gpd__store_events(gp_store *st, uint64_t id, int (*fn)(const gpd__event *ev, void *arg),
-                     void *arg, gpd__err *e) {
+                      void *arg, gpd__err *e) {
     event_rows er = {fn, arg};
     return gpd__store_select(st, e, "reading events", event_row, &er,
-                            "SELECT ts_ms, kind, message FROM events WHERE workload=? ORDER BY id",
-                            "i", (int64_t)id);
+                             "SELECT ts_ms, kind, message FROM events WHERE workload=? ORDER BY id",
+                             "i", (int64_t)id);
 }
 
 typedef struct attempt_rows {
@@ -298,13 +319,13 @@ static int attempt_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     return ar->fn(&a, ar->arg) != 0;
 }
 
-int gpd__store_attempts(gp_store *st, uint64_t id,
-                       int (*fn)(const gpd__attempt *a, void *arg), void *arg, gpd__err *e) {
+int gpd__store_attempts(gp_store *st, uint64_t id, int (*fn)(const gpd__attempt *a, void *arg),
+                        void *arg, gpd__err *e) {
     attempt_rows ar = {fn, arg};
     return gpd__store_select(st, e, "reading attempts", attempt_row, &ar,
-                            "SELECT attempt, node, started_ms, ended_ms, outcome, reason, "
-                            "exit_code FROM attempts WHERE workload=? ORDER BY attempt",
-                            "i", (int64_t)id);
+                             "SELECT attempt, node, started_ms, ended_ms, outcome, reason, "
+                             "exit_code FROM attempts WHERE workload=? ORDER BY attempt",
+                             "i", (int64_t)id);
 }
 
 /* ---- Changes from the scheduling loop -------------------------------- */
@@ -326,53 +347,58 @@ typedef struct apply_arg {
 static int apply_one(sqlite3 *db, const gpd__wl_change *c, int64_t now, gpd__err *e) {
     int64_t id = (int64_t)c->id;
     int rc = gpd__store_run(db, e, "updating a workload",
-                 "UPDATE workloads SET updated_ms=?,"
-                 " state=CASE WHEN ?>=0 THEN ? ELSE state END,"
-                 " attempt=CASE WHEN ?>=0 THEN ? ELSE attempt END,"
-                 " exit_code=CASE WHEN ?>=-1 THEN ? ELSE exit_code END,"
-                 " stop_deadline_ms=CASE WHEN ?>=0 THEN ? ELSE stop_deadline_ms END"
-                 " WHERE id=?",
-                 "iiiiiiiiii", now, (int64_t)c->state, (int64_t)c->state, (int64_t)c->attempt,
-                 (int64_t)c->attempt, (int64_t)c->exit_code, (int64_t)c->exit_code,
-                 c->stop_deadline_ms, c->stop_deadline_ms, id);
+                            "UPDATE workloads SET updated_ms=?,"
+                            " state=CASE WHEN ?>=0 THEN ? ELSE state END,"
+                            " attempt=CASE WHEN ?>=0 THEN ? ELSE attempt END,"
+                            " exit_code=CASE WHEN ?>=-1 THEN ? ELSE exit_code END,"
+                            " stop_deadline_ms=CASE WHEN ?>=0 THEN ? ELSE stop_deadline_ms END"
+                            " WHERE id=?",
+                            "iiiiiiiiii", now, (int64_t)c->state, (int64_t)c->state,
+                            (int64_t)c->attempt, (int64_t)c->attempt, (int64_t)c->exit_code,
+                            (int64_t)c->exit_code, c->stop_deadline_ms, c->stop_deadline_ms, id);
     if (rc == 0 && c->reason)
-        rc = gpd__store_run(db, e, "updating a workload", "UPDATE workloads SET reason=? WHERE id=?", "ti",
-                 c->reason, id);
+        rc = gpd__store_run(db, e, "updating a workload",
+                            "UPDATE workloads SET reason=? WHERE id=?", "ti", c->reason, id);
     if (rc == 0 && c->stop_kind)
-        rc = gpd__store_run(db, e, "updating a workload", "UPDATE workloads SET stop_kind=? WHERE id=?", "ti",
-                 c->stop_kind, id);
+        rc = gpd__store_run(db, e, "updating a workload",
+                            "UPDATE workloads SET stop_kind=? WHERE id=?", "ti", c->stop_kind, id);
     if (rc == 0 && c->attempt_begin)
         rc = gpd__store_run(db, e, "recording an attempt",
-                 "INSERT OR REPLACE INTO attempts(workload, attempt, node, outcome)"
-                 " VALUES(?, (SELECT attempt FROM workloads WHERE id=?), ?, 'starting')",
-                 "iit", id, id, c->attempt_node ? c->attempt_node : "");
+                            "INSERT OR REPLACE INTO attempts(workload, attempt, node, outcome)"
+                            " VALUES(?, (SELECT attempt FROM workloads WHERE id=?), ?, 'starting')",
+                            "iit", id, id, c->attempt_node ? c->attempt_node : "");
     if (rc == 0 && c->ntasks > 0 && !c->set_handles)
-        rc = gpd__store_run(db, e, "replacing tasks", "DELETE FROM tasks WHERE workload=?", "i", id);
+        rc =
+            gpd__store_run(db, e, "replacing tasks", "DELETE FROM tasks WHERE workload=?", "i", id);
     for (int i = 0; rc == 0 && i < c->ntasks; i++) {
         const gpd__task_rec *t = &c->tasks[i];
         if (c->set_handles)
             rc = gpd__store_run(db, e, "recording a task handle",
-                     "UPDATE tasks SET handle=? WHERE workload=? AND task=?", "tii", t->handle, id,
-                     (int64_t)t->task);
+                                "UPDATE tasks SET handle=? WHERE workload=? AND task=?", "tii",
+                                t->handle, id, (int64_t)t->task);
         else
             rc = gpd__store_run(db, e, "recording a task",
-                     "INSERT INTO tasks(workload, task, attempt, node, binding, handle)"
-                     " VALUES(?,?,?,?,?,?)",
-                     "iiitt" "t", id, (int64_t)t->task, (int64_t)t->attempt, t->node,
-                     t->binding ? t->binding : "{}", t->handle);
+                                "INSERT INTO tasks(workload, task, attempt, node, binding, handle)"
+                                " VALUES(?,?,?,?,?,?)",
+                                "iiitt"
+                                "t",
+                                id, (int64_t)t->task, (int64_t)t->attempt, t->node,
+                                t->binding ? t->binding : "{}", t->handle);
     }
     if (rc == 0 && c->attempt_started)
-        rc = gpd__store_run(db, e, "recording an attempt",
-                 "UPDATE attempts SET started_ms=?, outcome='running' WHERE workload=? AND "
-                 "attempt=(SELECT attempt FROM workloads WHERE id=?)",
-                 "iii", now, id, id);
+        rc = gpd__store_run(
+            db, e, "recording an attempt",
+            "UPDATE attempts SET started_ms=?, outcome='running' WHERE workload=? AND "
+            "attempt=(SELECT attempt FROM workloads WHERE id=?)",
+            "iii", now, id, id);
     if (rc == 0 && c->attempt_end)
-        rc = gpd__store_run(db, e, "recording an attempt",
-                 "UPDATE attempts SET ended_ms=?, outcome=?, reason=?,"
-                 " exit_code=(SELECT exit_code FROM workloads WHERE id=?)"
-                 " WHERE workload=? AND attempt=(SELECT attempt FROM workloads WHERE id=?)"
-                 " AND ended_ms<0",
-                 "ittiii", now, c->attempt_end, c->reason ? c->reason : "", id, id, id);
+        rc = gpd__store_run(
+            db, e, "recording an attempt",
+            "UPDATE attempts SET ended_ms=?, outcome=?, reason=?,"
+            " exit_code=(SELECT exit_code FROM workloads WHERE id=?)"
+            " WHERE workload=? AND attempt=(SELECT attempt FROM workloads WHERE id=?)"
+            " AND ended_ms<0",
+            "ittiii", now, c->attempt_end, c->reason ? c->reason : "", id, id, id);
     if (rc == 0 && c->event_kind && *c->event_kind)
         rc = add_event(db, c->id, now, c->event_kind, c->event_msg ? c->event_msg : "", e);
     return rc;
@@ -383,13 +409,15 @@ static int apply_op(sqlite3 *db, void *arg, gpd__err *e) {
     int64_t now = gpd__now_ms();
     for (int i = 0; i < a->n; i++) {
         int rc = apply_one(db, &a->c[i], now, e);
-        if (rc < 0) return rc;
+        if (rc < 0)
+            return rc;
     }
     return 0;
 }
 
 int gpd__store_wl_apply(gp_store *st, const gpd__wl_change *c, int n, gpd__err *e) {
-    if (n == 0) return 0;
+    if (n == 0)
+        return 0;
     apply_arg a = {c, n};
     return gpd__store_write(st, apply_op, &a, e);
 }

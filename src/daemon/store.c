@@ -43,12 +43,12 @@ int gpd__store_fail(sqlite3 *db, int rc, gpd__err *e, const char *what) {
     switch (rc & 0xff) {
     case SQLITE_FULL:
         return gpd__fail(e, GP_ENOSPC, "", "%s: the store's disk is full (%s); nothing was changed",
-                        what, msg);
+                         what, msg);
     case SQLITE_READONLY:
     case SQLITE_PERM:
     case SQLITE_CANTOPEN:
         return gpd__fail(e, GP_EROFS, "",
-                        "%s: the store cannot be written (%s); nothing was changed", what, msg);
+                         "%s: the store cannot be written (%s); nothing was changed", what, msg);
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
         return gpd__fail(e, GP_ECORRUPT, "", "%s: the store file is corrupt (%s)", what, msg);
@@ -66,23 +66,27 @@ int gpd__store_fail(sqlite3 *db, int rc, gpd__err *e, const char *what) {
 
 int gpd__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gpd__err *e) {
     int rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
-    if (rc != SQLITE_OK) return gpd__store_fail(db, rc, e, "preparing a query");
+    if (rc != SQLITE_OK)
+        return gpd__store_fail(db, rc, e, "preparing a query");
     return 0;
 }
 
 /* Binds the int64 / text arguments ap ("i" and "t" in kinds) to s. */
 static void bind_args(sqlite3_stmt *s, const char *kinds, va_list ap) {
     for (int i = 0; kinds[i]; i++) {
-        if (kinds[i] == 'i') sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t));
-        else sqlite3_bind_text(s, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
+        if (kinds[i] == 'i')
+            sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t));
+        else
+            sqlite3_bind_text(s, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
     }
 }
 
 int gpd__store_run(sqlite3 *db, gpd__err *e, const char *what, const char *sql, const char *kinds,
-               ...) {
+                   ...) {
     sqlite3_stmt *s;
     int rc = gpd__store_prepare(db, sql, &s, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     va_list ap;
     va_start(ap, kinds);
     bind_args(s, kinds, ap);
@@ -93,21 +97,24 @@ int gpd__store_run(sqlite3 *db, gpd__err *e, const char *what, const char *sql, 
 }
 
 int gpd__store_rows(sqlite3 *db, sqlite3_stmt *s, const char *what, gpd__store_row row, void *arg,
-                   gpd__err *e) {
+                    gpd__err *e) {
     int rc = 0, step;
     while ((step = sqlite3_step(s)) == SQLITE_ROW)
-        if ((rc = row(s, arg, e)) != 0) break;
-    if (rc == 0 && step != SQLITE_DONE) rc = gpd__store_fail(db, step, e, what);
+        if ((rc = row(s, arg, e)) != 0)
+            break;
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = gpd__store_fail(db, step, e, what);
     sqlite3_finalize(s);
     return rc < 0 ? rc : 0;
 }
 
 int gpd__store_select(gp_store *st, gpd__err *e, const char *what, gpd__store_row row, void *arg,
-                     const char *sql, const char *kinds, ...) {
+                      const char *sql, const char *kinds, ...) {
     sqlite3 *db;
     sqlite3_stmt *s;
     int rc = gpd__store_reader(st, &db, e);
-    if (rc < 0) return rc;
+    if (rc < 0)
+        return rc;
     if ((rc = gpd__store_prepare(db, sql, &s, e)) == 0) {
         va_list ap;
         va_start(ap, kinds);
@@ -128,9 +135,9 @@ static int open_conn(const char *path, int create, sqlite3 **out, gpd__err *e) {
         int code = gpd__store_fail(db, rc, e, "opening the store");
         if (code == GP_EROFS || code == GP_EIO)
             gpd__fail(e, code, "", "cannot open the store %s for writing: %s (errno %d: %s)", path,
-                     db ? sqlite3_errmsg(db) : sqlite3_errstr(rc),
-                     db ? sqlite3_system_errno(db) : 0,
-                     strerror(db ? sqlite3_system_errno(db) : 0));
+                      db ? sqlite3_errmsg(db) : sqlite3_errstr(rc),
+                      db ? sqlite3_system_errno(db) : 0,
+                      strerror(db ? sqlite3_system_errno(db) : 0));
         sqlite3_close(db);
         return code;
     }
@@ -154,17 +161,20 @@ static void run_batch(gp_store *st, wreq *batch) {
         for (wreq *r = batch; r; r = r->next) {
             sqlite3_exec(st->wdb, "SAVEPOINT op", NULL, NULL, NULL);
             r->rc = r->op(st->wdb, r->arg, r->e);
-            if (r->rc < 0) sqlite3_exec(st->wdb, "ROLLBACK TO op", NULL, NULL, NULL);
+            if (r->rc < 0)
+                sqlite3_exec(st->wdb, "ROLLBACK TO op", NULL, NULL, NULL);
             sqlite3_exec(st->wdb, "RELEASE op", NULL, NULL, NULL);
         }
         brc = exec(st->wdb, "COMMIT", &berr, "committing");
-        if (brc < 0) sqlite3_exec(st->wdb, "ROLLBACK", NULL, NULL, NULL);
+        if (brc < 0)
+            sqlite3_exec(st->wdb, "ROLLBACK", NULL, NULL, NULL);
     }
     if (brc < 0)
         for (wreq *r = batch; r; r = r->next)
             if (r->rc >= 0) {
                 r->rc = brc;
-                if (r->e) *r->e = berr;
+                if (r->e)
+                    *r->e = berr;
             }
 }
 
@@ -172,8 +182,10 @@ static void *writer_main(void *arg) {
     gp_store *st = arg;
     pthread_mutex_lock(&st->mu);
     for (;;) {
-        while (!st->head && !st->stopping) pthread_cond_wait(&st->work, &st->mu);
-        if (!st->head) break;
+        while (!st->head && !st->stopping)
+            pthread_cond_wait(&st->work, &st->mu);
+        if (!st->head)
+            break;
         wreq *batch = st->head;
         st->head = st->tail = NULL;
         pthread_mutex_unlock(&st->mu);
@@ -197,11 +209,14 @@ int gpd__store_write(gp_store *st, gpd__store_op op, void *arg, gpd__err *e) {
         pthread_mutex_unlock(&st->mu);
         return gpd__fail(e, GP_ESTATE, "", "the store is closing");
     }
-    if (st->tail) st->tail->next = &r;
-    else st->head = &r;
+    if (st->tail)
+        st->tail->next = &r;
+    else
+        st->head = &r;
     st->tail = &r;
     pthread_cond_signal(&st->work);
-    while (!r.done) pthread_cond_wait(&st->done, &st->mu);
+    while (!r.done)
+        pthread_cond_wait(&st->done, &st->mu);
     pthread_mutex_unlock(&st->mu);
     return r.rc;
 }
@@ -218,19 +233,22 @@ int gpd__store_reader(gp_store *st, sqlite3 **db, gpd__err *e) {
 }
 
 void gpd__store_release(gp_store *st, sqlite3 *db) {
-    if (!db) return;
+    if (!db)
+        return;
     pthread_mutex_lock(&st->rmu);
     if (st->nreaders < READERS_MAX) {
         st->readers[st->nreaders++] = db;
         db = NULL;
     }
     pthread_mutex_unlock(&st->rmu);
-    if (db) sqlite3_close(db);
+    if (db)
+        sqlite3_close(db);
 }
 
 int gpd__store_open(const char *path, gp_store **out, gpd__err *e) {
     gp_store *st = calloc(1, sizeof *st);
-    if (!st) return gpd__fail(e, GP_ENOMEM, "", "out of memory opening the store");
+    if (!st)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory opening the store");
     snprintf(st->path, sizeof st->path, "%s", path);
     int rc = open_conn(path, 1, &st->wdb, e);
     if (rc < 0) {
@@ -248,8 +266,8 @@ int gpd__store_open(const char *path, gp_store **out, gpd__err *e) {
         return rc;
     }
     /* Writing must work now, not at the first submission: probe it. */
-    if ((rc = exec(st->wdb, "BEGIN IMMEDIATE; UPDATE schema_version SET version=version; COMMIT",
-                   e, "writing to the store")) < 0) {
+    if ((rc = exec(st->wdb, "BEGIN IMMEDIATE; UPDATE schema_version SET version=version; COMMIT", e,
+                   "writing to the store")) < 0) {
         sqlite3_exec(st->wdb, "ROLLBACK", NULL, NULL, NULL);
         sqlite3_close(st->wdb);
         free(st);
@@ -269,13 +287,15 @@ int gpd__store_open(const char *path, gp_store **out, gpd__err *e) {
 }
 
 void gpd__store_close(gp_store *st) {
-    if (!st) return;
+    if (!st)
+        return;
     pthread_mutex_lock(&st->mu);
     st->stopping = 1;
     pthread_cond_signal(&st->work);
     pthread_mutex_unlock(&st->mu);
     pthread_join(st->writer, NULL);
-    for (int i = 0; i < st->nreaders; i++) sqlite3_close(st->readers[i]);
+    for (int i = 0; i < st->nreaders; i++)
+        sqlite3_close(st->readers[i]);
     sqlite3_close(st->wdb);
     pthread_mutex_destroy(&st->mu);
     pthread_mutex_destroy(&st->rmu);

@@ -47,7 +47,7 @@ int gpd__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gpd__err
 /* Runs one statement on db with its binds, given by kinds: 'i' an int64_t,
  * 't' a string; what names the action in the error. */
 int gpd__store_run(sqlite3 *db, gpd__err *e, const char *what, const char *sql, const char *kinds,
-                  ...);
+                   ...);
 
 /* One row of a read query: returns 0 to go on, 1 to stop early, or a negative
  * code with e filled. */
@@ -57,12 +57,12 @@ typedef int (*gpd__store_row)(sqlite3_stmt *s, void *arg, gpd__err *e);
  * finalizes it. Returns 0, row's negative code, or the store error of a step
  * that failed (what names the action). */
 int gpd__store_rows(sqlite3 *db, sqlite3_stmt *s, const char *what, gpd__store_row row, void *arg,
-                   gpd__err *e);
+                    gpd__err *e);
 
 /* A read query on a borrowed read connection: sql with its binds as for
  * gpd__store_run, row called on each row as for gpd__store_rows. */
 int gpd__store_select(gp_store *st, gpd__err *e, const char *what, gpd__store_row row, void *arg,
-                     const char *sql, const char *kinds, ...);
+                      const char *sql, const char *kinds, ...);
 
 /* ---- Schema and migrations (store-migrate.c) ---- */
 
@@ -79,39 +79,39 @@ typedef struct gpd__wl {
     char project[GP_NAME_MAX + 1];
     char user[GP_NAME_MAX + 1];
     gpd__wl_state state;
-    int32_t attempt;                /* current or last attempt; 0 before the first */
+    int32_t attempt; /* current or last attempt; 0 before the first */
     int64_t submitted_ms, updated_ms;
-    char request[64];               /* what it asks for, for people: "0.5 GPU" */
-    char *spec;                     /* the validated request as JSON (malloc'ed) */
-    char reason[256];               /* the last outcome, or why it stops */
-    int32_t exit_code;              /* -1 if none */
-    char stop_kind[16];             /* while STOPPING: evict, suspend, delete */
-    int64_t stop_deadline_ms;       /* while STOPPING: when the grace period ends */
+    char request[64];         /* what it asks for, for people: "0.5 GPU" */
+    char *spec;               /* the validated request as JSON (malloc'ed) */
+    char reason[256];         /* the last outcome, or why it stops */
+    int32_t exit_code;        /* -1 if none */
+    char stop_kind[16];       /* while STOPPING: evict, suspend, delete */
+    int64_t stop_deadline_ms; /* while STOPPING: when the grace period ends */
 } gpd__wl;
 
-void gpd__wl_free(gpd__wl *w);        /* frees spec only; w itself is the caller's */
+void gpd__wl_free(gpd__wl *w); /* frees spec only; w itself is the caller's */
 
 /* Inserts a PENDING workload (w->id is set) with its "submitted" event. If
  * client_key is given and already used, *existed is set and w->id is the
  * existing workload's; nothing is written. */
 int gpd__store_wl_insert(gp_store *st, gpd__wl *w, const char *client_key, int *existed,
-                        gpd__err *e);
+                         gpd__err *e);
 
 int gpd__store_wl_get(gp_store *st, uint64_t id, gpd__wl *out, gpd__err *e);
 
 typedef struct gpd__wl_filter {
-    const char *project;            /* NULL: any */
+    const char *project; /* NULL: any */
     const char *user;
-    int state;                      /* -1: any */
-    const char *const *projects;    /* NULL: any; else one of these (NULL-ended) */
-    uint64_t after;                 /* ids above this (paging) */
-    int limit;                      /* rows */
-    int active_only;                /* only PENDING..STOPPING */
+    int state;                   /* -1: any */
+    const char *const *projects; /* NULL: any; else one of these (NULL-ended) */
+    uint64_t after;              /* ids above this (paging) */
+    int limit;                   /* rows */
+    int active_only;             /* only PENDING..STOPPING */
 } gpd__wl_filter;
 
 /* Calls fn for each matching workload in id order; fn returns non-zero to stop. */
 int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
-                      int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e);
+                       int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e);
 
 /* Counts workloads per state (counts[GP__WL_NSTATES]). */
 int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e);
@@ -121,8 +121,8 @@ typedef struct gpd__task_rec {
     int32_t task;
     int32_t attempt;
     char node[GP_NAME_MAX + 1];
-    char *binding;                  /* JSON of its slices (malloc'ed) */
-    char handle[128];               /* "" until launched */
+    char *binding;    /* JSON of its slices (malloc'ed) */
+    char handle[128]; /* "" until launched */
 } gpd__task_rec;
 
 /* Reads the task rows of workload id (*tasks malloc'ed; free with
@@ -138,19 +138,19 @@ typedef struct gpd__event {
 } gpd__event;
 
 int gpd__store_events(gp_store *st, uint64_t id, int (*fn)(const gpd__event *ev, void *arg),
-                     void *arg, gpd__err *e);
+                      void *arg, gpd__err *e);
 
 typedef struct gpd__attempt {
     int32_t attempt;
     char node[GP_NAME_MAX + 1];
-    int64_t started_ms, ended_ms;   /* -1 if not (yet) */
-    char outcome[32];               /* running, succeeded, failed, evicted, lost, ... */
+    int64_t started_ms, ended_ms; /* -1 if not (yet) */
+    char outcome[32];             /* running, succeeded, failed, evicted, lost, ... */
     char reason[256];
-    int32_t exit_code;              /* -1 if none */
+    int32_t exit_code; /* -1 if none */
 } gpd__attempt;
 
-int gpd__store_attempts(gp_store *st, uint64_t id,
-                       int (*fn)(const gpd__attempt *a, void *arg), void *arg, gpd__err *e);
+int gpd__store_attempts(gp_store *st, uint64_t id, int (*fn)(const gpd__attempt *a, void *arg),
+                        void *arg, gpd__err *e);
 
 /*
  * A batch of changes to workloads, written in one transaction: what the
@@ -159,21 +159,21 @@ int gpd__store_attempts(gp_store *st, uint64_t id,
  */
 typedef struct gpd__wl_change {
     uint64_t id;
-    int state;                      /* gpd__wl_state or -1 */
-    int32_t attempt;                /* new attempt number, or -1 */
-    const char *reason;             /* NULL: keep */
-    int32_t exit_code;              /* -2: keep */
-    const char *stop_kind;          /* NULL: keep ("" clears) */
-    int64_t stop_deadline_ms;       /* -1: keep */
+    int state;                /* gpd__wl_state or -1 */
+    int32_t attempt;          /* new attempt number, or -1 */
+    const char *reason;       /* NULL: keep */
+    int32_t exit_code;        /* -2: keep */
+    const char *stop_kind;    /* NULL: keep ("" clears) */
+    int64_t stop_deadline_ms; /* -1: keep */
     /* Task rows of a new attempt (replacing the old ones), or handles. */
     int ntasks;
-    const gpd__task_rec *tasks;      /* with ntasks: rows to write */
-    int set_handles;                /* 1: only update the handles of these rows */
+    const gpd__task_rec *tasks; /* with ntasks: rows to write */
+    int set_handles;            /* 1: only update the handles of these rows */
     /* Attempt bookkeeping. */
-    int attempt_begin;              /* 1: insert attempt row (attempt, node) */
+    int attempt_begin; /* 1: insert attempt row (attempt, node) */
     const char *attempt_node;
-    int attempt_started;            /* 1: set started_ms of the current attempt */
-    const char *attempt_end;        /* outcome: close the current attempt with it */
+    int attempt_started;     /* 1: set started_ms of the current attempt */
+    const char *attempt_end; /* outcome: close the current attempt with it */
     /* An event to add ("" kind: none). */
     const char *event_kind;
     const char *event_msg;
@@ -189,21 +189,21 @@ int gpd__store_wl_apply(gp_store *st, const gpd__wl_change *c, int n, gpd__err *
 int gpd__store_queue_put(gp_store *st, const gp_queue_spec *q, gpd__err *e);
 int gpd__store_queue_delete(gp_store *st, const char *name, gpd__err *e);
 int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg), void *arg,
-                     gpd__err *e);
+                      gpd__err *e);
 
 typedef struct gpd__token {
     int64_t id;
     char name[64];
     char user[GP_NAME_MAX + 1];
-    char role[16];                  /* admin, dept-admin, researcher */
-    char scope[512];                /* department, or comma-separated projects */
-    char hash[65];                  /* SHA-256, hex */
+    char role[16];   /* admin, dept-admin, researcher */
+    char scope[512]; /* department, or comma-separated projects */
+    char hash[65];   /* SHA-256, hex */
     int64_t created_ms;
 } gpd__token;
 
-int gpd__store_token_put(gp_store *st, gpd__token *t, gpd__err *e);   /* sets t->id */
+int gpd__store_token_put(gp_store *st, gpd__token *t, gpd__err *e); /* sets t->id */
 int gpd__store_token_delete(gp_store *st, int64_t id, gpd__err *e);
 int gpd__store_tokens(gp_store *st, int (*fn)(const gpd__token *t, void *arg), void *arg,
-                     gpd__err *e);
+                      gpd__err *e);
 
 #endif /* GP_STORE_H */

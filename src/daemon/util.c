@@ -11,7 +11,8 @@
 #include "daemon/daemon.h"
 
 int gpd__fail(gpd__err *e, int code, const char *field, const char *fmt, ...) {
-    if (!e) return code;
+    if (!e)
+        return code;
     e->code = code;
     snprintf(e->field, sizeof e->field, "%s", field ? field : "");
     va_list ap;

@@ -17,11 +17,11 @@
 
 #include "engine/internal.h"
 
-#define FAIL(...)                                                                                \
-    do {                                                                                         \
-        gp__errf(err, errlen, __VA_ARGS__);                                                      \
-        rc = GP_ECORRUPT;                                                                        \
-        goto out;                                                                                \
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        gp__errf(err, errlen, __VA_ARGS__);                                                        \
+        rc = GP_ECORRUPT;                                                                          \
+        goto out;                                                                                  \
     } while (0)
 
 typedef struct books {
@@ -72,8 +72,8 @@ static int check_nodes(const gp_engine *e, char *err, size_t errlen) {
         }
         for (int32_t g = 0; g < n->spec.ngpus; g++) {
             if (slices[g] != n->nslices[g])
-                FAIL("node %s GPU %d: %d slices counted, %d bound", n->spec.name, g,
-                     n->nslices[g], slices[g]);
+                FAIL("node %s GPU %d: %d slices counted, %d bound", n->spec.name, g, n->nslices[g],
+                     slices[g]);
             if (n->spec.gpus[g].mig) {
                 int32_t owned = 0;
                 for (int32_t k = 0; k < GP_MAX_MIG_SLOTS; k++)
@@ -84,7 +84,8 @@ static int check_nodes(const gp_engine *e, char *err, size_t errlen) {
             }
             if (milli[g] > GP_MILLI || mem[g] > n->cap_mem[g])
                 FAIL("node %s GPU %d: slices sum past capacity (%" PRId64 " milli, %" PRId64
-                     " bytes)", n->spec.name, g, milli[g], mem[g]);
+                     " bytes)",
+                     n->spec.name, g, milli[g], mem[g]);
             if (GP_MILLI - n->free_milli[g] != milli[g] || n->cap_mem[g] - n->free_mem[g] != mem[g])
                 FAIL("node %s GPU %d: free capacity disagrees with its slices", n->spec.name, g);
         }
@@ -129,8 +130,7 @@ int gp_engine_check(const gp_engine *e, char *err, size_t errlen) {
         gp_res held = {{0}};
         for (int32_t t = 0; t < w->nbound; t++) {
             const gp__node *n = e->nodes[w->tasks[t].node];
-            if (!n || w->tasks[t].node_pos >= n->ntasks ||
-                n->tasks[w->tasks[t].node_pos].wl != w)
+            if (!n || w->tasks[t].node_pos >= n->ntasks || n->tasks[w->tasks[t].node_pos].wl != w)
                 FAIL("workload %" PRIu64 " task %d: not in its node's index", w->spec.id, t);
             for (int32_t s = 0; s < w->tasks[t].b.nslices; s++) {
                 const gp_slice *sl = &w->tasks[t].b.slices[s];
@@ -165,16 +165,16 @@ int gp_engine_check(const gp_engine *e, char *err, size_t errlen) {
         if (memcmp(&b->alloc, &q->alloc, sizeof b->alloc) ||
             memcmp(&b->alloc_np, &q->alloc_np, sizeof b->alloc_np) ||
             memcmp(&b->demand, &q->demand, sizeof b->demand))
-            FAIL("queue %s: books differ from its workloads (gpu held %" PRId64 " vs %" PRId64
-                 ")", q->spec.name, q->alloc.v[GP_RES_GPU], b->alloc.v[GP_RES_GPU]);
+            FAIL("queue %s: books differ from its workloads (gpu held %" PRId64 " vs %" PRId64 ")",
+                 q->spec.name, q->alloc.v[GP_RES_GPU], b->alloc.v[GP_RES_GPU]);
         if (b->npending != q->npending || b->nrunning != q->nrunning)
             FAIL("queue %s: %" PRId64 " pending and %" PRId64 " running counted, %" PRId64
-                 " and %" PRId64 " found", q->spec.name, q->npending, q->nrunning, b->npending,
-                 b->nrunning);
+                 " and %" PRId64 " found",
+                 q->spec.name, q->npending, q->nrunning, b->npending, b->nrunning);
         if (b->leaving != q->leaving || b->arriving != q->arriving)
             FAIL("queue %s: eviction books differ (leaving %" PRId64 " vs %" PRId64
-                 ", arriving %" PRId64 " vs %" PRId64 ")", q->spec.name, q->leaving, b->leaving,
-                 q->arriving, b->arriving);
+                 ", arriving %" PRId64 " vs %" PRId64 ")",
+                 q->spec.name, q->leaving, b->leaving, q->arriving, b->arriving);
         if (memcmp(b->model, q->model_alloc, sizeof b->model))
             FAIL("queue %s: per-model books differ from its workloads", q->spec.name);
         if (q->nchildren == 0 && q->npend != (uint32_t)q->npending)

@@ -59,7 +59,7 @@ int gp__queue_cmp_share(const gp__queue *a, const gp__queue *b) {
 /* A pending workload's place in its queue's order, computed once per cycle
  * so that sorting compares plain numbers. */
 typedef struct okey {
-    int64_t prio;                   /* effective priority */
+    int64_t prio; /* effective priority */
     gp_time_ms submitted;
     uint64_t id;
     gp__wl *w;
@@ -124,8 +124,8 @@ static int build_order(gp_engine *e) {
                 quota_allows(e, w, &models); /* sets the limit reason */
                 continue;
             }
-            keys[start + n++] = (okey){gp__effective_priority(e, w), w->spec.submitted,
-                                       w->spec.id, w};
+            keys[start + n++] =
+                (okey){gp__effective_priority(e, w), w->spec.submitted, w->spec.id, w};
         }
         if (n > 1)
             qsort(keys + start, n, sizeof *keys, by_order);
@@ -255,8 +255,8 @@ static int bind_decision(gp_engine *e, gp__wl *w) {
 }
 
 int gp__decision_evict(gp_engine *e, gp__wl *v, gp_evict_reason why, uint64_t for_wl) {
-    gp_decision d = {.type = GP_DECISION_EVICT, .workload = v->spec.id, .reason = why,
-                     .for_workload = for_wl};
+    gp_decision d = {
+        .type = GP_DECISION_EVICT, .workload = v->spec.id, .reason = why, .for_workload = for_wl};
     if (gp__push((void **)&e->dec, &e->ndec, &e->cap_dec, sizeof d, &d))
         return GP_ENOMEM;
     if (why != GP_EVICT_NODE_GONE) {

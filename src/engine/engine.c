@@ -107,7 +107,7 @@ const char *gp_resource_name(gp_resource r) {
 }
 
 static const char *const placement_names[GP_PLACE_COUNT] = {
-    "gpupool", "binpack", "spread", "random", "dotprod",
+    "gpupool",       "binpack",    "spread",  "random", "dotprod",
     "gpuclustering", "gpupacking", "bestfit", "fgd"};
 
 const char *gp_placement_name(gp_placement p) {
@@ -147,8 +147,8 @@ const char *gp_state_name(gp_state s) {
 
 const char *gp_wait_name(gp_wait w) {
     static const char *const names[GP_WAIT_COUNT] = {
-        "none",       "new",     "queue_limit", "deserved", "no_node",
-        "no_fit",     "fragmented", "gang",     "evicting", "fair_share"};
+        "none",   "new",        "queue_limit", "deserved", "no_node",
+        "no_fit", "fragmented", "gang",        "evicting", "fair_share"};
     return (unsigned)w < GP_WAIT_COUNT ? names[w] : "unknown";
 }
 

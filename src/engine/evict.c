@@ -66,8 +66,7 @@ static void put_back(gp_engine *e, vset *s, uint32_t i) {
     taken *t = &s->t[i];
     gp__wl_unbind(e, t->v); /* if it was test-placed elsewhere */
     for (int32_t k = 0; k < t->nbound; k++)
-        gp__wl_bind_task(e, t->v, k, t->saved[k].node, t->saved[k].b.slices,
-                         t->saved[k].b.nslices);
+        gp__wl_bind_task(e, t->v, k, t->saved[k].node, t->saved[k].b.slices, t->saved[k].b.nslices);
     free(t->saved);
     t->saved = NULL;
     t->v = NULL;
@@ -89,7 +88,7 @@ typedef struct search {
     gp__wl *w;
     uint64_t models;
     mode mode;
-    uint64_t attempt;               /* stamp of this search's eligible victims */
+    uint64_t attempt; /* stamp of this search's eligible victims */
 } search;
 
 static const gp__queue *lca(const gp__queue *a, const gp__queue *b) {
@@ -161,8 +160,7 @@ static int source_ok(const search *s, const gp__queue *q) {
     case PREEMPT:
         return q == s->w->queue;
     case RECLAIM:
-        return q != s->w->queue &&
-               q->alloc.v[GP_RES_GPU] - q->leaving > q->fair.v[GP_RES_GPU];
+        return q != s->w->queue && q->alloc.v[GP_RES_GPU] - q->leaving > q->fair.v[GP_RES_GPU];
     case CONSOLIDATE:
         return 1;
     }
@@ -367,7 +365,8 @@ static int evict_for(search *s, gp_evict_reason why) {
         /* A gang: victims anywhere, as a whole, most preferred first. */
         gp__wl **cand;
         uint32_t ncand;
-        if (collect(s, NULL, 1, &cand, &ncand) == 0 && greedy(s, NULL, cand, ncand, 256, &vs) == 1) {
+        if (collect(s, NULL, 1, &cand, &ncand) == 0 &&
+            greedy(s, NULL, cand, ncand, 256, &vs) == 1) {
             spare_unneeded(s, NULL, &vs);
             found = commit(s, &vs, why) == 0;
         }
@@ -479,7 +478,8 @@ void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed) {
             search_once(&s, consolidate_fn, GP_EVICT_CONSOLIDATE))
             continue;
         s.mode = RECLAIM;
-        if (e->cfg.reclaim && below_fair_share(e, w) && search_once(&s, evict_for, GP_EVICT_RECLAIM))
+        if (e->cfg.reclaim && below_fair_share(e, w) &&
+            search_once(&s, evict_for, GP_EVICT_RECLAIM))
             continue;
         s.mode = PREEMPT;
         if (e->cfg.preempt && search_once(&s, evict_for, GP_EVICT_PREEMPT))

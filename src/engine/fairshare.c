@@ -31,7 +31,7 @@
 
 typedef struct kid {
     gp__queue *q;
-    int64_t want;                   /* demand capped by limit */
+    int64_t want; /* demand capped by limit */
     int64_t give;
     int64_t weight;
 } kid;

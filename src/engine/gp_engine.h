@@ -51,26 +51,26 @@ extern "C" {
 /* Units and limits                                                          */
 /* ------------------------------------------------------------------------ */
 
-#define GP_MILLI 1000               /* one whole GPU, in milli-GPU */
-#define GP_UNLIMITED INT64_MAX      /* a limit that is not set */
-#define GP_NAME_MAX 63              /* longest name of a queue, node, model... */
+#define GP_MILLI             1000      /* one whole GPU, in milli-GPU */
+#define GP_UNLIMITED         INT64_MAX /* a limit that is not set */
+#define GP_NAME_MAX          63        /* longest name of a queue, node, model... */
 #define GP_MAX_GPUS_PER_NODE 16
-#define GP_MAX_MIG_SLOTS 7          /* MIG instances on one GPU */
-#define GP_MAX_LABELS 16            /* labels on a node */
-#define GP_MAX_SELECTORS 8          /* node selector terms of a request */
-#define GP_MAX_MODELS 8             /* allowed GPU models of a request */
-#define GP_MAX_MODEL_QUOTAS 8       /* per-GPU-model quotas of a queue */
-#define GP_ERR_MAX 256              /* a good size for err buffers */
+#define GP_MAX_MIG_SLOTS     7   /* MIG instances on one GPU */
+#define GP_MAX_LABELS        16  /* labels on a node */
+#define GP_MAX_SELECTORS     8   /* node selector terms of a request */
+#define GP_MAX_MODELS        8   /* allowed GPU models of a request */
+#define GP_MAX_MODEL_QUOTAS  8   /* per-GPU-model quotas of a queue */
+#define GP_ERR_MAX           256 /* a good size for err buffers */
 
-typedef int64_t gp_time_ms;         /* the caller's clock, in milliseconds */
+typedef int64_t gp_time_ms; /* the caller's clock, in milliseconds */
 
 typedef struct gp_engine gp_engine;
 
 /* The resources that quotas are kept in. */
 typedef enum gp_resource {
-    GP_RES_GPU = 0,                 /* milli-GPU */
-    GP_RES_CPU = 1,                 /* milli-CPU */
-    GP_RES_MEM = 2,                 /* bytes of host memory */
+    GP_RES_GPU = 0, /* milli-GPU */
+    GP_RES_CPU = 1, /* milli-CPU */
+    GP_RES_MEM = 2, /* bytes of host memory */
     GP_RES_COUNT = 3
 } gp_resource;
 
@@ -97,8 +97,8 @@ const char *gp_resource_name(gp_resource r);
  */
 typedef enum gp_placement {
     GP_PLACE_GPUPOOL = 0,
-    GP_PLACE_BINPACK,               /* fullest node first */
-    GP_PLACE_SPREAD,                /* emptiest node first */
+    GP_PLACE_BINPACK, /* fullest node first */
+    GP_PLACE_SPREAD,  /* emptiest node first */
     GP_PLACE_RANDOM,
     GP_PLACE_DOTPROD,
     GP_PLACE_GPUCLUSTERING,
@@ -113,8 +113,8 @@ const char *gp_placement_name(gp_placement p);
 int gp_placement_parse(const char *name, gp_placement *out);
 
 typedef struct gp_engine_config {
-    uint64_t seed;                  /* for every random choice (default 1) */
-    gp_placement placement;         /* default GP_PLACE_GPUPOOL */
+    uint64_t seed;          /* for every random choice (default 1) */
+    gp_placement placement; /* default GP_PLACE_GPUPOOL */
     /* A pending workload gains one priority level per aging_interval it has
      * waited, up to aging_max levels (0 interval: no aging). Default 10 min,
      * 10 levels. */
@@ -154,20 +154,20 @@ int gp_engine_check(const gp_engine *e, char *err, size_t errlen);
 /* ------------------------------------------------------------------------ */
 
 typedef struct gp_quota {
-    int64_t deserved;               /* guaranteed; default 0 */
-    int64_t limit;                  /* hard cap; default GP_UNLIMITED */
-    int32_t weight;                 /* over-quota weight; default 1 */
+    int64_t deserved; /* guaranteed; default 0 */
+    int64_t limit;    /* hard cap; default GP_UNLIMITED */
+    int32_t weight;   /* over-quota weight; default 1 */
 } gp_quota;
 
 typedef struct gp_model_quota {
-    char model[GP_NAME_MAX + 1];    /* GPU model, e.g. "H100" */
-    gp_quota gpu;                   /* in milli-GPU of that model */
+    char model[GP_NAME_MAX + 1]; /* GPU model, e.g. "H100" */
+    gp_quota gpu;                /* in milli-GPU of that model */
 } gp_model_quota;
 
 typedef struct gp_queue_spec {
     char name[GP_NAME_MAX + 1];
-    char parent[GP_NAME_MAX + 1];   /* "" for a top-level queue */
-    int32_t priority;               /* higher is served first; default 0 */
+    char parent[GP_NAME_MAX + 1]; /* "" for a top-level queue */
+    int32_t priority;             /* higher is served first; default 0 */
     gp_quota quota[GP_RES_COUNT];
     int32_t nmodels;
     gp_model_quota models[GP_MAX_MODEL_QUOTAS];
@@ -188,16 +188,16 @@ int gp_engine_queue_remove(gp_engine *e, const char *name);
 
 typedef struct gp_queue_info {
     const char *name;
-    const char *parent;             /* "" for a top-level queue */
-    int32_t depth;                  /* 0 for a top-level queue */
-    int32_t leaf;                   /* 1 if it has no children */
+    const char *parent; /* "" for a top-level queue */
+    int32_t depth;      /* 0 for a top-level queue */
+    int32_t leaf;       /* 1 if it has no children */
     int32_t priority;
-    gp_res deserved, limit;         /* limit GP_UNLIMITED if unset */
-    gp_res fair_share;              /* as of the last cycle */
-    gp_res allocated;               /* held by bound, running, evicting work */
-    gp_res requested;               /* allocated + what pending work asks for */
-    int64_t pending, running;       /* workloads (subtree) */
-    int32_t overcommitted;          /* children's deserved exceed this queue's */
+    gp_res deserved, limit;   /* limit GP_UNLIMITED if unset */
+    gp_res fair_share;        /* as of the last cycle */
+    gp_res allocated;         /* held by bound, running, evicting work */
+    gp_res requested;         /* allocated + what pending work asks for */
+    int64_t pending, running; /* workloads (subtree) */
+    int32_t overcommitted;    /* children's deserved exceed this queue's */
 } gp_queue_info;
 
 /* Queues in tree pre-order (a parent before its children, siblings by name). */
@@ -221,21 +221,21 @@ typedef struct gp_label {
 
 typedef struct gp_gpu_spec {
     char uuid[GP_NAME_MAX + 1];
-    char model[GP_NAME_MAX + 1];    /* e.g. "H200", "A100-80G" */
+    char model[GP_NAME_MAX + 1]; /* e.g. "H200", "A100-80G" */
     int64_t mem_bytes;
     int32_t sm_count;
-    int32_t index;                  /* the driver's index on its node */
-    int32_t mig;                    /* 1: MIG mode; only MIG requests land here */
-    int32_t nmig;                   /* MIG layout: the instances the admin set */
+    int32_t index;                         /* the driver's index on its node */
+    int32_t mig;                           /* 1: MIG mode; only MIG requests land here */
+    int32_t nmig;                          /* MIG layout: the instances the admin set */
     char mig_layout[GP_MAX_MIG_SLOTS][16]; /* profile of each, e.g. "1g.18gb" */
 } gp_gpu_spec;
 
 typedef struct gp_node_spec {
     char name[GP_NAME_MAX + 1];
-    char domain[GP_NAME_MAX + 1];   /* topology domain (NVLink island, rack) */
+    char domain[GP_NAME_MAX + 1]; /* topology domain (NVLink island, rack) */
     int64_t cpu_milli;
     int64_t mem_bytes;
-    int32_t schedulable;            /* 0: cordoned, nothing new lands here */
+    int32_t schedulable; /* 0: cordoned, nothing new lands here */
     int32_t nlabels;
     gp_label labels[GP_MAX_LABELS];
     int32_t ngpus;
@@ -264,17 +264,17 @@ typedef struct gp_gpu_info {
     const char *model;
     int64_t mem_bytes;
     int32_t mig;
-    int32_t used_milli;             /* allocated, in milli-GPU */
-    int64_t used_mem;               /* allocated memory caps, bytes */
-    int32_t slices;                 /* tasks holding a slice of it */
+    int32_t used_milli; /* allocated, in milli-GPU */
+    int64_t used_mem;   /* allocated memory caps, bytes */
+    int32_t slices;     /* tasks holding a slice of it */
 } gp_gpu_info;
 
 typedef struct gp_node_info {
     const char *name;
     const char *domain;
     int32_t schedulable;
-    int64_t cpu_milli, mem_bytes;   /* capacity */
-    int64_t cpu_used, mem_used;     /* allocated */
+    int64_t cpu_milli, mem_bytes; /* capacity */
+    int64_t cpu_used, mem_used;   /* allocated */
     int32_t ngpus;
     gp_gpu_info gpus[GP_MAX_GPUS_PER_NODE];
 } gp_node_info;
@@ -288,51 +288,51 @@ int gp_engine_node_get(const gp_engine *e, const char *name, gp_node_info *out);
 /* ------------------------------------------------------------------------ */
 
 typedef enum gp_kind {
-    GP_KIND_TRAIN = 0,              /* preemptible by default */
-    GP_KIND_INTERACTIVE,            /* not preemptible by default */
-    GP_KIND_INFERENCE               /* not preemptible by default */
+    GP_KIND_TRAIN = 0,   /* preemptible by default */
+    GP_KIND_INTERACTIVE, /* not preemptible by default */
+    GP_KIND_INFERENCE    /* not preemptible by default */
 } gp_kind;
 
 const char *gp_kind_name(gp_kind k);
 int gp_kind_parse(const char *name, gp_kind *out);
 
 typedef enum gp_gpu_request {
-    GP_GPU_NONE = 0,                /* CPU only */
-    GP_GPU_WHOLE,                   /* gpus whole GPUs */
-    GP_GPU_FRACTION,                /* gpu_milli (1..999) of one GPU */
-    GP_GPU_MEMORY,                  /* gpu_mem bytes of one GPU */
-    GP_GPU_MIG                      /* one MIG instance of mig_profile */
+    GP_GPU_NONE = 0, /* CPU only */
+    GP_GPU_WHOLE,    /* gpus whole GPUs */
+    GP_GPU_FRACTION, /* gpu_milli (1..999) of one GPU */
+    GP_GPU_MEMORY,   /* gpu_mem bytes of one GPU */
+    GP_GPU_MIG       /* one MIG instance of mig_profile */
 } gp_gpu_request;
 
 /* What each task of a workload asks for. */
 typedef struct gp_task_req {
     gp_gpu_request gpu;
-    int32_t gpus;                   /* GP_GPU_WHOLE: 1..GP_MAX_GPUS_PER_NODE */
-    int32_t gpu_milli;              /* GP_GPU_FRACTION: 1..999 */
-    int64_t gpu_mem;                /* GP_GPU_MEMORY: bytes, > 0 */
-    char mig_profile[16];           /* GP_GPU_MIG: e.g. "1g.18gb" */
-    int64_t cpu_milli;              /* >= 0 */
-    int64_t mem_bytes;              /* >= 0 */
-    int32_t nmodels;                /* allowed GPU models; 0: any */
+    int32_t gpus;         /* GP_GPU_WHOLE: 1..GP_MAX_GPUS_PER_NODE */
+    int32_t gpu_milli;    /* GP_GPU_FRACTION: 1..999 */
+    int64_t gpu_mem;      /* GP_GPU_MEMORY: bytes, > 0 */
+    char mig_profile[16]; /* GP_GPU_MIG: e.g. "1g.18gb" */
+    int64_t cpu_milli;    /* >= 0 */
+    int64_t mem_bytes;    /* >= 0 */
+    int32_t nmodels;      /* allowed GPU models; 0: any */
     char models[GP_MAX_MODELS][GP_NAME_MAX + 1];
-    int32_t nselectors;             /* node labels that must match */
+    int32_t nselectors; /* node labels that must match */
     gp_label selectors[GP_MAX_SELECTORS];
 } gp_task_req;
 
 #define GP_DEFAULT (-1)
 
 typedef struct gp_workload_spec {
-    uint64_t id;                    /* the caller's id: unique, non-zero */
-    char queue[GP_NAME_MAX + 1];    /* a leaf queue (project) */
+    uint64_t id;                 /* the caller's id: unique, non-zero */
+    char queue[GP_NAME_MAX + 1]; /* a leaf queue (project) */
     char user[GP_NAME_MAX + 1];
     gp_kind kind;
-    int32_t priority;               /* within its project; higher first */
-    int32_t preemptible;            /* 0, 1, or GP_DEFAULT (by kind) */
-    gp_time_ms min_runtime;         /* protected from eviction this long */
-    int32_t tasks;                  /* gang size: all start or none (>= 1) */
-    int32_t min_tasks;              /* elastic gang: at least this many; 0 = tasks */
-    int32_t same_domain;            /* 1: all tasks in one topology domain */
-    gp_time_ms submitted;           /* for ordering and aging */
+    int32_t priority;       /* within its project; higher first */
+    int32_t preemptible;    /* 0, 1, or GP_DEFAULT (by kind) */
+    gp_time_ms min_runtime; /* protected from eviction this long */
+    int32_t tasks;          /* gang size: all start or none (>= 1) */
+    int32_t min_tasks;      /* elastic gang: at least this many; 0 = tasks */
+    int32_t same_domain;    /* 1: all tasks in one topology domain */
+    gp_time_ms submitted;   /* for ordering and aging */
     gp_task_req req;
 } gp_workload_spec;
 
@@ -364,10 +364,10 @@ int gp_engine_released(gp_engine *e, uint64_t id, gp_time_ms now);
 int gp_engine_requeue(gp_engine *e, uint64_t id);
 
 typedef struct gp_slice {
-    int32_t gpu;                    /* index into the node's gpus[] */
-    int32_t milli;                  /* milli-GPU charged */
-    int64_t mem;                    /* memory cap in bytes */
-    int32_t mig_slot;               /* MIG instance, or -1 */
+    int32_t gpu;      /* index into the node's gpus[] */
+    int32_t milli;    /* milli-GPU charged */
+    int64_t mem;      /* memory cap in bytes */
+    int32_t mig_slot; /* MIG instance, or -1 */
 } gp_slice;
 
 typedef struct gp_task_binding {
@@ -382,8 +382,7 @@ typedef struct gp_task_binding {
  * BOUND if started < 0). GP_EBUSY if the slices are no longer free.
  */
 int gp_engine_restore(gp_engine *e, const gp_workload_spec *w, int32_t ntasks,
-                      const gp_task_binding *tasks, gp_time_ms started, char *err,
-                      size_t errlen);
+                      const gp_task_binding *tasks, gp_time_ms started, char *err, size_t errlen);
 
 typedef enum gp_state {
     GP_STATE_PENDING = 0,
@@ -396,16 +395,16 @@ const char *gp_state_name(gp_state s);
 
 /* Why a pending workload waits. */
 typedef enum gp_wait {
-    GP_WAIT_NONE = 0,               /* not pending */
-    GP_WAIT_NEW,                    /* not yet considered by a cycle */
-    GP_WAIT_QUEUE_LIMIT,            /* its queue or an ancestor is at its limit */
-    GP_WAIT_DESERVED,               /* non-preemptible and over deserved quota */
-    GP_WAIT_NO_NODE,                /* no node could ever hold a task */
-    GP_WAIT_NO_FIT,                 /* capacity exists but is taken now */
-    GP_WAIT_FRAGMENTED,             /* enough in total, but not on one GPU/node */
-    GP_WAIT_GANG,                   /* fewer than min_tasks fit together */
-    GP_WAIT_EVICTING,               /* room is being made: victims are stopping */
-    GP_WAIT_FAIR_SHARE,             /* its queue is at its fair share; others first */
+    GP_WAIT_NONE = 0,    /* not pending */
+    GP_WAIT_NEW,         /* not yet considered by a cycle */
+    GP_WAIT_QUEUE_LIMIT, /* its queue or an ancestor is at its limit */
+    GP_WAIT_DESERVED,    /* non-preemptible and over deserved quota */
+    GP_WAIT_NO_NODE,     /* no node could ever hold a task */
+    GP_WAIT_NO_FIT,      /* capacity exists but is taken now */
+    GP_WAIT_FRAGMENTED,  /* enough in total, but not on one GPU/node */
+    GP_WAIT_GANG,        /* fewer than min_tasks fit together */
+    GP_WAIT_EVICTING,    /* room is being made: victims are stopping */
+    GP_WAIT_FAIR_SHARE,  /* its queue is at its fair share; others first */
     GP_WAIT_COUNT
 } gp_wait;
 
@@ -416,11 +415,11 @@ typedef struct gp_workload_info {
     uint64_t id;
     const char *queue;
     gp_state state;
-    gp_wait wait;                   /* GP_WAIT_NONE unless PENDING */
+    gp_wait wait; /* GP_WAIT_NONE unless PENDING */
     int32_t preemptible;
-    int32_t bound_tasks;            /* tasks placed (elastic gangs: may be < tasks) */
-    gp_time_ms started;             /* RUNNING since, or -1 */
-    int32_t evictions;              /* times evicted so far */
+    int32_t bound_tasks; /* tasks placed (elastic gangs: may be < tasks) */
+    gp_time_ms started;  /* RUNNING since, or -1 */
+    int32_t evictions;   /* times evicted so far */
 } gp_workload_info;
 
 /* Fills *out. Like the two functions below, it may first work out a pending
@@ -428,8 +427,7 @@ typedef struct gp_workload_info {
 int gp_engine_workload_get(gp_engine *e, uint64_t id, gp_workload_info *out);
 
 /* The binding of task `task` of a BOUND, RUNNING or EVICTING workload. */
-int gp_engine_workload_binding(const gp_engine *e, uint64_t id, int32_t task,
-                               gp_task_binding *out);
+int gp_engine_workload_binding(const gp_engine *e, uint64_t id, int32_t task, gp_task_binding *out);
 
 /*
  * Writes the sentence a researcher can act on, e.g. "project nlp is at its
@@ -445,16 +443,13 @@ void gp_engine_pending_by_reason(gp_engine *e, int64_t counts[GP_WAIT_COUNT]);
 /* Scheduling cycle                                                          */
 /* ------------------------------------------------------------------------ */
 
-typedef enum gp_decision_type {
-    GP_DECISION_BIND = 1,
-    GP_DECISION_EVICT = 2
-} gp_decision_type;
+typedef enum gp_decision_type { GP_DECISION_BIND = 1, GP_DECISION_EVICT = 2 } gp_decision_type;
 
 typedef enum gp_evict_reason {
-    GP_EVICT_RECLAIM = 1,           /* its queue is over fair share; owner wants GPUs */
-    GP_EVICT_PREEMPT,               /* higher-priority work of the same project */
-    GP_EVICT_CONSOLIDATE,           /* moved to defragment; it will be placed again */
-    GP_EVICT_NODE_GONE              /* its node was removed */
+    GP_EVICT_RECLAIM = 1, /* its queue is over fair share; owner wants GPUs */
+    GP_EVICT_PREEMPT,     /* higher-priority work of the same project */
+    GP_EVICT_CONSOLIDATE, /* moved to defragment; it will be placed again */
+    GP_EVICT_NODE_GONE    /* its node was removed */
 } gp_evict_reason;
 
 const char *gp_evict_reason_name(gp_evict_reason r);
@@ -471,10 +466,10 @@ typedef struct gp_decision {
 } gp_decision;
 
 typedef struct gp_cycle_stats {
-    int64_t pending_considered;     /* pending workloads looked at */
-    int64_t bound;                  /* BIND decisions */
-    int64_t evicted;                /* EVICT decisions */
-    int64_t nodes_scored;           /* placement evaluations */
+    int64_t pending_considered; /* pending workloads looked at */
+    int64_t bound;              /* BIND decisions */
+    int64_t evicted;            /* EVICT decisions */
+    int64_t nodes_scored;       /* placement evaluations */
 } gp_cycle_stats;
 
 /*
@@ -492,11 +487,11 @@ int gp_engine_cycle(gp_engine *e, gp_time_ms now, const gp_decision **out, size_
  * from the workloads it has seen submitted.
  */
 typedef struct gp_shape {
-    int32_t gpus;                   /* whole GPUs (0 if fractional or none) */
-    int32_t gpu_milli;              /* per GPU: GP_MILLI for whole GPUs */
+    int32_t gpus;      /* whole GPUs (0 if fractional or none) */
+    int32_t gpu_milli; /* per GPU: GP_MILLI for whole GPUs */
     int64_t cpu_milli;
     int64_t mem_bytes;
-    int32_t nmodels;                /* allowed GPU models; 0: any */
+    int32_t nmodels; /* allowed GPU models; 0: any */
     char models[GP_MAX_MODELS][GP_NAME_MAX + 1];
     double popularity;
 } gp_shape;

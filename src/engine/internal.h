@@ -37,9 +37,9 @@ typedef struct gp__wl gp__wl;
 
 /* Where one task of a workload sits: its index in its node's task list. */
 typedef struct gp__task {
-    gp_task_binding b;              /* b.node points at the node's name */
-    uint32_t node;                  /* node id */
-    uint32_t node_pos;              /* position in the node's tasks[] */
+    gp_task_binding b; /* b.node points at the node's name */
+    uint32_t node;     /* node id */
+    uint32_t node_pos; /* position in the node's tasks[] */
 } gp__task;
 
 /* An entry of a node's task index. */
@@ -52,7 +52,7 @@ typedef struct gp__node {
     uint32_t id;
     int alive;
     gp_node_spec spec;
-    int32_t domain;                 /* interned domain id */
+    int32_t domain; /* interned domain id */
     int64_t cpu_free, mem_free;
     int32_t free_milli[GP_MAX_GPUS_PER_NODE];
     int64_t free_mem[GP_MAX_GPUS_PER_NODE];
@@ -60,11 +60,11 @@ typedef struct gp__node {
     int32_t gpu_model[GP_MAX_GPUS_PER_NODE];
     int32_t nslices[GP_MAX_GPUS_PER_NODE];
     uint64_t mig_owner[GP_MAX_GPUS_PER_NODE][GP_MAX_MIG_SLOTS]; /* workload id or 0 */
-    gp__pnode view;                 /* points into the arrays above */
-    int32_t best_free_milli;        /* largest free_milli of a non-MIG GPU */
-    int32_t free_whole;             /* fully free non-MIG GPUs */
-    int32_t in_whole, in_frac;      /* the capacity buckets it is in, or -1 */
-    uint32_t pos_whole, pos_frac;   /* its position in them */
+    gp__pnode view;                                             /* points into the arrays above */
+    int32_t best_free_milli;      /* largest free_milli of a non-MIG GPU */
+    int32_t free_whole;           /* fully free non-MIG GPUs */
+    int32_t in_whole, in_frac;    /* the capacity buckets it is in, or -1 */
+    uint32_t pos_whole, pos_frac; /* its position in them */
     gp__tref *tasks;
     uint32_t ntasks, cap_tasks;
 } gp__node;
@@ -75,21 +75,21 @@ struct gp__queue {
     gp__queue **children;
     uint32_t nchildren, cap_children;
     int32_t depth;
-    uint32_t order;                 /* position in pre-order */
+    uint32_t order; /* position in pre-order */
     /* Effective quotas: an unset (0) deserved of a parent is the sum of its
      * children's deserved. */
     int64_t deserved[GP_RES_COUNT];
     int32_t model_id[GP_MAX_MODEL_QUOTAS];
     /* Books, for the subtree. */
-    gp_res alloc;                   /* held by bound, running and evicting work */
-    gp_res alloc_np;                /* ... of it, by non-preemptible work */
-    gp_res demand;                  /* asked for by pending work */
-    int64_t leaving;                /* milli-GPU held by EVICTING work */
-    int64_t arriving;               /* milli-GPU promised to work its victims make room for */
+    gp_res alloc;                        /* held by bound, running and evicting work */
+    gp_res alloc_np;                     /* ... of it, by non-preemptible work */
+    gp_res demand;                       /* asked for by pending work */
+    int64_t leaving;                     /* milli-GPU held by EVICTING work */
+    int64_t arriving;                    /* milli-GPU promised to work its victims make room for */
     int64_t model_alloc[GP__MAX_MODELS]; /* milli-GPU held, per model */
     int64_t npending, nrunning;
-    gp_res fair;                    /* fair share, as of the last cycle */
-    double usage[GP_RES_COUNT];     /* decayed usage (time-based fair share) */
+    gp_res fair;                /* fair share, as of the last cycle */
+    double usage[GP_RES_COUNT]; /* decayed usage (time-based fair share) */
     int32_t overcommitted;
     /* Leaves: pending workloads, unordered between cycles; and the workloads
      * that hold resources (BOUND, RUNNING, EVICTING), for victim search. */
@@ -117,7 +117,7 @@ typedef struct gp__treq {
     int64_t cpu_milli, mem_bytes;
     int32_t nmodels;
     int32_t nselectors;
-    gp_label *selectors;            /* [nselectors], owned; NULL if none */
+    gp_label *selectors; /* [nselectors], owned; NULL if none */
 } gp__treq;
 
 typedef struct gp__wspec {
@@ -133,34 +133,34 @@ typedef struct gp__wspec {
 struct gp__wl {
     gp__wspec spec;
     gp__queue *queue;
-    gp__preq preq;                  /* one task's request, in placement terms */
-    int32_t mig_profile;            /* index in the MIG profile table, or -1 */
-    int32_t preemptible;            /* resolved from the kind when GP_DEFAULT */
+    gp__preq preq;       /* one task's request, in placement terms */
+    int32_t mig_profile; /* index in the MIG profile table, or -1 */
+    int32_t preemptible; /* resolved from the kind when GP_DEFAULT */
     gp_state state;
-    gp_res per_task;                /* quota estimate for one pending task */
-    gp_res charged;                 /* quota charged for the current binding */
+    gp_res per_task; /* quota estimate for one pending task */
+    gp_res charged;  /* quota charged for the current binding */
     int32_t nbound;
-    gp__task *tasks;                /* [spec.tasks] when bound */
-    gp_time_ms started;             /* -1 unless RUNNING */
+    gp__task *tasks;    /* [spec.tasks] when bound */
+    gp_time_ms started; /* -1 unless RUNNING */
     int32_t evictions;
-    int32_t victims_left;           /* EVICTING victims still holding room for it */
-    int64_t promised;               /* milli-GPU its queue counts as arriving */
-    uint64_t beneficiary;           /* while EVICTING: for whom */
+    int32_t victims_left; /* EVICTING victims still holding room for it */
+    int64_t promised;     /* milli-GPU its queue counts as arriving */
+    uint64_t beneficiary; /* while EVICTING: for whom */
     gp_evict_reason evict_reason;
-    uint32_t pend_pos;              /* position in queue->pending while PENDING */
-    uint32_t hold_pos;              /* position in queue->holding otherwise */
+    uint32_t pend_pos; /* position in queue->pending while PENDING */
+    uint32_t hold_pos; /* position in queue->holding otherwise */
     /* Pending reason and its details, for the sentence. */
     gp_wait wait;
     int64_t wait_a, wait_b;
-    const gp__queue *wait_queue;    /* the queue the reason names (an ancestor) */
-    int64_t wait_node;              /* the node id the reason names, or -1 */
-    uint64_t sig;                   /* request signature (for the failure memo) */
+    const gp__queue *wait_queue; /* the queue the reason names (an ancestor) */
+    int64_t wait_node;           /* the node id the reason names, or -1 */
+    uint64_t sig;                /* request signature (for the failure memo) */
     /* Placement failed and the reason is not worked out yet: diagnosis costs
      * a pass over the nodes, so it waits until someone asks. */
     uint8_t undiagnosed;
     uint64_t diag_models;
-    uint64_t mark;                  /* scratch stamp for de-duplicating victims */
-    uint64_t elig;                  /* stamp of the last search that found it eligible */
+    uint64_t mark; /* scratch stamp for de-duplicating victims */
+    uint64_t elig; /* stamp of the last search that found it eligible */
 };
 
 struct gp_engine {
@@ -169,25 +169,25 @@ struct gp_engine {
     gp_time_ms now;
 
     gp__node **nodes;
-    uint32_t nnodes, cap_nodes;     /* array size (including dead slots) */
+    uint32_t nnodes, cap_nodes; /* array size (including dead slots) */
     uint32_t live_nodes;
     uint32_t *free_ids;
     uint32_t nfree_ids, cap_free_ids;
     gp__strmap node_by_name;
-    gp_res capacity;                /* of schedulable nodes */
+    gp_res capacity; /* of schedulable nodes */
     /* Capacity buckets, so that placement looks only at nodes that could
      * take a request: node ids by fully free GPUs, and by largest free slice. */
     gp__idlist by_whole[GP_MAX_GPUS_PER_NODE + 1];
     gp__idlist by_frac[GP_MILLI + 1];
-    int64_t max_gpu_mem;            /* largest GPU memory in the pool */
-    int32_t max_gpus;               /* most non-MIG GPUs on one node */
+    int64_t max_gpu_mem; /* largest GPU memory in the pool */
+    int32_t max_gpus;    /* most non-MIG GPUs on one node */
 
     char models[GP__MAX_MODELS][GP_NAME_MAX + 1];
     int32_t nmodels;
     char **domains;
     int32_t ndomains, cap_domains;
 
-    gp__queue **queues;             /* pre-order, refreshed when tree_dirty */
+    gp__queue **queues; /* pre-order, refreshed when tree_dirty */
     uint32_t nqueues, cap_queues;
     gp__queue **roots;
     uint32_t nroots, cap_roots;
@@ -199,13 +199,13 @@ struct gp_engine {
 
     gp_decision *dec;
     uint32_t ndec, cap_dec;
-    gp_task_binding *bindbuf;       /* the BIND decisions' tasks, this cycle */
+    gp_task_binding *bindbuf; /* the BIND decisions' tasks, this cycle */
     uint32_t nbind, cap_bind;
-    gp__u64map memo;                /* request signature -> first failure, this cycle */
-    gp__u64map evict_memo;          /* searches that found no victims, this cycle */
-    gp__wl **order;                 /* pending workloads in cycle order, per leaf */
+    gp__u64map memo;       /* request signature -> first failure, this cycle */
+    gp__u64map evict_memo; /* searches that found no victims, this cycle */
+    gp__wl **order;        /* pending workloads in cycle order, per leaf */
     uint32_t norder, cap_order;
-    uint64_t *gone;                 /* workloads that lost a node, to report */
+    uint64_t *gone; /* workloads that lost a node, to report */
     uint32_t ngone, cap_gone;
 
     char **warnings;
@@ -213,29 +213,28 @@ struct gp_engine {
 
     /* Fragmentation, kept per node and summed, recomputed only for nodes
      * whose free capacity changed since it was last asked for. */
-    double *frag, *idle;            /* per node id */
-    uint8_t *frag_dirty;            /* per node id */
+    double *frag, *idle; /* per node id */
+    uint8_t *frag_dirty; /* per node id */
     uint32_t *dirty_ids;
-    uint32_t ndirty, frag_cap;      /* dirty_ids and the arrays hold frag_cap */
+    uint32_t ndirty, frag_cap; /* dirty_ids and the arrays hold frag_cap */
     double frag_total, idle_total;
-    int frag_all;                   /* everything must be recomputed */
+    int frag_all; /* everything must be recomputed */
 
-    int shapes_explicit;            /* set_shapes() called: stop learning */
-    gp__u64map shape_hist;          /* learned: signature -> count */
+    int shapes_explicit;   /* set_shapes() called: stop learning */
+    gp__u64map shape_hist; /* learned: signature -> count */
     int64_t shape_seen;
-    int64_t shapes_at;              /* shape_seen at the last refresh */
+    int64_t shapes_at; /* shape_seen at the last refresh */
 
-    gp_time_ms usage_at;            /* last decay of usage */
-    uint64_t stamp;                 /* for gp__wl.mark and .elig */
-    uint32_t evict_cursor;          /* where eviction searches start */
+    gp_time_ms usage_at;   /* last decay of usage */
+    uint64_t stamp;        /* for gp__wl.mark and .elig */
+    uint32_t evict_cursor; /* where eviction searches start */
 };
 
 /* ---- engine.c ---- */
 int gp__model_intern(gp_engine *e, const char *model);
 int gp__model_find(const gp_engine *e, const char *model);
 int gp__domain_intern(gp_engine *e, const char *domain);
-void gp__errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void gp__errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int gp__push(void **arr, uint32_t *n, uint32_t *cap, size_t size, const void *item);
 
 /* ---- node.c ---- */

@@ -34,74 +34,74 @@ static size_t hash_str(const char *s) {
  * MAP_IMPL generates get / put / del / grow / free for one map type.
  * EMPTY(k) tests a slot, HASH(k) hashes, EQ(a,b) compares, ZERO is the empty key.
  */
-#define MAP_IMPL(NAME, T, KEY_T, EMPTY, HASH, EQ, ZERO)                              \
-    void gp__##NAME##_free(T *m) {                                                   \
-        free((void *)m->keys);                                                      \
-        free(m->vals);                                                               \
-        memset(m, 0, sizeof *m);                                                     \
-    }                                                                                \
-    static size_t NAME##_slot(const T *m, KEY_T key) {                               \
-        size_t mask = m->cap - 1, i = HASH(key) & mask;                              \
-        while (!EMPTY(m->keys[i]) && !EQ(m->keys[i], key))                           \
-            i = (i + 1) & mask;                                                      \
-        return i;                                                                    \
-    }                                                                                \
-    void *gp__##NAME##_get(const T *m, KEY_T key) {                                  \
-        if (m->cap == 0)                                                             \
-            return NULL;                                                             \
-        size_t i = NAME##_slot(m, key);                                              \
-        return EMPTY(m->keys[i]) ? NULL : m->vals[i];                                \
-    }                                                                                \
-    static int NAME##_grow(T *m) {                                                   \
-        size_t ncap = m->cap ? m->cap * 2 : 16;                                      \
-        T nm = {calloc(ncap, sizeof *m->keys), calloc(ncap, sizeof *m->vals), ncap, 0}; \
-        if (!nm.keys || !nm.vals) {                                                  \
-            free((void *)nm.keys);                                                  \
-            free(nm.vals);                                                           \
-            return GP_ENOMEM;                                                        \
-        }                                                                            \
-        for (size_t i = 0; i < m->cap; i++) {                                        \
-            if (EMPTY(m->keys[i]))                                                   \
-                continue;                                                            \
-            size_t j = NAME##_slot(&nm, m->keys[i]);                                 \
-            nm.keys[j] = m->keys[i];                                                 \
-            nm.vals[j] = m->vals[i];                                                 \
-            nm.n++;                                                                  \
-        }                                                                            \
-        gp__##NAME##_free(m);                                                        \
-        *m = nm;                                                                     \
-        return 0;                                                                    \
-    }                                                                                \
-    int gp__##NAME##_put(T *m, KEY_T key, void *val) {                               \
-        if ((m->n + 1) * 10 > m->cap * 7 && NAME##_grow(m) != 0)                     \
-            return GP_ENOMEM;                                                        \
-        size_t i = NAME##_slot(m, key);                                              \
-        if (EMPTY(m->keys[i]))                                                       \
-            m->n++;                                                                  \
-        m->keys[i] = key;                                                            \
-        m->vals[i] = val;                                                            \
-        return 0;                                                                    \
-    }                                                                                \
-    void *gp__##NAME##_del(T *m, KEY_T key) {                                        \
-        if (m->cap == 0)                                                             \
-            return NULL;                                                             \
-        size_t mask = m->cap - 1, i = NAME##_slot(m, key);                           \
-        if (EMPTY(m->keys[i]))                                                       \
-            return NULL;                                                             \
-        void *val = m->vals[i];                                                      \
-        /* Backward shift: pull later entries of the probe run into the hole. */    \
-        for (size_t j = (i + 1) & mask; !EMPTY(m->keys[j]); j = (j + 1) & mask) {    \
-            size_t home = HASH(m->keys[j]) & mask;                                   \
-            if (((j - home) & mask) >= ((j - i) & mask)) {                           \
-                m->keys[i] = m->keys[j];                                             \
-                m->vals[i] = m->vals[j];                                             \
-                i = j;                                                               \
-            }                                                                        \
-        }                                                                            \
-        m->keys[i] = ZERO;                                                           \
-        m->vals[i] = NULL;                                                           \
-        m->n--;                                                                      \
-        return val;                                                                  \
+#define MAP_IMPL(NAME, T, KEY_T, EMPTY, HASH, EQ, ZERO)                                            \
+    void gp__##NAME##_free(T *m) {                                                                 \
+        free((void *)m->keys);                                                                     \
+        free(m->vals);                                                                             \
+        memset(m, 0, sizeof *m);                                                                   \
+    }                                                                                              \
+    static size_t NAME##_slot(const T *m, KEY_T key) {                                             \
+        size_t mask = m->cap - 1, i = HASH(key) & mask;                                            \
+        while (!EMPTY(m->keys[i]) && !EQ(m->keys[i], key))                                         \
+            i = (i + 1) & mask;                                                                    \
+        return i;                                                                                  \
+    }                                                                                              \
+    void *gp__##NAME##_get(const T *m, KEY_T key) {                                                \
+        if (m->cap == 0)                                                                           \
+            return NULL;                                                                           \
+        size_t i = NAME##_slot(m, key);                                                            \
+        return EMPTY(m->keys[i]) ? NULL : m->vals[i];                                              \
+    }                                                                                              \
+    static int NAME##_grow(T *m) {                                                                 \
+        size_t ncap = m->cap ? m->cap * 2 : 16;                                                    \
+        T nm = {calloc(ncap, sizeof *m->keys), calloc(ncap, sizeof *m->vals), ncap, 0};            \
+        if (!nm.keys || !nm.vals) {                                                                \
+            free((void *)nm.keys);                                                                 \
+            free(nm.vals);                                                                         \
+            return GP_ENOMEM;                                                                      \
+        }                                                                                          \
+        for (size_t i = 0; i < m->cap; i++) {                                                      \
+            if (EMPTY(m->keys[i]))                                                                 \
+                continue;                                                                          \
+            size_t j = NAME##_slot(&nm, m->keys[i]);                                               \
+            nm.keys[j] = m->keys[i];                                                               \
+            nm.vals[j] = m->vals[i];                                                               \
+            nm.n++;                                                                                \
+        }                                                                                          \
+        gp__##NAME##_free(m);                                                                      \
+        *m = nm;                                                                                   \
+        return 0;                                                                                  \
+    }                                                                                              \
+    int gp__##NAME##_put(T *m, KEY_T key, void *val) {                                             \
+        if ((m->n + 1) * 10 > m->cap * 7 && NAME##_grow(m) != 0)                                   \
+            return GP_ENOMEM;                                                                      \
+        size_t i = NAME##_slot(m, key);                                                            \
+        if (EMPTY(m->keys[i]))                                                                     \
+            m->n++;                                                                                \
+        m->keys[i] = key;                                                                          \
+        m->vals[i] = val;                                                                          \
+        return 0;                                                                                  \
+    }                                                                                              \
+    void *gp__##NAME##_del(T *m, KEY_T key) {                                                      \
+        if (m->cap == 0)                                                                           \
+            return NULL;                                                                           \
+        size_t mask = m->cap - 1, i = NAME##_slot(m, key);                                         \
+        if (EMPTY(m->keys[i]))                                                                     \
+            return NULL;                                                                           \
+        void *val = m->vals[i];                                                                    \
+        /* Backward shift: pull later entries of the probe run into the hole. */                   \
+        for (size_t j = (i + 1) & mask; !EMPTY(m->keys[j]); j = (j + 1) & mask) {                  \
+            size_t home = HASH(m->keys[j]) & mask;                                                 \
+            if (((j - home) & mask) >= ((j - i) & mask)) {                                         \
+                m->keys[i] = m->keys[j];                                                           \
+                m->vals[i] = m->vals[j];                                                           \
+                i = j;                                                                             \
+            }                                                                                      \
+        }                                                                                          \
+        m->keys[i] = ZERO;                                                                         \
+        m->vals[i] = NULL;                                                                         \
+        m->n--;                                                                                    \
+        return val;                                                                                \
     }
 
 #define U64_EMPTY(k) ((k) == 0)

@@ -12,13 +12,13 @@
 #include <stdint.h>
 
 typedef struct gp__u64map {
-    uint64_t *keys;                 /* 0 marks an empty slot; key 0 is not allowed */
+    uint64_t *keys; /* 0 marks an empty slot; key 0 is not allowed */
     void **vals;
-    size_t cap, n;                  /* cap is 0 or a power of two */
+    size_t cap, n; /* cap is 0 or a power of two */
 } gp__u64map;
 
 typedef struct gp__strmap {
-    const char **keys;              /* NULL marks an empty slot */
+    const char **keys; /* NULL marks an empty slot */
     void **vals;
     size_t cap, n;
 } gp__strmap;

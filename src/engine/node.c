@@ -35,7 +35,8 @@ static int validate(const gp_engine *e, const gp_node_spec *n, char *err, size_t
         return GP_EINVAL;
     }
     if (n->cpu_milli < 0 || n->mem_bytes < 0) {
-        gp__errf(err, errlen, "%s: must not be negative", n->cpu_milli < 0 ? "cpu_milli" : "mem_bytes");
+        gp__errf(err, errlen, "%s: must not be negative",
+                 n->cpu_milli < 0 ? "cpu_milli" : "mem_bytes");
         return GP_EINVAL;
     }
     if (n->ngpus < 0 || n->ngpus > GP_MAX_GPUS_PER_NODE) {
@@ -66,13 +67,16 @@ static int validate(const gp_engine *e, const gp_node_spec *n, char *err, size_t
         for (int32_t k = 0; k < g->nmig; k++) {
             int p = gp__mig_profile_find(g->mig_layout[k]);
             if (p < 0) {
-                gp__errf(err, errlen, "gpus[%d].mig_layout[%d]: unknown MIG profile '%.16s'", i,
-                         k, g->mig_layout[k]);
+                gp__errf(err, errlen, "gpus[%d].mig_layout[%d]: unknown MIG profile '%.16s'", i, k,
+                         g->mig_layout[k]);
                 return GP_EINVAL;
             }
             slices += gp__mig_milli(p);
             if (gp__mig_mem(p) > g->mem_bytes) {
-                gp__errf(err, errlen, "gpus[%d].mig_layout[%d]: profile %.16s needs more memory than the GPU has", i, k, g->mig_layout[k]);
+                gp__errf(
+                    err, errlen,
+                    "gpus[%d].mig_layout[%d]: profile %.16s needs more memory than the GPU has", i,
+                    k, g->mig_layout[k]);
                 return GP_EINVAL;
             }
         }
@@ -260,8 +264,8 @@ static void bucket_move(gp__idlist *lists, int32_t *in, uint32_t *pos, gp__node 
             m->pos_frac = *pos;
     }
     *in = -1;
-    if (to >= 0 && gp__push((void **)&lists[to].id, &lists[to].n, &lists[to].cap,
-                            sizeof n->id, &n->id) == 0) {
+    if (to >= 0 &&
+        gp__push((void **)&lists[to].id, &lists[to].n, &lists[to].cap, sizeof n->id, &n->id) == 0) {
         *in = to;
         *pos = lists[to].n - 1;
     }
@@ -269,8 +273,7 @@ static void bucket_move(gp__idlist *lists, int32_t *in, uint32_t *pos, gp__node 
 
 void gp__node_index(gp_engine *e, gp__node *n, int present) {
     bucket_move(e->by_whole, &n->in_whole, &n->pos_whole, n, present ? n->free_whole : -1, e, 1);
-    bucket_move(e->by_frac, &n->in_frac, &n->pos_frac, n, present ? n->best_free_milli : -1, e,
-                0);
+    bucket_move(e->by_frac, &n->in_frac, &n->pos_frac, n, present ? n->best_free_milli : -1, e, 0);
 }
 
 void gp__node_refresh(gp_engine *e, gp__node *n) {

@@ -15,7 +15,7 @@
 
 /* Bonuses added to a policy's score so that a gang prefers nodes it already
  * uses (fewest nodes), then its first task's topology domain. */
-#define SAME_NODE_BONUS 1e12
+#define SAME_NODE_BONUS   1e12
 #define SAME_DOMAIN_BONUS 1e11
 
 uint64_t gp__allowed_models(const gp_engine *e, const gp__wl *w) {
@@ -144,7 +144,7 @@ static void consider_list(pick *p, const gp__idlist *l) {
  * request are looked at: on a nearly full pool, a few. */
 static int64_t choose_node(gp_engine *e, gp__wl *w, gp__preq *r, int32_t domain, int32_t t,
                            gp_slice *slices, int32_t *nslices, int64_t only) {
-    pick p = {e, w, r, domain, t, t > 0 ? gp__node_at(e, w->tasks[0].node)->domain : -1,
+    pick p = {e,  w, r,      domain, t, t > 0 ? gp__node_at(e, w->tasks[0].node)->domain : -1,
               -1, 0, slices, nslices};
     if (only >= 0) {
         consider(&p, e->nodes[only]);
@@ -164,8 +164,7 @@ static int64_t choose_node(gp_engine *e, gp__wl *w, gp__preq *r, int32_t domain,
 /* Places up to spec.tasks tasks of w in domain (-1: any); returns how many
  * were placed if at least min_tasks, else unbinds them and returns 0.
  * *most receives the most tasks that were placed before giving up. */
-static int32_t place_in(gp_engine *e, gp__wl *w, uint64_t models, int32_t domain,
-                        int32_t *most) {
+static int32_t place_in(gp_engine *e, gp__wl *w, uint64_t models, int32_t domain, int32_t *most) {
     gp__preq r = w->preq;
     r.models = models;
     int32_t t = 0;

@@ -59,7 +59,7 @@ typedef struct cache_key {
  * and a share takes one GPU, so the mask gives back the list exactly. */
 typedef struct cache_ent {
     uint32_t gen;
-    uint16_t gpus;                  /* bit per chosen GPU */
+    uint16_t gpus; /* bit per chosen GPU */
     int8_t fits;
     double score;
 } cache_ent;
@@ -67,44 +67,44 @@ typedef struct cache_ent {
 /* The outcomes of one request shape on every node, indexed by node id. */
 typedef struct cache_shape {
     cache_key key;
-    uint32_t cap;                   /* entries in ents */
+    uint32_t cap; /* entries in ents */
     cache_ent *ents;
 } cache_shape;
 
 typedef struct pstate {
-    uint32_t gen;                   /* node version, bumped on every change */
+    uint32_t gen; /* node version, bumped on every change */
     int frag_valid;
-    double frag;                    /* fragmentation of the current state */
-    int32_t aff[NCLASSES];          /* tasks per affinity class */
-    int32_t naff;                   /* classes with at least one task */
+    double frag;           /* fragmentation of the current state */
+    int32_t aff[NCLASSES]; /* tasks per affinity class */
+    int32_t naff;          /* classes with at least one task */
 } pstate;
 
 /* A typical shape reduced to what the fragmentation measure needs. */
 typedef struct fshape {
-    double w;                       /* popularity */
+    double w; /* popularity */
     int64_t cpu;
-    uint64_t models;                /* 0 = any */
-    int32_t need;                   /* milli-GPU per GPU; -1: by GPU memory */
-    int32_t count;                  /* GPUs it needs with room; 0: no GPU */
+    uint64_t models; /* 0 = any */
+    int32_t need;    /* milli-GPU per GPU; -1: by GPU memory */
+    int32_t count;   /* GPUs it needs with room; 0: no GPU */
     const gp__preq *req;
 } fshape;
 
 struct gp__placer {
     gp_placement policy;
-    uint64_t seed;                  /* draws the nodes' tie-break order */
+    uint64_t seed; /* draws the nodes' tie-break order */
     uint64_t rng;
     gp__pshape *shapes;
-    fshape *fs;                     /* [nshapes] */
+    fshape *fs; /* [nshapes] */
     size_t nshapes;
-    pstate *nodes;                  /* indexed by gp__pnode.id */
+    pstate *nodes; /* indexed by gp__pnode.id */
     uint32_t nnodes;
-    cache_shape *cs;                /* request shapes seen, in first-seen order */
+    cache_shape *cs; /* request shapes seen, in first-seen order */
     uint32_t ncs, ccs;
-    uint32_t *cs_index;             /* open addressing over cs: index + 1, 0 empty */
+    uint32_t *cs_index; /* open addressing over cs: index + 1, 0 empty */
     uint32_t cs_index_cap;
-    int32_t last;                   /* cs entry of the last request, -1 none */
-    int32_t *room;                  /* [nshapes] scratch for frag_drop */
-    int64_t *small;                 /* [nshapes] scratch for frag_drop */
+    int32_t last;   /* cs entry of the last request, -1 none */
+    int32_t *room;  /* [nshapes] scratch for frag_drop */
+    int64_t *small; /* [nshapes] scratch for frag_drop */
 };
 
 static uint64_t next_rand(gp__placer *p) {
@@ -297,8 +297,7 @@ static void affinity_count(gp__placer *p, const gp__pnode *n, const gp__preq *r,
         s->naff--;
 }
 
-void gp__placer_bound(gp__placer *p, const gp__pnode *n, const gp__preq *r,
-                      const gp__pchoice *c) {
+void gp__placer_bound(gp__placer *p, const gp__pnode *n, const gp__preq *r, const gp__pchoice *c) {
     (void)c;
     affinity_count(p, n, r, +1);
 }
@@ -499,8 +498,8 @@ static double fgd_score(double d) {
  * p->small, made by frag_drop for the same cpu). Equal, bit for bit, to
  * frag_of on the changed state, at the cost of one step per shape.
  */
-static double frag_after_share(const gp__placer *p, const gp__pnode *n, int64_t cpu,
-                               int64_t idle, int32_t g, int32_t m) {
+static double frag_after_share(const gp__placer *p, const gp__pnode *n, int64_t cpu, int64_t idle,
+                               int32_t g, int32_t m) {
     int32_t before = n->free_milli[g], after = before - m;
     int64_t idle2 = idle - m;
     if (idle2 == 0)
@@ -675,7 +674,8 @@ static double free_after(const gp__preq *r, const gp__pnode *n) {
 #define GPUPOOL_RANK 0.1
 #define GPUPOOL_PACK 0.05
 
-static double score_gpupool(const gp__placer *p, double drop, const gp__preq *r, const gp__pnode *n) {
+static double score_gpupool(const gp__placer *p, double drop, const gp__preq *r,
+                            const gp__pnode *n) {
     double idle_after = ((double)idle_milli(n) - request_milli(r, n)) / GP_MILLI;
     double gpu_share = n->ngpus > 0 ? idle_after / n->ngpus : 0;
     return fgd_score(drop) + GPUPOOL_RANK * gp__placer_rank(p, n->id) - GPUPOOL_PACK * gpu_share;
@@ -777,8 +777,7 @@ static int score_frag(gp__placer *p, const gp__pnode *n, const gp__preq *r, gp__
         double before = gp__placer_node_frag(p, n);
         int gpupool = p->policy == GP_PLACE_GPUPOOL;
         double drop = frag_drop(p, n, r, before, out, gpupool);
-        out->score = gpupool ? score_gpupool(p, drop, r, n)
-                             : fgd_score(drop) + tie_bonus(p, n->id);
+        out->score = gpupool ? score_gpupool(p, drop, r, n) : fgd_score(drop) + tie_bonus(p, n->id);
     } else {
         memset(out, 0, sizeof *out);
     }

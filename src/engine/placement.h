@@ -24,14 +24,14 @@
 
 /* A read-only view of one node's capacity and what is free on it now. */
 typedef struct gp__pnode {
-    uint32_t id;                    /* dense index, stable while the node exists */
+    uint32_t id; /* dense index, stable while the node exists */
     int32_t ngpus;
-    int64_t cpu_cap, cpu_free;      /* milli-CPU */
-    int64_t mem_cap, mem_free;      /* bytes */
-    const int32_t *free_milli;      /* [ngpus] milli-GPU free; 0 on MIG GPUs */
-    const int64_t *free_mem;        /* [ngpus] bytes of GPU memory free */
-    const int64_t *cap_mem;         /* [ngpus] bytes of GPU memory */
-    const int32_t *gpu_model;       /* [ngpus] model id (engine-interned) */
+    int64_t cpu_cap, cpu_free; /* milli-CPU */
+    int64_t mem_cap, mem_free; /* bytes */
+    const int32_t *free_milli; /* [ngpus] milli-GPU free; 0 on MIG GPUs */
+    const int64_t *free_mem;   /* [ngpus] bytes of GPU memory free */
+    const int64_t *cap_mem;    /* [ngpus] bytes of GPU memory */
+    const int32_t *gpu_model;  /* [ngpus] model id (engine-interned) */
 } gp__pnode;
 
 /*
@@ -46,8 +46,8 @@ typedef struct gp__preq {
     int32_t ngpus;
     int32_t milli;
     int64_t gpu_mem;
-    int64_t cpu, mem;               /* milli-CPU, bytes */
-    uint64_t models;                /* bit per allowed model id; 0 = any */
+    int64_t cpu, mem; /* milli-CPU, bytes */
+    uint64_t models;  /* bit per allowed model id; 0 = any */
 } gp__preq;
 
 /* The GPUs chosen on one node, and the node's score (higher is better). */
@@ -127,8 +127,7 @@ double gp__placer_rank(const gp__placer *p, uint32_t id);
 void gp__placer_node_changed(gp__placer *p, const gp__pnode *n);
 void gp__placer_node_removed(gp__placer *p, uint32_t id);
 void gp__placer_bound(gp__placer *p, const gp__pnode *n, const gp__preq *r, const gp__pchoice *c);
-void gp__placer_unbound(gp__placer *p, const gp__pnode *n, const gp__preq *r,
-                        const gp__pchoice *c);
+void gp__placer_unbound(gp__placer *p, const gp__pnode *n, const gp__preq *r, const gp__pchoice *c);
 
 /*
  * FGD's fragmentation measure of node n against the typical shapes, in

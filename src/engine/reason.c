@@ -82,9 +82,8 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
         return GP_WAIT_NONE;
     }
     const gp__queue *q = w->wait_queue ? w->wait_queue : w->queue;
-    const gp__node *n = w->wait_node >= 0 && (uint64_t)w->wait_node < e->nnodes
-                            ? e->nodes[w->wait_node]
-                            : NULL;
+    const gp__node *n =
+        w->wait_node >= 0 && (uint64_t)w->wait_node < e->nnodes ? e->nodes[w->wait_node] : NULL;
     char a[48], b[48], task[64];
     what_one_task(w, task, sizeof task);
     switch (w->wait) {
@@ -95,8 +94,7 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
         break;
     case GP_WAIT_QUEUE_LIMIT:
         if (w->wait_a < 0) {
-            snprintf(buf, len,
-                     "%s %s is at its limit for every GPU model this workload may use",
+            snprintf(buf, len, "%s %s is at its limit for every GPU model this workload may use",
                      queue_word(q), q->spec.name);
         } else {
             fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
@@ -134,8 +132,8 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
                      w->preq.ngpus, w->wait_b, n ? " on node " : "", n ? n->spec.name : "");
         } else {
             fmt_number(b, sizeof b, w->wait_b);
-            snprintf(buf, len, "no single GPU has %s free; the largest free slice is %s%s%s",
-                     task, b, n ? " on node " : "", n ? n->spec.name : "");
+            snprintf(buf, len, "no single GPU has %s free; the largest free slice is %s%s%s", task,
+                     b, n ? " on node " : "", n ? n->spec.name : "");
         }
         break;
     case GP_WAIT_GANG:

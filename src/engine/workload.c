@@ -20,13 +20,13 @@
 
 static const struct {
     const char *name;
-    int32_t slices;                 /* compute slices of 7 */
-    int32_t gb;                     /* memory, in 10^9 bytes */
+    int32_t slices; /* compute slices of 7 */
+    int32_t gb;     /* memory, in 10^9 bytes */
 } mig_profiles[] = {
-    {"1g.5gb", 1, 5},    {"1g.10gb", 1, 10},  {"2g.10gb", 2, 10}, {"3g.20gb", 3, 20},
-    {"4g.20gb", 4, 20},  {"7g.40gb", 7, 40},  {"1g.20gb", 1, 20}, {"2g.20gb", 2, 20},
-    {"3g.40gb", 3, 40},  {"4g.40gb", 4, 40},  {"7g.80gb", 7, 80}, {"1g.18gb", 1, 18},
-    {"1g.35gb", 1, 35},  {"2g.35gb", 2, 35},  {"3g.71gb", 3, 71}, {"4g.71gb", 4, 71},
+    {"1g.5gb", 1, 5},     {"1g.10gb", 1, 10}, {"2g.10gb", 2, 10}, {"3g.20gb", 3, 20},
+    {"4g.20gb", 4, 20},   {"7g.40gb", 7, 40}, {"1g.20gb", 1, 20}, {"2g.20gb", 2, 20},
+    {"3g.40gb", 3, 40},   {"4g.40gb", 4, 40}, {"7g.80gb", 7, 80}, {"1g.18gb", 1, 18},
+    {"1g.35gb", 1, 35},   {"2g.35gb", 2, 35}, {"3g.71gb", 3, 71}, {"4g.71gb", 4, 71},
     {"7g.141gb", 7, 141},
 };
 #define NPROFILES ((int)(sizeof mig_profiles / sizeof mig_profiles[0]))
@@ -229,8 +229,8 @@ static void derive(const gp_engine *e, gp__wl *w, const gp_workload_spec *in) {
     const gp__treq *r = &w->spec.req;
     if (w->spec.min_tasks == 0)
         w->spec.min_tasks = w->spec.tasks;
-    w->preemptible = w->spec.preemptible == GP_DEFAULT ? w->spec.kind == GP_KIND_TRAIN
-                                                       : w->spec.preemptible;
+    w->preemptible =
+        w->spec.preemptible == GP_DEFAULT ? w->spec.kind == GP_KIND_TRAIN : w->spec.preemptible;
     w->mig_profile = r->gpu == GP_GPU_MIG ? gp__mig_profile_find(r->mig_profile) : -1;
     memset(&w->preq, 0, sizeof w->preq);
     w->preq.cpu = r->cpu_milli;
@@ -249,9 +249,9 @@ static void derive(const gp_engine *e, gp__wl *w, const gp_workload_spec *in) {
         w->preq.gpu_mem = r->gpu_mem;
         /* Pending demand is estimated on the largest GPU; the real charge is
          * known once a GPU is chosen. */
-        milli = e->max_gpu_mem > 0 ? ((__int128)r->gpu_mem * GP_MILLI + e->max_gpu_mem - 1) /
-                                         e->max_gpu_mem
-                                   : GP_MILLI;
+        milli = e->max_gpu_mem > 0
+                    ? ((__int128)r->gpu_mem * GP_MILLI + e->max_gpu_mem - 1) / e->max_gpu_mem
+                    : GP_MILLI;
         if (milli > GP_MILLI)
             milli = GP_MILLI;
         break;
@@ -560,8 +560,8 @@ static int restore_fits(const gp__node *node, const gp__wl *w, const gp_slice *s
     for (int32_t i = 0; i < n; i++) {
         int32_t g = s[i].gpu;
         if (g < 0 || g >= node->spec.ngpus) {
-            gp__errf(err, errlen, "tasks.slices[%d].gpu: node %s has no GPU %d", i,
-                     node->spec.name, g);
+            gp__errf(err, errlen, "tasks.slices[%d].gpu: node %s has no GPU %d", i, node->spec.name,
+                     g);
             return GP_EINVAL;
         }
         if (s[i].mig_slot >= 0) {
@@ -576,8 +576,8 @@ static int restore_fits(const gp__node *node, const gp__wl *w, const gp_slice *s
         mem[g] += s[i].mem;
         if (s[i].milli <= 0 || s[i].mem < 0 || node->spec.gpus[g].mig ||
             milli[g] > node->free_milli[g] || mem[g] > node->free_mem[g]) {
-            gp__errf(err, errlen, "tasks.slices[%d]: GPU %d of node %s has no such room free",
-                     i, g, node->spec.name);
+            gp__errf(err, errlen, "tasks.slices[%d]: GPU %d of node %s has no such room free", i, g,
+                     node->spec.name);
             return GP_EBUSY;
         }
     }
@@ -589,8 +589,7 @@ static int restore_fits(const gp__node *node, const gp__wl *w, const gp_slice *s
 }
 
 int gp_engine_restore(gp_engine *e, const gp_workload_spec *spec, int32_t ntasks,
-                      const gp_task_binding *tasks, gp_time_ms started, char *err,
-                      size_t errlen) {
+                      const gp_task_binding *tasks, gp_time_ms started, char *err, size_t errlen) {
     gp__queue *q;
     int rc = validate(e, spec, &q, err, errlen);
     if (rc)

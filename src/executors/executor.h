@@ -35,23 +35,23 @@
 #include "engine/gp_engine.h"
 
 #define GP_EXECUTOR_VERSION 1
-#define GP_HANDLE_MAX 128
+#define GP_HANDLE_MAX       128
 
 typedef struct gp_executor gp_executor;
 
 /* What the daemon asks an executor to start: one task of one workload. */
 typedef struct gp_task_launch {
     uint64_t workload;
-    int32_t task;                   /* index within its gang */
-    int32_t attempt;                /* 1 for the first run, +1 per restart */
+    int32_t task;    /* index within its gang */
+    int32_t attempt; /* 1 for the first run, +1 per restart */
     const char *project;
     const char *user;
-    const char *const *argv;        /* NULL-terminated; argv[0] looked up in PATH */
-    const char *const *env;         /* NULL-terminated "K=V" added to the task's */
-    const char *workdir;            /* created if missing */
-    const char *log_path;           /* stdout and stderr, appended */
-    const char *checkpoint_dir;     /* survives restarts; GPUPOOL_CHECKPOINT_DIR */
-    int64_t cpu_milli;              /* limits for the task's cgroup (0: none) */
+    const char *const *argv;    /* NULL-terminated; argv[0] looked up in PATH */
+    const char *const *env;     /* NULL-terminated "K=V" added to the task's */
+    const char *workdir;        /* created if missing */
+    const char *log_path;       /* stdout and stderr, appended */
+    const char *checkpoint_dir; /* survives restarts; GPUPOOL_CHECKPOINT_DIR */
+    int64_t cpu_milli;          /* limits for the task's cgroup (0: none) */
     int64_t mem_bytes;
     int32_t compute_share;          /* percent for a slice, 0: none */
     int32_t checkpoint_signal;      /* e.g. SIGTERM */
@@ -60,25 +60,25 @@ typedef struct gp_task_launch {
 } gp_task_launch;
 
 typedef enum gp_task_state {
-    GP_TASK_STARTING = 0,           /* accepted, not yet running */
+    GP_TASK_STARTING = 0, /* accepted, not yet running */
     GP_TASK_RUNNING,
-    GP_TASK_EXITED,                 /* ended on its own; exit_code / term_signal */
-    GP_TASK_FAILED,                 /* could not be started */
-    GP_TASK_LOST                    /* the executor no longer knows the handle */
+    GP_TASK_EXITED, /* ended on its own; exit_code / term_signal */
+    GP_TASK_FAILED, /* could not be started */
+    GP_TASK_LOST    /* the executor no longer knows the handle */
 } gp_task_state;
 
 typedef struct gp_task_status {
-    char handle[GP_HANDLE_MAX];     /* in: which task */
-    gp_task_state state;            /* out */
-    int32_t exit_code;              /* out: EXITED normally */
-    int32_t term_signal;            /* out: EXITED by a signal (0 if none) */
-    int64_t gpu_mem_used;           /* out: bytes really in use, -1 if unknown */
-    char detail[128];               /* out: a sentence for FAILED / LOST */
+    char handle[GP_HANDLE_MAX]; /* in: which task */
+    gp_task_state state;        /* out */
+    int32_t exit_code;          /* out: EXITED normally */
+    int32_t term_signal;        /* out: EXITED by a signal (0 if none) */
+    int64_t gpu_mem_used;       /* out: bytes really in use, -1 if unknown */
+    char detail[128];           /* out: a sentence for FAILED / LOST */
 } gp_task_status;
 
 typedef struct gp_executor_methods {
-    int version;                    /* GP_EXECUTOR_VERSION when written */
-    const char *name;               /* "local", "slurm", ... */
+    int version;      /* GP_EXECUTOR_VERSION when written */
+    const char *name; /* "local", "slurm", ... */
 
     /* Creates an instance from a configuration string (its meaning is the
      * executor's: a directory, "key=value,..." pairs). */
@@ -123,10 +123,10 @@ int gp_executor_open(const char *name, const char *config, gp_executor **out, ch
 void gp_executor_close(gp_executor *ex);
 const char *gp_executor_name(const gp_executor *ex);
 
-int gp_exec_inventory(gp_executor *ex, gp_node_spec *nodes, size_t max, size_t *n,
-                      int *emulated, char *err, size_t errlen);
-int gp_exec_launch(gp_executor *ex, const gp_task_launch *t, char handle[GP_HANDLE_MAX],
-                   char *err, size_t errlen);
+int gp_exec_inventory(gp_executor *ex, gp_node_spec *nodes, size_t max, size_t *n, int *emulated,
+                      char *err, size_t errlen);
+int gp_exec_launch(gp_executor *ex, const gp_task_launch *t, char handle[GP_HANDLE_MAX], char *err,
+                   size_t errlen);
 int gp_exec_signal(gp_executor *ex, const char *handle, int sig);
 int gp_exec_stop(gp_executor *ex, const char *handle);
 int gp_exec_poll(gp_executor *ex, gp_task_status *tasks, size_t n);

@@ -68,8 +68,8 @@ const gp_executor_methods *gp_executor_find(const char *name) {
     return NULL;
 }
 
-int gpx__executor_open_methods(const gp_executor_methods *m, const char *config,
-                              gp_executor **out, char *err, size_t errlen) {
+int gpx__executor_open_methods(const gp_executor_methods *m, const char *config, gp_executor **out,
+                               char *err, size_t errlen) {
     if (out == NULL) {
         return GP_EINVAL;
     }
@@ -126,13 +126,14 @@ const char *gp_executor_name(const gp_executor *ex) {
     return ex != NULL && ex->m->name != NULL ? ex->m->name : "";
 }
 
-int gp_exec_inventory(gp_executor *ex, gp_node_spec *nodes, size_t max, size_t *n,
-                      int *emulated, char *err, size_t errlen) {
+int gp_exec_inventory(gp_executor *ex, gp_node_spec *nodes, size_t max, size_t *n, int *emulated,
+                      char *err, size_t errlen) {
     if (ex == NULL || n == NULL || emulated == NULL || (nodes == NULL && max > 0)) {
         return GP_EINVAL;
     }
     if (!HAS(ex->m, inventory, SINCE_V1)) {
-        gpx__exec_errf(err, errlen, "executor '%s' does not report an inventory", gp_executor_name(ex));
+        gpx__exec_errf(err, errlen, "executor '%s' does not report an inventory",
+                       gp_executor_name(ex));
         return GP_ENOTSUP;
     }
     *n = 0;
@@ -140,8 +141,8 @@ int gp_exec_inventory(gp_executor *ex, gp_node_spec *nodes, size_t max, size_t *
     return ex->m->inventory(ex->state, nodes, max, n, emulated, err, errlen);
 }
 
-int gp_exec_launch(gp_executor *ex, const gp_task_launch *t, char handle[GP_HANDLE_MAX],
-                   char *err, size_t errlen) {
+int gp_exec_launch(gp_executor *ex, const gp_task_launch *t, char handle[GP_HANDLE_MAX], char *err,
+                   size_t errlen) {
     if (ex == NULL || t == NULL || handle == NULL) {
         return GP_EINVAL;
     }

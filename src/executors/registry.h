@@ -23,8 +23,8 @@ extern const gp_executor_methods gpx__local_methods;
  * version 0 or without open/close; otherwise open's own result. On error,
  * *out is left NULL and nothing is allocated.
  */
-int gpx__executor_open_methods(const gp_executor_methods *m, const char *config,
-                              gp_executor **out, char *err, size_t errlen);
+int gpx__executor_open_methods(const gp_executor_methods *m, const char *config, gp_executor **out,
+                               char *err, size_t errlen);
 
 /*
  * Writes a printf-style message into err (at most errlen bytes, always
@@ -39,6 +39,7 @@ void gpx__exec_errf(char *err, size_t errlen, const char *fmt, ...)
  * was cut (it is still terminated). Notes and messages may be cut; paths are
  * checked by the callers that would otherwise act on a shortened one.
  */
-int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif /* GP_EXECUTORS_REGISTRY_H */

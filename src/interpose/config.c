@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_CTX_MEMORY (256ULL << 20)
+#define DEFAULT_CTX_MEMORY      (256ULL << 20)
 #define DEFAULT_SHARE_WINDOW_MS 100u
 
 int gps__parse_size(const char *text, uint64_t *out) {
@@ -110,8 +110,7 @@ int gps__config_load(struct gps__config *c, char *err) {
         if (c->compute_share == 100)
             c->compute_share = 0;
     }
-    if ((v = getenv("GPUPOOL_CONTEXT_MEMORY")) && *v &&
-        gps__parse_size(v, &c->ctx_memory) != 0)
+    if ((v = getenv("GPUPOOL_CONTEXT_MEMORY")) && *v && gps__parse_size(v, &c->ctx_memory) != 0)
         return bad(err, "GPUPOOL_CONTEXT_MEMORY", v, "bytes with an optional K/M/G/T suffix");
     if ((v = getenv("GPUPOOL_MANAGED_MEMORY")) && *v) {
         if (strcmp(v, "charge") == 0)
@@ -128,8 +127,7 @@ int gps__config_load(struct gps__config *c, char *err) {
             return bad(err, "GPUPOOL_SHARE_WINDOW_MS", v, "milliseconds from 10 to 10000");
         c->share_window_ms = (uint32_t)ms;
     }
-    if ((v = getenv("GPUPOOL_SLICE")) && *v &&
-        copy_path(c->slice, sizeof c->slice, v) != 0)
+    if ((v = getenv("GPUPOOL_SLICE")) && *v && copy_path(c->slice, sizeof c->slice, v) != 0)
         return bad(err, "GPUPOOL_SLICE", v, "a name of at most 100 characters");
     if ((v = getenv("GPUPOOL_CUDA_LIBRARY")) && *v &&
         copy_path(c->cuda_lib, sizeof c->cuda_lib, v) != 0)

@@ -71,7 +71,7 @@
     X(cuMemAlloc_v2, "cuMemAlloc", 3020, GP_SL, (CUdeviceptr * dptr, size_t bytesize),             \
       (dptr, bytesize))                                                                            \
     X(cuMemAllocPitch_v2, "cuMemAllocPitch", 3020, GP_SL,                                          \
-      (CUdeviceptr * dptr, size_t *pitch, size_t width, size_t height, unsigned int elemsize),     \
+      (CUdeviceptr * dptr, size_t * pitch, size_t width, size_t height, unsigned int elemsize),    \
       (dptr, pitch, width, height, elemsize))                                                      \
     X(cuMemAllocManaged, "cuMemAllocManaged", 6000, GP_SL,                                         \
       (CUdeviceptr * dptr, size_t bytesize, unsigned int flags), (dptr, bytesize, flags))          \
@@ -122,9 +122,9 @@
     X(cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease", 11000, GP_SL, (CUdevice dev),     \
       (dev))                                                                                       \
     X(cuDevicePrimaryCtxReset_v2, "cuDevicePrimaryCtxReset", 11000, GP_SL, (CUdevice dev), (dev))  \
-    X(cuMemGetInfo_v2, "cuMemGetInfo", 3020, GP_SL, (size_t *free_bytes, size_t *total_bytes),     \
+    X(cuMemGetInfo_v2, "cuMemGetInfo", 3020, GP_SL, (size_t * free_bytes, size_t * total_bytes),   \
       (free_bytes, total_bytes))                                                                   \
-    X(cuDeviceTotalMem_v2, "cuDeviceTotalMem", 3020, GP_SL, (size_t *bytes, CUdevice dev),         \
+    X(cuDeviceTotalMem_v2, "cuDeviceTotalMem", 3020, GP_SL, (size_t * bytes, CUdevice dev),        \
       (bytes, dev))                                                                                \
     GP_CU_LAUNCH(X)
 
@@ -153,7 +153,7 @@
 /* ---- generated: ids ------------------------------------------------------ */
 
 #define GP_CU_ENUM_(sym, base, ver, stream, params, args) GP_CU_##sym,
-#define GP_NVML_ENUM_(sym, params, args) GP_NVML_##sym,
+#define GP_NVML_ENUM_(sym, params, args)                  GP_NVML_##sym,
 enum { GP_CU_WRAPPED(GP_CU_ENUM_) GP_CU_NWRAPPED };
 enum { GP_CU_FIRST_USED_ = GP_CU_NWRAPPED - 1, GP_CU_USED(GP_CU_ENUM_) GP_CU_COUNT };
 enum { GP_NVML_WRAPPED(GP_NVML_ENUM_) GP_NVML_NWRAPPED };
@@ -166,9 +166,9 @@ enum { GP_NVML_FIRST_USED_ = GP_NVML_NWRAPPED - 1, GP_NVML_USED(GP_NVML_ENUM_) G
 #define GP_EXPORT __attribute__((visibility("default")))
 
 #define GP_CU_TYPEDEF_(sym, base, ver, stream, params, args) typedef CUresult(*gp_pfn_##sym) params;
-#define GP_CU_PROTO_(sym, base, ver, stream, params, args) GP_EXPORT CUresult sym params;
-#define GP_NVML_TYPEDEF_(sym, params, args) typedef nvmlReturn_t(*gp_pfn_##sym) params;
-#define GP_NVML_PROTO_(sym, params, args) GP_EXPORT nvmlReturn_t sym params;
+#define GP_CU_PROTO_(sym, base, ver, stream, params, args)   GP_EXPORT CUresult sym params;
+#define GP_NVML_TYPEDEF_(sym, params, args)                  typedef nvmlReturn_t(*gp_pfn_##sym) params;
+#define GP_NVML_PROTO_(sym, params, args)                    GP_EXPORT nvmlReturn_t sym params;
 GP_CU_WRAPPED(GP_CU_TYPEDEF_)
 GP_CU_USED(GP_CU_TYPEDEF_)
 GP_CU_WRAPPED(GP_CU_PROTO_)

@@ -23,15 +23,15 @@
 
 /* The slice's settings, read once from the environment (docs/interposer.md). */
 struct gps__config {
-    uint64_t mem_limit;       /* GPUPOOL_MEMORY_LIMIT, bytes per GPU; 0: none */
-    uint32_t compute_share;   /* GPUPOOL_COMPUTE_SHARE, percent; 0: none */
-    uint64_t ctx_memory;      /* GPUPOOL_CONTEXT_MEMORY, charged per context */
-    int managed_charge;       /* GPUPOOL_MANAGED_MEMORY: 1 charge, 0 ignore */
-    uint32_t share_window_ms; /* GPUPOOL_SHARE_WINDOW_MS, throttle period */
+    uint64_t mem_limit;                 /* GPUPOOL_MEMORY_LIMIT, bytes per GPU; 0: none */
+    uint32_t compute_share;             /* GPUPOOL_COMPUTE_SHARE, percent; 0: none */
+    uint64_t ctx_memory;                /* GPUPOOL_CONTEXT_MEMORY, charged per context */
+    int managed_charge;                 /* GPUPOOL_MANAGED_MEMORY: 1 charge, 0 ignore */
+    uint32_t share_window_ms;           /* GPUPOOL_SHARE_WINDOW_MS, throttle period */
     char slice[GP_LEDGER_NAME_MAX + 1]; /* GPUPOOL_SLICE; "" for private */
-    char mem_limit_text[32];  /* the limit as written, for messages */
-    char cuda_lib[PATH_MAX];  /* GPUPOOL_CUDA_LIBRARY */
-    char nvml_lib[PATH_MAX];  /* GPUPOOL_NVML_LIBRARY */
+    char mem_limit_text[32];            /* the limit as written, for messages */
+    char cuda_lib[PATH_MAX];            /* GPUPOOL_CUDA_LIBRARY */
+    char nvml_lib[PATH_MAX];            /* GPUPOOL_NVML_LIBRARY */
 };
 
 /* Parses a size: digits with an optional K, M, G or T suffix (powers of

@@ -38,9 +38,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LEDGER_MAGIC 0x3165636973706700ULL /* "\0gpsice1" read little-endian */
-#define LEDGER_VERSION 1u
-#define REAP_PERIOD_NS 1000000000ULL
+#define LEDGER_MAGIC            0x3165636973706700ULL /* "\0gpsice1" read little-endian */
+#define LEDGER_VERSION          1u
+#define REAP_PERIOD_NS          1000000000ULL
 #define OVERFLOW_REAP_PERIOD_NS 10000000ULL
 
 struct ledger_dev {
@@ -79,7 +79,7 @@ struct gp_ledger {
     int pid;  /* the pid `slot` belongs to; differs after fork */
 };
 
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define LOAD(p)     __atomic_load_n((p), __ATOMIC_RELAXED)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
 static uint64_t now_ns(void) {

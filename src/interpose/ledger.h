@@ -25,18 +25,18 @@
 #include <stdint.h>
 
 #define GP_LEDGER_MAX_DEVICES 16
-#define GP_LEDGER_MAX_PROCS 256
-#define GP_LEDGER_NAME_MAX 100
+#define GP_LEDGER_MAX_PROCS   256
+#define GP_LEDGER_NAME_MAX    100
 
 typedef struct gp_ledger gp_ledger;
 
 /* What one GPU of a slice uses, as gp_ledger_usage() reports it. */
 typedef struct gp_ledger_device_usage {
-    uint8_t uuid[16];   /* the GPU's UUID, as CUDA and NVML give it */
-    uint64_t cap;       /* bytes the slice may use on this GPU */
-    uint64_t used;      /* bytes charged now, all live processes together */
-    uint64_t peak;      /* highest value of used since the ledger was made */
-    uint32_t processes; /* live processes holding memory on this GPU */
+    uint8_t uuid[16];       /* the GPU's UUID, as CUDA and NVML give it */
+    uint64_t cap;           /* bytes the slice may use on this GPU */
+    uint64_t used;          /* bytes charged now, all live processes together */
+    uint64_t peak;          /* highest value of used since the ledger was made */
+    uint32_t processes;     /* live processes holding memory on this GPU */
     uint32_t compute_share; /* percent of the GPU's time, 0 when not limited */
 } gp_ledger_device_usage;
 

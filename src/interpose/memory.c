@@ -29,8 +29,8 @@
  */
 #include "interpose/gpuslice.h"
 
-#define ARRAY_ROUND (2ULL << 20)
-#define PITCH_ALIGN 512ULL
+#define ARRAY_ROUND  (2ULL << 20)
+#define PITCH_ALIGN  512ULL
 #define POOL_ON_HOST (-100) /* the "GPU" recorded for a pool in host memory */
 
 /* A charge taken for a call in progress. */
@@ -89,14 +89,14 @@ static CUresult undo_mipmap(uint64_t key) {
  * when the driver refused. Pointers without a record are just forwarded. */
 #define FREE_TRACKED(kind, key, call)                                                              \
     do {                                                                                           \
-        struct gps__track t_;                                                                       \
-        gps__init();                                                                                \
-        int known_ = gps__track_take((kind), (key), &t_);                                           \
+        struct gps__track t_;                                                                      \
+        gps__init();                                                                               \
+        int known_ = gps__track_take((kind), (key), &t_);                                          \
         CUresult r_ = (call);                                                                      \
         if (known_ && r_ == CUDA_SUCCESS)                                                          \
-            gps__release(t_.dev, t_.bytes);                                                         \
+            gps__release(t_.dev, t_.bytes);                                                        \
         else if (known_)                                                                           \
-            gps__track_put((kind), (key), &t_);                                                     \
+            gps__track_put((kind), (key), &t_);                                                    \
         return r_;                                                                                 \
     } while (0)
 
@@ -125,8 +125,8 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size
                             unsigned int elemsize) {
     uint64_t row = (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
     struct charge c;
-    CUresult r = charge_current(height && row > UINT64_MAX / height ? UINT64_MAX : row * height,
-                                &c);
+    CUresult r =
+        charge_current(height && row > UINT64_MAX / height ? UINT64_MAX : row * height, &c);
     if (r == CUDA_ERROR_INVALID_CONTEXT)
         return GP_CU(cuMemAllocPitch_v2, dptr, pitch, width, height, elemsize);
     if (r != CUDA_SUCCESS)
@@ -295,7 +295,8 @@ static uint64_t array_bytes(size_t w, size_t h, size_t d, CUarray_format f, unsi
 }
 
 static uint64_t round_array(uint64_t v) {
-    return v > UINT64_MAX - ARRAY_ROUND ? UINT64_MAX : (v + ARRAY_ROUND - 1) / ARRAY_ROUND * ARRAY_ROUND;
+    return v > UINT64_MAX - ARRAY_ROUND ? UINT64_MAX
+                                        : (v + ARRAY_ROUND - 1) / ARRAY_ROUND * ARRAY_ROUND;
 }
 
 CUresult cuArrayCreate_v2(CUarray *handle, const CUDA_ARRAY_DESCRIPTOR *desc) {

@@ -32,13 +32,13 @@ void *gps__nvml_real[GP_NVML_COUNT];
 
 /* ---- the tables generated from entries.h -------------------------------- */
 
-#define NAME_(sym, ...) #sym,
-#define BASE_(sym, base, ...) base,
-#define VERSION_(sym, base, ver, ...) ver,
+#define NAME_(sym, ...)                      #sym,
+#define BASE_(sym, base, ...)                base,
+#define VERSION_(sym, base, ver, ...)        ver,
 #define STREAM_(sym, base, ver, stream, ...) stream,
-#define WRAP_(sym, ...) (void *)sym,
-#define NVML_NAME_(sym, params, args) #sym,
-#define NVML_WRAP_(sym, params, args) (void *)sym,
+#define WRAP_(sym, ...)                      (void *)sym,
+#define NVML_NAME_(sym, params, args)        #sym,
+#define NVML_WRAP_(sym, params, args)        (void *)sym,
 
 static const char *const cu_name[GP_CU_COUNT] = {GP_CU_WRAPPED(NAME_) GP_CU_USED(NAME_)};
 static const char *const cu_base[GP_CU_NWRAPPED] = {GP_CU_WRAPPED(BASE_)};
@@ -100,8 +100,8 @@ enum { LIB_OTHER, LIB_CUDA, LIB_NVML };
  * handles opened by path, by soname or through a symlink all count. */
 NO_SANITIZE static int handle_kind(void *handle) {
     struct link_map *lm = NULL;
-    if (handle == RTLD_DEFAULT || handle == RTLD_NEXT || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 ||
-        !lm || !lm->l_name)
+    if (handle == RTLD_DEFAULT || handle == RTLD_NEXT ||
+        dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name)
         return LIB_OTHER;
     const char *base = strrchr(lm->l_name, '/');
     base = base ? base + 1 : lm->l_name;

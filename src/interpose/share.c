@@ -28,21 +28,21 @@
 #include <sys/time.h>
 #include <time.h>
 
-#define MAX_PIDS 256
+#define MAX_PIDS    256
 #define MAX_SAMPLES 512
 
 int gps__share_on;
 
 struct throttle {
     pthread_mutex_t lock;
-    int ready;             /* NVML handle looked up */
-    nvmlDevice_t nvdev;    /* NULL when NVML has no such GPU */
-    uint64_t window_start; /* ns, CLOCK_MONOTONIC */
+    int ready;                   /* NVML handle looked up */
+    nvmlDevice_t nvdev;          /* NULL when NVML has no such GPU */
+    uint64_t window_start;       /* ns, CLOCK_MONOTONIC */
     unsigned long long since_us; /* NVML timestamp of the last sample */
-    uint64_t launches;     /* by this process in the window */
-    double rate;           /* launches per second; 0: unlimited */
-    double tokens;         /* may go negative: launches owe waiting time */
-    uint64_t last_refill;  /* ns */
+    uint64_t launches;           /* by this process in the window */
+    double rate;                 /* launches per second; 0: unlimited */
+    double tokens;               /* may go negative: launches owe waiting time */
+    uint64_t last_refill;        /* ns */
 };
 
 static struct throttle th[GP_LEDGER_MAX_DEVICES] = {
@@ -73,7 +73,8 @@ static void lookup_nvml(struct throttle *t, int dev) {
     char text[64];
     snprintf(text, sizeof text,
              "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+             b[15]);
     if (GP_NVML(nvmlDeviceGetHandleByUUID, text, &t->nvdev) != NVML_SUCCESS)
         t->nvdev = NULL;
 }
@@ -84,9 +85,8 @@ static double slice_busy(struct throttle *t) {
     static __thread nvmlProcessUtilizationSample_t samples[MAX_SAMPLES];
     int pids[MAX_PIDS];
     unsigned int count = MAX_SAMPLES;
-    if (!t->nvdev ||
-        GP_NVML(nvmlDeviceGetProcessUtilization, t->nvdev, samples, &count, t->since_us) !=
-            NVML_SUCCESS)
+    if (!t->nvdev || GP_NVML(nvmlDeviceGetProcessUtilization, t->nvdev, samples, &count,
+                             t->since_us) != NVML_SUCCESS)
         return -1;
     int npids = gps__ledger_pids(gps__ledger(), pids, MAX_PIDS);
     /* NVML may give several samples per process; average each process's,
@@ -165,9 +165,9 @@ void gps__throttle(void) {
 #define GP_UNPACK_(...) __VA_ARGS__
 #define LAUNCH_WRAPPER_(sym, base, ver, stream, params, args)                                      \
     CUresult sym params {                                                                          \
-        gps__init();                                                                                \
-        if (__atomic_load_n(&gps__share_on, __ATOMIC_RELAXED))                                      \
-            gps__throttle();                                                                        \
+        gps__init();                                                                               \
+        if (__atomic_load_n(&gps__share_on, __ATOMIC_RELAXED))                                     \
+            gps__throttle();                                                                       \
         return GP_CU(sym, GP_UNPACK_ args);                                                        \
     }
 GP_CU_LAUNCH(LAUNCH_WRAPPER_)

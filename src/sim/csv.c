@@ -34,7 +34,7 @@ static int read_line(sim_csv *c, char *err, size_t errlen) {
         if (n + 2 > c->cap) {
             if (c->cap >= MAX_LINE)
                 return sim_errf(err, errlen, GP_EPARSE, "%s:%ld: line longer than %d bytes",
-                            c->path, c->line + 1, MAX_LINE);
+                                c->path, c->line + 1, MAX_LINE);
             size_t ncap = c->cap ? 2 * c->cap : 256;
             char *b = realloc(c->buf, ncap);
             if (!b)
@@ -44,7 +44,7 @@ static int read_line(sim_csv *c, char *err, size_t errlen) {
         }
         if (ch == '\0')
             return sim_errf(err, errlen, GP_EPARSE, "%s:%ld: NUL byte in a text file", c->path,
-                        c->line + 1);
+                            c->line + 1);
         c->buf[n++] = (char)ch;
     }
     if (ch == EOF && n == 0)
@@ -86,7 +86,7 @@ static int split(sim_csv *c, char *err, size_t errlen) {
             for (;;) {
                 if (*p == '\0')
                     return sim_errf(err, errlen, GP_EPARSE, "%s:%ld: unterminated quoted field",
-                                c->path, c->line);
+                                    c->path, c->line);
                 if (*p == '"') {
                     if (p[1] == '"') {
                         *out++ = '"';
@@ -100,14 +100,14 @@ static int split(sim_csv *c, char *err, size_t errlen) {
             }
             if (*p != ',' && *p != '\0')
                 return sim_errf(err, errlen, GP_EPARSE,
-                            "%s:%ld: text after a closing quote in field %zu", c->path,
-                            c->line, c->nfield + 1);
+                                "%s:%ld: text after a closing quote in field %zu", c->path, c->line,
+                                c->nfield + 1);
         } else {
             while (*p != ',' && *p != '\0') {
                 if (*p == '"')
                     return sim_errf(err, errlen, GP_EPARSE,
-                                "%s:%ld: stray quote in unquoted field %zu", c->path, c->line,
-                                c->nfield + 1);
+                                    "%s:%ld: stray quote in unquoted field %zu", c->path, c->line,
+                                    c->nfield + 1);
                 *out++ = *p++;
             }
         }
@@ -156,7 +156,7 @@ static int open_common(sim_csv *c, char *err, size_t errlen) {
         for (size_t j = 0; j < i; j++)
             if (!strcmp(c->header[j], c->header[i])) {
                 int code = sim_errf(err, errlen, GP_EPARSE, "%s:%ld: column '%s' appears twice",
-                                c->path, c->line, c->header[i]);
+                                    c->path, c->line, c->header[i]);
                 sim_csv_close(c);
                 return code;
             }
@@ -193,7 +193,7 @@ int sim_csv_next(sim_csv *c, char *err, size_t errlen) {
         return rc;
     if (c->nfield != c->nheader)
         return sim_errf(err, errlen, GP_EPARSE, "%s:%ld: %zu fields, the header has %zu", c->path,
-                    c->line, c->nfield, c->nheader);
+                        c->line, c->nfield, c->nheader);
     return 1;
 }
 
@@ -231,7 +231,7 @@ int sim_csv_int(const sim_csv *c, int col, int64_t min, int64_t max, int64_t emp
     if (*s == '\0') {
         if (empty_value == SIM_CSV_REQUIRED)
             return sim_errf(err, errlen, GP_EPARSE, "%s:%ld: field %s: empty", c->path, c->line,
-                        col_name(c, col));
+                            col_name(c, col));
         *out = empty_value;
         return 0;
     }
@@ -239,8 +239,8 @@ int sim_csv_int(const sim_csv *c, int col, int64_t min, int64_t max, int64_t emp
     char *end;
     long long v = strtoll(s, &end, 10);
     if (end == s || errno == ERANGE)
-        return sim_errf(err, errlen, GP_EPARSE, "%s:%ld: field %s: '%s' is not an integer",
-                    c->path, c->line, col_name(c, col), s);
+        return sim_errf(err, errlen, GP_EPARSE, "%s:%ld: field %s: '%s' is not an integer", c->path,
+                        c->line, col_name(c, col), s);
     if (*end == '.') {
         /* "12.0" from pandas: accept a zero fraction only. */
         const char *q = end + 1;
@@ -248,16 +248,16 @@ int sim_csv_int(const sim_csv *c, int col, int64_t min, int64_t max, int64_t emp
             q++;
         if (q == end + 1 || *q != '\0')
             return sim_errf(err, errlen, GP_EPARSE, "%s:%ld: field %s: '%s' is not an integer",
-                        c->path, c->line, col_name(c, col), s);
+                            c->path, c->line, col_name(c, col), s);
         end = (char *)(uintptr_t)q;
     }
     if (*end != '\0')
-        return sim_errf(err, errlen, GP_EPARSE, "%s:%ld: field %s: '%s' is not an integer",
-                    c->path, c->line, col_name(c, col), s);
+        return sim_errf(err, errlen, GP_EPARSE, "%s:%ld: field %s: '%s' is not an integer", c->path,
+                        c->line, col_name(c, col), s);
     if (v < min || v > max)
         return sim_errf(err, errlen, GP_ERANGE,
-                    "%s:%ld: field %s: %lld is out of range [%lld, %lld]", c->path, c->line,
-                    col_name(c, col), v, (long long)min, (long long)max);
+                        "%s:%ld: field %s: %lld is out of range [%lld, %lld]", c->path, c->line,
+                        col_name(c, col), v, (long long)min, (long long)max);
     *out = v;
     return 0;
 }
@@ -270,10 +270,10 @@ int sim_csv_double(const sim_csv *c, int col, double min, double max, double *ou
     double v = strtod(s, &end);
     if (*s == '\0' || end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
         return sim_errf(err, errlen, GP_EPARSE, "%s:%ld: field %s: '%s' is not a number", c->path,
-                    c->line, col_name(c, col), s);
+                        c->line, col_name(c, col), s);
     if (v < min || v > max)
         return sim_errf(err, errlen, GP_ERANGE, "%s:%ld: field %s: %g is out of range [%g, %g]",
-                    c->path, c->line, col_name(c, col), v, min, max);
+                        c->path, c->line, col_name(c, col), v, min, max);
     *out = v;
     return 0;
 }
@@ -286,7 +286,7 @@ int sim_csv_check_header(const sim_csv *c, const char *const *known, const char 
             ok = !strcmp(*k, c->header[i]);
         if (!ok)
             return sim_errf(err, errlen, GP_EPARSE, "%s:1: unknown column '%s'", c->path,
-                        c->header[i]);
+                            c->header[i]);
     }
     for (const char *const *r = required; *r; r++)
         if (sim_csv_col(c, *r) < 0)

@@ -16,14 +16,14 @@
 
 typedef struct sim_csv {
     FILE *f;
-    int own;                        /* close f at the end */
-    char path[256];                 /* for messages */
-    long line;                      /* line of the current record */
+    int own;        /* close f at the end */
+    char path[256]; /* for messages */
+    long line;      /* line of the current record */
     char *buf;
     size_t cap;
     char **field;
     size_t nfield, capfield;
-    char **header;                  /* copied names of the header fields */
+    char **header; /* copied names of the header fields */
     size_t nheader;
 } sim_csv;
 

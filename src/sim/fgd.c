@@ -44,7 +44,7 @@ uint64_t sim_rng_below(sim_rng *r, uint64_t n) {
 /* ------------------------------------------------------------------------ */
 
 typedef struct shape_count {
-    const sim_pod *pod;             /* a representative */
+    const sim_pod *pod; /* a representative */
     int64_t count;
 } shape_count;
 

@@ -51,14 +51,14 @@ int sim_fgd_arrivals(const sim_pod *pods, size_t n, int64_t capacity_milli, doub
 typedef struct sim_fgd_opts {
     gp_placement policy;
     uint64_t seed;
-    double tune;                    /* 1.3 in the paper */
+    double tune; /* 1.3 in the paper */
 } sim_fgd_opts;
 
 typedef struct sim_fgd_result {
     sim_curve_row rows[SIM_CURVE_MAX + 1]; /* allocation %, frag %, frag ratio % */
     size_t arrived, placed, failed;
     int64_t capacity_milli;
-    double seconds;                 /* wall time of the replay */
+    double seconds; /* wall time of the replay */
 } sim_fgd_result;
 
 /* Turns a trace node into an engine node (GPUs of 16 GiB each: the openb

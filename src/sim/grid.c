@@ -14,16 +14,16 @@
 #include "sim/csv.h"
 
 typedef struct grid_job {
-    size_t w, p, s;                 /* indices into workloads, policies, seeds */
+    size_t w, p, s; /* indices into workloads, policies, seeds */
 } grid_job;
 
 typedef struct grid_state {
     const sim_grid_opts *o;
     sim_node *nodes;
     size_t nnodes;
-    sim_pod **pods;                 /* per workload */
+    sim_pod **pods; /* per workload */
     size_t *npods;
-    sim_grid_cell *cells;           /* [w][p][s] */
+    sim_grid_cell *cells; /* [w][p][s] */
     grid_job *jobs;
     size_t njobs, next, finished;
     int rc;
@@ -50,8 +50,8 @@ static void *worker(void *arg) {
         sim_fgd_opts fo = {g->o->policies[j.p], g->o->seeds[j.s], g->o->tune};
         sim_fgd_result *res = malloc(sizeof *res);
         char err[512] = "";
-        int rc = res ? sim_fgd_run(g->nodes, g->nnodes, g->pods[j.w], g->npods[j.w], &fo, res,
-                                   err, sizeof err)
+        int rc = res ? sim_fgd_run(g->nodes, g->nnodes, g->pods[j.w], g->npods[j.w], &fo, res, err,
+                                   sizeof err)
                      : GP_ENOMEM;
         pthread_mutex_lock(&g->lock);
         if (rc < 0 && !g->rc) {
@@ -202,8 +202,8 @@ static void report(grid_state *g, const sums *pub, int json, FILE *out, double s
     if (!json) {
         fprintf(out, "%-12s %-14s %8s %8s", "workload", "policy", "ours100", "ours130");
         if (pub)
-            fprintf(out, " %8s %8s %7s %7s %6s %6s", "pub100", "pub130", "d100", "d130",
-                    "2se100", "2se130");
+            fprintf(out, " %8s %8s %7s %7s %6s %6s", "pub100", "pub130", "d100", "d130", "2se100",
+                    "2se130");
         fputc('\n', out);
     }
     for (size_t w = 0; w < o->nworkloads; w++) {

@@ -11,13 +11,13 @@
 
 #include "sim/plan.h"
 
-#define W 860.0                     /* chart size in SVG units */
-#define H 300.0
-#define ML 70.0                     /* margins: left, right, top, bottom */
-#define MR 20.0
-#define MT 30.0
-#define MB 45.0
-#define BINS 200                    /* points of the allocation curve */
+#define W    860.0 /* chart size in SVG units */
+#define H    300.0
+#define ML   70.0 /* margins: left, right, top, bottom */
+#define MR   20.0
+#define MT   30.0
+#define MB   45.0
+#define BINS 200 /* points of the allocation curve */
 
 static const char *const colour[SIM_MODE_COUNT] = {"#c0392b", "#2471a3", "#229954"};
 
@@ -25,12 +25,23 @@ static const char *const colour[SIM_MODE_COUNT] = {"#c0392b", "#2471a3", "#22995
 static void esc(FILE *f, const char *s) {
     for (; *s; s++) {
         switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fputc(*s, f);
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&#39;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }
@@ -51,31 +62,33 @@ static double py(double y, double y0, double y1) {
 }
 
 /* Axes, ticks (5 per axis; x in log10 if xlog), labels and the legend. */
-static void axes(FILE *f, double x0, double x1, double y0, double y1, int xlog,
-                 const char *xlabel, const char *ylabel, const line *ls, size_t nl) {
-    fprintf(f, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='#fff' "
-               "stroke='#999'/>\n",
+static void axes(FILE *f, double x0, double x1, double y0, double y1, int xlog, const char *xlabel,
+                 const char *ylabel, const line *ls, size_t nl) {
+    fprintf(f,
+            "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='#fff' "
+            "stroke='#999'/>\n",
             ML, MT, W - ML - MR, H - MT - MB);
     for (int i = 0; i <= 4; i++) {
         double y = y0 + (y1 - y0) * i / 4, x = x0 + (x1 - x0) * i / 4;
         fprintf(f, "<text x='%.0f' y='%.1f' text-anchor='end' class='t'>%.4g</text>\n", ML - 6,
                 py(y, y0, y1) + 4, y);
-        fprintf(f, "<line x1='%.0f' x2='%.0f' y1='%.1f' y2='%.1f' stroke='#eee'/>\n", ML,
-                W - MR, py(y, y0, y1), py(y, y0, y1));
+        fprintf(f, "<line x1='%.0f' x2='%.0f' y1='%.1f' y2='%.1f' stroke='#eee'/>\n", ML, W - MR,
+                py(y, y0, y1), py(y, y0, y1));
         fprintf(f, "<text x='%.1f' y='%.0f' text-anchor='middle' class='t'>%.4g</text>\n",
                 px(x, x0, x1), H - MB + 16, xlog ? pow(10, x) : x);
     }
-    fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='middle' class='l'>", (ML + W - MR) / 2,
-            H - 8);
+    fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='middle' class='l'>", (ML + W - MR) / 2, H - 8);
     esc(f, xlabel);
-    fprintf(f, "</text>\n<text x='14' y='%.0f' transform='rotate(-90 14 %.0f)' "
-               "text-anchor='middle' class='l'>",
+    fprintf(f,
+            "</text>\n<text x='14' y='%.0f' transform='rotate(-90 14 %.0f)' "
+            "text-anchor='middle' class='l'>",
             (MT + H - MB) / 2, (MT + H - MB) / 2);
     esc(f, ylabel);
     fputs("</text>\n", f);
     for (size_t k = 0; k < nl; k++) {
-        fprintf(f, "<rect x='%.0f' y='8' width='14' height='10' fill='%s'/>"
-                   "<text x='%.0f' y='17' class='t'>",
+        fprintf(f,
+                "<rect x='%.0f' y='8' width='14' height='10' fill='%s'/>"
+                "<text x='%.0f' y='17' class='t'>",
                 ML + 10 + 170.0 * (double)k, ls[k].colour, ML + 28 + 170.0 * (double)k);
         esc(f, ls[k].label);
         fputs("</text>\n", f);
@@ -97,13 +110,13 @@ static void chart(FILE *f, const char *title, const line *ls, size_t nl, int xlo
     }
     fputs("<h2>", f);
     esc(f, title);
-    fprintf(f, "</h2>\n<svg viewBox='0 0 %.0f %.0f' "
-               "width='%.0f' height='%.0f'>\n",
+    fprintf(f,
+            "</h2>\n<svg viewBox='0 0 %.0f %.0f' "
+            "width='%.0f' height='%.0f'>\n",
             W, H, W, H);
     axes(f, x0, x1, 0, y1, xlog, xlabel, ylabel, ls, nl);
     for (size_t k = 0; k < nl; k++) {
-        fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.6' points='",
-                ls[k].colour);
+        fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.6' points='", ls[k].colour);
         for (size_t i = 0; i < ls[k].n; i++)
             fprintf(f, "%.1f,%.1f ", px(ls[k].x[i], x0, x1), py(ls[k].y[i], 0, y1));
         fputs("'/>\n", f);
@@ -128,8 +141,8 @@ static double time_unit(int64_t span, const char **name) {
 /* Allocation % in BINS equal time bins over [t0, t1] (time-weighted means
  * of the step function in r->series), x in units of `unit` seconds since
  * t0. */
-static void alloc_bins(const sim_replay_result *r, int64_t t0, int64_t t1, double unit,
-                       double *x, double *y) {
+static void alloc_bins(const sim_replay_result *r, int64_t t0, int64_t t1, double unit, double *x,
+                       double *y) {
     double span = (double)(t1 > t0 ? t1 - t0 : 1), w = span / BINS;
     size_t j = 0;
     double cur = 0;
@@ -157,13 +170,13 @@ static void summary_table(FILE *f, const sim_plan *p, int needed) {
         const sim_replay_result *r = needed ? &p->modes[m].needed : &p->modes[m].full;
         if (needed && !p->modes[m].found)
             continue;
-        fprintf(f, "<tr><td>%s</td><td>%lld</td><td>%.2f</td><td>%.0f</td><td>%.0f</td>"
-                   "<td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%lld</td><td>%lld</td>"
-                   "<td>%lld</td></tr>\n",
-                sim_mode_name((sim_mode)m), (long long)(r->capacity_milli / GP_MILLI),
-                r->alloc_pct, r->delay_p50, r->delay_p95, r->delay_p99, r->jct_p50,
-                r->jct_p95, (long long)r->evictions, (long long)r->unserved,
-                (long long)r->rejected);
+        fprintf(f,
+                "<tr><td>%s</td><td>%lld</td><td>%.2f</td><td>%.0f</td><td>%.0f</td>"
+                "<td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%lld</td><td>%lld</td>"
+                "<td>%lld</td></tr>\n",
+                sim_mode_name((sim_mode)m), (long long)(r->capacity_milli / GP_MILLI), r->alloc_pct,
+                r->delay_p50, r->delay_p95, r->delay_p99, r->jct_p50, r->jct_p95,
+                (long long)r->evictions, (long long)r->unserved, (long long)r->rejected);
     }
     fputs("</table>\n", f);
 }
@@ -171,16 +184,18 @@ static void summary_table(FILE *f, const sim_plan *p, int needed) {
 static void project_tables(FILE *f, const sim_plan *p) {
     for (int m = 0; m < SIM_MODE_COUNT; m++) {
         const sim_replay_result *r = &p->modes[m].full;
-        fprintf(f, "<h3>%s</h3>\n<table><tr><th>project</th><th>deserved GPUs</th>"
-                   "<th>mean GPUs</th><th>share of deserved</th><th>jobs</th>"
-                   "<th>delay p95 (s)</th></tr>\n",
+        fprintf(f,
+                "<h3>%s</h3>\n<table><tr><th>project</th><th>deserved GPUs</th>"
+                "<th>mean GPUs</th><th>share of deserved</th><th>jobs</th>"
+                "<th>delay p95 (s)</th></tr>\n",
                 sim_mode_name((sim_mode)m));
         for (size_t i = 0; i < r->nprojects; i++) {
             const sim_project_result *q = &r->projects[i];
             fputs("<tr><td>", f);
             esc(f, q->name);
-            fprintf(f, "</td><td>%.2f</td><td>%.2f</td><td>%.0f%%</td><td>%lld</td>"
-                       "<td>%.0f</td></tr>\n",
+            fprintf(f,
+                    "</td><td>%.2f</td><td>%.2f</td><td>%.0f%%</td><td>%lld</td>"
+                    "<td>%.0f</td></tr>\n",
                     q->deserved_gpus, q->mean_gpus, 100 * q->share, (long long)q->jobs,
                     q->delay_p95);
         }
@@ -195,8 +210,9 @@ static void needed_chart(FILE *f, const sim_plan *p) {
         max = fmax(max, p->modes[m].found ? (double)p->modes[m].gpus_needed
                                           : (double)p->gpus * SIM_PLAN_MAX_GROWTH);
     fputs("<h2>GPUs needed to keep p95 queueing delay under the target</h2>\n", f);
-    fprintf(f, "<svg viewBox='0 0 %.0f 150' width='%.0f' "
-               "height='150'>\n",
+    fprintf(f,
+            "<svg viewBox='0 0 %.0f 150' width='%.0f' "
+            "height='150'>\n",
             W, W);
     for (int m = 0; m < SIM_MODE_COUNT; m++) {
         const sim_plan_mode *pm = &p->modes[m];
@@ -207,11 +223,12 @@ static void needed_chart(FILE *f, const sim_plan *p) {
         fprintf(f, "<rect x='160' y='%.0f' width='%.1f' height='28' fill='%s'/>\n", y, len,
                 colour[m]);
         if (pm->found)
-            fprintf(f, "<text x='%.1f' y='%.0f' class='l'>%lld GPUs</text>\n", 166 + len,
-                    y + 19, (long long)pm->gpus_needed);
+            fprintf(f, "<text x='%.1f' y='%.0f' class='l'>%lld GPUs</text>\n", 166 + len, y + 19,
+                    (long long)pm->gpus_needed);
         else
-            fprintf(f, "<text x='%.1f' y='%.0f' text-anchor='end' class='l' fill='#fff'>"
-                       "more than %lld GPUs</text>\n",
+            fprintf(f,
+                    "<text x='%.1f' y='%.0f' text-anchor='end' class='l' fill='#fff'>"
+                    "more than %lld GPUs</text>\n",
                     154 + len, y + 19, (long long)p->gpus * SIM_PLAN_MAX_GROWTH);
     }
     fputs("</svg>\n", f);
@@ -241,8 +258,8 @@ int sim_plan_html(const sim_plan *p, const sim_inputs *in, FILE *f) {
             fprintf(f, "%s%s needs %lld GPUs", m ? "; " : "", sim_mode_name((sim_mode)m),
                     (long long)pm->gpus_needed);
         else
-            fprintf(f, "%s%s needs more than %lld GPUs", m ? "; " : "",
-                    sim_mode_name((sim_mode)m), (long long)p->gpus * SIM_PLAN_MAX_GROWTH);
+            fprintf(f, "%s%s needs more than %lld GPUs", m ? "; " : "", sim_mode_name((sim_mode)m),
+                    (long long)p->gpus * SIM_PLAN_MAX_GROWTH);
     }
     fputs(".</p>\n", f);
     needed_chart(f, p);
@@ -270,8 +287,8 @@ int sim_plan_html(const sim_plan *p, const sim_inputs *in, FILE *f) {
         alloc_bins(&p->modes[m].full, t0, t1, unit, x, y);
         ls[m] = (line){x, y, BINS, colour[m], sim_mode_name((sim_mode)m)};
     }
-    chart(f, "GPU allocation over time (given hardware)", ls, SIM_MODE_COUNT, 0,
-          unit_name, "allocated GPUs, % of the pool", 1);
+    chart(f, "GPU allocation over time (given hardware)", ls, SIM_MODE_COUNT, 0, unit_name,
+          "allocated GPUs, % of the pool", 1);
 
     /* Delay CDFs: x is log10 of the delay in seconds, delays under one
      * second drawn at 1 s. */
@@ -289,8 +306,8 @@ int sim_plan_html(const sim_plan *p, const sim_inputs *in, FILE *f) {
         ls[m] = (line){x, y, n, colour[m], sim_mode_name((sim_mode)m)};
         c += 2 * (nd ? nd : 1);
     }
-    chart(f, "Queueing delay, cumulative distribution (given hardware)", ls, SIM_MODE_COUNT,
-          1, "queueing delay, seconds (log scale)", "jobs started within, %", 100);
+    chart(f, "Queueing delay, cumulative distribution (given hardware)", ls, SIM_MODE_COUNT, 1,
+          "queueing delay, seconds (log scale)", "jobs started within, %", 100);
     free(buf);
     free(cdf);
 

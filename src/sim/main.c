@@ -90,19 +90,19 @@ static void print_fgd(const sim_fgd_result *r, const char *workload, const sim_f
                                     r->rows[x].present ? json_real(r->rows[x].y[k]) : json_null());
             json_array_append_new(rows, row);
         }
-        json_t *root = json_pack("{s:s, s:s, s:I, s:f, s:f, s:I, s:I, s:o}", "workload", workload,
-                                 "policy", gp_placement_name(o->policy), "seed",
-                                 (json_int_t)o->seed, "tune", o->tune, "seconds", r->seconds,
-                                 "pods", (json_int_t)r->arrived, "failed",
-                                 (json_int_t)r->failed, "rows", rows);
+        json_t *root =
+            json_pack("{s:s, s:s, s:I, s:f, s:f, s:I, s:I, s:o}", "workload", workload, "policy",
+                      gp_placement_name(o->policy), "seed", (json_int_t)o->seed, "tune", o->tune,
+                      "seconds", r->seconds, "pods", (json_int_t)r->arrived, "failed",
+                      (json_int_t)r->failed, "rows", rows);
         json_dumpf(root, stdout, JSON_COMPACT);
         fputc('\n', stdout);
         json_decref(root);
         return;
     }
     printf("# workload %s, policy %s, seed %llu, tune %.2f: %zu pods, %zu failed, %.3f s\n",
-           workload, gp_placement_name(o->policy), (unsigned long long)o->seed, o->tune,
-           r->arrived, r->failed, r->seconds);
+           workload, gp_placement_name(o->policy), (unsigned long long)o->seed, o->tune, r->arrived,
+           r->failed, r->seconds);
     printf("%7s %10s %8s %10s\n", "arrived", "allocation", "frag", "frag_ratio");
     for (int x = 0; x <= SIM_CURVE_MAX; x++) {
         if (!r->rows[x].present)
@@ -180,10 +180,9 @@ static int cmd_fgd(int argc, char **argv) {
     }
     char err[1024] = "";
     if (grid) {
-        static const char *const paper[] = {"cpu050",     "cpu100",     "cpu200",
-                                            "default",    "gpushare100", "gpushare40",
-                                            "gpushare60", "gpuspec10",  "gpuspec20",
-                                            "multigpu20", "multigpu30"};
+        static const char *const paper[] = {"cpu050",      "cpu100",     "cpu200",     "default",
+                                            "gpushare100", "gpushare40", "gpushare60", "gpuspec10",
+                                            "gpuspec20",   "multigpu20", "multigpu30"};
         const char *wl[64];
         sim_grid_opts g;
         memset(&g, 0, sizeof g);
@@ -205,10 +204,9 @@ static int cmd_fgd(int argc, char **argv) {
             for (size_t k = 0; k < g.npolicies; k++)
                 g.policies[k] = parse_policy(pl[k]);
         } else {
-            static const gp_placement all[] = {GP_PLACE_RANDOM,     GP_PLACE_DOTPROD,
-                                               GP_PLACE_GPUCLUSTERING, GP_PLACE_GPUPACKING,
-                                               GP_PLACE_BESTFIT,    GP_PLACE_FGD,
-                                               GP_PLACE_GPUPOOL};
+            static const gp_placement all[] = {
+                GP_PLACE_RANDOM,  GP_PLACE_DOTPROD, GP_PLACE_GPUCLUSTERING, GP_PLACE_GPUPACKING,
+                GP_PLACE_BESTFIT, GP_PLACE_FGD,     GP_PLACE_GPUPOOL};
             g.npolicies = sizeof all / sizeof *all;
             memcpy(g.policies, all, sizeof all);
         }

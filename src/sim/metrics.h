@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SIM_CURVE_MAX 130           /* x runs over 0..130 percent */
-#define SIM_CURVE_VALUES 3          /* allocation, frag, frag ratio */
+#define SIM_CURVE_MAX    130 /* x runs over 0..130 percent */
+#define SIM_CURVE_VALUES 3   /* allocation, frag, frag ratio */
 
 /* Accumulates events (x, y[0..2]) into integer buckets of x. */
 typedef struct sim_curve {
@@ -21,7 +21,7 @@ typedef struct sim_curve {
 } sim_curve;
 
 typedef struct sim_curve_row {
-    int present;                    /* 0: no event near this x */
+    int present; /* 0: no event near this x */
     double y[SIM_CURVE_VALUES];
 } sim_curve_row;
 
@@ -42,9 +42,9 @@ double sim_quantile(double *v, size_t n, double q);
 /* A value that changes at points in time; mean() weighs each value by how
  * long it held. */
 typedef struct sim_twmean {
-    double area;                    /* integral of value dt so far */
-    double value;                   /* current value */
-    int64_t start, last;            /* first and last time seen */
+    double area;         /* integral of value dt so far */
+    double value;        /* current value */
+    int64_t start, last; /* first and last time seen */
     int started;
 } sim_twmean;
 

@@ -31,11 +31,11 @@ int sim_inputs_load(sim_inputs *in, char *err, size_t errlen) {
     if (rc == GP_ENOMEM && err && !*err)
         sim_errf(err, errlen, rc, "out of memory");
     if (!rc)
-        rc = sim_assign_projects(in->pr, in->npr, in->pods, in->npods, in->pods_path,
-                                 in->leaf_of, err, errlen);
+        rc = sim_assign_projects(in->pr, in->npr, in->pods, in->npods, in->pods_path, in->leaf_of,
+                                 err, errlen);
     if (!rc)
-        rc = sim_replay_jobs(in->pods, in->npods, in->leaf_of, in->pods_path, &in->jobs,
-                             &in->njobs, err, errlen);
+        rc = sim_replay_jobs(in->pods, in->npods, in->leaf_of, in->pods_path, &in->jobs, &in->njobs,
+                             err, errlen);
     if (!rc && sim_nodes_gpus(in->nodes, in->nnodes) == 0)
         rc = sim_errf(err, errlen, GP_EINVAL, "%s: the node list has no GPU", in->nodes_path);
     if (rc < 0)
@@ -65,7 +65,8 @@ void sim_scale_nodes(const sim_node *nodes, size_t n, size_t k, sim_node *out) {
         for (size_t i = 0; i < n; i++) {
             out[m] = nodes[i];
             if (c > 0)
-                snprintf(out[m].name, sizeof out[m].name, "%.50s~%u", nodes[i].name, (unsigned)(c % 1000));
+                snprintf(out[m].name, sizeof out[m].name, "%.50s~%u", nodes[i].name,
+                         (unsigned)(c % 1000));
             m++;
         }
     size_t r = k % n, c = k / n;
@@ -73,7 +74,8 @@ void sim_scale_nodes(const sim_node *nodes, size_t n, size_t k, sim_node *out) {
         if ((i + 1) * r / n > i * r / n) {
             out[m] = nodes[i];
             if (c > 0)
-                snprintf(out[m].name, sizeof out[m].name, "%.50s~%u", nodes[i].name, (unsigned)(c % 1000));
+                snprintf(out[m].name, sizeof out[m].name, "%.50s~%u", nodes[i].name,
+                         (unsigned)(c % 1000));
             m++;
         }
 }
@@ -93,11 +95,12 @@ static int meets(const sim_replay_result *r, double target) {
     return r->rejected == 0 && r->unserved == 0 && r->delay_p95 <= target;
 }
 
-static void say(const sim_replay_opts *o, size_t k, const sim_node *buf,
-                const sim_replay_result *r, double target) {
+static void say(const sim_replay_opts *o, size_t k, const sim_node *buf, const sim_replay_result *r,
+                double target) {
     if (o->progress)
-        fprintf(stderr, "plan %s: %zu nodes (%lld GPUs): p95 delay %.0f s, %lld unserved, "
-                        "%lld rejected: %s (%.1f s)\n",
+        fprintf(stderr,
+                "plan %s: %zu nodes (%lld GPUs): p95 delay %.0f s, %lld unserved, "
+                "%lld rejected: %s (%.1f s)\n",
                 sim_mode_name(o->mode), k, (long long)sim_nodes_gpus(buf, k), r->delay_p95,
                 (long long)r->unserved, (long long)r->rejected,
                 meets(r, target) ? "meets the target" : "misses", r->seconds);
@@ -110,8 +113,8 @@ static int probe(const sim_inputs *in, const sim_replay_opts *o, double target, 
                  sim_node *buf, sim_plan_mode *pm, char *err, size_t errlen) {
     sim_replay_result r;
     sim_scale_nodes(in->nodes, in->nnodes, k, buf);
-    int rc = sim_replay_run(buf, k, in->pods, in->jobs, in->njobs, in->pr, in->npr, o, &r, err,
-                            errlen);
+    int rc =
+        sim_replay_run(buf, k, in->pods, in->jobs, in->njobs, in->pr, in->npr, o, &r, err, errlen);
     if (rc < 0)
         return rc;
     pm->steps++;
@@ -131,8 +134,8 @@ static int probe(const sim_inputs *in, const sim_replay_opts *o, double target, 
  * times the list is reached), then a binary search between the last miss and
  * the first hit.
  */
-static int search(const sim_inputs *in, const sim_replay_opts *o, double target,
-                  sim_plan_mode *pm, char *err, size_t errlen) {
+static int search(const sim_inputs *in, const sim_replay_opts *o, double target, sim_plan_mode *pm,
+                  char *err, size_t errlen) {
     size_t max = SIM_PLAN_MAX_GROWTH * in->nnodes;
     sim_node *buf = malloc(max * sizeof *buf);
     if (!buf)
@@ -166,8 +169,8 @@ static int search(const sim_inputs *in, const sim_replay_opts *o, double target,
     return rc < 0 ? rc : 0;
 }
 
-int sim_plan_run(const sim_inputs *in, const sim_replay_opts *o, double target_p95_s,
-                 sim_plan *p, char *err, size_t errlen) {
+int sim_plan_run(const sim_inputs *in, const sim_replay_opts *o, double target_p95_s, sim_plan *p,
+                 char *err, size_t errlen) {
     memset(p, 0, sizeof *p);
     double t0 = sim_now();
     p->target_p95_s = target_p95_s;
@@ -180,10 +183,11 @@ int sim_plan_run(const sim_inputs *in, const sim_replay_opts *o, double target_p
         int rc = sim_replay_run(in->nodes, in->nnodes, in->pods, in->jobs, in->njobs, in->pr,
                                 in->npr, &mo, &pm->full, err, errlen);
         if (!rc && o->progress)
-            fprintf(stderr, "plan %s: all %zu nodes: p95 delay %.0f s, allocation %.2f%% "
-                            "(%.1f s)\n",
-                    sim_mode_name(mo.mode), in->nnodes, pm->full.delay_p95,
-                    pm->full.alloc_pct, pm->full.seconds);
+            fprintf(stderr,
+                    "plan %s: all %zu nodes: p95 delay %.0f s, allocation %.2f%% "
+                    "(%.1f s)\n",
+                    sim_mode_name(mo.mode), in->nnodes, pm->full.delay_p95, pm->full.alloc_pct,
+                    pm->full.seconds);
         if (!rc)
             rc = search(in, &mo, target_p95_s, pm, err, errlen);
         if (rc < 0) {
@@ -233,32 +237,31 @@ static json_t *result_json(const sim_replay_result *r) {
     json_t *pr = json_array();
     for (size_t i = 0; i < r->nprojects; i++) {
         const sim_project_result *p = &r->projects[i];
-        json_array_append_new(pr, json_pack("{s:s, s:f, s:f, s:f, s:I, s:f}", "project",
-                                            p->name, "deserved_gpus", p->deserved_gpus,
-                                            "mean_gpus", p->mean_gpus, "share", p->share,
-                                            "jobs", (json_int_t)p->jobs, "delay_p95_s",
-                                            p->delay_p95));
+        json_array_append_new(pr, json_pack("{s:s, s:f, s:f, s:f, s:I, s:f}", "project", p->name,
+                                            "deserved_gpus", p->deserved_gpus, "mean_gpus",
+                                            p->mean_gpus, "share", p->share, "jobs",
+                                            (json_int_t)p->jobs, "delay_p95_s", p->delay_p95));
     }
     json_t *o = json_pack(
         "{s:s, s:i, s:I, s:f, s:{s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f}, s:I, s:I, s:I, s:I, "
         "s:I, s:{s:I, s:I, s:I}, s:I, s:f}",
         "mode", sim_mode_name(r->mode), "nodes", (int)r->nodes, "gpus",
         (json_int_t)(r->capacity_milli / GP_MILLI), "allocation_pct", r->alloc_pct,
-        "queueing_delay_s", "mean", r->delay_mean, "p50", r->delay_p50, "p95", r->delay_p95,
-        "p99", r->delay_p99, "jct_s", "mean", r->jct_mean, "p50", r->jct_p50, "p95", r->jct_p95,
-        "jobs", (json_int_t)r->jobs, "started", (json_int_t)r->started, "finished",
-        (json_int_t)r->finished, "unserved", (json_int_t)r->unserved, "rejected",
-        (json_int_t)r->rejected, "preemptions", "reclaim", (json_int_t)r->evict_by[GP_EVICT_RECLAIM],
-        "preempt", (json_int_t)r->evict_by[GP_EVICT_PREEMPT], "consolidate",
-        (json_int_t)r->evict_by[GP_EVICT_CONSOLIDATE], "cycles", (json_int_t)r->cycles,
-        "seconds", r->seconds);
+        "queueing_delay_s", "mean", r->delay_mean, "p50", r->delay_p50, "p95", r->delay_p95, "p99",
+        r->delay_p99, "jct_s", "mean", r->jct_mean, "p50", r->jct_p50, "p95", r->jct_p95, "jobs",
+        (json_int_t)r->jobs, "started", (json_int_t)r->started, "finished", (json_int_t)r->finished,
+        "unserved", (json_int_t)r->unserved, "rejected", (json_int_t)r->rejected, "preemptions",
+        "reclaim", (json_int_t)r->evict_by[GP_EVICT_RECLAIM], "preempt",
+        (json_int_t)r->evict_by[GP_EVICT_PREEMPT], "consolidate",
+        (json_int_t)r->evict_by[GP_EVICT_CONSOLIDATE], "cycles", (json_int_t)r->cycles, "seconds",
+        r->seconds);
     json_object_set_new(o, "projects", pr);
     return o;
 }
 
 static void print_plan_text(FILE *f, const sim_plan *p, const sim_inputs *in) {
-    fprintf(f, "gpupool-sim plan: %zu jobs from %s on %zu nodes (%lld GPUs) from %s\n",
-            in->njobs, in->pods_path, p->nnodes, (long long)p->gpus, in->nodes_path);
+    fprintf(f, "gpupool-sim plan: %zu jobs from %s on %zu nodes (%lld GPUs) from %s\n", in->njobs,
+            in->pods_path, p->nnodes, (long long)p->gpus, in->nodes_path);
     fprintf(f, "\nThe three modes on the given hardware:\n");
     print_header(f);
     for (int m = 0; m < SIM_MODE_COUNT; m++)
@@ -278,8 +281,7 @@ static void print_plan_text(FILE *f, const sim_plan *p, const sim_inputs *in) {
                         *fr = &p->modes[SIM_MODE_FRACTIONAL];
     if (s->found && q->found && fr->found)
         fprintf(f, "\nstatic needs %lld GPUs, pooled needs %lld, pooled-fractional needs %lld.\n",
-                (long long)s->gpus_needed, (long long)q->gpus_needed,
-                (long long)fr->gpus_needed);
+                (long long)s->gpus_needed, (long long)q->gpus_needed, (long long)fr->gpus_needed);
     fprintf(f, "\nAt those sizes:\n");
     print_header(f);
     for (int m = 0; m < SIM_MODE_COUNT; m++)
@@ -334,8 +336,8 @@ static int num(const char *cmd, const char *opt, const char *s, double min, doub
     char *end;
     double v = strtod(s, &end);
     if (!*s || *end || !(v >= min && v <= max)) {
-        fprintf(stderr, "gpupool-sim %s: %s: '%s' is not a number in [%g, %g]\n", cmd, opt, s,
-                min, max);
+        fprintf(stderr, "gpupool-sim %s: %s: '%s' is not a number in [%g, %g]\n", cmd, opt, s, min,
+                max);
         return 2;
     }
     *out = v;
@@ -389,9 +391,9 @@ static int parse(int argc, char **argv, int plan, cmd_opts *c) {
                 const char *name;
                 double min, max;
                 int plan_only;
-            } nums[] = {{"--seed", 0, 1e18, 0},  {"--grace", 0, 1e9, 0},
+            } nums[] = {{"--seed", 0, 1e18, 0},       {"--grace", 0, 1e9, 0},
                         {"--min-runtime", 0, 1e9, 0}, {"--tick", 0, 1e9, 0},
-                        {"--scale", 1e-6, 1, 0}, {"--compress", 1, 1e6, 0},
+                        {"--scale", 1e-6, 1, 0},      {"--compress", 1, 1e6, 0},
                         {"--p95-target", 0, 1e12, 1}};
             size_t k = 0, nn = sizeof nums / sizeof *nums;
             while (k < nn && (strcmp(a, nums[k].name) || (nums[k].plan_only && !plan)))
@@ -401,13 +403,27 @@ static int parse(int argc, char **argv, int plan, cmd_opts *c) {
             if ((rc = num(cmd, a, v, nums[k].min, nums[k].max, &d)))
                 return rc;
             switch (k) {
-            case 0: c->o.seed = (uint64_t)d; break;
-            case 1: c->o.grace_s = (int64_t)d; break;
-            case 2: c->o.min_runtime_s = (int64_t)d; break;
-            case 3: c->o.tick_s = (int64_t)d; break;
-            case 4: c->scale = d; break;
-            case 5: c->compress = d; break;
-            default: c->target = d; break;
+            case 0:
+                c->o.seed = (uint64_t)d;
+                break;
+            case 1:
+                c->o.grace_s = (int64_t)d;
+                break;
+            case 2:
+                c->o.min_runtime_s = (int64_t)d;
+                break;
+            case 3:
+                c->o.tick_s = (int64_t)d;
+                break;
+            case 4:
+                c->scale = d;
+                break;
+            case 5:
+                c->compress = d;
+                break;
+            default:
+                c->target = d;
+                break;
             }
         }
     }
@@ -477,8 +493,8 @@ int sim_cmd_replay(int argc, char **argv) {
         fputc('\n', stdout);
         json_decref(root);
     } else if (!rc) {
-        printf("gpupool-sim replay: %zu jobs on %zu nodes (%lld GPUs)\n", c.in.njobs,
-               c.in.nnodes, (long long)sim_nodes_gpus(c.in.nodes, c.in.nnodes));
+        printf("gpupool-sim replay: %zu jobs on %zu nodes (%lld GPUs)\n", c.in.njobs, c.in.nnodes,
+               (long long)sim_nodes_gpus(c.in.nodes, c.in.nnodes));
         print_header(stdout);
         for (int i = 0; i < n; i++)
             print_row(stdout, &res[i]);

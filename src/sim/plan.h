@@ -23,7 +23,7 @@ typedef struct sim_inputs {
     size_t npods;
     sim_project *pr;
     size_t npr;
-    int32_t *leaf_of;               /* [npods] */
+    int32_t *leaf_of; /* [npods] */
     sim_job *jobs;
     size_t njobs;
 } sim_inputs;
@@ -47,17 +47,17 @@ void sim_scale_nodes(const sim_node *nodes, size_t n, size_t k, sim_node *out);
 int64_t sim_nodes_gpus(const sim_node *nodes, size_t n);
 
 typedef struct sim_plan_mode {
-    sim_replay_result full;         /* on the given hardware */
-    int found;                      /* 1: a pool meeting the target was found */
+    sim_replay_result full; /* on the given hardware */
+    int found;              /* 1: a pool meeting the target was found */
     size_t nodes_needed;
     int64_t gpus_needed;
-    sim_replay_result needed;       /* the run at that size */
-    int steps;                      /* replays the search took */
+    sim_replay_result needed; /* the run at that size */
+    int steps;                /* replays the search took */
 } sim_plan_mode;
 
 typedef struct sim_plan {
     double target_p95_s;
-    size_t nnodes;                  /* of the given hardware */
+    size_t nnodes; /* of the given hardware */
     int64_t gpus;
     sim_plan_mode modes[SIM_MODE_COUNT];
     double seconds;
@@ -65,8 +65,8 @@ typedef struct sim_plan {
 
 /* Runs the comparison and the search; progress on stderr if o->progress.
  * Returns 0 or a negative code with err filled. */
-int sim_plan_run(const sim_inputs *in, const sim_replay_opts *o, double target_p95_s,
-                 sim_plan *out, char *err, size_t errlen);
+int sim_plan_run(const sim_inputs *in, const sim_replay_opts *o, double target_p95_s, sim_plan *out,
+                 char *err, size_t errlen);
 void sim_plan_free(sim_plan *p);
 
 /* The self-contained HTML report (inline SVG, no external resources). */

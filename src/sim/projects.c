@@ -49,8 +49,8 @@ static int name_field(const sim_csv *c, int col, char *dst, int required, char *
 }
 
 static int read_projects(sim_csv *c, sim_project **out, size_t *n, char *err, size_t errlen) {
-    static const char *const known[] = {"name",       "parent",   "deserved_gpus", "weight",
-                                        "limit_gpus", "priority", NULL};
+    static const char *const known[] = {
+        "name", "parent", "deserved_gpus", "weight", "limit_gpus", "priority", NULL};
     static const char *const required[] = {"name", NULL};
     sim_project *arr = NULL;
     size_t cnt = 0, cap = 0;
@@ -66,8 +66,8 @@ static int read_projects(sim_csv *c, sim_project **out, size_t *n, char *err, si
         if (!rc)
             rc = name_field(c, cparent, p.parent, 0, err, errlen);
         if (!rc && find(arr, cnt, p.name) >= 0)
-            rc = sim_errf(err, errlen, GP_EEXIST, "%s:%ld: field name: '%s' listed twice",
-                          c->path, c->line, p.name);
+            rc = sim_errf(err, errlen, GP_EEXIST, "%s:%ld: field name: '%s' listed twice", c->path,
+                          c->line, p.name);
         if (!rc && p.parent[0] && find(arr, cnt, p.parent) < 0)
             rc = sim_errf(err, errlen, GP_ENOENT,
                           "%s:%ld: field parent: '%s' is not listed above this row", c->path,
@@ -117,8 +117,7 @@ static int read_projects(sim_csv *c, sim_project **out, size_t *n, char *err, si
     return 0;
 }
 
-int sim_read_projects(const char *path, sim_project **out, size_t *n, char *err,
-                      size_t errlen) {
+int sim_read_projects(const char *path, sim_project **out, size_t *n, char *err, size_t errlen) {
     sim_csv c;
     *out = NULL;
     *n = 0;
@@ -238,8 +237,7 @@ int sim_assign_projects(const sim_project *pr, size_t npr, const sim_pod *pods, 
     return 0;
 }
 
-void sim_scale_quotas(const sim_project *pr, size_t npr, int64_t capacity_milli,
-                      int64_t *out) {
+void sim_scale_quotas(const sim_project *pr, size_t npr, int64_t capacity_milli, int64_t *out) {
     int64_t sum = 0;
     int relative = 0;
     for (size_t i = 0; i < npr; i++)

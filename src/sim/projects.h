@@ -21,19 +21,18 @@
 
 typedef struct sim_project {
     char name[GP_NAME_MAX + 1];
-    char parent[GP_NAME_MAX + 1];   /* "" for a top-level row */
-    int64_t deserved_milli;         /* -1 if blank (a department: sum of children) */
-    int64_t limit_milli;            /* GP_UNLIMITED if blank */
-    int32_t weight;                 /* over-quota weight, >= 1 (default 1) */
+    char parent[GP_NAME_MAX + 1]; /* "" for a top-level row */
+    int64_t deserved_milli;       /* -1 if blank (a department: sum of children) */
+    int64_t limit_milli;          /* GP_UNLIMITED if blank */
+    int32_t weight;               /* over-quota weight, >= 1 (default 1) */
     int32_t priority;
-    int32_t leaf;                   /* 1: a project (takes pods) */
-    int32_t relative;               /* 1: deserved is a share, scaled to fill the pool */
+    int32_t leaf;     /* 1: a project (takes pods) */
+    int32_t relative; /* 1: deserved is a share, scaled to fill the pool */
 } sim_project;
 
 /* Reads a projects file; *out is malloc'ed. Returns 0, or a negative code
  * with "FILE:LINE: field NAME: reason" in err and *out NULL. */
-int sim_read_projects(const char *path, sim_project **out, size_t *n, char *err,
-                      size_t errlen);
+int sim_read_projects(const char *path, sim_project **out, size_t *n, char *err, size_t errlen);
 int sim_read_projects_mem(const char *name, const char *data, size_t len, sim_project **out,
                           size_t *n, char *err, size_t errlen);
 
@@ -69,8 +68,7 @@ uint64_t sim_fnv1a(const char *s);
  * Departments with a blank deserved get the sum of their children. Writes
  * out[i] for each row of pr.
  */
-void sim_scale_quotas(const sim_project *pr, size_t npr, int64_t capacity_milli,
-                      int64_t *out);
+void sim_scale_quotas(const sim_project *pr, size_t npr, int64_t capacity_milli, int64_t *out);
 
 /*
  * The static split: owner[j] (an index into pr[], always a leaf) for every

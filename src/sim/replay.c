@@ -66,10 +66,11 @@ int sim_replay_jobs(const sim_pod *pods, size_t npods, const int32_t *leaf_of,
             return sim_errf(err, errlen, GP_EINVAL,
                             "%s:%ld: field %s: empty (replay needs creation_time and "
                             "deletion_time)",
-                            pods_path, p->line, p->creation < 0 ? "creation_time" : "deletion_time");
+                            pods_path, p->line,
+                            p->creation < 0 ? "creation_time" : "deletion_time");
         }
-        int64_t from = p->scheduled >= p->creation && p->scheduled <= p->deletion ? p->scheduled
-                                                                                   : p->creation;
+        int64_t from =
+            p->scheduled >= p->creation && p->scheduled <= p->deletion ? p->scheduled : p->creation;
         j[i] = (sim_job){i, leaf_of[i], p->creation, p->deletion - from};
     }
     qsort(j, npods, sizeof *j, cmp_job);
@@ -86,9 +87,9 @@ enum { EV_ARRIVE, EV_FINISH, EV_RELEASE, EV_TICK };
 
 typedef struct event {
     int64_t t;
-    uint64_t seq;                   /* FIFO among equal times */
+    uint64_t seq; /* FIFO among equal times */
     int32_t type;
-    uint32_t epoch;                 /* FINISH/RELEASE: stale if the job's moved on */
+    uint32_t epoch; /* FINISH/RELEASE: stale if the job's moved on */
     size_t job;
 } event;
 
@@ -155,11 +156,11 @@ static event heap_pop(heap *h) {
 enum { J_FUTURE, J_PENDING, J_RUNNING, J_EVICTING, J_DONE, J_REJECTED };
 
 typedef struct jstate {
-    int64_t remaining;              /* seconds of work left */
-    int64_t start;                  /* current run began */
-    int64_t first_start;            /* -1 until first bound */
-    int64_t end;                    /* finished at */
-    int64_t milli;                  /* milli-GPU held while bound */
+    int64_t remaining;   /* seconds of work left */
+    int64_t start;       /* current run began */
+    int64_t first_start; /* -1 until first bound */
+    int64_t end;         /* finished at */
+    int64_t milli;       /* milli-GPU held while bound */
     uint32_t epoch;
     int32_t st;
 } jstate;
@@ -174,12 +175,12 @@ typedef struct run {
     const sim_project *pr;
     size_t npr;
     gp_engine *e;
-    int64_t *des[GP_RES_COUNT];     /* deserved per project row and resource */
-    int32_t *owner;                 /* static: the leaf owning each node */
+    int64_t *des[GP_RES_COUNT]; /* deserved per project row and resource */
+    int32_t *owner;             /* static: the leaf owning each node */
     jstate *js;
     heap h;
-    int64_t alloc;                  /* milli-GPU held now */
-    int64_t *palloc;                /* per project row */
+    int64_t alloc;   /* milli-GPU held now */
+    int64_t *palloc; /* per project row */
     sim_twmean tw, *ptw;
     sim_replay_result *res;
     size_t cap_series;
@@ -194,10 +195,10 @@ static void set_deserved(run *r, const int64_t pool[GP_RES_COUNT]) {
         sim_scale_quotas(r->pr, r->npr, pool[GP_RES_GPU], r->des[GP_RES_GPU]);
         for (size_t i = 0; i < r->npr; i++)
             for (int k = GP_RES_CPU; k < GP_RES_COUNT; k++)
-                r->des[k][i] = pool[GP_RES_GPU] > 0
-                                   ? (int64_t)((__int128)pool[k] * r->des[GP_RES_GPU][i] /
-                                               pool[GP_RES_GPU])
-                                   : 0;
+                r->des[k][i] =
+                    pool[GP_RES_GPU] > 0
+                        ? (int64_t)((__int128)pool[k] * r->des[GP_RES_GPU][i] / pool[GP_RES_GPU])
+                        : 0;
         return;
     }
     for (size_t i = 0; i < r->npr; i++)
@@ -264,8 +265,7 @@ static int setup_engine(run *r, char *err, size_t errlen) {
         sim_node_spec(&r->nodes[j], &ns);
         if (o->mode == SIM_MODE_STATIC && r->owner[j] >= 0) {
             snprintf(ns.labels[0].key, sizeof ns.labels[0].key, "%s", PROJECT_LABEL);
-            snprintf(ns.labels[0].value, sizeof ns.labels[0].value, "%s",
-                     r->pr[r->owner[j]].name);
+            snprintf(ns.labels[0].value, sizeof ns.labels[0].value, "%s", r->pr[r->owner[j]].name);
             ns.nlabels = 1;
         }
         rc = gp_engine_node_set(r->e, &ns, detail, sizeof detail);
@@ -407,8 +407,8 @@ static void progress(const run *r, size_t arrived, double t0, int *last) {
         return;
     int pct = (int)(100 * arrived / r->njobs);
     if (pct / 10 > *last / 10 && sim_now() - t0 > 2.0) {
-        fprintf(stderr, "replay %s: %d%% of %zu jobs arrived, %.1f s\n",
-                sim_mode_name(r->o->mode), pct, r->njobs, sim_now() - t0);
+        fprintf(stderr, "replay %s: %d%% of %zu jobs arrived, %.1f s\n", sim_mode_name(r->o->mode),
+                pct, r->njobs, sim_now() - t0);
         *last = pct;
     }
 }
@@ -543,9 +543,9 @@ static void run_free(run *r) {
     free(r->ptw);
 }
 
-int sim_replay_run(const sim_node *nodes, size_t nnodes, const sim_pod *pods,
-                   const sim_job *jobs, size_t njobs, const sim_project *pr, size_t npr,
-                   const sim_replay_opts *o, sim_replay_result *res, char *err, size_t errlen) {
+int sim_replay_run(const sim_node *nodes, size_t nnodes, const sim_pod *pods, const sim_job *jobs,
+                   size_t njobs, const sim_project *pr, size_t npr, const sim_replay_opts *o,
+                   sim_replay_result *res, char *err, size_t errlen) {
     memset(res, 0, sizeof *res);
     double wall0 = sim_now();
     run r;

@@ -38,21 +38,21 @@ int sim_mode_parse(const char *s, sim_mode *out);
 
 typedef struct sim_replay_opts {
     sim_mode mode;
-    gp_placement policy;            /* default GP_PLACE_GPUPOOL */
+    gp_placement policy; /* default GP_PLACE_GPUPOOL */
     uint64_t seed;
-    int64_t grace_s;                /* checkpoint grace after an eviction (30) */
-    int64_t min_runtime_s;          /* protected from eviction this long (0) */
-    int64_t tick_s;                 /* also cycle this often while work waits (0: only on events) */
-    int progress;                   /* percent progress on stderr for long runs */
+    int64_t grace_s;       /* checkpoint grace after an eviction (30) */
+    int64_t min_runtime_s; /* protected from eviction this long (0) */
+    int64_t tick_s;        /* also cycle this often while work waits (0: only on events) */
+    int progress;          /* percent progress on stderr for long runs */
 } sim_replay_opts;
 
 void sim_replay_opts_init(sim_replay_opts *o);
 
 /* One workload of the trace as the replay sees it. */
 typedef struct sim_job {
-    size_t pod;                     /* index into pods[] */
-    int32_t leaf;                   /* index into the projects */
-    int64_t submit, duration;       /* seconds */
+    size_t pod;               /* index into pods[] */
+    int32_t leaf;             /* index into the projects */
+    int64_t submit, duration; /* seconds */
 } sim_job;
 
 /*
@@ -65,13 +65,13 @@ int sim_replay_jobs(const sim_pod *pods, size_t npods, const int32_t *leaf_of,
                     const char *pods_path, sim_job **out, size_t *n, char *err, size_t errlen);
 
 typedef struct sim_project_result {
-    const char *name;               /* points into the projects */
+    const char *name; /* points into the projects */
     int32_t leaf;
-    double deserved_gpus;           /* deserved quota in this mode, GPUs */
-    double mean_gpus;               /* time-weighted GPUs allocated */
-    double share;                   /* mean_gpus / deserved_gpus (0 if none) */
+    double deserved_gpus; /* deserved quota in this mode, GPUs */
+    double mean_gpus;     /* time-weighted GPUs allocated */
+    double share;         /* mean_gpus / deserved_gpus (0 if none) */
     int64_t jobs;
-    double delay_p95;               /* seconds */
+    double delay_p95; /* seconds */
 } sim_project_result;
 
 /* A point of the allocation series: allocated milli-GPU from time t on. */
@@ -85,20 +85,20 @@ typedef struct sim_replay_result {
     int32_t nodes;
     int64_t capacity_milli;
     int64_t jobs, started, finished, rejected, unserved;
-    int64_t evictions;              /* preemptions of all kinds */
-    int64_t evict_by[5];            /* by gp_evict_reason (index 1..4) */
+    int64_t evictions;   /* preemptions of all kinds */
+    int64_t evict_by[5]; /* by gp_evict_reason (index 1..4) */
     int64_t cycles;
-    int64_t t0, t1;                 /* first arrival, last event (seconds) */
-    double alloc_pct;               /* time-weighted allocated / capacity over [t0, t1] */
+    int64_t t0, t1;   /* first arrival, last event (seconds) */
+    double alloc_pct; /* time-weighted allocated / capacity over [t0, t1] */
     double delay_mean, delay_p50, delay_p95, delay_p99; /* queueing delay, seconds */
     double jct_mean, jct_p50, jct_p95;                  /* completion time, seconds */
-    double *delays;                 /* [jobs], sorted: waiting until the end counts */
-    sim_point *series;              /* allocation changes, in time order */
+    double *delays;    /* [jobs], sorted: waiting until the end counts */
+    sim_point *series; /* allocation changes, in time order */
     size_t nseries;
-    sim_project_result *projects;   /* one per leaf, in file order */
+    sim_project_result *projects; /* one per leaf, in file order */
     size_t nprojects;
-    char first_reject[GP_ERR_MAX];  /* why the first rejected job was refused */
-    double seconds;                 /* wall time */
+    char first_reject[GP_ERR_MAX]; /* why the first rejected job was refused */
+    double seconds;                /* wall time */
 } sim_replay_result;
 
 void sim_replay_result_free(sim_replay_result *r);
@@ -108,9 +108,9 @@ void sim_replay_result_free(sim_replay_result *r);
  * *res filled (free it with sim_replay_result_free), or a negative code
  * with err filled and nothing to free.
  */
-int sim_replay_run(const sim_node *nodes, size_t nnodes, const sim_pod *pods,
-                   const sim_job *jobs, size_t njobs, const sim_project *pr, size_t npr,
-                   const sim_replay_opts *o, sim_replay_result *res, char *err, size_t errlen);
+int sim_replay_run(const sim_node *nodes, size_t nnodes, const sim_pod *pods, const sim_job *jobs,
+                   size_t njobs, const sim_project *pr, size_t npr, const sim_replay_opts *o,
+                   sim_replay_result *res, char *err, size_t errlen);
 
 /* The command entry points: argv[0] is the command name. Return the exit
  * status. */

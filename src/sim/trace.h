@@ -26,26 +26,26 @@ typedef struct sim_node {
     int64_t cpu_milli;
     int64_t mem_bytes;
     int32_t ngpus;
-    char model[GP_NAME_MAX + 1];    /* "" for a node without GPUs */
+    char model[GP_NAME_MAX + 1]; /* "" for a node without GPUs */
 } sim_node;
 
 typedef struct sim_pod {
     char name[GP_NAME_MAX + 1];
     int64_t cpu_milli;
     int64_t mem_bytes;
-    int32_t ngpus;                  /* GPUs per task, 0..GP_MAX_GPUS_PER_NODE */
-    int32_t gpu_milli;              /* per GPU: 1..999 share, 1000 whole, 0 none */
-    char spec[SIM_SPEC_MAX + 1];    /* allowed models, '|'-separated; "" = any */
-    int64_t creation, deletion;     /* seconds; -1 if absent */
-    int64_t scheduled;              /* seconds; -1 if absent */
-    long line;                      /* line in its file, for messages */
-    char project[GP_NAME_MAX + 1];  /* "" if the trace has none */
+    int32_t ngpus;                 /* GPUs per task, 0..GP_MAX_GPUS_PER_NODE */
+    int32_t gpu_milli;             /* per GPU: 1..999 share, 1000 whole, 0 none */
+    char spec[SIM_SPEC_MAX + 1];   /* allowed models, '|'-separated; "" = any */
+    int64_t creation, deletion;    /* seconds; -1 if absent */
+    int64_t scheduled;             /* seconds; -1 if absent */
+    long line;                     /* line in its file, for messages */
+    char project[GP_NAME_MAX + 1]; /* "" if the trace has none */
     char user[GP_NAME_MAX + 1];
     gp_kind kind;
-    int32_t kind_given;             /* 1: the trace had a kind column */
-    int32_t latency_sensitive;      /* qos LS or Guaranteed (openb) */
+    int32_t kind_given;        /* 1: the trace had a kind column */
+    int32_t latency_sensitive; /* qos LS or Guaranteed (openb) */
     int32_t priority;
-    int32_t tasks;                  /* gang size, >= 1 */
+    int32_t tasks; /* gang size, >= 1 */
 } sim_pod;
 
 /* Reads a node list; *out is malloc'ed (free it). Returns 0 or a negative
@@ -56,8 +56,8 @@ int sim_read_nodes(const char *path, sim_node **out, size_t *n, char *err, size_
 int sim_read_pods(const char *path, sim_pod **out, size_t *n, char *err, size_t errlen);
 
 /* The same two readers over a memory buffer named name (tests, fuzzing). */
-int sim_read_nodes_mem(const char *name, const char *data, size_t len, sim_node **out,
-                       size_t *n, char *err, size_t errlen);
+int sim_read_nodes_mem(const char *name, const char *data, size_t len, sim_node **out, size_t *n,
+                       char *err, size_t errlen);
 int sim_read_pods_mem(const char *name, const char *data, size_t len, sim_pod **out, size_t *n,
                       char *err, size_t errlen);
 

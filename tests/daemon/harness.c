@@ -17,7 +17,8 @@
 
 static int read_line(const char *path, char *buf, size_t len) {
     FILE *f = fopen(path, "r");
-    if (!f) return -1;
+    if (!f)
+        return -1;
     int ok = fgets(buf, (int)len, f) != NULL;
     fclose(f);
     buf[strcspn(buf, "\r\n")] = '\0';
@@ -36,7 +37,8 @@ void gpd_test_start(gpd_test *t) {
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (!freopen(log, "w", stderr)) _exit(126);
+        if (!freopen(log, "w", stderr))
+            _exit(126);
         execl(bin, bin, "--data-dir", t->dir, "--listen", "127.0.0.1:0", "--period", "200ms",
               (char *)NULL);
         _exit(127);
@@ -60,16 +62,18 @@ void gpd_test_stop(gpd_test *t) {
     }
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.log'", t->dir, t->dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", t->dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", t->dir);
 }
 
-int gpd_call(gpd_test *t, const char *token, const char *method, const char *path,
-             const char *body, json_t **out) {
+int gpd_call(gpd_test *t, const char *token, const char *method, const char *path, const char *body,
+             json_t **out) {
     gp_http_resp r;
     char err[256];
     int rc = gp_http_request(t->server, method, path, token, body, &r, err, sizeof err);
     ck_assert_msg(rc == 0, "%s %s: %s", method, path, err);
-    if (out) *out = json_loadb(r.body, r.len, 0, NULL);
+    if (out)
+        *out = json_loadb(r.body, r.len, 0, NULL);
     int status = r.status;
     gp_http_resp_free(&r);
     return status;

@@ -21,8 +21,8 @@ void gpd_test_stop(gpd_test *t);
 
 /* Sends a request with token (NULL: none) and JSON text body (NULL: none);
  * returns the status and stores the parsed answer in *out (may be NULL). */
-int gpd_call(gpd_test *t, const char *token, const char *method, const char *path,
-             const char *body, json_t **out);
+int gpd_call(gpd_test *t, const char *token, const char *method, const char *path, const char *body,
+             json_t **out);
 
 /* Creates a token, returns its secret (static buffer per call site: copy it). */
 void gpd_token(gpd_test *t, const char *user, const char *role, const char *scope, char *secret,

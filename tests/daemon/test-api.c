@@ -13,7 +13,7 @@
 static void setup_tree(gpd_test *t) {
     static const char *const q[] = {
         "{\"name\":\"A\",\"deserved\":{\"gpu\":4}}", "{\"name\":\"a1\",\"parent\":\"A\"}",
-        "{\"name\":\"a2\",\"parent\":\"A\"}",        "{\"name\":\"B\",\"deserved\":{\"gpu\":4}}",
+        "{\"name\":\"a2\",\"parent\":\"A\"}", "{\"name\":\"B\",\"deserved\":{\"gpu\":4}}",
         "{\"name\":\"b1\",\"parent\":\"B\"}"};
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
         ck_assert_int_eq(gpd_call(t, t->admin, "POST", "/api/v1/queues", q[i], NULL), 201);
@@ -51,19 +51,24 @@ START_TEST(test_bad_input_changes_nothing) {
     const char *W = "/api/v1/workloads";
     expect_error(&t, "POST", W, "{\"project\":\"a1\",", 400, "");
     expect_error(&t, "POST", W, "[1,2]", 400, "");
-    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpus\":1}", 400, "gpus");
-    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":0}", 400, "gpu");
-    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":1.5}", 400, "gpu");
-    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":-1}", 400, "gpu");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpus\":1}", 400,
+                 "gpus");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":0}", 400,
+                 "gpu");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":1.5}", 400,
+                 "gpu");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":-1}", 400,
+                 "gpu");
     expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu_memory\":\"1T\"}",
                  400, "gpu_memory");
     expect_error(&t, "POST", W, "{\"project\":\"nope\",\"command\":[\"true\"],\"gpu\":1}", 400,
                  "project");
     expect_error(&t, "POST", W, "{\"project\":\"A\",\"command\":[\"true\"]}", 400, "project");
     expect_error(&t, "POST", W, "{\"project\":\"a1\"}", 400, "command");
-    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gang\":0}", 400, "gang");
-    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"grace\":\"soon\"}", 400,
-                 "grace");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gang\":0}", 400,
+                 "gang");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"grace\":\"soon\"}",
+                 400, "grace");
     expect_error(&t, "POST", "/api/v1/queues", "{\"name\":\"q\",\"deserved\":{\"gpu\":-1}}", 400,
                  "deserved.gpu");
     expect_error(&t, "PATCH", "/api/v1/queues/a1", "{\"limit\":{\"gpu\":-2}}", 400, "limit.gpu");
@@ -112,15 +117,24 @@ START_TEST(test_roles_and_scopes) {
     ck_assert_int_eq(gpd_call(&t, dave, "POST", susp, NULL, NULL), 403);
     ck_assert_int_eq(gpd_call(&t, dave, "DELETE", path, NULL, NULL), 403);
     /* Researchers do not administer. */
-    ck_assert_int_eq(gpd_call(&t, alice, "POST", "/api/v1/queues", "{\"name\":\"x\",\"parent\":\"A\"}", NULL), 403);
+    ck_assert_int_eq(
+        gpd_call(&t, alice, "POST", "/api/v1/queues", "{\"name\":\"x\",\"parent\":\"A\"}", NULL),
+        403);
     ck_assert_int_eq(gpd_call(&t, alice, "GET", "/api/v1/tokens", NULL, NULL), 403);
     /* The department admin: its department's projects and quotas only. */
     ck_assert_int_eq(gpd_call(&t, carol, "GET", path, NULL, NULL), 200);
-    ck_assert_int_eq(gpd_call(&t, carol, "POST", "/api/v1/queues", "{\"name\":\"a3\",\"parent\":\"A\"}", NULL), 201);
-    ck_assert_int_eq(gpd_call(&t, carol, "PATCH", "/api/v1/queues/a1", "{\"deserved\":{\"gpu\":2}}", NULL), 200);
-    ck_assert_int_eq(gpd_call(&t, carol, "POST", "/api/v1/queues", "{\"name\":\"b2\",\"parent\":\"B\"}", NULL), 403);
-    ck_assert_int_eq(gpd_call(&t, carol, "PATCH", "/api/v1/queues/B", "{\"deserved\":{\"gpu\":8}}", NULL), 403);
-    ck_assert_int_eq(gpd_call(&t, carol, "PATCH", "/api/v1/queues/A", "{\"deserved\":{\"gpu\":8}}", NULL), 403);
+    ck_assert_int_eq(
+        gpd_call(&t, carol, "POST", "/api/v1/queues", "{\"name\":\"a3\",\"parent\":\"A\"}", NULL),
+        201);
+    ck_assert_int_eq(
+        gpd_call(&t, carol, "PATCH", "/api/v1/queues/a1", "{\"deserved\":{\"gpu\":2}}", NULL), 200);
+    ck_assert_int_eq(
+        gpd_call(&t, carol, "POST", "/api/v1/queues", "{\"name\":\"b2\",\"parent\":\"B\"}", NULL),
+        403);
+    ck_assert_int_eq(
+        gpd_call(&t, carol, "PATCH", "/api/v1/queues/B", "{\"deserved\":{\"gpu\":8}}", NULL), 403);
+    ck_assert_int_eq(
+        gpd_call(&t, carol, "PATCH", "/api/v1/queues/A", "{\"deserved\":{\"gpu\":8}}", NULL), 403);
     /* The owner stops its own workload. */
     ck_assert_int_eq(gpd_call(&t, alice, "DELETE", path, NULL, &out), 200);
     ck_assert_str_eq(json_string_value(json_object_get(out, "state")), "deleted");

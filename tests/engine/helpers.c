@@ -82,8 +82,7 @@ size_t t_cycle(gp_engine *e, gp_time_ms now, int auto_start, int auto_release,
     for (size_t i = 0; i < n; i++) {
         if (d[i].type == GP_DECISION_BIND && auto_start)
             ck_assert_int_eq(gp_engine_started(e, d[i].workload, now), 0);
-        if (d[i].type == GP_DECISION_EVICT && auto_release &&
-            d[i].reason != GP_EVICT_NODE_GONE)
+        if (d[i].type == GP_DECISION_EVICT && auto_release && d[i].reason != GP_EVICT_NODE_GONE)
             ck_assert_int_eq(gp_engine_released(e, d[i].workload, now), 0);
     }
     ck_assert_msg(gp_engine_check(e, err, sizeof err) == 0, "invariants: %s", err);
@@ -273,8 +272,7 @@ uint64_t t_random_run(uint64_t seed, int steps, gp_placement placement) {
             int rc = gp_engine_cycle(e, now, &d, &n, NULL);
             char err[GP_ERR_MAX] = "";
             ck_assert_msg(rc == 0, "seed %llu step %d: cycle %s: %s", (unsigned long long)seed,
-                          step, gp_strerror(rc),
-                          gp_engine_check(e, err, sizeof err) ? err : "");
+                          step, gp_strerror(rc), gp_engine_check(e, err, sizeof err) ? err : "");
             for (size_t i = 0; i < n; i++) {
                 gp_workload_info wi;
                 ck_assert_int_eq(gp_engine_workload_get(e, d[i].workload, &wi), 0);

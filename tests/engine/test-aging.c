@@ -20,10 +20,10 @@ static gp_engine *aging_engine(void) {
 
 START_TEST(test_old_low_priority_goes_before_new_high_priority) {
     gp_engine *e = aging_engine();
-    t_submit(e, 1, "p", GP_KIND_INTERACTIVE, 1, 1, 0, 0);   /* holds the GPU */
+    t_submit(e, 1, "p", GP_KIND_INTERACTIVE, 1, 1, 0, 0); /* holds the GPU */
     t_cycle(e, 0, 1, 1, NULL);
-    t_submit(e, 2, "p", GP_KIND_TRAIN, 1, 1, 0, 0);       /* waits from 0 */
-    t_submit(e, 3, "p", GP_KIND_TRAIN, 1, 1, 3, 9000);    /* priority 3, from 9000 */
+    t_submit(e, 2, "p", GP_KIND_TRAIN, 1, 1, 0, 0);    /* waits from 0 */
+    t_submit(e, 3, "p", GP_KIND_TRAIN, 1, 1, 3, 9000); /* priority 3, from 9000 */
     t_cycle(e, 9500, 1, 1, NULL);
     ck_assert_int_eq(gp_engine_finished(e, 1), 0);
     /* At 10000: 2 has aged 10 levels (0 + 10), 3 only 1 (3 + 1). */

@@ -23,7 +23,8 @@ END_TEST
 START_TEST(test_seed_matters_for_random_policy) {
     int differ = 0;
     for (uint64_t seed = 1; seed <= 10; seed++)
-        differ += t_random_run(seed, 120, GP_PLACE_RANDOM) != t_random_run(seed + 100, 120, GP_PLACE_RANDOM);
+        differ += t_random_run(seed, 120, GP_PLACE_RANDOM) !=
+                  t_random_run(seed + 100, 120, GP_PLACE_RANDOM);
     ck_assert_int_gt(differ, 5);
 }
 END_TEST

@@ -47,9 +47,9 @@ START_TEST(test_restarted_workload_protected_again) {
     const gp_decision *d;
     size_t n = t_cycle(e, 10000, 1, 1, &d); /* 1 evicted for 2 */
     ck_assert_uint_eq(t_count(d, n, GP_DECISION_EVICT, GP_EVICT_PREEMPT), 1);
-    t_cycle(e, 11000, 1, 1, NULL);         /* 2 runs */
+    t_cycle(e, 11000, 1, 1, NULL); /* 2 runs */
     ck_assert_int_eq(gp_engine_finished(e, 2), 0);
-    t_cycle(e, 12000, 1, 1, NULL);         /* 1 runs again, from 12000 */
+    t_cycle(e, 12000, 1, 1, NULL); /* 1 runs again, from 12000 */
     ck_assert_int_eq(t_state(e, 1), GP_STATE_RUNNING);
     t_submit(e, 3, "p", GP_KIND_TRAIN, 1, 1, 5, 12500);
     n = t_cycle(e, 15000, 1, 1, &d);

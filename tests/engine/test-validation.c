@@ -24,8 +24,7 @@ static void refused(gp_engine *e, gp_workload_spec *w, int code, const char *fie
     gp_queue_info before, after;
     ck_assert_int_eq(gp_engine_queue_get(e, "nlp", &before), 0);
     ck_assert_int_eq(gp_engine_submit(e, w, err, sizeof err), code);
-    ck_assert_msg(strncmp(err, field, strlen(field)) == 0, "error '%s' should name %s", err,
-                  field);
+    ck_assert_msg(strncmp(err, field, strlen(field)) == 0, "error '%s' should name %s", err, field);
     ck_assert_int_eq(gp_engine_queue_get(e, "nlp", &after), 0);
     ck_assert_int_eq(after.pending, before.pending);
     ck_assert_int_eq(gp_engine_workload_get(e, w->id, &(gp_workload_info){0}), GP_ENOENT);

@@ -52,8 +52,8 @@ const char *gpt_path(const char *dir, const char *name) {
 gp_executor *gpt_open(const char *dir, const char *extra) {
     char config[2 * PATH_MAX], err[GP_ERR_MAX] = "";
     snprintf(config, sizeof config,
-             "state_dir=%s/state,nvml=off,cgroup=off,interposer=%s/no-interposer.so%s%s", dir,
-             dir, extra != NULL ? "," : "", extra != NULL ? extra : "");
+             "state_dir=%s/state,nvml=off,cgroup=off,interposer=%s/no-interposer.so%s%s", dir, dir,
+             extra != NULL ? "," : "", extra != NULL ? extra : "");
     gp_executor *ex = NULL;
     int rc = gp_executor_open("local", config, &ex, err, sizeof err);
     ck_assert_msg(rc == 0, "opening the local executor failed: %s (%s)", gp_err_name(rc), err);

@@ -29,8 +29,8 @@ static gp_executor *open_cg(const char **dir, const char *mode, char *parent, si
     char config[PATH_MAX + 300], err[GP_ERR_MAX] = "";
     *dir = gpt_tmpdir();
     snprintf(parent, len, "gpexec-test-%d", (int)getpid());
-    snprintf(config, sizeof config, "state_dir=%s/state,nvml=off,cgroup=%s,cgroup_parent=%s",
-             *dir, mode, parent);
+    snprintf(config, sizeof config, "state_dir=%s/state,nvml=off,cgroup=%s,cgroup_parent=%s", *dir,
+             mode, parent);
     gp_executor *ex = NULL;
     int rc = gp_executor_open("local", config, &ex, err, sizeof err);
     gp_local_describe d;
@@ -60,7 +60,7 @@ static void remove_parents(gp_executor *ex) {
     char *and = strstr(p, " and ");
     if (and != NULL) {
         *and = '\0';
-        rmdir(and + 5);
+        rmdir(and+5);
     }
     rmdir(p);
 }

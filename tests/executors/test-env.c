@@ -69,7 +69,8 @@ START_TEST(test_whole_gpus_by_uuid) {
     char note[512];
     char **env = build(lx, &t, note, sizeof note);
 
-    ck_assert_str_eq(gpx__env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-emulated-n1-1,GPU-emulated-n1-5");
+    ck_assert_str_eq(gpx__env_get(env, "CUDA_VISIBLE_DEVICES"),
+                     "GPU-emulated-n1-1,GPU-emulated-n1-5");
     ck_assert_str_eq(gpx__env_get(env, "MY_VAR"), "42");
     ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_WORKLOAD_ID"), "7");
     ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_TASK_INDEX"), "0");

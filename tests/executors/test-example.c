@@ -30,8 +30,8 @@ START_TEST(test_train_checkpoints_and_resumes) {
     }
     const char *dir = gpt_tmpdir();
     gp_executor *ex = gpt_open(dir, NULL);
-    const char *argv[] = {"python3", script, "--steps", "100000", "--every", "5",
-                          "--step-seconds", "0.01", NULL};
+    const char *argv[] = {"python3", script,           "--steps", "100000", "--every",
+                          "5",       "--step-seconds", "0.01",    NULL};
     gp_task_launch t;
     gpt_launch_init(&t, 1, argv, dir);
     char h1[GP_HANDLE_MAX], h2[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";

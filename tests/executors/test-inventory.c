@@ -114,8 +114,8 @@ START_TEST(test_malformed_files) {
     for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
         int rc = parse_text(malformed[i].text, &n, err, sizeof err);
         ck_assert_msg(rc == GP_EPARSE, "file %zu: %s instead of GP_EPARSE", i, gp_err_name(rc));
-        ck_assert_msg(strstr(err, malformed[i].want) != NULL, "file %zu: '%s' lacks '%s'", i,
-                      err, malformed[i].want);
+        ck_assert_msg(strstr(err, malformed[i].want) != NULL, "file %zu: '%s' lacks '%s'", i, err,
+                      malformed[i].want);
         ck_assert_msg(strstr(err, "gpus.conf") != NULL, "file %zu: '%s' lacks the file name", i,
                       err);
     }
@@ -186,8 +186,7 @@ START_TEST(test_nvml) {
     char lib[PATH_MAX], config[2 * PATH_MAX], err[GP_ERR_MAX] = "";
     fake_nvml_path(lib, sizeof lib);
     setenv("GPEXEC_FAKE_NVML_GPUS", "3", 1);
-    snprintf(config, sizeof config, "state_dir=%s/state,nvml=%s,cgroup=off,domain=isle1", dir,
-             lib);
+    snprintf(config, sizeof config, "state_dir=%s/state,nvml=%s,cgroup=off,domain=isle1", dir, lib);
     gp_executor *ex = NULL;
     ck_assert_int_eq(gp_executor_open("local", config, &ex, err, sizeof err), 0);
     gp_node_spec node;

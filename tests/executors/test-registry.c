@@ -141,8 +141,7 @@ START_TEST(test_missing_methods_are_not_supported) {
     memset(&t, 0, sizeof t);
     gp_task_status st;
     memset(&st, 0, sizeof st);
-    ck_assert_int_eq(gp_exec_inventory(ex, &node, 1, &n, &emulated, err, sizeof err),
-                     GP_ENOTSUP);
+    ck_assert_int_eq(gp_exec_inventory(ex, &node, 1, &n, &emulated, err, sizeof err), GP_ENOTSUP);
     ck_assert_msg(strstr(err, "'bare'"), "err: %s", err);
     ck_assert_int_eq(gp_exec_launch(ex, &t, handle, err, sizeof err), GP_ENOTSUP);
     ck_assert_int_eq(gp_exec_signal(ex, "h", SIGTERM), GP_ENOTSUP);

@@ -100,11 +100,10 @@ static CUresult alloc_mem(int gpu, uint64_t bytes, CUdeviceptr *dptr) {
     if (gpu >= 0 && fake_charge(gpu, bytes) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     static uint64_t next_addr = 0x7e0000000000ULL;
-    void *p = fake_cfg.no_backing
-                  ? (void *)(uintptr_t)__atomic_fetch_add(&next_addr, (bytes + 4095) & ~4095ULL,
-                                                          __ATOMIC_RELAXED)
-                  : mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p = fake_cfg.no_backing ? (void *)(uintptr_t)__atomic_fetch_add(
+                                        &next_addr, (bytes + 4095) & ~4095ULL, __ATOMIC_RELAXED)
+                                  : mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
         if (gpu >= 0)
             fake_uncharge(gpu, bytes);
@@ -254,8 +253,8 @@ FAKE_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *aff, i
     return ctx_create(pctx, dev);
 }
 
-FAKE_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params,
-                                    unsigned int flags, CUdevice dev) {
+FAKE_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
+                                    CUdevice dev) {
     (void)params, (void)flags;
     return ctx_create(pctx, dev);
 }
@@ -388,8 +387,8 @@ static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool
     return alloc_mem(pool->gpu, bytesize, dptr);
 }
 
-FAKE_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
-                                             CUmemoryPool pool, CUstream s) {
+FAKE_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                             CUstream s) {
     (void)s;
     return alloc_from_pool(dptr, bytesize, pool);
 }
@@ -469,7 +468,7 @@ FAKE_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
 /* ---- arrays ---------------------------------------------------------------------- */
 
 static uint64_t texel(CUarray_format f, unsigned ch) {
-    uint64_t e = f == CU_AD_FORMAT_UNSIGNED_INT8 || f == CU_AD_FORMAT_SIGNED_INT8     ? 1
+    uint64_t e = f == CU_AD_FORMAT_UNSIGNED_INT8 || f == CU_AD_FORMAT_SIGNED_INT8 ? 1
                  : f == CU_AD_FORMAT_UNSIGNED_INT16 || f == CU_AD_FORMAT_SIGNED_INT16 ||
                          f == CU_AD_FORMAT_HALF
                      ? 2
@@ -486,7 +485,8 @@ static CUresult array_create(int kind, uint64_t bytes, uint64_t *key) {
 FAKE_EXPORT CUresult cuArrayCreate_v2(CUarray *h, const CUDA_ARRAY_DESCRIPTOR *d) {
     if (!h || !d || d->Width == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    uint64_t key = 0, bytes = d->Width * (d->Height ? d->Height : 1) * texel(d->Format, d->NumChannels);
+    uint64_t key = 0,
+             bytes = d->Width * (d->Height ? d->Height : 1) * texel(d->Format, d->NumChannels);
     CUresult r = array_create(K_ARRAY, bytes, &key);
     *h = (CUarray)(uintptr_t)key;
     return r;
@@ -496,7 +496,7 @@ FAKE_EXPORT CUresult cuArray3DCreate_v2(CUarray *h, const CUDA_ARRAY3D_DESCRIPTO
     if (!h || !d || d->Width == 0)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t key = 0, bytes = d->Width * (d->Height ? d->Height : 1) * (d->Depth ? d->Depth : 1) *
-                          texel(d->Format, d->NumChannels);
+                              texel(d->Format, d->NumChannels);
     CUresult r = array_create(K_ARRAY, bytes, &key);
     *h = (CUarray)(uintptr_t)key;
     return r;
@@ -655,9 +655,9 @@ FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int ver
     gpfake_proc_symbol(symbol, version, flags, &fn);
     *pfn = fn;
     if (st)
-        *st = fn ? CU_GET_PROC_ADDRESS_SUCCESS
-                 : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
-                         : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        *st = fn      ? CU_GET_PROC_ADDRESS_SUCCESS
+              : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                      : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     return fn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 

@@ -22,8 +22,8 @@ extern struct fake_config fake_cfg;
 /* Reads the configuration and maps the shared state, once per process. */
 void fake_init(void);
 
-int64_t fake_now(void);                /* CLOCK_REALTIME, ns */
-void fake_sleep_until(int64_t t_ns);   /* CLOCK_REALTIME, absolute */
+int64_t fake_now(void);              /* CLOCK_REALTIME, ns */
+void fake_sleep_until(int64_t t_ns); /* CLOCK_REALTIME, absolute */
 
 /* Books `bytes` on gpu for this process: 0, or -1 when the GPU is full. */
 int fake_charge(int gpu, uint64_t bytes);

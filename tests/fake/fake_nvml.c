@@ -17,7 +17,7 @@
 #include <sys/time.h>
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
-#define MAX_PIDS 256
+#define MAX_PIDS    256
 
 /* What the fake has beyond the entries the interposer knows (entries.h). */
 #define FAKE_PROTO_(sym, params, args) FAKE_EXPORT nvmlReturn_t sym params;
@@ -114,7 +114,8 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t dev,
         return NVML_ERROR_INVALID_ARGUMENT;
     struct timeval tv;
     gettimeofday(&tv, NULL);
-    unsigned long long now_us = (unsigned long long)tv.tv_sec * 1000000ULL + (unsigned long long)tv.tv_usec;
+    unsigned long long now_us =
+        (unsigned long long)tv.tv_sec * 1000000ULL + (unsigned long long)tv.tv_usec;
     if (since_us == 0 || since_us >= now_us)
         since_us = now_us > 1000000 ? now_us - 1000000 : 0;
     int64_t from = (int64_t)since_us * 1000, to = (int64_t)now_us * 1000;

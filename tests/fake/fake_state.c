@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FAKE_MAGIC 0x656b616670677066ULL
-#define FAKE_PROCS 512
-#define FAKE_RING 16384
+#define FAKE_MAGIC     0x656b616670677066ULL
+#define FAKE_PROCS     512
+#define FAKE_RING      16384
 #define QUEUE_LIMIT_NS 20000000LL /* launches block beyond 20 ms of queued work */
 
 struct fake_proc {
@@ -106,8 +106,7 @@ static struct fake_shared *map_named(const char *name) {
         close(fd);
         return NULL;
     }
-    struct fake_shared *s =
-        mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    struct fake_shared *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (s != MAP_FAILED && fresh) {
         init_mutex(&s->lock);
         s->magic = FAKE_MAGIC;
@@ -131,8 +130,8 @@ static void init(void) {
     if (name && *name) {
         shared = map_named(name);
     } else {
-        shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                      -1, 0);
+        shared =
+            mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (shared == MAP_FAILED)
             shared = NULL;
         else {

@@ -165,8 +165,10 @@ static void ctxmem(void) {
     if (!h)
         exit(1);
     int (*init)(void) = (int (*)(void))dlsym(h, "nvmlInit_v2");
-    int (*byidx)(unsigned, void **) = (int (*)(unsigned, void **))dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
-    int (*mem)(void *, nvml_mem *) = (int (*)(void *, nvml_mem *))dlsym(h, "nvmlDeviceGetMemoryInfo");
+    int (*byidx)(unsigned, void **) =
+        (int (*)(unsigned, void **))dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+    int (*mem)(void *, nvml_mem *) =
+        (int (*)(void *, nvml_mem *))dlsym(h, "nvmlDeviceGetMemoryInfo");
     void *dev;
     nvml_mem before, after;
     if (init() || byidx(0, &dev) || mem(dev, &before))

@@ -92,8 +92,8 @@ void h_open_noctx(int version) {
     D.fake_used = (uint64_t(*)(int))dlsym(D.lib, "gpfake_used");
     D.fake_peak = (uint64_t(*)(int))dlsym(D.lib, "gpfake_peak");
     D.fake_busy_ns = (uint64_t(*)(int, int, int64_t, int64_t))dlsym(D.lib, "gpfake_busy_ns");
-    D.fake_symbol = (const char *(*)(const char *, int, cuuint64_t, void **))dlsym(
-        D.lib, "gpfake_proc_symbol");
+    D.fake_symbol =
+        (const char *(*)(const char *, int, cuuint64_t, void **))dlsym(D.lib, "gpfake_proc_symbol");
     ck_assert_ptr_nonnull(D.fake_symbol);
     GP_CU_WRAPPED(GET_)
 

@@ -272,7 +272,7 @@ static int stress_worker(unsigned seed, int ops) {
         } else {
             size_t sz = (size_t)(rand_r(&seed) % (2 * MiB)) + 1;
             r = (rand_r(&seed) % 2) ? D.cuMemAlloc_v2(&held[n], sz)
-                                              : D.cuMemAllocAsync(&held[n], sz, NULL);
+                                    : D.cuMemAllocAsync(&held[n], sz, NULL);
             if (r == CUDA_SUCCESS)
                 n++;
             else if (r != CUDA_ERROR_OUT_OF_MEMORY)

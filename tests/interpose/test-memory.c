@@ -157,22 +157,25 @@ END_TEST
 
 START_TEST(test_arrays) {
     open_capped();
-    CUDA_ARRAY_DESCRIPTOR d2 = {.Width = 8192, .Height = 8192, .Format = CU_AD_FORMAT_FLOAT,
-                                .NumChannels = 4};
+    CUDA_ARRAY_DESCRIPTOR d2 = {
+        .Width = 8192, .Height = 8192, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 4};
     CUarray big, small, vol;
     ck_assert_int_eq(D.cuArrayCreate_v2(&big, &d2), CUDA_ERROR_OUT_OF_MEMORY);
     d2.NumChannels = 1;
     d2.Width = d2.Height = 4096; /* 64 MiB */
     ck_assert_int_eq(D.cuArrayCreate_v2(&small, &d2), CUDA_SUCCESS);
     ck_assert_uint_eq(slice_free(), CAP - 64 * MiB);
-    CUDA_ARRAY3D_DESCRIPTOR d3 = {.Width = 1024, .Height = 1024, .Depth = 64,
-                                  .Format = CU_AD_FORMAT_HALF, .NumChannels = 2}; /* 256 MiB */
+    CUDA_ARRAY3D_DESCRIPTOR d3 = {.Width = 1024,
+                                  .Height = 1024,
+                                  .Depth = 64,
+                                  .Format = CU_AD_FORMAT_HALF,
+                                  .NumChannels = 2}; /* 256 MiB */
     ck_assert_int_eq(D.cuArray3DCreate_v2(&vol, &d3), CUDA_ERROR_OUT_OF_MEMORY);
     d3.Depth = 32;
     ck_assert_int_eq(D.cuArray3DCreate_v2(&vol, &d3), CUDA_SUCCESS);
     CUmipmappedArray mip;
-    CUDA_ARRAY3D_DESCRIPTOR dm = {.Width = 4096, .Height = 4096, .Format = CU_AD_FORMAT_FLOAT,
-                                  .NumChannels = 1};
+    CUDA_ARRAY3D_DESCRIPTOR dm = {
+        .Width = 4096, .Height = 4096, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
     /* 64 MiB at level 0 and a third more below: more than the 64 MiB left. */
     ck_assert_int_eq(D.cuMipmappedArrayCreate(&mip, &dm, 13), CUDA_ERROR_OUT_OF_MEMORY);
     ck_assert_int_eq(D.cuArrayDestroy(vol), CUDA_SUCCESS);

@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NAME_(sym, ...) #sym,
+#define NAME_(sym, ...)               #sym,
 #define NVML_NAME_(sym, params, args) #sym,
 static const char *const wrapped[] = {GP_CU_WRAPPED(NAME_) GP_NVML_WRAPPED(NVML_NAME_) "dlsym"};
-#define NWRAPPED (sizeof wrapped / sizeof wrapped[0])
+#define NWRAPPED                 (sizeof wrapped / sizeof wrapped[0])
 #define CU_BASE_(sym, base, ...) base,
 static const char *const bases[] = {GP_CU_WRAPPED(CU_BASE_)};
 
@@ -81,8 +81,8 @@ static void check_one(void *self, const char *base, int version, cuuint64_t flag
     void *got = (void *)1;
     CUdriverProcAddressQueryResult st = -1;
     CUresult r = D.getProc(base, &got, version, flags, &st);
-    ck_assert_msg(got == expect, "%s v%d flags %d: got %p, want %s", base, version, (int)flags,
-                  got, sym ? sym : "NULL");
+    ck_assert_msg(got == expect, "%s v%d flags %d: got %p, want %s", base, version, (int)flags, got,
+                  sym ? sym : "NULL");
     ck_assert_int_eq(r, sym ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND);
     ck_assert_int_eq(st, sym ? CU_GET_PROC_ADDRESS_SUCCESS
                              : CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);

@@ -25,8 +25,12 @@ static int64_t now_ns(void) {
 
 /* Launches through each launch entry point in turn. */
 static void launch(int i) {
-    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
-                          .blockDimX = 1, .blockDimY = 1, .blockDimZ = 1};
+    CUlaunchConfig cfg = {.gridDimX = 1,
+                          .gridDimY = 1,
+                          .gridDimZ = 1,
+                          .blockDimX = 1,
+                          .blockDimY = 1,
+                          .blockDimZ = 1};
     CUresult r;
     switch (i % 8) {
     case 0:

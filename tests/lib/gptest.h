@@ -25,18 +25,18 @@
 #define GP_TEST_TIMEOUT 120
 #endif
 
-#define GP_TEST_MAIN(suite_name, add_tests_fn)                               \
-    int main(void) {                                                         \
-        Suite *s_ = suite_create(suite_name);                                \
-        TCase *tc_ = tcase_create("main");                                   \
-        tcase_set_timeout(tc_, GP_TEST_TIMEOUT);                             \
-        add_tests_fn(tc_);                                                   \
-        suite_add_tcase(s_, tc_);                                            \
-        SRunner *sr_ = srunner_create(s_);                                   \
-        srunner_run_all(sr_, CK_ENV);                                        \
-        int failed_ = srunner_ntests_failed(sr_);                            \
-        srunner_free(sr_);                                                   \
-        return failed_ == 0 ? EXIT_SUCCESS : EXIT_FAILURE;                   \
+#define GP_TEST_MAIN(suite_name, add_tests_fn)                                                     \
+    int main(void) {                                                                               \
+        Suite *s_ = suite_create(suite_name);                                                      \
+        TCase *tc_ = tcase_create("main");                                                         \
+        tcase_set_timeout(tc_, GP_TEST_TIMEOUT);                                                   \
+        add_tests_fn(tc_);                                                                         \
+        suite_add_tcase(s_, tc_);                                                                  \
+        SRunner *sr_ = srunner_create(s_);                                                         \
+        srunner_run_all(sr_, CK_ENV);                                                              \
+        int failed_ = srunner_ntests_failed(sr_);                                                  \
+        srunner_free(sr_);                                                                         \
+        return failed_ == 0 ? EXIT_SUCCESS : EXIT_FAILURE;                                         \
     }
 
 #endif /* GP_TEST_H */

@@ -84,7 +84,8 @@ START_TEST(test_run_through_engine) {
     sim_pod *p = fixture_pods(&n);
     sim_node *nodes;
     char err[256];
-    ck_assert_int_eq(sim_read_nodes("tests/sim/fixtures/nodes.csv", &nodes, &nn, err, sizeof err), 0);
+    ck_assert_int_eq(sim_read_nodes("tests/sim/fixtures/nodes.csv", &nodes, &nn, err, sizeof err),
+                     0);
     for (int pol = GP_PLACE_RANDOM; pol <= GP_PLACE_FGD; pol++) {
         sim_fgd_opts o = {(gp_placement)pol, 3, 1.3};
         sim_fgd_result r;

@@ -10,10 +10,10 @@ START_TEST(test_curve_buckets_mean) {
     sim_curve c;
     sim_curve_init(&c);
     double a[3] = {10, 1, 2}, b[3] = {20, 3, 4}, d[3] = {50, 5, 6};
-    sim_curve_add(&c, 0.4, a);  /* bucket 0 */
-    sim_curve_add(&c, 0.6, b);  /* bucket 1 */
-    sim_curve_add(&c, 1.2, d);  /* bucket 1 */
-    sim_curve_add(&c, 2.5, a);  /* half to even: bucket 2 */
+    sim_curve_add(&c, 0.4, a);   /* bucket 0 */
+    sim_curve_add(&c, 0.6, b);   /* bucket 1 */
+    sim_curve_add(&c, 1.2, d);   /* bucket 1 */
+    sim_curve_add(&c, 2.5, a);   /* half to even: bucket 2 */
     sim_curve_add(&c, 131.0, a); /* outside: ignored */
     sim_curve_row rows[SIM_CURVE_MAX + 1];
     sim_curve_rows(&c, rows);

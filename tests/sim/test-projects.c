@@ -18,9 +18,8 @@ START_TEST(test_fixture_tree) {
     sim_project *p;
     size_t n;
     char err[256];
-    ck_assert_int_eq(sim_read_projects("tests/sim/fixtures/replay-projects.csv", &p, &n, err,
-                                       sizeof err),
-                     0);
+    ck_assert_int_eq(
+        sim_read_projects("tests/sim/fixtures/replay-projects.csv", &p, &n, err, sizeof err), 0);
     ck_assert_int_eq(n, 3);
     ck_assert_str_eq(p[0].name, "org");
     ck_assert_int_eq(p[0].leaf, 0);
@@ -65,8 +64,7 @@ START_TEST(test_bad_rows_named) {
     ck_assert_int_lt(proj_str("name,colour\na,red\n", &p, &n, err), 0);
     ck_assert_ptr_nonnull(strstr(err, "unknown column 'colour'"));
     ck_assert_int_lt(proj_str("name\n", &p, &n, err), 0);
-    ck_assert_int_lt(sim_read_projects("tests/sim/fixtures/none.csv", &p, &n, err, sizeof err),
-                     0);
+    ck_assert_int_lt(sim_read_projects("tests/sim/fixtures/none.csv", &p, &n, err, sizeof err), 0);
     ck_assert_ptr_nonnull(strstr(err, "none.csv"));
 }
 END_TEST

@@ -28,9 +28,8 @@ typedef struct world {
 static void load(world *w, const char *nodes, const char *pods, const char *projects) {
     char err[256];
     memset(w, 0, sizeof *w);
-    ck_assert_int_eq(sim_read_nodes_mem("n.csv", nodes, strlen(nodes), &w->nodes, &w->nn, err,
-                                        sizeof err),
-                     0);
+    ck_assert_int_eq(
+        sim_read_nodes_mem("n.csv", nodes, strlen(nodes), &w->nodes, &w->nn, err, sizeof err), 0);
     ck_assert_int_eq(
         sim_read_pods_mem("p.csv", pods, strlen(pods), &w->pods, &w->np, err, sizeof err), 0);
     ck_assert_int_eq(sim_read_projects_mem("q.csv", projects, strlen(projects), &w->pr, &w->npr,
@@ -48,8 +47,8 @@ static void run(const world *w, sim_mode mode, int64_t grace, sim_replay_result 
     o.mode = mode;
     o.grace_s = grace;
     char err[256];
-    ck_assert_int_eq(sim_replay_run(w->nodes, w->nn, w->pods, w->jobs, w->nj, w->pr, w->npr, &o,
-                                    r, err, sizeof err),
+    ck_assert_int_eq(sim_replay_run(w->nodes, w->nn, w->pods, w->jobs, w->nj, w->pr, w->npr, &o, r,
+                                    err, sizeof err),
                      0);
 }
 
@@ -61,15 +60,16 @@ static void unload(world *w) {
 }
 
 #define ONE_GPU_NODE "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,65536,1,A\n"
-#define POD_HDR "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,project,kind\n"
+#define POD_HDR                                                                                    \
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,project,kind\n"
 #define ONE_PROJECT "name,deserved_gpus\na,1\n"
 
 START_TEST(test_queue_on_one_gpu) {
     world w;
     /* Two whole-GPU jobs at t=0 of 100 s on one GPU: the second waits 100 s
      * and completes at 200 s; the GPU is busy all of [0, 200]. */
-    load(&w, ONE_GPU_NODE, POD_HDR "j0,1000,1,1,1000,0,100,a,train\nj1,1000,1,1,1000,0,100,a,train\n",
-         ONE_PROJECT);
+    load(&w, ONE_GPU_NODE,
+         POD_HDR "j0,1000,1,1,1000,0,100,a,train\nj1,1000,1,1,1000,0,100,a,train\n", ONE_PROJECT);
     sim_replay_result r;
     run(&w, SIM_MODE_POOLED, 30, &r);
     ck_assert_int_eq(r.started, 2);
@@ -93,8 +93,7 @@ START_TEST(test_allocation_time_weighted) {
      * second job holds one for [100, 200]: (50 + 100) GPU-s over 200 s of a
      * two-GPU pool = 37.5%. */
     load(&w, "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,65536,2,A\n",
-         POD_HDR "j0,1000,1,1,1000,0,50,a,train\nj1,1000,1,1,1000,100,200,a,train\n",
-         ONE_PROJECT);
+         POD_HDR "j0,1000,1,1,1000,0,50,a,train\nj1,1000,1,1,1000,100,200,a,train\n", ONE_PROJECT);
     sim_replay_result r;
     run(&w, SIM_MODE_POOLED, 30, &r);
     ck_assert_double_eq_tol(r.alloc_pct, 37.5, 1e-9);
@@ -157,8 +156,7 @@ START_TEST(test_gang_starts_together) {
     world w;
     /* A gang of 2 one-GPU tasks on two one-GPU nodes waits until both GPUs
      * are free (t=40), then holds both. */
-    load(&w,
-         "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,65536,1,A\nn1,32000,65536,1,A\n",
+    load(&w, "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,65536,1,A\nn1,32000,65536,1,A\n",
          "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,project,kind,"
          "tasks\nx,1000,1,1,1000,0,40,a,train,1\ng,1000,1,1,1000,1,11,a,train,2\n",
          "name,deserved_gpus\na,2\n");

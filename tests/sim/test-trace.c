@@ -65,7 +65,8 @@ START_TEST(test_bad_values_are_named) {
     static const struct {
         const char *row, *msg;
     } cases[] = {
-        {"a,1,1,2,500,", "p.csv:2: field gpu_milli: 500 with num_gpu 2 (a share is of one GPU only)"},
+        {"a,1,1,2,500,",
+         "p.csv:2: field gpu_milli: 500 with num_gpu 2 (a share is of one GPU only)"},
         {"a,1,1,0,300,", "p.csv:2: field gpu_milli: 300 for a pod with num_gpu 0 (must be 0)"},
         {"a,-5,1,1,100,", "p.csv:2: field cpu_milli: -5 is out of range [0, 100000000]"},
         {"a,1,1,99,1000,", "p.csv:2: field num_gpu: 99 is out of range [0, 16]"},

@@ -128,25 +128,26 @@ static int try_v2(gpx__cgroups *cg, const char *parent) {
     char mnt[PATH_MAX];
     if (find_mount(1, NULL, mnt, sizeof mnt) < 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note,
-                 "no cgroup v2 hierarchy offers the cpu and memory controllers");
+                      "no cgroup v2 hierarchy offers the cpu and memory controllers");
         return -1;
     }
     int rc = make_parent(mnt, parent, 1, cg->cpu_parent, sizeof cg->cpu_parent);
     if (rc < 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v2: cannot prepare %s: %s", cg->cpu_parent,
-                 strerror(-rc));
+                      strerror(-rc));
         return -1;
     }
     cg->mode = GP__CG_V2;
     gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v2 under %s: CPU and memory limits applied",
-             cg->cpu_parent);
+                  cg->cpu_parent);
     return 0;
 }
 
 static int try_v1(gpx__cgroups *cg, const char *parent) {
     char cpu[PATH_MAX], mem[PATH_MAX];
     if (find_mount(0, "cpu", cpu, sizeof cpu) < 0 || find_mount(0, "memory", mem, sizeof mem) < 0) {
-        gpx__exec_fmt(cg->note, sizeof cg->note, "no cgroup v1 cpu and memory hierarchies are mounted");
+        gpx__exec_fmt(cg->note, sizeof cg->note,
+                      "no cgroup v1 cpu and memory hierarchies are mounted");
         return -1;
     }
     int rc = make_parent(cpu, parent, 0, cg->cpu_parent, sizeof cg->cpu_parent);
@@ -155,22 +156,22 @@ static int try_v1(gpx__cgroups *cg, const char *parent) {
     }
     if (rc < 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v1: cannot create %s/%s: %s", cpu, parent,
-                 strerror(-rc));
+                      strerror(-rc));
         return -1;
     }
     cg->mode = GP__CG_V1;
     gpx__exec_fmt(cg->note, sizeof cg->note,
-             "cgroup v1 under %s and %s: CPU and memory limits applied", cg->cpu_parent,
-             cg->mem_parent);
+                  "cgroup v1 under %s and %s: CPU and memory limits applied", cg->cpu_parent,
+                  cg->mem_parent);
     return 0;
 }
 
 int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char *err,
-                  size_t errlen) {
+                   size_t errlen) {
     memset(cg, 0, sizeof *cg);
     if (strcmp(want, "off") == 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note,
-                 "cgroups are off (cgroup=off): tasks run without CPU and memory limits");
+                      "cgroups are off (cgroup=off): tasks run without CPU and memory limits");
         return 0;
     }
     if (parent[0] == '\0' || parent[0] == '/' || strstr(parent, "..") != NULL) {
@@ -199,7 +200,8 @@ int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char 
     char why1[256];
     gpx__exec_fmt(why1, sizeof why1, "%s", cg->note);
     gpx__exec_fmt(cg->note, sizeof cg->note,
-             "no cgroups (%.100s; %.100s): tasks run without CPU and memory limits", why2, why1);
+                  "no cgroups (%.100s; %.100s): tasks run without CPU and memory limits", why2,
+                  why1);
     cg->mode = GP__CG_NONE;
     return 0;
 }
@@ -211,8 +213,8 @@ static int make_dir(char *out, size_t len, const char *parent, const char *name)
     return mkdir(out, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
-                   int64_t mem_bytes, gpx__task_cg *out) {
+void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli, int64_t mem_bytes,
+                    gpx__task_cg *out) {
     memset(out, 0, sizeof *out);
     if (cg->mode == GP__CG_NONE) {
         gpx__exec_fmt(out->note, sizeof out->note, "no cgroup: %s", cg->note);
@@ -258,10 +260,11 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
     if (rc < 0) {
         gpx__cg_remove(out);
         memset(out, 0, sizeof *out);
-        gpx__exec_fmt(out->note, sizeof out->note,
-                 "no cgroup: cannot set up %s/%s%s%s: %s; the task runs without CPU and memory "
-                 "limits",
-                 cg->cpu_parent, name, what[0] ? " " : "", what, strerror(-rc));
+        gpx__exec_fmt(
+            out->note, sizeof out->note,
+            "no cgroup: cannot set up %s/%s%s%s: %s; the task runs without CPU and memory "
+            "limits",
+            cg->cpu_parent, name, what[0] ? " " : "", what, strerror(-rc));
         return;
     }
     char cpu_txt[48] = "no CPU limit", mem_txt[48] = "no memory limit";
@@ -272,7 +275,7 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
         gpx__exec_fmt(mem_txt, sizeof mem_txt, "memory %lld bytes", (long long)mem_bytes);
     }
     gpx__exec_fmt(out->note, sizeof out->note, "cgroup %s %s: %s, %s",
-             cg->mode == GP__CG_V2 ? "v2" : "v1", out->dirs[0], cpu_txt, mem_txt);
+                  cg->mode == GP__CG_V2 ? "v2" : "v1", out->dirs[0], cpu_txt, mem_txt);
 }
 
 void gpx__cg_remove(const gpx__task_cg *tc) {
@@ -281,7 +284,8 @@ void gpx__cg_remove(const gpx__task_cg *tc) {
          * member until none is left, then wait for the kernel to let go. */
         cg_write(tc->dirs[i], "cgroup.kill", "1");
         for (int round = 0; round < 200; round++) {
-            if (gpx__cg_signal(tc, SIGKILL, 0) == 0 && (rmdir(tc->dirs[i]) == 0 || errno == ENOENT)) {
+            if (gpx__cg_signal(tc, SIGKILL, 0) == 0 &&
+                (rmdir(tc->dirs[i]) == 0 || errno == ENOENT)) {
                 break;
             }
             struct timespec ts = {0, 10 * 1000 * 1000};
@@ -390,8 +394,7 @@ void gpx__cg_own_limits(int64_t *cpu_milli, int64_t *mem_bytes) {
             *cpu_milli = quota * 1000 / period;
         }
     }
-    if (find_mount(0, "memory", mnt, sizeof mnt) == 0 &&
-        own_path("memory", rel, sizeof rel) == 0) {
+    if (find_mount(0, "memory", mnt, sizeof mnt) == 0 && own_path("memory", rel, sizeof rel) == 0) {
         long long m = read_num(mnt, rel, "memory.limit_in_bytes");
         /* v1 says "unlimited" with a number near 2^63. */
         *mem_bytes = m > 0 && m < (1LL << 60) ? m : -1;

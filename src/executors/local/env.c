@@ -142,13 +142,13 @@ static int check_binding(const gp_task_launch *t, int *frac, char *err, size_t e
         const gp_slice *s = &b->slices[i];
         if (s->gpu < 0 || s->gpu >= t->node->ngpus) {
             gpx__exec_errf(err, errlen, "binding.slices[%d].gpu: %d is not a GPU of node %s", i,
-                     s->gpu, t->node->name);
+                           s->gpu, t->node->name);
             return GP_EINVAL;
         }
         if (s->mig_slot < 0 && s->milli > 0 && s->milli < GP_MILLI) {
             if (*frac >= 0) {
                 gpx__exec_errf(err, errlen,
-                         "binding.slices[%d]: a task may hold only one fractional slice", i);
+                               "binding.slices[%d]: a task may hold only one fractional slice", i);
                 return GP_EINVAL;
             }
             *frac = i;
@@ -173,7 +173,7 @@ static void set_gpus(envb *e, const gpx__local *lx, const gp_task_launch *t, cha
     }
     env_setf(e, "CUDA_VISIBLE_DEVICES", "%s", uuids);
     gpx__exec_fmt(note, notelen, "GPUs: %s%s", uuids[0] ? uuids : "none",
-             lx->emulated && uuids[0] ? " (EMULATED: no real GPU behind them)" : "");
+                  lx->emulated && uuids[0] ? " (EMULATED: no real GPU behind them)" : "");
 }
 
 /* Sets the limits of a fractional slice and injects the interposer. */
@@ -193,18 +193,20 @@ static void set_slice(envb *e, const gpx__local *lx, const gp_task_launch *t, co
         } else {
             env_setf(e, "LD_PRELOAD", "%s", lx->interposer);
         }
-        gpx__exec_fmt(note + l, notelen - l, "; slice %d milli-GPU, memory cap %lld bytes, enforced by %s",
-                 s->milli, (long long)s->mem, lx->interposer);
-    } else {
         gpx__exec_fmt(note + l, notelen - l,
-                 "; slice %d milli-GPU, memory cap %lld bytes, NOT ENFORCED: interposer %s not "
-                 "found (the cap is only announced in GPUPOOL_MEMORY_LIMIT)",
-                 s->milli, (long long)s->mem, lx->interposer[0] ? lx->interposer : "(none)");
+                      "; slice %d milli-GPU, memory cap %lld bytes, enforced by %s", s->milli,
+                      (long long)s->mem, lx->interposer);
+    } else {
+        gpx__exec_fmt(
+            note + l, notelen - l,
+            "; slice %d milli-GPU, memory cap %lld bytes, NOT ENFORCED: interposer %s not "
+            "found (the cap is only announced in GPUPOOL_MEMORY_LIMIT)",
+            s->milli, (long long)s->mem, lx->interposer[0] ? lx->interposer : "(none)");
     }
 }
 
-int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const char *ckpt_dir,
-                  char ***out, char *note, size_t notelen, char *err, size_t errlen) {
+int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const char *ckpt_dir, char ***out,
+                   char *note, size_t notelen, char *err, size_t errlen) {
     *out = NULL;
     int frac;
     int rc = check_binding(t, &frac, err, errlen);

@@ -41,10 +41,10 @@ enum {
 };
 
 typedef struct gp_local_describe {
-    int emulated;               /* 1: the GPUs come from an inventory file */
-    char gpus[256];             /* where the GPUs come from, in a sentence */
-    char cgroups[256];          /* how CPU and memory limits are applied, or why not */
-    char interposer[256];       /* whether fractional slices are enforced */
+    int emulated;         /* 1: the GPUs come from an inventory file */
+    char gpus[256];       /* where the GPUs come from, in a sentence */
+    char cgroups[256];    /* how CPU and memory limits are applied, or why not */
+    char interposer[256]; /* whether fractional slices are enforced */
     char state_dir[256];
 } gp_local_describe;
 

@@ -106,12 +106,14 @@ static int parse_gpu(char *value, gp_node_spec *node, char *msg, size_t len) {
         return GP_EPARSE;
     }
     long count = 1;
-    for (char *tok = strtok_r(NULL, " \t", &save); tok != NULL; tok = strtok_r(NULL, " \t", &save)) {
+    for (char *tok = strtok_r(NULL, " \t", &save); tok != NULL;
+         tok = strtok_r(NULL, " \t", &save)) {
         char *end;
         if (strncmp(tok, "sm=", 3) == 0) {
             long sm = strtol(tok + 3, &end, 10);
             if (*end != '\0' || tok[3] == '\0' || sm <= 0 || sm > 100000) {
-                gpx__exec_fmt(msg, len, "sm '%s' is not a positive count of multiprocessors", tok + 3);
+                gpx__exec_fmt(msg, len, "sm '%s' is not a positive count of multiprocessors",
+                              tok + 3);
                 return GP_EPARSE;
             }
             g.sm_count = (int32_t)sm;
@@ -121,7 +123,7 @@ static int parse_gpu(char *value, gp_node_spec *node, char *msg, size_t len) {
             for (char *p = strtok_r(tok + 4, ",", &s2); p != NULL; p = strtok_r(NULL, ",", &s2)) {
                 if (g.nmig == GP_MAX_MIG_SLOTS || strlen(p) >= sizeof g.mig_layout[0]) {
                     gpx__exec_fmt(msg, len, "mig: at most %d profiles of at most %zu characters",
-                             GP_MAX_MIG_SLOTS, sizeof g.mig_layout[0] - 1);
+                                  GP_MAX_MIG_SLOTS, sizeof g.mig_layout[0] - 1);
                     return GP_EPARSE;
                 }
                 gpx__exec_fmt(g.mig_layout[g.nmig++], sizeof g.mig_layout[0], "%s", p);
@@ -182,7 +184,7 @@ static int parse_line(const char *key, char *value, gp_node_spec *node, char *ms
     if (strcmp(key, "node") == 0 || strcmp(key, "domain") == 0) {
         if (!valid_name(value)) {
             gpx__exec_fmt(msg, len, "'%s' is not a name (1 to %d letters, digits, '.', '_', '-')",
-                     value, GP_NAME_MAX);
+                          value, GP_NAME_MAX);
             return GP_EPARSE;
         }
         gpx__exec_fmt(key[0] == 'n' ? node->name : node->domain, sizeof node->name, "%s", value);
@@ -195,8 +197,8 @@ static int parse_line(const char *key, char *value, gp_node_spec *node, char *ms
         int milli = *end == 'm' && end[1] == '\0';
         if (errno != 0 || end == value || (*end != '\0' && !milli) || v <= 0 ||
             v > INT64_MAX / 1000) {
-            gpx__exec_fmt(msg, len, "'%s' is not a number of cores (like 16) or milli-cores (16000m)",
-                     value);
+            gpx__exec_fmt(msg, len,
+                          "'%s' is not a number of cores (like 16) or milli-cores (16000m)", value);
             return GP_EPARSE;
         }
         node->cpu_milli = milli ? v : v * 1000;
@@ -236,7 +238,8 @@ int gpx__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t 
         }
         char *eq = strchr(s, '=');
         if (eq == NULL) {
-            gpx__exec_errf(err, errlen, "%s:%d: expected 'key = value', got '%.60s'", path, lineno, s);
+            gpx__exec_errf(err, errlen, "%s:%d: expected 'key = value', got '%.60s'", path, lineno,
+                           s);
             rc = GP_EPARSE;
             break;
         }
@@ -265,14 +268,14 @@ int gpx__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t 
     fclose(f);
     if (rc == 0 && node->ngpus == 0) {
         gpx__exec_errf(err, errlen, "%s: no 'gpu' line: an emulated inventory declares its GPUs",
-                 path);
+                       path);
         rc = GP_EPARSE;
     }
     for (int i = 0; rc == 0 && i < node->ngpus; i++) {
         if (gpx__exec_fmt(node->gpus[i].uuid, sizeof node->gpus[i].uuid, "GPU-emulated-%s-%d",
-                    node->name, i) < 0) {
+                          node->name, i) < 0) {
             gpx__exec_errf(err, errlen, "%s: node: '%s' is too long to name emulated GPUs", path,
-                     node->name);
+                           node->name);
             rc = GP_EPARSE;
         }
     }
@@ -283,7 +286,7 @@ int gpx__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t 
 /* NVML                                                                      */
 /* ======================================================================== */
 
-#define NVML_SUCCESS 0
+#define NVML_SUCCESS  0
 #define NVML_UUID_LEN 96
 #define NVML_NAME_LEN 96
 
@@ -294,16 +297,17 @@ int gpx__nvml_open(gpx__nvml *nv, const char *lib, int required, char *err, size
         const char *why = dlerror();
         gpx__exec_fmt(nv->note, sizeof nv->note, "NVML not loaded (%.200s)", why ? why : lib);
         if (required) {
-            gpx__exec_errf(err, errlen, "nvml: cannot load %s: %s", lib, why ? why : "unknown error");
+            gpx__exec_errf(err, errlen, "nvml: cannot load %s: %s", lib,
+                           why ? why : "unknown error");
             return GP_ENOENT;
         }
         return 0;
     }
     const char *missing = NULL;
-#define GP__NVML_RESOLVE(name, args, required)                                         \
-    *(void **)&nv->name = dlsym(h, #name);                                             \
-    if (required && nv->name == NULL && missing == NULL) {                             \
-        missing = #name;                                                               \
+#define GP__NVML_RESOLVE(name, args, required)                                                     \
+    *(void **)&nv->name = dlsym(h, #name);                                                         \
+    if (required && nv->name == NULL && missing == NULL) {                                         \
+        missing = #name;                                                                           \
     }
     GP__NVML_FUNCS(GP__NVML_RESOLVE)
 #undef GP__NVML_RESOLVE

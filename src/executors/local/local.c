@@ -41,10 +41,10 @@
 #pragma weak gp_ledger_close
 #pragma weak gp_ledger_unlink
 
-#define DEFAULT_STATE_DIR "/var/lib/gpupool/tasks"
+#define DEFAULT_STATE_DIR  "/var/lib/gpupool/tasks"
 #define DEFAULT_INTERPOSER "/usr/lib/gpupool/libgpuslice.so"
-#define DEFAULT_NVML "libnvidia-ml.so.1"
-#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+#define DEFAULT_NVML       "libnvidia-ml.so.1"
+#define DEFAULT_PATH       "/usr/local/bin:/usr/bin:/bin"
 
 /* ======================================================================== */
 /* Small helpers                                                             */
@@ -131,8 +131,7 @@ static int parse_handle(const char *h, handle_parts *out) {
     unsigned long long start;
     char tail;
     if (parse_key(out->key, &w, &t, &a) < 0 ||
-        sscanf(colon + 1, "%lld:%llu%c", &pid, &start, &tail) != 2 || pid <= 0 ||
-        pid > INT32_MAX) {
+        sscanf(colon + 1, "%lld:%llu%c", &pid, &start, &tail) != 2 || pid <= 0 || pid > INT32_MAX) {
         return GP_EINVAL;
     }
     out->spid = (pid_t)pid;
@@ -222,20 +221,20 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
         }
         if (i == nkeys) {
             gpx__exec_errf(err, errlen,
-                     "config: unknown key '%.40s' (expected state_dir, inventory, nvml, "
-                     "interposer, cgroup, cgroup_parent, node or domain)",
-                     item);
+                           "config: unknown key '%.40s' (expected state_dir, inventory, nvml, "
+                           "interposer, cgroup, cgroup_parent, node or domain)",
+                           item);
             rc = GP_EINVAL;
         } else if (gpx__exec_fmt(keys[i].field, keys[i].len, "%s", eq + 1) < 0) {
             gpx__exec_errf(err, errlen, "config: %s: value is longer than %zu characters", item,
-                     keys[i].len - 1);
+                           keys[i].len - 1);
             rc = GP_EINVAL;
         }
     }
     free(copy);
     if (rc == 0 && lx->state_dir[0] != '/') {
         gpx__exec_errf(err, errlen, "config: state_dir: '%.60s' is not an absolute path",
-                 lx->state_dir);
+                       lx->state_dir);
         rc = GP_EINVAL;
     }
     return rc;
@@ -284,7 +283,7 @@ static int local_open(const char *text, void **state, char *err, size_t errlen) 
     }
     if (rc == 0 && (rc = mkdirs(lx->state_dir)) < 0) {
         gpx__exec_errf(err, errlen, "config: state_dir: cannot create %s: %s", lx->state_dir,
-                 strerror(-rc));
+                       strerror(-rc));
         rc = GP_EIO;
     }
     if (rc == 0 && lx->inventory[0] != '\0') {
@@ -318,8 +317,8 @@ static void local_close(void *state) {
     }
 }
 
-static int local_inventory(void *state, gp_node_spec *nodes, size_t max, size_t *n,
-                           int *emulated, char *err, size_t errlen) {
+static int local_inventory(void *state, gp_node_spec *nodes, size_t max, size_t *n, int *emulated,
+                           char *err, size_t errlen) {
     gpx__local *lx = state;
     *emulated = lx->emulated;
     *n = 1;
@@ -350,7 +349,7 @@ static void start_error(const gp_task_launch *t, const char *path, const char *w
         break;
     case GP__STAGE_STDIO:
         gpx__exec_errf(err, errlen, "log_path: cannot send output to '%s': %s",
-                 t->log_path ? t->log_path : "(default)", strerror(e));
+                       t->log_path ? t->log_path : "(default)", strerror(e));
         break;
     default:
         gpx__exec_errf(err, errlen, "launch: cannot start the task's supervisor: %s", strerror(e));
@@ -431,7 +430,7 @@ static void log_header(int fd, const gpx__local *lx, const gp_task_launch *t, co
 typedef struct prep {
     char dir[PATH_MAX], path[PATH_MAX], workdir[PATH_MAX], ckpt[PATH_MAX], log[PATH_MAX];
     char gpus[512];
-    char **argv;                /* a copy: execve wants it without const */
+    char **argv; /* a copy: execve wants it without const */
     char **env;
     int log_fd;
     gpx__task_cg cg;
@@ -476,7 +475,7 @@ static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, 
         int rc = i == 2 ? mkdirs_parent(paths[i]) : mkdirs(paths[i]);
         if (rc < 0) {
             gpx__exec_errf(err, errlen, "%s: cannot create '%s': %s", fields[i], paths[i],
-                     strerror(-rc));
+                           strerror(-rc));
             return GP_EIO;
         }
     }
@@ -488,8 +487,8 @@ static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, 
     return 0;
 }
 
-static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HANDLE_MAX],
-                        char *err, size_t errlen) {
+static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HANDLE_MAX], char *err,
+                        size_t errlen) {
     gpx__local *lx = state;
     if (t->argv == NULL || t->argv[0] == NULL || t->argv[0][0] == '\0') {
         gpx__exec_errf(err, errlen, "argv: a task needs a program to run");
@@ -497,7 +496,7 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     }
     if (t->task < 0 || t->attempt < 1) {
         gpx__exec_errf(err, errlen, "%s: must be %s", t->task < 0 ? "task" : "attempt",
-                 t->task < 0 ? ">= 0" : ">= 1");
+                       t->task < 0 ? ">= 0" : ">= 1");
         return GP_EINVAL;
     }
     char key[GP__KEY_MAX];
@@ -511,13 +510,15 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     int rc = 0;
     if (mkdir(p->dir, 0755) < 0) {
         if (errno != EEXIST) {
-            gpx__exec_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir, strerror(errno));
+            gpx__exec_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir,
+                           strerror(errno));
             rc = GP_EIO;
         } else if ((rc = launched_before(t, p->dir, handle, err, errlen)) != 0) {
             free(p);
             return rc < 0 ? rc : 0;
         } else if (mkdir(p->dir, 0755) < 0) {
-            gpx__exec_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir, strerror(errno));
+            gpx__exec_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir,
+                           strerror(errno));
             rc = GP_EIO;
         }
     }
@@ -532,7 +533,7 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     }
     if (rc == 0 && resolve(t->argv[0], p->env, p->path, sizeof p->path) < 0) {
         gpx__exec_errf(err, errlen, "argv[0]: '%s' is not an executable in the task's PATH",
-                 t->argv[0]);
+                       t->argv[0]);
         rc = GP_ENOENT;
     }
     gpx__spawned sp;
@@ -557,7 +558,7 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     }
     if (rc == 0) {
         gpx__exec_fmt(handle, GP_HANDLE_MAX, "local:%s:%d:%llu", key, (int)sp.spid,
-                 (unsigned long long)sp.sstart);
+                      (unsigned long long)sp.sstart);
     } else if (!spawned) {
         /* Nothing ran: leave no directory that a relaunch would take for a
          * start in flight. */
@@ -655,7 +656,7 @@ static void poll_one(const gpx__local *lx, gp_task_status *st) {
     int have = read_handle(dir, recorded) == 0;
     if (have && strcmp(recorded, st->handle) != 0) {
         gpx__exec_fmt(st->detail, sizeof st->detail,
-                 "the task was started again under this key; this handle is stale");
+                      "the task was started again under this key; this handle is stale");
         return;
     }
     /* The exit file first: the supervisor writes it just before it exits, so
@@ -669,7 +670,7 @@ static void poll_one(const gpx__local *lx, gp_task_status *st) {
         if (ex.present && ex.start_stage != GP__STAGE_NONE) {
             st->state = GP_TASK_FAILED;
             gpx__exec_fmt(st->detail, sizeof st->detail, "could not start (%s): %s",
-                     gpx__stage_name(ex.start_stage), strerror(ex.start_errno));
+                          gpx__stage_name(ex.start_stage), strerror(ex.start_errno));
             return;
         }
         if (ex.present) {
@@ -688,7 +689,8 @@ static void poll_one(const gpx__local *lx, gp_task_status *st) {
         gpx__exec_fmt(st->detail, sizeof st->detail, "no state for this task in %s", lx->state_dir);
     } else {
         gpx__exec_fmt(st->detail, sizeof st->detail,
-                 "the task's supervisor (pid %d) is gone and left no exit status", (int)h.spid);
+                      "the task's supervisor (pid %d) is gone and left no exit status",
+                      (int)h.spid);
     }
 }
 
@@ -741,8 +743,8 @@ static void describe(const gpx__local *lx, gp_local_describe *d) {
     d->emulated = lx->emulated;
     if (lx->emulated) {
         gpx__exec_fmt(d->gpus, sizeof d->gpus,
-                 "EMULATED: %d GPUs declared in %.200s; no real GPU is used", lx->emu.ngpus,
-                 lx->inventory);
+                      "EMULATED: %d GPUs declared in %.200s; no real GPU is used", lx->emu.ngpus,
+                      lx->inventory);
     } else if (lx->nvml.lib != NULL) {
         gpx__exec_fmt(d->gpus, sizeof d->gpus, "%s", lx->nvml.note);
     } else {
@@ -750,11 +752,12 @@ static void describe(const gpx__local *lx, gp_local_describe *d) {
     }
     gpx__exec_fmt(d->cgroups, sizeof d->cgroups, "%s", lx->cg.note);
     if (access(lx->interposer, R_OK) == 0) {
-        gpx__exec_fmt(d->interposer, sizeof d->interposer,
-                 "fractional slices enforced by %.200s", lx->interposer);
+        gpx__exec_fmt(d->interposer, sizeof d->interposer, "fractional slices enforced by %.200s",
+                      lx->interposer);
     } else {
         gpx__exec_fmt(d->interposer, sizeof d->interposer,
-                 "fractional slices NOT enforced: interposer %.150s not found", lx->interposer);
+                      "fractional slices NOT enforced: interposer %.150s not found",
+                      lx->interposer);
     }
     gpx__exec_fmt(d->state_dir, sizeof d->state_dir, "%s", lx->state_dir);
 }

@@ -41,9 +41,9 @@ typedef enum gpx__cg_mode { GP__CG_NONE = 0, GP__CG_V1, GP__CG_V2 } gpx__cg_mode
 /* How this instance applies limits: decided once, at open. */
 typedef struct gpx__cgroups {
     gpx__cg_mode mode;
-    char cpu_parent[PATH_MAX];  /* v2: parent of every task cgroup; v1: in the cpu tree */
-    char mem_parent[PATH_MAX];  /* v1: in the memory tree; unused for v2 */
-    char note[256];             /* what is applied, or why nothing is */
+    char cpu_parent[PATH_MAX]; /* v2: parent of every task cgroup; v1: in the cpu tree */
+    char mem_parent[PATH_MAX]; /* v1: in the memory tree; unused for v2 */
+    char note[256];            /* what is applied, or why nothing is */
 } gpx__cgroups;
 
 #define GP__CG_DIRS 2
@@ -52,7 +52,7 @@ typedef struct gpx__cgroups {
 typedef struct gpx__task_cg {
     int ndirs;
     char dirs[GP__CG_DIRS][PATH_MAX];
-    char note[256];             /* the limits applied, or why none */
+    char note[256]; /* the limits applied, or why none */
 } gpx__task_cg;
 
 /*
@@ -63,15 +63,15 @@ typedef struct gpx__task_cg {
  * GP_ENOTSUP and err says why.
  */
 int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char *err,
-                  size_t errlen);
+                   size_t errlen);
 
 /*
  * Makes the cgroup of one task, named name, under cg, with the given limits
  * (0: none). Never fails: where a cgroup cannot be made the task runs without
  * one, out->ndirs is 0 and out->note says why.
  */
-void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
-                   int64_t mem_bytes, gpx__task_cg *out);
+void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli, int64_t mem_bytes,
+                    gpx__task_cg *out);
 
 /*
  * Sends sig to every process in the task's cgroups, except those of process
@@ -98,10 +98,10 @@ int gpx__cg_load(gpx__task_cg *tc, const char *file);
 /* What stage of starting a task failed (stored in the exit file). */
 enum {
     GP__STAGE_NONE = 0,
-    GP__STAGE_SUPERVISOR,       /* fork or setsid of the supervisor */
-    GP__STAGE_STDIO,            /* redirecting standard input/output */
-    GP__STAGE_CHDIR,            /* entering the working directory */
-    GP__STAGE_EXEC,             /* executing the program */
+    GP__STAGE_SUPERVISOR, /* fork or setsid of the supervisor */
+    GP__STAGE_STDIO,      /* redirecting standard input/output */
+    GP__STAGE_CHDIR,      /* entering the working directory */
+    GP__STAGE_EXEC,       /* executing the program */
     GP__STAGE_COUNT
 };
 
@@ -111,22 +111,22 @@ const char *gpx__stage_name(int stage);
 /* Everything the supervisor needs, prepared by the daemon before it forks so
  * that the forked processes only make system calls. */
 typedef struct gpx__spawn {
-    const char *path;           /* the program, resolved */
+    const char *path; /* the program, resolved */
     char *const *argv;
     char *const *envp;
     const char *workdir;
-    int log_fd;                 /* open for append; becomes stdout and stderr */
-    const char *dir;            /* the task's state directory */
+    int log_fd;      /* open for append; becomes stdout and stderr */
+    const char *dir; /* the task's state directory */
     const char *key;
     const gpx__task_cg *cg;
 } gpx__spawn;
 
 typedef struct gpx__spawned {
-    pid_t spid;                 /* the supervisor */
+    pid_t spid; /* the supervisor */
     uint64_t sstart;
-    pid_t tpid;                 /* the task's main process and process group */
+    pid_t tpid; /* the task's main process and process group */
     uint64_t tstart;
-    int stage;                  /* GP__STAGE_NONE if the task started */
+    int stage; /* GP__STAGE_NONE if the task started */
     int start_errno;
 } gpx__spawned;
 
@@ -155,10 +155,10 @@ int gpx__proc_present(pid_t pid, uint64_t start);
 
 /* What the supervisor recorded in the exit file. */
 typedef struct gpx__exit {
-    int present;                /* 0: no exit file (yet) */
+    int present; /* 0: no exit file (yet) */
     int exit_code;
     int term_signal;
-    int start_stage;            /* GP__STAGE_NONE if the task started */
+    int start_stage; /* GP__STAGE_NONE if the task started */
     int start_errno;
 } gpx__exit;
 
@@ -192,22 +192,22 @@ typedef struct gpx__nvml_memory {
  * fields below and the code that resolves them. The last column says
  * whether NVML is unusable without the function (MIG mode is only asked of
  * drivers that know it). */
-#define GP__NVML_FUNCS(X)                                                              \
-    X(nvmlInit_v2, (void), 1)                                                          \
-    X(nvmlShutdown, (void), 1)                                                         \
-    X(nvmlDeviceGetCount_v2, (unsigned int *count), 1)                                 \
-    X(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, gpx__nvml_dev *dev), 1)       \
-    X(nvmlDeviceGetUUID, (gpx__nvml_dev dev, char *uuid, unsigned int len), 1)          \
-    X(nvmlDeviceGetName, (gpx__nvml_dev dev, char *name, unsigned int len), 1)          \
-    X(nvmlDeviceGetMemoryInfo, (gpx__nvml_dev dev, gpx__nvml_memory *mem), 1)            \
+#define GP__NVML_FUNCS(X)                                                                          \
+    X(nvmlInit_v2, (void), 1)                                                                      \
+    X(nvmlShutdown, (void), 1)                                                                     \
+    X(nvmlDeviceGetCount_v2, (unsigned int *count), 1)                                             \
+    X(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, gpx__nvml_dev *dev), 1)                  \
+    X(nvmlDeviceGetUUID, (gpx__nvml_dev dev, char *uuid, unsigned int len), 1)                     \
+    X(nvmlDeviceGetName, (gpx__nvml_dev dev, char *name, unsigned int len), 1)                     \
+    X(nvmlDeviceGetMemoryInfo, (gpx__nvml_dev dev, gpx__nvml_memory * mem), 1)                     \
     X(nvmlDeviceGetMigMode, (gpx__nvml_dev dev, unsigned int *cur, unsigned int *pend), 0)
 
 typedef struct gpx__nvml {
-    void *lib;                  /* NULL: NVML is not in use */
+    void *lib; /* NULL: NVML is not in use */
 #define GP__NVML_FIELD(name, args, required) int(*name) args;
     GP__NVML_FUNCS(GP__NVML_FIELD)
 #undef GP__NVML_FIELD
-    char note[256];             /* where it was loaded from, or why not */
+    char note[256]; /* where it was loaded from, or why not */
 } gpx__nvml;
 
 /*
@@ -240,12 +240,12 @@ void gpx__host_resources(int64_t *cpu_milli, int64_t *mem_bytes);
 
 typedef struct gpx__local {
     char state_dir[PATH_MAX];
-    char inventory[PATH_MAX];   /* "" if none */
+    char inventory[PATH_MAX]; /* "" if none */
     char interposer[PATH_MAX];
     char node_name[GP_NAME_MAX + 1];
     char domain[GP_NAME_MAX + 1];
-    int emulated;               /* the GPUs come from the inventory file */
-    gp_node_spec emu;           /* that file, read at open */
+    int emulated;     /* the GPUs come from the inventory file */
+    gp_node_spec emu; /* that file, read at open */
     gpx__cgroups cg;
     gpx__nvml nvml;
 } gpx__local;
@@ -263,8 +263,8 @@ typedef struct gpx__local {
  * GPUs and their enforcement. Returns 0 with *out a NULL-terminated array
  * (free with gpx__env_free), or GP_EINVAL (err names the field) / GP_ENOMEM.
  */
-int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const char *ckpt_dir,
-                  char ***out, char *note, size_t notelen, char *err, size_t errlen);
+int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const char *ckpt_dir, char ***out,
+                   char *note, size_t notelen, char *err, size_t errlen);
 void gpx__env_free(char **env);
 
 /* The value of name in env, or NULL. */

@@ -58,8 +58,8 @@ typedef struct start_failure {
 } start_failure;
 
 static const char *const stage_names[GP__STAGE_COUNT] = {
-    [GP__STAGE_NONE] = "started",     [GP__STAGE_SUPERVISOR] = "supervisor",
-    [GP__STAGE_STDIO] = "stdio",      [GP__STAGE_CHDIR] = "chdir",
+    [GP__STAGE_NONE] = "started", [GP__STAGE_SUPERVISOR] = "supervisor",
+    [GP__STAGE_STDIO] = "stdio",  [GP__STAGE_CHDIR] = "chdir",
     [GP__STAGE_EXEC] = "exec",
 };
 
