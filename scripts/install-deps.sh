@@ -10,7 +10,8 @@ PKGS="build-essential pkg-config
       libmicrohttpd-dev
       libjansson-dev
       libssl-dev
-      curl procps"
+      curl procps
+      clang-format"
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
