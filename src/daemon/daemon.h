@@ -11,6 +11,7 @@
 #ifndef GP_DAEMON_H
 #define GP_DAEMON_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,7 +78,7 @@ typedef struct gpd__config {
     int64_t period_ms; /* scheduling period */
     int64_t poll_ms;   /* task polling period */
     char tls_cert[512], tls_key[512];
-    int auto_emulate; /* no executor config given: emulate GPUs if none */
+    char lib_dir[PATH_MAX]; /* where gpupoold is installed, told to the executor */
 } gpd__config;
 
 typedef struct gpd__daemon {

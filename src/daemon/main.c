@@ -4,9 +4,10 @@
  * scheduling loop with its executor, HTTP) and stop (the reverse).
  *
  * With no arguments it runs on embedded defaults: API on 127.0.0.1:8642,
- * SQLite at ./gpupool-data/gpupool.db, the local executor with its state in
- * ./gpupool-data/tasks, and 8 emulated GPUs when NVML finds none. On the first
- * start it writes an admin token to ./gpupool-data/admin.token (mode 0600).
+ * SQLite at ./gpupool-data/gpupool.db, and the local executor on its own
+ * defaults (docs/executors.md: task state in ./gpupool-data/tasks, 8 emulated
+ * GPUs when NVML finds none). On the first start it writes an admin token to
+ * ./gpupool-data/admin.token (mode 0600).
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,8 +30,9 @@ static const char usage[] =
     "  --data-dir DIR           store, logs, checkpoints, tokens (default ./gpupool-data)\n"
     "  --executor NAME          where workloads run (default local)\n"
     "  --executor-config STR    the executor's settings, e.g. \"inventory=FILE,cgroup=off\"\n"
-    "                           (default for local: state_dir=DATA/tasks, emulated GPUs\n"
-    "                           when NVML finds none)\n"
+    "                           (default: the executor's own, see docs/executors.md;\n"
+    "                           for local: state in DATA/tasks, emulated GPUs when\n"
+    "                           NVML finds none)\n"
     "  --period DURATION        scheduling period (default 2s)\n"
     "  --poll DURATION          task polling period (default 500ms)\n"
     "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
@@ -134,7 +136,8 @@ static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t e
     return 0;
 }
 
-/* The directory of this executable, for finding libgpuslice.so beside it. */
+/* The directory of this executable, where gpupool's own libraries are
+ * installed beside it; "" if it cannot be known. */
 static void self_dir(char *out, size_t len) {
     char p[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", p, sizeof p - 1);
@@ -163,17 +166,7 @@ static int prepare_data_dir(gpd__config *c, char *err, size_t errlen) {
         return GP_EINVAL;
     }
     memcpy(c->data_dir, abs, strlen(abs) + 1);
-    if (!c->executor_config[0] && strcmp(c->executor, "local") == 0) {
-        char dir[PATH_MAX], lib[PATH_MAX + 32];
-        self_dir(dir, sizeof dir);
-        snprintf(lib, sizeof lib, "%s/libgpuslice.so", dir);
-        int n = snprintf(c->executor_config, sizeof c->executor_config, "state_dir=%s/tasks",
-                         c->data_dir);
-        if (access(lib, R_OK) == 0 && n > 0)
-            snprintf(c->executor_config + n, sizeof c->executor_config - (size_t)n,
-                     ",interposer=%s", lib);
-        c->auto_emulate = 1;
-    }
+    self_dir(c->lib_dir, sizeof c->lib_dir);
     return 0;
 }
 

@@ -13,35 +13,21 @@
  *   - Those with a lost task are stopped, their attempt recorded as lost, and
  *     requeued (or, if a stop for suspend or delete was under way, finished
  *     as such).
- *   - With the local executor, task directories that no workload refers to
- *     (an attempt that ended but was not reaped) are stopped and reaped.
+ *   - Tasks the executor holds that no workload refers to (an attempt that
+ *     ended but was not reaped) are stopped and reaped, where the executor
+ *     can list its tasks.
  *
- * When the executor finds no GPU and the daemon runs on its embedded
- * defaults, an emulated inventory of one node with 8 GPUs is written to the
- * data directory and used, and the daemon says so loudly.
+ * Where the GPUs come from is the executor's business (the local one
+ * emulates GPUs on its embedded defaults when it finds none); the daemon only
+ * says loudly when they are emulated.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon/sched-int.h"
-#include "executors/local/gp_local.h"
 
 #define MAX_NODES 256
-
-static const char emulated_inventory[] =
-    "# Written by gpupoold because no GPU was found: EMULATED GPUs, for trying\n"
-    "# gpupool out. Processes run for real; the GPUs are not.\n"
-    "node   = local\n"
-    "domain = local\n"
-    "gpu    = H100 80G 8\n";
-
-static int write_emulated(const char *path, gpd__err *e) {
-    FILE *f = fopen(path, "w");
-    if (!f || fputs(emulated_inventory, f) < 0 || fclose(f) != 0)
-        return gpd__fail(e, GP_ESYS, "", "cannot write the emulated inventory %s", path);
-    return 0;
-}
 
 static int count_gpus(const gp_node_spec *n, size_t nn) {
     int g = 0;
@@ -57,34 +43,26 @@ static int load_nodes(gpd__sched *s, gpd__err *e) {
         return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     int rc =
         gp_exec_inventory(s->ex, s->nodes, MAX_NODES, &s->nnodes, &s->emulated, err, sizeof err);
-    if ((rc < 0 || count_gpus(s->nodes, s->nnodes) == 0) && s->d->cfg.auto_emulate) {
-        char path[1100], cfg[2200];
-        snprintf(path, sizeof path, "%s/emulated-gpus.conf", s->d->cfg.data_dir);
-        if ((rc = write_emulated(path, e)) < 0)
-            return rc;
-        snprintf(cfg, sizeof cfg, "%s,inventory=%s", s->d->cfg.executor_config, path);
-        gp_executor_close(s->ex);
-        s->ex = NULL;
-        if ((rc = gp_executor_open(s->d->cfg.executor, cfg, &s->ex, err, sizeof err)) < 0)
-            return gpd__fail(e, rc, "executor", "executor %s: %s", s->d->cfg.executor, err);
-        rc = gp_exec_inventory(s->ex, s->nodes, MAX_NODES, &s->nnodes, &s->emulated, err,
-                               sizeof err);
-        fprintf(stderr,
-                "\n*** gpupoold: NO GPU FOUND: using %d EMULATED GPUs from %s ***\n"
-                "*** Workloads run as real processes; their GPUs are not real.  ***\n\n",
-                count_gpus(s->nodes, s->nnodes), path);
-    }
     if (rc < 0)
         return gpd__fail(e, rc, "executor", "inventory: %s", err);
     for (size_t i = 0; i < s->nnodes; i++) {
         if ((rc = gp_engine_node_set(s->eng, &s->nodes[i], err, sizeof err)) < 0)
             return gpd__fail(e, rc, "", "node %s: %s", s->nodes[i].name, err);
     }
+    gp_executor_info info;
+    if (gp_exec_describe(s->ex, &info) < 0)
+        memset(&info, 0, sizeof info);
+    gpd__log("inventory: %zu node(s), %d GPU(s)%s", s->nnodes, count_gpus(s->nodes, s->nnodes),
+             s->emulated ? " -- EMULATED" : "");
+    const char *lines[] = {info.gpus, info.limits, info.slices, info.state};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        if (lines[i][0])
+            gpd__log("executor %s: %s", gp_executor_name(s->ex), lines[i]);
     if (s->emulated)
-        gpd__log("inventory: %zu node(s), %d GPU(s) -- EMULATED", s->nnodes,
-                 count_gpus(s->nodes, s->nnodes));
-    else
-        gpd__log("inventory: %zu node(s), %d GPU(s)", s->nnodes, count_gpus(s->nodes, s->nnodes));
+        fprintf(stderr,
+                "\n*** gpupoold: %d EMULATED GPUs (%s) ***\n"
+                "*** Workloads run as real processes; their GPUs are not real. ***\n\n",
+                count_gpus(s->nodes, s->nnodes), info.gpus[0] ? info.gpus : "said the executor");
     return 0;
 }
 
@@ -289,29 +267,27 @@ out:
     gpd__wl_free(&w);
 }
 
-/* Stops and reaps local task directories that no active workload refers to. */
+/* Stops and reaps the tasks the executor holds that no active workload refers
+ * to; nothing to do where the executor cannot list its tasks. */
 static void reap_orphans(gpd__sched *s) {
-    if (strcmp(gp_executor_name(s->ex), "local") != 0)
-        return;
-    gp_local_list l = {0};
-    l.max = 4096;
-    l.handles = calloc(l.max, sizeof *l.handles);
-    if (!l.handles || gp_exec_control(s->ex, GP_LOCAL_CTL_LIST, &l) < 0) {
-        free(l.handles);
+    size_t max = 4096, n = 0;
+    char(*handles)[GP_HANDLE_MAX] = calloc(max, sizeof *handles);
+    if (!handles || gp_exec_tasks(s->ex, handles, max, &n) < 0) {
+        free(handles);
         return;
     }
-    for (size_t i = 0; i < l.n && i < l.max; i++) {
+    for (size_t i = 0; i < n && i < max; i++) {
         int known = 0;
         for (size_t k = 0; k < s->nact && !known; k++)
             for (int t = 0; t < s->act[k]->ntasks; t++)
-                if (strcmp(s->act[k]->tasks[t].handle, l.handles[i]) == 0)
+                if (strcmp(s->act[k]->tasks[t].handle, handles[i]) == 0)
                     known = 1;
         if (!known) {
-            gp_exec_stop(s->ex, l.handles[i]);
-            gp_exec_reap(s->ex, l.handles[i]);
+            gp_exec_stop(s->ex, handles[i]);
+            gp_exec_reap(s->ex, handles[i]);
         }
     }
-    free(l.handles);
+    free(handles);
 }
 
 int gpd__sched_recover(gpd__sched *s, gpd__err *e) {

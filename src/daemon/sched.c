@@ -469,8 +469,9 @@ int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
     s->eng = gp_engine_new(&ec);
     char err[GP_ERR_MAX] = "";
     int rc = s->eng ? 0 : gpd__fail(e, GP_ENOMEM, "", "cannot create the engine");
-    if (rc == 0 && (rc = gp_executor_open(d->cfg.executor, d->cfg.executor_config, &s->ex, err,
-                                          sizeof err)) < 0)
+    gp_executor_ctx ctx = {.data_dir = d->cfg.data_dir, .lib_dir = d->cfg.lib_dir};
+    if (rc == 0 && (rc = gp_executor_open_ctx(d->cfg.executor, &ctx, d->cfg.executor_config, &s->ex,
+                                              err, sizeof err)) < 0)
         gpd__fail(e, rc, "executor", "executor %s: %s", d->cfg.executor, err);
     if (rc == 0)
         rc = gpd__sched_recover(s, e);

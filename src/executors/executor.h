@@ -34,7 +34,7 @@
 
 #include "engine/gp_engine.h"
 
-#define GP_EXECUTOR_VERSION 1
+#define GP_EXECUTOR_VERSION 2
 #define GP_HANDLE_MAX       128
 
 typedef struct gp_executor gp_executor;
@@ -76,6 +76,27 @@ typedef struct gp_task_status {
     char detail[128];           /* out: a sentence for FAILED / LOST */
 } gp_task_status;
 
+/* What the daemon tells an executor about itself when it opens one
+ * (version 2). Executors derive their defaults from it, so that the daemon
+ * never writes an executor's configuration; any field may be NULL. */
+typedef struct gp_executor_ctx {
+    const char *data_dir; /* the daemon's data directory (absolute): state
+                             of this daemon's tasks belongs below it */
+    const char *lib_dir;  /* where gpupool's programs and libraries (e.g.
+                             libgpuslice.so) are installed */
+} gp_executor_ctx;
+
+/* How an executor runs tasks, in sentences for the daemon's log, its /nodes
+ * answer and its dashboard (version 2). A field that does not apply to an
+ * executor is left empty. */
+typedef struct gp_executor_info {
+    int emulated;     /* 1: the GPUs are emulated, not real */
+    char gpus[256];   /* where the GPUs come from */
+    char limits[256]; /* how CPU and memory limits are applied, or why not */
+    char slices[256]; /* whether fractional slices are enforced */
+    char state[256];  /* where task state is kept */
+} gp_executor_info;
+
 typedef struct gp_executor_methods {
     int version;      /* GP_EXECUTOR_VERSION when written */
     const char *name; /* "local", "slurm", ... */
@@ -109,6 +130,24 @@ typedef struct gp_executor_methods {
 
     /* Escape hatch for executor-specific operations; GP_ENOTSUP if unknown. */
     int (*control)(void *state, int op, void *arg);
+
+    /* ---- Version 2 ---- */
+
+    /* As open, with what the daemon says about itself (ctx, never NULL).
+     * An empty config asks for the executor's embedded defaults, which may
+     * use ctx (e.g. keep task state under ctx->data_dir). The wrapper uses
+     * open_ctx when a table has it, open otherwise. */
+    int (*open_ctx)(const gp_executor_ctx *ctx, const char *config, void **state, char *err,
+                    size_t errlen);
+
+    /* Lists the handles of every task this instance holds (running, or
+     * finished and not yet reaped), so that after a restart the daemon can
+     * stop and reap those it has no record of. Fills at most max handles and
+     * sets *n to the number found, which may exceed max. */
+    int (*tasks)(void *state, char (*handles)[GP_HANDLE_MAX], size_t max, size_t *n);
+
+    /* Fills info (zeroed by the wrapper first). */
+    int (*describe)(void *state, gp_executor_info *info);
 } gp_executor_methods;
 
 /* ---- The registry and the wrappers the daemon calls (registry.c) ---- */
@@ -120,6 +159,10 @@ const gp_executor_methods *gp_executor_find(const char *name);
  * table is of a version this daemon cannot use. */
 int gp_executor_open(const char *name, const char *config, gp_executor **out, char *err,
                      size_t errlen);
+/* As gp_executor_open, telling the executor about the daemon (ctx may be
+ * NULL: then every field is unknown). */
+int gp_executor_open_ctx(const char *name, const gp_executor_ctx *ctx, const char *config,
+                         gp_executor **out, char *err, size_t errlen);
 void gp_executor_close(gp_executor *ex);
 const char *gp_executor_name(const gp_executor *ex);
 
@@ -132,5 +175,7 @@ int gp_exec_stop(gp_executor *ex, const char *handle);
 int gp_exec_poll(gp_executor *ex, gp_task_status *tasks, size_t n);
 int gp_exec_reap(gp_executor *ex, const char *handle);
 int gp_exec_control(gp_executor *ex, int op, void *arg);
+int gp_exec_tasks(gp_executor *ex, char (*handles)[GP_HANDLE_MAX], size_t max, size_t *n);
+int gp_exec_describe(gp_executor *ex, gp_executor_info *info);
 
 #endif /* GP_EXECUTOR_H */

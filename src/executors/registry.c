@@ -28,9 +28,9 @@ static const gp_executor_methods *const registry[] = {
     &gpx__local_methods,
 };
 
-/* The version of the methods table in which each method first appeared;
- * every method of version 1 is checked against 1. */
+/* The version of the methods table in which each method first appeared. */
 #define SINCE_V1 1
+#define SINCE_V2 2
 
 /* True if table m has method `field` (it is recent enough and set). */
 #define HAS(m, field, since) ((m)->version >= (since) && (m)->field != NULL)
@@ -68,8 +68,8 @@ const gp_executor_methods *gp_executor_find(const char *name) {
     return NULL;
 }
 
-int gpx__executor_open_methods(const gp_executor_methods *m, const char *config, gp_executor **out,
-                               char *err, size_t errlen) {
+int gpx__executor_open_methods(const gp_executor_methods *m, const gp_executor_ctx *ctx,
+                               const char *config, gp_executor **out, char *err, size_t errlen) {
     if (out == NULL) {
         return GP_EINVAL;
     }
@@ -82,7 +82,7 @@ int gpx__executor_open_methods(const gp_executor_methods *m, const char *config,
         gpx__exec_errf(err, errlen, "executor '%s': methods table has version < 1", name);
         return GP_ENOTSUP;
     }
-    if (!HAS(m, open, SINCE_V1) || !HAS(m, close, SINCE_V1)) {
+    if ((!HAS(m, open, SINCE_V1) && !HAS(m, open_ctx, SINCE_V2)) || !HAS(m, close, SINCE_V1)) {
         gpx__exec_errf(err, errlen, "executor '%s': methods table lacks open or close", name);
         return GP_ENOTSUP;
     }
@@ -92,7 +92,11 @@ int gpx__executor_open_methods(const gp_executor_methods *m, const char *config,
         return GP_ENOMEM;
     }
     ex->m = m;
-    int rc = m->open(config != NULL ? config : "", &ex->state, err, errlen);
+    const gp_executor_ctx none = {0};
+    const char *cfg = config != NULL ? config : "";
+    int rc = HAS(m, open_ctx, SINCE_V2)
+                 ? m->open_ctx(ctx != NULL ? ctx : &none, cfg, &ex->state, err, errlen)
+                 : m->open(cfg, &ex->state, err, errlen);
     if (rc < 0) {
         free(ex);
         return rc;
@@ -103,6 +107,11 @@ int gpx__executor_open_methods(const gp_executor_methods *m, const char *config,
 
 int gp_executor_open(const char *name, const char *config, gp_executor **out, char *err,
                      size_t errlen) {
+    return gp_executor_open_ctx(name, NULL, config, out, err, errlen);
+}
+
+int gp_executor_open_ctx(const char *name, const gp_executor_ctx *ctx, const char *config,
+                         gp_executor **out, char *err, size_t errlen) {
     if (out != NULL) {
         *out = NULL;
     }
@@ -111,7 +120,7 @@ int gp_executor_open(const char *name, const char *config, gp_executor **out, ch
         gpx__exec_errf(err, errlen, "executor: no executor named '%s'", name ? name : "(null)");
         return GP_ENOENT;
     }
-    return gpx__executor_open_methods(m, config, out, err, errlen);
+    return gpx__executor_open_methods(m, ctx, config, out, err, errlen);
 }
 
 void gp_executor_close(gp_executor *ex) {
@@ -187,4 +196,20 @@ int gp_exec_control(gp_executor *ex, int op, void *arg) {
         return GP_EINVAL;
     }
     return HAS(ex->m, control, SINCE_V1) ? ex->m->control(ex->state, op, arg) : GP_ENOTSUP;
+}
+
+int gp_exec_tasks(gp_executor *ex, char (*handles)[GP_HANDLE_MAX], size_t max, size_t *n) {
+    if (ex == NULL || n == NULL || (handles == NULL && max > 0)) {
+        return GP_EINVAL;
+    }
+    *n = 0;
+    return HAS(ex->m, tasks, SINCE_V2) ? ex->m->tasks(ex->state, handles, max, n) : GP_ENOTSUP;
+}
+
+int gp_exec_describe(gp_executor *ex, gp_executor_info *info) {
+    if (ex == NULL || info == NULL) {
+        return GP_EINVAL;
+    }
+    memset(info, 0, sizeof *info);
+    return HAS(ex->m, describe, SINCE_V2) ? ex->m->describe(ex->state, info) : GP_ENOTSUP;
 }

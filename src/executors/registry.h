@@ -20,11 +20,12 @@ extern const gp_executor_methods gpx__local_methods;
 /*
  * Opens an executor from the table m, which need not be registered. Same
  * contract as gp_executor_open(): GP_ENOTSUP (err says why) for a table of
- * version 0 or without open/close; otherwise open's own result. On error,
+ * version 0 or without open/close; otherwise open's own result (open_ctx's,
+ * with ctx or an all-NULL context, when the table has it). On error,
  * *out is left NULL and nothing is allocated.
  */
-int gpx__executor_open_methods(const gp_executor_methods *m, const char *config, gp_executor **out,
-                               char *err, size_t errlen);
+int gpx__executor_open_methods(const gp_executor_methods *m, const gp_executor_ctx *ctx,
+                               const char *config, gp_executor **out, char *err, size_t errlen);
 
 /*
  * Writes a printf-style message into err (at most errlen bytes, always

@@ -17,7 +17,6 @@
 
 #include "common/gp_error.h"
 #include "executors/executor.h"
-#include "executors/local/gp_local.h"
 #include "executors/local/local.h"
 #include "gptest.h"
 #include "helpers.h"
@@ -33,12 +32,11 @@ static gp_executor *open_cg(const char **dir, const char *mode, char *parent, si
              mode, parent);
     gp_executor *ex = NULL;
     int rc = gp_executor_open("local", config, &ex, err, sizeof err);
-    gp_local_describe d;
+    gp_executor_info d;
     if (rc < 0) {
         printf("# cgroup=%s not usable here: %s\n", mode, err);
-    } else if (gp_exec_control(ex, GP_LOCAL_CTL_DESCRIBE, &d) == 0 &&
-               strncmp(d.cgroups, "cgroup v", 8) != 0) {
-        printf("# skipped: %s\n", d.cgroups);
+    } else if (gp_exec_describe(ex, &d) == 0 && strncmp(d.limits, "cgroup v", 8) != 0) {
+        printf("# skipped: %s\n", d.limits);
         gp_executor_close(ex);
         ex = NULL;
     }
@@ -51,9 +49,9 @@ static gp_executor *open_cg(const char **dir, const char *mode, char *parent, si
 /* Removes the test's parent cgroup(s), which the executor's description
  * names: "cgroup v1 under A and B: ..." or "cgroup v2 under A: ...". */
 static void remove_parents(gp_executor *ex) {
-    gp_local_describe d;
-    ck_assert_int_eq(gp_exec_control(ex, GP_LOCAL_CTL_DESCRIBE, &d), 0);
-    char *p = strstr(d.cgroups, " under ");
+    gp_executor_info d;
+    ck_assert_int_eq(gp_exec_describe(ex, &d), 0);
+    char *p = strstr(d.limits, " under ");
     ck_assert_ptr_nonnull(p);
     p += 7;
     p[strcspn(p, ":")] = '\0';
@@ -180,11 +178,11 @@ START_TEST(test_explicit_mode_that_is_missing) {
     if (ex == NULL) {
         return;
     }
-    gp_local_describe d;
-    ck_assert_int_eq(gp_exec_control(ex, GP_LOCAL_CTL_DESCRIBE, &d), 0);
+    gp_executor_info d;
+    ck_assert_int_eq(gp_exec_describe(ex, &d), 0);
     remove_parents(ex);
     gp_executor_close(ex);
-    const char *other = strncmp(d.cgroups, "cgroup v1", 9) == 0 ? "v2" : "v1";
+    const char *other = strncmp(d.limits, "cgroup v1", 9) == 0 ? "v2" : "v1";
     char config[PATH_MAX + 100], err[GP_ERR_MAX] = "";
     snprintf(config, sizeof config, "state_dir=%s/state,nvml=off,cgroup=%s,cgroup_parent=%s", dir,
              other, parent);

@@ -12,7 +12,6 @@
 
 #include "common/gp_error.h"
 #include "executors/executor.h"
-#include "executors/local/gp_local.h"
 #include "executors/local/local.h"
 #include "gptest.h"
 #include "helpers.h"
@@ -157,12 +156,12 @@ START_TEST(test_open_with_inventory) {
         ck_assert_str_eq(nodes[0].gpus[7].uuid, "GPU-emulated-box-7");
         ck_assert_int_eq(nodes[0].nlabels, 1);
         ck_assert_str_eq(nodes[0].labels[0].key, "gpupool.emulated");
-        gp_local_describe d;
-        ck_assert_int_eq(gp_exec_control(ex, GP_LOCAL_CTL_DESCRIBE, &d), 0);
+        gp_executor_info d;
+        ck_assert_int_eq(gp_exec_describe(ex, &d), 0);
         ck_assert_int_eq(d.emulated, 1);
         ck_assert_msg(strncmp(d.gpus, "EMULATED: 8 GPUs", 16) == 0, "gpus: %s", d.gpus);
-        ck_assert_msg(strstr(d.interposer, "NOT enforced"), "interposer: %s", d.interposer);
-        ck_assert_msg(strstr(d.cgroups, "cgroup=off"), "cgroups: %s", d.cgroups);
+        ck_assert_msg(strstr(d.slices, "NOT enforced"), "interposer: %s", d.slices);
+        ck_assert_msg(strstr(d.limits, "cgroup=off"), "cgroups: %s", d.limits);
         gp_executor_close(ex);
     }
     gpt_rmrf(dir);
@@ -202,8 +201,8 @@ START_TEST(test_nvml) {
     ck_assert_int_eq(node.gpus[0].mig, 0);
     ck_assert_int_eq(node.gpus[1].mig, 1);
     ck_assert_int_eq(node.nlabels, 0);
-    gp_local_describe d;
-    ck_assert_int_eq(gp_exec_control(ex, GP_LOCAL_CTL_DESCRIBE, &d), 0);
+    gp_executor_info d;
+    ck_assert_int_eq(gp_exec_describe(ex, &d), 0);
     ck_assert_int_eq(d.emulated, 0);
     ck_assert_msg(strncmp(d.gpus, "NVML from ", 10) == 0, "gpus: %s", d.gpus);
     gp_executor_close(ex);
@@ -232,10 +231,51 @@ START_TEST(test_no_gpus) {
     n = 0;
     ck_assert_int_eq(gp_exec_inventory(ex, NULL, 0, &n, &emulated, err, sizeof err), 0);
     ck_assert_int_eq(n, 1);
-    gp_local_describe d;
-    ck_assert_int_eq(gp_exec_control(ex, GP_LOCAL_CTL_DESCRIBE, &d), 0);
+    gp_executor_info d;
+    ck_assert_int_eq(gp_exec_describe(ex, &d), 0);
     ck_assert_msg(strncmp(d.gpus, "no GPUs", 7) == 0, "gpus: %s", d.gpus);
     gpt_done(ex, dir);
+}
+END_TEST
+
+/* What the daemon tells the executor decides the defaults: task state below
+ * its data directory, the interposer installed beside it; an explicit
+ * emulate= writes 8 emulated GPUs when none is found, and says so. */
+START_TEST(test_defaults_from_the_daemon) {
+    const char *dir = gpt_tmpdir();
+    char err[GP_ERR_MAX] = "", lib[PATH_MAX], config[PATH_MAX + 64];
+    snprintf(lib, sizeof lib, "%s/libgpuslice.so", dir);
+    gpt_spit(lib, "");
+    gp_executor_ctx ctx = {.data_dir = dir, .lib_dir = dir};
+    gp_executor *ex = NULL;
+    ck_assert_int_eq(
+        gp_executor_open_ctx("local", &ctx, "nvml=off,cgroup=off", &ex, err, sizeof err), 0);
+    gp_executor_info d;
+    ck_assert_int_eq(gp_exec_describe(ex, &d), 0);
+    ck_assert_msg(strstr(d.state, gpt_path(dir, "tasks")), "state: %s", d.state);
+    ck_assert_msg(strstr(d.slices, "enforced by") && strstr(d.slices, lib), "slices: %s", d.slices);
+    ck_assert_int_eq(d.emulated, 0); /* an explicit configuration never emulates unasked */
+    gp_executor_close(ex);
+
+    snprintf(config, sizeof config, "nvml=off,cgroup=off,emulate=%s/emu.conf", dir);
+    ck_assert_int_eq(gp_executor_open_ctx("local", &ctx, config, &ex, err, sizeof err), 0);
+    gp_node_spec node;
+    size_t n = 0;
+    int emulated = 0;
+    ck_assert_int_eq(gp_exec_inventory(ex, &node, 1, &n, &emulated, err, sizeof err), 0);
+    ck_assert_int_eq(emulated, 1);
+    ck_assert_int_eq(node.ngpus, 8);
+    ck_assert_str_eq(node.gpus[0].uuid, "GPU-emulated-local-0");
+    ck_assert_int_eq(gp_exec_describe(ex, &d), 0);
+    ck_assert_msg(strstr(d.gpus, "no GPU was found"), "gpus: %s", d.gpus);
+    ck_assert_int_eq(access(gpt_path(dir, "emu.conf"), R_OK), 0);
+    gp_executor_close(ex);
+
+    /* A file that cannot be written is an error naming it. */
+    snprintf(config, sizeof config, "nvml=off,cgroup=off,emulate=%s/no/such/dir/emu.conf", dir);
+    ck_assert_int_eq(gp_executor_open_ctx("local", &ctx, config, &ex, err, sizeof err), GP_EIO);
+    ck_assert_msg(strstr(err, "emulate:") && strstr(err, "no/such/dir"), "err: %s", err);
+    gpt_rmrf(dir);
 }
 END_TEST
 
@@ -261,6 +301,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_open_with_inventory);
     tcase_add_test(tc, test_nvml);
     tcase_add_test(tc, test_no_gpus);
+    tcase_add_test(tc, test_defaults_from_the_daemon);
     tcase_add_test(tc, test_sizes_as_everywhere);
 }
 

@@ -176,6 +176,28 @@ static void remove_dir(const char *dir) {
 /* Configuration                                                             */
 /* ======================================================================== */
 
+/*
+ * The configuration string is "key=value,..." with these keys
+ * (docs/executors.md describes each in full):
+ *
+ *   state_dir=DIR        per-task state; default <data_dir>/tasks of the
+ *                        daemon that opens the executor, else
+ *                        /var/lib/gpupool/tasks
+ *   inventory=FILE       emulated GPUs; NVML is then not consulted
+ *   emulate=FILE         when no GPU is found, write an emulated inventory of
+ *                        8 GPUs to FILE and use it; default: not at all,
+ *                        except on the embedded defaults (an empty string
+ *                        from a daemon), <data_dir>/emulated-gpus.conf
+ *   nvml=auto|off|LIB    where to find NVML; auto = dlopen("libnvidia-ml.so.1")
+ *   interposer=FILE      the slice enforcement library injected with
+ *                        LD_PRELOAD; default libgpuslice.so in the daemon's
+ *                        lib_dir if it is there, else
+ *                        /usr/lib/gpupool/libgpuslice.so
+ *   cgroup=auto|v2|v1|off  how to apply CPU and memory limits
+ *   cgroup_parent=NAME   the cgroup under which task cgroups are made
+ *   node=NAME            the node's name; default the host name
+ *   domain=NAME          the node's topology domain; default "local"
+ */
 typedef struct config {
     char cgroup[16];
     char cgroup_parent[256];
@@ -192,6 +214,7 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
     } keys[] = {
         {"state_dir", lx->state_dir, sizeof lx->state_dir},
         {"inventory", lx->inventory, sizeof lx->inventory},
+        {"emulate", lx->emulate, sizeof lx->emulate},
         {"nvml", c->nvml, sizeof c->nvml},
         {"interposer", lx->interposer, sizeof lx->interposer},
         {"cgroup", c->cgroup, sizeof c->cgroup},
@@ -221,8 +244,8 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
         }
         if (i == nkeys) {
             gpx__exec_errf(err, errlen,
-                           "config: unknown key '%.40s' (expected state_dir, inventory, nvml, "
-                           "interposer, cgroup, cgroup_parent, node or domain)",
+                           "config: unknown key '%.40s' (expected state_dir, inventory, emulate, "
+                           "nvml, interposer, cgroup, cgroup_parent, node or domain)",
                            item);
             rc = GP_EINVAL;
         } else if (gpx__exec_fmt(keys[i].field, keys[i].len, "%s", eq + 1) < 0) {
@@ -260,7 +283,38 @@ static void host_node(const gpx__local *lx, gp_node_spec *n) {
 
 static void local_close(void *state);
 
-static int local_open(const char *text, void **state, char *err, size_t errlen) {
+/* The defaults that depend on the daemon (ctx): task state below its data
+ * directory, the interposer installed beside it, and, on the embedded
+ * defaults (an empty configuration), emulated GPUs when none is found. */
+static void ctx_defaults(gpx__local *lx, const gp_executor_ctx *ctx, const char *text) {
+    if (ctx->data_dir != NULL && ctx->data_dir[0] != '\0') {
+        gpx__exec_fmt(lx->state_dir, sizeof lx->state_dir, "%s/tasks", ctx->data_dir);
+        if (text[0] == '\0') {
+            gpx__exec_fmt(lx->emulate, sizeof lx->emulate, "%s/emulated-gpus.conf", ctx->data_dir);
+        }
+    }
+    char lib[PATH_MAX];
+    if (ctx->lib_dir != NULL && ctx->lib_dir[0] != '\0' &&
+        gpx__exec_fmt(lib, sizeof lib, "%s/libgpuslice.so", ctx->lib_dir) == 0 &&
+        access(lib, R_OK) == 0) {
+        gpx__exec_fmt(lx->interposer, sizeof lx->interposer, "%s", lib);
+    }
+}
+
+/* 1 if NVML, as opened, reports at least one GPU on this host. */
+static int nvml_has_gpus(gpx__local *lx) {
+    if (lx->nvml.lib == NULL) {
+        return 0;
+    }
+    gp_node_spec *n = calloc(1, sizeof *n);
+    char err[GP_ERR_MAX];
+    int found = n != NULL && gpx__nvml_gpus(&lx->nvml, n, err, sizeof err) == 0 && n->ngpus > 0;
+    free(n);
+    return found;
+}
+
+static int local_open(const gp_executor_ctx *ctx, const char *text, void **state, char *err,
+                      size_t errlen) {
     *state = NULL;
     gpx__local *lx = calloc(1, sizeof *lx);
     config *c = calloc(1, sizeof *c);
@@ -276,6 +330,7 @@ static int local_open(const char *text, void **state, char *err, size_t errlen) 
     gpx__exec_fmt(c->cgroup, sizeof c->cgroup, "auto");
     gpx__exec_fmt(c->cgroup_parent, sizeof c->cgroup_parent, "gpupool");
     gpx__exec_fmt(c->nvml, sizeof c->nvml, "auto");
+    ctx_defaults(lx, ctx, text);
     int rc = parse_config(lx, c, text, err, errlen);
     if (rc == 0 && lx->node_name[0] == '\0' &&
         gethostname(lx->node_name, sizeof lx->node_name - 1) < 0) {
@@ -296,6 +351,13 @@ static int local_open(const char *text, void **state, char *err, size_t errlen) 
         rc = gpx__nvml_open(&lx->nvml, required ? c->nvml : DEFAULT_NVML, required, err, errlen);
     } else if (rc == 0) {
         gpx__exec_fmt(lx->nvml.note, sizeof lx->nvml.note, "NVML is off (nvml=off)");
+    }
+    if (rc == 0 && !lx->emulated && lx->emulate[0] != '\0' && !nvml_has_gpus(lx)) {
+        host_node(lx, &lx->emu);
+        rc = gpx__inv_emulate(lx->emulate, &lx->emu, err, errlen);
+        gpx__exec_fmt(lx->inventory, sizeof lx->inventory, "%s", lx->emulate);
+        lx->emulated = 1;
+        label_emulated(&lx->emu);
     }
     if (rc == 0) {
         rc = gpx__cg_detect(&lx->cg, c->cgroup, c->cgroup_parent, err, errlen);
@@ -735,13 +797,18 @@ static int local_reap(void *state, const char *handle) {
 }
 
 /* ======================================================================== */
-/* Control                                                                   */
+/* Describe and list                                                         */
 /* ======================================================================== */
 
-static void describe(const gpx__local *lx, gp_local_describe *d) {
-    memset(d, 0, sizeof *d);
+static int local_describe(void *state, gp_executor_info *d) {
+    const gpx__local *lx = state;
     d->emulated = lx->emulated;
-    if (lx->emulated) {
+    if (lx->emulated && strcmp(lx->inventory, lx->emulate) == 0) {
+        gpx__exec_fmt(d->gpus, sizeof d->gpus,
+                      "EMULATED: no GPU was found, so %d GPUs are declared in %.200s; no real "
+                      "GPU is used",
+                      lx->emu.ngpus, lx->inventory);
+    } else if (lx->emulated) {
         gpx__exec_fmt(d->gpus, sizeof d->gpus,
                       "EMULATED: %d GPUs declared in %.200s; no real GPU is used", lx->emu.ngpus,
                       lx->inventory);
@@ -750,20 +817,22 @@ static void describe(const gpx__local *lx, gp_local_describe *d) {
     } else {
         gpx__exec_fmt(d->gpus, sizeof d->gpus, "no GPUs: %.200s", lx->nvml.note);
     }
-    gpx__exec_fmt(d->cgroups, sizeof d->cgroups, "%s", lx->cg.note);
+    gpx__exec_fmt(d->limits, sizeof d->limits, "%s", lx->cg.note);
     if (access(lx->interposer, R_OK) == 0) {
-        gpx__exec_fmt(d->interposer, sizeof d->interposer, "fractional slices enforced by %.200s",
+        gpx__exec_fmt(d->slices, sizeof d->slices, "fractional slices enforced by %.200s",
                       lx->interposer);
     } else {
-        gpx__exec_fmt(d->interposer, sizeof d->interposer,
+        gpx__exec_fmt(d->slices, sizeof d->slices,
                       "fractional slices NOT enforced: interposer %.150s not found",
                       lx->interposer);
     }
-    gpx__exec_fmt(d->state_dir, sizeof d->state_dir, "%s", lx->state_dir);
+    gpx__exec_fmt(d->state, sizeof d->state, "task state in %.200s", lx->state_dir);
+    return 0;
 }
 
-static int list_tasks(const gpx__local *lx, gp_local_list *l) {
-    l->n = 0;
+static int local_tasks(void *state, char (*handles)[GP_HANDLE_MAX], size_t max, size_t *n) {
+    const gpx__local *lx = state;
+    *n = 0;
     DIR *d = opendir(lx->state_dir);
     if (d == NULL) {
         return GP_EIO;
@@ -778,35 +847,20 @@ static int list_tasks(const gpx__local *lx, gp_local_list *l) {
         }
         task_dir(lx, e->d_name, dir, sizeof dir);
         if (read_handle(dir, handle) == 0) {
-            if (l->n < l->max && l->handles != NULL) {
-                gpx__exec_fmt(l->handles[l->n], GP_HANDLE_MAX, "%s", handle);
+            if (*n < max) {
+                gpx__exec_fmt(handles[*n], GP_HANDLE_MAX, "%s", handle);
             }
-            l->n++;
+            (*n)++;
         }
     }
     closedir(d);
     return 0;
 }
 
-static int local_control(void *state, int op, void *arg) {
-    if (arg == NULL) {
-        return GP_EINVAL;
-    }
-    switch (op) {
-    case GP_LOCAL_CTL_DESCRIBE:
-        describe(state, arg);
-        return 0;
-    case GP_LOCAL_CTL_LIST:
-        return list_tasks(state, arg);
-    default:
-        return GP_ENOTSUP;
-    }
-}
-
 const gp_executor_methods gpx__local_methods = {
     .version = GP_EXECUTOR_VERSION,
     .name = "local",
-    .open = local_open,
+    .open_ctx = local_open,
     .close = local_close,
     .inventory = local_inventory,
     .launch = local_launch,
@@ -814,5 +868,6 @@ const gp_executor_methods gpx__local_methods = {
     .stop = local_stop,
     .poll = local_poll,
     .reap = local_reap,
-    .control = local_control,
+    .tasks = local_tasks,
+    .describe = local_describe,
 };

@@ -28,7 +28,6 @@
 #include <sys/types.h>
 
 #include "executors/executor.h"
-#include "executors/local/gp_local.h"
 
 #define GP__KEY_MAX 64
 
@@ -230,6 +229,13 @@ int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen);
  */
 int gpx__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t errlen);
 
+/*
+ * Writes the default emulated inventory (one node "local" with 8 H100 80G
+ * GPUs) to path, replacing what was there, and reads it into node as
+ * gpx__inv_parse_file does. GP_EIO with err if the file cannot be written.
+ */
+int gpx__inv_emulate(const char *path, gp_node_spec *node, char *err, size_t errlen);
+
 /* This host's CPU (milli-cores, limited by our own cgroup and affinity) and
  * memory (bytes, limited by our own cgroup). */
 void gpx__host_resources(int64_t *cpu_milli, int64_t *mem_bytes);
@@ -241,10 +247,11 @@ void gpx__host_resources(int64_t *cpu_milli, int64_t *mem_bytes);
 typedef struct gpx__local {
     char state_dir[PATH_MAX];
     char inventory[PATH_MAX]; /* "" if none */
+    char emulate[PATH_MAX];   /* where to write emulated GPUs if none is found; "" never */
     char interposer[PATH_MAX];
     char node_name[GP_NAME_MAX + 1];
     char domain[GP_NAME_MAX + 1];
-    int emulated;     /* the GPUs come from the inventory file */
+    int emulated;     /* the GPUs come from an inventory file (given or written) */
     gp_node_spec emu; /* that file, read at open */
     gpx__cgroups cg;
     gpx__nvml nvml;
