@@ -57,9 +57,11 @@ int gp__queue_cmp_share(const gp__queue *a, const gp__queue *b) {
 }
 
 /* A pending workload's place in its queue's order, computed once per cycle
- * so that sorting compares plain numbers. */
+ * so that sorting compares plain numbers. A workload that victims made room
+ * for comes first: the room is its (docs/engine.md). */
 typedef struct okey {
-    int64_t prio; /* effective priority */
+    int32_t first; /* 1: its victims are gone, the room is its */
+    int64_t prio;  /* effective priority */
     gp_time_ms submitted;
     uint64_t id;
     gp__wl *w;
@@ -67,6 +69,8 @@ typedef struct okey {
 
 static int by_order(const void *pa, const void *pb) {
     const okey *a = pa, *b = pb;
+    if (a->first != b->first)
+        return a->first > b->first ? -1 : 1;
     if (a->prio != b->prio)
         return a->prio > b->prio ? -1 : 1;
     if (a->submitted != b->submitted)
@@ -88,13 +92,24 @@ static int64_t gpu_headroom(const gp__queue *q) {
     return room;
 }
 
+static int okey_before(const okey *a, const okey *b) {
+    return by_order(a, b) < 0;
+}
+
+static int is_beneficiary(const gp__wl *w) {
+    return w->promised > 0 && w->victims_left == 0;
+}
+
 /* Fills e->order with every pending workload that may be considered,
  * grouped by leaf and sorted, and sets each queue's cursor range and active
- * count. A leaf at its GPU limit puts none of its GPU requests in the order:
- * they get their reason at once (a full queue with a long backlog costs a
- * pass over it, not a sort). */
+ * count. A leaf at a GPU limit (its own or a department's) puts only its
+ * first GPU request in the order, which reaches the eviction phases (room
+ * may be made under the limit); the others get their reason at once (a full
+ * queue with a long backlog costs a pass over it, not a sort). Returns the
+ * number of workloads whose victims made room for them, or GP_ENOMEM. */
 static int build_order(gp_engine *e) {
     e->norder = 0;
+    int first = 0;
     int64_t total = 0;
     for (uint32_t i = 0; i < e->nroots; i++)
         total += e->roots[i]->npending;
@@ -117,15 +132,24 @@ static int build_order(gp_engine *e) {
             continue;
         int full = gpu_headroom(q) <= 0;
         uint32_t start = e->norder, n = 0;
+        okey top = {0};
         for (uint32_t k = 0; k < q->npend; k++) {
             gp__wl *w = q->pending[k];
             uint64_t models;
+            okey key = {is_beneficiary(w), gp__effective_priority(e, w), w->spec.submitted,
+                        w->spec.id, w};
             if (full && w->per_task.v[GP_RES_GPU] > 0) {
                 quota_allows(e, w, &models); /* sets the limit reason */
+                if (!top.w || okey_before(&key, &top))
+                    top = key;
                 continue;
             }
-            keys[start + n++] =
-                (okey){gp__effective_priority(e, w), w->spec.submitted, w->spec.id, w};
+            first += key.first;
+            keys[start + n++] = key;
+        }
+        if (top.w) {
+            first += top.first;
+            keys[start + n++] = top;
         }
         if (n > 1)
             qsort(keys + start, n, sizeof *keys, by_order);
@@ -142,7 +166,7 @@ static int build_order(gp_engine *e) {
         if (has && q->parent)
             q->parent->active++;
     }
-    return 0;
+    return first;
 }
 
 /* The most starved leaf with candidates left, or NULL. */
@@ -181,9 +205,7 @@ static uint64_t mix(uint64_t h, uint64_t v) {
     return h;
 }
 
-/* A signature of everything that decides whether w fits: equal signatures
- * fit or fail together within one allocation phase. */
-static uint64_t signature(const gp__wl *w, uint64_t models) {
+uint64_t gp__signature(const gp__wl *w, uint64_t models) {
     const gp__preq *r = &w->preq;
     uint64_t h = mix(0, (uint64_t)r->ngpus);
     h = mix(h, (uint64_t)r->milli);
@@ -279,7 +301,7 @@ static int try_allocate(gp_engine *e, gp__wl *w, gp_cycle_stats *st) {
     gp__wl_promise(w, 0); /* its victims are gone: it competes like any other */
     if (!quota_allows(e, w, &models))
         return 0;
-    w->sig = signature(w, models);
+    w->sig = gp__signature(w, models);
     const gp__wl *seen = gp__u64map_get(&e->memo, w->sig);
     if (seen) {
         gp__wait_copy(w, seen);
@@ -349,10 +371,31 @@ int gp_engine_cycle(gp_engine *e, gp_time_ms now, const gp_decision **out, size_
 
     gp__wl **failed = NULL;
     uint32_t nfailed = 0, cap_failed = 0;
-    if (e->cfg.allocate && (rc = build_order(e)) == 0) {
+    int first = e->cfg.allocate ? build_order(e) : 0;
+    if (first < 0)
+        rc = first;
+    if (e->cfg.allocate && rc == 0) {
         gp__u64map_clear(&e->memo);
+        /* Workloads whose victims are gone go first, wherever their queue
+         * stands: the room was made for them, and a move that lets another
+         * take it would be undone and made again, cycle after cycle. */
+        for (uint32_t i = 0; i < e->nqueues && first > 0 && rc == 0; i++) {
+            gp__queue *q = e->queues[i];
+            while (q->nchildren == 0 && q->cursor < q->end && is_beneficiary(e->order[q->cursor])) {
+                gp__wl *w = e->order[q->cursor++];
+                if (q->cursor == q->end)
+                    leaf_done(q);
+                first--;
+                st.pending_considered++;
+                if (!try_allocate(e, w, &st) &&
+                    gp__push((void **)&failed, &nfailed, &cap_failed, sizeof w, &w) != 0) {
+                    rc = GP_ENOMEM;
+                    break;
+                }
+            }
+        }
         gp__queue *q;
-        while ((q = next_leaf(e)) != NULL) {
+        while (rc == 0 && (q = next_leaf(e)) != NULL) {
             gp__wl *w = e->order[q->cursor++];
             if (q->cursor == q->end)
                 leaf_done(q);

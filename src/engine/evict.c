@@ -89,6 +89,9 @@ typedef struct search {
     uint64_t models;
     mode mode;
     uint64_t attempt; /* stamp of this search's eligible victims */
+    /* A queue limit blocks w: only victims under this queue (the deepest one
+     * at its limit) make room, and w must then fit its limits too. */
+    const gp__queue *within;
 } search;
 
 static const gp__queue *lca(const gp__queue *a, const gp__queue *b) {
@@ -103,32 +106,80 @@ static const gp__queue *lca(const gp__queue *a, const gp__queue *b) {
     return a;
 }
 
-static int protected_now(const gp_engine *e, const gp__wl *v) {
-    return v->state != GP_STATE_RUNNING || !v->preemptible || v->nbound == 0 ||
-           e->now - v->started < v->spec.min_runtime;
+static int is_under(const gp__queue *q, const gp__queue *top) {
+    for (; q; q = q->parent)
+        if (q == top)
+            return 1;
+    return 0;
+}
+
+/* Never a victim: not running, not preemptible. */
+static int untouchable(const gp__wl *v) {
+    return v->state != GP_STATE_RUNNING || !v->preemptible || v->nbound == 0;
+}
+
+/* Inside its minimum runtime, bounded by its queue's min_runtime_max. */
+static int too_young(const gp_engine *e, const gp__wl *v) {
+    gp_time_ms min = v->spec.min_runtime;
+    if (min > v->queue->spec.min_runtime_max)
+        min = v->queue->spec.min_runtime_max;
+    return e->now - v->started < min;
+}
+
+/* How the beneficiary's side below top stands with need more: 2 if every
+ * queue stays within its guaranteed (deserved) part of its fair share, 1 if
+ * within its fair share, 0 otherwise. */
+static int beneficiary_side(const gp__queue *q, const gp__queue *top, int64_t need) {
+    int within_deserved = 1;
+    for (; q && q != top; q = q->parent) {
+        int64_t after = q->alloc.v[GP_RES_GPU] + q->arriving + need;
+        if (after > q->fair.v[GP_RES_GPU])
+            return 0;
+        if (after > q->guaranteed.v[GP_RES_GPU])
+            within_deserved = 0;
+    }
+    return within_deserved ? 2 : 1;
+}
+
+/* The least a victim's queue keeps: its fair share, or, against a queue
+ * within its deserved quota, min(deserved, fair share). */
+static int64_t victim_floor(const gp__queue *q, int guaranteed) {
+    int64_t fair = q->fair.v[GP_RES_GPU];
+    if (guaranteed && q->deserved[GP_RES_GPU] < fair)
+        return q->deserved[GP_RES_GPU];
+    return fair;
 }
 
 /* Whether v may be evicted for s->w now (books as they stand, tentatively). */
 static int eligible(const search *s, const gp__wl *v) {
-    if (v == s->w || protected_now(s->e, v))
+    if (v == s->w || untouchable(v))
+        return 0;
+    if (s->within && !is_under(v->queue, s->within))
         return 0;
     switch (s->mode) {
     case PREEMPT:
-        return v->queue == s->w->queue && v->spec.priority < s->w->spec.priority;
+        return v->queue == s->w->queue && v->spec.priority < s->w->spec.priority &&
+               !too_young(s->e, v);
     case CONSOLIDATE:
-        return v->spec.tasks == 1 && v->mig_profile < 0;
+        /* A workload moved once to defragment is never moved again that way,
+         * so no cycle undoes an earlier cycle's move. */
+        return v->spec.tasks == 1 && v->mig_profile < 0 &&
+               v->evict_reason != GP_EVICT_CONSOLIDATE && !too_young(s->e, v);
     case RECLAIM: {
         if (v->queue == s->w->queue || v->charged.v[GP_RES_GPU] <= 0)
             return 0;
         /* Books net of evictions already under way this cycle or before. */
         const gp__queue *top = lca(v->queue, s->w->queue);
+        int64_t need = s->w->per_task.v[GP_RES_GPU] * s->w->spec.min_tasks;
+        int side = beneficiary_side(s->w->queue, top, need);
+        if (side == 0)
+            return 0;
+        /* A minimum runtime never defeats a deserved quota. */
+        if (side == 1 && too_young(s->e, v))
+            return 0;
         for (const gp__queue *x = v->queue; x && x != top; x = x->parent)
             if (x->alloc.v[GP_RES_GPU] - x->leaving - v->charged.v[GP_RES_GPU] <
-                x->fair.v[GP_RES_GPU])
-                return 0;
-        int64_t need = s->w->per_task.v[GP_RES_GPU] * s->w->spec.min_tasks;
-        for (const gp__queue *x = s->w->queue; x && x != top; x = x->parent)
-            if (x->alloc.v[GP_RES_GPU] + x->arriving + need > x->fair.v[GP_RES_GPU])
+                victim_floor(x, side == 2))
                 return 0;
         return 1;
     }
@@ -160,7 +211,7 @@ static int source_ok(const search *s, const gp__queue *q) {
     case PREEMPT:
         return q == s->w->queue;
     case RECLAIM:
-        return q != s->w->queue && q->alloc.v[GP_RES_GPU] - q->leaving > q->fair.v[GP_RES_GPU];
+        return q != s->w->queue && q->alloc.v[GP_RES_GPU] - q->leaving > victim_floor(q, 1);
     case CONSOLIDATE:
         return 1;
     }
@@ -210,6 +261,15 @@ static int collect(search *s, gp__node *n, int sorted, gp__wl ***out, uint32_t *
 
 /* Whether the beneficiary fits now: on node n, or anywhere if n is NULL. */
 static int fits(search *s, gp__node *n) {
+    if (s->within) {
+        gp_res need;
+        const gp__queue *at;
+        gp_resource res;
+        for (int r = 0; r < GP_RES_COUNT; r++)
+            need.v[r] = s->w->per_task.v[r] * s->w->spec.min_tasks;
+        if (!gp__queue_fits_limits(s->w->queue, &need, &at, &res))
+            return 0;
+    }
     if (n)
         return gp__fits_on(s->e, s->w, s->models, n);
     return gp__place(s->e, s->w, s->models, 0) > 0;
@@ -443,6 +503,7 @@ static int below_fair_share(const gp_engine *e, gp__wl *w) {
 static int search_once(search *s, int (*fn)(search *, gp_evict_reason), gp_evict_reason why) {
     gp_engine *e = s->e;
     uint64_t key = s->w->sig ^ ((uint64_t)(uintptr_t)s->w->queue * UINT64_C(0x9e3779b97f4a7c15)) ^
+                   ((uint64_t)(uintptr_t)s->within * UINT64_C(0xff51afd7ed558ccd)) ^
                    ((uint64_t)s->mode << 61);
     if (s->mode == PREEMPT) /* whom it may preempt depends on its priority */
         key ^= (uint64_t)(uint32_t)s->w->spec.priority * UINT64_C(0xc2b2ae3d27d4eb4f);
@@ -470,10 +531,18 @@ void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed) {
             continue;
         gp__wl_diagnosed(e, w);
         gp_wait why = w->wait;
-        if (why != GP_WAIT_NO_FIT && why != GP_WAIT_FRAGMENTED && why != GP_WAIT_GANG)
+        /* A limit on the GPUs of its project or a department above it:
+         * evicting work under that queue makes room (reclaim from a sibling
+         * over its fair share, or preempt in its own project). */
+        const gp__queue *within = NULL;
+        if (why == GP_WAIT_QUEUE_LIMIT && w->wait_a == GP_RES_GPU && w->wait_queue)
+            within = w->wait_queue;
+        else if (why != GP_WAIT_NO_FIT && why != GP_WAIT_FRAGMENTED && why != GP_WAIT_GANG)
             continue;
         budget--;
-        search s = {e, w, gp__allowed_models(e, w), CONSOLIDATE, 0};
+        search s = {e, w, gp__allowed_models(e, w), CONSOLIDATE, 0, within};
+        if (within)
+            w->sig = gp__signature(w, s.models);
         if (e->cfg.consolidate && why == GP_WAIT_FRAGMENTED &&
             search_once(&s, consolidate_fn, GP_EVICT_CONSOLIDATE))
             continue;

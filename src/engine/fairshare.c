@@ -1,20 +1,27 @@
 /*
  * fairshare.c — what each queue should hold right now, by water-filling down
- * the queue tree (the algorithm is written out in docs/fairshare.md).
+ * the queue tree (the rules are written out exactly in docs/fairshare.md,
+ * which is the reference; tests/engine/fairshare_ref.py implements them from
+ * the document alone and the property test compares the two).
  *
- * For each resource, at each level, the amount the parent holds as its fair
- * share (the whole pool at the top) is divided among its children:
- *   1. every child gets its deserved quota, capped by what it asks for
- *      (held + pending, itself capped by its limit). If the children's
- *      deserved quotas add up to more than the parent has, they are first
- *      scaled down in proportion to deserved, and a warning is raised;
+ * For each resource, every queue first gets its want: what its subtree can
+ * use, i.e. for a project what it holds plus what its pending work asks for,
+ * for a department the sum of its children's wants; either capped by the
+ * queue's own limit. Then, at each level, the amount the parent holds as its
+ * fair share (the whole pool at the top) is divided among its children:
+ *   1. every child gets its deserved quota, capped by its want. If these add
+ *      up to more than the parent has, the parent's amount is water-filled
+ *      among them in proportion to deserved instead (a child never gets more
+ *      than min(deserved, want)); this is continuous in every quota: one more
+ *      milli-GPU of deserved quota moves a share by about that much;
  *   2. what is left goes to children that want more, highest priority first,
  *      in proportion to over-quota weight; a child never gets more than it
  *      wants, and what it cannot use flows to its siblings (water-filling);
  *   3. each child's fair share is divided among its own children the same way.
  * All arithmetic is in integers; remainders of a proportional division go
  * one unit at a time to the children with the largest remainders, ties to
- * the earlier name, so the result is exact and deterministic.
+ * the earlier child (by priority, then name), so the result is exact and
+ * deterministic.
  *
  * With time-based fair share on, each child's weight is multiplied by
  * 2^(-u/w), where u is its share of its siblings' decayed usage and w its
@@ -94,7 +101,9 @@ static int64_t water_fill(kid *k, size_t n, int64_t amount) {
         if (full < nopen) {
             amount -= open[full]->want - open[full]->give;
             open[full]->give = open[full]->want;
-            open[full] = open[--nopen];
+            /* Keep the order: ties of a later split go to the earlier child. */
+            memmove(&open[full], &open[full + 1], (nopen - full - 1) * sizeof *open);
+            nopen--;
             continue;
         }
         /* Nobody can be satisfied: divide what is left by weight. */
@@ -139,10 +148,6 @@ static void add_warning(gp_engine *e, const char *fmt, ...) {
     e->cap_warnings = cap;
 }
 
-static const char *res_unit(int r) {
-    return r == GP_RES_GPU ? "milli-GPU" : r == GP_RES_CPU ? "milli-CPU" : "bytes";
-}
-
 /* Usage-adjusted weights of siblings (time-based fair share). */
 static void adjust_weights(const gp_engine *e, kid *k, size_t n, int r) {
     if (e->cfg.usage_half_life <= 0)
@@ -172,44 +177,46 @@ static void divide(gp_engine *e, const char *parent, gp__queue **qs, uint32_t n,
                    int64_t amount, int64_t promised) {
     if (n == 0)
         return;
-    kid *k = calloc(n, sizeof *k);
-    int64_t *des = calloc(n, sizeof *des);
-    if (!k || !des) {
+    kid *k = calloc(n, sizeof *k), *d = calloc(n, sizeof *d);
+    if (!k || !d) {
         free(k);
-        free(des);
+        free(d);
         return;
     }
     int64_t dsum = 0, base = 0;
     for (uint32_t i = 0; i < n; i++) {
         gp__queue *q = qs[i];
         k[i].q = q;
-        k[i].want = min64(q->alloc.v[r] + q->demand.v[r], q->spec.quota[r].limit);
+        k[i].want = q->want.v[r];
         k[i].weight = q->spec.quota[r].weight;
         dsum += q->deserved[r];
         base += min64(q->deserved[r], k[i].want);
     }
     qsort(k, n, sizeof *k, by_priority);
-    for (uint32_t i = 0; i < n; i++)
-        des[i] = k[i].q->deserved[r];
-    if (dsum > promised)
+    if (dsum > promised) {
+        char a[48], b[48];
+        gp__fmt_amount(a, sizeof a, r, dsum);
+        gp__fmt_amount(b, sizeof b, r, promised);
         add_warning(e,
-                    "deserved %s quotas of the queues under %s add up to %lld %s, more than the "
-                    "%lld it has; while they all ask for them, they are scaled down in "
+                    "deserved %s quotas of the queues under %s add up to %s, more than the %s "
+                    "it has; when they ask for more than there is, they are scaled down in "
                     "proportion to deserved",
-                    gp_resource_name((gp_resource)r), parent, (long long)dsum, res_unit(r),
-                    (long long)promised);
-    if (base > amount) {
-        /* Promised more than there is now: scale deserved in proportion. */
-        int64_t *scaled = calloc(n, sizeof *scaled);
-        if (scaled) {
-            split(amount, des, scaled, n);
-            memcpy(des, scaled, n * sizeof *des);
-            free(scaled);
-        }
+                    gp_resource_name((gp_resource)r), parent, a, b);
     }
+    /* Deserved first: min(deserved, want) each, or, when these do not fit in
+     * amount, amount water-filled in proportion to deserved up to them. */
+    for (uint32_t i = 0; i < n; i++) {
+        d[i] = k[i];
+        d[i].want = min64(k[i].q->deserved[r], k[i].want);
+        d[i].weight = k[i].q->deserved[r];
+        d[i].give = base > amount ? 0 : d[i].want;
+    }
+    if (base > amount)
+        water_fill(d, n, amount);
     int64_t left = amount;
     for (uint32_t i = 0; i < n; i++) {
-        k[i].give = min64(des[i], k[i].want);
+        k[i].give = d[i].give;
+        k[i].q->guaranteed.v[r] = d[i].give;
         left -= k[i].give;
     }
     /* Over-quota: highest priority group first. */
@@ -227,7 +234,26 @@ static void divide(gp_engine *e, const char *parent, gp__queue **qs, uint32_t n,
                k[i].q->deserved[r]);
     }
     free(k);
-    free(des);
+    free(d);
+}
+
+/* Every queue's want, bottom-up: a project's holding plus what its pending
+ * work asks for, a department's sum of its children's wants; each capped by
+ * the queue's own limit. */
+static void compute_wants(gp_engine *e) {
+    for (uint32_t i = e->nqueues; i-- > 0;) {
+        gp__queue *q = e->queues[i];
+        for (int r = 0; r < GP_RES_COUNT; r++) {
+            int64_t w = 0;
+            if (q->nchildren == 0) {
+                w = q->alloc.v[r] + q->demand.v[r];
+            } else {
+                for (uint32_t c = 0; c < q->nchildren; c++)
+                    w += q->children[c]->want.v[r];
+            }
+            q->want.v[r] = min64(w, q->spec.quota[r].limit);
+        }
+    }
 }
 
 /* Decays each queue's usage to now and adds what it held since. */
@@ -252,6 +278,7 @@ void gp__fairshare(gp_engine *e) {
     e->nwarnings = 0;
     gp__queue_tree_refresh(e);
     decay_usage(e);
+    compute_wants(e);
     for (int r = 0; r < GP_RES_COUNT; r++)
         divide(e, "the pool", e->roots, e->nroots, r, e->capacity.v[r], e->capacity.v[r]);
 }

@@ -51,16 +51,17 @@ extern "C" {
 /* Units and limits                                                          */
 /* ------------------------------------------------------------------------ */
 
-#define GP_MILLI             1000      /* one whole GPU, in milli-GPU */
-#define GP_UNLIMITED         INT64_MAX /* a limit that is not set */
-#define GP_NAME_MAX          63        /* longest name of a queue, node, model... */
-#define GP_MAX_GPUS_PER_NODE 16
-#define GP_MAX_MIG_SLOTS     7   /* MIG instances on one GPU */
-#define GP_MAX_LABELS        16  /* labels on a node */
-#define GP_MAX_SELECTORS     8   /* node selector terms of a request */
-#define GP_MAX_MODELS        8   /* allowed GPU models of a request */
-#define GP_MAX_MODEL_QUOTAS  8   /* per-GPU-model quotas of a queue */
-#define GP_ERR_MAX           256 /* a good size for err buffers */
+#define GP_MILLI                   1000      /* one whole GPU, in milli-GPU */
+#define GP_UNLIMITED               INT64_MAX /* a limit that is not set */
+#define GP_NAME_MAX                63        /* longest name of a queue, node, model... */
+#define GP_MAX_GPUS_PER_NODE       16
+#define GP_MAX_MIG_SLOTS           7      /* MIG instances on one GPU */
+#define GP_MAX_LABELS              16     /* labels on a node */
+#define GP_MAX_SELECTORS           8      /* node selector terms of a request */
+#define GP_MAX_MODELS              8      /* allowed GPU models of a request */
+#define GP_MAX_MODEL_QUOTAS        8      /* per-GPU-model quotas of a queue */
+#define GP_ERR_MAX                 256    /* a good size for err buffers */
+#define GP_MIN_RUNTIME_MAX_DEFAULT 600000 /* ten minutes, in milliseconds */
 
 typedef int64_t gp_time_ms; /* the caller's clock, in milliseconds */
 
@@ -169,6 +170,11 @@ typedef struct gp_queue_spec {
     char parent[GP_NAME_MAX + 1]; /* "" for a top-level queue */
     int32_t priority;             /* higher is served first; default 0 */
     gp_quota quota[GP_RES_COUNT];
+    /* The longest minimum runtime a workload of this queue may claim: a
+     * workload asking for more is protected only this long (default
+     * GP_MIN_RUNTIME_MAX_DEFAULT; 0: no protection). It never protects
+     * against a deserved quota's reclaim (docs/fairshare.md). */
+    gp_time_ms min_runtime_max;
     int32_t nmodels;
     gp_model_quota models[GP_MAX_MODEL_QUOTAS];
 } gp_queue_spec;

@@ -89,6 +89,8 @@ struct gp__queue {
     int64_t model_alloc[GP__MAX_MODELS]; /* milli-GPU held, per model */
     int64_t npending, nrunning;
     gp_res fair;                /* fair share, as of the last cycle */
+    gp_res guaranteed;          /* of it, the deserved part (after scaling) */
+    gp_res want;                /* what the subtree can use: asks, capped by limits */
     double usage[GP_RES_COUNT]; /* decayed usage (time-based fair share) */
     int32_t overcommitted;
     /* Leaves: pending workloads, unordered between cycles; and the workloads
@@ -246,6 +248,8 @@ void gp__node_refresh(gp_engine *e, gp__node *n);
 /* Puts n in (present) or takes it out of the capacity buckets. */
 void gp__node_index(gp_engine *e, gp__node *n, int present);
 int gp__node_matches(const gp__node *n, const gp__wl *w);
+/* Whether n carries every label w's node selectors ask for. */
+int gp__node_matches_labels(const gp__node *n, const gp__wl *w);
 static inline gp__node *gp__node_at(const gp_engine *e, uint32_t id) {
     return e->nodes[id];
 }
@@ -304,6 +308,10 @@ int gp__fits_on(gp_engine *e, const gp__wl *w, uint64_t models, gp__node *n);
 int gp__place_on(gp_engine *e, gp__wl *w, uint64_t models, gp__node *n);
 /* Whether n, were it empty, could hold one task of w. */
 int gp__could_fit_empty(const gp__node *n, const gp__wl *w, uint64_t models);
+/* How many tasks of w the pool could hold at once with every node empty
+ * (in one domain if w asks for that), counting cordoned nodes if cordoned:
+ * fewer than min_tasks means w can never run on this pool. */
+int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models, int cordoned);
 /* Sets w's wait reason after gp__place() failed. */
 void gp__diagnose(gp_engine *e, gp__wl *w, uint64_t models);
 /* Works out w's deferred reason, if any, on the current state. */
@@ -326,6 +334,9 @@ static inline void gp__wait_set(gp__wl *w, gp_wait why) {
 }
 
 /* ---- cycle.c / evict.c ---- */
+/* A signature of everything that decides whether w fits: equal signatures
+ * fit or fail together within one allocation phase. */
+uint64_t gp__signature(const gp__wl *w, uint64_t models);
 int gp__decision_evict(gp_engine *e, gp__wl *victim, gp_evict_reason why, uint64_t for_wl);
 /* Consolidate, reclaim, then preempt for workloads that allocation could not
  * place, in the order they were considered. */
@@ -333,6 +344,11 @@ void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed);
 /* Ordering of queues: <0 if a is further below its fair share than b. */
 int gp__queue_cmp_share(const gp__queue *a, const gp__queue *b);
 int64_t gp__effective_priority(const gp_engine *e, const gp__wl *w);
+
+/* ---- reason.c ---- */
+/* "2 GPUs", "0.5 GPU", "3 CPUs", "64.0 GiB of memory": an amount of
+ * resource r for people. */
+void gp__fmt_amount(char *buf, size_t len, int r, int64_t v);
 
 /* ---- shapes.c ---- */
 void gp__shapes_learn(gp_engine *e, const gp__wl *w);

@@ -317,6 +317,10 @@ void gp__node_cpu(gp_engine *e, gp__node *n, int64_t cpu, int64_t mem, int sign)
 int gp__node_matches(const gp__node *n, const gp__wl *w) {
     if (!n || !n->alive || !n->spec.schedulable)
         return 0;
+    return gp__node_matches_labels(n, w);
+}
+
+int gp__node_matches_labels(const gp__node *n, const gp__wl *w) {
     for (int32_t i = 0; i < w->spec.req.nselectors; i++) {
         const gp_label *sel = &w->spec.req.selectors[i];
         int found = 0;

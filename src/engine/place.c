@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "engine/internal.h"
 
 /* Bonuses added to a policy's score so that a gang prefers nodes it already
@@ -231,6 +233,67 @@ static int could_ever_fit(const gp__node *n, const gp__wl *w, uint64_t models) {
     return r->ngpus > 0 && whole >= r->ngpus;
 }
 
+/* How many tasks of w node n could hold at once were it empty: an upper
+ * bound, each of GPU, CPU and memory counted on its own. */
+static int64_t empty_tasks(const gp__node *n, const gp__wl *w, uint64_t models) {
+    const gp__preq *r = &w->preq;
+    int64_t k = INT64_C(1) << 40;
+    if (r->cpu > 0 && n->spec.cpu_milli / r->cpu < k)
+        k = n->spec.cpu_milli / r->cpu;
+    if (r->mem > 0 && n->spec.mem_bytes / r->mem < k)
+        k = n->spec.mem_bytes / r->mem;
+    if (w->spec.req.gpu == GP_GPU_NONE)
+        return k;
+    int64_t g = 0;
+    for (int32_t i = 0; i < n->spec.ngpus; i++) {
+        const gp_gpu_spec *gs = &n->spec.gpus[i];
+        if (!(models & (UINT64_C(1) << n->gpu_model[i])))
+            continue;
+        if (w->mig_profile >= 0) {
+            for (int32_t s = 0; gs->mig && s < gs->nmig; s++)
+                g += strncmp(gs->mig_layout[s], w->spec.req.mig_profile, 16) == 0;
+        } else if (!gs->mig) {
+            if (r->ngpus > 0)
+                g++;
+            else if (r->milli > 0)
+                g += GP_MILLI / r->milli;
+            else if (r->gpu_mem > 0)
+                g += gs->mem_bytes / r->gpu_mem;
+        }
+    }
+    if (r->ngpus > 0)
+        g /= r->ngpus;
+    return g < k ? g : k;
+}
+
+int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models, int cordoned) {
+    int64_t total = 0, best = 0;
+    int64_t *per = NULL;
+    int by_domain = w->spec.same_domain && e->ndomains > 0;
+    if (by_domain) {
+        per = calloc((size_t)e->ndomains, sizeof *per);
+        if (!per)
+            return INT64_C(1) << 40; /* no memory: claim nothing impossible */
+    }
+    for (uint32_t i = 0; i < e->nnodes; i++) {
+        const gp__node *n = e->nodes[i];
+        if (!n || !n->alive || (!cordoned && !n->spec.schedulable))
+            continue;
+        if (!gp__node_matches_labels(n, w))
+            continue;
+        int64_t k = empty_tasks(n, w, models);
+        if (per && n->domain >= 0 && n->domain < e->ndomains) {
+            per[n->domain] += k;
+            if (per[n->domain] > best)
+                best = per[n->domain];
+        } else {
+            total += k;
+        }
+    }
+    free(per);
+    return by_domain ? best : total;
+}
+
 void gp__wl_diagnosed(gp_engine *e, gp__wl *w) {
     if (w->undiagnosed && w->state == GP_STATE_PENDING)
         gp__diagnose(e, w, w->diag_models);
@@ -269,6 +332,10 @@ void gp__diagnose(gp_engine *e, gp__wl *w, uint64_t models) {
     w->wait_b = w->preq.ngpus > 0 ? best_whole : best_free;
     if (!ever) {
         w->wait = GP_WAIT_NO_NODE;
+        w->wait_a = 0;
+    } else if (w->spec.min_tasks > 1 &&
+               (w->wait_a = gp__pool_could_hold(e, w, models, 0)) < w->spec.min_tasks) {
+        w->wait = GP_WAIT_NO_NODE; /* even with every node empty */
     } else if (w->spec.tasks > 1 && placed_some > 0) {
         w->wait = GP_WAIT_GANG;
         w->wait_a = placed_some;

@@ -23,6 +23,7 @@ void gp_queue_spec_init(gp_queue_spec *q, const char *name, const char *parent) 
         q->quota[r].limit = GP_UNLIMITED;
         q->quota[r].weight = 1;
     }
+    q->min_runtime_max = GP_MIN_RUNTIME_MAX_DEFAULT;
 }
 
 gp__queue *gp__queue_find(const gp_engine *e, const char *name) {

@@ -32,7 +32,7 @@ static void fmt_gpu(char *buf, size_t len, int64_t milli) {
     snprintf(buf, len, "%s GPU%s", num, milli == GP_MILLI || milli < GP_MILLI ? "" : "s");
 }
 
-static void fmt_amount(char *buf, size_t len, int r, int64_t v) {
+void gp__fmt_amount(char *buf, size_t len, int r, int64_t v) {
     if (r == GP_RES_GPU) {
         fmt_gpu(buf, len, v);
     } else if (r == GP_RES_CPU) {
@@ -97,27 +97,35 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
             snprintf(buf, len, "%s %s is at its limit for every GPU model this workload may use",
                      queue_word(q), q->spec.name);
         } else {
-            fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
-            fmt_amount(b, sizeof b, (int)w->wait_a, q->alloc.v[w->wait_a]);
+            gp__fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
+            gp__fmt_amount(b, sizeof b, (int)w->wait_a, q->alloc.v[w->wait_a]);
             snprintf(buf, len, "%s %s is at its limit of %s (it holds %s)", queue_word(q),
                      q->spec.name, a, b);
         }
         break;
     case GP_WAIT_DESERVED:
-        fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
-        fmt_amount(b, sizeof b, (int)w->wait_a, q->alloc_np.v[w->wait_a]);
+        gp__fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
+        gp__fmt_amount(b, sizeof b, (int)w->wait_a, q->alloc_np.v[w->wait_a]);
         snprintf(buf, len,
                  "%s workloads run only inside deserved quota: %s %s deserves %s and its "
                  "non-preemptible workloads hold %s",
                  gp_kind_name(w->spec.kind), queue_word(q), q->spec.name, a, b);
         break;
     case GP_WAIT_NO_NODE:
-        snprintf(buf, len,
-                 "no node of the pool could ever hold one task (%s, %" PRId64
-                 " milli-CPU, %.1f GiB of memory%s%s)",
-                 task, w->spec.req.cpu_milli, (double)w->spec.req.mem_bytes / (1 << 30),
-                 w->spec.req.nmodels ? ", allowed GPU models" : "",
-                 w->spec.req.nselectors ? ", node selectors" : "");
+        if (w->wait_a > 0)
+            snprintf(buf, len,
+                     "cannot run on this pool: even with every node empty, only %" PRId64
+                     " of its %d tasks would fit at once%s; it waits until nodes are added "
+                     "(or cancel it and ask for fewer tasks)",
+                     w->wait_a, w->spec.min_tasks,
+                     w->spec.same_domain ? " in one topology domain" : "");
+        else
+            snprintf(buf, len,
+                     "cannot run on this pool: no node could ever hold one task (%s, %" PRId64
+                     " milli-CPU, %.1f GiB of memory%s%s); it waits until such a node is added",
+                     task, w->spec.req.cpu_milli, (double)w->spec.req.mem_bytes / (1 << 30),
+                     w->spec.req.nmodels ? ", allowed GPU models" : "",
+                     w->spec.req.nselectors ? ", node selectors" : "");
         break;
     case GP_WAIT_NO_FIT:
         fmt_gpu(a, sizeof a, w->wait_a);

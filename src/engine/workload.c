@@ -340,9 +340,61 @@ static gp__wl *create(gp_engine *e, const gp_workload_spec *spec, gp__queue *q) 
     return w;
 }
 
+/* Refuses what no state of the pool could ever run (docs/engine.md): more
+ * than a limit of its project or a department above it allows at once, or,
+ * on a pool with nodes, more tasks than the pool with every node empty
+ * (cordoned ones included) could hold at once. */
+static int check_runnable(const gp_engine *e, const gp_workload_spec *spec, gp__queue *q, char *err,
+                          size_t errlen) {
+    gp__wl t;
+    gp_label sel[GP_MAX_SELECTORS];
+    memset(&t, 0, sizeof t);
+    keep_spec(&t, spec);
+    memcpy(sel, spec->req.selectors, (size_t)spec->req.nselectors * sizeof *sel);
+    t.spec.req.selectors = sel;
+    t.queue = q;
+    derive(e, &t, spec);
+    for (const gp__queue *x = q; x; x = x->parent) {
+        for (int r = 0; r < GP_RES_COUNT; r++) {
+            int64_t lim = x->spec.quota[r].limit, need = t.per_task.v[r] * t.spec.min_tasks;
+            if (lim == GP_UNLIMITED || need <= lim)
+                continue;
+            char a[48], b[48];
+            gp__fmt_amount(a, sizeof a, r, need);
+            gp__fmt_amount(b, sizeof b, r, lim);
+            gp__errf(err, errlen,
+                     "cannot run on this pool: it needs %s at once, more than the limit of %s "
+                     "of %s %s (an administrator can raise the limit)",
+                     a, b, x->nchildren ? "department" : "project", x->spec.name);
+            return GP_EINVAL;
+        }
+    }
+    if (e->live_nodes == 0)
+        return 0; /* nodes may not have joined yet */
+    uint64_t all = e->nmodels >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << e->nmodels) - 1;
+    int64_t k = gp__pool_could_hold(e, &t, t.preq.models ? t.preq.models : all, 1);
+    if (k >= t.spec.min_tasks)
+        return 0;
+    if (t.spec.min_tasks == 1 || k == 0)
+        gp__errf(err, errlen,
+                 "cannot run on this pool: no node could ever hold one task (GPUs, CPU, "
+                 "memory%s%s)",
+                 spec->req.nmodels ? ", allowed GPU models" : "",
+                 spec->req.nselectors ? ", node selectors" : "");
+    else
+        gp__errf(err, errlen,
+                 "cannot run on this pool: even with every node empty, only %lld of its %d "
+                 "tasks fit at once%s",
+                 (long long)k, t.spec.min_tasks,
+                 spec->same_domain ? " in one topology domain" : "");
+    return GP_EINVAL;
+}
+
 int gp_engine_submit(gp_engine *e, const gp_workload_spec *spec, char *err, size_t errlen) {
     gp__queue *q;
     int rc = validate(e, spec, &q, err, errlen);
+    if (rc == 0)
+        rc = check_runnable(e, spec, q, err, errlen);
     if (rc)
         return rc;
     return create(e, spec, q) ? 0 : GP_ENOMEM;

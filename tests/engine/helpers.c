@@ -71,6 +71,11 @@ int t_submit(gp_engine *e, uint64_t id, const char *queue, gp_kind kind, double 
     return gp_engine_submit(e, &w, err, sizeof err);
 }
 
+void t_want(gp_engine *e, uint64_t id, const char *q, int gpus) {
+    for (int k = 0; k < gpus; k++)
+        ck_assert_int_eq(t_submit(e, id * 1000 + (uint64_t)k, q, GP_KIND_TRAIN, 1, 1, 0, 0), 0);
+}
+
 size_t t_cycle(gp_engine *e, gp_time_ms now, int auto_start, int auto_release,
                const gp_decision **out) {
     const gp_decision *d;

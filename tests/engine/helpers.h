@@ -30,6 +30,10 @@ void t_queue(gp_engine *e, const char *name, const char *parent, double deserved
 int t_submit(gp_engine *e, uint64_t id, const char *queue, gp_kind kind, double gpus, int tasks,
              int priority, gp_time_ms now);
 
+/* Asks for `gpus` whole GPUs in queue q, as one-GPU training workloads
+ * with ids id * 1000 + k (a gang larger than the pool would be refused). */
+void t_want(gp_engine *e, uint64_t id, const char *q, int gpus);
+
 /* Runs a cycle at now; asserts it succeeds and the books balance. If
  * auto_start, BIND decisions are started at once; if auto_release, EVICT
  * decisions are released at once. Returns the decision count; *out may be

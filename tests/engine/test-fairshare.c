@@ -33,19 +33,14 @@ static void queue_p(gp_engine *e, const char *name, const char *parent, double d
     ck_assert_int_eq(gp_engine_queue_set(e, &q, NULL, 0), 0);
 }
 
-/* Asks for `gpus` whole GPUs in queue q (as a gang of one-GPU tasks). */
-static void want(gp_engine *e, uint64_t id, const char *q, int gpus) {
-    ck_assert_int_eq(t_submit(e, id, q, GP_KIND_TRAIN, 1, gpus, 0, 0), 0);
-}
-
 /* Pool 10. A: deserved 2, weight 1; B: deserved 2, weight 3; both want 100.
  * Deserved first (2, 2); the other 6 split 1:3 -> A 2 + 1.5, B 2 + 4.5. */
 START_TEST(test_weights_split_the_remainder) {
     gp_engine *e = engine_without_allocation(10);
     t_queue(e, "A", "", 2, -1, 1);
     t_queue(e, "B", "", 2, -1, 3);
-    want(e, 1, "A", 100);
-    want(e, 2, "B", 100);
+    t_want(e, 1, "A", 100);
+    t_want(e, 2, "B", 100);
     t_cycle(e, 0, 0, 0, NULL);
     ck_assert_int_eq(t_fair(e, "A"), 3500);
     ck_assert_int_eq(t_fair(e, "B"), 6500);
@@ -59,8 +54,8 @@ START_TEST(test_limits_cap_and_the_rest_flows_on) {
     gp_engine *e = engine_without_allocation(10);
     t_queue(e, "A", "", 2, -1, 1);
     t_queue(e, "B", "", 2, 5, 3);
-    want(e, 1, "A", 100);
-    want(e, 2, "B", 100);
+    t_want(e, 1, "A", 100);
+    t_want(e, 2, "B", 100);
     t_cycle(e, 0, 0, 0, NULL);
     ck_assert_int_eq(t_fair(e, "A"), 5000);
     ck_assert_int_eq(t_fair(e, "B"), 5000);
@@ -74,8 +69,8 @@ START_TEST(test_deserved_capped_by_demand) {
     gp_engine *e = engine_without_allocation(10);
     t_queue(e, "A", "", 4, -1, 1);
     t_queue(e, "B", "", 4, -1, 1);
-    want(e, 1, "A", 1);
-    want(e, 2, "B", 100);
+    t_want(e, 1, "A", 1);
+    t_want(e, 2, "B", 100);
     t_cycle(e, 0, 0, 0, NULL);
     ck_assert_int_eq(t_fair(e, "A"), 1000);
     ck_assert_int_eq(t_fair(e, "B"), 9000);
@@ -89,8 +84,8 @@ START_TEST(test_priority_first) {
     gp_engine *e = engine_without_allocation(10);
     queue_p(e, "A", "", 2, -1, 1, 1);
     queue_p(e, "B", "", 2, -1, 1, 0);
-    want(e, 1, "A", 100);
-    want(e, 2, "B", 100);
+    t_want(e, 1, "A", 100);
+    t_want(e, 2, "B", 100);
     t_cycle(e, 0, 0, 0, NULL);
     ck_assert_int_eq(t_fair(e, "A"), 8000);
     ck_assert_int_eq(t_fair(e, "B"), 2000);
@@ -104,8 +99,8 @@ START_TEST(test_overcommitted_deserved_scaled_with_warning) {
     gp_engine *e = engine_without_allocation(10);
     t_queue(e, "A", "", 8, -1, 1);
     t_queue(e, "B", "", 12, -1, 1);
-    want(e, 1, "A", 100);
-    want(e, 2, "B", 100);
+    t_want(e, 1, "A", 100);
+    t_want(e, 2, "B", 100);
     t_cycle(e, 0, 0, 0, NULL);
     ck_assert_int_eq(t_fair(e, "A"), 4000);
     ck_assert_int_eq(t_fair(e, "B"), 6000);
@@ -124,7 +119,7 @@ START_TEST(test_no_warning_when_consistent) {
     t_queue(e, "vision", "research", 4, -1, 1);
     t_cycle(e, 0, 0, 0, NULL);
     ck_assert_uint_eq(gp_engine_warning_count(e), 0);
-    want(e, 1, "nlp", 100);
+    t_want(e, 1, "nlp", 100);
     t_cycle(e, 1, 0, 0, NULL);
     ck_assert_uint_eq(gp_engine_warning_count(e), 0);
     ck_assert_int_eq(t_fair(e, "nlp"), 8000);
@@ -142,8 +137,8 @@ START_TEST(test_recursive_water_filling) {
     t_queue(e, "p1", "D1", 2, -1, 1);
     t_queue(e, "p2", "D1", 2, -1, 1);
     t_queue(e, "p3", "D2", 6, -1, 1);
-    want(e, 1, "p1", 100);
-    want(e, 2, "p2", 1);
+    t_want(e, 1, "p1", 100);
+    t_want(e, 2, "p2", 1);
     t_cycle(e, 0, 0, 0, NULL);
     ck_assert_int_eq(t_fair(e, "D1"), 12000);
     ck_assert_int_eq(t_fair(e, "D2"), 0);
@@ -159,8 +154,8 @@ START_TEST(test_zero_weight_gets_no_remainder) {
     gp_engine *e = engine_without_allocation(10);
     t_queue(e, "A", "", 2, -1, 0);
     t_queue(e, "B", "", 2, -1, 1);
-    want(e, 1, "A", 100);
-    want(e, 2, "B", 100);
+    t_want(e, 1, "A", 100);
+    t_want(e, 2, "B", 100);
     t_cycle(e, 0, 0, 0, NULL);
     ck_assert_int_eq(t_fair(e, "A"), 2000);
     ck_assert_int_eq(t_fair(e, "B"), 8000);
@@ -176,9 +171,9 @@ START_TEST(test_unset_parent_deserved_is_sum_of_children) {
     t_queue(e, "E", "", 4, -1, 1);
     t_queue(e, "p1", "D", 3, -1, 1);
     t_queue(e, "p2", "D", 1, -1, 1);
-    want(e, 1, "p1", 100);
-    want(e, 2, "p2", 100);
-    want(e, 3, "E", 100);
+    t_want(e, 1, "p1", 100);
+    t_want(e, 2, "p2", 100);
+    t_want(e, 3, "E", 100);
     t_cycle(e, 0, 0, 0, NULL);
     gp_queue_info qi;
     ck_assert_int_eq(gp_engine_queue_get(e, "D", &qi), 0);
@@ -198,9 +193,9 @@ START_TEST(test_integer_remainders_are_exact) {
     t_queue(e, "a", "", 0, -1, 1);
     t_queue(e, "b", "", 0, -1, 1);
     t_queue(e, "c", "", 0, -1, 1);
-    want(e, 1, "a", 100);
-    want(e, 2, "b", 100);
-    want(e, 3, "c", 100);
+    t_want(e, 1, "a", 100);
+    t_want(e, 2, "b", 100);
+    t_want(e, 3, "c", 100);
     t_cycle(e, 0, 0, 0, NULL);
     ck_assert_int_eq(t_fair(e, "a") + t_fair(e, "b") + t_fair(e, "c"), 10000);
     ck_assert_int_eq(t_fair(e, "a"), 3334);
@@ -225,8 +220,8 @@ START_TEST(test_usage_decay_shifts_weights) {
         t_submit(e, id, "A", GP_KIND_TRAIN, 1, 1, 0, 0);
     t_cycle(e, 0, 1, 1, NULL);
     t_cycle(e, 2 * 60 * 60 * 1000, 1, 1, NULL); /* A held 8 GPUs for two hours */
-    want(e, 100, "A", 100);
-    want(e, 101, "B", 100);
+    t_want(e, 100, "A", 100);
+    t_want(e, 101, "B", 100);
     t_cycle(e, 2 * 60 * 60 * 1000 + 1, 0, 0, NULL);
     ck_assert_int_lt(t_fair(e, "A"), 4000);
     ck_assert_int_gt(t_fair(e, "B"), 4000);

@@ -101,15 +101,13 @@ START_TEST(test_mig_profile_validation) {
 }
 END_TEST
 
-/* A profile no GPU's layout has waits with a reason saying no node can. */
+/* A profile no GPU's layout has is refused: it could never run here. */
 START_TEST(test_mig_profile_missing_from_layouts) {
     gp_engine *e = t_engine();
     mig_node(e);
     t_queue(e, "p", "", 2, -1, 1);
-    ck_assert_int_eq(submit_mig(e, 1, "7g.141gb"), 0);
-    t_cycle(e, 0, 1, 1, NULL);
-    char why[256];
-    ck_assert_int_eq(gp_engine_pending_reason(e, 1, why, sizeof why), GP_WAIT_NO_NODE);
+    ck_assert_int_eq(submit_mig(e, 1, "7g.141gb"), GP_EINVAL);
+    ck_assert_int_eq(t_state(e, 1), -1);
     gp_engine_free(e);
 }
 END_TEST

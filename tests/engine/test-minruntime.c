@@ -1,14 +1,18 @@
 /*
- * test-minruntime.c — a workload inside its minimum runtime is never a
- * victim (no thrashing); once past it, it may be.
+ * test-minruntime.c — a workload inside its minimum runtime (at most its
+ * queue's min_runtime_max) is not a victim of fair-share rebalancing or
+ * preemption (no thrashing); once past it, it may be.
  */
 #include "gptest.h"
 #include "helpers.h"
 
+/* A deserves nothing, so it takes back GPUs by fair share alone, which a
+ * minimum runtime (within the queue's bound) holds off. A deserved quota's
+ * reclaim is not held off: see test-guarantee.c. */
 START_TEST(test_protected_until_min_runtime) {
     gp_engine *e = t_engine();
     t_node(e, "n1", 4, "H100", 80, "");
-    t_queue(e, "A", "", 2, -1, 1);
+    t_queue(e, "A", "", 0, -1, 1);
     t_queue(e, "B", "", 2, -1, 1);
     for (uint64_t id = 1; id <= 4; id++) {
         gp_workload_spec w;

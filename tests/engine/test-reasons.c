@@ -49,12 +49,23 @@ START_TEST(test_new_and_no_node_and_not_pending) {
     w.req.gpu = GP_GPU_WHOLE;
     w.req.gpus = 1;
     w.req.cpu_milli = 128000; /* more CPU than any node */
+    char err[GP_ERR_MAX];
+    ck_assert_int_eq(gp_engine_submit(e, &w, err, sizeof err), GP_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "cannot run on this pool: no node could ever hold one"));
+    /* Accepted while a big node is there; when it goes, the reason says so. */
+    gp_node_spec big;
+    gp_node_spec_init(&big, "big");
+    big.cpu_milli = 256000;
+    big.mem_bytes = 512 * GIB;
+    ck_assert_int_eq(gp_engine_node_set(e, &big, NULL, 0), 0);
+    w.req.gpu = GP_GPU_NONE;
     ck_assert_int_eq(gp_engine_submit(e, &w, NULL, 0), 0);
     char why[256];
     ck_assert_int_eq(gp_engine_pending_reason(e, 1, why, sizeof why), GP_WAIT_NEW);
+    ck_assert_int_eq(gp_engine_node_remove(e, "big"), 0);
     t_cycle(e, 0, 1, 1, NULL);
     ck_assert_int_eq(gp_engine_pending_reason(e, 1, why, sizeof why), GP_WAIT_NO_NODE);
-    ck_assert_ptr_nonnull(strstr(why, "no node of the pool could ever hold one task"));
+    ck_assert_ptr_nonnull(strstr(why, "cannot run on this pool: no node could ever hold one"));
     t_submit(e, 2, "p", GP_KIND_TRAIN, 1, 1, 0, 0);
     t_cycle(e, 1, 1, 1, NULL);
     ck_assert_int_eq(gp_engine_pending_reason(e, 2, why, sizeof why), GP_WAIT_NONE);

@@ -124,10 +124,12 @@ START_TEST(test_reclaim_resumes_remaining_work) {
     ck_assert_double_eq_tol(r.delay_mean, 2.5, 1e-9);
     ck_assert_double_eq_tol(r.jct_mean, 75, 1e-9);
     sim_replay_result_free(&r);
-    /* Static: b owns the GPU and a owns nothing: a's job is never served. */
+    /* Static: b owns the GPU and a owns nothing: a's job could never run, so
+     * the engine refuses it at submit. */
     run(&w, SIM_MODE_STATIC, 5, &r);
     ck_assert_int_eq(r.evictions, 0);
-    ck_assert_int_eq(r.unserved, 1);
+    ck_assert_int_eq(r.rejected, 1);
+    ck_assert_ptr_nonnull(strstr(r.first_reject, "cannot run on this pool"));
     sim_replay_result_free(&r);
     unload(&w);
 }
