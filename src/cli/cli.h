@@ -46,6 +46,11 @@ int cli_exit_for_status(int status);
 int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t **out, char **raw,
              size_t *rawlen);
 
+/* GETs path for a listing: with --json prints the answer itself and leaves
+ * *out NULL; else *out holds it for a table (caller decrefs). Returns as
+ * cli_call does. */
+int cli_get_listing(cli *c, const char *path, json_t **out);
+
 /* Prints a usage error and returns EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -87,6 +92,7 @@ int cmd_queue(cli *c, int argc, char **argv);
 int cmd_node(cli *c, int argc, char **argv);
 int cmd_token(cli *c, int argc, char **argv);
 int cmd_whoami(cli *c, int argc, char **argv);
+int cmd_usage(cli *c, int argc, char **argv);
 
 /* Help text of a command, or NULL. */
 const char *cli_help_text(const char *cmd);

@@ -63,22 +63,17 @@ static int quota_flags(int argc, char **argv, int start, json_t *b, int create) 
 
 static int queue_list(cli *c) {
     json_t *out;
-    int rc = cli_call(c, "GET", "/api/v1/queues", NULL, &out, NULL, NULL);
-    if (rc != EXIT_OK)
+    int rc = cli_get_listing(c, "/api/v1/queues", &out);
+    if (rc != EXIT_OK || !out)
         return rc;
-    if (c->json) {
-        cli_print_json(out);
-        json_decref(out);
-        return EXIT_OK;
-    }
-    static const char *const head[] = {"QUEUE",      "DESERVED",  "LIMIT",   "WEIGHT",
-                                       "FAIR-SHARE", "ALLOCATED", "PENDING", "RUNNING"};
+    static const char *const head[] = {"QUEUE",     "DESERVED", "LIMIT",   "WEIGHT", "FAIR-SHARE",
+                                       "ALLOCATED", "USED",     "PENDING", "RUNNING"};
     cli_table t;
-    cli_table_init(&t, 8, head);
+    cli_table_init(&t, 9, head);
     size_t k;
     json_t *q;
     json_array_foreach(json_object_get(out, "queues"), k, q) {
-        char name[160], des[32], lim[32], w[32], fs[32], al[32], pe[32], ru[32];
+        char name[160], des[32], lim[32], w[32], fs[32], al[32], us[32], pe[32], ru[32];
         int depth = (int)json_integer_value(json_object_get(q, "depth"));
         snprintf(name, sizeof name, "%*s%s", 2 * depth, "", cli_str(q, "name"));
         gpus_str(json_object_get(json_object_get(q, "deserved"), "gpu"), des, sizeof des);
@@ -86,11 +81,17 @@ static int queue_list(cli *c) {
         gpus_str(json_object_get(json_object_get(q, "weight"), "gpu"), w, sizeof w);
         gpus_str(json_object_get(json_object_get(q, "fair_share"), "gpu"), fs, sizeof fs);
         gpus_str(json_object_get(json_object_get(q, "allocated"), "gpu"), al, sizeof al);
+        /* Busy GPUs as NVML measured them; "-" where nothing can measure. */
+        json_t *u = json_object_get(json_object_get(q, "used"), "gpu");
+        if (json_is_number(u))
+            snprintf(us, sizeof us, "%.2f", json_number_value(u));
+        else
+            snprintf(us, sizeof us, "-");
         snprintf(pe, sizeof pe, "%lld",
                  (long long)json_integer_value(json_object_get(q, "pending")));
         snprintf(ru, sizeof ru, "%lld",
                  (long long)json_integer_value(json_object_get(q, "running")));
-        const char *row[] = {name, des, lim, w, fs, al, pe, ru};
+        const char *row[] = {name, des, lim, w, fs, al, us, pe, ru};
         cli_table_add(&t, row);
     }
     cli_table_print(&t);
@@ -151,14 +152,9 @@ int cmd_node(cli *c, int argc, char **argv) {
             return cli_usage("node", "unknown argument %s (node list)", argv[i]);
     }
     json_t *out;
-    int rc = cli_call(c, "GET", "/api/v1/nodes", NULL, &out, NULL, NULL);
-    if (rc != EXIT_OK)
+    int rc = cli_get_listing(c, "/api/v1/nodes", &out);
+    if (rc != EXIT_OK || !out)
         return rc;
-    if (c->json) {
-        cli_print_json(out);
-        json_decref(out);
-        return EXIT_OK;
-    }
     if (json_is_true(json_object_get(out, "emulated")))
         printf("NOTE: these GPUs are EMULATED (no real GPU found)\n");
     static const char *const head[] = {"NODE",      "GPU",    "MODEL",    "MEMORY",

@@ -133,14 +133,9 @@ int cmd_list(cli *c, int argc, char **argv) {
     char path[1200];
     snprintf(path, sizeof path, "/api/v1/workloads%s", q);
     json_t *out;
-    int rc = cli_call(c, "GET", path, NULL, &out, NULL, NULL);
-    if (rc != EXIT_OK)
+    int rc = cli_get_listing(c, path, &out);
+    if (rc != EXIT_OK || !out)
         return rc;
-    if (c->json) {
-        cli_print_json(out);
-        json_decref(out);
-        return EXIT_OK;
-    }
     static const char *const head[] = {"ID",    "NAME",    "PROJECT", "USER",
                                        "STATE", "REQUEST", "AGE",     "INFO"};
     cli_table t;

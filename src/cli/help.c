@@ -52,6 +52,15 @@ static const struct {
                 "period, stops the tasks and\n"
                 "keeps the workload (with its checkpoint directory) until `gpupool resume`.\n"},
     {"resume", "usage: gpupool resume ID...\n\nPuts suspended workloads back in the queue.\n"},
+    {"usage",
+     "usage: gpupool usage [--from T] [--to T] [--step D] [--by queue|user|node] [--csv|--json]\n"
+     "\n"
+     "GPU-hours over a period (default: the last day) per department and project,\n"
+     "user or node: allocated, really used (kernel time as NVML measures it), idle\n"
+     "while allocated, borrowed beyond the deserved quota and lent to others.\n"
+     "Times: seconds since 1970, 2026-12-01, 2026-12-01T08:00:00Z, or a duration\n"
+     "before now (7d). Used is '-' where nothing can measure it (emulated GPUs).\n"
+     "--csv prints one line per key with the period, for chargeback.\n"},
     {"queue",
      "usage: gpupool queue list [--json]\n"
      "       gpupool queue create NAME [--parent DEPT] [QUOTA FLAGS]\n"
@@ -63,8 +72,9 @@ static const struct {
      "  --deserved N  --limit N|none  --weight W  --priority N\n"
      "  --cpu-deserved N  --cpu-limit N|none  --memory-deserved SIZE  --memory-limit SIZE|none\n"
      "\n"
-     "The list shows the tree with each queue's fair share (what it should hold now)\n"
-     "and what it holds. Admins manage departments; department admins their projects.\n"},
+     "The list shows the tree with each queue's fair share (what it should hold now),\n"
+     "what it holds and how many GPUs' worth it really keeps busy (USED).\n"
+     "Admins manage departments; department admins their projects.\n"},
     {"node", "usage: gpupool node list [--json]\n\nEvery GPU: model, memory, share allocated, "
              "slices, memory really in use.\n"},
     {"token", "usage: gpupool token create --user U --role ROLE [--scope S] [--name N]\n"

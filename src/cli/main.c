@@ -28,6 +28,7 @@ static const char main_help[] =
     "Administration:\n"
     "  queue      departments and projects: list, create, set, delete\n"
     "  node       node list: GPUs, slices, memory really used\n"
+    "  usage      GPU-hours allocated, used, idle, borrowed, lent (--csv for chargeback)\n"
     "  token      API tokens: create, list, delete\n"
     "  whoami     the user, role and scope of the token in use\n"
     "\n"
@@ -114,6 +115,16 @@ int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t 
     }
     gp_http_resp_free(&resp);
     return code;
+}
+
+int cli_get_listing(cli *c, const char *path, json_t **out) {
+    int rc = cli_call(c, "GET", path, NULL, out, NULL, NULL);
+    if (rc == EXIT_OK && c->json) {
+        cli_print_json(*out);
+        json_decref(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 void cli_print_json(json_t *j) {
@@ -242,6 +253,7 @@ static const struct {
     {"submit", cmd_submit}, {"list", cmd_list},   {"ls", cmd_list},      {"describe", cmd_describe},
     {"logs", cmd_logs},     {"delete", cmd_stop}, {"suspend", cmd_stop}, {"resume", cmd_stop},
     {"queue", cmd_queue},   {"node", cmd_node},   {"token", cmd_token},  {"whoami", cmd_whoami},
+    {"usage", cmd_usage},
 };
 
 int main(int argc, char **argv) {

@@ -150,6 +150,21 @@ static const gp_queue_spec *spec_of(const specs *s, const char *name) {
     return NULL;
 }
 
+/* Adds what the last usage sample saw of the queue: GPUs really used now
+ * (null when busy time is unknown), borrowed beyond deserved and lent. */
+static void usage_json(json_t *j, const gpd__usage_now *un, const char *name) {
+    const gpd__usage_rate *u = un ? gpd__usage_find(un, GP__USAGE_QUEUE, name) : NULL;
+    int known = 0;
+    for (size_t g = 0; un && g < un->ngpus && !known; g++)
+        known = un->gpus[g].busy_permille >= 0;
+    if (u && u->alloc > 0)
+        known = u->measured > 0;
+    json_object_set_new(
+        j, "used", json_pack("{s:o}", "gpu", known ? json_real(u ? u->used : 0) : json_null()));
+    json_object_set_new(j, "borrowed", json_pack("{s:f}", "gpu", u ? u->borrowed : 0));
+    json_object_set_new(j, "lent", json_pack("{s:f}", "gpu", u ? u->lent : 0));
+}
+
 static json_t *queue_json(const gp_queue_info *qi, const gp_queue_spec *sp) {
     json_t *j =
         json_pack("{s:s, s:s, s:i, s:b, s:i, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "name", qi->name,
@@ -175,13 +190,20 @@ int gpd__h_q_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     if (rc < 0)
         return rc;
     json_t *arr = json_array(), *warn = json_array();
+    gpd__usage_now un;
+    int have = gpd__sched_usage_now(r->d->sched, &un) == 0;
     gp_engine *eng = gpd__sched_lock(r->d->sched);
     size_t n = gp_engine_queue_count(eng);
     for (size_t i = 0; i < n; i++) {
         gp_queue_info qi;
-        if (gp_engine_queue_at(eng, i, &qi) == 0)
-            json_array_append_new(arr, queue_json(&qi, spec_of(&sp, qi.name)));
+        if (gp_engine_queue_at(eng, i, &qi) == 0) {
+            json_t *q = queue_json(&qi, spec_of(&sp, qi.name));
+            usage_json(q, have ? &un : NULL, qi.name);
+            json_array_append_new(arr, q);
+        }
     }
+    if (have)
+        gpd__usage_now_free(&un);
     for (size_t i = 0; i < gp_engine_warning_count(eng); i++)
         json_array_append_new(warn, json_string(gp_engine_warning(eng, i)));
     gpd__sched_unlock(r->d->sched);
@@ -196,10 +218,16 @@ int gpd__h_q_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
         return rc;
     gp_queue_info qi;
     json_t *j = NULL;
+    gpd__usage_now un;
+    int have = gpd__sched_usage_now(r->d->sched, &un) == 0;
     gp_engine *eng = gpd__sched_lock(r->d->sched);
-    if (gp_engine_queue_get(eng, r->params[0], &qi) == 0)
+    if (gp_engine_queue_get(eng, r->params[0], &qi) == 0) {
         j = queue_json(&qi, spec_of(&sp, qi.name));
+        usage_json(j, have ? &un : NULL, qi.name);
+    }
     gpd__sched_unlock(r->d->sched);
+    if (have)
+        gpd__usage_now_free(&un);
     free(sp.q);
     if (!j)
         return gpd__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);

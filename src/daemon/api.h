@@ -67,6 +67,8 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
     XX("DELETE", "/api/v1/queues/{name}", h_q_delete, DEPT_ADMIN, "Remove an empty queue")         \
     XX("GET", "/api/v1/nodes", h_nodes, RESEARCHER,                                                \
        "Nodes and GPUs, with each slice and its real memory use")                                  \
+    XX("GET", "/api/v1/usage", h_usage, RESEARCHER,                                                \
+       "GPU-hours allocated, used, idle, borrowed, lent (?from= &to= &step= &by=queue|user|node)") \
     XX("GET", "/api/v1/tokens", h_tok_list, ADMIN, "API tokens (never their secrets)")             \
     XX("POST", "/api/v1/tokens", h_tok_create, ADMIN,                                              \
        "Create a token; the answer holds its secret, shown once")                                  \

@@ -77,6 +77,7 @@ typedef struct gpd__config {
     char executor_config[1024];
     int64_t period_ms; /* scheduling period */
     int64_t poll_ms;   /* task polling period */
+    int64_t usage_ms;  /* usage sampling period */
     char tls_cert[512], tls_key[512];
     char lib_dir[PATH_MAX]; /* where gpupoold is installed, told to the executor */
 } gpd__config;

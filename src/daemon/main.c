@@ -35,6 +35,7 @@ static const char usage[] =
     "                           NVML finds none)\n"
     "  --period DURATION        scheduling period (default 2s)\n"
     "  --poll DURATION          task polling period (default 500ms)\n"
+    "  --usage-period DURATION  how often GPU use is sampled for accounting (default 15s)\n"
     "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
     "  --config FILE            read these settings (key = value lines) first\n"
     "  --routes                 print the API route table and exit\n"
@@ -58,12 +59,15 @@ static int set_opt(gpd__config *c, const char *key, const char *val, char *err, 
         snprintf(c->tls_cert, sizeof c->tls_cert, "%s", val);
     else if (strcmp(key, "tls-key") == 0 || strcmp(key, "tls_key") == 0)
         snprintf(c->tls_key, sizeof c->tls_key, "%s", val);
-    else if (strcmp(key, "period") == 0 || strcmp(key, "poll") == 0) {
+    else if (strcmp(key, "period") == 0 || strcmp(key, "poll") == 0 ||
+             strcmp(key, "usage-period") == 0 || strcmp(key, "usage_period") == 0) {
         if (gp_parse_duration_ms(val, &ms) < 0 || ms < 10 || ms > 3600000) {
             snprintf(err, errlen, "%s: \"%s\" is not a duration from 10ms to 1h", key, val);
             return GP_EINVAL;
         }
-        if (key[1] == 'e')
+        if (key[0] == 'u')
+            c->usage_ms = ms;
+        else if (key[1] == 'e')
             c->period_ms = ms;
         else
             c->poll_ms = ms;
@@ -196,6 +200,7 @@ int main(int argc, char **argv) {
     snprintf(c->executor, sizeof c->executor, "local");
     c->period_ms = 2000;
     c->poll_ms = 500;
+    c->usage_ms = 15000;
 
     char err[1400] = "";
     if (parse_args(c, argc, argv, err, sizeof err) < 0 ||

@@ -2,8 +2,9 @@
  * metrics.c — GET /metrics in Prometheus text format (version 0.0.4): per
  * queue the deserved quota, fair share, allocated and really used GPUs;
  * pending workloads by reason; workloads by state; per GPU the allocated
- * share, slices, allocated and used memory; the scheduling-cycle latency
- * histogram.
+ * share, slices, allocated and used memory; busy ratios per GPU and queue
+ * and borrowed / lent GPUs from the last usage sample (usage.h); the
+ * scheduling-cycle latency histogram.
  *
  * "Really used" GPUs of a queue are the GPU memory its running tasks report
  * in use, counted in GPUs' worth of memory, since memory is what the
@@ -142,6 +143,48 @@ static void gpus(buf *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt) {
     }
 }
 
+/* Busy ratios from the last usage sample: per GPU as the executor measured
+ * it, per queue as the share of its measured GPUs that was busy. GPUs and
+ * queues whose busy time is unknown (emulated GPUs, MIG) are left out. */
+static void busy(buf *b, gp_engine *eng, const gpd__usage_now *un) {
+    help(b, "gpupool_gpu_busy_ratio", "gauge",
+         "Share of recent time a kernel ran on the GPU (NVML), 0 to 1.");
+    for (size_t i = 0; i < un->ngpus; i++) {
+        const gp_gpu_usage *g = &un->gpus[i];
+        gp_node_info ni;
+        int k = g->index;
+        if (g->busy_permille < 0 || gp_engine_node_get(eng, g->node, &ni) < 0 || k < 0 ||
+            k >= ni.ngpus)
+            continue;
+        put(b, "gpupool_gpu_busy_ratio{node=\"%s\",gpu=\"%d\",uuid=\"%s\",model=\"%s\"} %g\n",
+            g->node, k, ni.gpus[k].uuid, ni.gpus[k].model, g->busy_permille / 1000.0);
+    }
+    static const struct {
+        const char *name, *text;
+    } m[] = {
+        {"gpupool_queue_busy_gpus",
+         "GPUs' worth of kernel time the queue's tasks really ran (busy ratio times share)."},
+        {"gpupool_queue_busy_ratio",
+         "Busy GPUs over allocated GPUs of the queue whose busy time is known, 0 to 1."},
+        {"gpupool_queue_borrowed_gpus", "GPUs the queue holds beyond its deserved quota."},
+        {"gpupool_queue_lent_gpus", "Idle deserved GPUs of the queue that its siblings borrow."},
+    };
+    for (int k = 0; k < 4; k++) {
+        help(b, m[k].name, "gauge", m[k].text);
+        for (size_t i = 0; i < un->nrates; i++) {
+            const gpd__usage_rate *x = &un->rates[i];
+            /* Busy figures only where busy time is known. */
+            if (x->kind != GP__USAGE_QUEUE || (k < 2 && x->measured <= 0))
+                continue;
+            double v = k == 0   ? x->used
+                       : k == 1 ? x->used / x->measured
+                       : k == 2 ? x->borrowed
+                                : x->lent;
+            put(b, "%s{queue=\"%s\"} %g\n", m[k].name, x->key, v);
+        }
+    }
+}
+
 int gpd__h_metrics(gpd__req *r, gpd__resp *out, gpd__err *e) {
     buf b = {0};
     gpd__live_task *lt = NULL;
@@ -149,11 +192,17 @@ int gpd__h_metrics(gpd__req *r, gpd__resp *out, gpd__err *e) {
     if (gpd__sched_live_tasks(r->d->sched, &lt, &nlt) < 0)
         return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     int64_t pend[GP_WAIT_COUNT];
+    gpd__usage_now un;
+    int have = gpd__sched_usage_now(r->d->sched, &un) == 0;
     gp_engine *eng = gpd__sched_lock(r->d->sched);
     queues(&b, eng, lt, nlt);
     gpus(&b, eng, lt, nlt);
+    if (have)
+        busy(&b, eng, &un);
     gp_engine_pending_by_reason(eng, pend);
     gpd__sched_unlock(r->d->sched);
+    if (have)
+        gpd__usage_now_free(&un);
     free(lt);
     help(&b, "gpupool_pending_workloads", "gauge", "Pending workloads by the reason they wait.");
     for (int w = 1; w < GP_WAIT_COUNT; w++)

@@ -14,6 +14,7 @@
 
 #include "daemon/sched.h"
 #include "daemon/store.h"
+#include "daemon/usage.h"
 #include "executors/executor.h"
 
 /* One task of an active workload. */
@@ -31,6 +32,7 @@ typedef struct task_rt {
 typedef struct active {
     uint64_t id;
     char project[GP_NAME_MAX + 1];
+    char user[GP_NAME_MAX + 1];
     gpd__wl_state state;
     int32_t attempt;
     int ntasks;
@@ -70,6 +72,15 @@ struct gpd__sched {
     cmd *cmds;
     pthread_mutex_t hist_mu;
     gpd__cycle_hist hist;
+    /* Usage accounting (sched-usage.c): the loop samples; API threads read
+     * the last sample under usage_mu. */
+    pthread_mutex_t usage_mu;
+    int64_t usage_last_ms, usage_next_ms, usage_prune_ms;
+    gpd__usage_rate *usage_rates;
+    size_t usage_nrates;
+    gp_gpu_usage *usage_gpus;
+    size_t usage_ngpus;
+    char usage_note[192];
 };
 
 /* ---- sched-tasks.c: carrying out decisions, polling, stopping ---- */
@@ -107,6 +118,14 @@ int gpd__binding_from_json(const char *json, task_rt *t);
 
 /* The node spec of the inventory named name, or NULL. */
 const gp_node_spec *gpd__sched_node(gpd__sched *s, const char *name);
+
+/* ---- sched-usage.c ---- */
+
+/* Samples the pool if a usage period has passed since the last sample:
+ * GPU busy ratios from the executor, the rates of usage.h, their
+ * GPU-seconds since the previous sample into the store. */
+void gpd__sched_usage_tick(gpd__sched *s, int64_t now);
+void gpd__sched_usage_free(gpd__sched *s);
 
 /* ---- sched-recover.c ---- */
 

@@ -183,6 +183,7 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     }
     a->id = id;
     snprintf(a->project, sizeof a->project, "%s", w.project);
+    snprintf(a->user, sizeof a->user, "%s", w.user);
     a->attempt = w.attempt;
     a->ntasks = n;
     a->grace_ms = r.grace_ms;

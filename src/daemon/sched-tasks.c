@@ -253,6 +253,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
     if (rc == 0) {
         a->id = id;
         snprintf(a->project, sizeof a->project, "%s", w.project);
+        snprintf(a->user, sizeof a->user, "%s", w.user);
         a->state = GP__WL_STARTING;
         a->attempt = w.attempt + 1;
         a->ntasks = ntasks;

@@ -430,6 +430,7 @@ static void *loop_main(void *arg) {
                 want_cycle = 1;
             next_poll = now + poll;
         }
+        gpd__sched_usage_tick(s, now);
         if ((want_cycle && now - last_cycle >= MIN_GAP_MS) || now >= next_cycle) {
             run_cycle(s, now);
             last_cycle = now;
@@ -459,6 +460,7 @@ int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
     pthread_mutex_init(&s->eng_mu, NULL);
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->hist_mu, NULL);
+    pthread_mutex_init(&s->usage_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_cond_init(&s->cv, &ca); /* realtime clock: the deadlines are wall time */
@@ -510,6 +512,8 @@ void gpd__sched_close(gpd__sched *s) {
     pthread_mutex_destroy(&s->eng_mu);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->hist_mu);
+    pthread_mutex_destroy(&s->usage_mu);
+    gpd__sched_usage_free(s);
     pthread_cond_destroy(&s->cv);
     pthread_cond_destroy(&s->cmd_done);
     free(s);

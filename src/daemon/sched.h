@@ -15,6 +15,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/request.h"
+#include "daemon/usage.h"
 #include "engine/gp_engine.h"
 
 /* Opens the executor, rebuilds the engine from the store and the executor
@@ -60,6 +61,24 @@ typedef struct gpd__live_task {
 
 /* A copy of the live tasks (malloc'ed array, caller frees). */
 int gpd__sched_live_tasks(gpd__sched *s, gpd__live_task **out, size_t *n);
+
+/* The last usage sample (sched-usage.c): rates per queue, user and node,
+ * and each GPU's busy ratio and memory in use, as copies the caller frees
+ * with gpd__usage_now_free; note says where the figures come from. */
+typedef struct gpd__usage_now {
+    int64_t at_ms; /* 0 before the first sample */
+    gpd__usage_rate *rates;
+    size_t nrates;
+    gp_gpu_usage *gpus;
+    size_t ngpus;
+    char note[192];
+} gpd__usage_now;
+int gpd__sched_usage_now(gpd__sched *s, gpd__usage_now *out);
+void gpd__usage_now_free(gpd__usage_now *u);
+
+/* The rate of one key in a sample, or NULL. */
+const gpd__usage_rate *gpd__usage_find(const gpd__usage_now *u, gpd__usage_kind kind,
+                                       const char *key);
 
 /* Scheduling cycle latency histogram (upper bounds in seconds). */
 #define GP__CYCLE_BUCKETS 12

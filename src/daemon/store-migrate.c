@@ -48,6 +48,13 @@ static const char *const migrations[] = {
     "  id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, user TEXT NOT NULL,"
     "  role TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '', hash TEXT NOT NULL UNIQUE,"
     "  created_ms INTEGER NOT NULL);",
+    /* 2: usage accounting (usage.h): GPU-seconds per bucket of res seconds
+     * starting at ts, per queue, user or node. */
+    "CREATE TABLE usage("
+    "  res INTEGER NOT NULL, kind INTEGER NOT NULL, ts INTEGER NOT NULL, key TEXT NOT NULL,"
+    "  alloc REAL NOT NULL, used REAL NOT NULL, measured REAL NOT NULL,"
+    "  borrowed REAL NOT NULL, lent REAL NOT NULL,"
+    "  PRIMARY KEY(res, kind, ts, key)) WITHOUT ROWID;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

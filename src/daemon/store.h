@@ -206,4 +206,31 @@ int gpd__store_token_delete(gp_store *st, int64_t id, gpd__err *e);
 int gpd__store_tokens(gp_store *st, int (*fn)(const gpd__token *t, void *arg), void *arg,
                       gpd__err *e);
 
+/* ---- Usage accounting (store-usage.c) ---- */
+
+struct gpd__usage_row;
+
+/* Adds rows to the buckets they name (creating them), in one transaction. */
+int gpd__store_usage_add(gp_store *st, const struct gpd__usage_row *rows, size_t n, gpd__err *e);
+
+/* Forgets minute buckets older than GP__USAGE_FINE_DAYS and hour buckets
+ * older than GP__USAGE_COARSE_DAYS before now_s. */
+int gpd__store_usage_prune(gp_store *st, int64_t now_s, gpd__err *e);
+
+/* One bucket of a usage query: GPU-seconds of key in [ts, ts + step). */
+typedef struct gpd__usage_point {
+    const char *key;
+    int64_t ts;
+    double alloc, used, measured, borrowed, lent;
+} gpd__usage_point;
+
+/*
+ * Sums the buckets of resolution res and kind whose start lies in
+ * [from_s, to_s) into steps of step seconds counted from from_s; calls fn per
+ * (key, step) in key then time order; fn returns non-zero to stop.
+ */
+int gpd__store_usage_query(gp_store *st, int32_t res, int kind, int64_t from_s, int64_t to_s,
+                           int64_t step, int (*fn)(const gpd__usage_point *p, void *arg), void *arg,
+                           gpd__err *e);
+
 #endif /* GP_STORE_H */

@@ -150,6 +150,32 @@ typedef struct gp_executor_methods {
     int (*describe)(void *state, gp_executor_info *info);
 } gp_executor_methods;
 
+/* ---- Generic control operations ----
+ *
+ * Operations any executor may answer through control(); one that cannot
+ * returns GP_ENOTSUP. Their numbers start at 0x1000 so that they never meet
+ * an executor's own operations (which count from 1). */
+enum {
+    /* arg: gp_exec_gpu_usage *. Samples every GPU the executor runs on:
+     * how busy it was lately and how much of its memory is in use. */
+    GP_EXEC_CTL_GPU_USAGE = 0x1000
+};
+
+/* One GPU as GP_EXEC_CTL_GPU_USAGE saw it. */
+typedef struct gp_gpu_usage {
+    char node[GP_NAME_MAX + 1];
+    int32_t index;         /* the GPU's position in its node's inventory gpus[] */
+    int32_t busy_permille; /* time a kernel ran, per mille of the recent past; -1 unknown */
+    int64_t mem_used;      /* bytes in use on the whole GPU; -1 unknown */
+} gp_gpu_usage;
+
+typedef struct gp_exec_gpu_usage {
+    gp_gpu_usage *gpus; /* in: room for max samples */
+    size_t max;         /* in */
+    size_t n;           /* out: samples written */
+    char note[192];     /* out: where the figures come from, or why some are unknown */
+} gp_exec_gpu_usage;
+
 /* ---- The registry and the wrappers the daemon calls (registry.c) ---- */
 
 /* The table registered under name, or NULL. */

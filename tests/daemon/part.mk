@@ -5,8 +5,10 @@ DAEMON_TEST_SRCS := $(sort $(wildcard tests/daemon/test-*.c))
 DAEMON_TESTS := $(patsubst tests/daemon/%.c,$(BUILD)/tests/daemon/%,$(DAEMON_TEST_SRCS))
 TESTS += $(DAEMON_TESTS)
 TEST_SCRIPTS += $(sort $(wildcard tests/daemon/test-*.sh))
-TEST_SCRIPTS_DEPS += $(BUILD)/gpupoold $(BUILD)/gpupool
+TEST_SCRIPTS_DEPS += $(BUILD)/gpupoold $(BUILD)/gpupool $(BUILD)/tests/executors/libfakenvml.so
 $(OBJ)/tests/daemon/%.o: CPPFLAGS += $(shell pkg-config --cflags jansson)
 $(DAEMON_TESTS): $(BUILD)/tests/daemon/%: $(OBJ)/tests/daemon/%.o $(OBJ)/tests/daemon/harness.o $(BUILD)/libgpcommon.a | $(BUILD)/gpupoold
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(filter %.o %.a,$^) -o $@ $(CHECK_LIBS) $(shell pkg-config --libs jansson) $(LDLIBS)
+# test-usage checks the accounting arithmetic itself (pure, no daemon).
+$(BUILD)/tests/daemon/test-usage: $(OBJ)/src/daemon/usage.o

@@ -162,6 +162,16 @@ START_TEST(test_open_with_inventory) {
         ck_assert_msg(strncmp(d.gpus, "EMULATED: 8 GPUs", 16) == 0, "gpus: %s", d.gpus);
         ck_assert_msg(strstr(d.slices, "NOT enforced"), "interposer: %s", d.slices);
         ck_assert_msg(strstr(d.limits, "cgroup=off"), "cgroups: %s", d.limits);
+        /* Emulated GPUs run no kernels: a sample of each, with nothing known. */
+        gp_gpu_usage g[16];
+        gp_exec_gpu_usage u = {.gpus = g, .max = 16};
+        ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_GPU_USAGE, &u), 0);
+        ck_assert_int_eq(u.n, 8);
+        ck_assert_str_eq(g[7].node, "box");
+        ck_assert_int_eq(g[7].index, 7);
+        ck_assert_int_eq(g[7].busy_permille, -1);
+        ck_assert_int_eq(g[7].mem_used, -1);
+        ck_assert_msg(strstr(u.note, "EMULATED"), "note: %s", u.note);
         gp_executor_close(ex);
     }
     gpt_rmrf(dir);
@@ -205,6 +215,26 @@ START_TEST(test_nvml) {
     ck_assert_int_eq(gp_exec_describe(ex, &d), 0);
     ck_assert_int_eq(d.emulated, 0);
     ck_assert_msg(strncmp(d.gpus, "NVML from ", 10) == 0, "gpus: %s", d.gpus);
+    /* Busy time and memory in use, as the driver says; the MIG GPU has no
+     * busy time, and a table with room for two gets two. */
+    setenv("GPEXEC_FAKE_NVML_BUSY", "50,40,25", 1);
+    setenv("GPEXEC_FAKE_NVML_MEM_USED", "1073741824", 1);
+    gp_gpu_usage g[3];
+    gp_exec_gpu_usage u = {.gpus = g, .max = 3};
+    ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_GPU_USAGE, &u), 0);
+    ck_assert_int_eq(u.n, 3);
+    ck_assert_str_eq(g[0].node, node.name);
+    ck_assert_int_eq(g[0].busy_permille, 500);
+    ck_assert_int_eq(g[1].busy_permille, -1);
+    ck_assert_int_eq(g[2].busy_permille, 250);
+    ck_assert_int_eq(g[2].index, 2);
+    ck_assert_int_eq(g[0].mem_used, GIB);
+    ck_assert_msg(strstr(u.note, "MIG"), "note: %s", u.note);
+    u.max = 2;
+    ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_GPU_USAGE, &u), 0);
+    ck_assert_int_eq(u.n, 2);
+    unsetenv("GPEXEC_FAKE_NVML_BUSY");
+    unsetenv("GPEXEC_FAKE_NVML_MEM_USED");
     gp_executor_close(ex);
 
     /* A driver that does not initialise: an explicit library is an error. */
@@ -234,6 +264,10 @@ START_TEST(test_no_gpus) {
     gp_executor_info d;
     ck_assert_int_eq(gp_exec_describe(ex, &d), 0);
     ck_assert_msg(strncmp(d.gpus, "no GPUs", 7) == 0, "gpus: %s", d.gpus);
+    gp_gpu_usage g[1];
+    gp_exec_gpu_usage u = {.gpus = g, .max = 1};
+    ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_GPU_USAGE, &u), GP_ENOTSUP);
+    ck_assert_int_eq(u.n, 0);
     gpt_done(ex, dir);
 }
 END_TEST

@@ -423,3 +423,45 @@ int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen) 
     }
     return 0;
 }
+
+int gpx__nvml_usage(gpx__nvml *nv, const char *node, gp_exec_gpu_usage *u) {
+    u->n = 0;
+    if (nv->lib == NULL) {
+        gpx__exec_fmt(u->note, sizeof u->note, "no GPU to sample: %.150s", nv->note);
+        return GP_ENOTSUP;
+    }
+    unsigned int count = 0;
+    if (nv->nvmlDeviceGetCount_v2(&count) != NVML_SUCCESS) {
+        gpx__exec_fmt(u->note, sizeof u->note, "nvml: nvmlDeviceGetCount_v2 failed");
+        return GP_EIO;
+    }
+    int busy_unknown = 0;
+    for (unsigned int i = 0; i < count && u->n < u->max; i++) {
+        gpx__nvml_dev dev;
+        gp_gpu_usage *g = &u->gpus[u->n++];
+        memset(g, 0, sizeof *g);
+        gpx__exec_fmt(g->node, sizeof g->node, "%s", node);
+        g->index = (int32_t)i;
+        g->busy_permille = -1;
+        g->mem_used = -1;
+        if (nv->nvmlDeviceGetHandleByIndex_v2(i, &dev) != NVML_SUCCESS) {
+            busy_unknown = 1;
+            continue;
+        }
+        gpx__nvml_memory mem;
+        if (nv->nvmlDeviceGetMemoryInfo(dev, &mem) == NVML_SUCCESS) {
+            g->mem_used = mem.used > (unsigned long long)INT64_MAX ? INT64_MAX : (int64_t)mem.used;
+        }
+        /* MIG GPUs and old drivers answer NOT_SUPPORTED: busy stays unknown. */
+        gpx__nvml_utilization ut;
+        if (nv->nvmlDeviceGetUtilizationRates != NULL &&
+            nv->nvmlDeviceGetUtilizationRates(dev, &ut) == NVML_SUCCESS && ut.gpu <= 100) {
+            g->busy_permille = (int32_t)ut.gpu * 10;
+        } else {
+            busy_unknown = 1;
+        }
+    }
+    gpx__exec_fmt(u->note, sizeof u->note, "%s%s", nv->note,
+                  busy_unknown ? "; busy time unknown on some GPUs (MIG or an old driver)" : "");
+    return 0;
+}

@@ -857,6 +857,39 @@ static int local_tasks(void *state, char (*handles)[GP_HANDLE_MAX], size_t max, 
     return 0;
 }
 
+/* GP_EXEC_CTL_GPU_USAGE: NVML's figures, or for emulated GPUs a sample
+ * that says it knows nothing (an emulated GPU runs no kernels). */
+static int gpu_usage(gpx__local *lx, gp_exec_gpu_usage *u) {
+    u->n = 0;
+    if (!lx->emulated) {
+        return gpx__nvml_usage(&lx->nvml, lx->node_name, u);
+    }
+    for (int i = 0; i < lx->emu.ngpus && u->n < u->max; i++) {
+        gp_gpu_usage *g = &u->gpus[u->n++];
+        memset(g, 0, sizeof *g);
+        gpx__exec_fmt(g->node, sizeof g->node, "%s", lx->emu.name);
+        g->index = lx->emu.gpus[i].index;
+        g->busy_permille = -1;
+        g->mem_used = -1;
+    }
+    gpx__exec_fmt(u->note, sizeof u->note,
+                  "EMULATED GPUs: no busy time or memory can be measured, so used is unknown");
+    return 0;
+}
+
+/* The generic operations of executor.h this executor answers. */
+static int local_control(void *state, int op, void *arg) {
+    if (arg == NULL) {
+        return GP_EINVAL;
+    }
+    switch (op) {
+    case GP_EXEC_CTL_GPU_USAGE:
+        return gpu_usage(state, arg);
+    default:
+        return GP_ENOTSUP;
+    }
+}
+
 const gp_executor_methods gpx__local_methods = {
     .version = GP_EXECUTOR_VERSION,
     .name = "local",
@@ -870,4 +903,5 @@ const gp_executor_methods gpx__local_methods = {
     .reap = local_reap,
     .tasks = local_tasks,
     .describe = local_describe,
+    .control = local_control,
 };

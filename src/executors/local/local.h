@@ -186,6 +186,9 @@ typedef struct nvmlDevice_st *gpx__nvml_dev;
 typedef struct gpx__nvml_memory {
     unsigned long long total, free, used;
 } gpx__nvml_memory;
+typedef struct gpx__nvml_utilization {
+    unsigned int gpu, memory; /* percent of the last sample period */
+} gpx__nvml_utilization;
 
 /* The NVML entry points used, once: they generate the function pointer
  * fields below and the code that resolves them. The last column says
@@ -199,7 +202,8 @@ typedef struct gpx__nvml_memory {
     X(nvmlDeviceGetUUID, (gpx__nvml_dev dev, char *uuid, unsigned int len), 1)                     \
     X(nvmlDeviceGetName, (gpx__nvml_dev dev, char *name, unsigned int len), 1)                     \
     X(nvmlDeviceGetMemoryInfo, (gpx__nvml_dev dev, gpx__nvml_memory * mem), 1)                     \
-    X(nvmlDeviceGetMigMode, (gpx__nvml_dev dev, unsigned int *cur, unsigned int *pend), 0)
+    X(nvmlDeviceGetMigMode, (gpx__nvml_dev dev, unsigned int *cur, unsigned int *pend), 0)         \
+    X(nvmlDeviceGetUtilizationRates, (gpx__nvml_dev dev, gpx__nvml_utilization * util), 0)
 
 typedef struct gpx__nvml {
     void *lib; /* NULL: NVML is not in use */
@@ -220,6 +224,11 @@ void gpx__nvml_close(gpx__nvml *nv);
 
 /* Fills node->gpus from NVML (node->ngpus set). GP_EIO with err on failure. */
 int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen);
+
+/* Samples busy time and memory in use of every GPU NVML reports into
+ * u->gpus (named node), as GP_EXEC_CTL_GPU_USAGE asks. A figure NVML cannot
+ * give is -1 and u->note says so. GP_ENOTSUP if NVML is not in use. */
+int gpx__nvml_usage(gpx__nvml *nv, const char *node, gp_exec_gpu_usage *u);
 
 /*
  * Reads an emulated inventory file into node, whose name, cpu and memory the

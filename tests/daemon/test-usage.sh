@@ -1,0 +1,71 @@
+#!/bin/sh
+# Usage accounting end to end: a daemon on a fake NVML whose GPU is 50 % busy
+# runs a one-GPU task; the usage API, `gpupool usage` (table and CSV), the
+# USED column of `gpupool queue list` and /metrics all say that half of what
+# was allocated was used, and the figures survive a restart. Then the same on
+# emulated GPUs, which say that nothing can be measured.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+
+D=$TMP/usage
+mkdir -p "$D"
+GPEXEC_FAKE_NVML_GPUS=1 GPEXEC_FAKE_NVML_MIG=-1 GPEXEC_FAKE_NVML_BUSY=50
+GPEXEC_FAKE_NVML_MEM_USED=1073741824
+export GPEXEC_FAKE_NVML_GPUS GPEXEC_FAKE_NVML_MIG GPEXEC_FAKE_NVML_BUSY GPEXEC_FAKE_NVML_MEM_USED
+CFG="state_dir=$D/tasks,nvml=$B/tests/executors/libfakenvml.so,interposer=$TMP/none.so"
+tap_ok "gpupoold starts on the fake NVML" gpd_start "$D" --period 300ms --poll 200ms \
+    --usage-period 200ms --executor-config "$CFG"
+$GP queue create research --deserved 1 >/dev/null && $GP queue create nlp --parent research --deserved 1 >/dev/null
+$GP submit --project nlp --gpu 1 -- sleep 120 >/dev/null
+tap_ok "the task runs" wait_until 30 has_count 1 running nlp
+
+usage() { curl -s -H "Authorization: Bearer $GPUPOOL_TOKEN" "$GPUPOOL_SERVER/api/v1/usage?$1"; }
+nlp_counted() { usage "by=queue&from=1h" | grep -q '"key":"nlp"'; }
+tap_ok "its GPU-hours are recorded" wait_until 30 nlp_counted
+# A couple more samples, so that the figures are not all from one.
+sleep 1
+u=$(usage "by=queue&from=1h")
+tap_ok "half of what nlp was allocated was used" contains "$u" '"key":"nlp"[^}]*"used_percent":50\.0'
+tap_ok "research, its department, the same" contains "$u" '"key":"research"[^}]*"used_percent":50\.0'
+tap_ok "queues name their parent" contains "$u" '"key":"nlp"[^}]*"parent":"research"'
+tap_ok "the answer says where figures come from" contains "$u" '"note":"NVML from'
+tap_ok "by node" contains "$(usage 'by=node&from=1h')" '"used_percent":50\.0'
+tap_ok "by user" contains "$(usage 'by=user&from=1h')" '"used_percent":50\.0'
+
+q=$($GP queue list)
+tap_ok "queue list shows USED beside ALLOCATED" contains "$q" 'ALLOCATED *USED'
+tap_ok "nlp keeps half a GPU busy" contains "$q" '^ *nlp .* 1 *0\.50 '
+csv=$($GP usage --by queue --from 1h --csv)
+tap_ok "usage --csv has a header for spreadsheets" contains "$csv" '^from,to,queue,allocated_gpu_hours,used_gpu_hours,idle_gpu_hours,used_percent'
+tap_ok "usage --csv has nlp at 50 %" contains "$csv" ',nlp,[0-9.]*,[0-9.]*,[0-9.]*,50\.000,'
+tap_ok "usage prints a table" contains "$($GP usage --from 1h)" '^nlp '
+
+m=$(curl -s -H "Authorization: Bearer $GPUPOOL_TOKEN" "$GPUPOOL_SERVER/metrics")
+tap_ok "metrics: the GPU's busy ratio" contains "$m" '^gpupool_gpu_busy_ratio{node="[^"]*",gpu="0".*} 0\.5$'
+tap_ok "metrics: the queue's busy ratio" contains "$m" '^gpupool_queue_busy_ratio{queue="nlp"} 0\.5$'
+
+tap_is "by=project is refused, naming the field" "$(api GET '/api/v1/usage?by=project' | grep -o '"field":"by"')" '"field":"by"'
+tap_is "a malformed time is refused" "$(api GET '/api/v1/usage?from=yesterday' | grep -o '"field":"from".* 400$' | cut -c1-14)" '"field":"from"'
+tap_is "steps below a minute are refused" "$(api GET '/api/v1/usage?step=5s' | grep -o ' 400$')" ' 400'
+
+before=$(usage "by=queue&from=1h&step=1h" | grep -o '"key":"nlp"[^}]*"allocated_gpu_hours":[0-9.e-]*' | sed 's/.*://')
+gpd_stop
+tap_ok "gpupoold restarts" gpd_start "$D" --period 300ms --poll 200ms --usage-period 1h --executor-config "$CFG"
+after=$(usage "by=queue&from=1h&step=1h" | grep -o '"key":"nlp"[^}]*"allocated_gpu_hours":[0-9.e-]*' | sed 's/.*://')
+tap_ok "the recorded hours survive a restart" [ -n "$after" ] && awk "BEGIN{exit !($after >= $before && $before > 0)}"
+gpd_stop
+
+E=$TMP/emulated
+mkdir -p "$E"
+printf 'node = local\ndomain = local\ngpu = H100 80G 2\n' >"$TMP/inv.conf"
+tap_ok "gpupoold starts on emulated GPUs" gpd_start "$E" --period 300ms --poll 200ms \
+    --usage-period 200ms --executor-config "state_dir=$E/tasks,inventory=$TMP/inv.conf,interposer=$TMP/none.so"
+$GP queue create research --deserved 1 >/dev/null && $GP queue create nlp --parent research >/dev/null
+$GP submit --project nlp --gpu 1 -- sleep 120 >/dev/null
+tap_ok "the task runs" wait_until 30 has_count 1 running nlp
+tap_ok "its GPU-hours are recorded" wait_until 30 nlp_counted
+u=$(usage "by=queue&from=1h")
+tap_ok "used is unknown, not zero" contains "$u" '"key":"nlp"[^}]*"used_gpu_hours":null'
+tap_ok "and the answer says why" contains "$u" '"note":"EMULATED'
+tap_ok "queue list shows - for used" contains "$($GP queue list)" '^ *nlp .* 1 *- '
+tap_done
