@@ -11,7 +11,8 @@ PKGS="build-essential pkg-config
       libjansson-dev
       libssl-dev
       curl procps
-      clang-format"
+      clang-format
+      python3"
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

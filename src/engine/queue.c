@@ -88,6 +88,10 @@ static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__q
         if (rc)
             return rc;
     }
+    if (s->min_runtime_max < 0) {
+        gp__errf(err, errlen, "min_runtime_max: must not be negative");
+        return GP_EINVAL;
+    }
     if (s->nmodels < 0 || s->nmodels > GP_MAX_MODEL_QUOTAS) {
         gp__errf(err, errlen, "nmodels: must be 0 to %d", GP_MAX_MODEL_QUOTAS);
         return GP_EINVAL;
