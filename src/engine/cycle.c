@@ -96,6 +96,55 @@ static int okey_before(const okey *a, const okey *b) {
     return by_order(a, b) < 0;
 }
 
+/* Non-preemptible work must fit inside deserved quota at every level
+ * (evicting preemptible work never changes this). */
+static int deserved_check(const gp__wl *w, const gp_res *need, const gp__queue **at, int *res) {
+    if (w->preemptible)
+        return GP_WAIT_NONE;
+    for (const gp__queue *q = w->queue; q; q = q->parent) {
+        for (int r = 0; r < GP_RES_COUNT; r++) {
+            if (q->alloc_np.v[r] + need->v[r] > q->deserved[r] && need->v[r] > 0) {
+                *at = q;
+                *res = r;
+                return GP_WAIT_DESERVED;
+            }
+        }
+    }
+    return GP_WAIT_NONE;
+}
+
+static int64_t need_gpu(const gp__wl *w) {
+    return w->per_task.v[GP_RES_GPU] * w->spec.min_tasks;
+}
+
+/* Whether w, blocked by a limit, could start were room made under it: its
+ * other quota checks pass. */
+static int room_would_do(const gp__wl *w) {
+    gp_res need;
+    const gp__queue *at;
+    int res;
+    for (int r = 0; r < GP_RES_COUNT; r++)
+        need.v[r] = w->per_task.v[r] * w->spec.min_tasks;
+    return deserved_check(w, &need, &at, &res) == GP_WAIT_NONE;
+}
+
+/* How many GPU sizes of a leaf at a limit reach the eviction phases. */
+#define FULL_LEAF_SIZES 4
+
+/* Keeps in fit[0..*n) the first workload in order of each GPU size, for at
+ * most FULL_LEAF_SIZES sizes (the first sizes seen). */
+static void keep_first_of_size(okey *fit, int *n, const okey *key) {
+    for (int i = 0; i < *n; i++) {
+        if (need_gpu(fit[i].w) == need_gpu(key->w)) {
+            if (okey_before(key, &fit[i]))
+                fit[i] = *key;
+            return;
+        }
+    }
+    if (*n < FULL_LEAF_SIZES)
+        fit[(*n)++] = *key;
+}
+
 static int is_beneficiary(const gp__wl *w) {
     return w->promised > 0 && w->victims_left == 0;
 }
@@ -132,7 +181,12 @@ static int build_order(gp_engine *e) {
             continue;
         int full = gpu_headroom(q) <= 0;
         uint32_t start = e->norder, n = 0;
-        okey top = {0};
+        /* A full leaf sends on its first workload in order (it may preempt
+         * in its own project), and, for reclaim, the first of each of a few
+         * GPU sizes that stay within its fair share. */
+        okey top = {0}, fit[FULL_LEAF_SIZES];
+        int nfit = 0;
+        int64_t room = q->fair.v[GP_RES_GPU] - q->alloc.v[GP_RES_GPU] - q->arriving;
         for (uint32_t k = 0; k < q->npend; k++) {
             gp__wl *w = q->pending[k];
             uint64_t models;
@@ -142,6 +196,8 @@ static int build_order(gp_engine *e) {
                 quota_allows(e, w, &models); /* sets the limit reason */
                 if (!top.w || okey_before(&key, &top))
                     top = key;
+                if (need_gpu(w) <= room && room_would_do(w))
+                    keep_first_of_size(fit, &nfit, &key);
                 continue;
             }
             first += key.first;
@@ -150,6 +206,12 @@ static int build_order(gp_engine *e) {
         if (top.w) {
             first += top.first;
             keys[start + n++] = top;
+        }
+        for (int f = 0; f < nfit; f++) {
+            if (fit[f].w == top.w)
+                continue;
+            first += fit[f].first;
+            keys[start + n++] = fit[f];
         }
         if (n > 1)
             qsort(keys + start, n, sizeof *keys, by_order);
@@ -225,33 +287,30 @@ uint64_t gp__signature(const gp__wl *w, uint64_t models) {
     return h ? h : 1;
 }
 
-/* Quota checks before placement; sets the wait reason and returns 0 if w
- * may not take more now. */
-static int quota_allows(gp_engine *e, gp__wl *w, uint64_t *models) {
+int gp__quota_check(const gp__wl *w, const gp__queue **at, int *res) {
     gp_res need;
     for (int r = 0; r < GP_RES_COUNT; r++)
         need.v[r] = w->per_task.v[r] * w->spec.min_tasks;
+    gp_resource lres;
+    if (!gp__queue_fits_limits(w->queue, &need, at, &lres)) {
+        *res = (int)lres;
+        return GP_WAIT_QUEUE_LIMIT;
+    }
+    return deserved_check(w, &need, at, res);
+}
+
+/* Quota checks before placement; sets the wait reason and returns 0 if w
+ * may not take more now. */
+static int quota_allows(gp_engine *e, gp__wl *w, uint64_t *models) {
     const gp__queue *at;
-    gp_resource res;
-    if (!gp__queue_fits_limits(w->queue, &need, &at, &res)) {
-        gp__wait_set(w, GP_WAIT_QUEUE_LIMIT);
+    int res;
+    gp_wait why = (gp_wait)gp__quota_check(w, &at, &res);
+    if (why != GP_WAIT_NONE) {
+        gp__wait_set(w, why);
         w->wait_queue = at;
         w->wait_a = res;
-        w->wait_b = at->spec.quota[res].limit;
+        w->wait_b = why == GP_WAIT_QUEUE_LIMIT ? at->spec.quota[res].limit : at->deserved[res];
         return 0;
-    }
-    if (!w->preemptible) {
-        for (const gp__queue *q = w->queue; q; q = q->parent) {
-            for (int r = 0; r < GP_RES_COUNT; r++) {
-                if (q->alloc_np.v[r] + need.v[r] > q->deserved[r] && need.v[r] > 0) {
-                    gp__wait_set(w, GP_WAIT_DESERVED);
-                    w->wait_queue = q;
-                    w->wait_a = r;
-                    w->wait_b = q->deserved[r];
-                    return 0;
-                }
-            }
-        }
     }
     *models = gp__allowed_models(e, w);
     if (*models == 0 && w->spec.req.gpu != GP_GPU_NONE) {

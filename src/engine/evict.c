@@ -262,12 +262,10 @@ static int collect(search *s, gp__node *n, int sorted, gp__wl ***out, uint32_t *
 /* Whether the beneficiary fits now: on node n, or anywhere if n is NULL. */
 static int fits(search *s, gp__node *n) {
     if (s->within) {
-        gp_res need;
+        /* Room under the limit is no use unless every quota check passes. */
         const gp__queue *at;
-        gp_resource res;
-        for (int r = 0; r < GP_RES_COUNT; r++)
-            need.v[r] = s->w->per_task.v[r] * s->w->spec.min_tasks;
-        if (!gp__queue_fits_limits(s->w->queue, &need, &at, &res))
+        int res;
+        if (gp__quota_check(s->w, &at, &res) != GP_WAIT_NONE)
             return 0;
     }
     if (n)
@@ -505,6 +503,8 @@ static int search_once(search *s, int (*fn)(search *, gp_evict_reason), gp_evict
     uint64_t key = s->w->sig ^ ((uint64_t)(uintptr_t)s->w->queue * UINT64_C(0x9e3779b97f4a7c15)) ^
                    ((uint64_t)(uintptr_t)s->within * UINT64_C(0xff51afd7ed558ccd)) ^
                    ((uint64_t)s->mode << 61);
+    if (s->within) /* through a limit, its other quota checks decide too */
+        key ^= (uint64_t)(s->w->preemptible == 0) * UINT64_C(0xd6e8feb86659fd93);
     if (s->mode == PREEMPT) /* whom it may preempt depends on its priority */
         key ^= (uint64_t)(uint32_t)s->w->spec.priority * UINT64_C(0xc2b2ae3d27d4eb4f);
     key = key ? key : 1;

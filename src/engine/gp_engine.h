@@ -200,6 +200,7 @@ typedef struct gp_queue_info {
     int32_t priority;
     gp_res deserved, limit;   /* limit GP_UNLIMITED if unset */
     gp_res fair_share;        /* as of the last cycle */
+    gp_res guaranteed;        /* of it, the deserved part (docs/fairshare.md) */
     gp_res allocated;         /* held by bound, running, evicting work */
     gp_res requested;         /* allocated + what pending work asks for */
     int64_t pending, running; /* workloads (subtree) */

@@ -337,6 +337,10 @@ static inline void gp__wait_set(gp__wl *w, gp_wait why) {
 /* A signature of everything that decides whether w fits: equal signatures
  * fit or fail together within one allocation phase. */
 uint64_t gp__signature(const gp__wl *w, uint64_t models);
+/* The quota checks before placement, on the books as they stand: limits at
+ * every level, then deserved quota for non-preemptible work. Returns
+ * GP_WAIT_NONE, or the reason with *at the queue and *res the resource. */
+int gp__quota_check(const gp__wl *w, const gp__queue **at, int *res);
 int gp__decision_evict(gp_engine *e, gp__wl *victim, gp_evict_reason why, uint64_t for_wl);
 /* Consolidate, reclaim, then preempt for workloads that allocation could not
  * place, in the order they were considered. */

@@ -367,6 +367,7 @@ static void fill_info(const gp__queue *q, gp_queue_info *out) {
         out->requested.v[r] = q->alloc.v[r] + q->demand.v[r];
     }
     out->fair_share = q->fair;
+    out->guaranteed = q->guaranteed;
     out->allocated = q->alloc;
     out->pending = q->npending;
     out->running = q->nrunning;
