@@ -10,6 +10,7 @@
  * ./gpupool-data/admin.token (mode 0600).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,7 +43,8 @@ static const char usage[] =
     "  --help                   this text\n"
     "\n"
     "The address actually bound is written to DATA/gpupoold.addr. The admin token\n"
-    "of the first start is in DATA/admin.token (readable by its owner only).\n";
+    "of the first start is in DATA/admin.token (readable by its owner only). One\n"
+    "gpupoold at a time may use a data directory: DATA/gpupoold.pid is locked.\n";
 
 /* Applies one setting; flags and config file keys share the names. */
 static int set_opt(gpd__config *c, const char *key, const char *val, char *err, size_t errlen) {
@@ -174,6 +176,50 @@ static int prepare_data_dir(gpd__config *c, char *err, size_t errlen) {
     return 0;
 }
 
+/*
+ * Makes this daemon the only one on its data directory: a write lock on
+ * DATA/gpupoold.pid, which holds the pid for people to read. Two schedulers
+ * over one store would give a GPU twice and recover each other's workloads.
+ * A POSIX record lock belongs to this process alone (the supervisors it forks
+ * do not inherit it) and the kernel drops it when the process ends, however
+ * it ends, so a crashed daemon never leaves a stale lock. The descriptor is
+ * kept open for the life of the process. GP_EBUSY with err naming the holder.
+ */
+static int lock_data_dir(const gpd__config *c, char *err, size_t errlen) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/gpupoold.pid", c->data_dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "data dir %s: cannot open gpupoold.pid: %s", c->data_dir,
+                 strerror(errno));
+        return GP_ESYS;
+    }
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(fd, F_SETLK, &fl) < 0) {
+        int e = errno;
+        struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (fcntl(fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK)
+            snprintf(err, errlen,
+                     "data dir %s is in use by another gpupoold (pid %d); stop it or give this "
+                     "one another --data-dir",
+                     c->data_dir, (int)who.l_pid);
+        else
+            snprintf(err, errlen, "data dir %s: cannot lock gpupoold.pid: %s", c->data_dir,
+                     strerror(e));
+        close(fd);
+        return GP_EBUSY;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        snprintf(err, errlen, "data dir %s: cannot write gpupoold.pid: %s", c->data_dir,
+                 strerror(errno));
+        close(fd);
+        return GP_ESYS;
+    }
+    return 0;
+}
+
 static int write_addr(const gpd__config *c, int port) {
     char path[PATH_MAX], tmp[PATH_MAX + 8], host[128];
     snprintf(host, sizeof host, "%s", c->listen);
@@ -210,6 +256,10 @@ int main(int argc, char **argv) {
     }
     if (c->poll_ms > c->period_ms)
         c->poll_ms = c->period_ms;
+    if (lock_data_dir(c, err, sizeof err) < 0) {
+        fprintf(stderr, "gpupoold: %s\n", err);
+        return 1;
+    }
 
     /* Signals are taken by sigwait() below, in this thread only. */
     sigset_t sigs;

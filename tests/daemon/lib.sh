@@ -73,10 +73,15 @@ api() {
     fi
 }
 
-# Stops the daemon and every task it started (their process groups are
-# recorded by the local executor in DATA/tasks), then removes TMP.
+# Stops the daemon (and those a test started beside it, GPD_OTHERS) and
+# every task they started (their process groups are recorded by the local
+# executor in DATA/tasks), then removes TMP.
+GPD_OTHERS=
 cleanup() {
     gpd_stop
+    for p in $GPD_OTHERS; do
+        kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+    done
     for f in "$TMP"/*/tasks/*/task; do
         [ -f "$f" ] || continue
         pid=$(sed -n 's/^pid=//p' "$f")

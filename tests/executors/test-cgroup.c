@@ -46,6 +46,17 @@ static gp_executor *open_cg(const char **dir, const char *mode, char *parent, si
     return ex;
 }
 
+/* Removes a cgroup directory and then its parent (the executor's instance
+ * cgroup lives under the configured cgroup_parent). */
+static void rmdir_up(char *dir) {
+    rmdir(dir);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL) {
+        *slash = '\0';
+        rmdir(dir);
+    }
+}
+
 /* Removes the test's parent cgroup(s), which the executor's description
  * names: "cgroup v1 under A and B: ..." or "cgroup v2 under A: ...". */
 static void remove_parents(gp_executor *ex) {
@@ -58,9 +69,9 @@ static void remove_parents(gp_executor *ex) {
     char *and = strstr(p, " and ");
     if (and != NULL) {
         *and = '\0';
-        rmdir(and+5);
+        rmdir_up(and+5);
     }
-    rmdir(p);
+    rmdir_up(p);
 }
 
 /* The first line of dir/file, without its newline. */

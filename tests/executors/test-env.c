@@ -38,8 +38,18 @@ static gpx__local *make_local(const char *interposer) {
     ck_assert_ptr_nonnull(lx);
     snprintf(lx->interposer, sizeof lx->interposer, "%s", interposer);
     snprintf(lx->node_name, sizeof lx->node_name, "n1");
+    snprintf(lx->instance, sizeof lx->instance, "i1");
     lx->emulated = 1;
     return lx;
+}
+
+/* The instance id the executor keeps in its state directory under dir. */
+static void instance_of(const char *dir, char *out, size_t len) {
+    char *id = gpt_slurp(gpt_path(dir, "state/instance"));
+    ck_assert_ptr_nonnull(id);
+    id[strcspn(id, "\n")] = '\0';
+    snprintf(out, len, "%s", id);
+    free(id);
 }
 
 /* Builds the environment of t; fails the test on error. */
@@ -110,7 +120,7 @@ START_TEST(test_fractional_slice) {
     ck_assert_str_eq(gpx__env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-emulated-n1-2");
     ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_MEMORY_LIMIT"), "21474836480");
     ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_COMPUTE_SHARE"), "25");
-    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_SLICE"), "w7-t0-a2");
+    ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_SLICE"), "i1-w7-t0-a2");
     ck_assert_str_eq(gpx__env_get(env, "GPUPOOL_CHECKPOINT_SIGNAL"), "USR1");
     /* The interposer goes first; the workload's own preload stays. */
     ck_assert_str_eq(gpx__env_get(env, "LD_PRELOAD"), "/dev/null:/usr/lib/libmine.so");
@@ -198,17 +208,19 @@ START_TEST(test_four_quarter_slices_share_one_gpu) {
         t.binding = &b;
         ck_assert_int_eq(gp_exec_launch(ex, &t, handles[i], err, sizeof err), 0);
     }
+    char inst[32];
+    instance_of(dir, inst, sizeof inst);
     for (int i = 0; i < 4; i++) {
         gp_task_status st = gpt_exited(ex, handles[i]);
         ck_assert_int_eq(st.exit_code, 0);
-        char path[600], want[64];
+        char path[600], want[96];
         snprintf(path, sizeof path, "%s/env-%d", dir, i);
         char *text = gpt_slurp(path);
         ck_assert_ptr_nonnull(text);
         ck_assert_ptr_nonnull(strstr(text, "\nCUDA_VISIBLE_DEVICES=GPU-emulated-laptop-3\n"));
         ck_assert_ptr_nonnull(strstr(text, "\nGPUPOOL_MEMORY_LIMIT=21474836480\n"));
         ck_assert_ptr_nonnull(strstr(text, "\nGPUPOOL_EMULATED=1\n"));
-        snprintf(want, sizeof want, "\nGPUPOOL_SLICE=w%d-t0-a1\n", 100 + i);
+        snprintf(want, sizeof want, "\nGPUPOOL_SLICE=%s-w%d-t0-a1\n", inst, 100 + i);
         ck_assert_msg(strstr(text, want), "no %s in the task's environment", want + 1);
         free(text);
     }
@@ -247,7 +259,10 @@ START_TEST(test_slice_memory_from_ledger) {
     /* Stand in for the interposer inside the task: charge 3 GiB. */
     gp_ledger *l = NULL;
     char lerr[256] = "";
-    int rc = gp_ledger_open("w300-t0-a1", GP_LEDGER_WRITE | GP_LEDGER_CREATE, &l, lerr);
+    char inst[32], slice[64];
+    instance_of(dir, inst, sizeof inst);
+    snprintf(slice, sizeof slice, "%s-w300-t0-a1", inst);
+    int rc = gp_ledger_open(slice, GP_LEDGER_WRITE | GP_LEDGER_CREATE, &l, lerr);
     ck_assert_msg(rc == 0, "gp_ledger_open: %s", lerr);
     uint8_t uuid[16] = {1, 2, 3};
     int dev = gps__ledger_device(l, uuid, (uint64_t)(40 * GIB), 0);
@@ -260,7 +275,7 @@ START_TEST(test_slice_memory_from_ledger) {
     gpt_spit(gpt_path(dir, "go"), "");
     gpt_exited(ex, h);
     ck_assert_int_eq(gp_exec_reap(ex, h), 0);
-    ck_assert_int_eq(gp_ledger_open("w300-t0-a1", GP_LEDGER_READ, &l, lerr), GP_ENOENT);
+    ck_assert_int_eq(gp_ledger_open(slice, GP_LEDGER_READ, &l, lerr), GP_ENOENT);
     gpt_done(ex, dir);
 }
 END_TEST

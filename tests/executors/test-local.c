@@ -316,6 +316,72 @@ START_TEST(test_reap_and_list) {
 }
 END_TEST
 
+/* The text of /proc/<pid>/cmdline with its NULs as spaces, trailing ones cut. */
+static void cmdline_of(pid_t pid, char *out, size_t len) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(path, "re");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(out, 1, len - 1, f);
+    fclose(f);
+    while (n > 0 && (out[n - 1] == '\0' || out[n - 1] == ' ')) {
+        n--;
+    }
+    for (size_t i = 0; i < n; i++) {
+        out[i] = out[i] == '\0' ? ' ' : out[i];
+    }
+    out[n] = '\0';
+}
+
+START_TEST(test_instance_and_supervisor_title) {
+    /* Each state directory is an instance of its own, kept across opens. */
+    const char *dir = gpt_tmpdir();
+    gp_executor *ex = gpt_open(dir, NULL);
+    char *id = gpt_slurp(gpt_path(dir, "state/instance"));
+    ck_assert_ptr_nonnull(id);
+    id[strcspn(id, "\n")] = '\0';
+    ck_assert_uint_eq(strlen(id), 8);
+    char h[GP_HANDLE_MAX];
+    gpt_launch_sh(ex, 12, WAIT_GO "exit 0", dir, h);
+    gp_executor_close(ex);
+    ex = gpt_open(dir, NULL);
+    char *again = gpt_slurp(gpt_path(dir, "state/instance"));
+    ck_assert_int_eq(strncmp(again, id, strlen(id)), 0);
+
+    /* The supervisor shows in ps as what it is, not as a copy of us. */
+    ck_assert_int_eq(gpt_wait(ex, h, GP_TASK_RUNNING).state, GP_TASK_RUNNING);
+    long spid = strtol(strchr(h + 6, ':') + 1, NULL, 10);
+    ck_assert_int_gt(spid, 0);
+    char line[256], want[128], comm[64];
+    cmdline_of((pid_t)spid, line, sizeof line);
+    snprintf(want, sizeof want, "gpupool-supervisor %s w12.t0.a1", id);
+    ck_assert_str_eq(line, want);
+    snprintf(comm, sizeof comm, "/proc/%ld/comm", spid);
+    char *name = gpt_slurp(comm);
+    ck_assert_ptr_nonnull(name);
+    ck_assert_str_eq(name, "gpupool-superv\n");
+    free(name);
+    gpt_spit(gpt_path(dir, "go"), "");
+    ck_assert_int_eq(gpt_exited(ex, h).exit_code, 0);
+    gpt_done(ex, dir);
+    free(id);
+    free(again);
+
+    /* Another state directory, another instance; a given one is used. */
+    const char *dir2 = gpt_tmpdir();
+    ex = gpt_open(dir2, "instance=fixed-1");
+    gpt_launch_sh(ex, 12, "exit 0", dir2, h);
+    ck_assert_int_eq(gpt_exited(ex, h).exit_code, 0);
+    gpt_done(ex, dir2);
+    char err[GP_ERR_MAX] = "", config[600];
+    const char *dir3 = gpt_tmpdir();
+    snprintf(config, sizeof config, "state_dir=%s,cgroup=off,instance=../x", dir3);
+    ck_assert_int_eq(gp_executor_open("local", config, &ex, err, sizeof err), GP_EINVAL);
+    ck_assert_msg(strstr(err, "instance"), "err: %s", err);
+    gpt_rmrf(dir3);
+}
+END_TEST
+
 START_TEST(test_config_errors) {
     char err[GP_ERR_MAX] = "";
     gp_executor *ex = NULL;
@@ -340,6 +406,7 @@ START_TEST(test_config_errors) {
 END_TEST
 
 static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_instance_and_supervisor_title);
     tcase_add_test(tc, test_exit_code_and_log);
     tcase_add_test(tc, test_crash_by_signal);
     tcase_add_test(tc, test_stop_kills_whole_tree);

@@ -18,8 +18,10 @@
  *   GPUPOOL_MEMORY_LIMIT     the slice's memory cap in bytes
  *   GPUPOOL_COMPUTE_SHARE    its compute share in percent (if set)
  *   GPUPOOL_SLICE            the name of its shared-memory ledger,
- *                            "w<workload>-t<task>-a<attempt>" (one per start,
- *                            so that a restart never inherits stale books)
+ *                            "<instance>-w<workload>-t<task>-a<attempt>" (one
+ *                            per start, so that a restart never inherits stale
+ *                            books, and one per executor instance, so that two
+ *                            daemons on one host never share one)
  *   LD_PRELOAD               the interposer, ahead of any the workload gave,
  *                            if the interposer file exists
  *   for a MIG slice:
@@ -119,8 +121,10 @@ void gpx__env_free(char **env) {
     free(env);
 }
 
-void gpx__slice_name(uint64_t workload, int32_t task, int32_t attempt, char *buf, size_t len) {
-    gpx__exec_fmt(buf, len, "w%llu-t%d-a%d", (unsigned long long)workload, task, attempt);
+void gpx__slice_name(const char *instance, uint64_t workload, int32_t task, int32_t attempt,
+                     char *buf, size_t len) {
+    gpx__exec_fmt(buf, len, "%s-w%llu-t%d-a%d", instance, (unsigned long long)workload, task,
+                  attempt);
 }
 
 /* Checks the binding against the node; finds its fractional slice (-1: none). */
@@ -180,7 +184,7 @@ static void set_gpus(envb *e, const gpx__local *lx, const gp_task_launch *t, cha
 static void set_slice(envb *e, const gpx__local *lx, const gp_task_launch *t, const gp_slice *s,
                       const char *user_preload, char *note, size_t notelen) {
     char ledger[96];
-    gpx__slice_name(t->workload, t->task, t->attempt, ledger, sizeof ledger);
+    gpx__slice_name(lx->instance, t->workload, t->task, t->attempt, ledger, sizeof ledger);
     env_setf(e, "GPUPOOL_MEMORY_LIMIT", "%lld", (long long)s->mem);
     env_setf(e, "GPUPOOL_SLICE", "%s", ledger);
     if (t->compute_share > 0) {

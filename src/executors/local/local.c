@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -197,8 +198,12 @@ static void remove_dir(const char *dir) {
  *   cgroup_parent=NAME   the cgroup under which task cgroups are made
  *   node=NAME            the node's name; default the host name
  *   domain=NAME          the node's topology domain; default "local"
+ *   instance=ID          names this instance's cgroups, slice ledgers and
+ *                        supervisors; default: made once and kept in
+ *                        <state_dir>/instance
  */
 typedef struct config {
+    char instance[GP__INSTANCE_MAX + 1];
     char cgroup[16];
     char cgroup_parent[256];
     char nvml[PATH_MAX];
@@ -221,6 +226,7 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
         {"cgroup_parent", c->cgroup_parent, sizeof c->cgroup_parent},
         {"node", lx->node_name, sizeof lx->node_name},
         {"domain", lx->domain, sizeof lx->domain},
+        {"instance", c->instance, sizeof c->instance},
     };
     const size_t nkeys = sizeof keys / sizeof keys[0];
     char *copy = strdup(text);
@@ -245,7 +251,7 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
         if (i == nkeys) {
             gpx__exec_errf(err, errlen,
                            "config: unknown key '%.40s' (expected state_dir, inventory, emulate, "
-                           "nvml, interposer, cgroup, cgroup_parent, node or domain)",
+                           "nvml, interposer, cgroup, cgroup_parent, node, domain or instance)",
                            item);
             rc = GP_EINVAL;
         } else if (gpx__exec_fmt(keys[i].field, keys[i].len, "%s", eq + 1) < 0) {
@@ -261,6 +267,81 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
         rc = GP_EINVAL;
     }
     return rc;
+}
+
+/* True if id is a valid instance id: 1 to 16 letters, digits, '_' or '-'. */
+static int instance_ok(const char *id) {
+    size_t n = strlen(id);
+    if (n == 0 || n >= GP__INSTANCE_MAX) {
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char ch = id[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '-')) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * Decides this instance's id: the one the configuration gives, else the one
+ * kept in <state_dir>/instance, made there (8 random hex digits) on the first
+ * open. Every executor opened on one state directory is one instance, across
+ * restarts; two state directories are two instances, whose cgroups, ledgers
+ * and supervisors never share a name. The file is published with link(2), so
+ * that of two first opens racing, both end up with the one that won.
+ */
+static int decide_instance(gpx__local *lx, const char *given, char *err, size_t errlen) {
+    if (given[0] != '\0') {
+        if (!instance_ok(given)) {
+            gpx__exec_errf(err, errlen,
+                           "config: instance: '%.40s' is not 1 to 16 letters, digits, '_' or '-'",
+                           given);
+            return GP_EINVAL;
+        }
+        gpx__exec_fmt(lx->instance, sizeof lx->instance, "%s", given);
+        return 0;
+    }
+    char path[PATH_MAX], tmp[PATH_MAX], buf[64];
+    gpx__exec_fmt(path, sizeof path, "%s/instance", lx->state_dir);
+    for (int tries = 0; tries < 2; tries++) {
+        ssize_t n = gpx__read_small(path, buf, sizeof buf);
+        if (n > 0) {
+            buf[strcspn(buf, "\n")] = '\0';
+            if (!instance_ok(buf)) {
+                gpx__exec_errf(err, errlen, "state_dir: %s does not hold an instance id", path);
+                return GP_ECORRUPT;
+            }
+            gpx__exec_fmt(lx->instance, sizeof lx->instance, "%s", buf);
+            return 0;
+        }
+        if (n < 0 && n != -ENOENT) {
+            gpx__exec_errf(err, errlen, "state_dir: cannot read %s: %s", path, strerror((int)-n));
+            return GP_EIO;
+        }
+        unsigned char r[4];
+        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+            gpx__exec_errf(err, errlen, "instance: no random bytes: %s", strerror(errno));
+            return GP_ESYS;
+        }
+        gpx__exec_fmt(buf, sizeof buf, "%02x%02x%02x%02x\n", r[0], r[1], r[2], r[3]);
+        gpx__exec_fmt(tmp, sizeof tmp, "%s/instance.%d.tmp", lx->state_dir, (int)getpid());
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int ok = fd >= 0 && write(fd, buf, strlen(buf)) == (ssize_t)strlen(buf);
+        if (fd >= 0) {
+            ok = close(fd) == 0 && ok;
+        }
+        ok = ok && (link(tmp, path) == 0 || errno == EEXIST);
+        unlink(tmp);
+        if (!ok) {
+            gpx__exec_errf(err, errlen, "state_dir: cannot write %s: %s", path, strerror(errno));
+            return GP_EIO;
+        }
+    }
+    gpx__exec_errf(err, errlen, "state_dir: %s vanished while it was made", path);
+    return GP_EIO;
 }
 
 /* Marks a node as emulated where everyone looks at it: in its labels. */
@@ -360,7 +441,15 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
         label_emulated(&lx->emu);
     }
     if (rc == 0) {
-        rc = gpx__cg_detect(&lx->cg, c->cgroup, c->cgroup_parent, err, errlen);
+        rc = decide_instance(lx, c->instance, err, errlen);
+    }
+    if (rc == 0) {
+        /* One cgroup tree per instance: the clean-up of one daemon's task
+         * can never reach a task of another daemon with the same key. */
+        char parent[sizeof c->cgroup_parent + GP__INSTANCE_MAX + 1];
+        gpx__exec_fmt(parent, sizeof parent, "%s/%s", c->cgroup_parent, lx->instance);
+        rc = gpx__cg_detect(&lx->cg, c->cgroup, c->cgroup_parent[0] != '\0' ? parent : "", err,
+                            errlen);
     }
     free(c);
     if (rc < 0) {
@@ -374,6 +463,15 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
 static void local_close(void *state) {
     gpx__local *lx = state;
     if (lx != NULL) {
+        /* The instance's cgroups go when no task is left in them; with tasks
+         * still running (a daemon stopped, to be restarted) rmdir fails and
+         * they stay. */
+        if (lx->cg.mode != GP__CG_NONE) {
+            rmdir(lx->cg.cpu_parent);
+        }
+        if (lx->cg.mode == GP__CG_V1) {
+            rmdir(lx->cg.mem_parent);
+        }
         gpx__nvml_close(&lx->nvml);
         free(lx);
     }
@@ -607,7 +705,10 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         gpx__cg_create(&lx->cg, key, t->cpu_milli, t->mem_bytes, &p->cg);
         gpx__cg_save(&p->cg, file);
         log_header(p->log_fd, lx, t, p->path, p->gpus, p->cg.note);
-        gpx__spawn s = {p->path, p->argv, p->env, p->workdir, p->log_fd, p->dir, key, &p->cg};
+        char title[96];
+        gpx__exec_fmt(title, sizeof title, "gpupool-supervisor %s %s", lx->instance, key);
+        gpx__spawn s = {p->path, p->argv, p->env, p->workdir, p->log_fd,
+                        p->dir,  key,     title,  &p->cg};
         rc = gpx__spawn_task(&s, &sp, err, errlen);
         if (rc == 0 && sp.stage != GP__STAGE_NONE) {
             start_error(t, p->path, p->workdir, sp.stage, sp.start_errno, err, errlen);
@@ -673,22 +774,22 @@ static int local_stop(void *state, const char *handle) {
 }
 
 /* The slice ledger name of the task a handle names. */
-static void slice_of(const handle_parts *h, char *name, size_t len) {
+static void slice_of(const gpx__local *lx, const handle_parts *h, char *name, size_t len) {
     uint64_t w = 0;
     int32_t t = 0, a = 0;
     parse_key(h->key, &w, &t, &a);
-    gpx__slice_name(w, t, a, name, len);
+    gpx__slice_name(lx->instance, w, t, a, name, len);
 }
 
 /* Bytes of GPU memory the task's slice holds now, from its ledger; -1 if the
  * task has no slice ledger or the reader is not linked. */
-static int64_t slice_memory(const handle_parts *h) {
+static int64_t slice_memory(const gpx__local *lx, const handle_parts *h) {
     char name[64];
     gp_ledger *l = NULL;
     if (gp_ledger_open == NULL || gp_ledger_usage == NULL || gp_ledger_close == NULL) {
         return -1;
     }
-    slice_of(h, name, sizeof name);
+    slice_of(lx, h, name, sizeof name);
     if (gp_ledger_open(name, GP_LEDGER_READ, &l, NULL) < 0) {
         return -1;
     }
@@ -743,7 +844,7 @@ static void poll_one(const gpx__local *lx, gp_task_status *st) {
         }
         if (pass == 0 && gpx__proc_alive(h.spid, h.sstart)) {
             st->state = GP_TASK_RUNNING;
-            st->gpu_mem_used = slice_memory(&h);
+            st->gpu_mem_used = slice_memory(lx, &h);
             return;
         }
     }
@@ -788,7 +889,7 @@ static int local_reap(void *state, const char *handle) {
     }
     /* The books of an ended slice go with it. */
     char name[64];
-    slice_of(&h, name, sizeof name);
+    slice_of(lx, &h, name, sizeof name);
     if (gp_ledger_unlink != NULL) {
         gp_ledger_unlink(name);
     }

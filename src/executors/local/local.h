@@ -31,6 +31,9 @@
 
 #define GP__KEY_MAX 64
 
+/* An instance id: up to 16 letters, digits, '_' or '-' (local.c). */
+#define GP__INSTANCE_MAX 17
+
 /* ------------------------------------------------------------------------ */
 /* cgroup.c                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -117,6 +120,7 @@ typedef struct gpx__spawn {
     int log_fd;      /* open for append; becomes stdout and stderr */
     const char *dir; /* the task's state directory */
     const char *key;
+    const char *title; /* what `ps` shows for the supervisor */
     const gpx__task_cg *cg;
 } gpx__spawn;
 
@@ -255,8 +259,9 @@ void gpx__host_resources(int64_t *cpu_milli, int64_t *mem_bytes);
 
 typedef struct gpx__local {
     char state_dir[PATH_MAX];
-    char inventory[PATH_MAX]; /* "" if none */
-    char emulate[PATH_MAX];   /* where to write emulated GPUs if none is found; "" never */
+    char instance[GP__INSTANCE_MAX]; /* names its cgroups, ledgers, supervisors */
+    char inventory[PATH_MAX];        /* "" if none */
+    char emulate[PATH_MAX];          /* where to write emulated GPUs if none is found; "" never */
     char interposer[PATH_MAX];
     char node_name[GP_NAME_MAX + 1];
     char domain[GP_NAME_MAX + 1];
@@ -286,7 +291,9 @@ void gpx__env_free(char **env);
 /* The value of name in env, or NULL. */
 const char *gpx__env_get(char *const *env, const char *name);
 
-/* The name of a task's slice ledger (GPUPOOL_SLICE): "w<id>-t<task>-a<n>". */
-void gpx__slice_name(uint64_t workload, int32_t task, int32_t attempt, char *buf, size_t len);
+/* The name of a task's slice ledger (GPUPOOL_SLICE):
+ * "<instance>-w<id>-t<task>-a<n>". */
+void gpx__slice_name(const char *instance, uint64_t workload, int32_t task, int32_t attempt,
+                     char *buf, size_t len);
 
 #endif /* GP_EXECUTORS_LOCAL_H */

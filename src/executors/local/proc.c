@@ -519,10 +519,83 @@ static void wait_task(pid_t tpid, int *code, int *sig) {
     }
 }
 
+/* Reads fields 48 to 51 of /proc/self/stat: where the kernel keeps this
+ * process's arguments and environment. 0, or -1 if it cannot tell. */
+static int args_area(uintptr_t *arg_start, uintptr_t *arg_end, uintptr_t *env_start,
+                     uintptr_t *env_end) {
+    char buf[1024];
+    ssize_t n = gpx__read_small("/proc/self/stat", buf, sizeof buf);
+    const char *s = NULL;
+    for (ssize_t i = n - 1; i >= 0; i--) {
+        if (buf[i] == ')') {
+            s = buf + i + 2;
+            break;
+        }
+    }
+    /* s is at field 3 (the state letter); fields 48-51 follow field 47. */
+    uintptr_t v[4];
+    for (int field = 3; s != NULL && field <= 51; field++) {
+        while (*s == ' ') {
+            s++;
+        }
+        const char *q = s;
+        if (field == 3 || *q == '-') {
+            q++;
+        }
+        int64_t x = field == 3 ? 0 : parse_u64(&q);
+        if (x < 0) {
+            return -1;
+        }
+        if (field >= 48) {
+            v[field - 48] = (uintptr_t)x;
+        }
+        s = q;
+    }
+    if (s == NULL || v[0] == 0 || v[1] <= v[0]) {
+        return -1;
+    }
+    *arg_start = v[0];
+    *arg_end = v[1];
+    *env_start = v[2];
+    *env_end = v[3];
+    return 0;
+}
+
+/*
+ * Makes `ps` show this process as title rather than as a copy of the daemon,
+ * so that `pkill gpupoold` or a look at `ps` never mistakes one for the other:
+ * the name (comm) and the command line. The command line is rewritten in
+ * place, over the arguments and, where they follow them, the environment
+ * strings, which the supervisor no longer needs (it runs the task with an
+ * environment of its own); the kernel reads such a line up to its first NUL
+ * when the last byte of the original arguments is no longer a NUL, which is
+ * why the rest of the arguments is filled with spaces (setproctitle's rule).
+ */
+static void set_title(const char *title) {
+    prctl(PR_SET_NAME, (unsigned long)"gpupool-superv", 0, 0, 0);
+    uintptr_t as, ae, es, ee;
+    if (title == NULL || args_area(&as, &ae, &es, &ee) < 0) {
+        return;
+    }
+    uintptr_t end = es == ae && ee > es ? ee : ae;
+    char *area = (char *)as;
+    size_t cap = (size_t)(end - as);
+    size_t n = strlen(title);
+    if (n > cap - 1) {
+        n = cap - 1;
+    }
+    memcpy(area, title, n);
+    area[n] = '\0';
+    for (size_t i = n + 1; i < (size_t)(ae - as); i++) {
+        area[i] = ' ';
+    }
+}
+
 /* The supervisor: never returns. rep is the report pipe to the daemon. */
 static void supervise(const gpx__spawn *s, int rep) {
     report r = {GP__STAGE_NONE, 0, (int32_t)getpid(), 0, 0, 0};
     reset_signals();
+    set_title(s->title);
     /* The daemon may die while we report to it: a write to its closed pipe
      * must fail with EPIPE, not kill the supervisor and lose the task's exit
      * status (the daemon would then see the task as lost and run it again). */
