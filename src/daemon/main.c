@@ -183,16 +183,19 @@ static int prepare_data_dir(gpd__config *c, char *err, size_t errlen) {
  * A POSIX record lock belongs to this process alone (the supervisors it forks
  * do not inherit it) and the kernel drops it when the process ends, however
  * it ends, so a crashed daemon never leaves a stale lock. The descriptor is
- * kept open for the life of the process. GP_EBUSY with err naming the holder.
+ * kept open for the life of the process. GP_EBUSY with err naming the holder;
+ * GP_EROFS or GP_ENOSPC where the directory cannot be written (exit 3, as for
+ * the store itself).
  */
 static int lock_data_dir(const gpd__config *c, char *err, size_t errlen) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/gpupoold.pid", c->data_dir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
+        int e = errno;
         snprintf(err, errlen, "data dir %s: cannot open gpupoold.pid: %s", c->data_dir,
-                 strerror(errno));
-        return GP_ESYS;
+                 strerror(e));
+        return e == EROFS ? GP_EROFS : e == ENOSPC ? GP_ENOSPC : GP_ESYS;
     }
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
     if (fcntl(fd, F_SETLK, &fl) < 0) {
@@ -212,10 +215,11 @@ static int lock_data_dir(const gpd__config *c, char *err, size_t errlen) {
     char pid[32];
     int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
     if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        int e = errno;
         snprintf(err, errlen, "data dir %s: cannot write gpupoold.pid: %s", c->data_dir,
-                 strerror(errno));
+                 strerror(e));
         close(fd);
-        return GP_ESYS;
+        return e == ENOSPC ? GP_ENOSPC : GP_ESYS;
     }
     return 0;
 }
@@ -256,9 +260,10 @@ int main(int argc, char **argv) {
     }
     if (c->poll_ms > c->period_ms)
         c->poll_ms = c->period_ms;
-    if (lock_data_dir(c, err, sizeof err) < 0) {
+    int locked = lock_data_dir(c, err, sizeof err);
+    if (locked < 0) {
         fprintf(stderr, "gpupoold: %s\n", err);
-        return 1;
+        return locked == GP_EROFS || locked == GP_ENOSPC ? 3 : 1;
     }
 
     /* Signals are taken by sigwait() below, in this thread only. */
