@@ -12,7 +12,8 @@ PKGS="build-essential pkg-config
       libssl-dev
       curl procps
       clang-format
-      python3"
+      python3
+      slurm-wlm munge"
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

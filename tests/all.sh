@@ -5,6 +5,8 @@
 #   2. every test again under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (build/asan)
 #   3. the threaded parts under ThreadSanitizer (build/tsan)
+#   4. the Slurm tier: gpupoold on a real Slurm cluster started on this host
+#      (tests/slurm; it reports SKIP with the reason where Slurm cannot run)
 #
 # Each pass prints its own results; the last line is the sum over all passes,
 # "N passed, N failed". The exit status is non-zero if any pass failed.
@@ -16,7 +18,7 @@ failed=0
 status=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-for pass in "check" "check SAN=1" "test-tsan"; do
+for pass in "check" "check SAN=1" "test-tsan" "test-slurm"; do
     echo "== make $pass"
     # shellcheck disable=SC2086 # pass holds a goal and its variables
     $MAKE --no-print-directory -j"$jobs" $pass >"$log" 2>&1

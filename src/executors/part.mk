@@ -1,11 +1,14 @@
 # src/executors/part.mk — libgpexec, the executors (a static library): the
 # registry with the gp_exec_* wrappers the daemon calls, and the `local`
-# executor. It uses the engine's types but none of its functions; whoever
+# executor and the `slurm` executor (which reads Slurm's JSON with jansson).
+# It uses the engine's types but none of its functions; whoever
 # links it adds -ldl (NVML is loaded at run time) and libgpcommon's error.o
 # and units.o (gp_strerror, and sizes parsed as the daemon and the CLI do).
-EXEC_SRCS := src/executors/registry.c $(sort $(wildcard src/executors/local/*.c))
+EXEC_SRCS := src/executors/registry.c $(sort $(wildcard src/executors/local/*.c)) \
+             $(sort $(wildcard src/executors/slurm/*.c))
 EXEC_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(EXEC_SRCS))
 EXEC_LIB := $(BUILD)/libgpexec.a
-EXEC_LDLIBS := -ldl
+EXEC_LDLIBS := -ldl $(shell pkg-config --libs jansson)
+$(OBJ)/src/executors/slurm/%.o: CPPFLAGS += $(shell pkg-config --cflags jansson)
 LIBS += $(EXEC_LIB)
 $(EXEC_LIB): $(EXEC_OBJS)

@@ -10,10 +10,13 @@
  * a table has) and that the pointer is set, so that an executor that does not
  * implement something answers GP_ENOTSUP instead of crashing the daemon.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/gp_error.h"
 #include "executors/executor.h"
@@ -26,6 +29,7 @@ struct gp_executor {
 
 static const gp_executor_methods *const registry[] = {
     &gpx__local_methods,
+    &gpx__slurm_methods,
 };
 
 /* The version of the methods table in which each method first appeared. */
@@ -54,6 +58,26 @@ int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...) {
     int n = vsnprintf(buf, len, fmt, ap);
     va_end(ap);
     return n < 0 || (size_t)n >= len ? GP_ERANGE : 0;
+}
+
+int gpx__exec_mkdirs(const char *path) {
+    char buf[PATH_MAX];
+    if (gpx__exec_fmt(buf, sizeof buf, "%s", path) < 0) {
+        return -ENAMETOOLONG;
+    }
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+                return -errno;
+            }
+            *p = c;
+            if (c == '\0') {
+                return 0;
+            }
+        }
+    }
 }
 
 const gp_executor_methods *gp_executor_find(const char *name) {

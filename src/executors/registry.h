@@ -17,6 +17,9 @@
 /* The local executor's table (src/executors/local/local.c). */
 extern const gp_executor_methods gpx__local_methods;
 
+/* The slurm executor's table (src/executors/slurm/slurm.c). */
+extern const gp_executor_methods gpx__slurm_methods;
+
 /*
  * Opens an executor from the table m, which need not be registered. Same
  * contract as gp_executor_open(): GP_ENOTSUP (err says why) for a table of
@@ -42,5 +45,12 @@ void gpx__exec_errf(char *err, size_t errlen, const char *fmt, ...)
  */
 int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/*
+ * mkdir -p with mode 0755: creates path and every missing parent. Returns 0
+ * (also if it exists) or -errno of the first mkdir that failed. Shared by the
+ * executors, which all keep per-task directories.
+ */
+int gpx__exec_mkdirs(const char *path);
 
 #endif /* GP_EXECUTORS_REGISTRY_H */

@@ -121,14 +121,15 @@ START_TEST(test_find) {
     ck_assert_ptr_nonnull(m);
     ck_assert_str_eq(m->name, "local");
     ck_assert_int_ge(m->version, 1);
-    ck_assert_ptr_null(gp_executor_find("slurm"));
+    ck_assert_ptr_nonnull(gp_executor_find("slurm"));
+    ck_assert_ptr_null(gp_executor_find("kubernetes"));
     ck_assert_ptr_null(gp_executor_find(NULL));
 
     gp_executor *ex = (gp_executor *)&calls; /* must be overwritten */
     char err[GP_ERR_MAX] = "";
-    ck_assert_int_eq(gp_executor_open("slurm", "", &ex, err, sizeof err), GP_ENOENT);
+    ck_assert_int_eq(gp_executor_open("kubernetes", "", &ex, err, sizeof err), GP_ENOENT);
     ck_assert_ptr_null(ex);
-    ck_assert_msg(strstr(err, "'slurm'"), "err: %s", err);
+    ck_assert_msg(strstr(err, "'kubernetes'"), "err: %s", err);
 }
 END_TEST
 

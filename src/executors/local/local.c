@@ -51,27 +51,6 @@
 /* Small helpers                                                             */
 /* ======================================================================== */
 
-/* mkdir -p; 0 or -errno. */
-static int mkdirs(const char *path) {
-    char buf[PATH_MAX];
-    if (gpx__exec_fmt(buf, sizeof buf, "%s", path) < 0) {
-        return -ENAMETOOLONG;
-    }
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
-                return -errno;
-            }
-            *p = c;
-            if (c == '\0') {
-                return 0;
-            }
-        }
-    }
-}
-
 /* Creates the directory that holds path. */
 static int mkdirs_parent(const char *path) {
     char buf[PATH_MAX];
@@ -81,7 +60,7 @@ static int mkdirs_parent(const char *path) {
         return 0;
     }
     *slash = '\0';
-    return mkdirs(buf);
+    return gpx__exec_mkdirs(buf);
 }
 
 /* The key of a task attempt: "w<workload>.t<task>.a<attempt>". */
@@ -417,7 +396,7 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
         gethostname(lx->node_name, sizeof lx->node_name - 1) < 0) {
         gpx__exec_fmt(lx->node_name, sizeof lx->node_name, "localhost");
     }
-    if (rc == 0 && (rc = mkdirs(lx->state_dir)) < 0) {
+    if (rc == 0 && (rc = gpx__exec_mkdirs(lx->state_dir)) < 0) {
         gpx__exec_errf(err, errlen, "config: state_dir: cannot create %s: %s", lx->state_dir,
                        strerror(-rc));
         rc = GP_EIO;
@@ -632,7 +611,7 @@ static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, 
     const char *fields[3] = {"checkpoint_dir", "workdir", "log_path"};
     const char *paths[3] = {p->ckpt, p->workdir, p->log};
     for (int i = 0; i < 3; i++) {
-        int rc = i == 2 ? mkdirs_parent(paths[i]) : mkdirs(paths[i]);
+        int rc = i == 2 ? mkdirs_parent(paths[i]) : gpx__exec_mkdirs(paths[i]);
         if (rc < 0) {
             gpx__exec_errf(err, errlen, "%s: cannot create '%s': %s", fields[i], paths[i],
                            strerror(-rc));

@@ -1,0 +1,248 @@
+/*
+ * inventory.c — the `slurm` executor's view of the cluster: the nodes of its
+ * partitions, as gpupool node specs, from one `sinfo --json` per call.
+ *
+ * Slurm's JSON (OpenAPI v0.0.38 in 22.05) gives per node its name, CPUs,
+ * memory in MiB, its state and state flags, its features, its partitions
+ * and its GRES as Slurm writes them in slurm.conf ("gpu:a100:4", possibly
+ * several, comma-separated, each possibly followed by "(S:0-1)"). The GRES
+ * type becomes the GPU model; Slurm does not know a GPU's memory, which comes
+ * from the executor's configuration (gpu_mem, gpu_mem.<model>).
+ *
+ * A node that Slurm would not give new work to (down, drained or draining,
+ * failing, not responding, powered down, in maintenance) is left out: it
+ * leaves the pool, and returns when Slurm says it is back.
+ *
+ * Cost at 1,000 nodes: one sinfo call (one RPC to slurmctld) returning about
+ * 1.5 KB of JSON per node, 1.5 MB in all, parsed in some tens of
+ * milliseconds.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "common/gp_error.h"
+#include "executors/registry.h"
+#include "executors/slurm/slurm.h"
+
+/* State flags after which a node takes no new work. */
+static const char *const unusable_flags[] = {"DRAIN",
+                                             "DRAINED",
+                                             "DRAINING",
+                                             "FAIL",
+                                             "FAILING",
+                                             "NOT_RESPONDING",
+                                             "POWER_OFF",
+                                             "POWERED_DOWN",
+                                             "POWERING_DOWN",
+                                             "MAINTENANCE",
+                                             "REBOOT_REQUESTED",
+                                             "REBOOT_ISSUED",
+                                             "RESERVED",
+                                             NULL};
+
+static const char *const usable_states[] = {"idle", "mixed", "allocated", "completing", NULL};
+
+static int in_list(const char *s, const char *const *list) {
+    for (size_t i = 0; list[i] != NULL; i++) {
+        if (strcasecmp(s, list[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* 1 if Slurm would give the node new work. */
+static int node_usable(json_t *node) {
+    const char *state = json_string_value(json_object_get(node, "state"));
+    if (state == NULL || !in_list(state, usable_states)) {
+        return 0;
+    }
+    json_t *flags = json_object_get(node, "state_flags");
+    size_t i;
+    json_t *f;
+    json_array_foreach(flags, i, f) {
+        const char *s = json_string_value(f);
+        if (s != NULL && in_list(s, unusable_flags)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* 1 if the node is in one of the configured partitions (or none is set). */
+static int node_in_partitions(const gpx__slurm *sx, json_t *node) {
+    if (sx->npart == 0) {
+        return 1;
+    }
+    json_t *parts = json_object_get(node, "partitions");
+    size_t i;
+    json_t *p;
+    json_array_foreach(parts, i, p) {
+        const char *s = json_string_value(p);
+        for (int k = 0; s != NULL && k < sx->npart; k++) {
+            if (strcmp(s, sx->parts[k]) == 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int64_t model_mem(const gpx__slurm *sx, const char *model) {
+    for (int i = 0; i < sx->nmodel; i++) {
+        if (strcasecmp(sx->model_mem[i].model, model) == 0) {
+            return sx->model_mem[i].bytes;
+        }
+    }
+    return sx->gpu_mem_default;
+}
+
+/* Copies a name, keeping the characters gpupool allows in names. */
+static void clean_name(char *dst, size_t len, const char *src, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n && src[i] != '\0' && k + 1 < len; i++) {
+        char c = src[i];
+        dst[k++] = (char)(isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-' ? c : '-');
+    }
+    dst[k] = '\0';
+}
+
+/*
+ * Adds the GPUs of one GRES string ("gpu:a100:4,gpu:h100:2(S:0)", or
+ * "gpu:4") to node. Other GRES (nic, mps, shard) are not GPUs. GP_EPARSE for
+ * a count that is not a number.
+ */
+static int add_gres(const gpx__slurm *sx, gp_node_spec *node, const char *gres, char *err,
+                    size_t errlen) {
+    const char *p = gres;
+    while (p != NULL && *p != '\0') {
+        size_t len = strcspn(p, ",");
+        char item[256];
+        snprintf(item, sizeof item, "%.*s", (int)(len < 255 ? len : 255), p);
+        p = p[len] == ',' ? p + len + 1 : NULL;
+        char *paren = strchr(item, '(');
+        if (paren != NULL) {
+            *paren = '\0';
+        }
+        char *fields[3] = {NULL, NULL, NULL};
+        int nf = 0;
+        for (char *save = NULL, *tok = strtok_r(item, ":", &save); tok != NULL && nf < 3;
+             tok = strtok_r(NULL, ":", &save)) {
+            fields[nf++] = tok;
+        }
+        if (nf < 2 || strcmp(fields[0], "gpu") != 0) {
+            continue;
+        }
+        const char *type = nf == 3 ? fields[1] : "gpu";
+        const char *count_s = fields[nf - 1];
+        char *end;
+        long count = strtol(count_s, &end, 10);
+        if (*end != '\0' || count < 0) {
+            gpx__exec_errf(err, errlen, "node %s: GRES '%s': count '%s' is not a number",
+                           node->name, gres, count_s);
+            return GP_EPARSE;
+        }
+        for (long g = 0; g < count && node->ngpus < GP_MAX_GPUS_PER_NODE; g++) {
+            gp_gpu_spec *gpu = &node->gpus[node->ngpus];
+            memset(gpu, 0, sizeof *gpu);
+            clean_name(gpu->model, sizeof gpu->model, type, strlen(type));
+            gpu->mem_bytes = model_mem(sx, type);
+            gpu->index = node->ngpus;
+            char nm[GP_NAME_MAX + 1];
+            memcpy(nm, node->name, sizeof nm);
+            snprintf(gpu->uuid, sizeof gpu->uuid, "slurm-%.40s-%d", nm, node->ngpus);
+            node->ngpus++;
+        }
+    }
+    return 0;
+}
+
+static void add_label(gp_node_spec *node, const char *key, const char *value) {
+    if (node->nlabels >= GP_MAX_LABELS) {
+        return;
+    }
+    gp_label *l = &node->labels[node->nlabels++];
+    clean_name(l->key, sizeof l->key, key, strlen(key));
+    clean_name(l->value, sizeof l->value, value, strlen(value));
+}
+
+/* Features become labels "feature.<name>=true"; the first feature that is
+ * "rack<...>", "island<...>" or "domain-<...>" also names the topology
+ * domain (otherwise the domain is the node's first partition). */
+static void add_features(gp_node_spec *node, const char *features, const char *part) {
+    snprintf(node->domain, sizeof node->domain, "%s", part != NULL ? part : "slurm");
+    int have_domain = 0;
+    const char *p = features != NULL ? features : "";
+    while (*p != '\0') {
+        size_t len = strcspn(p, ",");
+        char f[GP_NAME_MAX + 1], key[GP_NAME_MAX + 1];
+        clean_name(f, sizeof f, p, len);
+        if (f[0] != '\0') {
+            snprintf(key, sizeof key, "feature.%.50s", f);
+            add_label(node, key, "true");
+            if (!have_domain && (strncmp(f, "rack", 4) == 0 || strncmp(f, "island", 6) == 0 ||
+                                 strncmp(f, "domain-", 7) == 0)) {
+                snprintf(node->domain, sizeof node->domain, "%s", f);
+                have_domain = 1;
+            }
+        }
+        p += len;
+        if (*p == ',') {
+            p++;
+        }
+    }
+}
+
+int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, size_t *n,
+                         char *err, size_t errlen) {
+    const char *argv[] = {"sinfo", "--json", NULL};
+    char *out = NULL;
+    int rc = gpx__slurm_run(sx, argv, &out, err, errlen);
+    if (rc < 0) {
+        return rc;
+    }
+    json_error_t jerr;
+    json_t *root = json_loads(out, 0, &jerr);
+    free(out);
+    json_t *list = json_object_get(root, "nodes");
+    if (!json_is_array(list)) {
+        gpx__exec_errf(err, errlen, "sinfo --json: no 'nodes' array (%s)",
+                       root == NULL ? jerr.text : "unexpected document");
+        json_decref(root);
+        return GP_EPARSE;
+    }
+    *n = 0;
+    size_t i;
+    json_t *jn;
+    json_array_foreach(list, i, jn) {
+        const char *name = json_string_value(json_object_get(jn, "name"));
+        if (name == NULL || !node_in_partitions(sx, jn) || !node_usable(jn)) {
+            continue;
+        }
+        if (*n >= max) {
+            break;
+        }
+        gp_node_spec *node = &nodes[*n];
+        memset(node, 0, sizeof *node);
+        node->schedulable = 1;
+        clean_name(node->name, sizeof node->name, name, strlen(name));
+        node->cpu_milli = (int64_t)json_integer_value(json_object_get(jn, "cpus")) * 1000;
+        node->mem_bytes = (int64_t)json_integer_value(json_object_get(jn, "real_memory")) << 20;
+        const char *gres = json_string_value(json_object_get(jn, "gres"));
+        if ((rc = add_gres(sx, node, gres != NULL ? gres : "", err, errlen)) < 0) {
+            json_decref(root);
+            return rc;
+        }
+        json_t *parts = json_object_get(jn, "partitions");
+        add_features(node, json_string_value(json_object_get(jn, "active_features")),
+                     json_string_value(json_array_get(parts, 0)));
+        add_label(node, "gpupool.executor", "slurm");
+        (*n)++;
+    }
+    json_decref(root);
+    return 0;
+}

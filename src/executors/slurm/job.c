@@ -1,0 +1,262 @@
+/*
+ * job.c — a gpupool task as a Slurm batch job: the script it runs and the
+ * sbatch call that submits it.
+ *
+ * The job is what Slurm accounts for: it is named "gp-<tag>.w<id>.t<task>
+ * .a<attempt>" and its comment says "gpupool workload=<id> task=<t>
+ * attempt=<a> user=<user> project=<project>", so that squeue, scontrol and
+ * sacct show whose it is. It asks Slurm for the node the engine chose
+ * (--nodelist) and as many whole GPUs as the engine bound (--gres=gpu:N), so
+ * that Slurm's books hold every GPU gpupool uses and Slurm never gives it to
+ * another job; the CPUs and memory of the request become -c and --mem.
+ *
+ * The script is the workload contract (docs/workload-contract.md): it drops
+ * the variables that only gpupool sets, exports the workload's own and then
+ * gpupool's, writes the log's header, runs the command in the working
+ * directory, and records the exit status in <dir>/exit before the footer.
+ * The checkpoint signal reaches the command from Slurm (`scancel --full
+ * --signal`, which signals every process of the job); the script itself
+ * only notes the signal and keeps waiting, so that it can still record how
+ * the command ended.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/gp_error.h"
+#include "common/units.h"
+#include "executors/registry.h"
+#include "executors/slurm/slurm.h"
+
+void gpx__slurm_key(const gp_task_launch *t, char *buf, size_t len) {
+    snprintf(buf, len, "w%llu.t%d.a%d", (unsigned long long)t->workload, t->task, t->attempt);
+}
+
+/* Writes s as one single-quoted shell word. */
+static void put_quoted(FILE *f, const char *s) {
+    fputc('\'', f);
+    for (; *s != '\0'; s++) {
+        if (*s == '\'') {
+            fputs("'\\''", f);
+        } else {
+            fputc(*s, f);
+        }
+    }
+    fputc('\'', f);
+}
+
+/* True for a variable name the shell can export. */
+static int valid_name(const char *s, size_t n) {
+    if (n == 0 || !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z'))) {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        char c = s[i];
+        if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9'))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int managed(const char *name, size_t n) {
+    return strncmp(name, "GPUPOOL_", 8) == 0 ||
+           (n == 20 && strncmp(name, "CUDA_VISIBLE_DEVICES", n) == 0) ||
+           (n == 10 && strncmp(name, "LD_PRELOAD", n) == 0);
+}
+
+static void put_export(FILE *f, const char *name, const char *value) {
+    fprintf(f, "export %s=", name);
+    put_quoted(f, value);
+    fputc('\n', f);
+}
+
+static void put_export_i(FILE *f, const char *name, long long v) {
+    fprintf(f, "export %s=%lld\n", name, v);
+}
+
+/* The fractional slice of a binding, or NULL if it holds whole GPUs only. */
+static const gp_slice *fraction(const gp_task_binding *b) {
+    for (int i = 0; b != NULL && i < b->nslices; i++) {
+        if (b->slices[i].milli < GP_MILLI) {
+            return &b->slices[i];
+        }
+    }
+    return NULL;
+}
+
+int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
+                            const char *ckpt_dir, char *err, size_t errlen) {
+    if (t->argv == NULL || t->argv[0] == NULL) {
+        gpx__exec_errf(err, errlen, "argv: the command is empty");
+        return GP_EINVAL;
+    }
+    char path[PATH_MAX], tmp[PATH_MAX], key[GPX__SLURM_KEY_MAX];
+    gpx__slurm_key(t, key, sizeof key);
+    if (gpx__exec_fmt(path, sizeof path, "%s/job.sh", dir) < 0 ||
+        gpx__exec_fmt(tmp, sizeof tmp, "%s/job.sh.tmp", dir) < 0) {
+        gpx__exec_errf(err, errlen, "state_dir: path too long");
+        return GP_EINVAL;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        gpx__exec_errf(err, errlen, "state_dir: cannot write %s: %s", tmp, strerror(errno));
+        return GP_ESYS;
+    }
+    const char *signame = gp_signal_name(t->checkpoint_signal > 0 ? t->checkpoint_signal : SIGTERM);
+    fprintf(f, "#!/bin/bash\n# gpupool task %s: written by gpupoold's slurm executor.\n", key);
+    fputs("for v in $(compgen -e); do case $v in GPUPOOL_*|LD_PRELOAD) unset \"$v\";; esac; "
+          "done\n",
+          f);
+    for (size_t i = 0; t->env != NULL && t->env[i] != NULL; i++) {
+        const char *kv = t->env[i];
+        const char *eq = strchr(kv, '=');
+        size_t n = eq != NULL ? (size_t)(eq - kv) : 0;
+        if (eq == NULL || !valid_name(kv, n) || managed(kv, n)) {
+            continue;
+        }
+        fprintf(f, "export %.*s=", (int)n, kv);
+        put_quoted(f, eq + 1);
+        fputc('\n', f);
+    }
+    put_export_i(f, "GPUPOOL_WORKLOAD_ID", (long long)t->workload);
+    put_export_i(f, "GPUPOOL_TASK_INDEX", t->task);
+    put_export_i(f, "GPUPOOL_ATTEMPT", t->attempt);
+    put_export(f, "GPUPOOL_PROJECT", t->project != NULL ? t->project : "");
+    put_export(f, "GPUPOOL_USER", t->user != NULL ? t->user : "");
+    fputs("export GPUPOOL_NODE=\"$SLURMD_NODENAME\"\n", f);
+    put_export(f, "GPUPOOL_CHECKPOINT_DIR", ckpt_dir);
+    put_export(f, "GPUPOOL_CHECKPOINT_SIGNAL", signame != NULL ? signame : "TERM");
+    int whole = 0;
+    for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++) {
+        whole += t->binding->slices[i].milli >= GP_MILLI;
+    }
+    const gp_slice *fr = fraction(t->binding);
+    if (whole == 0 && fr == NULL) {
+        fputs("export CUDA_VISIBLE_DEVICES=\n", f);
+    }
+    if (fr != NULL) {
+        put_export_i(f, "GPUPOOL_MEMORY_LIMIT", (long long)fr->mem);
+        if (t->compute_share > 0) {
+            put_export_i(f, "GPUPOOL_COMPUTE_SHARE", t->compute_share);
+        }
+        fprintf(f, "export GPUPOOL_SLICE=w%llu-t%d-a%d\n", (unsigned long long)t->workload, t->task,
+                t->attempt);
+        fputs("if [ -e ", f);
+        put_quoted(f, sx->interposer);
+        fputs(" ]; then export LD_PRELOAD=", f);
+        put_quoted(f, sx->interposer);
+        fputs("${LD_PRELOAD:+:$LD_PRELOAD}; slice=enforced; else slice='NOT ENFORCED'; fi\n", f);
+    }
+    fputs("mkdir -p \"$GPUPOOL_CHECKPOINT_DIR\"\n", f);
+    fprintf(f,
+            "echo \"=== gpupool: workload %llu task %d attempt %d started $(date -u "
+            "+%%FT%%TZ) on node $SLURMD_NODENAME as Slurm job $SLURM_JOB_ID; GPUs "
+            "'${CUDA_VISIBLE_DEVICES}'%s\"\n",
+            (unsigned long long)t->workload, t->task, t->attempt,
+            fr != NULL ? " (slice: $slice)" : "");
+    if (t->workdir != NULL && t->workdir[0] != '\0') {
+        fputs("mkdir -p ", f);
+        put_quoted(f, t->workdir);
+        fputs(" && cd ", f);
+        put_quoted(f, t->workdir);
+        fputs(" || { echo \"=== gpupool: cannot enter the working directory\"; exit 126; }\n", f);
+    }
+    /* The script survives the checkpoint signal (Slurm sends it to every
+     * process of the job) so that it can record how the command ended; a
+     * trapped signal is reset to its default in the command it executes. */
+    fputs("for s in TERM INT HUP USR1 USR2 QUIT CONT; do trap : $s; done\n", f);
+    for (size_t i = 0; t->argv[i] != NULL; i++) {
+        if (i > 0) {
+            fputc(' ', f);
+        }
+        put_quoted(f, t->argv[i]);
+    }
+    fputs("\nstatus=$?\n", f);
+    fputs("printf 'status=%d\\n' \"$status\" >", f);
+    fprintf(f, "'%s/exit.tmp' && mv -f '%s/exit.tmp' '%s/exit'\n", dir, dir, dir);
+    fputs("echo \"=== gpupool: attempt ended $(date -u +%FT%TZ) with status $status\"\n"
+          "exit $status\n",
+          f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        gpx__exec_errf(err, errlen, "state_dir: cannot write %s", tmp);
+        return GP_ESYS;
+    }
+    if (rename(tmp, path) < 0) {
+        gpx__exec_errf(err, errlen, "state_dir: cannot rename %s: %s", tmp, strerror(errno));
+        return GP_ESYS;
+    }
+    return 0;
+}
+
+int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
+                      const char *key, long *jobid, char *err, size_t errlen) {
+    char name[160], comment[400], node[GP_NAME_MAX + 32], cpus[48], mem[48], gres[48],
+        out[PATH_MAX + 16], script[PATH_MAX], chdir[PATH_MAX + 16], part[GP_NAME_MAX + 16];
+    snprintf(name, sizeof name, "--job-name=gp-%s.%s", sx->tag, key);
+    snprintf(comment, sizeof comment,
+             "--comment=gpupool workload=%llu task=%d attempt=%d user=%.60s project=%.60s",
+             (unsigned long long)t->workload, t->task, t->attempt, t->user ? t->user : "",
+             t->project ? t->project : "");
+    snprintf(node, sizeof node, "--nodelist=%.63s", t->node->name);
+    int64_t c = (t->cpu_milli + 999) / 1000;
+    snprintf(cpus, sizeof cpus, "--cpus-per-task=%lld", (long long)(c > 0 ? c : 1));
+    int64_t mb = (t->mem_bytes + (1 << 20) - 1) >> 20;
+    snprintf(mem, sizeof mem, "--mem=%lld", (long long)(mb > 0 ? mb : 64));
+    int whole = 0;
+    for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++) {
+        whole += t->binding->slices[i].milli >= GP_MILLI;
+    }
+    snprintf(gres, sizeof gres, "--gres=gpu:%d", whole);
+    const char *log = t->log_path != NULL && t->log_path[0] ? t->log_path : "/dev/null";
+    if (gpx__exec_fmt(out, sizeof out, "--output=%s", log) < 0 ||
+        gpx__exec_fmt(script, sizeof script, "%s/job.sh", dir) < 0 ||
+        gpx__exec_fmt(chdir, sizeof chdir, "--chdir=%s", dir) < 0) {
+        gpx__exec_errf(err, errlen, "log_path: path too long");
+        return GP_EINVAL;
+    }
+    const char *argv[20];
+    int k = 0;
+    argv[k++] = "sbatch";
+    argv[k++] = "--parsable";
+    argv[k++] = name;
+    argv[k++] = comment;
+    argv[k++] = "--nodes=1";
+    argv[k++] = "--ntasks=1";
+    argv[k++] = node;
+    argv[k++] = cpus;
+    argv[k++] = mem;
+    if (whole > 0) {
+        argv[k++] = gres;
+    }
+    if (sx->npart > 0) {
+        snprintf(part, sizeof part, "--partition=%s", sx->parts[0]);
+        argv[k++] = part;
+    }
+    argv[k++] = out;
+    argv[k++] = "--open-mode=append";
+    argv[k++] = "--export=ALL";
+    argv[k++] = "--no-requeue";
+    argv[k++] = chdir;
+    argv[k++] = script;
+    argv[k] = NULL;
+    char *reply = NULL;
+    int rc = gpx__slurm_run(sx, argv, &reply, err, errlen);
+    if (rc < 0) {
+        return rc;
+    }
+    char *end;
+    long id = strtol(reply, &end, 10);
+    if (end == reply || id <= 0 || (*end != '\0' && *end != '\n' && *end != ';')) {
+        gpx__exec_errf(err, errlen, "sbatch answered '%.60s', not a job id", reply);
+        free(reply);
+        return GP_EIO;
+    }
+    free(reply);
+    *jobid = id;
+    return 0;
+}

@@ -1,0 +1,662 @@
+/*
+ * slurm.c — the `slurm` executor: gpupool's tasks as jobs of an existing
+ * Slurm cluster. gpupool stays the scheduler (quotas, borrowing, reclaim,
+ * fractions, placement); Slurm launches on its nodes, isolates, watches node
+ * health and accounts. This file holds the methods table, the configuration
+ * and the task methods; cmd.c runs Slurm's commands, inventory.c reads the
+ * nodes and job.c writes and submits the batch scripts.
+ *
+ * Everything the executor knows about a task is in Slurm and in the task's
+ * directory under state_dir, never only in memory: a new instance (after a
+ * restart of gpupoold) finds every job again from its handle, and a launch
+ * repeated with the same (workload, task, attempt) returns the job already
+ * submitted (found by its job id file, or by its name in Slurm if gpupoold
+ * died between sbatch and writing that file) instead of submitting twice.
+ *
+ * poll() asks Slurm once per call for every job it is given (`squeue --json
+ * --states=all --jobs=<ids>`); a job Slurm has forgotten (its MinJobAge
+ * passed) is judged from the exit file its script wrote.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "common/gp_error.h"
+#include "common/units.h"
+#include "executors/registry.h"
+#include "executors/slurm/slurm.h"
+
+extern char **environ;
+
+#define DEFAULT_INTERPOSER "/usr/lib/gpupool/libgpuslice.so"
+#define DEFAULT_GPU_MEM    (80LL << 30)
+
+/* ======================================================================== */
+/* Configuration                                                             */
+/* ======================================================================== */
+
+static int set_path(char *dst, size_t len, const char *key, const char *val, int absolute,
+                    char *err, size_t errlen) {
+    if (absolute && val[0] != '/') {
+        gpx__exec_errf(err, errlen, "executor-config: %s must be an absolute path", key);
+        return GP_EINVAL;
+    }
+    if (gpx__exec_fmt(dst, len, "%s", val) < 0) {
+        gpx__exec_errf(err, errlen, "executor-config: %s is too long", key);
+        return GP_EINVAL;
+    }
+    return 0;
+}
+
+static int set_partitions(gpx__slurm *sx, const char *val, char *err, size_t errlen) {
+    sx->npart = 0;
+    const char *p = val;
+    while (*p != '\0') {
+        size_t len = strcspn(p, ":");
+        if (len == 0 || len > GP_NAME_MAX || sx->npart == GPX__SLURM_PARTS) {
+            gpx__exec_errf(err, errlen,
+                           "executor-config: partitions: at most %d names separated by ':'",
+                           GPX__SLURM_PARTS);
+            return GP_EINVAL;
+        }
+        snprintf(sx->parts[sx->npart++], GP_NAME_MAX + 1, "%.*s", (int)len, p);
+        p += len;
+        p += *p == ':';
+    }
+    return 0;
+}
+
+static int set_gpu_mem(gpx__slurm *sx, const char *key, const char *val, char *err, size_t errlen) {
+    int64_t bytes;
+    if (gp_parse_size(val, &bytes) < 0 || bytes <= 0) {
+        gpx__exec_errf(err, errlen, "executor-config: %s: '%s' is not a size (like 80G)", key, val);
+        return GP_EINVAL;
+    }
+    if (strcmp(key, "gpu_mem") == 0) {
+        sx->gpu_mem_default = bytes;
+        return 0;
+    }
+    const char *model = key + strlen("gpu_mem.");
+    if (model[0] == '\0' || strlen(model) > GP_NAME_MAX || sx->nmodel == GPX__SLURM_MODEL_MEM) {
+        gpx__exec_errf(err, errlen, "executor-config: %s: bad model or too many models", key);
+        return GP_EINVAL;
+    }
+    snprintf(sx->model_mem[sx->nmodel].model, GP_NAME_MAX + 1, "%s", model);
+    sx->model_mem[sx->nmodel++].bytes = bytes;
+    return 0;
+}
+
+static int set_key(gpx__slurm *sx, const char *key, const char *val, char *err, size_t errlen) {
+    if (strcmp(key, "slurm_conf") == 0) {
+        return set_path(sx->conf, sizeof sx->conf, key, val, 1, err, errlen);
+    }
+    if (strcmp(key, "bin_dir") == 0) {
+        return set_path(sx->bin, sizeof sx->bin, key, val, 1, err, errlen);
+    }
+    if (strcmp(key, "state_dir") == 0) {
+        return set_path(sx->state_dir, sizeof sx->state_dir, key, val, 1, err, errlen);
+    }
+    if (strcmp(key, "checkpoint_dir") == 0) {
+        return set_path(sx->ckpt_root, sizeof sx->ckpt_root, key, val, 1, err, errlen);
+    }
+    if (strcmp(key, "interposer") == 0) {
+        return set_path(sx->interposer, sizeof sx->interposer, key, val, 1, err, errlen);
+    }
+    if (strcmp(key, "partitions") == 0) {
+        return set_partitions(sx, val, err, errlen);
+    }
+    if (strcmp(key, "gpu_mem") == 0 || strncmp(key, "gpu_mem.", 8) == 0) {
+        return set_gpu_mem(sx, key, val, err, errlen);
+    }
+    if (strcmp(key, "tag") == 0) {
+        size_t n = strlen(val);
+        if (n == 0 || n >= sizeof sx->tag ||
+            strspn(val, "abcdefghijklmnopqrstuvwxyz"
+                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != n) {
+            gpx__exec_errf(err, errlen,
+                           "executor-config: tag: 1 to %zu letters, digits, '_' or '-'",
+                           sizeof sx->tag - 1);
+            return GP_EINVAL;
+        }
+        memcpy(sx->tag, val, n + 1);
+        return 0;
+    }
+    gpx__exec_errf(err, errlen, "executor-config: unknown key '%s'", key);
+    return GP_EINVAL;
+}
+
+static int parse_config(gpx__slurm *sx, const char *text, char *err, size_t errlen) {
+    char *copy = strdup(text);
+    if (copy == NULL) {
+        return GP_ENOMEM;
+    }
+    int rc = 0;
+    for (char *save = NULL, *kv = strtok_r(copy, ",", &save); kv != NULL && rc == 0;
+         kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (eq == NULL) {
+            gpx__exec_errf(err, errlen, "executor-config: '%s' is not key=value", kv);
+            rc = GP_EINVAL;
+            break;
+        }
+        *eq = '\0';
+        rc = set_key(sx, kv, eq + 1, err, errlen);
+    }
+    free(copy);
+    if (rc == 0 && sx->state_dir[0] == '\0') {
+        gpx__exec_errf(err, errlen,
+                       "executor-config: state_dir is required (a directory every node sees)");
+        rc = GP_EINVAL;
+    }
+    return rc;
+}
+
+/* The commands' environment: ours without what gpupool manages or what a
+ * surrounding Slurm job set, plus SLURM_CONF if configured. */
+static int build_envp(gpx__slurm *sx) {
+    size_t n = 0;
+    while (environ[n] != NULL) {
+        n++;
+    }
+    sx->envp = calloc(n + 2, sizeof *sx->envp);
+    if (sx->envp == NULL) {
+        return GP_ENOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *e = environ[i];
+        if (strncmp(e, "SLURM_", 6) == 0 || strncmp(e, "GPUPOOL_", 8) == 0 ||
+            strncmp(e, "LD_PRELOAD=", 11) == 0 || strncmp(e, "CUDA_VISIBLE_DEVICES=", 21) == 0) {
+            continue;
+        }
+        if ((sx->envp[k] = strdup(e)) == NULL) {
+            return GP_ENOMEM;
+        }
+        k++;
+    }
+    if (sx->conf[0] != '\0' && asprintf(&sx->envp[k], "SLURM_CONF=%s", sx->conf) < 0) {
+        sx->envp[k] = NULL;
+        return GP_ENOMEM;
+    }
+    return 0;
+}
+
+static void slurm_close(void *state) {
+    gpx__slurm *sx = state;
+    if (sx == NULL) {
+        return;
+    }
+    for (size_t i = 0; sx->envp != NULL && sx->envp[i] != NULL; i++) {
+        free(sx->envp[i]);
+    }
+    free(sx->envp);
+    free(sx);
+}
+
+static int slurm_open(const char *text, void **state, char *err, size_t errlen) {
+    gpx__slurm *sx = calloc(1, sizeof *sx);
+    if (sx == NULL) {
+        return GP_ENOMEM;
+    }
+    snprintf(sx->interposer, sizeof sx->interposer, "%s", DEFAULT_INTERPOSER);
+    snprintf(sx->tag, sizeof sx->tag, "gpupool");
+    sx->gpu_mem_default = DEFAULT_GPU_MEM;
+    int rc = parse_config(sx, text, err, errlen);
+    if (rc == 0 && (rc = build_envp(sx)) < 0) {
+        gpx__exec_errf(err, errlen, "slurm executor: out of memory");
+    }
+    int mrc = rc == 0 ? gpx__exec_mkdirs(sx->state_dir) : 0;
+    if (mrc < 0) {
+        gpx__exec_errf(err, errlen, "executor-config: state_dir: cannot create %s: %s",
+                       sx->state_dir, strerror(-mrc));
+        rc = GP_ESYS;
+    }
+    if (rc == 0) {
+        /* Fail early, with Slurm's own words, if the controller is not there. */
+        const char *argv[] = {"scontrol", "ping", NULL};
+        char *out = NULL;
+        rc = gpx__slurm_run(sx, argv, &out, err, errlen);
+        free(out);
+    }
+    if (rc < 0) {
+        slurm_close(sx);
+        return rc;
+    }
+    *state = sx;
+    return 0;
+}
+
+static int slurm_inventory(void *state, gp_node_spec *nodes, size_t max, size_t *n, int *emulated,
+                           char *err, size_t errlen) {
+    *emulated = 0;
+    return gpx__slurm_inventory(state, nodes, max, n, err, errlen);
+}
+
+/* ======================================================================== */
+/* Handles and task directories                                              */
+/* ======================================================================== */
+
+/* "slurm:<jobid>:<key>" into its parts; GP_EINVAL if it is not one of ours. */
+static int parse_handle(const char *h, long *jobid, char key[GPX__SLURM_KEY_MAX]) {
+    if (strncmp(h, "slurm:", 6) != 0) {
+        return GP_EINVAL;
+    }
+    char *end;
+    long id = strtol(h + 6, &end, 10);
+    if (end == h + 6 || *end != ':' || id <= 0) {
+        return GP_EINVAL;
+    }
+    const char *k = end + 1;
+    size_t n = strlen(k);
+    if (n == 0 || n >= GPX__SLURM_KEY_MAX || strchr(k, '/') != NULL || k[0] == '.') {
+        return GP_EINVAL;
+    }
+    *jobid = id;
+    memcpy(key, k, n + 1);
+    return 0;
+}
+
+static void make_handle(char handle[GP_HANDLE_MAX], long jobid, const char *key) {
+    snprintf(handle, GP_HANDLE_MAX, "slurm:%ld:%s", jobid, key);
+}
+
+/* Reads "<dir>/<name>" (a small file) into buf; its length or -errno. */
+static ssize_t read_small(const char *dir, const char *name, char *buf, size_t cap) {
+    char path[PATH_MAX];
+    if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name) < 0) {
+        return -ENAMETOOLONG;
+    }
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        return -errno;
+    }
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return (ssize_t)n;
+}
+
+/* Writes "<dir>/<name>" atomically (temporary file, rename). */
+static int write_small(const char *dir, const char *name, const char *text) {
+    char path[PATH_MAX], tmp[PATH_MAX];
+    if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name) < 0 ||
+        gpx__exec_fmt(tmp, sizeof tmp, "%s/.%s.tmp", dir, name) < 0) {
+        return GP_EINVAL;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        return GP_ESYS;
+    }
+    int bad = fputs(text, f) < 0;
+    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) < 0) {
+        unlink(tmp);
+        return GP_ESYS;
+    }
+    return 0;
+}
+
+static int task_dir(const gpx__slurm *sx, const char *key, char *dir, size_t len) {
+    return gpx__exec_fmt(dir, len, "%s/%s", sx->state_dir, key);
+}
+
+/* The job Slurm knows under our name for key, if any: 1 with *jobid, 0 if
+ * none, or a negative code if Slurm could not be asked. */
+static int find_by_name(const gpx__slurm *sx, const char *key, long *jobid, char *err,
+                        size_t errlen) {
+    char name[160];
+    snprintf(name, sizeof name, "--name=gp-%s.%s", sx->tag, key);
+    const char *argv[] = {"squeue", "--json", "--states=all", name, NULL};
+    char *out = NULL;
+    int rc = gpx__slurm_run(sx, argv, &out, err, errlen);
+    if (rc < 0) {
+        return rc;
+    }
+    json_t *root = json_loads(out, 0, NULL);
+    free(out);
+    json_t *jobs = json_object_get(root, "jobs");
+    char want[160];
+    snprintf(want, sizeof want, "gp-%s.%s", sx->tag, key);
+    int found = 0;
+    size_t i;
+    json_t *j;
+    json_array_foreach(jobs, i, j) {
+        const char *nm = json_string_value(json_object_get(j, "name"));
+        if (nm != NULL && strcmp(nm, want) == 0) {
+            *jobid = (long)json_integer_value(json_object_get(j, "job_id"));
+            found = 1;
+        }
+    }
+    json_decref(root);
+    return found;
+}
+
+/* ======================================================================== */
+/* Launch                                                                    */
+/* ======================================================================== */
+
+static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HANDLE_MAX], char *err,
+                        size_t errlen) {
+    gpx__slurm *sx = state;
+    if (t->node == NULL) {
+        gpx__exec_errf(err, errlen, "node: no node given");
+        return GP_EINVAL;
+    }
+    char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX], buf[64];
+    gpx__slurm_key(t, key, sizeof key);
+    if (task_dir(sx, key, dir, sizeof dir) < 0) {
+        gpx__exec_errf(err, errlen, "state_dir: path too long");
+        return GP_EINVAL;
+    }
+    long jobid = 0;
+    int rc;
+    if (read_small(dir, "jobid", buf, sizeof buf) > 0 && (jobid = strtol(buf, NULL, 10)) > 0) {
+        make_handle(handle, jobid, key);
+        return 0;
+    }
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        /* A launch of this key began before: gpupoold may have died between
+         * sbatch and the jobid file. Slurm knows the job by its name. */
+        int found = find_by_name(sx, key, &jobid, err, errlen);
+        if (found < 0) {
+            return found;
+        }
+        if (found) {
+            snprintf(buf, sizeof buf, "%ld\n", jobid);
+            write_small(dir, "jobid", buf);
+            make_handle(handle, jobid, key);
+            return 0;
+        }
+    } else if ((rc = gpx__exec_mkdirs(dir)) < 0) {
+        gpx__exec_errf(err, errlen, "state_dir: cannot create %s: %s", dir, strerror(-rc));
+        return GP_ESYS;
+    }
+    char ckpt[PATH_MAX];
+    const char *ckpt_dir = t->checkpoint_dir != NULL ? t->checkpoint_dir : dir;
+    if (sx->ckpt_root[0] != '\0') {
+        gpx__exec_fmt(ckpt, sizeof ckpt, "%s/%llu", sx->ckpt_root, (unsigned long long)t->workload);
+        ckpt_dir = ckpt;
+    }
+    rc = gpx__slurm_write_script(sx, t, dir, ckpt_dir, err, errlen);
+    if (rc == 0) {
+        rc = gpx__slurm_submit(sx, t, dir, key, &jobid, err, errlen);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    snprintf(buf, sizeof buf, "%ld\n", jobid);
+    if (write_small(dir, "jobid", buf) < 0) {
+        gpx__exec_errf(err, errlen, "state_dir: cannot record job %ld in %s", jobid, dir);
+        const char *argv[] = {"scancel", buf, NULL};
+        buf[strcspn(buf, "\n")] = '\0';
+        gpx__slurm_run(sx, argv, NULL, NULL, 0);
+        return GP_ESYS;
+    }
+    make_handle(handle, jobid, key);
+    return 0;
+}
+
+/* ======================================================================== */
+/* Signal, stop, reap                                                        */
+/* ======================================================================== */
+
+static int slurm_signal(void *state, const char *handle, int sig) {
+    gpx__slurm *sx = state;
+    long jobid;
+    char key[GPX__SLURM_KEY_MAX];
+    if (parse_handle(handle, &jobid, key) < 0) {
+        return GP_EINVAL;
+    }
+    char id[32], sigarg[32];
+    snprintf(id, sizeof id, "%ld", jobid);
+    snprintf(sigarg, sizeof sigarg, "--signal=%d", sig);
+    /* --full: the batch script and every step, i.e. every process of the job. */
+    const char *argv[] = {"scancel", "--full", sigarg, id, NULL};
+    char err[256];
+    int rc = gpx__slurm_run(sx, argv, NULL, err, sizeof err);
+    /* A job that has ended has nothing to signal; scancel says so with a
+     * failure, which is success here. Only a command that cannot run at all
+     * is an error. */
+    return rc == GP_ESYS ? rc : 0;
+}
+
+static int slurm_stop(void *state, const char *handle) {
+    gpx__slurm *sx = state;
+    long jobid;
+    char key[GPX__SLURM_KEY_MAX];
+    if (parse_handle(handle, &jobid, key) < 0) {
+        return GP_EINVAL;
+    }
+    char id[32];
+    snprintf(id, sizeof id, "%ld", jobid);
+    const char *argv[] = {"scancel", "--signal=KILL", "--full", id, NULL};
+    const char *argv2[] = {"scancel", id, NULL};
+    char err[256];
+    gpx__slurm_run(sx, argv, NULL, err, sizeof err);
+    int rc = gpx__slurm_run(sx, argv2, NULL, err, sizeof err);
+    return rc == GP_ESYS ? rc : 0;
+}
+
+static int slurm_reap(void *state, const char *handle) {
+    gpx__slurm *sx = state;
+    long jobid;
+    char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX];
+    if (parse_handle(handle, &jobid, key) < 0 || task_dir(sx, key, dir, sizeof dir) < 0) {
+        return GP_EINVAL;
+    }
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        return 0;
+    }
+    struct dirent *de;
+    char path[PATH_MAX];
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
+            continue;
+        }
+        if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, de->d_name) == 0) {
+            unlink(path);
+        }
+    }
+    closedir(d);
+    rmdir(dir);
+    return 0;
+}
+
+/* ======================================================================== */
+/* Poll                                                                      */
+/* ======================================================================== */
+
+/* Fills st from the status the script recorded ("status=N", the shell's $?:
+ * 128+N for a command killed by signal N). 1 if there was one. */
+static int from_exit_file(const gpx__slurm *sx, const char *key, gp_task_status *st) {
+    char dir[PATH_MAX], buf[64];
+    if (task_dir(sx, key, dir, sizeof dir) < 0 || read_small(dir, "exit", buf, sizeof buf) <= 0 ||
+        strncmp(buf, "status=", 7) != 0) {
+        return 0;
+    }
+    int status = atoi(buf + 7);
+    st->state = GP_TASK_EXITED;
+    if (status > 128 && status <= 128 + 64) {
+        st->term_signal = status - 128;
+    } else {
+        st->exit_code = status;
+    }
+    return 1;
+}
+
+static const char *const starting_states[] = {
+    "PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESV_DEL_HOLD", NULL};
+static const char *const running_states[] = {"RUNNING",   "SUSPENDED", "COMPLETING", "STOPPED",
+                                             "SIGNALING", "STAGE_OUT", "RESIZING",   NULL};
+static const char *const lost_states[] = {"NODE_FAIL", "BOOT_FAIL", NULL};
+
+static int in_list(const char *s, const char *const *list) {
+    for (size_t i = 0; list[i] != NULL; i++) {
+        if (strcmp(s, list[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Judges one task from Slurm's record of its job (NULL: Slurm has none). */
+static void judge(const gpx__slurm *sx, long jobid, const char *key, json_t *job,
+                  gp_task_status *st) {
+    const char *state = job != NULL ? json_string_value(json_object_get(job, "job_state")) : NULL;
+    if (state != NULL && in_list(state, starting_states)) {
+        st->state = GP_TASK_STARTING;
+        return;
+    }
+    if (state != NULL && in_list(state, running_states)) {
+        st->state = GP_TASK_RUNNING;
+        return;
+    }
+    if (from_exit_file(sx, key, st)) {
+        return;
+    }
+    if (state == NULL) {
+        st->state = GP_TASK_LOST;
+        snprintf(st->detail, sizeof st->detail,
+                 "Slurm no longer knows job %ld and it left no exit status", jobid);
+        return;
+    }
+    if (in_list(state, lost_states)) {
+        st->state = GP_TASK_LOST;
+        snprintf(st->detail, sizeof st->detail, "Slurm job %ld ended with %s", jobid, state);
+        return;
+    }
+    /* Ended without the script recording a status: cancelled, timed out,
+     * killed for memory. Slurm's exit_code is a wait status. */
+    int ws = (int)json_integer_value(json_object_get(job, "exit_code"));
+    st->state = GP_TASK_EXITED;
+    if (strcmp(state, "CANCELLED") == 0) {
+        st->term_signal = SIGKILL;
+    } else if ((ws & 0x7f) != 0) {
+        st->term_signal = ws & 0x7f;
+    } else {
+        st->exit_code = (ws >> 8) & 0xff;
+        if (st->exit_code == 0) {
+            st->exit_code = 1;
+        }
+    }
+    snprintf(st->detail, sizeof st->detail, "Slurm job %ld ended %s", jobid, state);
+}
+
+typedef struct job_ref {
+    long id;
+    json_t *job;
+} job_ref;
+
+static int cmp_ref(const void *a, const void *b) {
+    long x = ((const job_ref *)a)->id, y = ((const job_ref *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+static int slurm_poll(void *state, gp_task_status *tasks, size_t n) {
+    gpx__slurm *sx = state;
+    if (n == 0) {
+        return 0;
+    }
+    long *ids = calloc(n, sizeof *ids);
+    char(*keys)[GPX__SLURM_KEY_MAX] = calloc(n, sizeof *keys);
+    size_t cap = 32 + n * 21;
+    char *list = malloc(cap);
+    if (ids == NULL || keys == NULL || list == NULL) {
+        free(ids);
+        free(keys);
+        free(list);
+        return GP_ENOMEM;
+    }
+    size_t len = (size_t)snprintf(list, cap, "--jobs=");
+    size_t valid = 0;
+    for (size_t i = 0; i < n; i++) {
+        gp_task_status *st = &tasks[i];
+        st->exit_code = 0;
+        st->term_signal = 0;
+        st->gpu_mem_used = -1;
+        st->detail[0] = '\0';
+        if (parse_handle(st->handle, &ids[i], keys[i]) < 0) {
+            ids[i] = 0;
+            st->state = GP_TASK_LOST;
+            snprintf(st->detail, sizeof st->detail, "not a handle of the slurm executor");
+            continue;
+        }
+        len += (size_t)snprintf(list + len, cap - len, "%s%ld", valid ? "," : "", ids[i]);
+        valid++;
+    }
+    json_t *root = NULL;
+    int rc = 0;
+    if (valid > 0) {
+        const char *argv[] = {"squeue", "--json", "--states=all", list, NULL};
+        char *out = NULL;
+        char err[256];
+        rc = gpx__slurm_run(sx, argv, &out, err, sizeof err);
+        if (rc == 0) {
+            root = json_loads(out, 0, NULL);
+            free(out);
+            if (!json_is_array(json_object_get(root, "jobs"))) {
+                rc = GP_EPARSE;
+            }
+        }
+    }
+    /* Slurm's answer, sorted by job id, so that each handle is found by
+     * binary search: n log n for n tasks instead of n times the jobs. */
+    json_t *jobs = json_object_get(root, "jobs");
+    size_t nj = json_array_size(jobs);
+    job_ref *refs = nj > 0 ? calloc(nj, sizeof *refs) : NULL;
+    if (nj > 0 && refs == NULL) {
+        rc = GP_ENOMEM;
+    }
+    for (size_t k = 0; rc == 0 && k < nj; k++) {
+        refs[k].job = json_array_get(jobs, k);
+        refs[k].id = (long)json_integer_value(json_object_get(refs[k].job, "job_id"));
+    }
+    if (refs != NULL) {
+        qsort(refs, nj, sizeof *refs, cmp_ref);
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (ids[i] == 0) {
+            continue;
+        }
+        job_ref want = {.id = ids[i]};
+        job_ref *hit = refs != NULL ? bsearch(&want, refs, nj, sizeof *refs, cmp_ref) : NULL;
+        judge(sx, ids[i], keys[i], hit != NULL ? hit->job : NULL, &tasks[i]);
+    }
+    free(refs);
+    json_decref(root);
+    free(ids);
+    free(keys);
+    free(list);
+    return rc;
+}
+
+static int slurm_control(void *state, int op, void *arg) {
+    (void)state;
+    (void)op;
+    (void)arg;
+    return GP_ENOTSUP;
+}
+
+const gp_executor_methods gpx__slurm_methods = {
+    .version = 1,
+    .name = "slurm",
+    .open = slurm_open,
+    .close = slurm_close,
+    .inventory = slurm_inventory,
+    .launch = slurm_launch,
+    .signal = slurm_signal,
+    .stop = slurm_stop,
+    .poll = slurm_poll,
+    .reap = slurm_reap,
+    .control = slurm_control,
+};

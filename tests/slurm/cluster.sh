@@ -1,0 +1,205 @@
+#!/bin/sh
+# tests/slurm/cluster.sh — a real Slurm cluster on this one host, for the
+# Slurm executor's tests: its own munge (key and socket), one slurmctld and
+# four slurmd (`slurmd -N n1` ... `n4`), each node with 4 GPUs declared as
+# GRES (AutoDetect=off, File= device nodes made with mknod, character major
+# 195, in a directory of the cluster's own). Everything lives under DIR and
+# listens on loopback ports from PORT on, so that the cluster never touches
+# another cluster or daemon on the host.
+#
+# Usage: tests/slurm/cluster.sh start|stop|status|env [DIR]
+#   DIR   default $GP_SLURM_DIR or /tmp/gpupool-slurm
+#   PORT  $GP_SLURM_PORT, default 26817: slurmctld on PORT, slurmd nK on PORT+K
+#
+# `start` writes DIR/env (SLURM_CONF=...), which a test sources to reach the
+# cluster with the ordinary commands, and waits until every node is idle; it
+# exits 77 with the reason on standard error when Slurm is not installed or
+# cannot run here, so that a caller can report SKIP. `stop` ends every daemon
+# it started (by the pids it recorded) and keeps DIR's logs.
+set -u
+cmd=${1:-}
+DIR=${2:-${GP_SLURM_DIR:-/tmp/gpupool-slurm}}
+PORT=${GP_SLURM_PORT:-26817}
+NODES="n1 n2 n3 n4"
+HOST=$(hostname)
+
+skip() {
+    echo "cluster.sh: SKIP: $*" >&2
+    exit 77
+}
+
+die() {
+    echo "cluster.sh: $*" >&2
+    exit 1
+}
+
+# pid_of NAME: the recorded pid of a daemon we started, if it still runs.
+pid_of() {
+    f="$DIR/run/$1.pid"
+    [ -s "$f" ] || return 1
+    p=$(cat "$f")
+    kill -0 "$p" 2>/dev/null && echo "$p"
+}
+
+write_conf() {
+    mkdir -p "$DIR/etc" "$DIR/run" "$DIR/log" "$DIR/spool" "$DIR/dev" "$DIR/munge" \
+        "$DIR/state"
+    chmod 700 "$DIR/munge"
+    i=0
+    for n in $NODES; do
+        mkdir -p "$DIR/spool/$n"
+        for g in 0 1 2 3; do
+            minor=$((i * 4 + g))
+            [ -e "$DIR/dev/nvidia$minor" ] || mknod "$DIR/dev/nvidia$minor" c 195 "$minor" ||
+                skip "cannot make device nodes with mknod in $DIR/dev"
+        done
+        i=$((i + 1))
+    done
+    user=$(id -un)
+    cat >"$DIR/etc/slurm.conf" <<EOF
+# Written by tests/slurm/cluster.sh: a test cluster on one host.
+ClusterName=gptest
+SlurmctldHost=$HOST(127.0.0.1)
+SlurmctldPort=$PORT
+SlurmUser=$user
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$DIR/munge/munge.sock
+StateSaveLocation=$DIR/state
+SlurmdSpoolDir=$DIR/spool/%n
+SlurmctldPidFile=$DIR/run/slurmctld.pid
+SlurmdPidFile=$DIR/run/slurmd-%n.pid
+SlurmctldLogFile=$DIR/log/slurmctld.log
+SlurmdLogFile=$DIR/log/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=2
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=64
+GresTypes=gpu
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$DIR/log/jobcomp.txt
+JobAcctGatherType=jobacct_gather/none
+SlurmdParameters=config_overrides
+ReturnToService=2
+SlurmdTimeout=30
+MessageTimeout=20
+InactiveLimit=0
+KillWait=5
+MinJobAge=300
+MaxJobCount=20000
+SuspendTime=INFINITE
+NodeName=n1 NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 1)) CPUs=16 RealMemory=65536 Gres=gpu:a100:4 Feature=rack1,nvlink State=UNKNOWN
+NodeName=n2 NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 2)) CPUs=16 RealMemory=65536 Gres=gpu:a100:4 Feature=rack1,nvlink State=UNKNOWN
+NodeName=n3 NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 3)) CPUs=16 RealMemory=65536 Gres=gpu:h100:4 Feature=rack2 State=UNKNOWN
+NodeName=n4 NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 4)) CPUs=16 RealMemory=65536 Gres=gpu:h100:4 Feature=rack2 State=UNKNOWN
+PartitionName=gpu Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+EOF
+    cat >"$DIR/etc/gres.conf" <<EOF
+AutoDetect=off
+NodeName=n1 Name=gpu Type=a100 File=$DIR/dev/nvidia[0-3]
+NodeName=n2 Name=gpu Type=a100 File=$DIR/dev/nvidia[4-7]
+NodeName=n3 Name=gpu Type=h100 File=$DIR/dev/nvidia[8-11]
+NodeName=n4 Name=gpu Type=h100 File=$DIR/dev/nvidia[12-15]
+EOF
+    cat >"$DIR/etc/cgroup.conf" <<EOF
+CgroupPlugin=cgroup/v1
+EOF
+    [ -s "$DIR/munge/munge.key" ] ||
+        dd if=/dev/urandom of="$DIR/munge/munge.key" bs=1024 count=1 2>/dev/null
+    chmod 400 "$DIR/munge/munge.key"
+    echo "SLURM_CONF=$DIR/etc/slurm.conf; export SLURM_CONF" >"$DIR/env"
+}
+
+# wait_for SECONDS COMMAND...: runs COMMAND every 0.2 s until it succeeds or
+# SECONDS have passed (then fails).
+wait_for() {
+    deadline=$(($(date +%s) + $1))
+    shift
+    until "$@" >/dev/null 2>&1; do
+        [ "$(date +%s)" -lt "$deadline" ] || return 1
+        sleep 0.2
+    done
+}
+
+all_idle() {
+    out=$(SLURM_CONF="$DIR/etc/slurm.conf" sinfo -h -N -o '%N %t' 2>/dev/null) || return 1
+    [ "$(echo "$out" | grep -c ' idle$')" = 4 ]
+}
+
+start_munge() {
+    pid_of munged >/dev/null && return 0
+    munged --socket="$DIR/munge/munge.sock" --key-file="$DIR/munge/munge.key" \
+        --pid-file="$DIR/run/munged.pid" --log-file="$DIR/log/munged.log" \
+        --seed-file="$DIR/munge/munged.seed" --force ||
+        skip "munged did not start (see $DIR/log/munged.log)"
+    wait_for 10 test -S "$DIR/munge/munge.sock" || skip "munged made no socket"
+}
+
+start_slurmd() {
+    n=$1
+    pid_of "slurmd-$n" >/dev/null && return 0
+    SLURM_CONF="$DIR/etc/slurm.conf" slurmd -N "$n" -f "$DIR/etc/slurm.conf" ||
+        die "slurmd -N $n did not start (see $DIR/log/slurmd-$n.log)"
+}
+
+start() {
+    for p in munged slurmctld slurmd sinfo sbatch scontrol squeue; do
+        command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] ||
+            skip "$p is not installed (scripts/install-deps.sh installs Slurm)"
+    done
+    PATH=$PATH:/usr/sbin
+    write_conf
+    start_munge
+    if ! pid_of slurmctld >/dev/null; then
+        SLURM_CONF="$DIR/etc/slurm.conf" slurmctld -f "$DIR/etc/slurm.conf" -i ||
+            skip "slurmctld did not start (see $DIR/log/slurmctld.log)"
+    fi
+    wait_for 30 env SLURM_CONF="$DIR/etc/slurm.conf" scontrol ping ||
+        skip "slurmctld does not answer (see $DIR/log/slurmctld.log)"
+    for n in $NODES; do
+        start_slurmd "$n"
+    done
+    wait_for 60 all_idle || die "nodes did not become idle: $(SLURM_CONF="$DIR/etc/slurm.conf" \
+        sinfo -N 2>&1 | tr '\n' ' ')"
+    echo "cluster.sh: 4 nodes idle; SLURM_CONF=$DIR/etc/slurm.conf"
+}
+
+stop() {
+    PATH=$PATH:/usr/sbin
+    for n in $NODES; do
+        p=$(pid_of "slurmd-$n") && kill "$p"
+    done
+    p=$(pid_of slurmctld) && kill "$p"
+    p=$(pid_of munged) && kill "$p"
+    for name in $(for n in $NODES; do echo "slurmd-$n"; done) slurmctld munged; do
+        wait_for 20 sh -c "! kill -0 \$(cat '$DIR/run/$name.pid' 2>/dev/null) 2>/dev/null"
+        p=$(pid_of "$name") && kill -9 "$p"
+        rm -f "$DIR/run/$name.pid"
+    done
+    # Jobs that a killed slurmd left behind (slurmstepd and its children).
+    for f in "$DIR"/spool/*/*.pid; do
+        [ -f "$f" ] || continue
+        kill -9 "$(cat "$f")" 2>/dev/null
+    done
+    return 0
+}
+
+case "$cmd" in
+start) start ;;
+stop) stop ;;
+status) SLURM_CONF="$DIR/etc/slurm.conf" sinfo -N ;;
+env) cat "$DIR/env" ;;
+*)
+    echo "usage: $0 start|stop|status|env [DIR]" >&2
+    exit 2
+    ;;
+esac

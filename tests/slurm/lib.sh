@@ -1,0 +1,34 @@
+# tests/slurm/lib.sh — helpers for the Slurm tier's tests (source it after
+# tests/lib/tap.sh and tests/daemon/lib.sh): the cluster's SLURM_CONF, a
+# gpupoold on the slurm executor, and questions asked of Slurm through its
+# commands.
+. "$GP_SLURM_DIR/env"
+SX_TAG=t$$
+
+# sx_start DATA_DIR [gpupoold flags...]: gpupoold on the slurm executor of the
+# test cluster, with its state and checkpoints under DATA_DIR.
+sx_start() {
+    sx_dir=$1
+    shift
+    gpd_start "$sx_dir" --period 300ms --poll 300ms --executor slurm --executor-config \
+        "slurm_conf=$SLURM_CONF,state_dir=$sx_dir/slurm-state,checkpoint_dir=$sx_dir/ckpt,partitions=gpu,gpu_mem.a100=40G,gpu_mem.h100=80G,tag=$SX_TAG" "$@"
+}
+
+# sx_jobs [STATES]: this test's gpupool jobs that Slurm knows (default: in any
+# state), one "<id> <name> <state> <node>" a line.
+sx_jobs() {
+    squeue -h --states="${1:-all}" -o '%i %j %T %N' | grep " gp-$SX_TAG\\."
+}
+
+# node_of ID: the node of a running workload's first task.
+node_of() {
+    api GET "/api/v1/workloads/$1" | grep -o '"node":"[^"]*"' | head -1 | cut -d'"' -f4
+}
+
+# Cancels what this test left in Slurm, then the daemon's cleanup.
+sx_cleanup() {
+    gpd_stop
+    for id in $(sx_jobs all | cut -d' ' -f1); do scancel "$id" 2>/dev/null; done
+    [ -n "${GP_KEEP_TMP:-}" ] || rm -rf "$TMP"
+}
+trap sx_cleanup EXIT

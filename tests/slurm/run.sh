@@ -1,0 +1,33 @@
+#!/bin/sh
+# tests/slurm/run.sh — the Slurm tier (`make test-slurm`): starts a real Slurm
+# cluster on this host (cluster.sh, in a directory and on ports of its own),
+# runs every tests/slurm/test-*.sh against it through gpupoold and the CLI,
+# and stops the cluster. Where Slurm is not installed or cannot run, the tier
+# prints "SKIP" with the reason instead of passing silently.
+#
+# Usage: tests/slurm/run.sh BUILD_DIR [TEST...]
+set -u
+build=$1
+shift
+tests=${*:-$(ls tests/slurm/test-*.sh)}
+dir=$(mktemp -d /tmp/gpupool-slurm.XXXXXX)
+# Ports of this cluster: a block of five that no other run of the tier picks
+# at the same time (the pid differs), away from Slurm's own 6817-6819.
+GP_SLURM_PORT=${GP_SLURM_PORT:-$((20000 + ($$ % 4000) * 5))}
+export GP_SLURM_PORT GP_SLURM_DIR="$dir"
+trap 'tests/slurm/cluster.sh stop "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT INT TERM
+out=$(tests/slurm/cluster.sh start "$dir" 2>&1)
+rc=$?
+if [ "$rc" = 77 ]; then
+    echo "SKIP tests/slurm: $(echo "$out" | sed -n 's/^cluster.sh: SKIP: //p')"
+    echo "0 passed, 0 failed"
+    exit 0
+elif [ "$rc" != 0 ]; then
+    echo "$out"
+    echo "FAIL tests/slurm: the test cluster did not start"
+    for f in "$dir"/log/*.log; do echo "== $f"; tail -n 5 "$f"; done
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+# shellcheck disable=SC2086 # one test script a word
+tests/run.sh "$build" $tests
