@@ -59,6 +59,6 @@ bad=$("$GPD" --data-dir "$TMP/bad" --listen 127.0.0.1:0 --executor slurm \
     --executor-config "slurm_conf=$SLURM_CONF,statedir=/x" 2>&1)
 tap_ok "an unknown configuration key is refused by name" contains "$bad" "unknown key 'statedir'"
 bad=$("$GPD" --data-dir "$TMP/bad" --listen 127.0.0.1:0 --executor slurm \
-    --executor-config "slurm_conf=$SLURM_CONF" 2>&1)
-tap_ok "state_dir is required" contains "$bad" "state_dir is required"
+    --executor-config "slurm_conf=$SLURM_CONF,state_dir=rel" 2>&1)
+tap_ok "a relative state_dir is refused" contains "$bad" "state_dir must be an absolute path"
 tap_done

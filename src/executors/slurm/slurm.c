@@ -152,7 +152,8 @@ static int parse_config(gpx__slurm *sx, const char *text, char *err, size_t errl
     free(copy);
     if (rc == 0 && sx->state_dir[0] == '\0') {
         gpx__exec_errf(err, errlen,
-                       "executor-config: state_dir is required (a directory every node sees)");
+                       "executor-config: state_dir is required (a directory every node "
+                       "sees) when the daemon gives no data directory");
         rc = GP_EINVAL;
     }
     return rc;
@@ -200,7 +201,13 @@ static void slurm_close(void *state) {
     free(sx);
 }
 
-static int slurm_open(const char *text, void **state, char *err, size_t errlen) {
+/*
+ * Opens an instance. Defaults come from what the daemon says about itself:
+ * state_dir is <data_dir>/slurm (the data directory must then be on storage
+ * the nodes see), the interposer <lib_dir>/libgpuslice.so if it is there.
+ */
+static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state, char *err,
+                      size_t errlen) {
     gpx__slurm *sx = calloc(1, sizeof *sx);
     if (sx == NULL) {
         return GP_ENOMEM;
@@ -208,6 +215,15 @@ static int slurm_open(const char *text, void **state, char *err, size_t errlen) 
     snprintf(sx->interposer, sizeof sx->interposer, "%s", DEFAULT_INTERPOSER);
     snprintf(sx->tag, sizeof sx->tag, "gpupool");
     sx->gpu_mem_default = DEFAULT_GPU_MEM;
+    char lib[PATH_MAX];
+    if (ctx->lib_dir != NULL && ctx->lib_dir[0] != '\0' &&
+        gpx__exec_fmt(lib, sizeof lib, "%s/libgpuslice.so", ctx->lib_dir) == 0 &&
+        access(lib, R_OK) == 0) {
+        memcpy(sx->interposer, lib, sizeof lib);
+    }
+    if (ctx->data_dir != NULL && ctx->data_dir[0] == '/') {
+        gpx__exec_fmt(sx->state_dir, sizeof sx->state_dir, "%s/slurm", ctx->data_dir);
+    }
     int rc = parse_config(sx, text, err, errlen);
     if (rc == 0 && (rc = build_envp(sx)) < 0) {
         gpx__exec_errf(err, errlen, "slurm executor: out of memory");
@@ -647,10 +663,57 @@ static int slurm_control(void *state, int op, void *arg) {
     return GP_ENOTSUP;
 }
 
+/* Every task attempt with a directory under state_dir and a job id. */
+static int slurm_tasks(void *state, char (*handles)[GP_HANDLE_MAX], size_t max, size_t *n) {
+    gpx__slurm *sx = state;
+    *n = 0;
+    DIR *d = opendir(sx->state_dir);
+    if (d == NULL) {
+        return errno == ENOENT ? 0 : GP_ESYS;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char dir[PATH_MAX], buf[64];
+        long jobid;
+        if (de->d_name[0] != 'w' || strlen(de->d_name) >= GPX__SLURM_KEY_MAX ||
+            task_dir(sx, de->d_name, dir, sizeof dir) < 0 ||
+            read_small(dir, "jobid", buf, sizeof buf) <= 0 ||
+            (jobid = strtol(buf, NULL, 10)) <= 0) {
+            continue;
+        }
+        if (*n < max) {
+            make_handle(handles[*n], jobid, de->d_name);
+        }
+        (*n)++;
+    }
+    closedir(d);
+    return 0;
+}
+
+static int slurm_describe(void *state, gp_executor_info *info) {
+    gpx__slurm *sx = state;
+    char parts[GPX__SLURM_PARTS * (GP_NAME_MAX + 1) + 1] = "";
+    for (int i = 0; i < sx->npart; i++) {
+        size_t k = strlen(parts);
+        snprintf(parts + k, sizeof parts - k, "%s%s", i ? "," : "", sx->parts[i]);
+    }
+    snprintf(info->gpus, sizeof info->gpus, "Slurm GRES of the nodes of partition(s) %.160s",
+             sx->npart ? parts : "(all)");
+    snprintf(info->limits, sizeof info->limits,
+             "by Slurm: each task is a job with --cpus-per-task and --mem");
+    snprintf(info->slices, sizeof info->slices, "%s %.200s",
+             access(sx->interposer, R_OK) == 0 ? "enforced by" : "NOT ENFORCED: missing",
+             sx->interposer);
+    snprintf(info->state, sizeof info->state, "%.250s", sx->state_dir);
+    return 0;
+}
+
 const gp_executor_methods gpx__slurm_methods = {
-    .version = 1,
+    .version = 2,
     .name = "slurm",
-    .open = slurm_open,
+    .open_ctx = slurm_open,
+    .tasks = slurm_tasks,
+    .describe = slurm_describe,
     .close = slurm_close,
     .inventory = slurm_inventory,
     .launch = slurm_launch,
