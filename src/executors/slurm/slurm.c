@@ -280,7 +280,7 @@ static int parse_handle(const char *h, long *jobid, char key[GPX__SLURM_KEY_MAX]
 }
 
 static void make_handle(char handle[GP_HANDLE_MAX], long jobid, const char *key) {
-    snprintf(handle, GP_HANDLE_MAX, "slurm:%ld:%s", jobid, key);
+    snprintf(handle, GP_HANDLE_MAX, "slurm:%ld:%.63s", jobid, key);
 }
 
 /* Reads "<dir>/<name>" (a small file) into buf; its length or -errno. */
