@@ -63,6 +63,11 @@ struct gpd__sched {
     size_t nnodes;
     active **act;
     size_t nact, capact;
+    /* Handles of stopped tasks whose reap the executor refused because the
+     * task had not finished ending yet; the loop retries them (loop thread
+     * only). */
+    char (*reap_later)[GP_HANDLE_MAX];
+    size_t nreap, capreap;
     /* Loop control. */
     pthread_t th;
     int started;
@@ -111,6 +116,10 @@ void gpd__sched_poll(gpd__sched *s, int64_t now);
 /* Stores one change, logging (not failing) if the store refuses: the loop
  * carries on, and a restart reconciles from what the store holds. */
 void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c);
+/* Reaps a task; one that has not finished ending (GP_ESTATE: a stop was just
+ * sent, its supervisor has not yet recorded the end) is kept and reaped by a
+ * later poll, so that no task directory or cgroup is left behind. */
+void gpd__sched_reap(gpd__sched *s, const char *handle);
 
 /* Task bindings in the store: {"node":N,"slices":[[gpu,milli,mem,mig],...]}. */
 char *gpd__binding_to_json(const gp_task_binding *b);

@@ -136,7 +136,7 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0]) {
             gp_exec_stop(s->ex, a->tasks[t].handle);
-            gp_exec_reap(s->ex, a->tasks[t].handle);
+            gpd__sched_reap(s, a->tasks[t].handle);
         }
     int stopping = w->state == GP__WL_STOPPING && strcmp(w->stop_kind, GP__STOP_EVICT) != 0;
     int del = stopping && strcmp(w->stop_kind, GP__STOP_DELETE) == 0;
@@ -285,7 +285,7 @@ static void reap_orphans(gpd__sched *s) {
                     known = 1;
         if (!known) {
             gp_exec_stop(s->ex, handles[i]);
-            gp_exec_reap(s->ex, handles[i]);
+            gpd__sched_reap(s, handles[i]);
         }
     }
     free(handles);

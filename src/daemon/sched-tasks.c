@@ -69,6 +69,39 @@ void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c) {
                  (unsigned long long)c->id, e.msg);
 }
 
+/* ---- Reaping ---------------------------------------------------------- */
+
+void gpd__sched_reap(gpd__sched *s, const char *handle) {
+    if (gp_exec_reap(s->ex, handle) != GP_ESTATE)
+        return;
+    for (size_t i = 0; i < s->nreap; i++)
+        if (strcmp(s->reap_later[i], handle) == 0)
+            return;
+    if (s->nreap == s->capreap) {
+        size_t cap = s->capreap ? s->capreap * 2 : 16;
+        char(*nr)[GP_HANDLE_MAX] = realloc(s->reap_later, cap * sizeof *nr);
+        if (!nr) {
+            gpd__log("task %s: no memory to remember its reap; a restart will do it", handle);
+            return;
+        }
+        s->reap_later = nr;
+        s->capreap = cap;
+    }
+    snprintf(s->reap_later[s->nreap++], GP_HANDLE_MAX, "%s", handle);
+}
+
+/* Retries the reaps that were refused; keeps those still refused. A task
+ * that never ends (stuck in the kernel) is stopped again on every try. */
+static void reap_pending(gpd__sched *s) {
+    size_t kept = 0;
+    for (size_t i = 0; i < s->nreap; i++) {
+        gp_exec_stop(s->ex, s->reap_later[i]);
+        if (gp_exec_reap(s->ex, s->reap_later[i]) == GP_ESTATE)
+            memmove(s->reap_later[kept++], s->reap_later[i], GP_HANDLE_MAX);
+    }
+    s->nreap = kept;
+}
+
 /* ---- Bindings as JSON ------------------------------------------------- */
 
 char *gpd__binding_to_json(const gp_task_binding *b) {
@@ -406,7 +439,7 @@ void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why) {
     pthread_mutex_unlock(&s->eng_mu);
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
-            gp_exec_reap(s->ex, a->tasks[t].handle);
+            gpd__sched_reap(s, a->tasks[t].handle);
     gpd__act_remove(s, a);
 }
 
@@ -437,7 +470,7 @@ static void conclude(gpd__sched *s, active *a, gpd__wl_state st, const char *out
     pthread_mutex_unlock(&s->eng_mu);
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
-            gp_exec_reap(s->ex, a->tasks[t].handle);
+            gpd__sched_reap(s, a->tasks[t].handle);
     gpd__act_remove(s, a);
 }
 
@@ -485,6 +518,7 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
 }
 
 void gpd__sched_poll(gpd__sched *s, int64_t now) {
+    reap_pending(s);
     size_t n = 0;
     for (size_t i = 0; i < s->nact; i++)
         n += (size_t)s->act[i]->ntasks;

@@ -504,6 +504,7 @@ void gpd__sched_close(gpd__sched *s) {
         free(s->act[i]);
     }
     free(s->act);
+    free(s->reap_later);
     if (s->ex)
         gp_executor_close(s->ex);
     if (s->eng)
