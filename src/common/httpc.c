@@ -21,7 +21,9 @@
 #include "common/gp_error.h"
 
 struct gp_http_conn {
-    int fd;
+    int fd;          /* -1: reading from src instead (gp_http_parse_response) */
+    const char *src; /* the rest of an in-memory response */
+    size_t src_len;
     char host[300];
     char rbuf[16384];
     size_t rpos, rlen;
@@ -142,6 +144,17 @@ static int send_all(int fd, const char *p, size_t n) {
 static int fill(gp_http_conn *c) {
     if (c->rpos < c->rlen)
         return 0;
+    if (c->fd < 0) {
+        size_t n = c->src_len < sizeof c->rbuf ? c->src_len : sizeof c->rbuf;
+        if (n == 0)
+            return -1;
+        memcpy(c->rbuf, c->src, n);
+        c->src += n;
+        c->src_len -= n;
+        c->rpos = 0;
+        c->rlen = n;
+        return 0;
+    }
     for (;;) {
         ssize_t r = recv(c->fd, c->rbuf, sizeof c->rbuf, 0);
         if (r < 0 && errno == EINTR)
@@ -173,8 +186,15 @@ static int read_line(gp_http_conn *c, char *line, size_t len) {
     return 0;
 }
 
-/* Appends exactly n bytes from the connection to body. */
+/* Appends exactly n bytes from the connection to body; -1 on a short read or
+ * when the body would pass GP_HTTP_BODY_MAX. The bound is checked before any
+ * arithmetic on n, which comes from the server and may be anything up to
+ * SIZE_MAX. */
 static int read_exact(gp_http_conn *c, char **body, size_t *blen, size_t n) {
+    if (n > GP_HTTP_BODY_MAX || *blen > GP_HTTP_BODY_MAX - n) {
+        errno = EMSGSIZE;
+        return -1;
+    }
     char *nb = realloc(*body, *blen + n + 1);
     if (!nb)
         return -1;
@@ -194,6 +214,36 @@ static int read_exact(gp_http_conn *c, char **body, size_t *blen, size_t n) {
     return 0;
 }
 
+/* Parses a header's decimal (base 10) or chunk-size (base 16) number: digits
+ * only, optional surrounding blanks (and, for chunks, extensions after ';'),
+ * at most GP_HTTP_BODY_MAX. Returns 0, or -1 for anything else. */
+static int parse_count(const char *s, int base, size_t *out) {
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t v = 0;
+    int digits = 0;
+    for (;; s++, digits++) {
+        int d;
+        if (*s >= '0' && *s <= '9')
+            d = *s - '0';
+        else if (base == 16 && *s >= 'a' && *s <= 'f')
+            d = *s - 'a' + 10;
+        else if (base == 16 && *s >= 'A' && *s <= 'F')
+            d = *s - 'A' + 10;
+        else
+            break;
+        if (v > (GP_HTTP_BODY_MAX - (size_t)d) / (size_t)base)
+            return -1;
+        v = v * (size_t)base + (size_t)d;
+    }
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (digits == 0 || (*s && !(base == 16 && *s == ';')))
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int read_response(gp_http_conn *c, gp_http_resp *resp) {
     char line[8192];
     if (read_line(c, line, sizeof line) < 0)
@@ -201,15 +251,20 @@ static int read_response(gp_http_conn *c, gp_http_resp *resp) {
     int status = 0;
     if (sscanf(line, "HTTP/%*d.%*d %d", &status) != 1)
         return -1;
-    long long clen = -1;
-    int chunked = 0;
+    size_t clen = 0;
+    int have_clen = 0, chunked = 0;
     for (;;) {
         if (read_line(c, line, sizeof line) < 0)
             return -1;
         if (line[0] == '\0')
             break;
-        if (strncasecmp(line, "Content-Length:", 15) == 0)
-            clen = atoll(line + 15);
+        if (strncasecmp(line, "Content-Length:", 15) == 0) {
+            size_t v;
+            if (parse_count(line + 15, 10, &v) < 0 || (have_clen && v != clen))
+                return -1;
+            clen = v;
+            have_clen = 1;
+        }
         if (strncasecmp(line, "Transfer-Encoding:", 18) == 0 && strcasestr(line, "chunked"))
             chunked = 1;
     }
@@ -225,7 +280,11 @@ static int read_response(gp_http_conn *c, gp_http_resp *resp) {
                 rc = -1;
                 break;
             }
-            size_t n = strtoul(line, NULL, 16);
+            size_t n;
+            if (parse_count(line, 16, &n) < 0) {
+                rc = -1;
+                break;
+            }
             if (n == 0) {
                 /* Trailers end with an empty line. */
                 do {
@@ -241,9 +300,9 @@ static int read_response(gp_http_conn *c, gp_http_resp *resp) {
                 break;
             }
         }
-    } else if (clen > 0) {
-        rc = read_exact(c, &body, &blen, (size_t)clen);
-    } else if (clen < 0 && status != 204 && status != 304) {
+    } else if (have_clen) {
+        rc = clen > 0 ? read_exact(c, &body, &blen, clen) : 0;
+    } else if (status != 204 && status != 304) {
         /* No framing: the body runs to the end of the connection. */
         while (fill(c) == 0) {
             size_t n = c->rlen - c->rpos;
@@ -261,6 +320,19 @@ static int read_response(gp_http_conn *c, gp_http_resp *resp) {
     resp->body = body;
     resp->len = blen;
     return 0;
+}
+
+int gp_http_parse_response(const char *data, size_t len, gp_http_resp *resp) {
+    memset(resp, 0, sizeof *resp);
+    gp_http_conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return GP_ENOMEM;
+    c->fd = -1;
+    c->src = data;
+    c->src_len = len;
+    int rc = read_response(c, resp) < 0 ? GP_EPARSE : 0;
+    free(c);
+    return rc;
 }
 
 int gp_http_send(gp_http_conn *c, const char *method, const char *path, const char *token,

@@ -15,6 +15,10 @@
 
 typedef struct gp_http_conn gp_http_conn;
 
+/* The largest response body the client accepts (a longer one is an error):
+ * it bounds what a hostile server can make the CLI allocate. */
+#define GP_HTTP_BODY_MAX ((size_t)256 << 20)
+
 typedef struct gp_http_resp {
     int status; /* e.g. 200; 0 before a response */
     char *body; /* NUL-terminated, malloc'ed; never NULL on success */
@@ -45,5 +49,13 @@ int gp_http_request(const char *server, const char *method, const char *path, co
                     const char *body, gp_http_resp *resp, char *err, size_t errlen);
 
 void gp_http_resp_free(gp_http_resp *resp);
+
+/*
+ * Reads one response from the len bytes at data, as gp_http_send reads one
+ * from a socket (the fuzz target and the tests feed it hostile answers).
+ * Returns 0 with *resp to free, or GP_EPARSE (nothing to free) for a response
+ * that is truncated, badly framed or larger than GP_HTTP_BODY_MAX.
+ */
+int gp_http_parse_response(const char *data, size_t len, gp_http_resp *resp);
 
 #endif /* GP_HTTPC_H */

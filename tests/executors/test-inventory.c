@@ -93,6 +93,9 @@ static const struct {
     {"gpu = H100 80G many\n", ":1: gpu: count 'many' is not a positive number"},
     {"gpu = H100 80G 0\n", ":1: gpu: count '0'"},
     {"gpu = H100 80G 17\n", ":1: gpu: count: a node holds at most 16 GPUs"},
+    /* The sum 1 + LONG_MAX wrapped and passed the bound (then a crash). */
+    {"gpu = H100 80G 1\ngpu = H100 80G 9223372036854775807\n",
+     ":2: gpu: count: a node holds at most 16 GPUs"},
     {"gpu = H100 80G sm=lots\n", ":1: gpu: sm 'lots'"},
     {"gpu = H100 80G mig=\n", ":1: gpu: mig: expected a list of profiles"},
     {"gpu = H1/00 80G\n", ":1: gpu: model 'H1/00' is not a name"},

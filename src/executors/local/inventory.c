@@ -140,7 +140,9 @@ static int parse_gpu(char *value, gp_node_spec *node, char *msg, size_t len) {
             }
         }
     }
-    if (node->ngpus + count > GP_MAX_GPUS_PER_NODE) {
+    /* Compared by subtraction: count may be as large as LONG_MAX, and the
+     * sum would overflow past the bound. */
+    if (count > GP_MAX_GPUS_PER_NODE - node->ngpus) {
         gpx__exec_fmt(msg, len, "count: a node holds at most %d GPUs", GP_MAX_GPUS_PER_NODE);
         return GP_EPARSE;
     }

@@ -1,0 +1,9 @@
+# tests/common/part.mk — tests of libgpcommon (the HTTP client's response
+# reader against hostile answers), linked with the library and the error list.
+COMMON_TEST_SRCS := $(sort $(wildcard tests/common/test-*.c))
+COMMON_TESTS := $(patsubst tests/common/%.c,$(BUILD)/tests/common/%,$(COMMON_TEST_SRCS))
+TESTS += $(COMMON_TESTS)
+$(COMMON_TESTS): $(BUILD)/tests/common/%: $(OBJ)/tests/common/%.o $(BUILD)/libgpcommon.a \
+		$(OBJ)/src/common/error.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
