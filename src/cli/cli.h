@@ -67,8 +67,15 @@ void cli_print_json(json_t *j);
 /* "12s", "5m", "3h", "2d" since ms (wall clock). */
 void cli_age(int64_t ms, char *buf, size_t len);
 
-/* Reads "name" from j as a string, "" if missing. */
+/* Reads "name" from j as a string, "" if missing, as cli_visible() shows it
+ * (the escaped form replaces the value in j, so it lives as long as j). */
 const char *cli_str(json_t *j, const char *name);
+
+/* A malloc'ed copy of s that a terminal shows as text: control characters,
+ * C1 controls and bytes that are not UTF-8 become visible escapes ("\n",
+ * "\x1b"), so that a workload's name cannot move the cursor, rewrite earlier
+ * lines or set the window title. NULL if out of memory. */
+char *cli_visible(const char *s);
 
 /* A table: columns set once, rows added, printed aligned. */
 typedef struct cli_table {

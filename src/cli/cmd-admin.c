@@ -95,8 +95,11 @@ static int queue_list(cli *c) {
         cli_table_add(&t, row);
     }
     cli_table_print(&t);
-    json_array_foreach(json_object_get(out, "warnings"), k, q)
-        printf("warning: %s\n", json_string_value(q));
+    json_array_foreach(json_object_get(out, "warnings"), k, q) {
+        char *shown = cli_visible(json_string_value(q) ? json_string_value(q) : "");
+        printf("warning: %s\n", shown ? shown : "");
+        free(shown);
+    }
     json_decref(out);
     return EXIT_OK;
 }

@@ -223,7 +223,11 @@ int cmd_describe(cli *c, int argc, char **argv) {
             printf("%-15s", "Command:");
             size_t k;
             json_t *a;
-            json_array_foreach(cmd, k, a) printf(" %s", json_string_value(a));
+            json_array_foreach(cmd, k, a) {
+                char *shown = cli_visible(json_string_value(a) ? json_string_value(a) : "");
+                printf(" %s", shown ? shown : "");
+                free(shown);
+            }
             putchar('\n');
         }
         size_t k;

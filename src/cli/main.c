@@ -1,15 +1,18 @@
 /*
  * main.c — the gpupool command: global options, the configuration (flags,
  * then GPUPOOL_SERVER / GPUPOOL_TOKEN / GPUPOOL_TOKEN_FILE, then
- * ~/.config/gpupool/config, then ./gpupool-data/admin.token beside a daemon
- * started with its defaults), the help texts and the dispatch to commands.
+ * ~/.config/gpupool/config, then the address and admin token of a daemon
+ * started with its defaults in the current directory, if they are the user's
+ * own), the help texts and the dispatch to commands.
  * It speaks to gpupoold only through its HTTP API.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/httpc.h"
@@ -36,7 +39,8 @@ static const char main_help[] =
     "\n"
     "The server and token come from --server/--token, else GPUPOOL_SERVER and\n"
     "GPUPOOL_TOKEN (or GPUPOOL_TOKEN_FILE), else ~/.config/gpupool/config, else\n"
-    "http://127.0.0.1:8642 and ./gpupool-data/admin.token.\n";
+    "the address and admin token in ./gpupool-data (only if you own it and nobody\n"
+    "else may write there), else http://127.0.0.1:8642.\n";
 
 static const char config_help[] =
     "Configuration file: ~/.config/gpupool/config ($XDG_CONFIG_HOME/gpupool/config)\n"
@@ -100,7 +104,9 @@ int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t 
             j ? json_string_value(json_object_get(json_object_get(j, "error"), "message")) : NULL;
         if (c->json && j)
             cli_print_json(j);
-        fprintf(stderr, "gpupool: %s\n", msg ? msg : resp.body);
+        char *shown = cli_visible(msg ? msg : resp.body);
+        fprintf(stderr, "gpupool: %s\n", shown ? shown : "(unprintable answer)");
+        free(shown);
         json_decref(j);
     } else if (raw) {
         *raw = resp.body;
@@ -152,6 +158,16 @@ void cli_age(int64_t ms, char *buf, size_t len) {
 
 const char *cli_str(json_t *j, const char *name) {
     const char *s = json_string_value(json_object_get(j, name));
+    if (!s)
+        return "";
+    char *v = cli_visible(s);
+    if (!v || strcmp(v, s) == 0) {
+        free(v);
+        return s;
+    }
+    json_object_set_new(j, name, json_string(v));
+    free(v);
+    s = json_string_value(json_object_get(j, name));
     return s ? s : "";
 }
 
@@ -194,6 +210,54 @@ static void read_config(cli *c, int have_server, int have_token) {
     fclose(f);
 }
 
+/* Whether path may be trusted as this user's own: not a symbolic link, owned
+ * by the user, writable by nobody else; dir says whether it must be a
+ * directory (else a regular file). A file in a directory that others may
+ * write could be replaced by them, so both the file and its directory are
+ * checked. */
+static int owned_private(const char *path, int dir) {
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return 0;
+    if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+        return 0;
+    return st.st_uid == geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+/* The address and admin token of a daemon started with its defaults in the
+ * current directory, used only together and only when the directory and both
+ * files are this user's own: a shared directory where someone else wrote a
+ * gpupool-data/gpupoold.addr would otherwise receive the user's token. */
+static void local_daemon(cli *c) {
+    static const char *const dir = "gpupool-data", *const addr = "gpupool-data/gpupoold.addr",
+                             *const tok = "gpupool-data/admin.token";
+    if (access(addr, F_OK) != 0)
+        return;
+    if (!owned_private(dir, 1) || !owned_private(addr, 0) || !owned_private(tok, 0)) {
+        fprintf(stderr,
+                "gpupool: ignoring ./%s: it, its directory or %s is not owned by you or is "
+                "writable by others\n",
+                addr, tok);
+        return;
+    }
+    char server[sizeof c->server] = "";
+    FILE *f = fopen(addr, "r");
+    if (f) {
+        if (fgets(server, sizeof server, f))
+            server[strcspn(server, "\r\n")] = '\0';
+        fclose(f);
+    }
+    char saved[sizeof c->token];
+    memcpy(saved, c->token, sizeof saved);
+    c->token[0] = '\0';
+    read_token_file(c, tok);
+    if (!server[0] || !c->token[0]) {
+        memcpy(c->token, saved, sizeof saved);
+        return;
+    }
+    snprintf(c->server, sizeof c->server, "%s", server);
+}
+
 static void configure(cli *c, const char *flag_server, const char *flag_token) {
     const char *s = flag_server ? flag_server : getenv("GPUPOOL_SERVER");
     const char *t = flag_token ? flag_token : getenv("GPUPOOL_TOKEN");
@@ -204,19 +268,12 @@ static void configure(cli *c, const char *flag_server, const char *flag_token) {
     else if (getenv("GPUPOOL_TOKEN_FILE"))
         read_token_file(c, getenv("GPUPOOL_TOKEN_FILE"));
     read_config(c, c->server[0] != 0, c->token[0] != 0);
-    if (!c->server[0]) {
-        /* Beside a daemon started with its defaults, its address file. */
-        FILE *f = fopen("gpupool-data/gpupoold.addr", "r");
-        if (f) {
-            if (fgets(c->server, sizeof c->server, f))
-                c->server[strcspn(c->server, "\r\n")] = '\0';
-            fclose(f);
-        }
-        if (!c->server[0])
-            snprintf(c->server, sizeof c->server, "http://127.0.0.1:8642");
-    }
-    if (!c->token[0])
-        read_token_file(c, "gpupool-data/admin.token");
+    /* Beside a daemon started with its defaults: its address and its admin
+     * token, as a pair, when neither was configured. */
+    if (!c->server[0] && !c->token[0])
+        local_daemon(c);
+    if (!c->server[0])
+        snprintf(c->server, sizeof c->server, "http://127.0.0.1:8642");
 }
 
 /* ---- Dispatch ---------------------------------------------------------------- */

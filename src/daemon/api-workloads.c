@@ -210,13 +210,13 @@ static int list_one(const gpd__wl *w, void *arg) {
 int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     gpd__wl_filter f = {.state = -1, .limit = LIST_DEFAULT};
     const char *v;
-    if ((v = gpd__query(r, "limit"))) {
-        f.limit = atoi(v);
-        if (f.limit < 1 || f.limit > LIST_MAX)
-            return gpd__fail(e, GP_EINVAL, "limit", "limit: must be 1..%d", LIST_MAX);
-    }
-    if ((v = gpd__query(r, "after")))
-        f.after = strtoull(v, NULL, 10);
+    int64_t limit = f.limit, after = 0;
+    int rc;
+    if ((rc = gpd__query_int(r, "limit", 1, LIST_MAX, &limit, e)) < 0 ||
+        (rc = gpd__query_int(r, "after", 0, INT64_MAX, &after, e)) < 0)
+        return rc;
+    f.limit = (int)limit;
+    f.after = (uint64_t)after;
     f.project = gpd__query(r, "project");
     f.user = gpd__query(r, "user");
     if ((v = gpd__query(r, "state"))) {
@@ -239,7 +239,7 @@ int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
         f.projects = projects;
     }
     list_ctx c = {r, json_array(), 0};
-    int rc = gpd__store_wl_list(r->d->store, &f, list_one, &c, e);
+    rc = gpd__store_wl_list(r->d->store, &f, list_one, &c, e);
     free(projects);
     free(buf);
     if (rc < 0) {
@@ -368,25 +368,20 @@ int gpd__h_wl_logs(gpd__req *r, gpd__resp *out, gpd__err *e) {
     int rc = visible_wl(r, &w, e);
     if (rc < 0)
         return rc;
-    const char *v;
-    long task = 0;
-    long long offset = 0;
-    if ((v = gpd__query(r, "task")))
-        task = strtol(v, NULL, 10);
-    if ((v = gpd__query(r, "offset")))
-        offset = strtoll(v, NULL, 10);
+    int64_t task = 0, offset = 0;
     char path[1200];
-    snprintf(path, sizeof path, "%s/logs/%llu/task-%ld.log", r->d->cfg.data_dir,
-             (unsigned long long)w.id, task);
+    snprintf(path, sizeof path, "%s/logs/%llu", r->d->cfg.data_dir, (unsigned long long)w.id);
     gpd__wl_free(&w);
-    if (task < 0 || task >= GP__MAX_GANG || offset < 0)
-        return gpd__fail(e, GP_EINVAL, task < 0 || task >= GP__MAX_GANG ? "task" : "offset",
-                         "task and offset must not be negative");
+    if ((rc = gpd__query_int(r, "task", 0, GP__MAX_GANG - 1, &task, e)) < 0 ||
+        (rc = gpd__query_int(r, "offset", 0, INT64_MAX, &offset, e)) < 0)
+        return rc;
+    size_t n0 = strlen(path);
+    snprintf(path + n0, sizeof path - n0, "/task-%lld.log", (long long)task);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return gpd__reply_text(out, 200, "", 0, "text/plain; charset=utf-8");
     char *buf = malloc(LOG_CHUNK);
-    ssize_t n = buf ? pread(fd, buf, LOG_CHUNK, offset) : -1;
+    ssize_t n = buf ? pread(fd, buf, LOG_CHUNK, (off_t)offset) : -1;
     close(fd);
     rc = n < 0 ? gpd__fail(e, GP_EIO, "", "cannot read the log: %s", strerror(errno))
                : gpd__reply_text(out, 200, buf, (size_t)n, "text/plain; charset=utf-8");

@@ -82,8 +82,43 @@ GP__ROUTES(GP__HANDLER_DECL_)
 
 /* ---- http.c ---- */
 
-/* Starts serving; returns the bound port in *port. */
+/* Starts serving (event-driven, a pool of cfg.http_threads threads, the
+ * connection guard below); returns the bound port in *port. */
 int gpd__http_start(gpd__daemon *d, struct MHD_Daemon **out, int *port, gpd__err *e);
+
+/* Stops serving: libmicrohttpd first, then the guard. */
+void gpd__http_stop(gpd__daemon *d, struct MHD_Daemon *mhd);
+
+/* A query parameter as a decimal integer from min to max (strict: digits
+ * only, no sign, no blanks); absent leaves *out unchanged. GP_EINVAL naming
+ * key otherwise. */
+int gpd__query_int(gpd__req *r, const char *key, int64_t min, int64_t max, int64_t *out,
+                   gpd__err *e);
+
+/* ---- http-guard.c: deadlines that bytes do not restart ---- */
+
+typedef enum gpd__phase {
+    GPD__PHASE_HEAD,    /* waiting for a complete request head */
+    GPD__PHASE_REQUEST, /* reading the body or sending the answer */
+    GPD__PHASE_HANDLER, /* a handler runs: no deadline */
+} gpd__phase;
+
+/* Starts the guard's thread; GP_ENOMEM or GP_ESYS on failure. */
+int gpd__guard_start(int64_t header_ms, int64_t request_ms, gpd__guard **out);
+
+/* Stops the thread and frees the guard (NULL is ignored); call after
+ * libmicrohttpd has stopped. */
+void gpd__guard_stop(gpd__guard *g);
+
+/* libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION callback (cls: the guard). */
+void gpd__guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                       enum MHD_ConnectionNotificationCode code);
+
+/* Moves conn into phase p; its deadline starts now. */
+void gpd__guard_phase(gpd__guard *g, struct MHD_Connection *conn, gpd__phase p);
+
+/* How many connections the guard has cut off so far. */
+uint64_t gpd__guard_expired(gpd__guard *g);
 
 /* Prints the route table as a Markdown table. */
 void gpd__http_print_routes(void);

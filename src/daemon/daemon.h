@@ -3,10 +3,10 @@
  * error record that every layer fills (a GP_E* code, the field at fault and a
  * sentence), the clock, and the workload states the store records.
  *
- * Threads: libmicrohttpd runs one thread per connection and calls the API
- * handlers; the store has one writer thread (group commit); the scheduling
- * loop has one thread that owns the engine and the executor. Handlers reach
- * the engine only through sched.h, under its lock.
+ * Threads: libmicrohttpd runs a fixed pool of event-loop threads that call
+ * the API handlers (a handler waiting for a commit holds its thread only); the store has one writer
+ * thread (group commit); the scheduling loop has one thread that owns the engine and the executor.
+ * Handlers reach the engine only through sched.h, under its lock.
  */
 #ifndef GP_DAEMON_H
 #define GP_DAEMON_H
@@ -21,6 +21,7 @@ typedef struct gp_store gp_store;
 typedef struct gpd__auth gpd__auth;
 typedef struct gpd__sched gpd__sched;
 typedef struct gpd__metrics gpd__metrics;
+typedef struct gpd__guard gpd__guard;
 
 /* An error for the caller: code, the field at fault ("" if none), a sentence
  * that names the field. The HTTP layer turns it into a 4xx/5xx JSON body. */
@@ -80,6 +81,11 @@ typedef struct gpd__config {
     int64_t usage_ms;  /* usage sampling period */
     char tls_cert[512], tls_key[512];
     char lib_dir[PATH_MAX]; /* where gpupoold is installed, told to the executor */
+    /* The front door (http.c): pool threads, connections in all and per
+     * client address, and the deadlines of http-guard.c. */
+    int http_threads;
+    int max_connections, max_client_connections;
+    int64_t header_timeout_ms, request_timeout_ms;
 } gpd__config;
 
 typedef struct gpd__daemon {
@@ -88,6 +94,7 @@ typedef struct gpd__daemon {
     gpd__auth *auth;
     gpd__sched *sched;
     gpd__metrics *metrics;
+    gpd__guard *guard;
 } gpd__daemon;
 
 #endif /* GP_DAEMON_H */

@@ -1,13 +1,22 @@
 /*
- * http.c — libmicrohttpd glue: accepting requests (thread per connection, so
- * that a handler waiting for a group commit blocks only its own client),
- * collecting bodies up to a limit, routing through the table of api.h,
- * checking the token and the route's role, and turning handler errors into
- * JSON error bodies with the status of gpd__http_status(), the one place
- * where GP_E* codes become HTTP status codes.
+ * http.c — libmicrohttpd glue: the front door of the API.
+ *
+ * libmicrohttpd runs event-driven (epoll) in a fixed pool of threads, so an
+ * open connection costs a descriptor and a little memory, not a thread; a
+ * handler waiting for a group commit holds only its own pool thread. What a
+ * client may hold is bounded: connections in all and per client address
+ * (libmicrohttpd's limits), the time to send a request head and a request
+ * (http-guard.c; bytes do not restart these deadlines), the head's size and
+ * the body's size. The request head is judged before any body is read: its
+ * framing (one Content-Length, never together with chunked coding), the
+ * route, the token and the role, and the declared body size. Only then is the
+ * body collected (up to BODY_MAX) and the handler called. Errors become JSON
+ * bodies with the status of gpd__http_status(), the one place where GP_E*
+ * codes become HTTP status codes.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +26,10 @@
 #include "daemon/api.h"
 
 #define BODY_MAX (1024 * 1024)
+
+/* Memory libmicrohttpd gives each connection for the request head and its
+ * buffers; a longer head is answered 431 by libmicrohttpd itself. */
+#define CONN_MEMORY (16 * 1024)
 
 typedef struct route {
     const char *method;
@@ -118,14 +131,54 @@ int gpd__body_json(gpd__req *r, json_t **out, gpd__err *e) {
     return 0;
 }
 
-int gpd__param_id(gpd__req *r, int i, uint64_t *out, gpd__err *e) {
-    const char *s = i < r->nparams ? r->params[i] : "";
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *end || v == 0)
-        return gpd__fail(e, GP_EINVAL, "id", "id: \"%s\" is not a workload number", s);
+/* The one reader of decimal numbers in paths and query strings: digits only
+ * (no sign, blanks or base prefix), at most max. Returns 0 or -1. */
+static int parse_dec(const char *s, uint64_t max, uint64_t *out) {
+    uint64_t v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (max - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
     *out = v;
     return 0;
+}
+
+int gpd__param_id(gpd__req *r, int i, uint64_t *out, gpd__err *e) {
+    const char *s = i < r->nparams ? r->params[i] : "";
+    uint64_t v;
+    if (parse_dec(s, INT64_MAX, &v) < 0 || v == 0)
+        return gpd__fail(e, GP_EINVAL, "id", "id: \"%.64s\" is not a workload number", s);
+    *out = v;
+    return 0;
+}
+
+int gpd__query_int(gpd__req *r, const char *key, int64_t min, int64_t max, int64_t *out,
+                   gpd__err *e) {
+    const char *s = gpd__query(r, key);
+    if (!s)
+        return 0;
+    uint64_t v;
+    if (parse_dec(s, (uint64_t)max, &v) < 0 || (int64_t)v < min)
+        return gpd__fail(e, GP_EINVAL, key, "%s: \"%.64s\" is not a whole number from %lld to %lld",
+                         key, s, (long long)min, (long long)max);
+    *out = (int64_t)v;
+    return 0;
+}
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
 }
 
 /* Matches path against pattern; fills params with copies of {…} segments in
@@ -155,10 +208,16 @@ static int match(const char *pattern, const char *path, gpd__req *r, char *buf, 
     return 1;
 }
 
+/* What one request carries from its head to its handler. */
 typedef struct conn_ctx {
+    const route *rt; /* the route, once the head has been accepted */
+    gpd__principal who;
+    char pbuf[512]; /* the {…} path segments of rt */
+    const char *params[GP__MAX_PARAMS];
+    int nparams;
+    int refused; /* an error answer is queued: the body is dropped */
     char *body;
     size_t len, cap;
-    int too_large;
 } conn_ctx;
 
 static json_t *error_json(const gpd__err *e, int status) {
@@ -173,6 +232,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, gpd__resp *out) {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(out->len, out->body, MHD_RESPMEM_MUST_FREE);
     out->body = NULL;
+    if (!resp)
+        return MHD_NO;
     MHD_add_response_header(resp, "Content-Type",
                             out->content_type ? out->content_type : "application/json");
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)out->status, resp);
@@ -180,6 +241,120 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, gpd__resp *out) {
     return ret;
 }
 
+/* Replaces out with the JSON error of e (rc if e holds no code); status 405
+ * instead of 404 when the path exists with other methods. */
+static void reply_error(gpd__resp *out, gpd__err *e, int rc, int path_known) {
+    free(out->body);
+    memset(out, 0, sizeof *out);
+    if (e->code == 0)
+        gpd__fail(e, rc, "", "%s", gp_strerror(rc));
+    int status = gpd__http_status(e->code);
+    if (e->code == GP_ENOTFOUND && path_known)
+        status = MHD_HTTP_METHOD_NOT_ALLOWED;
+    gpd__reply_json(out, status, error_json(e, status));
+}
+
+typedef struct head_count {
+    int content_length, transfer_encoding;
+} head_count;
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value) {
+    head_count *hc = cls;
+    (void)kind;
+    (void)value;
+    if (strcasecmp(key, "Content-Length") == 0)
+        hc->content_length++;
+    else if (strcasecmp(key, "Transfer-Encoding") == 0)
+        hc->transfer_encoding++;
+    return MHD_YES;
+}
+
+/* A request header's value; -1 if it is absent, GP_EPARSE if it holds a NUL
+ * byte (what follows the NUL would be invisible to every check made on the
+ * string, and seen by anything in front of the daemon that reads the whole
+ * line).
+ *
+ * libmicrohttpd 0.9.75 (Debian 12's) ends a value at its first NUL and gives
+ * no length beyond it. The value lies in the connection's read buffer, where
+ * the line's CR LF have been overwritten by two NULs: so a value directly
+ * followed by two NULs ended at its line's end, and a value followed by
+ * anything else was cut short by a NUL of the client's (or its line ended in
+ * a bare LF, which strict parsing refuses too). Later libmicrohttpd versions
+ * refuse NULs in the head themselves and keep the length. */
+static int header(struct MHD_Connection *conn, const char *name, const char **out) {
+    const char *v = NULL;
+    size_t n = 0;
+    if (MHD_lookup_connection_value_n(conn, MHD_HEADER_KIND, name, strlen(name), &v, &n) !=
+            MHD_YES ||
+        !v)
+        return -1;
+    if (strlen(v) != n)
+        return GP_EPARSE;
+#if MHD_VERSION <= 0x00097500
+    if (v[n + 1] != '\0')
+        return GP_EPARSE;
+#endif
+    *out = v;
+    return 0;
+}
+
+/* Judges a request from its head alone, before any byte of its body is read:
+ * framing, route, token, role and declared size. Returns 0 (cc->rt and
+ * cc->who set) or an error in e (path_known set as reply_error wants it). */
+static int judge_head(gpd__daemon *d, struct MHD_Connection *conn, const char *method,
+                      const char *url, conn_ctx *cc, gpd__err *e, int *path_known) {
+    head_count hc = {0, 0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &hc);
+    if (hc.content_length > 1 || (hc.content_length && hc.transfer_encoding))
+        return gpd__fail(e, GP_EPARSE, "", "the request has %s: its body's length is ambiguous",
+                         hc.transfer_encoding ? "both Content-Length and Transfer-Encoding"
+                                              : "more than one Content-Length");
+    gpd__req r;
+    memset(&r, 0, sizeof r);
+    const route *rt = NULL;
+    *path_known = 0;
+    for (size_t i = 0; i < NROUTES && !rt; i++) {
+        if (!match(routes[i].path, url, &r, cc->pbuf, sizeof cc->pbuf))
+            continue;
+        *path_known = 1;
+        if (strcmp(routes[i].method, method) == 0)
+            rt = &routes[i];
+    }
+    if (!rt)
+        return gpd__fail(e, GP_ENOTFOUND, "",
+                         *path_known ? "%s is not allowed on %.200s"
+                                     : "no route %s %.200s (see /api/v1/...)",
+                         method, url);
+    memcpy(cc->params, r.params, sizeof cc->params);
+    cc->nparams = r.nparams;
+    if (rt->role != GP__ROLE_NONE) {
+        const char *auth = NULL, *tok = NULL;
+        int hr = header(conn, "Authorization", &auth);
+        if (hr == GP_EPARSE)
+            return gpd__fail(e, GP_EPARSE, "Authorization",
+                             "Authorization: the header holds a NUL byte or does not end in CR LF");
+        if (hr == 0 && strncasecmp(auth, "Bearer ", 7) == 0)
+            tok = auth + 7;
+        int rc = gpd__auth_check(d->auth, tok, &cc->who, e);
+        if (rc < 0)
+            return rc;
+        if (cc->who.role < rt->role)
+            return gpd__fail(e, GP_EPERM, "", "%s %s needs the %s role; this token is %s", method,
+                             rt->path, gpd__role_name(rt->role), gpd__role_name(cc->who.role));
+    }
+    const char *cl = NULL;
+    uint64_t n = 0;
+    int hr = header(conn, "Content-Length", &cl);
+    if (hr == GP_EPARSE || (hr == 0 && parse_dec(cl, UINT64_MAX, &n) < 0))
+        return gpd__fail(e, GP_EPARSE, "Content-Length", "Content-Length: not a decimal number");
+    if (hr == 0 && n > BODY_MAX)
+        return gpd__fail(e, GP_ELIMIT, "", "the request body is larger than %d bytes", BODY_MAX);
+    cc->rt = rt;
+    return 0;
+}
+
+/* Runs the route's handler on the complete request. */
 static void dispatch(gpd__daemon *d, struct MHD_Connection *conn, const char *method,
                      const char *url, conn_ctx *cc, gpd__resp *out) {
     gpd__req r;
@@ -190,66 +365,55 @@ static void dispatch(gpd__daemon *d, struct MHD_Connection *conn, const char *me
     r.path = url;
     r.body = cc->body;
     r.body_len = cc->len;
+    r.who = cc->who;
+    memcpy(r.params, cc->params, sizeof r.params);
+    r.nparams = cc->nparams;
     gpd__err e = {0};
-    char pbuf[512];
-    int rc = 0;
-    const route *rt = NULL;
-    int path_known = 0;
-    for (size_t i = 0; i < NROUTES && !rt; i++) {
-        if (!match(routes[i].path, url, &r, pbuf, sizeof pbuf))
-            continue;
-        path_known = 1;
-        if (strcmp(routes[i].method, method) == 0)
-            rt = &routes[i];
-    }
-    if (cc->too_large) {
-        rc = gpd__fail(&e, GP_ELIMIT, "", "the request body is larger than %d bytes", BODY_MAX);
-    } else if (!rt) {
-        rc = gpd__fail(&e, GP_ENOTFOUND, "",
-                       path_known ? "%s is not allowed on %s" : "no route %s %s (see /api/v1/...)",
-                       method, url);
-    } else if (rt->role != GP__ROLE_NONE) {
-        const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-        const char *tok = NULL;
-        if (auth && strncasecmp(auth, "Bearer ", 7) == 0)
-            tok = auth + 7;
-        rc = gpd__auth_check(d->auth, tok, &r.who, &e);
-        if (rc == 0 && r.who.role < rt->role)
-            rc = gpd__fail(&e, GP_EPERM, "", "%s %s needs the %s role; this token is %s", method,
-                           rt->path, gpd__role_name(rt->role), gpd__role_name(r.who.role));
-    }
-    if (rc == 0)
-        rc = rt->fn(&r, out, &e);
-    if (rc < 0) {
-        free(out->body);
-        memset(out, 0, sizeof *out);
-        if (e.code == 0)
-            gpd__fail(&e, rc, "", "%s", gp_strerror(rc));
-        int status = gpd__http_status(e.code);
-        if (e.code == GP_ENOTFOUND && path_known)
-            status = MHD_HTTP_METHOD_NOT_ALLOWED;
-        gpd__reply_json(out, status, error_json(&e, status));
-    }
+    gpd__guard_phase(d->guard, conn, GPD__PHASE_HANDLER);
+    int rc = cc->rt->fn(&r, out, &e);
+    gpd__guard_phase(d->guard, conn, GPD__PHASE_REQUEST);
+    if (rc < 0)
+        reply_error(out, &e, rc, 1);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls) {
     (void)version;
+    gpd__daemon *d = cls;
     conn_ctx *cc = *con_cls;
     if (!cc) {
+        /* The head is complete; no byte of the body has been read yet. */
         cc = calloc(1, sizeof *cc);
         if (!cc)
             return MHD_NO;
         *con_cls = cc;
-        return MHD_YES;
+        gpd__guard_phase(d->guard, conn, GPD__PHASE_REQUEST);
+        gpd__err e = {0};
+        int path_known = 0;
+        int rc = judge_head(d, conn, method, url, cc, &e, &path_known);
+        if (rc == 0)
+            return MHD_YES;
+        /* Answered now: libmicrohttpd then closes the connection without
+         * reading the body (it cannot be trusted to end where it says). */
+        cc->refused = 1;
+        gpd__resp out = {0};
+        reply_error(&out, &e, rc, path_known);
+        return out.body ? send_resp(conn, &out) : MHD_NO;
     }
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (cc->too_large || cc->len + n > BODY_MAX) {
-            cc->too_large = 1;
+        if (cc->refused)
             return MHD_YES;
+        if (cc->len + n > BODY_MAX) {
+            /* A chunked body has no declared length: it is cut off here. */
+            cc->refused = 1;
+            gpd__err e = {0};
+            gpd__resp out = {0};
+            gpd__fail(&e, GP_ELIMIT, "", "the request body is larger than %d bytes", BODY_MAX);
+            reply_error(&out, &e, GP_ELIMIT, 1);
+            return out.body ? send_resp(conn, &out) : MHD_NO;
         }
         if (cc->len + n + 1 > cc->cap) {
             size_t cap = (cc->len + n + 1) * 2;
@@ -264,8 +428,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         cc->body[cc->len] = '\0';
         return MHD_YES;
     }
+    if (cc->refused)
+        return MHD_YES;
     gpd__resp out = {0};
-    dispatch(cls, conn, method, url, cc, &out);
+    dispatch(d, conn, method, url, cc, &out);
     if (!out.body)
         return MHD_NO;
     return send_resp(conn, &out);
@@ -273,8 +439,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
-    (void)cls;
-    (void)conn;
+    gpd__daemon *d = cls;
     (void)toe;
     conn_ctx *cc = *con_cls;
     if (cc) {
@@ -282,6 +447,29 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         free(cc);
     }
     *con_cls = NULL;
+    /* A keep-alive connection now waits for its next request head. */
+    gpd__guard_phase(d->guard, conn, GPD__PHASE_HEAD);
+}
+
+/* libmicrohttpd's unescaping of paths and query values, except that "%00"
+ * is left as it is: a NUL byte inside a path or value would end it early
+ * for every later string check ("/api/v1/queues/%00" was routed to the
+ * queue list). Returns the new length; never lengthens s. */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *s) {
+    (void)cls;
+    (void)conn;
+    char *w = s;
+    for (const char *p = s; *p;) {
+        int hi, lo;
+        if (p[0] == '%' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0 && (hi | lo) != 0) {
+            *w++ = (char)(hi * 16 + lo);
+            p += 3;
+        } else {
+            *w++ = *p++;
+        }
+    }
+    *w = '\0';
+    return (size_t)(w - s);
 }
 
 static char *read_file(const char *path) {
@@ -321,8 +509,7 @@ int gpd__http_start(gpd__daemon *d, struct MHD_Daemon **out, int *port, gpd__err
         return gpd__fail(e, GP_EINVAL, "listen",
                          "listen: \"%s\" is not an IPv4 address and port like 127.0.0.1:8642",
                          d->cfg.listen);
-    unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     char *cert = NULL, *key = NULL;
     if (d->cfg.tls_cert[0] || d->cfg.tls_key[0]) {
         cert = read_file(d->cfg.tls_cert);
@@ -336,30 +523,53 @@ int gpd__http_start(gpd__daemon *d, struct MHD_Daemon **out, int *port, gpd__err
         }
         flags |= MHD_USE_TLS;
     }
-    struct MHD_Daemon *mhd;
-    if (cert)
-        mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, d, MHD_OPTION_SOCK_ADDR, &sa,
-                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-                               MHD_OPTION_CONNECTION_LIMIT, 512U, MHD_OPTION_CONNECTION_TIMEOUT,
-                               120U, MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
-                               MHD_OPTION_END);
-    else
-        mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, d, MHD_OPTION_SOCK_ADDR, &sa,
-                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-                               MHD_OPTION_CONNECTION_LIMIT, 512U, MHD_OPTION_CONNECTION_TIMEOUT,
-                               120U, MHD_OPTION_END);
+    int rc = gpd__guard_start(d->cfg.header_timeout_ms, d->cfg.request_timeout_ms, &d->guard);
+    if (rc < 0) {
+        free(cert);
+        free(key);
+        return gpd__fail(e, rc, "", "cannot start the connection guard");
+    }
+    /* libmicrohttpd's idle timeout stays as a backstop for a connection that
+     * stops sending in the middle of a body; the guard's deadlines are the
+     * real bounds. */
+    unsigned idle_s = (unsigned)((d->cfg.request_timeout_ms + 999) / 1000);
+    struct MHD_OptionItem opts[] = {
+        {MHD_OPTION_SOCK_ADDR, 0, &sa},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, d},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)gpd__guard_notify, d->guard},
+        {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL},
+        {MHD_OPTION_THREAD_POOL_SIZE, d->cfg.http_threads, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, d->cfg.max_connections, NULL},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, d->cfg.max_client_connections, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, idle_s, NULL},
+        {MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, NULL},
+        {cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, cert},
+        {cert ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    struct MHD_Daemon *mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, d, MHD_OPTION_ARRAY,
+                                              opts, MHD_OPTION_END);
     /* The certificate and key stay allocated for the daemon's life: the
      * TLS layer may refer to them after start. */
     if (!mhd) {
         free(cert);
         free(key);
-    }
-    if (!mhd)
+        gpd__guard_stop(d->guard);
+        d->guard = NULL;
         return gpd__fail(e, GP_ESYS, "listen",
                          "listen: cannot serve on %s (address in use, or TLS not usable)",
                          d->cfg.listen);
+    }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_BIND_PORT);
     *port = info ? info->port : p;
     *out = mhd;
     return 0;
+}
+
+void gpd__http_stop(gpd__daemon *d, struct MHD_Daemon *mhd) {
+    if (mhd)
+        MHD_stop_daemon(mhd);
+    gpd__guard_stop(d->guard);
+    d->guard = NULL;
 }

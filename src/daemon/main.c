@@ -16,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "common/units.h"
@@ -38,6 +41,11 @@ static const char usage[] =
     "  --poll DURATION          task polling period (default 500ms)\n"
     "  --usage-period DURATION  how often GPU use is sampled for accounting (default 15s)\n"
     "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
+    "  --http-threads N         API event-loop threads (default 16)\n"
+    "  --max-connections N      open API connections in all (default 16384)\n"
+    "  --max-client-connections N  per client address (default 64)\n"
+    "  --header-timeout DURATION   to send a request head (default 10s)\n"
+    "  --request-timeout DURATION  to send a body, and to read an answer (default 60s)\n"
     "  --config FILE            read these settings (key = value lines) first\n"
     "  --routes                 print the API route table and exit\n"
     "  --help                   this text\n"
@@ -45,6 +53,22 @@ static const char usage[] =
     "The address actually bound is written to DATA/gpupoold.addr. The admin token\n"
     "of the first start is in DATA/admin.token (readable by its owner only). One\n"
     "gpupoold at a time may use a data directory: DATA/gpupoold.pid is locked.\n";
+
+/* Sets *out to the whole number val, from min to max. */
+static int set_count(int *out, const char *key, const char *val, long min, long max, char *err,
+                     size_t errlen) {
+    char *end;
+    errno = 0;
+    long v = strtol(val, &end, 10);
+    if (errno || end == val || *end || val[0] == '-' || val[0] == '+' || val[0] == ' ' || v < min ||
+        v > max) {
+        snprintf(err, errlen, "%s: \"%s\" is not a whole number from %ld to %ld", key, val, min,
+                 max);
+        return GP_EINVAL;
+    }
+    *out = (int)v;
+    return 0;
+}
 
 /* Applies one setting; flags and config file keys share the names. */
 static int set_opt(gpd__config *c, const char *key, const char *val, char *err, size_t errlen) {
@@ -73,7 +97,24 @@ static int set_opt(gpd__config *c, const char *key, const char *val, char *err, 
             c->period_ms = ms;
         else
             c->poll_ms = ms;
-    } else {
+    } else if (strcmp(key, "header-timeout") == 0 || strcmp(key, "header_timeout") == 0 ||
+               strcmp(key, "request-timeout") == 0 || strcmp(key, "request_timeout") == 0) {
+        if (gp_parse_duration_ms(val, &ms) < 0 || ms < 100 || ms > 3600000) {
+            snprintf(err, errlen, "%s: \"%s\" is not a duration from 100ms to 1h", key, val);
+            return GP_EINVAL;
+        }
+        if (key[0] == 'h')
+            c->header_timeout_ms = ms;
+        else
+            c->request_timeout_ms = ms;
+    } else if (strcmp(key, "http-threads") == 0 || strcmp(key, "http_threads") == 0)
+        return set_count(&c->http_threads, key, val, 1, 256, err, errlen);
+    else if (strcmp(key, "max-connections") == 0 || strcmp(key, "max_connections") == 0)
+        return set_count(&c->max_connections, key, val, 1, 1000000, err, errlen);
+    else if (strcmp(key, "max-client-connections") == 0 ||
+             strcmp(key, "max_client_connections") == 0)
+        return set_count(&c->max_client_connections, key, val, 1, 1000000, err, errlen);
+    else {
         snprintf(err, errlen, "unknown setting \"%s\" (see gpupoold --help)", key);
         return GP_EINVAL;
     }
@@ -157,10 +198,95 @@ static void self_dir(char *out, size_t len) {
     snprintf(out, len, "%s", p);
 }
 
+/* Every API connection is a descriptor: the soft limit is raised towards the
+ * hard one so that max_connections can be reached (with room for the store,
+ * the logs and the tasks), and max_connections is lowered, with a warning,
+ * where the hard limit does not allow it. */
+static void raise_fd_limit(gpd__config *c) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rlim_t want = (rlim_t)c->max_connections + 1024;
+    if (rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur < want) {
+        int fit = rl.rlim_cur > 1088 ? (int)(rl.rlim_cur - 1024) : 64;
+        fprintf(stderr,
+                "gpupoold: warning: the descriptor limit (%llu) allows %d API connections, not "
+                "%d; raise it with ulimit -n\n",
+                (unsigned long long)rl.rlim_cur, fit, c->max_connections);
+        c->max_connections = fit;
+    }
+}
+
+/* The API speaks plain HTTP unless TLS is configured: bearer tokens and
+ * workloads' environments cross the network readable by anyone on the path.
+ * That is fine on loopback and said loudly anywhere else. */
+static void warn_if_exposed(const gpd__config *c) {
+    if (c->tls_cert[0])
+        return;
+    char host[128];
+    snprintf(host, sizeof host, "%s", c->listen);
+    char *colon = strrchr(host, ':');
+    if (colon)
+        *colon = '\0';
+    struct in_addr a;
+    if (inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127)
+        return;
+    fprintf(stderr,
+            "gpupoold: WARNING: listening on %s with plain HTTP: tokens and workload\n"
+            "gpupoold: WARNING: environments cross the network unencrypted. Use\n"
+            "gpupoold: WARNING: --tls-cert/--tls-key, or listen on 127.0.0.1 behind a proxy.\n",
+            c->listen);
+}
+
+/* The data directory holds the store (workloads' environments, with their
+ * secrets), the logs and the admin token: only its owner may enter it. One
+ * that already exists with wider modes (created by hand, or by an older
+ * gpupoold) is tightened, as are its logs and tasks directories. */
+static int tighten(const char *path, int must_exist, char *err, size_t errlen) {
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        if (!must_exist && errno == ENOENT)
+            return 0;
+        snprintf(err, errlen, "data dir %s: %s", path, strerror(errno));
+        return GP_ESYS;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "data dir %s: not a directory", path);
+        return GP_EINVAL;
+    }
+    if (st.st_uid != geteuid()) {
+        snprintf(err, errlen, "data dir %s: owned by uid %u, not by this user (%u)", path,
+                 (unsigned)st.st_uid, (unsigned)geteuid());
+        return GP_EPERM;
+    }
+    /* On a read-only file system nothing can be tightened, and nothing will
+     * be written either: the store's open reports that (exit status 3). */
+    if ((st.st_mode & 077) && chmod(path, st.st_mode & 07700) < 0 && errno != EROFS) {
+        snprintf(err, errlen, "data dir %s: cannot make it private: %s", path, strerror(errno));
+        return GP_ESYS;
+    }
+    return 0;
+}
+
 static int prepare_data_dir(gpd__config *c, char *err, size_t errlen) {
     if (mkdir(c->data_dir, 0700) < 0 && errno != EEXIST) {
         snprintf(err, errlen, "data dir %s: %s", c->data_dir, strerror(errno));
         return GP_ESYS;
+    }
+    int trc = tighten(c->data_dir, 1, err, errlen);
+    if (trc < 0)
+        return trc;
+    static const char *const subdirs[] = {"logs", "tasks"};
+    for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
+        char sub[PATH_MAX];
+        snprintf(sub, sizeof sub, "%s/%s", c->data_dir, subdirs[i]);
+        if ((trc = tighten(sub, 0, err, errlen)) < 0)
+            return trc;
     }
     char abs[PATH_MAX];
     if (!realpath(c->data_dir, abs)) {
@@ -224,6 +350,20 @@ static int lock_data_dir(const gpd__config *c, char *err, size_t errlen) {
     return 0;
 }
 
+/* Whether the data directory's file system has no room left. A full disk at
+ * start shows up as whichever write comes first (the store's journal, the
+ * admin token, the emulated inventory), each with its own error; the exit
+ * status names the cause all the same, as the documentation promises. */
+static int disk_full(const char *dir) {
+    struct statvfs fs;
+    if (statvfs(dir, &fs) != 0)
+        return 0;
+    if ((unsigned long long)fs.f_bavail * fs.f_frsize >= 64 * 1024)
+        return 0;
+    fprintf(stderr, "gpupoold: the disk of %s is full\n", dir);
+    return 1;
+}
+
 static int write_addr(const gpd__config *c, int port) {
     char path[PATH_MAX], tmp[PATH_MAX + 8], host[128];
     snprintf(host, sizeof host, "%s", c->listen);
@@ -251,6 +391,11 @@ int main(int argc, char **argv) {
     c->period_ms = 2000;
     c->poll_ms = 500;
     c->usage_ms = 15000;
+    c->http_threads = 16;
+    c->max_connections = 16384;
+    c->max_client_connections = 64;
+    c->header_timeout_ms = 10000;
+    c->request_timeout_ms = 60000;
 
     char err[1400] = "";
     if (parse_args(c, argc, argv, err, sizeof err) < 0 ||
@@ -260,10 +405,12 @@ int main(int argc, char **argv) {
     }
     if (c->poll_ms > c->period_ms)
         c->poll_ms = c->period_ms;
+    raise_fd_limit(c);
+    warn_if_exposed(c);
     int locked = lock_data_dir(c, err, sizeof err);
     if (locked < 0) {
         fprintf(stderr, "gpupoold: %s\n", err);
-        return locked == GP_EROFS || locked == GP_ENOSPC ? 3 : 1;
+        return locked == GP_EROFS || locked == GP_ENOSPC || disk_full(c->data_dir) ? 3 : 1;
     }
 
     /* Signals are taken by sigwait() below, in this thread only. */
@@ -293,7 +440,7 @@ int main(int argc, char **argv) {
         gpd__sched_close(d.sched);
         gpd__auth_close(d.auth);
         gpd__store_close(d.store);
-        return rc == GP_EROFS || rc == GP_ENOSPC ? 3 : 1;
+        return rc == GP_EROFS || rc == GP_ENOSPC || disk_full(c->data_dir) ? 3 : 1;
     }
     write_addr(c, port);
     fprintf(stderr, "gpupoold: serving %s://%s (port %d); data in %s; executor %s%s\n",
@@ -308,7 +455,7 @@ int main(int argc, char **argv) {
     int sig = 0;
     sigwait(&sigs, &sig);
     fprintf(stderr, "gpupoold: signal %d: stopping (running tasks keep running)\n", sig);
-    MHD_stop_daemon(mhd);
+    gpd__http_stop(&d, mhd);
     gpd__sched_close(d.sched);
     gpd__auth_close(d.auth);
     gpd__store_close(d.store);

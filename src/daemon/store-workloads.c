@@ -74,15 +74,27 @@ typedef struct insert_arg {
     int *existed;
 } insert_arg;
 
+/* The stored form of an idempotency key: the submitting user and project
+ * with their lengths, then the client's key, so that the same key sent by
+ * another user or into another project names another workload. (A key alone
+ * was global: anyone who knew or guessed it got another user's workload id
+ * back and nothing created.) The lengths make the joined form unambiguous. */
+static void scoped_key(const gpd__wl *w, const char *key, char *out, size_t len) {
+    snprintf(out, len, "%zu:%s/%zu:%s/%s", strlen(w->user), w->user, strlen(w->project), w->project,
+             key);
+}
+
 static int insert_op(sqlite3 *db, void *arg, gpd__err *e) {
     insert_arg *a = arg;
     sqlite3_stmt *st;
     int rc;
+    char key[sizeof a->w->user + sizeof a->w->project + 192];
     if (a->client_key) {
+        scoped_key(a->w, a->client_key, key, sizeof key);
         if ((rc = gpd__store_prepare(db, "SELECT id FROM workloads WHERE client_key=?", &st, e)) <
             0)
             return rc;
-        sqlite3_bind_text(st, 1, a->client_key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
         if (sqlite3_step(st) == SQLITE_ROW) {
             a->w->id = (uint64_t)sqlite3_column_int64(st, 0);
             *a->existed = 1;
@@ -108,7 +120,7 @@ static int insert_op(sqlite3 *db, void *arg, gpd__err *e) {
     sqlite3_bind_text(st, 7, w->request, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 8, w->spec, -1, SQLITE_STATIC);
     if (a->client_key)
-        sqlite3_bind_text(st, 9, a->client_key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 9, key, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 9);
     rc = sqlite3_step(st);

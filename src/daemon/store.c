@@ -40,6 +40,10 @@ struct gp_store {
 
 int gpd__store_fail(sqlite3 *db, int rc, gpd__err *e, const char *what) {
     const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    /* A write that fails for want of space is sometimes reported as an I/O
+     * error (creating the journal, for one); the system's errno says which. */
+    if ((rc & 0xff) == SQLITE_IOERR && db && sqlite3_system_errno(db) == ENOSPC)
+        rc = SQLITE_FULL;
     switch (rc & 0xff) {
     case SQLITE_FULL:
         return gpd__fail(e, GP_ENOSPC, "", "%s: the store's disk is full (%s); nothing was changed",

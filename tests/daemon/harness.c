@@ -26,6 +26,10 @@ static int read_line(const char *path, char *buf, size_t len) {
 }
 
 void gpd_test_start(gpd_test *t) {
+    gpd_test_start_args(t, NULL);
+}
+
+void gpd_test_start_args(gpd_test *t, const char *const *extra) {
     memset(t, 0, sizeof *t);
     snprintf(t->dir, sizeof t->dir, "/tmp/gpupool-ctest.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(t->dir));
@@ -39,8 +43,16 @@ void gpd_test_start(gpd_test *t) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (!freopen(log, "w", stderr))
             _exit(126);
-        execl(bin, bin, "--data-dir", t->dir, "--listen", "127.0.0.1:0", "--period", "200ms",
-              (char *)NULL);
+        /* Copies: execv wants writable strings (the child exits or execs). */
+        const char *fixed[] = {bin,           "--data-dir", t->dir, "--listen",
+                               "127.0.0.1:0", "--period",   "200ms"};
+        char *argv[32] = {0};
+        int n = 0;
+        for (; n < 7; n++)
+            argv[n] = strdup(fixed[n]);
+        for (int i = 0; extra && extra[i] && i < 24; i++)
+            argv[n++] = strdup(extra[i]);
+        execv(bin, argv);
         _exit(127);
     }
     t->pid = pid;

@@ -17,6 +17,8 @@ typedef struct gpd_test {
 
 /* Starts gpupoold (from $GP_BUILD, default build); aborts the test on failure. */
 void gpd_test_start(gpd_test *t);
+/* The same, with more gpupoold flags (a NULL-terminated list, at most 24). */
+void gpd_test_start_args(gpd_test *t, const char *const *extra);
 void gpd_test_stop(gpd_test *t);
 
 /* Sends a request with token (NULL: none) and JSON text body (NULL: none);

@@ -1,0 +1,185 @@
+/*
+ * http-guard.c — deadlines for the API's connections that bytes do not
+ * restart.
+ *
+ * libmicrohttpd's own connection timeout is an idle timeout: every byte that
+ * arrives restarts it, so a client sending one header line every few seconds
+ * holds its connection for ever, and enough such clients hold them all (the
+ * "slowloris" attack). The guard keeps, for every open connection, the phase
+ * it is in and a deadline fixed when that phase began:
+ *
+ *   HEAD     from the accept (or the end of the previous answer on a
+ *            keep-alive connection) until the request head is complete:
+ *            header_ms;
+ *   REQUEST  reading the body, and later sending the answer: request_ms;
+ *   HANDLER  a handler is running (for example waiting for the durable
+ *            commit of a submission): no deadline, the daemon itself is busy.
+ *
+ * A thread wakes every GUARD_TICK_MS and shuts down (shutdown(2)) the socket
+ * of every connection past its deadline; libmicrohttpd's event loop then sees
+ * the end of the stream and closes the connection as usual. The registry is
+ * filled and emptied by libmicrohttpd's connection notifications, under the
+ * guard's mutex: the CLOSED notification comes before libmicrohttpd closes the
+ * socket, so a descriptor the guard shuts down is always still that
+ * connection's, never a number reused by a later accept.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "daemon/api.h"
+
+#define GUARD_TICK_MS 200
+
+typedef struct track {
+    struct track *prev, *next;
+    int fd;
+    gpd__phase phase;
+    int64_t deadline_ms; /* monotonic; meaningless in GPD__PHASE_HANDLER */
+    int shut;
+} track;
+
+struct gpd__guard {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t thread;
+    int stop;
+    int64_t header_ms, request_ms;
+    track head; /* circular list of open connections */
+    uint64_t expired;
+};
+
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void set_phase(gpd__guard *g, track *t, gpd__phase p) {
+    t->phase = p;
+    t->deadline_ms = mono_ms() + (p == GPD__PHASE_HEAD ? g->header_ms : g->request_ms);
+}
+
+static void *reaper(void *arg) {
+    gpd__guard *g = arg;
+    pthread_mutex_lock(&g->mu);
+    while (!g->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += GUARD_TICK_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+        int64_t now = mono_ms();
+        for (track *t = g->head.next; t != &g->head; t = t->next) {
+            if (t->shut || t->phase == GPD__PHASE_HANDLER || now < t->deadline_ms)
+                continue;
+            shutdown(t->fd, SHUT_RDWR);
+            t->shut = 1;
+            g->expired++;
+        }
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+int gpd__guard_start(int64_t header_ms, int64_t request_ms, gpd__guard **out) {
+    gpd__guard *g = calloc(1, sizeof *g);
+    if (!g)
+        return GP_ENOMEM;
+    g->header_ms = header_ms;
+    g->request_ms = request_ms;
+    g->head.next = g->head.prev = &g->head;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&g->thread, NULL, reaper, g) != 0) {
+        pthread_cond_destroy(&g->cv);
+        pthread_mutex_destroy(&g->mu);
+        free(g);
+        return GP_ESYS;
+    }
+    *out = g;
+    return 0;
+}
+
+void gpd__guard_stop(gpd__guard *g) {
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->stop = 1;
+    pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    pthread_join(g->thread, NULL);
+    /* libmicrohttpd has been stopped first and has reported every
+     * connection closed; anything left is freed all the same. */
+    while (g->head.next != &g->head) {
+        track *t = g->head.next;
+        g->head.next = t->next;
+        free(t);
+    }
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+}
+
+uint64_t gpd__guard_expired(gpd__guard *g) {
+    pthread_mutex_lock(&g->mu);
+    uint64_t n = g->expired;
+    pthread_mutex_unlock(&g->mu);
+    return n;
+}
+
+void gpd__guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                       enum MHD_ConnectionNotificationCode code) {
+    gpd__guard *g = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        track *t = ci ? calloc(1, sizeof *t) : NULL;
+        *socket_context = t;
+        if (!t) {
+            /* Without a record the connection has no deadline; refuse it
+             * rather than serve it unguarded. */
+            if (ci)
+                shutdown(ci->connect_fd, SHUT_RDWR);
+            return;
+        }
+        t->fd = ci->connect_fd;
+        pthread_mutex_lock(&g->mu);
+        set_phase(g, t, GPD__PHASE_HEAD);
+        t->next = g->head.next;
+        t->prev = &g->head;
+        g->head.next->prev = t;
+        g->head.next = t;
+        pthread_mutex_unlock(&g->mu);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        track *t = *socket_context;
+        if (!t)
+            return;
+        pthread_mutex_lock(&g->mu);
+        t->prev->next = t->next;
+        t->next->prev = t->prev;
+        pthread_mutex_unlock(&g->mu);
+        free(t);
+        *socket_context = NULL;
+    }
+}
+
+void gpd__guard_phase(gpd__guard *g, struct MHD_Connection *conn, gpd__phase p) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    track *t = ci ? ci->socket_context : NULL;
+    if (!t)
+        return;
+    pthread_mutex_lock(&g->mu);
+    set_phase(g, t, p);
+    pthread_mutex_unlock(&g->mu);
+}

@@ -1,0 +1,79 @@
+#!/bin/sh
+# The CLI against a hostile server and a hostile directory: strings from the
+# server reach the terminal as visible escapes, never as control characters;
+# an address file in ./gpupool-data is trusted only when the directory and
+# the files are the user's own, and only together with the admin token
+# beside it. The server is tests/cli/fake-server.pl, which answers every
+# request with one prepared answer and records what it was sent.
+. tests/lib/tap.sh
+B=${GP_BUILD:-build}
+case $B in /*) GP=$B/gpupool ;; *) GP=$PWD/$B/gpupool ;; esac
+TMP=$(mktemp -d /tmp/gpupool-cli.XXXXXX)
+SRV_PID=
+trap '[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+unset GPUPOOL_SERVER GPUPOOL_TOKEN GPUPOOL_TOKEN_FILE
+export HOME=$TMP/home XDG_CONFIG_HOME=$TMP/home/.config
+
+# contains TEXT PATTERN: succeeds if TEXT matches the grep PATTERN.
+contains() { printf '%s\n' "$1" | grep -q -- "$2"; }
+
+# answer BODY [STATUS]: the fake server's next answers carry this JSON body
+# (status 200 unless given).
+answer() {
+    printf 'HTTP/1.1 %s X\r\nContent-Type: application/json\r\nContent-Length: %s\r\nConnection: close\r\n\r\n%s' \
+        "${2:-200}" "$(printf '%s' "$1" | wc -c)" "$1" >"$TMP/answer"
+}
+answer '{"workloads":[]}'
+perl tests/cli/fake-server.pl "$TMP/answer" "$TMP/port" "$TMP/requests" &
+SRV_PID=$!
+n=0
+while [ ! -s "$TMP/port" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+URL=http://127.0.0.1:$(cat "$TMP/port")
+
+# A name with an escape sequence (red, clear screen, window title) and a
+# newline that would forge a second row.
+evil='\u001b[31mRED\u001b[2J\u001b]0;owned\u0007\nforged  p  u  running\u009b31m'
+wl='{"id":7,"name":"'$evil'","project":"p","user":"u","state":"running","request":"1 GPU","submitted_ms":0,"reason":"'$evil'"}'
+answer '{"workloads":['"$wl"']}'
+out=$("$GP" --server "$URL" --token t list 2>&1)
+tap_ok "list exits 0" [ $? = 0 ]
+tap_is "list prints no control character" "$(printf '%s' "$out" | tr -d '\n' | LC_ALL=C grep -c "$(printf '[\001-\037\177]')")" 0
+tap_is "list prints one header and one row" "$(printf '%s\n' "$out" | wc -l | tr -d ' ')" 2
+tap_ok "the escape is shown as text" contains "$out" '\\x1b\[31mRED'
+tap_ok "the newline is shown as text" contains "$out" 'RED.*\\nforged'
+tap_ok "a C1 control is shown as text" contains "$out" '\\xc2\\x9b31m'
+answer "$wl"
+out=$("$GP" --server "$URL" --token t describe 7 2>&1)
+tap_is "describe prints no control character" "$(printf '%s' "$out" | tr -d '\n' | LC_ALL=C grep -c "$(printf '[\001-\037\177]')")" 0
+answer '{"error":{"message":"bad \u001b[2J\u001b]0;x\u0007"}}' 400
+out=$("$GP" --server "$URL" --token t list 2>&1)
+tap_is "an error message prints no control character" "$(printf '%s' "$out" | tr -d '\n' | LC_ALL=C grep -c "$(printf '[\001-\037\177]')")" 0
+
+# A directory where others may write: its address file must not get the token.
+answer '{"workloads":[]}'
+mkdir -p "$TMP/shared/gpupool-data"
+echo "$URL" >"$TMP/shared/gpupool-data/gpupoold.addr"
+echo gp_secret_admin >"$TMP/shared/gpupool-data/admin.token"
+chmod 600 "$TMP/shared/gpupool-data/admin.token" "$TMP/shared/gpupool-data/gpupoold.addr"
+chmod 777 "$TMP/shared/gpupool-data"
+: >"$TMP/requests"
+out=$(cd "$TMP/shared" && GPUPOOL_TOKEN=gp_my_own_token "$GP" list 2>&1)
+tap_is "a token of one's own is not sent to the address in ./gpupool-data" "$(grep -c gp_my_own "$TMP/requests")" 0
+out=$(cd "$TMP/shared" && "$GP" list 2>&1)
+tap_is "a directory others may write is not trusted" "$(grep -c 'Authorization' "$TMP/requests")" 0
+tap_ok "and the CLI says why" contains "$out" 'ignoring ./gpupool-data/gpupoold.addr'
+chmod 755 "$TMP/shared/gpupool-data"
+chmod 666 "$TMP/shared/gpupool-data/gpupoold.addr"
+out=$(cd "$TMP/shared" && "$GP" list 2>&1)
+tap_is "an address file others may write is not trusted" "$(grep -c 'Authorization' "$TMP/requests")" 0
+chmod 644 "$TMP/shared/gpupool-data/gpupoold.addr"
+out=$(cd "$TMP/shared" && "$GP" list 2>&1)
+tap_is "one's own private daemon directory is used, with its admin token" \
+    "$(grep -c 'Authorization: Bearer gp_secret_admin' "$TMP/requests")" 1
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+    chown nobody "$TMP/shared/gpupool-data/gpupoold.addr"
+    : >"$TMP/requests"
+    out=$(cd "$TMP/shared" && "$GP" list 2>&1)
+    tap_is "an address file owned by another user is not trusted" "$(grep -c 'Authorization' "$TMP/requests")" 0
+fi
+tap_done

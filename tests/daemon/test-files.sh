@@ -1,0 +1,41 @@
+#!/bin/sh
+# What gpupoold does with its files and its address at start: a data
+# directory that already exists with a wide mode is made private (with its
+# logs), the admin token is private, listening beyond loopback without TLS is
+# warned about loudly, and a full disk at start exits 3 as documented (needs
+# root for a small tmpfs; skipped otherwise).
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+
+D=$TMP/wide
+mkdir -p "$D/logs/1"
+chmod 755 "$D" "$D/logs"
+tap_ok "gpupoold starts on a data directory of mode 0755" gpd_start "$D"
+gpd_stop
+tap_is "the data directory is made private" "$(stat -c %a "$D")" 700
+tap_is "its logs directory too" "$(stat -c %a "$D/logs")" 700
+tap_is "the admin token is readable by its owner only" "$(stat -c %a "$D/admin.token")" 600
+
+D=$TMP/exposed
+GPD_LISTEN=0.0.0.0:0 gpd_start "$D"
+gpd_stop
+tap_ok "listening on 0.0.0.0 without TLS warns that it is plain HTTP" \
+    grep -q 'WARNING: listening on 0.0.0.0:0 with plain HTTP' "$D.log"
+D=$TMP/loop
+gpd_start "$D"
+gpd_stop
+tap_ok "listening on loopback does not" sh -c "! grep -q WARNING '$D.log'"
+
+if [ "$(id -u)" = 0 ] && mkdir -p "$TMP/full" && mount -t tmpfs -o size=400k tmpfs "$TMP/full" 2>/dev/null; then
+    trap 'umount "$TMP/full" 2>/dev/null; cleanup' EXIT
+    # Room for a few pages: the store is created, its first writes fail.
+    avail=$(df -k --output=avail "$TMP/full" | tail -1)
+    head -c $(((avail - 16) * 1024)) /dev/zero >"$TMP/full/filler" 2>/dev/null
+    "$GPD" --data-dir "$TMP/full/data" --listen 127.0.0.1:0 >"$TMP/full.log" 2>&1
+    tap_is "a full disk at start exits 3" "$?" 3
+    umount "$TMP/full"
+else
+    echo "ok 7 # SKIP needs root and mount"
+    tap_n=$((tap_n + 1))
+fi
+tap_done

@@ -1,0 +1,279 @@
+/*
+ * test-hardening.c — black-box tests of gpupoold's front door against hostile
+ * clients: slow and idle connections do not take the API down, a request is
+ * judged (framing, token, declared size) before its body is read, NUL bytes
+ * and ambiguous framing are refused, numbers in query strings are read
+ * strictly, and idempotency keys belong to the user who sent them.
+ *
+ * Clients speak raw bytes over their own sockets here (the HTTP client of
+ * libgpcommon only writes well-formed requests). Many connections come from
+ * several loopback addresses (127.0.0.2, ...), as from several hosts, since
+ * each address may hold only a bounded number of connections.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "gptest.h"
+#include "harness.h"
+
+static int port_of(const gpd_test *t) {
+    const char *colon = strrchr(t->server, ':');
+    return colon ? atoi(colon + 1) : 0;
+}
+
+/* A TCP connection from loopback address src (NULL: any) to the daemon;
+ * -1 if the connect fails. */
+static int raw_connect(const gpd_test *t, const char *src) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    if (src) {
+        inet_pton(AF_INET, src, &sa.sin_addr);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    }
+    sa.sin_port = htons((uint16_t)port_of(t));
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Reads until the head of an answer is complete (or timeout_s passes, or the
+ * connection ends); returns its status, or -1. The head is left in buf. */
+static int raw_status(int fd, int timeout_s, char *buf, size_t len) {
+    struct timeval tv = {timeout_s, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    size_t n = 0;
+    buf[0] = '\0';
+    while (n + 1 < len && !strstr(buf, "\r\n\r\n")) {
+        ssize_t r = recv(fd, buf + n, len - 1 - n, 0);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+        buf[n] = '\0';
+    }
+    int status = -1;
+    if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1)
+        return -1;
+    return status;
+}
+
+/* Sends len bytes of req on a fresh connection; returns the answer's status
+ * (the whole answer is left in buf). */
+static int raw_request(const gpd_test *t, const char *req, size_t len, char *buf, size_t buflen) {
+    int fd = raw_connect(t, NULL);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(send(fd, req, len, MSG_NOSIGNAL), (ssize_t)len);
+    int st = raw_status(fd, 30, buf, buflen);
+    close(fd);
+    return st;
+}
+
+static int raw_text(const gpd_test *t, const char *req) {
+    char buf[4096];
+    return raw_request(t, req, strlen(req), buf, sizeof buf);
+}
+
+/* A department D with one project p. */
+static void mk_project(gpd_test *t) {
+    ck_assert_int_eq(gpd_call(t, t->admin, "POST", "/api/v1/queues", "{\"name\":\"D\"}", NULL),
+                     201);
+    ck_assert_int_eq(
+        gpd_call(t, t->admin, "POST", "/api/v1/queues", "{\"name\":\"p\",\"parent\":\"D\"}", NULL),
+        201);
+}
+
+START_TEST(test_laxities_refused) {
+    gpd_test t;
+    gpd_test_start(&t);
+    char req[1024], buf[4096];
+    /* A NUL inside Authorization: the daemon saw only the part before it. */
+    int n =
+        snprintf(req, sizeof req,
+                 "GET /api/v1/workloads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s", t.admin);
+    memcpy(req + n, "\0junk\r\n\r\n", 9);
+    ck_assert_int_eq(raw_request(&t, req, (size_t)n + 9, buf, sizeof buf), 400);
+    ck_assert_ptr_nonnull(strstr(buf, "Authorization"));
+    /* The same request without the NUL is fine. */
+    snprintf(req, sizeof req,
+             "GET /api/v1/workloads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n",
+             t.admin);
+    ck_assert_int_eq(raw_text(&t, req), 200);
+    /* "%00" in a path ended it early: /api/v1/queues/%00 listed the queues. */
+    char path[64];
+    json_t *out = NULL;
+    snprintf(path, sizeof path, "/api/v1/queues/%%00");
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", path, NULL, &out), 404);
+    ck_assert_ptr_null(json_object_get(out, "queues"));
+    json_decref(out);
+    /* Ambiguous framing. */
+    snprintf(req, sizeof req,
+             "POST /api/v1/queues HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+             "Content-Length: 13\r\nContent-Length: 13\r\n\r\n{\"name\":\"q\"}",
+             t.admin);
+    ck_assert_int_eq(raw_text(&t, req), 400);
+    snprintf(req, sizeof req,
+             "POST /api/v1/queues HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+             "Content-Length: 13\r\nTransfer-Encoding: "
+             "chunked\r\n\r\nd\r\n{\"name\":\"q\"}\r\n0\r\n\r\n",
+             t.admin);
+    ck_assert_int_eq(raw_text(&t, req), 400);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/queues/q", NULL, NULL), 404);
+    /* Numbers in query strings: strict, and too large is 400, not 500. */
+    mk_project(&t);
+    const char *job = "{\"project\":\"p\",\"command\":[\"true\"]}";
+    ck_assert_int_eq(gpd_call(&t, t.admin, "POST", "/api/v1/workloads", job, &out), 201);
+    long long id = (long long)json_integer_value(json_object_get(out, "id"));
+    json_decref(out);
+    static const char *const bad[] = {"offset=99999999999999999999",
+                                      "offset=18446744073709551617",
+                                      "offset=-1",
+                                      "offset=1x",
+                                      "task=100000",
+                                      "task=-0",
+                                      "offset="};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(path, sizeof path, "/api/v1/workloads/%lld/logs?%s", id, bad[i]);
+        ck_assert_msg(gpd_call(&t, t.admin, "GET", path, NULL, NULL) == 400, "%s not 400", path);
+    }
+    snprintf(path, sizeof path, "/api/v1/workloads/%lld/logs?offset=0", id);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", path, NULL, NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/workloads?limit=5x", NULL, NULL), 400);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/workloads?after=-1", NULL, NULL), 400);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/workloads/-1", NULL, NULL), 400);
+    gpd_test_stop(&t);
+}
+END_TEST
+
+/* The token and the declared size are judged from the head alone: the
+ * answer comes while the client has not sent (and will never send) its
+ * body. Before, a megabyte per connection was buffered first. */
+START_TEST(test_head_judged_before_body) {
+    gpd_test t;
+    gpd_test_start(&t);
+    char buf[4096], req[512];
+    int fd = raw_connect(&t, NULL);
+    const char *head = "POST /api/v1/workloads HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                       "application/json\r\nContent-Length: 1000000\r\n\r\n{";
+    send(fd, head, strlen(head), MSG_NOSIGNAL);
+    ck_assert_int_eq(raw_status(fd, 30, buf, sizeof buf), 401);
+    close(fd);
+    fd = raw_connect(&t, NULL);
+    snprintf(req, sizeof req,
+             "POST /api/v1/workloads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+             "Content-Length: 5000000\r\n\r\n{",
+             t.admin);
+    send(fd, req, strlen(req), MSG_NOSIGNAL);
+    ck_assert_int_eq(raw_status(fd, 30, buf, sizeof buf), 413);
+    close(fd);
+    gpd_test_stop(&t);
+}
+END_TEST
+
+/* 600 connections that trickle a request head (more than the old server's
+ * 512 slots), 100 more from one address (past its cap): health and an
+ * authenticated list still answer. One trickling client is cut off by the
+ * header deadline although it keeps sending bytes. */
+START_TEST(test_slow_clients_do_not_hold_the_api) {
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < 2000 && rl.rlim_max >= 2000) {
+        rl.rlim_cur = 2000;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    gpd_test t;
+    const char *const args[] = {"--header-timeout", "2s", NULL};
+    gpd_test_start_args(&t, args);
+    enum { NSLOW = 600, PER_ADDR = 50, NCAPPED = 100 };
+    static int fds[NSLOW + NCAPPED];
+    int opened = 0;
+    for (int i = 0; i < NSLOW; i++) {
+        char src[32];
+        snprintf(src, sizeof src, "127.0.1.%d", 1 + i / PER_ADDR);
+        fds[opened] = raw_connect(&t, src);
+        ck_assert_int_ge(fds[opened], 0);
+        send(fds[opened], "GET /api/v1/health HTTP/1.1\r\n", 30, MSG_NOSIGNAL);
+        opened++;
+    }
+    for (int i = 0; i < NCAPPED; i++) {
+        int fd = raw_connect(&t, "127.0.2.1");
+        if (fd >= 0)
+            fds[opened++] = fd;
+    }
+    json_t *out = NULL;
+    ck_assert_int_eq(gpd_call(&t, NULL, "GET", "/api/v1/health", NULL, NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/workloads", NULL, &out), 200);
+    ck_assert_ptr_nonnull(json_object_get(out, "workloads"));
+    json_decref(out);
+    /* Bytes do not restart the deadline: one header line every 300 ms. */
+    int slow = raw_connect(&t, "127.0.3.1");
+    ck_assert_int_ge(slow, 0);
+    send(slow, "GET /api/v1/health HTTP/1.1\r\n", 30, MSG_NOSIGNAL);
+    int cut = 0;
+    for (int i = 0; i < 200 && !cut; i++) {
+        usleep(300 * 1000);
+        if (send(slow, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) < 0)
+            cut = 1;
+        char b[64];
+        ssize_t r = recv(slow, b, sizeof b, MSG_DONTWAIT);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+            cut = 1;
+    }
+    ck_assert_msg(cut, "a client trickling header lines kept its connection for 60 s");
+    close(slow);
+    ck_assert_int_eq(gpd_call(&t, NULL, "GET", "/api/v1/health", NULL, NULL), 200);
+    for (int i = 0; i < opened; i++)
+        close(fds[i]);
+    gpd_test_stop(&t);
+}
+END_TEST
+
+/* carol sending alice's client_key got alice's workload id back and nothing
+ * was created: keys were global. */
+START_TEST(test_idempotency_keys_are_per_user) {
+    gpd_test t;
+    gpd_test_start(&t);
+    mk_project(&t);
+    char alice[128], carol[128];
+    gpd_token(&t, "alice", "researcher", "p", alice, sizeof alice);
+    gpd_token(&t, "carol", "researcher", "p", carol, sizeof carol);
+    const char *job = "{\"project\":\"p\",\"command\":[\"true\"],\"client_key\":\"k1\"}";
+    json_t *out;
+    ck_assert_int_eq(gpd_call(&t, alice, "POST", "/api/v1/workloads", job, &out), 201);
+    json_int_t a = json_integer_value(json_object_get(out, "id"));
+    json_decref(out);
+    int st = gpd_call(&t, carol, "POST", "/api/v1/workloads", job, &out);
+    ck_assert_int_eq(st, 201);
+    json_int_t c = json_integer_value(json_object_get(out, "id"));
+    json_decref(out);
+    ck_assert_int_ne(a, c);
+    /* alice's own retry still finds her workload. */
+    st = gpd_call(&t, alice, "POST", "/api/v1/workloads", job, &out);
+    ck_assert_int_eq(json_integer_value(json_object_get(out, "id")), a);
+    json_decref(out);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/workloads", NULL, &out), 200);
+    ck_assert_int_eq(json_array_size(json_object_get(out, "workloads")), 2);
+    json_decref(out);
+    gpd_test_stop(&t);
+}
+END_TEST
+
+static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_laxities_refused);
+    tcase_add_test(tc, test_head_judged_before_body);
+    tcase_add_test(tc, test_slow_clients_do_not_hold_the_api);
+    tcase_add_test(tc, test_idempotency_keys_are_per_user);
+}
+
+GP_TEST_MAIN("daemon/hardening", add_tests)
