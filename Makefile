@@ -9,6 +9,8 @@
 #                   threaded parts under TSan (tests/all.sh); ends with the total
 #   make check      run the tests of one build only (BUILD=..., SAN=...)
 #   make bench      build and run the benchmarks in bench/
+#   make fuzz       build the fuzz targets with libFuzzer and run each for
+#                   FUZZ_SECONDS (default 60), one at a time (fuzz/part.mk)
 #   make test-tsan  run the tests of threaded parts under ThreadSanitizer
 #   make run        build and start the main job with its embedded defaults
 #
@@ -51,6 +53,7 @@ all:
 include $(sort $(wildcard src/*/part.mk src/*/*/part.mk))
 include $(sort $(wildcard tests/*/part.mk))
 include $(wildcard bench/part.mk)
+include $(wildcard fuzz/part.mk)
 
 all: $(LIBS) $(BINS) $(TESTS) $(BENCHES)
 

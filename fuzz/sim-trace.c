@@ -1,12 +1,10 @@
 /*
  * sim-trace.c — fuzz target for the simulator's readers of outside input:
  * node lists, pod lists and projects files (with the quota scaling built on
- * an accepted projects file). With libFuzzer (-fsanitize=fuzzer) LLVMFuzzerTestOneInput is
- * the entry point; built without it, main() feeds it each file named on the
- * command line, so the corpus can be replayed under the sanitizers.
+ * an accepted projects file). Built without libFuzzer, fuzz/driver.c replays
+ * files and directories through it (see fuzz/part.mk).
  */
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "sim/projects.h"
@@ -33,20 +31,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     return 0;
 }
-
-#ifndef GP_LIBFUZZER
-int main(int argc, char **argv) {
-    for (int i = 1; i < argc; i++) {
-        FILE *f = fopen(argv[i], "rb");
-        if (!f) {
-            perror(argv[i]);
-            return 1;
-        }
-        static uint8_t buf[1 << 20];
-        size_t n = fread(buf, 1, sizeof buf, f);
-        fclose(f);
-        LLVMFuzzerTestOneInput(buf, n);
-    }
-    return 0;
-}
-#endif

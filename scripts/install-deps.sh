@@ -13,7 +13,8 @@ PKGS="build-essential pkg-config
       curl procps
       clang-format
       python3
-      slurm-wlm munge"
+      slurm-wlm munge
+      clang libclang-rt-14-dev"
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

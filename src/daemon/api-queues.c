@@ -37,96 +37,6 @@ static json_t *res_json(const gp_res *x) {
     return j;
 }
 
-static int parse_res(json_t *v, int r, const char *field, int64_t *out, gpd__err *e) {
-    int rc = r == GP_RES_MEM ? gpd__json_size(v, field, out, e) : gpd__json_milli(v, field, out, e);
-    if (rc < 0 && (json_is_number(v) && json_number_value(v) < 0))
-        return gpd__fail(e, GP_EINVAL, field, "%s: must not be negative", field);
-    return rc;
-}
-
-/* Applies {"gpu":..,"cpu":..,"memory":..} to one part of every quota. */
-static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd__err *e) {
-    static const char *const known[] = {"gpu", "cpu", "memory", NULL};
-    char field[64];
-    if (!json_is_object(obj))
-        return gpd__fail(e, GP_EINVAL, what, "%s: must be an object with gpu, cpu, memory", what);
-    int rc = gpd__json_known(obj, known, what, e);
-    if (rc < 0)
-        return rc;
-    for (int r = 0; r < GP_RES_COUNT; r++) {
-        json_t *v = json_object_get(obj, res_names[r]);
-        if (!v)
-            continue;
-        snprintf(field, sizeof field, "%s.%s", what, res_names[r]);
-        gp_quota *qu = &q->quota[r];
-        if (strcmp(what, "limit") == 0 && json_is_null(v)) {
-            qu->limit = GP_UNLIMITED;
-        } else if (strcmp(what, "weight") == 0) {
-            int64_t w;
-            if ((rc = gpd__json_int(v, field, 0, 1000000, &w, e)) < 0)
-                return rc;
-            qu->weight = (int32_t)w;
-        } else {
-            int64_t x;
-            if ((rc = parse_res(v, r, field, &x, e)) < 0)
-                return rc;
-            if (strcmp(what, "deserved") == 0)
-                qu->deserved = x;
-            else
-                qu->limit = x;
-        }
-    }
-    return 0;
-}
-
-/* Fills q from body on top of what it holds (defaults or the current spec). */
-static int parse_queue(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
-    static const char *const known_create[] = {"name",  "parent", "priority", "deserved",
-                                               "limit", "weight", NULL};
-    static const char *const known_update[] = {"priority", "deserved", "limit", "weight", NULL};
-    int rc = gpd__json_known(body, create ? known_create : known_update, "a queue", e);
-    if (rc < 0)
-        return rc;
-    json_t *v;
-    if (create) {
-        v = json_object_get(body, "name");
-        if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
-            return gpd__fail(e, GP_EINVAL, "name",
-                             "name: required; 1 to 63 letters, digits, '.', '_' or '-'");
-        const char *parent = "";
-        if ((v = json_object_get(body, "parent")) && !json_is_null(v)) {
-            if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
-                return gpd__fail(e, GP_EINVAL, "parent", "parent: must be a queue name");
-            parent = json_string_value(v);
-        }
-        gp_queue_spec_init(q, json_string_value(json_object_get(body, "name")), parent);
-    }
-    if ((v = json_object_get(body, "priority"))) {
-        int64_t p;
-        if ((rc = gpd__json_int(v, "priority", -1000, 1000, &p, e)) < 0)
-            return rc;
-        q->priority = (int32_t)p;
-    }
-    if ((v = json_object_get(body, "weight")) && json_is_integer(v)) {
-        int64_t w;
-        if ((rc = gpd__json_int(v, "weight", 0, 1000000, &w, e)) < 0)
-            return rc;
-        for (int r = 0; r < GP_RES_COUNT; r++)
-            q->quota[r].weight = (int32_t)w;
-    } else if (v && (rc = parse_quota_obj(v, "weight", q, e)) < 0) {
-        return rc;
-    }
-    if ((v = json_object_get(body, "deserved")) && (rc = parse_quota_obj(v, "deserved", q, e)) < 0)
-        return rc;
-    if ((v = json_object_get(body, "limit")) && (rc = parse_quota_obj(v, "limit", q, e)) < 0)
-        return rc;
-    for (int r = 0; r < GP_RES_COUNT; r++)
-        if (q->quota[r].limit != GP_UNLIMITED && q->quota[r].limit < q->quota[r].deserved)
-            return gpd__fail(e, GP_EINVAL, "limit", "limit.%s: is below deserved.%s", res_names[r],
-                             res_names[r]);
-    return 0;
-}
-
 /* The stored specs (for weights, which the engine's info does not carry). */
 typedef struct specs {
     gp_queue_spec *q;
@@ -253,7 +163,7 @@ int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     if (rc < 0)
         return rc;
     gp_queue_spec q;
-    if ((rc = parse_queue(body, 1, &q, e)) == 0) {
+    if ((rc = gpd__queue_parse(body, 1, &q, e)) == 0) {
         gp_queue_info old;
         gp_engine *eng = gpd__sched_lock(r->d->sched);
         int exists = gp_engine_queue_get(eng, q.name, &old) == 0;
@@ -293,7 +203,7 @@ int gpd__h_q_update(gpd__req *r, gpd__resp *out, gpd__err *e) {
     json_t *body;
     if ((rc = gpd__body_json(r, &body, e)) < 0)
         return rc;
-    rc = parse_queue(body, 0, &q, e);
+    rc = gpd__queue_parse(body, 0, &q, e);
     json_decref(body);
     if (rc == 0)
         rc = gpd__sched_queue_set(r->d->sched, &q, e);

@@ -1,6 +1,6 @@
 /*
- * main.c — gpupoold's entry point: flags and the config file, the data
- * directory, and the order in which the parts start (store, tokens,
+ * main.c — gpupoold's entry point: flags (read by config.c, as the config
+ * file is), the data directory, and the order in which the parts start (store, tokens,
  * scheduling loop with its executor, HTTP) and stop (the reverse).
  *
  * With no arguments it runs on embedded defaults: API on 127.0.0.1:8642,
@@ -22,8 +22,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "common/units.h"
 #include "daemon/api.h"
+#include "daemon/config.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
 
@@ -54,111 +54,6 @@ static const char usage[] =
     "of the first start is in DATA/admin.token (readable by its owner only). One\n"
     "gpupoold at a time may use a data directory: DATA/gpupoold.pid is locked.\n";
 
-/* Sets *out to the whole number val, from min to max. */
-static int set_count(int *out, const char *key, const char *val, long min, long max, char *err,
-                     size_t errlen) {
-    char *end;
-    errno = 0;
-    long v = strtol(val, &end, 10);
-    if (errno || end == val || *end || val[0] == '-' || val[0] == '+' || val[0] == ' ' || v < min ||
-        v > max) {
-        snprintf(err, errlen, "%s: \"%s\" is not a whole number from %ld to %ld", key, val, min,
-                 max);
-        return GP_EINVAL;
-    }
-    *out = (int)v;
-    return 0;
-}
-
-/* Applies one setting; flags and config file keys share the names. */
-static int set_opt(gpd__config *c, const char *key, const char *val, char *err, size_t errlen) {
-    int64_t ms;
-    if (strcmp(key, "listen") == 0)
-        snprintf(c->listen, sizeof c->listen, "%s", val);
-    else if (strcmp(key, "data-dir") == 0 || strcmp(key, "data_dir") == 0)
-        snprintf(c->data_dir, sizeof c->data_dir, "%s", val);
-    else if (strcmp(key, "executor") == 0)
-        snprintf(c->executor, sizeof c->executor, "%s", val);
-    else if (strcmp(key, "executor-config") == 0 || strcmp(key, "executor_config") == 0)
-        snprintf(c->executor_config, sizeof c->executor_config, "%s", val);
-    else if (strcmp(key, "tls-cert") == 0 || strcmp(key, "tls_cert") == 0)
-        snprintf(c->tls_cert, sizeof c->tls_cert, "%s", val);
-    else if (strcmp(key, "tls-key") == 0 || strcmp(key, "tls_key") == 0)
-        snprintf(c->tls_key, sizeof c->tls_key, "%s", val);
-    else if (strcmp(key, "period") == 0 || strcmp(key, "poll") == 0 ||
-             strcmp(key, "usage-period") == 0 || strcmp(key, "usage_period") == 0) {
-        if (gp_parse_duration_ms(val, &ms) < 0 || ms < 10 || ms > 3600000) {
-            snprintf(err, errlen, "%s: \"%s\" is not a duration from 10ms to 1h", key, val);
-            return GP_EINVAL;
-        }
-        if (key[0] == 'u')
-            c->usage_ms = ms;
-        else if (key[1] == 'e')
-            c->period_ms = ms;
-        else
-            c->poll_ms = ms;
-    } else if (strcmp(key, "header-timeout") == 0 || strcmp(key, "header_timeout") == 0 ||
-               strcmp(key, "request-timeout") == 0 || strcmp(key, "request_timeout") == 0) {
-        if (gp_parse_duration_ms(val, &ms) < 0 || ms < 100 || ms > 3600000) {
-            snprintf(err, errlen, "%s: \"%s\" is not a duration from 100ms to 1h", key, val);
-            return GP_EINVAL;
-        }
-        if (key[0] == 'h')
-            c->header_timeout_ms = ms;
-        else
-            c->request_timeout_ms = ms;
-    } else if (strcmp(key, "http-threads") == 0 || strcmp(key, "http_threads") == 0)
-        return set_count(&c->http_threads, key, val, 1, 256, err, errlen);
-    else if (strcmp(key, "max-connections") == 0 || strcmp(key, "max_connections") == 0)
-        return set_count(&c->max_connections, key, val, 1, 1000000, err, errlen);
-    else if (strcmp(key, "max-client-connections") == 0 ||
-             strcmp(key, "max_client_connections") == 0)
-        return set_count(&c->max_client_connections, key, val, 1, 1000000, err, errlen);
-    else {
-        snprintf(err, errlen, "unknown setting \"%s\" (see gpupoold --help)", key);
-        return GP_EINVAL;
-    }
-    return 0;
-}
-
-static int read_config(gpd__config *c, const char *path, char *err, size_t errlen) {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "config %s: %s", path, strerror(errno));
-        return GP_EINVAL;
-    }
-    char line[2048];
-    int lineno = 0, rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
-        lineno++;
-        line[strcspn(line, "#\r\n")] = '\0';
-        char *eq = strchr(line, '=');
-        char *k = line;
-        while (*k == ' ' || *k == '\t')
-            k++;
-        if (!*k)
-            continue;
-        if (!eq) {
-            snprintf(err, errlen, "config %s:%d: expected key = value", path, lineno);
-            rc = GP_EINVAL;
-            break;
-        }
-        *eq = '\0';
-        char *v = eq + 1;
-        for (char *p = eq - 1; p >= k && (*p == ' ' || *p == '\t'); p--)
-            *p = '\0';
-        while (*v == ' ' || *v == '\t')
-            v++;
-        for (char *p = v + strlen(v) - 1; p >= v && (*p == ' ' || *p == '\t'); p--)
-            *p = '\0';
-        char sub[1024];
-        if ((rc = set_opt(c, k, v, sub, sizeof sub)) < 0)
-            snprintf(err, errlen, "config %s:%d: %s", path, lineno, sub);
-    }
-    fclose(f);
-    return rc;
-}
-
 static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t errlen) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -174,8 +69,8 @@ static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t e
             snprintf(err, errlen, "%s: unknown or missing value (see gpupoold --help)", a);
             return GP_EINVAL;
         }
-        int rc = strcmp(a, "--config") == 0 ? read_config(c, argv[i + 1], err, errlen)
-                                            : set_opt(c, a + 2, argv[i + 1], err, errlen);
+        int rc = strcmp(a, "--config") == 0 ? gpd__config_read(c, argv[i + 1], err, errlen)
+                                            : gpd__config_set(c, a + 2, argv[i + 1], err, errlen);
         if (rc < 0)
             return rc;
         i++;
@@ -385,17 +280,7 @@ int main(int argc, char **argv) {
     gpd__daemon d;
     memset(&d, 0, sizeof d);
     gpd__config *c = &d.cfg;
-    snprintf(c->listen, sizeof c->listen, "127.0.0.1:8642");
-    snprintf(c->data_dir, sizeof c->data_dir, "./gpupool-data");
-    snprintf(c->executor, sizeof c->executor, "local");
-    c->period_ms = 2000;
-    c->poll_ms = 500;
-    c->usage_ms = 15000;
-    c->http_threads = 16;
-    c->max_connections = 16384;
-    c->max_client_connections = 64;
-    c->header_timeout_ms = 10000;
-    c->request_timeout_ms = 60000;
+    gpd__config_defaults(c);
 
     char err[1400] = "";
     if (parse_args(c, argc, argv, err, sizeof err) < 0 ||

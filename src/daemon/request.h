@@ -42,6 +42,14 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e);
  */
 char *gpd__request_canonical(json_t *body);
 
+/*
+ * Fills q from the body of a queue creation (create: name and parent are
+ * read, q is initialised first) or change (on top of what q holds). GP_EINVAL
+ * naming the field for unknown fields, wrong types, negative quantities and a
+ * limit below the deserved quota.
+ */
+int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e);
+
 /* Shared JSON helpers for quantities: a number, or a string with a unit.
  * Each fails with GP_EINVAL naming field. */
 int gpd__json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e);

@@ -1,7 +1,7 @@
 # src/sim/part.mk — gpupool-sim, the trace-replay simulator, built on the
 # engine's public API only (tests/sim/test-api-only.sh checks that), plus its
-# library of readers and metrics that the sim tests, the fuzz target and the
-# benchmark link.
+# library of readers and metrics that the sim tests, the fuzz target
+# (fuzz/part.mk) and the benchmark link.
 SIM_LIB_SRCS := $(filter-out src/sim/main.c,$(sort $(wildcard src/sim/*.c)))
 SIM_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(SIM_LIB_SRCS))
 SIM_LIB := $(BUILD)/libgpsim.a
@@ -10,15 +10,6 @@ LIBS += $(SIM_LIB)
 BINS += $(BUILD)/gpupool-sim
 $(SIM_LIB): $(SIM_LIB_OBJS)
 $(BUILD)/gpupool-sim: $(OBJ)/src/sim/main.o $(SIM_LIB) $(ENGINE_LIB)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ -o $@ $(SIM_LDLIBS) $(LDLIBS)
-
-# The fuzz targets of the simulator's readers (trace files, projects files):
-# libFuzzer entry points with a main() that replays files, so they also build
-# and run without libFuzzer.
-SIM_FUZZ := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(sort $(wildcard fuzz/sim-*.c)))
-BINS += $(SIM_FUZZ)
-$(SIM_FUZZ): $(BUILD)/fuzz/%: $(OBJ)/fuzz/%.o $(SIM_LIB) $(ENGINE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(SIM_LDLIBS) $(LDLIBS)
 

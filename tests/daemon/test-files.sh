@@ -2,7 +2,7 @@
 # What gpupoold does with its files and its address at start: a data
 # directory that already exists with a wide mode is made private (with its
 # logs), the admin token is private, listening beyond loopback without TLS is
-# warned about loudly, and a full disk at start exits 3 as documented (needs
+# warned about loudly, a config value too long is refused, and a full disk at start exits 3 as documented (needs
 # root for a small tmpfs; skipped otherwise).
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
@@ -26,6 +26,14 @@ gpd_start "$D"
 gpd_stop
 tap_ok "listening on loopback does not" sh -c "! grep -q WARNING '$D.log'"
 
+# A value too long for its setting was cut silently (a listen address cut
+# short names another address); now it is refused, naming the key and line.
+long=$(head -c 200 /dev/zero | tr '\0' 1)
+printf '# settings\nlisten = 127.0.0.1:%s\n' "$long" >"$TMP/long.conf"
+msg=$("$GPD" --config "$TMP/long.conf" --data-dir "$TMP/long" 2>&1)
+tap_is "a config value too long for its setting is refused (exit 2)" "$?" 2
+tap_ok "naming the file, the line and the key" contains "$msg" "long.conf:2: listen: the value is longer"
+
 if [ "$(id -u)" = 0 ] && mkdir -p "$TMP/full" && mount -t tmpfs -o size=400k tmpfs "$TMP/full" 2>/dev/null; then
     trap 'umount "$TMP/full" 2>/dev/null; cleanup' EXIT
     # Room for a few pages: the store is created, its first writes fail.
@@ -35,7 +43,7 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$TMP/full" && mount -t tmpfs -o size=400k tmp
     tap_is "a full disk at start exits 3" "$?" 3
     umount "$TMP/full"
 else
-    echo "ok 7 # SKIP needs root and mount"
+    echo "ok 9 # SKIP needs root and mount"
     tap_n=$((tap_n + 1))
 fi
 tap_done

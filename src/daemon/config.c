@@ -1,0 +1,203 @@
+/*
+ * config.c — see config.h. The config file is read whole and parsed from
+ * memory, so that the parser can be fed any bytes (fuzz/daemon-config.c):
+ * lines end at '\n' (a '\r' before it is dropped), '#' starts a comment, blanks
+ * around keys and values are ignored.
+ */
+#include "daemon/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/units.h"
+
+#define LINE_MAX_ 2048
+#define FILE_MAX  (1024 * 1024)
+
+void gpd__config_defaults(gpd__config *c) {
+    memset(c, 0, sizeof *c);
+    snprintf(c->listen, sizeof c->listen, "127.0.0.1:8642");
+    snprintf(c->data_dir, sizeof c->data_dir, "./gpupool-data");
+    snprintf(c->executor, sizeof c->executor, "local");
+    c->period_ms = 2000;
+    c->poll_ms = 500;
+    c->usage_ms = 15000;
+    c->http_threads = 16;
+    c->max_connections = 16384;
+    c->max_client_connections = 64;
+    c->header_timeout_ms = 10000;
+    c->request_timeout_ms = 60000;
+}
+
+/* Copies val into a field of len bytes; too long is an error, never cut. */
+static int set_str(char *field, size_t len, const char *key, const char *val, char *err,
+                   size_t errlen) {
+    size_t n = strlen(val);
+    if (n >= len) {
+        snprintf(err, errlen, "%s: the value is longer than %zu bytes", key, len - 1);
+        return GP_EINVAL;
+    }
+    memcpy(field, val, n + 1);
+    return 0;
+}
+
+/* Sets *out to the whole number val (digits only), from min to max. */
+static int set_count(int *out, const char *key, const char *val, long min, long max, char *err,
+                     size_t errlen) {
+    long v = 0;
+    const char *p = val;
+    for (; *p >= '0' && *p <= '9' && v <= max; p++)
+        v = v * 10 + (*p - '0');
+    if (p == val || *p || v < min || v > max) {
+        snprintf(err, errlen, "%s: \"%.64s\" is not a whole number from %ld to %ld", key, val, min,
+                 max);
+        return GP_EINVAL;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* Sets *out to the duration val, from min_ms to one hour. */
+static int set_duration(int64_t *out, const char *key, const char *val, int64_t min_ms, char *err,
+                        size_t errlen) {
+    int64_t ms;
+    if (gp_parse_duration_ms(val, &ms) < 0 || ms < min_ms || ms > 3600000) {
+        snprintf(err, errlen, "%s: \"%.64s\" is not a duration from %lldms to 1h", key, val,
+                 (long long)min_ms);
+        return GP_EINVAL;
+    }
+    *out = ms;
+    return 0;
+}
+
+/* Whether key is name, with '-' and '_' taken as the same. */
+static int is(const char *key, const char *name) {
+    for (; *key && *name; key++, name++)
+        if (*key != *name && !((*key == '-' || *key == '_') && (*name == '-' || *name == '_')))
+            return 0;
+    return *key == *name;
+}
+
+int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err, size_t errlen) {
+    if (is(key, "listen"))
+        return set_str(c->listen, sizeof c->listen, key, val, err, errlen);
+    if (is(key, "data-dir"))
+        return set_str(c->data_dir, sizeof c->data_dir, key, val, err, errlen);
+    if (is(key, "executor"))
+        return set_str(c->executor, sizeof c->executor, key, val, err, errlen);
+    if (is(key, "executor-config"))
+        return set_str(c->executor_config, sizeof c->executor_config, key, val, err, errlen);
+    if (is(key, "tls-cert"))
+        return set_str(c->tls_cert, sizeof c->tls_cert, key, val, err, errlen);
+    if (is(key, "tls-key"))
+        return set_str(c->tls_key, sizeof c->tls_key, key, val, err, errlen);
+    if (is(key, "period"))
+        return set_duration(&c->period_ms, key, val, 10, err, errlen);
+    if (is(key, "poll"))
+        return set_duration(&c->poll_ms, key, val, 10, err, errlen);
+    if (is(key, "usage-period"))
+        return set_duration(&c->usage_ms, key, val, 10, err, errlen);
+    if (is(key, "header-timeout"))
+        return set_duration(&c->header_timeout_ms, key, val, 100, err, errlen);
+    if (is(key, "request-timeout"))
+        return set_duration(&c->request_timeout_ms, key, val, 100, err, errlen);
+    if (is(key, "http-threads"))
+        return set_count(&c->http_threads, key, val, 1, 256, err, errlen);
+    if (is(key, "max-connections"))
+        return set_count(&c->max_connections, key, val, 1, 1000000, err, errlen);
+    if (is(key, "max-client-connections"))
+        return set_count(&c->max_client_connections, key, val, 1, 1000000, err, errlen);
+    snprintf(err, errlen, "unknown setting \"%.64s\" (see gpupoold --help)", key);
+    return GP_EINVAL;
+}
+
+static int is_blank(char ch) {
+    return ch == ' ' || ch == '\t';
+}
+
+/* Parses one line (NUL-terminated, no line end) in place. */
+static int parse_line(gpd__config *c, char *line, char *err, size_t errlen) {
+    line[strcspn(line, "#")] = '\0';
+    char *k = line;
+    while (is_blank(*k))
+        k++;
+    if (!*k)
+        return 0;
+    char *eq = strchr(k, '=');
+    if (!eq) {
+        snprintf(err, errlen, "expected key = value");
+        return GP_EINVAL;
+    }
+    char *v = eq + 1;
+    char *kend = eq;
+    while (kend > k && is_blank(kend[-1]))
+        kend--;
+    *kend = '\0';
+    while (is_blank(*v))
+        v++;
+    char *vend = v + strlen(v);
+    while (vend > v && is_blank(vend[-1]))
+        vend--;
+    *vend = '\0';
+    return gpd__config_set(c, k, v, err, errlen);
+}
+
+int gpd__config_parse(gpd__config *c, const char *name, const char *text, size_t len, char *err,
+                      size_t errlen) {
+    char line[LINE_MAX_];
+    int lineno = 0;
+    size_t pos = 0;
+    while (pos < len) {
+        lineno++;
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+        if (n > 0 && text[pos + n - 1] == '\r')
+            n--;
+        if (n >= sizeof line) {
+            snprintf(err, errlen, "config %.200s:%d: the line is longer than %d bytes", name,
+                     lineno, LINE_MAX_ - 1);
+            return GP_EINVAL;
+        }
+        if (memchr(text + pos, '\0', n)) {
+            snprintf(err, errlen, "config %.200s:%d: the line holds a NUL byte", name, lineno);
+            return GP_EINVAL;
+        }
+        memcpy(line, text + pos, n);
+        line[n] = '\0';
+        pos += nl ? (size_t)(nl - (text + pos)) + 1 : len - pos;
+        char sub[512];
+        int rc = parse_line(c, line, sub, sizeof sub);
+        if (rc < 0) {
+            snprintf(err, errlen, "config %.200s:%d: %s", name, lineno, sub);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int gpd__config_read(gpd__config *c, const char *path, char *err, size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "config %.200s: %s", path, strerror(errno));
+        return GP_EINVAL;
+    }
+    char *buf = malloc(FILE_MAX + 1);
+    size_t n = buf ? fread(buf, 1, FILE_MAX + 1, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    int rc;
+    if (!buf) {
+        snprintf(err, errlen, "config %.200s: out of memory", path);
+        rc = GP_ENOMEM;
+    } else if (bad || n > FILE_MAX) {
+        snprintf(err, errlen, "config %.200s: %s", path,
+                 bad ? "cannot be read" : "larger than 1 MiB");
+        rc = GP_EINVAL;
+    } else {
+        rc = gpd__config_parse(c, path, buf, n, err, errlen);
+    }
+    free(buf);
+    return rc;
+}
