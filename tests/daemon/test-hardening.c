@@ -203,7 +203,7 @@ START_TEST(test_slow_clients_do_not_hold_the_api) {
         snprintf(src, sizeof src, "127.0.1.%d", 1 + i / PER_ADDR);
         fds[opened] = raw_connect(&t, src);
         ck_assert_int_ge(fds[opened], 0);
-        send(fds[opened], "GET /api/v1/health HTTP/1.1\r\n", 30, MSG_NOSIGNAL);
+        send(fds[opened], "GET /api/v1/health HTTP/1.1\r\n", 29, MSG_NOSIGNAL);
         opened++;
     }
     for (int i = 0; i < NCAPPED; i++) {
@@ -219,7 +219,7 @@ START_TEST(test_slow_clients_do_not_hold_the_api) {
     /* Bytes do not restart the deadline: one header line every 300 ms. */
     int slow = raw_connect(&t, "127.0.3.1");
     ck_assert_int_ge(slow, 0);
-    send(slow, "GET /api/v1/health HTTP/1.1\r\n", 30, MSG_NOSIGNAL);
+    send(slow, "GET /api/v1/health HTTP/1.1\r\n", 29, MSG_NOSIGNAL);
     int cut = 0;
     for (int i = 0; i < 200 && !cut; i++) {
         usleep(300 * 1000);
