@@ -73,7 +73,9 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
     XX("POST", "/api/v1/tokens", h_tok_create, ADMIN,                                              \
        "Create a token; the answer holds its secret, shown once")                                  \
     XX("DELETE", "/api/v1/tokens/{id}", h_tok_delete, ADMIN, "Revoke a token")                     \
-    XX("GET", "/metrics", h_metrics, RESEARCHER, "Prometheus metrics (text format)")
+    XX("GET", "/metrics", h_metrics, RESEARCHER, "Prometheus metrics (text format)")               \
+    XX("GET", "/", h_console, NONE, "The web console (it signs in with a token of its own)")       \
+    XX("GET", "/console/{file}", h_console_file, NONE, "The web console's script and style")
 
 #define GP__HANDLER_DECL_(m, p, fn, role, doc)                                                     \
     int gpd__##fn(gpd__req *r, gpd__resp *out, gpd__err *e);

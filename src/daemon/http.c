@@ -236,6 +236,16 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, gpd__resp *out) {
         return MHD_NO;
     MHD_add_response_header(resp, "Content-Type",
                             out->content_type ? out->content_type : "application/json");
+    /* The console's page may run only its own script and style and talk
+     * only to this server; no answer may be framed or sniffed as another
+     * type. */
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            "default-src 'none'; script-src 'self'; style-src 'self'; "
+                            "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+                            "form-action 'none'; frame-ancestors 'none'");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)out->status, resp);
     MHD_destroy_response(resp);
     return ret;

@@ -2,7 +2,15 @@
 # scheduling loop over libgpupool and the executors of libgpexec.
 DAEMON_PKGS := libmicrohttpd jansson sqlite3 libcrypto
 DAEMON_SRCS := $(sort $(wildcard src/daemon/*.c))
-DAEMON_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(DAEMON_SRCS))
+DAEMON_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(DAEMON_SRCS)) $(OBJ)/src/daemon/console-assets.o
+# The web console's files, built into the binary as C arrays (console.h).
+CONSOLE_ASSETS := $(sort $(wildcard src/daemon/console/*.html src/daemon/console/*.css \
+                                    src/daemon/console/*.js))
+$(OBJ)/src/daemon/console-assets.c: $(CONSOLE_ASSETS) src/daemon/console/embed.sh
+	@mkdir -p $(@D)
+	$(Q)sh src/daemon/console/embed.sh $(CONSOLE_ASSETS) >$@.tmp && mv $@.tmp $@
+$(OBJ)/src/daemon/console-assets.o: $(OBJ)/src/daemon/console-assets.c
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 DAEMON_BIN := $(BUILD)/gpupoold
 BINS += $(DAEMON_BIN)
 $(OBJ)/src/daemon/%.o: CPPFLAGS += $(shell pkg-config --cflags $(DAEMON_PKGS))

@@ -12,7 +12,7 @@ mkdir -p "$D"
 GPEXEC_FAKE_NVML_GPUS=1 GPEXEC_FAKE_NVML_MIG=-1 GPEXEC_FAKE_NVML_BUSY=50
 GPEXEC_FAKE_NVML_MEM_USED=1073741824
 export GPEXEC_FAKE_NVML_GPUS GPEXEC_FAKE_NVML_MIG GPEXEC_FAKE_NVML_BUSY GPEXEC_FAKE_NVML_MEM_USED
-CFG="state_dir=$D/tasks,nvml=$B/tests/executors/libfakenvml.so,interposer=$TMP/none.so"
+CFG="state_dir=$D/tasks,nvml=$B/tests/executors/libfakenvml.so,interposer=$TMP/none.so,cgroup=off"
 tap_ok "gpupoold starts on the fake NVML" gpd_start "$D" --period 300ms --poll 200ms \
     --usage-period 200ms --executor-config "$CFG"
 $GP queue create research --deserved 1 >/dev/null && $GP queue create nlp --parent research --deserved 1 >/dev/null
@@ -59,7 +59,7 @@ E=$TMP/emulated
 mkdir -p "$E"
 printf 'node = local\ndomain = local\ngpu = H100 80G 2\n' >"$TMP/inv.conf"
 tap_ok "gpupoold starts on emulated GPUs" gpd_start "$E" --period 300ms --poll 200ms \
-    --usage-period 200ms --executor-config "state_dir=$E/tasks,inventory=$TMP/inv.conf,interposer=$TMP/none.so"
+    --usage-period 200ms --executor-config "state_dir=$E/tasks,inventory=$TMP/inv.conf,interposer=$TMP/none.so,cgroup=off"
 $GP queue create research --deserved 1 >/dev/null && $GP queue create nlp --parent research >/dev/null
 $GP submit --project nlp --gpu 1 -- sleep 120 >/dev/null
 tap_ok "the task runs" wait_until 30 has_count 1 running nlp

@@ -1,0 +1,523 @@
+/*
+ * console.js — gpupool's web console: one page, hand-written, no library.
+ *
+ * Security rules kept throughout: the token lives in sessionStorage (this
+ * tab only) and travels as a bearer header, never in a URL or a cookie;
+ * every string that comes from the API is put in the page as text (el()
+ * and textContent), never parsed as HTML; the page loads nothing from
+ * anywhere but its own server (the Content-Security-Policy says so too).
+ */
+'use strict';
+
+(function () {
+  const state = { token: sessionStorage.getItem('gpupool.token') || '', who: null, timers: [] };
+  const $ = (id) => document.getElementById(id);
+
+  /* ---- Building the page as text, never as HTML ---------------------- */
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    setAttrs(e, attrs);
+    for (const k of kids.flat()) {
+      if (k === null || k === undefined || k === false) continue;
+      e.append(typeof k === 'object' ? k : document.createTextNode(String(k)));
+    }
+    return e;
+  }
+
+  const SVGNS = 'http://www.w3.org/2000/svg';
+  function svg(tag, attrs, ...kids) {
+    const e = document.createElementNS(SVGNS, tag);
+    setAttrs(e, attrs);
+    for (const k of kids.flat()) {
+      if (k === null || k === undefined) continue;
+      e.append(typeof k === 'object' ? k : document.createTextNode(String(k)));
+    }
+    return e;
+  }
+
+  /* Replaces what parent shows with kids (arrays flattened, nulls left out). */
+  function show(parent, ...kids) {
+    parent.replaceChildren(...kids.flat(2).filter((k) => k !== null && k !== undefined && k !== false));
+  }
+
+  function setAttrs(e, attrs) {
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else if (k === 'text') e.textContent = v;
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+  }
+
+  /* ---- Talking to the API --------------------------------------------- */
+
+  async function api(method, path, body) {
+    const headers = { Authorization: 'Bearer ' + state.token };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const r = await fetch(path, {
+      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store', credentials: 'omit', redirect: 'error',
+    });
+    const type = r.headers.get('Content-Type') || '';
+    const data = type.startsWith('application/json') ? await r.json() : await r.text();
+    if (!r.ok) {
+      const e = new Error(data && data.error ? data.error.message : 'HTTP ' + r.status);
+      e.status = r.status;
+      e.field = data && data.error ? data.error.field || '' : '';
+      if (r.status === 401) signOut('The token is no longer valid: ' + e.message);
+      throw e;
+    }
+    return data;
+  }
+
+  /* ---- Formatting ------------------------------------------------------ */
+
+  const fmt = {
+    gpus: (v) => (v === null || v === undefined ? '–' : v > 0 && v < 0.01 ? v.toPrecision(2) : (Math.round(v * 100) / 100).toString()),
+    pct: (v) => (v === null || v === undefined || !isFinite(v) ? '–' : Math.round(v * 100) + ' %'),
+    bytes: (b) => (b >= 2 ** 30 ? (b / 2 ** 30).toFixed(1) + ' GiB' : (b / 2 ** 20).toFixed(0) + ' MiB'),
+    age: (ms) => {
+      const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+      return s < 90 ? s + 's' : s < 5400 ? Math.round(s / 60) + 'm' : s < 172800 ? Math.round(s / 3600) + 'h' : Math.round(s / 86400) + 'd';
+    },
+    time: (ms) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC',
+    money: (v) => Math.round(v).toLocaleString('en-US'),
+  };
+
+  const PALETTE = ['#2457c5', '#d9822b', '#17a36b', '#b8336a', '#7a4cc2', '#0f8b8d', '#c23a2b', '#6b8e23'];
+  function colour(name) {
+    let h = 0;
+    for (const c of String(name)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+    return PALETTE[h % PALETTE.length];
+  }
+
+  const canAdmin = () => state.who && state.who.role !== 'researcher';
+  const canAdminQueue = (q) => state.who && (state.who.role === 'admin' ||
+    (state.who.role === 'dept-admin' && (q.name === state.who.scope || q.parent === state.who.scope)));
+
+  /* ---- Sign in and navigation ----------------------------------------- */
+
+  function signOut(why) {
+    state.token = '';
+    state.who = null;
+    sessionStorage.removeItem('gpupool.token');
+    $('nav').hidden = true;
+    $('signout').hidden = true;
+    $('who').textContent = '';
+    $('page').hidden = true;
+    $('signin').hidden = false;
+    $('signin-error').textContent = why || '';
+  }
+
+  async function signIn(token) {
+    state.token = token;
+    try {
+      state.who = await api('GET', '/api/v1/whoami');
+    } catch (e) {
+      signOut('Sign-in failed: ' + e.message);
+      return;
+    }
+    sessionStorage.setItem('gpupool.token', token);
+    $('signin').hidden = true;
+    $('page').hidden = false;
+    $('nav').hidden = false;
+    $('signout').hidden = false;
+    $('who').textContent = state.who.user + ' (' + state.who.role + ')';
+    route();
+  }
+
+  const pages = {};
+
+  function route() {
+    if (!state.who) return;
+    for (const t of state.timers) clearInterval(t);
+    state.timers = [];
+    const parts = (location.hash || '#/overview').slice(2).split('/');
+    const name = pages[parts[0]] ? parts[0] : 'overview';
+    for (const a of document.querySelectorAll('nav a'))
+      a.classList.toggle('active', a.dataset.page === name || (name === 'workload' && a.dataset.page === 'workloads'));
+    const page = $('page');
+    show(page, el('p', { class: 'muted' }, 'Loading…'));
+    pages[name](page, parts.slice(1)).catch((e) => show(page, el('p', { class: 'error' }, e.message)));
+  }
+
+  /* ---- Charts: time series in SVG, axes fitted to the data ------------ */
+
+  function niceMax(v) {
+    if (!(v > 0)) return 1;
+    const p = 10 ** Math.floor(Math.log10(v));
+    for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
+    return 10 * p;
+  }
+
+  function axisLabel(v, max) {
+    const digits = Math.max(0, 2 - Math.floor(Math.log10(max)));
+    return v.toFixed(Math.min(digits, 6));
+  }
+
+  /* series: [{label, colour, dash, points: [[t_ms, value], ...]}]; lines:
+   * [{label, value, colour}] drawn across. */
+  function lineChart(series, opts) {
+    const W = 1000, H = 290, L = 56, R = 12, T = 26, B = 34;
+    const all = series.flatMap((s) => s.points);
+    const lines = (opts && opts.lines) || [];
+    /* Time from the first point recorded (a young pool has no day behind
+     * it) to the end of the period; values from 0 to just above the most. */
+    const t0 = all.length ? Math.min(...all.map((p) => p[0])) : opts.from, t1 = opts.to;
+    const ymax = niceMax(Math.max(...all.map((p) => p[1]), ...lines.map((l) => l.value), 0));
+    const x = (t) => L + ((t - t0) / Math.max(1, t1 - t0)) * (W - L - R);
+    const y = (v) => T + (1 - v / ymax) * (H - T - B);
+    const g = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img', 'aria-label': opts.title || 'chart' });
+    for (let i = 0; i <= 4; i++) {
+      const v = (ymax * i) / 4;
+      g.append(svg('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: '#e3e6ec' }));
+      g.append(svg('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#5b6475' }, axisLabel(v, ymax)));
+    }
+    for (let i = 0; i <= 4; i++) {
+      const t = t0 + ((t1 - t0) * i) / 4;
+      const d = new Date(t);
+      const label = t1 - t0 > 2 * 86400e3 ? d.toISOString().slice(5, 10) : d.toISOString().slice(11, 16);
+      g.append(svg('text', { x: x(t), y: H - 12, 'text-anchor': 'middle', 'font-size': 11, fill: '#5b6475' }, label));
+    }
+    g.append(svg('text', { x: 4, y: 12, 'font-size': 11, fill: '#5b6475' }, opts.unit || 'GPUs'));
+    for (const l of lines) {
+      g.append(svg('line', { x1: L, x2: W - R, y1: y(l.value), y2: y(l.value), stroke: l.colour, 'stroke-dasharray': '6 4', 'stroke-width': 1.5 }));
+      g.append(svg('text', { x: W - R - 4, y: y(l.value) - 4, 'text-anchor': 'end', 'font-size': 11, fill: l.colour }, l.label));
+    }
+    for (const s of series) {
+      if (!s.points.length) continue;
+      const d = s.points.map((p, i) => (i ? 'L' : 'M') + x(p[0]).toFixed(1) + ' ' + y(p[1]).toFixed(1)).join(' ');
+      g.append(svg('path', { d, fill: 'none', stroke: s.colour, 'stroke-width': 2, 'stroke-dasharray': s.dash ? '5 4' : null },
+        svg('title', {}, s.label)));
+      /* A lone point draws no line: mark it. */
+      if (s.points.length === 1)
+        g.append(svg('circle', { cx: x(s.points[0][0]), cy: y(s.points[0][1]), r: 3, fill: s.colour }));
+    }
+    const legend = el('div', { class: 'legend' }, series.map((s) =>
+      el('span', {}, el('span', { class: 'swatch', style: null, 'data-c': s.colour }), s.label)));
+    for (const sw of legend.querySelectorAll('.swatch')) sw.style.background = sw.dataset.c;
+    return el('div', { class: 'chart' }, g, legend);
+  }
+
+  /* A step still under way would show as a drop: only whole steps count. */
+  const whole = (u, t) => t + u.step <= Date.now() / 1000;
+
+  /* GPU-hours per step -> average GPUs over the step. */
+  function perStep(u, key, col) {
+    const k = u.keys.find((x) => x.key === key);
+    const i = u.columns.indexOf(col);
+    if (!k) return [];
+    return k.points.filter((p) => p[i] !== null && whole(u, p[0])).map((p) => [p[0] * 1000, (p[i] * 3600) / u.step]);
+  }
+
+  function sumSteps(u, keys, col) {
+    const i = u.columns.indexOf(col);
+    const m = new Map();
+    for (let t = u.from; t < u.to; t += u.step) if (whole(u, t)) m.set(t, 0);
+    for (const k of u.keys) if (keys.includes(k.key)) for (const p of k.points) if (p[i] !== null && whole(u, p[0])) m.set(p[0], (m.get(p[0]) || 0) + (p[i] * 3600) / u.step);
+    return [...m.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => [t * 1000, v]);
+  }
+
+  /* ---- Overview ---------------------------------------------------------- */
+
+  pages.overview = async function (page) {
+    const span = sessionStorage.getItem('gpupool.span') || '1d';
+    const [nodes, queues, pending, usage] = await Promise.all([
+      api('GET', '/api/v1/nodes'), api('GET', '/api/v1/queues'),
+      api('GET', '/api/v1/workloads?state=pending&limit=10'),
+      api('GET', '/api/v1/usage?by=queue&from=' + span + '&step=' + (span === '1d' ? '15m' : '2h')),
+    ]);
+    const gpus = nodes.nodes.reduce((n, x) => n + x.gpus.length, 0);
+    const depts = queues.queues.filter((q) => q.depth === 0);
+    const alloc = depts.reduce((n, q) => n + q.allocated.gpu, 0);
+    const usedKnown = depts.every((q) => q.used && q.used.gpu !== null);
+    const used = depts.reduce((n, q) => n + (q.used && q.used.gpu ? q.used.gpu : 0), 0);
+    const npending = depts.reduce((n, q) => n + q.pending, 0);
+    show(page, 
+      el('h1', {}, 'The pool now'),
+      el('div', { class: 'cards' },
+        card(gpus, 'GPUs in the pool'), card(fmt.gpus(alloc), 'allocated (' + fmt.pct(alloc / gpus) + ')'),
+        card(usedKnown ? fmt.gpus(used) : '–', usedKnown ? 'really busy (' + fmt.pct(used / gpus) + ')' : 'really busy: cannot be measured'),
+        card(npending, 'workloads waiting')),
+      nodes.emulated ? el('p', { class: 'note' }, 'These GPUs are EMULATED: nothing can measure how busy they are, so "used" is unknown.') : null,
+      el('h2', {}, 'Why work waits'),
+      pending.workloads.length ? el('table', {}, el('tr', {}, el('th', {}, 'workload'), el('th', {}, 'project'), el('th', {}, 'asks for'), el('th', {}, 'why it waits')),
+        pending.workloads.map((w) => el('tr', {}, el('td', {}, el('a', { href: '#/workload/' + w.id }, '#' + w.id + ' ' + w.name)),
+          el('td', {}, w.project), el('td', {}, w.request), el('td', { class: 'reason' }, w.pending_reason || 'not yet considered'))))
+        : el('p', { class: 'muted' }, 'Nothing waits.'),
+      el('h2', {}, 'Allocated against really used, per department'),
+      el('div', { class: 'toolbar' }, ['1d', '7d'].map((s) => el('button', {
+        type: 'button', class: s === span ? '' : 'secondary',
+        onclick: () => { sessionStorage.setItem('gpupool.span', s); route(); },
+      }, s === '1d' ? 'Last day' : 'Last week'))),
+      usageChart(usage, depts.map((q) => q.name)),
+      usageSentence(usage, depts.map((q) => q.name), span));
+  };
+
+  function card(v, k) {
+    return el('div', { class: 'card' }, el('div', { class: 'v' }, v), el('div', { class: 'k' }, k));
+  }
+
+  function usageChart(u, keys) {
+    const series = [];
+    for (const k of keys) {
+      series.push({ label: k + ' allocated', colour: colour(k), points: perStep(u, k, 'allocated') });
+      series.push({ label: k + ' used', colour: colour(k), dash: true, points: perStep(u, k, 'used') });
+    }
+    if (!u.keys.length) return el('p', { class: 'muted' }, 'No usage recorded in this period yet.');
+    return lineChart(series, { from: u.from * 1000, to: u.to * 1000, title: 'allocated and used GPUs' });
+  }
+
+  function usageSentence(u, keys, span) {
+    let a = 0, m = 0, us = 0;
+    for (const k of u.keys) if (keys.includes(k.key)) { a += k.allocated_gpu_hours; m += k.measured_gpu_hours; us += k.used_gpu_hours || 0; }
+    if (!a) return null;
+    const hrs = (u.to - u.from) / 3600;
+    return el('p', { class: 'sentence' }, 'Over the ' + (span === '1d' ? 'last day' : 'last week') + ', departments held ' +
+      fmt.gpus(a / hrs) + ' GPUs on average' + (m > 0 ? ' and kept ' + fmt.gpus((us / m) * (a / hrs)) + ' of them busy (' + fmt.pct(us / m) + ').' : '; how busy they were cannot be measured.'));
+  }
+
+  /* ---- Quotas ------------------------------------------------------------ */
+
+  pages.quotas = async function (page) {
+    const q = await api('GET', '/api/v1/queues');
+    const head = ['queue', 'deserved', 'fair share', 'allocated', 'used', 'borrowed', 'lent', 'limit', 'pending', 'running'];
+    const rows = q.queues.map((x) => {
+      const cells = [
+        el('td', { class: 'qname' }, '\u00a0'.repeat(4 * x.depth) + x.name),
+        num(fmt.gpus(x.deserved.gpu)), num(fmt.gpus(x.fair_share.gpu)), num(fmt.gpus(x.allocated.gpu)),
+        num(x.used ? fmt.gpus(x.used.gpu) : '–'), num(fmt.gpus(x.borrowed ? x.borrowed.gpu : 0)), num(fmt.gpus(x.lent ? x.lent.gpu : 0)),
+        num(x.limit.gpu === null ? 'none' : fmt.gpus(x.limit.gpu)), num(x.pending), num(x.running)];
+      if (canAdmin()) cells.push(el('td', {}, canAdminQueue(x) ? el('button', { type: 'button', class: 'secondary edit', onclick: (ev) => editQueue(ev.target, x) }, 'Edit') : null));
+      return el('tr', { 'data-queue': x.name }, cells);
+    });
+    show(page, el('h1', {}, 'Quotas'),
+      el('p', { class: 'muted' }, 'GPUs. Deserved is guaranteed; fair share is what a queue should hold now; borrowed is held beyond deserved, lent is idle deserved quota others use.'),
+      el('table', {}, el('tr', {}, head.map((h, i) => el('th', { class: i ? 'num' : '' }, h)), canAdmin() ? el('th', {}, '') : null), rows),
+      q.warnings.map((w) => el('p', { class: 'note' }, w)));
+  }
+
+  function num(v) {
+    return el('td', { class: 'num' }, v);
+  }
+
+  function editQueue(button, q) {
+    const des = el('input', { size: 6, value: q.deserved.gpu, 'aria-label': 'deserved GPUs' });
+    const lim = el('input', { size: 6, value: q.limit.gpu === null ? 'none' : q.limit.gpu, 'aria-label': 'limit' });
+    const err = el('span', { class: 'error' });
+    const save = el('button', { type: 'button', onclick: async () => {
+      const limit = lim.value.trim() === 'none' ? null : Number(lim.value);
+      try {
+        await api('PATCH', '/api/v1/queues/' + encodeURIComponent(q.name), { deserved: { gpu: Number(des.value) }, limit: { gpu: limit } });
+        route();
+      } catch (e) { err.textContent = e.message; }
+    } }, 'Save');
+    button.replaceWith(el('span', { class: 'toolbar' }, 'deserved ', des, ' limit ', lim, save, err));
+  }
+
+  /* ---- Workloads ----------------------------------------------------------- */
+
+  const wlq = { project: '', user: '', state: 'active', cursors: [0], sort: 'id', desc: false };
+
+  pages.workloads = async function (page) {
+    const after = wlq.cursors[wlq.cursors.length - 1];
+    const params = new URLSearchParams({ limit: '100' });
+    if (after) params.set('after', after);
+    for (const k of ['project', 'user']) if (wlq[k]) params.set(k, wlq[k]);
+    if (wlq.state !== 'any') params.set('state', wlq.state);
+    const r = await api('GET', '/api/v1/workloads?' + params);
+    const list = r.workloads.slice().sort((a, b) => {
+      const va = a[wlq.sort], vb = b[wlq.sort];
+      const c = typeof va === 'number' ? va - vb : String(va).localeCompare(String(vb));
+      return wlq.desc ? -c : c;
+    });
+    const filter = (k, attrs) => el('input', Object.assign({ value: wlq[k], placeholder: k, 'aria-label': k, onchange: (e) => { wlq[k] = e.target.value.trim(); wlq.cursors = [0]; route(); } }, attrs));
+    const states = ['active', 'any', 'pending', 'running', 'stopping', 'suspended', 'succeeded', 'failed', 'deleted'];
+    const cols = [['id', 'id'], ['name', 'name'], ['project', 'project'], ['user', 'user'], ['state', 'state'], ['request', 'asks for'], ['submitted_ms', 'age'], ['info', 'why / outcome']];
+    show(page, el('h1', {}, 'Workloads'),
+      el('div', { class: 'toolbar' }, filter('project'), filter('user'),
+        el('select', { 'aria-label': 'state', onchange: (e) => { wlq.state = e.target.value; wlq.cursors = [0]; route(); } },
+          states.map((s) => el('option', { value: s, selected: s === wlq.state }, s))),
+        el('button', { type: 'button', class: 'secondary', disabled: wlq.cursors.length < 2, onclick: () => { wlq.cursors.pop(); route(); } }, '← Previous 100'),
+        el('button', { type: 'button', class: 'secondary', disabled: !r.next_after, onclick: () => { wlq.cursors.push(r.next_after); route(); } }, 'Next 100 →'),
+        el('span', { class: 'muted' }, 'page ' + wlq.cursors.length + ', ' + r.workloads.length + ' shown; click a heading to sort the page')),
+      el('table', { id: 'workloads' },
+        el('tr', {}, cols.map(([k, label]) => el('th', { class: k === 'info' ? '' : 'sortable', onclick: k === 'info' ? null : () => { wlq.desc = wlq.sort === k ? !wlq.desc : false; wlq.sort = k; route(); } },
+          label + (wlq.sort === k ? (wlq.desc ? ' ▼' : ' ▲') : '')))),
+        list.map((w) => el('tr', { 'data-id': w.id },
+          el('td', {}, el('a', { href: '#/workload/' + w.id }, '#' + w.id)), el('td', { class: 'wname' }, w.name), el('td', {}, w.project),
+          el('td', {}, w.user), el('td', {}, w.state), el('td', {}, w.request), el('td', {}, fmt.age(w.submitted_ms)),
+          el('td', {}, w.pending_reason || w.reason || '')))));
+  };
+
+  pages.workload = async function (page, args) {
+    const id = Number(args[0]);
+    const [w, ev] = await Promise.all([api('GET', '/api/v1/workloads/' + id), api('GET', '/api/v1/workloads/' + id + '/events')]);
+    const mine = state.who.role !== 'researcher' || w.user === state.who.user;
+    const act = (label, method, path, cls) => el('button', { type: 'button', class: cls || 'secondary', 'data-action': label.toLowerCase(), onclick: async () => {
+      try { await api(method, path); route(); } catch (e) { $('action-error').textContent = e.message; }
+    } }, label);
+    const actions = [];
+    if (mine && ['pending', 'starting', 'running', 'stopping', 'suspended'].includes(w.state)) actions.push(act('Delete', 'DELETE', '/api/v1/workloads/' + id, 'danger'));
+    if (mine && ['pending', 'starting', 'running'].includes(w.state)) actions.push(act('Suspend', 'POST', '/api/v1/workloads/' + id + '/suspend'));
+    if (mine && w.state === 'suspended') actions.push(act('Resume', 'POST', '/api/v1/workloads/' + id + '/resume'));
+    const log = el('pre', { class: 'log', id: 'log' });
+    show(page, 
+      el('h1', {}, 'Workload #' + w.id + ' ', el('span', { class: 'wname' }, w.name)),
+      el('div', { class: 'toolbar' }, actions, el('span', { class: 'error', id: 'action-error' })),
+      el('table', {}, [['state', w.state], ['project', w.project], ['user', w.user], ['asks for', w.request],
+        ['submitted', fmt.time(w.submitted_ms)], ['attempt', w.attempt], ['why it waits', w.pending_reason], ['outcome', w.reason],
+        ['command', w.spec && w.spec.command ? w.spec.command.join(' ') : '']]
+        .filter((r) => r[1] !== undefined && r[1] !== '')
+        .map(([k, v]) => el('tr', {}, el('th', {}, k), el('td', { class: k === 'why it waits' ? 'reason' : '' }, v)))),
+      el('h2', {}, 'Attempts'),
+      ev.attempts.length ? el('table', {}, el('tr', {}, ['attempt', 'node', 'started', 'ended', 'outcome', 'reason'].map((h) => el('th', {}, h))),
+        ev.attempts.map((a) => el('tr', {}, el('td', {}, a.attempt), el('td', {}, a.node), el('td', {}, a.started_ms > 0 ? fmt.time(a.started_ms) : ''),
+          el('td', {}, a.ended_ms > 0 ? fmt.time(a.ended_ms) : ''), el('td', {}, a.outcome), el('td', {}, a.reason || ''))))
+        : el('p', { class: 'muted' }, 'Not started yet.'),
+      el('h2', {}, 'Events'),
+      el('table', {}, ev.events.map((e) => el('tr', {}, el('td', {}, fmt.time(e.ts_ms)), el('td', {}, e.kind), el('td', {}, e.message)))),
+      el('h2', {}, 'Log (live)'), log);
+    let offset = 0;
+    const tail = async () => {
+      const r = await fetch('/api/v1/workloads/' + id + '/logs?offset=' + offset, { headers: { Authorization: 'Bearer ' + state.token }, cache: 'no-store', credentials: 'omit' });
+      if (!r.ok) return;
+      const buf = await r.arrayBuffer();
+      offset += buf.byteLength;
+      if (buf.byteLength) log.append(document.createTextNode(new TextDecoder().decode(buf)));
+    };
+    await tail();
+    state.timers.push(setInterval(() => tail().catch(() => {}), 2000));
+  };
+
+  /* ---- Submit ---------------------------------------------------------------- */
+
+  pages.submit = async function (page) {
+    const q = await api('GET', '/api/v1/queues');
+    const projects = q.queues.filter((x) => x.leaf && x.depth > 0).map((x) => x.name);
+    const fields = [
+      ['project', 'Project', el('select', { id: 'f-project' }, projects.map((p) => el('option', { value: p }, p)))],
+      ['name', 'Name', el('input', { id: 'f-name', placeholder: 'a label for people' })],
+      ['command', 'Command', el('input', { id: 'f-command', placeholder: 'python train.py --epochs 3', size: 40 })],
+      ['gpu', 'GPUs', el('input', { id: 'f-gpu', placeholder: '0.5 (half a GPU), 1, 2…' })],
+      ['gpu_memory', 'GPU memory', el('input', { id: 'f-gpu_memory', placeholder: '20G (instead of GPUs)' })],
+      ['cpu', 'CPU cores', el('input', { id: 'f-cpu', placeholder: '4' })],
+      ['memory', 'Memory', el('input', { id: 'f-memory', placeholder: '32G' })],
+      ['gang', 'Gang (tasks)', el('input', { id: 'f-gang', placeholder: '1' })],
+      ['priority', 'Priority', el('input', { id: 'f-priority', placeholder: '0 (-1000..1000)' })],
+      ['grace', 'Grace period', el('input', { id: 'f-grace', placeholder: '30s before it is stopped' })],
+    ];
+    const general = el('p', { class: 'error', id: 'err-general' });
+    const form = el('form', { id: 'submit-form' }, fields.map(([k, label, input]) =>
+      el('div', { class: 'field' }, el('label', { for: input.id }, label), input, el('span', { class: 'error', id: 'err-' + k }))),
+    el('button', { type: 'submit' }, 'Submit'), general);
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      for (const e of form.querySelectorAll('.error')) e.textContent = '';
+      const body = {};
+      for (const [k, , input] of fields) {
+        const v = input.value.trim();
+        if (!v) continue;
+        if (k === 'command') body.command = ['sh', '-c', v];
+        else if (k === 'gang' || k === 'priority') body[k] = /^-?\d+$/.test(v) ? Number(v) : v;
+        else body[k] = v;
+      }
+      try {
+        const r = await api('POST', '/api/v1/workloads', body);
+        location.hash = '#/workload/' + r.id;
+      } catch (e) {
+        const slot = $('err-' + (e.field || '').split('.')[0]);
+        (slot || general).textContent = e.message;
+      }
+    });
+    show(page, el('h1', {}, 'Submit a workload'),
+      el('p', { class: 'muted' }, 'The command runs with sh -c. Ask for a fraction of one GPU ("0.5"), whole GPUs, or an amount of GPU memory.'), form);
+  };
+
+  /* ---- Nodes ------------------------------------------------------------------ */
+
+  pages.nodes = async function (page) {
+    const r = await api('GET', '/api/v1/nodes');
+    const projects = new Set();
+    const rows = [];
+    for (const n of r.nodes) {
+      rows.push(el('h2', {}, n.name + ' ', el('span', { class: 'muted' }, n.domain + ', ' + n.cpu + ' cores, ' + fmt.bytes(n.memory))));
+      for (const g of n.gpus) {
+        const bar = svg('svg', { viewBox: '0 0 1000 24', width: '100%', height: 24, role: 'img', 'aria-label': 'slices of GPU ' + g.index });
+        bar.append(svg('rect', { x: 0, y: 0, width: 1000, height: 24, fill: '#eef0f4' }));
+        let x = 0;
+        for (const s of g.slices) {
+          projects.add(s.project);
+          const w = s.gpu * 1000;
+          bar.append(svg('rect', { x, y: 0, width: Math.max(1, w - 2), height: 24, fill: colour(s.project) },
+            svg('title', {}, s.project + ': workload ' + s.workload + ', ' + s.gpu + ' GPU, ' + fmt.bytes(s.memory_cap) + ' cap')));
+          x += w;
+        }
+        rows.push(el('div', { class: 'gpu' }, el('span', {}, 'GPU ' + g.index + ' ' + g.model + (g.mig ? ' (MIG)' : '')), bar,
+          el('span', { class: 'muted' }, fmt.gpus(g.allocated) + ' allocated, ' + fmt.bytes(g.memory_used) + ' of ' + fmt.bytes(g.memory) + ' used')));
+      }
+    }
+    const legend = el('div', { class: 'legend' }, [...projects].sort().map((p) => el('span', {}, el('span', { class: 'swatch', 'data-c': colour(p) }), p)));
+    for (const sw of legend.querySelectorAll('.swatch')) sw.style.background = sw.dataset.c;
+    show(page, el('h1', {}, 'Nodes and GPUs'),
+      r.emulated ? el('p', { class: 'note' }, 'EMULATED GPUs: no real GPU is used, and memory use cannot be measured.') : null,
+      el('p', { class: 'muted' }, 'Each bar is one GPU; each coloured part a slice, by project.'), legend, rows);
+  };
+
+  /* ---- Plan: what the recorded history says about buying ----------------------- */
+
+  pages.plan = async function (page) {
+    const span = sessionStorage.getItem('gpupool.planspan') || '7d';
+    const price = Number(sessionStorage.getItem('gpupool.price') || '30000');
+    const u = await api('GET', '/api/v1/usage?by=queue&step=1h&from=' + span);
+    const q = await api('GET', '/api/v1/queues');
+    const depts = q.queues.filter((x) => x.depth === 0).map((x) => x.name);
+    const alloc = sumSteps(u, depts, 'allocated');
+    const used = sumSteps(u, depts, 'used');
+    const measured = u.keys.some((k) => depts.includes(k.key) && k.measured_gpu_hours > 0);
+    const peak = (pts) => Math.max(0, ...pts.map((p) => p[1]));
+    const staticN = depts.reduce((n, d) => n + Math.ceil(peak(perStep(u, d, 'allocated')) - 1e-9), 0);
+    const pooledN = Math.ceil(peak(alloc) - 1e-9);
+    const fracN = measured ? Math.ceil(peak(used) - 1e-9) : null;
+    const meanUsed = used.length ? used.reduce((n, p) => n + p[1], 0) / used.length : 0;
+    const priceIn = el('input', { id: 'price', value: price, size: 8, 'aria-label': 'price per GPU', onchange: (e) => { sessionStorage.setItem('gpupool.price', e.target.value); route(); } });
+    const rows = [
+      ['Static', staticN, 'Each department buys GPUs for its own busiest hour and keeps them to itself.'],
+      ['Pooled', pooledN, 'All departments share one pool, sized for the busiest hour of the whole organisation.'],
+      ['Pooled, fractional', fracN, 'As pooled, and GPUs are shared in fractions, so the pool is sized for the GPU time really used.'],
+    ];
+    const body = u.keys.length === 0 ? [el('p', { class: 'muted' }, 'No usage recorded in this period yet: the plan needs history.')] : [
+      el('table', { id: 'plan-table' }, el('tr', {}, el('th', {}, 'mode'), el('th', { class: 'num' }, 'GPUs needed'), el('th', { class: 'num' }, 'cost'),
+        el('th', { class: 'num' }, 'utilisation'), el('th', {}, 'what it means')),
+      rows.map(([m, n, s]) => el('tr', {}, el('td', {}, m), num(n === null ? 'unknown' : n), num(n === null ? '–' : fmt.money(n * price)),
+        num(n && measured ? fmt.pct(meanUsed / n) : '–'), el('td', {}, s)))),
+      el('p', { class: 'sentence', id: 'plan-sentence' }, staticN > pooledN
+        ? 'Pooling needs ' + (staticN - pooledN) + ' fewer GPUs than static ownership for the same demand: ' + fmt.money((staticN - pooledN) * price) + ' not spent.'
+        : 'Over this period pooling would not need fewer GPUs than static ownership.',
+      fracN !== null && pooledN > fracN ? ' Sharing GPUs in fractions by real use saves ' + (pooledN - fracN) + ' more (' + fmt.money((pooledN - fracN) * price) + ').' : ''),
+      lineChart([{ label: 'allocated, all departments', colour: '#2457c5', points: alloc.map((p) => p) },
+        { label: 'really used', colour: '#17a36b', dash: true, points: measured ? used : [] }],
+      { from: u.from * 1000, to: u.to * 1000, title: 'demand and capacity', lines: [
+        { label: 'static ' + staticN, value: staticN, colour: '#c23a2b' }, { label: 'pooled ' + pooledN, value: pooledN, colour: '#7a4cc2' }] }),
+      el('p', { class: 'muted' }, 'Sizing is for the same wait as recorded: every hour of recorded demand fits (hourly averages; peaks inside an hour are not seen). Prices are per GPU over its life; enter yours.'),
+    ];
+    show(page, el('h1', {}, 'Capacity plan from this pool\'s history'),
+      el('div', { class: 'toolbar' }, 'history: ', ['7d', '30d', '365d'].map((s) => el('button', { type: 'button', class: s === span ? '' : 'secondary',
+        onclick: () => { sessionStorage.setItem('gpupool.planspan', s); route(); } }, s)), ' price per GPU: ', priceIn,
+      el('button', { type: 'button', class: 'secondary', onclick: () => window.print() }, 'Print')), body);
+  };
+
+  /* ---- Start ------------------------------------------------------------------ */
+
+  document.addEventListener('DOMContentLoaded', () => {
+    $('signin-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      signIn($('token').value.trim());
+      $('token').value = '';
+    });
+    $('signout').addEventListener('click', () => signOut(''));
+    window.addEventListener('hashchange', route);
+    if (state.token) signIn(state.token);
+  });
+})();

@@ -1,0 +1,178 @@
+// console.mjs — drives gpupoold's web console in a real headless Chromium
+// (Debian's chromium, through playwright-core; no browser is downloaded)
+// and prints TAP. test-console.sh starts the daemon and gives, in the
+// environment: SERVER, ADMIN_TOKEN, RESEARCHER_TOKEN, PENDING_ID, OTHER_ID (the
+// admin's workload in the researcher's project), XSS_NAME,
+// and SHOTS (a directory for screenshots of each page, or empty).
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const env = process.env;
+const SERVER = env.SERVER;
+let n = 0;
+let failed = 0;
+function ok(cond, what, detail) {
+  n++;
+  if (!cond) failed++;
+  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${what}`);
+  if (!cond && detail !== undefined) console.log(`#   ${String(detail).split('\n').join('\n#   ')}`);
+}
+
+const profile = mkdtempSync(join(tmpdir(), 'gpupool-chromium-'));
+// A fresh profile directory each run (playwright passes it as --user-data-dir).
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath: env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1280, height: 900 },
+});
+const dialogs = [];
+const urls = [];
+async function newPage() {
+  // Each page is its own tab, with its own sessionStorage (its own sign-in).
+  const page = await browser.newPage();
+  page.setDefaultTimeout(30000);
+  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  page.on('request', (r) => urls.push(r.url()));
+  return page;
+}
+async function shot(page, name) {
+  if (env.SHOTS) await page.screenshot({ path: join(env.SHOTS, `${name}.png`), fullPage: true });
+}
+async function signIn(page, token) {
+  await page.goto(SERVER + '/');
+  await page.fill('#token', token);
+  await page.click('#signin-form button');
+  await page.waitForSelector('#nav:not([hidden])');
+}
+const text = (page, sel) => page.locator(sel).first().textContent();
+// Polls until the text of sel matches re (waitForFunction would need eval,
+// which the console's Content-Security-Policy rightly forbids).
+async function waitText(page, sel, re) {
+  for (let i = 0; i < 120; i++) {
+    const t = (await page.locator(sel).first().textContent().catch(() => '')) || '';
+    if (re.test(t)) return t;
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`${sel} never matched ${re}`);
+}
+
+try {
+  const page = await newPage();
+  const resp = await page.goto(SERVER + '/');
+  const csp = resp.headers()['content-security-policy'] || '';
+  ok(/script-src 'self'/.test(csp) && !/unsafe-inline/.test(csp), 'the console is served with a strict Content-Security-Policy', csp);
+  await shot(page, 'signin');
+
+  // Sign in as the administrator; the overview has the pool and a chart.
+  await signIn(page, env.ADMIN_TOKEN);
+  ok((await text(page, '#who')).includes('admin'), 'signed in as the admin');
+  await page.waitForSelector('.card');
+  const cards = await page.locator('.card').allTextContents();
+  ok(cards.some((c) => /^3GPUs in the pool/.test(c)), 'the overview counts the GPUs of the pool', cards.join(' | '));
+  ok(cards.some((c) => /really busy \(/.test(c)), 'the overview says how much is really busy', cards.join(' | '));
+  await page.waitForSelector('.chart svg path', { state: 'attached' });
+  ok(await page.locator('.chart svg path').count() >= 1, 'the overview draws allocated against used');
+  const reasons = await page.locator('td.reason').allTextContents();
+  ok(reasons.some((r) => /limit/.test(r)), 'the overview says why work waits', reasons.join(' | '));
+  await shot(page, 'overview');
+
+  // Submit half a GPU through the form and see it run.
+  await page.goto(SERVER + '/#/submit');
+  await page.waitForSelector('#submit-form');
+  await page.selectOption('#f-project', 'nlp');
+  await page.fill('#f-command', 'echo started; sleep 300');
+  await page.fill('#f-gpu', '1.5');
+  await page.click('#submit-form button[type=submit]');
+  await waitText(page, '#err-gpu', /./);
+  ok(/gpu/i.test(await text(page, '#err-gpu')), 'a bad GPU amount is shown next to its field', await text(page, '#err-gpu'));
+  await page.fill('#f-name', 'half-a-gpu');
+  await page.fill('#f-gpu', '0.5');
+  await shot(page, 'submit');
+  await page.click('#submit-form button[type=submit]');
+  await page.waitForURL(/#\/workload\/\d+/);
+  const wid = page.url().split('/').pop();
+  let st = '';
+  for (let i = 0; i < 60 && st !== 'running'; i++) {
+    await page.waitForTimeout(500);
+    await page.evaluate(() => window.dispatchEvent(new HashChangeEvent('hashchange')));
+    await page.waitForSelector('#page h1');
+    st = (await page.locator('tr:has(th:text-is("state")) td').first().textContent().catch(() => '')) || '';
+  }
+  ok(st === 'running', 'the 0.5-GPU workload submitted through the form runs', st);
+  ok((await page.locator('tr:has(th:text-is("asks for")) td').first().textContent()).includes('0.5'), 'it asks for 0.5 GPU');
+  await waitText(page, '#log', /started/);
+  ok(true, 'its log is tailed live');
+  await shot(page, 'workload');
+  await page.goto(SERVER + '/#/nodes');
+  await page.waitForSelector('.gpu svg');
+  ok(await page.locator('.gpu svg rect title').count() >= 3, 'the nodes page draws each slice');
+  await shot(page, 'nodes');
+
+  // A pending workload says why it waits.
+  await page.goto(SERVER + '/#/workload/' + env.PENDING_ID);
+  await page.waitForSelector('td.reason');
+  ok(/limit/.test(await text(page, 'td.reason')), 'a pending workload shows its reason in words', await text(page, 'td.reason'));
+
+  // Delete the 0.5-GPU workload.
+  await page.goto(SERVER + '/#/workload/' + wid);
+  await page.waitForSelector('button[data-action=delete]');
+  await page.click('button[data-action=delete]');
+  let gone = '';
+  for (let i = 0; i < 60 && gone !== 'deleted'; i++) {
+    await page.waitForTimeout(500);
+    await page.evaluate(() => window.dispatchEvent(new HashChangeEvent('hashchange')));
+    await page.waitForSelector('#page h1');
+    gone = (await page.locator('tr:has(th:text-is("state")) td').first().textContent().catch(() => '')) || '';
+  }
+  ok(gone === 'deleted', 'deleting it from the console stops it', gone);
+
+  // A hostile name is shown as text, and no script runs.
+  await page.goto(SERVER + '/#/workloads');
+  await page.selectOption('select[aria-label=state]', 'any');
+  await page.waitForSelector('#workloads td.wname');
+  const names = await page.locator('#workloads td.wname').allTextContents();
+  ok(names.includes(env.XSS_NAME), 'a workload named like HTML is shown as its text', names.join(' | '));
+  ok(await page.locator('#workloads img').count() === 0, 'no element was made from it');
+  await page.waitForTimeout(500);
+  ok(dialogs.length === 0, 'no script of it ran', dialogs.join(' | '));
+  await page.click('th:text("state")');
+  ok((await text(page, 'th.sortable:has-text("state")')).includes('▲'), 'the page sorts by a column');
+  await shot(page, 'workloads');
+
+  for (const [name, sel] of [['quotas', 'td.qname'], ['plan', '#page h1']]) {
+    await page.goto(SERVER + '/#/' + name);
+    await page.waitForSelector(sel);
+    await page.waitForTimeout(300);
+    await shot(page, name);
+  }
+  ok(await page.locator('#plan-table, p.muted').count() > 0, 'the plan page answers');
+  await page.goto(SERVER + '/#/quotas');
+  await page.waitForSelector('td.qname');
+  ok(await page.locator('button.edit').count() > 0, 'the admin may edit quotas');
+
+  // A researcher sees no admin action.
+  const rp = await newPage();
+  await signIn(rp, env.RESEARCHER_TOKEN);
+  ok((await text(rp, '#who')).includes('researcher'), 'signed in as a researcher');
+  await rp.goto(SERVER + '/#/quotas');
+  await rp.waitForSelector('td.qname');
+  ok(await rp.locator('button.edit').count() === 0, 'a researcher is offered no quota editing');
+  await rp.goto(SERVER + '/#/workload/' + env.OTHER_ID);
+  await rp.waitForSelector('h1:has-text("Workload")');
+  await rp.waitForTimeout(300);
+  ok(await rp.locator('button[data-action]').count() === 0, "a researcher is offered no action on another user's workload");
+
+  const token = env.ADMIN_TOKEN;
+  ok(!urls.some((u) => u.includes(token) || u.includes(env.RESEARCHER_TOKEN)), 'no token ever appears in a URL');
+} catch (e) {
+  ok(false, 'the console test ran to its end', e.stack || e);
+} finally {
+  await browser.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(`1..${n}`);
+process.exit(failed ? 1 : 0);

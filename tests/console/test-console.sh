@@ -1,0 +1,59 @@
+#!/bin/sh
+# The web console in a real headless Chromium (tests/console/console.mjs):
+# a daemon on a fake NVML with three GPUs, running and pending workloads, a
+# workload named like HTML, and a researcher's token; the browser signs in,
+# submits, deletes, and checks what each role is offered. With SHOTS=DIR it
+# also saves a screenshot of each page there (make console-screenshots).
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+
+if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ] || [ ! -d tests/console/node_modules/playwright-core ]; then
+    echo "1..0 # SKIP chromium or playwright-core missing: run scripts/install-deps.sh"
+    exit 0
+fi
+
+D=$TMP/console
+mkdir -p "$D"
+GPEXEC_FAKE_NVML_GPUS=3 GPEXEC_FAKE_NVML_MIG=-1 GPEXEC_FAKE_NVML_BUSY=60,20,0
+export GPEXEC_FAKE_NVML_GPUS GPEXEC_FAKE_NVML_MIG GPEXEC_FAKE_NVML_BUSY
+CFG="node=gpu-node-1,state_dir=$D/tasks,nvml=$B/tests/executors/libfakenvml.so,interposer=$TMP/none.so,cgroup=off"
+# A first start makes the store; a week of history goes in while it is down.
+gpd_start "$D" --executor-config "$CFG" && gpd_stop
+tap_ok "a week of usage history is written" sh bench/seed-history.sh "$D/gpupool.db" 7 \
+    "nlp:research:0.5:1.5:0.3 vision:research:0.2:0.8:0.45 infra:ops:0.3:0.7:0.6"
+tap_ok "gpupoold starts" gpd_start "$D" --period 300ms --poll 200ms --usage-period 200ms --executor-config "$CFG"
+$GP queue create research --deserved 1 >/dev/null && $GP queue create nlp --parent research --deserved 1 >/dev/null &&
+    $GP queue create vision --parent research >/dev/null &&
+    $GP queue create ops --deserved 1 >/dev/null && $GP queue create infra --parent ops --deserved 1 --limit 1 >/dev/null
+OTHER_ID=$($GP --json submit --project nlp --gpu 1 --name training -- sleep 300 | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
+$GP submit --project infra --gpu 1 --name service -- sleep 300 >/dev/null
+PENDING_ID=$($GP --json submit --project infra --gpu 1 --name second -- sleep 1 | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
+XSS_NAME='<img src=x onerror=alert(1)>'
+$GP submit --project nlp --name "$XSS_NAME" --gpu 0.001 -- true >/dev/null
+RESEARCHER_TOKEN=$($GP token create --user rita --role researcher --scope nlp | head -1)
+tap_ok "a workload runs and usage is recorded" wait_until 30 has_count 1 running nlp
+sleep 1
+SERVER=$GPUPOOL_SERVER ADMIN_TOKEN=$GPUPOOL_TOKEN RESEARCHER_TOKEN=$RESEARCHER_TOKEN \
+    PENDING_ID=$PENDING_ID OTHER_ID=$OTHER_ID XSS_NAME=$XSS_NAME SHOTS=${SHOTS:-} \
+    node tests/console/console.mjs >"$TMP/console.tap" 2>&1
+rc=$?
+sed -n 's/^\(not \)\{0,1\}ok [0-9]* - /&/p; /^#/p' "$TMP/console.tap" | while IFS= read -r line; do
+    case $line in
+    "#"*) echo "$line" ;;
+    *) echo "$line" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /\1ok - /' ;;
+    esac
+done | {
+    # Renumber the browser's results after this script's own.
+    i=$tap_n
+    while IFS= read -r line; do
+        case $line in
+        "#"*) echo "$line" ;;
+        *) i=$((i + 1)); echo "$line" | sed "s/ok - /ok $i - /" ;;
+        esac
+    done
+}
+nb=$(grep -c '^\(not \)\{0,1\}ok ' "$TMP/console.tap")
+tap_n=$((tap_n + nb))
+[ "$rc" = 0 ] || tap_failed=$((tap_failed + 1))
+[ "$nb" -gt 0 ] || { echo "# the browser test printed nothing:"; sed 's/^/#   /' "$TMP/console.tap" | tail -20; tap_n=$((tap_n + 1)); echo "not ok $tap_n - the browser test ran"; }
+tap_done
