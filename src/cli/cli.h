@@ -34,9 +34,6 @@ typedef struct cli {
     int json; /* --json: print the server's JSON */
 } cli;
 
-/* The one map from an HTTP status to an exit code. */
-int cli_exit_for_status(int status);
-
 /*
  * Sends a request; on success (2xx) returns EXIT_OK and *out (may be NULL)
  * holds the parsed JSON answer (caller decrefs). On failure prints the

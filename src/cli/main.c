@@ -63,7 +63,8 @@ int cli_usage(const char *cmd, const char *fmt, ...) {
     return EXIT_USAGE;
 }
 
-int cli_exit_for_status(int status) {
+/* The one map from an HTTP status to an exit code. */
+static int exit_for_status(int status) {
     if (status >= 200 && status < 300)
         return EXIT_OK;
     switch (status) {
@@ -97,7 +98,7 @@ int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t 
         fprintf(stderr, "gpupool: %s\n", err);
         return EXIT_UNREACHABLE;
     }
-    int code = cli_exit_for_status(resp.status);
+    int code = exit_for_status(resp.status);
     if (code != EXIT_OK) {
         json_t *j = json_loadb(resp.body, resp.len, 0, NULL);
         const char *msg =

@@ -42,7 +42,8 @@ static int under(gp_engine *eng, const char *name, const char *anc) {
     return 0;
 }
 
-int gpd__can_see_project(gpd__req *r, const char *project) {
+/* May the caller see workloads of project? (dept-admins: via the tree). */
+static int can_see_project(gpd__req *r, const char *project) {
     switch (r->who.role) {
     case GP__ROLE_ADMIN:
         return 1;
@@ -142,7 +143,7 @@ static int visible_wl(gpd__req *r, gpd__wl *w, gpd__err *e) {
         return rc;
     if ((rc = gpd__store_wl_get(r->d->store, id, w, e)) < 0)
         return rc;
-    if (!gpd__can_see_project(r, w->project)) {
+    if (!can_see_project(r, w->project)) {
         gpd__wl_free(w);
         return gpd__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
     }
@@ -160,7 +161,7 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
     char *canon = NULL;
     if ((rc = gpd__request_parse(body, &q, e)) < 0)
         goto out;
-    if (!gpd__can_see_project(r, q.spec.queue)) {
+    if (!can_see_project(r, q.spec.queue)) {
         rc = gpd__fail(e, GP_EPERM, "project", "project: this token may not submit to %s",
                        q.spec.queue);
         goto out;

@@ -125,9 +125,6 @@ uint64_t gpd__guard_expired(gpd__guard *g);
 /* Prints the route table as a Markdown table. */
 void gpd__http_print_routes(void);
 
-/* The one map from GP_E* codes to HTTP status. */
-int gpd__http_status(int code);
-
 /* Sets out to a JSON answer (takes ownership of j). */
 int gpd__reply_json(gpd__resp *out, int status, json_t *j);
 
@@ -145,9 +142,6 @@ int gpd__body_json(gpd__req *r, json_t **out, gpd__err *e);
 int gpd__param_id(gpd__req *r, int i, uint64_t *out, gpd__err *e);
 
 /* ---- Scopes (api-workloads.c) ---- */
-
-/* May the caller see workloads of project? (dept-admins: via the tree). */
-int gpd__can_see_project(gpd__req *r, const char *project);
 
 /* May the caller manage queue name (create under, change, remove)? */
 int gpd__can_admin_queue(gpd__req *r, const char *name, const char *parent);

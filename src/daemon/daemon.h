@@ -43,19 +43,20 @@ int64_t gpd__now_ms(void);
 /* Workload states as the store records them. PENDING, STARTING (the intent to
  * launch is written, tasks may be starting), RUNNING and STOPPING (checkpoint
  * signal sent, grace period running) are active: the scheduling loop holds
- * them. The others are final, except SUSPENDED, which resume() reopens. */
+ * them, and come first: the store selects them as state <= STOPPING. The
+ * others are final, except SUSPENDED, which resume() reopens. */
 #define GP__WL_STATES(XX)                                                                          \
-    XX(PENDING, "pending", 1)                                                                      \
-    XX(STARTING, "starting", 1)                                                                    \
-    XX(RUNNING, "running", 1)                                                                      \
-    XX(STOPPING, "stopping", 1)                                                                    \
-    XX(SUSPENDED, "suspended", 0)                                                                  \
-    XX(SUCCEEDED, "succeeded", 0)                                                                  \
-    XX(FAILED, "failed", 0)                                                                        \
-    XX(DELETED, "deleted", 0)
+    XX(PENDING, "pending")                                                                         \
+    XX(STARTING, "starting")                                                                       \
+    XX(RUNNING, "running")                                                                         \
+    XX(STOPPING, "stopping")                                                                       \
+    XX(SUSPENDED, "suspended")                                                                     \
+    XX(SUCCEEDED, "succeeded")                                                                     \
+    XX(FAILED, "failed")                                                                           \
+    XX(DELETED, "deleted")
 
 typedef enum gpd__wl_state {
-#define GP__WL_ENUM_(sym, name, active) GP__WL_##sym,
+#define GP__WL_ENUM_(sym, name) GP__WL_##sym,
     GP__WL_STATES(GP__WL_ENUM_)
 #undef GP__WL_ENUM_
         GP__WL_NSTATES
@@ -63,7 +64,6 @@ typedef enum gpd__wl_state {
 
 const char *gpd__wl_state_name(gpd__wl_state s);
 int gpd__wl_state_parse(const char *name, gpd__wl_state *out);
-int gpd__wl_state_active(gpd__wl_state s);
 
 /* Why a running workload is being stopped (workloads.stop_kind). */
 #define GP__STOP_EVICT   "evict"

@@ -11,7 +11,7 @@
  * framing (one Content-Length, never together with chunked coding), the
  * route, the token and the role, and the declared body size. Only then is the
  * body collected (up to BODY_MAX) and the handler called. Errors become JSON
- * bodies with the status of gpd__http_status(), the one place where GP_E*
+ * bodies with the status of http_status(), the one place where GP_E*
  * codes become HTTP status codes.
  */
 #include <arpa/inet.h>
@@ -54,7 +54,8 @@ void gpd__http_print_routes(void) {
                routes[i].doc);
 }
 
-int gpd__http_status(int code) {
+/* The one map from GP_E* codes to HTTP status. */
+static int http_status(int code) {
     switch (code) {
     case GP_EINVAL:
     case GP_EPARSE:
@@ -258,7 +259,7 @@ static void reply_error(gpd__resp *out, gpd__err *e, int rc, int path_known) {
     memset(out, 0, sizeof *out);
     if (e->code == 0)
         gpd__fail(e, rc, "", "%s", gp_strerror(rc));
-    int status = gpd__http_status(e->code);
+    int status = http_status(e->code);
     if (e->code == GP_ENOTFOUND && path_known)
         status = MHD_HTTP_METHOD_NOT_ALLOWED;
     gpd__reply_json(out, status, error_json(e, status));

@@ -82,7 +82,7 @@ int gpd__json_size(json_t *v, const char *field, int64_t *out, gpd__err *e) {
                      "%s: must be a number of bytes or a size like \"32G\" or \"512M\"", field);
 }
 
-int gpd__json_duration(json_t *v, const char *field, int64_t *out, gpd__err *e) {
+static int json_duration(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     if (json_is_integer(v) && json_integer_value(v) >= 0 &&
         json_integer_value(v) < INT64_MAX / 1000) {
         *out = json_integer_value(v) * 1000;
@@ -321,13 +321,13 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
         s->same_domain = json_is_true(v);
     }
     if ((v = json_object_get(body, "grace"))) {
-        if ((rc = gpd__json_duration(v, "grace", &r->grace_ms, e)) < 0)
+        if ((rc = json_duration(v, "grace", &r->grace_ms, e)) < 0)
             return rc;
         if (r->grace_ms > 24 * 3600 * 1000)
             return gpd__fail(e, GP_EINVAL, "grace", "grace: must be at most 24h");
     }
     if ((v = json_object_get(body, "min_runtime")) &&
-        (rc = gpd__json_duration(v, "min_runtime", &s->min_runtime, e)) < 0)
+        (rc = json_duration(v, "min_runtime", &s->min_runtime, e)) < 0)
         return rc;
     if ((v = json_object_get(body, "checkpoint_signal"))) {
         int sig = 0;

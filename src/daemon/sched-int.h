@@ -93,7 +93,6 @@ struct gpd__sched {
 active *gpd__act_find(gpd__sched *s, uint64_t id);
 /* Adds a (takes ownership) / removes and frees a; take eng_mu inside. */
 int gpd__act_add(gpd__sched *s, active *a);
-void gpd__act_remove(gpd__sched *s, active *a);
 
 /* Launches the tasks of a bound workload (its bindings copied in tasks[]). */
 void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks);
@@ -121,8 +120,6 @@ void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c);
  * later poll, so that no task directory or cgroup is left behind. */
 void gpd__sched_reap(gpd__sched *s, const char *handle);
 
-/* Task bindings in the store: {"node":N,"slices":[[gpu,milli,mem,mig],...]}. */
-char *gpd__binding_to_json(const gp_task_binding *b);
 int gpd__binding_from_json(const char *json, task_rt *t);
 
 /* The node spec of the inventory named name, or NULL. */

@@ -50,7 +50,7 @@ int gpd__act_add(gpd__sched *s, active *a) {
     return 0;
 }
 
-void gpd__act_remove(gpd__sched *s, active *a) {
+static void act_remove(gpd__sched *s, active *a) {
     pthread_mutex_lock(&s->eng_mu);
     for (size_t i = 0; i < s->nact; i++)
         if (s->act[i] == a) {
@@ -104,7 +104,8 @@ static void reap_pending(gpd__sched *s) {
 
 /* ---- Bindings as JSON ------------------------------------------------- */
 
-char *gpd__binding_to_json(const gp_task_binding *b) {
+/* Task bindings in the store: {"node":N,"slices":[[gpu,milli,mem,mig],...]}. */
+static char *binding_to_json(const gp_task_binding *b) {
     json_t *sl = json_array();
     for (int i = 0; i < b->nslices; i++)
         json_array_append_new(sl, json_pack("[i,i,I,i]", b->slices[i].gpu, b->slices[i].milli,
@@ -302,7 +303,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
             recs[t].task = t;
             recs[t].attempt = a->attempt;
             snprintf(recs[t].node, sizeof recs[t].node, "%s", tr[t].node);
-            recs[t].binding = gpd__binding_to_json(&tr[t].binding);
+            recs[t].binding = binding_to_json(&tr[t].binding);
             if (!recs[t].binding)
                 rc = GP_ENOMEM;
         }
@@ -352,7 +353,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_finished(s->eng, id);
         pthread_mutex_unlock(&s->eng_mu);
-        gpd__act_remove(s, a);
+        act_remove(s, a);
     } else {
         gpd__task_rec hrecs[GP__MAX_GANG];
         for (int t = 0; t < ntasks && t < GP__MAX_GANG; t++) {
@@ -440,7 +441,7 @@ void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
             gpd__sched_reap(s, a->tasks[t].handle);
-    gpd__act_remove(s, a);
+    act_remove(s, a);
 }
 
 /* ---- Polling ---------------------------------------------------------- */
@@ -471,7 +472,7 @@ static void conclude(gpd__sched *s, active *a, gpd__wl_state st, const char *out
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
             gpd__sched_reap(s, a->tasks[t].handle);
-    gpd__act_remove(s, a);
+    act_remove(s, a);
 }
 
 /* Decides what the polled states of a running workload's tasks mean. */

@@ -59,10 +59,6 @@ static const char *const migrations[] = {
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
-int gpd__store_schema_version(void) {
-    return NMIGRATIONS;
-}
-
 static int version_of(sqlite3 *db, int *v, gpd__err *e) {
     int rc = sqlite3_exec(db,
                           "CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL);"

@@ -69,7 +69,6 @@ int gpd__store_select(gp_store *st, gpd__err *e, const char *what, gpd__store_ro
 /* Brings the schema up to the newest version, one transaction per step.
  * Returns the version reached, or a negative code. */
 int gpd__store_migrate(sqlite3 *db, gpd__err *e);
-int gpd__store_schema_version(void);
 
 /* ---- Workloads, tasks, attempts, events (store-workloads.c) ---- */
 

@@ -29,15 +29,9 @@ int64_t gpd__now_ms(void) {
 }
 
 static const char *const state_names[] = {
-#define GP__WL_NAME_(sym, name, active) name,
+#define GP__WL_NAME_(sym, name) name,
     GP__WL_STATES(GP__WL_NAME_)
 #undef GP__WL_NAME_
-};
-
-static const int state_active[] = {
-#define GP__WL_ACTIVE_(sym, name, active) active,
-    GP__WL_STATES(GP__WL_ACTIVE_)
-#undef GP__WL_ACTIVE_
 };
 
 const char *gpd__wl_state_name(gpd__wl_state s) {
@@ -51,8 +45,4 @@ int gpd__wl_state_parse(const char *name, gpd__wl_state *out) {
             return 0;
         }
     return GP_EINVAL;
-}
-
-int gpd__wl_state_active(gpd__wl_state s) {
-    return (unsigned)s < GP__WL_NSTATES && state_active[s];
 }

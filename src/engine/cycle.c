@@ -22,7 +22,9 @@
 
 #include "engine/internal.h"
 
-int64_t gp__effective_priority(const gp_engine *e, const gp__wl *w) {
+/* w's priority raised by aging: one level per aging_interval it has waited,
+ * at most aging_max. */
+static int64_t effective_priority(const gp_engine *e, const gp__wl *w) {
     int64_t p = w->spec.priority;
     if (e->cfg.aging_interval > 0 && e->now > w->spec.submitted) {
         int64_t levels = (e->now - w->spec.submitted) / e->cfg.aging_interval;
@@ -44,7 +46,8 @@ static void share_ratio(const gp__queue *q, __int128 *num, __int128 *den) {
     }
 }
 
-int gp__queue_cmp_share(const gp__queue *a, const gp__queue *b) {
+/* Ordering of queues: <0 if a is further below its fair share than b. */
+static int queue_cmp_share(const gp__queue *a, const gp__queue *b) {
     __int128 an, ad, bn, bd;
     share_ratio(a, &an, &ad);
     share_ratio(b, &bn, &bd);
@@ -190,8 +193,8 @@ static int build_order(gp_engine *e) {
         for (uint32_t k = 0; k < q->npend; k++) {
             gp__wl *w = q->pending[k];
             uint64_t models;
-            okey key = {is_beneficiary(w), gp__effective_priority(e, w), w->spec.submitted,
-                        w->spec.id, w};
+            okey key = {is_beneficiary(w), effective_priority(e, w), w->spec.submitted, w->spec.id,
+                        w};
             if (full && w->per_task.v[GP_RES_GPU] > 0) {
                 quota_allows(e, w, &models); /* sets the limit reason */
                 if (!top.w || okey_before(&key, &top))
@@ -241,7 +244,7 @@ static gp__queue *next_leaf(gp_engine *e) {
         for (uint32_t i = 0; i < n; i++) {
             gp__queue *q = level[i];
             int has = q->nchildren ? q->active > 0 : q->cursor < q->end;
-            if (has && (!best || gp__queue_cmp_share(q, best) < 0))
+            if (has && (!best || queue_cmp_share(q, best) < 0))
                 best = q;
         }
         if (!best)

@@ -245,8 +245,6 @@ int gp__push(void **arr, uint32_t *n, uint32_t *cap, size_t size, const void *it
 void gp__node_charge(gp_engine *e, gp__node *n, const gp_slice *s, uint64_t owner, int sign);
 void gp__node_cpu(gp_engine *e, gp__node *n, int64_t cpu, int64_t mem, int sign);
 void gp__node_refresh(gp_engine *e, gp__node *n);
-/* Puts n in (present) or takes it out of the capacity buckets. */
-void gp__node_index(gp_engine *e, gp__node *n, int present);
 int gp__node_matches(const gp__node *n, const gp__wl *w);
 /* Whether n carries every label w's node selectors ask for. */
 int gp__node_matches_labels(const gp__node *n, const gp__wl *w);
@@ -312,8 +310,6 @@ int gp__could_fit_empty(const gp__node *n, const gp__wl *w, uint64_t models);
  * (in one domain if w asks for that), counting cordoned nodes if cordoned:
  * fewer than min_tasks means w can never run on this pool. */
 int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models, int cordoned);
-/* Sets w's wait reason after gp__place() failed. */
-void gp__diagnose(gp_engine *e, gp__wl *w, uint64_t models);
 /* Works out w's deferred reason, if any, on the current state. */
 void gp__wl_diagnosed(gp_engine *e, gp__wl *w);
 /* Gives w the reason of seen, which failed for the same request. */
@@ -345,9 +341,6 @@ int gp__decision_evict(gp_engine *e, gp__wl *victim, gp_evict_reason why, uint64
 /* Consolidate, reclaim, then preempt for workloads that allocation could not
  * place, in the order they were considered. */
 void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed);
-/* Ordering of queues: <0 if a is further below its fair share than b. */
-int gp__queue_cmp_share(const gp__queue *a, const gp__queue *b);
-int64_t gp__effective_priority(const gp_engine *e, const gp__wl *w);
 
 /* ---- reason.c ---- */
 /* "2 GPUs", "0.5 GPU", "3 CPUs", "64.0 GiB of memory": an amount of

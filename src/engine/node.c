@@ -225,6 +225,8 @@ int gp_engine_node_set(gp_engine *e, const gp_node_spec *s, char *err, size_t er
     return 0;
 }
 
+static void node_index(gp_engine *e, gp__node *n, int present);
+
 int gp_engine_node_remove(gp_engine *e, const char *name) {
     gp__node *n = name ? gp__strmap_get(&e->node_by_name, name) : NULL;
     if (!n)
@@ -234,7 +236,7 @@ int gp_engine_node_remove(gp_engine *e, const char *name) {
     if (gp__push((void **)&e->free_ids, &e->nfree_ids, &e->cap_free_ids, sizeof n->id, &n->id))
         return GP_ENOMEM;
     capacity_add(e, n, -1);
-    gp__node_index(e, n, 0);
+    node_index(e, n, 0);
     gp__strmap_del(&e->node_by_name, n->spec.name);
     gp__placer_node_removed(e->placer, n->id);
     e->nodes[n->id] = NULL;
@@ -271,7 +273,8 @@ static void bucket_move(gp__idlist *lists, int32_t *in, uint32_t *pos, gp__node 
     }
 }
 
-void gp__node_index(gp_engine *e, gp__node *n, int present) {
+/* Puts n in (present) or takes it out of the capacity buckets. */
+static void node_index(gp_engine *e, gp__node *n, int present) {
     bucket_move(e->by_whole, &n->in_whole, &n->pos_whole, n, present ? n->free_whole : -1, e, 1);
     bucket_move(e->by_frac, &n->in_frac, &n->pos_frac, n, present ? n->best_free_milli : -1, e, 0);
 }
@@ -287,7 +290,7 @@ void gp__node_refresh(gp_engine *e, gp__node *n) {
     }
     n->best_free_milli = best;
     n->free_whole = whole;
-    gp__node_index(e, n, 1);
+    node_index(e, n, 1);
     n->view.cpu_free = n->cpu_free;
     n->view.mem_free = n->mem_free;
     gp__placer_node_changed(e->placer, &n->view);

@@ -294,13 +294,16 @@ int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models
     return by_domain ? best : total;
 }
 
+static void diagnose(gp_engine *e, gp__wl *w, uint64_t models);
+
 void gp__wl_diagnosed(gp_engine *e, gp__wl *w) {
     if (w->undiagnosed && w->state == GP_STATE_PENDING)
-        gp__diagnose(e, w, w->diag_models);
+        diagnose(e, w, w->diag_models);
     w->undiagnosed = 0;
 }
 
-void gp__diagnose(gp_engine *e, gp__wl *w, uint64_t models) {
+/* Sets w's wait reason after gp__place() failed. */
+static void diagnose(gp_engine *e, gp__wl *w, uint64_t models) {
     int32_t placed_some = (int32_t)w->wait_a;
     int ever = 0;
     int64_t free_total = 0, need = 0;

@@ -26,7 +26,8 @@ void gps__ctx_after_fork(void) {
     }
 }
 
-void gps__ctx_gone(CUcontext ctx) {
+/* Gives back the allocations a destroyed context held. */
+static void ctx_gone(CUcontext ctx) {
     if (!ctx)
         return;
     uint64_t per_dev[GP_LEDGER_MAX_DEVICES] = {0};
@@ -94,7 +95,7 @@ CUresult cuCtxDestroy_v2(CUcontext ctx) {
             gps__track_put(GP_K_CTX, (uint64_t)(uintptr_t)ctx, &t);
         return r;
     }
-    gps__ctx_gone(ctx);
+    ctx_gone(ctx);
     if (known)
         gps__release(t.dev, t.bytes);
     return r;
@@ -133,7 +134,7 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
         ;
     if (old == 1) {
         /* The last retain went: the driver destroyed the context. */
-        gps__ctx_gone(__atomic_load_n(&prim_ctx[dev], __ATOMIC_RELAXED));
+        ctx_gone(__atomic_load_n(&prim_ctx[dev], __ATOMIC_RELAXED));
         gps__release(gps__device_index(dev), gps__cfg.ctx_memory);
     }
     return r;
@@ -145,6 +146,6 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     /* The driver freed every allocation of the primary context; the retain
      * count (and so the context's own charge) stays, as the driver's does. */
     if (r == CUDA_SUCCESS && dev >= 0 && dev < MAX_ORDINALS)
-        gps__ctx_gone(__atomic_load_n(&prim_ctx[dev], __ATOMIC_RELAXED));
+        ctx_gone(__atomic_load_n(&prim_ctx[dev], __ATOMIC_RELAXED));
     return r;
 }

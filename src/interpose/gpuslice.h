@@ -46,9 +46,6 @@ int gps__config_load(struct gps__config *c, char *err);
 
 /* ---- resolve.c ---------------------------------------------------------- */
 
-/* The real dlsym of libc, found with dlvsym (see resolve.c). */
-void *gps__real_dlsym(void *handle, const char *name);
-
 /* Opens the real driver (or NVML) and fills gps__cu_real (gps__nvml_real).
  * Returns 0, or -1 when the library cannot be opened (every wrapper then
  * answers CUDA_ERROR_NOT_FOUND / NVML_ERROR_FUNCTION_NOT_FOUND). */
@@ -65,9 +62,6 @@ void gps__init(void);
 /* Opens NVML once (for NVML wrappers and the compute-share throttle).
  * Returns 0 when NVML is usable. */
 int gps__nvml_ready(void);
-
-/* Prints "gpuslice: <message>" on stderr once per distinct `once` flag. */
-void gps__warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The ledger index of CUDA device `ordinal`; GP__DEV_INVALID when the
  * driver says there is no such device; GP__DEV_UNKNOWN when settings are
@@ -134,9 +128,6 @@ void gps__track_unlock(void);
 
 /* ---- context.c ---------------------------------------------------------- */
 
-/* Gives back the allocations a destroyed context held. */
-void gps__ctx_gone(CUcontext ctx);
-
 /* In a forked child: the parent's contexts are not the child's. */
 void gps__ctx_after_fork(void);
 
@@ -145,9 +136,5 @@ void gps__ctx_after_fork(void);
 /* Non-zero when some GPU of the slice has a compute share (checked on every
  * launch, so it is a plain flag). */
 extern int gps__share_on;
-
-/* Waits, if needed, before a launch on the current context's GPU so that the
- * slice's busy time tracks its share. */
-void gps__throttle(void);
 
 #endif /* GP_INTERPOSE_GPUSLICE_H */

@@ -207,7 +207,7 @@ int gps__ledger_lock(gp_ledger *l) {
     return rc == 0 ? 0 : GP_ECORRUPT;
 }
 
-void gps__ledger_unlock(gp_ledger *l) {
+static void ledger_unlock(gp_ledger *l) {
     pthread_mutex_unlock(&l->shm->lock);
 }
 
@@ -254,7 +254,7 @@ int gps__ledger_charge(gp_ledger *l, int dev, uint64_t bytes) {
         return GP_ECORRUPT;
     int row = own_row_locked(l);
     if (row < 0) {
-        gps__ledger_unlock(l);
+        ledger_unlock(l);
         return GP_ENOSPC;
     }
     struct ledger_dev *d = &s->dev[dev];
@@ -270,7 +270,7 @@ int gps__ledger_charge(gp_ledger *l, int dev, uint64_t bytes) {
         int reaped = reap_locked(s, now, thorough);
         used = LOAD(&d->used);
         if (!reaped || !fits(used, bytes, cap)) {
-            gps__ledger_unlock(l);
+            ledger_unlock(l);
             return GP_ENOMEM;
         }
     }
@@ -278,7 +278,7 @@ int gps__ledger_charge(gp_ledger *l, int dev, uint64_t bytes) {
     STORE(&d->used, used + bytes);
     if (used + bytes > LOAD(&d->peak))
         STORE(&d->peak, used + bytes);
-    gps__ledger_unlock(l);
+    ledger_unlock(l);
     return 0;
 }
 
@@ -297,7 +297,7 @@ void gps__ledger_release(gp_ledger *l, int dev, uint64_t bytes) {
         STORE(&s->proc[row].used[dev], held - bytes);
         STORE(&s->dev[dev].used, total > bytes ? total - bytes : 0);
     }
-    gps__ledger_unlock(l);
+    ledger_unlock(l);
 }
 
 void gps__ledger_get(gp_ledger *l, int dev, uint64_t *cap, uint64_t *used) {
@@ -305,7 +305,7 @@ void gps__ledger_get(gp_ledger *l, int dev, uint64_t *cap, uint64_t *used) {
     uint64_t now = now_ns();
     if (now - LOAD(&s->last_reap_ns) >= REAP_PERIOD_NS && gps__ledger_lock(l) == 0) {
         reap_locked(s, now, 1);
-        gps__ledger_unlock(l);
+        ledger_unlock(l);
     }
     *cap = LOAD(&s->dev[dev].cap);
     *used = LOAD(&s->dev[dev].used);
@@ -336,7 +336,7 @@ int gps__ledger_device(gp_ledger *l, const uint8_t uuid[16], uint64_t cap, uint3
         __atomic_store_n(&s->dev[d].in_use, 1, __ATOMIC_RELEASE);
         STORE(&s->ndevices, s->ndevices + 1);
     }
-    gps__ledger_unlock(l);
+    ledger_unlock(l);
     return d >= 0 ? d : GP_ENOSPC;
 }
 
@@ -517,7 +517,7 @@ int gp_ledger_usage(gp_ledger *l, gp_ledger_device_usage *out, int max) {
     struct ledger_shm *s = l->shm;
     if (l->writable && gps__ledger_lock(l) == 0) {
         reap_locked(s, now_ns(), 1);
-        gps__ledger_unlock(l);
+        ledger_unlock(l);
     }
     int n = 0;
     for (int d = 0; d < GP_LEDGER_MAX_DEVICES; d++) {

@@ -116,6 +116,5 @@ void gps__ledger_after_fork(gp_ledger *l);
 
 /* Locks and unlocks the ledger's lock, for tests that kill a holder. */
 int gps__ledger_lock(gp_ledger *l);
-void gps__ledger_unlock(gp_ledger *l);
 
 #endif /* GP_INTERPOSE_LEDGER_H */

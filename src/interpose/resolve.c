@@ -69,7 +69,8 @@ NO_SANITIZE static dlsym_fn real_dlsym(void) {
     return f;
 }
 
-void *gps__real_dlsym(void *handle, const char *name) {
+/* The real dlsym of libc, found with dlvsym (see resolve.c). */
+static void *dlsym_in(void *handle, const char *name) {
     dlsym_fn f = real_dlsym();
     return f ? f(handle, name) : NULL;
 }
@@ -80,7 +81,7 @@ static int resolve(const char *path, const char *const *names, void **table, int
     if (!h)
         return -1;
     for (int i = 0; i < n; i++)
-        __atomic_store_n(&table[i], gps__real_dlsym(h, names[i]), __ATOMIC_RELEASE);
+        __atomic_store_n(&table[i], dlsym_in(h, names[i]), __ATOMIC_RELEASE);
     return 0;
 }
 

@@ -123,7 +123,9 @@ static void end_window(struct throttle *t, uint64_t now, uint32_t share) {
     t->launches = 0;
 }
 
-void gps__throttle(void) {
+/* Waits, if needed, before a launch on the current context's GPU so that the
+ * slice's busy time tracks its share. */
+static void throttle(void) {
     int dev;
     CUcontext ctx;
     if (gps__current(&dev, &ctx) != CUDA_SUCCESS || dev < 0)
@@ -167,7 +169,7 @@ void gps__throttle(void) {
     CUresult sym params {                                                                          \
         gps__init();                                                                               \
         if (__atomic_load_n(&gps__share_on, __ATOMIC_RELAXED))                                     \
-            gps__throttle();                                                                       \
+            throttle();                                                                            \
         return GP_CU(sym, GP_UNPACK_ args);                                                        \
     }
 GP_CU_LAUNCH(LAUNCH_WRAPPER_)

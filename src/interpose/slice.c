@@ -43,7 +43,8 @@ static int nvml_ok;
 
 static int warned_refused, warned_nodriver, warned_table_full;
 
-void gps__warn_once(int *once, const char *fmt, ...) {
+/* Prints "gpuslice: <message>" on stderr once per distinct `once` flag. */
+static void warn_once(int *once, const char *fmt, ...) {
     if (once && __atomic_exchange_n(once, 1, __ATOMIC_RELAXED))
         return;
     char msg[512];
@@ -78,18 +79,17 @@ static void init(void) {
         dev_index[i] = DEV_UNRESOLVED;
     if (gps__config_load(&gps__cfg, err) != 0) {
         refused = 1;
-        gps__warn_once(&warned_refused, "%s; every GPU allocation is refused", err);
+        warn_once(&warned_refused, "%s; every GPU allocation is refused", err);
     }
     if (gps__resolve_cuda(gps__cfg.cuda_lib) != 0)
-        gps__warn_once(&warned_nodriver, "cannot open the CUDA driver '%s'", gps__cfg.cuda_lib);
+        warn_once(&warned_nodriver, "cannot open the CUDA driver '%s'", gps__cfg.cuda_lib);
     if (!refused) {
         int rc = gps__cfg.slice[0] ? gp_ledger_open(gps__cfg.slice, GP_LEDGER_CREATE, &ledger, err)
                                    : gps__ledger_open_private(&ledger, err);
         if (rc != 0) {
             refused = 1;
-            gps__warn_once(&warned_refused,
-                           "GPUPOOL_SLICE='%s': %s; every GPU allocation is refused",
-                           gps__cfg.slice, err);
+            warn_once(&warned_refused, "GPUPOOL_SLICE='%s': %s; every GPU allocation is refused",
+                      gps__cfg.slice, err);
         }
     }
     __atomic_store_n(&gps__share_on, gps__cfg.compute_share != 0 && !refused, __ATOMIC_RELAXED);
@@ -129,30 +129,29 @@ static int resolve_device(CUdevice ordinal) {
     if (r == CUDA_ERROR_INVALID_DEVICE)
         return GP__DEV_INVALID; /* not a device at all: the driver's error */
     if (r != CUDA_SUCCESS) {
-        gps__warn_once(&warned_dev[ordinal],
-                       "device %d: its UUID cannot be read; allocations on it are refused",
-                       ordinal);
+        warn_once(&warned_dev[ordinal],
+                  "device %d: its UUID cannot be read; allocations on it are refused", ordinal);
         return GP__DEV_UNKNOWN;
     }
     if (GP_CU(cuDeviceTotalMem_v2, &phys, ordinal) != CUDA_SUCCESS || phys == 0) {
-        gps__warn_once(&warned_dev[ordinal],
-                       "device %d: its memory size cannot be read; allocations on it are refused",
-                       ordinal);
+        warn_once(&warned_dev[ordinal],
+                  "device %d: its memory size cannot be read; allocations on it are refused",
+                  ordinal);
         return GP__DEV_UNKNOWN;
     }
     uint64_t cap = phys;
     if (gps__cfg.mem_limit && gps__cfg.mem_limit > phys)
-        gps__warn_once(&warned_cap[ordinal],
-                       "GPUPOOL_MEMORY_LIMIT=%s is above the %zu bytes of device %d; "
-                       "the cap there is the device's memory",
-                       gps__cfg.mem_limit_text, phys, ordinal);
+        warn_once(&warned_cap[ordinal],
+                  "GPUPOOL_MEMORY_LIMIT=%s is above the %zu bytes of device %d; "
+                  "the cap there is the device's memory",
+                  gps__cfg.mem_limit_text, phys, ordinal);
     else if (gps__cfg.mem_limit)
         cap = gps__cfg.mem_limit;
     int idx = gps__ledger_device(ledger, (const uint8_t *)uuid.bytes, cap, gps__cfg.compute_share);
     if (idx < 0)
-        gps__warn_once(&warned_dev[ordinal],
-                       "device %d: the slice already spans %d GPUs; allocations on it are refused",
-                       ordinal, GP_LEDGER_MAX_DEVICES);
+        warn_once(&warned_dev[ordinal],
+                  "device %d: the slice already spans %d GPUs; allocations on it are refused",
+                  ordinal, GP_LEDGER_MAX_DEVICES);
     return idx < 0 ? GP__DEV_UNKNOWN : idx;
 }
 
@@ -210,10 +209,10 @@ CUresult gps__charge(int dev, uint64_t bytes) {
     if (rc == 0)
         return CUDA_SUCCESS;
     if (rc == GP_ENOSPC)
-        gps__warn_once(&warned_table_full,
-                       "slice '%s' has more than %d processes; "
-                       "allocations of further processes are refused",
-                       gps__cfg.slice, GP_LEDGER_MAX_PROCS);
+        warn_once(&warned_table_full,
+                  "slice '%s' has more than %d processes; "
+                  "allocations of further processes are refused",
+                  gps__cfg.slice, GP_LEDGER_MAX_PROCS);
     return rc == GP_ECORRUPT ? CUDA_ERROR_NOT_PERMITTED : CUDA_ERROR_OUT_OF_MEMORY;
 }
 

@@ -18,23 +18,24 @@ double sim_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void sim_rng_seed(sim_rng *r, uint64_t seed) {
+static void rng_seed(sim_rng *r, uint64_t seed) {
     r->s = seed * UINT64_C(0x2545F4914F6CDD1D) + UINT64_C(0x9E3779B97F4A7C15);
 }
 
-uint64_t sim_rng_next(sim_rng *r) {
+static uint64_t rng_next(sim_rng *r) {
     uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
     return z ^ (z >> 31);
 }
 
-uint64_t sim_rng_below(sim_rng *r, uint64_t n) {
+/* Uniform in [0, n) for n > 0, without modulo bias. */
+static uint64_t rng_below(sim_rng *r, uint64_t n) {
     /* Rejection sampling keeps the draw exactly uniform. */
     uint64_t limit = UINT64_MAX - UINT64_MAX % n;
     uint64_t v;
     do
-        v = sim_rng_next(r);
+        v = rng_next(r);
     while (v >= limit);
     return v % n;
 }
@@ -150,9 +151,9 @@ int sim_fgd_arrivals(const sim_pod *pods, size_t n, int64_t capacity_milli, doub
     qsort_r(byname, n, sizeof *byname, cmp_name, (void *)(uintptr_t)pods);
     memcpy(o, byname, n * sizeof *o);
     sim_rng r;
-    sim_rng_seed(&r, seed);
+    rng_seed(&r, seed);
     for (size_t i = n; i > 1; i--) {
-        size_t j = (size_t)sim_rng_below(&r, i);
+        size_t j = (size_t)rng_below(&r, i);
         size_t t = o[i - 1];
         o[i - 1] = o[j];
         o[j] = t;
@@ -163,7 +164,7 @@ int sim_fgd_arrivals(const sim_pod *pods, size_t n, int64_t capacity_milli, doub
     double target = tune * (double)capacity_milli;
     if (n && tune > 0 && (double)total < target) {
         for (;;) {
-            const sim_pod *p = &pods[byname[sim_rng_below(&r, n)]];
+            const sim_pod *p = &pods[byname[rng_below(&r, n)]];
             /* The FGD simulator compares with the per-GPU milli here, not the
              * pod's total: kept as published. */
             if ((double)(total + p->gpu_milli) > target)
@@ -183,7 +184,7 @@ int sim_fgd_arrivals(const sim_pod *pods, size_t n, int64_t capacity_milli, doub
         }
     } else if (tune > 0) {
         while ((double)total > target && cnt > 0) {
-            size_t j = (size_t)sim_rng_below(&r, cnt);
+            size_t j = (size_t)rng_below(&r, cnt);
             total -= sim_pod_milli(&pods[o[j]]);
             memmove(&o[j], &o[j + 1], (cnt - j - 1) * sizeof *o);
             cnt--;

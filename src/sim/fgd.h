@@ -22,11 +22,6 @@ typedef struct sim_rng {
     uint64_t s;
 } sim_rng;
 
-void sim_rng_seed(sim_rng *r, uint64_t seed);
-uint64_t sim_rng_next(sim_rng *r);
-/* Uniform in [0, n) for n > 0, without modulo bias. */
-uint64_t sim_rng_below(sim_rng *r, uint64_t n);
-
 /*
  * The typical shapes of a pod list, as the FGD simulator defines them: pods
  * grouped by (CPU, GPUs, milli-GPU per GPU, allowed models), most frequent

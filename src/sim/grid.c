@@ -74,7 +74,9 @@ static void *worker(void *arg) {
     }
 }
 
-const char *sim_grid_published_name(gp_placement p) {
+/* The published policy name ("06-FGD") for one of the paper's policies, or
+ * NULL for policies the paper did not run. */
+static const char *published_name(gp_placement p) {
     switch (p) {
     case GP_PLACE_RANDOM:
         return "01-Random";
@@ -153,7 +155,7 @@ static int read_published(const sim_grid_opts *o, sums *pub, char *err, size_t e
             if (strcmp(wname, o->workloads[w]))
                 continue;
             for (size_t p = 0; p < o->npolicies; p++) {
-                const char *pn = sim_grid_published_name(o->policies[p]);
+                const char *pn = published_name(o->policies[p]);
                 if (!pn || strcmp(pn, sim_csv_get(&c, cp)))
                     continue;
                 double a, b;

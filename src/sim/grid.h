@@ -42,8 +42,4 @@ typedef struct sim_grid_cell {
  * one JSON object instead. Returns 0 or a negative code with err filled. */
 int sim_grid_run(const sim_grid_opts *o, int json, FILE *out, char *err, size_t errlen);
 
-/* The published policy name ("06-FGD") for one of the paper's policies, or
- * NULL for policies the paper did not run. */
-const char *sim_grid_published_name(gp_placement p);
-
 #endif /* GP_SIM_GRID_H */

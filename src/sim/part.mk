@@ -1,5 +1,5 @@
 # src/sim/part.mk — gpupool-sim, the trace-replay simulator, built on the
-# engine's public API only (tests/sim/test-api-only.sh checks that), plus its
+# engine's public API only (tests/style/test-architecture.sh checks that), plus its
 # library of readers and metrics that the sim tests, the fuzz target
 # (fuzz/part.mk) and the benchmark link.
 SIM_LIB_SRCS := $(filter-out src/sim/main.c,$(sort $(wildcard src/sim/*.c)))

@@ -143,13 +143,6 @@ typedef struct gpx__spawned {
  */
 int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t errlen);
 
-/*
- * Reads /proc/<pid>/stat: start time (clock ticks since boot), state letter,
- * process group and parent. Returns 0 or -errno (-ENOENT: no such process).
- * Async-signal-safe; any out pointer may be NULL.
- */
-int gpx__proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t *ppid);
-
 /* 1 if pid exists with this start time and is not a zombie, else 0. */
 int gpx__proc_alive(pid_t pid, uint64_t start);
 
@@ -176,11 +169,6 @@ int gpx__task_read(const char *dir, pid_t *pid, uint64_t *start);
  * Returns its length or -errno. Async-signal-safe.
  */
 ssize_t gpx__read_small(const char *path, char *buf, size_t cap);
-
-/* Async-signal-safe string building: appends s (or the decimal v) at *pos,
- * never past end-1, and keeps the result NUL-terminated. */
-void gpx__sa_str(char **pos, char *end, const char *s);
-void gpx__sa_u64(char **pos, char *end, uint64_t v);
 
 /* ------------------------------------------------------------------------ */
 /* inventory.c                                                               */

@@ -71,7 +71,9 @@ const char *gpx__stage_name(int stage) {
 /* Async-signal-safe helpers                                                 */
 /* ======================================================================== */
 
-void gpx__sa_str(char **pos, char *end, const char *s) {
+/* Async-signal-safe string building: appends s (or the decimal v) at *pos,
+ * never past end-1, and keeps the result NUL-terminated. */
+static void sa_str(char **pos, char *end, const char *s) {
     char *p = *pos;
     while (*s != '\0' && p < end - 1) {
         *p++ = *s++;
@@ -80,7 +82,7 @@ void gpx__sa_str(char **pos, char *end, const char *s) {
     *pos = p;
 }
 
-void gpx__sa_u64(char **pos, char *end, uint64_t v) {
+static void sa_u64(char **pos, char *end, uint64_t v) {
     char tmp[24];
     size_t n = 0;
     do {
@@ -92,16 +94,16 @@ void gpx__sa_u64(char **pos, char *end, uint64_t v) {
         digits[i] = tmp[n - 1 - i];
     }
     digits[n] = '\0';
-    gpx__sa_str(pos, end, digits);
+    sa_str(pos, end, digits);
 }
 
 /* Appends a possibly negative decimal. */
 static void sa_i64(char **pos, char *end, int64_t v) {
     if (v < 0) {
-        gpx__sa_str(pos, end, "-");
-        gpx__sa_u64(pos, end, (uint64_t)0 - (uint64_t)v);
+        sa_str(pos, end, "-");
+        sa_u64(pos, end, (uint64_t)0 - (uint64_t)v);
     } else {
-        gpx__sa_u64(pos, end, (uint64_t)v);
+        sa_u64(pos, end, (uint64_t)v);
     }
 }
 
@@ -121,9 +123,9 @@ static int64_t parse_u64(const char **s) {
 
 static void sa_path(char *buf, size_t cap, const char *dir, const char *name) {
     char *p = buf;
-    gpx__sa_str(&p, buf + cap, dir);
-    gpx__sa_str(&p, buf + cap, "/");
-    gpx__sa_str(&p, buf + cap, name);
+    sa_str(&p, buf + cap, dir);
+    sa_str(&p, buf + cap, "/");
+    sa_str(&p, buf + cap, name);
 }
 
 ssize_t gpx__read_small(const char *path, char *buf, size_t cap) {
@@ -173,8 +175,8 @@ static int write_all(int fd, const void *data, size_t n) {
 static int write_file_atomic(const char *dir, const char *name, const char *data) {
     char tmp[PATH_MAX], path[PATH_MAX], tname[64];
     char *p = tname;
-    gpx__sa_str(&p, tname + sizeof tname, name);
-    gpx__sa_str(&p, tname + sizeof tname, ".tmp");
+    sa_str(&p, tname + sizeof tname, name);
+    sa_str(&p, tname + sizeof tname, ".tmp");
     sa_path(tmp, sizeof tmp, dir, tname);
     sa_path(path, sizeof path, dir, name);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -192,12 +194,17 @@ static int write_file_atomic(const char *dir, const char *name, const char *data
     return rc;
 }
 
-int gpx__proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t *ppid) {
+/*
+ * Reads /proc/<pid>/stat: start time (clock ticks since boot), state letter,
+ * process group and parent. Returns 0 or -errno (-ENOENT: no such process).
+ * Async-signal-safe; any out pointer may be NULL.
+ */
+static int proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t *ppid) {
     char path[64], buf[1024];
     char *p = path;
-    gpx__sa_str(&p, path + sizeof path, "/proc/");
-    gpx__sa_u64(&p, path + sizeof path, (uint64_t)pid);
-    gpx__sa_str(&p, path + sizeof path, "/stat");
+    sa_str(&p, path + sizeof path, "/proc/");
+    sa_u64(&p, path + sizeof path, (uint64_t)pid);
+    sa_str(&p, path + sizeof path, "/stat");
     ssize_t n = gpx__read_small(path, buf, sizeof buf);
     if (n < 0) {
         return (int)n;
@@ -246,13 +253,13 @@ int gpx__proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t *
 
 int gpx__proc_present(pid_t pid, uint64_t start) {
     uint64_t st;
-    return pid > 0 && gpx__proc_stat(pid, &st, NULL, NULL, NULL) == 0 && st == start;
+    return pid > 0 && proc_stat(pid, &st, NULL, NULL, NULL) == 0 && st == start;
 }
 
 int gpx__proc_alive(pid_t pid, uint64_t start) {
     uint64_t st;
     char state = '?';
-    if (pid <= 0 || gpx__proc_stat(pid, &st, &state, NULL, NULL) != 0) {
+    if (pid <= 0 || proc_stat(pid, &st, &state, NULL, NULL) != 0) {
         return 0;
     }
     return st == start && state != 'Z' && state != 'X';
@@ -330,7 +337,7 @@ static void join_cgroups(const gpx__task_cg *cg) {
         char path[PATH_MAX], pid[24];
         sa_path(path, sizeof path, cg->dirs[i], "cgroup.procs");
         char *p = pid;
-        gpx__sa_u64(&p, pid + sizeof pid, (uint64_t)getpid());
+        sa_u64(&p, pid + sizeof pid, (uint64_t)getpid());
         int fd = open(path, O_WRONLY | O_CLOEXEC);
         if (fd < 0 || write_all(fd, pid, strlen(pid)) < 0) {
             static const char msg[] = "gpupool: warning: could not join the task's cgroup; "
@@ -377,10 +384,10 @@ static void run_task(const gpx__spawn *s, int errfd) {
 
 /* Appends "key=value\n" to a buffer being built. */
 static void sa_kv(char **pos, char *end, const char *key, int64_t v) {
-    gpx__sa_str(pos, end, key);
-    gpx__sa_str(pos, end, "=");
+    sa_str(pos, end, key);
+    sa_str(pos, end, "=");
     sa_i64(pos, end, v);
-    gpx__sa_str(pos, end, "\n");
+    sa_str(pos, end, "\n");
 }
 
 static void write_exit(const char *dir, int code, int sig, int stage, int err_no) {
@@ -411,7 +418,7 @@ static int signal_listed(const char *file, int sig, pid_t skip_pgid) {
             continue;
         }
         pid_t pgrp = 0;
-        if (skip_pgid > 0 && gpx__proc_stat((pid_t)v, NULL, NULL, &pgrp, NULL) == 0 &&
+        if (skip_pgid > 0 && proc_stat((pid_t)v, NULL, NULL, &pgrp, NULL) == 0 &&
             pgrp == skip_pgid) {
             continue;
         }
@@ -454,8 +461,8 @@ static void kill_children(void) {
             const char *name = buf + off + 19;
             int64_t pid = parse_u64(&name);
             pid_t ppid = 0;
-            if (pid > 0 && *name == '\0' &&
-                gpx__proc_stat((pid_t)pid, NULL, NULL, NULL, &ppid) == 0 && ppid == self) {
+            if (pid > 0 && *name == '\0' && proc_stat((pid_t)pid, NULL, NULL, NULL, &ppid) == 0 &&
+                ppid == self) {
                 kill((pid_t)pid, SIGKILL);
             }
             off += reclen;
@@ -478,15 +485,15 @@ static void kill_leftovers(const gpx__spawn *s, pid_t tpid) {
 static void log_footer(int log_fd, int code, int sig) {
     char buf[128];
     char *p = buf;
-    gpx__sa_str(&p, buf + sizeof buf, "==== gpupool: the task ended: ");
+    sa_str(&p, buf + sizeof buf, "==== gpupool: the task ended: ");
     if (sig != 0) {
-        gpx__sa_str(&p, buf + sizeof buf, "killed by signal ");
-        gpx__sa_u64(&p, buf + sizeof buf, (uint64_t)sig);
+        sa_str(&p, buf + sizeof buf, "killed by signal ");
+        sa_u64(&p, buf + sizeof buf, (uint64_t)sig);
     } else {
-        gpx__sa_str(&p, buf + sizeof buf, "exit code ");
-        gpx__sa_u64(&p, buf + sizeof buf, (uint64_t)code);
+        sa_str(&p, buf + sizeof buf, "exit code ");
+        sa_u64(&p, buf + sizeof buf, (uint64_t)code);
     }
-    gpx__sa_str(&p, buf + sizeof buf, " ====\n");
+    sa_str(&p, buf + sizeof buf, " ====\n");
     (void)write_all(log_fd, buf, strlen(buf));
 }
 
@@ -622,18 +629,18 @@ static void supervise(const gpx__spawn *s, int rep) {
     /* Orphans of the task become our children, so that we can reap and kill
      * them when it ends instead of leaving them to init. */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    gpx__proc_stat(getpid(), &r.sstart, NULL, NULL, NULL);
+    proc_stat(getpid(), &r.sstart, NULL, NULL, NULL);
 
     char handle[GP_HANDLE_MAX + 2];
     char *p = handle;
     char *end = handle + sizeof handle;
-    gpx__sa_str(&p, end, "local:");
-    gpx__sa_str(&p, end, s->key);
-    gpx__sa_str(&p, end, ":");
-    gpx__sa_u64(&p, end, (uint64_t)r.spid);
-    gpx__sa_str(&p, end, ":");
-    gpx__sa_u64(&p, end, r.sstart);
-    gpx__sa_str(&p, end, "\n");
+    sa_str(&p, end, "local:");
+    sa_str(&p, end, s->key);
+    sa_str(&p, end, ":");
+    sa_u64(&p, end, (uint64_t)r.spid);
+    sa_str(&p, end, ":");
+    sa_u64(&p, end, r.sstart);
+    sa_str(&p, end, "\n");
     if (r.stage == GP__STAGE_NONE && write_file_atomic(s->dir, "handle", handle) < 0) {
         r.stage = GP__STAGE_SUPERVISOR;
         r.start_errno = errno;
@@ -673,7 +680,7 @@ static void supervise(const gpx__spawn *s, int rep) {
             waitpid(tpid, NULL, 0);
         } else {
             r.tpid = tpid;
-            gpx__proc_stat(tpid, &r.tstart, NULL, NULL, NULL);
+            proc_stat(tpid, &r.tstart, NULL, NULL, NULL);
             char task[96];
             p = task;
             sa_kv(&p, task + sizeof task, "pid", tpid);

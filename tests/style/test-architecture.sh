@@ -1,0 +1,157 @@
+#!/bin/sh
+# tests/style/test-architecture.sh — the architecture of shared/DESIGN.md and
+# CONTRIBUTING.md, checked on the sources and on the object files so that it
+# stays as written:
+#
+#   - include rules: each part includes only its own headers, src/common/ and
+#     the public headers it is allowed (the daemon: the engine's gp_engine.h
+#     and the executor interface executor.h, never a particular executor's;
+#     the engine: nothing outside itself and common; the simulator: the
+#     engine's public API only);
+#   - names: no part's source names another part's internal prefix (engine
+#     gp__, daemon gpd__, executors gpx__, interposer gps__);
+#   - objects: every global a part defines carries its own prefix or a public
+#     gp_ name; no global is defined by two parts; no part's objects refer to
+#     another part's internal names; and no global is defined and used in one
+#     object only (a single-file helper is static).
+#
+# The object checks read $GP_BUILD/obj (tests/run.sh sets it to the build
+# being checked) and report a skip where the objects have not been built.
+. tests/lib/tap.sh
+build=${GP_BUILD:-build}
+
+# part  directory  internal prefix  what it may include besides itself and common
+parts="engine:src/engine:gp__:
+daemon:src/daemon:gpd__:engine/gp_engine.h executors/executor.h
+executors:src/executors:gpx__:engine/gp_engine.h interpose/ledger.h
+interpose:src/interpose:gps__:
+sim:src/sim:sim_:engine/gp_engine.h
+cli:src/cli:cli_:
+common:src/common::"
+
+# The names each part may define as globals (an extended regular expression
+# over the whole name): its prefix, the public names it owns, main.
+globals_of() {
+    case $1 in
+    engine) echo '^(gp__|gp_)' ;;
+    daemon) echo '^(gpd__|main$)' ;;
+    executors) echo '^(gpx__|gp_exec_|gp_executor_)' ;;
+    # The interposer exports the CUDA and NVML entry points it wraps, dlsym,
+    # and the ledger reader's public gp_ledger_* functions.
+    interpose) echo '^(gps__|gp_ledger_|cu[A-Z]|nvml[A-Z]|dlsym$)' ;;
+    sim) echo '^(sim_|main$)' ;;
+    cli) echo '^(cli_|cmd_|main$)' ;;
+    common) echo '^gp_[a-z]' ;;
+    esac
+}
+
+internal_prefixes="gp__ gpd__ gpx__ gps__"
+
+# ---- Sources ---------------------------------------------------------------
+
+while IFS=: read -r part dir prefix allowed; do
+    bad=""
+    for f in $(find "$dir" -name '*.[ch]' | sort); do
+        for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+            case $inc in
+            */*) ;;
+            *) continue ;; # beside the file: its own part
+            esac
+            case $inc in
+            "${dir#src/}"/* | common/*) continue ;;
+            esac
+            ok=0
+            for a in $allowed; do
+                [ "$inc" = "$a" ] && ok=1
+            done
+            [ $ok = 1 ] || bad="$bad $f:$inc"
+        done
+    done
+    tap_is "$part includes only itself, common and ${allowed:-nothing else}" "$bad" ""
+done <<EOF
+$parts
+EOF
+
+while IFS=: read -r part dir prefix allowed; do
+    bad=""
+    for p in $internal_prefixes; do
+        [ "$p" = "$prefix" ] && continue
+        hits=$(grep -rnE "(^|[^A-Za-z0-9_])$p[a-z]" "$dir" | head -3)
+        [ -n "$hits" ] && bad="$bad
+$hits"
+    done
+    tap_is "$part source names no other part's internal prefix" "$bad" ""
+done <<EOF
+$parts
+EOF
+
+# ---- Objects -----------------------------------------------------------------
+
+objs=$(find "$build/obj/src" -name '*.o' 2>/dev/null | sort)
+if [ -z "$objs" ]; then
+    tap_n=$((tap_n + 1))
+    echo "ok $tap_n - object checks # SKIP $build/obj/src not built"
+    tap_done
+    exit 0
+fi
+table=$(mktemp)
+trap 'rm -f "$table"' EXIT
+# One line per symbol: object part kind name (kind D: defined global, U: used).
+# Names the compiler or a sanitizer makes (__odr_asan.x, __tsan_*) are not
+# the program's own.
+part_of() {
+    echo "$1" | sed -n "s|^$build/obj/src/\([a-z]*\)/.*|\1|p"
+}
+for o in $objs $(find "$build/obj/tests" "$build/obj/bench" -name '*.o' 2>/dev/null | sort); do
+    part=$(part_of "$o")
+    nm "$o" 2>/dev/null | awk -v o="$o" -v p="${part:-test}" '
+        $NF ~ /^__/ || $NF ~ /\./ { next }
+        NF == 3 && $2 ~ /^[TDBRVWGS]$/ { print o, p, "D", $3 }
+        NF == 2 && $1 == "U" { print o, p, "U", $2 }
+        NF == 2 && $1 == "w" { print o, p, "U", $2 }'
+done >"$table"
+
+while IFS=: read -r part dir prefix allowed; do
+    re=$(globals_of "$part")
+    bad=$(awk -v p="$part" '$2 == p && $3 == "D" { print $4 }' "$table" | grep -vE "$re" |
+        sort -u | tr '\n' ' ')
+    tap_is "every global $part defines carries its prefix or a public name" "$bad" ""
+done <<EOF
+$parts
+EOF
+
+twice=$(awk '$3 == "D" && $2 != "test" && $4 != "main" { print $2, $4 }' "$table" | sort -u |
+    awk '{ n[$2]++; w[$2] = w[$2] " " $1 } END { for (s in n) if (n[s] > 1) print s ":" w[s] }' |
+    sort)
+tap_is "no global symbol is defined by two parts" "$twice" ""
+
+while IFS=: read -r part dir prefix allowed; do
+    bad=""
+    for p in $internal_prefixes; do
+        [ "$p" = "$prefix" ] && continue
+        hits=$(awk -v p="$part" '$2 == p && $3 == "U" { print $4 }' "$table" | grep "^$p" |
+            sort -u | tr '\n' ' ')
+        bad="$bad$hits"
+    done
+    tap_is "$part objects refer to no other part's internal names" "$bad" ""
+done <<EOF
+$parts
+EOF
+
+# A global that no other object (of the sources, the tests or the benchmarks)
+# refers to is a helper of one file: it should be static. Public names and
+# the entry points the interposer exports are meant for programs outside.
+lonely=$(awk '
+    $3 == "D" && $2 != "test" { def[$4] = def[$4] " " $1; defobj[$4] = $1 }
+    $3 == "U" { use[$4] = use[$4] " " $1 }
+    END {
+        for (s in def) {
+            if (s ~ /^(main|gp_[a-z]|cu[A-Z]|nvml[A-Z]|dlsym$)/) continue
+            other = 0
+            n = split(use[s], u, " ")
+            for (i = 1; i <= n; i++) if (u[i] != defobj[s]) other = 1
+            if (!other) print defobj[s] ": " s
+        }
+    }' "$table" | sort)
+tap_is "no global is defined and used in one object only (make it static)" "$lonely" ""
+tap_done
