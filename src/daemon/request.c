@@ -45,7 +45,9 @@ int gpd__json_known(json_t *obj, const char *const *known, const char *where, gp
     return 0;
 }
 
-int gpd__json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e) {
+/* Quantities in JSON: a number, or a string with a unit. Each fails with
+ * GP_EINVAL naming field. */
+static int json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     if (json_is_string(v)) {
         int64_t m;
         if (gp_parse_milli(json_string_value(v), &m) < 0)
@@ -69,7 +71,7 @@ int gpd__json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     return 0;
 }
 
-int gpd__json_size(json_t *v, const char *field, int64_t *out, gpd__err *e) {
+static int json_size(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     if (json_is_integer(v)) {
         if (json_integer_value(v) < 0)
             return gpd__fail(e, GP_EINVAL, field, "%s: must not be negative", field);
@@ -94,7 +96,8 @@ static int json_duration(json_t *v, const char *field, int64_t *out, gpd__err *e
                      "%s: must be a number of seconds or a duration like \"60s\", \"5m\"", field);
 }
 
-int gpd__json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out, gpd__err *e) {
+static int json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out,
+                    gpd__err *e) {
     if (!json_is_integer(v))
         return gpd__fail(e, GP_EINVAL, field, "%s: must be a whole number", field);
     int64_t x = json_integer_value(v);
@@ -122,7 +125,7 @@ static int parse_gpu(json_t *body, gpd__request *r, gpd__err *e) {
     int rc;
     if (gpu) {
         int64_t m;
-        if ((rc = gpd__json_milli(gpu, "gpu", &m, e)) < 0)
+        if ((rc = json_milli(gpu, "gpu", &m, e)) < 0)
             return rc;
         if (m == 0)
             return gpd__fail(e, GP_EINVAL, "gpu", "gpu: must be above 0");
@@ -148,7 +151,7 @@ static int parse_gpu(json_t *body, gpd__request *r, gpd__err *e) {
             snprintf(r->summary, sizeof r->summary, "%d GPU%s", q->gpus, q->gpus > 1 ? "s" : "");
         }
     } else if (mem) {
-        if ((rc = gpd__json_size(mem, "gpu_memory", &q->gpu_mem, e)) < 0)
+        if ((rc = json_size(mem, "gpu_memory", &q->gpu_mem, e)) < 0)
             return rc;
         if (q->gpu_mem == 0)
             return gpd__fail(e, GP_EINVAL, "gpu_memory", "gpu_memory: must be above 0");
@@ -277,19 +280,19 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
     int64_t x;
     gp_workload_spec *s = &r->spec;
     if ((v = json_object_get(body, "cpu"))) {
-        if ((rc = gpd__json_milli(v, "cpu", &s->req.cpu_milli, e)) < 0)
+        if ((rc = json_milli(v, "cpu", &s->req.cpu_milli, e)) < 0)
             return rc;
     }
     if ((v = json_object_get(body, "memory")) &&
-        (rc = gpd__json_size(v, "memory", &s->req.mem_bytes, e)) < 0)
+        (rc = json_size(v, "memory", &s->req.mem_bytes, e)) < 0)
         return rc;
     if ((v = json_object_get(body, "gang"))) {
-        if ((rc = gpd__json_int(v, "gang", 1, GP__MAX_GANG, &x, e)) < 0)
+        if ((rc = json_int(v, "gang", 1, GP__MAX_GANG, &x, e)) < 0)
             return rc;
         s->tasks = (int32_t)x;
     }
     if ((v = json_object_get(body, "min_gang"))) {
-        if ((rc = gpd__json_int(v, "min_gang", 1, s->tasks, &x, e)) < 0)
+        if ((rc = json_int(v, "min_gang", 1, s->tasks, &x, e)) < 0)
             return rc;
         s->min_tasks = (int32_t)x;
     }
@@ -306,7 +309,7 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
             s->kind = GP_KIND_INTERACTIVE;
     }
     if ((v = json_object_get(body, "priority"))) {
-        if ((rc = gpd__json_int(v, "priority", -1000, 1000, &x, e)) < 0)
+        if ((rc = json_int(v, "priority", -1000, 1000, &x, e)) < 0)
             return rc;
         s->priority = (int32_t)x;
     }
@@ -371,7 +374,7 @@ char *gpd__request_canonical(json_t *body) {
 static const char *const queue_res_names[GP_RES_COUNT] = {"gpu", "cpu", "memory"};
 
 static int parse_res(json_t *v, int r, const char *field, int64_t *out, gpd__err *e) {
-    int rc = r == GP_RES_MEM ? gpd__json_size(v, field, out, e) : gpd__json_milli(v, field, out, e);
+    int rc = r == GP_RES_MEM ? json_size(v, field, out, e) : json_milli(v, field, out, e);
     if (rc < 0 && (json_is_number(v) && json_number_value(v) < 0))
         return gpd__fail(e, GP_EINVAL, field, "%s: must not be negative", field);
     return rc;
@@ -396,7 +399,7 @@ static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd_
             qu->limit = GP_UNLIMITED;
         } else if (strcmp(what, "weight") == 0) {
             int64_t w;
-            if ((rc = gpd__json_int(v, field, 0, 1000000, &w, e)) < 0)
+            if ((rc = json_int(v, field, 0, 1000000, &w, e)) < 0)
                 return rc;
             qu->weight = (int32_t)w;
         } else {
@@ -435,13 +438,13 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
     }
     if ((v = json_object_get(body, "priority"))) {
         int64_t p;
-        if ((rc = gpd__json_int(v, "priority", -1000, 1000, &p, e)) < 0)
+        if ((rc = json_int(v, "priority", -1000, 1000, &p, e)) < 0)
             return rc;
         q->priority = (int32_t)p;
     }
     if ((v = json_object_get(body, "weight")) && json_is_integer(v)) {
         int64_t w;
-        if ((rc = gpd__json_int(v, "weight", 0, 1000000, &w, e)) < 0)
+        if ((rc = json_int(v, "weight", 0, 1000000, &w, e)) < 0)
             return rc;
         for (int r = 0; r < GP_RES_COUNT; r++)
             q->quota[r].weight = (int32_t)w;

@@ -50,12 +50,6 @@ char *gpd__request_canonical(json_t *body);
  */
 int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e);
 
-/* Shared JSON helpers for quantities: a number, or a string with a unit.
- * Each fails with GP_EINVAL naming field. */
-int gpd__json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e);
-int gpd__json_size(json_t *v, const char *field, int64_t *out, gpd__err *e);
-int gpd__json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out, gpd__err *e);
-
 /* Checks that every key of obj is in the NULL-terminated list known. */
 int gpd__json_known(json_t *obj, const char *const *known, const char *where, gpd__err *e);
 

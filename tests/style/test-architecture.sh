@@ -102,7 +102,7 @@ trap 'rm -f "$table"' EXIT
 part_of() {
     echo "$1" | sed -n "s|^$build/obj/src/\([a-z]*\)/.*|\1|p"
 }
-for o in $objs $(find "$build/obj/tests" "$build/obj/bench" -name '*.o' 2>/dev/null | sort); do
+for o in $objs $(find "$build/obj/tests" "$build/obj/bench" "$build/obj/fuzz" -name '*.o' 2>/dev/null | sort); do
     part=$(part_of "$o")
     nm "$o" 2>/dev/null | awk -v o="$o" -v p="${part:-test}" '
         $NF ~ /^__/ || $NF ~ /\./ { next }
@@ -138,7 +138,7 @@ done <<EOF
 $parts
 EOF
 
-# A global that no other object (of the sources, the tests or the benchmarks)
+# A global that no other object (of the sources, tests, benchmarks or fuzz targets)
 # refers to is a helper of one file: it should be static. Public names and
 # the entry points the interposer exports are meant for programs outside.
 lonely=$(awk '
