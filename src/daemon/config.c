@@ -24,6 +24,7 @@ void gpd__config_defaults(gpd__config *c) {
     c->period_ms = 2000;
     c->poll_ms = 500;
     c->usage_ms = 15000;
+    c->inventory_ms = 10000;
     c->http_threads = 16;
     c->max_connections = 16384;
     c->max_client_connections = 64;
@@ -99,6 +100,8 @@ int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err,
         return set_duration(&c->poll_ms, key, val, 10, err, errlen);
     if (is(key, "usage-period"))
         return set_duration(&c->usage_ms, key, val, 10, err, errlen);
+    if (is(key, "inventory-period"))
+        return set_duration(&c->inventory_ms, key, val, 10, err, errlen);
     if (is(key, "header-timeout"))
         return set_duration(&c->header_timeout_ms, key, val, 100, err, errlen);
     if (is(key, "request-timeout"))

@@ -76,9 +76,10 @@ typedef struct gpd__config {
     char data_dir[512];
     char executor[32];
     char executor_config[1024];
-    int64_t period_ms; /* scheduling period */
-    int64_t poll_ms;   /* task polling period */
-    int64_t usage_ms;  /* usage sampling period */
+    int64_t period_ms;    /* scheduling period */
+    int64_t poll_ms;      /* task polling period */
+    int64_t usage_ms;     /* usage sampling period */
+    int64_t inventory_ms; /* how often the executor's inventory is read again */
     char tls_cert[512], tls_key[512];
     char lib_dir[PATH_MAX]; /* where gpupoold is installed, told to the executor */
     /* The front door (http.c): pool threads, connections in all and per

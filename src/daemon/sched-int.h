@@ -61,6 +61,7 @@ struct gpd__sched {
     int emulated;
     gp_node_spec *nodes;
     size_t nnodes;
+    int inventory_failing; /* the last refresh failed (logged once) */
     active **act;
     size_t nact, capact;
     /* Handles of stopped tasks whose reap the executor refused because the
@@ -138,6 +139,13 @@ void gpd__sched_usage_free(gpd__sched *s);
 /* Rebuilds the engine: nodes, queues, then every active workload of the
  * store, reconciling those that had tasks with what the executor reports. */
 int gpd__sched_recover(gpd__sched *s, gpd__err *e);
+
+/* Reads the executor's inventory again and hands what changed to the engine:
+ * a node reported unschedulable, or no longer reported, takes no new work
+ * (its running tasks are the executor's to report); a node back or new
+ * joins. A failing inventory keeps the pool as it was. Returns 1 if any
+ * node changed. Called by the scheduling thread only. */
+int gpd__sched_refresh_nodes(gpd__sched *s);
 
 /* Logs a line to stderr with a timestamp. */
 void gpd__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

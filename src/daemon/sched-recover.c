@@ -27,7 +27,7 @@
 
 #include "daemon/sched-int.h"
 
-#define MAX_NODES 256
+#define MAX_NODES 1024
 
 static int count_gpus(const gp_node_spec *n, size_t nn) {
     int g = 0;
@@ -64,6 +64,76 @@ static int load_nodes(gpd__sched *s, gpd__err *e) {
                 "*** Workloads run as real processes; their GPUs are not real. ***\n\n",
                 count_gpus(s->nodes, s->nnodes), info.gpus[0] ? info.gpus : "said the executor");
     return 0;
+}
+
+/* The node of list named name, or NULL. */
+static gp_node_spec *find_node(gp_node_spec *list, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i].name, name) == 0)
+            return &list[i];
+    return NULL;
+}
+
+/* Hands one node's new spec to the engine and keeps it if accepted. */
+static int update_node(gpd__sched *s, gp_node_spec *old, const gp_node_spec *spec) {
+    if (memcmp(old, spec, sizeof *spec) == 0)
+        return 0;
+    char err[GP_ERR_MAX];
+    pthread_mutex_lock(&s->eng_mu);
+    int rc = gp_engine_node_set(s->eng, spec, err, sizeof err);
+    pthread_mutex_unlock(&s->eng_mu);
+    if (rc < 0) {
+        gpd__log("node %s: the executor's new inventory was refused: %s", spec->name, err);
+        return 0;
+    }
+    if (old->schedulable != spec->schedulable)
+        gpd__log("node %s: %s", spec->name,
+                 spec->schedulable ? "back in the pool"
+                                   : "takes no new work (the executor "
+                                     "reports it unusable or no longer)");
+    *old = *spec;
+    return 1;
+}
+
+int gpd__sched_refresh_nodes(gpd__sched *s) {
+    gp_node_spec *fresh = calloc(MAX_NODES, sizeof *fresh);
+    if (!fresh)
+        return 0;
+    size_t n = 0;
+    int emulated = 0, changed = 0;
+    char err[GP_ERR_MAX] = "";
+    int rc = gp_exec_inventory(s->ex, fresh, MAX_NODES, &n, &emulated, err, sizeof err);
+    if (rc < 0) {
+        /* The cluster may be restarting: keep the pool as it was. */
+        if (!s->inventory_failing)
+            gpd__log("inventory: %s (the pool is kept as it was)", err);
+        s->inventory_failing = 1;
+        free(fresh);
+        return 0;
+    }
+    s->inventory_failing = 0;
+    for (size_t i = 0; i < s->nnodes; i++) {
+        gp_node_spec *now = find_node(fresh, n, s->nodes[i].name);
+        gp_node_spec gone;
+        if (!now) {
+            gone = s->nodes[i];
+            gone.schedulable = 0;
+            now = &gone;
+        }
+        changed |= update_node(s, &s->nodes[i], now);
+    }
+    for (size_t j = 0; j < n && s->nnodes < MAX_NODES; j++)
+        if (!find_node(s->nodes, s->nnodes, fresh[j].name)) {
+            gp_node_spec *slot = &s->nodes[s->nnodes];
+            memset(slot, 0, sizeof *slot);
+            if (update_node(s, slot, &fresh[j])) {
+                s->nnodes++;
+                changed = 1;
+                gpd__log("node %s: joined the pool with %d GPU(s)", fresh[j].name, fresh[j].ngpus);
+            }
+        }
+    free(fresh);
+    return changed;
 }
 
 static int add_queue(const gp_queue_spec *q, void *arg) {

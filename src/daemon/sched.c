@@ -401,7 +401,8 @@ void gpd__sched_cycle_hist(gpd__sched *s, gpd__cycle_hist *out) {
 static void *loop_main(void *arg) {
     gpd__sched *s = arg;
     int64_t period = s->d->cfg.period_ms, poll = s->d->cfg.poll_ms;
-    int64_t next_cycle = 0, next_poll = 0, last_cycle = 0;
+    int64_t inv = s->d->cfg.inventory_ms > 0 ? s->d->cfg.inventory_ms : 10000;
+    int64_t next_cycle = 0, next_poll = 0, last_cycle = 0, next_inv = gpd__now_ms() + inv;
     int want_cycle = 1;
     pthread_mutex_lock(&s->mu);
     while (!s->stop) {
@@ -429,6 +430,11 @@ static void *loop_main(void *arg) {
             if (s->nact != before)
                 want_cycle = 1;
             next_poll = now + poll;
+        }
+        if (now >= next_inv) {
+            if (gpd__sched_refresh_nodes(s))
+                want_cycle = 1;
+            next_inv = now + inv;
         }
         gpd__sched_usage_tick(s, now);
         if ((want_cycle && now - last_cycle >= MIN_GAP_MS) || now >= next_cycle) {

@@ -10,8 +10,9 @@
  * from the executor's configuration (gpu_mem, gpu_mem.<model>).
  *
  * A node that Slurm would not give new work to (down, drained or draining,
- * failing, not responding, powered down, in maintenance) is left out: it
- * leaves the pool, and returns when Slurm says it is back.
+ * failing, not responding, powered down, in maintenance) is reported
+ * unschedulable: it takes no new work from gpupool, and takes it again when
+ * Slurm says it is back.
  *
  * Cost at 1,000 nodes: one sinfo call (one RPC to slurmctld) returning about
  * 1.5 KB of JSON per node, 1.5 MB in all, parsed in some tens of
@@ -220,7 +221,7 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
     json_t *jn;
     json_array_foreach(list, i, jn) {
         const char *name = json_string_value(json_object_get(jn, "name"));
-        if (name == NULL || !node_in_partitions(sx, jn) || !node_usable(jn)) {
+        if (name == NULL || !node_in_partitions(sx, jn)) {
             continue;
         }
         if (*n >= max) {
@@ -228,7 +229,7 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
         }
         gp_node_spec *node = &nodes[*n];
         memset(node, 0, sizeof *node);
-        node->schedulable = 1;
+        node->schedulable = node_usable(jn);
         clean_name(node->name, sizeof node->name, name, strlen(name));
         node->cpu_milli = (int64_t)json_integer_value(json_object_get(jn, "cpus")) * 1000;
         node->mem_bytes = (int64_t)json_integer_value(json_object_get(jn, "real_memory")) << 20;

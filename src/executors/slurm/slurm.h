@@ -76,8 +76,8 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
 /*
  * Fills nodes (at most max) from `sinfo --json`: the nodes of the
  * configured partitions (all partitions if none is configured). A node that
- * is down, drained, draining, failing or not responding is left out, so that
- * it leaves the pool; it returns when Slurm says it is back. Returns 0 with
+ * is down, drained, draining, failing or not responding is reported with
+ * schedulable 0. Returns 0 with
  * *n set, or GP_EIO / GP_EPARSE with err set.
  */
 int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, size_t *n,
