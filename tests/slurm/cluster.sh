@@ -8,6 +8,8 @@
 # another cluster or daemon on the host.
 #
 # Usage: tests/slurm/cluster.sh start|stop|status|env [DIR]
+#        tests/slurm/cluster.sh kill-node|start-node nK [DIR]
+#        tests/slurm/cluster.sh restart-ctld [DIR]
 #   DIR   default $GP_SLURM_DIR or /tmp/gpupool-slurm
 #   PORT  $GP_SLURM_PORT, default 26817: slurmctld on PORT, slurmd nK on PORT+K
 #
@@ -15,9 +17,18 @@
 # cluster with the ordinary commands, and waits until every node is idle; it
 # exits 77 with the reason on standard error when Slurm is not installed or
 # cannot run here, so that a caller can report SKIP. `stop` ends every daemon
-# it started (by the pids it recorded) and keeps DIR's logs.
+# it started (by the pids it recorded) and keeps DIR's logs. `kill-node`
+# makes node nK die (SIGKILL to its slurmd and to every slurmstepd of its
+# jobs, which takes their processes along); `start-node` brings it back;
+# `restart-ctld` stops slurmctld and starts it again on its saved state.
 set -u
 cmd=${1:-}
+NODE=
+case "$cmd" in kill-node | start-node)
+    NODE=${2:-}
+    shift
+    ;;
+esac
 DIR=${2:-${GP_SLURM_DIR:-/tmp/gpupool-slurm}}
 PORT=${GP_SLURM_PORT:-26817}
 NODES="n1 n2 n3 n4"
@@ -90,7 +101,7 @@ JobCompLoc=$DIR/log/jobcomp.txt
 JobAcctGatherType=jobacct_gather/none
 SlurmdParameters=config_overrides
 ReturnToService=2
-SlurmdTimeout=30
+SlurmdTimeout=10
 MessageTimeout=20
 InactiveLimit=0
 KillWait=5
@@ -175,6 +186,12 @@ start() {
 
 stop() {
     PATH=$PATH:/usr/sbin
+    # Jobs still running end with their nodes.
+    if pid_of slurmctld >/dev/null; then
+        for n in $NODES; do
+            kill_node "$n"
+        done
+    fi
     for n in $NODES; do
         p=$(pid_of "slurmd-$n") && kill "$p"
     done
@@ -185,16 +202,43 @@ stop() {
         p=$(pid_of "$name") && kill -9 "$p"
         rm -f "$DIR/run/$name.pid"
     done
-    # Jobs that a killed slurmd left behind (slurmstepd and its children).
-    for f in "$DIR"/spool/*/*.pid; do
-        [ -f "$f" ] || continue
-        kill -9 "$(cat "$f")" 2>/dev/null
+    return 0
+}
+
+# kill_node nK: the node dies with everything it runs: its slurmd, and for
+# each job Slurm placed there the session of its slurmstepd (which holds every
+# process of the job).
+kill_node() {
+    jobs=$(SLURM_CONF="$DIR/etc/slurm.conf" squeue -h -w "$1" -o %i)
+    p=$(pid_of "slurmd-$1") && kill -9 "$p"
+    rm -f "$DIR/run/slurmd-$1.pid"
+    for j in $jobs; do
+        for sp in $(ps -eo pid=,args= | awk -v j="slurmstepd: [$j." 'index($0, j) {print $1}'); do
+            sid=$(ps -o sid= -p "$sp" | tr -d ' ')
+            [ -n "$sid" ] || continue
+            for q in $(ps -eo pid=,sid= | awk -v s="$sid" '$2 == s {print $1}'); do
+                kill -9 "$q" 2>/dev/null
+            done
+        done
     done
     return 0
 }
 
 case "$cmd" in
 start) start ;;
+kill-node) kill_node "$NODE" ;;
+start-node)
+    PATH=$PATH:/usr/sbin
+    start_slurmd "$NODE"
+    ;;
+restart-ctld)
+    PATH=$PATH:/usr/sbin
+    p=$(pid_of slurmctld) && kill "$p"
+    wait_for 20 sh -c "! kill -0 $p 2>/dev/null"
+    SLURM_CONF="$DIR/etc/slurm.conf" slurmctld -f "$DIR/etc/slurm.conf" ||
+        die "slurmctld did not start again"
+    wait_for 30 env SLURM_CONF="$DIR/etc/slurm.conf" scontrol ping || die "slurmctld does not answer"
+    ;;
 stop) stop ;;
 status) SLURM_CONF="$DIR/etc/slurm.conf" sinfo -N ;;
 env) cat "$DIR/env" ;;

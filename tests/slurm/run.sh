@@ -11,15 +11,26 @@ build=$1
 shift
 tests=${*:-$(ls tests/slurm/test-*.sh)}
 dir=$(mktemp -d /tmp/gpupool-slurm.XXXXXX)
-# Ports of this cluster: a block of five that no other run of the tier picks
-# at the same time (the pid differs), away from Slurm's own 6817-6819.
-GP_SLURM_PORT=${GP_SLURM_PORT:-$((20000 + ($$ % 4000) * 5))}
+# Ports of this cluster: a block of five, below the kernel's ephemeral range
+# (where other daemons' port 0 lands) and away from Slurm's own 6817-6819,
+# starting from one the pid picks and moving on past any port in use.
+in_use() { grep -qi ":$(printf '%04X' "$1") " /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
+if [ -z "${GP_SLURM_PORT:-}" ]; then
+    GP_SLURM_PORT=$((20000 + ($$ % 2000) * 5))
+    while in_use "$GP_SLURM_PORT" || in_use $((GP_SLURM_PORT + 1)) || in_use $((GP_SLURM_PORT + 2)) ||
+        in_use $((GP_SLURM_PORT + 3)) || in_use $((GP_SLURM_PORT + 4)); do
+        GP_SLURM_PORT=$((GP_SLURM_PORT + 5))
+    done
+fi
 export GP_SLURM_PORT GP_SLURM_DIR="$dir"
 trap 'tests/slurm/cluster.sh stop "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT INT TERM
 out=$(tests/slurm/cluster.sh start "$dir" 2>&1)
 rc=$?
 if [ "$rc" = 77 ]; then
     echo "SKIP tests/slurm: $(echo "$out" | sed -n 's/^cluster.sh: SKIP: //p')"
+    for f in "$dir"/log/*.log; do
+        [ -f "$f" ] && tail -n 3 "$f" | sed "s|^|#   $(basename "$f"): |"
+    done
     echo "0 passed, 0 failed"
     exit 0
 elif [ "$rc" != 0 ]; then

@@ -537,6 +537,15 @@ static void judge(const gpx__slurm *sx, long jobid, const char *key, json_t *job
         st->state = GP_TASK_RUNNING;
         return;
     }
+    if (state != NULL && strcmp(state, "CANCELLED") == 0) {
+        /* gpupool cancels only what it is stopping, and then takes any end as
+         * the end; a job cancelled by someone else was taken from gpupool
+         * behind its back, whatever its command made of the signal. */
+        st->state = GP_TASK_LOST;
+        snprintf(st->detail, sizeof st->detail, "Slurm job %ld was cancelled outside gpupool",
+                 jobid);
+        return;
+    }
     if (from_exit_file(sx, key, st)) {
         return;
     }
@@ -551,13 +560,11 @@ static void judge(const gpx__slurm *sx, long jobid, const char *key, json_t *job
         snprintf(st->detail, sizeof st->detail, "Slurm job %ld ended with %s", jobid, state);
         return;
     }
-    /* Ended without the script recording a status: cancelled, timed out,
-     * killed for memory. Slurm's exit_code is a wait status. */
+    /* Ended without the script recording a status: timed out, killed for
+     * memory. Slurm's exit_code is a wait status. */
     int ws = (int)json_integer_value(json_object_get(job, "exit_code"));
     st->state = GP_TASK_EXITED;
-    if (strcmp(state, "CANCELLED") == 0) {
-        st->term_signal = SIGKILL;
-    } else if ((ws & 0x7f) != 0) {
+    if ((ws & 0x7f) != 0) {
         st->term_signal = ws & 0x7f;
     } else {
         st->exit_code = (ws >> 8) & 0xff;
