@@ -10,32 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-daemon.h"
 #include "common/httpc.h"
 
 #define CLIENTS 16
 
 static char server[128], token[128];
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int read_line(const char *path, char *buf, size_t len) {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    int ok = fgets(buf, (int)len, f) != NULL;
-    fclose(f);
-    buf[strcspn(buf, "\r\n")] = '\0';
-    return ok ? 0 : -1;
-}
 
 static int call(gp_http_conn *c, const char *m, const char *p, const char *body) {
     gp_http_resp r;
@@ -76,19 +60,14 @@ static void *submitter(void *arg) {
 static double submit_rate(int total) {
     pthread_t th[CLIENTS];
     worker w[CLIENTS];
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < CLIENTS; i++) {
         w[i].n = total / CLIENTS;
         pthread_create(&th[i], NULL, submitter, &w[i]);
     }
     for (int i = 0; i < CLIENTS; i++)
         pthread_join(th[i], NULL);
-    return (total / CLIENTS) * CLIENTS / (now_s() - t0);
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    return (total / CLIENTS) * CLIENTS / (bench_now_s() - t0);
 }
 
 static long rss_kb(int pid) {
@@ -107,24 +86,11 @@ static long rss_kb(int pid) {
 int main(void) {
     int total = getenv("GP_BENCH_WORKLOADS") ? atoi(getenv("GP_BENCH_WORKLOADS")) : 100000;
     const char *build = getenv("GP_BUILD") ? getenv("GP_BUILD") : "build";
-    char dir[] = "/tmp/gpupool-bench.XXXXXX", bin[512], path[300];
+    char dir[] = "/tmp/gpupool-bench.XXXXXX", path[300];
     if (!mkdtemp(dir))
         return 1;
-    snprintf(bin, sizeof bin, "%s/gpupoold", build);
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (!freopen("/dev/null", "w", stderr))
-            _exit(126);
-        execl(bin, bin, "--data-dir", dir, "--listen", "127.0.0.1:0", "--period", "2s",
-              (char *)NULL);
-        _exit(127);
-    }
-    snprintf(path, sizeof path, "%s/gpupoold.addr", dir);
-    for (int i = 0; i < 300 && read_line(path, server, sizeof server) < 0; i++)
-        usleep(100000);
-    snprintf(path, sizeof path, "%s/admin.token", dir);
-    if (read_line(path, token, sizeof token) < 0)
+    pid_t pid = bench_start_daemon(build, dir, server, token);
+    if (pid < 0)
         return 1;
     gp_http_conn *c;
     char err[256];
@@ -138,7 +104,7 @@ int main(void) {
     double rates[5];
     for (int r = 0; r < 5; r++)
         rates[r] = submit_rate(total / 5);
-    qsort(rates, 5, sizeof rates[0], cmp_d);
+    qsort(rates, 5, sizeof rates[0], bench_cmp_double);
     printf(
         "api: submissions/s (durable, group commit, %d clients): %.0f (median of 5 runs of %d)\n",
         CLIENTS, rates[2], total / 5);
@@ -153,11 +119,11 @@ int main(void) {
     for (int i = 0; i < 500; i++) {
         char p[128];
         snprintf(p, sizeof p, "/api/v1/workloads?limit=100&after=%d", (i * 197) % (total - 100));
-        double t0 = now_s();
+        double t0 = bench_now_s();
         call(c, "GET", p, NULL);
-        lat[i] = (now_s() - t0) * 1000;
+        lat[i] = (bench_now_s() - t0) * 1000;
     }
-    qsort(lat, 500, sizeof lat[0], cmp_d);
+    qsort(lat, 500, sizeof lat[0], bench_cmp_double);
     printf("api: list 100 of %d workloads: p50 %.2f ms, p99 %.2f ms\n", total, lat[250], lat[494]);
     printf("api: daemon resident memory with %d workloads stored (all pending): %.1f MiB\n", total,
            rss_kb(pid) / 1024.0);

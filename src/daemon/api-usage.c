@@ -53,72 +53,168 @@ static int parse_time(const char *field, const char *s, int64_t now_s, int64_t *
                      field, s);
 }
 
-typedef struct collect {
-    json_t *keys;
-    json_t *cur; /* the key being filled */
-    json_t *pts; /* its points */
+/* A growing text buffer; oom is set (and writes stop) when memory runs out. */
+typedef struct text {
+    char *p;
+    size_t len, cap;
+    int oom;
+} text;
+
+static void put(text *t, const char *s, size_t n) {
+    if (t->oom)
+        return;
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = (t->len + n + 1) * 2;
+        char *np = realloc(t->p, cap);
+        if (!np) {
+            t->oom = 1;
+            return;
+        }
+        t->p = np;
+        t->cap = cap;
+    }
+    memcpy(t->p + t->len, s, n);
+    t->len += n;
+    t->p[t->len] = '\0';
+}
+
+static void puts_(text *t, const char *s) {
+    put(t, s, strlen(s));
+}
+
+/* GPU-seconds as GPU-hours to a millionth (3.6 ms), without a trailing
+ * zero: a year of hourly points is hundreds of thousands of numbers, which
+ * a JSON library's generic formatting makes too slow for the console. */
+static void put_hours(text *t, double secs) {
+    long long m = llround(secs / 0.0036);
+    char b[48];
+    int n = snprintf(b, sizeof b, "%s%lld.%06lld", m < 0 ? "-" : "", llabs(m) / 1000000,
+                     llabs(m) % 1000000);
+    while (n > 0 && b[n - 1] == '0')
+        n--;
+    if (n > 0 && b[n - 1] == '.')
+        n--;
+    put(t, b, (size_t)n);
+}
+
+/* A string as JSON (quoted and escaped). */
+static void put_str(text *t, const char *s) {
+    json_t *j = json_string(s);
+    char *d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+    if (d)
+        puts_(t, d);
+    else
+        t->oom = 1;
+    free(d);
+    json_decref(j);
+}
+
+/* One key of the answer: its totals and its points as JSON text. */
+typedef struct key_sum {
     char key[GP_NAME_MAX + 1];
     double tot[5]; /* alloc, used, measured, borrowed, lent */
+    text pts;
+} key_sum;
+
+typedef struct collect {
+    key_sum *k;
+    size_t n, cap, last;
+    int oom;
     const char *only_user;
 } collect;
 
-static json_t *hours(double secs) {
-    return json_real((double)llround(secs / 0.0036) / 1e6); /* GPU-hours, to 3.6 ms */
-}
-
-static void close_key(collect *c) {
-    if (!c->cur)
-        return;
-    double *t = c->tot;
-    json_object_set_new(c->cur, "allocated_gpu_hours", hours(t[0]));
-    json_object_set_new(c->cur, "measured_gpu_hours", hours(t[2]));
-    json_object_set_new(c->cur, "used_gpu_hours", t[2] > 0 ? hours(t[1]) : json_null());
-    json_object_set_new(c->cur, "idle_gpu_hours", t[2] > 0 ? hours(t[2] - t[1]) : json_null());
-    json_object_set_new(c->cur, "used_percent",
-                        t[2] > 0 ? json_real((double)llround(t[1] / t[2] * 1000) / 10.0)
-                                 : json_null());
-    json_object_set_new(c->cur, "borrowed_gpu_hours", hours(t[3]));
-    json_object_set_new(c->cur, "lent_gpu_hours", hours(t[4]));
-    json_object_set_new(c->cur, "points", c->pts);
-    json_array_append_new(c->keys, c->cur);
-    c->cur = c->pts = NULL;
-    memset(c->tot, 0, sizeof c->tot);
+/* The key's entry, made if new; points arrive in time order, keys mixed. */
+static key_sum *key_of(collect *c, const char *key) {
+    if (c->last < c->n && strcmp(c->k[c->last].key, key) == 0)
+        return &c->k[c->last];
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->k[i].key, key) == 0)
+            return &c->k[c->last = i];
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        key_sum *nk = realloc(c->k, cap * sizeof *nk);
+        if (!nk)
+            return NULL;
+        c->k = nk;
+        c->cap = cap;
+    }
+    key_sum *k = &c->k[c->last = c->n++];
+    memset(k, 0, sizeof *k);
+    snprintf(k->key, sizeof k->key, "%s", key);
+    return k;
 }
 
 static int on_point(const gpd__usage_point *p, void *arg) {
     collect *c = arg;
     if (c->only_user && strcmp(p->key, c->only_user) != 0)
         return 0;
-    if (!c->cur || strcmp(c->key, p->key) != 0) {
-        close_key(c);
-        snprintf(c->key, sizeof c->key, "%s", p->key);
-        c->cur = json_pack("{s:s}", "key", p->key);
-        c->pts = json_array();
+    key_sum *k = key_of(c, p->key);
+    if (!k) {
+        c->oom = 1;
+        return 1;
     }
-    c->tot[0] += p->alloc;
-    c->tot[1] += p->used;
-    c->tot[2] += p->measured;
-    c->tot[3] += p->borrowed;
-    c->tot[4] += p->lent;
-    json_array_append_new(c->pts,
-                          json_pack("[I,o,o,o,o,o]", (json_int_t)p->ts, hours(p->alloc),
-                                    p->measured > 0 ? hours(p->used) : json_null(),
-                                    hours(p->measured), hours(p->borrowed), hours(p->lent)));
-    return 0;
+    const double v[5] = {p->alloc, p->used, p->measured, p->borrowed, p->lent};
+    char b[32];
+    int n = snprintf(b, sizeof b, "%s[%lld", k->pts.len ? "," : "", (long long)p->ts);
+    put(&k->pts, b, (size_t)n);
+    for (int i = 0; i < 5; i++) {
+        k->tot[i] += v[i];
+        puts_(&k->pts, ",");
+        if (i == 1 && p->measured <= 0)
+            puts_(&k->pts, "null");
+        else
+            put_hours(&k->pts, v[i]);
+    }
+    puts_(&k->pts, "]");
+    c->oom |= k->pts.oom;
+    return c->oom;
 }
 
-/* Adds each queue's parent, so that a reader can draw the tree. */
-static void add_parents(gpd__req *r, json_t *keys) {
-    gp_engine *eng = gpd__sched_lock(r->d->sched);
-    size_t i;
-    json_t *k;
-    json_array_foreach(keys, i, k) {
-        gp_queue_info qi;
-        const char *name = json_string_value(json_object_get(k, "key"));
-        if (name && gp_engine_queue_get(eng, name, &qi) == 0)
-            json_object_set_new(k, "parent", json_string(qi.parent));
+static int by_key(const void *a, const void *b) {
+    return strcmp(((const key_sum *)a)->key, ((const key_sum *)b)->key);
+}
+
+static void collect_free(collect *c) {
+    for (size_t i = 0; i < c->n; i++)
+        free(c->k[i].pts.p);
+    free(c->k);
+}
+
+/* Writes one key's object: totals in GPU-hours (null where nothing was
+ * measured), its parent for queues, and its points. */
+static void put_key(text *t, const key_sum *k, const char *parent) {
+    const double *x = k->tot;
+    puts_(t, "{\"key\":");
+    put_str(t, k->key);
+    if (parent) {
+        puts_(t, ",\"parent\":");
+        put_str(t, parent);
     }
-    gpd__sched_unlock(r->d->sched);
+    static const char *const names[] = {"allocated", "used", "measured", "borrowed", "lent"};
+    for (int i = 0; i < 5; i++) {
+        char b[64];
+        snprintf(b, sizeof b, ",\"%s_gpu_hours\":", names[i]);
+        puts_(t, b);
+        if (i == 1 && x[2] <= 0)
+            puts_(t, "null");
+        else
+            put_hours(t, x[i]);
+    }
+    puts_(t, ",\"idle_gpu_hours\":");
+    if (x[2] > 0)
+        put_hours(t, x[2] - x[1]);
+    else
+        puts_(t, "null");
+    char b[64];
+    if (x[2] > 0)
+        snprintf(b, sizeof b, ",\"used_percent\":%.1f", (double)llround(x[1] / x[2] * 1000) / 10);
+    else
+        snprintf(b, sizeof b, ",\"used_percent\":null");
+    puts_(t, b);
+    puts_(t, ",\"points\":[");
+    if (k->pts.len)
+        put(t, k->pts.p, k->pts.len);
+    puts_(t, "]}");
 }
 
 int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
@@ -159,27 +255,62 @@ int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
         return gpd__fail(e, GP_EINVAL, "step",
                          "step: %lld s makes more than %d steps from from to to; take a longer one",
                          (long long)step, MAX_STEPS);
-    collect c = {.keys = json_array()};
+    collect c = {0};
     if (kind == GP__USAGE_USER && r->who.role == GP__ROLE_RESEARCHER)
         c.only_user = r->who.user;
     rc = gpd__store_usage_query(r->d->store, res, (int)kind, from, to, step, on_point, &c, e);
-    close_key(&c);
-    if (rc < 0) {
-        json_decref(c.keys);
-        return rc;
+    if (rc < 0 || c.oom) {
+        collect_free(&c);
+        return rc < 0 ? rc : gpd__fail(e, GP_ENOMEM, "", "out of memory");
     }
-    if (kind == GP__USAGE_QUEUE)
-        add_parents(r, c.keys);
+    if (c.n > 1)
+        qsort(c.k, c.n, sizeof *c.k, by_key);
     gpd__usage_now un;
-    char note[192] = "";
+    char note[192] = "", head[256];
     if (gpd__sched_usage_now(r->d->sched, &un) == 0) {
         snprintf(note, sizeof note, "%s", un.note);
         gpd__usage_now_free(&un);
     }
-    json_t *j =
-        json_pack("{s:I, s:I, s:I, s:i, s:s, s:s, s:[s,s,s,s,s,s], s:o}", "from", (json_int_t)from,
-                  "to", (json_int_t)to, "step", (json_int_t)step, "resolution", res, "by",
-                  gpd__usage_kind_name(kind), "note", note, "columns", "t", "allocated", "used",
-                  "measured", "borrowed", "lent", "keys", c.keys);
-    return gpd__reply_json(out, 200, j);
+    text t = {0};
+    snprintf(head, sizeof head,
+             "{\"from\":%lld,\"to\":%lld,\"step\":%lld,\"resolution\":%d,\"by\":\"%s\","
+             "\"columns\":[\"t\",\"allocated\",\"used\",\"measured\",\"borrowed\",\"lent\"],"
+             "\"note\":",
+             (long long)from, (long long)to, (long long)step, res, gpd__usage_kind_name(kind));
+    puts_(&t, head);
+    put_str(&t, note);
+    puts_(&t, ",\"keys\":[");
+    /* Queues name their parent, so that a reader can draw the tree; the
+     * engine's names are copied out under its lock. */
+    char(*parents)[GP_NAME_MAX + 1] = calloc(c.n ? c.n : 1, sizeof *parents);
+    int *has = calloc(c.n ? c.n : 1, sizeof *has);
+    if (kind == GP__USAGE_QUEUE && parents && has) {
+        gp_engine *eng = gpd__sched_lock(r->d->sched);
+        for (size_t i = 0; i < c.n; i++) {
+            gp_queue_info qi;
+            if (gp_engine_queue_get(eng, c.k[i].key, &qi) == 0) {
+                snprintf(parents[i], sizeof parents[i], "%s", qi.parent);
+                has[i] = 1;
+            }
+        }
+        gpd__sched_unlock(r->d->sched);
+    }
+    for (size_t i = 0; i < c.n; i++) {
+        if (i)
+            puts_(&t, ",");
+        put_key(&t, &c.k[i], has && has[i] ? parents[i] : NULL);
+    }
+    puts_(&t, "]}");
+    free(parents);
+    free(has);
+    collect_free(&c);
+    if (t.oom || !parents || !has) {
+        free(t.p);
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
+    }
+    out->status = 200;
+    out->body = t.p;
+    out->len = t.len;
+    out->content_type = "application/json";
+    return 0;
 }

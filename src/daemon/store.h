@@ -226,7 +226,7 @@ typedef struct gpd__usage_point {
 /*
  * Sums the buckets of resolution res and kind whose start lies in
  * [from_s, to_s) into steps of step seconds counted from from_s; calls fn per
- * (key, step) in key then time order; fn returns non-zero to stop.
+ * (step, key) in time then key order; fn returns non-zero to stop.
  */
 int gpd__store_usage_query(gp_store *st, int32_t res, int kind, int64_t from_s, int64_t to_s,
                            int64_t step, int (*fn)(const gpd__usage_point *p, void *arg), void *arg,
