@@ -58,6 +58,20 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
  */
 const char *cli_flag(int argc, char **argv, int *i, const char *name, int *missing);
 
+/*
+ * The one parser of the numbers a person types (number.c). Each takes all of
+ * text or fails; on failure it prints a usage error for cmd naming flag and
+ * repeating text, and returns EXIT_USAGE (else EXIT_OK, *out set).
+ * cli_parse_milli reads a decimal with at most 3 decimals, scaled by 1000
+ * (GPUs, CPUs), within lo..hi (also scaled); unit names it ("GPUs").
+ */
+int cli_parse_int(const char *cmd, const char *flag, const char *text, int64_t lo, int64_t hi,
+                  int64_t *out);
+int cli_parse_milli(const char *cmd, const char *flag, const char *text, const char *unit,
+                    int64_t lo, int64_t hi, int64_t *out);
+int cli_parse_size(const char *cmd, const char *flag, const char *text, int64_t *out);
+int cli_parse_duration(const char *cmd, const char *flag, const char *text, int64_t *out);
+
 /* Prints j as indented JSON on stdout. */
 void cli_print_json(json_t *j);
 

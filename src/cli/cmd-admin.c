@@ -19,46 +19,68 @@ static void gpus_str(json_t *v, char *buf, size_t len) {
         snprintf(buf, len, "%g", json_number_value(v));
 }
 
-static void set_res(json_t *b, const char *part, const char *res, const char *v) {
+/* One quota amount: GPUs or CPUs (up to 3 decimals) or a memory size, or
+ * "none" / "unlimited" for a limit; checked by the one number parser. */
+static int set_res(json_t *b, const char *flag, const char *part, const char *res, const char *v) {
     json_t *o = json_object_get(b, part);
     if (!o) {
         o = json_object();
         json_object_set_new(b, part, o);
     }
-    if (strcmp(v, "none") == 0 || strcmp(v, "unlimited") == 0)
+    int64_t x;
+    int rc = EXIT_OK;
+    if (strcmp(part, "limit") == 0 && (strcmp(v, "none") == 0 || strcmp(v, "unlimited") == 0)) {
         json_object_set_new(o, res, json_null());
+        return EXIT_OK;
+    }
+    if (strcmp(res, "memory") == 0)
+        rc = cli_parse_size("queue", flag, v, &x);
     else
-        json_object_set_new(o, res, json_string(v));
+        rc = cli_parse_milli("queue", flag, v, strcmp(res, "gpu") == 0 ? "GPUs" : "CPUs", 0,
+                             INT64_C(1000000000000), &x);
+    json_object_set_new(o, res, json_string(v));
+    return rc;
+}
+
+/* If argv[*i] is one of the quota amount flags, returns its name (and its
+ * value in *v, as cli_flag does). */
+static const char *quota_flag(int argc, char **argv, int *i, const char **v, int *missing) {
+    static const char *const flags[] = {"--deserved",  "--limit",           "--cpu-deserved",
+                                        "--cpu-limit", "--memory-deserved", "--memory-limit"};
+    for (size_t k = 0; k < sizeof flags / sizeof *flags; k++)
+        if ((*v = cli_flag(argc, argv, i, flags[k], missing)) != NULL)
+            return flags[k];
+    return NULL;
 }
 
 /* Reads the quota flags shared by "queue create" and "queue set". */
 static int quota_flags(int argc, char **argv, int start, json_t *b, int create) {
-    int missing = 0;
-    const char *v;
-    for (int i = start; i < argc; i++) {
+    int missing = 0, rc = EXIT_OK;
+    int64_t x;
+    const char *v, *flag;
+    for (int i = start; i < argc && rc == EXIT_OK; i++) {
         if (create && FLAG("--parent"))
             json_object_set_new(b, "parent", json_string(v));
-        else if (FLAG("--deserved"))
-            set_res(b, "deserved", "gpu", v);
-        else if (FLAG("--limit"))
-            set_res(b, "limit", "gpu", v);
-        else if (FLAG("--cpu-deserved"))
-            set_res(b, "deserved", "cpu", v);
-        else if (FLAG("--cpu-limit"))
-            set_res(b, "limit", "cpu", v);
-        else if (FLAG("--memory-deserved"))
-            set_res(b, "deserved", "memory", v);
-        else if (FLAG("--memory-limit"))
-            set_res(b, "limit", "memory", v);
-        else if (FLAG("--weight"))
-            json_object_set_new(b, "weight", json_integer(atoll(v)));
-        else if (FLAG("--priority"))
-            json_object_set_new(b, "priority", json_integer(atoll(v)));
-        else
+        else if ((flag = quota_flag(argc, argv, &i, &v, &missing)) != NULL) {
+            const char *res = strncmp(flag, "--cpu", 5) == 0   ? "cpu"
+                              : strncmp(flag, "--mem", 5) == 0 ? "memory"
+                                                               : "gpu";
+            rc = set_res(b, flag, strstr(flag, "limit") ? "limit" : "deserved", res, v);
+        } else if (FLAG("--weight")) {
+            if ((rc = cli_parse_int("queue", "--weight", v, 0, 1000000, &x)) == EXIT_OK)
+                json_object_set_new(b, "weight", json_integer(x));
+        } else if (FLAG("--priority")) {
+            if ((rc = cli_parse_int("queue", "--priority", v, -1000, 1000, &x)) == EXIT_OK)
+                json_object_set_new(b, "priority", json_integer(x));
+        } else if (FLAG("--min-runtime-max")) {
+            if ((rc = cli_parse_duration("queue", "--min-runtime-max", v, &x)) == EXIT_OK)
+                json_object_set_new(b, "min_runtime_max", json_string(v));
+        } else {
             return cli_usage("queue", missing ? "%s needs a value" : "unknown argument %s",
                              argv[i]);
+        }
     }
-    return EXIT_OK;
+    return rc;
 }
 
 static int queue_list(cli *c) {
@@ -261,8 +283,12 @@ int cmd_token(cli *c, int argc, char **argv) {
 }
 
 int cmd_whoami(cli *c, int argc, char **argv) {
-    (void)argc;
-    (void)argv;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            c->json = 1;
+        else
+            return cli_usage("whoami", "unknown argument %s", argv[i]);
+    }
     json_t *out;
     int rc = cli_call(c, "GET", "/api/v1/whoami", NULL, &out, NULL, NULL);
     if (rc != EXIT_OK)

@@ -13,34 +13,77 @@
 
 #define FLAG(name) (v = cli_flag(argc, argv, &i, name, &missing))
 
+/* The submit flags that carry numbers: each checked by the one parser
+ * before anything is sent, and sent as typed. */
+static int submit_number(json_t *b, const char *flag, const char *v) {
+    int64_t x;
+    int rc = EXIT_OK;
+    if (strcmp(flag, "--gpu") == 0) {
+        if ((rc = cli_parse_milli("submit", flag, v, "GPUs", 1, 16000, &x)) == EXIT_OK &&
+            x > 1000 && x % 1000)
+            rc = cli_usage("submit", "--gpu: %s is neither a fraction below 1 nor whole GPUs", v);
+        json_object_set_new(b, "gpu", json_string(v));
+    } else if (strcmp(flag, "--cpu") == 0) {
+        rc = cli_parse_milli("submit", flag, v, "CPUs", 0, INT64_C(1) << 40, &x);
+        json_object_set_new(b, "cpu", json_string(v));
+    } else if (strcmp(flag, "--memory") == 0 || strcmp(flag, "--gpu-memory") == 0) {
+        rc = cli_parse_size("submit", flag, v, &x);
+        json_object_set_new(b, flag[2] == 'g' ? "gpu_memory" : "memory", json_string(v));
+    } else if (strcmp(flag, "--gang") == 0 || strcmp(flag, "--min-gang") == 0) {
+        rc = cli_parse_int("submit", flag, v, 1, 256, &x);
+        json_object_set_new(b, flag[2] == 'g' ? "gang" : "min_gang", json_integer(x));
+    } else if (strcmp(flag, "--priority") == 0) {
+        rc = cli_parse_int("submit", flag, v, -1000, 1000, &x);
+        json_object_set_new(b, "priority", json_integer(x));
+    } else if (strcmp(flag, "--grace") == 0 || strcmp(flag, "--min-runtime") == 0) {
+        rc = cli_parse_duration("submit", flag, v, &x);
+        json_object_set_new(b, flag[2] == 'g' ? "grace" : "min_runtime", json_string(v));
+    }
+    return rc;
+}
+
 int cmd_submit(cli *c, int argc, char **argv) {
-    json_t *b = json_object(), *env = json_object();
+    static const char *const numbers[] = {"--gpu-memory", "--gpu",      "--cpu",
+                                          "--memory",     "--min-gang", "--gang",
+                                          "--priority",   "--grace",    "--min-runtime"};
+    json_t *b = json_object(), *env = json_object(), *models = json_array(),
+           *selectors = json_object();
     int i, missing = 0, ngpu = 0;
     const char *v;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0)
             break;
+        size_t k = 0;
+        for (; k < sizeof numbers / sizeof *numbers; k++)
+            if (FLAG(numbers[k]))
+                break;
+        if (k < sizeof numbers / sizeof *numbers) {
+            int rc = submit_number(b, numbers[k], v);
+            ngpu += k < 2;
+            if (rc != EXIT_OK)
+                return rc;
+            continue;
+        }
+        if (missing)
+            return cli_usage("submit", "%s needs a value", a);
         if (FLAG("--project"))
             json_object_set_new(b, "project", json_string(v));
         else if (FLAG("--name"))
             json_object_set_new(b, "name", json_string(v));
-        else if (FLAG("--gpu-memory"))
-            ngpu++, json_object_set_new(b, "gpu_memory", json_string(v));
-        else if (FLAG("--gpu"))
-            ngpu++, json_object_set_new(b, "gpu", json_string(v));
         else if (FLAG("--mig"))
             ngpu++, json_object_set_new(b, "mig", json_string(v));
-        else if (FLAG("--cpu"))
-            json_object_set_new(b, "cpu", json_string(v));
-        else if (FLAG("--memory"))
-            json_object_set_new(b, "memory", json_string(v));
-        else if (FLAG("--gang"))
-            json_object_set_new(b, "gang", json_integer(atoll(v)));
-        else if (FLAG("--priority"))
-            json_object_set_new(b, "priority", json_integer(atoll(v)));
-        else if (FLAG("--grace"))
-            json_object_set_new(b, "grace", json_string(v));
+        else if (FLAG("--model"))
+            json_array_append_new(models, json_string(v));
+        else if (FLAG("--selector")) {
+            const char *eq = strchr(v, '=');
+            if (!eq)
+                return cli_usage("submit", "--selector wants LABEL=VALUE, got %s", v);
+            char name[256];
+            snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
+            json_object_set_new(selectors, name, json_string(eq + 1));
+        } else if (strcmp(a, "--same-domain") == 0)
+            json_object_set_new(b, "same_domain", json_true());
         else if (FLAG("--signal"))
             json_object_set_new(b, "checkpoint_signal", json_string(v));
         else if (FLAG("--workdir"))
@@ -81,7 +124,13 @@ int cmd_submit(cli *c, int argc, char **argv) {
     json_object_set_new(b, "command", cmd);
     if (json_object_size(env))
         json_object_set(b, "env", env);
+    if (json_array_size(models))
+        json_object_set(b, "models", models);
+    if (json_object_size(selectors))
+        json_object_set(b, "selectors", selectors);
     json_decref(env);
+    json_decref(models);
+    json_decref(selectors);
     char cwd[PATH_MAX];
     if (!json_object_get(b, "workdir") && getcwd(cwd, sizeof cwd))
         json_object_set_new(b, "workdir", json_string(cwd));
@@ -107,6 +156,7 @@ static void add_query(char *q, size_t len, const char *key, const char *v) {
 
 int cmd_list(cli *c, int argc, char **argv) {
     char q[1024] = "";
+    int64_t x;
     int missing = 0, all = 0;
     const char *v;
     for (int i = 1; i < argc; i++) {
@@ -116,11 +166,15 @@ int cmd_list(cli *c, int argc, char **argv) {
             add_query(q, sizeof q, "state", v);
         else if (FLAG("--user"))
             add_query(q, sizeof q, "user", v);
-        else if (FLAG("--limit"))
+        else if (FLAG("--limit")) {
+            if (cli_parse_int("list", "--limit", v, 1, INT64_MAX, &x) != EXIT_OK)
+                return EXIT_USAGE;
             add_query(q, sizeof q, "limit", v);
-        else if (FLAG("--after"))
+        } else if (FLAG("--after")) {
+            if (cli_parse_int("list", "--after", v, 0, INT64_MAX, &x) != EXIT_OK)
+                return EXIT_USAGE;
             add_query(q, sizeof q, "after", v);
-        else if (strcmp(argv[i], "--all") == 0)
+        } else if (strcmp(argv[i], "--all") == 0)
             all = 1;
         else if (strcmp(argv[i], "--json") == 0)
             c->json = 1;
@@ -179,9 +233,12 @@ static void print_time(const char *label, json_int_t ms) {
 
 int cmd_describe(cli *c, int argc, char **argv) {
     const char *id = NULL;
+    int64_t num;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             c->json = 1;
+        else if (!id && cli_parse_int("describe", "workload id", argv[i], 1, INT64_MAX, &num) != 0)
+            return EXIT_USAGE;
         else if (!id)
             id = argv[i];
         else
@@ -263,17 +320,22 @@ static int is_final(const char *state) {
 
 int cmd_logs(cli *c, int argc, char **argv) {
     const char *id = NULL, *task = "0", *v;
+    int64_t x;
     int follow = 0, missing = 0;
     for (int i = 1; i < argc; i++) {
-        if (FLAG("--task"))
+        if (FLAG("--task")) {
+            if (cli_parse_int("logs", "--task", v, 0, 255, &x) != EXIT_OK)
+                return EXIT_USAGE;
             task = v;
-        else if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--follow") == 0)
+        } else if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--follow") == 0)
             follow = 1;
         else if (missing)
             return cli_usage("logs", "%s needs a value", argv[i]);
-        else if (!id && argv[i][0] != '-')
+        else if (!id && argv[i][0] != '-') {
+            if (cli_parse_int("logs", "workload id", argv[i], 1, INT64_MAX, &x) != EXIT_OK)
+                return EXIT_USAGE;
             id = argv[i];
-        else
+        } else
             return cli_usage("logs", "unknown argument %s", argv[i]);
     }
     if (!id)
@@ -321,6 +383,9 @@ int cmd_stop(cli *c, int argc, char **argv) {
         }
         char path[256];
         json_t *w;
+        int64_t x;
+        if (cli_parse_int(verb, "workload id", argv[i], 1, INT64_MAX, &x) != EXIT_OK)
+            return EXIT_USAGE;
         if (strcmp(verb, "delete") == 0)
             snprintf(path, sizeof path, "/api/v1/workloads/%s", argv[i]);
         else

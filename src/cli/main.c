@@ -337,8 +337,11 @@ int main(int argc, char **argv) {
             return cli_usage("", "unknown option %s", a);
         }
     }
-    if (i >= argc)
-        return help(NULL);
+    if (i >= argc) {
+        /* No command: say how to use it, and fail, so scripts notice. */
+        fputs(main_help, stderr);
+        return EXIT_USAGE;
+    }
     const char *cmd = argv[i];
     if (strcmp(cmd, "help") == 0)
         return help(i + 1 < argc ? argv[i + 1] : NULL);

@@ -29,7 +29,7 @@ static void fmt_number(char *buf, size_t len, int64_t milli) {
 static void fmt_gpu(char *buf, size_t len, int64_t milli) {
     char num[32];
     fmt_number(num, sizeof num, milli);
-    snprintf(buf, len, "%s GPU%s", num, milli == GP_MILLI || milli < GP_MILLI ? "" : "s");
+    snprintf(buf, len, "%s GPU%s", num, milli > 0 && milli <= GP_MILLI ? "" : "s");
 }
 
 void gp__fmt_amount(char *buf, size_t len, int r, int64_t v) {
@@ -72,6 +72,28 @@ static void what_one_task(const gp__wl *w, char *buf, size_t len) {
     }
 }
 
+/* Appends, if w's own project holds preemptible work of no higher priority,
+ * that a higher --priority would preempt it (preemption is inside a project
+ * and by priority only). */
+static void own_training(const gp__wl *w, char *buf, size_t len) {
+    const gp__queue *q = w->queue;
+    int64_t held = 0;
+    for (uint32_t i = 0; i < q->nhold; i++) {
+        const gp__wl *v = q->holding[i];
+        if (v->preemptible && v->state == GP_STATE_RUNNING && v->spec.priority >= w->spec.priority)
+            held += v->charged.v[GP_RES_GPU];
+    }
+    size_t n = strlen(buf);
+    if (held <= 0 || n >= len)
+        return;
+    char a[48];
+    fmt_gpu(a, sizeof a, held);
+    snprintf(buf + n, len - n,
+             "; project %s's own training workloads hold %s: submit with a higher --priority "
+             "than theirs (%d) to preempt them",
+             q->spec.name, a, w->spec.priority);
+}
+
 int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
     gp__wl *w = gp__wl_find(e, id);
     if (!w)
@@ -97,19 +119,27 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
             snprintf(buf, len, "%s %s is at its limit for every GPU model this workload may use",
                      queue_word(q), q->spec.name);
         } else {
+            static const char *const flag[GP_RES_COUNT] = {"--limit", "--cpu-limit",
+                                                           "--memory-limit"};
             gp__fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
             gp__fmt_amount(b, sizeof b, (int)w->wait_a, q->alloc.v[w->wait_a]);
-            snprintf(buf, len, "%s %s is at its limit of %s (it holds %s)", queue_word(q),
-                     q->spec.name, a, b);
+            snprintf(buf, len,
+                     "%s %s is at its limit of %s (it holds %s); an administrator can raise it: "
+                     "gpupool queue set %s %s N",
+                     queue_word(q), q->spec.name, a, b, q->spec.name, flag[w->wait_a]);
         }
         break;
     case GP_WAIT_DESERVED:
         gp__fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
         gp__fmt_amount(b, sizeof b, (int)w->wait_a, q->alloc_np.v[w->wait_a]);
+        /* Training borrows unless submitted with --no-preempt: name the
+         * flag, not the kind. */
         snprintf(buf, len,
-                 "%s workloads run only inside deserved quota: %s %s deserves %s and its "
-                 "non-preemptible workloads hold %s",
-                 gp_kind_name(w->spec.kind), queue_word(q), q->spec.name, a, b);
+                 "%s workloads run only inside deserved quota (they could not give borrowed "
+                 "GPUs back): %s %s deserves %s and its non-preemptible workloads hold %s",
+                 w->spec.kind == GP_KIND_TRAIN ? "non-preemptible (--no-preempt)"
+                                               : gp_kind_name(w->spec.kind),
+                 queue_word(q), q->spec.name, a, b);
         break;
     case GP_WAIT_NO_NODE:
         if (w->wait_a > 0)
@@ -132,6 +162,7 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
         snprintf(buf, len,
                  "every GPU it may use is taken (%s free in total); it starts when GPUs free up",
                  a);
+        own_training(w, buf, len);
         break;
     case GP_WAIT_FRAGMENTED:
         if (w->preq.ngpus > 0) {

@@ -261,6 +261,13 @@ int main(int argc, char **argv) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    /* "gpupool-sim plan --help" and the like: the one usage text. */
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+    }
     if (!strcmp(argv[1], "fgd"))
         return cmd_fgd(argc - 1, argv + 1);
     if (!strcmp(argv[1], "replay"))

@@ -16,7 +16,9 @@ START_TEST(test_queue_limit_sentence) {
     t_cycle(e, 0, 1, 1, NULL);
     char why[256];
     ck_assert_int_eq(gp_engine_pending_reason(e, 3, why, sizeof why), GP_WAIT_QUEUE_LIMIT);
-    ck_assert_str_eq(why, "project nlp is at its limit of 8 GPUs (it holds 8 GPUs)");
+    ck_assert_str_eq(why,
+                     "project nlp is at its limit of 8 GPUs (it holds 8 GPUs); an administrator "
+                     "can raise it: gpupool queue set nlp --limit N");
     int64_t counts[GP_WAIT_COUNT];
     gp_engine_pending_by_reason(e, counts);
     ck_assert_int_eq(counts[GP_WAIT_QUEUE_LIMIT], 1);
@@ -35,7 +37,8 @@ START_TEST(test_department_limit_named) {
     t_cycle(e, 0, 1, 1, NULL);
     char why[256];
     ck_assert_int_eq(gp_engine_pending_reason(e, 2, why, sizeof why), GP_WAIT_QUEUE_LIMIT);
-    ck_assert_str_eq(why, "department research is at its limit of 2 GPUs (it holds 2 GPUs)");
+    ck_assert_str_eq(why, "department research is at its limit of 2 GPUs (it holds 2 GPUs); an "
+                          "administrator can raise it: gpupool queue set research --limit N");
     gp_engine_free(e);
 }
 END_TEST
@@ -101,7 +104,49 @@ START_TEST(test_whole_gpus_fragmented_across_nodes) {
 }
 END_TEST
 
+/* An interactive workload waiting behind its own project's training work
+ * is told that a higher priority preempts it. */
+START_TEST(test_interactive_behind_own_training_says_priority) {
+    gp_engine *e = t_engine();
+    t_node(e, "n1", 2, "H100", 80, "");
+    t_queue(e, "p", "", 2, -1, 1);
+    t_submit(e, 1, "p", GP_KIND_TRAIN, 1, 2, 0, 0);
+    t_cycle(e, 0, 1, 1, NULL);
+    t_submit(e, 2, "p", GP_KIND_INTERACTIVE, 1, 1, 0, 1);
+    t_cycle(e, 1000, 1, 1, NULL);
+    char why[320];
+    ck_assert_int_eq(gp_engine_pending_reason(e, 2, why, sizeof why), GP_WAIT_NO_FIT);
+    ck_assert_msg(strstr(why, "project p's own training workloads hold 2 GPUs") &&
+                      strstr(why, "--priority"),
+                  "%s", why);
+    gp_engine_free(e);
+}
+END_TEST
+
+/* A training workload submitted with --no-preempt is not told that "train
+ * workloads run only inside deserved quota" (ordinary training borrows). */
+START_TEST(test_no_preempt_train_reason_names_the_flag) {
+    gp_engine *e = t_engine();
+    t_node(e, "n1", 4, "H100", 80, "");
+    t_queue(e, "p", "", 1, -1, 1);
+    gp_workload_spec w;
+    gp_workload_spec_init(&w, 1, "p");
+    w.req.gpu = GP_GPU_WHOLE;
+    w.req.gpus = 2;
+    w.preemptible = 0;
+    ck_assert_int_eq(gp_engine_submit(e, &w, NULL, 0), 0);
+    t_cycle(e, 0, 1, 1, NULL);
+    char why[320];
+    ck_assert_int_eq(gp_engine_pending_reason(e, 1, why, sizeof why), GP_WAIT_DESERVED);
+    ck_assert_msg(!strstr(why, "train workloads"), "%s", why);
+    ck_assert_msg(strstr(why, "non-preemptible"), "%s", why);
+    gp_engine_free(e);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_interactive_behind_own_training_says_priority);
+    tcase_add_test(tc, test_no_preempt_train_reason_names_the_flag);
     tcase_add_test(tc, test_queue_limit_sentence);
     tcase_add_test(tc, test_department_limit_named);
     tcase_add_test(tc, test_new_and_no_node_and_not_pending);
