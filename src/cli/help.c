@@ -18,7 +18,14 @@ static const struct {
      "  --mig PROFILE      one MIG instance, e.g. 1g.18gb\n"
      "  --cpu N            cores (0.5 allowed)        --memory SIZE  host memory, e.g. 32G\n"
      "Options:\n"
-     "  --gang N           N tasks that start together or not at all\n"
+     "  --gang N           N tasks that start together or not at all (1..256)\n"
+     "  --min-gang N       an elastic gang: start with at least N of them\n"
+     "  --same-domain      all tasks in one topology domain (NVLink island, rack)\n"
+     "  --model M          allowed GPU model (repeatable; default: any)\n"
+     "  --selector L=V     only nodes carrying this label (repeatable)\n"
+     "  --min-runtime D    not evicted for fair share before this long (bounded by\n"
+     "                     the project's min_runtime_max, 10m unless an admin set\n"
+     "                     another; never against a deserved quota)\n"
      "  --interactive      not preemptible; must fit in the project's deserved quota\n"
      "  --kind K           train (default), interactive or inference\n"
      "  --no-preempt       never evict this workload\n"
@@ -71,6 +78,8 @@ static const struct {
      "only projects take workloads. Quota flags (GPUs as numbers, 'none' = unlimited):\n"
      "  --deserved N  --limit N|none  --weight W  --priority N\n"
      "  --cpu-deserved N  --cpu-limit N|none  --memory-deserved SIZE  --memory-limit SIZE|none\n"
+     "  --min-runtime-max DURATION  the longest --min-runtime its workloads may claim\n"
+     "                (default 10m)\n"
      "\n"
      "The list shows the tree with each queue's fair share (what it should hold now),\n"
      "what it holds and how many GPUs' worth it really keeps busy (USED).\n"
@@ -85,7 +94,8 @@ static const struct {
               "quotas and workloads); researcher (scope: projects, comma-separated: submits\n"
               "to them, sees their workloads, stops only its own). The secret is shown once.\n"},
     {"whoami",
-     "usage: gpupool whoami\n\nThe user, role and scope of the token in use, and the server.\n"},
+     "usage: gpupool whoami [--json]\n\nThe user, role and scope of the token in use, and the "
+     "server.\n"},
 };
 
 const char *cli_help_text(const char *cmd) {

@@ -88,6 +88,8 @@ static json_t *queue_json(const gp_queue_info *qi, const gp_queue_spec *sp) {
         for (int r = 0; r < GP_RES_COUNT; r++)
             json_object_set_new(w, res_names[r], json_integer(sp->quota[r].weight));
         json_object_set_new(j, "weight", w);
+        /* Seconds, as durations are written in requests. */
+        json_object_set_new(j, "min_runtime_max", json_integer(sp->min_runtime_max / 1000));
     }
     if (qi->overcommitted)
         json_object_set_new(j, "overcommitted", json_true());
@@ -157,6 +159,26 @@ static int reply_queue(gpd__req *r, gpd__resp *out, int status, const char *name
     return rc;
 }
 
+static int found_one(const gpd__wl *w, void *arg) {
+    (void)w;
+    *(int *)arg = 1;
+    return 1;
+}
+
+/* Whether project holds workloads that are not over: active or suspended
+ * (which resume() reopens). A department cannot hold them. */
+static int has_workloads(gp_store *st, const char *project, int *yes, gpd__err *e) {
+    gpd__wl_filter f = {.project = project, .state = -1, .limit = 1, .active_only = 1};
+    *yes = 0;
+    int rc = gpd__store_wl_list(st, &f, found_one, yes, e);
+    if (rc >= 0 && !*yes) {
+        f.active_only = 0;
+        f.state = GP__WL_SUSPENDED;
+        rc = gpd__store_wl_list(st, &f, found_one, yes, e);
+    }
+    return rc < 0 ? rc : 0;
+}
+
 int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     json_t *body;
     int rc = gpd__body_json(r, &body, e);
@@ -169,8 +191,18 @@ int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
         int exists = gp_engine_queue_get(eng, q.name, &old) == 0;
         int parent_ok = !q.parent[0] || gp_engine_queue_get(eng, q.parent, &old) == 0;
         gpd__sched_unlock(r->d->sched);
-        if (exists)
+        int busy = 0;
+        if (parent_ok && q.parent[0] && old.leaf && !exists)
+            rc = has_workloads(r->d->store, q.parent, &busy, e);
+        if (rc < 0)
+            busy = 0; /* the store failed: rc says so */
+        else if (exists)
             rc = gpd__fail(e, GP_EEXIST, "name", "name: a queue named %s exists", q.name);
+        else if (busy)
+            rc = gpd__fail(e, GP_EBUSY, "parent",
+                           "parent: %s is a project with workloads, and only projects hold "
+                           "workloads; create %s elsewhere, or delete %s's workloads first",
+                           q.parent, q.name, q.parent);
         else if (!parent_ok)
             rc = gpd__fail(e, GP_EINVAL, "parent", "parent: there is no queue named %s", q.parent);
         else if (!gpd__can_admin_queue(r, q.name, q.parent[0] ? q.parent : NULL))

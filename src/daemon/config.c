@@ -102,6 +102,16 @@ int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err,
         return set_duration(&c->usage_ms, key, val, 10, err, errlen);
     if (is(key, "inventory-period"))
         return set_duration(&c->inventory_ms, key, val, 10, err, errlen);
+    if (is(key, "usage-half-life")) {
+        /* Time-based fair share: 0 is off; a half-life is hours or days. */
+        int64_t ms;
+        if (gp_parse_duration_ms(val, &ms) < 0 || ms > INT64_C(365) * 24 * 3600 * 1000) {
+            snprintf(err, errlen, "%s: \"%.64s\" is not a duration from 0 to 365d", key, val);
+            return GP_EINVAL;
+        }
+        c->half_life_ms = ms;
+        return 0;
+    }
     if (is(key, "header-timeout"))
         return set_duration(&c->header_timeout_ms, key, val, 100, err, errlen);
     if (is(key, "request-timeout"))

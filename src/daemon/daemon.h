@@ -80,6 +80,7 @@ typedef struct gpd__config {
     int64_t poll_ms;      /* task polling period */
     int64_t usage_ms;     /* usage sampling period */
     int64_t inventory_ms; /* how often the executor's inventory is read again */
+    int64_t half_life_ms; /* time-based fair share: usage half-life (0: off) */
     char tls_cert[512], tls_key[512];
     char lib_dir[PATH_MAX]; /* where gpupoold is installed, told to the executor */
     /* The front door (http.c): pool threads, connections in all and per

@@ -474,6 +474,7 @@ int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
     d->sched = s;
     gp_engine_config ec;
     gp_engine_config_init(&ec);
+    ec.usage_half_life = d->cfg.half_life_ms;
     s->eng = gp_engine_new(&ec);
     char err[GP_ERR_MAX] = "";
     int rc = s->eng ? 0 : gpd__fail(e, GP_ENOMEM, "", "cannot create the engine");

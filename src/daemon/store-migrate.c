@@ -55,6 +55,9 @@ static const char *const migrations[] = {
     "  alloc REAL NOT NULL, used REAL NOT NULL, measured REAL NOT NULL,"
     "  borrowed REAL NOT NULL, lent REAL NOT NULL,"
     "  PRIMARY KEY(res, kind, ts, key)) WITHOUT ROWID;",
+    /* 3: the longest minimum runtime a queue's workloads may claim
+     * (gp_queue_spec.min_runtime_max), ten minutes unless an admin set it. */
+    "ALTER TABLE queues ADD COLUMN min_runtime_max_ms INTEGER NOT NULL DEFAULT 600000;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -1,0 +1,71 @@
+#!/bin/sh
+# What a person types into gpupool, checked end to end against a real daemon:
+# every number goes through one strict parser whose message repeats what was
+# typed; gpupool without a command fails with its usage; whoami --json prints
+# JSON; gpupool-sim CMD --help works; a project with workloads cannot become
+# a department; the over-commit warning speaks in GPUs; a queue's
+# min_runtime_max is set on create and update and survives a restart; the
+# daemon takes usage_half_life from its flags and configuration.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+
+D=$TMP/pool
+mkdir -p "$D"
+tap_ok "gpupoold starts with a usage half-life" gpd_start "$D" --period 300ms --usage-half-life 1h
+
+# typed CMD... EXPECTED_RC PATTERN: runs gpupool, checks its exit code and
+# that stderr matches PATTERN.
+typed() {
+    want_rc=$1
+    pattern=$2
+    shift 2
+    err=$($GP "$@" 2>&1 >/dev/null)
+    rc=$?
+    [ "$rc" = "$want_rc" ] && contains "$err" "$pattern"
+}
+
+tap_ok "--priority abc is refused, repeating it" \
+    typed 2 '\-\-priority: "abc" is not a whole number' submit --project p --priority abc -- true
+tap_ok "--gang abc is refused, repeating it" \
+    typed 2 '\-\-gang: "abc" is not a whole number' submit --project p --gang abc -- true
+tap_ok "--gpu -1 is refused, repeating it" \
+    typed 2 '\-\-gpu: "-1" is not a number of GPUs' submit --project p --gpu -1 -- true
+tap_ok "--gpu 1.5 is refused" typed 2 'neither a fraction' submit --project p --gpu 1.5 -- true
+tap_ok "--memory 12Q is refused" typed 2 '"12Q" is not a size' submit --project p --memory 12Q -- true
+tap_ok "--grace soon is refused" typed 2 '"soon" is not a duration' submit --project p --grace soon -- true
+tap_ok "queue --weight 1.5 is refused" typed 2 '\-\-weight: "1.5"' queue create x --weight 1.5
+tap_ok "queue --deserved two is refused" typed 2 '\-\-deserved: "two"' queue create x --deserved two
+tap_ok "describe abc is refused" typed 2 'workload id: "abc"' describe abc
+tap_ok "list --limit 0 is refused" typed 2 '\-\-limit: 0 is outside' list --limit 0
+tap_ok "gpupool without a command fails with its usage" typed 2 'usage: gpupool'
+tap_ok "whoami --json prints JSON" sh -c "$GP whoami --json | grep -q '\"role\": *\"admin\"'"
+tap_ok "gpupool-sim plan --help works" sh -c "$B/gpupool-sim plan --help | grep -q 'gpupool-sim plan'"
+
+$GP queue create dep --deserved 4 >/dev/null && $GP queue create p1 --parent dep --deserved 4 >/dev/null
+tap_is "queues created" "$?" 0
+$GP submit --project p1 --gpu 1 -- sleep 60 >/dev/null
+tap_ok "a project with workloads cannot become a department" \
+    typed 7 'p1 is a project with workloads' queue create sub --parent p1
+tap_ok "the project is still a project" sh -c "$GP queue list --json | grep -q '\"name\": \"sub\"' && exit 1 || exit 0"
+
+$GP queue create big --deserved 100 >/dev/null
+tap_ok "the over-commit warning speaks in GPUs (after the next cycle)" \
+    wait_until 20 sh -c "$GP queue list | grep -q 'warning: deserved gpu quotas of the queues under the pool add up to 104 GPUs, more than the 8 GPUs'"
+
+$GP queue create q2 --min-runtime-max 1m >/dev/null
+tap_ok "min_runtime_max set on create" sh -c "$GP queue list --json | grep -A50 '\"name\": \"q2\"' | grep -q '\"min_runtime_max\": 60'"
+$GP queue set q2 --min-runtime-max 2m >/dev/null
+tap_ok "min_runtime_max set on update" sh -c "$GP queue list --json | grep -A50 '\"name\": \"q2\"' | grep -q '\"min_runtime_max\": 120'"
+tap_ok "min_runtime_max defaults to ten minutes" sh -c "$GP queue list --json | grep -A50 '\"name\": \"big\"' | grep -q '\"min_runtime_max\": 600'"
+gpd_stop
+tap_ok "gpupoold restarts" gpd_start "$D" --period 300ms
+tap_ok "min_runtime_max survives a restart" sh -c "$GP queue list --json | grep -A50 '\"name\": \"q2\"' | grep -q '\"min_runtime_max\": 120'"
+gpd_stop
+
+echo "usage_half_life = 2h" >"$TMP/conf"
+tap_ok "usage_half_life from the configuration file" gpd_start "$D" --config "$TMP/conf"
+gpd_stop
+echo "usage_half_life = soon" >"$TMP/bad.conf"
+tap_ok "a bad usage_half_life is refused, naming it" \
+    sh -c "$GPD --data-dir '$D' --listen 127.0.0.1:0 --config '$TMP/bad.conf' 2>&1 | grep -q 'usage_half_life: \"soon\"'"
+tap_done
