@@ -42,12 +42,16 @@ static int submit_number(json_t *b, const char *flag, const char *v) {
     return rc;
 }
 
-int cmd_submit(cli *c, int argc, char **argv) {
+/* Builds the request body of submit into b from the command line (the
+ * caller owns b, also on failure). Returns an exit code. */
+static int submit_body(cli *c, int argc, char **argv, json_t *b) {
     static const char *const numbers[] = {"--gpu-memory", "--gpu",      "--cpu",
                                           "--memory",     "--min-gang", "--gang",
                                           "--priority",   "--grace",    "--min-runtime"};
-    json_t *b = json_object(), *env = json_object(), *models = json_array(),
-           *selectors = json_object();
+    json_t *env = json_object(), *models = json_array(), *selectors = json_object();
+    json_object_set_new(b, "env", env);
+    json_object_set_new(b, "models", models);
+    json_object_set_new(b, "selectors", selectors);
     int i, missing = 0, ngpu = 0;
     const char *v;
     for (i = 1; i < argc; i++) {
@@ -122,20 +126,23 @@ int cmd_submit(cli *c, int argc, char **argv) {
     for (i++; i < argc; i++)
         json_array_append_new(cmd, json_string(argv[i]));
     json_object_set_new(b, "command", cmd);
-    if (json_object_size(env))
-        json_object_set(b, "env", env);
-    if (json_array_size(models))
-        json_object_set(b, "models", models);
-    if (json_object_size(selectors))
-        json_object_set(b, "selectors", selectors);
-    json_decref(env);
-    json_decref(models);
-    json_decref(selectors);
+    if (!json_object_size(env))
+        json_object_del(b, "env");
+    if (!json_array_size(models))
+        json_object_del(b, "models");
+    if (!json_object_size(selectors))
+        json_object_del(b, "selectors");
     char cwd[PATH_MAX];
     if (!json_object_get(b, "workdir") && getcwd(cwd, sizeof cwd))
         json_object_set_new(b, "workdir", json_string(cwd));
-    json_t *out;
-    int rc = cli_call(c, "POST", "/api/v1/workloads", b, &out, NULL, NULL);
+    return EXIT_OK;
+}
+
+int cmd_submit(cli *c, int argc, char **argv) {
+    json_t *b = json_object(), *out;
+    int rc = submit_body(c, argc, argv, b);
+    if (rc == EXIT_OK)
+        rc = cli_call(c, "POST", "/api/v1/workloads", b, &out, NULL, NULL);
     json_decref(b);
     if (rc != EXIT_OK)
         return rc;
