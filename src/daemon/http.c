@@ -216,7 +216,8 @@ typedef struct conn_ctx {
     char pbuf[512]; /* the {…} path segments of rt */
     const char *params[GP__MAX_PARAMS];
     int nparams;
-    int refused; /* an error answer is queued: the body is dropped */
+    int refused;   /* an error answer is queued: the body is dropped */
+    int too_large; /* a chunked body passed BODY_MAX: dropped, then 413 */
     char *body;
     size_t len, cap;
 } conn_ctx;
@@ -417,14 +418,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         if (cc->refused)
             return MHD_YES;
-        if (cc->len + n > BODY_MAX) {
-            /* A chunked body has no declared length: it is cut off here. */
-            cc->refused = 1;
-            gpd__err e = {0};
-            gpd__resp out = {0};
-            gpd__fail(&e, GP_ELIMIT, "", "the request body is larger than %d bytes", BODY_MAX);
-            reply_error(&out, &e, GP_ELIMIT, 1);
-            return out.body ? send_resp(conn, &out) : MHD_NO;
+        if (cc->too_large || cc->len + n > BODY_MAX) {
+            /* A chunked body has no declared length: past the limit it is
+             * dropped as it arrives (the request deadline bounds how long),
+             * and answered 413 at its end. */
+            cc->too_large = 1;
+            return MHD_YES;
         }
         if (cc->len + n + 1 > cc->cap) {
             size_t cap = (cc->len + n + 1) * 2;
@@ -442,7 +441,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (cc->refused)
         return MHD_YES;
     gpd__resp out = {0};
-    dispatch(d, conn, method, url, cc, &out);
+    if (cc->too_large) {
+        gpd__err e = {0};
+        gpd__fail(&e, GP_ELIMIT, "", "the request body is larger than %d bytes", BODY_MAX);
+        reply_error(&out, &e, GP_ELIMIT, 1);
+    } else {
+        dispatch(d, conn, method, url, cc, &out);
+    }
     if (!out.body)
         return MHD_NO;
     return send_resp(conn, &out);

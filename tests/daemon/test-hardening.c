@@ -177,6 +177,22 @@ START_TEST(test_head_judged_before_body) {
     send(fd, req, strlen(req), MSG_NOSIGNAL);
     ck_assert_int_eq(raw_status(fd, 30, buf, sizeof buf), 413);
     close(fd);
+    /* A chunked body has no declared size: it is dropped past 1 MiB. */
+    fd = raw_connect(&t, NULL);
+    snprintf(req, sizeof req,
+             "POST /api/v1/workloads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+             "Transfer-Encoding: chunked\r\n\r\n",
+             t.admin);
+    send(fd, req, strlen(req), MSG_NOSIGNAL);
+    static char chunk[65536 + 16];
+    int hn = snprintf(chunk, sizeof chunk, "10000\r\n");
+    memset(chunk + hn, ' ', 65536);
+    memcpy(chunk + hn + 65536, "\r\n", 2);
+    for (int i = 0; i < 20; i++)
+        send(fd, chunk, (size_t)hn + 65538, MSG_NOSIGNAL);
+    send(fd, "0\r\n\r\n", 5, MSG_NOSIGNAL);
+    ck_assert_int_eq(raw_status(fd, 30, buf, sizeof buf), 413);
+    close(fd);
     gpd_test_stop(&t);
 }
 END_TEST
