@@ -7,6 +7,9 @@
  * collected whole (JSON or sbatch's job id) and the first line of its
  * standard error becomes the error sentence. The environment is prepared
  * before fork, so that the child only makes async-signal-safe calls.
+ *
+ * It also holds the small-file helpers through which the executor keeps its
+ * state on the shared state directory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,21 +17,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "common/gp_error.h"
 #include "executors/registry.h"
 #include "executors/slurm/slurm.h"
 
-typedef struct buf {
+typedef struct outbuf {
     char *p;
     size_t n, cap;
     int oom;
-} buf;
+} outbuf;
 
 /* Appends len bytes to b, keeping it NUL-terminated. */
-static void buf_add(buf *b, const char *s, size_t len) {
+static void buf_add(outbuf *b, const char *s, size_t len) {
     if (b->oom) {
         return;
     }
@@ -51,7 +57,7 @@ static void buf_add(buf *b, const char *s, size_t len) {
 }
 
 /* Reads the child's two pipes until both are closed. */
-static void drain(int ofd, int efd, buf *out, buf *errb) {
+static void drain(int ofd, int efd, outbuf *out, outbuf *errb) {
     struct pollfd pf[2] = {{.fd = ofd, .events = POLLIN}, {.fd = efd, .events = POLLIN}};
     int open_fds = 2;
     char chunk[8192];
@@ -127,7 +133,7 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
     }
     close(op[1]);
     close(ep[1]);
-    buf o = {0}, e = {0};
+    outbuf o = {0}, e = {0};
     drain(op[0], ep[0], &o, &e);
     close(op[0]);
     close(ep[0]);
@@ -159,4 +165,97 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
         free(o.p);
     }
     return rc;
+}
+
+ssize_t gpx__slurm_read(const char *dir, const char *name, char *buf, size_t cap) {
+    char path[PATH_MAX];
+    if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name) < 0) {
+        return -ENAMETOOLONG;
+    }
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        return -errno;
+    }
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return (ssize_t)n;
+}
+
+int gpx__slurm_write(const char *dir, const char *name, const char *text) {
+    char path[PATH_MAX], tmp[PATH_MAX];
+    if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name) < 0 ||
+        gpx__exec_fmt(tmp, sizeof tmp, "%s/.%s.tmp", dir, name) < 0) {
+        return GP_EINVAL;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        return GP_ESYS;
+    }
+    int bad = fputs(text, f) < 0;
+    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) < 0) {
+        unlink(tmp);
+        return GP_ESYS;
+    }
+    return 0;
+}
+
+int gpx__slurm_task_dir(const gpx__slurm *sx, const char *key, char *dir, size_t len) {
+    return gpx__exec_fmt(dir, len, "%s/%s", sx->state_dir, key);
+}
+
+int gpx__slurm_json(const gpx__slurm *sx, const char *const *argv, json_t **root, char *err,
+                    size_t errlen) {
+    char *out = NULL;
+    *root = NULL;
+    int rc = gpx__slurm_run(sx, argv, &out, err, errlen);
+    if (rc < 0) {
+        return rc;
+    }
+    json_error_t jerr;
+    *root = json_loads(out, 0, &jerr);
+    free(out);
+    if (*root == NULL) {
+        gpx__exec_errf(err, errlen, "%s: not JSON: %s", argv[0], jerr.text);
+        return GP_EPARSE;
+    }
+    return 0;
+}
+
+int gpx__slurm_sbatch(const gpx__slurm *sx, const char *const *opts, const char *script,
+                      long *jobid, char *err, size_t errlen) {
+    const char *argv[32];
+    char part[GP_NAME_MAX + 16];
+    int k = 0;
+    argv[k++] = "sbatch";
+    argv[k++] = "--parsable";
+    argv[k++] = "--nodes=1";
+    argv[k++] = "--ntasks=1";
+    argv[k++] = "--no-requeue";
+    if (sx->npart > 0) {
+        snprintf(part, sizeof part, "--partition=%s", sx->parts[0]);
+        argv[k++] = part;
+    }
+    for (size_t i = 0; opts[i] != NULL && k < 30; i++) {
+        argv[k++] = opts[i];
+    }
+    argv[k++] = script;
+    argv[k] = NULL;
+    char *reply = NULL;
+    int rc = gpx__slurm_run(sx, argv, &reply, err, errlen);
+    if (rc < 0) {
+        return rc;
+    }
+    char *end;
+    long id = strtol(reply, &end, 10);
+    if (end == reply || id <= 0 || (*end != '\0' && *end != '\n' && *end != ';')) {
+        gpx__exec_errf(err, errlen, "sbatch answered '%.60s', not a job id", reply);
+        free(reply);
+        return GP_EIO;
+    }
+    free(reply);
+    *jobid = id;
+    return 0;
 }

@@ -14,14 +14,21 @@
  * unschedulable: it takes no new work from gpupool, and takes it again when
  * Slurm says it is back.
  *
+ * GPUs that Slurm gave to jobs that are not gpupool's (submitted to Slurm
+ * directly) are not offered: a node's GPUs are its GRES less those in use by
+ * others (sinfo's gres_used less what gpupool's own jobs hold, from one
+ * squeue of this user's jobs). gpupool's GPU numbers on a node count GPUs;
+ * Slurm picks the devices (docs/executors.md).
+ *
  * Cost at 1,000 nodes: one sinfo call (one RPC to slurmctld) returning about
- * 1.5 KB of JSON per node, 1.5 MB in all, parsed in some tens of
- * milliseconds.
+ * 1.5 KB of JSON per node, 1.5 MB in all, and one squeue of gpupool's own
+ * running jobs (about 3 KB each), parsed in some tens of milliseconds.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -162,6 +169,89 @@ static int add_gres(const gpx__slurm *sx, gp_node_spec *node, const char *gres, 
     return 0;
 }
 
+/* The number of GPUs in a GRES string as sinfo and squeue write them
+ * ("gpu:a100:2(IDX:0-1),gpu:h100:0(IDX:N/A)", "gpu:3"); other GRES are not
+ * counted. */
+static int gres_gpus(const char *gres) {
+    int total = 0;
+    const char *p = gres != NULL ? gres : "";
+    while (*p != '\0') {
+        size_t len = strcspn(p, ",");
+        if (strncmp(p, "gpu:", 4) == 0) {
+            size_t head = strcspn(p, "(");
+            if (head > len) {
+                head = len;
+            }
+            /* The count is the last ':'-separated field before '('. */
+            size_t k = head;
+            while (k > 0 && p[k - 1] != ':') {
+                k--;
+            }
+            total += atoi(p + k);
+        }
+        p += len;
+        p += *p == ',';
+    }
+    return total;
+}
+
+/* One node's GPUs held by gpupool's own jobs. */
+typedef struct held {
+    char node[GP_NAME_MAX + 1];
+    int gpus;
+} held;
+
+/*
+ * Counts, per node, the GPUs that gpupool's own running jobs hold: one
+ * `squeue --json` of this user's jobs that hold resources. Fills *out
+ * (malloc'd, *nout entries). GP_EIO with err if Slurm cannot be asked.
+ */
+static int own_gpus(const gpx__slurm *sx, held **out, size_t *nout, char *err, size_t errlen) {
+    char user[48], prefix[48];
+    snprintf(user, sizeof user, "--user=%u", (unsigned)getuid());
+    snprintf(prefix, sizeof prefix, "gp-%s.", sx->tag);
+    const char *argv[] = {"squeue", "--json", user, "--states=RUNNING,SUSPENDED,COMPLETING", NULL};
+    json_t *root;
+    *out = NULL;
+    *nout = 0;
+    int rc = gpx__slurm_json(sx, argv, &root, err, errlen);
+    if (rc < 0) {
+        return rc;
+    }
+    json_t *jobs = json_object_get(root, "jobs");
+    size_t cap = 0, i;
+    json_t *j;
+    json_array_foreach(jobs, i, j) {
+        const char *name = json_string_value(json_object_get(j, "name"));
+        if (name == NULL || strncmp(name, prefix, strlen(prefix)) != 0) {
+            continue;
+        }
+        json_t *detail = json_object_get(j, "gres_detail");
+        json_t *nodes = json_object_get(json_object_get(j, "job_resources"), "allocated_nodes");
+        for (size_t k = 0; k < json_array_size(detail) && k < json_array_size(nodes); k++) {
+            const char *nn =
+                json_string_value(json_object_get(json_array_get(nodes, k), "nodename"));
+            int g = gres_gpus(json_string_value(json_array_get(detail, k)));
+            if (nn == NULL || g == 0) {
+                continue;
+            }
+            if (*nout == cap) {
+                cap = cap ? cap * 2 : 64;
+                held *nh = realloc(*out, cap * sizeof *nh);
+                if (nh == NULL) {
+                    json_decref(root);
+                    return GP_ENOMEM;
+                }
+                *out = nh;
+            }
+            snprintf((*out)[*nout].node, GP_NAME_MAX + 1, "%s", nn);
+            (*out)[(*nout)++].gpus = g;
+        }
+    }
+    json_decref(root);
+    return 0;
+}
+
 static void add_label(gp_node_spec *node, const char *key, const char *value) {
     if (node->nlabels >= GP_MAX_LABELS) {
         return;
@@ -200,20 +290,23 @@ static void add_features(gp_node_spec *node, const char *features, const char *p
 
 int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, size_t *n,
                          char *err, size_t errlen) {
-    const char *argv[] = {"sinfo", "--json", NULL};
-    char *out = NULL;
-    int rc = gpx__slurm_run(sx, argv, &out, err, errlen);
+    held *own = NULL;
+    size_t nown = 0;
+    int rc = own_gpus(sx, &own, &nown, err, errlen);
     if (rc < 0) {
         return rc;
     }
-    json_error_t jerr;
-    json_t *root = json_loads(out, 0, &jerr);
-    free(out);
+    const char *argv[] = {"sinfo", "--json", NULL};
+    json_t *root;
+    if ((rc = gpx__slurm_json(sx, argv, &root, err, errlen)) < 0) {
+        free(own);
+        return rc;
+    }
     json_t *list = json_object_get(root, "nodes");
     if (!json_is_array(list)) {
-        gpx__exec_errf(err, errlen, "sinfo --json: no 'nodes' array (%s)",
-                       root == NULL ? jerr.text : "unexpected document");
+        gpx__exec_errf(err, errlen, "sinfo --json: no 'nodes' array");
         json_decref(root);
+        free(own);
         return GP_EPARSE;
     }
     *n = 0;
@@ -236,7 +329,19 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
         const char *gres = json_string_value(json_object_get(jn, "gres"));
         if ((rc = add_gres(sx, node, gres != NULL ? gres : "", err, errlen)) < 0) {
             json_decref(root);
+            free(own);
             return rc;
+        }
+        /* GPUs that Slurm gave to jobs that are not gpupool's are not the
+         * pool's until they are free again. */
+        int foreign = gres_gpus(json_string_value(json_object_get(jn, "gres_used")));
+        for (size_t k = 0; k < nown; k++) {
+            if (strcmp(own[k].node, name) == 0) {
+                foreign -= own[k].gpus;
+            }
+        }
+        if (foreign > 0) {
+            node->ngpus = foreign >= node->ngpus ? 0 : node->ngpus - foreign;
         }
         json_t *parts = json_object_get(jn, "partitions");
         add_features(node, json_string_value(json_object_get(jn, "active_features")),
@@ -245,5 +350,6 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
         (*n)++;
     }
     json_decref(root);
+    free(own);
     return 0;
 }

@@ -89,7 +89,7 @@ static const gp_slice *fraction(const gp_task_binding *b) {
 }
 
 int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
-                            const char *ckpt_dir, char *err, size_t errlen) {
+                            const char *ckpt_dir, int slice, char *err, size_t errlen) {
     if (t->argv == NULL || t->argv[0] == NULL) {
         gpx__exec_errf(err, errlen, "argv: the command is empty");
         return GP_EINVAL;
@@ -108,6 +108,16 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
     }
     const char *signame = gp_signal_name(t->checkpoint_signal > 0 ? t->checkpoint_signal : SIGTERM);
     fprintf(f, "#!/bin/bash\n# gpupool task %s: written by gpupoold's slurm executor.\n", key);
+    if (slice) {
+        /* A step of a GPU holder job: stopped before it started, it ends at
+         * once; otherwise it says which step it is, for signal and stop. */
+        fprintf(f,
+                "d='%s'\n[ -e \"$d/stopped\" ] && { printf 'status=137\\n' >\"$d/exit.tmp\" "
+                "&& mv -f \"$d/exit.tmp\" \"$d/exit\"; exit 137; }\n"
+                "echo \"$SLURM_JOB_ID.$SLURM_STEP_ID\" >\"$d/step.tmp\" && mv -f \"$d/step.tmp\" "
+                "\"$d/step\"\n",
+                dir);
+    }
     fputs("for v in $(compgen -e); do case $v in GPUPOOL_*|LD_PRELOAD) unset \"$v\";; esac; "
           "done\n",
           f);
@@ -154,9 +164,10 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
     fputs("mkdir -p \"$GPUPOOL_CHECKPOINT_DIR\"\n", f);
     fprintf(f,
             "echo \"=== gpupool: workload %llu task %d attempt %d started $(date -u "
-            "+%%FT%%TZ) on node $SLURMD_NODENAME as Slurm job $SLURM_JOB_ID; GPUs "
+            "+%%FT%%TZ) on node $SLURMD_NODENAME as Slurm job $SLURM_JOB_ID%s; GPUs "
             "'${CUDA_VISIBLE_DEVICES}'%s\"\n",
             (unsigned long long)t->workload, t->task, t->attempt,
+            slice ? " step $SLURM_STEP_ID (in its GPU holder)" : "",
             fr != NULL ? " (slice: $slice)" : "");
     if (t->workdir != NULL && t->workdir[0] != '\0') {
         fputs("mkdir -p ", f);
@@ -196,7 +207,7 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
 int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
                       const char *key, long *jobid, char *err, size_t errlen) {
     char name[160], comment[400], node[GP_NAME_MAX + 32], cpus[48], mem[48], gres[48],
-        out[PATH_MAX + 16], script[PATH_MAX], chdir[PATH_MAX + 16], part[GP_NAME_MAX + 16];
+        out[PATH_MAX + 16], script[PATH_MAX], chdir[PATH_MAX + 16];
     snprintf(name, sizeof name, "--job-name=gp-%s.%s", sx->tag, key);
     snprintf(comment, sizeof comment,
              "--comment=gpupool workload=%llu task=%d attempt=%d user=%.60s project=%.60s",
@@ -219,44 +230,20 @@ int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char 
         gpx__exec_errf(err, errlen, "log_path: path too long");
         return GP_EINVAL;
     }
-    const char *argv[20];
+    const char *opts[16];
     int k = 0;
-    argv[k++] = "sbatch";
-    argv[k++] = "--parsable";
-    argv[k++] = name;
-    argv[k++] = comment;
-    argv[k++] = "--nodes=1";
-    argv[k++] = "--ntasks=1";
-    argv[k++] = node;
-    argv[k++] = cpus;
-    argv[k++] = mem;
+    opts[k++] = name;
+    opts[k++] = comment;
+    opts[k++] = node;
+    opts[k++] = cpus;
+    opts[k++] = mem;
     if (whole > 0) {
-        argv[k++] = gres;
+        opts[k++] = gres;
     }
-    if (sx->npart > 0) {
-        snprintf(part, sizeof part, "--partition=%s", sx->parts[0]);
-        argv[k++] = part;
-    }
-    argv[k++] = out;
-    argv[k++] = "--open-mode=append";
-    argv[k++] = "--export=ALL";
-    argv[k++] = "--no-requeue";
-    argv[k++] = chdir;
-    argv[k++] = script;
-    argv[k] = NULL;
-    char *reply = NULL;
-    int rc = gpx__slurm_run(sx, argv, &reply, err, errlen);
-    if (rc < 0) {
-        return rc;
-    }
-    char *end;
-    long id = strtol(reply, &end, 10);
-    if (end == reply || id <= 0 || (*end != '\0' && *end != '\n' && *end != ';')) {
-        gpx__exec_errf(err, errlen, "sbatch answered '%.60s', not a job id", reply);
-        free(reply);
-        return GP_EIO;
-    }
-    free(reply);
-    *jobid = id;
-    return 0;
+    opts[k++] = out;
+    opts[k++] = "--open-mode=append";
+    opts[k++] = "--export=ALL";
+    opts[k++] = chdir;
+    opts[k] = NULL;
+    return gpx__slurm_sbatch(sx, opts, script, jobid, err, errlen);
 }

@@ -283,47 +283,6 @@ static void make_handle(char handle[GP_HANDLE_MAX], long jobid, const char *key)
     snprintf(handle, GP_HANDLE_MAX, "slurm:%ld:%.63s", jobid, key);
 }
 
-/* Reads "<dir>/<name>" (a small file) into buf; its length or -errno. */
-static ssize_t read_small(const char *dir, const char *name, char *buf, size_t cap) {
-    char path[PATH_MAX];
-    if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name) < 0) {
-        return -ENAMETOOLONG;
-    }
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        return -errno;
-    }
-    size_t n = fread(buf, 1, cap - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return (ssize_t)n;
-}
-
-/* Writes "<dir>/<name>" atomically (temporary file, rename). */
-static int write_small(const char *dir, const char *name, const char *text) {
-    char path[PATH_MAX], tmp[PATH_MAX];
-    if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name) < 0 ||
-        gpx__exec_fmt(tmp, sizeof tmp, "%s/.%s.tmp", dir, name) < 0) {
-        return GP_EINVAL;
-    }
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        return GP_ESYS;
-    }
-    int bad = fputs(text, f) < 0;
-    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) < 0) {
-        unlink(tmp);
-        return GP_ESYS;
-    }
-    return 0;
-}
-
-static int task_dir(const gpx__slurm *sx, const char *key, char *dir, size_t len) {
-    return gpx__exec_fmt(dir, len, "%s/%s", sx->state_dir, key);
-}
-
 /* The job Slurm knows under our name for key, if any: 1 with *jobid, 0 if
  * none, or a negative code if Slurm could not be asked. */
 static int find_by_name(const gpx__slurm *sx, const char *key, long *jobid, char *err,
@@ -331,13 +290,11 @@ static int find_by_name(const gpx__slurm *sx, const char *key, long *jobid, char
     char name[160];
     snprintf(name, sizeof name, "--name=gp-%s.%s", sx->tag, key);
     const char *argv[] = {"squeue", "--json", "--states=all", name, NULL};
-    char *out = NULL;
-    int rc = gpx__slurm_run(sx, argv, &out, err, errlen);
+    json_t *root;
+    int rc = gpx__slurm_json(sx, argv, &root, err, errlen);
     if (rc < 0) {
         return rc;
     }
-    json_t *root = json_loads(out, 0, NULL);
-    free(out);
     json_t *jobs = json_object_get(root, "jobs");
     char want[160];
     snprintf(want, sizeof want, "gp-%s.%s", sx->tag, key);
@@ -368,18 +325,28 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     }
     char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX], buf[64];
     gpx__slurm_key(t, key, sizeof key);
-    if (task_dir(sx, key, dir, sizeof dir) < 0) {
+    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0) {
         gpx__exec_errf(err, errlen, "state_dir: path too long");
         return GP_EINVAL;
     }
     long jobid = 0;
     int rc;
-    if (read_small(dir, "jobid", buf, sizeof buf) > 0 && (jobid = strtol(buf, NULL, 10)) > 0) {
+    if (gpx__slurm_read(dir, "jobid", buf, sizeof buf) > 0 && (jobid = strtol(buf, NULL, 10)) > 0) {
         make_handle(handle, jobid, key);
         return 0;
     }
     struct stat st;
-    if (stat(dir, &st) == 0) {
+    char hdir[PATH_MAX];
+    if (stat(dir, &st) == 0 && gpx__slurm_is_slice(dir, hdir, sizeof hdir)) {
+        /* A slice queued in its holder before gpupoold died: the holder's
+         * job id is its own. */
+        if (gpx__slurm_read(hdir, "jobid", buf, sizeof buf) > 0 &&
+            (jobid = strtol(buf, NULL, 10)) > 0) {
+            gpx__slurm_write(dir, "jobid", buf);
+            make_handle(handle, jobid, key);
+            return 0;
+        }
+    } else if (stat(dir, &st) == 0) {
         /* A launch of this key began before: gpupoold may have died between
          * sbatch and the jobid file. Slurm knows the job by its name. */
         int found = find_by_name(sx, key, &jobid, err, errlen);
@@ -388,7 +355,7 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         }
         if (found) {
             snprintf(buf, sizeof buf, "%ld\n", jobid);
-            write_small(dir, "jobid", buf);
+            gpx__slurm_write(dir, "jobid", buf);
             make_handle(handle, jobid, key);
             return 0;
         }
@@ -402,15 +369,29 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         gpx__exec_fmt(ckpt, sizeof ckpt, "%s/%llu", sx->ckpt_root, (unsigned long long)t->workload);
         ckpt_dir = ckpt;
     }
-    rc = gpx__slurm_write_script(sx, t, dir, ckpt_dir, err, errlen);
-    if (rc == 0) {
+    int whole = 0, frac = -1;
+    for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++) {
+        if (t->binding->slices[i].milli >= GP_MILLI) {
+            whole++;
+        } else {
+            frac = t->binding->slices[i].gpu;
+        }
+    }
+    if (frac >= 0 && whole > 0) {
+        gpx__exec_errf(err, errlen, "binding: whole GPUs and a fraction in one task");
+        return GP_EINVAL;
+    }
+    rc = gpx__slurm_write_script(sx, t, dir, ckpt_dir, frac >= 0, err, errlen);
+    if (rc == 0 && frac >= 0) {
+        rc = gpx__slurm_slice_launch(sx, t, key, dir, frac, &jobid, err, errlen);
+    } else if (rc == 0) {
         rc = gpx__slurm_submit(sx, t, dir, key, &jobid, err, errlen);
     }
     if (rc < 0) {
         return rc;
     }
     snprintf(buf, sizeof buf, "%ld\n", jobid);
-    if (write_small(dir, "jobid", buf) < 0) {
+    if (gpx__slurm_write(dir, "jobid", buf) < 0) {
         gpx__exec_errf(err, errlen, "state_dir: cannot record job %ld in %s", jobid, dir);
         const char *argv[] = {"scancel", buf, NULL};
         buf[strcspn(buf, "\n")] = '\0';
@@ -432,6 +413,11 @@ static int slurm_signal(void *state, const char *handle, int sig) {
     if (parse_handle(handle, &jobid, key) < 0) {
         return GP_EINVAL;
     }
+    char dir[PATH_MAX], hdir[PATH_MAX];
+    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) == 0 &&
+        gpx__slurm_is_slice(dir, hdir, sizeof hdir)) {
+        return gpx__slurm_slice_signal(sx, dir, sig);
+    }
     char id[32], sigarg[32];
     snprintf(id, sizeof id, "%ld", jobid);
     snprintf(sigarg, sizeof sigarg, "--signal=%d", sig);
@@ -452,6 +438,11 @@ static int slurm_stop(void *state, const char *handle) {
     if (parse_handle(handle, &jobid, key) < 0) {
         return GP_EINVAL;
     }
+    char dir[PATH_MAX], hdir[PATH_MAX];
+    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) == 0 &&
+        gpx__slurm_is_slice(dir, hdir, sizeof hdir)) {
+        return gpx__slurm_slice_stop(sx, dir, key);
+    }
     char id[32];
     snprintf(id, sizeof id, "%ld", jobid);
     const char *argv[] = {"scancel", "--signal=KILL", "--full", id, NULL};
@@ -466,9 +457,11 @@ static int slurm_reap(void *state, const char *handle) {
     gpx__slurm *sx = state;
     long jobid;
     char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX];
-    if (parse_handle(handle, &jobid, key) < 0 || task_dir(sx, key, dir, sizeof dir) < 0) {
+    if (parse_handle(handle, &jobid, key) < 0 ||
+        gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0) {
         return GP_EINVAL;
     }
+    gpx__slurm_slice_reap(sx, dir, key);
     DIR *d = opendir(dir);
     if (d == NULL) {
         return 0;
@@ -496,8 +489,8 @@ static int slurm_reap(void *state, const char *handle) {
  * 128+N for a command killed by signal N). 1 if there was one. */
 static int from_exit_file(const gpx__slurm *sx, const char *key, gp_task_status *st) {
     char dir[PATH_MAX], buf[64];
-    if (task_dir(sx, key, dir, sizeof dir) < 0 || read_small(dir, "exit", buf, sizeof buf) <= 0 ||
-        strncmp(buf, "status=", 7) != 0) {
+    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0 ||
+        gpx__slurm_read(dir, "exit", buf, sizeof buf) <= 0 || strncmp(buf, "status=", 7) != 0) {
         return 0;
     }
     int status = atoi(buf + 7);
@@ -621,15 +614,10 @@ static int slurm_poll(void *state, gp_task_status *tasks, size_t n) {
     int rc = 0;
     if (valid > 0) {
         const char *argv[] = {"squeue", "--json", "--states=all", list, NULL};
-        char *out = NULL;
         char err[256];
-        rc = gpx__slurm_run(sx, argv, &out, err, sizeof err);
-        if (rc == 0) {
-            root = json_loads(out, 0, NULL);
-            free(out);
-            if (!json_is_array(json_object_get(root, "jobs"))) {
-                rc = GP_EPARSE;
-            }
+        rc = gpx__slurm_json(sx, argv, &root, err, sizeof err);
+        if (rc == 0 && !json_is_array(json_object_get(root, "jobs"))) {
+            rc = GP_EPARSE;
         }
     }
     /* Slurm's answer, sorted by job id, so that each handle is found by
@@ -653,6 +641,17 @@ static int slurm_poll(void *state, gp_task_status *tasks, size_t n) {
         }
         job_ref want = {.id = ids[i]};
         job_ref *hit = refs != NULL ? bsearch(&want, refs, nj, sizeof *refs, cmp_ref) : NULL;
+        char dir[PATH_MAX], hdir[PATH_MAX];
+        if (gpx__slurm_task_dir(sx, keys[i], dir, sizeof dir) == 0 &&
+            gpx__slurm_is_slice(dir, hdir, sizeof hdir)) {
+            if (!from_exit_file(sx, keys[i], &tasks[i])) {
+                gpx__slurm_slice_judge(
+                    dir,
+                    hit != NULL ? json_string_value(json_object_get(hit->job, "job_state")) : NULL,
+                    ids[i], &tasks[i]);
+            }
+            continue;
+        }
         judge(sx, ids[i], keys[i], hit != NULL ? hit->job : NULL, &tasks[i]);
     }
     free(refs);
@@ -683,8 +682,8 @@ static int slurm_tasks(void *state, char (*handles)[GP_HANDLE_MAX], size_t max, 
         char dir[PATH_MAX], buf[64];
         long jobid;
         if (de->d_name[0] != 'w' || strlen(de->d_name) >= GPX__SLURM_KEY_MAX ||
-            task_dir(sx, de->d_name, dir, sizeof dir) < 0 ||
-            read_small(dir, "jobid", buf, sizeof buf) <= 0 ||
+            gpx__slurm_task_dir(sx, de->d_name, dir, sizeof dir) < 0 ||
+            gpx__slurm_read(dir, "jobid", buf, sizeof buf) <= 0 ||
             (jobid = strtol(buf, NULL, 10)) <= 0) {
             continue;
         }

@@ -26,6 +26,9 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
 
 #include "executors/executor.h"
 
@@ -69,6 +72,28 @@ typedef struct gpx__slurm {
 int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, char *err,
                    size_t errlen);
 
+/* Runs a command whose output is JSON (sinfo/squeue --json) and parses it:
+ * 0 with *root set (json_decref it), or the command's error, or GP_EPARSE. */
+int gpx__slurm_json(const gpx__slurm *sx, const char *const *argv, json_t **root, char *err,
+                    size_t errlen);
+
+/* Submits script with `sbatch --parsable --nodes=1 --ntasks=1 --no-requeue`,
+ * the first configured partition, and opts (NULL-terminated, at most 24).
+ * Fills *jobid. GP_EIO with err set if sbatch fails or gives no job id. */
+int gpx__slurm_sbatch(const gpx__slurm *sx, const char *const *opts, const char *script,
+                      long *jobid, char *err, size_t errlen);
+
+/* Reads "<dir>/<name>" (a small file, at most cap-1 bytes) into buf,
+ * NUL-terminated; its length or -errno. */
+ssize_t gpx__slurm_read(const char *dir, const char *name, char *buf, size_t cap);
+
+/* Writes "<dir>/<name>" atomically (temporary file, fsync, rename); 0 or
+ * GP_EINVAL (path too long) / GP_ESYS. */
+int gpx__slurm_write(const char *dir, const char *name, const char *text);
+
+/* The directory of a task attempt, <state_dir>/<key>; GP_ERANGE if too long. */
+int gpx__slurm_task_dir(const gpx__slurm *sx, const char *key, char *dir, size_t len);
+
 /* ------------------------------------------------------------------------ */
 /* inventory.c                                                               */
 /* ------------------------------------------------------------------------ */
@@ -92,11 +117,13 @@ void gpx__slurm_key(const gp_task_launch *t, char *buf, size_t len);
 
 /*
  * Writes the batch script of task t into <dir>/job.sh: the workload
- * contract's environment, the log header and footer, the exit file. Returns
+ * contract's environment, the log header and footer, the exit file. With
+ * slice set it is a step of a GPU holder job (holder.c): it records its step
+ * id in <dir>/step and does not start if <dir>/stopped exists. Returns
  * 0 or GP_ESYS / GP_EINVAL with err naming the field.
  */
 int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
-                            const char *ckpt_dir, char *err, size_t errlen);
+                            const char *ckpt_dir, int slice, char *err, size_t errlen);
 
 /*
  * Submits <dir>/job.sh for task t with sbatch, on the node and with the GPU
@@ -104,5 +131,38 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
  */
 int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
                       const char *key, long *jobid, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------------ */
+/* holder.c                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Starts task t (key, task directory dir with its job.sh written as a slice)
+ * as a step of the holder job of GPU g of its node, submitting the holder
+ * if there is none. Fills *jobid with the holder's job id. GP_EIO / GP_ESYS
+ * with err set on failure.
+ */
+int gpx__slurm_slice_launch(const gpx__slurm *sx, const gp_task_launch *t, const char *key,
+                            const char *dir, int g, long *jobid, char *err, size_t errlen);
+
+/* 1 if the task directory dir is a slice's (hdir gets its holder's
+ * directory), else 0. */
+int gpx__slurm_is_slice(const char *dir, char *hdir, size_t len);
+
+/* Judges a slice without an exit status from its holder's Slurm state
+ * (NULL: Slurm does not know the holder) and its step file. */
+void gpx__slurm_slice_judge(const char *dir, const char *holder_state, long holder,
+                            gp_task_status *st);
+
+/* Sends sig to the slice's step (0 if it has not started). */
+int gpx__slurm_slice_signal(const gpx__slurm *sx, const char *dir, int sig);
+
+/* Ends the slice for good: takes it back from the holder's queue, or kills
+ * its step; a step not yet started will not start. */
+int gpx__slurm_slice_stop(const gpx__slurm *sx, const char *dir, const char *key);
+
+/* Forgets the slice in its holder; cancels the holder when it was the last,
+ * which gives the GPU back to Slurm. */
+void gpx__slurm_slice_reap(const gpx__slurm *sx, const char *dir, const char *key);
 
 #endif /* GP_EXECUTORS_SLURM_H */

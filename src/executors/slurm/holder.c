@@ -1,0 +1,279 @@
+/*
+ * holder.c — fractions of one GPU in Slurm's books: a holder job per shared
+ * GPU, and each slice as a step of it.
+ *
+ * Slurm allocates GPUs whole (gres/gpu), so a GPU that gpupool shares
+ * between slices must be held whole in Slurm's name, or Slurm would hand it
+ * to another job. As KAI-Scheduler's reservation pods do, the executor
+ * submits one holder job per shared GPU (the engine's GPU g of node N): named
+ * "gp-<tag>.hold.<N>.g<g>", it asks for --gres=gpu:1 on N and runs a small
+ * loop. Each slice is started inside it as a job step (`srun --overlap
+ * --jobid=<holder>`), so that it gets the holder's GPU (and its device
+ * cgroup, where Slurm constrains devices), is named after its workload in
+ * `squeue --steps` and `sacct`, and is signalled and cancelled as a step.
+ * The holder lives while at least one slice refers to it; reap() of the last
+ * one cancels it, which gives the GPU back to Slurm.
+ *
+ * The daemon's state lives in the shared state directory:
+ *   holders/<N>.g<g>/jobid        the holder's job id
+ *   holders/<N>.g<g>/queue/<key>  a slice to start: its task directory, job
+ *                                 name and log, one a line; the holder
+ *                                 claims it by renaming it
+ *   holders/<N>.g<g>/slices/<key> a slice that refers to the holder
+ *   <key>/slice                   marks the task as a slice; names the holder
+ *   <key>/step                    "<job>.<step>", written by the step
+ *   <key>/stopped                 stop() came first: the step must not start
+ *
+ * Steps share the holder's CPU and memory (--overlap); the engine accounts
+ * the slices' CPU and memory itself. The slice's own limits come from the
+ * interposer (GPU memory, compute share).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "common/gp_error.h"
+#include "executors/registry.h"
+#include "executors/slurm/slurm.h"
+
+/* The holder's directory for GPU g of node. */
+static int holder_dir(const gpx__slurm *sx, const char *node, int g, char *dir, size_t len) {
+    return gpx__exec_fmt(dir, len, "%s/holders/%s.g%d", sx->state_dir, node, g);
+}
+
+/* The state of job id in Slurm ("" if Slurm no longer knows it), or a
+ * negative code if Slurm cannot be asked. */
+static int job_state(const gpx__slurm *sx, long id, char *state, size_t len, char *err,
+                     size_t errlen) {
+    char jobs[48];
+    snprintf(jobs, sizeof jobs, "--jobs=%ld", id);
+    const char *argv[] = {"squeue", "--json", "--states=all", jobs, NULL};
+    json_t *root;
+    int rc = gpx__slurm_json(sx, argv, &root, err, errlen);
+    if (rc < 0) {
+        return rc;
+    }
+    state[0] = '\0';
+    size_t i;
+    json_t *j;
+    json_array_foreach(json_object_get(root, "jobs"), i, j) {
+        if ((long)json_integer_value(json_object_get(j, "job_id")) == id) {
+            const char *s = json_string_value(json_object_get(j, "job_state"));
+            snprintf(state, len, "%s", s != NULL ? s : "");
+        }
+    }
+    json_decref(root);
+    return 0;
+}
+
+/* Writes the holder's loop into <hdir>/holder.sh. */
+static int write_holder_script(const char *hdir, char *err, size_t errlen) {
+    char path[PATH_MAX];
+    if (gpx__exec_fmt(path, sizeof path, "%s/holder.sh", hdir) < 0) {
+        gpx__exec_errf(err, errlen, "state_dir: path too long");
+        return GP_EINVAL;
+    }
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        gpx__exec_errf(err, errlen, "state_dir: cannot write %s: %s", path, strerror(errno));
+        return GP_ESYS;
+    }
+    fprintf(f,
+            "#!/bin/bash\n"
+            "# gpupool GPU holder: holds one GPU in Slurm's books and starts the\n"
+            "# slices that share it as steps. Written by gpupoold's slurm executor.\n"
+            "d='%s'\n"
+            "echo \"holder: job $SLURM_JOB_ID holds GPU '$CUDA_VISIBLE_DEVICES' on "
+            "$SLURMD_NODENAME\"\n"
+            "while :; do\n"
+            "  for f in \"$d\"/queue/*; do\n"
+            "    [ -f \"$f\" ] || continue\n"
+            "    k=${f##*/}\n"
+            "    mv \"$f\" \"$d/claimed.$k\" 2>/dev/null || continue\n"
+            "    { read -r tdir; read -r name; read -r log; } <\"$d/claimed.$k\"\n"
+            "    rm -f \"$d/claimed.$k\"\n"
+            "    srun --overlap --jobid=\"$SLURM_JOB_ID\" --nodes=1 --ntasks=1 "
+            "--job-name=\"$name\" --output=\"$log\" --open-mode=append bash \"$tdir/job.sh\" "
+            "</dev/null &\n"
+            "  done\n"
+            "  sleep 0.2\n"
+            "done\n",
+            hdir);
+    if (fclose(f) != 0) {
+        gpx__exec_errf(err, errlen, "state_dir: cannot write %s", path);
+        return GP_ESYS;
+    }
+    return 0;
+}
+
+/* The job id of a live holder for GPU g of t's node, submitting one if there
+ * is none (or the last one ended). */
+static int ensure_holder(const gpx__slurm *sx, const gp_task_launch *t, int g, const char *hdir,
+                         long *jobid, char *err, size_t errlen) {
+    char buf[64], state[32];
+    long id;
+    if (gpx__slurm_read(hdir, "jobid", buf, sizeof buf) > 0 && (id = strtol(buf, NULL, 10)) > 0) {
+        int rc = job_state(sx, id, state, sizeof state, err, errlen);
+        if (rc < 0) {
+            return rc;
+        }
+        if (strcmp(state, "PENDING") == 0 || strcmp(state, "RUNNING") == 0 ||
+            strcmp(state, "CONFIGURING") == 0) {
+            *jobid = id;
+            return 0;
+        }
+    }
+    char sub[PATH_MAX];
+    int rc = gpx__exec_fmt(sub, sizeof sub, "%s/queue", hdir) < 0 ? GP_EINVAL : 0;
+    if (rc == 0 &&
+        (gpx__exec_mkdirs(sub) < 0 || gpx__exec_fmt(sub, sizeof sub, "%s/slices", hdir) < 0 ||
+         gpx__exec_mkdirs(sub) < 0)) {
+        rc = GP_ESYS;
+    }
+    if (rc < 0) {
+        gpx__exec_errf(err, errlen, "state_dir: cannot create %s", hdir);
+        return rc;
+    }
+    if ((rc = write_holder_script(hdir, err, errlen)) < 0) {
+        return rc;
+    }
+    char name[160], node[GP_NAME_MAX + 32], out[PATH_MAX + 16], script[PATH_MAX],
+        comment[GP_NAME_MAX + 64];
+    snprintf(name, sizeof name, "--job-name=gp-%s.hold.%.63s.g%d", sx->tag, t->node->name, g);
+    snprintf(node, sizeof node, "--nodelist=%.63s", t->node->name);
+    snprintf(comment, sizeof comment, "--comment=gpupool GPU holder node=%.63s gpu=%d",
+             t->node->name, g);
+    if (gpx__exec_fmt(out, sizeof out, "--output=%s/log", hdir) < 0 ||
+        gpx__exec_fmt(script, sizeof script, "%s/holder.sh", hdir) < 0) {
+        gpx__exec_errf(err, errlen, "state_dir: path too long");
+        return GP_EINVAL;
+    }
+    const char *opts[] = {name, comment, node, "--gres=gpu:1", "--mem=64", out, NULL};
+    if ((rc = gpx__slurm_sbatch(sx, opts, script, &id, err, errlen)) < 0) {
+        return rc;
+    }
+    snprintf(buf, sizeof buf, "%ld\n", id);
+    if (gpx__slurm_write(hdir, "jobid", buf) < 0) {
+        gpx__exec_errf(err, errlen, "state_dir: cannot record the holder's job id in %s", hdir);
+        return GP_ESYS;
+    }
+    *jobid = id;
+    return 0;
+}
+
+int gpx__slurm_slice_launch(const gpx__slurm *sx, const gp_task_launch *t, const char *key,
+                            const char *dir, int g, long *jobid, char *err, size_t errlen) {
+    char hdir[PATH_MAX], buf[PATH_MAX * 2 + 256], file[PATH_MAX];
+    if (holder_dir(sx, t->node->name, g, hdir, sizeof hdir) < 0) {
+        gpx__exec_errf(err, errlen, "state_dir: path too long");
+        return GP_EINVAL;
+    }
+    int rc = ensure_holder(sx, t, g, hdir, jobid, err, errlen);
+    if (rc < 0) {
+        return rc;
+    }
+    snprintf(buf, sizeof buf, "%s\n", hdir);
+    if (gpx__slurm_write(dir, "slice", buf) < 0 ||
+        gpx__exec_fmt(file, sizeof file, "%s/slices", hdir) < 0 ||
+        gpx__slurm_write(file, key, buf) < 0) {
+        gpx__exec_errf(err, errlen, "state_dir: cannot record the slice %s", key);
+        return GP_ESYS;
+    }
+    const char *log = t->log_path != NULL && t->log_path[0] ? t->log_path : "/dev/null";
+    if (gpx__exec_fmt(buf, sizeof buf, "%s\ngp-%s.%s\n%s\n", dir, sx->tag, key, log) < 0 ||
+        gpx__exec_fmt(file, sizeof file, "%s/queue", hdir) < 0 ||
+        gpx__slurm_write(file, key, buf) < 0) {
+        gpx__exec_errf(err, errlen, "state_dir: cannot queue the slice %s", key);
+        return GP_ESYS;
+    }
+    return 0;
+}
+
+int gpx__slurm_is_slice(const char *dir, char *hdir, size_t len) {
+    char buf[PATH_MAX];
+    if (gpx__slurm_read(dir, "slice", buf, sizeof buf) <= 0) {
+        return 0;
+    }
+    buf[strcspn(buf, "\n")] = '\0';
+    snprintf(hdir, len, "%s", buf);
+    return 1;
+}
+
+void gpx__slurm_slice_judge(const char *dir, const char *holder_state, long holder,
+                            gp_task_status *st) {
+    char buf[64];
+    if (holder_state != NULL &&
+        (strcmp(holder_state, "PENDING") == 0 || strcmp(holder_state, "CONFIGURING") == 0)) {
+        st->state = GP_TASK_STARTING;
+        return;
+    }
+    if (holder_state != NULL && strcmp(holder_state, "RUNNING") == 0) {
+        st->state =
+            gpx__slurm_read(dir, "step", buf, sizeof buf) > 0 ? GP_TASK_RUNNING : GP_TASK_STARTING;
+        return;
+    }
+    st->state = GP_TASK_LOST;
+    snprintf(st->detail, sizeof st->detail, "the GPU holder job %ld of this slice ended (%s)",
+             holder, holder_state != NULL ? holder_state : "Slurm no longer knows it");
+}
+
+int gpx__slurm_slice_signal(const gpx__slurm *sx, const char *dir, int sig) {
+    char step[64], sigarg[32];
+    if (gpx__slurm_read(dir, "step", step, sizeof step) <= 0) {
+        return 0; /* not started: nothing to signal */
+    }
+    step[strcspn(step, "\n")] = '\0';
+    snprintf(sigarg, sizeof sigarg, "--signal=%d", sig);
+    const char *argv[] = {"scancel", sigarg, step, NULL};
+    char err[256];
+    int rc = gpx__slurm_run(sx, argv, NULL, err, sizeof err);
+    return rc == GP_ESYS ? rc : 0;
+}
+
+int gpx__slurm_slice_stop(const gpx__slurm *sx, const char *dir, const char *key) {
+    char hdir[PATH_MAX], file[PATH_MAX];
+    gpx__slurm_write(dir, "stopped", "1\n");
+    if (gpx__slurm_is_slice(dir, hdir, sizeof hdir) &&
+        gpx__exec_fmt(file, sizeof file, "%s/queue/%s", hdir, key) == 0 && unlink(file) == 0) {
+        /* Taken back before the holder claimed it: it never runs. */
+        gpx__slurm_write(dir, "exit", "status=137\n");
+        return 0;
+    }
+    return gpx__slurm_slice_signal(sx, dir, SIGKILL);
+}
+
+void gpx__slurm_slice_reap(const gpx__slurm *sx, const char *dir, const char *key) {
+    char hdir[PATH_MAX], file[PATH_MAX], buf[64];
+    if (!gpx__slurm_is_slice(dir, hdir, sizeof hdir) ||
+        gpx__exec_fmt(file, sizeof file, "%s/slices/%s", hdir, key) < 0) {
+        return;
+    }
+    unlink(file);
+    gpx__exec_fmt(file, sizeof file, "%s/slices", hdir);
+    DIR *d = opendir(file);
+    int left = 0;
+    struct dirent *de;
+    while (d != NULL && (de = readdir(d)) != NULL) {
+        left += de->d_name[0] != '.';
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    if (left > 0 || gpx__slurm_read(hdir, "jobid", buf, sizeof buf) <= 0) {
+        return;
+    }
+    /* The last slice is gone: the GPU goes back to Slurm. */
+    buf[strcspn(buf, "\n")] = '\0';
+    const char *argv[] = {"scancel", buf, NULL};
+    char err[256];
+    if (gpx__slurm_run(sx, argv, NULL, err, sizeof err) == 0 || strtol(buf, NULL, 10) > 0) {
+        gpx__exec_fmt(file, sizeof file, "%s/jobid", hdir);
+        unlink(file);
+    }
+}
