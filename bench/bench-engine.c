@@ -145,8 +145,12 @@ static void run(const scenario *sc) {
     gp_engine_config_init(&c);
     if (getenv("GP_BENCH_ATTEMPTS"))
         c.max_evicting_attempts = atoi(getenv("GP_BENCH_ATTEMPTS"));
-    gp_engine *e = gp_engine_new(&c);
+    gp_engine *e = NULL;
     char err[GP_ERR_MAX] = "";
+    if (gp_engine_open(&c, &e, err, sizeof err) < 0) {
+        fprintf(stderr, "bench-engine: %s\n", err);
+        exit(1);
+    }
     pool p = {sc->nodes, calloc((size_t)sc->nodes, sizeof *p.free),
               calloc((size_t)sc->nodes, sizeof *p.names)};
     for (int i = 0; i < sc->nodes; i++) {

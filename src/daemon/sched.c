@@ -475,9 +475,10 @@ int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
     gp_engine_config ec;
     gp_engine_config_init(&ec);
     ec.usage_half_life = d->cfg.half_life_ms;
-    s->eng = gp_engine_new(&ec);
     char err[GP_ERR_MAX] = "";
-    int rc = s->eng ? 0 : gpd__fail(e, GP_ENOMEM, "", "cannot create the engine");
+    int rc = gp_engine_open(&ec, &s->eng, err, sizeof err);
+    if (rc < 0)
+        gpd__fail(e, rc, "", "engine: %s", err);
     gp_executor_ctx ctx = {.data_dir = d->cfg.data_dir, .lib_dir = d->cfg.lib_dir};
     if (rc == 0 && (rc = gp_executor_open_ctx(d->cfg.executor, &ctx, d->cfg.executor_config, &s->ex,
                                               err, sizeof err)) < 0)

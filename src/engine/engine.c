@@ -23,25 +23,50 @@ void gp_engine_config_init(gp_engine_config *c) {
     c->check_invariants = 0;
 }
 
-gp_engine *gp_engine_new(const gp_engine_config *c) {
+/* Checks c; GP_EINVAL with err naming the first field out of range. */
+static int config_valid(const gp_engine_config *c, char *err, size_t errlen) {
+    const char *field = NULL;
+    if (c->placement < 0 || c->placement >= GP_PLACE_COUNT)
+        field = "placement";
+    else if (c->aging_interval < 0)
+        field = "aging_interval";
+    else if (c->aging_max < 0)
+        field = "aging_max";
+    else if (c->usage_half_life < 0)
+        field = "usage_half_life";
+    else if (c->max_evicting_attempts < 0)
+        field = "max_evicting_attempts";
+    if (field) {
+        gp__errf(err, errlen, "%s: out of range (negative or unknown)", field);
+        return GP_EINVAL;
+    }
+    return 0;
+}
+
+int gp_engine_open(const gp_engine_config *c, gp_engine **out, char *err, size_t errlen) {
     gp_engine_config def;
+    if (!out)
+        return GP_EINVAL;
+    *out = NULL;
     if (!c) {
         gp_engine_config_init(&def);
         c = &def;
     }
-    if (c->placement < 0 || c->placement >= GP_PLACE_COUNT || c->aging_interval < 0 ||
-        c->aging_max < 0 || c->usage_half_life < 0 || c->max_evicting_attempts < 0)
-        return NULL;
+    int rc = config_valid(c, err, errlen);
+    if (rc < 0)
+        return rc;
     gp_engine *e = calloc(1, sizeof *e);
-    if (!e)
-        return NULL;
-    e->cfg = *c;
-    e->placer = gp__placer_new(c->placement, c->seed);
-    if (!e->placer) {
-        gp_engine_free(e);
-        return NULL;
+    if (e) {
+        e->cfg = *c;
+        e->placer = gp__placer_new(c->placement, c->seed);
     }
-    return e;
+    if (!e || !e->placer) {
+        gp_engine_free(e);
+        gp__errf(err, errlen, "out of memory");
+        return GP_ENOMEM;
+    }
+    *out = e;
+    return 0;
 }
 
 void gp_engine_free(gp_engine *e) {

@@ -138,8 +138,12 @@ typedef struct gp_engine_config {
 /* Fills *c with the defaults described above. */
 void gp_engine_config_init(gp_engine_config *c);
 
-/* Returns a new engine, or NULL if out of memory or the config is invalid. */
-gp_engine *gp_engine_new(const gp_engine_config *c);
+/*
+ * Creates an engine with config c (NULL: the defaults) into *out. Returns 0,
+ * GP_EINVAL with err naming the field of c that is out of range, or
+ * GP_ENOMEM. On error *out is NULL and nothing is allocated.
+ */
+int gp_engine_open(const gp_engine_config *c, gp_engine **out, char *err, size_t errlen);
 void gp_engine_free(gp_engine *e);
 
 /*

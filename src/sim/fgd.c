@@ -252,15 +252,16 @@ static gp_engine *fgd_engine(const sim_node *nodes, size_t nnodes, const gp_shap
     /* Pods never leave and are never moved in this experiment. */
     cfg.consolidate = cfg.reclaim = cfg.preempt = 0;
     cfg.aging_interval = 0;
-    gp_engine *e = gp_engine_new(&cfg);
-    if (!e) {
-        errf(err, errlen, GP_ENOMEM, "engine", "cannot create");
+    gp_engine *e = NULL;
+    char detail[GP_ERR_MAX] = "";
+    int rc = gp_engine_open(&cfg, &e, detail, sizeof detail);
+    if (rc < 0) {
+        errf(err, errlen, rc, "engine", detail);
         return NULL;
     }
-    char detail[GP_ERR_MAX] = "";
     gp_queue_spec q;
     gp_queue_spec_init(&q, "pool", "");
-    int rc = gp_engine_queue_set(e, &q, detail, sizeof detail);
+    rc = gp_engine_queue_set(e, &q, detail, sizeof detail);
     for (size_t i = 0; !rc && i < nnodes; i++) {
         gp_node_spec ns;
         sim_node_spec(&nodes[i], &ns);

@@ -228,9 +228,10 @@ static int setup_engine(run *r, char *err, size_t errlen) {
     /* A static share has nothing to lend, so nothing to reclaim. */
     if (o->mode == SIM_MODE_STATIC)
         cfg.reclaim = 0;
-    r->e = gp_engine_new(&cfg);
-    if (!r->e)
-        return sim_errf(err, errlen, GP_ENOMEM, "engine: cannot create");
+    char detail[GP_ERR_MAX] = "";
+    int rc = gp_engine_open(&cfg, &r->e, detail, sizeof detail);
+    if (rc < 0)
+        return sim_errf(err, errlen, rc, "engine: %s", detail);
     int64_t pool[GP_RES_COUNT] = {0};
     for (size_t j = 0; j < r->nnodes; j++) {
         pool[GP_RES_GPU] += (int64_t)r->nodes[j].ngpus * GP_MILLI;
@@ -245,8 +246,7 @@ static int setup_engine(run *r, char *err, size_t errlen) {
             return sim_errf(err, errlen, GP_ENOMEM, "static split: out of memory");
     }
     set_deserved(r, pool);
-    char detail[GP_ERR_MAX] = "";
-    int rc = 0;
+    rc = 0;
     for (size_t i = 0; !rc && i < r->npr; i++) {
         const sim_project *p = &r->pr[i];
         gp_queue_spec q;

@@ -26,7 +26,11 @@ static gp_engine *fresh(void) {
     gp_engine_config_init(&c);
     c.allocate = 0;
     c.check_invariants = 1;
-    return gp_engine_new(&c);
+    gp_engine *e = NULL;
+    char err[GP_ERR_MAX] = "";
+    if (gp_engine_open(&c, &e, err, sizeof err) < 0)
+        fprintf(stderr, "fairshare-dump: %s\n", err);
+    return e;
 }
 
 static int add_node(gp_engine *e, const char *name, int gpus) {

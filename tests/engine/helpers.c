@@ -15,8 +15,14 @@ gp_engine *t_engine(void) {
     gp_engine_config_init(&c);
     c.check_invariants = 1;
     c.aging_interval = 0;
-    gp_engine *e = gp_engine_new(&c);
-    ck_assert_ptr_nonnull(e);
+    return t_open(&c);
+}
+
+gp_engine *t_open(const gp_engine_config *c) {
+    gp_engine *e = NULL;
+    char err[GP_ERR_MAX] = "";
+    int rc = gp_engine_open(c, &e, err, sizeof err);
+    ck_assert_msg(rc == 0 && e, "gp_engine_open: %d %s", rc, err);
     return e;
 }
 
@@ -236,7 +242,7 @@ uint64_t t_random_run(uint64_t seed, int steps, gp_placement placement) {
     c.seed = seed;
     c.placement = placement;
     c.aging_interval = 3000;
-    gp_engine *e = gp_engine_new(&c);
+    gp_engine *e = t_open(&c);
     ck_assert_ptr_nonnull(e);
     int nnodes = rint_(&r, 1, 5);
     for (int i = 0; i < nnodes; i++)

@@ -14,6 +14,8 @@
 
 /* An engine with the invariant checker on and aging off. */
 gp_engine *t_engine(void);
+/* An engine with config c; fails the test if it cannot be opened. */
+gp_engine *t_open(const gp_engine_config *c);
 
 /* Adds node name with ngpus GPUs of model and gib GiB each, in domain, with
  * 64 CPUs and 512 GiB of memory. */

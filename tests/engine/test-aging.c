@@ -12,7 +12,7 @@ static gp_engine *aging_engine(void) {
     c.check_invariants = 1;
     c.aging_interval = 1000;
     c.aging_max = 10;
-    gp_engine *e = gp_engine_new(&c);
+    gp_engine *e = t_open(&c);
     t_node(e, "n1", 1, "H100", 80, "");
     t_queue(e, "p", "", 1, -1, 1);
     return e;

@@ -14,7 +14,7 @@ static gp_engine *engine_without_allocation(int gpus) {
     gp_engine_config_init(&c);
     c.allocate = 0;
     c.check_invariants = 1;
-    gp_engine *e = gp_engine_new(&c);
+    gp_engine *e = t_open(&c);
     ck_assert_ptr_nonnull(e);
     t_node(e, "n1", gpus, "H100", 80, "");
     return e;
@@ -212,7 +212,7 @@ START_TEST(test_usage_decay_shifts_weights) {
     c.usage_half_life = 60 * 60 * 1000;
     c.check_invariants = 1;
     c.reclaim = c.preempt = c.consolidate = 0;
-    gp_engine *e = gp_engine_new(&c);
+    gp_engine *e = t_open(&c);
     t_node(e, "n1", 8, "H100", 80, "");
     t_queue(e, "A", "", 0, -1, 1);
     t_queue(e, "B", "", 0, -1, 1);

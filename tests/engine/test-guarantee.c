@@ -24,7 +24,7 @@ static gp_engine *engine_with(int gpus, int allocate, gp_placement placement) {
     c.check_invariants = 1;
     c.aging_interval = 0;
     c.placement = placement;
-    gp_engine *e = gp_engine_new(&c);
+    gp_engine *e = t_open(&c);
     ck_assert_ptr_nonnull(e);
     if (gpus > 0)
         t_node(e, "n1", gpus, "H100", 80, "");

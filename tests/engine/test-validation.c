@@ -31,6 +31,32 @@ static void refused(gp_engine *e, gp_workload_spec *w, int code, const char *fie
     gp_engine_pending_by_reason(e, counts);
 }
 
+/* A configuration out of range is refused naming its field: never taken for
+ * a lack of memory, and nothing is returned. */
+START_TEST(test_bad_config_refused) {
+    gp_engine_config c;
+    char err[GP_ERR_MAX] = "";
+    gp_engine *e = (gp_engine *)&c;
+    gp_engine_config_init(&c);
+    c.placement = GP_PLACE_COUNT;
+    ck_assert_int_eq(gp_engine_open(&c, &e, err, sizeof err), GP_EINVAL);
+    ck_assert_ptr_null(e);
+    ck_assert_msg(strncmp(err, "placement:", 10) == 0, "err: %s", err);
+    gp_engine_config_init(&c);
+    c.aging_max = -1;
+    ck_assert_int_eq(gp_engine_open(&c, &e, err, sizeof err), GP_EINVAL);
+    ck_assert_msg(strncmp(err, "aging_max:", 10) == 0, "err: %s", err);
+    gp_engine_config_init(&c);
+    c.max_evicting_attempts = -5;
+    ck_assert_int_eq(gp_engine_open(&c, &e, err, sizeof err), GP_EINVAL);
+    ck_assert_msg(strncmp(err, "max_evicting_attempts:", 22) == 0, "err: %s", err);
+    ck_assert_int_eq(gp_engine_open(&c, NULL, err, sizeof err), GP_EINVAL);
+    ck_assert_int_eq(gp_engine_open(NULL, &e, err, sizeof err), 0); /* the defaults */
+    ck_assert_ptr_nonnull(e);
+    gp_engine_free(e);
+}
+END_TEST
+
 START_TEST(test_absurd_requests_refused) {
     gp_engine *e = pool();
     gp_workload_spec w;
@@ -165,6 +191,7 @@ START_TEST(test_events_in_wrong_state) {
 END_TEST
 
 static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_bad_config_refused);
     tcase_add_test(tc, test_absurd_requests_refused);
     tcase_add_test(tc, test_queue_must_be_an_existing_project);
     tcase_add_test(tc, test_bad_quotas_refused_and_nothing_changes);
