@@ -45,6 +45,40 @@ int gpd__json_known(json_t *obj, const char *const *known, const char *where, gp
     return 0;
 }
 
+/* Fields of gp_workload_spec as the engine names them in its errors, and as
+ * a request names them. */
+static const struct {
+    const char *engine, *api;
+} engine_fields[] = {
+    {"req.gpus", "gpu"},
+    {"req.gpu_milli", "gpu"},
+    {"req.gpu_mem", "gpu_memory"},
+    {"req.gpu", "gpu"},
+    {"req.mig_profile", "mig"},
+    {"req.cpu_milli", "cpu"},
+    {"req.mem_bytes", "memory"},
+    {"req.nmodels", "models"},
+    {"req.models", "models"},
+    {"req.nselectors", "selectors"},
+    {"req.selectors", "selectors"},
+    {"queue", "project"},
+    {"tasks", "gang"},
+    {"min_tasks", "min_gang"},
+    {"kind", "kind"},
+    {"preemptible", "preemptible"},
+    {"min_runtime", "min_runtime"},
+    {"same_domain", "same_domain"},
+};
+
+int gpd__request_engine_error(int rc, const char *msg, gpd__err *e) {
+    size_t n = strcspn(msg, ":[");
+    for (size_t i = 0; i < sizeof engine_fields / sizeof engine_fields[0]; i++)
+        if (strlen(engine_fields[i].engine) == n && strncmp(msg, engine_fields[i].engine, n) == 0)
+            return gpd__fail(e, GP_EINVAL, engine_fields[i].api, "%s%s", engine_fields[i].api,
+                             msg + n);
+    return gpd__fail(e, rc == GP_ENOMEM ? rc : GP_EINVAL, "", "%s", msg);
+}
+
 /* Quantities in JSON: a number, or a string with a unit. Each fails with
  * GP_EINVAL naming field. */
 static int json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e) {

@@ -32,9 +32,17 @@ typedef struct gpd__request {
 /*
  * Validates body and fills *r. Unknown fields, wrong types and absurd values
  * fail with GP_EINVAL, e->field naming the field and e->msg saying why.
- * Does not look at the pool (see gpd__sched_check_request for that).
+ * Does not look at the pool: gpd__sched_check_request asks the engine.
  */
 int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e);
+
+/*
+ * Turns an error of the engine about a request (rc, and msg naming a field of
+ * gp_workload_spec, as gp_engine_submit_check() gives it) into e, naming the
+ * field as the request's JSON does ("req.gpu_mem" is "gpu_memory"). Returns
+ * the code: GP_EINVAL for a request the engine refuses, whatever it said.
+ */
+int gpd__request_engine_error(int rc, const char *msg, gpd__err *e);
 
 /*
  * The canonical form to store: body without client_key, keys sorted.

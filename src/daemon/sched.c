@@ -70,88 +70,12 @@ static void wake(gpd__sched *s) {
     pthread_mutex_unlock(&s->mu);
 }
 
-/* ---- Checking requests against the pool ------------------------------ */
-
-static int check_nodes(gpd__sched *s, const gp_task_req *q, gpd__err *e) {
-    int64_t max_mem = 0, max_cpu = 0, max_host = 0;
-    int max_gpus = 0, any_gpu = 0, mig_ok = 0;
-    for (size_t i = 0; i < s->nnodes; i++) {
-        const gp_node_spec *n = &s->nodes[i];
-        int plain = 0;
-        for (int g = 0; g < n->ngpus; g++) {
-            const gp_gpu_spec *gs = &n->gpus[g];
-            if (gs->mig) {
-                for (int k = 0; k < gs->nmig; k++)
-                    if (strcmp(gs->mig_layout[k], q->mig_profile) == 0)
-                        mig_ok = 1;
-                continue;
-            }
-            plain++;
-            any_gpu = 1;
-            if (gs->mem_bytes > max_mem)
-                max_mem = gs->mem_bytes;
-        }
-        if (plain > max_gpus)
-            max_gpus = plain;
-        if (n->cpu_milli > max_cpu)
-            max_cpu = n->cpu_milli;
-        if (n->mem_bytes > max_host)
-            max_host = n->mem_bytes;
-    }
-    char a[32], b[32];
-    switch (q->gpu) {
-    case GP_GPU_WHOLE:
-        if (q->gpus > max_gpus)
-            return gpd__fail(e, GP_EINVAL, "gpu", "gpu: no node has %d GPUs (the most is %d)",
-                             q->gpus, max_gpus);
-        break;
-    case GP_GPU_FRACTION:
-        if (!any_gpu)
-            return gpd__fail(e, GP_EINVAL, "gpu", "gpu: the pool has no GPU to share");
-        break;
-    case GP_GPU_MEMORY:
-        if (q->gpu_mem > max_mem) {
-            gp_format_size(q->gpu_mem, a, sizeof a);
-            gp_format_size(max_mem, b, sizeof b);
-            return gpd__fail(e, GP_EINVAL, "gpu_memory",
-                             "gpu_memory: %s is more than any GPU has (the largest has %s)", a, b);
-        }
-        break;
-    case GP_GPU_MIG:
-        if (!mig_ok)
-            return gpd__fail(e, GP_EINVAL, "mig", "mig: no GPU offers a MIG instance of profile %s",
-                             q->mig_profile);
-        break;
-    default:
-        break;
-    }
-    if (q->cpu_milli > max_cpu) {
-        gp_format_milli(q->cpu_milli, a, sizeof a);
-        gp_format_milli(max_cpu, b, sizeof b);
-        return gpd__fail(e, GP_EINVAL, "cpu", "cpu: %s cores is more than any node has (%s)", a, b);
-    }
-    if (q->mem_bytes > max_host) {
-        gp_format_size(q->mem_bytes, a, sizeof a);
-        gp_format_size(max_host, b, sizeof b);
-        return gpd__fail(e, GP_EINVAL, "memory", "memory: %s is more than any node has (%s)", a, b);
-    }
-    return 0;
-}
-
 int gpd__sched_check_request(gpd__sched *s, const gpd__request *r, gpd__err *e) {
-    gp_queue_info qi;
+    char err[GP_ERR_MAX] = "";
     pthread_mutex_lock(&s->eng_mu);
-    int rc = gp_engine_queue_get(s->eng, r->spec.queue, &qi);
-    int leaf = rc == 0 && qi.leaf;
+    int rc = gp_engine_submit_check(s->eng, &r->spec, err, sizeof err);
     pthread_mutex_unlock(&s->eng_mu);
-    if (rc < 0)
-        return gpd__fail(e, GP_EINVAL, "project", "project: there is no project named %s",
-                         r->spec.queue);
-    if (!leaf || qi.depth == 0)
-        return gpd__fail(e, GP_EINVAL, "project",
-                         "project: %s is a department; submit to one of its projects",
-                         r->spec.queue);
-    return check_nodes(s, &r->spec.req, e); /* nodes never change after open */
+    return rc < 0 ? gpd__request_engine_error(rc, err, e) : 0;
 }
 
 void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, const char *user,

@@ -358,6 +358,14 @@ void gp_workload_spec_init(gp_workload_spec *w, uint64_t id, const char *queue);
  */
 int gp_engine_submit(gp_engine *e, const gp_workload_spec *w, char *err, size_t errlen);
 
+/*
+ * Checks w exactly as gp_engine_submit() would, its id aside (a request not
+ * yet stored has none), and submits nothing: 0 if it would be accepted now,
+ * else the code and err gp_engine_submit() would give. Changes nothing. A
+ * caller refuses a request with it before storing the request.
+ */
+int gp_engine_submit_check(const gp_engine *e, const gp_workload_spec *w, char *err, size_t errlen);
+
 /* Removes a workload in any state; its resources, if any, are freed. */
 int gp_engine_cancel(gp_engine *e, uint64_t id);
 

@@ -149,13 +149,14 @@ static int validate_req(const gp_engine *e, const gp_task_req *r, char *err, siz
     return 0;
 }
 
-static int validate(const gp_engine *e, const gp_workload_spec *w, gp__queue **q, char *err,
-                    size_t errlen) {
-    if (w->id == 0) {
+/* Checks w; with check_id 0, its id is not looked at (a dry run). */
+static int validate(const gp_engine *e, const gp_workload_spec *w, int check_id, gp__queue **q,
+                    char *err, size_t errlen) {
+    if (check_id && w->id == 0) {
         gp__errf(err, errlen, "id: must not be 0");
         return GP_EINVAL;
     }
-    if (gp__wl_find(e, w->id)) {
+    if (check_id && gp__wl_find(e, w->id)) {
         gp__errf(err, errlen, "id: workload %llu exists", (unsigned long long)w->id);
         return GP_EEXIST;
     }
@@ -390,9 +391,16 @@ static int check_runnable(const gp_engine *e, const gp_workload_spec *spec, gp__
     return GP_EINVAL;
 }
 
+int gp_engine_submit_check(const gp_engine *e, const gp_workload_spec *spec, char *err,
+                           size_t errlen) {
+    gp__queue *q;
+    int rc = validate(e, spec, 0, &q, err, errlen);
+    return rc ? rc : check_runnable(e, spec, q, err, errlen);
+}
+
 int gp_engine_submit(gp_engine *e, const gp_workload_spec *spec, char *err, size_t errlen) {
     gp__queue *q;
-    int rc = validate(e, spec, &q, err, errlen);
+    int rc = validate(e, spec, 1, &q, err, errlen);
     if (rc == 0)
         rc = check_runnable(e, spec, q, err, errlen);
     if (rc)
@@ -643,7 +651,7 @@ static int restore_fits(const gp__node *node, const gp__wl *w, const gp_slice *s
 int gp_engine_restore(gp_engine *e, const gp_workload_spec *spec, int32_t ntasks,
                       const gp_task_binding *tasks, gp_time_ms started, char *err, size_t errlen) {
     gp__queue *q;
-    int rc = validate(e, spec, &q, err, errlen);
+    int rc = validate(e, spec, 1, &q, err, errlen);
     if (rc)
         return rc;
     int32_t min = spec->min_tasks ? spec->min_tasks : spec->tasks;

@@ -61,6 +61,11 @@ START_TEST(test_bad_input_changes_nothing) {
                  "gpu");
     expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu_memory\":\"1T\"}",
                  400, "gpu_memory");
+    /* The engine's own checks, named by the request's fields. */
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":99}", 400,
+                 "gpu");
+    expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"models\":[\"V100\"]}",
+                 400, "models");
     expect_error(&t, "POST", W, "{\"project\":\"nope\",\"command\":[\"true\"],\"gpu\":1}", 400,
                  "project");
     expect_error(&t, "POST", W, "{\"project\":\"A\",\"command\":[\"true\"]}", 400, "project");

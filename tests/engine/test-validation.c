@@ -17,9 +17,15 @@ static gp_engine *pool(void) {
 }
 
 /* Submits w and asserts it is refused with code and a message that starts
- * with field, and that the engine holds no more workloads than before. */
+ * with field, and that the engine holds no more workloads than before; the
+ * dry run (gp_engine_submit_check) says the same, id checks aside. */
 static void refused(gp_engine *e, gp_workload_spec *w, int code, const char *field) {
-    char err[GP_ERR_MAX] = "";
+    char err[GP_ERR_MAX] = "", dry[GP_ERR_MAX] = "";
+    if (strcmp(field, "id") != 0) {
+        ck_assert_int_eq(gp_engine_submit_check(e, w, dry, sizeof dry), code);
+        ck_assert_msg(strncmp(dry, field, strlen(field)) == 0, "dry run '%s' should name %s", dry,
+                      field);
+    }
     int64_t counts[GP_WAIT_COUNT];
     gp_queue_info before, after;
     ck_assert_int_eq(gp_engine_queue_get(e, "nlp", &before), 0);
@@ -92,6 +98,27 @@ START_TEST(test_absurd_requests_refused) {
     w.kind = GP_KIND_TRAIN;
     w.id = 0;
     refused(e, &w, GP_EINVAL, "id");
+    gp_engine_free(e);
+}
+END_TEST
+
+/* The dry run accepts what gp_engine_submit would, id aside, and changes
+ * nothing. */
+START_TEST(test_dry_run_changes_nothing) {
+    gp_engine *e = pool();
+    gp_workload_spec w;
+    gp_workload_spec_init(&w, 0, "nlp");
+    w.req.gpu = GP_GPU_WHOLE;
+    w.req.gpus = 8;
+    char err[GP_ERR_MAX] = "";
+    gp_queue_info qi;
+    ck_assert_int_eq(gp_engine_submit_check(e, &w, err, sizeof err), 0);
+    ck_assert_int_eq(gp_engine_queue_get(e, "nlp", &qi), 0);
+    ck_assert_int_eq(qi.pending, 0);
+    w.id = 1;
+    ck_assert_int_eq(gp_engine_submit(e, &w, err, sizeof err), 0);
+    ck_assert_int_eq(gp_engine_submit_check(e, &w, err, sizeof err),
+                     0); /* its id is not looked at */
     gp_engine_free(e);
 }
 END_TEST
@@ -193,6 +220,7 @@ END_TEST
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_config_refused);
     tcase_add_test(tc, test_absurd_requests_refused);
+    tcase_add_test(tc, test_dry_run_changes_nothing);
     tcase_add_test(tc, test_queue_must_be_an_existing_project);
     tcase_add_test(tc, test_bad_quotas_refused_and_nothing_changes);
     tcase_add_test(tc, test_bad_nodes_refused);
