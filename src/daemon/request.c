@@ -70,6 +70,14 @@ static const struct {
     {"same_domain", "same_domain"},
 };
 
+void gpd__request_spec(const gpd__request *r, uint64_t id, const char *user, int64_t submitted_ms,
+                       gp_workload_spec *out) {
+    *out = r->spec;
+    out->id = id;
+    snprintf(out->user, sizeof out->user, "%s", user);
+    out->submitted = submitted_ms;
+}
+
 int gpd__request_engine_error(int rc, const char *msg, gpd__err *e) {
     size_t n = strcspn(msg, ":[");
     for (size_t i = 0; i < sizeof engine_fields / sizeof engine_fields[0]; i++)

@@ -37,6 +37,13 @@ typedef struct gpd__request {
 int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e);
 
 /*
+ * The engine's spec of request r for the workload stored as id, submitted by
+ * user at submitted_ms: the one place where a request becomes a spec.
+ */
+void gpd__request_spec(const gpd__request *r, uint64_t id, const char *user, int64_t submitted_ms,
+                       gp_workload_spec *out);
+
+/*
  * Turns an error of the engine about a request (rc, and msg naming a field of
  * gp_workload_spec, as gp_engine_submit_check() gives it) into e, naming the
  * field as the request's JSON does ("req.gpu_mem" is "gpu_memory"). Returns

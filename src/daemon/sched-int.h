@@ -97,6 +97,9 @@ int gpd__act_add(gpd__sched *s, active *a);
 
 /* Launches the tasks of a bound workload (its bindings copied in tasks[]). */
 void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks);
+/* The engine's spec of stored workload w, from its stored request: 0, or
+ * GP_ECORRUPT (e says why) if the request cannot be read back. */
+int gpd__sched_stored_spec(const gpd__wl *w, gp_workload_spec *out, gpd__err *e);
 /* Reads a workload row and parses its request; *j owns what r borrows
  * (the caller frees both with json_decref and gpd__wl_free). */
 int gpd__sched_load_request(gpd__sched *s, uint64_t id, gpd__wl *w, json_t **j, gpd__request *r,

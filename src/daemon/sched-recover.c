@@ -171,19 +171,13 @@ typedef struct scan {
 } scan;
 
 static int submit_spec(gpd__sched *s, const gpd__wl *w, char *err, size_t errlen) {
-    json_t *j = json_loads(w->spec, 0, NULL);
-    gpd__request r;
-    int rc = j ? gpd__request_parse(j, &r, NULL) : GP_ECORRUPT;
-    if (rc == 0) {
-        gp_workload_spec spec = r.spec;
-        spec.id = w->id;
-        snprintf(spec.user, sizeof spec.user, "%s", w->user);
-        spec.submitted = w->submitted_ms;
+    gp_workload_spec spec;
+    gpd__err e = {0};
+    int rc = gpd__sched_stored_spec(w, &spec, &e);
+    if (rc == 0)
         rc = gp_engine_submit(s->eng, &spec, err, errlen);
-    } else {
-        snprintf(err, errlen, "the stored request cannot be read");
-    }
-    json_decref(j);
+    else
+        snprintf(err, errlen, "the stored request cannot be read: %.200s", e.msg);
     return rc;
 }
 
@@ -295,10 +289,8 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     gp_task_binding b[GP__MAX_GANG];
     for (int t = 0; t < n; t++)
         b[t] = a->tasks[t].binding;
-    gp_workload_spec spec = r.spec;
-    spec.id = id;
-    snprintf(spec.user, sizeof spec.user, "%s", w.user);
-    spec.submitted = w.submitted_ms;
+    gp_workload_spec spec;
+    gpd__request_spec(&r, id, w.user, w.submitted_ms, &spec);
     if (!why[0] && gp_engine_restore(s->eng, &spec, n, b, gpd__now_ms(), err, sizeof err) < 0)
         snprintf(why, sizeof why, "could not be restored on its GPUs after a restart: %s", err);
     if (why[0]) {

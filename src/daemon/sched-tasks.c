@@ -236,6 +236,19 @@ int gpd__sched_load_request(gpd__sched *s, uint64_t id, gpd__wl *w, json_t **j, 
     return rc;
 }
 
+int gpd__sched_stored_spec(const gpd__wl *w, gp_workload_spec *out, gpd__err *e) {
+    json_t *j = json_loads(w->spec, 0, NULL);
+    gpd__request r;
+    int rc = j ? gpd__request_parse(j, &r, e)
+               : gpd__fail(e, GP_ECORRUPT, "", "the stored request is not JSON");
+    if (rc == 0)
+        gpd__request_spec(&r, w->id, w->user, w->submitted_ms, out);
+    else
+        rc = GP_ECORRUPT;
+    json_decref(j);
+    return rc;
+}
+
 int gpd__sched_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__request *r,
                           char *err, size_t errlen) {
     for (int t = 0; t < a->ntasks; t++) {

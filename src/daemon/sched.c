@@ -80,10 +80,8 @@ int gpd__sched_check_request(gpd__sched *s, const gpd__request *r, gpd__err *e) 
 
 void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, const char *user,
                           int64_t submitted_ms) {
-    gp_workload_spec w = r->spec;
-    w.id = id;
-    snprintf(w.user, sizeof w.user, "%s", user);
-    w.submitted = submitted_ms;
+    gp_workload_spec w;
+    gpd__request_spec(r, id, user, submitted_ms, &w);
     char err[GP_ERR_MAX] = "";
     pthread_mutex_lock(&s->eng_mu);
     int rc = gp_engine_submit(s->eng, &w, err, sizeof err);
@@ -165,16 +163,9 @@ static int set_final(gpd__sched *s, uint64_t id, gpd__wl_state st, const char *k
 }
 
 static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
-    json_error_t je;
-    json_t *j = json_loads(w->spec, 0, &je);
-    gpd__request r;
-    int rc = j ? gpd__request_parse(j, &r, e)
-               : gpd__fail(e, GP_ECORRUPT, "", "stored request unreadable");
+    gp_workload_spec spec;
+    int rc = gpd__sched_stored_spec(w, &spec, e);
     if (rc == 0) {
-        gp_workload_spec spec = r.spec;
-        spec.id = w->id;
-        snprintf(spec.user, sizeof spec.user, "%s", w->user);
-        spec.submitted = w->submitted_ms;
         char err[GP_ERR_MAX] = "";
         pthread_mutex_lock(&s->eng_mu);
         rc = gp_engine_submit(s->eng, &spec, err, sizeof err);
@@ -182,7 +173,6 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
         if (rc < 0)
             rc = gpd__fail(e, GP_ESTATE, "", "cannot resume: %s", err);
     }
-    json_decref(j);
     if (rc < 0)
         return rc;
     rc = set_final(s, w->id, GP__WL_PENDING, "resumed", "resumed: back in the queue", e);
