@@ -111,6 +111,7 @@ int cmd_node(cli *c, int argc, char **argv);
 int cmd_token(cli *c, int argc, char **argv);
 int cmd_whoami(cli *c, int argc, char **argv);
 int cmd_usage(cli *c, int argc, char **argv);
+int cmd_export(cli *c, int argc, char **argv);
 
 /* Help text of a command, or NULL. */
 const char *cli_help_text(const char *cmd);

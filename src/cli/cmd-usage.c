@@ -1,8 +1,10 @@
 /*
- * cmd-usage.c — `gpupool usage`: GPU-hours allocated, used, idle while
- * allocated, borrowed and lent per queue, user or node over a period, from
- * GET /api/v1/usage; a table for people, --json for scripts and --csv for
- * chargeback spreadsheets (one line per key, the period in each line).
+ * cmd-usage.c — the measuring commands. `gpupool usage`: GPU-hours
+ * allocated, used, idle while allocated, borrowed and lent per queue, user
+ * or node over a period, from GET /api/v1/usage; a table for people, --json
+ * for scripts and --csv for chargeback spreadsheets (one line per key, the
+ * period in each line). `gpupool export`: the pool's own history as the
+ * files gpupool-sim plan reads.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,4 +118,38 @@ int cmd_usage(cli *c, int argc, char **argv) {
         printf("note: %s\n", cli_str(out, "note"));
     json_decref(out);
     return EXIT_OK;
+}
+
+int cmd_export(cli *c, int argc, char **argv) {
+    const char *what = argc > 1 ? argv[1] : "", *from = NULL, *to = NULL, *v;
+    int i, missing = 0;
+    if (strcmp(what, "workloads") != 0 && strcmp(what, "nodes") != 0 &&
+        strcmp(what, "projects") != 0)
+        return cli_usage("export", "export what? workloads, nodes or projects");
+    for (i = 2; i < argc; i++) {
+        if (FLAG("--from"))
+            from = v;
+        else if (FLAG("--to"))
+            to = v;
+        else
+            return cli_usage("export", missing ? "%s needs a value" : "unknown argument \"%s\"",
+                             argv[i]);
+    }
+    char path[256];
+    int n = snprintf(path, sizeof path, "/api/v1/export/%s?", what);
+    const char *vals[] = {from, to}, *names[] = {"from", "to"};
+    for (int k = 0; k < 2; k++) {
+        if (!vals[k])
+            continue;
+        if (!plain(vals[k]) || strlen(vals[k]) > 64)
+            return cli_usage("export", "--%s: \"%s\" is not a time", names[k], vals[k]);
+        n += snprintf(path + n, sizeof path - (size_t)n, "%s=%s&", names[k], vals[k]);
+    }
+    char *raw = NULL;
+    size_t len = 0;
+    int rc = cli_call(c, "GET", path, NULL, NULL, &raw, &len);
+    if (rc == EXIT_OK && raw)
+        fwrite(raw, 1, len, stdout);
+    free(raw);
+    return rc;
 }

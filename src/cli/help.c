@@ -68,6 +68,15 @@ static const struct {
      "Times: seconds since 1970, 2026-12-01, 2026-12-01T08:00:00Z, or a duration\n"
      "before now (7d). Used is '-' where nothing can measure it (emulated GPUs).\n"
      "--csv prints one line per key with the period, for chargeback.\n"},
+    {"export", "usage: gpupool export workloads [--from T] [--to T] > pods.csv\n"
+               "       gpupool export nodes > nodes.csv\n"
+               "       gpupool export projects > projects.csv\n"
+               "\n"
+               "The pool's own history in the files gpupool-sim reads, so that\n"
+               "  gpupool-sim plan --nodes nodes.csv --pods pods.csv --projects projects.csv\n"
+               "answers how many GPUs this organisation needs from what it really ran.\n"
+               "Workloads: finished ones (submitted in [from, to)), with what they asked for,\n"
+               "when they were submitted, first started and last ended. Admins only.\n"},
     {"queue",
      "usage: gpupool queue list [--json]\n"
      "       gpupool queue create NAME [--parent DEPT] [QUOTA FLAGS]\n"

@@ -32,6 +32,7 @@ static const char main_help[] =
     "  queue      departments and projects: list, create, set, delete\n"
     "  node       node list: GPUs, slices, memory really used\n"
     "  usage      GPU-hours allocated, used, idle, borrowed, lent (--csv for chargeback)\n"
+    "  export     workloads|nodes|projects as CSV for gpupool-sim plan (admins)\n"
     "  token      API tokens: create, list, delete\n"
     "  whoami     the user, role and scope of the token in use\n"
     "\n"
@@ -308,10 +309,11 @@ static const struct {
     const char *name;
     int (*fn)(cli *, int, char **);
 } commands[] = {
-    {"submit", cmd_submit}, {"list", cmd_list},   {"ls", cmd_list},      {"describe", cmd_describe},
-    {"logs", cmd_logs},     {"delete", cmd_stop}, {"suspend", cmd_stop}, {"resume", cmd_stop},
-    {"queue", cmd_queue},   {"node", cmd_node},   {"token", cmd_token},  {"whoami", cmd_whoami},
-    {"usage", cmd_usage},
+    {"submit", cmd_submit},     {"list", cmd_list},     {"ls", cmd_list},
+    {"describe", cmd_describe}, {"logs", cmd_logs},     {"delete", cmd_stop},
+    {"suspend", cmd_stop},      {"resume", cmd_stop},   {"queue", cmd_queue},
+    {"node", cmd_node},         {"token", cmd_token},   {"whoami", cmd_whoami},
+    {"usage", cmd_usage},       {"export", cmd_export},
 };
 
 int main(int argc, char **argv) {

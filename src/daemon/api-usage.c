@@ -25,8 +25,7 @@
 
 #define MAX_STEPS 20000
 
-/* Parses a point in time; now_s for relative ones. */
-static int parse_time(const char *field, const char *s, int64_t now_s, int64_t *out, gpd__err *e) {
+int gpd__parse_time(const char *field, const char *s, int64_t now_s, int64_t *out, gpd__err *e) {
     char *end;
     long long v = strtoll(s, &end, 10);
     if (*s && !*end && v >= 0) {
@@ -222,10 +221,10 @@ int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
     const char *s;
     int rc = 0;
     to = now;
-    if ((s = gpd__query(r, "to")) && (rc = parse_time("to", s, now, &to, e)) < 0)
+    if ((s = gpd__query(r, "to")) && (rc = gpd__parse_time("to", s, now, &to, e)) < 0)
         return rc;
     from = to - 86400;
-    if ((s = gpd__query(r, "from")) && (rc = parse_time("from", s, now, &from, e)) < 0)
+    if ((s = gpd__query(r, "from")) && (rc = gpd__parse_time("from", s, now, &from, e)) < 0)
         return rc;
     if (from >= to)
         return gpd__fail(e, GP_EINVAL, "from", "from: must be before to");

@@ -69,6 +69,12 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
        "Nodes and GPUs, with each slice and its real memory use")                                  \
     XX("GET", "/api/v1/usage", h_usage, RESEARCHER,                                                \
        "GPU-hours allocated, used, idle, borrowed, lent (?from= &to= &step= &by=queue|user|node)") \
+    XX("GET", "/api/v1/export/workloads", h_export_workloads, ADMIN,                               \
+       "Finished workloads as gpupool-sim's pod list, CSV (?from= &to=)")                          \
+    XX("GET", "/api/v1/export/nodes", h_export_nodes, ADMIN,                                       \
+       "Nodes as gpupool-sim's node list, CSV")                                                    \
+    XX("GET", "/api/v1/export/projects", h_export_projects, ADMIN,                                 \
+       "The queue tree as gpupool-sim's projects file, CSV")                                       \
     XX("GET", "/api/v1/tokens", h_tok_list, ADMIN, "API tokens (never their secrets)")             \
     XX("POST", "/api/v1/tokens", h_tok_create, ADMIN,                                              \
        "Create a token; the answer holds its secret, shown once")                                  \
@@ -134,6 +140,11 @@ const char *gpd__query(gpd__req *r, const char *key);
 
 /* Parses the body as a JSON object; GP_EPARSE naming the line and column. */
 int gpd__body_json(gpd__req *r, json_t **out, gpd__err *e);
+
+/* Parses a point in time given as field: seconds since 1970, 2026-12-01,
+ * 2026-12-01T08:00:00Z, or a duration before now_s such as 7d
+ * (api-usage.c). GP_EINVAL naming field. */
+int gpd__parse_time(const char *field, const char *s, int64_t now_s, int64_t *out, gpd__err *e);
 
 /* Parses a decimal id path parameter. */
 int gpd__param_id(gpd__req *r, int i, uint64_t *out, gpd__err *e);

@@ -138,9 +138,9 @@ static double time_unit(int64_t span, const char **name) {
     return 60;
 }
 
-/* Allocation % in BINS equal time bins over [t0, t1] (time-weighted means
- * of the step function in r->series), x in units of `unit` seconds since
- * t0. */
+/* GPUs allocated in BINS equal time bins over [t0, t1] (time-weighted
+ * means of the step function in r->series), x in units of `unit` seconds
+ * since t0. */
 static void alloc_bins(const sim_replay_result *r, int64_t t0, int64_t t1, double unit, double *x,
                        double *y) {
     double span = (double)(t1 > t0 ? t1 - t0 : 1), w = span / BINS;
@@ -157,7 +157,7 @@ static void alloc_bins(const sim_replay_result *r, int64_t t0, int64_t t1, doubl
         }
         area += cur * (e - t);
         x[b] = (a + w / 2 - (double)t0) / unit;
-        y[b] = r->capacity_milli ? 100.0 * area / w / (double)r->capacity_milli : 0;
+        y[b] = area / w / GP_MILLI;
     }
 }
 
@@ -181,23 +181,36 @@ static void summary_table(FILE *f, const sim_plan *p, int needed) {
     fputs("</table>\n", f);
 }
 
+/* A share as people read it: "<1%" rather than a misleading "0%". */
+static void share_text(double share, char *buf, size_t len) {
+    if (share > 0 && share < 0.01)
+        snprintf(buf, len, "&lt;1%%");
+    else
+        snprintf(buf, len, "%.0f%%", 100 * share);
+}
+
+/* Per project at the size each mode needs (deserved quotas are shares of
+ * that pool, not of the hardware the trace came from). */
 static void project_tables(FILE *f, const sim_plan *p) {
     for (int m = 0; m < SIM_MODE_COUNT; m++) {
-        const sim_replay_result *r = &p->modes[m].full;
+        if (!p->modes[m].found)
+            continue;
+        const sim_replay_result *r = &p->modes[m].needed;
         fprintf(f,
-                "<h3>%s</h3>\n<table><tr><th>project</th><th>deserved GPUs</th>"
-                "<th>mean GPUs</th><th>share of deserved</th><th>jobs</th>"
+                "<h3>%s, %lld GPUs</h3>\n<table><tr><th>project</th><th>deserved GPUs</th>"
+                "<th>mean GPUs held</th><th>held / deserved</th><th>jobs</th>"
                 "<th>delay p95 (s)</th></tr>\n",
-                sim_mode_name((sim_mode)m));
+                sim_mode_name((sim_mode)m), (long long)p->modes[m].gpus_needed);
         for (size_t i = 0; i < r->nprojects; i++) {
             const sim_project_result *q = &r->projects[i];
+            char share[16];
+            share_text(q->share, share, sizeof share);
             fputs("<tr><td>", f);
             esc(f, q->name);
             fprintf(f,
-                    "</td><td>%.2f</td><td>%.2f</td><td>%.0f%%</td><td>%lld</td>"
+                    "</td><td>%.1f</td><td>%.2f</td><td>%s</td><td>%lld</td>"
                     "<td>%.0f</td></tr>\n",
-                    q->deserved_gpus, q->mean_gpus, 100 * q->share, (long long)q->jobs,
-                    q->delay_p95);
+                    q->deserved_gpus, q->mean_gpus, share, (long long)q->jobs, q->delay_p95);
         }
         fputs("</table>\n", f);
     }
@@ -205,7 +218,9 @@ static void project_tables(FILE *f, const sim_plan *p) {
 
 /* Horizontal bars: GPUs each mode needs, against the given hardware. */
 static void needed_chart(FILE *f, const sim_plan *p) {
-    double max = (double)p->gpus;
+    /* The bars are scaled to the largest need, not to the trace's hardware,
+     * which may be far larger than any mode needs. */
+    double max = 0;
     for (int m = 0; m < SIM_MODE_COUNT; m++)
         max = fmax(max, p->modes[m].found ? (double)p->modes[m].gpus_needed
                                           : (double)p->gpus * SIM_PLAN_MAX_GROWTH);
@@ -234,6 +249,99 @@ static void needed_chart(FILE *f, const sim_plan *p) {
     fputs("</svg>\n", f);
 }
 
+/* What each mode means, in one sentence for a reader who is not an
+ * engineer. */
+static const char *const meaning[SIM_MODE_COUNT] = {
+    "Each project owns a fixed set of GPUs (its share of the pool) that nobody else may use, "
+    "even while they sit idle.",
+    "All projects share one pool: each keeps its share as a guarantee and borrows GPUs others "
+    "leave idle, which are handed back when their owner needs them.",
+    "As pooled, and a workload that needs only part of a GPU gets only that part, so several "
+    "workloads share one GPU."};
+
+/* An amount of money with thousands separators, after the currency. */
+static void money(FILE *f, const sim_plan *p, double v) {
+    char digits[32], out[64];
+    snprintf(digits, sizeof digits, "%.0f", fabs(v));
+    size_t n = strlen(digits), k = 0;
+    if (v < 0)
+        out[k++] = '-';
+    for (size_t i = 0; i < n && k < sizeof out - 2; i++) {
+        if (i && (n - i) % 3 == 0)
+            out[k++] = ',';
+        out[k++] = digits[i];
+    }
+    out[k] = '\0';
+    if (p->currency[0]) {
+        esc(f, p->currency);
+        fputc(' ', f);
+    }
+    fputs(out, f);
+}
+
+/* The answer first: GPUs and money per mode, in sentences and a table. */
+static void answer(FILE *f, const sim_plan *p) {
+    const sim_plan_mode *st = &p->modes[SIM_MODE_STATIC], *po = &p->modes[SIM_MODE_POOLED],
+                        *fr = &p->modes[SIM_MODE_FRACTIONAL];
+    fputs("<p class='headline'>", f);
+    if (st->found && po->found && st->gpus_needed > po->gpus_needed) {
+        fprintf(f, "Pooling needs %lld fewer GPUs than static ownership for the same wait",
+                (long long)(st->gpus_needed - po->gpus_needed));
+        if (p->price_per_gpu > 0) {
+            fputs(": ", f);
+            money(f, p, (double)(st->gpus_needed - po->gpus_needed) * p->price_per_gpu);
+            fputs(" not spent", f);
+        }
+        fputs(".", f);
+    } else if (st->found && po->found) {
+        fputs("On this history pooling needs no fewer GPUs than static ownership.", f);
+    } else {
+        fputs("Not every mode met the target within the sizes tried (see below).", f);
+    }
+    if (po->found && fr->found && po->gpus_needed > fr->gpus_needed) {
+        fprintf(f, " Sharing GPUs in fractions saves %lld more",
+                (long long)(po->gpus_needed - fr->gpus_needed));
+        if (p->price_per_gpu > 0) {
+            fputs(" (", f);
+            money(f, p, (double)(po->gpus_needed - fr->gpus_needed) * p->price_per_gpu);
+            fputs(")", f);
+        }
+        fputs(".", f);
+    }
+    fputs("</p>\n<table><tr><th>mode</th><th class='words'>what it means</th><th>GPUs needed</th>",
+          f);
+    if (p->price_per_gpu > 0)
+        fputs("<th>cost</th>", f);
+    fputs("<th>GPUs busy with work there</th><th>wait p95</th></tr>\n", f);
+    for (int m = 0; m < SIM_MODE_COUNT; m++) {
+        const sim_plan_mode *pm = &p->modes[m];
+        fprintf(f, "<tr><td>%s</td><td class='words'>%s</td>", sim_mode_name((sim_mode)m),
+                meaning[m]);
+        if (!pm->found) {
+            fprintf(f, "<td>more than %lld</td>%s<td>-</td><td>-</td></tr>\n",
+                    (long long)p->gpus * SIM_PLAN_MAX_GROWTH,
+                    p->price_per_gpu > 0 ? "<td>-</td>" : "");
+            continue;
+        }
+        fprintf(f, "<td>%lld</td>", (long long)pm->gpus_needed);
+        if (p->price_per_gpu > 0) {
+            fputs("<td>", f);
+            money(f, p, (double)pm->gpus_needed * p->price_per_gpu);
+            fputs("</td>", f);
+        }
+        fprintf(f, "<td>%.0f%%</td><td>%.0f s</td></tr>\n", pm->needed.alloc_pct,
+                pm->needed.delay_p95);
+    }
+    fputs("</table>\n", f);
+    fprintf(f,
+            "<p>Utilisation: on the trace's own hardware (%lld GPUs) work would hold "
+            "%.1f%% (static), %.1f%% (pooled) and %.1f%% (pooled-fractional) of the GPUs; "
+            "at the sizes above it holds the share in the table.%s</p>\n",
+            (long long)p->gpus, st->full.alloc_pct, po->full.alloc_pct, fr->full.alloc_pct,
+            p->price_per_gpu > 0 ? ""
+                                 : " Give <code>--price-per-gpu</code> to see what each costs.");
+}
+
 int sim_plan_html(const sim_plan *p, const sim_inputs *in, FILE *f) {
     fputs("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>\n"
           "<title>gpupool capacity plan</title>\n<style>\n"
@@ -243,79 +351,96 @@ int sim_plan_html(const sim_plan *p, const sim_inputs *in, FILE *f) {
           "td:first-child,th:first-child{text-align:left}\n"
           ".t{font-size:11px;fill:#444}.l{font-size:13px;fill:#222}\n"
           ".headline{font-size:1.4em;font-weight:bold;margin:1em 0}\n"
+          "td.words,th.words{text-align:left}\n"
           "</style></head><body>\n<h1>gpupool capacity plan</h1>\n<p>",
           f);
-    fprintf(f, "%zu jobs from <code>", in->njobs);
+    fprintf(f, "How many GPUs does this organisation need? %zu jobs from <code>", in->njobs);
     esc(f, in->pods_path);
-    fprintf(f, "</code> on %zu nodes (%lld GPUs) from <code>", p->nnodes, (long long)p->gpus);
+    fprintf(f, "</code> replayed on pools of the node types in <code>");
     esc(f, in->nodes_path);
-    fprintf(f, "</code>. Target: p95 queueing delay at most %.0f s, every job served.</p>\n",
+    fprintf(f,
+            "</code>, each mode at the smallest size where 95%% of jobs start within "
+            "%.0f s and every job is served.</p>\n",
             p->target_p95_s);
-    fputs("<p class='headline'>", f);
-    for (int m = 0; m < SIM_MODE_COUNT; m++) {
-        const sim_plan_mode *pm = &p->modes[m];
-        if (pm->found)
-            fprintf(f, "%s%s needs %lld GPUs", m ? "; " : "", sim_mode_name((sim_mode)m),
-                    (long long)pm->gpus_needed);
-        else
-            fprintf(f, "%s%s needs more than %lld GPUs", m ? "; " : "", sim_mode_name((sim_mode)m),
-                    (long long)p->gpus * SIM_PLAN_MAX_GROWTH);
-    }
-    fputs(".</p>\n", f);
+    answer(f, p);
     needed_chart(f, p);
 
-    double *buf = malloc((size_t)SIM_MODE_COUNT * 2 * BINS * sizeof *buf);
     size_t cap = 0;
     for (int m = 0; m < SIM_MODE_COUNT; m++)
-        cap += p->modes[m].full.jobs;
+        cap += (size_t)p->modes[m].needed.jobs;
+    double *buf = malloc((size_t)SIM_MODE_COUNT * 2 * BINS * sizeof *buf);
     double *cdf = malloc((2 * cap + 2 * SIM_MODE_COUNT) * sizeof *cdf);
     if (!buf || !cdf) {
         free(buf);
         free(cdf);
         return GP_ENOMEM;
     }
+    /* Allocation over time at the size each mode needs, in GPUs: the axis
+     * fits what work held, not the trace's hardware or the pools' size. */
     line ls[SIM_MODE_COUNT];
-    int64_t t0 = p->modes[0].full.t0, t1 = p->modes[0].full.t1;
-    for (int m = 1; m < SIM_MODE_COUNT; m++) {
-        t0 = p->modes[m].full.t0 < t0 ? p->modes[m].full.t0 : t0;
-        t1 = p->modes[m].full.t1 > t1 ? p->modes[m].full.t1 : t1;
-    }
-    const char *unit_name;
-    double unit = time_unit(t1 - t0, &unit_name);
+    size_t nl = 0;
+    int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+    double maxdelay = 0, p99 = 0;
     for (int m = 0; m < SIM_MODE_COUNT; m++) {
+        const sim_plan_mode *pm = &p->modes[m];
+        if (!pm->found)
+            continue;
+        t0 = pm->needed.t0 < t0 ? pm->needed.t0 : t0;
+        t1 = pm->needed.t1 > t1 ? pm->needed.t1 : t1;
+        p99 = fmax(p99, pm->needed.delay_p99);
+        size_t nd = (size_t)(pm->needed.jobs - pm->needed.rejected);
+        if (nd)
+            maxdelay = fmax(maxdelay, pm->needed.delays[nd - 1]);
+    }
+    const char *unit_name = "";
+    double unit = t1 > t0 ? time_unit(t1 - t0, &unit_name) : 1;
+    for (int m = 0; m < SIM_MODE_COUNT && t1 > t0; m++) {
+        if (!p->modes[m].found)
+            continue;
         double *x = buf + (size_t)m * 2 * BINS, *y = x + BINS;
-        alloc_bins(&p->modes[m].full, t0, t1, unit, x, y);
-        ls[m] = (line){x, y, BINS, colour[m], sim_mode_name((sim_mode)m)};
+        alloc_bins(&p->modes[m].needed, t0, t1, unit, x, y);
+        ls[nl++] = (line){x, y, BINS, colour[m], sim_mode_name((sim_mode)m)};
     }
-    chart(f, "GPU allocation over time (given hardware)", ls, SIM_MODE_COUNT, 0, unit_name,
-          "allocated GPUs, % of the pool", 1);
+    if (nl)
+        chart(f, "GPUs held by work over time, at the size each mode needs", ls, nl, 0, unit_name,
+              "GPUs allocated", 1);
 
-    /* Delay CDFs: x is log10 of the delay in seconds, delays under one
-     * second drawn at 1 s. */
-    double *c = cdf;
-    for (int m = 0; m < SIM_MODE_COUNT; m++) {
-        const sim_replay_result *r = &p->modes[m].full;
-        size_t n = 0, nd = (size_t)(r->jobs - r->rejected);
-        double *x = c, *y = c + (nd ? nd : 1);
-        for (size_t i = 0; i < nd; i++) {
-            if (i + 1 < nd && r->delays[i + 1] == r->delays[i])
+    /* Waiting: the distribution at those sizes, unless (almost) nobody
+     * waited, where a chart would be a flat line at 100 %. */
+    if (nl && p99 < 1) {
+        fprintf(f,
+                "<h2>Waiting</h2>\n<p>At these sizes at least 99%% of jobs started as soon as "
+                "they arrived, in every mode; the longest wait was %.0f s.</p>\n",
+                maxdelay);
+    } else if (nl) {
+        double *c = cdf;
+        nl = 0;
+        for (int m = 0; m < SIM_MODE_COUNT; m++) {
+            if (!p->modes[m].found)
                 continue;
-            x[n] = log10(fmax(r->delays[i], 1.0));
-            y[n++] = 100.0 * (double)(i + 1) / (double)nd;
+            const sim_replay_result *r = &p->modes[m].needed;
+            size_t n = 0, nd = (size_t)(r->jobs - r->rejected);
+            double *x = c, *y = c + (nd ? nd : 1);
+            for (size_t i = 0; i < nd; i++) {
+                if (i + 1 < nd && r->delays[i + 1] == r->delays[i])
+                    continue;
+                x[n] = log10(fmax(r->delays[i], 1.0));
+                y[n++] = 100.0 * (double)(i + 1) / (double)nd;
+            }
+            ls[nl++] = (line){x, y, n, colour[m], sim_mode_name((sim_mode)m)};
+            c += 2 * (nd ? nd : 1);
         }
-        ls[m] = (line){x, y, n, colour[m], sim_mode_name((sim_mode)m)};
-        c += 2 * (nd ? nd : 1);
+        chart(f, "How long jobs wait to start, at the size each mode needs", ls, nl, 1,
+              "waiting time, seconds (log scale)", "jobs started within, %", 100);
     }
-    chart(f, "Queueing delay, cumulative distribution (given hardware)", ls, SIM_MODE_COUNT, 1,
-          "queueing delay, seconds (log scale)", "jobs started within, %", 100);
     free(buf);
     free(cdf);
 
-    fputs("<h2>The three modes on the given hardware</h2>\n", f);
-    summary_table(f, p, 0);
-    fputs("<h2>At the size each mode needs</h2>\n", f);
+    fputs("<h2>Details: at the size each mode needs</h2>\n", f);
     summary_table(f, p, 1);
-    fputs("<h2>Per project: mean GPUs held against deserved quota</h2>\n", f);
+    fprintf(f, "<h2>Details: on the trace's own hardware (%lld GPUs)</h2>\n", (long long)p->gpus);
+    summary_table(f, p, 0);
+    fputs("<h2>Per project: GPUs held against deserved quota</h2>\n", f);
     project_tables(f, p);
     fprintf(f, "<p>Computed by gpupool-sim plan in %.1f s.</p>\n</body></html>\n", p->seconds);
     return 0;

@@ -27,7 +27,8 @@ static void usage(FILE *f) {
           "                       [--seed S] [--grace S] [--min-runtime S] [--tick S]\n"
           "                       [--scale F] [--compress F] [--json] [--quiet]\n"
           "       gpupool-sim plan --nodes NODES.csv --pods PODS.csv [--projects FILE]\n"
-          "                       [--p95-target SECONDS] [--out PREFIX] [replay options]\n"
+          "                       [--p95-target SECONDS] [--price-per-gpu N] [--currency C]\n"
+          "                       [--out PREFIX] [replay options]\n"
           "policies: random dotprod gpuclustering gpupacking bestfit fgd gpupool binpack spread\n",
           f);
 }

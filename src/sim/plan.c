@@ -322,8 +322,8 @@ typedef struct cmd_opts {
     sim_inputs in;
     sim_replay_opts o;
     int all_modes, json;
-    double target, scale, compress;
-    const char *out;
+    double target, scale, compress, price;
+    const char *out, *currency;
 } cmd_opts;
 
 static int usage_error(const char *cmd, const char *msg, const char *arg) {
@@ -376,7 +376,11 @@ static int parse(int argc, char **argv, int plan, cmd_opts *c) {
             c->in.pods_path = v;
         else if (!strcmp(a, "--projects"))
             c->in.projects_path = v;
-        else if (!strcmp(a, "--out") && plan)
+        else if (!strcmp(a, "--currency") && plan) {
+            if (strlen(v) >= 16)
+                return usage_error(cmd, "--currency: at most 15 characters:", v);
+            c->currency = v;
+        } else if (!strcmp(a, "--out") && plan)
             c->out = v;
         else if (!strcmp(a, "--mode") && !plan) {
             c->all_modes = !strcmp(v, "all");
@@ -394,7 +398,7 @@ static int parse(int argc, char **argv, int plan, cmd_opts *c) {
             } nums[] = {{"--seed", 0, 1e18, 0},       {"--grace", 0, 1e9, 0},
                         {"--min-runtime", 0, 1e9, 0}, {"--tick", 0, 1e9, 0},
                         {"--scale", 1e-6, 1, 0},      {"--compress", 1, 1e6, 0},
-                        {"--p95-target", 0, 1e12, 1}};
+                        {"--p95-target", 0, 1e12, 1}, {"--price-per-gpu", 0, 1e12, 1}};
             size_t k = 0, nn = sizeof nums / sizeof *nums;
             while (k < nn && (strcmp(a, nums[k].name) || (nums[k].plan_only && !plan)))
                 k++;
@@ -421,8 +425,11 @@ static int parse(int argc, char **argv, int plan, cmd_opts *c) {
             case 5:
                 c->compress = d;
                 break;
-            default:
+            case 6:
                 c->target = d;
+                break;
+            default:
+                c->price = d;
                 break;
             }
         }
@@ -567,6 +574,8 @@ int sim_cmd_plan(int argc, char **argv) {
         sim_inputs_free(&c.in);
         return 1;
     }
+    p.price_per_gpu = c.price;
+    snprintf(p.currency, sizeof p.currency, "%s", c.currency ? c.currency : "");
     if (c.out)
         rc = write_reports(c.out, &p, &c.in);
     if (!rc && c.json) {

@@ -57,7 +57,9 @@ typedef struct sim_plan_mode {
 
 typedef struct sim_plan {
     double target_p95_s;
-    size_t nnodes; /* of the given hardware */
+    double price_per_gpu; /* for the report's money: 0 shows none */
+    char currency[16];    /* printed before amounts, e.g. "EUR" ("": none) */
+    size_t nnodes;        /* of the given hardware */
     int64_t gpus;
     sim_plan_mode modes[SIM_MODE_COUNT];
     double seconds;

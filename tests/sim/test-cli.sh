@@ -33,6 +33,22 @@ tap_ok "replay prints the three modes" sh -c "'$sim' replay --quiet $rp > '$tmp/
 tap_ok "replay --json: per-mode delays, preemptions and project shares" sh -c "'$sim' replay --quiet --mode pooled --json $rp > '$tmp/rj' && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d[\"modes\"]; assert len(m)==1 and m[0][\"mode\"]==\"pooled\"; assert m[0][\"preemptions\"][\"reclaim\"]>0; assert [p[\"project\"] for p in m[0][\"projects\"]]==[\"nlp\",\"vision\"]' '$tmp/rj'"
 tap_ok "plan writes text, JSON and HTML" sh -c "'$sim' plan --quiet --p95-target 60 --out '$tmp/plan' $rp > '$tmp/p' && grep -q 'static needs [0-9]* GPUs, pooled needs' '$tmp/plan.txt' && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert all(m[\"found\"] for m in d[\"modes\"])' '$tmp/plan.json' && grep -q '<svg' '$tmp/plan.html'"
 tap_ok "plan's HTML needs no network" sh -c "! grep -Eq 'http|<script|src=' '$tmp/plan.html'"
+"$sim" plan --quiet --p95-target 60 --price-per-gpu 25000 --currency EUR --out "$tmp/money" $rp >/dev/null
+tap_ok "plan puts a price on the GPUs pooling saves" grep -Eq "fewer GPUs than static ownership for the same wait: EUR [0-9,]+ not spent" "$tmp/money.html"
+tap_ok "plan says what each mode means" sh -c "grep -q 'Each project owns a fixed set of GPUs' '$tmp/money.html' && grep -q 'several workloads share one GPU' '$tmp/money.html'"
+tap_ok "plan draws the waiting times when jobs wait" grep -q 'How long jobs wait to start' "$tmp/money.html"
+# Two one-GPU jobs one after the other on eight GPUs: nobody waits, and
+# the pool needs one GPU.
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,project\nq0,1000,1024,1,1000,0,100,nlp\nq1,1000,1024,1,1000,200,300,nlp\n' >"$tmp/calm.csv"
+"$sim" plan --quiet --out "$tmp/calm" --nodes $fx/replay-nodes.csv --pods "$tmp/calm.csv" --projects $fx/replay-projects.csv >/dev/null
+tap_ok "no chart of waiting times when nobody waits, a sentence instead" sh -c "! grep -q 'How long jobs wait' '$tmp/calm.html' && grep -q 'started as soon as they arrived' '$tmp/calm.html'"
+tap_ok "the allocation axis fits what work held, not the hardware" python3 -c '
+import re, sys
+h = open(sys.argv[1]).read()
+sec = h.split("GPUs held by work over time")[1].split("</svg>")[0]
+ticks = [float(t) for t in re.findall(r"text-anchor=.end. class=.t.>([0-9.e+]+)<", sec)]
+assert ticks and max(ticks) <= 1, ticks
+' "$tmp/calm.html"
 tap_ok "plan shows progress on stderr" sh -c "'$sim' plan --p95-target 60 $rp 2>&1 >/dev/null | grep -q 'plan pooled: .* nodes'"
 
 printf 'name,parent,deserved_gpus\nnlp,,2\nvision,org,1\n' > "$tmp/proj.csv"
