@@ -233,6 +233,8 @@ int cmd_token(cli *c, int argc, char **argv) {
             json_object_set_new(b, "scope", json_string(v));
         else if (FLAG("--name"))
             json_object_set_new(b, "name", json_string(v));
+        else if (FLAG("--unix-user"))
+            json_object_set_new(b, "unix_user", json_string(v));
         else if (strcmp(sub, "delete") == 0 && argv[i][0] != '-') {
             char path[128];
             snprintf(path, sizeof path, "/api/v1/tokens/%s", argv[i]);
@@ -251,22 +253,28 @@ int cmd_token(cli *c, int argc, char **argv) {
     if (strcmp(sub, "create") == 0) {
         rc = cli_call(c, "POST", "/api/v1/tokens", b, &out, NULL, NULL);
         if (rc == EXIT_OK && !c->json)
-            printf("%s\n# token %lld for %s (%s%s%s); shown only now\n", cli_str(out, "token"),
-                   (long long)json_integer_value(json_object_get(out, "id")), cli_str(out, "user"),
-                   cli_str(out, "role"), *cli_str(out, "scope") ? ": " : "", cli_str(out, "scope"));
+            printf("%s\n# token %lld for %s (%s%s%s), workloads run as Unix user %s; shown only "
+                   "now\n",
+                   cli_str(out, "token"), (long long)json_integer_value(json_object_get(out, "id")),
+                   cli_str(out, "user"), cli_str(out, "role"), *cli_str(out, "scope") ? ": " : "",
+                   cli_str(out, "scope"), cli_str(out, "unix_user"));
     } else if (strcmp(sub, "list") == 0 || strcmp(sub, "ls") == 0) {
         rc = cli_call(c, "GET", "/api/v1/tokens", NULL, &out, NULL, NULL);
         if (rc == EXIT_OK && !c->json) {
-            static const char *const head[] = {"ID", "NAME", "USER", "ROLE", "SCOPE"};
+            static const char *const head[] = {"ID", "NAME", "USER", "UNIX USER", "ROLE", "SCOPE"};
             cli_table t;
-            cli_table_init(&t, 5, head);
+            cli_table_init(&t, 6, head);
             size_t k;
             json_t *x;
             json_array_foreach(json_object_get(out, "tokens"), k, x) {
                 char id[32];
                 snprintf(id, sizeof id, "%lld",
                          (long long)json_integer_value(json_object_get(x, "id")));
-                const char *row[] = {id, cli_str(x, "name"), cli_str(x, "user"), cli_str(x, "role"),
+                const char *row[] = {id,
+                                     cli_str(x, "name"),
+                                     cli_str(x, "user"),
+                                     cli_str(x, "unix_user"),
+                                     cli_str(x, "role"),
                                      cli_str(x, "scope")};
                 cli_table_add(&t, row);
             }

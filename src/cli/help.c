@@ -96,15 +96,19 @@ static const struct {
     {"node", "usage: gpupool node list [--json]\n\nEvery GPU: model, memory, share allocated, "
              "slices, memory really in use.\n"},
     {"token", "usage: gpupool token create --user U --role ROLE [--scope S] [--name N]\n"
+              "                            [--unix-user NAME]\n"
               "       gpupool token list\n"
               "       gpupool token delete ID\n"
               "\n"
               "Roles: admin (everything); dept-admin (scope: one department: its projects,\n"
               "quotas and workloads); researcher (scope: projects, comma-separated: submits\n"
-              "to them, sees their workloads, stops only its own). The secret is shown once.\n"},
-    {"whoami",
-     "usage: gpupool whoami [--json]\n\nThe user, role and scope of the token in use, and the "
-     "server.\n"},
+              "to them, sees their workloads, stops only its own). The secret is shown once.\n"
+              "The token's workloads run as the Unix user --unix-user names (default: U);\n"
+              "a daemon running as root refuses one that does not exist, and root itself\n"
+              "unless it was started with --allow-root-workloads.\n"},
+    {"whoami", "usage: gpupool whoami [--json]\n\nThe user, role, scope and Unix user of the token "
+               "in use, and the "
+               "server.\n"},
 };
 
 const char *cli_help_text(const char *cmd) {

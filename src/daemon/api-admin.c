@@ -2,9 +2,11 @@
  * api-admin.c — the routes about the pool itself and who may use it: health,
  * whoami, nodes (GPUs with each slice and its real memory use) and tokens.
  */
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/api.h"
 #include "daemon/request.h"
@@ -20,8 +22,9 @@ int gpd__h_health(gpd__req *r, gpd__resp *out, gpd__err *e) {
 int gpd__h_whoami(gpd__req *r, gpd__resp *out, gpd__err *e) {
     (void)e;
     return gpd__reply_json(out, 200,
-                           json_pack("{s:s, s:s, s:s, s:I}", "user", r->who.user, "role",
-                                     gpd__role_name(r->who.role), "scope", r->who.scope, "token_id",
+                           json_pack("{s:s, s:s, s:s, s:s, s:I}", "user", r->who.user, "role",
+                                     gpd__role_name(r->who.role), "scope", r->who.scope,
+                                     "unix_user", r->who.unix_user, "token_id",
                                      (json_int_t)r->who.token_id));
 }
 
@@ -96,9 +99,9 @@ int gpd__h_nodes(gpd__req *r, gpd__resp *out, gpd__err *e) {
 /* ---- Tokens ---------------------------------------------------------------- */
 
 static json_t *token_json(const gpd__token *t) {
-    return json_pack("{s:I, s:s, s:s, s:s, s:s, s:I}", "id", (json_int_t)t->id, "name", t->name,
-                     "user", t->user, "role", t->role, "scope", t->scope, "created_ms",
-                     (json_int_t)t->created_ms);
+    return json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:I}", "id", (json_int_t)t->id, "name",
+                     t->name, "user", t->user, "unix_user", t->unix_user, "role", t->role, "scope",
+                     t->scope, "created_ms", (json_int_t)t->created_ms);
 }
 
 static int token_one(const gpd__token *t, void *arg) {
@@ -143,8 +146,26 @@ static int check_scope(gpd__req *r, gpd__role role, const char *scope, gpd__err 
     return rc;
 }
 
+int gpd__unix_user_check(const gpd__daemon *d, const char *name, gpd__err *e) {
+    if (!name || !gpd__name_ok(name))
+        return gpd__fail(e, GP_EINVAL, "unix_user", "unix_user: must be a Unix user name");
+    if (geteuid() != 0)
+        return 0; /* single-user mode: every workload runs as the daemon's user */
+    /* A user unknown here may exist on the nodes: each node refuses, at
+     * launch, a user it does not have. Root is refused here already. */
+    char buf[4096];
+    struct passwd pw, *res = NULL;
+    if (getpwnam_r(name, &pw, buf, sizeof buf, &res) == 0 && res && pw.pw_uid == 0 &&
+        !d->cfg.allow_root_workloads)
+        return gpd__fail(e, GP_EPERM, "unix_user",
+                         "unix_user: %s is root, and this daemon refuses root workloads (start it "
+                         "with --allow-root-workloads to allow them)",
+                         name);
+    return 0;
+}
+
 int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    static const char *const known[] = {"name", "user", "role", "scope", NULL};
+    static const char *const known[] = {"name", "user", "role", "scope", "unix_user", NULL};
     json_t *body;
     int rc = gpd__body_json(r, &body, e);
     if (rc < 0)
@@ -153,6 +174,7 @@ int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     const char *user = json_string_value(json_object_get(body, "user"));
     const char *role_s = json_string_value(json_object_get(body, "role"));
     const char *scope = json_string_value(json_object_get(body, "scope"));
+    json_t *ux = json_object_get(body, "unix_user");
     gpd__role role = GP__ROLE_NONE;
     char secret[64];
     gpd__token t;
@@ -164,9 +186,11 @@ int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
         rc = gpd__fail(e, GP_EINVAL, "role", "role: must be admin, dept-admin or researcher");
     } else if (json_object_get(body, "scope") && !scope) {
         rc = gpd__fail(e, GP_EINVAL, "scope", "scope: must be a string");
-    } else if ((rc = check_scope(r, role, scope ? scope : "", e)) == 0) {
-        rc = gpd__auth_create(r->d->auth, name ? name : user, user, role, scope ? scope : "",
-                              secret, &t, e);
+    } else if ((rc = gpd__unix_user_check(r->d, ux ? json_string_value(ux) : user, e)) == 0 &&
+               (rc = check_scope(r, role, scope ? scope : "", e)) == 0) {
+        rc = gpd__auth_create(r->d->auth, name ? name : user, user,
+                              ux ? json_string_value(ux) : user, role, scope ? scope : "", secret,
+                              &t, e);
     }
     if (rc == 0) {
         json_t *j = token_json(&t);

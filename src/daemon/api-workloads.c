@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,24 @@ static int visible_wl(gpd__req *r, gpd__wl *w, gpd__err *e) {
     return 0;
 }
 
+/* A workdir must not be the data directory or lie inside it: tasks must
+ * never be pointed at the store, the tokens or the logs. Whether the
+ * workload's user may use it is the kernel's to say, when the task enters it
+ * as that user. */
+static int workdir_check(const gpd__daemon *d, const char *workdir, gpd__err *e) {
+    if (!workdir)
+        return 0;
+    char real[PATH_MAX];
+    const char *p = realpath(workdir, real) ? real : workdir;
+    size_t n = strlen(d->cfg.data_dir);
+    if (strncmp(p, d->cfg.data_dir, n) == 0 && (p[n] == '\0' || p[n] == '/'))
+        return gpd__fail(e, GP_EINVAL, "workdir",
+                         "workdir: %s is inside the daemon's data directory, which workloads may "
+                         "not use",
+                         workdir);
+    return 0;
+}
+
 /* ---- Routes -------------------------------------------------------------- */
 
 int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
@@ -159,7 +178,19 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
         return rc;
     gpd__request q;
     char *canon = NULL;
+    /* The Unix user is the token's, never the request's: it is written into
+     * the stored request, which every attempt is launched from. */
+    if (json_object_get(body, "run_as")) {
+        rc = gpd__fail(e, GP_EINVAL, "run_as",
+                       "run_as: workloads run as their token's Unix user; it cannot be given");
+        goto out;
+    }
+    if ((rc = gpd__unix_user_check(r->d, r->who.unix_user, e)) < 0)
+        goto out;
+    json_object_set_new(body, "run_as", json_string(r->who.unix_user));
     if ((rc = gpd__request_parse(body, &q, e)) < 0)
+        goto out;
+    if ((rc = workdir_check(r->d, q.workdir, e)) < 0)
         goto out;
     if (!can_see_project(r, q.spec.queue)) {
         rc = gpd__fail(e, GP_EPERM, "project", "project: this token may not submit to %s",

@@ -149,6 +149,15 @@ int gpd__parse_time(const char *field, const char *s, int64_t now_s, int64_t *ou
 /* Parses a decimal id path parameter. */
 int gpd__param_id(gpd__req *r, int i, uint64_t *out, gpd__err *e);
 
+/* ---- Unix users (api-admin.c) ---- */
+
+/* May workloads run as the Unix user name on this daemon? A valid name; for
+ * a daemon running as root, not root unless --allow-root-workloads (whether
+ * the user exists is for each node to say when it launches a task); a daemon
+ * that is not root runs every workload as itself. GP_EINVAL or GP_EPERM
+ * naming unix_user. */
+int gpd__unix_user_check(const gpd__daemon *d, const char *name, gpd__err *e);
+
 /* ---- Scopes (api-workloads.c) ---- */
 
 /* May the caller manage queue name (create under, change, remove)? */

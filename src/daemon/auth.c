@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +73,9 @@ static int load_one(const gpd__token *t, void *arg) {
     return add_cached(arg, t) < 0;
 }
 
-int gpd__auth_create(gpd__auth *a, const char *name, const char *user, gpd__role role,
-                     const char *scope, char *secret, gpd__token *out, gpd__err *e) {
+int gpd__auth_create(gpd__auth *a, const char *name, const char *user, const char *unix_user,
+                     gpd__role role, const char *scope, char *secret, gpd__token *out,
+                     gpd__err *e) {
     unsigned char rnd[24];
     size_t got = 0;
     while (got < sizeof rnd) {
@@ -91,6 +93,7 @@ int gpd__auth_create(gpd__auth *a, const char *name, const char *user, gpd__role
     memset(&t, 0, sizeof t);
     snprintf(t.name, sizeof t.name, "%s", name);
     snprintf(t.user, sizeof t.user, "%s", user);
+    snprintf(t.unix_user, sizeof t.unix_user, "%s", unix_user && unix_user[0] ? unix_user : user);
     snprintf(t.role, sizeof t.role, "%s", gpd__role_name(role));
     snprintf(t.scope, sizeof t.scope, "%s", scope ? scope : "");
     sha256_hex(secret, t.hash);
@@ -153,7 +156,12 @@ int gpd__auth_open(gp_store *st, const char *token_file, gpd__auth **out, int *c
     int rc = gpd__store_tokens(st, load_one, a, e);
     if (rc == 0 && a->n == 0) {
         char secret[64];
-        rc = gpd__auth_create(a, "admin", "admin", GP__ROLE_ADMIN, "", secret, NULL, e);
+        char buf[4096];
+        struct passwd pw, *me = NULL;
+        const char *self = getpwuid_r(geteuid(), &pw, buf, sizeof buf, &me) == 0 && me != NULL
+                               ? pw.pw_name
+                               : "admin";
+        rc = gpd__auth_create(a, "admin", "admin", self, GP__ROLE_ADMIN, "", secret, NULL, e);
         if (rc == 0)
             rc = write_token_file(token_file, secret, e);
         if (rc == 0)
@@ -190,6 +198,7 @@ int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__e
             snprintf(out->user, sizeof out->user, "%s", t->user);
             gpd__role_parse(t->role, &out->role);
             snprintf(out->scope, sizeof out->scope, "%s", t->scope);
+            snprintf(out->unix_user, sizeof out->unix_user, "%s", t->unix_user);
             rc = 0;
             break;
         }

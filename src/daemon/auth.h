@@ -29,10 +29,12 @@ typedef struct gpd__principal {
     char user[GP_NAME_MAX + 1];
     gpd__role role;
     char scope[512]; /* dept-admin: a department; researcher: projects, comma-separated */
+    char unix_user[GP_NAME_MAX + 1]; /* whom its workloads run as */
 } gpd__principal;
 
 /* Loads the tokens. If there are none, creates an admin token and writes it
- * to token_file (mode 0600, replacing an old file); *created is set then. */
+ * to token_file (mode 0600, replacing an old file); *created is set then.
+ * That first admin token's workloads run as the daemon's own Unix user. */
 int gpd__auth_open(gp_store *st, const char *token_file, gpd__auth **out, int *created,
                    gpd__err *e);
 void gpd__auth_close(gpd__auth *a);
@@ -41,11 +43,12 @@ void gpd__auth_close(gpd__auth *a);
 int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__err *e);
 
 /*
- * Creates a token; writes the secret (only ever shown here) into secret
- * (at least 64 bytes) and the stored record into *out.
+ * Creates a token whose workloads run as the Unix user unix_user (NULL or
+ * "": user); writes the secret (only ever shown here) into secret (at least
+ * 64 bytes) and the stored record into *out.
  */
-int gpd__auth_create(gpd__auth *a, const char *name, const char *user, gpd__role role,
-                     const char *scope, char *secret, gpd__token *out, gpd__err *e);
+int gpd__auth_create(gpd__auth *a, const char *name, const char *user, const char *unix_user,
+                     gpd__role role, const char *scope, char *secret, gpd__token *out, gpd__err *e);
 
 int gpd__auth_delete(gpd__auth *a, int64_t id, gpd__err *e);
 

@@ -86,6 +86,14 @@ int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err,
         return set_str(c->listen, sizeof c->listen, key, val, err, errlen);
     if (is(key, "data-dir"))
         return set_str(c->data_dir, sizeof c->data_dir, key, val, err, errlen);
+    if (is(key, "allow-root-workloads")) {
+        if (strcmp(val, "yes") != 0 && strcmp(val, "no") != 0) {
+            snprintf(err, errlen, "%s: \"%.64s\" is not yes or no", key, val);
+            return GP_EINVAL;
+        }
+        c->allow_root_workloads = val[0] == 'y';
+        return 0;
+    }
     if (is(key, "executor"))
         return set_str(c->executor, sizeof c->executor, key, val, err, errlen);
     if (is(key, "executor-config"))

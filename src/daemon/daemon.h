@@ -82,7 +82,8 @@ typedef struct gpd__config {
     int64_t inventory_ms; /* how often the executor's inventory is read again */
     int64_t half_life_ms; /* time-based fair share: usage half-life (0: off) */
     char tls_cert[512], tls_key[512];
-    char lib_dir[PATH_MAX]; /* where gpupoold is installed, told to the executor */
+    char lib_dir[PATH_MAX];   /* where gpupoold is installed, told to the executor */
+    int allow_root_workloads; /* --allow-root-workloads: tasks may run as root */
     /* The front door (http.c): pool threads, connections in all and per
      * client address, and the deadlines of http-guard.c. */
     int http_threads;

@@ -53,12 +53,16 @@ static const char usage[] =
     "  --header-timeout DURATION   to send a request head (default 10s)\n"
     "  --request-timeout DURATION  to send a body, and to read an answer (default 60s)\n"
     "  --config FILE            read these settings (key = value lines) first\n"
+    "  --allow-root-workloads   a daemon running as root may run workloads as root\n"
+    "                           (tokens with --unix-user root); refused by default\n"
     "  --routes                 print the API route table and exit\n"
     "  --help                   this text\n"
     "\n"
     "The address actually bound is written to DATA/gpupoold.addr. The admin token\n"
     "of the first start is in DATA/admin.token (readable by its owner only). One\n"
-    "gpupoold at a time may use a data directory: DATA/gpupoold.pid is locked.\n";
+    "gpupoold at a time may use a data directory: DATA/gpupoold.pid is locked.\n"
+    "Run as root, gpupoold starts each workload as its token's Unix user; run as\n"
+    "anyone else, it runs every workload as itself (single-user mode).\n";
 
 static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t errlen) {
     for (int i = 1; i < argc; i++) {
@@ -70,6 +74,10 @@ static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t e
         if (strcmp(a, "--routes") == 0) {
             gpd__http_print_routes();
             exit(0);
+        }
+        if (strcmp(a, "--allow-root-workloads") == 0) {
+            c->allow_root_workloads = 1;
+            continue;
         }
         if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
             snprintf(err, errlen, "%s: unknown or missing value (see gpupoold --help)", a);
@@ -200,6 +208,11 @@ static int prepare_data_dir(gpd__config *c, char *err, size_t errlen) {
     }
     memcpy(c->data_dir, abs, strlen(abs) + 1);
     self_dir(c->lib_dir, sizeof c->lib_dir);
+    /* As root, workloads run as other users, who must pass through (never
+     * list) the data directory to reach their own checkpoint directories;
+     * everything in it is created for its owner alone (umask 077). */
+    if (geteuid() == 0)
+        chmod(c->data_dir, 0711);
     return 0;
 }
 
@@ -283,6 +296,9 @@ static int write_addr(const gpd__config *c, int port) {
 }
 
 int main(int argc, char **argv) {
+    /* The store (which holds workloads' environments), the tokens and the
+     * logs are the daemon's alone; tasks set their own umask. */
+    umask(077);
     gpd__daemon d;
     memset(&d, 0, sizeof d);
     gpd__config *c = &d.cfg;
@@ -337,6 +353,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gpupoold: serving %s://%s (port %d); data in %s; executor %s%s\n",
             c->tls_cert[0] ? "https" : "http", c->listen, port, c->data_dir, c->executor,
             gpd__sched_emulated(d.sched) ? " with EMULATED GPUs" : "");
+    if (geteuid() != 0)
+        fprintf(stderr,
+                "gpupoold: single-user mode: not root, so every workload runs as uid %d, "
+                "whatever Unix user its token names\n",
+                (int)geteuid());
     if (created)
         fprintf(stderr,
                 "gpupoold: first start: the admin token is in %s/admin.token\n"

@@ -154,7 +154,8 @@ static const char *const submit_fields[] = {
     "name",        "project",     "command",   "env",         "workdir",    "gpu",
     "gpu_memory",  "mig",         "cpu",       "memory",      "gang",       "min_gang",
     "kind",        "interactive", "priority",  "preemptible", "grace",      "checkpoint_signal",
-    "min_runtime", "models",      "selectors", "same_domain", "client_key", NULL};
+    "min_runtime", "models",      "selectors", "same_domain", "client_key", "run_as",
+    NULL};
 
 static int parse_gpu(json_t *body, gpd__request *r, gpd__err *e) {
     gp_task_req *q = &r->spec.req;
@@ -292,6 +293,12 @@ static int parse_command(json_t *body, gpd__request *r, gpd__err *e) {
         if (!json_is_string(wd) || json_string_value(wd)[0] != '/')
             return gpd__fail(e, GP_EINVAL, "workdir", "workdir: must be an absolute path");
         r->workdir = json_string_value(wd);
+    }
+    json_t *ra = json_object_get(body, "run_as");
+    if (ra) {
+        if (!json_is_string(ra) || !gpd__name_ok(json_string_value(ra)))
+            return gpd__fail(e, GP_EINVAL, "run_as", "run_as: must be a Unix user name");
+        r->run_as = json_string_value(ra);
     }
     return 0;
 }

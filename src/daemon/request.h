@@ -25,6 +25,8 @@ typedef struct gpd__request {
     json_t *command;        /* borrowed from the body: array of strings */
     json_t *env;            /* borrowed: object of strings, or NULL */
     const char *workdir;    /* borrowed, or NULL */
+    const char *run_as;     /* borrowed: the Unix user (set from the token at
+                               submit, never by the caller), or NULL */
     const char *client_key; /* borrowed, or NULL */
     char summary[64];       /* "0.5 GPU", "2 GPUs x4", "20G GPU memory" */
 } gpd__request;

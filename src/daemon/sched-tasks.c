@@ -161,15 +161,13 @@ static void mkdirs(const char *path) {
 static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, int task,
                        int attempt, task_rt *t, char *err, size_t errlen) {
     const char *dd = s->d->cfg.data_dir;
-    char logdir[1024], logpath[1100], ckpt[1024], work[1024];
+    char logdir[1024], logpath[1100], ckpt[1024];
     snprintf(logdir, sizeof logdir, "%s/logs/%llu", dd, (unsigned long long)w->id);
     snprintf(logpath, sizeof logpath, "%s/task-%d.log", logdir, task);
     snprintf(ckpt, sizeof ckpt, "%s/checkpoints/%llu", dd, (unsigned long long)w->id);
-    snprintf(work, sizeof work, "%s/work/%llu", dd, (unsigned long long)w->id);
+    /* The log's directory is ours; the checkpoint directory and the workdir
+     * are the executor's to make, as the workload's Unix user. */
     mkdirs(logdir);
-    mkdirs(ckpt);
-    if (!r->workdir)
-        mkdirs(work);
 
     size_t nargs = json_array_size(r->command), nenv = r->env ? json_object_size(r->env) : 0;
     const char **argv = calloc(nargs + 1, sizeof *argv);
@@ -197,12 +195,13 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
         l.user = w->user;
         l.argv = argv;
         l.env = (const char *const *)env;
-        l.workdir = r->workdir ? r->workdir : work;
+        l.workdir = r->workdir; /* none: the executor starts it in its checkpoint directory */
         l.log_path = logpath;
         l.checkpoint_dir = ckpt;
         l.cpu_milli = r->spec.req.cpu_milli;
         l.mem_bytes = r->spec.req.mem_bytes;
         l.checkpoint_signal = r->ckpt_signal;
+        l.run_as = r->run_as;
         l.node = gpd__sched_node(s, t->node);
         l.binding = &t->binding;
         if (!l.node) {

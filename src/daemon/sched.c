@@ -393,7 +393,9 @@ int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
     int rc = gp_engine_open(&ec, &s->eng, err, sizeof err);
     if (rc < 0)
         gpd__fail(e, rc, "", "engine: %s", err);
-    gp_executor_ctx ctx = {.data_dir = d->cfg.data_dir, .lib_dir = d->cfg.lib_dir};
+    gp_executor_ctx ctx = {.data_dir = d->cfg.data_dir,
+                           .lib_dir = d->cfg.lib_dir,
+                           .allow_root_workloads = d->cfg.allow_root_workloads};
     if (rc == 0 && (rc = gp_executor_open_ctx(d->cfg.executor, &ctx, d->cfg.executor_config, &s->ex,
                                               err, sizeof err)) < 0)
         gpd__fail(e, rc, "executor", "executor %s: %s", d->cfg.executor, err);

@@ -104,8 +104,8 @@ static int token_put_op(sqlite3 *db, void *arg, gpd__err *e) {
     gpd__token *t = arg;
     sqlite3_stmt *s;
     int rc = gpd__store_prepare(db,
-                                "INSERT INTO tokens(name, user, role, scope, hash, created_ms)"
-                                " VALUES(?,?,?,?,?,?)",
+                                "INSERT INTO tokens(name, user, role, scope, hash, created_ms,"
+                                " unix_user) VALUES(?,?,?,?,?,?,?)",
                                 &s, e);
     if (rc < 0)
         return rc;
@@ -115,6 +115,7 @@ static int token_put_op(sqlite3 *db, void *arg, gpd__err *e) {
     sqlite3_bind_text(s, 4, t->scope, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 5, t->hash, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 6, t->created_ms);
+    sqlite3_bind_text(s, 7, t->unix_user, -1, SQLITE_STATIC);
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE)
@@ -156,14 +157,17 @@ static int token_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     snprintf(t.scope, sizeof t.scope, "%s", sqlite3_column_text(s, 4));
     snprintf(t.hash, sizeof t.hash, "%s", sqlite3_column_text(s, 5));
     t.created_ms = sqlite3_column_int64(s, 6);
+    const unsigned char *ux = sqlite3_column_text(s, 7);
+    snprintf(t.unix_user, sizeof t.unix_user, "%s", ux && ux[0] ? (const char *)ux : t.user);
     return tr->fn(&t, tr->arg) != 0;
 }
 
 int gpd__store_tokens(gp_store *st, int (*fn)(const gpd__token *t, void *arg), void *arg,
                       gpd__err *e) {
     token_rows tr = {fn, arg};
-    return gpd__store_select(st, e, "listing tokens", token_row, &tr,
-                             "SELECT id, name, user, role, scope, hash, created_ms FROM tokens"
-                             " ORDER BY id",
-                             "");
+    return gpd__store_select(
+        st, e, "listing tokens", token_row, &tr,
+        "SELECT id, name, user, role, scope, hash, created_ms, unix_user FROM tokens"
+        " ORDER BY id",
+        "");
 }

@@ -58,6 +58,8 @@ static const char *const migrations[] = {
     /* 3: the longest minimum runtime a queue's workloads may claim
      * (gp_queue_spec.min_runtime_max), ten minutes unless an admin set it. */
     "ALTER TABLE queues ADD COLUMN min_runtime_max_ms INTEGER NOT NULL DEFAULT 600000;",
+    /* 4: the Unix user a token's workloads run as ('': the token's user). */
+    "ALTER TABLE tokens ADD COLUMN unix_user TEXT NOT NULL DEFAULT '';",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

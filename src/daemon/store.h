@@ -194,9 +194,10 @@ typedef struct gpd__token {
     int64_t id;
     char name[64];
     char user[GP_NAME_MAX + 1];
-    char role[16];   /* admin, dept-admin, researcher */
-    char scope[512]; /* department, or comma-separated projects */
-    char hash[65];   /* SHA-256, hex */
+    char role[16];                   /* admin, dept-admin, researcher */
+    char scope[512];                 /* department, or comma-separated projects */
+    char unix_user[GP_NAME_MAX + 1]; /* whom its workloads run as (never empty) */
+    char hash[65];                   /* SHA-256, hex */
     int64_t created_ms;
 } gpd__token;
 

@@ -57,6 +57,8 @@ typedef struct gp_task_launch {
     int32_t checkpoint_signal;      /* e.g. SIGTERM */
     const gp_node_spec *node;       /* the node chosen, as the inventory said */
     const gp_task_binding *binding; /* its GPU slices on that node */
+    const char *run_as;             /* the Unix user the task runs as (the
+                                       token's); NULL: the executor's own */
 } gp_task_launch;
 
 typedef enum gp_task_state {
@@ -80,21 +82,23 @@ typedef struct gp_task_status {
  * (version 2). Executors derive their defaults from it, so that the daemon
  * never writes an executor's configuration; any field may be NULL. */
 typedef struct gp_executor_ctx {
-    const char *data_dir; /* the daemon's data directory (absolute): state
-                             of this daemon's tasks belongs below it */
-    const char *lib_dir;  /* where gpupool's programs and libraries (e.g.
-                             libgpuslice.so) are installed */
+    const char *data_dir;     /* the daemon's data directory (absolute): state
+                                 of this daemon's tasks belongs below it */
+    const char *lib_dir;      /* where gpupool's programs and libraries (e.g.
+                                 libgpuslice.so) are installed */
+    int allow_root_workloads; /* 1: tasks may run as root (--allow-root-workloads) */
 } gp_executor_ctx;
 
 /* How an executor runs tasks, in sentences for the daemon's log, its /nodes
  * answer and its dashboard (version 2). A field that does not apply to an
  * executor is left empty. */
 typedef struct gp_executor_info {
-    int emulated;     /* 1: the GPUs are emulated, not real */
-    char gpus[256];   /* where the GPUs come from */
-    char limits[256]; /* how CPU and memory limits are applied, or why not */
-    char slices[256]; /* whether fractional slices are enforced */
-    char state[256];  /* where task state is kept */
+    int emulated;       /* 1: the GPUs are emulated, not real */
+    char gpus[256];     /* where the GPUs come from */
+    char limits[256];   /* how CPU and memory limits are applied, or why not */
+    char slices[256];   /* whether fractional slices are enforced */
+    char state[256];    /* where task state is kept */
+    char identity[256]; /* who tasks run as (Unix users, or single-user mode) */
 } gp_executor_info;
 
 typedef struct gp_executor_methods {

@@ -44,11 +44,13 @@ void gpd_test_start_args(gpd_test *t, const char *const *extra) {
         if (!freopen(log, "w", stderr))
             _exit(126);
         /* Copies: execv wants writable strings (the child exits or execs). */
-        const char *fixed[] = {bin,           "--data-dir", t->dir, "--listen",
-                               "127.0.0.1:0", "--period",   "200ms"};
+        /* The tests run as root, and so do the workloads of their admin
+         * token. */
+        const char *fixed[] = {bin,           "--data-dir", t->dir,  "--listen",
+                               "127.0.0.1:0", "--period",   "200ms", "--allow-root-workloads"};
         char *argv[32] = {0};
         int n = 0;
-        for (; n < 7; n++)
+        for (; n < 8; n++)
             argv[n] = strdup(fixed[n]);
         for (int i = 0; extra && extra[i] && i < 24; i++)
             argv[n++] = strdup(extra[i]);

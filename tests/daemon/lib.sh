@@ -14,7 +14,11 @@ gpd_start() {
     dir=$1
     shift
     rm -f "$dir/gpupoold.addr"
-    "$GPD" --data-dir "$dir" --listen "${GPD_LISTEN:-127.0.0.1:0}" "$@" >>"$dir.log" 2>&1 &
+    # The tests run as root and their workloads use root's files, so root
+    # workloads are allowed unless a test says otherwise (GPD_ROOT=no).
+    root=--allow-root-workloads
+    [ "${GPD_ROOT:-yes}" = no ] && root=
+    "$GPD" --data-dir "$dir" --listen "${GPD_LISTEN:-127.0.0.1:0}" $root "$@" >>"$dir.log" 2>&1 &
     GPD_PID=$!
     n=0
     while [ ! -s "$dir/gpupoold.addr" ]; do

@@ -52,11 +52,14 @@ static void instance_of(const char *dir, char *out, size_t len) {
     free(id);
 }
 
+/* The task's user in these tests. */
+static const gpx__user alice = {0, 1234, 1234, {1234}, 1, "alice", "/home/alice", "/bin/bash"};
+
 /* Builds the environment of t; fails the test on error. */
 static char **build(const gpx__local *lx, const gp_task_launch *t, char *note, size_t len) {
     char **env = NULL;
     char err[GP_ERR_MAX] = "";
-    int rc = gpx__env_build(lx, t, "/ckpt/w7", &env, note, len, err, sizeof err);
+    int rc = gpx__env_build(lx, t, &alice, "/ckpt/w7", &env, note, len, err, sizeof err);
     ck_assert_msg(rc == 0, "gpx__env_build: %s (%s)", gp_err_name(rc), err);
     return env;
 }
@@ -64,6 +67,7 @@ static char **build(const gpx__local *lx, const gp_task_launch *t, char *note, s
 START_TEST(test_whole_gpus_by_uuid) {
     setenv("CUDA_VISIBLE_DEVICES", "0,1", 1); /* the daemon's own: not handed on */
     setenv("GPUPOOL_SLICE", "leak", 1);
+    setenv("DAEMON_SECRET", "s3cret", 1); /* nothing of the daemon's is */
     gp_node_spec node;
     make_node(&node);
     gp_task_binding b = {"n1", 2, {{1, 1000, 80 * GIB, -1}, {5, 1000, 80 * GIB, -1}}};
@@ -93,7 +97,14 @@ START_TEST(test_whole_gpus_by_uuid) {
     ck_assert_ptr_null(gpx__env_get(env, "GPUPOOL_MEMORY_LIMIT"));
     ck_assert_ptr_null(gpx__env_get(env, "GPUPOOL_SLICE"));
     ck_assert_ptr_null(gpx__env_get(env, "LD_PRELOAD"));
-    ck_assert_ptr_nonnull(gpx__env_get(env, "PATH"));
+    ck_assert_ptr_null(gpx__env_get(env, "DAEMON_SECRET"));
+    /* The clean base, for the task's user. */
+    ck_assert_str_eq(gpx__env_get(env, "PATH"), "/usr/local/bin:/usr/bin:/bin");
+    ck_assert_str_eq(gpx__env_get(env, "HOME"), "/home/alice");
+    ck_assert_str_eq(gpx__env_get(env, "USER"), "alice");
+    ck_assert_str_eq(gpx__env_get(env, "LOGNAME"), "alice");
+    ck_assert_str_eq(gpx__env_get(env, "SHELL"), "/bin/bash");
+    ck_assert_str_eq(gpx__env_get(env, "LANG"), "C.UTF-8");
     ck_assert_msg(strstr(note, "EMULATED"), "note: %s", note);
     gpx__env_free(env);
     free(lx);
@@ -156,21 +167,21 @@ START_TEST(test_no_gpus_and_bad_bindings) {
     gp_task_binding b = {"n1", 1, {{8, 1000, 80 * GIB, -1}}};
     t.node = &node;
     t.binding = &b;
-    ck_assert_int_eq(gpx__env_build(lx, &t, "/c", &env, note, sizeof note, err, sizeof err),
+    ck_assert_int_eq(gpx__env_build(lx, &t, &alice, "/c", &env, note, sizeof note, err, sizeof err),
                      GP_EINVAL);
     ck_assert_msg(strstr(err, "binding.slices[0].gpu"), "err: %s", err);
     ck_assert_ptr_null(env);
 
     gp_task_binding two = {"n1", 2, {{0, 500, 40 * GIB, -1}, {1, 500, 40 * GIB, -1}}};
     t.binding = &two;
-    ck_assert_int_eq(gpx__env_build(lx, &t, "/c", &env, note, sizeof note, err, sizeof err),
+    ck_assert_int_eq(gpx__env_build(lx, &t, &alice, "/c", &env, note, sizeof note, err, sizeof err),
                      GP_EINVAL);
     ck_assert_msg(strstr(err, "binding.slices[1]"), "err: %s", err);
 
     const char *bad_env[] = {"NOEQUALS", NULL};
     t.binding = NULL;
     t.env = bad_env;
-    ck_assert_int_eq(gpx__env_build(lx, &t, "/c", &env, note, sizeof note, err, sizeof err),
+    ck_assert_int_eq(gpx__env_build(lx, &t, &alice, "/c", &env, note, sizeof note, err, sizeof err),
                      GP_EINVAL);
     ck_assert_msg(strstr(err, "env[0]"), "err: %s", err);
     free(lx);

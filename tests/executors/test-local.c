@@ -275,7 +275,7 @@ START_TEST(test_start_failures) {
     const char *sh[] = {"/bin/sh", "-c", "exit 0", NULL};
     gpt_launch_init(&t, 14, sh, dir);
     t.workdir = "/proc/no-such-dir";
-    ck_assert_int_eq(gp_exec_launch(ex, &t, h, err, sizeof err), GP_EIO);
+    ck_assert_int_eq(gp_exec_launch(ex, &t, h, err, sizeof err), GP_ENOENT);
     ck_assert_msg(strncmp(err, "workdir", 7) == 0, "err: %s", err);
     gpt_done(ex, dir);
 }

@@ -1,12 +1,17 @@
 /*
  * env.c — the environment a task of the local executor receives.
  *
- * Three layers, later ones winning: the daemon's own environment without the
- * variables gpupool manages (so that a daemon started from a shell with
- * CUDA_VISIBLE_DEVICES set does not hand it on), the workload's variables
- * (gp_task_launch.env; GPUPOOL_* and CUDA_VISIBLE_DEVICES given there are
- * ignored), and gpupool's variables, which a workload cannot override because
- * they carry what the task is allowed to use:
+ * Three layers, later ones winning: a clean base, never the daemon's own
+ * environment (which may hold its secrets, and whose CUDA_VISIBLE_DEVICES
+ * must not be handed on):
+ *
+ *   PATH=/usr/local/bin:/usr/bin:/bin   HOME, USER, LOGNAME, SHELL of the
+ *   task's Unix user                    LANG=C.UTF-8
+ *
+ * then the workload's variables (gp_task_launch.env; GPUPOOL_* and
+ * CUDA_VISIBLE_DEVICES given there are ignored), and gpupool's variables,
+ * which a workload cannot override because they carry what the task is
+ * allowed to use:
  *
  *   CUDA_VISIBLE_DEVICES     UUIDs of the bound GPUs, comma-separated ("" if none)
  *   GPUPOOL_WORKLOAD_ID, GPUPOOL_TASK_INDEX, GPUPOOL_ATTEMPT,
@@ -38,8 +43,6 @@
 #include "common/gp_error.h"
 #include "executors/local/local.h"
 #include "executors/registry.h"
-
-extern char **environ;
 
 typedef struct envb {
     char **v;
@@ -209,8 +212,9 @@ static void set_slice(envb *e, const gpx__local *lx, const gp_task_launch *t, co
     }
 }
 
-int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const char *ckpt_dir, char ***out,
-                   char *note, size_t notelen, char *err, size_t errlen) {
+int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__user *u,
+                   const char *ckpt_dir, char ***out, char *note, size_t notelen, char *err,
+                   size_t errlen) {
     *out = NULL;
     int frac;
     int rc = check_binding(t, &frac, err, errlen);
@@ -218,11 +222,12 @@ int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const char *ck
         return rc;
     }
     envb e = {NULL, 0, 0, 0};
-    for (size_t i = 0; environ != NULL && environ[i] != NULL; i++) {
-        if (!managed(environ[i])) {
-            env_put(&e, environ[i]);
-        }
-    }
+    env_setf(&e, "PATH", "%s", GP__TASK_PATH);
+    env_setf(&e, "HOME", "%s", u->home);
+    env_setf(&e, "USER", "%s", u->name);
+    env_setf(&e, "LOGNAME", "%s", u->name);
+    env_setf(&e, "SHELL", "%s", u->shell);
+    env_setf(&e, "LANG", "C.UTF-8");
     const char *user_preload = NULL;
     for (size_t i = 0; t->env != NULL && t->env[i] != NULL; i++) {
         const char *kv = t->env[i];

@@ -45,7 +45,6 @@
 #define DEFAULT_STATE_DIR  "/var/lib/gpupool/tasks"
 #define DEFAULT_INTERPOSER "/usr/lib/gpupool/libgpuslice.so"
 #define DEFAULT_NVML       "libnvidia-ml.so.1"
-#define DEFAULT_PATH       "/usr/local/bin:/usr/bin:/bin"
 
 /* ======================================================================== */
 /* Small helpers                                                             */
@@ -347,6 +346,7 @@ static void local_close(void *state);
  * directory, the interposer installed beside it, and, on the embedded
  * defaults (an empty configuration), emulated GPUs when none is found. */
 static void ctx_defaults(gpx__local *lx, const gp_executor_ctx *ctx, const char *text) {
+    lx->allow_root = ctx->allow_root_workloads;
     if (ctx->data_dir != NULL && ctx->data_dir[0] != '\0') {
         gpx__exec_fmt(lx->state_dir, sizeof lx->state_dir, "%s/tasks", ctx->data_dir);
         if (text[0] == '\0') {
@@ -396,7 +396,12 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
         gethostname(lx->node_name, sizeof lx->node_name - 1) < 0) {
         gpx__exec_fmt(lx->node_name, sizeof lx->node_name, "localhost");
     }
-    if (rc == 0 && (rc = gpx__exec_mkdirs(lx->state_dir)) < 0) {
+    int made = rc == 0 ? gpx__exec_mkdirs(lx->state_dir) : 0;
+    if (rc == 0 && made == 0) {
+        /* Task state (handles, exit files, cgroup lists) is ours alone. */
+        chmod(lx->state_dir, 0700);
+    } else if (rc == 0) {
+        rc = made;
         gpx__exec_errf(err, errlen, "config: state_dir: cannot create %s: %s", lx->state_dir,
                        strerror(-rc));
         rc = GP_EIO;
@@ -490,6 +495,10 @@ static void start_error(const gp_task_launch *t, const char *path, const char *w
         gpx__exec_errf(err, errlen, "log_path: cannot send output to '%s': %s",
                        t->log_path ? t->log_path : "(default)", strerror(e));
         break;
+    case GP__STAGE_USER:
+        gpx__exec_errf(err, errlen, "run_as: cannot become '%s': %s",
+                       t->run_as ? t->run_as : "(none)", strerror(e));
+        break;
     default:
         gpx__exec_errf(err, errlen, "launch: cannot start the task's supervisor: %s", strerror(e));
     }
@@ -504,7 +513,7 @@ static int resolve(const char *prog, char *const *env, char *out, size_t len) {
     }
     const char *path = gpx__env_get(env, "PATH");
     char dirs[4096];
-    gpx__exec_fmt(dirs, sizeof dirs, "%s", path != NULL ? path : DEFAULT_PATH);
+    gpx__exec_fmt(dirs, sizeof dirs, "%s", path != NULL ? path : GP__TASK_PATH);
     char *save = NULL;
     for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
         struct stat st;
@@ -551,7 +560,7 @@ static int launched_before(const gp_task_launch *t, const char *dir, char handle
 
 /* Writes the header of an attempt into its log. */
 static void log_header(int fd, const gpx__local *lx, const gp_task_launch *t, const char *path,
-                       const char *gpus, const char *cg) {
+                       const char *gpus, const char *cg, const gpx__user *u) {
     char when[32];
     time_t now = time(NULL);
     struct tm tm;
@@ -559,17 +568,20 @@ static void log_header(int fd, const gpx__local *lx, const gp_task_launch *t, co
     dprintf(fd,
             "==== gpupool: workload %llu task %d attempt %d starting %s on %s%s ====\n"
             "gpupool: command: %s\n"
+            "gpupool: runs as: %s (uid %d)%s\n"
             "gpupool: %s\n"
             "gpupool: limits: %s\n",
             (unsigned long long)t->workload, t->task, t->attempt, when, lx->node_name,
-            lx->emulated ? " (EMULATED GPUs)" : "", path, gpus, cg);
+            lx->emulated ? " (EMULATED GPUs)" : "", path, u->name, (int)u->uid,
+            u->switch_to ? "" : " (single-user mode: the daemon's own user)", gpus, cg);
 }
 
 /* Everything launch() prepares before it forks, so that one cleanup frees it. */
 typedef struct prep {
     char dir[PATH_MAX], path[PATH_MAX], workdir[PATH_MAX], ckpt[PATH_MAX], log[PATH_MAX];
     char gpus[512];
-    char **argv; /* a copy: execve wants it without const */
+    gpx__user user; /* who the task runs as */
+    char **argv;    /* a copy: execve wants it without const */
     char **env;
     int log_fd;
     gpx__task_cg cg;
@@ -591,6 +603,31 @@ static char **copy_argv(const char *const *argv) {
     return v;
 }
 
+/* Gives the directory dir to the task's user (mode 0700) and lets that user
+ * pass through the directory above it (0711), without following a link.
+ * 0 or -errno. */
+static int give_dir(const char *dir, const gpx__user *u) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        return -errno;
+    }
+    int rc = fchown(fd, u->uid, u->gid) == 0 && fchmod(fd, 0700) == 0 ? 0 : -errno;
+    close(fd);
+    char parent[PATH_MAX];
+    gpx__exec_fmt(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    struct stat st;
+    if (rc == 0 && slash != NULL && slash != parent) {
+        *slash = '\0';
+        /* Only a directory of ours is opened up, and only for passing. */
+        if (lstat(parent, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+            (st.st_mode & 0711) != 0711) {
+            chmod(parent, (st.st_mode & 07777) | 0711);
+        }
+    }
+    return rc;
+}
+
 /* Decides the directories of a task (defaults where the daemon gave none)
  * and creates them. */
 static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, char *err,
@@ -608,17 +645,25 @@ static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, 
     } else {
         gpx__exec_fmt(p->log, sizeof p->log, "%s/logs/%s.log", lx->state_dir, base);
     }
-    const char *fields[3] = {"checkpoint_dir", "workdir", "log_path"};
-    const char *paths[3] = {p->ckpt, p->workdir, p->log};
-    for (int i = 0; i < 3; i++) {
-        int rc = i == 2 ? mkdirs_parent(paths[i]) : gpx__exec_mkdirs(paths[i]);
-        if (rc < 0) {
-            gpx__exec_errf(err, errlen, "%s: cannot create '%s': %s", fields[i], paths[i],
-                           strerror(-rc));
-            return GP_EIO;
-        }
+    /* The checkpoint directory is the task user's: made by us (the path is
+     * ours to choose), then given to the user; the directory above it only
+     * lets the user pass through. The log is ours: the task writes it
+     * through the descriptor it is given and cannot read other logs. The
+     * workdir is made, if missing, by the task itself as its user (proc.c). */
+    int rc = gpx__exec_mkdirs(p->ckpt);
+    if (rc == 0 && p->user.switch_to) {
+        rc = give_dir(p->ckpt, &p->user);
     }
-    p->log_fd = open(p->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (rc < 0) {
+        gpx__exec_errf(err, errlen, "checkpoint_dir: cannot create '%s': %s", p->ckpt,
+                       strerror(-rc));
+        return GP_EIO;
+    }
+    if ((rc = mkdirs_parent(p->log)) < 0) {
+        gpx__exec_errf(err, errlen, "log_path: cannot create '%s': %s", p->log, strerror(-rc));
+        return GP_EIO;
+    }
+    p->log_fd = open(p->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (p->log_fd < 0) {
         gpx__exec_errf(err, errlen, "log_path: cannot open '%s': %s", p->log, strerror(errno));
         return GP_EIO;
@@ -662,10 +707,14 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         }
     }
     if (rc == 0) {
+        rc = gpx__user_resolve(lx, t->run_as, &p->user, err, errlen);
+    }
+    if (rc == 0) {
         rc = prepare_dirs(lx, t, p, err, errlen);
     }
     if (rc == 0) {
-        rc = gpx__env_build(lx, t, p->ckpt, &p->env, p->gpus, sizeof p->gpus, err, errlen);
+        rc =
+            gpx__env_build(lx, t, &p->user, p->ckpt, &p->env, p->gpus, sizeof p->gpus, err, errlen);
     }
     if (rc == 0 && (p->argv = copy_argv(t->argv)) == NULL) {
         rc = GP_ENOMEM;
@@ -683,11 +732,11 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         gpx__exec_fmt(file, sizeof file, "%s/cgroup", p->dir);
         gpx__cg_create(&lx->cg, key, t->cpu_milli, t->mem_bytes, &p->cg);
         gpx__cg_save(&p->cg, file);
-        log_header(p->log_fd, lx, t, p->path, p->gpus, p->cg.note);
+        log_header(p->log_fd, lx, t, p->path, p->gpus, p->cg.note, &p->user);
         char title[96];
         gpx__exec_fmt(title, sizeof title, "gpupool-supervisor %s %s", lx->instance, key);
-        gpx__spawn s = {p->path, p->argv, p->env, p->workdir, p->log_fd,
-                        p->dir,  key,     title,  &p->cg};
+        gpx__spawn s = {p->path, p->argv, p->env, p->workdir, p->log_fd, p->dir,
+                        key,     title,   &p->cg, &p->user,   1};
         rc = gpx__spawn_task(&s, &sp, err, errlen);
         if (rc == 0 && sp.stage != GP__STAGE_NONE) {
             start_error(t, p->path, p->workdir, sp.stage, sp.start_errno, err, errlen);
@@ -907,6 +956,7 @@ static int local_describe(void *state, gp_executor_info *d) {
                       lx->interposer);
     }
     gpx__exec_fmt(d->state, sizeof d->state, "task state in %.200s", lx->state_dir);
+    gpx__user_mode(lx, d->identity, sizeof d->identity);
     return 0;
 }
 

@@ -104,11 +104,29 @@ enum {
     GP__STAGE_STDIO,      /* redirecting standard input/output */
     GP__STAGE_CHDIR,      /* entering the working directory */
     GP__STAGE_EXEC,       /* executing the program */
+    GP__STAGE_USER,       /* becoming the task's Unix user */
     GP__STAGE_COUNT
 };
 
 /* "supervisor", "stdio", "chdir", "exec". */
 const char *gpx__stage_name(int stage);
+
+#define GP__USER_GROUPS 64
+
+/* The PATH of a task whose workload sets none. */
+#define GP__TASK_PATH "/usr/local/bin:/usr/bin:/bin"
+
+/* The Unix identity of a task (user.c). */
+typedef struct gpx__user {
+    int switch_to; /* 1: the task switches to uid/gid/groups; 0: runs as we do */
+    uid_t uid;
+    gid_t gid;
+    gid_t groups[GP__USER_GROUPS];
+    int ngroups;
+    char name[64];
+    char home[PATH_MAX];
+    char shell[256];
+} gpx__user;
 
 /* Everything the supervisor needs, prepared by the daemon before it forks so
  * that the forked processes only make system calls. */
@@ -122,6 +140,8 @@ typedef struct gpx__spawn {
     const char *key;
     const char *title; /* what `ps` shows for the supervisor */
     const gpx__task_cg *cg;
+    const gpx__user *user; /* who the task runs as */
+    int make_workdir;      /* 1: create workdir (as the task's user) if missing */
 } gpx__spawn;
 
 typedef struct gpx__spawned {
@@ -254,26 +274,44 @@ typedef struct gpx__local {
     char node_name[GP_NAME_MAX + 1];
     char domain[GP_NAME_MAX + 1];
     int emulated;     /* the GPUs come from an inventory file (given or written) */
+    int allow_root;   /* a root daemon may run tasks as root */
     gp_node_spec emu; /* that file, read at open */
     gpx__cgroups cg;
     gpx__nvml nvml;
 } gpx__local;
 
 /* ------------------------------------------------------------------------ */
+/* user.c                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Decides who a task runs as. As root: the user run_as names, with its
+ * groups (GP_EINVAL if there is none on this node, GP_EPERM for root unless
+ * lx->allow_root; err names run_as). Not root: ourselves, u->switch_to 0.
+ */
+int gpx__user_resolve(const gpx__local *lx, const char *run_as, gpx__user *u, char *err,
+                      size_t errlen);
+
+/* A sentence on who tasks run as, for the executor's description. */
+void gpx__user_mode(const gpx__local *lx, char *out, size_t len);
+
+/* ------------------------------------------------------------------------ */
 /* env.c                                                                     */
 /* ------------------------------------------------------------------------ */
 
 /*
- * Builds the environment of a task: this process's environment without the
- * variables gpupool manages, then t->env, then gpupool's own variables (which
- * win): CUDA_VISIBLE_DEVICES, GPUPOOL_*, and for a fractional slice
- * LD_PRELOAD and the slice's limits. ckpt_dir is the checkpoint directory
- * decided by the caller. *note receives a sentence for the log about the
- * GPUs and their enforcement. Returns 0 with *out a NULL-terminated array
- * (free with gpx__env_free), or GP_EINVAL (err names the field) / GP_ENOMEM.
+ * Builds the environment of a task: a clean base for the user u (PATH, HOME,
+ * USER, LOGNAME, SHELL, LANG; nothing of the daemon's own environment), then
+ * t->env, then gpupool's own variables (which win): CUDA_VISIBLE_DEVICES,
+ * GPUPOOL_*, and for a fractional slice LD_PRELOAD and the slice's limits.
+ * ckpt_dir is the checkpoint directory decided by the caller. *note receives
+ * a sentence for the log about the GPUs and their enforcement. Returns 0 with
+ * *out a NULL-terminated array (free with gpx__env_free), or GP_EINVAL (err
+ * names the field) / GP_ENOMEM.
  */
-int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const char *ckpt_dir, char ***out,
-                   char *note, size_t notelen, char *err, size_t errlen);
+int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__user *u,
+                   const char *ckpt_dir, char ***out, char *note, size_t notelen, char *err,
+                   size_t errlen);
 void gpx__env_free(char **env);
 
 /* The value of name in env, or NULL. */

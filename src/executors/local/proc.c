@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,7 @@ typedef struct start_failure {
 static const char *const stage_names[GP__STAGE_COUNT] = {
     [GP__STAGE_NONE] = "started", [GP__STAGE_SUPERVISOR] = "supervisor",
     [GP__STAGE_STDIO] = "stdio",  [GP__STAGE_CHDIR] = "chdir",
-    [GP__STAGE_EXEC] = "exec",
+    [GP__STAGE_EXEC] = "exec",    [GP__STAGE_USER] = "user",
 };
 
 const char *gpx__stage_name(int stage) {
@@ -350,11 +351,50 @@ static void join_cgroups(const gpx__task_cg *cg) {
     }
 }
 
+/* Becomes the task's Unix user for good: supplementary groups, group, user
+ * (in that order: the first two need the privileges the last gives up).
+ * 0, or -1 with errno set. */
+static int become(const gpx__user *u) {
+    if (u == NULL || !u->switch_to) {
+        return 0;
+    }
+    if (setgroups((size_t)u->ngroups, u->groups) < 0 || setgid(u->gid) < 0 || setuid(u->uid) < 0) {
+        return -1;
+    }
+    if (getuid() != u->uid || geteuid() != u->uid || getegid() != u->gid) {
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+/* mkdir -p of path with system calls only; 0 or -1 with errno set. */
+static int sa_mkdirs(const char *path) {
+    char buf[PATH_MAX];
+    char *p = buf;
+    gpx__sa_str(&p, buf + sizeof buf, path);
+    for (char *c = buf + 1;; c++) {
+        if (*c == '/' || *c == '\0') {
+            char keep = *c;
+            *c = '\0';
+            if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+                return -1;
+            }
+            *c = keep;
+            if (keep == '\0') {
+                return 0;
+            }
+        }
+    }
+}
+
 /* The task's side of the fork: never returns. */
 static void run_task(const gpx__spawn *s, int errfd) {
     start_failure f = {GP__STAGE_NONE, 0};
     signal(SIGPIPE, SIG_DFL); /* the supervisor ignores it; the task must not */
-    setpgid(0, 0);
+    /* A session of its own: its process group is its pid, and nothing it
+     * does reaches the supervisor's session. */
+    setsid();
     if (s->log_fd != STDOUT_FILENO && dup2(s->log_fd, STDOUT_FILENO) < 0) {
         f.stage = GP__STAGE_STDIO;
     } else if (s->log_fd != STDERR_FILENO && dup2(s->log_fd, STDERR_FILENO) < 0) {
@@ -367,12 +407,20 @@ static void run_task(const gpx__spawn *s, int errfd) {
         }
     }
     if (f.stage == GP__STAGE_NONE) {
+        /* The cgroups are joined while we are still root: a task's user
+         * can neither write them nor leave them. */
         join_cgroups(s->cg);
         int keep[1] = {errfd};
         close_others(keep, 1);
-        if (chdir(s->workdir) < 0) {
+        if (become(s->user) < 0) {
+            f.stage = GP__STAGE_USER;
+        } else if ((s->make_workdir && sa_mkdirs(s->workdir) < 0) || chdir(s->workdir) < 0) {
+            /* Created and entered as the task's user: a workdir it may not
+             * use is refused by the kernel, not by a check of ours. */
             f.stage = GP__STAGE_CHDIR;
         } else {
+            umask(022);
+            prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
             execve(s->path, s->argv, s->envp);
             f.stage = GP__STAGE_EXEC;
         }
@@ -665,8 +713,8 @@ static void supervise(const gpx__spawn *s, int rep) {
         }
     }
     if (tpid > 0) {
-        /* Both sides set the group, so that it exists whichever runs first. */
-        setpgid(tpid, tpid);
+        /* The task makes its own session and group (setsid); the group
+         * exists before the task reports, by exec or by failing. */
         close(errp[1]);
         start_failure f;
         ssize_t n;

@@ -1,0 +1,111 @@
+/*
+ * user.c — the Unix identity a task of the local executor runs as.
+ *
+ * A daemon running as root starts each task as the Unix user its workload's
+ * token names (gp_task_launch.run_as): that user's uid, primary group and
+ * supplementary groups, decided here before the fork, so that the forked
+ * processes only make system calls (proc.c switches to it between fork and
+ * exec, after the task has joined its cgroups). A user that does not exist on
+ * this node is refused, and so is root unless the daemon was started with
+ * --allow-root-workloads (gp_executor_ctx.allow_root_workloads).
+ *
+ * A daemon that is not root cannot switch users: it runs every task as
+ * itself (single-user mode), whatever run_as says, and says so in its
+ * description and in every task's log.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/gp_error.h"
+#include "executors/local/local.h"
+#include "executors/registry.h"
+
+/* Fills u from a passwd entry; the groups are the user's supplementary ones. */
+static int from_passwd(const struct passwd *pw, gpx__user *u, char *err, size_t errlen) {
+    u->uid = pw->pw_uid;
+    u->gid = pw->pw_gid;
+    gpx__exec_fmt(u->name, sizeof u->name, "%s", pw->pw_name);
+    gpx__exec_fmt(u->home, sizeof u->home, "%s", pw->pw_dir[0] ? pw->pw_dir : "/");
+    gpx__exec_fmt(u->shell, sizeof u->shell, "%s",
+                  pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
+    int n = GP__USER_GROUPS;
+    if (getgrouplist(pw->pw_name, pw->pw_gid, u->groups, &n) < 0) {
+        gpx__exec_errf(err, errlen, "run_as: user '%s' is in more than %d groups", pw->pw_name,
+                       GP__USER_GROUPS);
+        return GP_EINVAL;
+    }
+    u->ngroups = n;
+    return 0;
+}
+
+int gpx__user_resolve(const gpx__local *lx, const char *run_as, gpx__user *u, char *err,
+                      size_t errlen) {
+    memset(u, 0, sizeof *u);
+    char buf[16384];
+    struct passwd pw, *res = NULL;
+    if (geteuid() != 0) {
+        /* Single-user mode: the task runs as we do. */
+        int rc = getpwuid_r(geteuid(), &pw, buf, sizeof buf, &res);
+        if (rc != 0 || res == NULL) {
+            u->uid = geteuid();
+            u->gid = getegid();
+            gpx__exec_fmt(u->name, sizeof u->name, "%d", (int)u->uid);
+            gpx__exec_fmt(u->home, sizeof u->home, "/");
+            gpx__exec_fmt(u->shell, sizeof u->shell, "/bin/sh");
+            return 0;
+        }
+        if (from_passwd(&pw, u, err, errlen) < 0) {
+            u->ngroups = 0; /* not used: nothing is switched */
+        }
+        return 0;
+    }
+    if (run_as == NULL || run_as[0] == '\0') {
+        /* No user given (a program driving the executor itself, not the
+         * daemon, which always names one): the task runs as we do. */
+        int rc = getpwuid_r(0, &pw, buf, sizeof buf, &res);
+        gpx__exec_fmt(u->name, sizeof u->name, "%s", rc == 0 && res != NULL ? pw.pw_name : "root");
+        gpx__exec_fmt(u->home, sizeof u->home, "%s", rc == 0 && res != NULL ? pw.pw_dir : "/");
+        gpx__exec_fmt(u->shell, sizeof u->shell, "/bin/sh");
+        return 0;
+    }
+    int rc = getpwnam_r(run_as, &pw, buf, sizeof buf, &res);
+    if (rc != 0 || res == NULL) {
+        gpx__exec_errf(err, errlen, "run_as: there is no Unix user '%.64s' on node %s", run_as,
+                       lx->node_name);
+        return GP_EINVAL;
+    }
+    if (pw.pw_uid == 0 && !lx->allow_root) {
+        gpx__exec_errf(err, errlen,
+                       "run_as: '%.64s' is root, and root workloads are refused (start gpupoold "
+                       "with --allow-root-workloads to allow them)",
+                       run_as);
+        return GP_EPERM;
+    }
+    if ((rc = from_passwd(&pw, u, err, errlen)) < 0) {
+        return rc;
+    }
+    u->switch_to = 1;
+    return 0;
+}
+
+void gpx__user_mode(const gpx__local *lx, char *out, size_t len) {
+    if (geteuid() == 0) {
+        gpx__exec_fmt(out, len,
+                      "each task runs as its token's Unix user (own session, no new "
+                      "privileges)%s",
+                      lx->allow_root ? "; root workloads ALLOWED" : "; root workloads refused");
+        return;
+    }
+    char buf[4096];
+    struct passwd pw, *res = NULL;
+    const char *name =
+        getpwuid_r(geteuid(), &pw, buf, sizeof buf, &res) == 0 && res != NULL ? pw.pw_name : "?";
+    gpx__exec_fmt(out, len,
+                  "single-user mode: the daemon is not root, so every task runs as %s (uid %d)",
+                  name, (int)geteuid());
+}
