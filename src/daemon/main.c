@@ -210,9 +210,20 @@ static int prepare_data_dir(gpd__config *c, char *err, size_t errlen) {
     self_dir(c->lib_dir, sizeof c->lib_dir);
     /* As root, workloads run as other users, who must pass through (never
      * list) the data directory to reach their own checkpoint directories;
-     * everything in it is created for its owner alone (umask 077). */
-    if (geteuid() == 0)
+     * everything in it is created for its owner alone (umask 077), and what
+     * an older daemon left wider is narrowed. */
+    if (geteuid() == 0) {
         chmod(c->data_dir, 0711);
+        static const char *const files[] = {"gpupool.db", "gpupool.db-wal", "gpupool.db-shm",
+                                            "admin.token", "emulated-gpus.conf"};
+        for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+            char f[PATH_MAX];
+            struct stat fs;
+            snprintf(f, sizeof f, "%s/%s", c->data_dir, files[i]);
+            if (lstat(f, &fs) == 0 && S_ISREG(fs.st_mode) && (fs.st_mode & 077))
+                chmod(f, fs.st_mode & 0600);
+        }
+    }
     return 0;
 }
 

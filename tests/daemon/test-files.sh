@@ -12,9 +12,14 @@ mkdir -p "$D/logs/1"
 chmod 755 "$D" "$D/logs"
 tap_ok "gpupoold starts on a data directory of mode 0755" gpd_start "$D"
 gpd_stop
-tap_is "the data directory is made private" "$(stat -c %a "$D")" 700
+# As root, tasks run as other users who pass through it (never list it) to
+# reach their own checkpoint directories: 0711, with everything in it private.
+want=700
+[ "$(id -u)" = 0 ] && want=711
+tap_is "the data directory is made private (passable only, as root)" "$(stat -c %a "$D")" $want
 tap_is "its logs directory too" "$(stat -c %a "$D/logs")" 700
 tap_is "the admin token is readable by its owner only" "$(stat -c %a "$D/admin.token")" 600
+tap_is "the store is readable by its owner only" "$(stat -c %a "$D/gpupool.db")" 600
 
 D=$TMP/exposed
 GPD_LISTEN=0.0.0.0:0 gpd_start "$D"
