@@ -372,7 +372,7 @@ static int become(const gpx__user *u) {
 static int sa_mkdirs(const char *path) {
     char buf[PATH_MAX];
     char *p = buf;
-    gpx__sa_str(&p, buf + sizeof buf, path);
+    sa_str(&p, buf + sizeof buf, path);
     for (char *c = buf + 1;; c++) {
         if (*c == '/' || *c == '\0') {
             char keep = *c;
