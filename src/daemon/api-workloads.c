@@ -115,7 +115,9 @@ static json_t *wl_json(gpd__req *r, const gpd__wl *w) {
                           (json_int_t)w->updated_ms);
     if (!j)
         return NULL;
-    if (w->reason[0])
+    /* A running workload has no reason: one left from an earlier attempt
+     * (an eviction, a failure) would mislead. */
+    if (w->reason[0] && w->state != GP__WL_STARTING && w->state != GP__WL_RUNNING)
         json_object_set_new(j, "reason", json_string(w->reason));
     if (w->exit_code >= 0)
         json_object_set_new(j, "exit_code", json_integer(w->exit_code));
@@ -217,9 +219,17 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
         goto out;
     if (!existed)
         gpd__sched_submitted(r->d->sched, &q, w.id, w.user, w.submitted_ms);
+    /* The repeat of an idempotent submit answers with the workload's real
+     * state, as a GET would. */
+    gpd__wl_state st = GP__WL_PENDING;
+    gpd__wl now;
+    if (existed && gpd__store_wl_get(r->d->store, w.id, &now, NULL) == 0) {
+        st = now.state;
+        gpd__wl_free(&now);
+    }
     rc = gpd__reply_json(out, existed ? 200 : 201,
                          json_pack("{s:I, s:s, s:b}", "id", (json_int_t)w.id, "state",
-                                   existed ? "existing" : "pending", "existed", existed));
+                                   gpd__wl_state_name(st), "existed", existed));
 out:
     free(canon);
     json_decref(body);
@@ -284,11 +294,15 @@ int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     return gpd__reply_json(out, 200, j);
 }
 
-static json_t *tasks_json(gpd__req *r, uint64_t id) {
+/* The tasks of the current attempt, while it has tasks (starting, running,
+ * stopping): a pending workload shows none, not its old attempt's. */
+static json_t *tasks_json(gpd__req *r, const gpd__wl *w) {
     gpd__task_rec *t = NULL;
     int n = 0;
     json_t *arr = json_array();
-    if (gpd__store_tasks_get(r->d->store, id, &t, &n, NULL) < 0)
+    if (w->state != GP__WL_STARTING && w->state != GP__WL_RUNNING && w->state != GP__WL_STOPPING)
+        return arr;
+    if (gpd__store_tasks_get(r->d->store, w->id, &t, &n, NULL) < 0)
         return arr;
     for (int i = 0; i < n; i++) {
         json_t *b = json_loads(t[i].binding, 0, NULL);
@@ -328,7 +342,7 @@ int gpd__h_wl_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
     json_t *spec = json_loads(w.spec, 0, NULL);
     if (spec)
         json_object_set_new(j, "spec", spec);
-    json_object_set_new(j, "tasks", tasks_json(r, w.id));
+    json_object_set_new(j, "tasks", tasks_json(r, &w));
     json_t *att = json_array();
     gpd__store_attempts(r->d->store, w.id, attempt_one, att, NULL);
     json_object_set_new(j, "attempts", att);

@@ -39,6 +39,7 @@ typedef struct active {
     task_rt *tasks;
     char stop_kind[16];
     int64_t deadline; /* STOPPING: when the grace period ends */
+    int64_t stop_at;  /* STOPPING: when the checkpoint signal was sent (0: unknown) */
     int64_t grace_ms;
     int32_t ckpt_signal;
     int in_engine; /* 0: the engine already took it back (node gone) */

@@ -399,11 +399,14 @@ void gpd__sched_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t g
     int64_t now = gpd__now_ms();
     snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
     a->deadline = now + grace_ms;
+    a->stop_at = now;
     char msg[400], g[32];
     const char *sig = gp_signal_name(a->ckpt_signal);
     gp_format_duration(grace_ms, g, sizeof g);
-    snprintf(msg, sizeof msg, "%s: checkpoint signal SIG%s sent, stopped after %s", why,
-             sig ? sig : "?", g);
+    /* A promise, not an outcome: when it really stopped is in the event
+     * that ends the attempt. */
+    snprintf(msg, sizeof msg, "%s: checkpoint signal SIG%s sent; stopped at the latest %s later",
+             why, sig ? sig : "?", g);
     gpd__wl_change c;
     gpd__wl_change_init(&c, a->id);
     c.state = GP__WL_STOPPING;
@@ -426,8 +429,13 @@ void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why) {
     int evict = strcmp(a->stop_kind, GP__STOP_EVICT) == 0;
     int del = strcmp(a->stop_kind, GP__STOP_DELETE) == 0;
     gpd__wl_state st = evict ? GP__WL_PENDING : del ? GP__WL_DELETED : GP__WL_SUSPENDED;
-    char msg[400];
-    snprintf(msg, sizeof msg, "attempt %d stopped: %s%s", a->attempt, why,
+    char msg[400], took[80] = "";
+    if (a->stop_at > 0) {
+        char d[32];
+        gp_format_duration(gpd__now_ms() - a->stop_at, d, sizeof d);
+        snprintf(took, sizeof took, " %s after the checkpoint signal", d);
+    }
+    snprintf(msg, sizeof msg, "attempt %d stopped%s: %s%s", a->attempt, took, why,
              evict ? "; back in the queue" : "");
     gpd__wl_change c;
     gpd__wl_change_init(&c, a->id);
