@@ -159,7 +159,8 @@ static void mkdirs(const char *path) {
 
 /* Launches one task (idempotent per key); fills t->handle. */
 static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, int task,
-                       int attempt, task_rt *t, char *err, size_t errlen) {
+                       int attempt, int ntasks, const task_rt *first, task_rt *t, char *err,
+                       size_t errlen) {
     const char *dd = s->d->cfg.data_dir;
     char logdir[1024], logpath[1100], ckpt[1024];
     snprintf(logdir, sizeof logdir, "%s/logs/%llu", dd, (unsigned long long)w->id);
@@ -204,6 +205,8 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
         l.run_as = r->run_as;
         l.node = gpd__sched_node(s, t->node);
         l.binding = &t->binding;
+        l.gang_size = ntasks;
+        l.gang_first = gpd__sched_node(s, first->node);
         if (!l.node) {
             snprintf(err, errlen, "node %s is not in the inventory", t->node);
             rc = GP_ENOENT;
@@ -253,7 +256,8 @@ int gpd__sched_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd_
     for (int t = 0; t < a->ntasks; t++) {
         if (a->tasks[t].handle[0])
             continue;
-        int rc = launch_task(s, w, r, t, a->attempt, &a->tasks[t], err, errlen);
+        int rc =
+            launch_task(s, w, r, t, a->attempt, a->ntasks, &a->tasks[0], &a->tasks[t], err, errlen);
         if (rc < 0) {
             for (int k = 0; k < a->ntasks; k++)
                 if (a->tasks[k].handle[0])

@@ -59,6 +59,11 @@ typedef struct gp_task_launch {
     const gp_task_binding *binding; /* its GPU slices on that node */
     const char *run_as;             /* the Unix user the task runs as (the
                                        token's); NULL: the executor's own */
+    /* Appended: the gang, so that an executor can give a distributed
+     * trainer its rendezvous (WORLD_SIZE, RANK, MASTER_ADDR). A caller that
+     * zeroes the struct and leaves them unset launches a task alone. */
+    int32_t gang_size;              /* tasks in the workload; 0 or 1: alone */
+    const gp_node_spec *gang_first; /* the node of task 0, as the inventory said */
 } gp_task_launch;
 
 typedef enum gp_task_state {

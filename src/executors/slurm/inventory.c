@@ -347,6 +347,9 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
         add_features(node, json_string_value(json_object_get(jn, "active_features")),
                      json_string_value(json_array_get(parts, 0)));
         add_label(node, "gpupool.executor", "slurm");
+        /* Where the node is reached: a gang's rendezvous (MASTER_ADDR). */
+        const char *addr = json_string_value(json_object_get(jn, "address"));
+        add_label(node, "slurm.address", addr != NULL && addr[0] ? addr : name);
         (*n)++;
     }
     json_decref(root);

@@ -140,6 +140,22 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
     fputs("export GPUPOOL_NODE=\"$SLURMD_NODENAME\"\n", f);
     put_export(f, "GPUPOOL_CHECKPOINT_DIR", ckpt_dir);
     put_export(f, "GPUPOOL_CHECKPOINT_SIGNAL", signame != NULL ? signame : "TERM");
+    if (t->gang_size > 1) {
+        /* The rendezvous of a distributed trainer (torch.distributed's
+         * env:// names): rank 0 listens on task 0's node, on a port derived
+         * from the workload so that two gangs sharing a node differ. */
+        const char *addr = t->gang_first != NULL ? t->gang_first->name : "";
+        for (int i = 0; t->gang_first != NULL && i < t->gang_first->nlabels; i++) {
+            if (strcmp(t->gang_first->labels[i].key, "slurm.address") == 0) {
+                addr = t->gang_first->labels[i].value;
+            }
+        }
+        put_export_i(f, "WORLD_SIZE", t->gang_size);
+        put_export_i(f, "RANK", t->task);
+        put_export_i(f, "LOCAL_RANK", 0);
+        put_export(f, "MASTER_ADDR", addr);
+        put_export_i(f, "MASTER_PORT", 29500 + (long long)(t->workload % 1000));
+    }
     int whole = 0;
     for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++) {
         whole += t->binding->slices[i].milli >= GP_MILLI;

@@ -1,0 +1,52 @@
+#!/bin/sh
+# A gang of two 4-GPU tasks on a real Slurm cluster: gpupool places them on
+# two nodes at once, Slurm runs one job per task, and each task gets the
+# rendezvous of a distributed trainer (WORLD_SIZE, RANK, MASTER_ADDR,
+# MASTER_PORT) next to Slurm's own variables; rank 1 reaches rank 0 there.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+. tests/slurm/lib.sh
+
+command -v python3 >/dev/null || { echo "ok 1 # SKIP python3 is not installed"; echo 1..1; exit 0; }
+D=$TMP/pool
+mkdir -p "$D"
+tap_ok "gpupoold starts on the slurm executor" sx_start "$D"
+$GP queue create G --deserved 16 >/dev/null && $GP queue create g1 --parent G --deserved 16 >/dev/null
+tap_is "queues created" "$?" 0
+
+cat >"$TMP/rendezvous.py" <<'PY'
+import os, socket, time
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+print(f"rank={rank} world={world} master={addr}:{port} node={os.environ['GPUPOOL_NODE']} "
+      f"slurm_job={os.environ['SLURM_JOB_ID']} gpus={os.environ.get('CUDA_VISIBLE_DEVICES')}",
+      flush=True)
+if rank == 0:
+    s = socket.create_server((addr, port))
+    s.settimeout(60)
+    c, _ = s.accept()
+    print("rank 0 heard:", c.recv(100).decode(), flush=True)
+else:
+    for _ in range(300):
+        try:
+            c = socket.create_connection((addr, port))
+            break
+        except OSError:
+            time.sleep(0.2)
+    c.sendall(f"hello from rank {rank}".encode())
+PY
+$GP submit --project g1 --gang 2 --gpu 4 -- python3 "$TMP/rendezvous.py" >/dev/null
+tap_ok "the gang runs" wait_until 30 has_count 1 running g1
+two_nodes() { [ "$(sx_jobs | cut -d' ' -f4 | sort -u | grep -c n)" = 2 ]; }
+tap_ok "as two Slurm jobs on two nodes" wait_until 30 two_nodes
+tap_ok "and succeeds" wait_until 60 has_count 1 succeeded g1
+l0=$($GP logs --task 0 1)
+l1=$($GP logs --task 1 1)
+tap_ok "task 0 is rank 0 of 2" contains "$l0" "rank=0 world=2 master=127.0.0.1:29501"
+tap_ok "task 1 is rank 1 of 2, same master" contains "$l1" "rank=1 world=2 master=127.0.0.1:29501"
+n0=$(echo "$l0" | sed -n 's/.* node=\(n[0-9]\).*/\1/p')
+n1=$(echo "$l1" | sed -n 's/.* node=\(n[0-9]\).*/\1/p')
+tap_ok "on two nodes ($n0, $n1)" test -n "$n0" -a -n "$n1" -a "$n0" != "$n1"
+tap_ok "each with four GPUs from Slurm" contains "$l1" "gpus=0,1,2,3"
+tap_ok "rank 1 reached rank 0 at MASTER_ADDR:MASTER_PORT" contains "$l0" "rank 0 heard: hello from rank 1"
+tap_done
