@@ -125,6 +125,9 @@ void gpd__guard_notify(void *cls, struct MHD_Connection *conn, void **socket_con
 /* Moves conn into phase p; its deadline starts now. */
 void gpd__guard_phase(gpd__guard *g, struct MHD_Connection *conn, gpd__phase p);
 
+/* How many connections the guard has cut off so far (for /metrics). */
+uint64_t gpd__guard_expired(gpd__guard *g);
+
 /* Prints the route table as a Markdown table. */
 void gpd__http_print_routes(void);
 

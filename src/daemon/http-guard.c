@@ -130,6 +130,13 @@ void gpd__guard_stop(gpd__guard *g) {
     free(g);
 }
 
+uint64_t gpd__guard_expired(gpd__guard *g) {
+    pthread_mutex_lock(&g->mu);
+    uint64_t n = g->expired;
+    pthread_mutex_unlock(&g->mu);
+    return n;
+}
+
 void gpd__guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
                        enum MHD_ConnectionNotificationCode code) {
     gpd__guard *g = cls;

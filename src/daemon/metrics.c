@@ -208,6 +208,12 @@ int gpd__h_metrics(gpd__req *r, gpd__resp *out, gpd__err *e) {
     for (int w = 1; w < GP_WAIT_COUNT; w++)
         put(&b, "gpupool_pending_workloads{reason=\"%s\"} %lld\n", gp_wait_name((gp_wait)w),
             (long long)pend[w]);
+    if (r->d->guard) {
+        help(&b, "gpupool_http_connections_cut_total", "counter",
+             "API connections closed because a request head or body was not sent in time.");
+        put(&b, "gpupool_http_connections_cut_total %llu\n",
+            (unsigned long long)gpd__guard_expired(r->d->guard));
+    }
     int64_t counts[GP__WL_NSTATES];
     if (gpd__store_wl_counts(r->d->store, counts, NULL) == 0) {
         help(&b, "gpupool_workloads", "gauge", "Workloads in the store by state.");

@@ -20,6 +20,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "common/httpc.h"
 #include "gptest.h"
 #include "harness.h"
 
@@ -248,6 +249,14 @@ START_TEST(test_slow_clients_do_not_hold_the_api) {
     }
     ck_assert_msg(cut, "a client trickling header lines kept its connection for 60 s");
     close(slow);
+    /* The cut is counted for the operator. */
+    gp_http_resp m;
+    char err[256];
+    ck_assert_int_eq(
+        gp_http_request(t.server, "GET", "/metrics", t.admin, NULL, &m, err, sizeof err), 0);
+    const char *line = strstr(m.body, "\ngpupool_http_connections_cut_total ");
+    ck_assert_msg(line && atoi(line + 36) >= 1, "no cut counted in /metrics");
+    gp_http_resp_free(&m);
     ck_assert_int_eq(gpd_call(&t, NULL, "GET", "/api/v1/health", NULL, NULL), 200);
     for (int i = 0; i < opened; i++)
         close(fds[i]);
