@@ -11,6 +11,7 @@
 #define GP_DAEMON_API_H
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <microhttpd.h>
 
 #include "daemon/auth.h"
@@ -124,6 +125,10 @@ void gpd__guard_notify(void *cls, struct MHD_Connection *conn, void **socket_con
 
 /* Moves conn into phase p; its deadline starts now. */
 void gpd__guard_phase(gpd__guard *g, struct MHD_Connection *conn, gpd__phase p);
+
+/* libmicrohttpd's MHD_OPTION_EXTERNAL_LOGGER (cls: the guard): a line on
+ * stderr, at most ten a minute, then a count of those not shown. */
+void gpd__guard_log(void *cls, const char *fmt, va_list ap);
 
 /* How many connections the guard has cut off so far (for /metrics). */
 uint64_t gpd__guard_expired(gpd__guard *g);

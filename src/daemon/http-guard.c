@@ -22,10 +22,16 @@
  * guard's mutex: the CLOSED notification comes before libmicrohttpd closes the
  * socket, so a descriptor the guard shuts down is always still that
  * connection's, never a number reused by a later accept.
+ *
+ * The guard also rate-limits libmicrohttpd's log, which writes a line for
+ * every connection it refuses or sees cut: under attack that would be
+ * hundreds of lines a second into the daemon's log (and its disk).
  */
-#include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -41,8 +47,15 @@ typedef struct track {
     int shut;
 } track;
 
+/* libmicrohttpd's log: at most LOG_BURST lines per LOG_WINDOW_MS. */
+#define LOG_BURST     10
+#define LOG_WINDOW_MS 60000
+
 struct gpd__guard {
     pthread_mutex_t mu;
+    int64_t log_window_start;
+    int log_lines;
+    uint64_t log_dropped;
     pthread_cond_t cv;
     pthread_t thread;
     int stop;
@@ -128,6 +141,33 @@ void gpd__guard_stop(gpd__guard *g) {
     pthread_cond_destroy(&g->cv);
     pthread_mutex_destroy(&g->mu);
     free(g);
+}
+
+void gpd__guard_log(void *cls, const char *fmt, va_list ap) {
+    gpd__guard *g = cls;
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    line[strcspn(line, "\r\n")] = '\0';
+    pthread_mutex_lock(&g->mu);
+    int64_t now = mono_ms();
+    uint64_t dropped = 0;
+    if (now - g->log_window_start >= LOG_WINDOW_MS) {
+        dropped = g->log_dropped;
+        g->log_window_start = now;
+        g->log_lines = 0;
+        g->log_dropped = 0;
+    }
+    int print = g->log_lines < LOG_BURST;
+    if (print)
+        g->log_lines++;
+    else
+        g->log_dropped++;
+    pthread_mutex_unlock(&g->mu);
+    if (dropped)
+        fprintf(stderr, "gpupoold: http: %llu more messages in the last minute not shown\n",
+                (unsigned long long)dropped);
+    if (print)
+        fprintf(stderr, "gpupoold: http: %s\n", line);
 }
 
 uint64_t gpd__guard_expired(gpd__guard *g) {

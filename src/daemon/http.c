@@ -550,6 +550,7 @@ int gpd__http_start(gpd__daemon *d, struct MHD_Daemon **out, int *port, gpd__err
      * real bounds. */
     unsigned idle_s = (unsigned)((d->cfg.request_timeout_ms + 999) / 1000);
     struct MHD_OptionItem opts[] = {
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)gpd__guard_log, d->guard},
         {MHD_OPTION_SOCK_ADDR, 0, &sa},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, d},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)gpd__guard_notify, d->guard},

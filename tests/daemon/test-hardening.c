@@ -260,6 +260,17 @@ START_TEST(test_slow_clients_do_not_hold_the_api) {
     ck_assert_int_eq(gpd_call(&t, NULL, "GET", "/api/v1/health", NULL, NULL), 200);
     for (int i = 0; i < opened; i++)
         close(fds[i]);
+    /* Every refused or cut connection used to write a line to the daemon's
+     * log: an attacker could fill its disk. The lines are now rate-limited. */
+    char log[300], text[512];
+    snprintf(log, sizeof log, "%s.log", t.dir);
+    FILE *f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    int lines = 0;
+    while (fgets(text, sizeof text, f))
+        lines++;
+    fclose(f);
+    ck_assert_msg(lines < 60, "the daemon's log has %d lines after the slow clients", lines);
     gpd_test_stop(&t);
 }
 END_TEST
