@@ -10,6 +10,7 @@
 #include "interpose/gpuslice.h"
 
 #include "common/gp_error.h"
+#include "common/units.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -19,46 +20,13 @@
 #define DEFAULT_CTX_MEMORY      (256ULL << 20)
 #define DEFAULT_SHARE_WINDOW_MS 100u
 
-int gps__parse_size(const char *text, uint64_t *out) {
-    if (!text || !isdigit((unsigned char)*text))
+/* A size as every part of gpupool reads it (gp_parse_size: "20G", "1.5G",
+ * "512MiB"), which must be positive when positive is set. */
+static int parse_size(const char *text, int positive, uint64_t *out) {
+    int64_t v;
+    if (gp_parse_size(text, &v) != 0 || v < 0 || (positive && v == 0))
         return GP_EINVAL;
-    uint64_t v = 0;
-    const char *p = text;
-    for (; isdigit((unsigned char)*p); p++) {
-        unsigned d = (unsigned)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return GP_ERANGE;
-        v = v * 10 + d;
-    }
-    unsigned shift = 0;
-    switch (toupper((unsigned char)*p)) {
-    case 'K':
-        shift = 10;
-        break;
-    case 'M':
-        shift = 20;
-        break;
-    case 'G':
-        shift = 30;
-        break;
-    case 'T':
-        shift = 40;
-        break;
-    default:
-        break;
-    }
-    if (shift) {
-        p++;
-        if (*p == 'i' || *p == 'I')
-            p++;
-        if (*p == 'B' || *p == 'b')
-            p++;
-    }
-    if (*p != '\0')
-        return GP_EINVAL;
-    if (shift && v > (UINT64_MAX >> shift))
-        return GP_ERANGE;
-    *out = v << shift;
+    *out = (uint64_t)v;
     return 0;
 }
 
@@ -99,9 +67,9 @@ int gps__config_load(struct gps__config *c, char *err) {
 
     const char *v;
     if ((v = getenv("GPUPOOL_MEMORY_LIMIT")) && *v) {
-        if (gps__parse_size(v, &c->mem_limit) != 0 || c->mem_limit == 0)
+        if (parse_size(v, 1, &c->mem_limit) != 0)
             return bad(err, "GPUPOOL_MEMORY_LIMIT", v,
-                       "a positive number of bytes with an optional K/M/G/T suffix");
+                       "a positive size in bytes, like 20G, 1.5G or 512MiB");
         snprintf(c->mem_limit_text, sizeof c->mem_limit_text, "%s", v);
     }
     if ((v = getenv("GPUPOOL_COMPUTE_SHARE")) && *v) {
@@ -110,8 +78,8 @@ int gps__config_load(struct gps__config *c, char *err) {
         if (c->compute_share == 100)
             c->compute_share = 0;
     }
-    if ((v = getenv("GPUPOOL_CONTEXT_MEMORY")) && *v && gps__parse_size(v, &c->ctx_memory) != 0)
-        return bad(err, "GPUPOOL_CONTEXT_MEMORY", v, "bytes with an optional K/M/G/T suffix");
+    if ((v = getenv("GPUPOOL_CONTEXT_MEMORY")) && *v && parse_size(v, 0, &c->ctx_memory) != 0)
+        return bad(err, "GPUPOOL_CONTEXT_MEMORY", v, "a size in bytes, like 256M");
     if ((v = getenv("GPUPOOL_MANAGED_MEMORY")) && *v) {
         if (strcmp(v, "charge") == 0)
             c->managed_charge = 1;

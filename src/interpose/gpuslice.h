@@ -34,12 +34,6 @@ struct gps__config {
     char nvml_lib[PATH_MAX];            /* GPUPOOL_NVML_LIBRARY */
 };
 
-/* Parses a size: digits with an optional K, M, G or T suffix (powers of
- * 1024; "Ki"/"KiB"/"KB" are accepted too). Returns 0, or GP_EINVAL for text
- * that is not a size and GP_ERANGE for one above 2^64 - 1; *out is only
- * written on success. */
-int gps__parse_size(const char *text, uint64_t *out);
-
 /* Fills c from the environment. Returns 0, or GP_EINVAL with err (256
  * bytes) naming the first bad variable; c then holds defaults. */
 int gps__config_load(struct gps__config *c, char *err);

@@ -13,9 +13,12 @@ GP_SLICE_OBJS := $(GP_SLICE_SRCS:%.c=$(OBJ)/%.o)
 
 $(GP_SLICE_OBJS): CFLAGS += -fvisibility=hidden
 
-$(BUILD)/libgpuslice.so: $(GP_SLICE_OBJS)
+# Sizes are read by libgpcommon's gp_parse_size, as everywhere in gpupool;
+# --exclude-libs keeps what the library takes from it unexported.
+$(BUILD)/libgpuslice.so: $(GP_SLICE_OBJS) $(BUILD)/libgpcommon.a
 	@mkdir -p $(@D)
-	$(CC) -shared $(LDFLAGS) -Wl,-Bsymbolic -Wl,-soname,libgpuslice.so -o $@ $^ -ldl -lpthread -lrt
+	$(CC) -shared $(LDFLAGS) -Wl,-Bsymbolic -Wl,--exclude-libs,ALL -Wl,-soname,libgpuslice.so \
+	    -o $@ $^ -ldl -lpthread -lrt
 
 $(BUILD)/libgpledger.a: $(OBJ)/src/interpose/ledger.o
 

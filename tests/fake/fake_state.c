@@ -10,6 +10,7 @@
  */
 #include "fake_internal.h"
 
+#include "common/units.h"
 #include "interpose/gpuslice.h"
 
 #include <errno.h>
@@ -79,8 +80,8 @@ void fake_sleep_until(int64_t t) {
 
 static uint64_t env_size(const char *name, uint64_t def) {
     const char *v = getenv(name);
-    uint64_t out;
-    return v && *v && gps__parse_size(v, &out) == 0 ? out : def;
+    int64_t out;
+    return v && *v && gp_parse_size(v, &out) == 0 && out >= 0 ? (uint64_t)out : def;
 }
 
 static void init_mutex(pthread_mutex_t *m) {

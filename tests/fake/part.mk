@@ -8,9 +8,10 @@ GP_FAKE_NVML_OBJS := $(OBJ)/tests/fake/fake_nvml.o
 
 $(GP_FAKE_CUDA_OBJS) $(GP_FAKE_NVML_OBJS): CFLAGS += -fvisibility=hidden
 
-$(BUILD)/fake/libcuda.so.1: $(GP_FAKE_CUDA_OBJS)
+$(BUILD)/fake/libcuda.so.1: $(GP_FAKE_CUDA_OBJS) $(BUILD)/libgpcommon.a
 	@mkdir -p $(@D)
-	$(CC) -shared $(LDFLAGS) -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 -o $@ $^ -lpthread -lrt
+	$(CC) -shared $(LDFLAGS) -Wl,-Bsymbolic -Wl,--exclude-libs,ALL -Wl,-soname,libcuda.so.1 \
+	    -o $@ $^ -lpthread -lrt
 
 $(BUILD)/fake/libnvidia-ml.so.1: $(GP_FAKE_NVML_OBJS) $(BUILD)/fake/libcuda.so.1
 	@mkdir -p $(@D)

@@ -290,6 +290,17 @@ START_TEST(test_cap_above_gpu_is_clamped) {
 }
 END_TEST
 
+/* Sizes read as everywhere in gpupool: "0.25G" is 256 MiB exactly (the
+ * interposer once had a parser of its own that refused decimals). */
+START_TEST(test_decimal_limit) {
+    setenv("GPUPOOL_MEMORY_LIMIT", "0.25G", 1);
+    h_open(12080);
+    size_t f, t;
+    ck_assert_int_eq(D.cuMemGetInfo_v2(&f, &t), CUDA_SUCCESS);
+    ck_assert_uint_eq(t, 256 * MiB);
+}
+END_TEST
+
 /* Every bad setting: one message naming it, and allocations refused. */
 static void check_refused(const char *var, const char *value) {
     setenv(var, value, 1);
@@ -380,6 +391,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_report_cuda_and_nvml);
     tcase_add_test(tc, test_report_never_underflows);
     tcase_add_test(tc, test_cap_above_gpu_is_clamped);
+    tcase_add_test(tc, test_decimal_limit);
     tcase_add_test(tc, test_bad_limit);
     tcase_add_test(tc, test_bad_share);
     tcase_add_test(tc, test_bad_slice_name);
