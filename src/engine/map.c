@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fnv.h"
 #include "common/gp_error.h"
 
 static size_t hash_u64(uint64_t x) {
@@ -22,12 +23,7 @@ static size_t hash_u64(uint64_t x) {
 }
 
 static size_t hash_str(const char *s) {
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= UINT64_C(1099511628211);
-    }
-    return hash_u64(h);
+    return hash_u64(gp_fnv1a(s));
 }
 
 /*

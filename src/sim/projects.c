@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fnv.h"
 #include "sim/csv.h"
 
 /* A deserved quota or limit beyond a million GPUs is a typo, not a plan. */
@@ -190,15 +191,6 @@ int sim_default_projects(const sim_pod *pods, size_t npods, sim_project **out, s
     return 0;
 }
 
-uint64_t sim_fnv1a(const char *s) {
-    uint64_t h = UINT64_C(14695981039346656037);
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= UINT64_C(1099511628211);
-    }
-    return h;
-}
-
 int sim_assign_projects(const sim_project *pr, size_t npr, const sim_pod *pods, size_t npods,
                         const char *pods_path, int32_t *leaf_of, char *err, size_t errlen) {
     uint64_t total = 0;
@@ -223,7 +215,7 @@ int sim_assign_projects(const sim_project *pr, size_t npr, const sim_pod *pods, 
             leaf_of[k] = i;
             continue;
         }
-        uint64_t r = sim_fnv1a(p->name) % total, cum = 0;
+        uint64_t r = gp_fnv1a(p->name) % total, cum = 0;
         for (size_t i = 0; i < npr; i++) {
             if (!pr[i].leaf)
                 continue;

@@ -57,9 +57,6 @@ int sim_default_projects(const sim_pod *pods, size_t npods, sim_project **out, s
 int sim_assign_projects(const sim_project *pr, size_t npr, const sim_pod *pods, size_t npods,
                         const char *pods_path, int32_t *leaf_of, char *err, size_t errlen);
 
-/* FNV-1a, 64 bits, of a string (the assignment rule's hash). */
-uint64_t sim_fnv1a(const char *s);
-
 /*
  * Deserved quotas for a pool of capacity_milli: if the leaves' deserved
  * quotas add up to more than the pool, or the rows are relative shares (the

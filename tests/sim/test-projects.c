@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/fnv.h"
 #include "gptest.h"
 #include "sim/projects.h"
 
@@ -106,7 +107,7 @@ START_TEST(test_assignment_rule) {
     ck_assert_int_eq(sim_assign_projects(p, n, pods, NP, "p.csv", leaf, err, sizeof err), 0);
     ck_assert_int_eq(leaf[0], 2);
     /* The rule itself for one pod: FNV-1a of the name mod 4000 milli. */
-    uint64_t h = sim_fnv1a(pods[1].name) % 4000;
+    uint64_t h = gp_fnv1a(pods[1].name) % 4000;
     ck_assert_int_eq(leaf[1], h < 3000 ? 1 : 2);
     int na = 0;
     for (int i = 1; i < NP; i++)
@@ -114,7 +115,7 @@ START_TEST(test_assignment_rule) {
     /* Shares follow deserved quotas (3:1) within a few percent. */
     ck_assert_int_gt(na, (int)(0.70 * NP));
     ck_assert_int_lt(na, (int)(0.80 * NP));
-    ck_assert_uint_eq(sim_fnv1a(""), UINT64_C(14695981039346656037));
+    ck_assert_uint_eq(gp_fnv1a(""), UINT64_C(14695981039346656037));
     pods[5].line = 7;
     strcpy(pods[5].project, "d");
     ck_assert_int_lt(sim_assign_projects(p, n, pods, NP, "p.csv", leaf, err, sizeof err), 0);
