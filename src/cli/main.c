@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/gp_env.h"
 #include "common/httpc.h"
 
 static const char main_help[] =
@@ -261,14 +262,14 @@ static void local_daemon(cli *c) {
 }
 
 static void configure(cli *c, const char *flag_server, const char *flag_token) {
-    const char *s = flag_server ? flag_server : getenv("GPUPOOL_SERVER");
-    const char *t = flag_token ? flag_token : getenv("GPUPOOL_TOKEN");
+    const char *s = flag_server ? flag_server : getenv(GP_ENV_SERVER);
+    const char *t = flag_token ? flag_token : getenv(GP_ENV_TOKEN);
     if (s && *s)
         snprintf(c->server, sizeof c->server, "%s", s);
     if (t && *t)
         snprintf(c->token, sizeof c->token, "%s", t);
-    else if (getenv("GPUPOOL_TOKEN_FILE"))
-        read_token_file(c, getenv("GPUPOOL_TOKEN_FILE"));
+    else if (getenv(GP_ENV_TOKEN_FILE))
+        read_token_file(c, getenv(GP_ENV_TOKEN_FILE));
     read_config(c, c->server[0] != 0, c->token[0] != 0);
     /* Beside a daemon started with its defaults: its address and its admin
      * token, as a pair, when neither was configured. */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/gp_env.h"
 #include "common/units.h"
 
 int gpd__name_ok(const char *s) {
@@ -281,8 +282,7 @@ static int parse_command(json_t *body, gpd__request *r, gpd__err *e) {
             if (!ok)
                 return gpd__fail(e, GP_EINVAL, "env",
                                  "env: \"%s\" must be a variable name with a string value", k);
-            if (strncmp(k, "GPUPOOL_", 8) == 0 || strcmp(k, "CUDA_VISIBLE_DEVICES") == 0 ||
-                strcmp(k, "LD_PRELOAD") == 0)
+            if (gp_env_reserved(k, strlen(k)))
                 return gpd__fail(e, GP_EINVAL, "env",
                                  "env: %s is set by gpupool and cannot be given", k);
         }

@@ -9,6 +9,7 @@
  */
 #include "interpose/gpuslice.h"
 
+#include "common/gp_env.h"
 #include "common/gp_error.h"
 #include "common/units.h"
 
@@ -66,42 +67,42 @@ int gps__config_load(struct gps__config *c, char *err) {
     strcpy(c->nvml_lib, "libnvidia-ml.so.1");
 
     const char *v;
-    if ((v = getenv("GPUPOOL_MEMORY_LIMIT")) && *v) {
+    if ((v = getenv(GP_ENV_MEMORY_LIMIT)) && *v) {
         if (parse_size(v, 1, &c->mem_limit) != 0)
-            return bad(err, "GPUPOOL_MEMORY_LIMIT", v,
+            return bad(err, GP_ENV_MEMORY_LIMIT, v,
                        "a positive size in bytes, like 20G, 1.5G or 512MiB");
         snprintf(c->mem_limit_text, sizeof c->mem_limit_text, "%s", v);
     }
-    if ((v = getenv("GPUPOOL_COMPUTE_SHARE")) && *v) {
+    if ((v = getenv(GP_ENV_COMPUTE_SHARE)) && *v) {
         if (parse_percent(v, &c->compute_share) != 0 || c->compute_share == 0)
-            return bad(err, "GPUPOOL_COMPUTE_SHARE", v, "a percentage from 1 to 100");
+            return bad(err, GP_ENV_COMPUTE_SHARE, v, "a percentage from 1 to 100");
         if (c->compute_share == 100)
             c->compute_share = 0;
     }
-    if ((v = getenv("GPUPOOL_CONTEXT_MEMORY")) && *v && parse_size(v, 0, &c->ctx_memory) != 0)
-        return bad(err, "GPUPOOL_CONTEXT_MEMORY", v, "a size in bytes, like 256M");
-    if ((v = getenv("GPUPOOL_MANAGED_MEMORY")) && *v) {
+    if ((v = getenv(GP_ENV_CONTEXT_MEMORY)) && *v && parse_size(v, 0, &c->ctx_memory) != 0)
+        return bad(err, GP_ENV_CONTEXT_MEMORY, v, "a size in bytes, like 256M");
+    if ((v = getenv(GP_ENV_MANAGED_MEMORY)) && *v) {
         if (strcmp(v, "charge") == 0)
             c->managed_charge = 1;
         else if (strcmp(v, "ignore") == 0)
             c->managed_charge = 0;
         else
-            return bad(err, "GPUPOOL_MANAGED_MEMORY", v, "'charge' or 'ignore'");
+            return bad(err, GP_ENV_MANAGED_MEMORY, v, "'charge' or 'ignore'");
     }
-    if ((v = getenv("GPUPOOL_SHARE_WINDOW_MS")) && *v) {
+    if ((v = getenv(GP_ENV_SHARE_WINDOW_MS)) && *v) {
         char *end;
         unsigned long ms = strtoul(v, &end, 10);
         if (!isdigit((unsigned char)*v) || *end || ms < 10 || ms > 10000)
-            return bad(err, "GPUPOOL_SHARE_WINDOW_MS", v, "milliseconds from 10 to 10000");
+            return bad(err, GP_ENV_SHARE_WINDOW_MS, v, "milliseconds from 10 to 10000");
         c->share_window_ms = (uint32_t)ms;
     }
-    if ((v = getenv("GPUPOOL_SLICE")) && *v && copy_path(c->slice, sizeof c->slice, v) != 0)
-        return bad(err, "GPUPOOL_SLICE", v, "a name of at most 100 characters");
-    if ((v = getenv("GPUPOOL_CUDA_LIBRARY")) && *v &&
+    if ((v = getenv(GP_ENV_SLICE)) && *v && copy_path(c->slice, sizeof c->slice, v) != 0)
+        return bad(err, GP_ENV_SLICE, v, "a name of at most 100 characters");
+    if ((v = getenv(GP_ENV_CUDA_LIBRARY)) && *v &&
         copy_path(c->cuda_lib, sizeof c->cuda_lib, v) != 0)
-        return bad(err, "GPUPOOL_CUDA_LIBRARY", v, "a path");
-    if ((v = getenv("GPUPOOL_NVML_LIBRARY")) && *v &&
+        return bad(err, GP_ENV_CUDA_LIBRARY, v, "a path");
+    if ((v = getenv(GP_ENV_NVML_LIBRARY)) && *v &&
         copy_path(c->nvml_lib, sizeof c->nvml_lib, v) != 0)
-        return bad(err, "GPUPOOL_NVML_LIBRARY", v, "a path");
+        return bad(err, GP_ENV_NVML_LIBRARY, v, "a path");
     return 0;
 }

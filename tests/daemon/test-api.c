@@ -89,6 +89,32 @@ START_TEST(test_bad_input_changes_nothing) {
 }
 END_TEST
 
+/* The variables gpupool sets are one list (common/gp_env.h): a request may
+ * not give GPUPOOL_* or CUDA_VISIBLE_DEVICES, and may give its own
+ * LD_PRELOAD, which the executor keeps behind the interposer (the daemon once
+ * refused it while the executor documented it). */
+START_TEST(test_reserved_environment) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    const char *W = "/api/v1/workloads";
+    expect_error(&t, "POST", W,
+                 "{\"project\":\"a1\",\"command\":[\"true\"],\"env\":{\"GPUPOOL_SLICE\":\"x\"}}",
+                 400, "env");
+    expect_error(
+        &t, "POST", W,
+        "{\"project\":\"a1\",\"command\":[\"true\"],\"env\":{\"CUDA_VISIBLE_DEVICES\":\"0\"}}", 400,
+        "env");
+    ck_assert_int_eq(count_workloads(&t), 0);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "POST", W,
+                              "{\"project\":\"a1\",\"command\":[\"true\"],\"env\":{\"LD_PRELOAD\":"
+                              "\"/usr/lib/libmine.so\"}}",
+                              NULL),
+                     201);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 START_TEST(test_roles_and_scopes) {
     gpd_test t;
     gpd_test_start(&t);
@@ -175,6 +201,7 @@ END_TEST
 
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_input_changes_nothing);
+    tcase_add_test(tc, test_reserved_environment);
     tcase_add_test(tc, test_roles_and_scopes);
     tcase_add_test(tc, test_tokens_stored_hashed);
 }

@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/gp_env.h"
 #include "common/gp_error.h"
 #include "executors/local/local.h"
 #include "executors/registry.h"
@@ -56,12 +57,9 @@ static size_t name_len(const char *kv) {
     return eq != NULL ? (size_t)(eq - kv) : strlen(kv);
 }
 
-/* True for the variables that only gpupool sets. */
+/* True for the variables that only gpupool sets (common/gp_env.h). */
 static int managed(const char *kv) {
-    size_t n = name_len(kv);
-    return strncmp(kv, "GPUPOOL_", 8) == 0 ||
-           (n == 20 && strncmp(kv, "CUDA_VISIBLE_DEVICES", n) == 0) ||
-           (n == 10 && strncmp(kv, "LD_PRELOAD", n) == 0);
+    return gp_env_managed(kv, name_len(kv));
 }
 
 /* Adds a copy of kv, replacing a variable of the same name. */
@@ -175,10 +173,10 @@ static void set_gpus(envb *e, const gpx__local *lx, const gp_task_launch *t, cha
         gpx__exec_fmt(uuids + l, sizeof uuids - l, "%s%s", l ? "," : "", g->uuid);
         int slot = b->slices[i].mig_slot;
         if (slot >= 0 && slot < g->nmig) {
-            env_setf(e, "GPUPOOL_MIG_PROFILE", "%s", g->mig_layout[slot]);
+            env_setf(e, GP_ENV_MIG_PROFILE, "%s", g->mig_layout[slot]);
         }
     }
-    env_setf(e, "CUDA_VISIBLE_DEVICES", "%s", uuids);
+    env_setf(e, GP_ENV_VISIBLE_DEVICES, "%s", uuids);
     gpx__exec_fmt(note, notelen, "GPUs: %s%s", uuids[0] ? uuids : "none",
                   lx->emulated && uuids[0] ? " (EMULATED: no real GPU behind them)" : "");
 }
@@ -188,17 +186,17 @@ static void set_slice(envb *e, const gpx__local *lx, const gp_task_launch *t, co
                       const char *user_preload, char *note, size_t notelen) {
     char ledger[96];
     gpx__slice_name(lx->instance, t->workload, t->task, t->attempt, ledger, sizeof ledger);
-    env_setf(e, "GPUPOOL_MEMORY_LIMIT", "%lld", (long long)s->mem);
-    env_setf(e, "GPUPOOL_SLICE", "%s", ledger);
+    env_setf(e, GP_ENV_MEMORY_LIMIT, "%lld", (long long)s->mem);
+    env_setf(e, GP_ENV_SLICE, "%s", ledger);
     if (t->compute_share > 0) {
-        env_setf(e, "GPUPOOL_COMPUTE_SHARE", "%d", t->compute_share);
+        env_setf(e, GP_ENV_COMPUTE_SHARE, "%d", t->compute_share);
     }
     size_t l = strlen(note);
     if (lx->interposer[0] != '\0' && access(lx->interposer, R_OK) == 0) {
         if (user_preload != NULL && user_preload[0] != '\0') {
-            env_setf(e, "LD_PRELOAD", "%s:%s", lx->interposer, user_preload);
+            env_setf(e, GP_ENV_PRELOAD, "%s:%s", lx->interposer, user_preload);
         } else {
-            env_setf(e, "LD_PRELOAD", "%s", lx->interposer);
+            env_setf(e, GP_ENV_PRELOAD, "%s", lx->interposer);
         }
         gpx__exec_fmt(note + l, notelen - l,
                       "; slice %d milli-GPU, memory cap %lld bytes, enforced by %s", s->milli,
@@ -246,16 +244,16 @@ int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__use
     char sig[32];
     const char *abbrev = sigabbrev_np(t->checkpoint_signal);
     gpx__exec_fmt(sig, sizeof sig, "%s", abbrev != NULL ? abbrev : "TERM");
-    env_setf(&e, "GPUPOOL_WORKLOAD_ID", "%llu", (unsigned long long)t->workload);
-    env_setf(&e, "GPUPOOL_TASK_INDEX", "%d", t->task);
-    env_setf(&e, "GPUPOOL_ATTEMPT", "%d", t->attempt);
-    env_setf(&e, "GPUPOOL_PROJECT", "%s", t->project != NULL ? t->project : "");
-    env_setf(&e, "GPUPOOL_USER", "%s", t->user != NULL ? t->user : "");
-    env_setf(&e, "GPUPOOL_NODE", "%s", t->node != NULL ? t->node->name : lx->node_name);
-    env_setf(&e, "GPUPOOL_CHECKPOINT_DIR", "%s", ckpt_dir);
-    env_setf(&e, "GPUPOOL_CHECKPOINT_SIGNAL", "%s", sig);
+    env_setf(&e, GP_ENV_WORKLOAD_ID, "%llu", (unsigned long long)t->workload);
+    env_setf(&e, GP_ENV_TASK_INDEX, "%d", t->task);
+    env_setf(&e, GP_ENV_ATTEMPT, "%d", t->attempt);
+    env_setf(&e, GP_ENV_PROJECT, "%s", t->project != NULL ? t->project : "");
+    env_setf(&e, GP_ENV_USER, "%s", t->user != NULL ? t->user : "");
+    env_setf(&e, GP_ENV_NODE, "%s", t->node != NULL ? t->node->name : lx->node_name);
+    env_setf(&e, GP_ENV_CHECKPOINT_DIR, "%s", ckpt_dir);
+    env_setf(&e, GP_ENV_CHECKPOINT_SIGNAL, "%s", sig);
     if (lx->emulated) {
-        env_setf(&e, "GPUPOOL_EMULATED", "1");
+        env_setf(&e, GP_ENV_EMULATED, "1");
     }
     set_gpus(&e, lx, t, note, notelen);
     if (frac >= 0) {

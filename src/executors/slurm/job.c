@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gp_env.h"
 #include "common/gp_error.h"
 #include "common/units.h"
 #include "executors/registry.h"
@@ -60,12 +61,6 @@ static int valid_name(const char *s, size_t n) {
         }
     }
     return 1;
-}
-
-static int managed(const char *name, size_t n) {
-    return strncmp(name, "GPUPOOL_", 8) == 0 ||
-           (n == 20 && strncmp(name, "CUDA_VISIBLE_DEVICES", n) == 0) ||
-           (n == 10 && strncmp(name, "LD_PRELOAD", n) == 0);
 }
 
 static void put_export(FILE *f, const char *name, const char *value) {
@@ -125,21 +120,21 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         const char *kv = t->env[i];
         const char *eq = strchr(kv, '=');
         size_t n = eq != NULL ? (size_t)(eq - kv) : 0;
-        if (eq == NULL || !valid_name(kv, n) || managed(kv, n)) {
+        if (eq == NULL || !valid_name(kv, n) || gp_env_managed(kv, n)) {
             continue;
         }
         fprintf(f, "export %.*s=", (int)n, kv);
         put_quoted(f, eq + 1);
         fputc('\n', f);
     }
-    put_export_i(f, "GPUPOOL_WORKLOAD_ID", (long long)t->workload);
-    put_export_i(f, "GPUPOOL_TASK_INDEX", t->task);
-    put_export_i(f, "GPUPOOL_ATTEMPT", t->attempt);
-    put_export(f, "GPUPOOL_PROJECT", t->project != NULL ? t->project : "");
-    put_export(f, "GPUPOOL_USER", t->user != NULL ? t->user : "");
+    put_export_i(f, GP_ENV_WORKLOAD_ID, (long long)t->workload);
+    put_export_i(f, GP_ENV_TASK_INDEX, t->task);
+    put_export_i(f, GP_ENV_ATTEMPT, t->attempt);
+    put_export(f, GP_ENV_PROJECT, t->project != NULL ? t->project : "");
+    put_export(f, GP_ENV_USER, t->user != NULL ? t->user : "");
     fputs("export GPUPOOL_NODE=\"$SLURMD_NODENAME\"\n", f);
-    put_export(f, "GPUPOOL_CHECKPOINT_DIR", ckpt_dir);
-    put_export(f, "GPUPOOL_CHECKPOINT_SIGNAL", signame != NULL ? signame : "TERM");
+    put_export(f, GP_ENV_CHECKPOINT_DIR, ckpt_dir);
+    put_export(f, GP_ENV_CHECKPOINT_SIGNAL, signame != NULL ? signame : "TERM");
     if (t->gang_size > 1) {
         /* The rendezvous of a distributed trainer (torch.distributed's
          * env:// names): rank 0 listens on task 0's node, on a port derived
@@ -165,9 +160,9 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         fputs("export CUDA_VISIBLE_DEVICES=\n", f);
     }
     if (fr != NULL) {
-        put_export_i(f, "GPUPOOL_MEMORY_LIMIT", (long long)fr->mem);
+        put_export_i(f, GP_ENV_MEMORY_LIMIT, (long long)fr->mem);
         if (t->compute_share > 0) {
-            put_export_i(f, "GPUPOOL_COMPUTE_SHARE", t->compute_share);
+            put_export_i(f, GP_ENV_COMPUTE_SHARE, t->compute_share);
         }
         fprintf(f, "export GPUPOOL_SLICE=w%llu-t%d-a%d\n", (unsigned long long)t->workload, t->task,
                 t->attempt);
