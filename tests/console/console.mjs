@@ -1,7 +1,7 @@
 // console.mjs — drives gpupoold's web console in a real headless Chromium
 // (Debian's chromium, through playwright-core; no browser is downloaded)
 // and prints TAP. test-console.sh starts the daemon and gives, in the
-// environment: SERVER, ADMIN_TOKEN, RESEARCHER_TOKEN, PENDING_ID, OTHER_ID (the
+// environment: SERVER, ADMIN_TOKEN, RESEARCHER_TOKEN, DEPT_TOKEN, PENDING_ID, OTHER_ID (the
 // admin's workload in the researcher's project), XSS_NAME,
 // and SHOTS (a directory for screenshots of each page, or empty).
 import { chromium } from 'playwright-core';
@@ -166,8 +166,21 @@ try {
   await rp.waitForTimeout(300);
   ok(await rp.locator('button[data-action]').count() === 0, "a researcher is offered no action on another user's workload");
 
+  // A department admin edits the quotas of its own department only.
+  const dp = await newPage();
+  await signIn(dp, env.DEPT_TOKEN);
+  await dp.goto(SERVER + '/#/quotas');
+  await dp.waitForSelector('td.qname');
+  const editable = await dp.locator('tr:has(button.edit)').evaluateAll((rows) => rows.map((r) => r.dataset.queue));
+  ok(editable.sort().join(',') === 'nlp,research,vision', 'a department admin may edit its own subtree only', editable.join(','));
+  await dp.click('tr[data-queue=vision] button.edit');
+  await dp.fill('tr[data-queue=vision] input[aria-label="deserved GPUs"]', '0.5');
+  await dp.click('tr[data-queue=vision] button:text("Save")');
+  await waitText(dp, 'tr[data-queue=vision] td:nth-child(2)', /^0\.5$/);
+  ok(true, 'and the new deserved quota is shown');
+
   const token = env.ADMIN_TOKEN;
-  ok(!urls.some((u) => u.includes(token) || u.includes(env.RESEARCHER_TOKEN)), 'no token ever appears in a URL');
+  ok(!urls.some((u) => [token, env.RESEARCHER_TOKEN, env.DEPT_TOKEN].some((t) => u.includes(t))), 'no token ever appears in a URL');
 } catch (e) {
   ok(false, 'the console test ran to its end', e.stack || e);
 } finally {

@@ -31,9 +31,10 @@ PENDING_ID=$($GP --json submit --project infra --gpu 1 --name second -- sleep 1 
 XSS_NAME='<img src=x onerror=alert(1)>'
 $GP submit --project nlp --name "$XSS_NAME" --gpu 0.001 -- true >/dev/null
 RESEARCHER_TOKEN=$($GP token create --user rita --role researcher --scope nlp | head -1)
+DEPT_TOKEN=$($GP token create --user dora --role dept-admin --scope research | head -1)
 tap_ok "a workload runs and usage is recorded" wait_until 30 has_count 1 running nlp
 sleep 1
-SERVER=$GPUPOOL_SERVER ADMIN_TOKEN=$GPUPOOL_TOKEN RESEARCHER_TOKEN=$RESEARCHER_TOKEN \
+SERVER=$GPUPOOL_SERVER ADMIN_TOKEN=$GPUPOOL_TOKEN RESEARCHER_TOKEN=$RESEARCHER_TOKEN DEPT_TOKEN=$DEPT_TOKEN \
     PENDING_ID=$PENDING_ID OTHER_ID=$OTHER_ID XSS_NAME=$XSS_NAME SHOTS=${SHOTS:-} \
     node tests/console/console.mjs >"$TMP/console.tap" 2>&1
 rc=$?
