@@ -4,6 +4,9 @@
  * eviction phases (consolidate, reclaim, preempt, in evict.c), and count
  * pending workloads by reason.
  *
+ * Workloads whose victims have all gone are allocated before anything else:
+ * the room was made for them (docs/engine.md).
+ *
  * Order of allocation: the leaf queue furthest below its fair share goes
  * first (compared level by level from the top: the most starved department,
  * then its most starved project), then inside the queue the workload with

@@ -9,19 +9,26 @@
  * released; the beneficiary waits (GP_WAIT_EVICTING) and is placed by a later
  * cycle's allocation.
  *
- * - Reclaim: a queue below its fair share takes GPUs back from queues above
- *   theirs. Compared below the two queues' lowest common ancestor: the
- *   beneficiary's side must stay within its fair share after placement, and
- *   each victim's side must stay at or above its fair share after eviction.
+ * - Reclaim (the rules are in docs/fairshare.md): compared below the two
+ *   queues' lowest common ancestor, the beneficiary's side must stay within
+ *   its fair share after placement. If it also stays within the guaranteed
+ *   (deserved) part of its share, each victim's side must keep at least
+ *   min(deserved, fair share), and minimum runtimes do not protect; otherwise
+ *   each victim's side must stay at or above its fair share, and the victim
+ *   must be past its minimum runtime.
+ * - Through a limit: a workload blocked by a GPU limit looks for victims only
+ *   under the queue at its limit, and must then pass every quota check.
  * - Preempt: inside one project, higher priority evicts lower priority.
  * - Consolidate: moves single-task preemptible workloads off one node so that
- *   a fragmented request fits there, only if every moved workload can be
- *   placed again elsewhere right now.
- * Victims are preemptible, RUNNING, and past their minimum runtime. The
- * fewest victims win: for a single task, the node needing the fewest; then
- * any victim not needed after all is spared. Among candidates, victims of the
- * queue furthest over its fair share go first, then lowest priority, then the
- * most recently started.
+ *   a fragmented request fits there, only if, with them gone, the beneficiary
+ *   is placed there and every moved workload is placed again right now; a
+ *   workload is moved this way at most once (the cycle serves the
+ *   beneficiary first, so no later cycle undoes the move).
+ * Victims are preemptible and RUNNING; a minimum runtime counts for at most
+ * its queue's min_runtime_max. The fewest victims win: for a single task, the
+ * node needing the fewest; then any victim not needed after all is spared.
+ * Among candidates, victims of the queue furthest over its fair share go
+ * first, then lowest priority, then the most recently started.
  */
 #include <stdlib.h>
 #include <string.h>
