@@ -307,9 +307,11 @@ int gp__place_on(gp_engine *e, gp__wl *w, uint64_t models, gp__node *n);
 /* Whether n, were it empty, could hold one task of w. */
 int gp__could_fit_empty(const gp__node *n, const gp__wl *w, uint64_t models);
 /* How many tasks of w the pool could hold at once with every node empty
- * (in one domain if w asks for that), counting cordoned nodes if cordoned:
- * fewer than min_tasks means w can never run on this pool. */
-int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models, int cordoned);
+ * (in one domain if w asks for that), counting cordoned nodes if cordoned,
+ * or any figure >= enough once that many are found: fewer than min_tasks
+ * means w can never run on this pool. */
+int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models, int cordoned,
+                            int64_t enough);
 /* Works out w's deferred reason, if any, on the current state. */
 void gp__wl_diagnosed(gp_engine *e, gp__wl *w);
 /* Gives w the reason of seen, which failed for the same request. */

@@ -266,7 +266,8 @@ static int64_t empty_tasks(const gp__node *n, const gp__wl *w, uint64_t models) 
     return g < k ? g : k;
 }
 
-int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models, int cordoned) {
+int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models, int cordoned,
+                            int64_t enough) {
     int64_t total = 0, best = 0;
     int64_t *per = NULL;
     int by_domain = w->spec.same_domain && e->ndomains > 0;
@@ -275,7 +276,9 @@ int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models
         if (!per)
             return INT64_C(1) << 40; /* no memory: claim nothing impossible */
     }
-    for (uint32_t i = 0; i < e->nnodes; i++) {
+    /* Stops as soon as enough is found: a request that can run costs a few
+     * nodes, only one that cannot costs a pass over the pool. */
+    for (uint32_t i = 0; i < e->nnodes && best < enough && total < enough; i++) {
         const gp__node *n = e->nodes[i];
         if (!n || !n->alive || (!cordoned && !n->spec.schedulable))
             continue;
@@ -337,7 +340,8 @@ static void diagnose(gp_engine *e, gp__wl *w, uint64_t models) {
         w->wait = GP_WAIT_NO_NODE;
         w->wait_a = 0;
     } else if (w->spec.min_tasks > 1 &&
-               (w->wait_a = gp__pool_could_hold(e, w, models, 0)) < w->spec.min_tasks) {
+               (w->wait_a = gp__pool_could_hold(e, w, models, 0, w->spec.min_tasks)) <
+                   w->spec.min_tasks) {
         w->wait = GP_WAIT_NO_NODE; /* even with every node empty */
     } else if (w->spec.tasks > 1 && placed_some > 0) {
         w->wait = GP_WAIT_GANG;

@@ -373,7 +373,8 @@ static int check_runnable(const gp_engine *e, const gp_workload_spec *spec, gp__
     if (e->live_nodes == 0)
         return 0; /* nodes may not have joined yet */
     uint64_t all = e->nmodels >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << e->nmodels) - 1;
-    int64_t k = gp__pool_could_hold(e, &t, t.preq.models ? t.preq.models : all, 1);
+    int64_t k =
+        gp__pool_could_hold(e, &t, t.preq.models ? t.preq.models : all, 1, t.spec.min_tasks);
     if (k >= t.spec.min_tasks)
         return 0;
     if (t.spec.min_tasks == 1 || k == 0)

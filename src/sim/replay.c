@@ -252,6 +252,9 @@ static int setup_engine(run *r, char *err, size_t errlen) {
         gp_queue_spec q;
         gp_queue_spec_init(&q, p->name, p->parent);
         q.priority = p->priority;
+        /* The replay's --min-runtime is the admin's choice: the queues allow it. */
+        if (o->min_runtime_s * 1000 > q.min_runtime_max)
+            q.min_runtime_max = o->min_runtime_s * 1000;
         for (int k = 0; k < GP_RES_COUNT; k++) {
             q.quota[k].deserved = r->des[k][i];
             q.quota[k].weight = p->weight;

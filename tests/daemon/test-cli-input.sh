@@ -4,7 +4,8 @@
 # typed; gpupool without a command fails with its usage; whoami --json prints
 # JSON; gpupool-sim CMD --help works; a project with workloads cannot become
 # a department; the over-commit warning speaks in GPUs; a queue's
-# min_runtime_max is set on create and update and survives a restart; the
+# min_runtime_max is set on create and update and survives a restart; what
+# no state of the pool could run is refused at submit; the
 # daemon takes usage_half_life from its flags and configuration.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
@@ -47,6 +48,14 @@ $GP submit --project p1 --gpu 1 -- sleep 60 >/dev/null
 tap_ok "a project with workloads cannot become a department" \
     typed 7 'p1 is a project with workloads' queue create sub --parent p1
 tap_ok "the project is still a project" sh -c "$GP queue list --json | grep -q '\"name\": \"sub\"' && exit 1 || exit 0"
+
+tap_ok "a gang of 9 GPUs on the 8-GPU pool is refused: it could never run" \
+    typed 6 'cannot run on this pool: even with every node empty, only 8 of its 9 tasks' \
+    submit --project p1 --gpu 1 --gang 9 -- true
+$GP queue create small --parent dep --limit 1 >/dev/null
+tap_ok "2 GPUs in a project limited to 1 is refused, naming the limit" \
+    typed 6 'cannot run on this pool: it needs 2 GPUs at once, more than the limit of 1 GPU of project small' \
+    submit --project small --gpu 2 -- true
 
 $GP queue create big --deserved 100 >/dev/null
 tap_ok "the over-commit warning speaks in GPUs (after the next cycle)" \
