@@ -18,7 +18,7 @@ static int serve(const char *name, gpd__resp *out, gpd__err *e) {
         if (strcmp(gpd__assets[i].name, name) == 0)
             return gpd__reply_text(out, 200, (const char *)gpd__assets[i].data, gpd__assets[i].len,
                                    gpd__assets[i].content_type);
-    return gpd__fail(e, GP_ENOTFOUND, "", "the console has no file %s", name);
+    return gpd__fail(e, GP_ENOENT, "file", "the console has no file %s", name);
 }
 
 int gpd__h_console(gpd__req *r, gpd__resp *out, gpd__err *e) {

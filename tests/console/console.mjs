@@ -66,6 +66,8 @@ try {
   const csp = resp.headers()['content-security-policy'] || '';
   ok(/script-src 'self'/.test(csp) && !/unsafe-inline/.test(csp), 'the console is served with a strict Content-Security-Policy', csp);
   await shot(page, 'signin');
+  const missing = await page.request.get(SERVER + '/console/nope.js');
+  ok(missing.status() === 404, 'a file the console does not have is 404', missing.status());
 
   // Sign in as the administrator; the overview has the pool and a chart.
   await signIn(page, env.ADMIN_TOKEN);
