@@ -9,12 +9,14 @@
 #      (tests/slurm; it reports SKIP with the reason where Slurm cannot run)
 #
 # Each pass prints its own results; the last line is the sum over all passes,
-# "N passed, N failed". The exit status is non-zero if any pass failed.
+# "N passed, N failed, N skipped". The exit status is non-zero if any pass
+# failed.
 set -u
 MAKE=${MAKE:-make}
 jobs=${GP_JOBS:-2}
 passed=0
 failed=0
+skipped=0
 status=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -24,7 +26,7 @@ for pass in "check" "check SAN=1" "test-tsan" "test-slurm"; do
     $MAKE --no-print-directory -j"$jobs" $pass >"$log" 2>&1
     rc=$?
     cat "$log"
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -1)
     if [ -z "$line" ]; then
         echo "make $pass: no test results (build failed?)"
         failed=$((failed + 1))
@@ -34,9 +36,12 @@ for pass in "check" "check SAN=1" "test-tsan" "test-slurm"; do
     p=${line%% passed*}
     f=${line#*, }
     f=${f%% failed*}
+    s=0
+    case $line in *skipped) s=${line##*failed, } s=${s%% skipped} ;; esac
     passed=$((passed + p))
     failed=$((failed + f))
+    skipped=$((skipped + s))
     [ "$rc" = 0 ] || status=1
 done
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 exit $status

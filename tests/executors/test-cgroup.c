@@ -34,9 +34,9 @@ static gp_executor *open_cg(const char **dir, const char *mode, char *parent, si
     int rc = gp_executor_open("local", config, &ex, err, sizeof err);
     gp_executor_info d;
     if (rc < 0) {
-        printf("# cgroup=%s not usable here: %s\n", mode, err);
+        printf("# SKIP cgroup=%s not usable here: %s\n", mode, err);
     } else if (gp_exec_describe(ex, &d) == 0 && strncmp(d.limits, "cgroup v", 8) != 0) {
-        printf("# skipped: %s\n", d.limits);
+        printf("# SKIP %s\n", d.limits);
         gp_executor_close(ex);
         ex = NULL;
     }

@@ -12,18 +12,33 @@
  *     GP_TEST_MAIN("engine/fairshare", add_tests)
  *
  * tests/run.sh asks Check for TAP on standard output and adds the results of
- * every program up into the closing "N passed, N failed" line.
+ * every program up into the closing "N passed, N failed, N skipped" line.
  */
 #ifndef GP_TEST_H
 #define GP_TEST_H
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Per-test time limit in seconds; a test program may define its own first. */
 #ifndef GP_TEST_TIMEOUT
 #define GP_TEST_TIMEOUT 120
 #endif
+
+/*
+ * A test that cannot run here (no cgroup, no python3) says why with
+ * GP_TEST_SKIP("reason %s", ...) and returns: tests/run.sh counts it as
+ * skipped, not passed. The line is TAP's "# SKIP" directive.
+ */
+#define GP_TEST_SKIP(...)                                                                          \
+    do {                                                                                           \
+        printf("# SKIP ");                                                                         \
+        printf(__VA_ARGS__);                                                                       \
+        printf("\n");                                                                              \
+        fflush(stdout);                                                                            \
+        return;                                                                                    \
+    } while (0)
 
 #define GP_TEST_MAIN(suite_name, add_tests_fn)                                                     \
     int main(void) {                                                                               \
