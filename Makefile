@@ -42,6 +42,8 @@ OBJ = $(BUILD)/obj
 # Filled in by the fragments.
 LIBS :=
 BINS :=
+TSAN_GOALS :=
+TSAN_TESTS :=
 TESTS :=
 TEST_SCRIPTS :=
 BENCHES :=
@@ -84,9 +86,13 @@ bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
 # ThreadSanitizer pass (its own build, build/tsan) over the parts with
-# threads of their own; each part adds its goal as a prerequisite.
+# threads of their own (the interposer, the daemon): each part adds what to
+# build to TSAN_GOALS and what to run to TSAN_TESTS; one run adds them up.
 .PHONY: test-tsan
-test-tsan: test-interpose-tsan
+test-tsan:
+	$(MAKE) BUILD=build/tsan OPT='-O1 -g' SANFLAGS=-fsanitize=thread $(TSAN_GOALS)
+	GPTEST_SCALE=10 TSAN_OPTIONS='halt_on_error=1 report_signal_unsafe=0' \
+	    tests/run.sh build/tsan $(TSAN_TESTS)
 
 clean:
 	rm -rf build

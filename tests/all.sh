@@ -4,7 +4,8 @@
 #   1. every test, normal build (build/)
 #   2. every test again under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (build/asan)
-#   3. the threaded parts under ThreadSanitizer (build/tsan)
+#   3. the threaded parts under ThreadSanitizer (build/tsan): the interposer's
+#      tests, and gpupoold built with TSan under its black-box tests
 #   4. the Slurm tier: gpupoold on a real Slurm cluster started on this host
 #      (tests/slurm; it reports SKIP with the reason where Slurm cannot run)
 #

@@ -33,12 +33,8 @@ $(BUILD)/bench/bench-interpose: $(OBJ)/bench/bench-interpose.o $(GP_SLICE_RUNTIM
 
 BENCHES += $(BUILD)/bench/bench-interpose
 
-# `make test-interpose-tsan`: the interposer's tests under ThreadSanitizer,
-# in their own build directory (the top Makefile's test-tsan runs it), with
-# the long loops cut tenfold (GPTEST_SCALE) since TSan is that much slower.
-.PHONY: test-interpose-tsan
-test-interpose-tsan:
-	$(MAKE) BUILD=build/tsan OPT='-O1 -g' SANFLAGS=-fsanitize=thread \
-	    build/tsan/libgpuslice.so $(GP_SLICE_TEST_NAMES:%=build/tsan/tests/interpose/%)
-	GPTEST_SCALE=10 TSAN_OPTIONS=report_signal_unsafe=0 tests/run.sh build/tsan \
-	    $(GP_SLICE_TEST_NAMES:%=build/tsan/tests/interpose/%)
+# The interposer's tests in the ThreadSanitizer pass (the top Makefile's
+# test-tsan), with the long loops cut tenfold (GPTEST_SCALE) since TSan is
+# that much slower.
+TSAN_GOALS += build/tsan/libgpuslice.so $(GP_SLICE_TEST_NAMES:%=build/tsan/tests/interpose/%)
+TSAN_TESTS += $(GP_SLICE_TEST_NAMES:%=build/tsan/tests/interpose/%)
