@@ -202,10 +202,15 @@ int cmd_node(cli *c, int argc, char **argv) {
             size_t s, len = 0;
             json_t *y;
             json_array_foreach(json_object_get(x, "slices"), s, y) {
+                /* A slice with a compute share shows it: 12(30%). */
+                json_t *gc = json_object_get(y, "gpu_compute");
+                char share[16] = "";
+                if (gc)
+                    snprintf(share, sizeof share, "(%.0f%%)", json_number_value(gc) * 100);
                 if (len < sizeof wls)
                     len += (size_t)snprintf(
-                        wls + len, sizeof wls - len, "%s%lld", s ? "," : "",
-                        (long long)json_integer_value(json_object_get(y, "workload")));
+                        wls + len, sizeof wls - len, "%s%lld%s", s ? "," : "",
+                        (long long)json_integer_value(json_object_get(y, "workload")), share);
             }
             const char *row[] = {
                 cli_str(n, "name"), idx, cli_str(x, "model"), mem, al, sl, used, wls};

@@ -23,6 +23,9 @@ static int submit_number(json_t *b, const char *flag, const char *v) {
             x > 1000 && x % 1000)
             rc = cli_usage("submit", "--gpu: %s is neither a fraction below 1 nor whole GPUs", v);
         json_object_set_new(b, "gpu", json_string(v));
+    } else if (strcmp(flag, "--gpu-compute") == 0) {
+        rc = cli_parse_milli("submit", flag, v, "of the GPU's time", 10, 1000, &x);
+        json_object_set_new(b, "gpu_compute", json_string(v));
     } else if (strcmp(flag, "--cpu") == 0) {
         rc = cli_parse_milli("submit", flag, v, "CPUs", 0, INT64_C(1) << 40, &x);
         json_object_set_new(b, "cpu", json_string(v));
@@ -45,9 +48,9 @@ static int submit_number(json_t *b, const char *flag, const char *v) {
 /* Builds the request body of submit into b from the command line (the
  * caller owns b, also on failure). Returns an exit code. */
 static int submit_body(cli *c, int argc, char **argv, json_t *b) {
-    static const char *const numbers[] = {"--gpu-memory", "--gpu",      "--cpu",
-                                          "--memory",     "--min-gang", "--gang",
-                                          "--priority",   "--grace",    "--min-runtime"};
+    static const char *const numbers[] = {"--gpu-memory",  "--gpu",        "--cpu",      "--memory",
+                                          "--min-gang",    "--gang",       "--priority", "--grace",
+                                          "--min-runtime", "--gpu-compute"};
     json_t *env = json_object(), *models = json_array(), *selectors = json_object();
     json_object_set_new(b, "env", env);
     json_object_set_new(b, "models", models);

@@ -15,6 +15,8 @@ static const struct {
      "Request (per task; at most one of the first three; none: no GPU):\n"
      "  --gpu N            whole GPUs (1, 2, ...) or a fraction of one (0.25, 0.5)\n"
      "  --gpu-memory SIZE  an amount of one GPU's memory, e.g. 20G\n"
+     "  --gpu-compute F    with a slice: its share of the GPU's time (0.3: 30%),\n"
+     "                     paced by the interposer (default: not limited)\n"
      "  --mig PROFILE      one MIG instance, e.g. 1g.18gb\n"
      "  --cpu N            cores (0.5 allowed)        --memory SIZE  host memory, e.g. 32G\n"
      "Options:\n"

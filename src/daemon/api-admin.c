@@ -47,11 +47,13 @@ static json_t *slices_of(const gpd__live_task *lt, size_t n, const char *node, i
                 lt[i].gpu_mem_used >= 0 ? lt[i].gpu_mem_used / lt[i].binding.nslices : -1;
             if (used > 0)
                 *mem_used += used;
-            json_array_append_new(
-                arr,
+            json_t *one =
                 json_pack("{s:I, s:i, s:s, s:f, s:I, s:I}", "workload", (json_int_t)lt[i].workload,
                           "task", lt[i].task, "project", lt[i].project, "gpu", sl->milli / 1000.0,
-                          "memory_cap", (json_int_t)sl->mem, "memory_used", (json_int_t)used));
+                          "memory_cap", (json_int_t)sl->mem, "memory_used", (json_int_t)used);
+            if (lt[i].compute_pct > 0 && sl->milli < 1000)
+                json_object_set_new(one, "gpu_compute", json_real(lt[i].compute_pct / 100.0));
+            json_array_append_new(arr, one);
         }
     }
     return arr;

@@ -156,7 +156,7 @@ static const char *const submit_fields[] = {
     "gpu_memory",  "mig",         "cpu",       "memory",      "gang",       "min_gang",
     "kind",        "interactive", "priority",  "preemptible", "grace",      "checkpoint_signal",
     "min_runtime", "models",      "selectors", "same_domain", "client_key", "run_as",
-    NULL};
+    "gpu_compute", NULL};
 
 static int parse_gpu(json_t *body, gpd__request *r, gpd__err *e) {
     gp_task_req *q = &r->spec.req;
@@ -251,6 +251,27 @@ static int parse_lists(json_t *body, gpd__request *r, gpd__err *e) {
     return 0;
 }
 
+/* gpu_compute: a slice's share of its GPU's time, 0.01 to 1 (after
+ * parse_gpu, which says whether the request is a slice). */
+static int parse_compute(json_t *body, gpd__request *r, gpd__err *e) {
+    json_t *gc = json_object_get(body, "gpu_compute");
+    if (gc) {
+        int64_t m;
+        int rc = json_milli(gc, "gpu_compute", &m, e);
+        if (rc < 0)
+            return rc;
+        if (m < 10 || m > 1000)
+            return gpd__fail(e, GP_EINVAL, "gpu_compute",
+                             "gpu_compute: a share of the GPU's time from 0.01 to 1");
+        if (r->spec.req.gpu != GP_GPU_FRACTION && r->spec.req.gpu != GP_GPU_MEMORY)
+            return gpd__fail(e, GP_EINVAL, "gpu_compute",
+                             "gpu_compute: only a slice of a GPU (gpu below 1, or gpu_memory) "
+                             "shares the GPU's time");
+        r->compute_pct = (int32_t)((m + 9) / 10);
+    }
+    return 0;
+}
+
 static int parse_command(json_t *body, gpd__request *r, gpd__err *e) {
     json_t *cmd = json_object_get(body, "command");
     if (!cmd)
@@ -324,7 +345,7 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
         snprintf(r->name, sizeof r->name, "%s", json_string_value(v));
     }
     if ((rc = parse_command(body, r, e)) < 0 || (rc = parse_gpu(body, r, e)) < 0 ||
-        (rc = parse_lists(body, r, e)) < 0)
+        (rc = parse_lists(body, r, e)) < 0 || (rc = parse_compute(body, r, e)) < 0)
         return rc;
     int64_t x;
     gp_workload_spec *s = &r->spec;

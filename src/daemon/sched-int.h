@@ -42,7 +42,8 @@ typedef struct active {
     int64_t stop_at;  /* STOPPING: when the checkpoint signal was sent (0: unknown) */
     int64_t grace_ms;
     int32_t ckpt_signal;
-    int in_engine; /* 0: the engine already took it back (node gone) */
+    int32_t compute_pct; /* the slice's share of its GPU's time, percent; 0: none */
+    int in_engine;       /* 0: the engine already took it back (node gone) */
 } active;
 
 typedef struct cmd {

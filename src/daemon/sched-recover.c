@@ -252,6 +252,7 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     a->ntasks = n;
     a->grace_ms = r.grace_ms;
     a->ckpt_signal = r.ckpt_signal;
+    a->compute_pct = r.compute_pct;
     a->in_engine = 1;
     int bad = n == 0 || n != r.spec.tasks;
     for (int t = 0; t < n; t++) {

@@ -203,6 +203,7 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
         l.mem_bytes = r->spec.req.mem_bytes;
         l.checkpoint_signal = r->ckpt_signal;
         l.run_as = r->run_as;
+        l.compute_share = r->compute_pct;
         l.node = gpd__sched_node(s, t->node);
         l.binding = &t->binding;
         l.gang_size = ntasks;
@@ -310,6 +311,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
         a->tasks = tr;
         a->grace_ms = r.grace_ms;
         a->ckpt_signal = r.ckpt_signal;
+        a->compute_pct = r.compute_pct;
         a->in_engine = 1;
         for (int t = 0; t < ntasks; t++) {
             tr[t] = tasks[t];

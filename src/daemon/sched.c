@@ -462,6 +462,7 @@ int gpd__sched_live_tasks(gpd__sched *s, gpd__live_task **out, size_t *n) {
             x->binding = a->tasks[t].binding;
             x->binding.node = x->node;
             x->gpu_mem_used = a->tasks[t].mem_used;
+            x->compute_pct = a->compute_pct;
         }
     pthread_mutex_unlock(&s->eng_mu);
     if (!lt)

@@ -57,6 +57,7 @@ typedef struct gpd__live_task {
     gp_task_binding binding; /* binding.node points into node[] */
     char node[GP_NAME_MAX + 1];
     int64_t gpu_mem_used; /* bytes, -1 if unknown */
+    int32_t compute_pct;  /* share of the GPU's time, percent; 0: not limited */
 } gpd__live_task;
 
 /* A copy of the live tasks (malloc'ed array, caller frees). */

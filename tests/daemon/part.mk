@@ -22,3 +22,9 @@ TSAN_GOALS += build/tsan/gpupoold build/tsan/gpupool build/tsan/tests/daemon/tes
 TSAN_TESTS += build/tsan/tests/daemon/test-hardening $(DAEMON_TSAN_SCRIPTS)
 # test-usage checks the accounting arithmetic itself (pure, no daemon).
 $(BUILD)/tests/daemon/test-usage: $(OBJ)/src/daemon/usage.o
+# test-share.sh runs this workload on the fake driver (a plain program: the
+# interposer is preloaded into it by the executor, as into any workload).
+$(BUILD)/tests/daemon/share-loop: $(OBJ)/tests/daemon/share-loop.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ -ldl
+TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/share-loop

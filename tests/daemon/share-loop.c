@@ -1,0 +1,67 @@
+/*
+ * share-loop.c — a workload for the compute share test (test-share.sh): a
+ * training-like loop of kernel launches on the fake driver (tests/fake), run
+ * by the daemon like any workload, with the interposer preloaded by the
+ * executor. It opens libcuda.so.1 (the fake, through LD_PRELOAD's neighbour
+ * LD_LIBRARY_PATH), gives each kernel 1 ms of GPU time, launches and
+ * synchronises for `seconds` (default 3.5), and prints the fraction of the
+ * GPU's time it had after the first, settling second: "busy=0.251".
+ */
+#include "interpose/entries.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+    double secs = argc > 1 ? atof(argv[1]) : 3.5;
+    /* The fake driver reads this when it is loaded: 1 ms per kernel. */
+    setenv("GPUPOOL_FAKE_KERNEL_US", "1000", 1);
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        fprintf(stderr, "share-loop: %s\n", dlerror());
+        return 1;
+    }
+    gp_pfn_cuGetProcAddress_v2 gpa = (gp_pfn_cuGetProcAddress_v2)dlsym(h, "cuGetProcAddress_v2");
+    uint64_t (*busy_ns)(int, int, int64_t, int64_t) =
+        (uint64_t(*)(int, int, int64_t, int64_t))dlsym(h, "gpfake_busy_ns");
+    void *init, *retain, *set_current, *launch, *sync;
+    CUdriverProcAddressQueryResult st;
+    if (!gpa || !busy_ns || gpa("cuInit", &init, 12080, 0, &st) ||
+        gpa("cuDevicePrimaryCtxRetain", &retain, 12080, 0, &st) ||
+        gpa("cuCtxSetCurrent", &set_current, 12080, 0, &st) ||
+        gpa("cuLaunchKernel", &launch, 12080, 0, &st) ||
+        gpa("cuCtxSynchronize", &sync, 12080, 0, &st)) {
+        fprintf(stderr, "share-loop: not the fake driver\n");
+        return 1;
+    }
+    CUcontext ctx;
+    if (((CUresult(*)(unsigned))init)(0) != CUDA_SUCCESS ||
+        ((gp_pfn_cuDevicePrimaryCtxRetain)retain)(&ctx, 0) != CUDA_SUCCESS ||
+        ((CUresult(*)(CUcontext))set_current)(ctx) != CUDA_SUCCESS) {
+        fprintf(stderr, "share-loop: no context\n");
+        return 1;
+    }
+    gp_pfn_cuLaunchKernel kernel = (gp_pfn_cuLaunchKernel)launch;
+    CUresult (*synchronize)(void) = (CUresult(*)(void))sync;
+    int64_t start = now_ns(), from = start + 1000000000LL, end = start + (int64_t)(secs * 1e9);
+    for (int i = 0; now_ns() < end; i++) {
+        if (kernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS ||
+            (i % 8 == 7 && synchronize() != CUDA_SUCCESS)) {
+            fprintf(stderr, "share-loop: a launch failed\n");
+            return 1;
+        }
+    }
+    synchronize();
+    int64_t to = now_ns();
+    printf("busy=%.3f\n", (double)busy_ns(0, (int)getpid(), from, to) / (double)(to - from));
+    return 0;
+}
