@@ -34,8 +34,9 @@ struct gps__config {
     char nvml_lib[PATH_MAX];            /* GPUPOOL_NVML_LIBRARY */
 };
 
-/* Fills c from the environment. Returns 0, or GP_EINVAL with err (256
- * bytes) naming the first bad variable; c then holds defaults. */
+/* Fills c from the environment, then narrows it by the executor's slice
+ * file when this process's task has one. Returns 0, or GP_EINVAL with err
+ * (256 bytes) naming the first bad variable; c then holds defaults. */
 int gps__config_load(struct gps__config *c, char *err);
 
 /* ---- resolve.c ---------------------------------------------------------- */

@@ -28,6 +28,14 @@
 #define GP_LEDGER_MAX_PROCS   256
 #define GP_LEDGER_NAME_MAX    100
 
+/* Where an executor running as root writes the limits of each slice, one
+ * root-owned file per task, <dir>/<instance>.<task key>, with the lines
+ * "memory_limit=BYTES", "compute_share=PERCENT" and "slice=LEDGER NAME". The
+ * interposer finds its task's file from its cgroup path (".../<instance>/
+ * <task key>"), which the task cannot change, and takes those limits as
+ * upper bounds that the environment cannot raise. */
+#define GP_SLICE_FILE_DIR "/run/gpupool/slices"
+
 typedef struct gp_ledger gp_ledger;
 
 /* What one GPU of a slice uses, as gp_ledger_usage() reports it. */

@@ -6,12 +6,15 @@
  * LD_LIBRARY_PATH), gives each kernel 1 ms of GPU time, launches and
  * synchronises for `seconds` (default 3.5), and prints the fraction of the
  * GPU's time it had after the first, settling second: "busy=0.251".
+ * `share-loop alloc MIB` instead allocates MIB of device memory at once and
+ * prints "alloc=ok" or "alloc=oom" (test-slice-limits.sh).
  */
 #include "interpose/entries.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,7 +25,8 @@ static int64_t now_ns(void) {
 }
 
 int main(int argc, char **argv) {
-    double secs = argc > 1 ? atof(argv[1]) : 3.5;
+    int alloc_mode = argc > 2 && strcmp(argv[1], "alloc") == 0;
+    double secs = argc > 1 && !alloc_mode ? atof(argv[1]) : 3.5;
     /* The fake driver reads this when it is loaded: 1 ms per kernel. */
     setenv("GPUPOOL_FAKE_KERNEL_US", "1000", 1);
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
@@ -33,13 +37,13 @@ int main(int argc, char **argv) {
     gp_pfn_cuGetProcAddress_v2 gpa = (gp_pfn_cuGetProcAddress_v2)dlsym(h, "cuGetProcAddress_v2");
     uint64_t (*busy_ns)(int, int, int64_t, int64_t) =
         (uint64_t(*)(int, int, int64_t, int64_t))dlsym(h, "gpfake_busy_ns");
-    void *init, *retain, *set_current, *launch, *sync;
+    void *init, *retain, *set_current, *launch, *sync, *alloc;
     CUdriverProcAddressQueryResult st;
     if (!gpa || !busy_ns || gpa("cuInit", &init, 12080, 0, &st) ||
         gpa("cuDevicePrimaryCtxRetain", &retain, 12080, 0, &st) ||
         gpa("cuCtxSetCurrent", &set_current, 12080, 0, &st) ||
         gpa("cuLaunchKernel", &launch, 12080, 0, &st) ||
-        gpa("cuCtxSynchronize", &sync, 12080, 0, &st)) {
+        gpa("cuCtxSynchronize", &sync, 12080, 0, &st) || gpa("cuMemAlloc", &alloc, 12080, 0, &st)) {
         fprintf(stderr, "share-loop: not the fake driver\n");
         return 1;
     }
@@ -49,6 +53,15 @@ int main(int argc, char **argv) {
         ((CUresult(*)(CUcontext))set_current)(ctx) != CUDA_SUCCESS) {
         fprintf(stderr, "share-loop: no context\n");
         return 1;
+    }
+    if (alloc_mode) {
+        CUdeviceptr ptr;
+        CUresult r = ((CUresult(*)(CUdeviceptr *, size_t))alloc)(
+            &ptr, (size_t)strtoull(argv[2], NULL, 10) << 20);
+        printf("alloc=%s\n", r == CUDA_SUCCESS               ? "ok"
+                             : r == CUDA_ERROR_OUT_OF_MEMORY ? "oom"
+                                                             : "error");
+        return 0;
     }
     gp_pfn_cuLaunchKernel kernel = (gp_pfn_cuLaunchKernel)launch;
     CUresult (*synchronize)(void) = (CUresult(*)(void))sync;

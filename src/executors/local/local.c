@@ -671,6 +671,42 @@ static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, 
     return 0;
 }
 
+/* The path of a task's slice file (see GP_SLICE_FILE_DIR in ledger.h). */
+static void slice_file(const gpx__local *lx, const char *key, char *out, size_t len) {
+    gpx__exec_fmt(out, len, "%s/%s.%s", GP_SLICE_FILE_DIR, lx->instance, key);
+}
+
+/*
+ * Writes the limits of a fractional slice where its workload cannot change
+ * them: a root-owned file (0644) that the interposer finds from the task's
+ * cgroup, and whose limits the environment can only narrow. Only an executor
+ * running as root, whose task has a cgroup, can offer this; elsewhere the
+ * limits are the environment's alone (docs/interposer.md, threat model).
+ * Atomic (write, rename), so that the interposer reads all of it or none.
+ */
+static void write_slice_file(const gpx__local *lx, const char *key, prep *p) {
+    const char *mem = gpx__env_get(p->env, "GPUPOOL_MEMORY_LIMIT");
+    if (mem == NULL || geteuid() != 0 || p->cg.ndirs == 0 ||
+        gpx__exec_mkdirs(GP_SLICE_FILE_DIR) < 0) {
+        return;
+    }
+    const char *share = gpx__env_get(p->env, "GPUPOOL_COMPUTE_SHARE");
+    const char *ledger = gpx__env_get(p->env, "GPUPOOL_SLICE");
+    char path[PATH_MAX], tmp[PATH_MAX + 8];
+    slice_file(lx, key, path, sizeof path);
+    gpx__exec_fmt(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return;
+    }
+    fchmod(fd, 0644);
+    dprintf(fd, "memory_limit=%s\n%s%s%sslice=%s\n", mem, share ? "compute_share=" : "",
+            share ? share : "", share ? "\n" : "", ledger ? ledger : "");
+    if (close(fd) != 0 || rename(tmp, path) != 0) {
+        unlink(tmp);
+    }
+}
+
 static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HANDLE_MAX], char *err,
                         size_t errlen) {
     gpx__local *lx = state;
@@ -732,6 +768,7 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         gpx__exec_fmt(file, sizeof file, "%s/cgroup", p->dir);
         gpx__cg_create(&lx->cg, key, t->cpu_milli, t->mem_bytes, &p->cg);
         gpx__cg_save(&p->cg, file);
+        write_slice_file(lx, key, p);
         log_header(p->log_fd, lx, t, p->path, p->gpus, p->cg.note, &p->user);
         char title[96];
         gpx__exec_fmt(title, sizeof title, "gpupool-supervisor %s %s", lx->instance, key);
@@ -915,8 +952,10 @@ static int local_reap(void *state, const char *handle) {
     if (gpx__cg_load(&cg, file) == 0) {
         gpx__cg_remove(&cg);
     }
-    /* The books of an ended slice go with it. */
+    /* The books and the limits of an ended slice go with it. */
     char name[64];
+    slice_file(lx, h.key, file, sizeof file);
+    unlink(file);
     slice_of(lx, &h, name, sizeof name);
     if (gp_ledger_unlink != NULL) {
         gp_ledger_unlink(name);
