@@ -1,0 +1,40 @@
+#!/bin/sh
+# 1,000 short workloads through the pool on a real Slurm cluster, nothing
+# lost: every one succeeds, each ran as exactly one Slurm job, and each left
+# its own output in its log.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+. tests/slurm/lib.sh
+
+N=${GP_SLURM_MANY:-1000}
+D=$TMP/pool
+mkdir -p "$D"
+tap_ok "gpupoold starts on the slurm executor" sx_start "$D"
+$GP queue create M --deserved 16 >/dev/null && $GP queue create m1 --parent M --deserved 16 >/dev/null
+tap_is "queues created" "$?" 0
+
+i=0
+bad=0
+while [ $i -lt "$N" ]; do
+    i=$((i + 1))
+    if [ $((i % 4)) = 0 ]; then
+        req='"gpu":"1"'
+    else
+        req='"cpu":"1"'
+    fi
+    out=$(api POST /api/v1/workloads "{\"project\":\"m1\",$req,\"command\":[\"sh\",\"-c\",\"echo done $i\"]}")
+    case "$out" in *" 201" | *" 200") ;; *) bad=$((bad + 1)) ;; esac
+done
+tap_is "$N workloads submitted (a quarter with a GPU each)" "$bad" 0
+all_done() { [ "$(count_state succeeded m1)" -ge "$N" ] || [ "$(count_state active m1)" = 0 ]; }
+tap_ok "all of them end" wait_until 400 all_done
+tap_is "every one succeeded" "$(count_state succeeded m1)" "$N"
+tap_is "none failed" "$(count_state failed m1)" 0
+tap_is "Slurm ran exactly one job per workload" "$(sx_jobs | grep -c '\.a1 ')" "$N"
+tap_is "and no second attempt" "$(sx_jobs | grep -vc '\.a1 ')" 0
+ok_logs=0
+for id in 1 250 500 750 $N; do
+    $GP logs "$id" | grep -q "^done $id$" && ok_logs=$((ok_logs + 1))
+done
+tap_is "sampled logs hold their own workload's output" "$ok_logs" 5
+tap_done
