@@ -10,7 +10,7 @@ SX_TAG=t$$
 sx_start() {
     sx_dir=$1
     shift
-    gpd_start "$sx_dir" --period 300ms --poll 300ms --inventory-period 1s --executor slurm --executor-config \
+    gpd_start "$sx_dir" --period 300ms --poll 300ms --inventory-period 1s --allow-root-workloads --executor slurm --executor-config \
         "slurm_conf=$SLURM_CONF,state_dir=$sx_dir/slurm-state,checkpoint_dir=$sx_dir/ckpt,partitions=gpu,gpu_mem.a100=40G,gpu_mem.h100=80G,tag=$SX_TAG" "$@"
 }
 
