@@ -4,6 +4,8 @@
  */
 #include "common/gp_error.h"
 
+#include <stdio.h>
+
 const char *gp_strerror(int code) {
     switch (code) {
     case GP_OK:
@@ -28,4 +30,16 @@ const char *gp_err_name(int code) {
 #undef GP_ERR_NAME_
     }
     return "GP_UNKNOWN";
+}
+
+void gp_verrf(char *err, size_t errlen, const char *fmt, va_list ap) {
+    if (err && errlen)
+        vsnprintf(err, errlen, fmt, ap);
+}
+
+void gp_errf(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    gp_verrf(err, errlen, fmt, ap);
+    va_end(ap);
 }

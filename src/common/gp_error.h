@@ -12,6 +12,9 @@
 #ifndef GP_ERROR_H
 #define GP_ERROR_H
 
+#include <stdarg.h>
+#include <stddef.h>
+
 #define GP_ERRNO_MAP(XX)                                                                           \
     XX(EINVAL, 1, "invalid argument")                                                              \
     XX(ENOMEM, 2, "out of memory")                                                                 \
@@ -46,5 +49,14 @@ const char *gp_strerror(int code);
 
 /* Returns the symbolic name of code, e.g. "GP_EINVAL" (never NULL). */
 const char *gp_err_name(int code);
+
+/*
+ * Fills a caller's error buffer (Redis's anet style): a printf-style message
+ * into err, at most errlen bytes, always terminated; does nothing if err is
+ * NULL or errlen is 0. The one helper every part fills err buffers with.
+ */
+void gp_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void gp_verrf(char *err, size_t errlen, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 #endif /* GP_ERROR_H */

@@ -17,7 +17,7 @@ int gpd__fail(gpd__err *e, int code, const char *field, const char *fmt, ...) {
     snprintf(e->field, sizeof e->field, "%s", field ? field : "");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    gp_verrf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
     return code;
 }

@@ -19,7 +19,7 @@
 
 #define FAIL(...)                                                                                  \
     do {                                                                                           \
-        gp__errf(err, errlen, __VA_ARGS__);                                                        \
+        gp_errf(err, errlen, __VA_ARGS__);                                                         \
         rc = GP_ECORRUPT;                                                                          \
         goto out;                                                                                  \
     } while (0)

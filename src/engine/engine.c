@@ -37,7 +37,7 @@ static int config_valid(const gp_engine_config *c, char *err, size_t errlen) {
     else if (c->max_evicting_attempts < 0)
         field = "max_evicting_attempts";
     if (field) {
-        gp__errf(err, errlen, "%s: out of range (negative or unknown)", field);
+        gp_errf(err, errlen, "%s: out of range (negative or unknown)", field);
         return GP_EINVAL;
     }
     return 0;
@@ -62,7 +62,7 @@ int gp_engine_open(const gp_engine_config *c, gp_engine **out, char *err, size_t
     }
     if (!e || !e->placer) {
         gp_engine_free(e);
-        gp__errf(err, errlen, "out of memory");
+        gp_errf(err, errlen, "out of memory");
         return GP_ENOMEM;
     }
     *out = e;
@@ -217,15 +217,6 @@ int gp__domain_intern(gp_engine *e, const char *domain) {
     e->ndomains = (int32_t)n;
     e->cap_domains = (int32_t)cap;
     return e->ndomains - 1;
-}
-
-void gp__errf(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
 }
 
 /* Appends item (size bytes) to a growable array; GP_ENOMEM leaves it as is. */

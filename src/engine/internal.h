@@ -236,7 +236,6 @@ struct gp_engine {
 int gp__model_intern(gp_engine *e, const char *model);
 int gp__model_find(const gp_engine *e, const char *model);
 int gp__domain_intern(gp_engine *e, const char *domain);
-void gp__errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int gp__push(void **arr, uint32_t *n, uint32_t *cap, size_t size, const void *item);
 
 /* ---- node.c ---- */

@@ -27,62 +27,61 @@ static int bad_name(const char *s, size_t size) {
 /* Validates a node spec; fills err naming the field. */
 static int validate(const gp_engine *e, const gp_node_spec *n, char *err, size_t errlen) {
     if (bad_name(n->name, sizeof n->name)) {
-        gp__errf(err, errlen, "name: must be 1 to %d characters", GP_NAME_MAX);
+        gp_errf(err, errlen, "name: must be 1 to %d characters", GP_NAME_MAX);
         return GP_EINVAL;
     }
     if (strnlen(n->domain, sizeof n->domain) == sizeof n->domain) {
-        gp__errf(err, errlen, "domain: longer than %d characters", GP_NAME_MAX);
+        gp_errf(err, errlen, "domain: longer than %d characters", GP_NAME_MAX);
         return GP_EINVAL;
     }
     if (n->cpu_milli < 0 || n->mem_bytes < 0) {
-        gp__errf(err, errlen, "%s: must not be negative",
-                 n->cpu_milli < 0 ? "cpu_milli" : "mem_bytes");
+        gp_errf(err, errlen, "%s: must not be negative",
+                n->cpu_milli < 0 ? "cpu_milli" : "mem_bytes");
         return GP_EINVAL;
     }
     if (n->ngpus < 0 || n->ngpus > GP_MAX_GPUS_PER_NODE) {
-        gp__errf(err, errlen, "ngpus: must be 0 to %d", GP_MAX_GPUS_PER_NODE);
+        gp_errf(err, errlen, "ngpus: must be 0 to %d", GP_MAX_GPUS_PER_NODE);
         return GP_EINVAL;
     }
     if (n->nlabels < 0 || n->nlabels > GP_MAX_LABELS) {
-        gp__errf(err, errlen, "nlabels: must be 0 to %d", GP_MAX_LABELS);
+        gp_errf(err, errlen, "nlabels: must be 0 to %d", GP_MAX_LABELS);
         return GP_EINVAL;
     }
     int new_models = 0;
     for (int32_t i = 0; i < n->ngpus; i++) {
         const gp_gpu_spec *g = &n->gpus[i];
         if (bad_name(g->model, sizeof g->model)) {
-            gp__errf(err, errlen, "gpus[%d].model: must be 1 to %d characters", i, GP_NAME_MAX);
+            gp_errf(err, errlen, "gpus[%d].model: must be 1 to %d characters", i, GP_NAME_MAX);
             return GP_EINVAL;
         }
         if (g->mem_bytes <= 0) {
-            gp__errf(err, errlen, "gpus[%d].mem_bytes: must be positive", i);
+            gp_errf(err, errlen, "gpus[%d].mem_bytes: must be positive", i);
             return GP_EINVAL;
         }
         if (g->nmig < 0 || g->nmig > GP_MAX_MIG_SLOTS || (!g->mig && g->nmig)) {
-            gp__errf(err, errlen, "gpus[%d].nmig: must be 0 to %d, and 0 unless mig is set", i,
-                     GP_MAX_MIG_SLOTS);
+            gp_errf(err, errlen, "gpus[%d].nmig: must be 0 to %d, and 0 unless mig is set", i,
+                    GP_MAX_MIG_SLOTS);
             return GP_EINVAL;
         }
         int32_t slices = 0;
         for (int32_t k = 0; k < g->nmig; k++) {
             int p = gp__mig_profile_find(g->mig_layout[k]);
             if (p < 0) {
-                gp__errf(err, errlen, "gpus[%d].mig_layout[%d]: unknown MIG profile '%.16s'", i, k,
-                         g->mig_layout[k]);
+                gp_errf(err, errlen, "gpus[%d].mig_layout[%d]: unknown MIG profile '%.16s'", i, k,
+                        g->mig_layout[k]);
                 return GP_EINVAL;
             }
             slices += gp__mig_milli(p);
             if (gp__mig_mem(p) > g->mem_bytes) {
-                gp__errf(
-                    err, errlen,
-                    "gpus[%d].mig_layout[%d]: profile %.16s needs more memory than the GPU has", i,
-                    k, g->mig_layout[k]);
+                gp_errf(err, errlen,
+                        "gpus[%d].mig_layout[%d]: profile %.16s needs more memory than the GPU has",
+                        i, k, g->mig_layout[k]);
                 return GP_EINVAL;
             }
         }
         if (slices > GP_MILLI) {
-            gp__errf(err, errlen, "gpus[%d].mig_layout: instances use more than 7 compute slices",
-                     i);
+            gp_errf(err, errlen, "gpus[%d].mig_layout: instances use more than 7 compute slices",
+                    i);
             return GP_EINVAL;
         }
         int known = gp__model_find(e, g->model) >= 0;
@@ -91,7 +90,7 @@ static int validate(const gp_engine *e, const gp_node_spec *n, char *err, size_t
         new_models += !known;
     }
     if (e->nmodels + new_models > GP__MAX_MODELS) {
-        gp__errf(err, errlen, "gpus: more than %d GPU models in the pool", GP__MAX_MODELS);
+        gp_errf(err, errlen, "gpus: more than %d GPU models in the pool", GP__MAX_MODELS);
         return GP_ELIMIT;
     }
     return 0;
@@ -102,8 +101,8 @@ static int validate(const gp_engine *e, const gp_node_spec *n, char *err, size_t
 static int check_shrink(const gp__node *n, const gp_node_spec *s, char *err, size_t errlen) {
     int64_t cpu_used = n->spec.cpu_milli - n->cpu_free, mem_used = n->spec.mem_bytes - n->mem_free;
     if (s->cpu_milli < cpu_used || s->mem_bytes < mem_used) {
-        gp__errf(err, errlen, "%s: less than bound tasks hold",
-                 s->cpu_milli < cpu_used ? "cpu_milli" : "mem_bytes");
+        gp_errf(err, errlen, "%s: less than bound tasks hold",
+                s->cpu_milli < cpu_used ? "cpu_milli" : "mem_bytes");
         return GP_EBUSY;
     }
     for (int32_t i = 0; i < n->spec.ngpus; i++) {
@@ -114,7 +113,7 @@ static int check_shrink(const gp__node *n, const gp_node_spec *s, char *err, siz
             strcmp(g->model, o->model) != 0 ||
             (o->mig && (g->nmig != o->nmig ||
                         memcmp(g->mig_layout, o->mig_layout, sizeof g->mig_layout) != 0))) {
-            gp__errf(err, errlen, "gpus[%d]: holds bound slices and cannot change", i);
+            gp_errf(err, errlen, "gpus[%d]: holds bound slices and cannot change", i);
             return GP_EBUSY;
         }
     }

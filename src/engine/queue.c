@@ -32,19 +32,19 @@ gp__queue *gp__queue_find(const gp_engine *e, const char *name) {
 
 static int check_quota(const gp_quota *q, const char *what, char *err, size_t errlen) {
     if (q->deserved < 0) {
-        gp__errf(err, errlen, "%s.deserved: must not be negative", what);
+        gp_errf(err, errlen, "%s.deserved: must not be negative", what);
         return GP_EINVAL;
     }
     if (q->limit < 0) {
-        gp__errf(err, errlen, "%s.limit: must not be negative", what);
+        gp_errf(err, errlen, "%s.limit: must not be negative", what);
         return GP_EINVAL;
     }
     if (q->weight < 0) {
-        gp__errf(err, errlen, "%s.weight: must not be negative", what);
+        gp_errf(err, errlen, "%s.weight: must not be negative", what);
         return GP_EINVAL;
     }
     if (q->limit < q->deserved) {
-        gp__errf(err, errlen, "%s.limit: below its deserved quota", what);
+        gp_errf(err, errlen, "%s.limit: below its deserved quota", what);
         return GP_EINVAL;
     }
     return 0;
@@ -53,31 +53,31 @@ static int check_quota(const gp_quota *q, const char *what, char *err, size_t er
 static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__queue **parent,
                     char *err, size_t errlen) {
     if (s->name[0] == '\0' || strnlen(s->name, sizeof s->name) == sizeof s->name) {
-        gp__errf(err, errlen, "name: must be 1 to %d characters", GP_NAME_MAX);
+        gp_errf(err, errlen, "name: must be 1 to %d characters", GP_NAME_MAX);
         return GP_EINVAL;
     }
     if (strnlen(s->parent, sizeof s->parent) == sizeof s->parent) {
-        gp__errf(err, errlen, "parent: longer than %d characters", GP_NAME_MAX);
+        gp_errf(err, errlen, "parent: longer than %d characters", GP_NAME_MAX);
         return GP_EINVAL;
     }
     *parent = NULL;
     if (s->parent[0]) {
         *parent = gp__queue_find(e, s->parent);
         if (!*parent) {
-            gp__errf(err, errlen, "parent: no queue named '%s'", s->parent);
+            gp_errf(err, errlen, "parent: no queue named '%s'", s->parent);
             return GP_ENOENT;
         }
         if ((*parent)->npend || (*parent)->nrunning || (*parent)->alloc.v[GP_RES_GPU] ||
             (*parent)->alloc.v[GP_RES_CPU] || (*parent)->alloc.v[GP_RES_MEM]) {
             if ((*parent)->nchildren == 0) {
-                gp__errf(err, errlen, "parent: queue '%s' holds workloads; only leaves may",
-                         s->parent);
+                gp_errf(err, errlen, "parent: queue '%s' holds workloads; only leaves may",
+                        s->parent);
                 return GP_EBUSY;
             }
         }
         for (gp__queue *a = *parent; a; a = a->parent) {
             if (a == self) {
-                gp__errf(err, errlen, "parent: '%s' is inside queue '%s'", s->parent, s->name);
+                gp_errf(err, errlen, "parent: '%s' is inside queue '%s'", s->parent, s->name);
                 return GP_EINVAL;
             }
         }
@@ -89,11 +89,11 @@ static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__q
             return rc;
     }
     if (s->min_runtime_max < 0) {
-        gp__errf(err, errlen, "min_runtime_max: must not be negative");
+        gp_errf(err, errlen, "min_runtime_max: must not be negative");
         return GP_EINVAL;
     }
     if (s->nmodels < 0 || s->nmodels > GP_MAX_MODEL_QUOTAS) {
-        gp__errf(err, errlen, "nmodels: must be 0 to %d", GP_MAX_MODEL_QUOTAS);
+        gp_errf(err, errlen, "nmodels: must be 0 to %d", GP_MAX_MODEL_QUOTAS);
         return GP_EINVAL;
     }
     for (int32_t i = 0; i < s->nmodels; i++) {
@@ -101,7 +101,7 @@ static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__q
         snprintf(what, sizeof what, "models[%d].gpu", i);
         if (s->models[i].model[0] == '\0' ||
             strnlen(s->models[i].model, sizeof s->models[i].model) == sizeof s->models[i].model) {
-            gp__errf(err, errlen, "models[%d].model: must be 1 to %d characters", i, GP_NAME_MAX);
+            gp_errf(err, errlen, "models[%d].model: must be 1 to %d characters", i, GP_NAME_MAX);
             return GP_EINVAL;
         }
         int rc = check_quota(&s->models[i].gpu, what, err, errlen);
@@ -152,7 +152,7 @@ int gp_engine_queue_set(gp_engine *e, const gp_queue_spec *s, char *err, size_t 
     for (int32_t i = 0; i < s->nmodels; i++) {
         model_id[i] = gp__model_intern(e, s->models[i].model);
         if (model_id[i] < 0) {
-            gp__errf(err, errlen, "models[%d].model: more than %d GPU models", i, GP__MAX_MODELS);
+            gp_errf(err, errlen, "models[%d].model: more than %d GPU models", i, GP__MAX_MODELS);
             return model_id[i];
         }
     }

@@ -72,77 +72,77 @@ static int validate_req(const gp_engine *e, const gp_task_req *r, char *err, siz
         break;
     case GP_GPU_WHOLE:
         if (r->gpus < 1 || r->gpus > GP_MAX_GPUS_PER_NODE) {
-            gp__errf(err, errlen, "req.gpus: must be 1 to %d whole GPUs per task",
-                     GP_MAX_GPUS_PER_NODE);
+            gp_errf(err, errlen, "req.gpus: must be 1 to %d whole GPUs per task",
+                    GP_MAX_GPUS_PER_NODE);
             return GP_EINVAL;
         }
         if (pool && r->gpus > e->max_gpus) {
-            gp__errf(err, errlen, "req.gpus: %d GPUs per task, but no node has more than %d",
-                     r->gpus, e->max_gpus);
+            gp_errf(err, errlen, "req.gpus: %d GPUs per task, but no node has more than %d",
+                    r->gpus, e->max_gpus);
             return GP_EINVAL;
         }
         break;
     case GP_GPU_FRACTION:
         if (r->gpu_milli < 1 || r->gpu_milli >= GP_MILLI) {
-            gp__errf(err, errlen,
-                     "req.gpu_milli: a fraction of one GPU must be 1 to 999 milli-GPU "
-                     "(use whole GPUs for more)");
+            gp_errf(err, errlen,
+                    "req.gpu_milli: a fraction of one GPU must be 1 to 999 milli-GPU "
+                    "(use whole GPUs for more)");
             return GP_EINVAL;
         }
         break;
     case GP_GPU_MEMORY:
         if (r->gpu_mem <= 0) {
-            gp__errf(err, errlen, "req.gpu_mem: must be positive");
+            gp_errf(err, errlen, "req.gpu_mem: must be positive");
             return GP_EINVAL;
         }
         if (pool && r->gpu_mem > e->max_gpu_mem) {
-            gp__errf(err, errlen,
-                     "req.gpu_mem: %lld bytes, more than any GPU of the pool has (%lld)",
-                     (long long)r->gpu_mem, (long long)e->max_gpu_mem);
+            gp_errf(err, errlen,
+                    "req.gpu_mem: %lld bytes, more than any GPU of the pool has (%lld)",
+                    (long long)r->gpu_mem, (long long)e->max_gpu_mem);
             return GP_EINVAL;
         }
         break;
     case GP_GPU_MIG:
         if (too_long(r->mig_profile, sizeof r->mig_profile) ||
             gp__mig_profile_find(r->mig_profile) < 0) {
-            gp__errf(err, errlen, "req.mig_profile: unknown MIG profile '%.16s'", r->mig_profile);
+            gp_errf(err, errlen, "req.mig_profile: unknown MIG profile '%.16s'", r->mig_profile);
             return GP_EINVAL;
         }
         break;
     default:
-        gp__errf(err, errlen, "req.gpu: unknown kind of GPU request");
+        gp_errf(err, errlen, "req.gpu: unknown kind of GPU request");
         return GP_EINVAL;
     }
     if (r->cpu_milli < 0 || r->mem_bytes < 0) {
-        gp__errf(err, errlen, "%s: must not be negative",
-                 r->cpu_milli < 0 ? "req.cpu_milli" : "req.mem_bytes");
+        gp_errf(err, errlen, "%s: must not be negative",
+                r->cpu_milli < 0 ? "req.cpu_milli" : "req.mem_bytes");
         return GP_EINVAL;
     }
     if (r->nmodels < 0 || r->nmodels > GP_MAX_MODELS) {
-        gp__errf(err, errlen, "req.nmodels: must be 0 to %d", GP_MAX_MODELS);
+        gp_errf(err, errlen, "req.nmodels: must be 0 to %d", GP_MAX_MODELS);
         return GP_EINVAL;
     }
     for (int32_t i = 0; i < r->nmodels; i++) {
         if (r->models[i][0] == '\0' || too_long(r->models[i], sizeof r->models[i])) {
-            gp__errf(err, errlen, "req.models[%d]: must be 1 to %d characters", i, GP_NAME_MAX);
+            gp_errf(err, errlen, "req.models[%d]: must be 1 to %d characters", i, GP_NAME_MAX);
             return GP_EINVAL;
         }
         if (pool && gp__model_find(e, r->models[i]) < 0) {
-            gp__errf(err, errlen, "req.models[%d]: no GPU of model '%s' in the pool", i,
-                     r->models[i]);
+            gp_errf(err, errlen, "req.models[%d]: no GPU of model '%s' in the pool", i,
+                    r->models[i]);
             return GP_EINVAL;
         }
     }
     if (r->nselectors < 0 || r->nselectors > GP_MAX_SELECTORS) {
-        gp__errf(err, errlen, "req.nselectors: must be 0 to %d", GP_MAX_SELECTORS);
+        gp_errf(err, errlen, "req.nselectors: must be 0 to %d", GP_MAX_SELECTORS);
         return GP_EINVAL;
     }
     for (int32_t i = 0; i < r->nselectors; i++) {
         if (r->selectors[i].key[0] == '\0' ||
             too_long(r->selectors[i].key, sizeof r->selectors[i].key) ||
             too_long(r->selectors[i].value, sizeof r->selectors[i].value)) {
-            gp__errf(err, errlen, "req.selectors[%d]: key must be 1 to %d characters", i,
-                     GP_NAME_MAX);
+            gp_errf(err, errlen, "req.selectors[%d]: key must be 1 to %d characters", i,
+                    GP_NAME_MAX);
             return GP_EINVAL;
         }
     }
@@ -153,50 +153,50 @@ static int validate_req(const gp_engine *e, const gp_task_req *r, char *err, siz
 static int validate(const gp_engine *e, const gp_workload_spec *w, int check_id, gp__queue **q,
                     char *err, size_t errlen) {
     if (check_id && w->id == 0) {
-        gp__errf(err, errlen, "id: must not be 0");
+        gp_errf(err, errlen, "id: must not be 0");
         return GP_EINVAL;
     }
     if (check_id && gp__wl_find(e, w->id)) {
-        gp__errf(err, errlen, "id: workload %llu exists", (unsigned long long)w->id);
+        gp_errf(err, errlen, "id: workload %llu exists", (unsigned long long)w->id);
         return GP_EEXIST;
     }
     if (too_long(w->queue, sizeof w->queue) || too_long(w->user, sizeof w->user)) {
-        gp__errf(err, errlen, "%s: longer than %d characters",
-                 too_long(w->queue, sizeof w->queue) ? "queue" : "user", GP_NAME_MAX);
+        gp_errf(err, errlen, "%s: longer than %d characters",
+                too_long(w->queue, sizeof w->queue) ? "queue" : "user", GP_NAME_MAX);
         return GP_EINVAL;
     }
     *q = gp__queue_find(e, w->queue);
     if (!*q) {
-        gp__errf(err, errlen, "queue: no project named '%s'", w->queue);
+        gp_errf(err, errlen, "queue: no project named '%s'", w->queue);
         return GP_ENOENT;
     }
     if ((*q)->nchildren) {
-        gp__errf(err, errlen, "queue: '%s' is a department; submit to one of its projects",
-                 w->queue);
+        gp_errf(err, errlen, "queue: '%s' is a department; submit to one of its projects",
+                w->queue);
         return GP_EINVAL;
     }
     if ((unsigned)w->kind > GP_KIND_INFERENCE) {
-        gp__errf(err, errlen, "kind: must be train, interactive or inference");
+        gp_errf(err, errlen, "kind: must be train, interactive or inference");
         return GP_EINVAL;
     }
     if (w->preemptible != 0 && w->preemptible != 1 && w->preemptible != GP_DEFAULT) {
-        gp__errf(err, errlen, "preemptible: must be 0, 1 or default");
+        gp_errf(err, errlen, "preemptible: must be 0, 1 or default");
         return GP_EINVAL;
     }
     if (w->min_runtime < 0) {
-        gp__errf(err, errlen, "min_runtime: must not be negative");
+        gp_errf(err, errlen, "min_runtime: must not be negative");
         return GP_EINVAL;
     }
     if (w->tasks < 1 || w->tasks > 100000) {
-        gp__errf(err, errlen, "tasks: must be 1 to 100000");
+        gp_errf(err, errlen, "tasks: must be 1 to 100000");
         return GP_EINVAL;
     }
     if (w->min_tasks < 0 || w->min_tasks > w->tasks) {
-        gp__errf(err, errlen, "min_tasks: must be 0 to tasks (%d)", w->tasks);
+        gp_errf(err, errlen, "min_tasks: must be 0 to tasks (%d)", w->tasks);
         return GP_EINVAL;
     }
     if (w->same_domain != 0 && w->same_domain != 1) {
-        gp__errf(err, errlen, "same_domain: must be 0 or 1");
+        gp_errf(err, errlen, "same_domain: must be 0 or 1");
         return GP_EINVAL;
     }
     return validate_req(e, &w->req, err, errlen);
@@ -363,10 +363,10 @@ static int check_runnable(const gp_engine *e, const gp_workload_spec *spec, gp__
             char a[48], b[48];
             gp__fmt_amount(a, sizeof a, r, need);
             gp__fmt_amount(b, sizeof b, r, lim);
-            gp__errf(err, errlen,
-                     "cannot run on this pool: it needs %s at once, more than the limit of %s "
-                     "of %s %s (an administrator can raise the limit)",
-                     a, b, x->nchildren ? "department" : "project", x->spec.name);
+            gp_errf(err, errlen,
+                    "cannot run on this pool: it needs %s at once, more than the limit of %s "
+                    "of %s %s (an administrator can raise the limit)",
+                    a, b, x->nchildren ? "department" : "project", x->spec.name);
             return GP_EINVAL;
         }
     }
@@ -378,17 +378,16 @@ static int check_runnable(const gp_engine *e, const gp_workload_spec *spec, gp__
     if (k >= t.spec.min_tasks)
         return 0;
     if (t.spec.min_tasks == 1 || k == 0)
-        gp__errf(err, errlen,
-                 "cannot run on this pool: no node could ever hold one task (GPUs, CPU, "
-                 "memory%s%s)",
-                 spec->req.nmodels ? ", allowed GPU models" : "",
-                 spec->req.nselectors ? ", node selectors" : "");
+        gp_errf(err, errlen,
+                "cannot run on this pool: no node could ever hold one task (GPUs, CPU, "
+                "memory%s%s)",
+                spec->req.nmodels ? ", allowed GPU models" : "",
+                spec->req.nselectors ? ", node selectors" : "");
     else
-        gp__errf(err, errlen,
-                 "cannot run on this pool: even with every node empty, only %lld of its %d "
-                 "tasks fit at once%s",
-                 (long long)k, t.spec.min_tasks,
-                 spec->same_domain ? " in one topology domain" : "");
+        gp_errf(err, errlen,
+                "cannot run on this pool: even with every node empty, only %lld of its %d "
+                "tasks fit at once%s",
+                (long long)k, t.spec.min_tasks, spec->same_domain ? " in one topology domain" : "");
     return GP_EINVAL;
 }
 
@@ -615,20 +614,20 @@ static int restore_fits(const gp__node *node, const gp__wl *w, const gp_slice *s
     int32_t milli[GP_MAX_GPUS_PER_NODE] = {0};
     int64_t mem[GP_MAX_GPUS_PER_NODE] = {0};
     if (n < 0 || n > GP_MAX_GPUS_PER_NODE) {
-        gp__errf(err, errlen, "tasks.nslices: must be 0 to %d", GP_MAX_GPUS_PER_NODE);
+        gp_errf(err, errlen, "tasks.nslices: must be 0 to %d", GP_MAX_GPUS_PER_NODE);
         return GP_EINVAL;
     }
     for (int32_t i = 0; i < n; i++) {
         int32_t g = s[i].gpu;
         if (g < 0 || g >= node->spec.ngpus) {
-            gp__errf(err, errlen, "tasks.slices[%d].gpu: node %s has no GPU %d", i, node->spec.name,
-                     g);
+            gp_errf(err, errlen, "tasks.slices[%d].gpu: node %s has no GPU %d", i, node->spec.name,
+                    g);
             return GP_EINVAL;
         }
         if (s[i].mig_slot >= 0) {
             if (!node->spec.gpus[g].mig || s[i].mig_slot >= node->spec.gpus[g].nmig ||
                 node->mig_owner[g][s[i].mig_slot]) {
-                gp__errf(err, errlen, "tasks.slices[%d].mig_slot: not a free MIG instance", i);
+                gp_errf(err, errlen, "tasks.slices[%d].mig_slot: not a free MIG instance", i);
                 return GP_EBUSY;
             }
             continue;
@@ -637,13 +636,13 @@ static int restore_fits(const gp__node *node, const gp__wl *w, const gp_slice *s
         mem[g] += s[i].mem;
         if (s[i].milli <= 0 || s[i].mem < 0 || node->spec.gpus[g].mig ||
             milli[g] > node->free_milli[g] || mem[g] > node->free_mem[g]) {
-            gp__errf(err, errlen, "tasks.slices[%d]: GPU %d of node %s has no such room free", i, g,
-                     node->spec.name);
+            gp_errf(err, errlen, "tasks.slices[%d]: GPU %d of node %s has no such room free", i, g,
+                    node->spec.name);
             return GP_EBUSY;
         }
     }
     if (node->cpu_free < w->spec.req.cpu_milli || node->mem_free < w->spec.req.mem_bytes) {
-        gp__errf(err, errlen, "tasks.node: node %s lacks the CPU or memory", node->spec.name);
+        gp_errf(err, errlen, "tasks.node: node %s lacks the CPU or memory", node->spec.name);
         return GP_EBUSY;
     }
     return 0;
@@ -657,7 +656,7 @@ int gp_engine_restore(gp_engine *e, const gp_workload_spec *spec, int32_t ntasks
         return rc;
     int32_t min = spec->min_tasks ? spec->min_tasks : spec->tasks;
     if (ntasks < min || ntasks > spec->tasks) {
-        gp__errf(err, errlen, "ntasks: must be %d to %d", min, spec->tasks);
+        gp_errf(err, errlen, "ntasks: must be %d to %d", min, spec->tasks);
         return GP_EINVAL;
     }
     gp__wl *w = create(e, spec, q);
@@ -666,8 +665,8 @@ int gp_engine_restore(gp_engine *e, const gp_workload_spec *spec, int32_t ntasks
     for (int32_t t = 0; t < ntasks && rc == 0; t++) {
         gp__node *n = tasks[t].node ? gp__strmap_get(&e->node_by_name, tasks[t].node) : NULL;
         if (!n) {
-            gp__errf(err, errlen, "tasks[%d].node: no node named '%s'", t,
-                     tasks[t].node ? tasks[t].node : "");
+            gp_errf(err, errlen, "tasks[%d].node: no node named '%s'", t,
+                    tasks[t].node ? tasks[t].node : "");
             rc = GP_ENOENT;
             break;
         }

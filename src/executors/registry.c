@@ -39,16 +39,6 @@ static const gp_executor_methods *const registry[] = {
 /* True if table m has method `field` (it is recent enough and set). */
 #define HAS(m, field, since) ((m)->version >= (since) && (m)->field != NULL)
 
-void gpx__exec_errf(char *err, size_t errlen, const char *fmt, ...) {
-    if (err == NULL || errlen == 0) {
-        return;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...) {
     if (buf == NULL || len == 0) {
         return GP_ERANGE;
@@ -103,16 +93,16 @@ int gpx__executor_open_methods(const gp_executor_methods *m, const gp_executor_c
     }
     const char *name = m->name != NULL ? m->name : "(unnamed)";
     if (m->version < 1) {
-        gpx__exec_errf(err, errlen, "executor '%s': methods table has version < 1", name);
+        gp_errf(err, errlen, "executor '%s': methods table has version < 1", name);
         return GP_ENOTSUP;
     }
     if ((!HAS(m, open, SINCE_V1) && !HAS(m, open_ctx, SINCE_V2)) || !HAS(m, close, SINCE_V1)) {
-        gpx__exec_errf(err, errlen, "executor '%s': methods table lacks open or close", name);
+        gp_errf(err, errlen, "executor '%s': methods table lacks open or close", name);
         return GP_ENOTSUP;
     }
     gp_executor *ex = calloc(1, sizeof *ex);
     if (ex == NULL) {
-        gpx__exec_errf(err, errlen, "executor '%s': out of memory", name);
+        gp_errf(err, errlen, "executor '%s': out of memory", name);
         return GP_ENOMEM;
     }
     ex->m = m;
@@ -141,7 +131,7 @@ int gp_executor_open_ctx(const char *name, const gp_executor_ctx *ctx, const cha
     }
     const gp_executor_methods *m = gp_executor_find(name);
     if (m == NULL) {
-        gpx__exec_errf(err, errlen, "executor: no executor named '%s'", name ? name : "(null)");
+        gp_errf(err, errlen, "executor: no executor named '%s'", name ? name : "(null)");
         return GP_ENOENT;
     }
     return gpx__executor_open_methods(m, ctx, config, out, err, errlen);
@@ -165,8 +155,7 @@ int gp_exec_inventory(gp_executor *ex, gp_node_spec *nodes, size_t max, size_t *
         return GP_EINVAL;
     }
     if (!HAS(ex->m, inventory, SINCE_V1)) {
-        gpx__exec_errf(err, errlen, "executor '%s' does not report an inventory",
-                       gp_executor_name(ex));
+        gp_errf(err, errlen, "executor '%s' does not report an inventory", gp_executor_name(ex));
         return GP_ENOTSUP;
     }
     *n = 0;
@@ -180,7 +169,7 @@ int gp_exec_launch(gp_executor *ex, const gp_task_launch *t, char handle[GP_HAND
         return GP_EINVAL;
     }
     if (!HAS(ex->m, launch, SINCE_V1)) {
-        gpx__exec_errf(err, errlen, "executor '%s' cannot launch tasks", gp_executor_name(ex));
+        gp_errf(err, errlen, "executor '%s' cannot launch tasks", gp_executor_name(ex));
         return GP_ENOTSUP;
     }
     handle[0] = '\0';

@@ -31,14 +31,6 @@ int gpx__executor_open_methods(const gp_executor_methods *m, const gp_executor_c
                                const char *config, gp_executor **out, char *err, size_t errlen);
 
 /*
- * Writes a printf-style message into err (at most errlen bytes, always
- * terminated); does nothing if err is NULL or errlen is 0. Shared by every
- * executor so that each fills its caller's err buffer the same way.
- */
-void gpx__exec_errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/*
  * snprintf that says whether everything fit: 0, or GP_ERANGE if the result
  * was cut (it is still terminated). Notes and messages may be cut; paths are
  * checked by the callers that would otherwise act on a shortened one.

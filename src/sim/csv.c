@@ -17,12 +17,10 @@
 #define MAX_LINE (1 << 20)
 
 int sim_errf(char *err, size_t errlen, int code, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    gp_verrf(err, errlen, fmt, ap);
+    va_end(ap);
     return code;
 }
 

@@ -175,18 +175,18 @@ int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char 
         return 0;
     }
     if (parent[0] == '\0' || parent[0] == '/' || strstr(parent, "..") != NULL) {
-        gpx__exec_errf(err, errlen, "cgroup_parent: '%s' must be a relative cgroup name", parent);
+        gp_errf(err, errlen, "cgroup_parent: '%s' must be a relative cgroup name", parent);
         return GP_EINVAL;
     }
     if (strcmp(want, "v2") == 0 || strcmp(want, "v1") == 0) {
         if ((want[1] == '2' ? try_v2 : try_v1)(cg, parent) == 0) {
             return 0;
         }
-        gpx__exec_errf(err, errlen, "cgroup: %s", cg->note);
+        gp_errf(err, errlen, "cgroup: %s", cg->note);
         return GP_ENOTSUP;
     }
     if (strcmp(want, "auto") != 0) {
-        gpx__exec_errf(err, errlen, "cgroup: '%s' is not one of auto, v2, v1, off", want);
+        gp_errf(err, errlen, "cgroup: '%s' is not one of auto, v2, v1, off", want);
         return GP_EINVAL;
     }
     if (try_v2(cg, parent) == 0) {

@@ -136,24 +136,24 @@ static int check_binding(const gp_task_launch *t, int *frac, char *err, size_t e
         return 0;
     }
     if (t->node == NULL) {
-        gpx__exec_errf(err, errlen, "node: required when the binding has GPU slices");
+        gp_errf(err, errlen, "node: required when the binding has GPU slices");
         return GP_EINVAL;
     }
     if (b->nslices < 0 || b->nslices > GP_MAX_GPUS_PER_NODE) {
-        gpx__exec_errf(err, errlen, "binding.nslices: %d is out of range", b->nslices);
+        gp_errf(err, errlen, "binding.nslices: %d is out of range", b->nslices);
         return GP_EINVAL;
     }
     for (int i = 0; i < b->nslices; i++) {
         const gp_slice *s = &b->slices[i];
         if (s->gpu < 0 || s->gpu >= t->node->ngpus) {
-            gpx__exec_errf(err, errlen, "binding.slices[%d].gpu: %d is not a GPU of node %s", i,
-                           s->gpu, t->node->name);
+            gp_errf(err, errlen, "binding.slices[%d].gpu: %d is not a GPU of node %s", i, s->gpu,
+                    t->node->name);
             return GP_EINVAL;
         }
         if (s->mig_slot < 0 && s->milli > 0 && s->milli < GP_MILLI) {
             if (*frac >= 0) {
-                gpx__exec_errf(err, errlen,
-                               "binding.slices[%d]: a task may hold only one fractional slice", i);
+                gp_errf(err, errlen,
+                        "binding.slices[%d]: a task may hold only one fractional slice", i);
                 return GP_EINVAL;
             }
             *frac = i;
@@ -231,7 +231,7 @@ int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__use
         const char *kv = t->env[i];
         if (strchr(kv, '=') == NULL || kv[0] == '=') {
             gpx__env_free(e.v);
-            gpx__exec_errf(err, errlen, "env[%zu]: '%.60s' is not NAME=VALUE", i, kv);
+            gp_errf(err, errlen, "env[%zu]: '%.60s' is not NAME=VALUE", i, kv);
             return GP_EINVAL;
         }
         if (strncmp(kv, "LD_PRELOAD=", 11) == 0) {
@@ -261,7 +261,7 @@ int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__use
     }
     if (e.oom || e.v == NULL) {
         gpx__env_free(e.v);
-        gpx__exec_errf(err, errlen, "env: out of memory");
+        gp_errf(err, errlen, "env: out of memory");
         return GP_ENOMEM;
     }
     *out = e.v;

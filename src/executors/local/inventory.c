@@ -220,7 +220,7 @@ static int parse_line(const char *key, char *value, gp_node_spec *node, char *ms
 int gpx__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t errlen) {
     FILE *f = fopen(path, "re");
     if (f == NULL) {
-        gpx__exec_errf(err, errlen, "inventory: cannot read %s: %s", path, strerror(errno));
+        gp_errf(err, errlen, "inventory: cannot read %s: %s", path, strerror(errno));
         return GP_ENOENT;
     }
     /* Scalar keys may be given once; remember where. */
@@ -240,15 +240,14 @@ int gpx__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t 
         }
         char *eq = strchr(s, '=');
         if (eq == NULL) {
-            gpx__exec_errf(err, errlen, "%s:%d: expected 'key = value', got '%.60s'", path, lineno,
-                           s);
+            gp_errf(err, errlen, "%s:%d: expected 'key = value', got '%.60s'", path, lineno, s);
             rc = GP_EPARSE;
             break;
         }
         *eq = '\0';
         char *key = trim(s), *value = trim(eq + 1);
         if (*value == '\0') {
-            gpx__exec_errf(err, errlen, "%s:%d: %.30s: missing value", path, lineno, key);
+            gp_errf(err, errlen, "%s:%d: %.30s: missing value", path, lineno, key);
             rc = GP_EPARSE;
             break;
         }
@@ -264,20 +263,19 @@ int gpx__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t 
             rc = parse_line(key, value, node, msg, sizeof msg);
         }
         if (rc < 0) {
-            gpx__exec_errf(err, errlen, "%s:%d: %.30s: %s", path, lineno, key, msg);
+            gp_errf(err, errlen, "%s:%d: %.30s: %s", path, lineno, key, msg);
         }
     }
     fclose(f);
     if (rc == 0 && node->ngpus == 0) {
-        gpx__exec_errf(err, errlen, "%s: no 'gpu' line: an emulated inventory declares its GPUs",
-                       path);
+        gp_errf(err, errlen, "%s: no 'gpu' line: an emulated inventory declares its GPUs", path);
         rc = GP_EPARSE;
     }
     for (int i = 0; rc == 0 && i < node->ngpus; i++) {
         if (gpx__exec_fmt(node->gpus[i].uuid, sizeof node->gpus[i].uuid, "GPU-emulated-%s-%d",
                           node->name, i) < 0) {
-            gpx__exec_errf(err, errlen, "%s: node: '%s' is too long to name emulated GPUs", path,
-                           node->name);
+            gp_errf(err, errlen, "%s: node: '%s' is too long to name emulated GPUs", path,
+                    node->name);
             rc = GP_EPARSE;
         }
     }
@@ -300,8 +298,8 @@ int gpx__inv_emulate(const char *path, gp_node_spec *node, char *err, size_t err
         ok = 0;
     }
     if (!ok) {
-        gpx__exec_errf(err, errlen, "emulate: cannot write the emulated inventory %s: %s", path,
-                       strerror(errno));
+        gp_errf(err, errlen, "emulate: cannot write the emulated inventory %s: %s", path,
+                strerror(errno));
         return GP_EIO;
     }
     return gpx__inv_parse_file(path, node, err, errlen);
@@ -322,8 +320,7 @@ int gpx__nvml_open(gpx__nvml *nv, const char *lib, int required, char *err, size
         const char *why = dlerror();
         gpx__exec_fmt(nv->note, sizeof nv->note, "NVML not loaded (%.200s)", why ? why : lib);
         if (required) {
-            gpx__exec_errf(err, errlen, "nvml: cannot load %s: %s", lib,
-                           why ? why : "unknown error");
+            gp_errf(err, errlen, "nvml: cannot load %s: %s", lib, why ? why : "unknown error");
             return GP_ENOENT;
         }
         return 0;
@@ -348,7 +345,7 @@ int gpx__nvml_open(gpx__nvml *nv, const char *lib, int required, char *err, size
         memset(nv, 0, sizeof *nv);
         gpx__exec_fmt(nv->note, sizeof nv->note, "%s", note);
         if (required) {
-            gpx__exec_errf(err, errlen, "nvml: %s", note);
+            gp_errf(err, errlen, "nvml: %s", note);
             return GP_EIO;
         }
         return 0;
@@ -387,7 +384,7 @@ int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen) 
     unsigned int count = 0;
     int rc = nv->nvmlDeviceGetCount_v2(&count);
     if (rc != NVML_SUCCESS) {
-        gpx__exec_errf(err, errlen, "nvml: nvmlDeviceGetCount_v2 failed (%d)", rc);
+        gp_errf(err, errlen, "nvml: nvmlDeviceGetCount_v2 failed (%d)", rc);
         return GP_EIO;
     }
     for (unsigned int i = 0; i < count && node->ngpus < GP_MAX_GPUS_PER_NODE; i++) {
@@ -406,7 +403,7 @@ int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen) 
             what = "nvmlDeviceGetMemoryInfo";
         }
         if (what != NULL) {
-            gpx__exec_errf(err, errlen, "nvml: %s failed for GPU %u (%d)", what, i, rc);
+            gp_errf(err, errlen, "nvml: %s failed for GPU %u (%d)", what, i, rc);
             return GP_EIO;
         }
         /* GPUs without MIG answer NOT_SUPPORTED, and old drivers lack the

@@ -217,7 +217,7 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
          item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
         if (eq == NULL) {
-            gpx__exec_errf(err, errlen, "config: '%.60s' is not key=value", item);
+            gp_errf(err, errlen, "config: '%.60s' is not key=value", item);
             rc = GP_EINVAL;
             break;
         }
@@ -227,21 +227,20 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
             i++;
         }
         if (i == nkeys) {
-            gpx__exec_errf(err, errlen,
-                           "config: unknown key '%.40s' (expected state_dir, inventory, emulate, "
-                           "nvml, interposer, cgroup, cgroup_parent, node, domain or instance)",
-                           item);
+            gp_errf(err, errlen,
+                    "config: unknown key '%.40s' (expected state_dir, inventory, emulate, "
+                    "nvml, interposer, cgroup, cgroup_parent, node, domain or instance)",
+                    item);
             rc = GP_EINVAL;
         } else if (gpx__exec_fmt(keys[i].field, keys[i].len, "%s", eq + 1) < 0) {
-            gpx__exec_errf(err, errlen, "config: %s: value is longer than %zu characters", item,
-                           keys[i].len - 1);
+            gp_errf(err, errlen, "config: %s: value is longer than %zu characters", item,
+                    keys[i].len - 1);
             rc = GP_EINVAL;
         }
     }
     free(copy);
     if (rc == 0 && lx->state_dir[0] != '/') {
-        gpx__exec_errf(err, errlen, "config: state_dir: '%.60s' is not an absolute path",
-                       lx->state_dir);
+        gp_errf(err, errlen, "config: state_dir: '%.60s' is not an absolute path", lx->state_dir);
         rc = GP_EINVAL;
     }
     return rc;
@@ -274,9 +273,8 @@ static int instance_ok(const char *id) {
 static int decide_instance(gpx__local *lx, const char *given, char *err, size_t errlen) {
     if (given[0] != '\0') {
         if (!instance_ok(given)) {
-            gpx__exec_errf(err, errlen,
-                           "config: instance: '%.40s' is not 1 to 16 letters, digits, '_' or '-'",
-                           given);
+            gp_errf(err, errlen,
+                    "config: instance: '%.40s' is not 1 to 16 letters, digits, '_' or '-'", given);
             return GP_EINVAL;
         }
         gpx__exec_fmt(lx->instance, sizeof lx->instance, "%s", given);
@@ -289,19 +287,19 @@ static int decide_instance(gpx__local *lx, const char *given, char *err, size_t 
         if (n > 0) {
             buf[strcspn(buf, "\n")] = '\0';
             if (!instance_ok(buf)) {
-                gpx__exec_errf(err, errlen, "state_dir: %s does not hold an instance id", path);
+                gp_errf(err, errlen, "state_dir: %s does not hold an instance id", path);
                 return GP_ECORRUPT;
             }
             gpx__exec_fmt(lx->instance, sizeof lx->instance, "%s", buf);
             return 0;
         }
         if (n < 0 && n != -ENOENT) {
-            gpx__exec_errf(err, errlen, "state_dir: cannot read %s: %s", path, strerror((int)-n));
+            gp_errf(err, errlen, "state_dir: cannot read %s: %s", path, strerror((int)-n));
             return GP_EIO;
         }
         unsigned char r[4];
         if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
-            gpx__exec_errf(err, errlen, "instance: no random bytes: %s", strerror(errno));
+            gp_errf(err, errlen, "instance: no random bytes: %s", strerror(errno));
             return GP_ESYS;
         }
         gpx__exec_fmt(buf, sizeof buf, "%02x%02x%02x%02x\n", r[0], r[1], r[2], r[3]);
@@ -314,11 +312,11 @@ static int decide_instance(gpx__local *lx, const char *given, char *err, size_t 
         ok = ok && (link(tmp, path) == 0 || errno == EEXIST);
         unlink(tmp);
         if (!ok) {
-            gpx__exec_errf(err, errlen, "state_dir: cannot write %s: %s", path, strerror(errno));
+            gp_errf(err, errlen, "state_dir: cannot write %s: %s", path, strerror(errno));
             return GP_EIO;
         }
     }
-    gpx__exec_errf(err, errlen, "state_dir: %s vanished while it was made", path);
+    gp_errf(err, errlen, "state_dir: %s vanished while it was made", path);
     return GP_EIO;
 }
 
@@ -381,7 +379,7 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
     if (lx == NULL || c == NULL) {
         free(lx);
         free(c);
-        gpx__exec_errf(err, errlen, "local: out of memory");
+        gp_errf(err, errlen, "local: out of memory");
         return GP_ENOMEM;
     }
     gpx__exec_fmt(lx->state_dir, sizeof lx->state_dir, "%s", DEFAULT_STATE_DIR);
@@ -402,8 +400,8 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
         chmod(lx->state_dir, 0700);
     } else if (rc == 0) {
         rc = made;
-        gpx__exec_errf(err, errlen, "config: state_dir: cannot create %s: %s", lx->state_dir,
-                       strerror(-rc));
+        gp_errf(err, errlen, "config: state_dir: cannot create %s: %s", lx->state_dir,
+                strerror(-rc));
         rc = GP_EIO;
     }
     if (rc == 0 && lx->inventory[0] != '\0') {
@@ -486,21 +484,21 @@ static void start_error(const gp_task_launch *t, const char *path, const char *w
                         int e, char *err, size_t errlen) {
     switch (stage) {
     case GP__STAGE_EXEC:
-        gpx__exec_errf(err, errlen, "argv[0]: cannot execute '%s': %s", path, strerror(e));
+        gp_errf(err, errlen, "argv[0]: cannot execute '%s': %s", path, strerror(e));
         break;
     case GP__STAGE_CHDIR:
-        gpx__exec_errf(err, errlen, "workdir: cannot enter '%s': %s", workdir, strerror(e));
+        gp_errf(err, errlen, "workdir: cannot enter '%s': %s", workdir, strerror(e));
         break;
     case GP__STAGE_STDIO:
-        gpx__exec_errf(err, errlen, "log_path: cannot send output to '%s': %s",
-                       t->log_path ? t->log_path : "(default)", strerror(e));
+        gp_errf(err, errlen, "log_path: cannot send output to '%s': %s",
+                t->log_path ? t->log_path : "(default)", strerror(e));
         break;
     case GP__STAGE_USER:
-        gpx__exec_errf(err, errlen, "run_as: cannot become '%s': %s",
-                       t->run_as ? t->run_as : "(none)", strerror(e));
+        gp_errf(err, errlen, "run_as: cannot become '%s': %s", t->run_as ? t->run_as : "(none)",
+                strerror(e));
         break;
     default:
-        gpx__exec_errf(err, errlen, "launch: cannot start the task's supervisor: %s", strerror(e));
+        gp_errf(err, errlen, "launch: cannot start the task's supervisor: %s", strerror(e));
     }
 }
 
@@ -655,17 +653,16 @@ static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, 
         rc = give_dir(p->ckpt, &p->user);
     }
     if (rc < 0) {
-        gpx__exec_errf(err, errlen, "checkpoint_dir: cannot create '%s': %s", p->ckpt,
-                       strerror(-rc));
+        gp_errf(err, errlen, "checkpoint_dir: cannot create '%s': %s", p->ckpt, strerror(-rc));
         return GP_EIO;
     }
     if ((rc = mkdirs_parent(p->log)) < 0) {
-        gpx__exec_errf(err, errlen, "log_path: cannot create '%s': %s", p->log, strerror(-rc));
+        gp_errf(err, errlen, "log_path: cannot create '%s': %s", p->log, strerror(-rc));
         return GP_EIO;
     }
     p->log_fd = open(p->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (p->log_fd < 0) {
-        gpx__exec_errf(err, errlen, "log_path: cannot open '%s': %s", p->log, strerror(errno));
+        gp_errf(err, errlen, "log_path: cannot open '%s': %s", p->log, strerror(errno));
         return GP_EIO;
     }
     return 0;
@@ -711,12 +708,12 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
                         size_t errlen) {
     gpx__local *lx = state;
     if (t->argv == NULL || t->argv[0] == NULL || t->argv[0][0] == '\0') {
-        gpx__exec_errf(err, errlen, "argv: a task needs a program to run");
+        gp_errf(err, errlen, "argv: a task needs a program to run");
         return GP_EINVAL;
     }
     if (t->task < 0 || t->attempt < 1) {
-        gpx__exec_errf(err, errlen, "%s: must be %s", t->task < 0 ? "task" : "attempt",
-                       t->task < 0 ? ">= 0" : ">= 1");
+        gp_errf(err, errlen, "%s: must be %s", t->task < 0 ? "task" : "attempt",
+                t->task < 0 ? ">= 0" : ">= 1");
         return GP_EINVAL;
     }
     char key[GP__KEY_MAX];
@@ -730,15 +727,13 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     int rc = 0;
     if (mkdir(p->dir, 0755) < 0) {
         if (errno != EEXIST) {
-            gpx__exec_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir,
-                           strerror(errno));
+            gp_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir, strerror(errno));
             rc = GP_EIO;
         } else if ((rc = launched_before(t, p->dir, handle, err, errlen)) != 0) {
             free(p);
             return rc < 0 ? rc : 0;
         } else if (mkdir(p->dir, 0755) < 0) {
-            gpx__exec_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir,
-                           strerror(errno));
+            gp_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir, strerror(errno));
             rc = GP_EIO;
         }
     }
@@ -756,8 +751,7 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         rc = GP_ENOMEM;
     }
     if (rc == 0 && resolve(t->argv[0], p->env, p->path, sizeof p->path) < 0) {
-        gpx__exec_errf(err, errlen, "argv[0]: '%s' is not an executable in the task's PATH",
-                       t->argv[0]);
+        gp_errf(err, errlen, "argv[0]: '%s' is not an executable in the task's PATH", t->argv[0]);
         rc = GP_ENOENT;
     }
     gpx__spawned sp;

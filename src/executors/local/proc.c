@@ -774,7 +774,7 @@ int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t er
     memset(out, 0, sizeof *out);
     int rep[2];
     if (pipe2(rep, O_CLOEXEC) < 0) {
-        gpx__exec_errf(err, errlen, "launch: cannot create a pipe: %s", strerror(errno));
+        gp_errf(err, errlen, "launch: cannot create a pipe: %s", strerror(errno));
         return GP_ESYS;
     }
     pid_t mid = fork();
@@ -782,7 +782,7 @@ int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t er
         int e = errno;
         close(rep[0]);
         close(rep[1]);
-        gpx__exec_errf(err, errlen, "launch: cannot fork: %s", strerror(e));
+        gp_errf(err, errlen, "launch: cannot fork: %s", strerror(e));
         return GP_ESYS;
     }
     if (mid == 0) {
@@ -816,7 +816,7 @@ int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t er
     }
     close(rep[0]);
     if (got != sizeof r) {
-        gpx__exec_errf(err, errlen, "launch: the task's supervisor ended before it reported");
+        gp_errf(err, errlen, "launch: the task's supervisor ended before it reported");
         return GP_EIO;
     }
     out->spid = r.spid;

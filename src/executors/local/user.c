@@ -35,8 +35,8 @@ static int from_passwd(const struct passwd *pw, gpx__user *u, char *err, size_t 
                   pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
     int n = GP__USER_GROUPS;
     if (getgrouplist(pw->pw_name, pw->pw_gid, u->groups, &n) < 0) {
-        gpx__exec_errf(err, errlen, "run_as: user '%s' is in more than %d groups", pw->pw_name,
-                       GP__USER_GROUPS);
+        gp_errf(err, errlen, "run_as: user '%s' is in more than %d groups", pw->pw_name,
+                GP__USER_GROUPS);
         return GP_EINVAL;
     }
     u->ngroups = n;
@@ -75,15 +75,15 @@ int gpx__user_resolve(const gpx__local *lx, const char *run_as, gpx__user *u, ch
     }
     int rc = getpwnam_r(run_as, &pw, buf, sizeof buf, &res);
     if (rc != 0 || res == NULL) {
-        gpx__exec_errf(err, errlen, "run_as: there is no Unix user '%.64s' on node %s", run_as,
-                       lx->node_name);
+        gp_errf(err, errlen, "run_as: there is no Unix user '%.64s' on node %s", run_as,
+                lx->node_name);
         return GP_EINVAL;
     }
     if (pw.pw_uid == 0 && !lx->allow_root) {
-        gpx__exec_errf(err, errlen,
-                       "run_as: '%.64s' is root, and root workloads are refused (start gpupoold "
-                       "with --allow-root-workloads to allow them)",
-                       run_as);
+        gp_errf(err, errlen,
+                "run_as: '%.64s' is root, and root workloads are refused (start gpupoold "
+                "with --allow-root-workloads to allow them)",
+                run_as);
         return GP_EPERM;
     }
     if ((rc = from_passwd(&pw, u, err, errlen)) < 0) {

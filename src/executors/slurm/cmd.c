@@ -88,7 +88,7 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
     char path[PATH_MAX];
     if (sx->bin[0] != '\0') {
         if (gpx__exec_fmt(path, sizeof path, "%s/%s", sx->bin, argv[0]) < 0) {
-            gpx__exec_errf(err, errlen, "%s: path too long", argv[0]);
+            gp_errf(err, errlen, "%s: path too long", argv[0]);
             return GP_EINVAL;
         }
     } else {
@@ -96,18 +96,18 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
     }
     int op[2], ep[2];
     if (pipe2(op, O_CLOEXEC) < 0) {
-        gpx__exec_errf(err, errlen, "%s: pipe: %s", argv[0], strerror(errno));
+        gp_errf(err, errlen, "%s: pipe: %s", argv[0], strerror(errno));
         return GP_ESYS;
     }
     if (pipe2(ep, O_CLOEXEC) < 0) {
-        gpx__exec_errf(err, errlen, "%s: pipe: %s", argv[0], strerror(errno));
+        gp_errf(err, errlen, "%s: pipe: %s", argv[0], strerror(errno));
         close(op[0]);
         close(op[1]);
         return GP_ESYS;
     }
     pid_t pid = fork();
     if (pid < 0) {
-        gpx__exec_errf(err, errlen, "%s: fork: %s", argv[0], strerror(errno));
+        gp_errf(err, errlen, "%s: fork: %s", argv[0], strerror(errno));
         close(op[0]);
         close(op[1]);
         close(ep[0]);
@@ -145,14 +145,13 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
         const char *msg = e.p != NULL ? e.p : "";
         size_t len = strcspn(msg, "\n");
         if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && len == 0) {
-            gpx__exec_errf(err, errlen, "%s: cannot be executed (is Slurm installed?)", path);
+            gp_errf(err, errlen, "%s: cannot be executed (is Slurm installed?)", path);
         } else {
-            gpx__exec_errf(err, errlen, "%s failed: %.*s", argv[0], (int)(len > 200 ? 200 : len),
-                           msg);
+            gp_errf(err, errlen, "%s failed: %.*s", argv[0], (int)(len > 200 ? 200 : len), msg);
         }
         rc = GP_EIO;
     } else if (o.oom || e.oom) {
-        gpx__exec_errf(err, errlen, "%s: out of memory reading its output", argv[0]);
+        gp_errf(err, errlen, "%s: out of memory reading its output", argv[0]);
         rc = GP_ENOMEM;
     }
     free(e.p);
@@ -218,7 +217,7 @@ int gpx__slurm_json(const gpx__slurm *sx, const char *const *argv, json_t **root
     *root = json_loads(out, 0, &jerr);
     free(out);
     if (*root == NULL) {
-        gpx__exec_errf(err, errlen, "%s: not JSON: %s", argv[0], jerr.text);
+        gp_errf(err, errlen, "%s: not JSON: %s", argv[0], jerr.text);
         return GP_EPARSE;
     }
     return 0;
@@ -251,7 +250,7 @@ int gpx__slurm_sbatch(const gpx__slurm *sx, const char *const *opts, const char 
     char *end;
     long id = strtol(reply, &end, 10);
     if (end == reply || id <= 0 || (*end != '\0' && *end != '\n' && *end != ';')) {
-        gpx__exec_errf(err, errlen, "sbatch answered '%.60s', not a job id", reply);
+        gp_errf(err, errlen, "sbatch answered '%.60s', not a job id", reply);
         free(reply);
         return GP_EIO;
     }

@@ -76,12 +76,12 @@ static int job_state(const gpx__slurm *sx, long id, char *state, size_t len, cha
 static int write_holder_script(const char *hdir, char *err, size_t errlen) {
     char path[PATH_MAX];
     if (gpx__exec_fmt(path, sizeof path, "%s/holder.sh", hdir) < 0) {
-        gpx__exec_errf(err, errlen, "state_dir: path too long");
+        gp_errf(err, errlen, "state_dir: path too long");
         return GP_EINVAL;
     }
     FILE *f = fopen(path, "w");
     if (f == NULL) {
-        gpx__exec_errf(err, errlen, "state_dir: cannot write %s: %s", path, strerror(errno));
+        gp_errf(err, errlen, "state_dir: cannot write %s: %s", path, strerror(errno));
         return GP_ESYS;
     }
     fprintf(f,
@@ -106,7 +106,7 @@ static int write_holder_script(const char *hdir, char *err, size_t errlen) {
             "done\n",
             hdir);
     if (fclose(f) != 0) {
-        gpx__exec_errf(err, errlen, "state_dir: cannot write %s", path);
+        gp_errf(err, errlen, "state_dir: cannot write %s", path);
         return GP_ESYS;
     }
     return 0;
@@ -137,7 +137,7 @@ static int ensure_holder(const gpx__slurm *sx, const gp_task_launch *t, int g, c
         rc = GP_ESYS;
     }
     if (rc < 0) {
-        gpx__exec_errf(err, errlen, "state_dir: cannot create %s", hdir);
+        gp_errf(err, errlen, "state_dir: cannot create %s", hdir);
         return rc;
     }
     if ((rc = write_holder_script(hdir, err, errlen)) < 0) {
@@ -151,7 +151,7 @@ static int ensure_holder(const gpx__slurm *sx, const gp_task_launch *t, int g, c
              t->node->name, g);
     if (gpx__exec_fmt(out, sizeof out, "--output=%s/log", hdir) < 0 ||
         gpx__exec_fmt(script, sizeof script, "%s/holder.sh", hdir) < 0) {
-        gpx__exec_errf(err, errlen, "state_dir: path too long");
+        gp_errf(err, errlen, "state_dir: path too long");
         return GP_EINVAL;
     }
     const char *opts[] = {name, comment, node, "--gres=gpu:1", "--mem=64", out, NULL};
@@ -160,7 +160,7 @@ static int ensure_holder(const gpx__slurm *sx, const gp_task_launch *t, int g, c
     }
     snprintf(buf, sizeof buf, "%ld\n", id);
     if (gpx__slurm_write(hdir, "jobid", buf) < 0) {
-        gpx__exec_errf(err, errlen, "state_dir: cannot record the holder's job id in %s", hdir);
+        gp_errf(err, errlen, "state_dir: cannot record the holder's job id in %s", hdir);
         return GP_ESYS;
     }
     *jobid = id;
@@ -171,7 +171,7 @@ int gpx__slurm_slice_launch(const gpx__slurm *sx, const gp_task_launch *t, const
                             const char *dir, int g, long *jobid, char *err, size_t errlen) {
     char hdir[PATH_MAX], buf[PATH_MAX * 2 + 256], file[PATH_MAX];
     if (holder_dir(sx, t->node->name, g, hdir, sizeof hdir) < 0) {
-        gpx__exec_errf(err, errlen, "state_dir: path too long");
+        gp_errf(err, errlen, "state_dir: path too long");
         return GP_EINVAL;
     }
     int rc = ensure_holder(sx, t, g, hdir, jobid, err, errlen);
@@ -182,14 +182,14 @@ int gpx__slurm_slice_launch(const gpx__slurm *sx, const gp_task_launch *t, const
     if (gpx__slurm_write(dir, "slice", buf) < 0 ||
         gpx__exec_fmt(file, sizeof file, "%s/slices", hdir) < 0 ||
         gpx__slurm_write(file, key, buf) < 0) {
-        gpx__exec_errf(err, errlen, "state_dir: cannot record the slice %s", key);
+        gp_errf(err, errlen, "state_dir: cannot record the slice %s", key);
         return GP_ESYS;
     }
     const char *log = t->log_path != NULL && t->log_path[0] ? t->log_path : "/dev/null";
     if (gpx__exec_fmt(buf, sizeof buf, "%s\ngp-%s.%s\n%s\n", dir, sx->tag, key, log) < 0 ||
         gpx__exec_fmt(file, sizeof file, "%s/queue", hdir) < 0 ||
         gpx__slurm_write(file, key, buf) < 0) {
-        gpx__exec_errf(err, errlen, "state_dir: cannot queue the slice %s", key);
+        gp_errf(err, errlen, "state_dir: cannot queue the slice %s", key);
         return GP_ESYS;
     }
     return 0;

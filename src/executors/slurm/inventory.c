@@ -150,8 +150,8 @@ static int add_gres(const gpx__slurm *sx, gp_node_spec *node, const char *gres, 
         char *end;
         long count = strtol(count_s, &end, 10);
         if (*end != '\0' || count < 0) {
-            gpx__exec_errf(err, errlen, "node %s: GRES '%s': count '%s' is not a number",
-                           node->name, gres, count_s);
+            gp_errf(err, errlen, "node %s: GRES '%s': count '%s' is not a number", node->name, gres,
+                    count_s);
             return GP_EPARSE;
         }
         for (long g = 0; g < count && node->ngpus < GP_MAX_GPUS_PER_NODE; g++) {
@@ -304,7 +304,7 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
     }
     json_t *list = json_object_get(root, "nodes");
     if (!json_is_array(list)) {
-        gpx__exec_errf(err, errlen, "sinfo --json: no 'nodes' array");
+        gp_errf(err, errlen, "sinfo --json: no 'nodes' array");
         json_decref(root);
         free(own);
         return GP_EPARSE;

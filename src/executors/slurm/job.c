@@ -86,19 +86,19 @@ static const gp_slice *fraction(const gp_task_binding *b) {
 int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
                             const char *ckpt_dir, int slice, char *err, size_t errlen) {
     if (t->argv == NULL || t->argv[0] == NULL) {
-        gpx__exec_errf(err, errlen, "argv: the command is empty");
+        gp_errf(err, errlen, "argv: the command is empty");
         return GP_EINVAL;
     }
     char path[PATH_MAX], tmp[PATH_MAX], key[GPX__SLURM_KEY_MAX];
     gpx__slurm_key(t, key, sizeof key);
     if (gpx__exec_fmt(path, sizeof path, "%s/job.sh", dir) < 0 ||
         gpx__exec_fmt(tmp, sizeof tmp, "%s/job.sh.tmp", dir) < 0) {
-        gpx__exec_errf(err, errlen, "state_dir: path too long");
+        gp_errf(err, errlen, "state_dir: path too long");
         return GP_EINVAL;
     }
     FILE *f = fopen(tmp, "w");
     if (f == NULL) {
-        gpx__exec_errf(err, errlen, "state_dir: cannot write %s: %s", tmp, strerror(errno));
+        gp_errf(err, errlen, "state_dir: cannot write %s: %s", tmp, strerror(errno));
         return GP_ESYS;
     }
     const char *signame = gp_signal_name(t->checkpoint_signal > 0 ? t->checkpoint_signal : SIGTERM);
@@ -205,11 +205,11 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
           f);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) {
-        gpx__exec_errf(err, errlen, "state_dir: cannot write %s", tmp);
+        gp_errf(err, errlen, "state_dir: cannot write %s", tmp);
         return GP_ESYS;
     }
     if (rename(tmp, path) < 0) {
-        gpx__exec_errf(err, errlen, "state_dir: cannot rename %s: %s", tmp, strerror(errno));
+        gp_errf(err, errlen, "state_dir: cannot rename %s: %s", tmp, strerror(errno));
         return GP_ESYS;
     }
     return 0;
@@ -238,7 +238,7 @@ int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char 
     if (gpx__exec_fmt(out, sizeof out, "--output=%s", log) < 0 ||
         gpx__exec_fmt(script, sizeof script, "%s/job.sh", dir) < 0 ||
         gpx__exec_fmt(chdir, sizeof chdir, "--chdir=%s", dir) < 0) {
-        gpx__exec_errf(err, errlen, "log_path: path too long");
+        gp_errf(err, errlen, "log_path: path too long");
         return GP_EINVAL;
     }
     const char *opts[16];

@@ -45,11 +45,11 @@ extern char **environ;
 static int set_path(char *dst, size_t len, const char *key, const char *val, int absolute,
                     char *err, size_t errlen) {
     if (absolute && val[0] != '/') {
-        gpx__exec_errf(err, errlen, "executor-config: %s must be an absolute path", key);
+        gp_errf(err, errlen, "executor-config: %s must be an absolute path", key);
         return GP_EINVAL;
     }
     if (gpx__exec_fmt(dst, len, "%s", val) < 0) {
-        gpx__exec_errf(err, errlen, "executor-config: %s is too long", key);
+        gp_errf(err, errlen, "executor-config: %s is too long", key);
         return GP_EINVAL;
     }
     return 0;
@@ -61,9 +61,8 @@ static int set_partitions(gpx__slurm *sx, const char *val, char *err, size_t err
     while (*p != '\0') {
         size_t len = strcspn(p, ":");
         if (len == 0 || len > GP_NAME_MAX || sx->npart == GPX__SLURM_PARTS) {
-            gpx__exec_errf(err, errlen,
-                           "executor-config: partitions: at most %d names separated by ':'",
-                           GPX__SLURM_PARTS);
+            gp_errf(err, errlen, "executor-config: partitions: at most %d names separated by ':'",
+                    GPX__SLURM_PARTS);
             return GP_EINVAL;
         }
         snprintf(sx->parts[sx->npart++], GP_NAME_MAX + 1, "%.*s", (int)len, p);
@@ -76,7 +75,7 @@ static int set_partitions(gpx__slurm *sx, const char *val, char *err, size_t err
 static int set_gpu_mem(gpx__slurm *sx, const char *key, const char *val, char *err, size_t errlen) {
     int64_t bytes;
     if (gp_parse_size(val, &bytes) < 0 || bytes <= 0) {
-        gpx__exec_errf(err, errlen, "executor-config: %s: '%s' is not a size (like 80G)", key, val);
+        gp_errf(err, errlen, "executor-config: %s: '%s' is not a size (like 80G)", key, val);
         return GP_EINVAL;
     }
     if (strcmp(key, "gpu_mem") == 0) {
@@ -85,7 +84,7 @@ static int set_gpu_mem(gpx__slurm *sx, const char *key, const char *val, char *e
     }
     const char *model = key + strlen("gpu_mem.");
     if (model[0] == '\0' || strlen(model) > GP_NAME_MAX || sx->nmodel == GPX__SLURM_MODEL_MEM) {
-        gpx__exec_errf(err, errlen, "executor-config: %s: bad model or too many models", key);
+        gp_errf(err, errlen, "executor-config: %s: bad model or too many models", key);
         return GP_EINVAL;
     }
     snprintf(sx->model_mem[sx->nmodel].model, GP_NAME_MAX + 1, "%s", model);
@@ -120,15 +119,14 @@ static int set_key(gpx__slurm *sx, const char *key, const char *val, char *err, 
         if (n == 0 || n >= sizeof sx->tag ||
             strspn(val, "abcdefghijklmnopqrstuvwxyz"
                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != n) {
-            gpx__exec_errf(err, errlen,
-                           "executor-config: tag: 1 to %zu letters, digits, '_' or '-'",
-                           sizeof sx->tag - 1);
+            gp_errf(err, errlen, "executor-config: tag: 1 to %zu letters, digits, '_' or '-'",
+                    sizeof sx->tag - 1);
             return GP_EINVAL;
         }
         memcpy(sx->tag, val, n + 1);
         return 0;
     }
-    gpx__exec_errf(err, errlen, "executor-config: unknown key '%s'", key);
+    gp_errf(err, errlen, "executor-config: unknown key '%s'", key);
     return GP_EINVAL;
 }
 
@@ -142,7 +140,7 @@ static int parse_config(gpx__slurm *sx, const char *text, char *err, size_t errl
          kv = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(kv, '=');
         if (eq == NULL) {
-            gpx__exec_errf(err, errlen, "executor-config: '%s' is not key=value", kv);
+            gp_errf(err, errlen, "executor-config: '%s' is not key=value", kv);
             rc = GP_EINVAL;
             break;
         }
@@ -151,9 +149,9 @@ static int parse_config(gpx__slurm *sx, const char *text, char *err, size_t errl
     }
     free(copy);
     if (rc == 0 && sx->state_dir[0] == '\0') {
-        gpx__exec_errf(err, errlen,
-                       "executor-config: state_dir is required (a directory every node "
-                       "sees) when the daemon gives no data directory");
+        gp_errf(err, errlen,
+                "executor-config: state_dir is required (a directory every node "
+                "sees) when the daemon gives no data directory");
         rc = GP_EINVAL;
     }
     return rc;
@@ -226,12 +224,12 @@ static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state
     }
     int rc = parse_config(sx, text, err, errlen);
     if (rc == 0 && (rc = build_envp(sx)) < 0) {
-        gpx__exec_errf(err, errlen, "slurm executor: out of memory");
+        gp_errf(err, errlen, "slurm executor: out of memory");
     }
     int mrc = rc == 0 ? gpx__exec_mkdirs(sx->state_dir) : 0;
     if (mrc < 0) {
-        gpx__exec_errf(err, errlen, "executor-config: state_dir: cannot create %s: %s",
-                       sx->state_dir, strerror(-mrc));
+        gp_errf(err, errlen, "executor-config: state_dir: cannot create %s: %s", sx->state_dir,
+                strerror(-mrc));
         rc = GP_ESYS;
     }
     if (rc == 0) {
@@ -320,13 +318,13 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
                         size_t errlen) {
     gpx__slurm *sx = state;
     if (t->node == NULL) {
-        gpx__exec_errf(err, errlen, "node: no node given");
+        gp_errf(err, errlen, "node: no node given");
         return GP_EINVAL;
     }
     char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX], buf[64];
     gpx__slurm_key(t, key, sizeof key);
     if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0) {
-        gpx__exec_errf(err, errlen, "state_dir: path too long");
+        gp_errf(err, errlen, "state_dir: path too long");
         return GP_EINVAL;
     }
     long jobid = 0;
@@ -360,7 +358,7 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
             return 0;
         }
     } else if ((rc = gpx__exec_mkdirs(dir)) < 0) {
-        gpx__exec_errf(err, errlen, "state_dir: cannot create %s: %s", dir, strerror(-rc));
+        gp_errf(err, errlen, "state_dir: cannot create %s: %s", dir, strerror(-rc));
         return GP_ESYS;
     }
     char ckpt[PATH_MAX];
@@ -378,7 +376,7 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         }
     }
     if (frac >= 0 && whole > 0) {
-        gpx__exec_errf(err, errlen, "binding: whole GPUs and a fraction in one task");
+        gp_errf(err, errlen, "binding: whole GPUs and a fraction in one task");
         return GP_EINVAL;
     }
     rc = gpx__slurm_write_script(sx, t, dir, ckpt_dir, frac >= 0, err, errlen);
@@ -392,7 +390,7 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     }
     snprintf(buf, sizeof buf, "%ld\n", jobid);
     if (gpx__slurm_write(dir, "jobid", buf) < 0) {
-        gpx__exec_errf(err, errlen, "state_dir: cannot record job %ld in %s", jobid, dir);
+        gp_errf(err, errlen, "state_dir: cannot record job %ld in %s", jobid, dir);
         const char *argv[] = {"scancel", buf, NULL};
         buf[strcspn(buf, "\n")] = '\0';
         gpx__slurm_run(sx, argv, NULL, NULL, 0);
