@@ -41,11 +41,21 @@ tap_is "nor with GPUPOOL_MEMORY_LIMIT=80G set by the workload itself" \
     "$(run "GPUPOOL_MEMORY_LIMIT=80G exec $loop alloc 30720")" oom
 tap_is "the environment may still narrow the cap (5G)" \
     "$(run "GPUPOOL_MEMORY_LIMIT=5G exec $loop alloc 10240")" oom
+# Dropping LD_PRELOAD does not drop the interposer: the task's own mount
+# namespace binds a file naming it over /etc/ld.so.preload.
+if unshare -m true 2>/dev/null; then
+    tap_is "nor when the workload drops LD_PRELOAD" \
+        "$(run "exec env -u LD_PRELOAD $loop alloc 30720")" oom
+    tap_ok "the host's /etc/ld.so.preload is left empty" test ! -s /etc/ld.so.preload
+else
+    tap_n=$((tap_n + 1))
+    echo "ok $tap_n - # SKIP no mount namespaces here (unshare -m refused)"
+fi
 # Without the file (a root workload, allowed in these tests, may remove it:
 # the layer holds against workloads that are not root), the environment wins.
 inst=$(cat "$D/tasks/instance")
 tap_is "without the slice file, the workload's own setting would win" \
     "$(run "rm -f /run/gpupool/slices/$inst.*; GPUPOOL_MEMORY_LIMIT=80G exec $loop alloc 30720")" ok
-wait_gone() { [ "$(ls /run/gpupool/slices/ 2>/dev/null | grep -c "^$(cat "$D/tasks/instance")\.")" = 0 ]; }
+wait_gone() { [ "$(ls /run/gpupool/slices/ 2>/dev/null | grep -v '\.preload$' | grep -c "^$inst\.")" = 0 ]; }
 tap_ok "the slice files go when their tasks are reaped" wait_until 30 wait_gone
 tap_done

@@ -578,8 +578,9 @@ static void log_header(int fd, const gpx__local *lx, const gp_task_launch *t, co
 typedef struct prep {
     char dir[PATH_MAX], path[PATH_MAX], workdir[PATH_MAX], ckpt[PATH_MAX], log[PATH_MAX];
     char gpus[512];
-    gpx__user user; /* who the task runs as */
-    char **argv;    /* a copy: execve wants it without const */
+    char preload[PATH_MAX]; /* the slice's ld.so.preload file; "" if none */
+    gpx__user user;         /* who the task runs as */
+    char **argv;            /* a copy: execve wants it without const */
     char **env;
     int log_fd;
     gpx__task_cg cg;
@@ -701,6 +702,32 @@ static void write_slice_file(const gpx__local *lx, const char *key, prep *p) {
             share ? share : "", share ? "\n" : "", ledger ? ledger : "");
     if (close(fd) != 0 || rename(tmp, path) != 0) {
         unlink(tmp);
+        return;
+    }
+    /* The interposer, named in a file that the task's own mount namespace
+     * binds over /etc/ld.so.preload (proc.c), so that a workload that drops
+     * LD_PRELOAD still loads it. The bind needs a file to cover: an empty
+     * /etc/ld.so.preload is made once if there is none (it changes nothing
+     * outside the tasks). */
+    if (access(lx->interposer, R_OK) != 0) {
+        return;
+    }
+    int etc = open("/etc/ld.so.preload", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (etc >= 0) {
+        close(etc);
+    }
+    gpx__exec_fmt(path, sizeof path, "%s/%s.preload", GP_SLICE_FILE_DIR, lx->instance);
+    gpx__exec_fmt(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return;
+    }
+    fchmod(fd, 0644);
+    dprintf(fd, "%s\n", lx->interposer);
+    if (close(fd) == 0 && rename(tmp, path) == 0 && access("/etc/ld.so.preload", F_OK) == 0) {
+        gpx__exec_fmt(p->preload, sizeof p->preload, "%s", path);
+    } else {
+        unlink(tmp);
     }
 }
 
@@ -766,8 +793,9 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         log_header(p->log_fd, lx, t, p->path, p->gpus, p->cg.note, &p->user);
         char title[96];
         gpx__exec_fmt(title, sizeof title, "gpupool-supervisor %s %s", lx->instance, key);
-        gpx__spawn s = {p->path, p->argv, p->env, p->workdir, p->log_fd, p->dir,
-                        key,     title,   &p->cg, &p->user,   1};
+        gpx__spawn s = {p->path,   p->argv,  p->env, p->workdir,
+                        p->log_fd, p->dir,   key,    title,
+                        &p->cg,    &p->user, 1,      p->preload[0] ? p->preload : NULL};
         rc = gpx__spawn_task(&s, &sp, err, errlen);
         if (rc == 0 && sp.stage != GP__STAGE_NONE) {
             start_error(t, p->path, p->workdir, sp.stage, sp.start_errno, err, errlen);

@@ -142,6 +142,9 @@ typedef struct gpx__spawn {
     const gpx__task_cg *cg;
     const gpx__user *user; /* who the task runs as */
     int make_workdir;      /* 1: create workdir (as the task's user) if missing */
+    const char *preload;   /* a file naming the interposer, bound over
+                              /etc/ld.so.preload in the task's own mount
+                              namespace; NULL: none */
 } gpx__spawn;
 
 typedef struct gpx__spawned {

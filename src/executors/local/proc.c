@@ -27,10 +27,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -368,6 +370,24 @@ static int become(const gpx__user *u) {
     return 0;
 }
 
+/* Gives the task a mount namespace of its own in which preload is bound
+ * (read-only) over /etc/ld.so.preload: the dynamic linker then loads the
+ * interposer into every program the task runs, whether or not LD_PRELOAD
+ * survives in its environment. Needs root (done before the task becomes its
+ * user); where the kernel or a container refuses, the task runs without this
+ * layer, as before. */
+static void bind_preload(const char *preload) {
+    if (preload == NULL || unshare(CLONE_NEWNS) < 0) {
+        return;
+    }
+    /* Nothing mounted here may reach the host's namespace. */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount(preload, "/etc/ld.so.preload", NULL, MS_BIND, NULL) < 0) {
+        return;
+    }
+    mount(NULL, "/etc/ld.so.preload", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL);
+}
+
 /* mkdir -p of path with system calls only; 0 or -1 with errno set. */
 static int sa_mkdirs(const char *path) {
     char buf[PATH_MAX];
@@ -412,6 +432,7 @@ static void run_task(const gpx__spawn *s, int errfd) {
         join_cgroups(s->cg);
         int keep[1] = {errfd};
         close_others(keep, 1);
+        bind_preload(s->preload);
         if (become(s->user) < 0) {
             f.stage = GP__STAGE_USER;
         } else if ((s->make_workdir && sa_mkdirs(s->workdir) < 0) || chdir(s->workdir) < 0) {
