@@ -1,5 +1,6 @@
-# tests/common/part.mk — tests of libgpcommon (the HTTP client's response
-# reader against hostile answers), linked with the library and the error list.
+# tests/common/part.mk — tests of libgpcommon (units, the error list, the HTTP
+# client's response reader against hostile answers), linked with the library
+# and the error list.
 COMMON_TEST_SRCS := $(sort $(wildcard tests/common/test-*.c))
 COMMON_TESTS := $(patsubst tests/common/%.c,$(BUILD)/tests/common/%,$(COMMON_TEST_SRCS))
 TESTS += $(COMMON_TESTS)
