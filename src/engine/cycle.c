@@ -134,14 +134,20 @@ static int room_would_do(const gp__wl *w) {
     return deserved_check(w, &need, &at, &res) == GP_WAIT_NONE;
 }
 
-/* How many GPU sizes of a leaf at a limit reach the eviction phases. */
-#define FULL_LEAF_SIZES 4
+/* How many request sizes of a leaf at a limit reach the eviction phases. */
+#define FULL_LEAF_SIZES 8
 
-/* Keeps in fit[0..*n) the first workload in order of each GPU size, for at
- * most FULL_LEAF_SIZES sizes (the first sizes seen). */
+static int same_size(const gp__wl *a, const gp__wl *b) {
+    return need_gpu(a) == need_gpu(b) && a->per_task.v[GP_RES_CPU] == b->per_task.v[GP_RES_CPU] &&
+           a->per_task.v[GP_RES_MEM] == b->per_task.v[GP_RES_MEM];
+}
+
+/* Keeps in fit[0..*n) the first workload in order of each request size (GPU
+ * at once, CPU and memory per task), for at most FULL_LEAF_SIZES sizes (the
+ * first sizes seen). */
 static void keep_first_of_size(okey *fit, int *n, const okey *key) {
     for (int i = 0; i < *n; i++) {
-        if (need_gpu(fit[i].w) == need_gpu(key->w)) {
+        if (same_size(fit[i].w, key->w)) {
             if (okey_before(key, &fit[i]))
                 fit[i] = *key;
             return;
@@ -189,7 +195,7 @@ static int build_order(gp_engine *e) {
         uint32_t start = e->norder, n = 0;
         /* A full leaf sends on its first workload in order (it may preempt
          * in its own project), and, for reclaim, the first of each of a few
-         * GPU sizes that stay within its fair share. */
+         * request sizes whose GPUs stay within its fair share. */
         okey top = {0}, fit[FULL_LEAF_SIZES];
         int nfit = 0;
         int64_t room = q->fair.v[GP_RES_GPU] - q->alloc.v[GP_RES_GPU] - q->arriving;

@@ -386,6 +386,18 @@ static uint32_t node_victims(search *s, gp__node *n, int by_largest, uint32_t ma
         return 0;
     if (by_largest && ncand > 1)
         qsort(cand, ncand, sizeof *cand, by_size);
+    /* One victim alone first: taking victims in order can pass by the one
+     * that suffices (an earlier victim that frees GPUs but not the CPU or
+     * memory beside them makes a later one of the same queue ineligible). */
+    for (uint32_t i = 0; i < ncand && !by_largest && max >= 1; i++) {
+        if (!eligible(s, cand[i]) || take(s->e, vs, cand[i]) != 0)
+            continue;
+        if (fits(s, n)) {
+            free(cand);
+            return 1;
+        }
+        restore_all(s->e, vs);
+    }
     if (greedy(s, n, cand, ncand, max, vs) == 1) {
         spare_unneeded(s, n, vs);
         for (uint32_t j = 0; j < vs->n; j++)

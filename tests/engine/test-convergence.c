@@ -10,8 +10,10 @@
  *   - nothing is evicted and bound again in a loop: the last cycles decide
  *     nothing, and no workload is evicted more than twice per wave.
  * The checks look at one-GPU, one-task training workloads (where "a free GPU
- * lets it start" needs no placement reasoning); the waves also carry
- * fractions, gangs, two-GPU tasks and non-preemptible work around them.
+ * lets it start" needs no placement reasoning beyond the CPU and memory of
+ * its node); the waves also carry fractions, gangs, two-GPU tasks and
+ * non-preemptible work around them. Every other world has nodes with few
+ * CPUs and little memory, and requests that ask for them.
  */
 #include "gptest.h"
 #include "helpers.h"
@@ -46,6 +48,8 @@ typedef struct world {
     int nq;
     int evictions[MAXW + 1];
     int one_gpu[MAXW + 1]; /* a one-GPU, one-task, preemptible workload */
+    int64_t cpu[MAXW + 1], mem[MAXW + 1];
+    int tight; /* nodes with few CPUs and little memory, requests asking for them */
     int ngpus;
     uint64_t nextid;
 } world;
@@ -69,8 +73,9 @@ static void add_queue(world *w, rng *r, int parent) {
     ck_assert_msg(gp_engine_queue_set(w->e, &q, err, sizeof err) == 0, "%s", err);
 }
 
-static void build(world *w, rng *r) {
+static void build(world *w, rng *r, int tight) {
     memset(w, 0, sizeof *w);
+    w->tight = tight;
     w->e = t_engine();
     int nodes = rnd(r, 2, 4);
     for (int n = 0; n < nodes; n++) {
@@ -78,6 +83,21 @@ static void build(world *w, rng *r) {
         snprintf(name, sizeof name, "n%d", n);
         int g = rnd(r, 2, 8);
         t_node(w->e, name, g, "H100", 80, "");
+        if (w->tight) {
+            /* Few CPUs and little memory: placement is bound by them too. */
+            gp_node_spec ns;
+            gp_node_spec_init(&ns, name);
+            ns.ngpus = g;
+            for (int i = 0; i < g; i++) {
+                snprintf(ns.gpus[i].uuid, sizeof ns.gpus[i].uuid, "GPU-%s-%d", name, i);
+                snprintf(ns.gpus[i].model, sizeof ns.gpus[i].model, "H100");
+                ns.gpus[i].mem_bytes = 80 * GIB;
+                ns.gpus[i].index = i;
+            }
+            ns.cpu_milli = (int64_t)rnd(r, 4, 16) * 1000;
+            ns.mem_bytes = (int64_t)rnd(r, 32, 128) * GIB;
+            ck_assert_int_eq(gp_engine_node_set(w->e, &ns, NULL, 0), 0);
+        }
         w->ngpus += g;
     }
     int tops = rnd(r, 2, 3);
@@ -120,6 +140,12 @@ static void submit_wave(world *w, rng *r, gp_time_ms now) {
             s.kind = GP_KIND_INTERACTIVE;
         }
         s.priority = rnd(r, 0, 3) == 0;
+        if (w->tight) {
+            s.req.cpu_milli = (int64_t)rnd(r, 0, 4) * 1000;
+            s.req.mem_bytes = (int64_t)rnd(r, 0, 16) * GIB;
+        }
+        w->cpu[id] = s.req.cpu_milli;
+        w->mem[id] = s.req.mem_bytes;
         w->one_gpu[id] = kind >= 4;
         gp_engine_submit(w->e, &s, NULL, 0); /* refusals (limits) are fine */
     }
@@ -202,6 +228,17 @@ static int rules_allow(const world *w, int q, int vq) {
     return 1;
 }
 
+/* Whether evicting one-GPU workload v leaves, on its node, the CPU and
+ * memory that one-GPU workload id asks for. */
+static int room_after(const world *w, uint64_t id, uint64_t v) {
+    gp_task_binding b;
+    gp_node_info n;
+    ck_assert_int_eq(gp_engine_workload_binding(w->e, v, 0, &b), 0);
+    ck_assert_int_eq(gp_engine_node_get(w->e, b.node, &n), 0);
+    return n.cpu_milli - n.cpu_used + w->cpu[v] >= w->cpu[id] &&
+           n.mem_bytes - n.mem_used + w->mem[v] >= w->mem[id];
+}
+
 static void check_settled(world *w, int seed) {
     gp_engine *e = w->e;
     /* Limits hold. */
@@ -213,16 +250,18 @@ static void check_settled(world *w, int seed) {
                       "seed %d: %s holds %lld over its limit %lld", seed, x.name,
                       (long long)x.allocated.v[GP_RES_GPU], (long long)x.limit.v[GP_RES_GPU]);
     }
-    int free_gpu = 0;
-    for (size_t i = 0; i < gp_engine_node_count(e); i++) {
-        gp_node_info n;
-        gp_engine_node_at(e, i, &n);
-        for (int g = 0; g < n.ngpus; g++)
-            free_gpu |= n.gpus[g].used_milli == 0;
-    }
     for (uint64_t id = 1; id < w->nextid; id++) {
         if (!w->one_gpu[id] || t_state(e, id) != GP_STATE_PENDING)
             continue;
+        int free_gpu = 0; /* a free GPU on a node with the CPU and memory it asks */
+        for (size_t i = 0; i < gp_engine_node_count(e); i++) {
+            gp_node_info n;
+            gp_engine_node_at(e, i, &n);
+            if (n.cpu_milli - n.cpu_used < w->cpu[id] || n.mem_bytes - n.mem_used < w->mem[id])
+                continue;
+            for (int g = 0; g < n.ngpus; g++)
+                free_gpu |= n.gpus[g].used_milli == 0;
+        }
         int q = queue_of(w, id);
         char why[256];
         gp_engine_pending_reason(e, id, why, sizeof why);
@@ -242,6 +281,8 @@ static void check_settled(world *w, int seed) {
             if (!w->one_gpu[v] || t_state(e, v) != GP_STATE_RUNNING)
                 continue;
             int vq = queue_of(w, v);
+            if (!room_after(w, id, v))
+                continue; /* its GPU would be free, but not the CPU or memory beside it */
             ck_assert_msg(!rules_allow(w, q, vq),
                           "seed %d: workload %llu of %s waits (%s) although %llu of %s could "
                           "be reclaimed",
@@ -258,7 +299,7 @@ START_TEST(test_random_trees_converge) {
     for (int seed = 1; seed <= NSEEDS; seed++) {
         rng r = {UINT64_C(0x9e3779b97f4a7c15) * (uint64_t)seed};
         world w;
-        build(&w, &r);
+        build(&w, &r, seed % 2 == 0);
         gp_time_ms now = 0;
         for (int wave = 0; wave < WAVES; wave++) {
             submit_wave(&w, &r, now);
