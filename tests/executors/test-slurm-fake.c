@@ -1,0 +1,233 @@
+/*
+ * test-slurm-fake.c — the slurm executor against fake Slurm commands (small
+ * shell scripts in bin_dir that print canned JSON and record their
+ * arguments), so that its reading of Slurm's answers is tested everywhere,
+ * without a cluster: GRES and features into node specs, drained nodes,
+ * GPUs held by jobs that are not gpupool's, the sbatch call of a launch and
+ * its idempotence, and every job state poll() maps. The real cluster is the
+ * Slurm tier's (tests/slurm).
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/gp_error.h"
+#include "executors/executor.h"
+#include "gptest.h"
+#include "helpers.h"
+
+static char dir[PATH_MAX / 2];
+
+static void put(const char *name, const char *text, int exec) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    if (exec) {
+        chmod(path, 0755);
+    }
+}
+
+/* Reads a file the fake commands wrote ("" if none). */
+static const char *get(const char *name) {
+    static char buf[8192];
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+    }
+    return buf;
+}
+
+static const char sinfo_json[] =
+    "{\"nodes\": ["
+    "{\"name\": \"n1\", \"cpus\": 32, \"real_memory\": 1024, \"state\": \"mixed\","
+    " \"state_flags\": [], \"partitions\": [\"gpu\"], \"active_features\": \"rack7,fast\","
+    " \"gres\": \"gpu:a100:4(S:0-1)\", \"gres_used\": \"gpu:a100:3(IDX:0-2)\","
+    " \"address\": \"10.0.0.1\"},"
+    "{\"name\": \"n2\", \"cpus\": 8, \"real_memory\": 2048, \"state\": \"idle\","
+    " \"state_flags\": [\"DRAIN\"], \"partitions\": [\"gpu\"], \"active_features\": \"\","
+    " \"gres\": \"gpu:h100:2,gpu:l4:1,nic:2\", \"gres_used\": \"gpu:h100:0(IDX:N/A)\"},"
+    "{\"name\": \"c1\", \"cpus\": 8, \"real_memory\": 2048, \"state\": \"idle\","
+    " \"state_flags\": [], \"partitions\": [\"cpu\"], \"gres\": \"\", \"gres_used\": \"\"}"
+    "]}\n";
+
+/* squeue answers with the file squeue.json of the test's choosing. */
+static void squeue_says(const char *jobs) {
+    char text[4096];
+    snprintf(text, sizeof text, "{\"jobs\": [%s]}\n", jobs);
+    put("squeue.json", text, 0);
+}
+
+static gp_executor *open_fake(void) {
+    snprintf(dir, sizeof dir, "%s", gpt_tmpdir());
+    char script[PATH_MAX * 2];
+    put("scontrol", "#!/bin/sh\nexit 0\n", 1);
+    snprintf(script, sizeof script, "#!/bin/sh\ncat '%s/sinfo.json'\n", dir);
+    put("sinfo", script, 1);
+    snprintf(script, sizeof script,
+             "#!/bin/sh\necho \"$*\" >>'%s/squeue.args'\ncat '%s/squeue.json'\n", dir, dir);
+    put("squeue", script, 1);
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >>'%s/sbatch.args'\necho 101\n", dir);
+    put("sbatch", script, 1);
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >>'%s/scancel.args'\n", dir);
+    put("scancel", script, 1);
+    put("sinfo.json", sinfo_json, 0);
+    squeue_says("{\"job_id\": 7, \"name\": \"gp-t.w1.t0.a1\", \"job_state\": \"RUNNING\","
+                " \"gres_detail\": [\"gpu:a100:1(IDX:2)\"],"
+                " \"job_resources\": {\"allocated_nodes\": [{\"nodename\": \"n1\"}]}}");
+    char config[PATH_MAX * 3 + 128];
+    snprintf(config, sizeof config,
+             "bin_dir=%s,state_dir=%s/state,partitions=gpu,tag=t,gpu_mem.a100=40G", dir, dir);
+    gp_executor *ex = NULL;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_executor_open("slurm", config, &ex, err, sizeof err) == 0, "open: %s", err);
+    return ex;
+}
+
+START_TEST(test_inventory) {
+    gp_executor *ex = open_fake();
+    gp_node_spec nodes[4];
+    size_t n = 0;
+    int emulated = 1;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_exec_inventory(ex, nodes, 4, &n, &emulated, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(emulated, 0);
+    ck_assert_uint_eq(n, 2); /* c1 is not in partition gpu */
+    ck_assert_str_eq(nodes[0].name, "n1");
+    ck_assert_int_eq(nodes[0].schedulable, 1);
+    ck_assert_int_eq(nodes[0].cpu_milli, 32000);
+    ck_assert_int_eq(nodes[0].mem_bytes, 1024LL << 20);
+    /* 4 GPUs, 3 in use of which 1 by gpupool's own job: 2 are the pool's. */
+    ck_assert_int_eq(nodes[0].ngpus, 2);
+    ck_assert_str_eq(nodes[0].gpus[0].model, "a100");
+    ck_assert_int_eq(nodes[0].gpus[0].mem_bytes, 40LL << 30);
+    ck_assert_str_eq(nodes[0].domain, "rack7");
+    int fast = 0, addr = 0;
+    for (int i = 0; i < nodes[0].nlabels; i++) {
+        fast |= strcmp(nodes[0].labels[i].key, "feature.fast") == 0;
+        addr |= strcmp(nodes[0].labels[i].key, "slurm.address") == 0 &&
+                strcmp(nodes[0].labels[i].value, "10.0.0.1") == 0;
+    }
+    ck_assert(fast && addr);
+    ck_assert_str_eq(nodes[1].name, "n2");
+    ck_assert_int_eq(nodes[1].schedulable, 0); /* drained */
+    ck_assert_int_eq(nodes[1].ngpus, 3);       /* 2 h100 and 1 l4; the NICs are no GPUs */
+    ck_assert_str_eq(nodes[1].gpus[2].model, "l4");
+    ck_assert_int_eq(nodes[1].gpus[2].mem_bytes, 80LL << 30);
+    ck_assert_str_eq(nodes[1].domain, "gpu");
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+/* Launches workload 5's task on n1 with two whole GPUs. */
+static void launch5(gp_executor *ex, char handle[GP_HANDLE_MAX]) {
+    gp_node_spec node;
+    memset(&node, 0, sizeof node);
+    snprintf(node.name, sizeof node.name, "n1");
+    gp_task_binding b;
+    memset(&b, 0, sizeof b);
+    b.node = "n1";
+    b.nslices = 2;
+    b.slices[0] = (gp_slice){.gpu = 0, .milli = 1000, .mig_slot = -1};
+    b.slices[1] = (gp_slice){.gpu = 1, .milli = 1000, .mig_slot = -1};
+    const char *argv[] = {"true", NULL};
+    gp_task_launch t;
+    memset(&t, 0, sizeof t);
+    t.workload = 5;
+    t.attempt = 1;
+    t.project = "nlp";
+    t.user = "ana";
+    t.argv = argv;
+    t.node = &node;
+    t.binding = &b;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_exec_launch(ex, &t, handle, err, sizeof err) == 0, "launch: %s", err);
+}
+
+START_TEST(test_launch_is_one_sbatch) {
+    gp_executor *ex = open_fake();
+    char h1[GP_HANDLE_MAX], h2[GP_HANDLE_MAX];
+    launch5(ex, h1);
+    ck_assert_str_eq(h1, "slurm:101:w5.t0.a1");
+    const char *args = get("sbatch.args");
+    ck_assert_msg(strstr(args, "--job-name=gp-t.w5.t0.a1") && strstr(args, "--nodelist=n1") &&
+                      strstr(args, "--gres=gpu:2") && strstr(args, "--partition=gpu") &&
+                      strstr(args, "user=ana project=nlp"),
+                  "sbatch %s", args);
+    launch5(ex, h2);
+    ck_assert_str_eq(h2, h1);
+    ck_assert_int_eq((int)strlen(get("sbatch.args")), (int)strlen(args)); /* once */
+    ck_assert_int_eq(gp_exec_signal(ex, h1, SIGUSR1), 0);
+    ck_assert_msg(strstr(get("scancel.args"), "--full --signal=10 101") != NULL, "scancel %s",
+                  get("scancel.args"));
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+/* Polls workload 5's task with squeue saying state (NULL: no such job). */
+static gp_task_status poll_with(gp_executor *ex, const char *state) {
+    char job[256] = "";
+    if (state != NULL) {
+        snprintf(job, sizeof job,
+                 "{\"job_id\": 101, \"name\": \"gp-t.w5.t0.a1\", \"job_state\": \"%s\","
+                 " \"exit_code\": 256}",
+                 state);
+    }
+    squeue_says(job);
+    gp_task_status st;
+    memset(&st, 0, sizeof st);
+    snprintf(st.handle, sizeof st.handle, "slurm:101:w5.t0.a1");
+    ck_assert_int_eq(gp_exec_poll(ex, &st, 1), 0);
+    return st;
+}
+
+START_TEST(test_poll_maps_every_state) {
+    gp_executor *ex = open_fake();
+    char h[GP_HANDLE_MAX];
+    launch5(ex, h);
+    ck_assert_int_eq(poll_with(ex, "PENDING").state, GP_TASK_STARTING);
+    ck_assert_int_eq(poll_with(ex, "RUNNING").state, GP_TASK_RUNNING);
+    ck_assert_int_eq(poll_with(ex, "SUSPENDED").state, GP_TASK_RUNNING);
+    ck_assert_int_eq(poll_with(ex, "NODE_FAIL").state, GP_TASK_LOST);
+    gp_task_status st = poll_with(ex, "CANCELLED");
+    ck_assert_int_eq(st.state, GP_TASK_LOST);
+    ck_assert_msg(strstr(st.detail, "cancelled outside gpupool"), "%s", st.detail);
+    st = poll_with(ex, "FAILED"); /* no exit file: Slurm's wait status 256 */
+    ck_assert_int_eq(st.state, GP_TASK_EXITED);
+    ck_assert_int_eq(st.exit_code, 1);
+    st = poll_with(ex, NULL);
+    ck_assert_int_eq(st.state, GP_TASK_LOST);
+    put("state/w5.t0.a1/exit", "status=137\n", 0);
+    st = poll_with(ex, NULL); /* forgotten by Slurm, but its script recorded the end */
+    ck_assert_int_eq(st.state, GP_TASK_EXITED);
+    ck_assert_int_eq(st.term_signal, 9);
+    put("state/w5.t0.a1/exit", "status=0\n", 0);
+    st = poll_with(ex, "COMPLETED");
+    ck_assert_int_eq(st.state, GP_TASK_EXITED);
+    ck_assert_int_eq(st.exit_code, 0);
+    ck_assert_int_eq(st.term_signal, 0);
+    ck_assert_int_eq(gp_exec_reap(ex, h), 0);
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_inventory);
+    tcase_add_test(tc, test_launch_is_one_sbatch);
+    tcase_add_test(tc, test_poll_maps_every_state);
+}
+
+GP_TEST_MAIN("executors/slurm-fake", add_tests)
