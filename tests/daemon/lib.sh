@@ -96,6 +96,16 @@ cleanup() {
         spid=$(cut -d: -f4 "$f")
         [ -n "$spid" ] && kill -9 "$spid" 2>/dev/null
     done
+    # The cgroups of the daemons' instances, now that their tasks are gone.
+    for f in "$TMP"/*/tasks/instance; do
+        [ -f "$f" ] || continue
+        inst=$(cat "$f")
+        for d in /sys/fs/cgroup/*/gpupool/"$inst" /sys/fs/cgroup/gpupool/"$inst"; do
+            [ -d "$d" ] || continue
+            for t in "$d"/*/; do [ -d "$t" ] && rmdir "$t" 2>/dev/null; done
+            rmdir "$d" 2>/dev/null
+        done
+    done
     [ -n "${GP_KEEP_TMP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT

@@ -210,6 +210,12 @@ int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char 
  * crash) is reused. */
 static int make_dir(char *out, size_t len, const char *parent, const char *name) {
     gpx__exec_fmt(out, len, "%s/%s", parent, name);
+    /* The instance's parent may have been removed while it held no task
+     * (an executor closed on the same state directory removes it): make it
+     * again. */
+    if (mkdir(out, 0755) < 0 && errno == ENOENT) {
+        mkdir(parent, 0755);
+    }
     return mkdir(out, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 

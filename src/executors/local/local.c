@@ -714,6 +714,7 @@ static void write_slice_file(const gpx__local *lx, const char *key, prep *p) {
     }
     int etc = open("/etc/ld.so.preload", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (etc >= 0) {
+        fchmod(etc, 0644); /* as the system's own would be, whatever our umask */
         close(etc);
     }
     gpx__exec_fmt(path, sizeof path, "%s/%s.preload", GP_SLICE_FILE_DIR, lx->instance);
