@@ -56,14 +56,31 @@ static int decimal_times(const char **sp, int64_t mult, int64_t *out) {
     return 0;
 }
 
+/* Where the unit of s begins: after its digits and decimal point. The unit is
+ * found first, so that the number is scaled exactly once. */
+static const char *unit_of(const char *s) {
+    while (isdigit((unsigned char)*s) || *s == '.')
+        s++;
+    return s;
+}
+
+/* The number s..u (digits, one optional fraction) times mult, exactly, into
+ * *out; GP_EINVAL if it is not a number ending at u, GP_ERANGE if too big. */
+static int scaled(const char *s, const char *u, int64_t mult, int64_t *out) {
+    int64_t v;
+    int rc = decimal_times(&s, mult, &v);
+    if (rc < 0)
+        return rc;
+    if (s != u)
+        return GP_EINVAL;
+    *out = v;
+    return 0;
+}
+
 int gp_parse_size(const char *s, int64_t *out) {
     if (!s || !*s)
         return GP_EINVAL;
-    const char *p = s;
-    /* Find the unit first, so that the number is scaled exactly once. */
-    const char *u = s;
-    while (isdigit((unsigned char)*u) || *u == '.')
-        u++;
+    const char *u = unit_of(s);
     int64_t mult = 1;
     const char *rest = u;
     switch (toupper((unsigned char)*u)) {
@@ -96,23 +113,13 @@ int gp_parse_size(const char *s, int64_t *out) {
         rest++;
     if (*rest != '\0')
         return GP_EINVAL;
-    int64_t v;
-    int rc = decimal_times(&p, mult, &v);
-    if (rc < 0)
-        return rc;
-    if (p != u)
-        return GP_EINVAL;
-    *out = v;
-    return 0;
+    return scaled(s, u, mult, out);
 }
 
 int gp_parse_duration_ms(const char *s, int64_t *out) {
     if (!s || !*s)
         return GP_EINVAL;
-    const char *p = s;
-    const char *u = s;
-    while (isdigit((unsigned char)*u) || *u == '.')
-        u++;
+    const char *u = unit_of(s);
     int64_t mult;
     if (*u == '\0' || strcmp(u, "s") == 0)
         mult = 1000;
@@ -126,14 +133,7 @@ int gp_parse_duration_ms(const char *s, int64_t *out) {
         mult = 86400 * 1000;
     else
         return GP_EINVAL;
-    int64_t v;
-    int rc = decimal_times(&p, mult, &v);
-    if (rc < 0)
-        return rc;
-    if (p != u)
-        return GP_EINVAL;
-    *out = v;
-    return 0;
+    return scaled(s, u, mult, out);
 }
 
 int gp_parse_milli(const char *s, int64_t *out) {
