@@ -4,7 +4,8 @@
  * arguments), so that its reading of Slurm's answers is tested everywhere,
  * without a cluster: GRES and features into node specs, drained nodes,
  * GPUs held by jobs that are not gpupool's, the sbatch call of a launch and
- * its idempotence, and every job state poll() maps. The real cluster is the
+ * its idempotence, a slice's launch repeated after gpupoold died before
+ * queueing it, and every job state poll() maps. The real cluster is the
  * Slurm tier's (tests/slurm).
  */
 #include <limits.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/gp_error.h"
 #include "executors/executor.h"
@@ -130,21 +132,24 @@ START_TEST(test_inventory) {
 }
 END_TEST
 
-/* Launches workload 5's task on n1 with two whole GPUs. */
-static void launch5(gp_executor *ex, char handle[GP_HANDLE_MAX]) {
+/* Launches the task of workload wl on n1 with GPUs 0 to nslices-1, milli
+ * thousandths of each (less than 1000: a slice, in a GPU holder job). */
+static void launch_on_n1(gp_executor *ex, uint64_t wl, int nslices, int milli,
+                         char handle[GP_HANDLE_MAX]) {
     gp_node_spec node;
     memset(&node, 0, sizeof node);
     snprintf(node.name, sizeof node.name, "n1");
     gp_task_binding b;
     memset(&b, 0, sizeof b);
     b.node = "n1";
-    b.nslices = 2;
-    b.slices[0] = (gp_slice){.gpu = 0, .milli = 1000, .mig_slot = -1};
-    b.slices[1] = (gp_slice){.gpu = 1, .milli = 1000, .mig_slot = -1};
+    b.nslices = nslices;
+    for (int i = 0; i < nslices; i++) {
+        b.slices[i] = (gp_slice){.gpu = i, .milli = milli, .mig_slot = -1};
+    }
     const char *argv[] = {"true", NULL};
     gp_task_launch t;
     memset(&t, 0, sizeof t);
-    t.workload = 5;
+    t.workload = wl;
     t.attempt = 1;
     t.project = "nlp";
     t.user = "ana";
@@ -153,6 +158,16 @@ static void launch5(gp_executor *ex, char handle[GP_HANDLE_MAX]) {
     t.binding = &b;
     char err[GP_ERR_MAX] = "";
     ck_assert_msg(gp_exec_launch(ex, &t, handle, err, sizeof err) == 0, "launch: %s", err);
+}
+
+/* Launches workload 5's task on n1 with two whole GPUs. */
+static void launch5(gp_executor *ex, char handle[GP_HANDLE_MAX]) {
+    launch_on_n1(ex, 5, 2, 1000, handle);
+}
+
+/* Launches workload 6's task on n1 as half of GPU 0. */
+static void launch6_slice(gp_executor *ex, char handle[GP_HANDLE_MAX]) {
+    launch_on_n1(ex, 6, 1, 500, handle);
 }
 
 START_TEST(test_launch_is_one_sbatch) {
@@ -224,10 +239,69 @@ START_TEST(test_poll_maps_every_state) {
 }
 END_TEST
 
+static int exists(const char *name) {
+    char path[PATH_MAX + 64];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return stat(path, &st) == 0;
+}
+
+static void remove_file(const char *name) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    ck_assert_msg(unlink(path) == 0, "unlink %s", path);
+}
+
+/*
+ * gpupoold dies after marking a slice's directory and before queueing the
+ * slice in its holder (the state is made by hand: no queue entry, no job id
+ * in the task directory). The launch the daemon repeats after its restart
+ * must queue the slice, or it stays STARTING for ever; a slice the holder
+ * already claimed must not be queued again, or it would run twice.
+ */
+START_TEST(test_slice_launch_after_crash_before_queue) {
+    gp_executor *ex = open_fake();
+    char h1[GP_HANDLE_MAX], h2[GP_HANDLE_MAX];
+    launch6_slice(ex, h1);
+    ck_assert_str_eq(h1, "slurm:101:w6.t0.a1"); /* the holder's job id */
+    ck_assert(exists("state/w6.t0.a1/slice"));
+    ck_assert(exists("state/holders/n1.g0/queue/w6.t0.a1"));
+    size_t submitted = strlen(get("sbatch.args"));
+    squeue_says("{\"job_id\": 101, \"name\": \"gp-t.hold.n1.g0\", \"job_state\": \"RUNNING\"}");
+
+    /* The crash: marked, never queued, no job id recorded. The executor
+     * keeps nothing in memory, so this instance stands for a new one. */
+    remove_file("state/holders/n1.g0/queue/w6.t0.a1");
+    remove_file("state/w6.t0.a1/jobid");
+    launch6_slice(ex, h2);
+    ck_assert_str_eq(h2, h1);
+    ck_assert_msg(exists("state/holders/n1.g0/queue/w6.t0.a1"),
+                  "the slice was never queued: it would stay STARTING for ever");
+    ck_assert_uint_eq(strlen(get("sbatch.args")), submitted); /* the same holder */
+
+    /* The holder claimed it (the request moved into the task directory)
+     * before gpupoold died: launching again must not queue it a second time. */
+    remove_file("state/holders/n1.g0/queue/w6.t0.a1");
+    put("state/w6.t0.a1/claimed", "claimed\n", 0);
+    remove_file("state/w6.t0.a1/jobid");
+    launch6_slice(ex, h2);
+    ck_assert_str_eq(h2, h1);
+    ck_assert(!exists("state/holders/n1.g0/queue/w6.t0.a1"));
+    gp_task_status st;
+    memset(&st, 0, sizeof st);
+    snprintf(st.handle, sizeof st.handle, "%s", h2);
+    ck_assert_int_eq(gp_exec_poll(ex, &st, 1), 0);
+    ck_assert_int_eq(st.state, GP_TASK_STARTING); /* claimed, its step not yet started */
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_inventory);
     tcase_add_test(tc, test_launch_is_one_sbatch);
     tcase_add_test(tc, test_poll_maps_every_state);
+    tcase_add_test(tc, test_slice_launch_after_crash_before_queue);
 }
 
 GP_TEST_MAIN("executors/slurm-fake", add_tests)

@@ -21,8 +21,15 @@
  *                                 claims it by renaming it
  *   holders/<N>.g<g>/slices/<key> a slice that refers to the holder
  *   <key>/slice                   marks the task as a slice; names the holder
+ *   <key>/claimed                 the holder's claim, moved here once read
  *   <key>/step                    "<job>.<step>", written by the step
  *   <key>/stopped                 stop() came first: the step must not start
+ *
+ * A slice's request moves forward by renames only, queue/<key> to
+ * claimed.<key> to <key>/claimed, so that at every moment one of them says
+ * that the slice was handed to its holder: gpx__slurm_slice_queued() can
+ * tell a slice that may run from one gpupoold marked but died before
+ * queueing, which would otherwise wait for ever.
  *
  * Steps share the holder's CPU and memory (--overlap); the engine accounts
  * the slices' CPU and memory itself. The slice's own limits come from the
@@ -97,7 +104,7 @@ static int write_holder_script(const char *hdir, char *err, size_t errlen) {
             "    k=${f##*/}\n"
             "    mv \"$f\" \"$d/claimed.$k\" 2>/dev/null || continue\n"
             "    { read -r tdir; read -r name; read -r log; } <\"$d/claimed.$k\"\n"
-            "    rm -f \"$d/claimed.$k\"\n"
+            "    mv -f \"$d/claimed.$k\" \"$tdir/claimed\" 2>/dev/null || rm -f \"$d/claimed.$k\"\n"
             "    srun --overlap --jobid=\"$SLURM_JOB_ID\" --nodes=1 --ntasks=1 "
             "--job-name=\"$name\" --output=\"$log\" --open-mode=append bash \"$tdir/job.sh\" "
             "</dev/null &\n"
@@ -191,6 +198,26 @@ int gpx__slurm_slice_launch(const gpx__slurm *sx, const gp_task_launch *t, const
         gpx__slurm_write(file, key, buf) < 0) {
         gp_errf(err, errlen, "state_dir: cannot queue the slice %s", key);
         return GP_ESYS;
+    }
+    return 0;
+}
+
+int gpx__slurm_slice_queued(const char *dir, const char *hdir, const char *key) {
+    /* Checked in the order the request moves (queue, claim, task directory),
+     * so that a holder claiming it meanwhile cannot slip between two checks;
+     * step and exit cover holders whose loop removed its claim instead. */
+    char file[PATH_MAX];
+    if (gpx__exec_fmt(file, sizeof file, "%s/queue/%s", hdir, key) < 0 || access(file, F_OK) == 0 ||
+        gpx__exec_fmt(file, sizeof file, "%s/claimed.%s", hdir, key) < 0 ||
+        access(file, F_OK) == 0) {
+        return 1;
+    }
+    const char *const trace[] = {"claimed", "step", "exit"};
+    for (size_t i = 0; i < sizeof trace / sizeof trace[0]; i++) {
+        if (gpx__exec_fmt(file, sizeof file, "%s/%s", dir, trace[i]) < 0 ||
+            access(file, F_OK) == 0) {
+            return 1;
+        }
     }
     return 0;
 }

@@ -337,8 +337,11 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     char hdir[PATH_MAX];
     if (stat(dir, &st) == 0 && gpx__slurm_is_slice(dir, hdir, sizeof hdir)) {
         /* A slice queued in its holder before gpupoold died: the holder's
-         * job id is its own. */
-        if (gpx__slurm_read(hdir, "jobid", buf, sizeof buf) > 0 &&
+         * job id is its own. One gpupoold marked but died before queueing
+         * never reached the holder and would stay STARTING for ever; it
+         * never ran, so its launch is completed below, once. */
+        if (gpx__slurm_slice_queued(dir, hdir, key) &&
+            gpx__slurm_read(hdir, "jobid", buf, sizeof buf) > 0 &&
             (jobid = strtol(buf, NULL, 10)) > 0) {
             gpx__slurm_write(dir, "jobid", buf);
             make_handle(handle, jobid, key);

@@ -149,6 +149,12 @@ int gpx__slurm_slice_launch(const gpx__slurm *sx, const gp_task_launch *t, const
  * directory), else 0. */
 int gpx__slurm_is_slice(const char *dir, char *hdir, size_t len);
 
+/* 1 if the slice key of task directory dir was handed to its holder (whose
+ * directory is hdir): queued, claimed, started or ended; also 1 if a path is
+ * too long to tell. 0 if gpupoold marked it a slice but died before queueing
+ * it: it never ran, and launching it again runs it once. */
+int gpx__slurm_slice_queued(const char *dir, const char *hdir, const char *key);
+
 /* Judges a slice without an exit status from its holder's Slurm state
  * (NULL: Slurm does not know the holder) and its step file. */
 void gpx__slurm_slice_judge(const char *dir, const char *holder_state, long holder,
