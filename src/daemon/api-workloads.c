@@ -239,13 +239,49 @@ out:
 typedef struct list_ctx {
     gpd__req *r;
     json_t *arr;
+    gpd__wl_order order;
     uint64_t last;
+    char key[GP_NAME_MAX + 64]; /* the last row's sort key */
 } list_ctx;
 
 static int list_one(const gpd__wl *w, void *arg) {
     list_ctx *c = arg;
     json_array_append_new(c->arr, wl_json(c->r, w));
     c->last = w->id;
+    gpd__wl_order_key(w, c->order, c->key, sizeof c->key);
+    return 0;
+}
+
+/* A cursor is "<id>.<the key in hex>": opaque to clients, safe in a URL
+ * without escaping, and it carries both halves of the (key, id) position. */
+static json_t *cursor_json(const list_ctx *c) {
+    char buf[2 * sizeof c->key + 32];
+    size_t n = (size_t)snprintf(buf, sizeof buf, "%llu.", (unsigned long long)c->last);
+    for (const unsigned char *p = (const unsigned char *)c->key; *p && n + 3 < sizeof buf; p++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%02x", *p);
+    return json_string(buf);
+}
+
+/* Decodes a cursor into f (key written into key[len]): 0, or GP_EINVAL
+ * naming the field cursor. */
+static int cursor_parse(const char *v, gpd__wl_filter *f, char *key, size_t len, gpd__err *e) {
+    char *end;
+    unsigned long long id = strtoull(v, &end, 10);
+    size_t hex = end != v && *end == '.' ? strlen(end + 1) : 1;
+    if (v[0] < '0' || v[0] > '9' || hex % 2 || hex / 2 >= len)
+        return gpd__fail(e, GP_EINVAL, "cursor",
+                         "cursor: not a cursor from a previous page (next_cursor)");
+    for (size_t i = 0; i < hex / 2; i++) {
+        unsigned int byte;
+        if (sscanf(end + 1 + 2 * i, "%2x", &byte) != 1 || !byte)
+            return gpd__fail(e, GP_EINVAL, "cursor",
+                             "cursor: not a cursor from a previous page (next_cursor)");
+        key[i] = (char)byte;
+    }
+    key[hex / 2] = '\0';
+    f->has_cursor = 1;
+    f->cur_id = id;
+    f->cur_key = key;
     return 0;
 }
 
@@ -261,6 +297,13 @@ int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     f.after = (uint64_t)after;
     f.project = gpd__query(r, "project");
     f.user = gpd__query(r, "user");
+    if ((v = gpd__query(r, "order")) && gpd__wl_order_parse(v, &f.order, &f.desc) < 0)
+        return gpd__fail(e, GP_EINVAL, "order",
+                         "order: must be id, submitted, state, project, user or name, with a "
+                         "leading - for descending");
+    char key[GP_NAME_MAX + 64];
+    if ((v = gpd__query(r, "cursor")) && (rc = cursor_parse(v, &f, key, sizeof key, e)) < 0)
+        return rc;
     if ((v = gpd__query(r, "state"))) {
         gpd__wl_state st;
         if (strcmp(v, "active") == 0)
@@ -280,7 +323,7 @@ int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
             return gpd__fail(e, GP_ENOMEM, "", "out of memory");
         f.projects = projects;
     }
-    list_ctx c = {r, json_array(), 0};
+    list_ctx c = {r, json_array(), f.order, 0, ""};
     rc = gpd__store_wl_list(r->d->store, &f, list_one, &c, e);
     free(projects);
     free(buf);
@@ -289,8 +332,11 @@ int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
         return rc;
     }
     json_t *j = json_pack("{s:o}", "workloads", c.arr);
-    if (json_array_size(c.arr) == (size_t)f.limit)
-        json_object_set_new(j, "next_after", json_integer((json_int_t)c.last));
+    if (json_array_size(c.arr) == (size_t)f.limit) {
+        json_object_set_new(j, "next_cursor", cursor_json(&c));
+        if (f.order == GPD__ORDER_ID && !f.desc)
+            json_object_set_new(j, "next_after", json_integer((json_int_t)c.last));
+    }
     return gpd__reply_json(out, 200, j);
 }
 

@@ -60,6 +60,11 @@ static const char *const migrations[] = {
     "ALTER TABLE queues ADD COLUMN min_runtime_max_ms INTEGER NOT NULL DEFAULT 600000;",
     /* 4: the Unix user a token's workloads run as ('': the token's user). */
     "ALTER TABLE tokens ADD COLUMN unix_user TEXT NOT NULL DEFAULT '';",
+    /* 5: indexes for the workload list's orders (gpd__wl_order): keyset
+     * paging by (key, id) reads them in either direction. */
+    "CREATE INDEX workloads_submitted ON workloads(submitted_ms, id);"
+    "CREATE INDEX workloads_user ON workloads(user, id);"
+    "CREATE INDEX workloads_name ON workloads(name, id);",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -183,10 +183,64 @@ static int wl_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     return stop != 0;
 }
 
+/* The column of each order and whether it holds text. */
+static const struct {
+    const char *name, *column;
+    int text;
+} orders[GPD__NORDERS] = {
+    [GPD__ORDER_ID] = {"id", "id", 0},
+    [GPD__ORDER_SUBMITTED] = {"submitted", "submitted_ms", 0},
+    [GPD__ORDER_STATE] = {"state", "state", 0},
+    [GPD__ORDER_PROJECT] = {"project", "project", 1},
+    [GPD__ORDER_USER] = {"user", "user", 1},
+    [GPD__ORDER_NAME] = {"name", "name", 1},
+};
+
+int gpd__wl_order_parse(const char *s, gpd__wl_order *order, int *desc) {
+    *desc = s[0] == '-';
+    for (int i = 0; i < GPD__NORDERS; i++)
+        if (strcmp(s + *desc, orders[i].name) == 0) {
+            *order = (gpd__wl_order)i;
+            return 0;
+        }
+    return -1;
+}
+
+void gpd__wl_order_key(const gpd__wl *w, gpd__wl_order order, char *buf, size_t len) {
+    switch (order) {
+    case GPD__ORDER_SUBMITTED:
+        snprintf(buf, len, "%lld", (long long)w->submitted_ms);
+        break;
+    case GPD__ORDER_STATE:
+        snprintf(buf, len, "%d", (int)w->state);
+        break;
+    case GPD__ORDER_PROJECT:
+        snprintf(buf, len, "%s", w->project);
+        break;
+    case GPD__ORDER_USER:
+        snprintf(buf, len, "%s", w->user);
+        break;
+    case GPD__ORDER_NAME:
+        snprintf(buf, len, "%s", w->name);
+        break;
+    default:
+        snprintf(buf, len, "%llu", (unsigned long long)w->id);
+        break;
+    }
+}
+
 int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
                        int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e) {
     char sql[2048];
-    size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT " WL_COLS " FROM workloads WHERE id > ?");
+    const char *col = orders[f->order].column, *dir = f->desc ? "DESC" : "ASC";
+    const char *cmp = f->desc ? "<" : ">";
+    size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT " WL_COLS " FROM workloads WHERE 1");
+    /* Keyset paging: the rows after the cursor's (key, id) in this order, a
+     * row-value comparison that SQLite answers from the (key, id) index. */
+    if (f->has_cursor && f->order != GPD__ORDER_ID)
+        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND (%s, id) %s (?, ?)", col, cmp);
+    else if (f->has_cursor || (!f->desc && f->after))
+        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND id %s ?", cmp);
     if (f->project)
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND project = ?");
     if (f->user)
@@ -202,7 +256,10 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
             n += (size_t)snprintf(sql + n, sizeof sql - n, ",?");
         n += (size_t)snprintf(sql + n, sizeof sql - n, ")");
     }
-    snprintf(sql + n, sizeof sql - n, " ORDER BY id LIMIT ?");
+    if (f->order == GPD__ORDER_ID)
+        snprintf(sql + n, sizeof sql - n, " ORDER BY id %s LIMIT ?", dir);
+    else
+        snprintf(sql + n, sizeof sql - n, " ORDER BY %s %s, id %s LIMIT ?", col, dir, dir);
 
     sqlite3 *db;
     sqlite3_stmt *s;
@@ -211,7 +268,16 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
         return rc;
     if ((rc = gpd__store_prepare(db, sql, &s, e)) == 0) {
         int k = 1;
-        sqlite3_bind_int64(s, k++, (sqlite3_int64)f->after);
+        if (f->has_cursor && f->order != GPD__ORDER_ID) {
+            if (orders[f->order].text)
+                sqlite3_bind_text(s, k++, f->cur_key, -1, SQLITE_STATIC);
+            else
+                sqlite3_bind_int64(s, k++, strtoll(f->cur_key, NULL, 10));
+            sqlite3_bind_int64(s, k++, (sqlite3_int64)f->cur_id);
+        } else if (f->has_cursor)
+            sqlite3_bind_int64(s, k++, (sqlite3_int64)f->cur_id);
+        else if (!f->desc && f->after)
+            sqlite3_bind_int64(s, k++, (sqlite3_int64)f->after);
         if (f->project)
             sqlite3_bind_text(s, k++, f->project, -1, SQLITE_STATIC);
         if (f->user)

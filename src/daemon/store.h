@@ -98,6 +98,24 @@ int gpd__store_wl_insert(gp_store *st, gpd__wl *w, const char *client_key, int *
 
 int gpd__store_wl_get(gp_store *st, uint64_t id, gpd__wl *out, gpd__err *e);
 
+/* The keys the workload list sorts by (each has an index on (key, id)). */
+typedef enum gpd__wl_order {
+    GPD__ORDER_ID,
+    GPD__ORDER_SUBMITTED,
+    GPD__ORDER_STATE,
+    GPD__ORDER_PROJECT,
+    GPD__ORDER_USER,
+    GPD__ORDER_NAME,
+    GPD__NORDERS
+} gpd__wl_order;
+
+/* Parses an order name ("id", "submitted", "state", "project", "user",
+ * "name"; a leading '-' for descending): 0, or -1 if unknown. */
+int gpd__wl_order_parse(const char *s, gpd__wl_order *order, int *desc);
+
+/* Writes w's key in order as text into buf (a number for numeric keys). */
+void gpd__wl_order_key(const gpd__wl *w, gpd__wl_order order, char *buf, size_t len);
+
 typedef struct gpd__wl_filter {
     const char *project; /* NULL: any */
     const char *user;
@@ -106,9 +124,16 @@ typedef struct gpd__wl_filter {
     uint64_t after;              /* ids above this (paging) */
     int limit;                   /* rows */
     int active_only;             /* only PENDING..STOPPING */
+    gpd__wl_order order;         /* the sort key (GPD__ORDER_ID: paging by after) */
+    int desc;                    /* descending by (key, id) */
+    int has_cursor;              /* rows after (cur_key, cur_id) in this order */
+    const char *cur_key;         /* the last row's key as text (a number for int keys) */
+    uint64_t cur_id;
 } gpd__wl_filter;
 
-/* Calls fn for each matching workload in id order; fn returns non-zero to stop. */
+/* Calls fn for each matching workload in the filter's order, ties broken by
+ * id in the same direction (a total order, so keyset paging by (key, id)
+ * neither misses nor repeats a row); fn returns non-zero to stop. */
 int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
                        int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e);
 

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gptest.h"
 #include "harness.h"
@@ -199,11 +200,141 @@ START_TEST(test_tokens_stored_hashed) {
 }
 END_TEST
 
+/* Where a listed workload stands in order (its key as a number or text). */
+static int compare_key(json_t *a, json_t *b, const char *order) {
+    static const char *const states[] = {"pending",   "starting",  "running", "stopping",
+                                         "suspended", "succeeded", "failed",  "deleted"};
+    const char *field = order[0] == '-' ? order + 1 : order;
+    if (strcmp(field, "id") == 0 || strcmp(field, "submitted") == 0) {
+        const char *f = field[0] == 'i' ? "id" : "submitted_ms";
+        json_int_t x = json_integer_value(json_object_get(a, f));
+        json_int_t y = json_integer_value(json_object_get(b, f));
+        return (x > y) - (x < y);
+    }
+    if (strcmp(field, "state") == 0) {
+        int x = -1, y = -1;
+        for (int i = 0; i < 8; i++) {
+            if (strcmp(json_string_value(json_object_get(a, "state")), states[i]) == 0)
+                x = i;
+            if (strcmp(json_string_value(json_object_get(b, "state")), states[i]) == 0)
+                y = i;
+        }
+        return (x > y) - (x < y);
+    }
+    return strcmp(json_string_value(json_object_get(a, field)),
+                  json_string_value(json_object_get(b, field)));
+}
+
+/* Waits (up to a minute) until count workloads are in state. */
+static void wait_in_state(gpd_test *t, const char *state, int count) {
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/workloads?limit=1000&state=%s", state);
+    int got = -1;
+    for (int i = 0; i < 600 && got != count; i++) {
+        json_t *out;
+        ck_assert_int_eq(gpd_call(t, t->admin, "GET", path, NULL, &out), 200);
+        got = (int)json_array_size(json_object_get(out, "workloads"));
+        json_decref(out);
+        if (got != count)
+            usleep(100 * 1000);
+    }
+    ck_assert_msg(got == count, "%d workloads %s, expected %d", got, state, count);
+}
+
+/* Walks every page of the list in order, 4 rows a page, and checks the
+ * rows come in a strict (key, id) order, all n of them, none twice. */
+static void walk_order(gpd_test *t, const char *order, int n) {
+    char path[512], cursor[256] = "";
+    json_t *prev = NULL;
+    int seen = 0, pages = 0, desc = order[0] == '-';
+    for (;;) {
+        snprintf(path, sizeof path, "/api/v1/workloads?limit=4&order=%s%s%s", order,
+                 cursor[0] ? "&cursor=" : "", cursor);
+        json_t *out;
+        ck_assert_int_eq(gpd_call(t, t->admin, "GET", path, NULL, &out), 200);
+        json_t *arr = json_object_get(out, "workloads"), *w;
+        size_t i;
+        json_array_foreach(arr, i, w) {
+            if (prev) {
+                int c = compare_key(prev, w, order);
+                if (c == 0)
+                    c = compare_key(prev, w, "id");
+                ck_assert_msg(desc ? c > 0 : c < 0, "order %s: workload %lld before %lld", order,
+                              (long long)json_integer_value(json_object_get(prev, "id")),
+                              (long long)json_integer_value(json_object_get(w, "id")));
+                json_decref(prev);
+            }
+            prev = json_incref(w);
+            seen++;
+        }
+        pages++;
+        json_t *next = json_object_get(out, "next_cursor");
+        if (next)
+            snprintf(cursor, sizeof cursor, "%s", json_string_value(next));
+        json_decref(out);
+        if (!next)
+            break;
+        ck_assert_int_le(pages, n);
+    }
+    json_decref(prev);
+    /* Strictly ordered rows cannot repeat; so seeing n of them is all. */
+    ck_assert_msg(seen == n, "order %s: %d workloads seen of %d", order, seen, n);
+}
+
+START_TEST(test_list_orders) {
+    gpd_test t;
+    gpd_test_start(&t);
+    /* A limit of one GPU lets at most one workload start before all are
+     * suspended (and a third deleted), so no state moves while the pages
+     * are walked. */
+    static const char *const q[] = {
+        "{\"name\":\"S\",\"limit\":{\"gpu\":1}}", "{\"name\":\"s1\",\"parent\":\"S\"}",
+        "{\"name\":\"s2\",\"parent\":\"S\"}", "{\"name\":\"s3\",\"parent\":\"S\"}"};
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+        ck_assert_int_eq(gpd_call(&t, t.admin, "POST", "/api/v1/queues", q[i], NULL), 201);
+    char bob[128];
+    gpd_token(&t, "bob", "researcher", "s1", bob, sizeof bob);
+    /* Ties in every key: three projects, two users, three names, and
+     * submissions within the same millisecond. */
+    static const char *const projects[] = {"s1", "s2", "s3"}, *const names[] = {"x", "y", "z"};
+    const int n = 23;
+    for (int i = 0; i < n; i++) {
+        char body[256];
+        snprintf(body, sizeof body,
+                 "{\"project\":\"%s\",\"name\":\"%s\",\"command\":[\"sleep\",\"600\"],\"gpu\":1}",
+                 projects[i % 3], names[(i / 2) % 3]);
+        const char *who = i % 3 == 0 && i % 2 ? bob : t.admin;
+        ck_assert_int_eq(gpd_call(&t, who, "POST", "/api/v1/workloads", body, NULL), 201);
+    }
+    for (int id = 1; id <= n; id++) {
+        char path[64];
+        snprintf(path, sizeof path, "/api/v1/workloads/%d/suspend", id);
+        ck_assert_int_eq(gpd_call(&t, t.admin, "POST", path, NULL, NULL) / 100, 2);
+    }
+    wait_in_state(&t, "suspended", n);
+    for (int id = 1; id <= n; id += 3) {
+        char path[64];
+        snprintf(path, sizeof path, "/api/v1/workloads/%d", id);
+        ck_assert_int_eq(gpd_call(&t, t.admin, "DELETE", path, NULL, NULL) / 100, 2);
+    }
+    wait_in_state(&t, "deleted", (n + 2) / 3);
+    static const char *const orders[] = {"id",    "-id",    "submitted", "-submitted",
+                                         "state", "-state", "project",   "-project",
+                                         "user",  "-user",  "name",      "-name"};
+    for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++)
+        walk_order(&t, orders[i], n);
+    expect_error(&t, "GET", "/api/v1/workloads?order=size", NULL, 400, "order");
+    expect_error(&t, "GET", "/api/v1/workloads?order=name&cursor=zz", NULL, 400, "cursor");
+    gpd_test_stop(&t);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_input_changes_nothing);
     tcase_add_test(tc, test_reserved_environment);
     tcase_add_test(tc, test_roles_and_scopes);
     tcase_add_test(tc, test_tokens_stored_hashed);
+    tcase_add_test(tc, test_list_orders);
 }
 
 GP_TEST_MAIN("daemon/api", add_tests)
