@@ -184,7 +184,11 @@ int cmd_list(cli *c, int argc, char **argv) {
             if (cli_parse_int("list", "--after", v, 0, INT64_MAX, &x) != EXIT_OK)
                 return EXIT_USAGE;
             add_query(q, sizeof q, "after", v);
-        } else if (strcmp(argv[i], "--all") == 0)
+        } else if (FLAG("--sort"))
+            add_query(q, sizeof q, "order", v);
+        else if (FLAG("--cursor"))
+            add_query(q, sizeof q, "cursor", v);
+        else if (strcmp(argv[i], "--all") == 0)
             all = 1;
         else if (strcmp(argv[i], "--json") == 0)
             c->json = 1;
@@ -226,6 +230,8 @@ int cmd_list(cli *c, int argc, char **argv) {
     if (json_object_get(out, "next_after"))
         printf("(more: --after %lld)\n",
                (long long)json_integer_value(json_object_get(out, "next_after")));
+    else if (json_object_get(out, "next_cursor"))
+        printf("(more: --cursor %s)\n", cli_str(out, "next_cursor"));
     json_decref(out);
     return EXIT_OK;
 }

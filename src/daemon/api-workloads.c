@@ -301,6 +301,10 @@ int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
         return gpd__fail(e, GP_EINVAL, "order",
                          "order: must be id, submitted, state, project, user or name, with a "
                          "leading - for descending");
+    if (after && (f.order != GPD__ORDER_ID || f.desc))
+        return gpd__fail(e, GP_EINVAL, "after",
+                         "after: pages only in order=id; in other orders pass next_cursor as "
+                         "cursor");
     char key[GP_NAME_MAX + 64];
     if ((v = gpd__query(r, "cursor")) && (rc = cursor_parse(v, &f, key, sizeof key, e)) < 0)
         return rc;

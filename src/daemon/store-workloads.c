@@ -239,7 +239,7 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
      * row-value comparison that SQLite answers from the (key, id) index. */
     if (f->has_cursor && f->order != GPD__ORDER_ID)
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND (%s, id) %s (?, ?)", col, cmp);
-    else if (f->has_cursor || (!f->desc && f->after))
+    else if (f->has_cursor || f->after)
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND id %s ?", cmp);
     if (f->project)
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND project = ?");
@@ -276,7 +276,7 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
             sqlite3_bind_int64(s, k++, (sqlite3_int64)f->cur_id);
         } else if (f->has_cursor)
             sqlite3_bind_int64(s, k++, (sqlite3_int64)f->cur_id);
-        else if (!f->desc && f->after)
+        else if (f->after)
             sqlite3_bind_int64(s, k++, (sqlite3_int64)f->after);
         if (f->project)
             sqlite3_bind_text(s, k++, f->project, -1, SQLITE_STATIC);

@@ -145,6 +145,22 @@ try {
   ok((await text(page, 'th.sortable:has-text("state")')).includes('▲'), 'the page sorts by a column');
   await shot(page, 'workloads');
 
+  // A heading orders all pages, not only the one shown: newest first is one
+  // click on "age", and the next page goes on where the first ended.
+  const all = await (await fetch(SERVER + '/api/v1/workloads?order=-submitted&limit=1000',
+    { headers: { Authorization: 'Bearer ' + env.ADMIN_TOKEN } })).json();
+  const newest = all.workloads.map((w) => '' + w.id);
+  await page.selectOption('select[aria-label="per page"]', '10');
+  await waitText(page, '#page .toolbar .muted', /, 10 shown/);
+  await page.click('th:text("age")');
+  await waitText(page, 'th.sortable:has-text("age")', /▲/);
+  const ids = async () => page.locator('#workloads tr[data-id]').evaluateAll((rows) => rows.map((r) => r.dataset.id));
+  const first = await ids();
+  await page.click('button:text("Next →")');
+  await waitText(page, '#page .toolbar .muted', /page 2/);
+  const both = first.concat(await ids());
+  ok(newest.length > 10 && both.join(',') === newest.slice(0, both.length).join(','), 'a heading orders all pages (newest first), and the next page follows on', both.join(',') + ' vs ' + newest.join(','));
+
   for (const [name, sel] of [['quotas', 'td.qname'], ['plan', '#page h1']]) {
     await page.goto(SERVER + '/#/' + name);
     await page.waitForSelector(sel);

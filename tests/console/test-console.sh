@@ -28,6 +28,10 @@ $GP queue create research --deserved 1 >/dev/null && $GP queue create nlp --pare
 OTHER_ID=$($GP --json submit --project nlp --gpu 1 --name training -- sleep 300 | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
 $GP submit --project infra --gpu 1 --name service -- sleep 300 >/dev/null
 PENDING_ID=$($GP --json submit --project infra --gpu 1 --name second -- sleep 1 | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
+# More than a page of workloads (at 10 a page), waiting behind infra's limit.
+for i in 1 2 3 4 5 6 7 8 9 10; do
+    $GP submit --project infra --gpu 1 --name "batch-$i" -- sleep 1 >/dev/null
+done
 XSS_NAME='<img src=x onerror=alert(1)>'
 $GP submit --project nlp --name "$XSS_NAME" --gpu 0.001 -- true >/dev/null
 RESEARCHER_TOKEN=$($GP token create --user rita --role researcher --scope nlp | head -1)

@@ -325,6 +325,7 @@ START_TEST(test_list_orders) {
         walk_order(&t, orders[i], n);
     expect_error(&t, "GET", "/api/v1/workloads?order=size", NULL, 400, "order");
     expect_error(&t, "GET", "/api/v1/workloads?order=name&cursor=zz", NULL, 400, "cursor");
+    expect_error(&t, "GET", "/api/v1/workloads?order=-id&after=3", NULL, 400, "after");
     gpd_test_stop(&t);
 }
 END_TEST

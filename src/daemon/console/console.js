@@ -318,33 +318,38 @@
 
   /* ---- Workloads ----------------------------------------------------------- */
 
-  const wlq = { project: '', user: '', state: 'active', cursors: [0], sort: 'id', desc: false };
+  /* The list is ordered and paged by the server (order, cursor): a heading
+     asks for its order across all pages, and cursors remembers where each page
+     began so Previous can go back. */
+  const wlq = { project: '', user: '', state: 'active', cursors: [''], order: 'id', limit: '100' };
+  const firstClick = { id: '-id', submitted: '-submitted' };
 
   pages.workloads = async function (page) {
-    const after = wlq.cursors[wlq.cursors.length - 1];
-    const params = new URLSearchParams({ limit: '100' });
-    if (after) params.set('after', after);
+    const cursor = wlq.cursors[wlq.cursors.length - 1];
+    const params = new URLSearchParams({ limit: wlq.limit, order: wlq.order });
+    if (cursor) params.set('cursor', cursor);
     for (const k of ['project', 'user']) if (wlq[k]) params.set(k, wlq[k]);
     if (wlq.state !== 'any') params.set('state', wlq.state);
     const r = await api('GET', '/api/v1/workloads?' + params);
-    const list = r.workloads.slice().sort((a, b) => {
-      const va = a[wlq.sort], vb = b[wlq.sort];
-      const c = typeof va === 'number' ? va - vb : String(va).localeCompare(String(vb));
-      return wlq.desc ? -c : c;
-    });
-    const filter = (k, attrs) => el('input', Object.assign({ value: wlq[k], placeholder: k, 'aria-label': k, onchange: (e) => { wlq[k] = e.target.value.trim(); wlq.cursors = [0]; route(); } }, attrs));
+    const list = r.workloads;
+    const filter = (k, attrs) => el('input', Object.assign({ value: wlq[k], placeholder: k, 'aria-label': k, onchange: (e) => { wlq[k] = e.target.value.trim(); wlq.cursors = ['']; route(); } }, attrs));
     const states = ['active', 'any', 'pending', 'running', 'stopping', 'suspended', 'succeeded', 'failed', 'deleted'];
-    const cols = [['id', 'id'], ['name', 'name'], ['project', 'project'], ['user', 'user'], ['state', 'state'], ['request', 'asks for'], ['submitted_ms', 'age'], ['info', 'why / outcome']];
+    const cols = [['id', 'id'], ['name', 'name'], ['project', 'project'], ['user', 'user'], ['state', 'state'], ['', 'asks for'], ['submitted', 'age'], ['', 'why / outcome']];
+    /* A new heading's first click: newest first for id and age, else ascending. */
+    const reorder = (k) => { wlq.order = wlq.order === k ? '-' + k : wlq.order === '-' + k ? k : firstClick[k] || k; wlq.cursors = ['']; route(); };
+    /* The arrow is the direction of what the column shows (age grows as submitted falls). */
+    const arrow = (k) => (wlq.order.replace(/^-/, '') !== k ? '' : (wlq.order[0] === '-') !== (k === 'submitted') ? ' ▼' : ' ▲');
     show(page, el('h1', {}, 'Workloads'),
       el('div', { class: 'toolbar' }, filter('project'), filter('user'),
-        el('select', { 'aria-label': 'state', onchange: (e) => { wlq.state = e.target.value; wlq.cursors = [0]; route(); } },
+        el('select', { 'aria-label': 'state', onchange: (e) => { wlq.state = e.target.value; wlq.cursors = ['']; route(); } },
           states.map((s) => el('option', { value: s, selected: s === wlq.state }, s))),
-        el('button', { type: 'button', class: 'secondary', disabled: wlq.cursors.length < 2, onclick: () => { wlq.cursors.pop(); route(); } }, '← Previous 100'),
-        el('button', { type: 'button', class: 'secondary', disabled: !r.next_after, onclick: () => { wlq.cursors.push(r.next_after); route(); } }, 'Next 100 →'),
-        el('span', { class: 'muted' }, 'page ' + wlq.cursors.length + ', ' + r.workloads.length + ' shown; click a heading to sort the page')),
+        el('button', { type: 'button', class: 'secondary', disabled: wlq.cursors.length < 2, onclick: () => { wlq.cursors.pop(); route(); } }, '← Previous'),
+        el('button', { type: 'button', class: 'secondary', disabled: !r.next_cursor, onclick: () => { wlq.cursors.push(r.next_cursor); route(); } }, 'Next →'),
+        el('select', { 'aria-label': 'per page', onchange: (e) => { wlq.limit = e.target.value; wlq.cursors = ['']; route(); } },
+          ['10', '100', '1000'].map((n) => el('option', { value: n, selected: n === wlq.limit }, n + ' a page'))),
+        el('span', { class: 'muted' }, 'page ' + wlq.cursors.length + ', ' + r.workloads.length + ' shown; click a heading to sort all pages')),
       el('table', { id: 'workloads' },
-        el('tr', {}, cols.map(([k, label]) => el('th', { class: k === 'info' ? '' : 'sortable', onclick: k === 'info' ? null : () => { wlq.desc = wlq.sort === k ? !wlq.desc : false; wlq.sort = k; route(); } },
-          label + (wlq.sort === k ? (wlq.desc ? ' ▼' : ' ▲') : '')))),
+        el('tr', {}, cols.map(([k, label]) => el('th', { class: k ? 'sortable' : '', onclick: k ? () => reorder(k) : null }, label + (k ? arrow(k) : '')))),
         list.map((w) => el('tr', { 'data-id': w.id },
           el('td', {}, el('a', { href: '#/workload/' + w.id }, '#' + w.id)), el('td', { class: 'wname' }, w.name), el('td', {}, w.project),
           el('td', {}, w.user), el('td', {}, w.state), el('td', {}, w.request), el('td', {}, fmt.age(w.submitted_ms)),
