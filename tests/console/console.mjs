@@ -187,8 +187,16 @@ try {
   // A department admin edits the quotas of its own department only.
   const dp = await newPage();
   await signIn(dp, env.DEPT_TOKEN);
+  // A page left while it loads never replaces the page shown after it: the
+  // overview (several API calls) is asked for, then at once the quotas (one).
   await dp.goto(SERVER + '/#/quotas');
   await dp.waitForSelector('td.qname');
+  // The overview's usage call is held back a second so that it answers last.
+  await dp.route('**/api/v1/usage*', async (r) => { await new Promise((res) => setTimeout(res, 1000)); await r.continue(); });
+  await dp.evaluate(() => { location.hash = '#/overview'; setTimeout(() => { location.hash = '#/quotas'; }, 100); });
+  await dp.waitForTimeout(2000);
+  await dp.unroute('**/api/v1/usage*');
+  ok(await dp.locator('#page h1').innerText() === 'Quotas', 'a page left while loading does not replace the page shown', await dp.locator('#page h1').innerText());
   const editable = await dp.locator('tr:has(button.edit)').evaluateAll((rows) => rows.map((r) => r.dataset.queue));
   ok(editable.sort().join(',') === 'nlp,research,vision', 'a department admin may edit its own subtree only', editable.join(','));
   await dp.click('tr[data-queue=vision] button.edit');

@@ -137,7 +137,11 @@
     const name = pages[parts[0]] ? parts[0] : 'overview';
     for (const a of document.querySelectorAll('nav a'))
       a.classList.toggle('active', a.dataset.page === name || (name === 'workload' && a.dataset.page === 'workloads'));
-    const page = $('page');
+    /* Each navigation renders into a container of its own: a slow page that
+     * answers after the user has moved on fills a detached element, never the
+     * page shown now. */
+    const page = el('div', {});
+    show($('page'), page);
     show(page, el('p', { class: 'muted' }, 'Loading…'));
     pages[name](page, parts.slice(1)).catch((e) => show(page, el('p', { class: 'error' }, e.message)));
   }
@@ -393,7 +397,10 @@
       if (buf.byteLength) log.append(document.createTextNode(new TextDecoder().decode(buf)));
     };
     await tail();
-    state.timers.push(setInterval(() => tail().catch(() => {}), 2000));
+    /* The tail stops by itself once its page is no longer shown (the page may
+     * have been left while the first tail was still on its way). */
+    const timer = setInterval(() => (log.isConnected ? tail().catch(() => {}) : clearInterval(timer)), 2000);
+    state.timers.push(timer);
   };
 
   /* ---- Submit ---------------------------------------------------------------- */
