@@ -31,6 +31,15 @@ typedef struct books {
     int64_t model[GP__MAX_MODELS];
 } books;
 
+/* Whether node n is in list l of family f: its neighbours, or the list's
+ * ends, point back at it. */
+static int linked(const gp_engine *e, const gp__idlist *l, const gp__node *n, int f) {
+    uint32_t me = n->id + 1, prev = n->link[f][0], next = n->link[f][1];
+    int before = prev ? e->nodes[prev - 1] && e->nodes[prev - 1]->link[f][1] == me : l->first == me;
+    int after = next ? e->nodes[next - 1] && e->nodes[next - 1]->link[f][0] == me : l->last == me;
+    return before && after;
+}
+
 static int check_nodes(const gp_engine *e, char *err, size_t errlen) {
     int rc = 0;
     for (uint32_t i = 0; i < e->nnodes; i++) {
@@ -90,8 +99,8 @@ static int check_nodes(const gp_engine *e, char *err, size_t errlen) {
                 FAIL("node %s GPU %d: free capacity disagrees with its slices", n->spec.name, g);
         }
         if (n->in_whole != n->free_whole || n->in_frac != n->best_free_milli ||
-            e->by_whole[n->in_whole].id[n->pos_whole] != n->id ||
-            e->by_frac[n->in_frac].id[n->pos_frac] != n->id)
+            !linked(e, &e->by_whole[n->in_whole], n, 0) ||
+            !linked(e, &e->by_frac[n->in_frac], n, 1))
             FAIL("node %s: not in the capacity buckets its free GPUs say", n->spec.name);
         if (n->spec.cpu_milli - n->cpu_free != cpu || n->spec.mem_bytes - n->mem_free != hmem ||
             n->cpu_free < 0 || n->mem_free < 0)
@@ -110,7 +119,7 @@ int gp_engine_check(const gp_engine *e, char *err, size_t errlen) {
     int rc = check_nodes(e, err, errlen);
     if (rc)
         return rc;
-    books *bk = calloc(e->nqueues ? e->nqueues : 1, sizeof *bk);
+    books *bk = gp__calloc(&e->alloc, e->nqueues ? e->nqueues : 1, sizeof *bk);
     if (!bk)
         return GP_ENOMEM;
     for (size_t i = 0; i < e->wl_by_id.cap; i++) {
@@ -182,6 +191,6 @@ int gp_engine_check(const gp_engine *e, char *err, size_t errlen) {
                  q->npending);
     }
 out:
-    free(bk);
+    gp__free(&e->alloc, bk);
     return rc;
 }

@@ -174,13 +174,13 @@ static int build_order(gp_engine *e) {
     int64_t total = 0;
     for (uint32_t i = 0; i < e->nroots; i++)
         total += e->roots[i]->npending;
-    okey *keys = total ? malloc((size_t)total * sizeof *keys) : NULL;
+    okey *keys = total ? gp__malloc(&e->alloc, (size_t)total * sizeof *keys) : NULL;
     if (total && !keys)
         return GP_ENOMEM;
     if ((uint64_t)total > e->cap_order) {
-        gp__wl **p = realloc(e->order, (size_t)total * sizeof *p);
+        gp__wl **p = gp__realloc(&e->alloc, e->order, (size_t)total * sizeof *p);
         if (!p) {
-            free(keys);
+            gp__free(&e->alloc, keys);
             return GP_ENOMEM;
         }
         e->order = p;
@@ -232,7 +232,7 @@ static int build_order(gp_engine *e) {
         q->cursor = start;
         q->end = e->norder = start + n;
     }
-    free(keys);
+    gp__free(&e->alloc, keys);
     /* Children come after parents in pre-order: walk backwards to count. */
     for (uint32_t i = e->nqueues; i-- > 0;) {
         gp__queue *q = e->queues[i];
@@ -337,20 +337,20 @@ static int quota_allows(gp_engine *e, gp__wl *w, uint64_t *models) {
 
 static int bind_decision(gp_engine *e, gp__wl *w) {
     for (int32_t t = 0; t < w->nbound; t++) {
-        if (gp__push((void **)&e->bindbuf, &e->nbind, &e->cap_bind, sizeof w->tasks[t].b,
+        if (gp__push(&e->alloc, (void **)&e->bindbuf, &e->nbind, &e->cap_bind, sizeof w->tasks[t].b,
                      &w->tasks[t].b))
             return GP_ENOMEM;
     }
     gp_decision d = {.type = GP_DECISION_BIND, .workload = w->spec.id, .ntasks = w->nbound};
     /* tasks is an offset into bindbuf until the cycle ends (it may move). */
     d.tasks = (const gp_task_binding *)(uintptr_t)(e->nbind - (uint32_t)w->nbound);
-    return gp__push((void **)&e->dec, &e->ndec, &e->cap_dec, sizeof d, &d);
+    return gp__push(&e->alloc, (void **)&e->dec, &e->ndec, &e->cap_dec, sizeof d, &d);
 }
 
 int gp__decision_evict(gp_engine *e, gp__wl *v, gp_evict_reason why, uint64_t for_wl) {
     gp_decision d = {
         .type = GP_DECISION_EVICT, .workload = v->spec.id, .reason = why, .for_workload = for_wl};
-    if (gp__push((void **)&e->dec, &e->ndec, &e->cap_dec, sizeof d, &d))
+    if (gp__push(&e->alloc, (void **)&e->dec, &e->ndec, &e->cap_dec, sizeof d, &d))
         return GP_ENOMEM;
     if (why != GP_EVICT_NODE_GONE) {
         gp__wl_set_state(e, v, GP_STATE_EVICTING);
@@ -458,8 +458,8 @@ int gp_engine_cycle(gp_engine *e, gp_time_ms now, const gp_decision **out, size_
                     leaf_done(q);
                 first--;
                 st.pending_considered++;
-                if (!try_allocate(e, w, &st) &&
-                    gp__push((void **)&failed, &nfailed, &cap_failed, sizeof w, &w) != 0) {
+                if (!try_allocate(e, w, &st) && gp__push(&e->alloc, (void **)&failed, &nfailed,
+                                                         &cap_failed, sizeof w, &w) != 0) {
                     rc = GP_ENOMEM;
                     break;
                 }
@@ -472,7 +472,7 @@ int gp_engine_cycle(gp_engine *e, gp_time_ms now, const gp_decision **out, size_
                 leaf_done(q);
             st.pending_considered++;
             if (!try_allocate(e, w, &st) &&
-                gp__push((void **)&failed, &nfailed, &cap_failed, sizeof w, &w) != 0) {
+                gp__push(&e->alloc, (void **)&failed, &nfailed, &cap_failed, sizeof w, &w) != 0) {
                 rc = GP_ENOMEM;
                 break;
             }
@@ -480,7 +480,7 @@ int gp_engine_cycle(gp_engine *e, gp_time_ms now, const gp_decision **out, size_
     }
     if (rc == 0)
         gp__evict_phase(e, failed, nfailed);
-    free(failed);
+    gp__free(&e->alloc, failed);
 
 out:
     for (uint32_t i = 0; i < e->ndec; i++)
@@ -494,7 +494,9 @@ out:
         *stats = st;
     if (rc == 0 && e->cfg.check_invariants) {
         char err[GP_ERR_MAX];
-        if (gp_engine_check(e, err, sizeof err) != 0)
+        /* The checker needs memory too; without it nothing was checked. */
+        rc = gp_engine_check(e, err, sizeof err);
+        if (rc != 0 && rc != GP_ENOMEM)
             return GP_ECORRUPT;
     }
     return rc;

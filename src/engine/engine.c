@@ -40,6 +40,11 @@ static int config_valid(const gp_engine_config *c, char *err, size_t errlen) {
         gp_errf(err, errlen, "%s: out of range (negative or unknown)", field);
         return GP_EINVAL;
     }
+    const gp_allocator *a = c->alloc;
+    if (a && (!a->malloc || !a->calloc || !a->realloc || !a->free)) {
+        gp_errf(err, errlen, "alloc: every function must be set");
+        return GP_EINVAL;
+    }
     return 0;
 }
 
@@ -55,10 +60,19 @@ int gp_engine_open(const gp_engine_config *c, gp_engine **out, char *err, size_t
     int rc = config_valid(c, err, errlen);
     if (rc < 0)
         return rc;
-    gp_engine *e = calloc(1, sizeof *e);
+    const gp_allocator *a = c->alloc ? c->alloc : &gp__libc_alloc;
+    gp_engine *e = gp__calloc(a, 1, sizeof *e);
     if (e) {
         e->cfg = *c;
-        e->placer = gp__placer_new(c->placement, c->seed);
+        e->alloc = *a;
+        e->cfg.alloc = &e->alloc;
+        e->node_by_name.alloc = &e->alloc;
+        e->queue_by_name.alloc = &e->alloc;
+        e->wl_by_id.alloc = &e->alloc;
+        e->memo.alloc = &e->alloc;
+        e->evict_memo.alloc = &e->alloc;
+        e->shape_hist.alloc = &e->alloc;
+        e->placer = gp__placer_new(&e->alloc, c->placement, c->seed);
     }
     if (!e || !e->placer) {
         gp_engine_free(e);
@@ -75,53 +89,49 @@ void gp_engine_free(gp_engine *e) {
     for (size_t i = 0; i < e->wl_by_id.cap; i++) {
         gp__wl *w = e->wl_by_id.vals[i];
         if (w)
-            gp__wl_dispose(w);
+            gp__wl_dispose(e, w);
     }
     gp__u64map_free(&e->wl_by_id);
     for (uint32_t i = 0; i < e->nnodes; i++) {
         if (e->nodes[i]) {
-            free(e->nodes[i]->tasks);
-            free(e->nodes[i]);
+            gp__free(&e->alloc, e->nodes[i]->tasks);
+            gp__free(&e->alloc, e->nodes[i]);
         }
     }
-    free(e->nodes);
-    free(e->free_ids);
-    for (int i = 0; i <= GP_MAX_GPUS_PER_NODE; i++)
-        free(e->by_whole[i].id);
-    for (int i = 0; i <= GP_MILLI; i++)
-        free(e->by_frac[i].id);
+    gp__free(&e->alloc, e->nodes);
+    gp__free(&e->alloc, e->free_ids);
     gp__strmap_free(&e->node_by_name);
     for (uint32_t i = 0; i < e->nqueues; i++) {
-        free(e->queues[i]->children);
-        free(e->queues[i]->pending);
-        free(e->queues[i]->holding);
-        free(e->queues[i]);
+        gp__free(&e->alloc, e->queues[i]->children);
+        gp__free(&e->alloc, e->queues[i]->pending);
+        gp__free(&e->alloc, e->queues[i]->holding);
+        gp__free(&e->alloc, e->queues[i]);
     }
-    free(e->queues);
-    free(e->roots);
+    gp__free(&e->alloc, e->queues);
+    gp__free(&e->alloc, e->roots);
     gp__strmap_free(&e->queue_by_name);
     for (int32_t i = 0; i < e->ndomains; i++)
-        free(e->domains[i]);
-    free(e->domains);
+        gp__free(&e->alloc, e->domains[i]);
+    gp__free(&e->alloc, e->domains);
     for (size_t i = 0; i < e->nwarnings; i++)
-        free(e->warnings[i]);
-    free(e->warnings);
-    free(e->frag);
-    free(e->idle);
-    free(e->frag_dirty);
-    free(e->dirty_ids);
-    free(e->dec);
-    free(e->bindbuf);
-    free(e->order);
+        gp__free(&e->alloc, e->warnings[i]);
+    gp__free(&e->alloc, e->warnings);
+    gp__free(&e->alloc, e->frag);
+    gp__free(&e->alloc, e->idle);
+    gp__free(&e->alloc, e->frag_dirty);
+    gp__free(&e->alloc, e->dirty_ids);
+    gp__free(&e->alloc, e->dec);
+    gp__free(&e->alloc, e->bindbuf);
+    gp__free(&e->alloc, e->order);
     gp__u64map_free(&e->memo);
     gp__u64map_free(&e->evict_memo);
-    free(e->gone);
+    gp__free(&e->alloc, e->gone);
     for (size_t i = 0; i < e->shape_hist.cap; i++)
-        free(e->shape_hist.vals[i]);
+        gp__free(&e->alloc, e->shape_hist.vals[i]);
     gp__u64map_free(&e->shape_hist);
     if (e->placer)
         gp__placer_free(e->placer);
-    free(e);
+    gp__free(&e->alloc, e);
 }
 
 /* ---- Name tables ---- */
@@ -206,12 +216,12 @@ int gp__domain_intern(gp_engine *e, const char *domain) {
     for (int32_t i = 0; i < e->ndomains; i++)
         if (strcmp(e->domains[i], domain) == 0)
             return i;
-    char *copy = strdup(domain);
+    char *copy = gp__strdup(&e->alloc, domain);
     if (!copy)
         return GP_ENOMEM;
     uint32_t n = (uint32_t)e->ndomains, cap = (uint32_t)e->cap_domains;
-    if (gp__push((void **)&e->domains, &n, &cap, sizeof copy, &copy) != 0) {
-        free(copy);
+    if (gp__push(&e->alloc, (void **)&e->domains, &n, &cap, sizeof copy, &copy) != 0) {
+        gp__free(&e->alloc, copy);
         return GP_ENOMEM;
     }
     e->ndomains = (int32_t)n;
@@ -219,11 +229,28 @@ int gp__domain_intern(gp_engine *e, const char *domain) {
     return e->ndomains - 1;
 }
 
+/* Grows an array of size-byte items to hold at least need of them, so that
+ * the pushes that follow cannot fail; GP_ENOMEM leaves it as is. */
+int gp__reserve(const gp_allocator *a, void **arr, uint32_t need, uint32_t *cap, size_t size) {
+    if (need <= *cap)
+        return 0;
+    uint32_t ncap = *cap ? *cap * 2 : 8;
+    while (ncap < need)
+        ncap *= 2;
+    void *p = gp__realloc(a, *arr, (size_t)ncap * size);
+    if (!p)
+        return GP_ENOMEM;
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+
 /* Appends item (size bytes) to a growable array; GP_ENOMEM leaves it as is. */
-int gp__push(void **arr, uint32_t *n, uint32_t *cap, size_t size, const void *item) {
+int gp__push(const gp_allocator *a, void **arr, uint32_t *n, uint32_t *cap, size_t size,
+             const void *item) {
     if (*n == *cap) {
         uint32_t ncap = *cap ? *cap * 2 : 8;
-        void *p = realloc(*arr, (size_t)ncap * size);
+        void *p = gp__realloc(a, *arr, (size_t)ncap * size);
         if (!p)
             return GP_ENOMEM;
         *arr = p;

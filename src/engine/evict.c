@@ -57,9 +57,9 @@ typedef struct vset {
 } vset;
 
 static int take(gp_engine *e, vset *s, gp__wl *v) {
-    taken t = {v, v->nbound, malloc((size_t)v->nbound * sizeof *v->tasks)};
-    if (!t.saved || gp__push((void **)&s->t, &s->n, &s->cap, sizeof t, &t) != 0) {
-        free(t.saved);
+    taken t = {v, v->nbound, gp__malloc(&e->alloc, (size_t)v->nbound * sizeof *v->tasks)};
+    if (!t.saved || gp__push(&e->alloc, (void **)&s->t, &s->n, &s->cap, sizeof t, &t) != 0) {
+        gp__free(&e->alloc, t.saved);
         return GP_ENOMEM;
     }
     memcpy(t.saved, v->tasks, (size_t)v->nbound * sizeof *v->tasks);
@@ -74,7 +74,7 @@ static void put_back(gp_engine *e, vset *s, uint32_t i) {
     gp__wl_unbind(e, t->v); /* if it was test-placed elsewhere */
     for (int32_t k = 0; k < t->nbound; k++)
         gp__wl_bind_task(e, t->v, k, t->saved[k].node, t->saved[k].b.slices, t->saved[k].b.nslices);
-    free(t->saved);
+    gp__free(&e->alloc, t->saved);
     t->saved = NULL;
     t->v = NULL;
 }
@@ -230,7 +230,7 @@ static int add_victim(search *s, gp__wl *v, uint64_t stamp, gp__wl ***out, uint3
     if (v->mark == stamp || !eligible(s, v))
         return 0;
     v->mark = stamp;
-    return gp__push((void **)out, nout, cap, sizeof v, &v);
+    return gp__push(&s->e->alloc, (void **)out, nout, cap, sizeof v, &v);
 }
 
 /* Collects the eligible victims with a task on node n (or anywhere if n is
@@ -250,7 +250,7 @@ static int collect(search *s, gp__node *n, int sorted, gp__wl ***out, uint32_t *
             if (v->mark == stamp || v->elig != s->attempt)
                 continue;
             v->mark = stamp;
-            rc = gp__push((void **)out, nout, &cap, sizeof v, &v);
+            rc = gp__push(&e->alloc, (void **)out, nout, &cap, sizeof v, &v);
         }
     } else {
         for (uint32_t i = 0; i < e->nqueues && rc == 0; i++) {
@@ -309,11 +309,11 @@ static void spare_unneeded(search *s, gp__node *n, vset *vs) {
             /* Needed: take it again. take() appends, so swap it back in. */
             vset again = {0};
             if (take(s->e, &again, v) != 0) {
-                free(again.t);
+                gp__free(&s->e->alloc, again.t);
                 continue;
             }
             vs->t[i] = again.t[0];
-            free(again.t);
+            gp__free(&s->e->alloc, again.t);
         }
     }
 }
@@ -322,7 +322,7 @@ static void spare_unneeded(search *s, gp__node *n, vset *vs) {
 static int commit(search *s, vset *vs, gp_evict_reason why) {
     gp__wl *list[64];
     uint32_t n = 0;
-    gp__wl **victims = vs->n <= 64 ? list : malloc(vs->n * sizeof *victims);
+    gp__wl **victims = vs->n <= 64 ? list : gp__malloc(&s->e->alloc, vs->n * sizeof *victims);
     if (!victims) {
         restore_all(s->e, vs);
         return GP_ENOMEM;
@@ -338,7 +338,7 @@ static int commit(search *s, vset *vs, gp_evict_reason why) {
     gp__wait_set(s->w, GP_WAIT_EVICTING);
     gp__wl_promise(s->w, s->w->per_task.v[GP_RES_GPU] * s->w->spec.min_tasks);
     if (victims != list)
-        free(victims);
+        gp__free(&s->e->alloc, victims);
     return rc;
 }
 
@@ -393,7 +393,7 @@ static uint32_t node_victims(search *s, gp__node *n, int by_largest, uint32_t ma
         if (!eligible(s, cand[i]) || take(s->e, vs, cand[i]) != 0)
             continue;
         if (fits(s, n)) {
-            free(cand);
+            gp__free(&s->e->alloc, cand);
             return 1;
         }
         restore_all(s->e, vs);
@@ -403,7 +403,7 @@ static uint32_t node_victims(search *s, gp__node *n, int by_largest, uint32_t ma
         for (uint32_t j = 0; j < vs->n; j++)
             k += vs->t[j].v != NULL;
     }
-    free(cand);
+    gp__free(&s->e->alloc, cand);
     return k;
 }
 
@@ -447,9 +447,9 @@ static int evict_for(search *s, gp_evict_reason why) {
             spare_unneeded(s, NULL, &vs);
             found = commit(s, &vs, why) == 0;
         }
-        free(cand);
+        gp__free(&s->e->alloc, cand);
     }
-    free(vs.t);
+    gp__free(&s->e->alloc, vs.t);
     return found;
 }
 
@@ -486,8 +486,8 @@ static int consolidate(search *s) {
             else
                 restore_all(e, &vs);
         }
-        free(vs.t);
-        free(cand);
+        gp__free(&s->e->alloc, vs.t);
+        gp__free(&s->e->alloc, cand);
     }
     return found;
 }

@@ -50,13 +50,13 @@ static int64_t min64(int64_t a, int64_t b) {
 /* Splits amount into out[0..n) in proportion to w[0..n) (not all zero);
  * remainders go one unit each to the largest remainders, ties to the earlier
  * entry. out must be zeroed by the caller. */
-static void split(int64_t amount, const int64_t *w, int64_t *out, size_t n) {
+static void split(const gp_engine *e, int64_t amount, const int64_t *w, int64_t *out, size_t n) {
     __int128 total = 0;
     for (size_t i = 0; i < n; i++)
         total += w[i];
     if (total == 0 || amount <= 0)
         return;
-    __int128 *rem = malloc(n * sizeof *rem);
+    __int128 *rem = gp__malloc(&e->alloc, n * sizeof *rem);
     int64_t given = 0;
     for (size_t i = 0; i < n; i++) {
         __int128 num = (__int128)amount * w[i];
@@ -73,14 +73,14 @@ static void split(int64_t amount, const int64_t *w, int64_t *out, size_t n) {
         out[best]++;
         rem[best] = -1;
     }
-    free(rem);
+    gp__free(&e->alloc, rem);
 }
 
 /* Water-fills amount among the children in k[0..n) that want more than they
  * were given, by weight; returns what nobody could use. */
-static int64_t water_fill(kid *k, size_t n, int64_t amount) {
-    kid **open = malloc(n * sizeof *open);
-    int64_t *w = malloc(n * sizeof *w), *out = calloc(n, sizeof *out);
+static int64_t water_fill(const gp_engine *e, kid *k, size_t n, int64_t amount) {
+    kid **open = gp__malloc(&e->alloc, n * sizeof *open);
+    int64_t *w = gp__malloc(&e->alloc, n * sizeof *w), *out = gp__calloc(&e->alloc, n, sizeof *out);
     size_t nopen = 0;
     if (!open || !w || !out)
         goto done; /* no memory: leave the rest undivided this cycle */
@@ -111,15 +111,15 @@ static int64_t water_fill(kid *k, size_t n, int64_t amount) {
             w[i] = open[i]->weight;
             out[i] = 0;
         }
-        split(amount, w, out, nopen);
+        split(e, amount, w, out, nopen);
         for (size_t i = 0; i < nopen; i++)
             open[i]->give += out[i];
         amount = 0;
     }
 done:
-    free(open);
-    free(w);
-    free(out);
+    gp__free(&e->alloc, open);
+    gp__free(&e->alloc, w);
+    gp__free(&e->alloc, out);
     return amount;
 }
 
@@ -138,10 +138,10 @@ static void add_warning(gp_engine *e, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    char *copy = strdup(buf);
+    char *copy = gp__strdup(&e->alloc, buf);
     uint32_t n = (uint32_t)e->nwarnings, cap = (uint32_t)e->cap_warnings;
-    if (!copy || gp__push((void **)&e->warnings, &n, &cap, sizeof copy, &copy) != 0) {
-        free(copy);
+    if (!copy || gp__push(&e->alloc, (void **)&e->warnings, &n, &cap, sizeof copy, &copy) != 0) {
+        gp__free(&e->alloc, copy);
         return;
     }
     e->nwarnings = n;
@@ -177,10 +177,10 @@ static void divide(gp_engine *e, const char *parent, gp__queue **qs, uint32_t n,
                    int64_t amount, int64_t promised) {
     if (n == 0)
         return;
-    kid *k = calloc(n, sizeof *k), *d = calloc(n, sizeof *d);
+    kid *k = gp__calloc(&e->alloc, n, sizeof *k), *d = gp__calloc(&e->alloc, n, sizeof *d);
     if (!k || !d) {
-        free(k);
-        free(d);
+        gp__free(&e->alloc, k);
+        gp__free(&e->alloc, d);
         return;
     }
     int64_t dsum = 0, base = 0;
@@ -212,7 +212,7 @@ static void divide(gp_engine *e, const char *parent, gp__queue **qs, uint32_t n,
         d[i].give = base > amount ? 0 : d[i].want;
     }
     if (base > amount)
-        water_fill(d, n, amount);
+        water_fill(e, d, n, amount);
     int64_t left = amount;
     for (uint32_t i = 0; i < n; i++) {
         k[i].give = d[i].give;
@@ -225,7 +225,7 @@ static void divide(gp_engine *e, const char *parent, gp__queue **qs, uint32_t n,
         while (j < n && k[j].q->spec.priority == k[i].q->spec.priority)
             j++;
         adjust_weights(e, &k[i], j - i, r);
-        left = water_fill(&k[i], j - i, left);
+        left = water_fill(e, &k[i], j - i, left);
         i = j;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -233,8 +233,8 @@ static void divide(gp_engine *e, const char *parent, gp__queue **qs, uint32_t n,
         divide(e, k[i].q->spec.name, k[i].q->children, k[i].q->nchildren, r, k[i].give,
                k[i].q->deserved[r]);
     }
-    free(k);
-    free(d);
+    gp__free(&e->alloc, k);
+    gp__free(&e->alloc, d);
 }
 
 /* Every queue's want, bottom-up: a project's holding plus what its pending
@@ -274,7 +274,7 @@ static void decay_usage(gp_engine *e) {
 
 void gp__fairshare(gp_engine *e) {
     for (size_t i = 0; i < e->nwarnings; i++)
-        free(e->warnings[i]);
+        gp__free(&e->alloc, e->warnings[i]);
     e->nwarnings = 0;
     gp__queue_tree_refresh(e);
     decay_usage(e);

@@ -113,6 +113,21 @@ typedef enum gp_placement {
 const char *gp_placement_name(gp_placement p);
 int gp_placement_parse(const char *name, gp_placement *out);
 
+/*
+ * An allocator: the engine makes every allocation through one, so that a
+ * caller can account for, limit or fail the engine's memory. Each function
+ * has the C library's contract (malloc, calloc and realloc return NULL on
+ * failure, free and realloc take NULL) and receives user first; a realloc
+ * that fails must leave p as it was. All four must be set.
+ */
+typedef struct gp_allocator {
+    void *(*malloc)(void *user, size_t n);
+    void *(*calloc)(void *user, size_t n, size_t size);
+    void *(*realloc)(void *user, void *p, size_t n);
+    void (*free)(void *user, void *p);
+    void *user;
+} gp_allocator;
+
 typedef struct gp_engine_config {
     uint64_t seed;          /* for every random choice (default 1) */
     gp_placement placement; /* default GP_PLACE_GPUPOOL */
@@ -133,6 +148,15 @@ typedef struct gp_engine_config {
     /* Run gp_engine_check() after every cycle and fail the cycle with
      * GP_ECORRUPT if the books do not balance (tests turn this on). */
     int check_invariants;
+    /* The allocator of every allocation the engine makes (NULL, the
+     * default: the C library; GP_EINVAL "alloc" if one of its functions
+     * is missing). It is copied at gp_engine_open(); its
+     * functions and user pointer must stay usable until gp_engine_free().
+     * When it fails an allocation, the call that needed it returns
+     * GP_ENOMEM and changes nothing, except gp_engine_cycle(), which keeps
+     * the decisions it made before the failure (see there).
+     * tests/engine/test-alloc-fail.c fails each allocation in turn. */
+    const gp_allocator *alloc;
 } gp_engine_config;
 
 /* Fills *c with the defaults described above. */
@@ -150,7 +174,8 @@ void gp_engine_free(gp_engine *e);
  * The invariant checker: quota sums per queue equal the sum of the queue's
  * workloads; per GPU the slices never exceed capacity (milli and bytes); no
  * task holds a GPU twice; every index agrees with the primary data. Returns 0,
- * or GP_ECORRUPT with the first broken rule described in err.
+ * GP_ECORRUPT with the first broken rule described in err, or GP_ENOMEM (it
+ * allocates its sums through the engine's allocator).
  */
 int gp_engine_check(const gp_engine *e, char *err, size_t errlen);
 
@@ -495,7 +520,11 @@ typedef struct gp_cycle_stats {
  * Runs one scheduling cycle at time now: allocate, consolidate, reclaim,
  * preempt. Bound workloads move to BOUND, evicted ones to EVICTING. *out
  * points at the decisions, valid until the next call that changes the
- * engine; stats may be NULL.
+ * engine; stats may be NULL. On GP_ENOMEM the engine's books still balance,
+ * and *out and *n hold the decisions made before the failure, which the
+ * caller must carry out as after a successful cycle; the next cycle goes on
+ * from there. (Fair-share division, shape learning and reason diagnosis that
+ * find no memory do without it, and the cycle succeeds.)
  */
 int gp_engine_cycle(gp_engine *e, gp_time_ms now, const gp_decision **out, size_t *n,
                     gp_cycle_stats *stats);

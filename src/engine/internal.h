@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "engine/gp_engine.h"
+#include "engine/alloc.h"
 #include "engine/map.h"
 #include "engine/placement.h"
 
@@ -28,10 +29,12 @@
 
 typedef struct gp__queue gp__queue;
 
-/* A growable list of node ids. */
+/* A list of nodes linked through the nodes themselves (gp__node.link), so
+ * that moving a node between lists never allocates and cannot fail. Ends are
+ * node id + 1 (0: empty). It keeps the order an array with swap-removal
+ * would: append at the end, and the last node takes a removed one's place. */
 typedef struct gp__idlist {
-    uint32_t *id;
-    uint32_t n, cap;
+    uint32_t first, last;
 } gp__idlist;
 typedef struct gp__wl gp__wl;
 
@@ -61,15 +64,16 @@ typedef struct gp__node {
     int32_t nslices[GP_MAX_GPUS_PER_NODE];
     uint64_t mig_owner[GP_MAX_GPUS_PER_NODE][GP_MAX_MIG_SLOTS]; /* workload id or 0 */
     gp__pnode view;                                             /* points into the arrays above */
-    int32_t best_free_milli;      /* largest free_milli of a non-MIG GPU */
-    int32_t free_whole;           /* fully free non-MIG GPUs */
-    int32_t in_whole, in_frac;    /* the capacity buckets it is in, or -1 */
-    uint32_t pos_whole, pos_frac; /* its position in them */
+    int32_t best_free_milli;   /* largest free_milli of a non-MIG GPU */
+    int32_t free_whole;        /* fully free non-MIG GPUs */
+    int32_t in_whole, in_frac; /* the capacity buckets it is in, or -1 */
+    uint32_t link[2][2];       /* [whole, frac][prev, next] in them: id + 1, 0 at the ends */
     gp__tref *tasks;
     uint32_t ntasks, cap_tasks;
 } gp__node;
 
 struct gp__queue {
+    const gp_allocator *mem; /* the engine's allocator, for the lists below */
     gp_queue_spec spec;
     gp__queue *parent;
     gp__queue **children;
@@ -167,6 +171,7 @@ struct gp__wl {
 
 struct gp_engine {
     gp_engine_config cfg;
+    gp_allocator alloc; /* cfg.alloc's copy, or the C library's */
     gp__placer *placer;
     gp_time_ms now;
 
@@ -236,7 +241,9 @@ struct gp_engine {
 int gp__model_intern(gp_engine *e, const char *model);
 int gp__model_find(const gp_engine *e, const char *model);
 int gp__domain_intern(gp_engine *e, const char *domain);
-int gp__push(void **arr, uint32_t *n, uint32_t *cap, size_t size, const void *item);
+int gp__reserve(const gp_allocator *a, void **arr, uint32_t need, uint32_t *cap, size_t size);
+int gp__push(const gp_allocator *a, void **arr, uint32_t *n, uint32_t *cap, size_t size,
+             const void *item);
 
 /* ---- node.c ---- */
 /* Charges (sign +1) or refunds (sign -1) slice s on node n, keeping the
@@ -274,7 +281,7 @@ void gp__fairshare(gp_engine *e);
 /* ---- workload.c ---- */
 gp__wl *gp__wl_find(const gp_engine *e, uint64_t id);
 /* Frees a workload the engine no longer references. */
-void gp__wl_dispose(gp__wl *w);
+void gp__wl_dispose(gp_engine *e, gp__wl *w);
 /* Binds task t of w to slices on node (already checked to fit); GP_ENOMEM
  * changes nothing. */
 int gp__wl_bind_task(gp_engine *e, gp__wl *w, int32_t t, uint32_t node, const gp_slice *slices,

@@ -7,6 +7,8 @@
  */
 #include "engine/map.h"
 
+#include "engine/alloc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,9 +34,11 @@ static size_t hash_str(const char *s) {
  */
 #define MAP_IMPL(NAME, T, KEY_T, EMPTY, HASH, EQ, ZERO)                                            \
     void gp__##NAME##_free(T *m) {                                                                 \
-        free((void *)m->keys);                                                                     \
-        free(m->vals);                                                                             \
+        const gp_allocator *a = m->alloc;                                                          \
+        gp__free(a, (void *)m->keys);                                                              \
+        gp__free(a, m->vals);                                                                      \
         memset(m, 0, sizeof *m);                                                                   \
+        m->alloc = a;                                                                              \
     }                                                                                              \
     static size_t NAME##_slot(const T *m, KEY_T key) {                                             \
         size_t mask = m->cap - 1, i = HASH(key) & mask;                                            \
@@ -50,10 +54,11 @@ static size_t hash_str(const char *s) {
     }                                                                                              \
     static int NAME##_grow(T *m) {                                                                 \
         size_t ncap = m->cap ? m->cap * 2 : 16;                                                    \
-        T nm = {calloc(ncap, sizeof *m->keys), calloc(ncap, sizeof *m->vals), ncap, 0};            \
+        T nm = {gp__calloc(m->alloc, ncap, sizeof *m->keys),                                       \
+                gp__calloc(m->alloc, ncap, sizeof *m->vals), ncap, 0, m->alloc};                   \
         if (!nm.keys || !nm.vals) {                                                                \
-            free((void *)nm.keys);                                                                 \
-            free(nm.vals);                                                                         \
+            gp__free(m->alloc, (void *)nm.keys);                                                   \
+            gp__free(m->alloc, nm.vals);                                                           \
             return GP_ENOMEM;                                                                      \
         }                                                                                          \
         for (size_t i = 0; i < m->cap; i++) {                                                      \

@@ -11,18 +11,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/gp_engine.h"
+
 typedef struct gp__u64map {
     uint64_t *keys; /* 0 marks an empty slot; key 0 is not allowed */
     void **vals;
-    size_t cap, n; /* cap is 0 or a power of two */
+    size_t cap, n;             /* cap is 0 or a power of two */
+    const gp_allocator *alloc; /* set by the owner before the first put */
 } gp__u64map;
 
 typedef struct gp__strmap {
     const char **keys; /* NULL marks an empty slot */
     void **vals;
     size_t cap, n;
+    const gp_allocator *alloc; /* set by the owner before the first put */
 } gp__strmap;
 
+/* Frees the table; the map is empty after, and keeps its allocator. */
 void gp__u64map_free(gp__u64map *m);
 /* Empties the map, keeping its table. */
 void gp__u64map_clear(gp__u64map *m);

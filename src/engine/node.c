@@ -159,7 +159,7 @@ int gp_engine_node_set(gp_engine *e, const gp_node_spec *s, char *err, size_t er
         return domain;
     int fresh = n == NULL;
     if (fresh) {
-        n = calloc(1, sizeof *n);
+        n = gp__calloc(&e->alloc, 1, sizeof *n);
         if (!n)
             return GP_ENOMEM;
         uint32_t id;
@@ -167,8 +167,9 @@ int gp_engine_node_set(gp_engine *e, const gp_node_spec *s, char *err, size_t er
             id = e->free_ids[--e->nfree_ids];
         } else {
             gp__node *none = NULL;
-            if (gp__push((void **)&e->nodes, &e->nnodes, &e->cap_nodes, sizeof none, &none)) {
-                free(n);
+            if (gp__push(&e->alloc, (void **)&e->nodes, &e->nnodes, &e->cap_nodes, sizeof none,
+                         &none)) {
+                gp__free(&e->alloc, n);
                 return GP_ENOMEM;
             }
             id = e->nnodes - 1;
@@ -230,10 +231,22 @@ int gp_engine_node_remove(gp_engine *e, const char *name) {
     gp__node *n = name ? gp__strmap_get(&e->node_by_name, name) : NULL;
     if (!n)
         return GP_ENOENT;
+    /* Make room for everything below first (the id's reuse, a report per
+     * lost workload, each queue's pending list), so that nothing can fail
+     * once workloads start losing their tasks. */
+    if (gp__reserve(&e->alloc, (void **)&e->free_ids, e->nfree_ids + 1, &e->cap_free_ids,
+                    sizeof *e->free_ids) ||
+        gp__reserve(&e->alloc, (void **)&e->gone, e->ngone + n->ntasks, &e->cap_gone,
+                    sizeof *e->gone))
+        return GP_ENOMEM;
+    for (uint32_t k = 0; k < n->ntasks; k++)
+        if (gp__queue_reserve(n->tasks[k].wl->queue) != 0)
+            return GP_ENOMEM;
     while (n->ntasks > 0)
         gp__wl_lost(e, n->tasks[0].wl);
-    if (gp__push((void **)&e->free_ids, &e->nfree_ids, &e->cap_free_ids, sizeof n->id, &n->id))
-        return GP_ENOMEM;
+    if (gp__push(&e->alloc, (void **)&e->free_ids, &e->nfree_ids, &e->cap_free_ids, sizeof n->id,
+                 &n->id))
+        abort(); /* room reserved above */
     capacity_add(e, n, -1);
     node_index(e, n, 0);
     gp__strmap_del(&e->node_by_name, n->spec.name);
@@ -241,41 +254,70 @@ int gp_engine_node_remove(gp_engine *e, const char *name) {
     e->nodes[n->id] = NULL;
     gp__frag_dirty(e, n->id);
     e->live_nodes--;
-    free(n->tasks);
-    free(n);
+    gp__free(&e->alloc, n->tasks);
+    gp__free(&e->alloc, n);
     pool_maxima(e);
     return 0;
 }
 
-/* Moves node n from bucket *in of lists to bucket to (-1: none). Growing a
- * bucket can fail only for lack of memory; the node then stays out of the
- * index, which costs it placements but never corrupts the books. */
-static void bucket_move(gp__idlist *lists, int32_t *in, uint32_t *pos, gp__node *n, int32_t to,
-                        gp_engine *e, int whole) {
+/* Links of node id + 1 (nonzero) in family f (0: whole, 1: fraction). */
+static uint32_t *links(gp_engine *e, uint32_t id1, int f) {
+    return e->nodes[id1 - 1]->link[f];
+}
+
+/* Takes n out of list l; the list's last node takes its place. */
+static void bucket_unlink(gp_engine *e, gp__idlist *l, gp__node *n, int f) {
+    uint32_t me = n->id + 1, tail = l->last;
+    uint32_t *t = links(e, tail, f);
+    /* Detach the tail. */
+    l->last = t[0];
+    if (t[0])
+        links(e, t[0], f)[1] = 0;
+    else
+        l->first = 0;
+    if (tail != me) {
+        /* The tail takes n's place. */
+        uint32_t *m = n->link[f];
+        t[0] = m[0];
+        t[1] = m[1];
+        if (m[0])
+            links(e, m[0], f)[1] = tail;
+        else
+            l->first = tail;
+        if (m[1])
+            links(e, m[1], f)[0] = tail;
+        else
+            l->last = tail;
+    }
+    n->link[f][0] = n->link[f][1] = 0;
+}
+
+/* Moves node n from bucket *in of lists to bucket to (-1: none), in family
+ * f. Cannot fail. */
+static void bucket_move(gp_engine *e, gp__idlist *lists, int32_t *in, gp__node *n, int32_t to,
+                        int f) {
     if (*in == to)
         return;
-    if (*in >= 0) {
-        gp__idlist *l = &lists[*in];
-        uint32_t moved = l->id[--l->n];
-        l->id[*pos] = moved;
-        gp__node *m = e->nodes[moved];
-        if (whole)
-            m->pos_whole = *pos;
-        else
-            m->pos_frac = *pos;
-    }
-    *in = -1;
-    if (to >= 0 &&
-        gp__push((void **)&lists[to].id, &lists[to].n, &lists[to].cap, sizeof n->id, &n->id) == 0) {
-        *in = to;
-        *pos = lists[to].n - 1;
-    }
+    if (*in >= 0)
+        bucket_unlink(e, &lists[*in], n, f);
+    *in = to;
+    if (to < 0)
+        return;
+    gp__idlist *l = &lists[to];
+    uint32_t me = n->id + 1;
+    n->link[f][0] = l->last;
+    n->link[f][1] = 0;
+    if (l->last)
+        links(e, l->last, f)[1] = me;
+    else
+        l->first = me;
+    l->last = me;
 }
 
 /* Puts n in (present) or takes it out of the capacity buckets. */
 static void node_index(gp_engine *e, gp__node *n, int present) {
-    bucket_move(e->by_whole, &n->in_whole, &n->pos_whole, n, present ? n->free_whole : -1, e, 1);
-    bucket_move(e->by_frac, &n->in_frac, &n->pos_frac, n, present ? n->best_free_milli : -1, e, 0);
+    bucket_move(e, e->by_whole, &n->in_whole, n, present ? n->free_whole : -1, 0);
+    bucket_move(e, e->by_frac, &n->in_frac, n, present ? n->best_free_milli : -1, 1);
 }
 
 void gp__node_refresh(gp_engine *e, gp__node *n) {

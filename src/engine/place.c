@@ -136,9 +136,9 @@ static void consider(pick *p, gp__node *n) {
     }
 }
 
-static void consider_list(pick *p, const gp__idlist *l) {
-    for (uint32_t i = 0; i < l->n; i++)
-        consider(p, p->e->nodes[l->id[i]]);
+static void consider_list(pick *p, const gp__idlist *l, int f) {
+    for (uint32_t id1 = l->first; id1; id1 = p->e->nodes[id1 - 1]->link[f][1])
+        consider(p, p->e->nodes[id1 - 1]);
 }
 
 /* Chooses the best node for one more task of w (only node `only`, if >= 0);
@@ -152,10 +152,10 @@ static int64_t choose_node(gp_engine *e, gp__wl *w, gp__preq *r, int32_t domain,
         consider(&p, e->nodes[only]);
     } else if (r->ngpus > 0) {
         for (int b = r->ngpus; b <= GP_MAX_GPUS_PER_NODE; b++)
-            consider_list(&p, &e->by_whole[b]);
+            consider_list(&p, &e->by_whole[b], 0);
     } else if (w->mig_profile < 0 && (r->milli > 0 || r->gpu_mem > 0)) {
         for (int b = r->milli > 0 ? r->milli : 1; b <= GP_MILLI; b++)
-            consider_list(&p, &e->by_frac[b]);
+            consider_list(&p, &e->by_frac[b], 1);
     } else {
         for (uint32_t i = 0; i < e->nnodes; i++)
             consider(&p, e->nodes[i]);
@@ -272,7 +272,7 @@ int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models
     int64_t *per = NULL;
     int by_domain = w->spec.same_domain && e->ndomains > 0;
     if (by_domain) {
-        per = calloc((size_t)e->ndomains, sizeof *per);
+        per = gp__calloc(&e->alloc, (size_t)e->ndomains, sizeof *per);
         if (!per)
             return INT64_C(1) << 40; /* no memory: claim nothing impossible */
     }
@@ -293,7 +293,7 @@ int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models
             total += k;
         }
     }
-    free(per);
+    gp__free(&e->alloc, per);
     return by_domain ? best : total;
 }
 

@@ -33,6 +33,8 @@
 
 #include "engine/placement.h"
 
+#include "engine/alloc.h"
+
 /* The largest node the FGD paper's scores normalise by (its MaxSpecCpu and
  * MaxSpecGpu): 128 cores and 8 GPUs. */
 #define MAX_SPEC_CPU 128000.0
@@ -90,6 +92,7 @@ typedef struct fshape {
 } fshape;
 
 struct gp__placer {
+    const gp_allocator *alloc; /* the engine's */
     gp_placement policy;
     uint64_t seed; /* draws the nodes' tie-break order */
     uint64_t rng;
@@ -141,7 +144,7 @@ static pstate *state_of(gp__placer *p, uint32_t id) {
         uint32_t n = p->nnodes ? p->nnodes : 64;
         while (n <= id)
             n *= 2;
-        pstate *s = realloc(p->nodes, (size_t)n * sizeof *s);
+        pstate *s = gp__realloc(p->alloc, p->nodes, (size_t)n * sizeof *s);
         if (!s)
             return NULL;
         memset(s + p->nnodes, 0, (size_t)(n - p->nnodes) * sizeof *s);
@@ -173,10 +176,11 @@ static void state_invalidate(gp__placer *p, uint32_t id) {
     }
 }
 
-gp__placer *gp__placer_new(gp_placement policy, uint64_t seed) {
-    gp__placer *p = calloc(1, sizeof *p);
+gp__placer *gp__placer_new(const gp_allocator *a, gp_placement policy, uint64_t seed) {
+    gp__placer *p = gp__calloc(a, 1, sizeof *p);
     if (!p)
         return NULL;
+    p->alloc = a;
     p->policy = policy;
     p->seed = seed;
     p->rng = seed ^ UINT64_C(0x5DEECE66D);
@@ -188,15 +192,15 @@ void gp__placer_free(gp__placer *p) {
     if (!p)
         return;
     for (uint32_t i = 0; i < p->ncs; i++)
-        free(p->cs[i].ents);
-    free(p->cs);
-    free(p->cs_index);
-    free(p->nodes);
-    free(p->shapes);
-    free(p->fs);
-    free(p->room);
-    free(p->small);
-    free(p);
+        gp__free(p->alloc, p->cs[i].ents);
+    gp__free(p->alloc, p->cs);
+    gp__free(p->alloc, p->cs_index);
+    gp__free(p->alloc, p->nodes);
+    gp__free(p->alloc, p->shapes);
+    gp__free(p->alloc, p->fs);
+    gp__free(p->alloc, p->room);
+    gp__free(p->alloc, p->small);
+    gp__free(p->alloc, p);
 }
 
 int gp__placer_set_shapes(gp__placer *p, const gp__pshape *shapes, size_t n) {
@@ -205,15 +209,15 @@ int gp__placer_set_shapes(gp__placer *p, const gp__pshape *shapes, size_t n) {
     int32_t *room = NULL;
     int64_t *small = NULL;
     if (n) {
-        copy = malloc(n * sizeof *copy);
-        fs = malloc(n * sizeof *fs);
-        room = malloc(n * sizeof *room);
-        small = malloc(n * sizeof *small);
+        copy = gp__malloc(p->alloc, n * sizeof *copy);
+        fs = gp__malloc(p->alloc, n * sizeof *fs);
+        room = gp__malloc(p->alloc, n * sizeof *room);
+        small = gp__malloc(p->alloc, n * sizeof *small);
         if (!copy || !fs || !room || !small) {
-            free(copy);
-            free(fs);
-            free(room);
-            free(small);
+            gp__free(p->alloc, copy);
+            gp__free(p->alloc, fs);
+            gp__free(p->alloc, room);
+            gp__free(p->alloc, small);
             return GP_ENOMEM;
         }
         memcpy(copy, shapes, n * sizeof *copy);
@@ -239,10 +243,10 @@ int gp__placer_set_shapes(gp__placer *p, const gp__pshape *shapes, size_t n) {
             fs[i].count = 0;
         }
     }
-    free(p->shapes);
-    free(p->fs);
-    free(p->room);
-    free(p->small);
+    gp__free(p->alloc, p->shapes);
+    gp__free(p->alloc, p->fs);
+    gp__free(p->alloc, p->room);
+    gp__free(p->alloc, p->small);
     p->shapes = copy;
     p->fs = fs;
     p->room = room;
@@ -703,7 +707,7 @@ static uint32_t index_slot(const gp__placer *p, const cache_key *k) {
 static int32_t cache_add_shape(gp__placer *p, const cache_key *k) {
     if (p->ncs == p->ccs) {
         uint32_t n = p->ccs ? 2 * p->ccs : 16;
-        cache_shape *cs = realloc(p->cs, (size_t)n * sizeof *cs);
+        cache_shape *cs = gp__realloc(p->alloc, p->cs, (size_t)n * sizeof *cs);
         if (!cs)
             return -1;
         p->cs = cs;
@@ -711,10 +715,10 @@ static int32_t cache_add_shape(gp__placer *p, const cache_key *k) {
     }
     if (2 * (p->ncs + 1) > p->cs_index_cap) {
         uint32_t cap = p->cs_index_cap ? 2 * p->cs_index_cap : 64;
-        uint32_t *idx = calloc(cap, sizeof *idx);
+        uint32_t *idx = gp__calloc(p->alloc, cap, sizeof *idx);
         if (!idx)
             return -1;
-        free(p->cs_index);
+        gp__free(p->alloc, p->cs_index);
         p->cs_index = idx;
         p->cs_index_cap = cap;
         for (uint32_t i = 0; i < p->ncs; i++)
@@ -749,7 +753,7 @@ static cache_ent *cache_entry(gp__placer *p, const gp__preq *r, uint32_t id) {
     cache_shape *c = &p->cs[i];
     if (id >= c->cap) {
         uint32_t cap = p->nnodes > id ? p->nnodes : id + 1;
-        cache_ent *e = realloc(c->ents, (size_t)cap * sizeof *e);
+        cache_ent *e = gp__realloc(p->alloc, c->ents, (size_t)cap * sizeof *e);
         if (!e)
             return NULL;
         memset(e + c->cap, 0, (size_t)(cap - c->cap) * sizeof *e);

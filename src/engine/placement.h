@@ -100,8 +100,9 @@ static inline int gp__preq_fits_gpu(const gp__preq *r, const gp__pnode *n, int32
 
 typedef struct gp__placer gp__placer;
 
-/* A new placer for policy, seeded for its random choices; NULL if no memory. */
-gp__placer *gp__placer_new(gp_placement policy, uint64_t seed);
+/* A new placer for policy, seeded for its random choices, that allocates
+ * through a (which must outlive it); NULL if no memory. */
+gp__placer *gp__placer_new(const gp_allocator *a, gp_placement policy, uint64_t seed);
 void gp__placer_free(gp__placer *p);
 
 /* Replaces the typical shapes (copied). GP_ENOMEM on failure, nothing changed. */

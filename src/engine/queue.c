@@ -112,7 +112,7 @@ static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__q
 }
 
 static int child_add(gp__queue *p, gp__queue *c) {
-    return gp__push((void **)&p->children, &p->nchildren, &p->cap_children, sizeof c, &c);
+    return gp__push(p->mem, (void **)&p->children, &p->nchildren, &p->cap_children, sizeof c, &c);
 }
 
 static void child_del(gp__queue **arr, uint32_t *n, gp__queue *c) {
@@ -157,21 +157,26 @@ int gp_engine_queue_set(gp_engine *e, const gp_queue_spec *s, char *err, size_t 
         }
     }
     if (!q) {
-        q = calloc(1, sizeof *q);
-        if (!q || gp__push((void **)&e->queues, &e->nqueues, &e->cap_queues, sizeof q, &q)) {
-            free(q);
+        q = gp__calloc(&e->alloc, 1, sizeof *q);
+        if (q)
+            q->mem = &e->alloc;
+        if (!q ||
+            gp__push(&e->alloc, (void **)&e->queues, &e->nqueues, &e->cap_queues, sizeof q, &q)) {
+            gp__free(&e->alloc, q);
             return GP_ENOMEM;
         }
         if (parent ? child_add(parent, q)
-                   : gp__push((void **)&e->roots, &e->nroots, &e->cap_roots, sizeof q, &q)) {
+                   : gp__push(&e->alloc, (void **)&e->roots, &e->nroots, &e->cap_roots, sizeof q,
+                              &q)) {
             e->nqueues--;
-            free(q);
+            gp__free(&e->alloc, q);
             return GP_ENOMEM;
         }
         q->parent = parent;
     } else if (q->parent != parent) {
-        if (parent ? child_add(parent, q)
-                   : gp__push((void **)&e->roots, &e->nroots, &e->cap_roots, sizeof q, &q))
+        if (parent
+                ? child_add(parent, q)
+                : gp__push(&e->alloc, (void **)&e->roots, &e->nroots, &e->cap_roots, sizeof q, &q))
             return GP_ENOMEM;
         books_move(q->parent, q, -1);
         if (q->parent)
@@ -207,10 +212,10 @@ int gp_engine_queue_remove(gp_engine *e, const char *name) {
         child_del(e->roots, &e->nroots, q);
     child_del(e->queues, &e->nqueues, q);
     gp__strmap_del(&e->queue_by_name, q->spec.name);
-    free(q->children);
-    free(q->pending);
-    free(q->holding);
-    free(q);
+    gp__free(&e->alloc, q->children);
+    gp__free(&e->alloc, q->pending);
+    gp__free(&e->alloc, q->holding);
+    gp__free(&e->alloc, q);
     e->tree_dirty = 1;
     gp__queue_tree_refresh(e);
     return 0;
@@ -287,7 +292,7 @@ void gp__queue_model(gp__queue *q, int32_t model, int64_t milli, int sign) {
 
 void gp__queue_pending_add(gp__queue *q, gp__wl *w) {
     w->pend_pos = q->npend;
-    if (gp__push((void **)&q->pending, &q->npend, &q->cap_pend, sizeof w, &w) != 0)
+    if (gp__push(q->mem, (void **)&q->pending, &q->npend, &q->cap_pend, sizeof w, &w) != 0)
         abort(); /* callers reserve room first: see gp__queue_reserve() */
     for (gp__queue *a = q; a; a = a->parent)
         a->npending++;
@@ -303,7 +308,7 @@ void gp__queue_pending_del(gp__queue *q, gp__wl *w) {
 
 int gp__queue_hold_add(gp__queue *q, gp__wl *w) {
     w->hold_pos = q->nhold;
-    return gp__push((void **)&q->holding, &q->nhold, &q->cap_hold, sizeof w, &w);
+    return gp__push(q->mem, (void **)&q->holding, &q->nhold, &q->cap_hold, sizeof w, &w);
 }
 
 void gp__queue_hold_del(gp__queue *q, gp__wl *w) {
@@ -312,27 +317,12 @@ void gp__queue_hold_del(gp__queue *q, gp__wl *w) {
     q->holding[i]->hold_pos = i;
 }
 
-/* Makes room for one more workload in the queue, so that no later state
- * change can fail half-way through. */
-static int reserve(gp__wl ***arr, uint32_t need, uint32_t *cap) {
-    if (need <= *cap)
-        return 0;
-    uint32_t ncap = *cap ? *cap * 2 : 8;
-    while (ncap < need)
-        ncap *= 2;
-    void *p = realloc(*arr, ncap * sizeof **arr);
-    if (!p)
-        return GP_ENOMEM;
-    *arr = p;
-    *cap = ncap;
-    return 0;
-}
-
 int gp__queue_reserve(gp__queue *q) {
     /* Each list can hold every workload of the queue plus the next one, so
      * no move between them can fail. */
     uint32_t need = q->npend + q->nhold + 1;
-    if (reserve(&q->pending, need, &q->cap_pend) || reserve(&q->holding, need, &q->cap_hold))
+    if (gp__reserve(q->mem, (void **)&q->pending, need, &q->cap_pend, sizeof *q->pending) ||
+        gp__reserve(q->mem, (void **)&q->holding, need, &q->cap_hold, sizeof *q->holding))
         return GP_ENOMEM;
     return 0;
 }

@@ -36,9 +36,9 @@ void gp__shapes_learn(gp_engine *e, const gp__wl *w) {
     uint64_t key = shape_key(&w->preq);
     learned *l = gp__u64map_get(&e->shape_hist, key);
     if (!l) {
-        l = calloc(1, sizeof *l);
+        l = gp__calloc(&e->alloc, 1, sizeof *l);
         if (!l || gp__u64map_put(&e->shape_hist, key, l) != 0) {
-            free(l);
+            gp__free(&e->alloc, l);
             return; /* learning is best effort */
         }
         l->shape.req = w->preq;
@@ -58,8 +58,8 @@ void gp__shapes_refresh(gp_engine *e) {
     if (e->shapes_explicit || e->shape_seen == 0 || e->shape_seen * 10 < e->shapes_at * 11)
         return;
     size_t n = 0;
-    learned **all = malloc(e->shape_hist.n * sizeof *all);
-    gp__pshape *out = malloc(e->shape_hist.n * sizeof *out);
+    learned **all = gp__malloc(&e->alloc, e->shape_hist.n * sizeof *all);
+    gp__pshape *out = gp__malloc(&e->alloc, e->shape_hist.n * sizeof *out);
     if (!all || !out)
         goto done;
     for (size_t i = 0; i < e->shape_hist.cap; i++)
@@ -80,12 +80,12 @@ void gp__shapes_refresh(gp_engine *e) {
         e->frag_all = 1;
     }
 done:
-    free(all);
-    free(out);
+    gp__free(&e->alloc, all);
+    gp__free(&e->alloc, out);
 }
 
 int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n) {
-    gp__pshape *out = malloc((n ? n : 1) * sizeof *out);
+    gp__pshape *out = gp__malloc(&e->alloc, (n ? n : 1) * sizeof *out);
     if (!out)
         return GP_ENOMEM;
     double total = 0;
@@ -93,7 +93,7 @@ int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n) {
         if (shapes[i].popularity <= 0 || shapes[i].gpus < 0 || shapes[i].gpu_milli < 0 ||
             shapes[i].gpu_milli > GP_MILLI || shapes[i].cpu_milli < 0 || shapes[i].mem_bytes < 0 ||
             shapes[i].nmodels < 0 || shapes[i].nmodels > GP_MAX_MODELS) {
-            free(out);
+            gp__free(&e->alloc, out);
             return GP_EINVAL;
         }
         total += shapes[i].popularity;
@@ -108,7 +108,7 @@ int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n) {
         for (int32_t k = 0; k < shapes[i].nmodels; k++) {
             int id = gp__model_intern(e, shapes[i].models[k]);
             if (id < 0) {
-                free(out);
+                gp__free(&e->alloc, out);
                 return id;
             }
             p->req.models |= UINT64_C(1) << id;
@@ -116,7 +116,7 @@ int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n) {
         p->popularity = shapes[i].popularity / total;
     }
     int rc = gp__placer_set_shapes(e->placer, out, n);
-    free(out);
+    gp__free(&e->alloc, out);
     if (rc == 0) {
         e->shapes_explicit = 1;
         e->frag_all = 1;
@@ -156,14 +156,15 @@ static void frag_node(gp_engine *e, uint32_t id) {
 double gp_engine_fragmentation(gp_engine *e, double *idle_milli) {
     if (e->frag_all || e->frag_cap < e->nnodes) {
         uint32_t cap = e->nnodes ? e->nnodes : 1;
-        double *f = calloc(cap, sizeof *f), *idle = calloc(cap, sizeof *idle);
-        uint8_t *dirty = calloc(cap, 1);
-        uint32_t *ids = calloc(cap, sizeof *ids);
+        double *f = gp__calloc(&e->alloc, cap, sizeof *f),
+               *idle = gp__calloc(&e->alloc, cap, sizeof *idle);
+        uint8_t *dirty = gp__calloc(&e->alloc, cap, 1);
+        uint32_t *ids = gp__calloc(&e->alloc, cap, sizeof *ids);
         if (f && idle && dirty && ids) {
-            free(e->frag);
-            free(e->idle);
-            free(e->frag_dirty);
-            free(e->dirty_ids);
+            gp__free(&e->alloc, e->frag);
+            gp__free(&e->alloc, e->idle);
+            gp__free(&e->alloc, e->frag_dirty);
+            gp__free(&e->alloc, e->dirty_ids);
             e->frag = f;
             e->idle = idle;
             e->frag_dirty = dirty;
@@ -175,10 +176,10 @@ double gp_engine_fragmentation(gp_engine *e, double *idle_milli) {
             for (uint32_t i = 0; i < cap; i++)
                 frag_node(e, i);
         } else {
-            free(f);
-            free(idle);
-            free(dirty);
-            free(ids);
+            gp__free(&e->alloc, f);
+            gp__free(&e->alloc, idle);
+            gp__free(&e->alloc, dirty);
+            gp__free(&e->alloc, ids);
             return -1.0;
         }
     } else {

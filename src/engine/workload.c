@@ -313,17 +313,18 @@ void gp__wl_set_state(gp_engine *e, gp__wl *w, gp_state s) {
 
 /* Creates the engine's workload from a validated spec, PENDING. */
 static gp__wl *create(gp_engine *e, const gp_workload_spec *spec, gp__queue *q) {
-    gp__wl *w = calloc(1, sizeof *w);
+    gp__wl *w = gp__calloc(&e->alloc, 1, sizeof *w);
     if (!w)
         return NULL;
-    w->tasks = calloc((size_t)spec->tasks, sizeof *w->tasks);
+    w->tasks = gp__calloc(&e->alloc, (size_t)spec->tasks, sizeof *w->tasks);
     size_t nsel = (size_t)spec->req.nselectors;
-    w->spec.req.selectors = nsel ? malloc(nsel * sizeof *w->spec.req.selectors) : NULL;
+    w->spec.req.selectors =
+        nsel ? gp__malloc(&e->alloc, nsel * sizeof *w->spec.req.selectors) : NULL;
     if (!w->tasks || (nsel && !w->spec.req.selectors) || gp__queue_reserve(q) != 0 ||
         gp__u64map_put(&e->wl_by_id, spec->id, w)) {
-        free(w->spec.req.selectors);
-        free(w->tasks);
-        free(w);
+        gp__free(&e->alloc, w->spec.req.selectors);
+        gp__free(&e->alloc, w->tasks);
+        gp__free(&e->alloc, w);
         return NULL;
     }
     if (nsel)
@@ -451,7 +452,7 @@ int gp__wl_bind_task(gp_engine *e, gp__wl *w, int32_t ti, uint32_t node, const g
                      int32_t nslices) {
     gp__node *n = gp__node_at(e, node);
     gp__tref ref = {w, ti};
-    if (gp__push((void **)&n->tasks, &n->ntasks, &n->cap_tasks, sizeof ref, &ref) != 0)
+    if (gp__push(&e->alloc, (void **)&n->tasks, &n->ntasks, &n->cap_tasks, sizeof ref, &ref) != 0)
         return GP_ENOMEM;
     gp__task *t = &w->tasks[ti];
     t->node = node;
@@ -493,10 +494,10 @@ void gp__wl_unbind(gp_engine *e, gp__wl *w) {
         unbind_last(e, w);
 }
 
-void gp__wl_dispose(gp__wl *w) {
-    free(w->spec.req.selectors);
-    free(w->tasks);
-    free(w);
+void gp__wl_dispose(gp_engine *e, gp__wl *w) {
+    gp__free(&e->alloc, w->spec.req.selectors);
+    gp__free(&e->alloc, w->tasks);
+    gp__free(&e->alloc, w);
 }
 
 void gp__wl_leaving(gp__wl *v, int sign) {
@@ -533,7 +534,7 @@ static void destroy(gp_engine *e, gp__wl *w) {
     gp__wl_promise(w, 0);
     gp__u64map_del(&e->wl_by_id, w->spec.id);
     e->nworkloads--;
-    gp__wl_dispose(w);
+    gp__wl_dispose(e, w);
 }
 
 int gp_engine_cancel(gp_engine *e, uint64_t id) {
@@ -583,9 +584,10 @@ static int back_to_pending(gp_engine *e, gp__wl *w) {
 
 void gp__wl_lost(gp_engine *e, gp__wl *w) {
     /* Report first: once the tasks are gone the caller must hear of it. */
-    if (gp__push((void **)&e->gone, &e->ngone, &e->cap_gone, sizeof w->spec.id, &w->spec.id) ||
+    if (gp__push(&e->alloc, (void **)&e->gone, &e->ngone, &e->cap_gone, sizeof w->spec.id,
+                 &w->spec.id) ||
         back_to_pending(e, w) != 0)
-        abort(); /* out of memory in the middle of a node removal */
+        abort(); /* gp_engine_node_remove() reserves room for all of it first */
     w->evictions++;
 }
 

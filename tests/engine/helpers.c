@@ -26,20 +26,25 @@ gp_engine *t_open(const gp_engine_config *c) {
     return e;
 }
 
+void t_node_spec(gp_node_spec *n, const char *name, int ngpus, const char *model, int64_t gib,
+                 const char *domain) {
+    gp_node_spec_init(n, name);
+    snprintf(n->domain, sizeof n->domain, "%s", domain ? domain : "");
+    n->cpu_milli = 64000;
+    n->mem_bytes = 512 * GIB;
+    n->ngpus = ngpus;
+    for (int i = 0; i < ngpus; i++) {
+        snprintf(n->gpus[i].uuid, sizeof n->gpus[i].uuid, "GPU-%s-%d", name, i);
+        snprintf(n->gpus[i].model, sizeof n->gpus[i].model, "%s", model);
+        n->gpus[i].mem_bytes = gib * GIB;
+        n->gpus[i].index = i;
+    }
+}
+
 void t_node(gp_engine *e, const char *name, int ngpus, const char *model, int64_t gib,
             const char *domain) {
     gp_node_spec n;
-    gp_node_spec_init(&n, name);
-    snprintf(n.domain, sizeof n.domain, "%s", domain ? domain : "");
-    n.cpu_milli = 64000;
-    n.mem_bytes = 512 * GIB;
-    n.ngpus = ngpus;
-    for (int i = 0; i < ngpus; i++) {
-        snprintf(n.gpus[i].uuid, sizeof n.gpus[i].uuid, "GPU-%s-%d", name, i);
-        snprintf(n.gpus[i].model, sizeof n.gpus[i].model, "%s", model);
-        n.gpus[i].mem_bytes = gib * GIB;
-        n.gpus[i].index = i;
-    }
+    t_node_spec(&n, name, ngpus, model, gib, domain);
     char err[GP_ERR_MAX] = "";
     int rc = gp_engine_node_set(e, &n, err, sizeof err);
     ck_assert_msg(rc == 0, "node_set %s: %s", name, err);

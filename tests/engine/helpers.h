@@ -17,6 +17,11 @@ gp_engine *t_engine(void);
 /* An engine with config c; fails the test if it cannot be opened. */
 gp_engine *t_open(const gp_engine_config *c);
 
+/* Fills *n with node name: ngpus GPUs of model and gib GiB each, in domain,
+ * with 64 CPUs and 512 GiB of memory. */
+void t_node_spec(gp_node_spec *n, const char *name, int ngpus, const char *model, int64_t gib,
+                 const char *domain);
+
 /* Adds node name with ngpus GPUs of model and gib GiB each, in domain, with
  * 64 CPUs and 512 GiB of memory. */
 void t_node(gp_engine *e, const char *name, int ngpus, const char *model, int64_t gib,

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/alloc.h"
 #include "engine/placement.h"
 #include "gptest.h"
 
@@ -157,7 +158,7 @@ static void three_shapes(gp__placer *p) {
 }
 
 START_TEST(test_frag_hand_computed) {
-    gp__placer *p = gp__placer_new(GP_PLACE_FGD, 1);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_FGD, 1);
     three_shapes(p);
     tnode t;
     int32_t f[2] = {1000, 300};
@@ -180,7 +181,7 @@ START_TEST(test_frag_hand_computed) {
 END_TEST
 
 START_TEST(test_frag_model_not_allowed_counts_all) {
-    gp__placer *p = gp__placer_new(GP_PLACE_FGD, 1);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_FGD, 1);
     gp__pshape s;
     memset(&s, 0, sizeof s);
     s.req = share(200, 0);
@@ -199,7 +200,7 @@ START_TEST(test_frag_model_not_allowed_counts_all) {
 END_TEST
 
 START_TEST(test_frag_cache_follows_node_changed) {
-    gp__placer *p = gp__placer_new(GP_PLACE_FGD, 1);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_FGD, 1);
     three_shapes(p);
     tnode t;
     int32_t f[2] = {1000, 300};
@@ -216,7 +217,7 @@ START_TEST(test_bestfit_prefers_least_free) {
     /* A: [1000,1000], 32 cores free; B: [1000,500], 32 cores. Share 500 with
      * 1 core: A scores (1 - (31000/128000*0.5 + 1500/8000*0.5)) * 100 = 78.5,
      * B (1 - (31000/128000*0.5 + 1000/8000*0.5)) * 100 = 81.6. */
-    gp__placer *p = gp__placer_new(GP_PLACE_BESTFIT, 7);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_BESTFIT, 7);
     tnode n[2];
     int32_t a[2] = {1000, 1000}, b[2] = {1000, 500};
     tnode_init(&n[0], 0, 2, a, 32000);
@@ -236,7 +237,7 @@ START_TEST(test_dotprod_prefers_aligned_small_node) {
     /* A: 4 free GPUs, 64 cores; B: [1000,1000,0,0], 16 cores. Two whole GPUs,
      * 8 cores: A 100*(1 - (0.5*0.0625 + 0.5*0.25)/2) = 92.2, B 100*(1 -
      * (0.125*0.0625 + 0.25*0.25)/2) = 96.5. */
-    gp__placer *p = gp__placer_new(GP_PLACE_DOTPROD, 7);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_DOTPROD, 7);
     tnode n[2];
     int32_t a[4] = {1000, 1000, 1000, 1000}, b[4] = {1000, 1000, 0, 0};
     tnode_init(&n[0], 0, 4, a, 64000);
@@ -257,7 +258,7 @@ START_TEST(test_gpupacking_prefers_shared_gpu) {
     /* Share 300: A all free (4 GPUs): max(33 - 4, 4) = 29. B [1000,1000,200,0]
      * must open a free GPU: 50 - 1 = 49. C [600,1000]: uses the 600 GPU:
      * 100 - 60/10 = 94. */
-    gp__placer *p = gp__placer_new(GP_PLACE_GPUPACKING, 7);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_GPUPACKING, 7);
     tnode n[3];
     int32_t a[4] = {1000, 1000, 1000, 1000}, b[4] = {1000, 1000, 200, 0}, c3[2] = {600, 1000};
     tnode_init(&n[0], 0, 4, a, 64000);
@@ -278,7 +279,7 @@ START_TEST(test_gpuclustering_prefers_same_class) {
     /* A holds share tasks only, B holds a one-GPU task, C is empty. For a
      * share: base 25*(8000-idle)/8000, plus 75 (A), 0 (B), 25 (C):
      * A [500,1000] 20+75 = 95, B [0,1000] 21+0, C [1000,1000] 18+25. */
-    gp__placer *p = gp__placer_new(GP_PLACE_GPUCLUSTERING, 7);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_GPUCLUSTERING, 7);
     tnode n[3];
     int32_t a[2] = {500, 1000}, b[2] = {0, 1000}, c3[2] = {1000, 1000};
     tnode_init(&n[0], 0, 2, a, 64000);
@@ -316,7 +317,7 @@ START_TEST(test_fgd_hand_computed) {
      * 400 on GPU 1 leaves [1000,200]: frag 200, a drop of 400, score
      * int(sigmoid(0.4)*100) = 59; on GPU 0 leaves [600,600], frag 1200,
      * int(sigmoid(-0.6)*100) = 35. B [1000,1000]: frag 0 -> 600: 35. */
-    gp__placer *p = gp__placer_new(GP_PLACE_FGD, 7);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_FGD, 7);
     share700(p);
     tnode n[2];
     int32_t a[2] = {1000, 600}, b[2] = {1000, 1000};
@@ -345,7 +346,7 @@ START_TEST(test_fgd_ties_follow_fixed_node_order) {
     gp__preq r = share(400, 0);
     int seeds_won[2] = {0, 0};
     for (uint64_t seed = 1; seed <= 400; seed++) {
-        gp__placer *p = gp__placer_new(GP_PLACE_FGD, seed);
+        gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_FGD, seed);
         share700(p);
         int first = pick(p, n, 2, &r, NULL);
         ck_assert_int_eq(first, gp__placer_rank(p, 1) > gp__placer_rank(p, 0));
@@ -372,7 +373,7 @@ static long fgd_int(double drop) {
 }
 
 START_TEST(test_fgd_score_cache_follows_node_changed) {
-    gp__placer *p = gp__placer_new(GP_PLACE_FGD, 7);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_FGD, 7);
     share700(p);
     tnode t;
     int32_t a[2] = {1000, 600};
@@ -392,7 +393,7 @@ START_TEST(test_gpupool_hand_computed) {
     /* The same cluster as FGD's: drop 0.4 GPU on A (GPU 1), FGD score 59,
      * against -0.6 on B, 35. The lean: A is left with 1.2 of its 2 GPUs idle
      * (0.05 x 0.6 = 0.03), B with 1.6 (0.04). */
-    gp__placer *p = gp__placer_new(GP_PLACE_GPUPOOL, 7);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_GPUPOOL, 7);
     share700(p);
     tnode n[2];
     int32_t a[2] = {1000, 600}, b[2] = {1000, 1000};
@@ -423,7 +424,7 @@ START_TEST(test_gpupool_equal_drop_leans_to_fuller_node) {
     gp__preq r = share(300, 0);
     int b_wins = 0;
     for (uint64_t seed = 1; seed <= 400; seed++) {
-        gp__placer *p = gp__placer_new(GP_PLACE_GPUPOOL, seed);
+        gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_GPUPOOL, seed);
         ck_assert_double_eq_tol(score_on(p, &n[0], &r), gpupool_score(p, 50, 0, 0.85), 1e-9);
         ck_assert_double_eq_tol(score_on(p, &n[1], &r), gpupool_score(p, 50, 1, 0.6), 1e-9);
         int a_ahead = gp__placer_rank(p, 0) - gp__placer_rank(p, 1) > 0.125;
@@ -445,7 +446,7 @@ START_TEST(test_gpupool_packs_by_share_of_node) {
      * 1 of 2 GPUs idle, -0.05 x 0.5 = -0.025; B (8 GPUs, 3 free) with 2 of
      * 8, -0.05 x 0.25 = -0.0125: the lean is by the share of the node, by
      * which B is fuller; by absolute idle GPUs (1 against 2) A would be. */
-    gp__placer *p = gp__placer_new(GP_PLACE_GPUPOOL, 7);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_GPUPOOL, 7);
     tnode n[2];
     int32_t a[2] = {1000, 1000}, b[8] = {0, 1000, 0, 1000, 0, 0, 1000, 0};
     tnode_init(&n[0], 0, 2, a, 64000);
@@ -462,7 +463,7 @@ START_TEST(test_gpupool_packs_by_share_of_node) {
 END_TEST
 
 START_TEST(test_random_spreads_over_feasible_nodes) {
-    gp__placer *p = gp__placer_new(GP_PLACE_RANDOM, 3);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_RANDOM, 3);
     tnode n[3];
     int32_t a[1] = {1000}, full[1] = {100};
     tnode_init(&n[0], 0, 1, a, 64000);
@@ -486,18 +487,18 @@ START_TEST(test_binpack_and_spread) {
     tnode_init(&n[1], 1, 2, b, 64000);
     gp__preq r = share(300, 0);
     gp__pchoice c;
-    gp__placer *p = gp__placer_new(GP_PLACE_BINPACK, 1);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_BINPACK, 1);
     ck_assert_int_eq(pick(p, n, 2, &r, &c), 1);
     ck_assert_int_eq(c.gpu[0], 1);
     gp__placer_free(p);
-    p = gp__placer_new(GP_PLACE_SPREAD, 1);
+    p = gp__placer_new(&gp__libc_alloc, GP_PLACE_SPREAD, 1);
     ck_assert_int_eq(pick(p, n, 2, &r, &c), 0);
     gp__placer_free(p);
 }
 END_TEST
 
 START_TEST(test_no_fit_cpu_memory_gpus) {
-    gp__placer *p = gp__placer_new(GP_PLACE_FGD, 1);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_FGD, 1);
     share700(p);
     tnode t;
     int32_t a[2] = {1000, 200};
@@ -519,7 +520,7 @@ START_TEST(test_no_fit_cpu_memory_gpus) {
 END_TEST
 
 START_TEST(test_node_removed_resets_state) {
-    gp__placer *p = gp__placer_new(GP_PLACE_GPUCLUSTERING, 1);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_GPUCLUSTERING, 1);
     tnode t;
     int32_t a[2] = {1000, 1000};
     tnode_init(&t, 4, 2, a, 64000);
@@ -536,7 +537,7 @@ END_TEST
 START_TEST(test_fgd_cache_forgets_removed_node) {
     /* A node removed and its id reused by a node in another state: nothing
      * cached for the old node may answer for the new one. */
-    gp__placer *p = gp__placer_new(GP_PLACE_FGD, 7);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_FGD, 7);
     share700(p);
     tnode t;
     int32_t a[2] = {1000, 600}, b[2] = {1000, 1000};
@@ -559,7 +560,7 @@ START_TEST(test_share_drop_matches_full_recompute) {
     /* The drop of a share is computed shape by shape from the node's split;
      * it must equal the fragmentation of the changed node computed afresh,
      * on a node whose GPUs straddle every shape's threshold. */
-    gp__placer *p = gp__placer_new(GP_PLACE_GPUPOOL, 1);
+    gp__placer *p = gp__placer_new(&gp__libc_alloc, GP_PLACE_GPUPOOL, 1);
     three_shapes(p);
     tnode t, after;
     int32_t f[4] = {1000, 700, 500, 300};
