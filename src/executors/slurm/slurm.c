@@ -407,16 +407,29 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
 /* Signal, stop, reap                                                        */
 /* ======================================================================== */
 
+/* Reads a handle for signal and stop: its job id and key, and whether it
+ * names a slice in a holder job (then dir is the slice's task directory).
+ * GP_EINVAL for a handle this executor never made. */
+static int read_handle(gpx__slurm *sx, const char *handle, long *jobid,
+                       char key[GPX__SLURM_KEY_MAX], char dir[PATH_MAX], int *slice) {
+    if (parse_handle(handle, jobid, key) < 0) {
+        return GP_EINVAL;
+    }
+    char hdir[PATH_MAX];
+    *slice = gpx__slurm_task_dir(sx, key, dir, PATH_MAX) == 0 &&
+             gpx__slurm_is_slice(dir, hdir, sizeof hdir);
+    return 0;
+}
+
 static int slurm_signal(void *state, const char *handle, int sig) {
     gpx__slurm *sx = state;
     long jobid;
-    char key[GPX__SLURM_KEY_MAX];
-    if (parse_handle(handle, &jobid, key) < 0) {
+    char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX];
+    int slice;
+    if (read_handle(sx, handle, &jobid, key, dir, &slice) < 0) {
         return GP_EINVAL;
     }
-    char dir[PATH_MAX], hdir[PATH_MAX];
-    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) == 0 &&
-        gpx__slurm_is_slice(dir, hdir, sizeof hdir)) {
+    if (slice) {
         return gpx__slurm_slice_signal(sx, dir, sig);
     }
     char id[32], sigarg[32];
@@ -435,13 +448,12 @@ static int slurm_signal(void *state, const char *handle, int sig) {
 static int slurm_stop(void *state, const char *handle) {
     gpx__slurm *sx = state;
     long jobid;
-    char key[GPX__SLURM_KEY_MAX];
-    if (parse_handle(handle, &jobid, key) < 0) {
+    char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX];
+    int slice;
+    if (read_handle(sx, handle, &jobid, key, dir, &slice) < 0) {
         return GP_EINVAL;
     }
-    char dir[PATH_MAX], hdir[PATH_MAX];
-    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) == 0 &&
-        gpx__slurm_is_slice(dir, hdir, sizeof hdir)) {
+    if (slice) {
         return gpx__slurm_slice_stop(sx, dir, key);
     }
     char id[32];
