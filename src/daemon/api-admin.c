@@ -124,7 +124,7 @@ int gpd__h_tok_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
 /* A scope must name queues that exist: a department for a department admin,
  * projects for a researcher. */
 static int check_scope(gpd__req *r, gpd__role role, const char *scope, gpd__err *e) {
-    if (role == GP__ROLE_ADMIN)
+    if (role == GPD__ROLE_ADMIN)
         return 0;
     if (!scope[0])
         return gpd__fail(e, GP_EINVAL, "scope", "scope: required for role %s",
@@ -138,10 +138,10 @@ static int check_scope(gpd__req *r, gpd__role role, const char *scope, gpd__err 
         gp_queue_info qi;
         if (gp_engine_queue_get(eng, p, &qi) < 0)
             rc = gpd__fail(e, GP_EINVAL, "scope", "scope: there is no queue named %s", p);
-        else if (role == GP__ROLE_DEPT_ADMIN && (qi.depth != 0 || strchr(scope, ',')))
+        else if (role == GPD__ROLE_DEPT_ADMIN && (qi.depth != 0 || strchr(scope, ',')))
             rc = gpd__fail(e, GP_EINVAL, "scope",
                            "scope: a department admin's scope is one department");
-        else if (role == GP__ROLE_RESEARCHER && !qi.leaf)
+        else if (role == GPD__ROLE_RESEARCHER && !qi.leaf)
             rc = gpd__fail(e, GP_EINVAL, "scope", "scope: %s is a department, not a project", p);
     }
     gpd__sched_unlock(r->d->sched);
@@ -177,7 +177,7 @@ int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     const char *role_s = json_string_value(json_object_get(body, "role"));
     const char *scope = json_string_value(json_object_get(body, "scope"));
     json_t *ux = json_object_get(body, "unix_user");
-    gpd__role role = GP__ROLE_NONE;
+    gpd__role role = GPD__ROLE_NONE;
     char secret[64];
     gpd__token t;
     if ((rc = gpd__json_known(body, known, "a token", e)) < 0)

@@ -63,7 +63,7 @@ static const gp_queue_spec *spec_of(const specs *s, const char *name) {
 /* Adds what the last usage sample saw of the queue: GPUs really used now
  * (null when busy time is unknown), borrowed beyond deserved and lent. */
 static void usage_json(json_t *j, const gpd__usage_now *un, const char *name) {
-    const gpd__usage_rate *u = un ? gpd__usage_find(un, GP__USAGE_QUEUE, name) : NULL;
+    const gpd__usage_rate *u = un ? gpd__usage_find(un, GPD__USAGE_QUEUE, name) : NULL;
     int known = 0;
     for (size_t g = 0; un && g < un->ngpus && !known; g++)
         known = un->gpus[g].busy_permille >= 0;
@@ -173,7 +173,7 @@ static int has_workloads(gp_store *st, const char *project, int *yes, gpd__err *
     int rc = gpd__store_wl_list(st, &f, found_one, yes, e);
     if (rc >= 0 && !*yes) {
         f.active_only = 0;
-        f.state = GP__WL_SUSPENDED;
+        f.state = GPD__WL_SUSPENDED;
         rc = gpd__store_wl_list(st, &f, found_one, yes, e);
     }
     return rc < 0 ? rc : 0;

@@ -235,7 +235,7 @@ int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
                              "step: \"%s\" is not a duration of at least a minute (1m, 1h, 1d)", s);
         step = ms / 1000;
     }
-    gpd__usage_kind kind = GP__USAGE_QUEUE;
+    gpd__usage_kind kind = GPD__USAGE_QUEUE;
     if ((s = gpd__query(r, "by")) && gpd__usage_kind_parse(s, &kind) < 0)
         return gpd__fail(e, GP_EINVAL, "by", "by: \"%s\" is not queue, user or node", s);
     if (step == 0) {
@@ -244,9 +244,9 @@ int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
     }
     /* Minute buckets while they are kept and the steps are finer than an
      * hour; hour buckets otherwise. Steps are whole buckets. */
-    int32_t res = GP__USAGE_COARSE;
-    if (step < GP__USAGE_COARSE && from >= now - (int64_t)GP__USAGE_FINE_DAYS * 86400)
-        res = GP__USAGE_FINE;
+    int32_t res = GPD__USAGE_COARSE;
+    if (step < GPD__USAGE_COARSE && from >= now - (int64_t)GPD__USAGE_FINE_DAYS * 86400)
+        res = GPD__USAGE_FINE;
     step = (step + res - 1) / res * res;
     from -= ((from % res) + res) % res;
     to = (to + res - 1) / res * res;
@@ -255,7 +255,7 @@ int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
                          "step: %lld s makes more than %d steps from from to to; take a longer one",
                          (long long)step, MAX_STEPS);
     collect c = {0};
-    if (kind == GP__USAGE_USER && r->who.role == GP__ROLE_RESEARCHER)
+    if (kind == GPD__USAGE_USER && r->who.role == GPD__ROLE_RESEARCHER)
         c.only_user = r->who.user;
     rc = gpd__store_usage_query(r->d->store, res, (int)kind, from, to, step, on_point, &c, e);
     if (rc < 0 || c.oom) {
@@ -283,7 +283,7 @@ int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
      * engine's names are copied out under its lock. */
     char(*parents)[GP_NAME_MAX + 1] = calloc(c.n ? c.n : 1, sizeof *parents);
     int *has = calloc(c.n ? c.n : 1, sizeof *has);
-    if (kind == GP__USAGE_QUEUE && parents && has) {
+    if (kind == GPD__USAGE_QUEUE && parents && has) {
         gp_engine *eng = gpd__sched_lock(r->d->sched);
         for (size_t i = 0; i < c.n; i++) {
             gp_queue_info qi;

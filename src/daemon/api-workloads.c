@@ -46,11 +46,11 @@ static int under(gp_engine *eng, const char *name, const char *anc) {
 /* May the caller see workloads of project? (dept-admins: via the tree). */
 static int can_see_project(gpd__req *r, const char *project) {
     switch (r->who.role) {
-    case GP__ROLE_ADMIN:
+    case GPD__ROLE_ADMIN:
         return 1;
-    case GP__ROLE_RESEARCHER:
+    case GPD__ROLE_RESEARCHER:
         return gpd__scope_has(r->who.scope, project);
-    case GP__ROLE_DEPT_ADMIN: {
+    case GPD__ROLE_DEPT_ADMIN: {
         gp_engine *eng = gpd__sched_lock(r->d->sched);
         int ok = under(eng, project, r->who.scope);
         gpd__sched_unlock(r->d->sched);
@@ -62,9 +62,9 @@ static int can_see_project(gpd__req *r, const char *project) {
 }
 
 int gpd__can_admin_queue(gpd__req *r, const char *name, const char *parent) {
-    if (r->who.role == GP__ROLE_ADMIN)
+    if (r->who.role == GPD__ROLE_ADMIN)
         return 1;
-    if (r->who.role != GP__ROLE_DEPT_ADMIN)
+    if (r->who.role != GPD__ROLE_DEPT_ADMIN)
         return 0;
     /* Strictly below its department: the department itself is the admin's. */
     if (strcmp(name, r->who.scope) == 0)
@@ -82,7 +82,7 @@ static const char **visible_projects(gpd__req *r, char **buf) {
     *buf = NULL;
     if (!list)
         return NULL;
-    if (r->who.role == GP__ROLE_RESEARCHER) {
+    if (r->who.role == GPD__ROLE_RESEARCHER) {
         *buf = strdup(r->who.scope);
         for (char *save = NULL, *p = *buf ? strtok_r(*buf, ",", &save) : NULL; p && n < cap;
              p = strtok_r(NULL, ",", &save))
@@ -117,11 +117,11 @@ static json_t *wl_json(gpd__req *r, const gpd__wl *w) {
         return NULL;
     /* A running workload has no reason: one left from an earlier attempt
      * (an eviction, a failure) would mislead. */
-    if (w->reason[0] && w->state != GP__WL_STARTING && w->state != GP__WL_RUNNING)
+    if (w->reason[0] && w->state != GPD__WL_STARTING && w->state != GPD__WL_RUNNING)
         json_object_set_new(j, "reason", json_string(w->reason));
     if (w->exit_code >= 0)
         json_object_set_new(j, "exit_code", json_integer(w->exit_code));
-    if (w->state == GP__WL_PENDING) {
+    if (w->state == GPD__WL_PENDING) {
         char why[512] = "";
         gp_engine *eng = gpd__sched_lock(r->d->sched);
         int code = gp_engine_pending_reason(eng, w->id, why, sizeof why);
@@ -131,7 +131,7 @@ static json_t *wl_json(gpd__req *r, const gpd__wl *w) {
             json_object_set_new(j, "pending_reason", json_string(why));
         }
     }
-    if (w->state == GP__WL_STOPPING) {
+    if (w->state == GPD__WL_STOPPING) {
         json_object_set_new(j, "stopping_for", json_string(w->stop_kind));
         json_object_set_new(j, "stop_deadline_ms", json_integer(w->stop_deadline_ms));
     }
@@ -221,7 +221,7 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
         gpd__sched_submitted(r->d->sched, &q, w.id, w.user, w.submitted_ms);
     /* The repeat of an idempotent submit answers with the workload's real
      * state, as a GET would. */
-    gpd__wl_state st = GP__WL_PENDING;
+    gpd__wl_state st = GPD__WL_PENDING;
     gpd__wl now;
     if (existed && gpd__store_wl_get(r->d->store, w.id, &now, NULL) == 0) {
         st = now.state;
@@ -321,7 +321,7 @@ int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     }
     char *buf = NULL;
     const char **projects = NULL;
-    if (r->who.role != GP__ROLE_ADMIN) {
+    if (r->who.role != GPD__ROLE_ADMIN) {
         projects = visible_projects(r, &buf);
         if (!projects)
             return gpd__fail(e, GP_ENOMEM, "", "out of memory");
@@ -350,7 +350,7 @@ static json_t *tasks_json(gpd__req *r, const gpd__wl *w) {
     gpd__task_rec *t = NULL;
     int n = 0;
     json_t *arr = json_array();
-    if (w->state != GP__WL_STARTING && w->state != GP__WL_RUNNING && w->state != GP__WL_STOPPING)
+    if (w->state != GPD__WL_STARTING && w->state != GPD__WL_RUNNING && w->state != GPD__WL_STOPPING)
         return arr;
     if (gpd__store_tasks_get(r->d->store, w->id, &t, &n, NULL) < 0)
         return arr;
@@ -423,13 +423,13 @@ static int stop_cmd(gpd__req *r, gpd__resp *out, gpd__err *e, int op) {
     int rc = visible_wl(r, &w, e);
     if (rc < 0)
         return rc;
-    if (r->who.role == GP__ROLE_RESEARCHER && strcmp(w.user, r->who.user) != 0 &&
-        op != GP__CMD_RESUME) {
+    if (r->who.role == GPD__ROLE_RESEARCHER && strcmp(w.user, r->who.user) != 0 &&
+        op != GPD__CMD_RESUME) {
         rc = gpd__fail(e, GP_EPERM, "id",
                        "workload %llu belongs to %s; researchers may stop only "
                        "their own workloads",
                        (unsigned long long)w.id, w.user);
-    } else if (r->who.role == GP__ROLE_RESEARCHER && op == GP__CMD_RESUME &&
+    } else if (r->who.role == GPD__ROLE_RESEARCHER && op == GPD__CMD_RESUME &&
                strcmp(w.user, r->who.user) != 0) {
         rc = gpd__fail(e, GP_EPERM, "id", "workload %llu belongs to %s", (unsigned long long)w.id,
                        w.user);
@@ -448,15 +448,15 @@ static int stop_cmd(gpd__req *r, gpd__resp *out, gpd__err *e, int op) {
 }
 
 int gpd__h_wl_delete(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    return stop_cmd(r, out, e, GP__CMD_DELETE);
+    return stop_cmd(r, out, e, GPD__CMD_DELETE);
 }
 
 int gpd__h_wl_suspend(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    return stop_cmd(r, out, e, GP__CMD_SUSPEND);
+    return stop_cmd(r, out, e, GPD__CMD_SUSPEND);
 }
 
 int gpd__h_wl_resume(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    return stop_cmd(r, out, e, GP__CMD_RESUME);
+    return stop_cmd(r, out, e, GPD__CMD_RESUME);
 }
 
 int gpd__h_wl_logs(gpd__req *r, gpd__resp *out, gpd__err *e) {
@@ -468,7 +468,7 @@ int gpd__h_wl_logs(gpd__req *r, gpd__resp *out, gpd__err *e) {
     char path[1200];
     snprintf(path, sizeof path, "%s/logs/%llu", r->d->cfg.data_dir, (unsigned long long)w.id);
     gpd__wl_free(&w);
-    if ((rc = gpd__query_int(r, "task", 0, GP__MAX_GANG - 1, &task, e)) < 0 ||
+    if ((rc = gpd__query_int(r, "task", 0, GPD__MAX_GANG - 1, &task, e)) < 0 ||
         (rc = gpd__query_int(r, "offset", 0, INT64_MAX, &offset, e)) < 0)
         return rc;
     size_t n0 = strlen(path);

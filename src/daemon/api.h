@@ -2,7 +2,7 @@
  * api.h — the HTTP API of gpupoold: the route table, described once, and
  * what handlers share.
  *
- * GP__ROUTES lists every route with its method, path pattern ({name} matches
+ * GPD__ROUTES lists every route with its method, path pattern ({name} matches
  * one path segment), handler, the least role that may call it and a line of
  * documentation. http.c routes requests with it, and `gpupoold --routes`
  * prints it as the reference table of docs/api.md.
@@ -17,14 +17,14 @@
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
 
-#define GP__MAX_PARAMS 4
+#define GPD__MAX_PARAMS 4
 
 typedef struct gpd__req {
     gpd__daemon *d;
     struct MHD_Connection *conn;
     const char *method;
     const char *path;
-    const char *params[GP__MAX_PARAMS]; /* the {…} segments, in order */
+    const char *params[GPD__MAX_PARAMS]; /* the {…} segments, in order */
     int nparams;
     const char *body;
     size_t body_len;
@@ -41,7 +41,7 @@ typedef struct gpd__resp {
 typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
 
 /*       method  path                               handler          role        summary */
-#define GP__ROUTES(XX)                                                                             \
+#define GPD__ROUTES(XX)                                                                            \
     XX("GET", "/api/v1/health", h_health, NONE, "Liveness: {\"ok\": true}; needs no token")        \
     XX("GET", "/api/v1/whoami", h_whoami, RESEARCHER, "The caller's user, role and scope")         \
     XX("POST", "/api/v1/workloads", h_wl_submit, RESEARCHER, "Submit a workload")                  \
@@ -84,10 +84,10 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
     XX("GET", "/", h_console, NONE, "The web console (it signs in with a token of its own)")       \
     XX("GET", "/console/{file}", h_console_file, NONE, "The web console's script and style")
 
-#define GP__HANDLER_DECL_(m, p, fn, role, doc)                                                     \
+#define GPD__HANDLER_DECL_(m, p, fn, role, doc)                                                    \
     int gpd__##fn(gpd__req *r, gpd__resp *out, gpd__err *e);
-GP__ROUTES(GP__HANDLER_DECL_)
-#undef GP__HANDLER_DECL_
+GPD__ROUTES(GPD__HANDLER_DECL_)
+#undef GPD__HANDLER_DECL_
 
 /* ---- http.c ---- */
 

@@ -26,11 +26,11 @@ struct gpd__auth {
 static const char *const role_names[] = {"none", "researcher", "dept-admin", "admin"};
 
 const char *gpd__role_name(gpd__role r) {
-    return (unsigned)r <= GP__ROLE_ADMIN ? role_names[r] : "none";
+    return (unsigned)r <= GPD__ROLE_ADMIN ? role_names[r] : "none";
 }
 
 int gpd__role_parse(const char *s, gpd__role *out) {
-    for (int i = 1; i <= GP__ROLE_ADMIN; i++)
+    for (int i = 1; i <= GPD__ROLE_ADMIN; i++)
         if (strcmp(s, role_names[i]) == 0) {
             *out = (gpd__role)i;
             return 0;
@@ -161,7 +161,7 @@ int gpd__auth_open(gp_store *st, const char *token_file, gpd__auth **out, int *c
         const char *self = getpwuid_r(geteuid(), &pw, buf, sizeof buf, &me) == 0 && me != NULL
                                ? pw.pw_name
                                : "admin";
-        rc = gpd__auth_create(a, "admin", "admin", self, GP__ROLE_ADMIN, "", secret, NULL, e);
+        rc = gpd__auth_create(a, "admin", "admin", self, GPD__ROLE_ADMIN, "", secret, NULL, e);
         if (rc == 0)
             rc = write_token_file(token_file, secret, e);
         if (rc == 0)

@@ -14,10 +14,10 @@
 #include "daemon/store.h"
 
 typedef enum gpd__role {
-    GP__ROLE_NONE = 0, /* routes that need no token */
-    GP__ROLE_RESEARCHER = 1,
-    GP__ROLE_DEPT_ADMIN = 2,
-    GP__ROLE_ADMIN = 3
+    GPD__ROLE_NONE = 0, /* routes that need no token */
+    GPD__ROLE_RESEARCHER = 1,
+    GPD__ROLE_DEPT_ADMIN = 2,
+    GPD__ROLE_ADMIN = 3
 } gpd__role;
 
 const char *gpd__role_name(gpd__role r);

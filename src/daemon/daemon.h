@@ -45,7 +45,7 @@ int64_t gpd__now_ms(void);
  * signal sent, grace period running) are active: the scheduling loop holds
  * them, and come first: the store selects them as state <= STOPPING. The
  * others are final, except SUSPENDED, which resume() reopens. */
-#define GP__WL_STATES(XX)                                                                          \
+#define GPD__WL_STATES(XX)                                                                         \
     XX(PENDING, "pending")                                                                         \
     XX(STARTING, "starting")                                                                       \
     XX(RUNNING, "running")                                                                         \
@@ -56,19 +56,19 @@ int64_t gpd__now_ms(void);
     XX(DELETED, "deleted")
 
 typedef enum gpd__wl_state {
-#define GP__WL_ENUM_(sym, name) GP__WL_##sym,
-    GP__WL_STATES(GP__WL_ENUM_)
-#undef GP__WL_ENUM_
-        GP__WL_NSTATES
+#define GPD__WL_ENUM_(sym, name) GPD__WL_##sym,
+    GPD__WL_STATES(GPD__WL_ENUM_)
+#undef GPD__WL_ENUM_
+        GPD__WL_NSTATES
 } gpd__wl_state;
 
 const char *gpd__wl_state_name(gpd__wl_state s);
 int gpd__wl_state_parse(const char *name, gpd__wl_state *out);
 
 /* Why a running workload is being stopped (workloads.stop_kind). */
-#define GP__STOP_EVICT   "evict"
-#define GP__STOP_SUSPEND "suspend"
-#define GP__STOP_DELETE  "delete"
+#define GPD__STOP_EVICT   "evict"
+#define GPD__STOP_SUSPEND "suspend"
+#define GPD__STOP_DELETE  "delete"
 
 /* The daemon's settings, from flags and the config file. */
 typedef struct gpd__config {

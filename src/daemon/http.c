@@ -40,9 +40,9 @@ typedef struct route {
 } route;
 
 static const route routes[] = {
-#define GP__ROUTE_ROW_(m, p, fn, role, doc) {m, p, gpd__##fn, GP__ROLE_##role, doc},
-    GP__ROUTES(GP__ROUTE_ROW_)
-#undef GP__ROUTE_ROW_
+#define GPD__ROUTE_ROW_(m, p, fn, role, doc) {m, p, gpd__##fn, GPD__ROLE_##role, doc},
+    GPD__ROUTES(GPD__ROUTE_ROW_)
+#undef GPD__ROUTE_ROW_
 };
 #define NROUTES (sizeof routes / sizeof routes[0])
 
@@ -50,7 +50,7 @@ void gpd__http_print_routes(void) {
     printf("| method | path | least role | what it does |\n|---|---|---|---|\n");
     for (size_t i = 0; i < NROUTES; i++)
         printf("| %s | `%s` | %s | %s |\n", routes[i].method, routes[i].path,
-               routes[i].role == GP__ROLE_NONE ? "none" : gpd__role_name(routes[i].role),
+               routes[i].role == GPD__ROLE_NONE ? "none" : gpd__role_name(routes[i].role),
                routes[i].doc);
 }
 
@@ -191,7 +191,7 @@ static int match(const char *pattern, const char *path, gpd__req *r, char *buf, 
         if (*pattern == '{') {
             const char *pend = strchr(pattern, '}');
             size_t n = strcspn(path, "/");
-            if (!pend || n == 0 || np >= GP__MAX_PARAMS || used + n + 1 > buflen)
+            if (!pend || n == 0 || np >= GPD__MAX_PARAMS || used + n + 1 > buflen)
                 return 0;
             memcpy(buf + used, path, n);
             buf[used + n] = '\0';
@@ -214,7 +214,7 @@ typedef struct conn_ctx {
     const route *rt; /* the route, once the head has been accepted */
     gpd__principal who;
     char pbuf[512]; /* the {…} path segments of rt */
-    const char *params[GP__MAX_PARAMS];
+    const char *params[GPD__MAX_PARAMS];
     int nparams;
     int refused;   /* an error answer is queued: the body is dropped */
     int too_large; /* a chunked body passed BODY_MAX: dropped, then 413 */
@@ -340,7 +340,7 @@ static int judge_head(gpd__daemon *d, struct MHD_Connection *conn, const char *m
                          method, url);
     memcpy(cc->params, r.params, sizeof cc->params);
     cc->nparams = r.nparams;
-    if (rt->role != GP__ROLE_NONE) {
+    if (rt->role != GPD__ROLE_NONE) {
         const char *auth = NULL, *tok = NULL;
         int hr = header(conn, "Authorization", &auth);
         if (hr == GP_EPARSE)

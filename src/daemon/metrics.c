@@ -174,7 +174,7 @@ static void busy(buf *b, gp_engine *eng, const gpd__usage_now *un) {
         for (size_t i = 0; i < un->nrates; i++) {
             const gpd__usage_rate *x = &un->rates[i];
             /* Busy figures only where busy time is known. */
-            if (x->kind != GP__USAGE_QUEUE || (k < 2 && x->measured <= 0))
+            if (x->kind != GPD__USAGE_QUEUE || (k < 2 && x->measured <= 0))
                 continue;
             double v = k == 0   ? x->used
                        : k == 1 ? x->used / x->measured
@@ -214,17 +214,17 @@ int gpd__h_metrics(gpd__req *r, gpd__resp *out, gpd__err *e) {
         put(&b, "gpupool_http_connections_cut_total %llu\n",
             (unsigned long long)gpd__guard_expired(r->d->guard));
     }
-    int64_t counts[GP__WL_NSTATES];
+    int64_t counts[GPD__WL_NSTATES];
     if (gpd__store_wl_counts(r->d->store, counts, NULL) == 0) {
         help(&b, "gpupool_workloads", "gauge", "Workloads in the store by state.");
-        for (int s = 0; s < GP__WL_NSTATES; s++)
+        for (int s = 0; s < GPD__WL_NSTATES; s++)
             put(&b, "gpupool_workloads{state=\"%s\"} %lld\n", gpd__wl_state_name((gpd__wl_state)s),
                 (long long)counts[s]);
     }
     gpd__cycle_hist h;
     gpd__sched_cycle_hist(r->d->sched, &h);
     help(&b, "gpupool_scheduling_cycle_seconds", "histogram", "Latency of a scheduling cycle.");
-    for (int i = 0; i < GP__CYCLE_BUCKETS; i++)
+    for (int i = 0; i < GPD__CYCLE_BUCKETS; i++)
         put(&b, "gpupool_scheduling_cycle_seconds_bucket{le=\"%g\"} %llu\n", gpd__cycle_bounds[i],
             (unsigned long long)h.counts[i]);
     put(&b, "gpupool_scheduling_cycle_seconds_bucket{le=\"+Inf\"} %llu\n",

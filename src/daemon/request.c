@@ -277,7 +277,7 @@ static int parse_command(json_t *body, gpd__request *r, gpd__err *e) {
     if (!cmd)
         return gpd__fail(e, GP_EINVAL, "command",
                          "command: is required (the program and its arguments)");
-    if (!json_is_array(cmd) || json_array_size(cmd) == 0 || json_array_size(cmd) > GP__MAX_ARGS)
+    if (!json_is_array(cmd) || json_array_size(cmd) == 0 || json_array_size(cmd) > GPD__MAX_ARGS)
         return gpd__fail(e, GP_EINVAL, "command",
                          "command: must be a non-empty list of strings (program, arguments)");
     size_t i;
@@ -337,7 +337,7 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
     if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
         return gpd__fail(e, GP_EINVAL, "project", "project: must be a project name");
     gp_workload_spec_init(&r->spec, 1, json_string_value(v));
-    r->grace_ms = GP__DEFAULT_GRACE_MS;
+    r->grace_ms = GPD__DEFAULT_GRACE_MS;
     r->ckpt_signal = SIGTERM;
     if ((v = json_object_get(body, "name"))) {
         if (!json_is_string(v) || strlen(json_string_value(v)) >= sizeof r->name)
@@ -357,7 +357,7 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
         (rc = json_size(v, "memory", &s->req.mem_bytes, e)) < 0)
         return rc;
     if ((v = json_object_get(body, "gang"))) {
-        if ((rc = json_int(v, "gang", 1, GP__MAX_GANG, &x, e)) < 0)
+        if ((rc = json_int(v, "gang", 1, GPD__MAX_GANG, &x, e)) < 0)
             return rc;
         s->tasks = (int32_t)x;
     }

@@ -13,9 +13,9 @@
 #include "daemon/daemon.h"
 #include "engine/gp_engine.h"
 
-#define GP__DEFAULT_GRACE_MS 30000
-#define GP__MAX_GANG         256
-#define GP__MAX_ARGS         1024
+#define GPD__DEFAULT_GRACE_MS 30000
+#define GPD__MAX_GANG         256
+#define GPD__MAX_ARGS         1024
 
 typedef struct gpd__request {
     gp_workload_spec spec; /* id and user are the caller's to set */

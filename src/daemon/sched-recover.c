@@ -185,7 +185,7 @@ static int scan_one(const gpd__wl *w, void *arg) {
     scan *sc = arg;
     sc->had_tasks.last = w->id;
     sc->had_tasks.seen++;
-    if (w->state != GP__WL_PENDING) {
+    if (w->state != GPD__WL_PENDING) {
         push(&sc->had_tasks, w->id);
         return 0;
     }
@@ -202,11 +202,11 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
             gp_exec_stop(s->ex, a->tasks[t].handle);
             gpd__sched_reap(s, a->tasks[t].handle);
         }
-    int stopping = w->state == GP__WL_STOPPING && strcmp(w->stop_kind, GP__STOP_EVICT) != 0;
-    int del = stopping && strcmp(w->stop_kind, GP__STOP_DELETE) == 0;
+    int stopping = w->state == GPD__WL_STOPPING && strcmp(w->stop_kind, GPD__STOP_EVICT) != 0;
+    int del = stopping && strcmp(w->stop_kind, GPD__STOP_DELETE) == 0;
     gpd__wl_change c;
     gpd__wl_change_init(&c, w->id);
-    c.state = stopping ? (del ? GP__WL_DELETED : GP__WL_SUSPENDED) : GP__WL_PENDING;
+    c.state = stopping ? (del ? GPD__WL_DELETED : GPD__WL_SUSPENDED) : GPD__WL_PENDING;
     c.stop_kind = "";
     c.reason = why;
     c.attempt_end = stopping ? (del ? "deleted" : "suspended") : "lost";
@@ -216,7 +216,7 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
     char err[GP_ERR_MAX];
     if (!stopping && submit_spec(s, w, err, sizeof err) < 0) {
         gpd__wl_change_init(&c, w->id);
-        c.state = GP__WL_FAILED;
+        c.state = GPD__WL_FAILED;
         c.reason = err;
         c.event_kind = "failed";
         c.event_msg = err;
@@ -269,12 +269,12 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     }
     /* Launches that may not have happened: the same key again. */
     char err[256] = "";
-    if (w.state == GP__WL_STARTING && gpd__sched_launch_all(s, a, &w, &r, err, sizeof err) < 0) {
+    if (w.state == GPD__WL_STARTING && gpd__sched_launch_all(s, a, &w, &r, err, sizeof err) < 0) {
         snprintf(why, sizeof why, "could not be launched after a restart: %s", err);
         requeue_lost(s, a, &w, why);
         goto out;
     }
-    gp_task_status st[GP__MAX_GANG];
+    gp_task_status st[GPD__MAX_GANG];
     memset(st, 0, sizeof st);
     for (int t = 0; t < n; t++)
         snprintf(st[t].handle, sizeof st[t].handle, "%s", a->tasks[t].handle);
@@ -287,7 +287,7 @@ static void recover_one(gpd__sched *s, uint64_t id) {
         }
     if (prc < 0)
         snprintf(why, sizeof why, "its tasks could not be polled after a restart");
-    gp_task_binding b[GP__MAX_GANG];
+    gp_task_binding b[GPD__MAX_GANG];
     for (int t = 0; t < n; t++)
         b[t] = a->tasks[t].binding;
     gp_workload_spec spec;
@@ -298,11 +298,11 @@ static void recover_one(gpd__sched *s, uint64_t id) {
         requeue_lost(s, a, &w, why);
         goto out;
     }
-    a->state = w.state == GP__WL_STOPPING ? GP__WL_STOPPING : GP__WL_RUNNING;
+    a->state = w.state == GPD__WL_STOPPING ? GPD__WL_STOPPING : GPD__WL_RUNNING;
     snprintf(a->stop_kind, sizeof a->stop_kind, "%s", w.stop_kind);
     a->deadline = w.stop_deadline_ms;
-    if (w.state == GP__WL_STARTING) {
-        gpd__task_rec h[GP__MAX_GANG];
+    if (w.state == GPD__WL_STARTING) {
+        gpd__task_rec h[GPD__MAX_GANG];
         memset(h, 0, sizeof(h[0]) * (size_t)n);
         for (int t = 0; t < n; t++) {
             h[t].task = t;
@@ -310,7 +310,7 @@ static void recover_one(gpd__sched *s, uint64_t id) {
         }
         gpd__wl_change c;
         gpd__wl_change_init(&c, id);
-        c.state = GP__WL_RUNNING;
+        c.state = GPD__WL_RUNNING;
         c.ntasks = n;
         c.tasks = h;
         c.set_handles = 1;
@@ -373,7 +373,7 @@ int gpd__sched_recover(gpd__sched *s, gpd__err *e) {
     for (size_t i = 0; rc == 0 && i < sc.refused.n; i++) {
         gpd__wl_change c;
         gpd__wl_change_init(&c, sc.refused.ids[i]);
-        c.state = GP__WL_FAILED;
+        c.state = GPD__WL_FAILED;
         c.reason = "refused by the engine at restart (its project or the pool changed)";
         c.event_kind = "failed";
         c.event_msg = c.reason;

@@ -305,7 +305,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
         a->id = id;
         snprintf(a->project, sizeof a->project, "%s", w.project);
         snprintf(a->user, sizeof a->user, "%s", w.user);
-        a->state = GP__WL_STARTING;
+        a->state = GPD__WL_STARTING;
         a->attempt = w.attempt + 1;
         a->ntasks = ntasks;
         a->tasks = tr;
@@ -329,7 +329,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
     }
     gpd__wl_change c;
     gpd__wl_change_init(&c, id);
-    c.state = GP__WL_STARTING;
+    c.state = GPD__WL_STARTING;
     c.attempt = a ? a->attempt : -1;
     c.ntasks = ntasks;
     c.tasks = recs;
@@ -362,7 +362,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
     gpd__wl_change_init(&c, id);
     if (rc < 0) {
         snprintf(msg, sizeof msg, "could not be launched: %s", err);
-        c.state = GP__WL_FAILED;
+        c.state = GPD__WL_FAILED;
         c.reason = msg;
         c.attempt_end = "failed";
         c.event_kind = "failed";
@@ -373,15 +373,15 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
         pthread_mutex_unlock(&s->eng_mu);
         act_remove(s, a);
     } else {
-        gpd__task_rec hrecs[GP__MAX_GANG];
-        for (int t = 0; t < ntasks && t < GP__MAX_GANG; t++) {
+        gpd__task_rec hrecs[GPD__MAX_GANG];
+        for (int t = 0; t < ntasks && t < GPD__MAX_GANG; t++) {
             memset(&hrecs[t], 0, sizeof hrecs[t]);
             hrecs[t].task = t;
             snprintf(hrecs[t].handle, sizeof hrecs[t].handle, "%s", a->tasks[t].handle);
         }
         snprintf(msg, sizeof msg, "attempt %d started (%d task%s)", a->attempt, ntasks,
                  ntasks > 1 ? "s" : "");
-        c.state = GP__WL_RUNNING;
+        c.state = GPD__WL_RUNNING;
         c.ntasks = ntasks;
         c.tasks = hrecs;
         c.set_handles = 1;
@@ -391,7 +391,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
         gpd__sched_record(s, &c);
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_started(s->eng, id, gpd__now_ms());
-        a->state = GP__WL_RUNNING;
+        a->state = GPD__WL_RUNNING;
         pthread_mutex_unlock(&s->eng_mu);
     }
     json_decref(j);
@@ -415,14 +415,14 @@ void gpd__sched_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t g
              why, sig ? sig : "?", g);
     gpd__wl_change c;
     gpd__wl_change_init(&c, a->id);
-    c.state = GP__WL_STOPPING;
+    c.state = GPD__WL_STOPPING;
     c.stop_kind = kind;
     c.stop_deadline_ms = a->deadline;
     c.reason = why;
     c.event_kind = "checkpoint-signal";
     c.event_msg = msg;
     gpd__sched_record(s, &c);
-    a->state = GP__WL_STOPPING;
+    a->state = GPD__WL_STOPPING;
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
             gp_exec_signal(s->ex, a->tasks[t].handle, a->ckpt_signal);
@@ -432,9 +432,9 @@ void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
             gp_exec_stop(s->ex, a->tasks[t].handle);
-    int evict = strcmp(a->stop_kind, GP__STOP_EVICT) == 0;
-    int del = strcmp(a->stop_kind, GP__STOP_DELETE) == 0;
-    gpd__wl_state st = evict ? GP__WL_PENDING : del ? GP__WL_DELETED : GP__WL_SUSPENDED;
+    int evict = strcmp(a->stop_kind, GPD__STOP_EVICT) == 0;
+    int del = strcmp(a->stop_kind, GPD__STOP_DELETE) == 0;
+    gpd__wl_state st = evict ? GPD__WL_PENDING : del ? GPD__WL_DELETED : GPD__WL_SUSPENDED;
     char msg[400], took[80] = "";
     if (a->stop_at > 0) {
         char d[32];
@@ -490,7 +490,7 @@ static void conclude(gpd__sched *s, active *a, gpd__wl_state st, const char *out
     c.event_msg = msg;
     gpd__sched_record(s, &c);
     pthread_mutex_lock(&s->eng_mu);
-    if (st == GP__WL_PENDING)
+    if (st == GPD__WL_PENDING)
         gp_engine_requeue(s->eng, a->id);
     else
         gp_engine_finished(s->eng, a->id);
@@ -515,7 +515,7 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
         if (tk->state >= GP_TASK_EXITED)
             down++;
     }
-    if (a->state == GP__WL_STOPPING) {
+    if (a->state == GPD__WL_STOPPING) {
         if (down == a->ntasks || now >= a->deadline)
             gpd__sched_finish_stop(s, a,
                                    down == a->ntasks ? "tasks ended after the checkpoint signal"
@@ -525,10 +525,10 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
     char why[256];
     if (lost >= 0) {
         snprintf(why, sizeof why, "task %d was lost (%s)", lost, a->tasks[lost].detail);
-        conclude(s, a, GP__WL_PENDING, "lost", -1, why);
+        conclude(s, a, GPD__WL_PENDING, "lost", -1, why);
     } else if (failed >= 0) {
         snprintf(why, sizeof why, "task %d could not start: %s", failed, a->tasks[failed].detail);
-        conclude(s, a, GP__WL_FAILED, "failed", -1, why);
+        conclude(s, a, GPD__WL_FAILED, "failed", -1, why);
     } else if (bad >= 0) {
         const task_rt *tk = &a->tasks[bad];
         const char *sig = gp_signal_name(tk->term_signal);
@@ -537,10 +537,10 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
                      sig ? sig : "?");
         else
             snprintf(why, sizeof why, "task %d exited with status %d", bad, tk->exit_code);
-        conclude(s, a, GP__WL_FAILED, "failed",
+        conclude(s, a, GPD__WL_FAILED, "failed",
                  tk->term_signal ? 128 + tk->term_signal : tk->exit_code, why);
     } else if (down == a->ntasks) {
-        conclude(s, a, GP__WL_SUCCEEDED, "succeeded", 0, "every task exited with status 0");
+        conclude(s, a, GPD__WL_SUCCEEDED, "succeeded", 0, "every task exited with status 0");
     }
 }
 

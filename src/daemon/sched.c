@@ -22,8 +22,8 @@
 
 #define MIN_GAP_MS 50
 
-const double gpd__cycle_bounds[GP__CYCLE_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                                     0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
+const double gpd__cycle_bounds[GPD__CYCLE_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                      0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
 
 void gpd__log(const char *fmt, ...) {
     char ts[32];
@@ -91,7 +91,7 @@ void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, con
          * here: the workload is kept, failed, with the engine's reason. */
         gpd__wl_change c;
         gpd__wl_change_init(&c, id);
-        c.state = GP__WL_FAILED;
+        c.state = GPD__WL_FAILED;
         c.reason = err;
         c.event_kind = "failed";
         c.event_msg = err;
@@ -175,7 +175,7 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
     }
     if (rc < 0)
         return rc;
-    rc = set_final(s, w->id, GP__WL_PENDING, "resumed", "resumed: back in the queue", e);
+    rc = set_final(s, w->id, GPD__WL_PENDING, "resumed", "resumed: back in the queue", e);
     if (rc < 0) {
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_cancel(s->eng, w->id);
@@ -187,12 +187,12 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
 static int run_command(gpd__sched *s, cmd *c) {
     gpd__err *e = c->e;
     active *a = gpd__act_find(s, c->id);
-    const char *kind = c->op == GP__CMD_DELETE ? GP__STOP_DELETE : GP__STOP_SUSPEND;
-    if (a && c->op != GP__CMD_RESUME) {
-        if (c->op == GP__CMD_DELETE) {
+    const char *kind = c->op == GPD__CMD_DELETE ? GPD__STOP_DELETE : GPD__STOP_SUSPEND;
+    if (a && c->op != GPD__CMD_RESUME) {
+        if (c->op == GPD__CMD_DELETE) {
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
             gpd__sched_finish_stop(s, a, "deleted by its owner");
-        } else if (a->state == GP__WL_STOPPING) {
+        } else if (a->state == GPD__WL_STOPPING) {
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
         } else {
             gpd__sched_begin_stop(s, a, kind, a->grace_ms, "suspended by its owner");
@@ -203,23 +203,23 @@ static int run_command(gpd__sched *s, cmd *c) {
     int rc = gpd__store_wl_get(s->d->store, c->id, &w, e);
     if (rc < 0)
         return rc;
-    if (c->op == GP__CMD_RESUME) {
-        rc = w.state == GP__WL_SUSPENDED
+    if (c->op == GPD__CMD_RESUME) {
+        rc = w.state == GPD__WL_SUSPENDED
                  ? resume(s, &w, e)
                  : gpd__fail(e, GP_ESTATE, "", "workload %llu is %s, not suspended",
                              (unsigned long long)w.id, gpd__wl_state_name(w.state));
-    } else if (w.state == GP__WL_PENDING) {
+    } else if (w.state == GPD__WL_PENDING) {
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_cancel(s->eng, w.id);
         pthread_mutex_unlock(&s->eng_mu);
-        int del = c->op == GP__CMD_DELETE;
-        rc = set_final(s, w.id, del ? GP__WL_DELETED : GP__WL_SUSPENDED,
+        int del = c->op == GPD__CMD_DELETE;
+        rc = set_final(s, w.id, del ? GPD__WL_DELETED : GPD__WL_SUSPENDED,
                        del ? "deleted" : "suspended",
                        del ? "deleted by its owner while pending" : "suspended while pending", e);
         if (rc < 0)
             resume(s, &w, NULL); /* back into the engine: nothing changed */
-    } else if (w.state == GP__WL_SUSPENDED && c->op == GP__CMD_DELETE) {
-        rc = set_final(s, w.id, GP__WL_DELETED, "deleted", "deleted by its owner while suspended",
+    } else if (w.state == GPD__WL_SUSPENDED && c->op == GPD__CMD_DELETE) {
+        rc = set_final(s, w.id, GPD__WL_DELETED, "deleted", "deleted by its owner while suspended",
                        e);
     } else {
         rc = gpd__fail(e, GP_ESTATE, "", "workload %llu is already %s", (unsigned long long)w.id,
@@ -270,7 +270,7 @@ static void run_cycle(gpd__sched *s, int64_t now) {
         gpd__log("scheduling cycle failed: %s", gp_strerror(rc));
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     pthread_mutex_lock(&s->hist_mu);
-    for (int b = 0; b < GP__CYCLE_BUCKETS; b++)
+    for (int b = 0; b < GPD__CYCLE_BUCKETS; b++)
         if (secs <= gpd__cycle_bounds[b])
             s->hist.counts[b]++;
     s->hist.count++;
@@ -295,10 +295,10 @@ static void run_cycle(gpd__sched *s, int64_t now) {
                          (unsigned long long)dc[i].id);
             } else if (dc[i].reason == GP_EVICT_NODE_GONE) {
                 a->in_engine = 0;
-                snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GP__STOP_EVICT);
+                snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_EVICT);
                 gpd__sched_finish_stop(s, a, why);
-            } else if (a->state != GP__WL_STOPPING) {
-                gpd__sched_begin_stop(s, a, GP__STOP_EVICT, a->grace_ms, why);
+            } else if (a->state != GPD__WL_STOPPING) {
+                gpd__sched_begin_stop(s, a, GPD__STOP_EVICT, a->grace_ms, why);
             }
         }
         free(dc[i].tasks);

@@ -39,7 +39,7 @@ int gpd__sched_check_request(gpd__sched *s, const gpd__request *r, gpd__err *e);
 void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, const char *user,
                           int64_t submitted_ms);
 
-enum { GP__CMD_DELETE = 1, GP__CMD_SUSPEND, GP__CMD_RESUME };
+enum { GPD__CMD_DELETE = 1, GPD__CMD_SUSPEND, GPD__CMD_RESUME };
 
 /* Carries out a command on the loop's thread and waits for its outcome:
  * GP_ENOENT, GP_ESTATE ("already finished") or a store error. */
@@ -82,10 +82,10 @@ const gpd__usage_rate *gpd__usage_find(const gpd__usage_now *u, gpd__usage_kind 
                                        const char *key);
 
 /* Scheduling cycle latency histogram (upper bounds in seconds). */
-#define GP__CYCLE_BUCKETS 12
-extern const double gpd__cycle_bounds[GP__CYCLE_BUCKETS];
+#define GPD__CYCLE_BUCKETS 12
+extern const double gpd__cycle_bounds[GPD__CYCLE_BUCKETS];
 typedef struct gpd__cycle_hist {
-    uint64_t counts[GP__CYCLE_BUCKETS]; /* cumulative at read time */
+    uint64_t counts[GPD__CYCLE_BUCKETS]; /* cumulative at read time */
     uint64_t count;
     double sum; /* seconds */
 } gpd__cycle_hist;

@@ -4,7 +4,7 @@
  * to a bounded size, and summed into the steps a query asks for.
  *
  * Size: one row per key and bucket in which the key held something. Minute
- * rows are kept GP__USAGE_FINE_DAYS days, hour rows GP__USAGE_COARSE_DAYS
+ * rows are kept GPD__USAGE_FINE_DAYS days, hour rows GPD__USAGE_COARSE_DAYS
  * days, so a key costs at most 14 * 1440 + 400 * 24 = 29,760 rows, under
  * 2 MB at about 60 bytes a row, whatever the age of the pool.
  */
@@ -63,11 +63,11 @@ static int prune_op(sqlite3 *db, void *arg, gpd__err *e) {
     int64_t now = *(const int64_t *)arg;
     int rc =
         gpd__store_run(db, e, "pruning minute usage", "DELETE FROM usage WHERE res=? AND ts<?",
-                       "ii", (int64_t)GP__USAGE_FINE, now - (int64_t)GP__USAGE_FINE_DAYS * 86400);
+                       "ii", (int64_t)GPD__USAGE_FINE, now - (int64_t)GPD__USAGE_FINE_DAYS * 86400);
     if (rc == 0)
         rc = gpd__store_run(db, e, "pruning hourly usage", "DELETE FROM usage WHERE res=? AND ts<?",
-                            "ii", (int64_t)GP__USAGE_COARSE,
-                            now - (int64_t)GP__USAGE_COARSE_DAYS * 86400);
+                            "ii", (int64_t)GPD__USAGE_COARSE,
+                            now - (int64_t)GPD__USAGE_COARSE_DAYS * 86400);
     return rc;
 }
 

@@ -114,7 +114,7 @@ static int insert_op(sqlite3 *db, void *arg, gpd__err *e) {
     sqlite3_bind_text(st, 1, w->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, w->project, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, w->user, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, GP__WL_PENDING);
+    sqlite3_bind_int(st, 4, GPD__WL_PENDING);
     sqlite3_bind_int64(st, 5, w->submitted_ms);
     sqlite3_bind_int64(st, 6, w->submitted_ms);
     sqlite3_bind_text(st, 7, w->request, -1, SQLITE_STATIC);
@@ -248,7 +248,7 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
     if (f->state >= 0)
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state = ?");
     if (f->active_only)
-        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state <= %d", GP__WL_STOPPING);
+        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state <= %d", GPD__WL_STOPPING);
     int nproj = 0;
     if (f->projects) {
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND project IN (''");
@@ -298,13 +298,13 @@ static int count_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     (void)e;
     int64_t *counts = arg;
     int state = sqlite3_column_int(s, 0);
-    if (state >= 0 && state < GP__WL_NSTATES)
+    if (state >= 0 && state < GPD__WL_NSTATES)
         counts[state] = sqlite3_column_int64(s, 1);
     return 0;
 }
 
 int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e) {
-    memset(counts, 0, sizeof(int64_t) * GP__WL_NSTATES);
+    memset(counts, 0, sizeof(int64_t) * GPD__WL_NSTATES);
     return gpd__store_select(st, e, "counting workloads", count_row, counts,
                              "SELECT state, count(*) FROM workloads GROUP BY state", "");
 }

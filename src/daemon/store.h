@@ -137,7 +137,7 @@ typedef struct gpd__wl_filter {
 int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
                        int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e);
 
-/* Counts workloads per state (counts[GP__WL_NSTATES]). */
+/* Counts workloads per state (counts[GPD__WL_NSTATES]). */
 int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e);
 
 /* One task of the current attempt: where it was placed and its handle. */
@@ -238,8 +238,8 @@ struct gpd__usage_row;
 /* Adds rows to the buckets they name (creating them), in one transaction. */
 int gpd__store_usage_add(gp_store *st, const struct gpd__usage_row *rows, size_t n, gpd__err *e);
 
-/* Forgets minute buckets older than GP__USAGE_FINE_DAYS and hour buckets
- * older than GP__USAGE_COARSE_DAYS before now_s. */
+/* Forgets minute buckets older than GPD__USAGE_FINE_DAYS and hour buckets
+ * older than GPD__USAGE_COARSE_DAYS before now_s. */
 int gpd__store_usage_prune(gp_store *st, int64_t now_s, gpd__err *e);
 
 /* One bucket of a usage query: GPU-seconds of key in [ts, ts + step). */

@@ -10,14 +10,14 @@
 #include "common/gp_error.h"
 #include "daemon/usage.h"
 
-static const char *const kind_names[GP__USAGE_NKINDS] = {"queue", "user", "node"};
+static const char *const kind_names[GPD__USAGE_NKINDS] = {"queue", "user", "node"};
 
 const char *gpd__usage_kind_name(gpd__usage_kind k) {
-    return (unsigned)k < GP__USAGE_NKINDS ? kind_names[k] : "?";
+    return (unsigned)k < GPD__USAGE_NKINDS ? kind_names[k] : "?";
 }
 
 int gpd__usage_kind_parse(const char *s, gpd__usage_kind *out) {
-    for (int k = 0; k < GP__USAGE_NKINDS; k++)
+    for (int k = 0; k < GPD__USAGE_NKINDS; k++)
         if (s && strcmp(s, kind_names[k]) == 0) {
             *out = (gpd__usage_kind)k;
             return 0;
@@ -99,7 +99,7 @@ static void borrow_lend(const gpd__usage_input *in, table *t) {
         for (size_t i = 0; i < in->nqueues; i++) {
             if (strcmp(in->queues[i].parent, parent) != 0)
                 continue;
-            gpd__usage_rate *x = slot(t, GP__USAGE_QUEUE, in->queues[i].name);
+            gpd__usage_rate *x = slot(t, GPD__USAGE_QUEUE, in->queues[i].name);
             if (!x)
                 return;
             double deserved = in->queues[i].deserved_milli / 1000.0;
@@ -114,7 +114,7 @@ static void borrow_lend(const gpd__usage_input *in, table *t) {
         for (size_t i = 0; i < in->nqueues; i++) {
             if (strcmp(in->queues[i].parent, parent) != 0)
                 continue;
-            gpd__usage_rate *x = slot(t, GP__USAGE_QUEUE, in->queues[i].name);
+            gpd__usage_rate *x = slot(t, GPD__USAGE_QUEUE, in->queues[i].name);
             double deserved = in->queues[i].deserved_milli / 1000.0;
             if (x && x->alloc < deserved)
                 x->lent = (deserved - x->alloc) * share;
@@ -138,12 +138,12 @@ int gpd__usage_rates(const gpd__usage_input *in, gpd__usage_rate **out, size_t *
                     used = alloc;
             }
             int known = busy >= 0;
-            add(slot(&t, GP__USAGE_USER, tk->user), alloc, used, known);
-            add(slot(&t, GP__USAGE_NODE, tk->node), alloc, used, known);
+            add(slot(&t, GPD__USAGE_USER, tk->user), alloc, used, known);
+            add(slot(&t, GPD__USAGE_NODE, tk->node), alloc, used, known);
             /* The project and every department above it. */
             const char *q = tk->project;
             for (int depth = 0; q && q[0] && depth < 64; depth++) {
-                add(slot(&t, GP__USAGE_QUEUE, q), alloc, used, known);
+                add(slot(&t, GPD__USAGE_QUEUE, q), alloc, used, known);
                 const gpd__usage_queue *qq = queue_of(in, q);
                 q = qq ? qq->parent : NULL;
             }
@@ -179,7 +179,7 @@ int gpd__usage_account(const gpd__usage_rate *rates, size_t nrates, int64_t from
     if (to_ms == from_ms || nrates == 0)
         return 0;
     /* Minute pieces of [from, to), and the hours they fall in. */
-    int64_t fine_ms = GP__USAGE_FINE * 1000, coarse_ms = GP__USAGE_COARSE * 1000;
+    int64_t fine_ms = GPD__USAGE_FINE * 1000, coarse_ms = GPD__USAGE_COARSE * 1000;
     size_t nmin =
         (size_t)((floor_to(to_ms - 1, fine_ms) - floor_to(from_ms, fine_ms)) / fine_ms) + 1;
     size_t nhour =

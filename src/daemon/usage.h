@@ -33,16 +33,16 @@
 #include "executors/executor.h"
 
 /* Bucket lengths in seconds, and how long each is kept. */
-#define GP__USAGE_FINE        60
-#define GP__USAGE_COARSE      3600
-#define GP__USAGE_FINE_DAYS   14
-#define GP__USAGE_COARSE_DAYS 400
+#define GPD__USAGE_FINE        60
+#define GPD__USAGE_COARSE      3600
+#define GPD__USAGE_FINE_DAYS   14
+#define GPD__USAGE_COARSE_DAYS 400
 
 typedef enum gpd__usage_kind {
-    GP__USAGE_QUEUE = 0,
-    GP__USAGE_USER,
-    GP__USAGE_NODE,
-    GP__USAGE_NKINDS
+    GPD__USAGE_QUEUE = 0,
+    GPD__USAGE_USER,
+    GPD__USAGE_NODE,
+    GPD__USAGE_NKINDS
 } gpd__usage_kind;
 
 /* "queue", "user", "node"; parse returns GP_EINVAL for anything else. */
@@ -88,7 +88,7 @@ int gpd__usage_rates(const gpd__usage_input *in, gpd__usage_rate **out, size_t *
 
 /* GPU-seconds of one key in one bucket. */
 typedef struct gpd__usage_row {
-    int32_t res; /* GP__USAGE_FINE or GP__USAGE_COARSE */
+    int32_t res; /* GPD__USAGE_FINE or GPD__USAGE_COARSE */
     int64_t ts;  /* bucket start, seconds since the epoch, a multiple of res */
     gpd__usage_kind kind;
     char key[GP_NAME_MAX + 1];

@@ -29,17 +29,17 @@ int64_t gpd__now_ms(void) {
 }
 
 static const char *const state_names[] = {
-#define GP__WL_NAME_(sym, name) name,
-    GP__WL_STATES(GP__WL_NAME_)
-#undef GP__WL_NAME_
+#define GPD__WL_NAME_(sym, name) name,
+    GPD__WL_STATES(GPD__WL_NAME_)
+#undef GPD__WL_NAME_
 };
 
 const char *gpd__wl_state_name(gpd__wl_state s) {
-    return (unsigned)s < GP__WL_NSTATES ? state_names[s] : "unknown";
+    return (unsigned)s < GPD__WL_NSTATES ? state_names[s] : "unknown";
 }
 
 int gpd__wl_state_parse(const char *name, gpd__wl_state *out) {
-    for (int i = 0; i < GP__WL_NSTATES; i++)
+    for (int i = 0; i < GPD__WL_NSTATES; i++)
         if (strcmp(name, state_names[i]) == 0) {
             *out = (gpd__wl_state)i;
             return 0;

@@ -58,12 +58,12 @@ void gps__init(void);
  * Returns 0 when NVML is usable. */
 int gps__nvml_ready(void);
 
-/* The ledger index of CUDA device `ordinal`; GP__DEV_INVALID when the
- * driver says there is no such device; GP__DEV_UNKNOWN when settings are
+/* The ledger index of CUDA device `ordinal`; GPS__DEV_INVALID when the
+ * driver says there is no such device; GPS__DEV_UNKNOWN when settings are
  * bad, or the GPU's UUID or memory cannot be read, or the slice already
  * spans GP_LEDGER_MAX_DEVICES GPUs (allocations there are refused). */
-#define GP__DEV_UNKNOWN (-1)
-#define GP__DEV_INVALID (-5)
+#define GPS__DEV_UNKNOWN (-1)
+#define GPS__DEV_INVALID (-5)
 int gps__device_index(CUdevice ordinal);
 
 /* The ledger index (or -1) and the context of the calling thread's current
@@ -73,7 +73,7 @@ CUresult gps__current(int *dev, CUcontext *ctx);
 
 /* Charges bytes on ledger GPU dev before a real allocation. Returns
  * CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY over the cap,
- * CUDA_ERROR_INVALID_DEVICE for GP__DEV_INVALID, or CUDA_ERROR_NOT_PERMITTED
+ * CUDA_ERROR_INVALID_DEVICE for GPS__DEV_INVALID, or CUDA_ERROR_NOT_PERMITTED
  * when settings are bad or dev is otherwise negative. */
 CUresult gps__charge(int dev, uint64_t bytes);
 

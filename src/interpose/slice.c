@@ -127,17 +127,17 @@ static int resolve_device(CUdevice ordinal) {
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_DEVICE)
         r = GP_CU(cuDeviceGetUuid, &uuid, ordinal);
     if (r == CUDA_ERROR_INVALID_DEVICE)
-        return GP__DEV_INVALID; /* not a device at all: the driver's error */
+        return GPS__DEV_INVALID; /* not a device at all: the driver's error */
     if (r != CUDA_SUCCESS) {
         warn_once(&warned_dev[ordinal],
                   "device %d: its UUID cannot be read; allocations on it are refused", ordinal);
-        return GP__DEV_UNKNOWN;
+        return GPS__DEV_UNKNOWN;
     }
     if (GP_CU(cuDeviceTotalMem_v2, &phys, ordinal) != CUDA_SUCCESS || phys == 0) {
         warn_once(&warned_dev[ordinal],
                   "device %d: its memory size cannot be read; allocations on it are refused",
                   ordinal);
-        return GP__DEV_UNKNOWN;
+        return GPS__DEV_UNKNOWN;
     }
     uint64_t cap = phys;
     if (gps__cfg.mem_limit && gps__cfg.mem_limit > phys)
@@ -152,15 +152,15 @@ static int resolve_device(CUdevice ordinal) {
         warn_once(&warned_dev[ordinal],
                   "device %d: the slice already spans %d GPUs; allocations on it are refused",
                   ordinal, GP_LEDGER_MAX_DEVICES);
-    return idx < 0 ? GP__DEV_UNKNOWN : idx;
+    return idx < 0 ? GPS__DEV_UNKNOWN : idx;
 }
 
 int gps__device_index(CUdevice ordinal) {
     gps__init();
     if (refused)
-        return GP__DEV_UNKNOWN;
+        return GPS__DEV_UNKNOWN;
     if (ordinal < 0 || ordinal >= MAX_ORDINALS)
-        return GP__DEV_INVALID;
+        return GPS__DEV_INVALID;
     int v = __atomic_load_n(&dev_index[ordinal], __ATOMIC_ACQUIRE);
     if (v == DEV_UNRESOLVED) {
         /* Two threads may resolve together; both get the same answer. */
@@ -201,7 +201,7 @@ CUresult gps__current(int *dev, CUcontext *pctx) {
 /* ---- charging ------------------------------------------------------------ */
 
 CUresult gps__charge(int dev, uint64_t bytes) {
-    if (dev == GP__DEV_INVALID)
+    if (dev == GPS__DEV_INVALID)
         return CUDA_ERROR_INVALID_DEVICE;
     if (refused || dev < 0)
         return CUDA_ERROR_NOT_PERMITTED;

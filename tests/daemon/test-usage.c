@@ -76,19 +76,19 @@ START_TEST(test_rates_by_hand) {
     gpd__usage_rate *r = NULL;
     size_t n = 0;
     ck_assert_int_eq(gpd__usage_rates(&in, &r, &n), 0);
-    check_rate(find(r, n, GP__USAGE_QUEUE, "nlp"), 2.5, 0.625, 1.5, 1.5, 0);
-    check_rate(find(r, n, GP__USAGE_QUEUE, "vision"), 1.0, 0.625, 1.0, 0, 0);
-    check_rate(find(r, n, GP__USAGE_QUEUE, "research"), 3.5, 1.25, 2.5, 1.5, 0);
-    check_rate(find(r, n, GP__USAGE_QUEUE, "ops"), 0, 0, 0, 0, 1.5);
+    check_rate(find(r, n, GPD__USAGE_QUEUE, "nlp"), 2.5, 0.625, 1.5, 1.5, 0);
+    check_rate(find(r, n, GPD__USAGE_QUEUE, "vision"), 1.0, 0.625, 1.0, 0, 0);
+    check_rate(find(r, n, GPD__USAGE_QUEUE, "research"), 3.5, 1.25, 2.5, 1.5, 0);
+    check_rate(find(r, n, GPD__USAGE_QUEUE, "ops"), 0, 0, 0, 0, 1.5);
     /* infra holds nothing and lends nothing (ops has no other project to
      * lend to): it is left out. */
-    ck_assert_ptr_null(find(r, n, GP__USAGE_QUEUE, "infra"));
-    check_rate(find(r, n, GP__USAGE_USER, "alice"), 1.5, 0.625, 1.5, 0, 0);
-    check_rate(find(r, n, GP__USAGE_USER, "bob"), 2.0, 0.625, 1.0, 0, 0);
-    check_rate(find(r, n, GP__USAGE_NODE, "a"), 3.5, 1.25, 2.5, 0, 0);
+    ck_assert_ptr_null(find(r, n, GPD__USAGE_QUEUE, "infra"));
+    check_rate(find(r, n, GPD__USAGE_USER, "alice"), 1.5, 0.625, 1.5, 0, 0);
+    check_rate(find(r, n, GPD__USAGE_USER, "bob"), 2.0, 0.625, 1.0, 0, 0);
+    check_rate(find(r, n, GPD__USAGE_NODE, "a"), 3.5, 1.25, 2.5, 0, 0);
     ck_assert_uint_eq(n, 7);
     /* To the percent: nlp used 41.7 % of what could be measured. */
-    const gpd__usage_rate *nlp = find(r, n, GP__USAGE_QUEUE, "nlp");
+    const gpd__usage_rate *nlp = find(r, n, GPD__USAGE_QUEUE, "nlp");
     ck_assert_int_eq((int)lround(nlp->used / nlp->measured * 1000), 417);
     free(r);
 }
@@ -116,20 +116,20 @@ START_TEST(test_seconds_by_hand) {
     ck_assert_int_eq(gpd__usage_account(r, n, (h10 + 30) * 1000, (h10 + 120) * 1000, &rows, &nrows),
                      0);
     ck_assert_uint_eq(nrows, 3 * n);
-    const gpd__usage_row *x = row(rows, nrows, 60, h10, GP__USAGE_QUEUE, "nlp");
+    const gpd__usage_row *x = row(rows, nrows, 60, h10, GPD__USAGE_QUEUE, "nlp");
     ck_assert_ptr_nonnull(x);
     ck_assert_double_eq_tol(x->alloc, 75, EPS); /* 2.5 GPUs * 30 s */
     ck_assert_double_eq_tol(x->used, 18.75, EPS);
     ck_assert_double_eq_tol(x->measured, 45, EPS);
     ck_assert_double_eq_tol(x->borrowed, 45, EPS);
-    x = row(rows, nrows, 60, h10 + 60, GP__USAGE_QUEUE, "nlp");
+    x = row(rows, nrows, 60, h10 + 60, GPD__USAGE_QUEUE, "nlp");
     ck_assert_double_eq_tol(x->alloc, 150, EPS);
-    x = row(rows, nrows, 3600, h10, GP__USAGE_QUEUE, "nlp");
+    x = row(rows, nrows, 3600, h10, GPD__USAGE_QUEUE, "nlp");
     ck_assert_double_eq_tol(x->alloc, 225, EPS);
     ck_assert_double_eq_tol(x->used, 56.25, EPS);
-    x = row(rows, nrows, 3600, h10, GP__USAGE_QUEUE, "ops");
+    x = row(rows, nrows, 3600, h10, GPD__USAGE_QUEUE, "ops");
     ck_assert_double_eq_tol(x->lent, 135, EPS); /* 1.5 GPUs * 90 s */
-    x = row(rows, nrows, 3600, h10, GP__USAGE_USER, "bob");
+    x = row(rows, nrows, 3600, h10, GPD__USAGE_USER, "bob");
     ck_assert_double_eq_tol(x->alloc, 180, EPS);
     ck_assert_double_eq_tol(x->used, 56.25, EPS);
     ck_assert_double_eq_tol(x->measured, 90, EPS);
@@ -138,10 +138,10 @@ START_TEST(test_seconds_by_hand) {
     /* Across an hour: 10:59:45 to 11:00:15 is 15 s in each hour. */
     ck_assert_int_eq(
         gpd__usage_account(r, n, (h10 + 3585) * 1000, (h10 + 3615) * 1000, &rows, &nrows), 0);
-    ck_assert_double_eq_tol(row(rows, nrows, 3600, h10, GP__USAGE_NODE, "a")->alloc, 52.5, EPS);
-    ck_assert_double_eq_tol(row(rows, nrows, 3600, h10 + 3600, GP__USAGE_NODE, "a")->alloc, 52.5,
+    ck_assert_double_eq_tol(row(rows, nrows, 3600, h10, GPD__USAGE_NODE, "a")->alloc, 52.5, EPS);
+    ck_assert_double_eq_tol(row(rows, nrows, 3600, h10 + 3600, GPD__USAGE_NODE, "a")->alloc, 52.5,
                             EPS);
-    ck_assert_double_eq_tol(row(rows, nrows, 60, h10 + 3540, GP__USAGE_NODE, "a")->alloc, 52.5,
+    ck_assert_double_eq_tol(row(rows, nrows, 60, h10 + 3540, GPD__USAGE_NODE, "a")->alloc, 52.5,
                             EPS);
     free(rows);
 
@@ -162,10 +162,10 @@ START_TEST(test_lending_is_capped_by_borrowing) {
     gpd__usage_rate *r = NULL;
     size_t n = 0;
     ck_assert_int_eq(gpd__usage_rates(&in, &r, &n), 0);
-    check_rate(find(r, n, GP__USAGE_QUEUE, "vision"), 0.5, 0.5, 0.5, 0, 0);
-    check_rate(find(r, n, GP__USAGE_QUEUE, "nlp"), 1.0, 0, 0, 0, 0);
-    check_rate(find(r, n, GP__USAGE_QUEUE, "research"), 1.5, 0.5, 0.5, 0, 0);
-    ck_assert_ptr_null(find(r, n, GP__USAGE_QUEUE, "ops"));
+    check_rate(find(r, n, GPD__USAGE_QUEUE, "vision"), 0.5, 0.5, 0.5, 0, 0);
+    check_rate(find(r, n, GPD__USAGE_QUEUE, "nlp"), 1.0, 0, 0, 0, 0);
+    check_rate(find(r, n, GPD__USAGE_QUEUE, "research"), 1.5, 0.5, 0.5, 0, 0);
+    ck_assert_ptr_null(find(r, n, GPD__USAGE_QUEUE, "ops"));
     free(r);
 }
 END_TEST
@@ -173,8 +173,8 @@ END_TEST
 START_TEST(test_kind_names) {
     gpd__usage_kind k;
     ck_assert_int_eq(gpd__usage_kind_parse("user", &k), 0);
-    ck_assert_int_eq(k, GP__USAGE_USER);
-    ck_assert_str_eq(gpd__usage_kind_name(GP__USAGE_NODE), "node");
+    ck_assert_int_eq(k, GPD__USAGE_USER);
+    ck_assert_str_eq(gpd__usage_kind_name(GPD__USAGE_NODE), "node");
     ck_assert_int_eq(gpd__usage_kind_parse("project", &k), GP_EINVAL);
 }
 END_TEST

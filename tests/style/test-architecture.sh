@@ -9,7 +9,9 @@
 #     the engine: nothing outside itself and common; the simulator: the
 #     engine's public API only);
 #   - names: no part's source names another part's internal prefix (engine
-#     gp__, daemon gpd__, executors gpx__, interposer gps__);
+#     gp__, daemon gpd__, executors gpx__, interposer gps__), nor another
+#     part's internal macro prefix (GP__, GPD__, GPX__, GPS__): a part's own
+#     macros and enumerators carry its own prefix in capitals;
 #   - objects: every global a part defines carries its own prefix or a public
 #     gp_ name; no global is defined by two parts; no part's objects refer to
 #     another part's internal names; and no global is defined and used in one
@@ -72,15 +74,19 @@ done <<EOF
 $parts
 EOF
 
+# Functions, variables and types by the lowercase prefixes; macros and
+# enumerators by the same prefixes in capitals. A part without an internal
+# prefix of its own (simulator, CLI, common) uses none of them.
 while IFS=: read -r part dir prefix allowed; do
     bad=""
     for p in $internal_prefixes; do
         [ "$p" = "$prefix" ] && continue
-        hits=$(grep -rnE "(^|[^A-Za-z0-9_])$p[a-z]" "$dir" | head -3)
+        P=$(echo "$p" | tr a-z A-Z)
+        hits=$(grep -rnE "(^|[^A-Za-z0-9_])($p[a-z]|$P[A-Z0-9])" "$dir" | head -3)
         [ -n "$hits" ] && bad="$bad
 $hits"
     done
-    tap_is "$part source names no other part's internal prefix" "$bad" ""
+    tap_is "$part source names no other part's internal prefix (nor its macros')" "$bad" ""
 done <<EOF
 $parts
 EOF

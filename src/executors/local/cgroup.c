@@ -137,7 +137,7 @@ static int try_v2(gpx__cgroups *cg, const char *parent) {
                       strerror(-rc));
         return -1;
     }
-    cg->mode = GP__CG_V2;
+    cg->mode = GPX__CG_V2;
     gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v2 under %s: CPU and memory limits applied",
                   cg->cpu_parent);
     return 0;
@@ -159,7 +159,7 @@ static int try_v1(gpx__cgroups *cg, const char *parent) {
                       strerror(-rc));
         return -1;
     }
-    cg->mode = GP__CG_V1;
+    cg->mode = GPX__CG_V1;
     gpx__exec_fmt(cg->note, sizeof cg->note,
                   "cgroup v1 under %s and %s: CPU and memory limits applied", cg->cpu_parent,
                   cg->mem_parent);
@@ -202,7 +202,7 @@ int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char 
     gpx__exec_fmt(cg->note, sizeof cg->note,
                   "no cgroups (%.100s; %.100s): tasks run without CPU and memory limits", why2,
                   why1);
-    cg->mode = GP__CG_NONE;
+    cg->mode = GPX__CG_NONE;
     return 0;
 }
 
@@ -222,7 +222,7 @@ static int make_dir(char *out, size_t len, const char *parent, const char *name)
 void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli, int64_t mem_bytes,
                     gpx__task_cg *out) {
     memset(out, 0, sizeof *out);
-    if (cg->mode == GP__CG_NONE) {
+    if (cg->mode == GPX__CG_NONE) {
         gpx__exec_fmt(out->note, sizeof out->note, "no cgroup: %s", cg->note);
         return;
     }
@@ -233,7 +233,7 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
     gpx__exec_fmt(mem, sizeof mem, "%lld", (long long)mem_bytes);
     const char *what = "";
     int rc;
-    if (cg->mode == GP__CG_V2) {
+    if (cg->mode == GPX__CG_V2) {
         char max[64];
         gpx__exec_fmt(max, sizeof max, "%s %d", quota, CPU_PERIOD_US);
         rc = make_dir(out->dirs[0], sizeof out->dirs[0], cg->cpu_parent, name);
@@ -281,7 +281,7 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
         gpx__exec_fmt(mem_txt, sizeof mem_txt, "memory %lld bytes", (long long)mem_bytes);
     }
     gpx__exec_fmt(out->note, sizeof out->note, "cgroup %s %s: %s, %s",
-                  cg->mode == GP__CG_V2 ? "v2" : "v1", out->dirs[0], cpu_txt, mem_txt);
+                  cg->mode == GPX__CG_V2 ? "v2" : "v1", out->dirs[0], cpu_txt, mem_txt);
 }
 
 void gpx__cg_remove(const gpx__task_cg *tc) {
@@ -321,7 +321,7 @@ int gpx__cg_load(gpx__task_cg *tc, const char *file) {
         return errno == ENOENT ? 0 : GP_EIO;
     }
     char line[PATH_MAX];
-    while (tc->ndirs < GP__CG_DIRS && fgets(line, sizeof line, f) != NULL) {
+    while (tc->ndirs < GPX__CG_DIRS && fgets(line, sizeof line, f) != NULL) {
         line[strcspn(line, "\n")] = '\0';
         if (line[0] == '/') {
             gpx__exec_fmt(tc->dirs[tc->ndirs++], sizeof tc->dirs[0], "%s", line);

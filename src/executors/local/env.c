@@ -220,7 +220,7 @@ int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__use
         return rc;
     }
     envb e = {NULL, 0, 0, 0};
-    env_setf(&e, "PATH", "%s", GP__TASK_PATH);
+    env_setf(&e, "PATH", "%s", GPX__TASK_PATH);
     env_setf(&e, "HOME", "%s", u->home);
     env_setf(&e, "USER", "%s", u->name);
     env_setf(&e, "LOGNAME", "%s", u->name);

@@ -326,13 +326,13 @@ int gpx__nvml_open(gpx__nvml *nv, const char *lib, int required, char *err, size
         return 0;
     }
     const char *missing = NULL;
-#define GP__NVML_RESOLVE(name, args, required)                                                     \
+#define GPX__NVML_RESOLVE(name, args, required)                                                    \
     *(void **)&nv->name = dlsym(h, #name);                                                         \
     if (required && nv->name == NULL && missing == NULL) {                                         \
         missing = #name;                                                                           \
     }
-    GP__NVML_FUNCS(GP__NVML_RESOLVE)
-#undef GP__NVML_RESOLVE
+    GPX__NVML_FUNCS(GPX__NVML_RESOLVE)
+#undef GPX__NVML_RESOLVE
     int rc = missing == NULL ? nv->nvmlInit_v2() : -1;
     if (rc != NVML_SUCCESS) {
         char note[256];

@@ -72,7 +72,7 @@ static void make_key(char *key, size_t len, uint64_t w, int32_t task, int32_t at
 static int parse_key(const char *key, uint64_t *w, int32_t *task, int32_t *attempt) {
     unsigned long long ww;
     int t, a;
-    char again[GP__KEY_MAX];
+    char again[GPX__KEY_MAX];
     if (sscanf(key, "w%llu.t%d.a%d", &ww, &t, &a) != 3) {
         return GP_EINVAL;
     }
@@ -87,7 +87,7 @@ static int parse_key(const char *key, uint64_t *w, int32_t *task, int32_t *attem
 }
 
 typedef struct handle_parts {
-    char key[GP__KEY_MAX];
+    char key[GPX__KEY_MAX];
     pid_t spid;
     uint64_t sstart;
 } handle_parts;
@@ -181,7 +181,7 @@ static void remove_dir(const char *dir) {
  *                        <state_dir>/instance
  */
 typedef struct config {
-    char instance[GP__INSTANCE_MAX + 1];
+    char instance[GPX__INSTANCE_MAX + 1];
     char cgroup[16];
     char cgroup_parent[256];
     char nvml[PATH_MAX];
@@ -249,7 +249,7 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
 /* True if id is a valid instance id: 1 to 16 letters, digits, '_' or '-'. */
 static int instance_ok(const char *id) {
     size_t n = strlen(id);
-    if (n == 0 || n >= GP__INSTANCE_MAX) {
+    if (n == 0 || n >= GPX__INSTANCE_MAX) {
         return 0;
     }
     for (size_t i = 0; i < n; i++) {
@@ -428,7 +428,7 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
     if (rc == 0) {
         /* One cgroup tree per instance: the clean-up of one daemon's task
          * can never reach a task of another daemon with the same key. */
-        char parent[sizeof c->cgroup_parent + GP__INSTANCE_MAX + 1];
+        char parent[sizeof c->cgroup_parent + GPX__INSTANCE_MAX + 1];
         gpx__exec_fmt(parent, sizeof parent, "%s/%s", c->cgroup_parent, lx->instance);
         rc = gpx__cg_detect(&lx->cg, c->cgroup, c->cgroup_parent[0] != '\0' ? parent : "", err,
                             errlen);
@@ -448,10 +448,10 @@ static void local_close(void *state) {
         /* The instance's cgroups go when no task is left in them; with tasks
          * still running (a daemon stopped, to be restarted) rmdir fails and
          * they stay. */
-        if (lx->cg.mode != GP__CG_NONE) {
+        if (lx->cg.mode != GPX__CG_NONE) {
             rmdir(lx->cg.cpu_parent);
         }
-        if (lx->cg.mode == GP__CG_V1) {
+        if (lx->cg.mode == GPX__CG_V1) {
             rmdir(lx->cg.mem_parent);
         }
         gpx__nvml_close(&lx->nvml);
@@ -483,17 +483,17 @@ static int local_inventory(void *state, gp_node_spec *nodes, size_t max, size_t 
 static void start_error(const gp_task_launch *t, const char *path, const char *workdir, int stage,
                         int e, char *err, size_t errlen) {
     switch (stage) {
-    case GP__STAGE_EXEC:
+    case GPX__STAGE_EXEC:
         gp_errf(err, errlen, "argv[0]: cannot execute '%s': %s", path, strerror(e));
         break;
-    case GP__STAGE_CHDIR:
+    case GPX__STAGE_CHDIR:
         gp_errf(err, errlen, "workdir: cannot enter '%s': %s", workdir, strerror(e));
         break;
-    case GP__STAGE_STDIO:
+    case GPX__STAGE_STDIO:
         gp_errf(err, errlen, "log_path: cannot send output to '%s': %s",
                 t->log_path ? t->log_path : "(default)", strerror(e));
         break;
-    case GP__STAGE_USER:
+    case GPX__STAGE_USER:
         gp_errf(err, errlen, "run_as: cannot become '%s': %s", t->run_as ? t->run_as : "(none)",
                 strerror(e));
         break;
@@ -511,7 +511,7 @@ static int resolve(const char *prog, char *const *env, char *out, size_t len) {
     }
     const char *path = gpx__env_get(env, "PATH");
     char dirs[4096];
-    gpx__exec_fmt(dirs, sizeof dirs, "%s", path != NULL ? path : GP__TASK_PATH);
+    gpx__exec_fmt(dirs, sizeof dirs, "%s", path != NULL ? path : GPX__TASK_PATH);
     char *save = NULL;
     for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
         struct stat st;
@@ -535,11 +535,11 @@ static int launched_before(const gp_task_launch *t, const char *dir, char handle
     for (int i = 0; i < 100; i++) {
         if (read_handle(dir, handle) == 0) {
             gpx__exit ex;
-            if (gpx__exit_read(dir, &ex) == 0 && ex.present && ex.start_stage != GP__STAGE_NONE) {
+            if (gpx__exit_read(dir, &ex) == 0 && ex.present && ex.start_stage != GPX__STAGE_NONE) {
                 start_error(t, t->argv[0], t->workdir ? t->workdir : "(default)", ex.start_stage,
                             ex.start_errno, err, errlen);
                 handle[0] = '\0';
-                return ex.start_stage == GP__STAGE_SUPERVISOR ? GP_ESYS : GP_ENOENT;
+                return ex.start_stage == GPX__STAGE_SUPERVISOR ? GP_ESYS : GP_ENOENT;
             }
             return 1;
         }
@@ -744,7 +744,7 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
                 t->task < 0 ? ">= 0" : ">= 1");
         return GP_EINVAL;
     }
-    char key[GP__KEY_MAX];
+    char key[GPX__KEY_MAX];
     make_key(key, sizeof key, t->workload, t->task, t->attempt);
     prep *p = calloc(1, sizeof *p);
     if (p == NULL) {
@@ -798,9 +798,9 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
                         p->log_fd, p->dir,   key,    title,
                         &p->cg,    &p->user, 1,      p->preload[0] ? p->preload : NULL};
         rc = gpx__spawn_task(&s, &sp, err, errlen);
-        if (rc == 0 && sp.stage != GP__STAGE_NONE) {
+        if (rc == 0 && sp.stage != GPX__STAGE_NONE) {
             start_error(t, p->path, p->workdir, sp.stage, sp.start_errno, err, errlen);
-            rc = sp.stage == GP__STAGE_SUPERVISOR ? GP_ESYS : GP_ENOENT;
+            rc = sp.stage == GPX__STAGE_SUPERVISOR ? GP_ESYS : GP_ENOENT;
         }
         if (rc < 0) {
             dprintf(p->log_fd, "==== gpupool: could not start: %s ====\n", err ? err : "");
@@ -918,7 +918,7 @@ static void poll_one(const gpx__local *lx, gp_task_status *st) {
             gpx__exec_fmt(st->detail, sizeof st->detail, "the task's exit file is corrupt");
             return;
         }
-        if (ex.present && ex.start_stage != GP__STAGE_NONE) {
+        if (ex.present && ex.start_stage != GPX__STAGE_NONE) {
             st->state = GP_TASK_FAILED;
             gpx__exec_fmt(st->detail, sizeof st->detail, "could not start (%s): %s",
                           gpx__stage_name(ex.start_stage), strerror(ex.start_errno));

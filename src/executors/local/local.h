@@ -29,16 +29,16 @@
 
 #include "executors/executor.h"
 
-#define GP__KEY_MAX 64
+#define GPX__KEY_MAX 64
 
 /* An instance id: up to 16 letters, digits, '_' or '-' (local.c). */
-#define GP__INSTANCE_MAX 17
+#define GPX__INSTANCE_MAX 17
 
 /* ------------------------------------------------------------------------ */
 /* cgroup.c                                                                  */
 /* ------------------------------------------------------------------------ */
 
-typedef enum gpx__cg_mode { GP__CG_NONE = 0, GP__CG_V1, GP__CG_V2 } gpx__cg_mode;
+typedef enum gpx__cg_mode { GPX__CG_NONE = 0, GPX__CG_V1, GPX__CG_V2 } gpx__cg_mode;
 
 /* How this instance applies limits: decided once, at open. */
 typedef struct gpx__cgroups {
@@ -48,12 +48,12 @@ typedef struct gpx__cgroups {
     char note[256];            /* what is applied, or why nothing is */
 } gpx__cgroups;
 
-#define GP__CG_DIRS 2
+#define GPX__CG_DIRS 2
 
 /* One task's cgroup directories (v2: one; v1: cpu and memory). */
 typedef struct gpx__task_cg {
     int ndirs;
-    char dirs[GP__CG_DIRS][PATH_MAX];
+    char dirs[GPX__CG_DIRS][PATH_MAX];
     char note[256]; /* the limits applied, or why none */
 } gpx__task_cg;
 
@@ -99,29 +99,29 @@ int gpx__cg_load(gpx__task_cg *tc, const char *file);
 
 /* What stage of starting a task failed (stored in the exit file). */
 enum {
-    GP__STAGE_NONE = 0,
-    GP__STAGE_SUPERVISOR, /* fork or setsid of the supervisor */
-    GP__STAGE_STDIO,      /* redirecting standard input/output */
-    GP__STAGE_CHDIR,      /* entering the working directory */
-    GP__STAGE_EXEC,       /* executing the program */
-    GP__STAGE_USER,       /* becoming the task's Unix user */
-    GP__STAGE_COUNT
+    GPX__STAGE_NONE = 0,
+    GPX__STAGE_SUPERVISOR, /* fork or setsid of the supervisor */
+    GPX__STAGE_STDIO,      /* redirecting standard input/output */
+    GPX__STAGE_CHDIR,      /* entering the working directory */
+    GPX__STAGE_EXEC,       /* executing the program */
+    GPX__STAGE_USER,       /* becoming the task's Unix user */
+    GPX__STAGE_COUNT
 };
 
 /* "supervisor", "stdio", "chdir", "exec". */
 const char *gpx__stage_name(int stage);
 
-#define GP__USER_GROUPS 64
+#define GPX__USER_GROUPS 64
 
 /* The PATH of a task whose workload sets none. */
-#define GP__TASK_PATH "/usr/local/bin:/usr/bin:/bin"
+#define GPX__TASK_PATH "/usr/local/bin:/usr/bin:/bin"
 
 /* The Unix identity of a task (user.c). */
 typedef struct gpx__user {
     int switch_to; /* 1: the task switches to uid/gid/groups; 0: runs as we do */
     uid_t uid;
     gid_t gid;
-    gid_t groups[GP__USER_GROUPS];
+    gid_t groups[GPX__USER_GROUPS];
     int ngroups;
     char name[64];
     char home[PATH_MAX];
@@ -152,7 +152,7 @@ typedef struct gpx__spawned {
     uint64_t sstart;
     pid_t tpid; /* the task's main process and process group */
     uint64_t tstart;
-    int stage; /* GP__STAGE_NONE if the task started */
+    int stage; /* GPX__STAGE_NONE if the task started */
     int start_errno;
 } gpx__spawned;
 
@@ -177,7 +177,7 @@ typedef struct gpx__exit {
     int present; /* 0: no exit file (yet) */
     int exit_code;
     int term_signal;
-    int start_stage; /* GP__STAGE_NONE if the task started */
+    int start_stage; /* GPX__STAGE_NONE if the task started */
     int start_errno;
 } gpx__exit;
 
@@ -209,7 +209,7 @@ typedef struct gpx__nvml_utilization {
  * fields below and the code that resolves them. The last column says
  * whether NVML is unusable without the function (MIG mode is only asked of
  * drivers that know it). */
-#define GP__NVML_FUNCS(X)                                                                          \
+#define GPX__NVML_FUNCS(X)                                                                         \
     X(nvmlInit_v2, (void), 1)                                                                      \
     X(nvmlShutdown, (void), 1)                                                                     \
     X(nvmlDeviceGetCount_v2, (unsigned int *count), 1)                                             \
@@ -222,9 +222,9 @@ typedef struct gpx__nvml_utilization {
 
 typedef struct gpx__nvml {
     void *lib; /* NULL: NVML is not in use */
-#define GP__NVML_FIELD(name, args, required) int(*name) args;
-    GP__NVML_FUNCS(GP__NVML_FIELD)
-#undef GP__NVML_FIELD
+#define GPX__NVML_FIELD(name, args, required) int(*name) args;
+    GPX__NVML_FUNCS(GPX__NVML_FIELD)
+#undef GPX__NVML_FIELD
     char note[256]; /* where it was loaded from, or why not */
 } gpx__nvml;
 
@@ -270,9 +270,9 @@ void gpx__host_resources(int64_t *cpu_milli, int64_t *mem_bytes);
 
 typedef struct gpx__local {
     char state_dir[PATH_MAX];
-    char instance[GP__INSTANCE_MAX]; /* names its cgroups, ledgers, supervisors */
-    char inventory[PATH_MAX];        /* "" if none */
-    char emulate[PATH_MAX];          /* where to write emulated GPUs if none is found; "" never */
+    char instance[GPX__INSTANCE_MAX]; /* names its cgroups, ledgers, supervisors */
+    char inventory[PATH_MAX];         /* "" if none */
+    char emulate[PATH_MAX];           /* where to write emulated GPUs if none is found; "" never */
     char interposer[PATH_MAX];
     char node_name[GP_NAME_MAX + 1];
     char domain[GP_NAME_MAX + 1];

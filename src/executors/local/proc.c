@@ -60,14 +60,14 @@ typedef struct start_failure {
     int32_t start_errno;
 } start_failure;
 
-static const char *const stage_names[GP__STAGE_COUNT] = {
-    [GP__STAGE_NONE] = "started", [GP__STAGE_SUPERVISOR] = "supervisor",
-    [GP__STAGE_STDIO] = "stdio",  [GP__STAGE_CHDIR] = "chdir",
-    [GP__STAGE_EXEC] = "exec",    [GP__STAGE_USER] = "user",
+static const char *const stage_names[GPX__STAGE_COUNT] = {
+    [GPX__STAGE_NONE] = "started", [GPX__STAGE_SUPERVISOR] = "supervisor",
+    [GPX__STAGE_STDIO] = "stdio",  [GPX__STAGE_CHDIR] = "chdir",
+    [GPX__STAGE_EXEC] = "exec",    [GPX__STAGE_USER] = "user",
 };
 
 const char *gpx__stage_name(int stage) {
-    return stage >= 0 && stage < GP__STAGE_COUNT ? stage_names[stage] : "unknown";
+    return stage >= 0 && stage < GPX__STAGE_COUNT ? stage_names[stage] : "unknown";
 }
 
 /* ======================================================================== */
@@ -410,23 +410,23 @@ static int sa_mkdirs(const char *path) {
 
 /* The task's side of the fork: never returns. */
 static void run_task(const gpx__spawn *s, int errfd) {
-    start_failure f = {GP__STAGE_NONE, 0};
+    start_failure f = {GPX__STAGE_NONE, 0};
     signal(SIGPIPE, SIG_DFL); /* the supervisor ignores it; the task must not */
     /* A session of its own: its process group is its pid, and nothing it
      * does reaches the supervisor's session. */
     setsid();
     if (s->log_fd != STDOUT_FILENO && dup2(s->log_fd, STDOUT_FILENO) < 0) {
-        f.stage = GP__STAGE_STDIO;
+        f.stage = GPX__STAGE_STDIO;
     } else if (s->log_fd != STDERR_FILENO && dup2(s->log_fd, STDERR_FILENO) < 0) {
-        f.stage = GP__STAGE_STDIO;
+        f.stage = GPX__STAGE_STDIO;
     }
-    if (f.stage == GP__STAGE_NONE) {
+    if (f.stage == GPX__STAGE_NONE) {
         int null = open("/dev/null", O_RDONLY);
         if (null < 0 || (null != STDIN_FILENO && dup2(null, STDIN_FILENO) < 0)) {
-            f.stage = GP__STAGE_STDIO;
+            f.stage = GPX__STAGE_STDIO;
         }
     }
-    if (f.stage == GP__STAGE_NONE) {
+    if (f.stage == GPX__STAGE_NONE) {
         /* The cgroups are joined while we are still root: a task's user
          * can neither write them nor leave them. */
         join_cgroups(s->cg);
@@ -434,16 +434,16 @@ static void run_task(const gpx__spawn *s, int errfd) {
         close_others(keep, 1);
         bind_preload(s->preload);
         if (become(s->user) < 0) {
-            f.stage = GP__STAGE_USER;
+            f.stage = GPX__STAGE_USER;
         } else if ((s->make_workdir && sa_mkdirs(s->workdir) < 0) || chdir(s->workdir) < 0) {
             /* Created and entered as the task's user: a workdir it may not
              * use is refused by the kernel, not by a check of ours. */
-            f.stage = GP__STAGE_CHDIR;
+            f.stage = GPX__STAGE_CHDIR;
         } else {
             umask(022);
             prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
             execve(s->path, s->argv, s->envp);
-            f.stage = GP__STAGE_EXEC;
+            f.stage = GPX__STAGE_EXEC;
         }
     }
     f.start_errno = errno;
@@ -464,7 +464,7 @@ static void write_exit(const char *dir, int code, int sig, int stage, int err_no
     char *p = buf;
     sa_kv(&p, buf + sizeof buf, "exit_code", code);
     sa_kv(&p, buf + sizeof buf, "term_signal", sig);
-    if (stage != GP__STAGE_NONE) {
+    if (stage != GPX__STAGE_NONE) {
         sa_kv(&p, buf + sizeof buf, "start_stage", stage);
         sa_kv(&p, buf + sizeof buf, "start_errno", err_no);
     }
@@ -669,7 +669,7 @@ static void set_title(const char *title) {
 
 /* The supervisor: never returns. rep is the report pipe to the daemon. */
 static void supervise(const gpx__spawn *s, int rep) {
-    report r = {GP__STAGE_NONE, 0, (int32_t)getpid(), 0, 0, 0};
+    report r = {GPX__STAGE_NONE, 0, (int32_t)getpid(), 0, 0, 0};
     reset_signals();
     set_title(s->title);
     /* The daemon may die while we report to it: a write to its closed pipe
@@ -692,7 +692,7 @@ static void supervise(const gpx__spawn *s, int rep) {
         close(null);
     }
     if (setsid() < 0) {
-        r.stage = GP__STAGE_SUPERVISOR;
+        r.stage = GPX__STAGE_SUPERVISOR;
         r.start_errno = errno;
     }
     /* Orphans of the task become our children, so that we can reap and kill
@@ -710,18 +710,18 @@ static void supervise(const gpx__spawn *s, int rep) {
     sa_str(&p, end, ":");
     sa_u64(&p, end, r.sstart);
     sa_str(&p, end, "\n");
-    if (r.stage == GP__STAGE_NONE && write_file_atomic(s->dir, "handle", handle) < 0) {
-        r.stage = GP__STAGE_SUPERVISOR;
+    if (r.stage == GPX__STAGE_NONE && write_file_atomic(s->dir, "handle", handle) < 0) {
+        r.stage = GPX__STAGE_SUPERVISOR;
         r.start_errno = errno;
     }
 
     int errp[2] = {-1, -1};
     pid_t tpid = -1;
-    if (r.stage == GP__STAGE_NONE && pipe2(errp, O_CLOEXEC) < 0) {
-        r.stage = GP__STAGE_SUPERVISOR;
+    if (r.stage == GPX__STAGE_NONE && pipe2(errp, O_CLOEXEC) < 0) {
+        r.stage = GPX__STAGE_SUPERVISOR;
         r.start_errno = errno;
     }
-    if (r.stage == GP__STAGE_NONE) {
+    if (r.stage == GPX__STAGE_NONE) {
         tpid = fork();
         if (tpid == 0) {
             close(errp[0]);
@@ -729,7 +729,7 @@ static void supervise(const gpx__spawn *s, int rep) {
             run_task(s, errp[1]);
         }
         if (tpid < 0) {
-            r.stage = GP__STAGE_SUPERVISOR;
+            r.stage = GPX__STAGE_SUPERVISOR;
             r.start_errno = errno;
         }
     }
@@ -757,12 +757,12 @@ static void supervise(const gpx__spawn *s, int rep) {
             write_file_atomic(s->dir, "task", task);
         }
     }
-    if (r.stage != GP__STAGE_NONE) {
+    if (r.stage != GPX__STAGE_NONE) {
         write_exit(s->dir, 127, 0, r.stage, r.start_errno);
     }
     (void)write_all(rep, &r, sizeof r);
     close(rep);
-    if (r.stage != GP__STAGE_NONE) {
+    if (r.stage != GPX__STAGE_NONE) {
         _exit(0);
     }
 
@@ -771,7 +771,7 @@ static void supervise(const gpx__spawn *s, int rep) {
     kill_leftovers(s, tpid);
     waitpid(tpid, NULL, 0);
     log_footer(s->log_fd, code, sig);
-    write_exit(s->dir, code, sig, GP__STAGE_NONE, 0);
+    write_exit(s->dir, code, sig, GPX__STAGE_NONE, 0);
     /* Reap what the kills above ended; give up after a second rather than
      * wait on a process stuck in the kernel. */
     for (int i = 0; i < 100; i++) {
@@ -813,7 +813,7 @@ int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t er
             supervise(s, rep[1]);
         }
         if (sup < 0) {
-            report r = {GP__STAGE_SUPERVISOR, errno, 0, 0, 0, 0};
+            report r = {GPX__STAGE_SUPERVISOR, errno, 0, 0, 0, 0};
             (void)write_all(rep[1], &r, sizeof r);
         }
         _exit(0);

@@ -33,10 +33,10 @@ static int from_passwd(const struct passwd *pw, gpx__user *u, char *err, size_t 
     gpx__exec_fmt(u->home, sizeof u->home, "%s", pw->pw_dir[0] ? pw->pw_dir : "/");
     gpx__exec_fmt(u->shell, sizeof u->shell, "%s",
                   pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
-    int n = GP__USER_GROUPS;
+    int n = GPX__USER_GROUPS;
     if (getgrouplist(pw->pw_name, pw->pw_gid, u->groups, &n) < 0) {
         gp_errf(err, errlen, "run_as: user '%s' is in more than %d groups", pw->pw_name,
-                GP__USER_GROUPS);
+                GPX__USER_GROUPS);
         return GP_EINVAL;
     }
     u->ngroups = n;
