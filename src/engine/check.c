@@ -40,8 +40,44 @@ static int linked(const gp_engine *e, const gp__idlist *l, const gp__node *n, in
     return before && after;
 }
 
-static int check_nodes(const gp_engine *e, char *err, size_t errlen) {
+/* The pool-wide maxima node.c keeps as nodes come and go, against a count
+ * over every node. */
+static int check_maxima(const gp_engine *e, char *err, size_t errlen) {
     int rc = 0;
+    int64_t mem = 0;
+    int32_t whole = 0;
+    uint32_t nmem = 0, nwhole = 0;
+    for (uint32_t i = 0; i < e->nnodes; i++) {
+        const gp__node *n = e->nodes[i];
+        if (!n)
+            continue;
+        int64_t m = 0;
+        int32_t w = 0;
+        for (int32_t g = 0; g < n->spec.ngpus; g++) {
+            m = n->spec.gpus[g].mem_bytes > m ? n->spec.gpus[g].mem_bytes : m;
+            w += !n->spec.gpus[g].mig;
+        }
+        nmem = m > mem ? 1 : nmem + (m == mem);
+        mem = m > mem ? m : mem;
+        nwhole = w > whole ? 1 : nwhole + (w == whole);
+        whole = w > whole ? w : whole;
+    }
+    if (e->live_nodes == 0)
+        nmem = nwhole = 0;
+    if (e->max_gpu_mem != mem || e->max_gpus != whole ||
+        (e->live_nodes && (e->nat_max_gpu_mem != nmem || e->nat_max_gpus != nwhole)))
+        FAIL("pool maxima: %" PRId64 " bytes (%u nodes), %d GPUs (%u nodes); the nodes say %" PRId64
+             " (%u), %d (%u)",
+             e->max_gpu_mem, e->nat_max_gpu_mem, e->max_gpus, e->nat_max_gpus, mem, nmem, whole,
+             nwhole);
+out:
+    return rc;
+}
+
+static int check_nodes(const gp_engine *e, char *err, size_t errlen) {
+    int rc = check_maxima(e, err, errlen);
+    if (rc)
+        return rc;
     for (uint32_t i = 0; i < e->nnodes; i++) {
         const gp__node *n = e->nodes[i];
         if (!n)

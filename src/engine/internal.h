@@ -186,8 +186,13 @@ struct gp_engine {
      * take a request: node ids by fully free GPUs, and by largest free slice. */
     gp__idlist by_whole[GP_MAX_GPUS_PER_NODE + 1];
     gp__idlist by_frac[GP_MILLI + 1];
+    /* Pool-wide maxima for request validation, kept as nodes come and go:
+     * each with the number of nodes that reach it, so that only the last of
+     * those leaving makes node.c look at every node again. */
     int64_t max_gpu_mem; /* largest GPU memory in the pool */
     int32_t max_gpus;    /* most non-MIG GPUs on one node */
+    uint32_t nat_max_gpu_mem, nat_max_gpus;
+    int maxima_stale; /* the last node at a maximum left: recount */
 
     char models[GP__MAX_MODELS][GP_NAME_MAX + 1];
     int32_t nmodels;

@@ -128,23 +128,59 @@ static void capacity_add(gp_engine *e, const gp__node *n, int sign) {
     e->capacity.v[GP_RES_GPU] += sign * (int64_t)n->spec.ngpus * GP_MILLI;
 }
 
-/* Recomputes the pool-wide maxima used by request validation. */
-static void pool_maxima(gp_engine *e) {
-    e->max_gpu_mem = 0;
-    e->max_gpus = 0;
-    for (uint32_t i = 0; i < e->nnodes; i++) {
-        const gp__node *n = e->nodes[i];
-        if (!n || !n->alive)
-            continue;
-        int32_t whole = 0;
-        for (int32_t g = 0; g < n->spec.ngpus; g++) {
-            if (n->spec.gpus[g].mem_bytes > e->max_gpu_mem)
-                e->max_gpu_mem = n->spec.gpus[g].mem_bytes;
-            whole += !n->spec.gpus[g].mig;
-        }
-        if (whole > e->max_gpus)
-            e->max_gpus = whole;
+/* Node n's part in the pool-wide maxima: its largest GPU memory and its
+ * number of non-MIG GPUs. */
+static void node_maxima(const gp__node *n, int64_t *mem, int32_t *whole) {
+    *mem = 0;
+    *whole = 0;
+    for (int32_t g = 0; g < n->spec.ngpus; g++) {
+        if (n->spec.gpus[g].mem_bytes > *mem)
+            *mem = n->spec.gpus[g].mem_bytes;
+        *whole += !n->spec.gpus[g].mig;
     }
+}
+
+/* Counts one node at (mem, whole) in (sign > 0) or out of the maxima. A node
+ * leaving a maximum it alone reached makes the maxima stale; maxima_settle
+ * recounts them once the pool is whole again. Constant time otherwise, so that
+ * adding N nodes is O(N) and not O(N^2). */
+static void maxima_count(gp_engine *e, int64_t mem, int32_t whole, int sign) {
+    if (sign > 0) {
+        if (mem > e->max_gpu_mem || e->nat_max_gpu_mem == 0) {
+            e->max_gpu_mem = mem;
+            e->nat_max_gpu_mem = 0;
+        }
+        e->nat_max_gpu_mem += mem == e->max_gpu_mem;
+        if (whole > e->max_gpus || e->nat_max_gpus == 0) {
+            e->max_gpus = whole;
+            e->nat_max_gpus = 0;
+        }
+        e->nat_max_gpus += whole == e->max_gpus;
+        return;
+    }
+    if (mem == e->max_gpu_mem && --e->nat_max_gpu_mem == 0)
+        e->maxima_stale = 1;
+    if (whole == e->max_gpus && --e->nat_max_gpus == 0)
+        e->maxima_stale = 1;
+}
+
+static void maxima_add(gp_engine *e, const gp__node *n, int sign) {
+    int64_t mem;
+    int32_t whole;
+    node_maxima(n, &mem, &whole);
+    maxima_count(e, mem, whole, sign);
+}
+
+/* Recounts the maxima over every node if the last node at one has left. */
+static void maxima_settle(gp_engine *e) {
+    if (!e->maxima_stale)
+        return;
+    e->maxima_stale = 0;
+    e->max_gpu_mem = e->max_gpus = 0;
+    e->nat_max_gpu_mem = e->nat_max_gpus = 0;
+    for (uint32_t i = 0; i < e->nnodes; i++)
+        if (e->nodes[i])
+            maxima_add(e, e->nodes[i], +1);
 }
 
 int gp_engine_node_set(gp_engine *e, const gp_node_spec *s, char *err, size_t errlen) {
@@ -179,6 +215,7 @@ int gp_engine_node_set(gp_engine *e, const gp_node_spec *s, char *err, size_t er
         e->nodes[id] = n;
     } else {
         capacity_add(e, n, -1);
+        maxima_add(e, n, -1);
     }
     /* Free = new capacity - what is in use (nothing for a fresh node). */
     int64_t cpu_used = fresh ? 0 : n->spec.cpu_milli - n->cpu_free;
@@ -220,7 +257,8 @@ int gp_engine_node_set(gp_engine *e, const gp_node_spec *s, char *err, size_t er
     if (fresh)
         e->live_nodes++;
     capacity_add(e, n, +1);
-    pool_maxima(e);
+    maxima_add(e, n, +1);
+    maxima_settle(e);
     gp__node_refresh(e, n);
     return 0;
 }
@@ -248,6 +286,7 @@ int gp_engine_node_remove(gp_engine *e, const char *name) {
                  &n->id))
         abort(); /* room reserved above */
     capacity_add(e, n, -1);
+    maxima_add(e, n, -1);
     node_index(e, n, 0);
     gp__strmap_del(&e->node_by_name, n->spec.name);
     gp__placer_node_removed(e->placer, n->id);
@@ -256,7 +295,7 @@ int gp_engine_node_remove(gp_engine *e, const char *name) {
     e->live_nodes--;
     gp__free(&e->alloc, n->tasks);
     gp__free(&e->alloc, n);
-    pool_maxima(e);
+    maxima_settle(e);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "gptest.h"
 #include "helpers.h"
 
+#include <stdio.h>
 #include <string.h>
 
 START_TEST(test_removed_node_requeues_and_reports) {
@@ -75,8 +76,80 @@ START_TEST(test_cordoned_node_takes_nothing) {
 }
 END_TEST
 
+/* The largest GPU count and GPU memory of the pool as request validation
+ * reports them (a request above each is refused naming the pool's maximum). */
+static void pool_maxima(gp_engine *e, int32_t *gpus, int64_t *mem) {
+    gp_workload_spec w;
+    char err[GP_ERR_MAX] = "";
+    gp_workload_spec_init(&w, 1, "p");
+    w.req.gpu = GP_GPU_WHOLE;
+    w.req.gpus = GP_MAX_GPUS_PER_NODE;
+    ck_assert_int_eq(gp_engine_submit_check(e, &w, err, sizeof err), GP_EINVAL);
+    const char *at = strstr(err, "more than ");
+    ck_assert_msg(at && sscanf(at, "more than %d", gpus) == 1, "%s", err);
+    w.req.gpu = GP_GPU_MEMORY;
+    w.req.gpu_mem = INT64_MAX;
+    ck_assert_int_eq(gp_engine_submit_check(e, &w, err, sizeof err), GP_EINVAL);
+    long long m = -1;
+    at = strrchr(err, '(');
+    ck_assert_msg(at && sscanf(at, "(%lld)", &m) == 1, "%s", err);
+    *mem = m;
+}
+
+/* The pool's maxima follow nodes that come, change and go, in any order
+ * (node.c keeps them as counts instead of looking at every node on each
+ * change): the largest GPU and GPU count leaving, shrinking, ties. */
+START_TEST(test_pool_maxima_follow_changes) {
+    enum { SLOTS = 24 };
+    static const int64_t gibs[] = {16, 24, 40, 80};
+    struct {
+        int present, ngpus;
+        int64_t gib;
+    } model[SLOTS] = {{0}};
+    gp_engine *e = t_engine();
+    t_queue(e, "p", "", 0, -1, 1);
+    uint64_t x = 88172645463325252u;
+    for (int step = 0; step < 3000; step++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int k = (int)(x % SLOTS);
+        char name[16];
+        snprintf(name, sizeof name, "n%d", k);
+        if (model[k].present && (x >> 20) % 3 == 0) {
+            ck_assert_int_eq(gp_engine_node_remove(e, name), 0);
+            model[k].present = 0;
+        } else {
+            model[k].present = 1;
+            model[k].ngpus = (int)((x >> 24) % 9);
+            model[k].gib = gibs[(x >> 32) % 4];
+            t_node(e, name, model[k].ngpus, "H100", model[k].gib, "");
+        }
+        char err[GP_ERR_MAX] = "";
+        ck_assert_msg(gp_engine_check(e, err, sizeof err) == 0, "step %d: %s", step, err);
+        int32_t want_gpus = 0, gpus;
+        int64_t want_mem = 0, mem;
+        int any = 0;
+        for (int i = 0; i < SLOTS; i++) {
+            if (!model[i].present)
+                continue;
+            any = 1;
+            want_gpus = model[i].ngpus > want_gpus ? model[i].ngpus : want_gpus;
+            if (model[i].ngpus && model[i].gib * GIB > want_mem)
+                want_mem = model[i].gib * GIB;
+        }
+        if (!any)
+            continue;
+        pool_maxima(e, &gpus, &mem);
+        ck_assert_msg(gpus == want_gpus && mem == want_mem,
+                      "step %d: the pool says %d GPUs, %lld bytes; its nodes %d, %lld", step, gpus,
+                      (long long)mem, want_gpus, (long long)want_mem);
+    }
+    gp_engine_free(e);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_removed_node_requeues_and_reports);
+    tcase_add_test(tc, test_pool_maxima_follow_changes);
     tcase_add_test(tc, test_change_cannot_take_bound_gpus);
     tcase_add_test(tc, test_cordoned_node_takes_nothing);
 }
