@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "common/units.h"
 
 #define FLAG(name) (v = cli_flag(argc, argv, &i, name, &missing))
 
@@ -60,6 +61,19 @@ int cmd_usage(cli *c, int argc, char **argv) {
             c->json = 1;
         else
             return cli_usage("usage", "unknown argument \"%s\"", argv[i]);
+    }
+    /* The step is a duration for the one strict parser, here as on the
+     * server, and goes out as that parser prints it back. */
+    char stepbuf[48];
+    if (step) {
+        int64_t ms;
+        int rc = cli_parse_duration("usage", "--step", step, &ms);
+        if (rc != EXIT_OK)
+            return rc;
+        if (ms < 60000)
+            return cli_usage("usage", "--step: %s is shorter than a minute", step);
+        gp_format_duration(ms, stepbuf, sizeof stepbuf);
+        step = stepbuf;
     }
     const char *vals[] = {from, to, step, by};
     const char *names[] = {"from", "to", "step", "by"};

@@ -7,7 +7,6 @@
  * repeats what was typed, so that "--priority abc" is an error and not a
  * silent 0.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,20 +15,18 @@
 
 int cli_parse_int(const char *cmd, const char *flag, const char *text, int64_t lo, int64_t hi,
                   int64_t *out) {
-    const char *p = text;
-    if (*p == '-')
-        p++;
-    int digits = *p >= '0' && *p <= '9';
-    for (; *p >= '0' && *p <= '9'; p++)
-        ;
-    errno = 0;
-    long long x = digits && *p == '\0' ? strtoll(text, NULL, 10) : 0;
+    /* A sign, then gp_parse_uint's digits (no blanks, no "+"): INT64_MIN's
+     * magnitude is one more than INT64_MAX's. */
+    const char *p = text + (text[0] == '-');
+    uint64_t mag = 0;
+    int bad = gp_parse_uint(p, NULL, 10, (uint64_t)INT64_MAX + (p != text), &mag) < 0;
+    int64_t x = p == text ? (int64_t)mag : mag > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)mag;
     char range[64];
     if (hi == INT64_MAX)
         snprintf(range, sizeof range, "%lld or more", (long long)lo);
     else
         snprintf(range, sizeof range, "%lld to %lld", (long long)lo, (long long)hi);
-    if (!digits || *p != '\0' || errno == ERANGE)
+    if (bad)
         return cli_usage(cmd, "%s: \"%s\" is not a whole number (%s)", flag, text, range);
     if (x < lo || x > hi)
         return cli_usage(cmd, "%s: %s is outside %s", flag, text, range);

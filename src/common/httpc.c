@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/gp_error.h"
+#include "common/units.h"
 
 struct gp_http_conn {
     int fd;          /* -1: reading from src instead (gp_http_parse_response) */
@@ -214,33 +215,19 @@ static int read_exact(gp_http_conn *c, char **body, size_t *blen, size_t n) {
     return 0;
 }
 
-/* Parses a header's decimal (base 10) or chunk-size (base 16) number: digits
- * only, optional surrounding blanks (and, for chunks, extensions after ';'),
- * at most GP_HTTP_BODY_MAX. Returns 0, or -1 for anything else. */
+/* Parses a header's decimal (base 10) or chunk-size (base 16) number with
+ * gp_parse_uint: digits only, optional surrounding blanks (and, for chunks,
+ * extensions after ';'), at most GP_HTTP_BODY_MAX. Returns 0, or -1 for
+ * anything else. */
 static int parse_count(const char *s, int base, size_t *out) {
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t v = 0;
-    int digits = 0;
-    for (;; s++, digits++) {
-        int d;
-        if (*s >= '0' && *s <= '9')
-            d = *s - '0';
-        else if (base == 16 && *s >= 'a' && *s <= 'f')
-            d = *s - 'a' + 10;
-        else if (base == 16 && *s >= 'A' && *s <= 'F')
-            d = *s - 'A' + 10;
-        else
-            break;
-        if (v > (GP_HTTP_BODY_MAX - (size_t)d) / (size_t)base)
-            return -1;
-        v = v * (size_t)base + (size_t)d;
-    }
-    while (*s == ' ' || *s == '\t')
-        s++;
-    if (digits == 0 || (*s && !(base == 16 && *s == ';')))
+    s += strspn(s, " \t");
+    uint64_t v;
+    if (gp_parse_uint(s, &s, base, GP_HTTP_BODY_MAX, &v) < 0)
         return -1;
-    *out = v;
+    s += strspn(s, " \t");
+    if (*s && !(base == 16 && *s == ';'))
+        return -1;
+    *out = (size_t)v;
     return 0;
 }
 

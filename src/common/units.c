@@ -15,6 +15,38 @@
 
 #include "common/gp_error.h"
 
+int gp_hex_digit(int c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int gp_parse_uint(const char *s, const char **end, int base, uint64_t max, uint64_t *out) {
+    if (!s || (base != 10 && base != 16))
+        return GP_EINVAL;
+    uint64_t v = 0;
+    const char *p = s;
+    int d, over = 0;
+    for (; (d = gp_hex_digit((unsigned char)*p)) >= 0 && d < base; p++) {
+        if (v > (max - (uint64_t)d) / (uint64_t)base || (uint64_t)d > max)
+            over = 1;
+        else
+            v = v * (uint64_t)base + (uint64_t)d;
+    }
+    if (p == s || (!end && *p != '\0'))
+        return GP_EINVAL;
+    if (over)
+        return GP_ERANGE;
+    if (end)
+        *end = p;
+    *out = v;
+    return 0;
+}
+
 /*
  * Reads "123" or "123.456" from *sp and returns the value times mult in *out.
  * The result must be a whole number (no fraction of the unit is lost) and fit
@@ -116,24 +148,47 @@ int gp_parse_size(const char *s, int64_t *out) {
     return scaled(s, u, mult, out);
 }
 
+/* The units of a duration, largest first, as a compound duration must write
+ * them ("1d2h", "1m30s", "1s500ms"). */
+static const struct {
+    const char *name;
+    int64_t ms;
+} duration_units[] = {
+    {"d", 86400 * 1000}, {"h", 3600 * 1000}, {"m", 60 * 1000}, {"s", 1000}, {"ms", 1},
+};
+enum { NDURATION_UNITS = sizeof duration_units / sizeof duration_units[0] };
+
 int gp_parse_duration_ms(const char *s, int64_t *out) {
     if (!s || !*s)
         return GP_EINVAL;
     const char *u = unit_of(s);
-    int64_t mult;
-    if (*u == '\0' || strcmp(u, "s") == 0)
-        mult = 1000;
-    else if (strcmp(u, "ms") == 0)
-        mult = 1;
-    else if (strcmp(u, "m") == 0)
-        mult = 60 * 1000;
-    else if (strcmp(u, "h") == 0)
-        mult = 3600 * 1000;
-    else if (strcmp(u, "d") == 0)
-        mult = 86400 * 1000;
-    else
-        return GP_EINVAL;
-    return scaled(s, u, mult, out);
+    if (*u == '\0') /* a bare number is seconds */
+        return scaled(s, u, 1000, out);
+    /* One or more terms, each a number and a unit smaller than the one
+     * before it, so that whatever gp_format_duration prints reads back. */
+    int64_t total = 0;
+    size_t next = 0; /* the first unit the next term may use */
+    while (*s) {
+        u = unit_of(s);
+        size_t ulen = strspn(u, "dhms");
+        size_t k = next;
+        while (k < NDURATION_UNITS && (strlen(duration_units[k].name) != ulen ||
+                                       strncmp(u, duration_units[k].name, ulen) != 0))
+            k++;
+        if (k == NDURATION_UNITS)
+            return GP_EINVAL;
+        int64_t v;
+        int rc = scaled(s, u, duration_units[k].ms, &v);
+        if (rc < 0)
+            return rc;
+        if (v > INT64_MAX - total)
+            return GP_ERANGE;
+        total += v;
+        next = k + 1;
+        s = u + ulen;
+    }
+    *out = total;
+    return 0;
 }
 
 int gp_parse_milli(const char *s, int64_t *out) {
@@ -225,20 +280,34 @@ void gp_format_milli(int64_t milli, char *buf, size_t len) {
 }
 
 void gp_format_duration(int64_t ms, char *buf, size_t len) {
-    if (ms < 1000 && ms != 0) {
+    if (len == 0)
+        return;
+    if (ms == 0) {
+        snprintf(buf, len, "0s");
+        return;
+    }
+    if (ms < 0) {
+        /* A sign and the magnitude (INT64_MIN, which has none, as INT64_MAX:
+         * no clock gives a negative interval of 292 million years). */
+        snprintf(buf, len, "-");
+        gp_format_duration(ms == INT64_MIN ? INT64_MAX : -ms, buf + 1, len - 1);
+        return;
+    }
+    if (ms < 1000) {
         snprintf(buf, len, "%lldms", (long long)ms);
         return;
     }
-    int64_t s = ms / 1000;
-    int64_t d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
+    /* Days, hours and minutes as whole units; the rest as seconds with the
+     * milliseconds as a fraction ("1m1.5s"), which reads back exactly. */
     size_t n = 0;
     buf[0] = '\0';
-    if (d)
-        n += (size_t)snprintf(buf + n, len - n, "%lldd", (long long)d);
-    if (h && n < len)
-        n += (size_t)snprintf(buf + n, len - n, "%lldh", (long long)h);
-    if (m && n < len)
-        n += (size_t)snprintf(buf + n, len - n, "%lldm", (long long)m);
-    if ((sec || n == 0) && n < len)
-        snprintf(buf + n, len - n, "%llds", (long long)sec);
+    for (size_t k = 0; k < 3 && n < len; k++) {
+        int64_t v = ms / duration_units[k].ms;
+        if (v == 0)
+            continue;
+        n += (size_t)snprintf(buf + n, len - n, "%lld%s", (long long)v, duration_units[k].name);
+        ms %= duration_units[k].ms;
+    }
+    if (ms && n < len)
+        format_scaled(ms, 1000, 3, "s", buf + n, len - n);
 }

@@ -5,6 +5,9 @@
  * "15"). The daemon (for JSON strings) and the CLI (for flags) share these, so
  * that a value means the same on both sides.
  *
+ * Whole numbers in protocols (HTTP lengths and chunk sizes, ids in paths,
+ * cursors) are read by gp_parse_uint, the one strict reader of digits.
+ *
  * Every parser is exact: decimal fractions are read as integers, never through
  * floating point, and a value that does not fit in an int64_t is GP_ERANGE.
  * Parsers return 0 or a negative GP_E* code and leave *out unchanged on error.
@@ -15,10 +18,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A whole number in base 10 or 16: digits only (no sign, blanks or "0x"),
+ * at least one, at most max. With end NULL the digits must be all of s;
+ * otherwise *end is set past them and what follows is the caller's. GP_EINVAL
+ * when there is no number, GP_ERANGE above max; on error *out and *end are
+ * unchanged. */
+int gp_parse_uint(const char *s, const char **end, int base, uint64_t max, uint64_t *out);
+
+/* The value of the hexadecimal digit c (either case), or -1. */
+int gp_hex_digit(int c);
+
 /* "1024", "512K", "20G", "1.5GiB", "2T" (binary multiples; "B" optional). */
 int gp_parse_size(const char *s, int64_t *out);
 
-/* "500ms", "60s", "2m", "1h", "1d"; a bare number is seconds. */
+/* "500ms", "60s", "2m", "1h", "1d", or several of them, each unit smaller than
+ * the one before ("1h30m", "1m1.5s"); a bare number is seconds. */
 int gp_parse_duration_ms(const char *s, int64_t *out);
 
 /* A decimal with at most three fractional digits, scaled by 1000:
@@ -38,7 +52,9 @@ void gp_format_size(int64_t bytes, char *buf, size_t len);
 /* 500 -> "0.5", 2000 -> "2", 1250 -> "1.25". */
 void gp_format_milli(int64_t milli, char *buf, size_t len);
 
-/* 61000 -> "1m1s", 500 -> "500ms", 0 -> "0s". */
+/* 61000 -> "1m1s", 1500 -> "1.5s", 500 -> "500ms", 0 -> "0s"; a negative value
+ * is "-" and its magnitude. Whatever it prints for ms >= 0,
+ * gp_parse_duration_ms reads back as ms. */
 void gp_format_duration(int64_t ms, char *buf, size_t len);
 
 #endif /* GP_UNITS_H */

@@ -26,10 +26,9 @@
 #define MAX_STEPS 20000
 
 int gpd__parse_time(const char *field, const char *s, int64_t now_s, int64_t *out, gpd__err *e) {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (*s && !*end && v >= 0) {
-        *out = v;
+    uint64_t v;
+    if (gp_parse_uint(s, NULL, 10, INT64_MAX, &v) == 0) {
+        *out = (int64_t)v;
         return 0;
     }
     struct tm tm;

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "daemon/api.h"
 #include "daemon/request.h"
 #include "daemon/sched.h"
@@ -265,18 +266,21 @@ static json_t *cursor_json(const list_ctx *c) {
 /* Decodes a cursor into f (key written into key[len]): 0, or GP_EINVAL
  * naming the field cursor. */
 static int cursor_parse(const char *v, gpd__wl_filter *f, char *key, size_t len, gpd__err *e) {
-    char *end;
-    unsigned long long id = strtoull(v, &end, 10);
-    size_t hex = end != v && *end == '.' ? strlen(end + 1) : 1;
-    if (v[0] < '0' || v[0] > '9' || hex % 2 || hex / 2 >= len)
+    const char *end;
+    uint64_t id;
+    size_t hex = 1;
+    if (gp_parse_uint(v, &end, 10, INT64_MAX, &id) == 0 && *end == '.')
+        hex = strlen(end + 1);
+    if (hex % 2 || hex / 2 >= len)
         return gpd__fail(e, GP_EINVAL, "cursor",
                          "cursor: not a cursor from a previous page (next_cursor)");
     for (size_t i = 0; i < hex / 2; i++) {
-        unsigned int byte;
-        if (sscanf(end + 1 + 2 * i, "%2x", &byte) != 1 || !byte)
+        int hi = gp_hex_digit((unsigned char)end[1 + 2 * i]);
+        int lo = hi < 0 ? -1 : gp_hex_digit((unsigned char)end[2 + 2 * i]);
+        if (lo < 0 || (hi | lo) == 0)
             return gpd__fail(e, GP_EINVAL, "cursor",
                              "cursor: not a cursor from a previous page (next_cursor)");
-        key[i] = (char)byte;
+        key[i] = (char)(hi * 16 + lo);
     }
     key[hex / 2] = '\0';
     f->has_cursor = 1;

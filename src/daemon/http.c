@@ -23,6 +23,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "common/units.h"
 #include "daemon/api.h"
 
 #define BODY_MAX (1024 * 1024)
@@ -132,28 +133,10 @@ int gpd__body_json(gpd__req *r, json_t **out, gpd__err *e) {
     return 0;
 }
 
-/* The one reader of decimal numbers in paths and query strings: digits only
- * (no sign, blanks or base prefix), at most max. Returns 0 or -1. */
-static int parse_dec(const char *s, uint64_t max, uint64_t *out) {
-    uint64_t v = 0;
-    if (!*s)
-        return -1;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return -1;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (max - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 0;
-}
-
 int gpd__param_id(gpd__req *r, int i, uint64_t *out, gpd__err *e) {
     const char *s = i < r->nparams ? r->params[i] : "";
     uint64_t v;
-    if (parse_dec(s, INT64_MAX, &v) < 0 || v == 0)
+    if (gp_parse_uint(s, NULL, 10, INT64_MAX, &v) < 0 || v == 0)
         return gpd__fail(e, GP_EINVAL, "id", "id: \"%.64s\" is not a workload number", s);
     *out = v;
     return 0;
@@ -165,21 +148,11 @@ int gpd__query_int(gpd__req *r, const char *key, int64_t min, int64_t max, int64
     if (!s)
         return 0;
     uint64_t v;
-    if (parse_dec(s, (uint64_t)max, &v) < 0 || (int64_t)v < min)
+    if (gp_parse_uint(s, NULL, 10, (uint64_t)max, &v) < 0 || (int64_t)v < min)
         return gpd__fail(e, GP_EINVAL, key, "%s: \"%.64s\" is not a whole number from %lld to %lld",
                          key, s, (long long)min, (long long)max);
     *out = (int64_t)v;
     return 0;
-}
-
-static int hexval(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* Matches path against pattern; fills params with copies of {…} segments in
@@ -358,7 +331,7 @@ static int judge_head(gpd__daemon *d, struct MHD_Connection *conn, const char *m
     const char *cl = NULL;
     uint64_t n = 0;
     int hr = header(conn, "Content-Length", &cl);
-    if (hr == GP_EPARSE || (hr == 0 && parse_dec(cl, UINT64_MAX, &n) < 0))
+    if (hr == GP_EPARSE || (hr == 0 && gp_parse_uint(cl, NULL, 10, UINT64_MAX, &n) < 0))
         return gpd__fail(e, GP_EPARSE, "Content-Length", "Content-Length: not a decimal number");
     if (hr == 0 && n > BODY_MAX)
         return gpd__fail(e, GP_ELIMIT, "", "the request body is larger than %d bytes", BODY_MAX);
@@ -477,7 +450,8 @@ static size_t unescape(void *cls, struct MHD_Connection *conn, char *s) {
     char *w = s;
     for (const char *p = s; *p;) {
         int hi, lo;
-        if (p[0] == '%' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0 && (hi | lo) != 0) {
+        if (p[0] == '%' && (hi = gp_hex_digit((unsigned char)p[1])) >= 0 &&
+            (lo = gp_hex_digit((unsigned char)p[2])) >= 0 && (hi | lo) != 0) {
             *w++ = (char)(hi * 16 + lo);
             p += 3;
         } else {

@@ -15,6 +15,8 @@
 
 #include <string.h>
 
+#include "common/units.h"
+
 struct view {
     uint64_t total, used, free;
 };
@@ -69,16 +71,6 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
 
 /* ---- NVML ---------------------------------------------------------------- */
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Parses NVML's "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" into the 16
  * bytes CUDA gives. Returns 0, or -1 for another form (e.g. a MIG UUID). */
 static int parse_uuid(const char *s, uint8_t out[16]) {
@@ -88,7 +80,8 @@ static int parse_uuid(const char *s, uint8_t out[16]) {
     for (int i = 0; i < 16; i++) {
         while (*s == '-')
             s++;
-        int hi = hexval(s[0]), lo = hi < 0 ? -1 : hexval(s[1]);
+        int hi = gp_hex_digit((unsigned char)s[0]),
+            lo = hi < 0 ? -1 : gp_hex_digit((unsigned char)s[1]);
         if (lo < 0)
             return -1;
         out[i] = (uint8_t)(hi << 4 | lo);
