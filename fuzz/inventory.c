@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     n.cpu_milli = 4000;
     n.mem_bytes = 1 << 30;
     char err[512];
-    if (gpx__inv_parse_file(path, &n, err, sizeof err) == 0 &&
+    if (gpx__inv_parse_file(path, &n, NULL, err, sizeof err) == 0 &&
         (n.ngpus < 0 || n.ngpus > GP_MAX_GPUS_PER_NODE || n.nlabels > GP_MAX_LABELS))
         __builtin_trap();
     return 0;

@@ -54,7 +54,8 @@ static int load_nodes(gpd__sched *s, gpd__err *e) {
         memset(&info, 0, sizeof info);
     gpd__log("inventory: %zu node(s), %d GPU(s)%s", s->nnodes, count_gpus(s->nodes, s->nnodes),
              s->emulated ? " -- EMULATED" : "");
-    const char *lines[] = {info.gpus, info.limits, info.slices, info.state, info.identity};
+    const char *lines[] = {info.gpus,     info.limits,  info.slices,    info.state,
+                           info.identity, info.devices, info.gpu_memory};
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         if (lines[i][0])
             gpd__log("executor %s: %s", gp_executor_name(s->ex), lines[i]);

@@ -104,6 +104,10 @@ typedef struct gp_executor_info {
     char slices[256];   /* whether fractional slices are enforced */
     char state[256];    /* where task state is kept */
     char identity[256]; /* who tasks run as (Unix users, or single-user mode) */
+    /* Appended: how a task is kept to its own GPUs' device files, and what
+     * limits its GPU memory besides the interposer (e.g. the dmem cgroup). */
+    char devices[256];
+    char gpu_memory[256];
 } gp_executor_info;
 
 typedef struct gp_executor_methods {

@@ -28,8 +28,9 @@ static gp_executor *open_cg(const char **dir, const char *mode, char *parent, si
     char config[PATH_MAX + 300], err[GP_ERR_MAX] = "";
     *dir = gpt_tmpdir();
     snprintf(parent, len, "gpexec-test-%d", (int)getpid());
-    snprintf(config, sizeof config, "state_dir=%s/state,nvml=off,cgroup=%s,cgroup_parent=%s", *dir,
-             mode, parent);
+    snprintf(config, sizeof config,
+             "state_dir=%s/state,nvml=off,devices=off,cgroup=%s,cgroup_parent=%s", *dir, mode,
+             parent);
     gp_executor *ex = NULL;
     int rc = gp_executor_open("local", config, &ex, err, sizeof err);
     gp_executor_info d;

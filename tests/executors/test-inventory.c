@@ -30,7 +30,7 @@ static int parse_text(const char *text, gp_node_spec *node, char *err, size_t er
     node->cpu_milli = 4000;
     node->mem_bytes = 8 * GIB;
     err[0] = '\0';
-    int rc = gpx__inv_parse_file(path, node, err, errlen);
+    int rc = gpx__inv_parse_file(path, node, NULL, err, errlen);
     gpt_rmrf(dir);
     return rc;
 }

@@ -33,8 +33,7 @@
 
 #define CPU_PERIOD_US 100000
 
-/* Writes value into dir/file. 0 or -errno. */
-static int cg_write(const char *dir, const char *file, const char *value) {
+int gpx__cg_write(const char *dir, const char *file, const char *value) {
     char path[PATH_MAX];
     gpx__exec_fmt(path, sizeof path, "%s/%s", dir, file);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -48,7 +47,7 @@ static int cg_write(const char *dir, const char *file, const char *value) {
 }
 
 /* True if the space-separated list has the word w. */
-static int has_word(const char *list, const char *w, char sep) {
+int gpx__cg_has_word(const char *list, const char *w, char sep) {
     size_t wl = strlen(w);
     for (const char *p = list; *p != '\0';) {
         const char *e = strchr(p, sep);
@@ -67,9 +66,20 @@ static int has_word(const char *list, const char *w, char sep) {
     return 0;
 }
 
-/* Finds the mount point of a cgroup2 file system that offers cpu and memory
- * (v2), or of the cgroup v1 hierarchy whose options name controller. */
-static int find_mount(int v2, const char *controller, char *out, size_t len) {
+/* True if every space-separated word of words is in the list. */
+static int has_words(const char *list, const char *words) {
+    char copy[256];
+    gpx__exec_fmt(copy, sizeof copy, "%s", words);
+    char *save = NULL;
+    for (char *w = strtok_r(copy, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save)) {
+        if (!gpx__cg_has_word(list, w, ' ')) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int gpx__cg_find_mount(int v2, const char *controller, char *out, size_t len) {
     FILE *f = fopen("/proc/self/mounts", "re");
     if (f == NULL) {
         return -1;
@@ -84,10 +94,10 @@ static int find_mount(int v2, const char *controller, char *out, size_t len) {
         if (v2 && strcmp(type, "cgroup2") == 0) {
             char path[PATH_MAX], ctl[512];
             gpx__exec_fmt(path, sizeof path, "%s/cgroup.controllers", dir);
-            found = gpx__read_small(path, ctl, sizeof ctl) >= 0 && has_word(ctl, "cpu", ' ') &&
-                    has_word(ctl, "memory", ' ');
+            found = controller == NULL ||
+                    (gpx__read_small(path, ctl, sizeof ctl) >= 0 && has_words(ctl, controller));
         } else if (!v2 && strcmp(type, "cgroup") == 0) {
-            found = has_word(opts, controller, ',');
+            found = gpx__cg_has_word(opts, controller, ',');
         }
         if (found) {
             gpx__exec_fmt(out, len, "%s", dir);
@@ -97,15 +107,14 @@ static int find_mount(int v2, const char *controller, char *out, size_t len) {
     return found ? 0 : -1;
 }
 
-/* mkdir -p of root/rel, enabling cpu and memory for the children of each
- * level on v2. 0 or -errno. */
-static int make_parent(const char *root, const char *rel, int v2, char *out, size_t len) {
+int gpx__cg_make_parent(const char *root, const char *rel, const char *enable, char *out,
+                        size_t len) {
     gpx__exec_fmt(out, len, "%s", root);
     char part[PATH_MAX];
     gpx__exec_fmt(part, sizeof part, "%s", rel);
-    if (v2) {
+    if (enable != NULL) {
         /* The root cgroup may hold processes and still delegate. */
-        cg_write(out, "cgroup.subtree_control", "+cpu +memory");
+        gpx__cg_write(out, "cgroup.subtree_control", enable);
     }
     char *save = NULL;
     for (char *c = strtok_r(part, "/", &save); c != NULL; c = strtok_r(NULL, "/", &save)) {
@@ -114,8 +123,8 @@ static int make_parent(const char *root, const char *rel, int v2, char *out, siz
         if (mkdir(out, 0755) < 0 && errno != EEXIST) {
             return -errno;
         }
-        if (v2) {
-            int rc = cg_write(out, "cgroup.subtree_control", "+cpu +memory");
+        if (enable != NULL) {
+            int rc = gpx__cg_write(out, "cgroup.subtree_control", enable);
             if (rc < 0) {
                 return rc;
             }
@@ -126,12 +135,13 @@ static int make_parent(const char *root, const char *rel, int v2, char *out, siz
 
 static int try_v2(gpx__cgroups *cg, const char *parent) {
     char mnt[PATH_MAX];
-    if (find_mount(1, NULL, mnt, sizeof mnt) < 0) {
+    if (gpx__cg_find_mount(1, "cpu memory", mnt, sizeof mnt) < 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note,
                       "no cgroup v2 hierarchy offers the cpu and memory controllers");
         return -1;
     }
-    int rc = make_parent(mnt, parent, 1, cg->cpu_parent, sizeof cg->cpu_parent);
+    int rc =
+        gpx__cg_make_parent(mnt, parent, "+cpu +memory", cg->cpu_parent, sizeof cg->cpu_parent);
     if (rc < 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v2: cannot prepare %s: %s", cg->cpu_parent,
                       strerror(-rc));
@@ -145,14 +155,15 @@ static int try_v2(gpx__cgroups *cg, const char *parent) {
 
 static int try_v1(gpx__cgroups *cg, const char *parent) {
     char cpu[PATH_MAX], mem[PATH_MAX];
-    if (find_mount(0, "cpu", cpu, sizeof cpu) < 0 || find_mount(0, "memory", mem, sizeof mem) < 0) {
+    if (gpx__cg_find_mount(0, "cpu", cpu, sizeof cpu) < 0 ||
+        gpx__cg_find_mount(0, "memory", mem, sizeof mem) < 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note,
                       "no cgroup v1 cpu and memory hierarchies are mounted");
         return -1;
     }
-    int rc = make_parent(cpu, parent, 0, cg->cpu_parent, sizeof cg->cpu_parent);
+    int rc = gpx__cg_make_parent(cpu, parent, NULL, cg->cpu_parent, sizeof cg->cpu_parent);
     if (rc == 0) {
-        rc = make_parent(mem, parent, 0, cg->mem_parent, sizeof cg->mem_parent);
+        rc = gpx__cg_make_parent(mem, parent, NULL, cg->mem_parent, sizeof cg->mem_parent);
     }
     if (rc < 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v1: cannot create %s/%s: %s", cpu, parent,
@@ -206,9 +217,7 @@ int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char 
     return 0;
 }
 
-/* Makes dir parent/name; 0 or -errno. An existing one (a relaunch after a
- * crash) is reused. */
-static int make_dir(char *out, size_t len, const char *parent, const char *name) {
+int gpx__cg_make_dir(char *out, size_t len, const char *parent, const char *name) {
     gpx__exec_fmt(out, len, "%s/%s", parent, name);
     /* The instance's parent may have been removed while it held no task
      * (an executor closed on the same state directory removes it): make it
@@ -236,30 +245,30 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
     if (cg->mode == GPX__CG_V2) {
         char max[64];
         gpx__exec_fmt(max, sizeof max, "%s %d", quota, CPU_PERIOD_US);
-        rc = make_dir(out->dirs[0], sizeof out->dirs[0], cg->cpu_parent, name);
+        rc = gpx__cg_make_dir(out->dirs[0], sizeof out->dirs[0], cg->cpu_parent, name);
         out->ndirs = rc == 0;
-        if (rc == 0 && cpu_milli > 0 && (rc = cg_write(out->dirs[0], "cpu.max", max)) < 0) {
+        if (rc == 0 && cpu_milli > 0 && (rc = gpx__cg_write(out->dirs[0], "cpu.max", max)) < 0) {
             what = "cpu.max";
         }
-        if (rc == 0 && mem_bytes > 0 && (rc = cg_write(out->dirs[0], "memory.max", mem)) < 0) {
+        if (rc == 0 && mem_bytes > 0 && (rc = gpx__cg_write(out->dirs[0], "memory.max", mem)) < 0) {
             what = "memory.max";
         }
     } else {
         char period[32];
         gpx__exec_fmt(period, sizeof period, "%d", CPU_PERIOD_US);
-        rc = make_dir(out->dirs[0], sizeof out->dirs[0], cg->cpu_parent, name);
+        rc = gpx__cg_make_dir(out->dirs[0], sizeof out->dirs[0], cg->cpu_parent, name);
         out->ndirs = rc == 0;
         if (rc == 0) {
-            rc = make_dir(out->dirs[1], sizeof out->dirs[1], cg->mem_parent, name);
+            rc = gpx__cg_make_dir(out->dirs[1], sizeof out->dirs[1], cg->mem_parent, name);
             out->ndirs += rc == 0;
         }
         if (rc == 0 && cpu_milli > 0 &&
-            ((rc = cg_write(out->dirs[0], "cpu.cfs_period_us", period)) < 0 ||
-             (rc = cg_write(out->dirs[0], "cpu.cfs_quota_us", quota)) < 0)) {
+            ((rc = gpx__cg_write(out->dirs[0], "cpu.cfs_period_us", period)) < 0 ||
+             (rc = gpx__cg_write(out->dirs[0], "cpu.cfs_quota_us", quota)) < 0)) {
             what = "cpu.cfs_quota_us";
         }
         if (rc == 0 && mem_bytes > 0 &&
-            (rc = cg_write(out->dirs[1], "memory.limit_in_bytes", mem)) < 0) {
+            (rc = gpx__cg_write(out->dirs[1], "memory.limit_in_bytes", mem)) < 0) {
             what = "memory.limit_in_bytes";
         }
     }
@@ -288,7 +297,7 @@ void gpx__cg_remove(const gpx__task_cg *tc) {
     for (int i = 0; i < tc->ndirs; i++) {
         /* v2 (5.14+) kills a whole cgroup in one write; elsewhere signal each
          * member until none is left, then wait for the kernel to let go. */
-        cg_write(tc->dirs[i], "cgroup.kill", "1");
+        gpx__cg_write(tc->dirs[i], "cgroup.kill", "1");
         for (int round = 0; round < 200; round++) {
             if (gpx__cg_signal(tc, SIGKILL, 0) == 0 &&
                 (rmdir(tc->dirs[i]) == 0 || errno == ENOENT)) {
@@ -353,7 +362,7 @@ static int own_path(const char *controller, char *out, size_t len) {
         }
         *c2 = '\0';
         const char *ctls = c1 + 1;
-        found = controller[0] == '\0' ? ctls[0] == '\0' : has_word(ctls, controller, ',');
+        found = controller[0] == '\0' ? ctls[0] == '\0' : gpx__cg_has_word(ctls, controller, ',');
         if (found) {
             gpx__exec_fmt(out, len, "%s", c2 + 1);
         }
@@ -381,7 +390,8 @@ void gpx__cg_own_limits(int64_t *cpu_milli, int64_t *mem_bytes) {
     char mnt[PATH_MAX], rel[PATH_MAX], buf[128];
     *cpu_milli = -1;
     *mem_bytes = -1;
-    if (find_mount(1, NULL, mnt, sizeof mnt) == 0 && own_path("", rel, sizeof rel) == 0) {
+    if (gpx__cg_find_mount(1, "cpu memory", mnt, sizeof mnt) == 0 &&
+        own_path("", rel, sizeof rel) == 0) {
         char path[PATH_MAX];
         gpx__exec_fmt(path, sizeof path, "%s%s/cpu.max", mnt, rel);
         long long quota = -1, period = 0;
@@ -393,14 +403,16 @@ void gpx__cg_own_limits(int64_t *cpu_milli, int64_t *mem_bytes) {
         *mem_bytes = m > 0 ? m : -1;
         return;
     }
-    if (find_mount(0, "cpu", mnt, sizeof mnt) == 0 && own_path("cpu", rel, sizeof rel) == 0) {
+    if (gpx__cg_find_mount(0, "cpu", mnt, sizeof mnt) == 0 &&
+        own_path("cpu", rel, sizeof rel) == 0) {
         long long quota = read_num(mnt, rel, "cpu.cfs_quota_us");
         long long period = read_num(mnt, rel, "cpu.cfs_period_us");
         if (quota > 0 && period > 0) {
             *cpu_milli = quota * 1000 / period;
         }
     }
-    if (find_mount(0, "memory", mnt, sizeof mnt) == 0 && own_path("memory", rel, sizeof rel) == 0) {
+    if (gpx__cg_find_mount(0, "memory", mnt, sizeof mnt) == 0 &&
+        own_path("memory", rel, sizeof rel) == 0) {
         long long m = read_num(mnt, rel, "memory.limit_in_bytes");
         /* v1 says "unlimited" with a number near 2^63. */
         *mem_bytes = m > 0 && m < (1LL << 60) ? m : -1;

@@ -14,8 +14,12 @@
  *     cpu    = 16               # cores, or milli-cores as "15500m"; default: the host's
  *     memory = 64G              # bytes, K/M/G/T suffixes; default: the host's
  *     label  = zone=lab         # repeatable
- *     gpu    = H100 80G 8       # MODEL MEMORY [COUNT] [sm=N] [mig=P1,P2,...]; repeatable
+ *     gpu    = H100 80G 8       # MODEL MEMORY [COUNT] [sm=N] [mig=P1,P2,...]
+ *                               #   [dev=FILE,FILE,...]; repeatable
  *
+ * dev= names the device file of each GPU the line adds (one per GPU, in
+ * order): a character device, whose major:minor the executor denies the
+ * tasks not given that GPU. Emulated GPUs without one are never filtered.
  * Emulated GPUs get stable UUIDs "GPU-emulated-<node>-<i>", numbered in file
  * order, so that handles and bindings stay valid across restarts.
  */
@@ -24,6 +28,8 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -85,8 +91,37 @@ static char *trim(char *s) {
     return s;
 }
 
-/* Parses the value of a gpu line into node->gpus (count copies). */
-static int parse_gpu(char *value, gp_node_spec *node, char *msg, size_t len) {
+/* Reads the comma-separated device files of a gpu line into devs[0..count),
+ * each a character device. */
+static int parse_devs(char *list, long count, gpx__gpu_dev *devs, char *msg, size_t len) {
+    char *save = NULL;
+    long i = 0;
+    for (char *p = strtok_r(list, ",", &save); p != NULL; p = strtok_r(NULL, ",", &save), i++) {
+        struct stat st;
+        if (i >= count) {
+            continue; /* too many: counted, and said below */
+        }
+        if (stat(p, &st) < 0) {
+            gpx__exec_fmt(msg, len, "dev: cannot find '%s': %s", p, strerror(errno));
+            return GP_EPARSE;
+        }
+        if (!S_ISCHR(st.st_mode)) {
+            gpx__exec_fmt(msg, len, "dev: '%s' is not a character device", p);
+            return GP_EPARSE;
+        }
+        devs[i].major = (int32_t)major(st.st_rdev);
+        devs[i].minor = (int32_t)minor(st.st_rdev);
+    }
+    if (i != count) {
+        gpx__exec_fmt(msg, len, "dev: expected one device file for each of the %ld GPU(s)", count);
+        return GP_EPARSE;
+    }
+    return 0;
+}
+
+/* Parses the value of a gpu line into node->gpus (count copies) and their
+ * device files into devs (indexed as node->gpus). */
+static int parse_gpu(char *value, gp_node_spec *node, gpx__gpu_dev *devs, char *msg, size_t len) {
     char *save = NULL;
     char *model = strtok_r(value, " \t", &save);
     char *mem = strtok_r(NULL, " \t", &save);
@@ -106,10 +141,13 @@ static int parse_gpu(char *value, gp_node_spec *node, char *msg, size_t len) {
         return GP_EPARSE;
     }
     long count = 1;
+    char *dev = NULL;
     for (char *tok = strtok_r(NULL, " \t", &save); tok != NULL;
          tok = strtok_r(NULL, " \t", &save)) {
         char *end;
-        if (strncmp(tok, "sm=", 3) == 0) {
+        if (strncmp(tok, "dev=", 4) == 0) {
+            dev = tok + 4;
+        } else if (strncmp(tok, "sm=", 3) == 0) {
             long sm = strtol(tok + 3, &end, 10);
             if (*end != '\0' || tok[3] == '\0' || sm <= 0 || sm > 100000) {
                 gpx__exec_fmt(msg, len, "sm '%s' is not a positive count of multiprocessors",
@@ -147,6 +185,12 @@ static int parse_gpu(char *value, gp_node_spec *node, char *msg, size_t len) {
         return GP_EPARSE;
     }
     for (long i = 0; i < count; i++) {
+        devs[node->ngpus + i] = (gpx__gpu_dev){.major = -1, .minor = -1};
+    }
+    if (dev != NULL && parse_devs(dev, count, devs + node->ngpus, msg, len) < 0) {
+        return GP_EPARSE;
+    }
+    for (long i = 0; i < count; i++) {
         g.index = node->ngpus;
         node->gpus[node->ngpus++] = g;
     }
@@ -176,9 +220,10 @@ static int parse_label(char *value, gp_node_spec *node, char *msg, size_t len) {
 }
 
 /* Parses one "key = value" line. */
-static int parse_line(const char *key, char *value, gp_node_spec *node, char *msg, size_t len) {
+static int parse_line(const char *key, char *value, gp_node_spec *node, gpx__gpu_dev *devs,
+                      char *msg, size_t len) {
     if (strcmp(key, "gpu") == 0) {
-        return parse_gpu(value, node, msg, len);
+        return parse_gpu(value, node, devs, msg, len);
     }
     if (strcmp(key, "label") == 0) {
         return parse_label(value, node, msg, len);
@@ -217,7 +262,12 @@ static int parse_line(const char *key, char *value, gp_node_spec *node, char *ms
     return GP_EPARSE;
 }
 
-int gpx__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t errlen) {
+int gpx__inv_parse_file(const char *path, gp_node_spec *node, gpx__gpu_dev *devs, char *err,
+                        size_t errlen) {
+    gpx__gpu_dev scratch[GP_MAX_GPUS_PER_NODE];
+    if (devs == NULL) {
+        devs = scratch;
+    }
     FILE *f = fopen(path, "re");
     if (f == NULL) {
         gp_errf(err, errlen, "inventory: cannot read %s: %s", path, strerror(errno));
@@ -260,7 +310,7 @@ int gpx__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t 
             }
         }
         if (rc == 0) {
-            rc = parse_line(key, value, node, msg, sizeof msg);
+            rc = parse_line(key, value, node, devs, msg, sizeof msg);
         }
         if (rc < 0) {
             gp_errf(err, errlen, "%s:%d: %.30s: %s", path, lineno, key, msg);
@@ -291,7 +341,8 @@ static const char default_emulated[] =
     "domain = local\n"
     "gpu    = H100 80G 8\n";
 
-int gpx__inv_emulate(const char *path, gp_node_spec *node, char *err, size_t errlen) {
+int gpx__inv_emulate(const char *path, gp_node_spec *node, gpx__gpu_dev *devs, char *err,
+                     size_t errlen) {
     FILE *f = fopen(path, "we");
     int ok = f != NULL && fputs(default_emulated, f) >= 0;
     if (f != NULL && fclose(f) != 0) {
@@ -302,7 +353,7 @@ int gpx__inv_emulate(const char *path, gp_node_spec *node, char *err, size_t err
                 strerror(errno));
         return GP_EIO;
     }
-    return gpx__inv_parse_file(path, node, err, errlen);
+    return gpx__inv_parse_file(path, node, devs, err, errlen);
 }
 
 /* ======================================================================== */
@@ -421,6 +472,37 @@ int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen) 
         g->mig = cur == 1;
     }
     return 0;
+}
+
+int gpx__nvml_devs(gpx__nvml *nv, gpx__gpu_dev *devs, int max) {
+    unsigned int count = 0;
+    if (nv->lib == NULL || nv->nvmlDeviceGetCount_v2(&count) != NVML_SUCCESS) {
+        return 0;
+    }
+    int n = 0;
+    for (unsigned int i = 0; i < count && n < max; i++, n++) {
+        gpx__nvml_dev dev;
+        unsigned int minor = 0;
+        gpx__nvml_pci pci;
+        gpx__gpu_dev *d = &devs[n];
+        memset(d, 0, sizeof *d);
+        d->major = -1;
+        d->minor = -1;
+        if (nv->nvmlDeviceGetHandleByIndex_v2(i, &dev) != NVML_SUCCESS) {
+            continue;
+        }
+        if (nv->nvmlDeviceGetMinorNumber != NULL &&
+            nv->nvmlDeviceGetMinorNumber(dev, &minor) == NVML_SUCCESS && minor < 255) {
+            d->major = GPX__NVIDIA_MAJOR;
+            d->minor = (int32_t)minor;
+        }
+        memset(&pci, 0, sizeof pci);
+        if (nv->nvmlDeviceGetPciInfo_v3 != NULL &&
+            nv->nvmlDeviceGetPciInfo_v3(dev, &pci) == NVML_SUCCESS) {
+            gpx__exec_fmt(d->bus, sizeof d->bus, "%.*s", (int)sizeof pci.bus_id, pci.bus_id);
+        }
+    }
+    return n;
 }
 
 int gpx__nvml_usage(gpx__nvml *nv, const char *node, gp_exec_gpu_usage *u) {

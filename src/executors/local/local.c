@@ -173,6 +173,7 @@ static void remove_dir(const char *dir) {
  *                        lib_dir if it is there, else
  *                        /usr/lib/gpupool/libgpuslice.so
  *   cgroup=auto|v2|v1|off  how to apply CPU and memory limits
+ *   devices=auto|v2|v1|off  how to deny each task the GPUs it was not given
  *   cgroup_parent=NAME   the cgroup under which task cgroups are made
  *   node=NAME            the node's name; default the host name
  *   domain=NAME          the node's topology domain; default "local"
@@ -183,6 +184,7 @@ static void remove_dir(const char *dir) {
 typedef struct config {
     char instance[GPX__INSTANCE_MAX + 1];
     char cgroup[16];
+    char devices[16];
     char cgroup_parent[256];
     char nvml[PATH_MAX];
 } config;
@@ -201,6 +203,7 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
         {"nvml", c->nvml, sizeof c->nvml},
         {"interposer", lx->interposer, sizeof lx->interposer},
         {"cgroup", c->cgroup, sizeof c->cgroup},
+        {"devices", c->devices, sizeof c->devices},
         {"cgroup_parent", c->cgroup_parent, sizeof c->cgroup_parent},
         {"node", lx->node_name, sizeof lx->node_name},
         {"domain", lx->domain, sizeof lx->domain},
@@ -229,7 +232,8 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
         if (i == nkeys) {
             gp_errf(err, errlen,
                     "config: unknown key '%.40s' (expected state_dir, inventory, emulate, "
-                    "nvml, interposer, cgroup, cgroup_parent, node, domain or instance)",
+                    "nvml, interposer, cgroup, devices, cgroup_parent, node, domain or "
+                    "instance)",
                     item);
             rc = GP_EINVAL;
         } else if (gpx__exec_fmt(keys[i].field, keys[i].len, "%s", eq + 1) < 0) {
@@ -386,6 +390,7 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
     gpx__exec_fmt(lx->interposer, sizeof lx->interposer, "%s", DEFAULT_INTERPOSER);
     gpx__exec_fmt(lx->domain, sizeof lx->domain, "local");
     gpx__exec_fmt(c->cgroup, sizeof c->cgroup, "auto");
+    gpx__exec_fmt(c->devices, sizeof c->devices, "auto");
     gpx__exec_fmt(c->cgroup_parent, sizeof c->cgroup_parent, "gpupool");
     gpx__exec_fmt(c->nvml, sizeof c->nvml, "auto");
     ctx_defaults(lx, ctx, text);
@@ -406,7 +411,7 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
     }
     if (rc == 0 && lx->inventory[0] != '\0') {
         host_node(lx, &lx->emu);
-        rc = gpx__inv_parse_file(lx->inventory, &lx->emu, err, errlen);
+        rc = gpx__inv_parse_file(lx->inventory, &lx->emu, lx->emu_dev, err, errlen);
         lx->emulated = 1;
         label_emulated(&lx->emu);
     } else if (rc == 0 && strcmp(c->nvml, "off") != 0) {
@@ -417,7 +422,7 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
     }
     if (rc == 0 && !lx->emulated && lx->emulate[0] != '\0' && !nvml_has_gpus(lx)) {
         host_node(lx, &lx->emu);
-        rc = gpx__inv_emulate(lx->emulate, &lx->emu, err, errlen);
+        rc = gpx__inv_emulate(lx->emulate, &lx->emu, lx->emu_dev, err, errlen);
         gpx__exec_fmt(lx->inventory, sizeof lx->inventory, "%s", lx->emulate);
         lx->emulated = 1;
         label_emulated(&lx->emu);
@@ -432,6 +437,10 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
         gpx__exec_fmt(parent, sizeof parent, "%s/%s", c->cgroup_parent, lx->instance);
         rc = gpx__cg_detect(&lx->cg, c->cgroup, c->cgroup_parent[0] != '\0' ? parent : "", err,
                             errlen);
+        if (rc == 0) {
+            rc = gpx__dev_detect(&lx->dev, &lx->cg, c->devices,
+                                 c->cgroup_parent[0] != '\0' ? parent : "", err, errlen);
+        }
     }
     free(c);
     if (rc < 0) {
@@ -453,6 +462,12 @@ static void local_close(void *state) {
         }
         if (lx->cg.mode == GPX__CG_V1) {
             rmdir(lx->cg.mem_parent);
+        }
+        if (lx->dev.v1_parent[0] != '\0') {
+            rmdir(lx->dev.v1_parent);
+        }
+        if (lx->dev.v2_parent[0] != '\0') {
+            rmdir(lx->dev.v2_parent);
         }
         gpx__nvml_close(&lx->nvml);
         free(lx);
@@ -732,6 +747,20 @@ static void write_slice_file(const gpx__local *lx, const char *key, prep *p) {
     }
 }
 
+/* Denies the task the device files of the node's GPUs it was not given and
+ * sets its dmem limits (devices.c), before it starts. */
+static void limit_devices(gpx__local *lx, const gp_task_launch *t, const char *key,
+                          gpx__task_cg *tc) {
+    gpx__gpu_dev devs[GP_MAX_GPUS_PER_NODE];
+    int n = lx->emulated ? lx->emu.ngpus : gpx__nvml_devs(&lx->nvml, devs, GP_MAX_GPUS_PER_NODE);
+    if (lx->emulated) {
+        memcpy(devs, lx->emu_dev, sizeof devs);
+    }
+    gpx__dev_plan plan;
+    gpx__dev_plan_make(&lx->dev, devs, n, t->binding, &plan);
+    gpx__dev_apply(&lx->dev, key, &plan, tc);
+}
+
 static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HANDLE_MAX], char *err,
                         size_t errlen) {
     gpx__local *lx = state;
@@ -789,6 +818,7 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         char file[PATH_MAX];
         gpx__exec_fmt(file, sizeof file, "%s/cgroup", p->dir);
         gpx__cg_create(&lx->cg, key, t->cpu_milli, t->mem_bytes, &p->cg);
+        limit_devices(lx, t, key, &p->cg);
         gpx__cg_save(&p->cg, file);
         write_slice_file(lx, key, p);
         log_header(p->log_fd, lx, t, p->path, p->gpus, p->cg.note, &p->user);
@@ -1009,6 +1039,8 @@ static int local_describe(void *state, gp_executor_info *d) {
         gpx__exec_fmt(d->gpus, sizeof d->gpus, "no GPUs: %.200s", lx->nvml.note);
     }
     gpx__exec_fmt(d->limits, sizeof d->limits, "%s", lx->cg.note);
+    gpx__exec_fmt(d->devices, sizeof d->devices, "%s", lx->dev.note);
+    gpx__exec_fmt(d->gpu_memory, sizeof d->gpu_memory, "%s", lx->dev.dmem_note);
     if (access(lx->interposer, R_OK) == 0) {
         gpx__exec_fmt(d->slices, sizeof d->slices, "fractional slices enforced by %.200s",
                       lx->interposer);

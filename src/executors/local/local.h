@@ -48,13 +48,15 @@ typedef struct gpx__cgroups {
     char note[256];            /* what is applied, or why nothing is */
 } gpx__cgroups;
 
-#define GPX__CG_DIRS 2
+/* v1: cpu, memory and devices; hybrid: a fourth in the cgroup2 tree. */
+#define GPX__CG_DIRS 4
 
-/* One task's cgroup directories (v2: one; v1: cpu and memory). */
+/* One task's cgroup directories (v2: one; v1: cpu and memory, then those
+ * devices.c adds). */
 typedef struct gpx__task_cg {
     int ndirs;
     char dirs[GPX__CG_DIRS][PATH_MAX];
-    char note[256]; /* the limits applied, or why none */
+    char note[512]; /* the limits applied, or why none */
 } gpx__task_cg;
 
 /*
@@ -92,6 +94,125 @@ void gpx__cg_own_limits(int64_t *cpu_milli, int64_t *mem_bytes);
 /* Writes the cgroup directories to file / reads them back (no file: none). */
 int gpx__cg_save(const gpx__task_cg *tc, const char *file);
 int gpx__cg_load(gpx__task_cg *tc, const char *file);
+
+/* Helpers that devices.c shares. gpx__cg_write writes value into dir/file
+ * (0 or -errno). gpx__cg_find_mount finds the mount point of a cgroup2 file
+ * system whose cgroup.controllers lists every space-separated word of
+ * controller (NULL: any), or (v2 0) of the cgroup v1 hierarchy whose options
+ * name controller; 0 or -1. gpx__cg_make_parent is mkdir -p of root/rel,
+ * writing enable (NULL: nothing) into cgroup.subtree_control at each level
+ * (0 or -errno). gpx__cg_make_dir makes parent/name, reusing an existing one
+ * and making parent again if it was removed (0 or -errno). gpx__cg_has_word
+ * is true if the list of words separated by sep has w. */
+int gpx__cg_write(const char *dir, const char *file, const char *value);
+int gpx__cg_find_mount(int v2, const char *controller, char *out, size_t len);
+int gpx__cg_make_parent(const char *root, const char *rel, const char *enable, char *out,
+                        size_t len);
+int gpx__cg_make_dir(char *out, size_t len, const char *parent, const char *name);
+int gpx__cg_has_word(const char *list, const char *w, char sep);
+
+/* ------------------------------------------------------------------------ */
+/* devices.c                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* NVIDIA's character major: /dev/nvidiaN is 195:N, /dev/nvidiactl 195:255. */
+#define GPX__NVIDIA_MAJOR 195
+
+/* What the kernel knows of a GPU: its device file, a character device
+ * major:minor (major -1 where none is known: an emulated GPU without a
+ * device file, which is then never filtered), and its PCI address ("" if
+ * unknown), which names its dmem region. */
+typedef struct gpx__gpu_dev {
+    int32_t major, minor;
+    char bus[32];
+} gpx__gpu_dev;
+
+typedef enum gpx__dev_mode { GPX__DEV_NONE = 0, GPX__DEV_V1, GPX__DEV_V2 } gpx__dev_mode;
+
+#define GPX__DMEM_MAX 32
+
+/* The dmem controller's regions (dmem.capacity of the cgroup2 root), e.g.
+ * "drm/0000:03:00.0/vram0" of 85899345920 bytes. */
+typedef struct gpx__dmem {
+    int present; /* 1: cgroup2's cgroup.controllers lists dmem */
+    int nregions;
+    struct {
+        char name[128];
+        int64_t capacity;
+    } regions[GPX__DMEM_MAX];
+} gpx__dmem;
+
+/* How this instance limits device access and GPU memory: decided at open. */
+typedef struct gpx__devices {
+    gpx__dev_mode mode;
+    char v1_parent[PATH_MAX]; /* mode v1: the instance's cgroup in the devices tree */
+    char v2_parent[PATH_MAX]; /* mode v2 or dmem_on: in the cgroup2 tree; else "" */
+    char note[256];           /* what is applied to GPU devices, or why nothing is */
+    gpx__dmem dmem;
+    int dmem_on;         /* 1: tasks get dmem.max for their GPUs' regions */
+    char dmem_note[256]; /* "GPU memory limits: ..." */
+} gpx__devices;
+
+/*
+ * Decides how device access is limited. want is "auto", "v1", "v2" or "off";
+ * parent the relative cgroup that holds this instance's task cgroups; cg the
+ * CPU and memory mode already decided (v2 there means v2 here under auto).
+ * auto: the cgroup2 tree on a pure v2 host, else the v1 devices controller,
+ * else the cgroup2 tree of a hybrid host, else nothing and a note saying
+ * why (returns 0). An explicit "v1"/"v2" that cannot be used fails with
+ * GP_ENOTSUP and err says why. Also looks for the dmem controller.
+ */
+int gpx__dev_detect(gpx__devices *dv, const gpx__cgroups *cg, const char *want, const char *parent,
+                    char *err, size_t errlen);
+
+/* What one task is denied and limited to. */
+typedef struct gpx__dev_plan {
+    int ndeny;
+    gpx__gpu_dev deny[GP_MAX_GPUS_PER_NODE]; /* device files of GPUs not given */
+    int nlimits;
+    struct {
+        int region; /* index into gpx__dmem.regions */
+        int64_t bytes;
+    } limits[GP_MAX_GPUS_PER_NODE];
+} gpx__dev_plan;
+
+/*
+ * Plans a task's device rules: the device files of the node's GPUs (devs,
+ * ngpus of them, in the node's order) that binding does not name are
+ * denied; each bound GPU with a dmem region and a slice smaller than the
+ * region gets a limit of the slice's memory.
+ */
+void gpx__dev_plan_make(const gpx__devices *dv, const gpx__gpu_dev *devs, int ngpus,
+                        const gp_task_binding *binding, gpx__dev_plan *plan);
+
+/*
+ * Applies plan to the task named name (its cgroups in tc, made by
+ * gpx__cg_create) before it starts: a devices cgroup with devices.deny (v1),
+ * or a BPF_PROG_TYPE_CGROUP_DEVICE program attached to its cgroup2 directory
+ * (v2), and dmem.max there; a new directory is added to tc->dirs, and
+ * tc->note gets a sentence. Everything else stays allowed. Never fails:
+ * where it cannot apply the rules, what it made is removed and the note says
+ * so (the task runs without them).
+ */
+void gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_plan *plan,
+                    gpx__task_cg *tc);
+
+/*
+ * Reads root/cgroup.controllers and root/dmem.capacity into dm (a root that
+ * lists no dmem, or has no such file, gives present 0 or no regions).
+ * Returns 0, or GP_EPARSE for a malformed capacity line.
+ */
+int gpx__dmem_read(const char *root, gpx__dmem *dm);
+
+/*
+ * The region of dm that holds the memory of the GPU at PCI address bus
+ * (NVML's "00000000:03:00.0" or the kernel's "0000:03:00.0", any case):
+ * "drm/<domain:bus:dev.fn>/vram<N>". Its index, or -1 if none.
+ */
+int gpx__dmem_region(const gpx__dmem *dm, const char *bus);
+
+/* Writes "<region> <bytes>" into dir/dmem.max. 0 or -errno. */
+int gpx__dmem_limit(const char *dir, const char *region, int64_t bytes);
 
 /* ------------------------------------------------------------------------ */
 /* proc.c                                                                    */
@@ -204,6 +325,11 @@ typedef struct gpx__nvml_memory {
 typedef struct gpx__nvml_utilization {
     unsigned int gpu, memory; /* percent of the last sample period */
 } gpx__nvml_utilization;
+typedef struct gpx__nvml_pci { /* nvmlPciInfo_t, as nvmlDeviceGetPciInfo_v3 fills it */
+    char bus_id_legacy[16];
+    unsigned int domain, bus, device, device_id, subsystem_id;
+    char bus_id[32]; /* "00000000:03:00.0" */
+} gpx__nvml_pci;
 
 /* The NVML entry points used, once: they generate the function pointer
  * fields below and the code that resolves them. The last column says
@@ -218,7 +344,9 @@ typedef struct gpx__nvml_utilization {
     X(nvmlDeviceGetName, (gpx__nvml_dev dev, char *name, unsigned int len), 1)                     \
     X(nvmlDeviceGetMemoryInfo, (gpx__nvml_dev dev, gpx__nvml_memory * mem), 1)                     \
     X(nvmlDeviceGetMigMode, (gpx__nvml_dev dev, unsigned int *cur, unsigned int *pend), 0)         \
-    X(nvmlDeviceGetUtilizationRates, (gpx__nvml_dev dev, gpx__nvml_utilization * util), 0)
+    X(nvmlDeviceGetUtilizationRates, (gpx__nvml_dev dev, gpx__nvml_utilization * util), 0)         \
+    X(nvmlDeviceGetMinorNumber, (gpx__nvml_dev dev, unsigned int *minor), 0)                       \
+    X(nvmlDeviceGetPciInfo_v3, (gpx__nvml_dev dev, gpx__nvml_pci * pci), 0)
 
 typedef struct gpx__nvml {
     void *lib; /* NULL: NVML is not in use */
@@ -240,6 +368,11 @@ void gpx__nvml_close(gpx__nvml *nv);
 /* Fills node->gpus from NVML (node->ngpus set). GP_EIO with err on failure. */
 int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen);
 
+/* Fills devs[0..n) with the device file (195:<NVML's minor number>) and PCI
+ * address of each GPU NVML reports, n at most max; returns n (0 if NVML is
+ * not in use). A GPU whose minor number NVML cannot give has major -1. */
+int gpx__nvml_devs(gpx__nvml *nv, gpx__gpu_dev *devs, int max);
+
 /* Samples busy time and memory in use of every GPU NVML reports into
  * u->gpus (named node), as GP_EXEC_CTL_GPU_USAGE asks. A figure NVML cannot
  * give is -1 and u->note says so. GP_ENOTSUP if NVML is not in use. */
@@ -247,18 +380,23 @@ int gpx__nvml_usage(gpx__nvml *nv, const char *node, gp_exec_gpu_usage *u);
 
 /*
  * Reads an emulated inventory file into node, whose name, cpu and memory the
- * caller has set to this host's (the file may override them). GP_ENOENT if
- * the file cannot be read, GP_EPARSE with err naming the file, the line and
- * the field for a malformed one. On error node may be partly filled.
+ * caller has set to this host's (the file may override them), and the
+ * device file of each GPU into devs (GP_MAX_GPUS_PER_NODE of them, indexed
+ * as node->gpus; major -1 where a GPU has none; NULL: not wanted).
+ * GP_ENOENT if the file cannot be read, GP_EPARSE with err naming the file,
+ * the line and the field for a malformed one. On error node may be partly
+ * filled.
  */
-int gpx__inv_parse_file(const char *path, gp_node_spec *node, char *err, size_t errlen);
+int gpx__inv_parse_file(const char *path, gp_node_spec *node, gpx__gpu_dev *devs, char *err,
+                        size_t errlen);
 
 /*
  * Writes the default emulated inventory (one node "local" with 8 H100 80G
  * GPUs) to path, replacing what was there, and reads it into node as
  * gpx__inv_parse_file does. GP_EIO with err if the file cannot be written.
  */
-int gpx__inv_emulate(const char *path, gp_node_spec *node, char *err, size_t errlen);
+int gpx__inv_emulate(const char *path, gp_node_spec *node, gpx__gpu_dev *devs, char *err,
+                     size_t errlen);
 
 /* This host's CPU (milli-cores, limited by our own cgroup and affinity) and
  * memory (bytes, limited by our own cgroup). */
@@ -279,7 +417,9 @@ typedef struct gpx__local {
     int emulated;     /* the GPUs come from an inventory file (given or written) */
     int allow_root;   /* a root daemon may run tasks as root */
     gp_node_spec emu; /* that file, read at open */
+    gpx__gpu_dev emu_dev[GP_MAX_GPUS_PER_NODE]; /* its GPUs' device files */
     gpx__cgroups cg;
+    gpx__devices dev;
     gpx__nvml nvml;
 } gpx__local;
 

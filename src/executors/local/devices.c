@@ -1,0 +1,406 @@
+/*
+ * devices.c — which GPU device files a task of the local executor may open,
+ * and its GPU memory limits where the kernel enforces them (the dmem cgroup
+ * controller), as Slurm's ConstrainDevices and runc do.
+ *
+ * Every task is denied the device files of the node's GPUs it was not given
+ * (/dev/nvidiaN is the character device 195:N); everything else stays as it
+ * was: /dev/nvidiactl (195:255), /dev/nvidia-uvm and the nvidia-caps files,
+ * which CUDA needs, and every other device. Two mechanisms, one rule:
+ *
+ *   v1: a cgroup of the devices controller per task,
+ *       <devices mount>/<parent>/<key>, with one "c M:m rwm" line written to
+ *       devices.deny per GPU not given;
+ *   v2: a BPF_PROG_TYPE_CGROUP_DEVICE program, hand-written below (as runc's
+ *       devicefilter, no libbpf), attached with BPF_F_ALLOW_MULTI to the
+ *       task's directory in the cgroup2 tree: the task's own cgroup on a
+ *       pure v2 host, a cgroup made for it in the unified tree of a hybrid
+ *       host (the kernel checks both trees on every open).
+ *
+ * The rules are in place before the task joins its cgroups (it joins them
+ * between fork and exec, as root), so nothing of the task ever runs without
+ * them, and they are root's: the task's user cannot write them.
+ *
+ * dmem: where cgroup2's cgroup.controllers lists dmem (Linux 6.14+) and a
+ * driver registers regions in dmem.capacity ("drm/<PCI address>/vram0
+ * <bytes>"), each task's cgroup2 directory gets dmem.max of its slice's
+ * memory for the region of each of its GPUs, and the kernel refuses device
+ * memory beyond it. The detection and the parsing are tested on a fake
+ * cgroup root; the write to a real dmem.max has not been tried on hardware.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/bpf.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/gp_error.h"
+#include "executors/local/local.h"
+#include "executors/registry.h"
+
+/* ======================================================================== */
+/* Detection                                                                 */
+/* ======================================================================== */
+
+static int try_v1(gpx__devices *dv, const char *parent) {
+    char mnt[PATH_MAX];
+    if (gpx__cg_find_mount(0, "devices", mnt, sizeof mnt) < 0) {
+        gpx__exec_fmt(dv->note, sizeof dv->note, "no cgroup v1 devices hierarchy is mounted");
+        return -1;
+    }
+    int rc = gpx__cg_make_parent(mnt, parent, NULL, dv->v1_parent, sizeof dv->v1_parent);
+    if (rc < 0) {
+        gpx__exec_fmt(dv->note, sizeof dv->note, "devices cgroup v1: cannot create %.150s: %s",
+                      dv->v1_parent, strerror(-rc));
+        return -1;
+    }
+    dv->mode = GPX__DEV_V1;
+    gpx__exec_fmt(dv->note, sizeof dv->note,
+                  "GPU devices: each task is denied the GPUs it was not given (devices cgroup v1 "
+                  "under %.120s)",
+                  dv->v1_parent);
+    return 0;
+}
+
+static int try_v2(gpx__devices *dv, const char *root, const char *parent) {
+    if (root[0] == '\0') {
+        gpx__exec_fmt(dv->note, sizeof dv->note, "no cgroup2 hierarchy is mounted");
+        return -1;
+    }
+    int rc = gpx__cg_make_parent(root, parent, NULL, dv->v2_parent, sizeof dv->v2_parent);
+    if (rc < 0) {
+        gpx__exec_fmt(dv->note, sizeof dv->note, "cgroup2 device program: cannot create %.150s: %s",
+                      dv->v2_parent, strerror(-rc));
+        dv->v2_parent[0] = '\0';
+        return -1;
+    }
+    dv->mode = GPX__DEV_V2;
+    gpx__exec_fmt(dv->note, sizeof dv->note,
+                  "GPU devices: each task is denied the GPUs it was not given (cgroup2 BPF device "
+                  "program under %.120s)",
+                  dv->v2_parent);
+    return 0;
+}
+
+/* Turns dmem on where the controller and regions exist and the instance's
+ * cgroup2 parent can delegate it. */
+static void try_dmem(gpx__devices *dv, const char *root, const char *parent) {
+    if (root[0] == '\0' || !dv->dmem.present) {
+        gpx__exec_fmt(dv->dmem_note, sizeof dv->dmem_note,
+                      "GPU memory limits: interposer and watchdog only (%s)",
+                      root[0] == '\0' ? "no cgroup2 hierarchy"
+                                      : "cgroup2 offers no dmem controller");
+        return;
+    }
+    if (dv->dmem.nregions == 0) {
+        gpx__exec_fmt(dv->dmem_note, sizeof dv->dmem_note,
+                      "GPU memory limits: interposer and watchdog only (the dmem controller has "
+                      "no regions: the GPU driver registers none)");
+        return;
+    }
+    char made[PATH_MAX];
+    int rc = gpx__cg_make_parent(root, parent, "+dmem", made, sizeof made);
+    if (rc < 0) {
+        gpx__exec_fmt(dv->dmem_note, sizeof dv->dmem_note,
+                      "GPU memory limits: interposer and watchdog only (cannot delegate dmem to "
+                      "%.120s: %s)",
+                      made, strerror(-rc));
+        return;
+    }
+    gpx__exec_fmt(dv->v2_parent, sizeof dv->v2_parent, "%s", made);
+    dv->dmem_on = 1;
+    gpx__exec_fmt(dv->dmem_note, sizeof dv->dmem_note,
+                  "GPU memory limits: dmem cgroup (%d region(s), e.g. %.100s), with the "
+                  "interposer and the watchdog",
+                  dv->dmem.nregions, dv->dmem.regions[0].name);
+}
+
+int gpx__dev_detect(gpx__devices *dv, const gpx__cgroups *cg, const char *want, const char *parent,
+                    char *err, size_t errlen) {
+    memset(dv, 0, sizeof *dv);
+    char root[PATH_MAX] = "";
+    if (gpx__cg_find_mount(1, NULL, root, sizeof root) < 0) {
+        root[0] = '\0';
+    }
+    if (root[0] != '\0' && gpx__dmem_read(root, &dv->dmem) < 0) {
+        memset(&dv->dmem, 0, sizeof dv->dmem);
+    }
+    if (strcmp(want, "off") == 0) {
+        gpx__exec_fmt(dv->note, sizeof dv->note,
+                      "GPU devices: not filtered (devices=off): a task may open any GPU");
+    } else if (strcmp(want, "v1") == 0 || strcmp(want, "v2") == 0) {
+        if ((want[1] == '1' ? try_v1(dv, parent) : try_v2(dv, root, parent)) < 0) {
+            gp_errf(err, errlen, "devices: %s", dv->note);
+            return GP_ENOTSUP;
+        }
+    } else if (strcmp(want, "auto") != 0) {
+        gp_errf(err, errlen, "devices: '%s' is not one of auto, v2, v1, off", want);
+        return GP_EINVAL;
+    } else if (!(cg->mode == GPX__CG_V2 && try_v2(dv, root, parent) == 0) &&
+               try_v1(dv, parent) < 0 && try_v2(dv, root, parent) < 0) {
+        char why[256];
+        gpx__exec_fmt(why, sizeof why, "%s", dv->note);
+        gpx__exec_fmt(dv->note, sizeof dv->note,
+                      "GPU devices: NOT filtered (%.200s): a task may open any GPU", why);
+    }
+    try_dmem(dv, root, parent);
+    return 0;
+}
+
+/* ======================================================================== */
+/* dmem                                                                      */
+/* ======================================================================== */
+
+int gpx__dmem_read(const char *root, gpx__dmem *dm) {
+    memset(dm, 0, sizeof *dm);
+    char path[PATH_MAX], ctl[512];
+    gpx__exec_fmt(path, sizeof path, "%s/cgroup.controllers", root);
+    dm->present = gpx__read_small(path, ctl, sizeof ctl) >= 0 && gpx__cg_has_word(ctl, "dmem", ' ');
+    if (!dm->present) {
+        return 0;
+    }
+    gpx__exec_fmt(path, sizeof path, "%s/dmem.capacity", root);
+    FILE *f = fopen(path, "re");
+    if (f == NULL) {
+        return 0;
+    }
+    char line[512];
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
+        char name[sizeof dm->regions[0].name], tail;
+        long long cap;
+        int n = sscanf(line, "%127s %lld %c", name, &cap, &tail);
+        if (n == -1 || (n == 1 && name[0] == '\0')) {
+            continue; /* an empty line */
+        }
+        if (n != 2 || cap < 0 || strlen(name) >= sizeof name - 1) {
+            rc = GP_EPARSE;
+        } else if (dm->nregions < GPX__DMEM_MAX) {
+            gpx__exec_fmt(dm->regions[dm->nregions].name, sizeof dm->regions[0].name, "%s", name);
+            dm->regions[dm->nregions++].capacity = cap;
+        }
+    }
+    fclose(f);
+    if (rc < 0) {
+        dm->nregions = 0;
+    }
+    return rc;
+}
+
+int gpx__dmem_region(const gpx__dmem *dm, const char *bus) {
+    unsigned dom, b, dev, fn;
+    char tail;
+    if (sscanf(bus, "%x:%x:%x.%x%c", &dom, &b, &dev, &fn, &tail) != 4 || dom > 0xffff || b > 0xff ||
+        dev > 0x1f || fn > 7) {
+        return -1;
+    }
+    char prefix[64];
+    gpx__exec_fmt(prefix, sizeof prefix, "drm/%04x:%02x:%02x.%x/vram", dom, b, dev, fn);
+    for (int i = 0; i < dm->nregions; i++) {
+        if (strncmp(dm->regions[i].name, prefix, strlen(prefix)) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+int gpx__dmem_limit(const char *dir, const char *region, int64_t bytes) {
+    char line[192];
+    gpx__exec_fmt(line, sizeof line, "%s %" PRId64, region, bytes);
+    return gpx__cg_write(dir, "dmem.max", line);
+}
+
+/* ======================================================================== */
+/* The task's rules                                                          */
+/* ======================================================================== */
+
+void gpx__dev_plan_make(const gpx__devices *dv, const gpx__gpu_dev *devs, int ngpus,
+                        const gp_task_binding *binding, gpx__dev_plan *plan) {
+    memset(plan, 0, sizeof *plan);
+    for (int i = 0; i < ngpus && i < GP_MAX_GPUS_PER_NODE; i++) {
+        const gp_slice *given = NULL;
+        for (int s = 0; binding != NULL && s < binding->nslices; s++) {
+            if (binding->slices[s].gpu == i) {
+                given = &binding->slices[s];
+            }
+        }
+        if (given == NULL && devs[i].major >= 0 && dv->mode != GPX__DEV_NONE) {
+            plan->deny[plan->ndeny++] = devs[i];
+        }
+        int r = given != NULL && dv->dmem_on ? gpx__dmem_region(&dv->dmem, devs[i].bus) : -1;
+        if (r >= 0 && given->mem > 0 && given->mem < dv->dmem.regions[r].capacity) {
+            plan->limits[plan->nlimits].region = r;
+            plan->limits[plan->nlimits++].bytes = given->mem;
+        }
+    }
+}
+
+/* bpf(2): not every C library wraps it. */
+static int sys_bpf(int cmd, union bpf_attr *attr) {
+    return (int)syscall(SYS_bpf, cmd, attr, sizeof *attr);
+}
+
+#define INSN(c, d, s, o, i)                                                                        \
+    (struct bpf_insn) {                                                                            \
+        .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)                        \
+    }
+
+/*
+ * Loads the device program of a plan and attaches it to the cgroup2
+ * directory dir. The program reads the access (struct bpf_cgroup_dev_ctx:
+ * access_type, whose low 16 bits are the device type, then major, minor)
+ * and answers 0 (refused: the open fails with EPERM) for a character device
+ * of the deny list, 1 for everything else:
+ *
+ *       r2 = ctx->access_type & 0xffff; r3 = ctx->major; r4 = ctx->minor
+ *       if r2 != CHAR goto allow
+ *   per entry:  if r3 != major goto next; if r4 == minor goto deny
+ *   allow: r0 = 1; exit
+ *   deny:  r0 = 0; exit
+ *
+ * 0 or -errno.
+ */
+static int attach_program(const char *dir, const gpx__dev_plan *plan, char *why, size_t len) {
+    struct bpf_insn prog[5 + 2 * GP_MAX_GPUS_PER_NODE + 4];
+    int n = 0;
+    prog[n++] = INSN(BPF_LDX | BPF_W | BPF_MEM, BPF_REG_2, BPF_REG_1, 0, 0);
+    prog[n++] = INSN(BPF_ALU | BPF_AND | BPF_K, BPF_REG_2, 0, 0, 0xffff);
+    prog[n++] = INSN(BPF_LDX | BPF_W | BPF_MEM, BPF_REG_3, BPF_REG_1, 4, 0);
+    prog[n++] = INSN(BPF_LDX | BPF_W | BPF_MEM, BPF_REG_4, BPF_REG_1, 8, 0);
+    int allow = 5 + 2 * plan->ndeny, deny = allow + 2;
+    prog[n] =
+        INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_2, 0, (int16_t)(allow - n - 1), BPF_DEVCG_DEV_CHAR);
+    n++;
+    for (int i = 0; i < plan->ndeny; i++) {
+        prog[n++] = INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_3, 0, 1, plan->deny[i].major);
+        prog[n] = INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_4, 0, (int16_t)(deny - n - 1),
+                       plan->deny[i].minor);
+        n++;
+    }
+    prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+    prog[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+    prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
+    prog[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+
+    union bpf_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+    attr.insns = (uint64_t)(uintptr_t)prog;
+    attr.insn_cnt = (uint32_t)n;
+    attr.license = (uint64_t)(uintptr_t) "Apache";
+    int pfd = sys_bpf(BPF_PROG_LOAD, &attr);
+    if (pfd < 0) {
+        int e = errno;
+        gpx__exec_fmt(why, len, "bpf(BPF_PROG_LOAD): %s", strerror(e));
+        return -e;
+    }
+    int cfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = 0;
+    if (cfd < 0) {
+        rc = -errno;
+        gpx__exec_fmt(why, len, "cannot open %.150s: %s", dir, strerror(-rc));
+    } else {
+        memset(&attr, 0, sizeof attr);
+        attr.target_fd = (uint32_t)cfd;
+        attr.attach_bpf_fd = (uint32_t)pfd;
+        attr.attach_type = BPF_CGROUP_DEVICE;
+        attr.attach_flags = BPF_F_ALLOW_MULTI;
+        if (sys_bpf(BPF_PROG_ATTACH, &attr) < 0) {
+            rc = -errno;
+            gpx__exec_fmt(why, len, "bpf(BPF_PROG_ATTACH) to %.150s: %s", dir, strerror(-rc));
+        }
+        close(cfd);
+    }
+    /* The attachment holds the program for as long as the cgroup lives. */
+    close(pfd);
+    return rc;
+}
+
+/* The index in tc->dirs of parent/name, added (made) if it is not there;
+ * -1 with why set if it cannot be made. */
+static int task_dir(gpx__task_cg *tc, const char *parent, const char *name, char *why, size_t len) {
+    char dir[PATH_MAX];
+    gpx__exec_fmt(dir, sizeof dir, "%s/%s", parent, name);
+    for (int i = 0; i < tc->ndirs; i++) {
+        if (strcmp(tc->dirs[i], dir) == 0) {
+            return i;
+        }
+    }
+    int rc = tc->ndirs < GPX__CG_DIRS
+                 ? gpx__cg_make_dir(tc->dirs[tc->ndirs], sizeof tc->dirs[0], parent, name)
+                 : -ENOSPC;
+    if (rc < 0) {
+        gpx__exec_fmt(why, len, "cannot create %.150s: %s", dir, strerror(-rc));
+        return -1;
+    }
+    return tc->ndirs++;
+}
+
+/* Appends "; " and text to tc->note. */
+static void note_add(gpx__task_cg *tc, const char *text) {
+    size_t l = strlen(tc->note);
+    gpx__exec_fmt(tc->note + l, sizeof tc->note - l, "%s%s", l > 0 ? "; " : "", text);
+}
+
+/* Denies the plan's device files through a v1 devices cgroup. */
+static int apply_v1(const char *dir, const gpx__dev_plan *plan, char *why, size_t len) {
+    for (int i = 0; i < plan->ndeny; i++) {
+        char rule[64];
+        gpx__exec_fmt(rule, sizeof rule, "c %d:%d rwm", plan->deny[i].major, plan->deny[i].minor);
+        int rc = gpx__cg_write(dir, "devices.deny", rule);
+        if (rc < 0) {
+            gpx__exec_fmt(why, len, "cannot write '%s' to %.150s/devices.deny: %s", rule, dir,
+                          strerror(-rc));
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_plan *plan,
+                    gpx__task_cg *tc) {
+    char why[256] = "", text[256];
+    int first_new = tc->ndirs, rc = 0;
+    int want1 = dv->mode == GPX__DEV_V1 && plan->ndeny > 0;
+    int want2 = (dv->mode == GPX__DEV_V2 && plan->ndeny > 0) || plan->nlimits > 0;
+    if (want1) {
+        int i = task_dir(tc, dv->v1_parent, name, why, sizeof why);
+        rc = i < 0 ? -1 : apply_v1(tc->dirs[i], plan, why, sizeof why);
+    }
+    if (rc == 0 && want2) {
+        int i = task_dir(tc, dv->v2_parent, name, why, sizeof why);
+        rc = i < 0 ? -1 : 0;
+        if (rc == 0 && dv->mode == GPX__DEV_V2 && plan->ndeny > 0) {
+            rc = attach_program(tc->dirs[i], plan, why, sizeof why);
+        }
+        for (int l = 0; rc == 0 && l < plan->nlimits; l++) {
+            const char *region = dv->dmem.regions[plan->limits[l].region].name;
+            if ((rc = gpx__dmem_limit(tc->dirs[i], region, plan->limits[l].bytes)) < 0) {
+                gpx__exec_fmt(why, sizeof why, "cannot set dmem.max of %.100s: %s", region,
+                              strerror(-rc));
+            }
+        }
+    }
+    if (rc < 0) {
+        /* The directories made here hold no process yet. */
+        for (int i = first_new; i < tc->ndirs; i++) {
+            rmdir(tc->dirs[i]);
+        }
+        tc->ndirs = first_new;
+        gpx__exec_fmt(text, sizeof text, "GPU devices NOT filtered: %s", why);
+        note_add(tc, text);
+        return;
+    }
+    if (plan->ndeny > 0 && dv->mode != GPX__DEV_NONE) {
+        gpx__exec_fmt(text, sizeof text, "the device files of %d GPU(s) not given denied (%s)",
+                      plan->ndeny, dv->mode == GPX__DEV_V1 ? "devices cgroup v1" : "BPF, cgroup2");
+        note_add(tc, text);
+    }
+    if (plan->nlimits > 0) {
+        gpx__exec_fmt(text, sizeof text, "dmem.max set for %d GPU region(s)", plan->nlimits);
+        note_add(tc, text);
+    }
+}

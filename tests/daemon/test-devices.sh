@@ -1,0 +1,72 @@
+#!/bin/sh
+# A task may open only its own GPUs' device files. Two emulated GPUs have
+# device files made here with mknod (c 195:0 and c 195:1, as /dev/nvidia0
+# and /dev/nvidia1); a workload given one GPU opens both. Its own GPU's open
+# gets past the cgroup (no NVIDIA driver answers here, so the kernel says
+# ENXIO, "No such device or address"); the other's is refused with EPERM,
+# "Operation not permitted", by the devices cgroup (devices=v1) and by the
+# BPF device program attached in the cgroup2 tree (devices=v2). A workload
+# with no GPU is refused both. Needs root, mknod and the kernel's cgroups;
+# skips, saying why, where they are refused.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+
+if [ "$(id -u)" != 0 ]; then
+    echo "ok 1 - # SKIP needs root (device cgroups and mknod)"
+    echo "1..1"
+    exit 0
+fi
+DEV=$TMP/dev
+mkdir -p "$DEV"
+if ! mknod -m 0666 "$DEV/nvidia0" c 195 0 2>/dev/null || ! mknod -m 0666 "$DEV/nvidia1" c 195 1; then
+    echo "ok 1 - # SKIP mknod of character devices is refused here"
+    echo "1..1"
+    exit 0
+fi
+chmod 0755 "$TMP"
+printf 'node = local\ndomain = local\ngpu = H100 80G 2 dev=%s,%s\n' "$DEV/nvidia0" "$DEV/nvidia1" >"$TMP/inv.conf"
+
+# What a process outside any task gets: the open passes every check and
+# reaches the missing driver.
+outside=$(cat "$DEV/nvidia1" 2>&1)
+tap_ok "outside a task, GPU 1's device file is not refused ($outside)" \
+    sh -c "! printf '%s' \"$outside\" | grep -q 'not permitted'"
+
+# The script a workload runs: one line per device file, "gpuN: <message>".
+probe='for i in 0 1; do echo "gpu$i: $(cat '"$DEV"'/nvidia$i 2>&1 | sed "s/.*: //")"; done; echo "visible=$CUDA_VISIBLE_DEVICES"'
+
+# check MODE: one daemon with devices=MODE, one workload with a GPU and one
+# without.
+check() {
+    mode=$1
+    D=$TMP/$mode
+    mkdir -p "$D"
+    if ! gpd_start "$D" --period 300ms --poll 200ms \
+        --executor-config "inventory=$TMP/inv.conf,devices=$mode"; then
+        why=$(grep -o 'devices: .*' "$D.log" | head -1)
+        tap_n=$((tap_n + 1))
+        echo "ok $tap_n - # SKIP devices=$mode refused here: ${why:-see $D.log}"
+        return 0
+    fi
+    $GP queue create dept >/dev/null && $GP queue create proj --parent dept >/dev/null
+    one=$($GP submit --project proj --gpu 1 -- sh -c "$probe" | grep -o '[0-9][0-9]*' | head -1)
+    none=$($GP submit --project proj -- sh -c "$probe" | grep -o '[0-9][0-9]*' | head -1)
+    tap_ok "devices=$mode: both workloads end" wait_until 60 has_count 2 succeeded proj
+    log=$($GP logs "$one")
+    mine=$(printf '%s\n' "$log" | sed -n 's/^visible=GPU-emulated-local-\([01]\)$/\1/p')
+    other=$((1 - ${mine:-0}))
+    tap_is "devices=$mode: the workload holds one GPU" "${mine:+yes}" yes
+    tap_ok "devices=$mode: its own GPU's device file opens past the cgroup" \
+        sh -c "printf '%s\n' \"$log\" | grep '^gpu$mine: ' | grep -vq 'not permitted'"
+    tap_is "devices=$mode: the other GPU's device file is refused (EPERM)" \
+        "$(printf '%s\n' "$log" | sed -n "s/^gpu$other: //p")" "Operation not permitted"
+    tap_is "devices=$mode: a workload without GPUs is refused both" \
+        "$($GP logs "$none" | grep -c '^gpu[01]: Operation not permitted$')" 2
+    tap_ok "devices=$mode: the daemon's log says how GPU devices are filtered" \
+        grep -q "GPU devices: each task is denied the GPUs it was not given" "$D.log"
+    gpd_stop
+}
+
+check v1
+check v2
+tap_done

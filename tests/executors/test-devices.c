@@ -1,0 +1,213 @@
+/*
+ * test-devices.c — the local executor's device rules without a kernel that
+ * enforces them: the dev= device files of the emulated inventory, the plan
+ * of what a task is denied and limited to, and the dmem controller's
+ * detection, region parsing and dmem.max line on a fake cgroup root (a
+ * plain directory holding cgroup.controllers and dmem.capacity). That the
+ * kernel enforces the rules is tests/daemon/test-devices.sh's.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/gp_error.h"
+#include "executors/executor.h"
+#include "executors/local/local.h"
+#include "gptest.h"
+#include "helpers.h"
+
+/* Writes one "gpu = ..." line (and a node name) to a file in dir and reads it
+ * with the device files into devs. */
+static int read_gpus(const char *dir, const char *gpu_line, gp_node_spec *node, gpx__gpu_dev *devs,
+                     char *err, size_t errlen) {
+    char text[1024];
+    snprintf(text, sizeof text, "node = n1\ngpu = %s\n", gpu_line);
+    gpt_spit(gpt_path(dir, "gpus.conf"), text);
+    memset(node, 0, sizeof *node);
+    err[0] = '\0';
+    return gpx__inv_parse_file(gpt_path(dir, "gpus.conf"), node, devs, err, errlen);
+}
+
+START_TEST(test_inventory_device_files) {
+    const char *dir = gpt_tmpdir();
+    gp_node_spec n;
+    gpx__gpu_dev devs[GP_MAX_GPUS_PER_NODE];
+    char err[GP_ERR_MAX];
+    /* /dev/null is the character device 1:3 on every Linux. */
+    int rc = read_gpus(dir, "H100 80G 2 dev=/dev/null,/dev/zero", &n, devs, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_int_eq(n.ngpus, 2);
+    ck_assert_int_eq(devs[0].major, 1);
+    ck_assert_int_eq(devs[0].minor, 3);
+    ck_assert_int_eq(devs[1].major, 1);
+    ck_assert_int_eq(devs[1].minor, 5);
+    /* A line without dev= declares GPUs without device files. */
+    rc = read_gpus(dir, "H100 80G 1", &n, devs, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_int_eq(devs[0].major, -1);
+
+    const struct {
+        const char *line, *want;
+    } bad[] = {
+        {"H100 80G 2 dev=/dev/null", "one device file for each of the 2 GPU(s)"},
+        {"H100 80G 1 dev=/dev/null,/dev/zero", "one device file for each of the 1 GPU(s)"},
+        {"H100 80G dev=/no/such/nvidia0", "dev: cannot find '/no/such/nvidia0'"},
+        {"H100 80G dev=/etc/hostname", "dev: '/etc/hostname' is not a character device"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rc = read_gpus(dir, bad[i].line, &n, devs, err, sizeof err);
+        ck_assert_int_eq(rc, GP_EPARSE);
+        ck_assert_msg(strstr(err, "gpus.conf:2: gpu: ") && strstr(err, bad[i].want), "%s: err: %s",
+                      bad[i].line, err);
+    }
+    gpt_rmrf(dir);
+}
+END_TEST
+
+/* Four GPUs: 195:0, none, 195:2, 195:3; GPU 0 at PCI 0000:0a:00.0. */
+static void four_gpus(gpx__gpu_dev devs[4]) {
+    memset(devs, 0, 4 * sizeof *devs);
+    for (int i = 0; i < 4; i++) {
+        devs[i].major = i == 1 ? -1 : GPX__NVIDIA_MAJOR;
+        devs[i].minor = i == 1 ? -1 : i;
+    }
+    snprintf(devs[0].bus, sizeof devs[0].bus, "00000000:0A:00.0");
+}
+
+START_TEST(test_plan_denies_the_gpus_not_given) {
+    gpx__devices dv;
+    memset(&dv, 0, sizeof dv);
+    dv.mode = GPX__DEV_V1;
+    gpx__gpu_dev devs[4];
+    four_gpus(devs);
+    gp_task_binding b = {.node = "n1", .nslices = 1};
+    b.slices[0] = (gp_slice){.gpu = 2, .milli = 1000, .mem = 1 << 30, .mig_slot = -1};
+    gpx__dev_plan plan;
+    gpx__dev_plan_make(&dv, devs, 4, &b, &plan);
+    /* GPU 1 has no device file: it cannot be denied, and is not. */
+    ck_assert_int_eq(plan.ndeny, 2);
+    ck_assert_int_eq(plan.deny[0].minor, 0);
+    ck_assert_int_eq(plan.deny[1].minor, 3);
+    ck_assert_int_eq(plan.nlimits, 0);
+
+    /* A task without GPUs is denied every device file. */
+    gpx__dev_plan_make(&dv, devs, 4, NULL, &plan);
+    ck_assert_int_eq(plan.ndeny, 3);
+
+    /* Without a mechanism nothing is planned. */
+    dv.mode = GPX__DEV_NONE;
+    gpx__dev_plan_make(&dv, devs, 4, NULL, &plan);
+    ck_assert_int_eq(plan.ndeny, 0);
+}
+END_TEST
+
+/* Makes a fake cgroup2 root in dir. */
+static void fake_root(const char *dir, const char *controllers, const char *capacity) {
+    gpt_spit(gpt_path(dir, "cgroup.controllers"), controllers);
+    if (capacity != NULL) {
+        gpt_spit(gpt_path(dir, "dmem.capacity"), capacity);
+    }
+}
+
+START_TEST(test_dmem_detection) {
+    const char *dir = gpt_tmpdir();
+    gpx__dmem dm;
+    fake_root(dir, "cpuset cpu io memory pids\n", NULL);
+    ck_assert_int_eq(gpx__dmem_read(dir, &dm), 0);
+    ck_assert_int_eq(dm.present, 0);
+    ck_assert_int_eq(dm.nregions, 0);
+
+    /* The controller, but no driver that registers regions. */
+    fake_root(dir, "cpuset cpu io memory dmem pids\n", "");
+    ck_assert_int_eq(gpx__dmem_read(dir, &dm), 0);
+    ck_assert_int_eq(dm.present, 1);
+    ck_assert_int_eq(dm.nregions, 0);
+
+    fake_root(dir, "cpu memory dmem\n",
+              "drm/0000:0a:00.0/vram0 85899345920\n"
+              "drm/0000:41:00.0/vram0 42949672960\n"
+              "ttm/system 1234\n");
+    ck_assert_int_eq(gpx__dmem_read(dir, &dm), 0);
+    ck_assert_int_eq(dm.nregions, 3);
+    ck_assert_str_eq(dm.regions[1].name, "drm/0000:41:00.0/vram0");
+    ck_assert_int_eq(dm.regions[1].capacity, INT64_C(42949672960));
+    /* NVML's address (8-digit domain, capital hex) and the kernel's. */
+    ck_assert_int_eq(gpx__dmem_region(&dm, "00000000:0A:00.0"), 0);
+    ck_assert_int_eq(gpx__dmem_region(&dm, "0000:41:00.0"), 1);
+    ck_assert_int_eq(gpx__dmem_region(&dm, "0000:42:00.0"), -1);
+    ck_assert_int_eq(gpx__dmem_region(&dm, ""), -1);
+    ck_assert_int_eq(gpx__dmem_region(&dm, "ttm/system"), -1);
+
+    /* A malformed line is an error, and no region is used. */
+    fake_root(dir, "cpu memory dmem\n", "drm/0000:0a:00.0/vram0 lots\n");
+    ck_assert_int_eq(gpx__dmem_read(dir, &dm), GP_EPARSE);
+    ck_assert_int_eq(dm.nregions, 0);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+START_TEST(test_dmem_plan_and_limit) {
+    const char *dir = gpt_tmpdir();
+    gpx__devices dv;
+    memset(&dv, 0, sizeof dv);
+    fake_root(dir, "cpu memory dmem\n", "drm/0000:0a:00.0/vram0 85899345920\n");
+    ck_assert_int_eq(gpx__dmem_read(dir, &dv.dmem), 0);
+    dv.dmem_on = 1;
+    gpx__gpu_dev devs[4];
+    four_gpus(devs);
+    /* A quarter of GPU 0 (which has a region) is limited; a whole GPU is
+     * not (its region holds no more than the GPU). */
+    gp_task_binding b = {.node = "n1", .nslices = 1};
+    b.slices[0] = (gp_slice){.gpu = 0, .milli = 250, .mem = INT64_C(21474836480), .mig_slot = -1};
+    gpx__dev_plan plan;
+    gpx__dev_plan_make(&dv, devs, 4, &b, &plan);
+    ck_assert_int_eq(plan.nlimits, 1);
+    ck_assert_int_eq(plan.limits[0].region, 0);
+    ck_assert_int_eq(plan.limits[0].bytes, INT64_C(21474836480));
+    b.slices[0].mem = INT64_C(85899345920);
+    gpx__dev_plan_make(&dv, devs, 4, &b, &plan);
+    ck_assert_int_eq(plan.nlimits, 0);
+    /* A GPU without a PCI address has no region. */
+    b.slices[0] = (gp_slice){.gpu = 2, .milli = 250, .mem = 1 << 30, .mig_slot = -1};
+    gpx__dev_plan_make(&dv, devs, 4, &b, &plan);
+    ck_assert_int_eq(plan.nlimits, 0);
+
+    /* The line written into a task's dmem.max. */
+    gpt_spit(gpt_path(dir, "dmem.max"), "");
+    ck_assert_int_eq(gpx__dmem_limit(dir, dv.dmem.regions[0].name, INT64_C(21474836480)), 0);
+    char *got = gpt_slurp(gpt_path(dir, "dmem.max"));
+    ck_assert_str_eq(got, "drm/0000:0a:00.0/vram0 21474836480");
+    free(got);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+START_TEST(test_config) {
+    const char *dir = gpt_tmpdir();
+    char config[PATH_MAX + 100], err[GP_ERR_MAX] = "";
+    gp_executor *ex = NULL;
+    snprintf(config, sizeof config, "state_dir=%s/state,nvml=off,devices=always", dir);
+    ck_assert_int_eq(gp_executor_open("local", config, &ex, err, sizeof err), GP_EINVAL);
+    ck_assert_msg(strstr(err, "devices: 'always' is not one of auto, v2, v1, off"), "err: %s", err);
+    /* Off is said in the description. */
+    ex = gpt_open(dir, "devices=off");
+    gp_executor_info d;
+    ck_assert_int_eq(gp_exec_describe(ex, &d), 0);
+    ck_assert_msg(strstr(d.devices, "not filtered (devices=off)"), "devices: %s", d.devices);
+    ck_assert_msg(strncmp(d.gpu_memory, "GPU memory limits: ", 19) == 0, "gpu_memory: %s",
+                  d.gpu_memory);
+    gpt_done(ex, dir);
+}
+END_TEST
+
+static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_inventory_device_files);
+    tcase_add_test(tc, test_plan_denies_the_gpus_not_given);
+    tcase_add_test(tc, test_dmem_detection);
+    tcase_add_test(tc, test_dmem_plan_and_limit);
+    tcase_add_test(tc, test_config);
+}
+
+GP_TEST_MAIN("executors/devices", add_tests)
