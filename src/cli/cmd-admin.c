@@ -218,6 +218,12 @@ int cmd_node(cli *c, int argc, char **argv) {
         }
     }
     cli_table_print(&t);
+    /* The executor's sentences start with "GPU devices:" and "GPU memory
+     * limits:"; an executor that says nothing prints nothing. */
+    const char *says[] = {cli_str(out, "gpu_devices"), cli_str(out, "gpu_memory_limits")};
+    for (size_t i = 0; i < sizeof says / sizeof says[0]; i++)
+        if (says[i][0] != '\0')
+            printf("%s\n", says[i]);
     json_decref(out);
     return EXIT_OK;
 }

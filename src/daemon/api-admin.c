@@ -92,10 +92,14 @@ int gpd__h_nodes(gpd__req *r, gpd__resp *out, gpd__err *e) {
     }
     gpd__sched_unlock(r->d->sched);
     free(lt);
+    /* How the executor keeps tasks to their GPUs, in its own sentences. */
+    gp_executor_info info;
+    gpd__sched_describe(r->d->sched, &info);
     return gpd__reply_json(out, 200,
-                           json_pack("{s:o, s:b, s:s}", "nodes", arr, "emulated",
+                           json_pack("{s:o, s:b, s:s, s:s, s:s}", "nodes", arr, "emulated",
                                      gpd__sched_emulated(r->d->sched), "executor",
-                                     gpd__sched_executor_name(r->d->sched)));
+                                     gpd__sched_executor_name(r->d->sched), "gpu_devices",
+                                     info.devices, "gpu_memory_limits", info.gpu_memory));
 }
 
 /* ---- Tokens ---------------------------------------------------------------- */

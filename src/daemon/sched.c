@@ -56,6 +56,11 @@ const char *gpd__sched_executor_name(gpd__sched *s) {
     return gp_executor_name(s->ex);
 }
 
+void gpd__sched_describe(gpd__sched *s, gp_executor_info *info) {
+    if (gp_exec_describe(s->ex, info) < 0)
+        memset(info, 0, sizeof *info);
+}
+
 const gp_node_spec *gpd__sched_node(gpd__sched *s, const char *name) {
     for (size_t i = 0; i < s->nnodes; i++)
         if (strcmp(s->nodes[i].name, name) == 0)

@@ -17,6 +17,7 @@
 #include "daemon/request.h"
 #include "daemon/usage.h"
 #include "engine/gp_engine.h"
+#include "executors/executor.h"
 
 /* Opens the executor, rebuilds the engine from the store and the executor
  * (recovering tasks that ran before a restart) and starts the loop. */
@@ -26,6 +27,8 @@ void gpd__sched_close(gpd__sched *s);
 /* 1 if any GPU of the inventory is emulated. */
 int gpd__sched_emulated(gpd__sched *s);
 const char *gpd__sched_executor_name(gpd__sched *s);
+/* The executor's description (gp_exec_describe); all empty if it has none. */
+void gpd__sched_describe(gpd__sched *s, gp_executor_info *info);
 
 /* Exclusive access to the engine for reading; never held across I/O. */
 gp_engine *gpd__sched_lock(gpd__sched *s);

@@ -64,6 +64,11 @@ check() {
         "$($GP logs "$none" | grep -c '^gpu[01]: Operation not permitted$')" 2
     tap_ok "devices=$mode: the daemon's log says how GPU devices are filtered" \
         grep -q "GPU devices: each task is denied the GPUs it was not given" "$D.log"
+    nodes=$($GP node list)
+    tap_ok "devices=$mode: node list says so" \
+        contains "$nodes" "^GPU devices: each task is denied the GPUs it was not given"
+    tap_ok "devices=$mode: node list says what limits GPU memory (no dmem here)" \
+        contains "$nodes" "^GPU memory limits: interposer and watchdog only"
     gpd_stop
 }
 
