@@ -747,15 +747,22 @@ static void write_slice_file(const gpx__local *lx, const char *key, prep *p) {
     }
 }
 
+/* The device files of the node's GPUs (devs[GP_MAX_GPUS_PER_NODE]), from
+ * the emulated inventory or NVML; returns how many GPUs. */
+static int gpu_devs(gpx__local *lx, gpx__gpu_dev *devs) {
+    if (lx->emulated) {
+        memcpy(devs, lx->emu_dev, sizeof lx->emu_dev);
+        return lx->emu.ngpus;
+    }
+    return gpx__nvml_devs(&lx->nvml, devs, GP_MAX_GPUS_PER_NODE);
+}
+
 /* Denies the task the device files of the node's GPUs it was not given and
  * sets its dmem limits (devices.c), before it starts. */
 static void limit_devices(gpx__local *lx, const gp_task_launch *t, const char *key,
                           gpx__task_cg *tc) {
     gpx__gpu_dev devs[GP_MAX_GPUS_PER_NODE];
-    int n = lx->emulated ? lx->emu.ngpus : gpx__nvml_devs(&lx->nvml, devs, GP_MAX_GPUS_PER_NODE);
-    if (lx->emulated) {
-        memcpy(devs, lx->emu_dev, sizeof devs);
-    }
+    int n = gpu_devs(lx, devs);
     gpx__dev_plan plan;
     gpx__dev_plan_make(&lx->dev, devs, n, t->binding, &plan);
     gpx__dev_apply(&lx->dev, key, &plan, tc);
@@ -1022,7 +1029,7 @@ static int local_reap(void *state, const char *handle) {
 /* ======================================================================== */
 
 static int local_describe(void *state, gp_executor_info *d) {
-    const gpx__local *lx = state;
+    gpx__local *lx = state;
     d->emulated = lx->emulated;
     if (lx->emulated && strcmp(lx->inventory, lx->emulate) == 0) {
         gpx__exec_fmt(d->gpus, sizeof d->gpus,
@@ -1039,7 +1046,19 @@ static int local_describe(void *state, gp_executor_info *d) {
         gpx__exec_fmt(d->gpus, sizeof d->gpus, "no GPUs: %.200s", lx->nvml.note);
     }
     gpx__exec_fmt(d->limits, sizeof d->limits, "%s", lx->cg.note);
-    gpx__exec_fmt(d->devices, sizeof d->devices, "%s", lx->dev.note);
+    gpx__gpu_dev devs[GP_MAX_GPUS_PER_NODE];
+    int n = gpu_devs(lx, devs), unknown = 0;
+    for (int i = 0; i < n; i++) {
+        unknown += devs[i].major < 0;
+    }
+    if (lx->dev.mode != GPX__DEV_NONE && unknown > 0) {
+        gpx__exec_fmt(d->devices, sizeof d->devices,
+                      "%.150s; %d of %d GPUs have no device file known (%s) and are not filtered",
+                      lx->dev.note, unknown, n,
+                      lx->emulated ? "emulated, no dev= in the inventory" : "no NVML minor number");
+    } else {
+        gpx__exec_fmt(d->devices, sizeof d->devices, "%s", lx->dev.note);
+    }
     gpx__exec_fmt(d->gpu_memory, sizeof d->gpu_memory, "%s", lx->dev.dmem_note);
     if (access(lx->interposer, R_OK) == 0) {
         gpx__exec_fmt(d->slices, sizeof d->slices, "fractional slices enforced by %.200s",
