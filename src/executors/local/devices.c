@@ -45,6 +45,8 @@
 /* Detection                                                                 */
 /* ======================================================================== */
 
+static int load_program(const gpx__dev_plan *plan, char *why, size_t len);
+
 static int try_v1(gpx__devices *dv, const char *parent) {
     char mnt[PATH_MAX];
     if (gpx__cg_find_mount(0, "devices", mnt, sizeof mnt) < 0) {
@@ -70,6 +72,17 @@ static int try_v2(gpx__devices *dv, const char *root, const char *parent) {
         gpx__exec_fmt(dv->note, sizeof dv->note, "no cgroup2 hierarchy is mounted");
         return -1;
     }
+    /* A kernel without cgroup BPF, or a process without CAP_BPF, refuses
+     * every program: find out now rather than at each task. */
+    gpx__dev_plan none;
+    memset(&none, 0, sizeof none);
+    char why[200];
+    int pfd = load_program(&none, why, sizeof why);
+    if (pfd < 0) {
+        gpx__exec_fmt(dv->note, sizeof dv->note, "cgroup2 device program: %s", why);
+        return -1;
+    }
+    close(pfd);
     int rc = gpx__cg_make_parent(root, parent, NULL, dv->v2_parent, sizeof dv->v2_parent);
     if (rc < 0) {
         gpx__exec_fmt(dv->note, sizeof dv->note, "cgroup2 device program: cannot create %.150s: %s",
@@ -249,11 +262,10 @@ static int sys_bpf(int cmd, union bpf_attr *attr) {
     }
 
 /*
- * Loads the device program of a plan and attaches it to the cgroup2
- * directory dir. The program reads the access (struct bpf_cgroup_dev_ctx:
- * access_type, whose low 16 bits are the device type, then major, minor)
- * and answers 0 (refused: the open fails with EPERM) for a character device
- * of the deny list, 1 for everything else:
+ * Loads the device program of a plan. The program reads the access (struct
+ * bpf_cgroup_dev_ctx: access_type, whose low 16 bits are the device type,
+ * then major, minor) and answers 0 (refused: the open fails with EPERM) for
+ * a character device of the deny list, 1 for everything else:
  *
  *       r2 = ctx->access_type & 0xffff; r3 = ctx->major; r4 = ctx->minor
  *       if r2 != CHAR goto allow
@@ -261,9 +273,9 @@ static int sys_bpf(int cmd, union bpf_attr *attr) {
  *   allow: r0 = 1; exit
  *   deny:  r0 = 0; exit
  *
- * 0 or -errno.
+ * Returns the program's descriptor, or -errno with why set.
  */
-static int attach_program(const char *dir, const gpx__dev_plan *plan, char *why, size_t len) {
+static int load_program(const gpx__dev_plan *plan, char *why, size_t len) {
     struct bpf_insn prog[5 + 2 * GP_MAX_GPUS_PER_NODE + 4];
     int n = 0;
     prog[n++] = INSN(BPF_LDX | BPF_W | BPF_MEM, BPF_REG_2, BPF_REG_1, 0, 0);
@@ -282,8 +294,11 @@ static int attach_program(const char *dir, const gpx__dev_plan *plan, char *why,
     }
     prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
     prog[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-    prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
-    prog[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+    /* The verifier refuses code no path reaches: an empty list has no deny. */
+    if (plan->ndeny > 0) {
+        prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
+        prog[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+    }
 
     union bpf_attr attr;
     memset(&attr, 0, sizeof attr);
@@ -297,12 +312,23 @@ static int attach_program(const char *dir, const gpx__dev_plan *plan, char *why,
         gpx__exec_fmt(why, len, "bpf(BPF_PROG_LOAD): %s", strerror(e));
         return -e;
     }
+    return pfd;
+}
+
+/* Loads the device program of a plan and attaches it to the cgroup2
+ * directory dir. 0 or -errno with why set. */
+static int attach_program(const char *dir, const gpx__dev_plan *plan, char *why, size_t len) {
+    int pfd = load_program(plan, why, len);
+    if (pfd < 0) {
+        return pfd;
+    }
     int cfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = 0;
     if (cfd < 0) {
         rc = -errno;
         gpx__exec_fmt(why, len, "cannot open %.150s: %s", dir, strerror(-rc));
     } else {
+        union bpf_attr attr;
         memset(&attr, 0, sizeof attr);
         attr.target_fd = (uint32_t)cfd;
         attr.attach_bpf_fd = (uint32_t)pfd;
