@@ -1,7 +1,7 @@
 /*
- * cuda_abi.h — the part of the CUDA driver and NVML binary interfaces that the
- * interposer (and its fake driver) needs, declared here so that gpupool builds
- * on machines without the CUDA toolkit.
+ * cuda_abi.h — the part of the CUDA driver's binary interface that the
+ * interposer (and its fake driver) needs, with NVML's (common/gp_nvml.h), declared here so that
+ * gpupool builds on machines without the CUDA toolkit.
  *
  * Every value below is a value of the public, stable driver ABI (the numbers
  * that cuda.h and nvml.h give these names); only the types and constants the
@@ -151,49 +151,7 @@ typedef struct CUlaunchConfig_st {
     unsigned int numAttrs;
 } CUlaunchConfig;
 
-/* ---- NVML --------------------------------------------------------------- */
-
-typedef int nvmlReturn_t;
-enum {
-    NVML_SUCCESS = 0,
-    NVML_ERROR_UNINITIALIZED = 1,
-    NVML_ERROR_INVALID_ARGUMENT = 2,
-    NVML_ERROR_NOT_SUPPORTED = 3,
-    NVML_ERROR_NOT_FOUND = 6,
-    NVML_ERROR_INSUFFICIENT_SIZE = 7,
-    NVML_ERROR_FUNCTION_NOT_FOUND = 13,
-    NVML_ERROR_UNKNOWN = 999
-};
-
-typedef struct nvmlDevice_st *nvmlDevice_t;
-
-typedef struct nvmlMemory_st {
-    unsigned long long total;
-    unsigned long long free;
-    unsigned long long used;
-} nvmlMemory_t;
-
-typedef struct nvmlMemory_v2_st {
-    unsigned int version;
-    unsigned long long total;
-    unsigned long long reserved;
-    unsigned long long free;
-    unsigned long long used;
-} nvmlMemory_v2_t;
-
-/* NVML_STRUCT_VERSION(Memory, 2): the size in the low bits, 2 in the top byte. */
-#define GP_NVML_MEMORY_V2 ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
-
-typedef struct nvmlProcessUtilizationSample_st {
-    unsigned int pid;
-    unsigned long long timeStamp; /* microseconds */
-    unsigned int smUtil;          /* percent */
-    unsigned int memUtil;
-    unsigned int encUtil;
-    unsigned int decUtil;
-} nvmlProcessUtilizationSample_t;
-
-/* Length of the "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" string NVML gives. */
-#define GP_NVML_UUID_LEN 96
+/* NVML: its one description is common/gp_nvml.h, shared with the executors. */
+#include "common/gp_nvml.h"
 
 #endif /* GP_CUDA_ABI_H */

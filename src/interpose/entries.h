@@ -19,7 +19,10 @@
  * GP_CU_WRAPPED lists the symbols the library exports and wraps (the launch
  * symbols are a sublist because their wrappers are generated too);
  * GP_CU_USED lists driver functions the library calls itself but does not
- * wrap. GP_NVML_WRAPPED / GP_NVML_USED do the same for NVML.
+ * wrap. NVML's entry points are described once for all of gpupool in
+ * common/gp_nvml.h (GP_NVML_ENTRIES, with typed pointers gp_nvml_pfn_<symbol>);
+ * the library resolves every one of them and GP_NVML_WRAPPED names those it
+ * wraps and exports.
  */
 #ifndef GP_INTERPOSE_ENTRIES_H
 #define GP_INTERPOSE_ENTRIES_H
@@ -137,29 +140,24 @@
     X(cuDeviceGetUuid_v2, "cuDeviceGetUuid", 11040, GP_SL, (CUuuid * uuid, CUdevice dev),          \
       (uuid, dev))
 
+/* The NVML entry points the library wraps and exports (their signatures are
+ * in common/gp_nvml.h's GP_NVML_ENTRIES, from which it resolves every entry). */
 #define GP_NVML_WRAPPED(X)                                                                         \
-    X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t dev, nvmlMemory_t * mem), (dev, mem))                 \
-    X(nvmlDeviceGetMemoryInfo_v2, (nvmlDevice_t dev, nvmlMemory_v2_t * mem), (dev, mem))
-
-#define GP_NVML_USED(X)                                                                            \
-    X(nvmlInit_v2, (void), ())                                                                     \
-    X(nvmlDeviceGetUUID, (nvmlDevice_t dev, char *uuid, unsigned int len), (dev, uuid, len))       \
-    X(nvmlDeviceGetHandleByUUID, (const char *uuid, nvmlDevice_t *dev), (uuid, dev))               \
-    X(nvmlDeviceGetProcessUtilization,                                                             \
-      (nvmlDevice_t dev, nvmlProcessUtilizationSample_t * samples, unsigned int *count,            \
-       unsigned long long since),                                                                  \
-      (dev, samples, count, since))
+    X(nvmlDeviceGetMemoryInfo)                                                                     \
+    X(nvmlDeviceGetMemoryInfo_v2)
 
 /* ---- generated: ids ------------------------------------------------------ */
 
 #define GP_CU_ENUM_(sym, base, ver, stream, params, args) GP_CU_##sym,
 #define GP_NVML_ENUM_(sym, params, args)                  GP_NVML_##sym,
+#define GP_NVML_WENUM_(sym)                               GP_NVML_WRAP_##sym,
 enum { GP_CU_WRAPPED(GP_CU_ENUM_) GP_CU_NWRAPPED };
 enum { GP_CU_FIRST_USED_ = GP_CU_NWRAPPED - 1, GP_CU_USED(GP_CU_ENUM_) GP_CU_COUNT };
-enum { GP_NVML_WRAPPED(GP_NVML_ENUM_) GP_NVML_NWRAPPED };
-enum { GP_NVML_FIRST_USED_ = GP_NVML_NWRAPPED - 1, GP_NVML_USED(GP_NVML_ENUM_) GP_NVML_COUNT };
+enum { GP_NVML_ENTRIES(GP_NVML_ENUM_) GP_NVML_COUNT };
+enum { GP_NVML_WRAPPED(GP_NVML_WENUM_) GP_NVML_NWRAPPED };
 #undef GP_CU_ENUM_
 #undef GP_NVML_ENUM_
+#undef GP_NVML_WENUM_
 
 /* ---- generated: typed pointers and exported prototypes ------------------- */
 
@@ -167,17 +165,13 @@ enum { GP_NVML_FIRST_USED_ = GP_NVML_NWRAPPED - 1, GP_NVML_USED(GP_NVML_ENUM_) G
 
 #define GP_CU_TYPEDEF_(sym, base, ver, stream, params, args) typedef CUresult(*gp_pfn_##sym) params;
 #define GP_CU_PROTO_(sym, base, ver, stream, params, args)   GP_EXPORT CUresult sym params;
-#define GP_NVML_TYPEDEF_(sym, params, args)                  typedef nvmlReturn_t(*gp_pfn_##sym) params;
 #define GP_NVML_PROTO_(sym, params, args)                    GP_EXPORT nvmlReturn_t sym params;
 GP_CU_WRAPPED(GP_CU_TYPEDEF_)
 GP_CU_USED(GP_CU_TYPEDEF_)
 GP_CU_WRAPPED(GP_CU_PROTO_)
-GP_NVML_WRAPPED(GP_NVML_TYPEDEF_)
-GP_NVML_USED(GP_NVML_TYPEDEF_)
-GP_NVML_WRAPPED(GP_NVML_PROTO_)
+GP_NVML_ENTRIES(GP_NVML_PROTO_)
 #undef GP_CU_TYPEDEF_
 #undef GP_CU_PROTO_
-#undef GP_NVML_TYPEDEF_
 #undef GP_NVML_PROTO_
 
 /* The real functions, filled by resolve.c; NULL where the driver lacks one.
@@ -188,7 +182,7 @@ extern void *gps__nvml_real[GP_NVML_COUNT];
 
 #define GP_CU_PTR(sym) ((gp_pfn_##sym)__atomic_load_n(&gps__cu_real[GP_CU_##sym], __ATOMIC_ACQUIRE))
 #define GP_NVML_PTR(sym)                                                                           \
-    ((gp_pfn_##sym)__atomic_load_n(&gps__nvml_real[GP_NVML_##sym], __ATOMIC_ACQUIRE))
+    ((gp_nvml_pfn_##sym)__atomic_load_n(&gps__nvml_real[GP_NVML_##sym], __ATOMIC_ACQUIRE))
 
 /* Calls the real sym, or answers CUDA_ERROR_NOT_FOUND when the driver has no
  * such symbol: a missing entry point is an error code, never a call through
@@ -200,7 +194,7 @@ extern void *gps__nvml_real[GP_NVML_COUNT];
     })
 #define GP_NVML(sym, ...)                                                                          \
     __extension__({                                                                                \
-        gp_pfn_##sym fn_ = GP_NVML_PTR(sym);                                                       \
+        gp_nvml_pfn_##sym fn_ = GP_NVML_PTR(sym);                                                  \
         fn_ ? fn_(__VA_ARGS__) : NVML_ERROR_FUNCTION_NOT_FOUND;                                    \
     })
 

@@ -38,15 +38,16 @@ void *gps__nvml_real[GP_NVML_COUNT];
 #define STREAM_(sym, base, ver, stream, ...) stream,
 #define WRAP_(sym, ...)                      (void *)sym,
 #define NVML_NAME_(sym, params, args)        #sym,
-#define NVML_WRAP_(sym, params, args)        (void *)sym,
+#define NVML_WNAME_(sym)                     #sym,
+#define NVML_WRAP_(sym)                      (void *)sym,
 
 static const char *const cu_name[GP_CU_COUNT] = {GP_CU_WRAPPED(NAME_) GP_CU_USED(NAME_)};
 static const char *const cu_base[GP_CU_NWRAPPED] = {GP_CU_WRAPPED(BASE_)};
 static const int cu_version[GP_CU_NWRAPPED] = {GP_CU_WRAPPED(VERSION_)};
 static const unsigned char cu_stream[GP_CU_NWRAPPED] = {GP_CU_WRAPPED(STREAM_)};
 static void *const cu_wrap[GP_CU_NWRAPPED] = {GP_CU_WRAPPED(WRAP_)};
-static const char *const nvml_name[GP_NVML_COUNT] = {GP_NVML_WRAPPED(NVML_NAME_)
-                                                         GP_NVML_USED(NVML_NAME_)};
+static const char *const nvml_name[GP_NVML_COUNT] = {GP_NVML_ENTRIES(NVML_NAME_)};
+static const char *const nvml_wrap_name[GP_NVML_NWRAPPED] = {GP_NVML_WRAPPED(NVML_WNAME_)};
 static void *const nvml_wrap[GP_NVML_NWRAPPED] = {GP_NVML_WRAPPED(NVML_WRAP_)};
 
 /* ---- the real dlsym ------------------------------------------------------- */
@@ -124,7 +125,7 @@ NO_SANITIZE __attribute__((noinline)) static void *wrapper_by_name(void *handle,
                 return cu_wrap[i];
     } else if (kind == LIB_NVML) {
         for (int i = 0; i < GP_NVML_NWRAPPED; i++)
-            if (strcmp(nvml_name[i], name) == 0)
+            if (strcmp(nvml_wrap_name[i], name) == 0)
                 return nvml_wrap[i];
     }
     return NULL;

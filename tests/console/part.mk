@@ -5,6 +5,6 @@
 TEST_SCRIPTS += tests/console/test-console.sh
 
 .PHONY: console-screenshots
-console-screenshots: $(BUILD)/gpupoold $(BUILD)/gpupool $(BUILD)/tests/executors/libfakenvml.so
+console-screenshots: $(BUILD)/gpupoold $(BUILD)/gpupool $(BUILD)/fake/libnvidia-ml.so.1
 	@mkdir -p docs/console
 	SHOTS=$(CURDIR)/docs/console GP_BUILD=$(BUILD) sh tests/console/test-console.sh

@@ -14,9 +14,9 @@ fi
 
 D=$TMP/console
 mkdir -p "$D"
-GPEXEC_FAKE_NVML_GPUS=3 GPEXEC_FAKE_NVML_MIG=-1 GPEXEC_FAKE_NVML_BUSY=60,20,0
-export GPEXEC_FAKE_NVML_GPUS GPEXEC_FAKE_NVML_MIG GPEXEC_FAKE_NVML_BUSY
-CFG="node=gpu-node-1,state_dir=$D/tasks,nvml=$B/tests/executors/libfakenvml.so,interposer=$TMP/none.so,cgroup=off"
+GPUPOOL_FAKE_GPUS=3 GPUPOOL_FAKE_BUSY=60,20,0
+export GPUPOOL_FAKE_GPUS GPUPOOL_FAKE_BUSY
+CFG="node=gpu-node-1,state_dir=$D/tasks,nvml=$B/fake/libnvidia-ml.so.1,interposer=$TMP/none.so,cgroup=off"
 # A first start makes the store; a week of history goes in while it is down.
 gpd_start "$D" --executor-config "$CFG" && gpd_stop
 tap_ok "a week of usage history is written" sh bench/seed-history.sh "$D/gpupool.db" 7 \

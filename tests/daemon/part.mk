@@ -5,7 +5,7 @@ DAEMON_TEST_SRCS := $(sort $(wildcard tests/daemon/test-*.c))
 DAEMON_TESTS := $(patsubst tests/daemon/%.c,$(BUILD)/tests/daemon/%,$(DAEMON_TEST_SRCS))
 TESTS += $(DAEMON_TESTS)
 TEST_SCRIPTS += $(sort $(wildcard tests/daemon/test-*.sh))
-TEST_SCRIPTS_DEPS += $(BUILD)/gpupoold $(BUILD)/gpupool $(BUILD)/tests/executors/libfakenvml.so
+TEST_SCRIPTS_DEPS += $(BUILD)/gpupoold $(BUILD)/gpupool $(BUILD)/fake/libnvidia-ml.so.1
 $(OBJ)/tests/daemon/%.o: CPPFLAGS += $(shell pkg-config --cflags jansson)
 $(DAEMON_TESTS): $(BUILD)/tests/daemon/%: $(OBJ)/tests/daemon/%.o $(OBJ)/tests/daemon/harness.o $(BUILD)/libgpcommon.a | $(BUILD)/gpupoold
 	@mkdir -p $(@D)

@@ -9,10 +9,9 @@
 
 D=$TMP/usage
 mkdir -p "$D"
-GPEXEC_FAKE_NVML_GPUS=1 GPEXEC_FAKE_NVML_MIG=-1 GPEXEC_FAKE_NVML_BUSY=50
-GPEXEC_FAKE_NVML_MEM_USED=1073741824
-export GPEXEC_FAKE_NVML_GPUS GPEXEC_FAKE_NVML_MIG GPEXEC_FAKE_NVML_BUSY GPEXEC_FAKE_NVML_MEM_USED
-CFG="state_dir=$D/tasks,nvml=$B/tests/executors/libfakenvml.so,interposer=$TMP/none.so,cgroup=off"
+GPUPOOL_FAKE_GPUS=1 GPUPOOL_FAKE_BUSY=50 GPUPOOL_FAKE_OTHER_MEMORY=1073741824
+export GPUPOOL_FAKE_GPUS GPUPOOL_FAKE_BUSY GPUPOOL_FAKE_OTHER_MEMORY
+CFG="state_dir=$D/tasks,nvml=$B/fake/libnvidia-ml.so.1,interposer=$TMP/none.so,cgroup=off"
 tap_ok "gpupoold starts on the fake NVML" gpd_start "$D" --period 300ms --poll 200ms \
     --usage-period 200ms --executor-config "$CFG"
 $GP queue create research --deserved 1 >/dev/null && $GP queue create nlp --parent research --deserved 1 >/dev/null

@@ -194,3 +194,15 @@ int gpt_wait_gone(pid_t pid) {
     }
     return 0;
 }
+
+/* The test programs are in <build>/tests/executors/, the fake driver in
+ * <build>/fake/. */
+void gpt_fake_nvml(char *out, size_t len) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    *strrchr(exe, '/') = '\0';
+    ck_assert_int_lt(snprintf(out, len, "%s/../../fake/libnvidia-ml.so.1", exe), (int)len);
+    ck_assert_msg(access(out, R_OK) == 0, "%s is missing", out);
+}

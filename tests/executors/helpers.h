@@ -60,6 +60,10 @@ pid_t gpt_read_pid(const char *path);
 /* Waits until pid is gone (no such process, or a zombie); 1 if it is. */
 int gpt_wait_gone(pid_t pid);
 
+/* The path of the fake libnvidia-ml.so.1 of this build (tests/fake), which
+ * the executor dlopens with nvml=PATH; fails the test if it is missing. */
+void gpt_fake_nvml(char *out, size_t len);
+
 /* "<dir>/<name>" in a static rotating buffer (good for a few at a time). */
 const char *gpt_path(const char *dir, const char *name);
 

@@ -1,12 +1,10 @@
 # tests/executors/part.mk — one test program per module of the executors,
 # each linked with libgpexec and the shared helpers in tests/executors/helpers.c.
-# libfakenvml.so is a stand-in for NVIDIA's libnvidia-ml.so.1 (the few entry
-# points the local executor's inventory calls), so that the NVML path is
-# tested on machines without a GPU; it is built without sanitizers because it
-# is dlopen'ed.
+# The NVML path runs on the fake libnvidia-ml.so.1 of tests/fake (over the
+# fake libcuda's GPUs), which the tests dlopen from the build.
 EXEC_TEST_SRCS := $(sort $(wildcard tests/executors/test-*.c))
 EXEC_TESTS := $(patsubst tests/executors/%.c,$(BUILD)/tests/executors/%,$(EXEC_TEST_SRCS))
-EXEC_FAKE_NVML := $(BUILD)/tests/executors/libfakenvml.so
+EXEC_FAKE_NVML := $(BUILD)/fake/libnvidia-ml.so.1
 TESTS += $(EXEC_TESTS)
 $(EXEC_TESTS): $(BUILD)/tests/executors/%: $(OBJ)/tests/executors/%.o \
 		$(OBJ)/tests/executors/helpers.o $(EXEC_LIB) $(OBJ)/src/common/error.o \
@@ -16,6 +14,3 @@ $(EXEC_TESTS): $(BUILD)/tests/executors/%: $(OBJ)/tests/executors/%.o \
 # test-env also links the slice ledger's reader, which makes the local
 # executor's poll() report the GPU memory a slice uses (see local.c).
 $(BUILD)/tests/executors/test-env: $(OBJ)/src/interpose/ledger.o
-$(EXEC_FAKE_NVML): tests/executors/fake-nvml.c
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -std=c11 -O1 $(WARN) -fPIC -shared $< -o $@

@@ -181,23 +181,12 @@ START_TEST(test_open_with_inventory) {
 }
 END_TEST
 
-/* The fake NVML sits next to the test program. */
-static void fake_nvml_path(char *out, size_t len) {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    ck_assert_int_gt(n, 0);
-    exe[n] = '\0';
-    ck_assert_int_lt(strlen(exe) + 16, len);
-    memcpy(strrchr(exe, '/') + 1, "libfakenvml.so", 15);
-    memcpy(out, exe, strlen(exe) + 1);
-    ck_assert_msg(access(out, R_OK) == 0, "%s is missing", out);
-}
-
 START_TEST(test_nvml) {
     const char *dir = gpt_tmpdir();
     char lib[PATH_MAX], config[2 * PATH_MAX], err[GP_ERR_MAX] = "";
-    fake_nvml_path(lib, sizeof lib);
-    setenv("GPEXEC_FAKE_NVML_GPUS", "3", 1);
+    gpt_fake_nvml(lib, sizeof lib);
+    setenv("GPUPOOL_FAKE_GPUS", "3", 1);
+    setenv("GPUPOOL_FAKE_MIG", "1", 1);
     snprintf(config, sizeof config, "state_dir=%s/state,nvml=%s,cgroup=off,domain=isle1", dir, lib);
     gp_executor *ex = NULL;
     ck_assert_int_eq(gp_executor_open("local", config, &ex, err, sizeof err), 0);
@@ -208,7 +197,7 @@ START_TEST(test_nvml) {
     ck_assert_int_eq(emulated, 0);
     ck_assert_str_eq(node.domain, "isle1");
     ck_assert_int_eq(node.ngpus, 3);
-    ck_assert_str_eq(node.gpus[2].uuid, "GPU-fake-0000-2");
+    ck_assert_str_eq(node.gpus[2].uuid, "GPU-67706661-6b65-2d67-7075-2d3030303002");
     ck_assert_str_eq(node.gpus[0].model, "H200");
     ck_assert_int_eq(node.gpus[0].mem_bytes, 141 * GIB);
     ck_assert_int_eq(node.gpus[0].mig, 0);
@@ -220,8 +209,8 @@ START_TEST(test_nvml) {
     ck_assert_msg(strncmp(d.gpus, "NVML from ", 10) == 0, "gpus: %s", d.gpus);
     /* Busy time and memory in use, as the driver says; the MIG GPU has no
      * busy time, and a table with room for two gets two. */
-    setenv("GPEXEC_FAKE_NVML_BUSY", "50,40,25", 1);
-    setenv("GPEXEC_FAKE_NVML_MEM_USED", "1073741824", 1);
+    setenv("GPUPOOL_FAKE_BUSY", "50,40,25", 1);
+    setenv("GPUPOOL_FAKE_OTHER_MEMORY", "1073741824", 1);
     gp_gpu_usage g[3];
     gp_exec_gpu_usage u = {.gpus = g, .max = 3};
     ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_GPU_USAGE, &u), 0);
@@ -236,12 +225,12 @@ START_TEST(test_nvml) {
     u.max = 2;
     ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_GPU_USAGE, &u), 0);
     ck_assert_int_eq(u.n, 2);
-    unsetenv("GPEXEC_FAKE_NVML_BUSY");
-    unsetenv("GPEXEC_FAKE_NVML_MEM_USED");
+    unsetenv("GPUPOOL_FAKE_BUSY");
+    unsetenv("GPUPOOL_FAKE_OTHER_MEMORY");
     gp_executor_close(ex);
 
     /* A driver that does not initialise: an explicit library is an error. */
-    setenv("GPEXEC_FAKE_NVML_INIT_FAIL", "1", 1);
+    setenv("GPUPOOL_FAKE_NVML_INIT_FAIL", "1", 1);
     ck_assert_int_eq(gp_executor_open("local", config, &ex, err, sizeof err), GP_EIO);
     ck_assert_msg(strstr(err, "nvmlInit_v2 failed"), "err: %s", err);
     gpt_rmrf(dir);

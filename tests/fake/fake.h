@@ -19,11 +19,33 @@
  *                                started by exec share one GPU (default: a
  *                                mapping shared with forked children only)
  *
+ * and for the fake libnvidia-ml.so.1 (read at each call unless said):
+ *
+ *   GPUPOOL_FAKE_GPU_NAME        what nvmlDeviceGetName says (default
+ *                                "NVIDIA H200")
+ *   GPUPOOL_FAKE_MIG             index of the one GPU in MIG mode (default
+ *                                none); it answers NOT_SUPPORTED to
+ *                                nvmlDeviceGetUtilizationRates, as MIG GPUs do
+ *   GPUPOOL_FAKE_BUSY            percent busy per GPU for
+ *                                nvmlDeviceGetUtilizationRates, comma-separated
+ *                                ("50,25"; missing entries repeat the last);
+ *                                default: measured on the kernel timeline
+ *                                over the last second
+ *   GPUPOOL_FAKE_OTHER_MEMORY    bytes NVML counts as in use on every GPU
+ *                                beyond what the fake's processes hold (as a
+ *                                display or another system would; default 0)
+ *   GPUPOOL_FAKE_NVML_INIT_FAIL  if set, nvmlInit_v2 fails with
+ *                                DRIVER_NOT_LOADED, as without a driver
+ *
  * The fake keeps the authoritative books of what is really allocated on
  * each GPU (used, peak, per process) and a timeline of kernel busy time per
  * GPU, on which launches of all processes are serialised; NVML's
- * per-process utilisation is computed from that timeline. Tests read the
+ * per-process memory (nvmlDeviceGetComputeRunningProcesses_v3) comes from
+ * those books and its per-process utilisation from that timeline, for
+ * every process sharing the state (GPUPOOL_FAKE_LEDGER). Tests read the
  * books through the gpfake_* functions the fake libcuda also exports.
+ * The fake NVML implements every entry point of common/gp_nvml.h, and is
+ * the one fake NVML of every test (executors, daemon, console, interposer).
  */
 #ifndef GP_TESTS_FAKE_H
 #define GP_TESTS_FAKE_H
@@ -57,6 +79,20 @@ int gpfake_timeline_pids(int gpu, int64_t from_ns, int64_t to_ns, int *pids, int
 /* The symbol the fake's cuGetProcAddress hands out for (name, version,
  * flags), or NULL, and the function itself in *fn. */
 const char *gpfake_proc_symbol(const char *name, int version, cuuint64_t flags, void **fn);
+
+/* The processes holding device memory on GPU gpu, as NVML lists them: fills
+ * pids[0..max) and bytes[0..max) with each live process's pid and bytes;
+ * returns how many there are (which may exceed max). */
+int gpfake_processes(int gpu, int *pids, uint64_t *bytes, int max);
+
+/* TEST DOUBLE for a process the interposer does not see: books bytes of
+ * device memory on GPU gpu to the calling process without any cu* name
+ * being called, so that no interposer can refuse or count it (as a program
+ * with its own copy of the driver, or one that escaped the preload, would
+ * allocate). The memory is the process's until it exits (the fake frees a
+ * dead process's memory, as the driver does). 0, or -1 when the GPU is full
+ * or does not exist. Nothing but tests calls this. */
+int gpfake_alloc_unseen(int gpu, uint64_t bytes);
 
 /* UUID of GPU gpu (the same bytes cuDeviceGetUuid gives). */
 void gpfake_uuid(int gpu, uint8_t out[16]);

@@ -333,6 +333,33 @@ int gpfake_timeline_pids(int gpu, int64_t from, int64_t to, int *pids, int max) 
     return n;
 }
 
+int gpfake_processes(int gpu, int *pids, uint64_t *bytes, int max) {
+    int n = 0;
+    if (gpu < 0 || gpu >= GPFAKE_MAX_GPUS)
+        return 0;
+    lock();
+    reap_locked(); /* as the driver, NVML lists no process that has ended */
+    for (int i = 0; i < FAKE_PROCS; i++) {
+        const struct fake_proc *p = &shared->procs[i];
+        if (p->pid == 0 || p->used[gpu] == 0)
+            continue;
+        if (n < max) {
+            pids[n] = p->pid;
+            bytes[n] = p->used[gpu];
+        }
+        n++;
+    }
+    unlock();
+    return n;
+}
+
+int gpfake_alloc_unseen(int gpu, uint64_t bytes) {
+    fake_init();
+    if (gpu < 0 || gpu >= fake_cfg.ngpus)
+        return -1;
+    return fake_charge(gpu, bytes);
+}
+
 void gpfake_uuid(int gpu, uint8_t out[16]) {
     static const uint8_t base[16] = {0x67, 0x70, 0x66, 0x61, 0x6b, 0x65, 0x2d, 0x67,
                                      0x70, 0x75, 0x2d, 0x30, 0x30, 0x30, 0x30, 0x00};

@@ -100,8 +100,9 @@ void h_open_noctx(int version) {
     snprintf(path, sizeof path, "%s/fake/libnvidia-ml.so.1", h_build());
     D.nvml = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     ck_assert_ptr_nonnull(D.nvml);
-    D.nvmlMem = (gp_pfn_nvmlDeviceGetMemoryInfo)dlsym(D.nvml, "nvmlDeviceGetMemoryInfo");
-    D.nvmlMem2 = (gp_pfn_nvmlDeviceGetMemoryInfo_v2)dlsym(D.nvml, "nvmlDeviceGetMemoryInfo_v2");
+    D.nvmlMem = (gp_nvml_pfn_nvmlDeviceGetMemoryInfo)dlsym(D.nvml, "nvmlDeviceGetMemoryInfo");
+    D.nvmlMem2 =
+        (gp_nvml_pfn_nvmlDeviceGetMemoryInfo_v2)dlsym(D.nvml, "nvmlDeviceGetMemoryInfo_v2");
     D.nvmlHandle =
         (nvmlReturn_t(*)(unsigned, nvmlDevice_t *))dlsym(D.nvml, "nvmlDeviceGetHandleByIndex_v2");
     ck_assert_int_eq(D.init(0), CUDA_SUCCESS);

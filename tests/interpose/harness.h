@@ -32,8 +32,8 @@ struct drv {
 #define H_MEMBER_(sym, base, ver, stream, params, args) gp_pfn_##sym sym;
     GP_CU_WRAPPED(H_MEMBER_)
 #undef H_MEMBER_
-    gp_pfn_nvmlDeviceGetMemoryInfo nvmlMem;
-    gp_pfn_nvmlDeviceGetMemoryInfo_v2 nvmlMem2;
+    gp_nvml_pfn_nvmlDeviceGetMemoryInfo nvmlMem;
+    gp_nvml_pfn_nvmlDeviceGetMemoryInfo_v2 nvmlMem2;
     nvmlReturn_t (*nvmlHandle)(unsigned int, nvmlDevice_t *);
     /* The fake's books (tests/fake/fake.h). */
     uint64_t (*fake_used)(int);

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NAME_(sym, ...)               #sym,
-#define NVML_NAME_(sym, params, args) #sym,
+#define NAME_(sym, ...) #sym,
+#define NVML_NAME_(sym) #sym,
 static const char *const wrapped[] = {GP_CU_WRAPPED(NAME_) GP_NVML_WRAPPED(NVML_NAME_) "dlsym"};
 #define NWRAPPED                 (sizeof wrapped / sizeof wrapped[0])
 #define CU_BASE_(sym, base, ...) base,

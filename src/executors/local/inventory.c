@@ -4,8 +4,9 @@
  * host's CPU and memory.
  *
  * NVML is opened with dlopen, so that one binary runs on machines with and
- * without NVIDIA's driver; the few NVML types used are declared in local.h and
- * no NVML or CUDA header is needed to build. The emulated inventory file lets
+ * without NVIDIA's driver; its types and entry points are gpupool's one
+ * description of NVML (common/gp_nvml.h), so no NVML or CUDA header is needed
+ * to build. The emulated inventory file lets
  * a new user try everything on a laptop; its format (docs/executors.md):
  *
  *     # comments run from '#' to the end of the line
@@ -360,9 +361,16 @@ int gpx__inv_emulate(const char *path, gp_node_spec *node, gpx__gpu_dev *devs, c
 /* NVML                                                                      */
 /* ======================================================================== */
 
-#define NVML_SUCCESS  0
-#define NVML_UUID_LEN 96
-#define NVML_NAME_LEN 96
+/* The entry points without which NVML is not used; the others are only
+ * asked of drivers that have them (MIG mode, busy time, per-process memory). */
+#define REQUIRED(X)                                                                                \
+    X(nvmlInit_v2)                                                                                 \
+    X(nvmlShutdown)                                                                                \
+    X(nvmlDeviceGetCount_v2)                                                                       \
+    X(nvmlDeviceGetHandleByIndex_v2)                                                               \
+    X(nvmlDeviceGetUUID)                                                                           \
+    X(nvmlDeviceGetName)                                                                           \
+    X(nvmlDeviceGetMemoryInfo)
 
 int gpx__nvml_open(gpx__nvml *nv, const char *lib, int required, char *err, size_t errlen) {
     memset(nv, 0, sizeof *nv);
@@ -377,13 +385,15 @@ int gpx__nvml_open(gpx__nvml *nv, const char *lib, int required, char *err, size
         return 0;
     }
     const char *missing = NULL;
-#define GPX__NVML_RESOLVE(name, args, required)                                                    \
-    *(void **)&nv->name = dlsym(h, #name);                                                         \
-    if (required && nv->name == NULL && missing == NULL) {                                         \
-        missing = #name;                                                                           \
+#define RESOLVE(sym, params, args) *(void **)&nv->sym = dlsym(h, #sym);
+#define CHECK(sym)                                                                                 \
+    if (nv->sym == NULL && missing == NULL) {                                                      \
+        missing = #sym;                                                                            \
     }
-    GPX__NVML_FUNCS(GPX__NVML_RESOLVE)
-#undef GPX__NVML_RESOLVE
+    GP_NVML_ENTRIES(RESOLVE)
+    REQUIRED(CHECK)
+#undef RESOLVE
+#undef CHECK
     int rc = missing == NULL ? nv->nvmlInit_v2() : -1;
     if (rc != NVML_SUCCESS) {
         char note[256];
@@ -439,9 +449,9 @@ int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen) 
         return GP_EIO;
     }
     for (unsigned int i = 0; i < count && node->ngpus < GP_MAX_GPUS_PER_NODE; i++) {
-        gpx__nvml_dev dev;
-        char uuid[NVML_UUID_LEN], name[NVML_NAME_LEN];
-        gpx__nvml_memory mem;
+        nvmlDevice_t dev;
+        char uuid[GP_NVML_UUID_LEN], name[GP_NVML_NAME_LEN];
+        nvmlMemory_t mem;
         unsigned int cur = 0, pending = 0;
         const char *what = NULL;
         if ((rc = nv->nvmlDeviceGetHandleByIndex_v2(i, &dev)) != NVML_SUCCESS) {
@@ -481,9 +491,9 @@ int gpx__nvml_devs(gpx__nvml *nv, gpx__gpu_dev *devs, int max) {
     }
     int n = 0;
     for (unsigned int i = 0; i < count && n < max; i++, n++) {
-        gpx__nvml_dev dev;
+        nvmlDevice_t dev;
         unsigned int minor = 0;
-        gpx__nvml_pci pci;
+        nvmlPciInfo_t pci;
         gpx__gpu_dev *d = &devs[n];
         memset(d, 0, sizeof *d);
         d->major = -1;
@@ -499,7 +509,7 @@ int gpx__nvml_devs(gpx__nvml *nv, gpx__gpu_dev *devs, int max) {
         memset(&pci, 0, sizeof pci);
         if (nv->nvmlDeviceGetPciInfo_v3 != NULL &&
             nv->nvmlDeviceGetPciInfo_v3(dev, &pci) == NVML_SUCCESS) {
-            gpx__exec_fmt(d->bus, sizeof d->bus, "%.*s", (int)sizeof pci.bus_id, pci.bus_id);
+            gpx__exec_fmt(d->bus, sizeof d->bus, "%.*s", (int)sizeof pci.busId, pci.busId);
         }
     }
     return n;
@@ -518,7 +528,7 @@ int gpx__nvml_usage(gpx__nvml *nv, const char *node, gp_exec_gpu_usage *u) {
     }
     int busy_unknown = 0;
     for (unsigned int i = 0; i < count && u->n < u->max; i++) {
-        gpx__nvml_dev dev;
+        nvmlDevice_t dev;
         gp_gpu_usage *g = &u->gpus[u->n++];
         memset(g, 0, sizeof *g);
         gpx__exec_fmt(g->node, sizeof g->node, "%s", node);
@@ -529,12 +539,12 @@ int gpx__nvml_usage(gpx__nvml *nv, const char *node, gp_exec_gpu_usage *u) {
             busy_unknown = 1;
             continue;
         }
-        gpx__nvml_memory mem;
+        nvmlMemory_t mem;
         if (nv->nvmlDeviceGetMemoryInfo(dev, &mem) == NVML_SUCCESS) {
             g->mem_used = mem.used > (unsigned long long)INT64_MAX ? INT64_MAX : (int64_t)mem.used;
         }
         /* MIG GPUs and old drivers answer NOT_SUPPORTED: busy stays unknown. */
-        gpx__nvml_utilization ut;
+        nvmlUtilization_t ut;
         if (nv->nvmlDeviceGetUtilizationRates != NULL &&
             nv->nvmlDeviceGetUtilizationRates(dev, &ut) == NVML_SUCCESS && ut.gpu <= 100) {
             g->busy_permille = (int32_t)ut.gpu * 10;

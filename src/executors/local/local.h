@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/gp_nvml.h"
 #include "executors/executor.h"
 
 #define GPX__KEY_MAX 64
@@ -318,40 +319,12 @@ ssize_t gpx__read_small(const char *path, char *buf, size_t cap);
 /* inventory.c                                                               */
 /* ------------------------------------------------------------------------ */
 
-typedef struct nvmlDevice_st *gpx__nvml_dev;
-typedef struct gpx__nvml_memory {
-    unsigned long long total, free, used;
-} gpx__nvml_memory;
-typedef struct gpx__nvml_utilization {
-    unsigned int gpu, memory; /* percent of the last sample period */
-} gpx__nvml_utilization;
-typedef struct gpx__nvml_pci { /* nvmlPciInfo_t, as nvmlDeviceGetPciInfo_v3 fills it */
-    char bus_id_legacy[16];
-    unsigned int domain, bus, device, device_id, subsystem_id;
-    char bus_id[32]; /* "00000000:03:00.0" */
-} gpx__nvml_pci;
-
-/* The NVML entry points used, once: they generate the function pointer
- * fields below and the code that resolves them. The last column says
- * whether NVML is unusable without the function (MIG mode is only asked of
- * drivers that know it). */
-#define GPX__NVML_FUNCS(X)                                                                         \
-    X(nvmlInit_v2, (void), 1)                                                                      \
-    X(nvmlShutdown, (void), 1)                                                                     \
-    X(nvmlDeviceGetCount_v2, (unsigned int *count), 1)                                             \
-    X(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, gpx__nvml_dev *dev), 1)                  \
-    X(nvmlDeviceGetUUID, (gpx__nvml_dev dev, char *uuid, unsigned int len), 1)                     \
-    X(nvmlDeviceGetName, (gpx__nvml_dev dev, char *name, unsigned int len), 1)                     \
-    X(nvmlDeviceGetMemoryInfo, (gpx__nvml_dev dev, gpx__nvml_memory * mem), 1)                     \
-    X(nvmlDeviceGetMigMode, (gpx__nvml_dev dev, unsigned int *cur, unsigned int *pend), 0)         \
-    X(nvmlDeviceGetUtilizationRates, (gpx__nvml_dev dev, gpx__nvml_utilization * util), 0)         \
-    X(nvmlDeviceGetMinorNumber, (gpx__nvml_dev dev, unsigned int *minor), 0)                       \
-    X(nvmlDeviceGetPciInfo_v3, (gpx__nvml_dev dev, gpx__nvml_pci * pci), 0)
-
+/* NVML as this instance loaded it: one typed pointer per entry point of
+ * common/gp_nvml.h, NULL where the library lacks it. */
 typedef struct gpx__nvml {
     void *lib; /* NULL: NVML is not in use */
-#define GPX__NVML_FIELD(name, args, required) int(*name) args;
-    GPX__NVML_FUNCS(GPX__NVML_FIELD)
+#define GPX__NVML_FIELD(sym, params, args) gp_nvml_pfn_##sym sym;
+    GP_NVML_ENTRIES(GPX__NVML_FIELD)
 #undef GPX__NVML_FIELD
     char note[256]; /* where it was loaded from, or why not */
 } gpx__nvml;
