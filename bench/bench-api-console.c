@@ -7,49 +7,30 @@
  * on one keep-alive connection, and whether each page's slowest call answers
  * under 200 ms. Figures, not pass/fail: docs/console.md keeps them.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "bench-daemon.h"
-#include "common/httpc.h"
 
 #define RUNS 50
 
-static char server[128], token[128];
+static bench_daemon d;
 
 /* One call; exits on a transport error or an unexpected status. */
 static void call(gp_http_conn *c, const char *m, const char *p, const char *body) {
-    gp_http_resp r;
-    char err[256];
-    if (gp_http_send(c, m, p, token, body, body ? strlen(body) : 0, &r, err, sizeof err) < 0) {
-        fprintf(stderr, "bench-api-console: %s %s: %s\n", m, p, err);
+    char ans[512];
+    int st = bench_call(&d, c, m, p, body, ans, sizeof ans);
+    if (st < 0 || st >= 300) {
+        if (st >= 300)
+            fprintf(stderr, "bench-api-console: %s %s: status %d: %s\n", m, p, st, ans);
         exit(1);
     }
-    if (r.status >= 300) {
-        fprintf(stderr, "bench-api-console: %s %s: status %d: %.*s\n", m, p, r.status, (int)r.len,
-                r.body ? r.body : "");
-        exit(1);
-    }
-    gp_http_resp_free(&r);
 }
 
-static pid_t start(const char *build, const char *dir) {
-    pid_t pid = bench_start_daemon(build, dir, server, token);
-    if (pid < 0) {
-        fprintf(stderr, "bench-api-console: gpupoold did not start\n");
+static void start(const char *build) {
+    if (bench_start_daemon(&d, build) < 0)
         exit(1);
-    }
-    return pid;
-}
-
-static void stop(pid_t pid) {
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
 }
 
 static void run(const char *cmd) {
@@ -62,54 +43,56 @@ static void run(const char *cmd) {
 int main(void) {
     int total = getenv("GP_BENCH_WORKLOADS") ? atoi(getenv("GP_BENCH_WORKLOADS")) : 100000;
     const char *build = getenv("GP_BUILD") ? getenv("GP_BUILD") : "build";
-    char dir[] = "/tmp/gpupool-bench-console.XXXXXX", cmd[1024];
-    if (!mkdtemp(dir) || total < 200)
+    char cmd[1024];
+    if (total < 200 || bench_make_dir(&d, "bench-api-console") < 0)
         return 1;
 
-    /* The queue tree of seed-history.sh, a project whose limit keeps work
-     * pending, and one real submission whose row the others copy. */
-    pid_t pid = start(build, dir);
-    gp_http_conn *c;
-    char err[256];
-    if (gp_http_connect(server, 0, &c, err, sizeof err) < 0)
+    /* The queue tree of seed-history.sh, a project whose limit (one GPU,
+     * held by a workload that runs throughout) keeps work pending, and one
+     * real submission whose row the others copy. */
+    start(build);
+    gp_http_conn *c = bench_connect(&d, 0);
+    if (!c)
         return 1;
     static const char *const queues[] = {
         "{\"name\":\"research\",\"deserved\":{\"gpu\":4}}",
         "{\"name\":\"nlp\",\"parent\":\"research\",\"deserved\":{\"gpu\":2}}",
         "{\"name\":\"vision\",\"parent\":\"research\",\"deserved\":{\"gpu\":2}}",
         "{\"name\":\"ops\",\"deserved\":{\"gpu\":4}}",
-        "{\"name\":\"infra\",\"parent\":\"ops\",\"limit\":{\"gpu\":0}}",
+        "{\"name\":\"infra\",\"parent\":\"ops\",\"limit\":{\"gpu\":1}}",
     };
     for (size_t i = 0; i < sizeof queues / sizeof queues[0]; i++)
         call(c, "POST", "/api/v1/queues", queues[i]);
+    if (bench_hold_project(&d, "infra") < 0)
+        return 1;
     call(c, "POST", "/api/v1/workloads",
          "{\"project\":\"infra\",\"command\":[\"sleep\",\"1\"],\"gpu\":1,\"name\":\"job\"}");
     gp_http_close(c);
-    stop(pid);
+    bench_stop_daemon(&d, 0);
 
     double t0 = bench_now_s();
     snprintf(cmd, sizeof cmd,
              "sqlite3 %s/gpupool.db >/dev/null <<'SQL'\n"
              "PRAGMA busy_timeout = 10000;\n"
-             "WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < %d)\n"
+             "WITH RECURSIVE n(i) AS (SELECT 3 UNION ALL SELECT i + 1 FROM n WHERE i < %d)\n"
              "INSERT INTO workloads(name, project, user, state, attempt, submitted_ms,"
              " updated_ms, request, spec, reason, exit_code)\n"
              "SELECT 'job-' || i, project, 'user-' || (i %% 50),"
              " CASE WHEN i %% 100 = 0 THEN 0 ELSE 5 END, CASE WHEN i %% 100 = 0 THEN 0 ELSE 1 END,"
              " submitted_ms - (%d - i) * 300000, updated_ms, request, spec,"
              " CASE WHEN i %% 100 = 0 THEN '' ELSE 'every task exited with status 0' END,"
-             " CASE WHEN i %% 100 = 0 THEN -1 ELSE 0 END FROM n, workloads WHERE id = 1;\n"
+             " CASE WHEN i %% 100 = 0 THEN -1 ELSE 0 END FROM n, workloads WHERE id = 2;\n"
              "SQL",
-             dir, total, total);
+             d.dir, total, total);
     run(cmd);
-    snprintf(cmd, sizeof cmd, "sh bench/seed-history.sh %s/gpupool.db 365", dir);
+    snprintf(cmd, sizeof cmd, "sh bench/seed-history.sh %s/gpupool.db 365", d.dir);
     run(cmd);
     double seeded = bench_now_s() - t0;
 
     t0 = bench_now_s();
-    pid = start(build, dir);
+    start(build);
     double restart = bench_now_s() - t0;
-    if (gp_http_connect(server, 0, &c, err, sizeof err) < 0)
+    if (!(c = bench_connect(&d, 0)))
         return 1;
     printf("console: store with %d workloads (%d pending) and a year of hourly usage, written in "
            "%.1f s; gpupoold restarted on it in %.1f s\n",
@@ -151,8 +134,6 @@ int main(void) {
     }
     printf("console: slowest call p99 %.2f ms: %s 200 ms\n", worst, worst < 200 ? "under" : "OVER");
     gp_http_close(c);
-    stop(pid);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    run(cmd);
-    return 0;
+    bench_stop_daemon(&d, 1);
+    return bench_remove_dir(&d) < 0 ? 1 : 0;
 }
