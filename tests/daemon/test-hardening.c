@@ -198,6 +198,33 @@ START_TEST(test_head_judged_before_body) {
 }
 END_TEST
 
+/* Sends piece on fd every 300 ms until the daemon closes it (up to 60 s);
+ * returns 1 if it did. */
+static int trickle_until_cut(int fd, const char *piece) {
+    for (int i = 0; i < 200; i++) {
+        usleep(300 * 1000);
+        if (send(fd, piece, strlen(piece), MSG_NOSIGNAL) < 0)
+            return 1;
+        char b[512];
+        ssize_t r = recv(fd, b, sizeof b, MSG_DONTWAIT);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+            return 1;
+    }
+    return 0;
+}
+
+/* The daemon's count of connections cut by its deadlines (/metrics). */
+static long cuts_counted(const gpd_test *t) {
+    gp_http_resp m;
+    char err[256];
+    ck_assert_int_eq(
+        gp_http_request(t->server, "GET", "/metrics", t->admin, NULL, &m, err, sizeof err), 0);
+    const char *line = strstr(m.body, "\ngpupool_http_connections_cut_total ");
+    long n = line ? atol(line + 36) : -1;
+    gp_http_resp_free(&m);
+    return n;
+}
+
 /* 600 connections that trickle a request head (more than the old server's
  * 512 slots), 100 more from one address (past its cap): health and an
  * authenticated list still answer. One trickling client is cut off by the
@@ -237,26 +264,11 @@ START_TEST(test_slow_clients_do_not_hold_the_api) {
     int slow = raw_connect(&t, "127.0.3.1");
     ck_assert_int_ge(slow, 0);
     send(slow, "GET /api/v1/health HTTP/1.1\r\n", 29, MSG_NOSIGNAL);
-    int cut = 0;
-    for (int i = 0; i < 200 && !cut; i++) {
-        usleep(300 * 1000);
-        if (send(slow, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) < 0)
-            cut = 1;
-        char b[64];
-        ssize_t r = recv(slow, b, sizeof b, MSG_DONTWAIT);
-        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
-            cut = 1;
-    }
-    ck_assert_msg(cut, "a client trickling header lines kept its connection for 60 s");
+    ck_assert_msg(trickle_until_cut(slow, "X-Slow: 1\r\n"),
+                  "a client trickling header lines kept its connection for 60 s");
     close(slow);
     /* The cut is counted for the operator. */
-    gp_http_resp m;
-    char err[256];
-    ck_assert_int_eq(
-        gp_http_request(t.server, "GET", "/metrics", t.admin, NULL, &m, err, sizeof err), 0);
-    const char *line = strstr(m.body, "\ngpupool_http_connections_cut_total ");
-    ck_assert_msg(line && atoi(line + 36) >= 1, "no cut counted in /metrics");
-    gp_http_resp_free(&m);
+    ck_assert_msg(cuts_counted(&t) >= 1, "no cut counted in /metrics");
     ck_assert_int_eq(gpd_call(&t, NULL, "GET", "/api/v1/health", NULL, NULL), 200);
     for (int i = 0; i < opened; i++)
         close(fds[i]);
@@ -271,6 +283,46 @@ START_TEST(test_slow_clients_do_not_hold_the_api) {
         lines++;
     fclose(f);
     ck_assert_msg(lines < 60, "the daemon's log has %d lines after the slow clients", lines);
+    gpd_test_stop(&t);
+}
+END_TEST
+
+/* Each phase of a connection has its own deadline, kept in its own list by
+ * the guard: a body trickled after a complete head is cut by the request
+ * deadline, and a keep-alive connection that has had its answer is cut by
+ * the header deadline counted from that answer, while connections that
+ * entered the same phases later (and hold later deadlines) are not cut
+ * with them. */
+START_TEST(test_every_phase_has_its_deadline) {
+    gpd_test t;
+    const char *const args[] = {"--header-timeout", "1s", "--request-timeout", "3s", NULL};
+    gpd_test_start_args(&t, args);
+    mk_project(&t);
+    char req[512], buf[4096];
+    /* A body that never ends. */
+    int body = raw_connect(&t, NULL);
+    ck_assert_int_ge(body, 0);
+    snprintf(req, sizeof req,
+             "POST /api/v1/workloads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+             "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{",
+             t.admin);
+    send(body, req, strlen(req), MSG_NOSIGNAL);
+    /* A keep-alive connection after its answer. */
+    int kept = raw_connect(&t, NULL);
+    ck_assert_int_ge(kept, 0);
+    const char *health = "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n";
+    send(kept, health, strlen(health), MSG_NOSIGNAL);
+    ck_assert_int_eq(raw_status(kept, 30, buf, sizeof buf), 200);
+    send(kept, "GET /api/v1/health HTTP/1.1\r\n", 29, MSG_NOSIGNAL);
+    ck_assert_msg(trickle_until_cut(body, "x"), "a body trickled for 60 s was not cut off");
+    ck_assert_msg(trickle_until_cut(kept, "X-Slow: 1\r\n"),
+                  "a keep-alive connection trickling its next head was not cut off");
+    close(body);
+    close(kept);
+    /* A connection that answers in time is served, however many were cut
+     * before it; the cuts are counted. */
+    ck_assert_int_eq(gpd_call(&t, NULL, "GET", "/api/v1/health", NULL, NULL), 200);
+    ck_assert_msg(cuts_counted(&t) >= 2, "fewer than 2 cuts counted in /metrics");
     gpd_test_stop(&t);
 }
 END_TEST
@@ -309,6 +361,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_laxities_refused);
     tcase_add_test(tc, test_head_judged_before_body);
     tcase_add_test(tc, test_slow_clients_do_not_hold_the_api);
+    tcase_add_test(tc, test_every_phase_has_its_deadline);
     tcase_add_test(tc, test_idempotency_keys_are_per_user);
 }
 
