@@ -5,7 +5,8 @@
 # gets past the cgroup (no NVIDIA driver answers here, so the kernel says
 # ENXIO, "No such device or address"); the other's is refused with EPERM,
 # "Operation not permitted", by the devices cgroup (devices=v1) and by the
-# BPF device program attached in the cgroup2 tree (devices=v2). A workload
+# BPF device program attached in the cgroup2 tree (devices=v2); and over the
+# fake NVML, whose GPUs' minor numbers are 0 and 1 (devices=v1). A workload
 # with no GPU is refused both. Needs root, mknod and the kernel's cgroups;
 # skips, saying why, where they are refused.
 . tests/lib/tap.sh
@@ -92,4 +93,5 @@ check() {
 
 check v1 emulated
 check v2 emulated
+check v1 nvml
 tap_done

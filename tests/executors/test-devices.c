@@ -232,6 +232,42 @@ START_TEST(test_describe_says_what_is_not_filtered) {
 }
 END_TEST
 
+START_TEST(test_nvml_minor_numbers_and_regions) {
+    /* NVML's minor number is the GPU's device file (195:N) and its PCI
+     * address names its dmem region; the fake NVML puts GPU i on bus
+     * 0x10 + i with minor number i. */
+    char lib[PATH_MAX], err[GP_ERR_MAX] = "";
+    gpt_fake_nvml(lib, sizeof lib);
+    setenv("GPUPOOL_FAKE_GPUS", "2", 1);
+    gpx__nvml nv;
+    ck_assert_int_eq(gpx__nvml_open(&nv, lib, 1, err, sizeof err), 0);
+    gpx__gpu_dev devs[GP_MAX_GPUS_PER_NODE];
+    ck_assert_int_eq(gpx__nvml_devs(&nv, devs, GP_MAX_GPUS_PER_NODE), 2);
+    gpx__nvml_close(&nv);
+    ck_assert_int_eq(devs[1].major, 195);
+    ck_assert_int_eq(devs[1].minor, 1);
+    ck_assert_str_eq(devs[1].bus, "00000000:11:00.0");
+
+    const char *dir = gpt_tmpdir();
+    gpx__devices dv;
+    memset(&dv, 0, sizeof dv);
+    dv.mode = GPX__DEV_V2;
+    fake_root(dir, "cpu memory dmem\n",
+              "drm/0000:10:00.0/vram0 85899345920\ndrm/0000:11:00.0/vram0 85899345920\n");
+    ck_assert_int_eq(gpx__dmem_read(dir, &dv.dmem), 0);
+    dv.dmem_on = 1;
+    gp_task_binding b = {.node = "n1", .nslices = 1};
+    b.slices[0] = (gp_slice){.gpu = 1, .milli = 500, .mem = INT64_C(42949672960), .mig_slot = -1};
+    gpx__dev_plan plan;
+    gpx__dev_plan_make(&dv, devs, 2, &b, &plan);
+    ck_assert_int_eq(plan.ndeny, 1);
+    ck_assert_int_eq(plan.deny[0].minor, 0);
+    ck_assert_int_eq(plan.nlimits, 1);
+    ck_assert_str_eq(dv.dmem.regions[plan.limits[0].region].name, "drm/0000:11:00.0/vram0");
+    gpt_rmrf(dir);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_inventory_device_files);
     tcase_add_test(tc, test_plan_denies_the_gpus_not_given);
@@ -239,6 +275,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_dmem_plan_and_limit);
     tcase_add_test(tc, test_config);
     tcase_add_test(tc, test_describe_says_what_is_not_filtered);
+    tcase_add_test(tc, test_nvml_minor_numbers_and_regions);
 }
 
 GP_TEST_MAIN("executors/devices", add_tests)
