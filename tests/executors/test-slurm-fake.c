@@ -132,10 +132,11 @@ START_TEST(test_inventory) {
 }
 END_TEST
 
-/* Launches the task of workload wl on n1 with GPUs 0 to nslices-1, milli
- * thousandths of each (less than 1000: a slice, in a GPU holder job). */
-static void launch_on_n1(gp_executor *ex, uint64_t wl, int nslices, int milli,
-                         char handle[GP_HANDLE_MAX]) {
+/* Launches task `task` of workload wl (a gang of gang tasks; 0: alone) on
+ * n1 with GPUs 0 to nslices-1, milli thousandths of each (less than 1000: a
+ * slice, in a GPU holder job), as run_as. Returns launch's result. */
+static int launch_task(gp_executor *ex, uint64_t wl, int task, int gang, int nslices, int milli,
+                       const char *run_as, char handle[GP_HANDLE_MAX], char *err, size_t errlen) {
     gp_node_spec node;
     memset(&node, 0, sizeof node);
     snprintf(node.name, sizeof node.name, "n1");
@@ -150,14 +151,25 @@ static void launch_on_n1(gp_executor *ex, uint64_t wl, int nslices, int milli,
     gp_task_launch t;
     memset(&t, 0, sizeof t);
     t.workload = wl;
+    t.task = task;
     t.attempt = 1;
     t.project = "nlp";
     t.user = "ana";
     t.argv = argv;
     t.node = &node;
     t.binding = &b;
+    t.gang_size = gang;
+    t.gang_first = &node;
+    t.run_as = run_as;
+    return gp_exec_launch(ex, &t, handle, err, errlen);
+}
+
+/* launch_task of a task alone, which must succeed. */
+static void launch_on_n1(gp_executor *ex, uint64_t wl, int nslices, int milli,
+                         char handle[GP_HANDLE_MAX]) {
     char err[GP_ERR_MAX] = "";
-    ck_assert_msg(gp_exec_launch(ex, &t, handle, err, sizeof err) == 0, "launch: %s", err);
+    ck_assert_msg(launch_task(ex, wl, 0, 0, nslices, milli, NULL, handle, err, sizeof err) == 0,
+                  "launch: %s", err);
 }
 
 /* Launches workload 5's task on n1 with two whole GPUs. */
@@ -297,7 +309,78 @@ START_TEST(test_slice_launch_after_crash_before_queue) {
 }
 END_TEST
 
+/* Launches task `task` of workload 8, a gang of two 1-GPU tasks on n1, as
+ * run_as; returns launch's result (err filled). */
+static int launch_gang_task(gp_executor *ex, int task, const char *run_as,
+                            char handle[GP_HANDLE_MAX], char *err, size_t errlen) {
+    return launch_task(ex, 8, task, 2, 1, 1000, run_as, handle, err, errlen);
+}
+
+/* sbatch answers 101, 102, ... and scontrol records its arguments. */
+static void count_jobs(void) {
+    char script[PATH_MAX * 3];
+    snprintf(script, sizeof script,
+             "#!/bin/sh\necho \"$*\" >>'%s/sbatch.args'\n"
+             "echo $((100 + $(wc -l <'%s/sbatch.args')))\n",
+             dir, dir);
+    put("sbatch", script, 1);
+    snprintf(script, sizeof script,
+             "#!/bin/sh\n[ \"$1\" = ping ] || echo \"$*\" >>'%s/scontrol.args'\n", dir);
+    put("scontrol", script, 1);
+}
+
+/*
+ * A gang starts all together in Slurm's books: each task's job is submitted
+ * held, and the last one's launch releases every job of the gang in one
+ * scontrol call, once; a launch repeated after a restart releases nothing
+ * again.
+ */
+START_TEST(test_gang_is_held_then_released_together) {
+    gp_executor *ex = open_fake();
+    count_jobs();
+    char h0[GP_HANDLE_MAX], h1[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";
+    ck_assert_msg(launch_gang_task(ex, 0, NULL, h0, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(h0, "slurm:101:w8.t0.a1");
+    ck_assert_msg(strstr(get("sbatch.args"), "--hold") != NULL, "%s", get("sbatch.args"));
+    ck_assert_str_eq(get("scontrol.args"), ""); /* task 1 has no job yet */
+    ck_assert_msg(launch_gang_task(ex, 1, NULL, h1, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(h1, "slurm:102:w8.t1.a1");
+    ck_assert_str_eq(get("scontrol.args"), "release 101,102\n");
+    ck_assert_msg(launch_gang_task(ex, 1, NULL, h1, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(get("scontrol.args"), "release 101,102\n"); /* once */
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+/*
+ * As root, a job runs as its workload's Unix user (sbatch --uid/--gid);
+ * root is refused without --allow-root-workloads, and so is a user the host
+ * does not know, with an error naming run_as, before anything is submitted.
+ */
+START_TEST(test_job_runs_as_its_user) {
+    if (geteuid() != 0) {
+        return; /* only root submits for others */
+    }
+    gp_executor *ex = open_fake();
+    count_jobs();
+    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";
+    ck_assert_int_eq(launch_gang_task(ex, 0, "root", h, err, sizeof err), GP_EPERM);
+    ck_assert_msg(strstr(err, "run_as") && strstr(err, "root"), "%s", err);
+    ck_assert_int_eq(launch_gang_task(ex, 0, "no-such-user-gp", h, err, sizeof err), GP_EINVAL);
+    ck_assert_msg(strstr(err, "run_as: there is no Unix user 'no-such-user-gp'"), "%s", err);
+    ck_assert_str_eq(get("sbatch.args"), "");
+    ck_assert_msg(launch_gang_task(ex, 0, "nobody", h, err, sizeof err) == 0, "%s", err);
+    const char *args = get("sbatch.args");
+    ck_assert_msg(strstr(args, "--uid=65534") != NULL && strstr(args, "--gid="), "%s", args);
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_gang_is_held_then_released_together);
+    tcase_add_test(tc, test_job_runs_as_its_user);
     tcase_add_test(tc, test_inventory);
     tcase_add_test(tc, test_launch_is_one_sbatch);
     tcase_add_test(tc, test_poll_maps_every_state);

@@ -10,7 +10,7 @@ SX_TAG=t$$
 sx_start() {
     sx_dir=$1
     shift
-    gpd_start "$sx_dir" --period 300ms --poll 300ms --inventory-period 1s --allow-root-workloads --executor slurm --executor-config \
+    gpd_start "$sx_dir" --period 300ms --poll 300ms --inventory-period 1s --executor slurm --executor-config \
         "slurm_conf=$SLURM_CONF,state_dir=$sx_dir/slurm-state,checkpoint_dir=$sx_dir/ckpt,partitions=gpu,gpu_mem.a100=40G,gpu_mem.h100=80G,tag=$SX_TAG" "$@"
 }
 
@@ -23,6 +23,19 @@ sx_jobs() {
 # node_of ID: the node of a running workload's first task.
 node_of() {
     api GET "/api/v1/workloads/$1" | grep -o '"node":"[^"]*"' | head -1 | cut -d'"' -f4
+}
+
+# sx_test_user NAME: makes the Unix user NAME for this test (home under
+# $TMP, which users may pass), or ends the test as a skip where it cannot
+# (not root, no useradd). The caller removes it (userdel) when it ends.
+sx_test_user() {
+    if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null; then
+        echo "ok 1 - # SKIP needs root and useradd"
+        echo "1..1"
+        exit 0
+    fi
+    useradd -m -d "$TMP/home-$1" "$1" || exit 1
+    chmod 711 "$TMP"
 }
 
 # Cancels what this test left in Slurm, then the daemon's cleanup.

@@ -1,6 +1,7 @@
 #!/bin/sh
 # A gang of two 4-GPU tasks on a real Slurm cluster: gpupool places them on
-# two nodes at once, Slurm runs one job per task, and each task gets the
+# two nodes at once, Slurm runs one job per task, submitted held and
+# released together in one call (all or nothing), and each task gets the
 # rendezvous of a distributed trainer (WORLD_SIZE, RANK, MASTER_ADDR,
 # MASTER_PORT) next to Slurm's own variables; rank 1 reaches rank 0 there.
 . tests/lib/tap.sh
@@ -39,6 +40,20 @@ $GP submit --project g1 --gang 2 --gpu 4 -- python3 "$TMP/rendezvous.py" >/dev/n
 tap_ok "the gang runs" wait_until 30 has_count 1 running g1
 two_nodes() { [ "$(sx_jobs | cut -d' ' -f4 | sort -u | grep -c n)" = 2 ]; }
 tap_ok "as two Slurm jobs on two nodes" wait_until 30 two_nodes
+# All or nothing in Slurm's books too: both jobs were submitted held
+# (priority 0) and released only once both were accepted, so that neither
+# could start while the other might still be refused. slurmctld's log says
+# so: both submissions (InitPrio=0) come before the first release.
+j0=$(sx_jobs | grep "\.w1\.t0\." | cut -d' ' -f1)
+j1=$(sx_jobs | grep "\.w1\.t1\." | cut -d' ' -f1)
+line_of() { grep -n "$1" "$GP_SLURM_DIR/log/slurmctld.log" | head -1 | cut -d: -f1; }
+held_then_released() {
+    s0=$(line_of "submit_batch_job: JobId=$j0 InitPrio=0 ")
+    s1=$(line_of "submit_batch_job: JobId=$j1 InitPrio=0 ")
+    r=$(line_of "release hold on JobId=\($j0\|$j1\) ")
+    [ -n "$s0" ] && [ -n "$s1" ] && [ -n "$r" ] && [ "$s0" -lt "$r" ] && [ "$s1" -lt "$r" ]
+}
+tap_ok "both jobs were submitted held, then released ($j0, $j1)" held_then_released
 tap_ok "and succeeds" wait_until 60 has_count 1 succeeded g1
 l0=$($GP logs --task 0 1)
 l1=$($GP logs --task 1 1)

@@ -617,31 +617,6 @@ static char **copy_argv(const char *const *argv) {
     return v;
 }
 
-/* Gives the directory dir to the task's user (mode 0700) and lets that user
- * pass through the directory above it (0711), without following a link.
- * 0 or -errno. */
-static int give_dir(const char *dir, const gpx__user *u) {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        return -errno;
-    }
-    int rc = fchown(fd, u->uid, u->gid) == 0 && fchmod(fd, 0700) == 0 ? 0 : -errno;
-    close(fd);
-    char parent[PATH_MAX];
-    gpx__exec_fmt(parent, sizeof parent, "%s", dir);
-    char *slash = strrchr(parent, '/');
-    struct stat st;
-    if (rc == 0 && slash != NULL && slash != parent) {
-        *slash = '\0';
-        /* Only a directory of ours is opened up, and only for passing. */
-        if (lstat(parent, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-            (st.st_mode & 0711) != 0711) {
-            chmod(parent, (st.st_mode & 07777) | 0711);
-        }
-    }
-    return rc;
-}
-
 /* Decides the directories of a task (defaults where the daemon gave none)
  * and creates them. */
 static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, char *err,
@@ -666,7 +641,7 @@ static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, 
      * workdir is made, if missing, by the task itself as its user (proc.c). */
     int rc = gpx__exec_mkdirs(p->ckpt);
     if (rc == 0 && p->user.switch_to) {
-        rc = give_dir(p->ckpt, &p->user);
+        rc = gpx__exec_give_dir(p->ckpt, p->user.uid, p->user.gid);
     }
     if (rc < 0) {
         gp_errf(err, errlen, "checkpoint_dir: cannot create '%s': %s", p->ckpt, strerror(-rc));

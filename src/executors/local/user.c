@@ -29,10 +29,8 @@
 static int from_passwd(const struct passwd *pw, gpx__user *u, char *err, size_t errlen) {
     u->uid = pw->pw_uid;
     u->gid = pw->pw_gid;
-    gpx__exec_fmt(u->name, sizeof u->name, "%s", pw->pw_name);
-    gpx__exec_fmt(u->home, sizeof u->home, "%s", pw->pw_dir[0] ? pw->pw_dir : "/");
-    gpx__exec_fmt(u->shell, sizeof u->shell, "%s",
-                  pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
+    gpx__exec_user_strings(pw, u->name, sizeof u->name, u->home, sizeof u->home, u->shell,
+                           sizeof u->shell);
     int n = GPX__USER_GROUPS;
     if (getgrouplist(pw->pw_name, pw->pw_gid, u->groups, &n) < 0) {
         gp_errf(err, errlen, "run_as: user '%s' is in more than %d groups", pw->pw_name,
@@ -73,20 +71,11 @@ int gpx__user_resolve(const gpx__local *lx, const char *run_as, gpx__user *u, ch
         gpx__exec_fmt(u->shell, sizeof u->shell, "/bin/sh");
         return 0;
     }
-    int rc = getpwnam_r(run_as, &pw, buf, sizeof buf, &res);
-    if (rc != 0 || res == NULL) {
-        gp_errf(err, errlen, "run_as: there is no Unix user '%.64s' on node %s", run_as,
-                lx->node_name);
-        return GP_EINVAL;
-    }
-    if (pw.pw_uid == 0 && !lx->allow_root) {
-        gp_errf(err, errlen,
-                "run_as: '%.64s' is root, and root workloads are refused (start gpupoold "
-                "with --allow-root-workloads to allow them)",
-                run_as);
-        return GP_EPERM;
-    }
-    if ((rc = from_passwd(&pw, u, err, errlen)) < 0) {
+    char where[GP_NAME_MAX + 16];
+    gpx__exec_fmt(where, sizeof where, "on node %s", lx->node_name);
+    int rc =
+        gpx__exec_lookup_user(run_as, lx->allow_root, where, &pw, buf, sizeof buf, err, errlen);
+    if (rc < 0 || (rc = from_passwd(&pw, u, err, errlen)) < 0) {
         return rc;
     }
     u->switch_to = 1;

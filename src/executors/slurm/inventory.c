@@ -17,8 +17,8 @@
  * GPUs that Slurm gave to jobs that are not gpupool's (submitted to Slurm
  * directly) are not offered: a node's GPUs are its GRES less those in use by
  * others (sinfo's gres_used less what gpupool's own jobs hold, from one
- * squeue of this user's jobs). gpupool's GPU numbers on a node count GPUs;
- * Slurm picks the devices (docs/executors.md).
+ * squeue of the running jobs, gpupool's known by their names). gpupool's GPU numbers on a node
+ * count GPUs; Slurm picks the devices (docs/executors.md).
  *
  * Cost at 1,000 nodes: one sinfo call (one RPC to slurmctld) returning about
  * 1.5 KB of JSON per node, 1.5 MB in all, and one squeue of gpupool's own
@@ -203,14 +203,15 @@ typedef struct held {
 
 /*
  * Counts, per node, the GPUs that gpupool's own running jobs hold: one
- * `squeue --json` of this user's jobs that hold resources. Fills *out
+ * `squeue --json` of the jobs that hold resources, gpupool's known by
+ * their names (they run as their workloads' users, not as gpupoold). Fills *out
  * (malloc'd, *nout entries). GP_EIO with err if Slurm cannot be asked.
  */
 static int own_gpus(const gpx__slurm *sx, held **out, size_t *nout, char *err, size_t errlen) {
-    char user[48], prefix[48];
-    snprintf(user, sizeof user, "--user=%u", (unsigned)getuid());
+    char prefix[48];
     snprintf(prefix, sizeof prefix, "gp-%s.", sx->tag);
-    const char *argv[] = {"squeue", "--json", user, "--states=RUNNING,SUSPENDED,COMPLETING", NULL};
+    /* Every user's: gpupool's jobs run as their workloads' users. */
+    const char *argv[] = {"squeue", "--json", "--states=RUNNING,SUSPENDED,COMPLETING", NULL};
     json_t *root;
     *out = NULL;
     *nout = 0;

@@ -8,12 +8,18 @@
  * sacct show whose it is. It asks Slurm for the node the engine chose
  * (--nodelist) and as many whole GPUs as the engine bound (--gres=gpu:N), so
  * that Slurm's books hold every GPU gpupool uses and Slurm never gives it to
- * another job; the CPUs and memory of the request become -c and --mem.
+ * another job; the CPUs and memory of the request become -c and --mem. It
+ * runs as the workload's Unix user (--uid/--gid, user.c). A gang's jobs are
+ * submitted held and released together once every task has one
+ * (gpx__slurm_gang_release), so that none starts while another might still
+ * be refused.
  *
- * The script is the workload contract (docs/workload-contract.md): it drops
- * the variables that only gpupool sets, exports the workload's own and then
- * gpupool's, writes the log's header, runs the command in the working
- * directory, and records the exit status in <dir>/exit before the footer.
+ * The script is the workload contract (docs/workload-contract.md): it starts
+ * from a clean environment (Slurm's variables and the user's basics, never
+ * gpupoold's), exports the workload's own and then gpupool's, writes the
+ * log's header, runs the command in the working directory, and records the
+ * exit status in <dir>/exit (<dir>/user/exit for a job of another user)
+ * before the footer.
  * The checkpoint signal reaches the command from Slurm (`scancel --full
  * --signal`, which signals every process of the job); the script itself
  * only notes the signal and keeps waiting, so that it can still record how
@@ -84,7 +90,8 @@ static const gp_slice *fraction(const gp_task_binding *b) {
 }
 
 int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
-                            const char *ckpt_dir, int slice, char *err, size_t errlen) {
+                            const char *ckpt_dir, int slice, const gpx__slurm_user *u, char *err,
+                            size_t errlen) {
     if (t->argv == NULL || t->argv[0] == NULL) {
         gp_errf(err, errlen, "argv: the command is empty");
         return GP_EINVAL;
@@ -113,9 +120,19 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
                 "\"$d/step\"\n",
                 dir);
     }
-    fputs("for v in $(compgen -e); do case $v in GPUPOOL_*|LD_PRELOAD) unset \"$v\";; esac; "
-          "done\n",
+    /* A clean environment, never gpupoold's (which may hold its secrets):
+     * what Slurm set for the job, the GPUs it gave, and the user's own
+     * basics, as the local executor gives its tasks. */
+    fputs("for v in $(compgen -e); do case $v in SLURM_*|SLURMD_*|CUDA_VISIBLE_DEVICES|"
+          "GPU_DEVICE_ORDINAL|ROCR_VISIBLE_DEVICES|TMPDIR) ;; *) unset \"$v\" 2>/dev/null;; "
+          "esac; done\n",
           f);
+    put_export(f, "PATH", "/usr/local/bin:/usr/bin:/bin");
+    put_export(f, "HOME", u->home);
+    put_export(f, "USER", u->name);
+    put_export(f, "LOGNAME", u->name);
+    put_export(f, "SHELL", u->shell);
+    put_export(f, "LANG", "C.UTF-8");
     for (size_t i = 0; t->env != NULL && t->env[i] != NULL; i++) {
         const char *kv = t->env[i];
         const char *eq = strchr(kv, '=');
@@ -172,7 +189,6 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         put_quoted(f, sx->interposer);
         fputs("${LD_PRELOAD:+:$LD_PRELOAD}; slice=enforced; else slice='NOT ENFORCED'; fi\n", f);
     }
-    fputs("mkdir -p \"$GPUPOOL_CHECKPOINT_DIR\"\n", f);
     fprintf(f,
             "echo \"=== gpupool: workload %llu task %d attempt %d started $(date -u "
             "+%%FT%%TZ) on node $SLURMD_NODENAME as Slurm job $SLURM_JOB_ID%s; GPUs "
@@ -180,26 +196,32 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
             (unsigned long long)t->workload, t->task, t->attempt,
             slice ? " step $SLURM_STEP_ID (in its GPU holder)" : "",
             fr != NULL ? " (slice: $slice)" : "");
-    if (t->workdir != NULL && t->workdir[0] != '\0') {
-        fputs("mkdir -p ", f);
-        put_quoted(f, t->workdir);
-        fputs(" && cd ", f);
-        put_quoted(f, t->workdir);
-        fputs(" || { echo \"=== gpupool: cannot enter the working directory\"; exit 126; }\n", f);
-    }
     /* The script survives the checkpoint signal (Slurm sends it to every
      * process of the job) so that it can record how the command ended; a
      * trapped signal is reset to its default in the command it executes. */
     fputs("for s in TERM INT HUP USR1 USR2 QUIT CONT; do trap : $s; done\n", f);
+    /* The command enters its working directory (made if missing) as its
+     * user: a slice's script is root's (in gpupoold's holder job) and
+     * becomes the user only here, so that nothing of the user's is made or
+     * entered as root. */
+    if (slice && u->switch_to) {
+        fprintf(f, "setpriv --reuid=%u --regid=%u --init-groups --no-new-privs -- ",
+                (unsigned)u->uid, (unsigned)u->gid);
+    }
+    fputs("/bin/sh -c 'mkdir -p \"$0\" && cd \"$0\" || { echo \"=== gpupool: cannot enter "
+          "the working directory $0\"; exit 126; }; exec \"$@\"' ",
+          f);
+    put_quoted(f, t->workdir != NULL && t->workdir[0] != '\0' ? t->workdir : ckpt_dir);
     for (size_t i = 0; t->argv[i] != NULL; i++) {
-        if (i > 0) {
-            fputc(' ', f);
-        }
+        fputc(' ', f);
         put_quoted(f, t->argv[i]);
     }
+    /* A job of another user records its end in its own directory; the
+     * task directory stays gpupoold's. */
+    const char *x = u->switch_to && !slice ? "/user" : "";
     fputs("\nstatus=$?\n", f);
     fputs("printf 'status=%d\\n' \"$status\" >", f);
-    fprintf(f, "'%s/exit.tmp' && mv -f '%s/exit.tmp' '%s/exit'\n", dir, dir, dir);
+    fprintf(f, "'%s%s/exit.tmp' && mv -f '%s%s/exit.tmp' '%s%s/exit'\n", dir, x, dir, x, dir, x);
     fputs("echo \"=== gpupool: attempt ended $(date -u +%FT%TZ) with status $status\"\n"
           "exit $status\n",
           f);
@@ -216,9 +238,10 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
 }
 
 int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
-                      const char *key, long *jobid, char *err, size_t errlen) {
+                      const char *key, const gpx__slurm_user *u, int hold, long *jobid, char *err,
+                      size_t errlen) {
     char name[160], comment[400], node[GP_NAME_MAX + 32], cpus[48], mem[48], gres[48],
-        out[PATH_MAX + 16], script[PATH_MAX], chdir[PATH_MAX + 16];
+        out[PATH_MAX + 16], script[PATH_MAX], chdir[PATH_MAX + 16], uid[32], gid[32];
     snprintf(name, sizeof name, "--job-name=gp-%s.%s", sx->tag, key);
     snprintf(comment, sizeof comment,
              "--comment=gpupool workload=%llu task=%d attempt=%d user=%.60s project=%.60s",
@@ -255,6 +278,70 @@ int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char 
     opts[k++] = "--open-mode=append";
     opts[k++] = "--export=ALL";
     opts[k++] = chdir;
+    if (u->switch_to) {
+        /* gpupoold is root: the job is the user's in Slurm's books. */
+        snprintf(uid, sizeof uid, "--uid=%u", (unsigned)u->uid);
+        snprintf(gid, sizeof gid, "--gid=%u", (unsigned)u->gid);
+        opts[k++] = uid;
+        opts[k++] = gid;
+    }
+    if (hold) {
+        opts[k++] = "--hold";
+    }
     opts[k] = NULL;
     return gpx__slurm_sbatch(sx, opts, script, jobid, err, errlen);
+}
+
+int gpx__slurm_gang_release(const gpx__slurm *sx, const gp_task_launch *t, char *err,
+                            size_t errlen) {
+    if (t->gang_size <= 1) {
+        return 0;
+    }
+    gp_task_launch each = *t;
+    char key[GPX__SLURM_KEY_MAX], first[PATH_MAX], dir[PATH_MAX], hdir[PATH_MAX], buf[64];
+    each.task = 0;
+    gpx__slurm_key(&each, key, sizeof key);
+    if (gpx__slurm_task_dir(sx, key, first, sizeof first) < 0) {
+        gp_errf(err, errlen, "state_dir: path too long");
+        return GP_EINVAL;
+    }
+    if (gpx__slurm_read(first, "released", buf, sizeof buf) > 0) {
+        return 0;
+    }
+    size_t cap = 16 + (size_t)t->gang_size * 21, len = 0;
+    char *ids = malloc(cap);
+    if (ids == NULL) {
+        gp_errf(err, errlen, "out of memory");
+        return GP_ENOMEM;
+    }
+    ids[0] = '\0';
+    for (int i = 0; i < t->gang_size; i++) {
+        each.task = i;
+        gpx__slurm_key(&each, key, sizeof key);
+        long id = 0;
+        if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0 ||
+            gpx__slurm_read(dir, "jobid", buf, sizeof buf) <= 0 ||
+            (id = strtol(buf, NULL, 10)) <= 0) {
+            free(ids); /* not every task has its job yet */
+            return 0;
+        }
+        /* A slice runs in a holder job that is never held: nothing to release. */
+        if (gpx__slurm_is_slice(dir, hdir, sizeof hdir) == 0) {
+            len += (size_t)snprintf(ids + len, cap - len, "%s%ld", len ? "," : "", id);
+        }
+    }
+    int rc = 0;
+    if (len > 0) {
+        /* One RPC for the whole gang: Slurm sees every job eligible at once.
+         * Releasing a job already released (a launch repeated before the
+         * mark below was written) succeeds. */
+        const char *argv[] = {"scontrol", "release", ids, NULL};
+        rc = gpx__slurm_run(sx, argv, NULL, err, errlen);
+    }
+    free(ids);
+    if (rc == 0 && gpx__slurm_write(first, "released", "1\n") < 0) {
+        gp_errf(err, errlen, "state_dir: cannot record the gang's release in %s", first);
+        rc = GP_ESYS;
+    }
+    return rc;
 }

@@ -19,6 +19,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +220,7 @@ static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state
         access(lib, R_OK) == 0) {
         memcpy(sx->interposer, lib, sizeof lib);
     }
+    sx->allow_root = ctx->allow_root_workloads;
     if (ctx->data_dir != NULL && ctx->data_dir[0] == '/') {
         gpx__exec_fmt(sx->state_dir, sizeof sx->state_dir, "%s/slurm", ctx->data_dir);
     }
@@ -331,7 +333,7 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     int rc;
     if (gpx__slurm_read(dir, "jobid", buf, sizeof buf) > 0 && (jobid = strtol(buf, NULL, 10)) > 0) {
         make_handle(handle, jobid, key);
-        return 0;
+        return gpx__slurm_gang_release(sx, t, err, errlen);
     }
     struct stat st;
     char hdir[PATH_MAX];
@@ -358,9 +360,14 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
             snprintf(buf, sizeof buf, "%ld\n", jobid);
             gpx__slurm_write(dir, "jobid", buf);
             make_handle(handle, jobid, key);
-            return 0;
+            return gpx__slurm_gang_release(sx, t, err, errlen);
         }
-    } else if ((rc = gpx__exec_mkdirs(dir)) < 0) {
+    }
+    gpx__slurm_user u;
+    if ((rc = gpx__slurm_user_resolve(sx, t->run_as, &u, err, errlen)) < 0) {
+        return rc;
+    }
+    if (stat(dir, &st) < 0 && (rc = gpx__exec_mkdirs(dir)) < 0) {
         gp_errf(err, errlen, "state_dir: cannot create %s: %s", dir, strerror(-rc));
         return GP_ESYS;
     }
@@ -382,11 +389,15 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         gp_errf(err, errlen, "binding: whole GPUs and a fraction in one task");
         return GP_EINVAL;
     }
-    rc = gpx__slurm_write_script(sx, t, dir, ckpt_dir, frac >= 0, err, errlen);
+    rc = gpx__slurm_user_files(&u, dir, ckpt_dir, t->log_path, frac >= 0, err, errlen);
+    if (rc == 0) {
+        rc = gpx__slurm_write_script(sx, t, dir, ckpt_dir, frac >= 0, &u, err, errlen);
+    }
     if (rc == 0 && frac >= 0) {
         rc = gpx__slurm_slice_launch(sx, t, key, dir, frac, &jobid, err, errlen);
     } else if (rc == 0) {
-        rc = gpx__slurm_submit(sx, t, dir, key, &jobid, err, errlen);
+        /* A gang's jobs are submitted held and released together. */
+        rc = gpx__slurm_submit(sx, t, dir, key, &u, t->gang_size > 1, &jobid, err, errlen);
     }
     if (rc < 0) {
         return rc;
@@ -394,10 +405,20 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     snprintf(buf, sizeof buf, "%ld\n", jobid);
     if (gpx__slurm_write(dir, "jobid", buf) < 0) {
         gp_errf(err, errlen, "state_dir: cannot record job %ld in %s", jobid, dir);
-        const char *argv[] = {"scancel", buf, NULL};
+        rc = GP_ESYS;
+    } else {
+        rc = gpx__slurm_gang_release(sx, t, err, errlen);
+    }
+    if (rc < 0) {
+        /* The daemon stops the tasks it got handles for; this job it never
+         * hears of, so it is cancelled here (a slice's holder is shared and
+         * stays). */
         buf[strcspn(buf, "\n")] = '\0';
-        gpx__slurm_run(sx, argv, NULL, NULL, 0);
-        return GP_ESYS;
+        const char *argv[] = {"scancel", buf, NULL};
+        if (frac < 0) {
+            gpx__slurm_run(sx, argv, NULL, NULL, 0);
+        }
+        return rc;
     }
     make_handle(handle, jobid, key);
     return 0;
@@ -466,6 +487,31 @@ static int slurm_stop(void *state, const char *handle) {
     return rc == GP_ESYS ? rc : 0;
 }
 
+/* Removes the directory name (relative to dirfd) and what it holds, never
+ * following a link: a job of another user wrote part of it. Depth is
+ * bounded; what lies deeper stays. */
+static void remove_tree(int dirfd, const char *name, int depth) {
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
+            continue;
+        }
+        if (unlinkat(fd, de->d_name, 0) < 0 && errno == EISDIR && depth < 8) {
+            remove_tree(fd, de->d_name, depth + 1);
+        }
+    }
+    closedir(d);
+    unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
 static int slurm_reap(void *state, const char *handle) {
     gpx__slurm *sx = state;
     long jobid;
@@ -475,22 +521,7 @@ static int slurm_reap(void *state, const char *handle) {
         return GP_EINVAL;
     }
     gpx__slurm_slice_reap(sx, dir, key);
-    DIR *d = opendir(dir);
-    if (d == NULL) {
-        return 0;
-    }
-    struct dirent *de;
-    char path[PATH_MAX];
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
-            continue;
-        }
-        if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, de->d_name) == 0) {
-            unlink(path);
-        }
-    }
-    closedir(d);
-    rmdir(dir);
+    remove_tree(AT_FDCWD, dir, 0);
     return 0;
 }
 
@@ -498,12 +529,37 @@ static int slurm_reap(void *state, const char *handle) {
 /* Poll                                                                      */
 /* ======================================================================== */
 
+/* Reads the small regular file path into buf (NUL-terminated): without
+ * following a link or waiting on a FIFO, because a job of another user
+ * writes it. Its length, or -1. */
+static ssize_t read_untrusted(const char *path, char *buf, size_t cap) {
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    ssize_t n = -1;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        n = read(fd, buf, cap - 1);
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    buf[n > 0 ? n : 0] = '\0';
+    return n;
+}
+
 /* Fills st from the status the script recorded ("status=N", the shell's $?:
- * 128+N for a command killed by signal N). 1 if there was one. */
+ * 128+N for a command killed by signal N) in the task directory, or, for a
+ * job of another user, in its "user" directory. 1 if there was one. */
 static int from_exit_file(const gpx__slurm *sx, const char *key, gp_task_status *st) {
-    char dir[PATH_MAX], buf[64];
-    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0 ||
-        gpx__slurm_read(dir, "exit", buf, sizeof buf) <= 0 || strncmp(buf, "status=", 7) != 0) {
+    char dir[PATH_MAX], path[PATH_MAX], buf[64];
+    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0) {
+        return 0;
+    }
+    if (gpx__slurm_read(dir, "exit", buf, sizeof buf) <= 0 &&
+        (gpx__exec_fmt(path, sizeof path, "%s/user/exit", dir) < 0 ||
+         read_untrusted(path, buf, sizeof buf) <= 0)) {
+        return 0;
+    }
+    if (strncmp(buf, "status=", 7) != 0) {
         return 0;
     }
     int status = atoi(buf + 7);
@@ -724,6 +780,7 @@ static int slurm_describe(void *state, gp_executor_info *info) {
              access(sx->interposer, R_OK) == 0 ? "enforced by" : "NOT ENFORCED: missing",
              sx->interposer);
     snprintf(info->state, sizeof info->state, "%.250s", sx->state_dir);
+    gpx__slurm_user_mode(sx, info->identity, sizeof info->identity);
     return 0;
 }
 

@@ -9,7 +9,8 @@
  * The files split by concern: slurm.c holds the methods table, the
  * configuration and the task methods; cmd.c runs Slurm's commands and reads
  * their JSON; inventory.c turns nodes into gpupool's node specs; job.c
- * writes the job scripts and submits them.
+ * writes the job scripts and submits them; holder.c holds fractions of a
+ * GPU; user.c decides whose a job is and gives it its files.
  *
  * Layout under state_dir (a directory every node sees, e.g. on NFS): one
  * directory per task attempt, <state_dir>/<key>, key =
@@ -17,7 +18,12 @@
  *   job.sh   the batch script;
  *   jobid    the Slurm job id, written once sbatch answered;
  *   exit     written by the job script when the workload ended:
- *            "status=<wait status as the shell reports it>\n".
+ *            "status=<wait status as the shell reports it>\n";
+ *   user/    for a job that runs as another Unix user than gpupoold: that
+ *            user's directory, where its script writes "exit" instead
+ *            (the task directory stays gpupoold's);
+ *   released for a gang, in the directory of its task 0: every task's job
+ *            was released from its hold (see gpx__slurm_gang_release).
  * A handle is "slurm:<jobid>:<key>".
  */
 #ifndef GP_EXECUTORS_SLURM_H
@@ -54,8 +60,19 @@ typedef struct gpx__slurm {
     int64_t gpu_mem_default;
     int nmodel;
     gpx__model_mem model_mem[GPX__SLURM_MODEL_MEM];
-    char **envp; /* the commands' environment: ours with SLURM_CONF set */
+    char **envp;    /* the commands' environment: ours with SLURM_CONF set */
+    int allow_root; /* jobs may run as root (gp_executor_ctx.allow_root_workloads) */
 } gpx__slurm;
+
+/* Whose a job is: the Unix user it runs as. */
+typedef struct gpx__slurm_user {
+    int switch_to; /* 1: another user than gpupoold's (sbatch --uid/--gid) */
+    uid_t uid;
+    gid_t gid;
+    char name[64];
+    char home[PATH_MAX];
+    char shell[128];
+} gpx__slurm_user;
 
 /* ------------------------------------------------------------------------ */
 /* cmd.c                                                                     */
@@ -116,21 +133,64 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
 void gpx__slurm_key(const gp_task_launch *t, char *buf, size_t len);
 
 /*
- * Writes the batch script of task t into <dir>/job.sh: the workload
- * contract's environment, the log header and footer, the exit file. With
- * slice set it is a step of a GPU holder job (holder.c): it records its step
- * id in <dir>/step and does not start if <dir>/stopped exists. Returns
- * 0 or GP_ESYS / GP_EINVAL with err naming the field.
+ * Writes the batch script of task t into <dir>/job.sh: a clean environment
+ * (u's HOME, USER, LOGNAME, SHELL; PATH and LANG) with the workload
+ * contract's variables, the log header and footer, the command in its
+ * working directory (t's workdir, else ckpt_dir), the exit file. With slice
+ * set it is a step of a GPU holder job (holder.c): it records its step id in
+ * <dir>/step, does not start if <dir>/stopped exists, and runs the command
+ * as u with setpriv (the holder is gpupoold's). Returns 0 or GP_ESYS /
+ * GP_EINVAL with err naming the field.
  */
 int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
-                            const char *ckpt_dir, int slice, char *err, size_t errlen);
+                            const char *ckpt_dir, int slice, const gpx__slurm_user *u, char *err,
+                            size_t errlen);
 
 /*
  * Submits <dir>/job.sh for task t with sbatch, on the node and with the GPU
- * count the engine chose. Fills *jobid. GP_EIO with err set on failure.
+ * count the engine chose, as user u (--uid/--gid when u->switch_to), held
+ * (--hold) if hold is set. Fills *jobid. GP_EIO with err set on failure.
  */
 int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
-                      const char *key, long *jobid, char *err, size_t errlen);
+                      const char *key, const gpx__slurm_user *u, int hold, long *jobid, char *err,
+                      size_t errlen);
+
+/*
+ * A gang starts all together or not at all, in Slurm's books too: each of
+ * its tasks' jobs is submitted held, and once every task of t's gang (same
+ * workload and attempt) has a job, one `scontrol release id,id,...` lets
+ * them all go; <state_dir>/<key of task 0>/released records it, so that a
+ * launch repeated after a restart releases once. 0 if released or not yet
+ * complete; GP_EIO with err if Slurm refused the release.
+ */
+int gpx__slurm_gang_release(const gpx__slurm *sx, const gp_task_launch *t, char *err,
+                            size_t errlen);
+
+/* ------------------------------------------------------------------------ */
+/* user.c                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Decides whose a job is: run_as (the token's Unix user) when gpupoold is
+ * root, else gpupoold's own user (also for run_as NULL). GP_EINVAL for a
+ * user the host does not know, GP_EPERM for root unless sx->allow_root; err
+ * names the field.
+ */
+int gpx__slurm_user_resolve(const gpx__slurm *sx, const char *run_as, gpx__slurm_user *u, char *err,
+                            size_t errlen);
+
+/*
+ * Creates the checkpoint directory ckpt and, for a job of another user
+ * (u->switch_to), gives it to u (0700, its parent passable), creates the log
+ * as u's (0600; its directory and the one above passable) and, unless the
+ * task is a slice, the directory <dir>/user for its exit file. GP_EIO /
+ * GP_EINVAL with err naming the field.
+ */
+int gpx__slurm_user_files(const gpx__slurm_user *u, const char *dir, const char *ckpt,
+                          const char *log, int slice, char *err, size_t errlen);
+
+/* A sentence for describe()'s identity: who the jobs run as. */
+void gpx__slurm_user_mode(const gpx__slurm *sx, char *out, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* holder.c                                                                  */
