@@ -56,6 +56,9 @@ write_conf() {
     mkdir -p "$DIR/etc" "$DIR/run" "$DIR/log" "$DIR/spool" "$DIR/dev" "$DIR/munge" \
         "$DIR/state"
     chmod 700 "$DIR/munge"
+    # Jobs of other users than root run their script from the spool below
+    # DIR: they must pass through it (a mktemp directory is 0700).
+    chmod 711 "$DIR"
     i=0
     for n in $NODES; do
         mkdir -p "$DIR/spool/$n"
