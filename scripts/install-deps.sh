@@ -13,7 +13,7 @@ PKGS="build-essential pkg-config
       curl procps
       clang-format
       python3
-      slurm-wlm munge
+      slurm-wlm munge slurmdbd mariadb-server
       clang libclang-rt-14-dev
       chromium nodejs"
 

@@ -3,15 +3,21 @@
 # Slurm executor's tests: its own munge (key and socket), one slurmctld and
 # four slurmd (`slurmd -N n1` ... `n4`), each node with 4 GPUs declared as
 # GRES (AutoDetect=off, File= device nodes made with mknod, character major
-# 195, in a directory of the cluster's own). Everything lives under DIR and
-# listens on loopback ports from PORT on, so that the cluster never touches
-# another cluster or daemon on the host.
+# 195, in a directory of the cluster's own), and accounting: slurmdbd on a
+# MariaDB server of its own (data directory, socket and port under DIR; made
+# with mariadb-install-db, started as root with --user=root; no system
+# service is touched), with the cluster, the account `gpupool` and root added
+# with sacctmgr. Everything lives under DIR and listens on loopback ports
+# from PORT on, so that the cluster never touches another cluster or daemon
+# on the host. Where slurmdbd or MariaDB is not installed, the cluster runs
+# without accounting and DIR/env says GP_SLURM_ACCOUNTING=0.
 #
 # Usage: tests/slurm/cluster.sh start|stop|status|env [DIR]
 #        tests/slurm/cluster.sh kill-node|start-node nK [DIR]
 #        tests/slurm/cluster.sh restart-ctld [DIR]
 #   DIR   default $GP_SLURM_DIR or /tmp/gpupool-slurm
-#   PORT  $GP_SLURM_PORT, default 26817: slurmctld on PORT, slurmd nK on PORT+K
+#   PORT  $GP_SLURM_PORT, default 26817: slurmctld on PORT, slurmd nK on PORT+K,
+#         MariaDB on PORT+5, slurmdbd on PORT+6
 #
 # `start` writes DIR/env (SLURM_CONF=...), which a test sources to reach the
 # cluster with the ordinary commands, and waits until every node is idle; it
@@ -33,6 +39,11 @@ DIR=${2:-${GP_SLURM_DIR:-/tmp/gpupool-slurm}}
 PORT=${GP_SLURM_PORT:-26817}
 NODES="n1 n2 n3 n4"
 HOST=$(hostname)
+# Accounting needs slurmdbd and a MariaDB server (scripts/install-deps.sh).
+ACCT=1
+for p in slurmdbd mariadbd mariadb-install-db mariadb; do
+    command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] || ACCT=0
+done
 
 skip() {
     echo "cluster.sh: SKIP: $*" >&2
@@ -54,7 +65,8 @@ pid_of() {
 
 write_conf() {
     mkdir -p "$DIR/etc" "$DIR/run" "$DIR/log" "$DIR/spool" "$DIR/dev" "$DIR/munge" \
-        "$DIR/state"
+        "$DIR/state" "$DIR/db"
+    chmod 700 "$DIR/db"
     chmod 700 "$DIR/munge"
     # Jobs of other users than root run their script from the spool below
     # DIR: they must pass through it (a mktemp directory is 0700).
@@ -98,7 +110,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=64
 GresTypes=gpu
-AccountingStorageType=accounting_storage/none
+$(accounting_conf)
 JobCompType=jobcomp/filetxt
 JobCompLoc=$DIR/log/jobcomp.txt
 JobAcctGatherType=jobacct_gather/none
@@ -130,7 +142,45 @@ EOF
     [ -s "$DIR/munge/munge.key" ] ||
         dd if=/dev/urandom of="$DIR/munge/munge.key" bs=1024 count=1 2>/dev/null
     chmod 400 "$DIR/munge/munge.key"
-    echo "SLURM_CONF=$DIR/etc/slurm.conf; export SLURM_CONF" >"$DIR/env"
+    if [ "$ACCT" = 1 ]; then
+        [ -s "$DIR/db/password" ] || od -An -N12 -tx1 /dev/urandom | tr -d ' \n' >"$DIR/db/password"
+        cat >"$DIR/etc/slurmdbd.conf" <<EOF
+# Written by tests/slurm/cluster.sh: the test cluster's accounting.
+AuthType=auth/munge
+AuthInfo=socket=$DIR/munge/munge.sock
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$((PORT + 6))
+SlurmUser=$user
+LogFile=$DIR/log/slurmdbd.log
+PidFile=$DIR/run/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$((PORT + 5))
+StorageUser=slurm
+StoragePass=$(cat "$DIR/db/password")
+StorageLoc=slurm_acct_db
+EOF
+        chmod 600 "$DIR/etc/slurmdbd.conf"
+    fi
+    {
+        echo "SLURM_CONF=$DIR/etc/slurm.conf; export SLURM_CONF"
+        echo "GP_SLURM_ACCOUNTING=$ACCT"
+    } >"$DIR/env"
+}
+
+# The accounting lines of slurm.conf: slurmdbd, with job comments stored
+# (gpupool's jobs say their workload, user and project there), or none.
+# AccountingStoragePass names the munge socket the commands and slurmctld
+# use to reach slurmdbd (they ignore AuthInfo for that connection).
+accounting_conf() {
+    if [ "$ACCT" = 1 ]; then
+        printf '%s\n' "AccountingStorageType=accounting_storage/slurmdbd" \
+            "AccountingStorageHost=127.0.0.1" "AccountingStoragePort=$((PORT + 6))" \
+            "AccountingStoreFlags=job_comment" "AccountingStoragePass=$DIR/munge/munge.sock"
+    else
+        echo "AccountingStorageType=accounting_storage/none"
+    fi
 }
 
 # wait_for SECONDS COMMAND...: runs COMMAND every 0.2 s until it succeeds or
@@ -158,6 +208,49 @@ start_munge() {
     wait_for 10 test -S "$DIR/munge/munge.sock" || skip "munged made no socket"
 }
 
+# The MariaDB server of the accounting: a data directory of its own (made
+# once), its socket and port; a database user for slurmdbd.
+start_db() {
+    pid_of mariadbd >/dev/null && return 0
+    fresh=0
+    if [ ! -d "$DIR/db/data/mysql" ]; then
+        mariadb-install-db --no-defaults --datadir="$DIR/db/data" --user=root --skip-test-db \
+            --auth-root-authentication-method=socket >"$DIR/log/mariadb-install.log" 2>&1 ||
+            skip "mariadb-install-db failed (see $DIR/log/mariadb-install.log)"
+        fresh=1
+    fi
+    mariadbd --no-defaults --datadir="$DIR/db/data" --socket="$DIR/db/mysql.sock" \
+        --port=$((PORT + 5)) --bind-address=127.0.0.1 --user=root --skip-name-resolve \
+        --pid-file="$DIR/run/mariadbd.pid" --log-error="$DIR/log/mariadb.log" \
+        --innodb-buffer-pool-size=32M >/dev/null 2>&1 &
+    wait_for 60 mariadb --no-defaults --socket="$DIR/db/mysql.sock" -u root -e 'select 1' ||
+        skip "the MariaDB server did not start (see $DIR/log/mariadb.log)"
+    if [ "$fresh" = 1 ]; then
+        mariadb --no-defaults --socket="$DIR/db/mysql.sock" -u root -e \
+            "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '$(cat "$DIR/db/password")';
+             GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" ||
+            die "cannot create slurmdbd's database user"
+    fi
+}
+
+# slurmdbd on that database, and the cluster, the account gpupool and root
+# in its books (sacctmgr), before slurmctld starts and registers.
+start_dbd() {
+    if ! pid_of slurmdbd >/dev/null; then
+        SLURM_CONF="$DIR/etc/slurm.conf" slurmdbd ||
+            skip "slurmdbd did not start (see $DIR/log/slurmdbd.log)"
+    fi
+    wait_for 60 env SLURM_CONF="$DIR/etc/slurm.conf" sacctmgr -n list cluster ||
+        skip "slurmdbd does not answer (see $DIR/log/slurmdbd.log)"
+    for what in "cluster gptest" "account gpupool cluster=gptest" \
+        "user $(id -un) account=gpupool cluster=gptest"; do
+        # shellcheck disable=SC2086 # one sacctmgr entity and its options
+        SLURM_CONF="$DIR/etc/slurm.conf" sacctmgr -i add $what >/dev/null 2>&1
+    done
+    SLURM_CONF="$DIR/etc/slurm.conf" sacctmgr -n list cluster format=cluster | grep -q gptest ||
+        die "sacctmgr could not add the cluster gptest"
+}
+
 start_slurmd() {
     n=$1
     pid_of "slurmd-$n" >/dev/null && return 0
@@ -173,6 +266,10 @@ start() {
     PATH=$PATH:/usr/sbin
     write_conf
     start_munge
+    if [ "$ACCT" = 1 ]; then
+        start_db
+        start_dbd
+    fi
     if ! pid_of slurmctld >/dev/null; then
         SLURM_CONF="$DIR/etc/slurm.conf" slurmctld -f "$DIR/etc/slurm.conf" -i ||
             skip "slurmctld did not start (see $DIR/log/slurmctld.log)"
@@ -199,8 +296,12 @@ stop() {
         p=$(pid_of "slurmd-$n") && kill "$p"
     done
     p=$(pid_of slurmctld) && kill "$p"
+    wait_for 20 sh -c "! kill -0 \$(cat '$DIR/run/slurmctld.pid' 2>/dev/null) 2>/dev/null"
+    p=$(pid_of slurmdbd) && kill "$p"
+    wait_for 20 sh -c "! kill -0 \$(cat '$DIR/run/slurmdbd.pid' 2>/dev/null) 2>/dev/null"
+    p=$(pid_of mariadbd) && kill "$p"
     p=$(pid_of munged) && kill "$p"
-    for name in $(for n in $NODES; do echo "slurmd-$n"; done) slurmctld munged; do
+    for name in $(for n in $NODES; do echo "slurmd-$n"; done) slurmctld slurmdbd mariadbd munged; do
         wait_for 20 sh -c "! kill -0 \$(cat '$DIR/run/$name.pid' 2>/dev/null) 2>/dev/null"
         p=$(pid_of "$name") && kill -9 "$p"
         rm -f "$DIR/run/$name.pid"

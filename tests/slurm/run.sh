@@ -11,15 +11,19 @@ build=$1
 shift
 tests=${*:-$(ls tests/slurm/test-*.sh)}
 dir=$(mktemp -d /tmp/gpupool-slurm.XXXXXX)
-# Ports of this cluster: a block of five, below the kernel's ephemeral range
-# (where other daemons' port 0 lands) and away from Slurm's own 6817-6819,
-# starting from one the pid picks and moving on past any port in use.
+# Ports of this cluster: a block of seven (slurmctld, four slurmd, MariaDB,
+# slurmdbd), below the kernel's ephemeral range (where other daemons' port 0
+# lands) and away from Slurm's own 6817-6819, starting from one the pid
+# picks and moving on past any block with a port in use.
 in_use() { grep -qi ":$(printf '%04X' "$1") " /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
+block_in_use() {
+    for k in 0 1 2 3 4 5 6; do in_use $(($1 + k)) && return 0; done
+    return 1
+}
 if [ -z "${GP_SLURM_PORT:-}" ]; then
-    GP_SLURM_PORT=$((20000 + ($$ % 2000) * 5))
-    while in_use "$GP_SLURM_PORT" || in_use $((GP_SLURM_PORT + 1)) || in_use $((GP_SLURM_PORT + 2)) ||
-        in_use $((GP_SLURM_PORT + 3)) || in_use $((GP_SLURM_PORT + 4)); do
-        GP_SLURM_PORT=$((GP_SLURM_PORT + 5))
+    GP_SLURM_PORT=$((20000 + ($$ % 1500) * 8))
+    while block_in_use "$GP_SLURM_PORT"; do
+        GP_SLURM_PORT=$((GP_SLURM_PORT + 8))
     done
 fi
 export GP_SLURM_PORT GP_SLURM_DIR="$dir"

@@ -4,8 +4,10 @@
 # job's processes run as that user and squeue shows the job as theirs; root
 # workloads are refused unless the daemon allows them. The job reaches its
 # checkpoint directory and its log, and none of the daemon's data: the
-# store, the token, the task directory that holds its job id. A test user
-# is made here and removed at the end.
+# store, the token, the task directory that holds its job id. Once it has
+# ended, Slurm's accounting (sacct) lists its job with the user, the
+# workload's name and its project. A test user is made here (and in Slurm's
+# accounting) and removed at the end.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 . tests/slurm/lib.sh
@@ -14,11 +16,13 @@ UA=gpsx$$
 sx_test_user "$UA"
 trap 'cleanup_all' EXIT
 cleanup_all() {
+    [ "$GP_SLURM_ACCOUNTING" = 1 ] && sacctmgr -i delete user "$UA" >/dev/null 2>&1
     sx_cleanup
     pkill -9 -u "$UA" 2>/dev/null
     userdel "$UA" 2>/dev/null
 }
 UID_A=$(id -u "$UA")
+[ "$GP_SLURM_ACCOUNTING" = 1 ] && sacctmgr -i add user "$UA" account=gpupool >/dev/null
 
 D=$TMP/pool
 mkdir -p "$D"
@@ -64,6 +68,20 @@ tap_ok "it cannot list the data directory" contains "$log" "denied:datadir"
 tap_ok "it cannot list the state directory" contains "$log" "denied:statedir"
 tap_ok "it cannot write a job id the daemon reads" contains "$log" "denied:jobid"
 tap_ok "its log is its own, not others'" test "$(stat -c '%U %a' "$D/logs/$W/task-0.log")" = "$UA 600"
+# Accounting: the ended job as slurmdbd recorded it, one line
+# "name|user|state|comment".
+acct() {
+    sacct -n -P -X --starttime=now-1hour --name="gp-$SX_TAG.w$W.t0.a1" -o JobName,User,State,Comment
+}
+acct_done() { acct | grep -q "|COMPLETED|"; }
+if [ "$GP_SLURM_ACCOUNTING" = 1 ]; then
+    tap_ok "sacct lists the ended job" wait_until 30 acct_done
+    tap_is "sacct: its name, user, state, workload and project" "$(acct)" \
+        "gp-$SX_TAG.w$W.t0.a1|$UA|COMPLETED|gpupool workload=$W task=0 attempt=1 user=$UA project=u1"
+else
+    tap_n=$((tap_n + 1))
+    echo "ok $tap_n - sacct # SKIP the test cluster runs without accounting (no slurmdbd or MariaDB)"
+fi
 
 # A slice runs as a step of gpupool's holder job of its GPU; its command
 # becomes the user (setpriv) before it starts.
