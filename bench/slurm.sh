@@ -16,7 +16,7 @@ B=${1:-build}
 N=${GP_BENCH_N:-400}
 GP=$B/gpupool
 dir=$(mktemp -d /tmp/gpupool-slurm-bench.XXXXXX)
-export GP_SLURM_DIR=$dir GP_SLURM_PORT=${GP_SLURM_PORT:-$((24000 + ($$ % 1000) * 5))}
+export GP_SLURM_DIR=$dir GP_SLURM_PORT=${GP_SLURM_PORT:-$((24000 + ($$ % 1000) * 8))}
 GPD_PID=
 trap '[ -n "$GPD_PID" ] && kill "$GPD_PID"; tests/slurm/cluster.sh stop "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
 tests/slurm/cluster.sh start "$dir" || exit 1
