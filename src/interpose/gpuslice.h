@@ -8,7 +8,7 @@
  * memory.c and context.c wrap the allocation and context entry points,
  * report.c the memory queries of CUDA and NVML, and share.c the kernel
  * launches. Everything here is internal (hidden visibility, gps__ prefix);
- * the library exports only the wrapped entry points and dlsym.
+ * the library exports only the wrapped entry points, dlsym and dlvsym.
  */
 #ifndef GP_INTERPOSE_GPUSLICE_H
 #define GP_INTERPOSE_GPUSLICE_H
@@ -47,12 +47,30 @@ int gps__config_load(struct gps__config *c, char *err);
 int gps__resolve_cuda(const char *path);
 int gps__resolve_nvml(const char *path);
 
+/* ---- libcdl.c ----------------------------------------------------------- */
+
+/* libc's dlsym and dlvsym (the library exports its own under those names),
+ * or NULL if libc has none. Safe before the sanitizers' runtimes are up. */
+typedef void *(*gps__dlsym_fn)(void *handle, const char *name);
+typedef void *(*gps__dlvsym_fn)(void *handle, const char *name, const char *version);
+gps__dlsym_fn gps__libc_dlsym(void);
+gps__dlvsym_fn gps__libc_dlvsym(void);
+
+/* strcmp(a, b) == 0 without the sanitizers' interceptors (which are not
+ * ready when their runtimes look symbols up through this library). */
+int gps__streq(const char *a, const char *b);
+
 /* ---- slice.c ------------------------------------------------------------ */
 
 extern struct gps__config gps__cfg;
 
 /* Initialises the library once per process (cheap after the first call). */
 void gps__init(void);
+
+/* Non-zero while this thread initialises the library or NVML (opening the
+ * driver runs its constructors, which may look symbols up: resolve.c must
+ * not start the initialisation again from there). */
+extern __thread int gps__initialising;
 
 /* Opens NVML once (for NVML wrappers and the compute-share throttle).
  * Returns 0 when NVML is usable. */

@@ -2,13 +2,13 @@
 # workload) and libgpledger.a (the slice-ledger reader the node side links).
 #
 # The library is compiled with hidden visibility: it exports only the CUDA
-# and NVML entry points it wraps and dlsym (tests/interpose/test-resolve
+# and NVML entry points it wraps, dlsym and dlvsym (tests/interpose/test-resolve
 # checks this with nm -D). -Bsymbolic makes the library's references to its
 # own wrappers (the tables handed out by dlsym and cuGetProcAddress) bind to
 # itself, whatever else is loaded.
 
-GP_SLICE_SRCS := $(addprefix src/interpose/,config.c context.c ledger.c memory.c report.c \
-                   resolve.c share.c slice.c track.c)
+GP_SLICE_SRCS := $(addprefix src/interpose/,config.c context.c ledger.c libcdl.c memory.c \
+                   report.c resolve.c share.c slice.c track.c)
 GP_SLICE_OBJS := $(GP_SLICE_SRCS:%.c=$(OBJ)/%.o)
 
 $(GP_SLICE_OBJS): CFLAGS += -fvisibility=hidden

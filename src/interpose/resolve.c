@@ -1,25 +1,37 @@
 /*
  * resolve.c — how calls reach the interposer and how it reaches the driver.
  *
- * A workload finds driver functions in three ways, and each must land on
+ * A workload finds driver functions in four ways, and each must land on
  * the wrapper of exactly the variant it asked for:
  *  - direct links (-lcuda): the library is preloaded, so the dynamic linker
  *    binds the workload's references to the exported wrappers;
- *  - dlsym(handle, "cuMemAlloc_v2") on a handle of libcuda or libnvidia-ml
- *    (the CUDA runtime and NVML users do this): our dlsym returns the
- *    wrapper of that exact symbol; other handles are left alone;
+ *  - dlsym(handle, "cuMemAlloc_v2") or dlvsym(handle, name, any version) on
+ *    any handle (the CUDA runtime and NVML users do this): when the dynamic
+ *    linker finds a symbol of a wrapped name there, whatever object defines
+ *    it (libcuda.so.1, a renamed copy, a library linked against either), our
+ *    dlsym returns the wrapper of that exact symbol. A driver is known by
+ *    what it exports, never by its file name;
  *  - cuGetProcAddress / cuGetProcAddress_v2 (the CUDA runtime since 11.3,
  *    PyTorch, Triton): the real driver is asked first, so the status, the
  *    errors and the version rules stay the driver's, and when it found the
  *    symbol and the (base name, version, stream flag) names a wrapped
- *    variant per the list in entries.h, the wrapper is returned instead.
+ *    variant per the list in entries.h, the wrapper is returned instead;
+ *  - the dynamic linker's lookup functions themselves: "dlsym" and "dlvsym"
+ *    looked up through dlsym or dlvsym, on any handle, are ours, so that the
+ *    libc functions cannot be reached around the wrapping.
  *
- * The real functions are found with the real dlsym on our own handle of the
- * driver. Our dlsym cannot call "dlsym" by name (that is itself), so it uses
- * dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"), the versioned libc symbol of
- * glibc 2.34 and later, falling back to "GLIBC_2.2.5" (x86-64 glibc before
- * 2.34, where dlsym lived in libdl). The forwarding call is a sibling call
- * so that dlsym(RTLD_NEXT, ...) still sees its real caller's address.
+ * A second copy of the driver in one process (a renamed file, another path)
+ * is the first driver under another name: every other cu* name found in an
+ * object that exports cuInit, other than the driver this library opened,
+ * answers with that driver's own function, so a program that uses the copy
+ * throughout keeps one consistent driver state and its memory stays within
+ * the slice (docs/interposer.md, "How calls reach it"). NVML copies
+ * (objects exporting nvmlInit_v2) are treated the same way.
+ *
+ * The real functions are found with libc's dlsym on our own handle of the
+ * driver. Calling "dlsym" or "dlvsym" from here reaches ourselves, so
+ * libc's are found by libcdl.c. Forwarding a name we do not touch is a
+ * sibling call, so that RTLD_NEXT still sees the real caller.
  */
 #include "interpose/gpuslice.h"
 
@@ -50,95 +62,167 @@ static const char *const nvml_name[GP_NVML_COUNT] = {GP_NVML_ENTRIES(NVML_NAME_)
 static const char *const nvml_wrap_name[GP_NVML_NWRAPPED] = {GP_NVML_WRAPPED(NVML_WNAME_)};
 static void *const nvml_wrap[GP_NVML_NWRAPPED] = {GP_NVML_WRAPPED(NVML_WRAP_)};
 
-/* ---- the real dlsym ------------------------------------------------------- */
-
-typedef void *(*dlsym_fn)(void *, const char *);
-static dlsym_fn real_dlsym_ptr;
-
-/* The sanitizers' runtimes call dlsym while they initialise, before their
- * shadow memory exists: the code on dlsym's path must not be instrumented. */
+/* The sanitizers' runtimes call dlsym and dlvsym while they initialise,
+ * before their shadow memory exists, and intercept the string functions:
+ * the code on this path is not instrumented and calls no string function. */
 #define NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
 
-NO_SANITIZE static dlsym_fn real_dlsym(void) {
-    dlsym_fn f = __atomic_load_n(&real_dlsym_ptr, __ATOMIC_ACQUIRE);
-    if (!f) {
-        f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-        if (!f)
-            f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-        __atomic_store_n(&real_dlsym_ptr, f, __ATOMIC_RELEASE);
+NO_SANITIZE static int starts(const char *s, const char *prefix) {
+    while (*prefix && *s == *prefix) {
+        s++;
+        prefix++;
     }
-    return f;
+    return *prefix == '\0';
 }
 
-/* The real dlsym of libc, found with dlvsym (see resolve.c). */
-static void *dlsym_in(void *handle, const char *name) {
-    dlsym_fn f = real_dlsym();
+/* libc's dlsym and dlvsym (libcdl.c); NULL only if libc has none. */
+NO_SANITIZE static void *libc_dlsym(void *handle, const char *name) {
+    gps__dlsym_fn f = gps__libc_dlsym();
     return f ? f(handle, name) : NULL;
 }
 
+NO_SANITIZE static void *libc_dlvsym(void *handle, const char *name, const char *version) {
+    gps__dlvsym_fn f = gps__libc_dlvsym();
+    return f ? f(handle, name, version) : NULL;
+}
+
+/* ---- finding the real driver ---------------------------------------------- */
+
+/* Our handles of the real driver and NVML (link maps), set once opened. */
+static void *cuda_handle, *nvml_handle;
+
 /* Opens the library at path and fills table[i] with its symbol names[i]. */
-static int resolve(const char *path, const char *const *names, void **table, int n) {
+static int resolve(const char *path, const char *const *names, void **table, int n, void **keep) {
     void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     if (!h)
         return -1;
     for (int i = 0; i < n; i++)
-        __atomic_store_n(&table[i], dlsym_in(h, names[i]), __ATOMIC_RELEASE);
+        __atomic_store_n(&table[i], libc_dlsym(h, names[i]), __ATOMIC_RELEASE);
+    __atomic_store_n(keep, h, __ATOMIC_RELEASE);
     return 0;
 }
 
 int gps__resolve_cuda(const char *path) {
-    return resolve(path, cu_name, gps__cu_real, GP_CU_COUNT);
+    return resolve(path, cu_name, gps__cu_real, GP_CU_COUNT, &cuda_handle);
 }
 
 int gps__resolve_nvml(const char *path) {
-    return resolve(path, nvml_name, gps__nvml_real, GP_NVML_COUNT);
+    return resolve(path, nvml_name, gps__nvml_real, GP_NVML_COUNT, &nvml_handle);
 }
 
-/* ---- dlsym ---------------------------------------------------------------- */
+/* ---- dlsym and dlvsym ------------------------------------------------------ */
 
-enum { LIB_OTHER, LIB_CUDA, LIB_NVML };
+/* What a looked-up name is to us. */
+enum { N_OTHER, N_CU_WRAPPED, N_NVML_WRAPPED, N_DLSYM, N_DLVSYM, N_CU, N_NVML };
 
-/* Which driver library a dlopen handle belongs to, by its file name, so that
- * handles opened by path, by soname or through a symlink all count. */
-NO_SANITIZE static int handle_kind(void *handle) {
-    struct link_map *lm = NULL;
-    if (handle == RTLD_DEFAULT || handle == RTLD_NEXT ||
-        dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name)
-        return LIB_OTHER;
-    const char *base = strrchr(lm->l_name, '/');
-    base = base ? base + 1 : lm->l_name;
-    if (strncmp(base, "libcuda.so", 10) == 0)
-        return LIB_CUDA;
-    if (strncmp(base, "libnvidia-ml.so", 15) == 0)
-        return LIB_NVML;
-    return LIB_OTHER;
-}
-
-/* Not inlined: its locals would keep dlsym from ending in a sibling call. */
-NO_SANITIZE __attribute__((noinline)) static void *wrapper_by_name(void *handle, const char *name) {
-    if (!name || (name[0] != 'c' && name[0] != 'n'))
-        return NULL;
-    int kind = handle_kind(handle);
-    if (kind == LIB_CUDA) {
+/* Classifies name; *id is the index of a wrapped one. Cheap for the names
+ * the sanitizers and most programs look up (first letter). */
+NO_SANITIZE static int classify(const char *name, int *id) {
+    if (!name)
+        return N_OTHER;
+    if (name[0] == 'c' && name[1] == 'u') {
         for (int i = 0; i < GP_CU_NWRAPPED; i++)
-            if (strcmp(cu_name[i], name) == 0)
-                return cu_wrap[i];
-    } else if (kind == LIB_NVML) {
-        for (int i = 0; i < GP_NVML_NWRAPPED; i++)
-            if (strcmp(nvml_wrap_name[i], name) == 0)
-                return nvml_wrap[i];
+            if (gps__streq(cu_name[i], name))
+                return *id = i, N_CU_WRAPPED;
+        return N_CU;
     }
-    return NULL;
+    if (name[0] == 'n' && starts(name, "nvml")) {
+        for (int i = 0; i < GP_NVML_NWRAPPED; i++)
+            if (gps__streq(nvml_wrap_name[i], name))
+                return *id = i, N_NVML_WRAPPED;
+        return N_NVML;
+    }
+    if (name[0] == 'd' && gps__streq(name, "dlsym"))
+        return N_DLSYM;
+    if (name[0] == 'd' && gps__streq(name, "dlvsym"))
+        return N_DLVSYM;
+    return N_OTHER;
+}
+
+/* The object (link map) that defines the symbol at addr, or NULL. */
+static struct link_map *definer(void *addr) {
+    Dl_info info;
+    struct link_map *lm = NULL;
+    if (!dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP))
+        return NULL;
+    return lm;
+}
+
+/* True when lm itself defines init: then it is a driver (or NVML) library,
+ * whatever its file is called. */
+static int defines(struct link_map *lm, const char *init) {
+    void *f = libc_dlsym(lm, init);
+    return f && definer(f) == lm;
+}
+
+/* The answer for an unwrapped driver name found at `found`: the function of
+ * the same name in the driver this library opened when `found` lies in
+ * another copy of the driver; otherwise found itself. Looking a driver name
+ * up initialises the library (or NVML), as a first wrapped call would. */
+static void *alias(int kind, const char *name, void *found) {
+    struct link_map *lm = definer(found);
+    if (gps__initialising || !lm || !defines(lm, kind == N_CU ? "cuInit" : "nvmlInit_v2"))
+        return found;
+    if (kind == N_CU)
+        gps__init();
+    else
+        gps__nvml_ready();
+    void *h = __atomic_load_n(kind == N_CU ? &cuda_handle : &nvml_handle, __ATOMIC_ACQUIRE);
+    if (!h || h == (void *)lm)
+        return found;
+    return libc_dlsym(h, name);
+}
+
+/* What dlsym or dlvsym hands out for name when the dynamic linker found
+ * `found` (NULL: nothing, and nothing is invented). */
+NO_SANITIZE static void *handout(int kind, int id, const char *name, void *found) {
+    if (!found)
+        return NULL;
+    switch (kind) {
+    case N_CU_WRAPPED:
+        return cu_wrap[id];
+    case N_NVML_WRAPPED:
+        return nvml_wrap[id];
+    case N_DLSYM:
+        return (void *)dlsym;
+    case N_DLVSYM:
+        return (void *)dlvsym;
+    default:
+        return alias(kind, name, found);
+    }
+}
+
+/* The lookup of a name we answer. With RTLD_NEXT the next object depends on
+ * the caller, which a call from here would hide: a wrapped or dynamic-linker
+ * name is ours whatever follows the caller (a wrapper without a real
+ * function answers CUDA_ERROR_NOT_FOUND), and other driver names are the
+ * dynamic linker's answer. Not inlined: its locals would keep dlsym and
+ * dlvsym from ending in a sibling call. */
+NO_SANITIZE __attribute__((noinline)) static void *
+lookup(void *handle, const char *name, int versioned, const char *version, int kind, int id) {
+    if (handle == RTLD_NEXT)
+        return handout(kind, id, name, (void *)1);
+    void *found = versioned ? libc_dlvsym(handle, name, version) : libc_dlsym(handle, name);
+    return handout(kind, id, name, found);
 }
 
 /* The exported dlsym. Forwarding is a sibling call (forced even at -O1 and
  * under the sanitizers) so that RTLD_NEXT is resolved from our caller. */
 NO_SANITIZE __attribute__((optimize("optimize-sibling-calls"))) GP_EXPORT void *
 dlsym(void *handle, const char *name) {
-    void *w = wrapper_by_name(handle, name);
-    if (w)
-        return w;
-    return real_dlsym()(handle, name);
+    int id = -1, kind = classify(name, &id);
+    if (kind == N_OTHER || (kind >= N_CU && handle == RTLD_NEXT))
+        return libc_dlsym(handle, name);
+    return lookup(handle, name, 0, NULL, kind, id);
+}
+
+/* The exported dlvsym: the same answers as dlsym, whatever the version. */
+NO_SANITIZE __attribute__((optimize("optimize-sibling-calls"))) GP_EXPORT void *
+dlvsym(void *handle, const char *name, const char *version) {
+    int id = -1, kind = classify(name, &id);
+    if (kind == N_OTHER || (kind >= N_CU && handle == RTLD_NEXT))
+        return libc_dlvsym(handle, name, version);
+    return lookup(handle, name, 1, version, kind, id);
 }
 
 /* ---- cuGetProcAddress ---------------------------------------------------- */

@@ -31,6 +31,7 @@
 
 struct gps__config gps__cfg;
 unsigned gps__ctx_generation;
+__thread int gps__initialising;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int initialised; /* set (release) when init_once has completed */
@@ -74,6 +75,7 @@ static void after_fork_child(void) {
 }
 
 static void init(void) {
+    gps__initialising++;
     char err[256] = "";
     for (int i = 0; i < MAX_ORDINALS; i++)
         dev_index[i] = DEV_UNRESOLVED;
@@ -95,6 +97,7 @@ static void init(void) {
     __atomic_store_n(&gps__share_on, gps__cfg.compute_share != 0 && !refused, __ATOMIC_RELAXED);
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     __atomic_store_n(&initialised, 1, __ATOMIC_RELEASE);
+    gps__initialising--;
 }
 
 void gps__init(void) {
@@ -104,7 +107,9 @@ void gps__init(void) {
 
 static void nvml_init(void) {
     gps__init();
+    gps__initialising++;
     nvml_ok = gps__resolve_nvml(gps__cfg.nvml_lib) == 0 && GP_NVML(nvmlInit_v2) == NVML_SUCCESS;
+    gps__initialising--;
 }
 
 int gps__nvml_ready(void) {

@@ -8,7 +8,7 @@
 
 GP_SLICE_TEST_NAMES := test-resolve test-memory test-ledger test-share
 GP_SLICE_TESTS := $(GP_SLICE_TEST_NAMES:%=$(BUILD)/tests/interpose/%)
-GP_SLICE_HELPER := $(BUILD)/tests/interpose/slice-child
+GP_SLICE_HELPER := $(BUILD)/tests/interpose/slice-child $(BUILD)/tests/interpose/libbare-driver.so
 GP_SLICE_RUNTIME := $(BUILD)/libgpuslice.so $(BUILD)/libgpledger.a \
                     $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libnvidia-ml.so.1
 GP_CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
@@ -20,9 +20,15 @@ $(GP_SLICE_TESTS): $(BUILD)/tests/interpose/%: $(OBJ)/tests/interpose/%.o \
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GP_SLICE_LINK) $(GP_CHECK_LIBS)
 
-$(GP_SLICE_HELPER): $(OBJ)/tests/interpose/slice-child.o $(GP_SLICE_RUNTIME)
+$(BUILD)/tests/interpose/slice-child: $(OBJ)/tests/interpose/slice-child.o $(GP_SLICE_RUNTIME)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(GP_SLICE_LINK)
+
+# A driver without symbol versions (no libc, so built without the
+# sanitizers' flags, which would need their runtime).
+$(BUILD)/tests/interpose/libbare-driver.so: tests/interpose/bare-driver.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O1 -fPIC -shared -nostdlib -o $@ $<
 
 TESTS += $(GP_SLICE_TESTS)
 

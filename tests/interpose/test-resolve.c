@@ -1,6 +1,7 @@
 /*
  * test-resolve.c — how calls reach the interposer: the exported symbols,
- * dlsym on driver handles (and only on them), and the cuGetProcAddress
+ * dlsym and dlvsym on driver handles, on a renamed copy of the driver and on
+ * libc (whose own dlsym and dlvsym are never handed out), and the cuGetProcAddress
  * resolution table for every wrapped symbol, at every CUDA version from
  * 11.3 to 13.0, with and without the per-thread default stream, through
  * both cuGetProcAddress and cuGetProcAddress_v2, against fake drivers
@@ -12,13 +13,18 @@
 #include "gptest.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NAME_(sym, ...) #sym,
 #define NVML_NAME_(sym) #sym,
-static const char *const wrapped[] = {GP_CU_WRAPPED(NAME_) GP_NVML_WRAPPED(NVML_NAME_) "dlsym"};
+static const char *const wrapped[] = {GP_CU_WRAPPED(NAME_) GP_NVML_WRAPPED(NVML_NAME_) "dlsym",
+                                      "dlvsym"};
+#define NDL                      2 /* dlsym and dlvsym close the list */
 #define NWRAPPED                 (sizeof wrapped / sizeof wrapped[0])
 #define CU_BASE_(sym, base, ...) base,
 static const char *const bases[] = {GP_CU_WRAPPED(CU_BASE_)};
@@ -53,7 +59,7 @@ START_TEST(test_dlsym_on_driver_handles) {
     void *self = dlopen("libgpuslice.so", RTLD_NOW | RTLD_NOLOAD);
     ck_assert_ptr_nonnull(self);
     /* Every wrapped name on a driver handle is the wrapper itself. */
-    for (size_t i = 0; i < NWRAPPED - 1; i++) {
+    for (size_t i = 0; i < NWRAPPED - NDL; i++) {
         void *h = wrapped[i][0] == 'n' ? D.nvml : D.lib;
         void *w = dlsym(self, wrapped[i]);
         ck_assert_ptr_nonnull(w);
@@ -65,7 +71,7 @@ START_TEST(test_dlsym_on_driver_handles) {
     ck_assert_ptr_eq(dlsym(D.lib, "cuCtxSetCurrent"), fake_fn);
     ck_assert_ptr_nonnull(dlsym(D.lib, "gpfake_used"));
     ck_assert_ptr_null(dlsym(D.lib, "cuNoSuchFunction"));
-    /* Other handles are left alone, RTLD_NEXT included. */
+    /* Other names on other handles are left alone, RTLD_NEXT included. */
     void *libm = dlopen("libm.so.6", RTLD_NOW);
     ck_assert_ptr_nonnull(dlsym(libm, "cos"));
     ck_assert_ptr_nonnull(dlsym(RTLD_NEXT, "malloc"));
@@ -159,9 +165,105 @@ START_TEST(test_missing_driver_symbols_are_errors) {
 }
 END_TEST
 
+/* Copies the fake driver to a file of another name (another inode, so the
+ * dynamic linker loads it as a second library) and opens it. */
+static void *open_renamed_copy(void) {
+    char src[PATH_MAX], dst[64], buf[65536];
+    snprintf(src, sizeof src, "%s/fake/libcuda.so.1", h_build());
+    snprintf(dst, sizeof dst, "/tmp/gptest-renamed-%d.so", (int)getpid());
+    int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0700);
+    ck_assert_int_ge(in, 0);
+    ck_assert_int_ge(out, 0);
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) > 0)
+        ck_assert_int_eq(write(out, buf, (size_t)n), n);
+    close(in);
+    close(out);
+    void *h = dlopen(dst, RTLD_NOW | RTLD_LOCAL);
+    unlink(dst);
+    ck_assert_msg(h != NULL, "dlopen %s: %s", dst, dlerror());
+    return h;
+}
+
+START_TEST(test_renamed_driver_copy_stays_capped) {
+    /* A workload copies libcuda to /tmp/x.so and uses only the copy. */
+    setenv("GPUPOOL_MEMORY_LIMIT", "64M", 1);
+    h_env();
+    void *copy = open_renamed_copy();
+    void *self = dlopen("libgpuslice.so", RTLD_NOW | RTLD_NOLOAD);
+    for (size_t i = 0; wrapped[i][0] == 'c'; i++)
+        ck_assert_msg(dlsym(copy, wrapped[i]) == dlsym(self, wrapped[i]), "dlsym(copy, %s)",
+                      wrapped[i]);
+    CUresult (*init)(unsigned) = (CUresult(*)(unsigned))dlsym(copy, "cuInit");
+    CUresult (*set)(CUcontext) = (CUresult(*)(CUcontext))dlsym(copy, "cuCtxSetCurrent");
+    gp_pfn_cuDevicePrimaryCtxRetain retain =
+        (gp_pfn_cuDevicePrimaryCtxRetain)dlsym(copy, "cuDevicePrimaryCtxRetain");
+    gp_pfn_cuMemAlloc_v2 alloc = (gp_pfn_cuMemAlloc_v2)dlsym(copy, "cuMemAlloc_v2");
+    gp_pfn_cuGetProcAddress_v2 gpa = (gp_pfn_cuGetProcAddress_v2)dlsym(copy, "cuGetProcAddress_v2");
+    CUcontext ctx;
+    CUdeviceptr p;
+    ck_assert_int_eq(init(0), CUDA_SUCCESS);
+    ck_assert_int_eq(retain(&ctx, 0), CUDA_SUCCESS);
+    ck_assert_int_eq(set(ctx), CUDA_SUCCESS);
+    ck_assert_int_eq(alloc(&p, 64 * MiB), CUDA_SUCCESS);
+    ck_assert_int_eq(alloc(&p, 1), CUDA_ERROR_OUT_OF_MEMORY);
+    void *fn = NULL;
+    ck_assert_int_eq(gpa("cuMemAlloc", &fn, 12080, 0, NULL), CUDA_SUCCESS);
+    ck_assert_ptr_eq(fn, (void *)alloc);
+    ck_assert_int_eq(((gp_pfn_cuMemAlloc_v2)fn)(&p, 1), CUDA_ERROR_OUT_OF_MEMORY);
+    /* The copy is the driver under another name: its own books saw
+     * nothing, the driver's hold exactly the cap. */
+    uint64_t (*copy_used)(int) = (uint64_t(*)(int))dlsym(copy, "gpfake_used");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/fake/libcuda.so.1", h_build());
+    void *drv = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    ck_assert_ptr_nonnull(drv);
+    ck_assert_ptr_ne(drv, copy);
+    uint64_t (*drv_used)(int) = (uint64_t(*)(int))dlsym(drv, "gpfake_used");
+    ck_assert_uint_eq(copy_used(0), 0);
+    ck_assert_uint_eq(drv_used(0), 64 * MiB);
+}
+END_TEST
+
+START_TEST(test_dlvsym_gives_wrappers) {
+    h_open_noctx(12080);
+    void *self = dlopen("libgpuslice.so", RTLD_NOW | RTLD_NOLOAD);
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    ck_assert_ptr_nonnull(libc);
+    void *our_dlsym = dlsym(self, "dlsym"), *our_dlvsym = dlsym(self, "dlvsym");
+    /* libc's own dlsym and dlvsym, by any route, are ours. */
+    ck_assert_ptr_eq(dlvsym(libc, "dlsym", "GLIBC_2.34"), our_dlsym);
+    ck_assert_ptr_eq(dlvsym(libc, "dlsym", "GLIBC_2.2.5"), our_dlsym);
+    ck_assert_ptr_eq(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"), our_dlsym);
+    ck_assert_ptr_eq(dlsym(libc, "dlsym"), our_dlsym);
+    ck_assert_ptr_eq(dlsym(libc, "dlvsym"), our_dlvsym);
+    ck_assert_ptr_eq(dlvsym(libc, "dlvsym", "GLIBC_2.34"), our_dlvsym);
+    /* What they give for a driver name is the wrapper. */
+    void *(*looked_up)(void *, const char *) =
+        (void *(*)(void *, const char *))dlvsym(libc, "dlsym", "GLIBC_2.34");
+    void *w = dlsym(self, "cuMemAlloc_v2");
+    ck_assert_ptr_eq(looked_up(D.lib, "cuMemAlloc_v2"), w);
+    ck_assert_ptr_eq(dlvsym(RTLD_NEXT, "cuMemAlloc_v2", "GLIBC_2.2.5"), w);
+    /* A driver whose symbols carry no versions answers dlvsym for any
+     * version: the answer is the wrapper too. */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/tests/interpose/libbare-driver.so", h_build());
+    void *bare = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(bare != NULL, "dlopen %s: %s", path, dlerror());
+    ck_assert_ptr_eq(dlvsym(bare, "cuMemAlloc_v2", "ANY_1.0"), w);
+    ck_assert_ptr_eq(dlsym(bare, "cuMemAlloc_v2"), w);
+    /* Versions the driver does not have stay unfound; other names pass. */
+    ck_assert_ptr_null(dlvsym(libc, "dlsym", "NO_SUCH_VERSION"));
+    ck_assert_ptr_nonnull(dlvsym(libc, "malloc", "GLIBC_2.2.5"));
+    ck_assert_ptr_eq(dlvsym(RTLD_DEFAULT, "malloc", "GLIBC_2.2.5"), dlsym(libc, "malloc"));
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_exports_only_wrapped_symbols);
     tcase_add_test(tc, test_dlsym_on_driver_handles);
+    tcase_add_test(tc, test_renamed_driver_copy_stays_capped);
+    tcase_add_test(tc, test_dlvsym_gives_wrappers);
     tcase_add_test(tc, test_proc_address_table_driver_13000);
     tcase_add_test(tc, test_proc_address_table_driver_12080);
     tcase_add_test(tc, test_runtime_style_use_at_11030);
