@@ -510,8 +510,9 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
             lost = t;
         else if (tk->state == GP_TASK_FAILED)
             failed = t;
-        else if (tk->state == GP_TASK_EXITED && (tk->exit_code != 0 || tk->term_signal))
-            bad = t;
+        else if (tk->state == GP_TASK_EXITED &&
+                 (tk->exit_code != 0 || tk->term_signal || tk->detail[0]))
+            bad = t; /* a detail: the executor itself stopped it (executor.h) */
         if (tk->state >= GP_TASK_EXITED)
             down++;
     }
@@ -532,11 +533,16 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
     } else if (bad >= 0) {
         const task_rt *tk = &a->tasks[bad];
         const char *sig = gp_signal_name(tk->term_signal);
+        char how[64];
         if (tk->term_signal)
-            snprintf(why, sizeof why, "task %d was killed by signal %s%s", bad, sig ? "SIG" : "",
+            snprintf(how, sizeof how, "was killed by signal %s%s", sig ? "SIG" : "",
                      sig ? sig : "?");
         else
-            snprintf(why, sizeof why, "task %d exited with status %d", bad, tk->exit_code);
+            snprintf(how, sizeof how, "exited with status %d", tk->exit_code);
+        if (tk->detail[0])
+            snprintf(why, sizeof why, "task %d %s (%s)", bad, how, tk->detail);
+        else
+            snprintf(why, sizeof why, "task %d %s", bad, how);
         conclude(s, a, GPD__WL_FAILED, "failed",
                  tk->term_signal ? 128 + tk->term_signal : tk->exit_code, why);
     } else if (down == a->ntasks) {

@@ -80,7 +80,11 @@ typedef struct gp_task_status {
     int32_t exit_code;          /* out: EXITED normally */
     int32_t term_signal;        /* out: EXITED by a signal (0 if none) */
     int64_t gpu_mem_used;       /* out: bytes really in use, -1 if unknown */
-    char detail[128];           /* out: a sentence for FAILED / LOST */
+    char detail[128];           /* out: a sentence for FAILED / LOST; for
+                                   EXITED, empty unless the executor itself
+                                   stopped the task (e.g. "stopped by the
+                                   watchdog: ..."), which makes it a failure
+                                   whatever its exit status */
 } gp_task_status;
 
 /* What the daemon tells an executor about itself when it opens one

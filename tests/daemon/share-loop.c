@@ -8,6 +8,11 @@
  * GPU's time it had after the first, settling second: "busy=0.251".
  * `share-loop alloc MIB` instead allocates MIB of device memory at once and
  * prints "alloc=ok" or "alloc=oom" (test-slice-limits.sh).
+ * `share-loop unseen MIB [other]` books MIB on its own GPU (the first of
+ * CUDA_VISIBLE_DEVICES), or with "other" on the next one, through the fake's
+ * test-only gpfake_alloc_unseen, which no interposer sees; prints
+ * "unseen=ok gpu=N" (or "unseen=full") and holds it until killed
+ * (test-watchdog.sh).
  */
 #include "interpose/entries.h"
 
@@ -24,6 +29,44 @@ static int64_t now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* The fake GPU whose UUID is the first of CUDA_VISIBLE_DEVICES (0 if none). */
+static int own_gpu(void *h) {
+    void (*uuid)(int, uint8_t *) = (void (*)(int, uint8_t *))dlsym(h, "gpfake_uuid");
+    int (*count)(void) = (int (*)(void))dlsym(h, "gpfake_count");
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    for (int g = 0; uuid && count && v && g < count(); g++) {
+        uint8_t b[16];
+        char text[64];
+        uuid(g, b);
+        snprintf(text, sizeof text,
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                 b[14], b[15]);
+        if (strncmp(v, text, strlen(text)) == 0)
+            return g;
+    }
+    return 0;
+}
+
+/* `unseen MIB [other]`: see the top of the file. */
+static int unseen(void *h, const char *mib, int other) {
+    int (*alloc)(int, uint64_t) = (int (*)(int, uint64_t))dlsym(h, "gpfake_alloc_unseen");
+    int (*count)(void) = (int (*)(void))dlsym(h, "gpfake_count");
+    if (!alloc || !count) {
+        fprintf(stderr, "share-loop: not the fake driver\n");
+        return 1;
+    }
+    int gpu = (own_gpu(h) + (other ? 1 : 0)) % count();
+    if (alloc(gpu, (uint64_t)strtoull(mib, NULL, 10) << 20) != 0) {
+        printf("unseen=full\n");
+        return 1;
+    }
+    printf("unseen=ok gpu=%d\n", gpu);
+    fflush(stdout);
+    for (;;)
+        pause();
+}
+
 int main(int argc, char **argv) {
     int alloc_mode = argc > 2 && strcmp(argv[1], "alloc") == 0;
     double secs = argc > 1 && !alloc_mode ? atof(argv[1]) : 3.5;
@@ -34,6 +77,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "share-loop: %s\n", dlerror());
         return 1;
     }
+    if (argc > 2 && strcmp(argv[1], "unseen") == 0)
+        return unseen(h, argv[2], argc > 3 && strcmp(argv[3], "other") == 0);
     gp_pfn_cuGetProcAddress_v2 gpa = (gp_pfn_cuGetProcAddress_v2)dlsym(h, "cuGetProcAddress_v2");
     uint64_t (*busy_ns)(int, int, int64_t, int64_t) =
         (uint64_t(*)(int, int, int64_t, int64_t))dlsym(h, "gpfake_busy_ns");

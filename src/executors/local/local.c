@@ -802,6 +802,7 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         gpx__cg_create(&lx->cg, key, t->cpu_milli, t->mem_bytes, &p->cg);
         limit_devices(lx, t, key, &p->cg);
         gpx__cg_save(&p->cg, file);
+        gpx__wd_record(p->dir, t);
         write_slice_file(lx, key, p);
         log_header(p->log_fd, lx, t, p->path, p->gpus, p->cg.note, &p->user);
         char title[96];
@@ -840,16 +841,15 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
 /* Signal, stop, poll, reap                                                  */
 /* ======================================================================== */
 
-/* Sends sig to every process of the task: its process group, if its main
- * process (whose pid is the group id) is still there, and whatever else is
- * in its cgroups. A task that has ended has nothing to signal. */
-static int signal_task(const gpx__local *lx, const char *handle, int sig) {
-    handle_parts h;
-    if (parse_handle(handle, &h) < 0 || sig <= 0 || sig >= NSIG) {
+/* The process group of a task is its main process's pid (local.h). */
+int gpx__task_signal(const gpx__local *lx, const char *key, int sig) {
+    uint64_t w;
+    int32_t t, a;
+    if (parse_key(key, &w, &t, &a) < 0 || sig <= 0 || sig >= NSIG) {
         return GP_EINVAL;
     }
     char dir[PATH_MAX], file[PATH_MAX];
-    task_dir(lx, h.key, dir, sizeof dir);
+    task_dir(lx, key, dir, sizeof dir);
     pid_t tpid = 0;
     uint64_t tstart;
     if (gpx__task_read(dir, &tpid, &tstart) == 0 && gpx__proc_present(tpid, tstart)) {
@@ -863,6 +863,11 @@ static int signal_task(const gpx__local *lx, const char *handle, int sig) {
         gpx__cg_signal(&cg, sig, tpid);
     }
     return 0;
+}
+
+static int signal_task(const gpx__local *lx, const char *handle, int sig) {
+    handle_parts h;
+    return parse_handle(handle, &h) < 0 ? GP_EINVAL : gpx__task_signal(lx, h.key, sig);
 }
 
 static int local_signal(void *state, const char *handle, int sig) {
@@ -940,11 +945,13 @@ static void poll_one(const gpx__local *lx, gp_task_status *st) {
             st->state = GP_TASK_EXITED;
             st->exit_code = ex.exit_code;
             st->term_signal = ex.term_signal;
+            gpx__wd_detail(dir, st->detail, sizeof st->detail);
             return;
         }
         if (pass == 0 && gpx__proc_alive(h.spid, h.sstart)) {
             st->state = GP_TASK_RUNNING;
             st->gpu_mem_used = slice_memory(lx, &h);
+            gpx__wd_enforce(lx, dir, h.key);
             return;
         }
     }
@@ -958,6 +965,7 @@ static void poll_one(const gpx__local *lx, gp_task_status *st) {
 }
 
 static int local_poll(void *state, gp_task_status *tasks, size_t n) {
+    gpx__wd_scan(state);
     for (size_t i = 0; i < n; i++) {
         poll_one(state, &tasks[i]);
     }
@@ -1034,7 +1042,9 @@ static int local_describe(void *state, gp_executor_info *d) {
     } else {
         gpx__exec_fmt(d->devices, sizeof d->devices, "%s", lx->dev.note);
     }
-    gpx__exec_fmt(d->gpu_memory, sizeof d->gpu_memory, "%s", lx->dev.dmem_note);
+    char wd[96];
+    gpx__wd_describe(lx, wd, sizeof wd);
+    gpx__exec_fmt(d->gpu_memory, sizeof d->gpu_memory, "%.150s; %s", lx->dev.dmem_note, wd);
     if (access(lx->interposer, R_OK) == 0) {
         gpx__exec_fmt(d->slices, sizeof d->slices, "fractional slices enforced by %.200s",
                       lx->interposer);

@@ -396,6 +396,70 @@ typedef struct gpx__local {
     gpx__nvml nvml;
 } gpx__local;
 
+/*
+ * Sends sig to every process of the task whose key is key: its process group,
+ * if its main process is still there, and whatever else is in its cgroups.
+ * A task that has ended has nothing to signal. 0, or GP_EINVAL for a bad key
+ * or signal.
+ */
+int gpx__task_signal(const gpx__local *lx, const char *key, int sig);
+
+/* ------------------------------------------------------------------------ */
+/* watchdog.c                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* How long a task stopped by the watchdog has between the checkpoint signal
+ * and SIGKILL. */
+#define GPX__WD_GRACE_MS 10000
+
+/* What a task was given: bytes per GPU (NVML index; 0: not given) and its
+ * checkpoint signal. */
+typedef struct gpx__wd_limits {
+    int sig;
+    int64_t mem[GP_MAX_GPUS_PER_NODE];
+} gpx__wd_limits;
+
+/* How far above its slice a task may go unjudged: the larger of 2 % of the
+ * slice and 64 MiB. */
+int64_t gpx__wd_tolerance(int64_t slice);
+
+/*
+ * Judges a task's memory per GPU (used, bytes by NVML index) against lim.
+ * 1 if it is to be stopped, with why set to the sentence that says so
+ * ("stopped by the watchdog: 30.0 GiB on GPU 0, its slice is 20 GiB"); 0 if
+ * not (why untouched).
+ */
+int gpx__wd_judge(const gpx__wd_limits *lim, const int64_t used[GP_MAX_GPUS_PER_NODE], char *why,
+                  size_t len);
+
+/*
+ * Finds the task of this instance that a process belongs to, from the text
+ * of its /proc/PID/cgroup: 1 with key set if a cgroup path has the component
+ * instance followed by a task key; 0 if none does.
+ */
+int gpx__wd_task_of(const char *cgroups, const char *instance, char *key, size_t len);
+
+/* Writes what the task t was given to <dir>/gpus (at launch) / reads it
+ * back (0, GP_ENOENT if there is none, GP_ECORRUPT). */
+int gpx__wd_record(const char *dir, const gp_task_launch *t);
+int gpx__wd_limits_read(const char *dir, gpx__wd_limits *lim);
+
+/* One pass of the watchdog over every GPU NVML reports (a no-op without
+ * NVML's per-process memory): tasks over their slice are recorded and get
+ * their checkpoint signal. */
+void gpx__wd_scan(const gpx__local *lx);
+
+/* For a running task in dir: SIGKILL once the grace after the watchdog's
+ * checkpoint signal is over. */
+void gpx__wd_enforce(const gpx__local *lx, const char *dir, const char *key);
+
+/* 1 with detail set to the watchdog's sentence if it stopped the task in
+ * dir, else 0. */
+int gpx__wd_detail(const char *dir, char *detail, size_t len);
+
+/* A sentence on whether the watchdog works on this node, and if not why. */
+void gpx__wd_describe(const gpx__local *lx, char *out, size_t len);
+
 /* ------------------------------------------------------------------------ */
 /* user.c                                                                    */
 /* ------------------------------------------------------------------------ */

@@ -1,0 +1,348 @@
+/*
+ * watchdog.c — the local executor's GPU memory watchdog: the layer of slice
+ * enforcement that does not depend on the interposer.
+ *
+ * The interposer caps a slice from inside the workload, so a process it does
+ * not see (its own copy of the driver, a static binary, a way around the
+ * preload) is not capped. The watchdog looks from outside: on each poll of
+ * the daemon it asks NVML which processes hold memory on each GPU and how
+ * much (nvmlDeviceGetComputeRunningProcesses_v3), maps each pid to its task
+ * by the pid's cgroup (/proc/PID/cgroup names the instance and the task key,
+ * as cgroup.c made them), sums per task and GPU, and judges each task
+ * against what it was given, as recorded at launch in <dir>/gpus:
+ *
+ *   signal=15              the task's checkpoint signal
+ *   gpu=0 21474836480      one line per GPU it was given: NVML index, bytes
+ *
+ * A task over its slice by more than the tolerance (the larger of 2 % of the
+ * slice and 64 MiB: NVML counts memory in the driver's allocation granules
+ * and per-process overheads that the interposer's books round differently),
+ * or holding any memory on a GPU it was not given, is stopped: the reason is
+ * written to <dir>/watchdog ("since=<ms>\nwhy=<sentence>\n", atomically), the
+ * checkpoint signal is sent at once, and SIGKILL once GPX__WD_GRACE_MS have
+ * passed. poll() then reports the task's end with that sentence as detail,
+ * which makes the daemon fail the workload with it as the reason.
+ *
+ * Everything the watchdog knows is on disk, so a restarted daemon carries on
+ * where the last one stopped. It does not see memory used between two
+ * polls, processes outside a cgroup of this instance, or GPUs NVML does not
+ * report per-process memory for (docs/executors.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/gp_error.h"
+#include "executors/local/local.h"
+#include "executors/registry.h"
+
+#define MIB (1024LL * 1024)
+#define GIB (1024LL * MIB)
+
+/* ======================================================================== */
+/* Judgement (pure: tested on its own)                                      */
+/* ======================================================================== */
+
+int64_t gpx__wd_tolerance(int64_t slice) {
+    int64_t two_percent = slice / 50;
+    return two_percent > 64 * MIB ? two_percent : 64 * MIB;
+}
+
+/* "30.0 GiB", "512 MiB", and with whole 1 a slice's "20 GiB": what a person
+ * reads in a reason. */
+static void human(int64_t bytes, int whole, char *out, size_t len) {
+    if (bytes >= GIB && bytes % GIB == 0 && whole) {
+        gpx__exec_fmt(out, len, "%lld GiB", (long long)(bytes / GIB));
+    } else if (bytes >= GIB) {
+        gpx__exec_fmt(out, len, "%.1f GiB", (double)bytes / (double)GIB);
+    } else {
+        gpx__exec_fmt(out, len, "%lld MiB", (long long)((bytes + MIB - 1) / MIB));
+    }
+}
+
+int gpx__wd_judge(const gpx__wd_limits *lim, const int64_t used[GP_MAX_GPUS_PER_NODE], char *why,
+                  size_t len) {
+    char u[32], s[32];
+    for (int g = 0; g < GP_MAX_GPUS_PER_NODE; g++) {
+        if (used[g] <= 0) {
+            continue;
+        }
+        human(used[g], 0, u, sizeof u);
+        if (lim->mem[g] <= 0) {
+            gpx__exec_fmt(why, len, "stopped by the watchdog: %s on GPU %d, which it was not given",
+                          u, g);
+            return 1;
+        }
+        if (used[g] > lim->mem[g] + gpx__wd_tolerance(lim->mem[g])) {
+            human(lim->mem[g], 1, s, sizeof s);
+            gpx__exec_fmt(why, len, "stopped by the watchdog: %s on GPU %d, its slice is %s", u, g,
+                          s);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A task key as make_key (local.c) writes it: "w<id>.t<task>.a<attempt>". */
+static int key_like(const char *c) {
+    return c[0] == 'w' && strspn(c, "0123456789wta.") == strlen(c);
+}
+
+int gpx__wd_task_of(const char *cgroups, const char *instance, char *key, size_t len) {
+    char line[PATH_MAX];
+    for (const char *p = cgroups; *p != '\0';) {
+        size_t n = strcspn(p, "\n");
+        if (n < sizeof line) {
+            memcpy(line, p, n);
+            line[n] = '\0';
+            /* "hierarchy:controllers:/path": the path is after the second ':'. */
+            char *path = strchr(line, ':');
+            path = path != NULL ? strchr(path + 1, ':') : NULL;
+            char *save = NULL, *prev = NULL;
+            for (char *c = path != NULL ? strtok_r(path + 1, "/", &save) : NULL; c != NULL;
+                 prev = c, c = strtok_r(NULL, "/", &save)) {
+                if (prev != NULL && strcmp(prev, instance) == 0 && key_like(c) && strlen(c) < len) {
+                    memcpy(key, c, strlen(c) + 1);
+                    return 1;
+                }
+            }
+        }
+        p += n;
+        p += *p == '\n';
+    }
+    return 0;
+}
+
+/* ======================================================================== */
+/* What a task was given, recorded at launch                                */
+/* ======================================================================== */
+
+/* Writes text to <dir>/<name> atomically; 0 or -1. */
+static int write_file(const char *dir, const char *name, const char *text) {
+    char path[PATH_MAX], tmp[PATH_MAX];
+    gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name);
+    gpx__exec_fmt(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return -1;
+    }
+    size_t n = strlen(text);
+    int ok = write(fd, text, n) == (ssize_t)n;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int gpx__wd_record(const char *dir, const gp_task_launch *t) {
+    char text[64 + GP_MAX_GPUS_PER_NODE * 48];
+    size_t l = (size_t)snprintf(text, sizeof text, "signal=%d\n",
+                                t->checkpoint_signal > 0 ? t->checkpoint_signal : SIGTERM);
+    const gp_task_binding *b = t->binding;
+    for (int i = 0; b != NULL && t->node != NULL && i < b->nslices; i++) {
+        const gp_slice *s = &b->slices[i];
+        if (s->gpu < 0 || s->gpu >= t->node->ngpus) {
+            continue;
+        }
+        const gp_gpu_spec *g = &t->node->gpus[s->gpu];
+        int64_t mem = s->mem > 0 ? s->mem : g->mem_bytes;
+        l += (size_t)snprintf(text + l, sizeof text - l, "gpu=%d %lld\n", (int)g->index,
+                              (long long)mem);
+    }
+    return write_file(dir, "gpus", text);
+}
+
+int gpx__wd_limits_read(const char *dir, gpx__wd_limits *lim) {
+    char path[PATH_MAX], buf[64 + GP_MAX_GPUS_PER_NODE * 48];
+    memset(lim, 0, sizeof *lim);
+    gpx__exec_fmt(path, sizeof path, "%s/gpus", dir);
+    if (gpx__read_small(path, buf, sizeof buf) <= 0) {
+        return GP_ENOENT;
+    }
+    for (char *line = strtok(buf, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        int gpu;
+        long long mem;
+        if (sscanf(line, "signal=%d", &lim->sig) == 1) {
+            continue;
+        }
+        if (sscanf(line, "gpu=%d %lld", &gpu, &mem) != 2 || gpu < 0 ||
+            gpu >= GP_MAX_GPUS_PER_NODE || mem <= 0) {
+            return GP_ECORRUPT;
+        }
+        lim->mem[gpu] += mem;
+    }
+    if (lim->sig <= 0 || lim->sig >= NSIG) {
+        return GP_ECORRUPT;
+    }
+    return 0;
+}
+
+/* ======================================================================== */
+/* The decision, on disk                                                     */
+/* ======================================================================== */
+
+/* Milliseconds since boot: comparable across restarts of the daemon. */
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads <dir>/watchdog: 1 with *since and why filled, or 0 if there is none. */
+static int read_decision(const char *dir, int64_t *since, char *why, size_t len) {
+    char path[PATH_MAX], buf[320];
+    gpx__exec_fmt(path, sizeof path, "%s/watchdog", dir);
+    if (gpx__read_small(path, buf, sizeof buf) <= 0) {
+        return 0;
+    }
+    long long s = 0;
+    char *w = strstr(buf, "\nwhy=");
+    if (sscanf(buf, "since=%lld", &s) != 1 || w == NULL) {
+        return 0;
+    }
+    w += 5;
+    w[strcspn(w, "\n")] = '\0';
+    *since = s;
+    gpx__exec_fmt(why, len, "%s", w);
+    return 1;
+}
+
+int gpx__wd_detail(const char *dir, char *detail, size_t len) {
+    int64_t since;
+    return read_decision(dir, &since, detail, len);
+}
+
+void gpx__wd_enforce(const gpx__local *lx, const char *dir, const char *key) {
+    int64_t since;
+    char why[160];
+    if (read_decision(dir, &since, why, sizeof why) && now_ms() - since >= GPX__WD_GRACE_MS) {
+        gpx__task_signal(lx, key, SIGKILL);
+    }
+}
+
+/* Judges one task's use and, if it is over, records why and sends the
+ * checkpoint signal (once: a task already judged is left to enforce()). */
+static void judge_task(const gpx__local *lx, const char *key, const int64_t *used) {
+    char dir[PATH_MAX], path[PATH_MAX], why[160], text[200];
+    gpx__exec_fmt(dir, sizeof dir, "%s/%s", lx->state_dir, key);
+    gpx__exec_fmt(path, sizeof path, "%s/exit", dir);
+    int64_t since;
+    gpx__wd_limits lim;
+    if (access(path, F_OK) == 0 || read_decision(dir, &since, why, sizeof why) ||
+        gpx__wd_limits_read(dir, &lim) < 0 || !gpx__wd_judge(&lim, used, why, sizeof why)) {
+        return;
+    }
+    gpx__exec_fmt(text, sizeof text, "since=%lld\nwhy=%s\n", (long long)now_ms(), why);
+    if (write_file(dir, "watchdog", text) == 0) {
+        gpx__task_signal(lx, key, lim.sig);
+    }
+}
+
+/* ======================================================================== */
+/* The scan                                                                  */
+/* ======================================================================== */
+
+typedef struct task_use {
+    char key[GPX__KEY_MAX];
+    int64_t used[GP_MAX_GPUS_PER_NODE];
+} task_use;
+
+/* The processes on one GPU (malloc'd, *n of them), or NULL. */
+static nvmlProcessInfo_t *processes(const gpx__nvml *nv, nvmlDevice_t dev, unsigned *n) {
+    unsigned room = 64;
+    for (int tries = 0; tries < 4; tries++) {
+        nvmlProcessInfo_t *p = calloc(room, sizeof *p);
+        unsigned count = room;
+        if (p == NULL) {
+            return NULL;
+        }
+        nvmlReturn_t r = nv->nvmlDeviceGetComputeRunningProcesses_v3(dev, &count, p);
+        if (r == NVML_SUCCESS) {
+            *n = count;
+            return p;
+        }
+        free(p);
+        if (r != NVML_ERROR_INSUFFICIENT_SIZE) {
+            return NULL;
+        }
+        room = count > room ? count + 16 : room * 2; /* more may start meanwhile */
+    }
+    return NULL;
+}
+
+/* Adds bytes on gpu to the task that process pid belongs to, if any. A
+ * task that finds no memory for its row is left out of this scan. */
+static void add_use(const gpx__local *lx, task_use **tasks, size_t *n, unsigned pid, int gpu,
+                    int64_t bytes) {
+    char path[64], cg[4096], key[GPX__KEY_MAX];
+    gpx__exec_fmt(path, sizeof path, "/proc/%u/cgroup", pid);
+    if (gpx__read_small(path, cg, sizeof cg) <= 0 ||
+        !gpx__wd_task_of(cg, lx->instance, key, sizeof key)) {
+        return; /* gone, or not a task of this instance */
+    }
+    size_t i = 0;
+    while (i < *n && strcmp((*tasks)[i].key, key) != 0) {
+        i++;
+    }
+    if (i == *n) {
+        task_use *more = realloc(*tasks, (*n + 1) * sizeof **tasks);
+        if (more == NULL) {
+            return;
+        }
+        *tasks = more;
+        memset(&more[i], 0, sizeof more[i]);
+        gpx__exec_fmt(more[i].key, sizeof more[i].key, "%s", key);
+        (*n)++;
+    }
+    (*tasks)[i].used[gpu] += bytes;
+}
+
+void gpx__wd_scan(const gpx__local *lx) {
+    const gpx__nvml *nv = &lx->nvml;
+    unsigned count = 0;
+    if (lx->emulated || nv->lib == NULL || nv->nvmlDeviceGetComputeRunningProcesses_v3 == NULL ||
+        nv->nvmlDeviceGetCount_v2(&count) != NVML_SUCCESS) {
+        return;
+    }
+    task_use *tasks = NULL;
+    size_t ntasks = 0;
+    for (unsigned g = 0; g < count && g < GP_MAX_GPUS_PER_NODE; g++) {
+        nvmlDevice_t dev;
+        unsigned n = 0;
+        if (nv->nvmlDeviceGetHandleByIndex_v2(g, &dev) != NVML_SUCCESS) {
+            continue;
+        }
+        nvmlProcessInfo_t *p = processes(nv, dev, &n);
+        for (unsigned i = 0; p != NULL && i < n; i++) {
+            if (p[i].usedGpuMemory != GP_NVML_VALUE_NOT_AVAILABLE && p[i].usedGpuMemory > 0 &&
+                p[i].usedGpuMemory <= (unsigned long long)INT64_MAX) {
+                add_use(lx, &tasks, &ntasks, p[i].pid, (int)g, (int64_t)p[i].usedGpuMemory);
+            }
+        }
+        free(p);
+    }
+    for (size_t i = 0; i < ntasks; i++) {
+        judge_task(lx, tasks[i].key, tasks[i].used);
+    }
+    free(tasks);
+}
+
+void gpx__wd_describe(const gpx__local *lx, char *out, size_t len) {
+    const gpx__nvml *nv = &lx->nvml;
+    if (lx->emulated || nv->lib == NULL) {
+        gpx__exec_fmt(out, len, "watchdog off (no NVML)");
+    } else if (nv->nvmlDeviceGetComputeRunningProcesses_v3 == NULL) {
+        gpx__exec_fmt(out, len, "watchdog off (NVML gives no per-process memory)");
+    } else if (lx->cg.mode == GPX__CG_NONE) {
+        gpx__exec_fmt(out, len, "watchdog off (no cgroups to tell tasks apart)");
+    } else {
+        gpx__exec_fmt(out, len, "watchdog on (NVML per-process memory, at each poll)");
+    }
+}

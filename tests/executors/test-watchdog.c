@@ -1,0 +1,197 @@
+/*
+ * test-watchdog.c — the local executor's GPU memory watchdog (watchdog.c) in
+ * parts: which task a process belongs to from its /proc/PID/cgroup text,
+ * the tolerance and the judgement of a task's memory against its slice,
+ * what a launch records of its GPUs, and, on a real task, that a recorded
+ * decision ends in SIGKILL once its grace is over and that poll() then
+ * reports the watchdog's sentence. The whole chain through NVML and the
+ * daemon is tests/daemon/test-watchdog.sh.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/gp_error.h"
+#include "executors/executor.h"
+#include "executors/local/local.h"
+#include "gptest.h"
+#include "helpers.h"
+
+#define MIB (1024LL * 1024)
+#define GIB (1024LL * MIB)
+
+/* ---- pid -> task ---------------------------------------------------------- */
+
+START_TEST(test_task_of_v1_hybrid) {
+    /* cgroup v1 with a v2 tree beside it, as Debian 12 mounts it. */
+    const char *text = "12:devices:/gpupool/ab12cd34/w17.t2.a3\n"
+                       "11:memory:/gpupool/ab12cd34/w17.t2.a3\n"
+                       "4:cpu,cpuacct:/gpupool/ab12cd34/w17.t2.a3\n"
+                       "1:name=systemd:/user.slice/user-0.slice/session-1.scope\n"
+                       "0::/user.slice/user-0.slice/session-1.scope\n";
+    char key[GPX__KEY_MAX] = "";
+    ck_assert_int_eq(gpx__wd_task_of(text, "ab12cd34", key, sizeof key), 1);
+    ck_assert_str_eq(key, "w17.t2.a3");
+}
+END_TEST
+
+START_TEST(test_task_of_v2_nested) {
+    /* cgroup v2, the daemon's tree below a systemd service. */
+    const char *text = "0::/system.slice/gpupoold.service/gpupool/inst-1/w5.t0.a1\n";
+    char key[GPX__KEY_MAX] = "";
+    ck_assert_int_eq(gpx__wd_task_of(text, "inst-1", key, sizeof key), 1);
+    ck_assert_str_eq(key, "w5.t0.a1");
+}
+END_TEST
+
+START_TEST(test_task_of_not_ours) {
+    char key[GPX__KEY_MAX] = "unchanged";
+    /* Another daemon's instance. */
+    ck_assert_int_eq(gpx__wd_task_of("0::/gpupool/other/w5.t0.a1\n", "inst-1", key, sizeof key), 0);
+    /* The instance's own cgroup, not a task's. */
+    ck_assert_int_eq(gpx__wd_task_of("0::/gpupool/inst-1\n", "inst-1", key, sizeof key), 0);
+    /* A name below the instance that is not a task key. */
+    ck_assert_int_eq(gpx__wd_task_of("0::/gpupool/inst-1/..\n", "inst-1", key, sizeof key), 0);
+    ck_assert_int_eq(gpx__wd_task_of("0::/gpupool/inst-1/evil\n", "inst-1", key, sizeof key), 0);
+    /* A process in no cgroup of ours, and empty or malformed text. */
+    ck_assert_int_eq(gpx__wd_task_of("0::/user.slice\n", "inst-1", key, sizeof key), 0);
+    ck_assert_int_eq(gpx__wd_task_of("", "inst-1", key, sizeof key), 0);
+    ck_assert_int_eq(gpx__wd_task_of("garbage without colons", "inst-1", key, sizeof key), 0);
+    ck_assert_str_eq(key, "unchanged");
+}
+END_TEST
+
+START_TEST(test_task_of_own_process) {
+    /* The test process itself belongs to no task of an instance made up here. */
+    char *text = gpt_slurp("/proc/self/cgroup");
+    char key[GPX__KEY_MAX];
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(gpx__wd_task_of(text, "no-such-instance", key, sizeof key), 0);
+    free(text);
+}
+END_TEST
+
+/* ---- the judgement --------------------------------------------------------- */
+
+START_TEST(test_tolerance) {
+    ck_assert_int_eq(gpx__wd_tolerance(20 * GIB), 20 * GIB / 50);
+    ck_assert_int_eq(gpx__wd_tolerance(1 * GIB), 64 * MIB);
+    ck_assert_int_eq(gpx__wd_tolerance(0), 64 * MIB);
+}
+END_TEST
+
+/* Over a slice (beyond the tolerance), and on a GPU not given. */
+START_TEST(test_judge) {
+    gpx__wd_limits lim = {.sig = SIGTERM};
+    lim.mem[0] = 20 * GIB;
+    int64_t used[GP_MAX_GPUS_PER_NODE] = {0};
+    char why[160] = "untouched";
+    used[0] = 20 * GIB + gpx__wd_tolerance(20 * GIB);
+    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 0);
+    ck_assert_str_eq(why, "untouched");
+    used[0]++;
+    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 1);
+    used[0] = 30 * GIB;
+    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 1);
+    ck_assert_str_eq(why, "stopped by the watchdog: 30.0 GiB on GPU 0, its slice is 20 GiB");
+    /* A small slice: 64 MiB of tolerance. */
+    lim.mem[0] = 512 * MIB;
+    used[0] = 600 * MIB;
+    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 1);
+    ck_assert_str_eq(why, "stopped by the watchdog: 600 MiB on GPU 0, its slice is 512 MiB");
+    used[0] = 570 * MIB;
+    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 0);
+
+    /* A whole GPU, index 2. */
+    lim.mem[0] = 0;
+    used[0] = 0;
+    lim.mem[2] = 80 * GIB;
+    used[2] = 79 * GIB;
+    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 0);
+    /* Any memory at all on another GPU: no tolerance there. */
+    used[5] = 1 * MIB;
+    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 1);
+    ck_assert_str_eq(why, "stopped by the watchdog: 1 MiB on GPU 5, which it was not given");
+    /* A task without GPUs may use none. */
+    gpx__wd_limits none = {.sig = SIGTERM};
+    int64_t some[GP_MAX_GPUS_PER_NODE] = {[0] = 3 * GIB / 2};
+    ck_assert_int_eq(gpx__wd_judge(&none, some, why, sizeof why), 1);
+    ck_assert_str_eq(why, "stopped by the watchdog: 1.5 GiB on GPU 0, which it was not given");
+}
+END_TEST
+
+/* ---- what a launch records -------------------------------------------------- */
+
+START_TEST(test_record_and_read) {
+    const char *dir = gpt_tmpdir();
+    gp_node_spec node;
+    memset(&node, 0, sizeof node);
+    node.ngpus = 3;
+    for (int i = 0; i < 3; i++) {
+        node.gpus[i].index = 10 + i; /* NVML's index, not the position */
+        node.gpus[i].mem_bytes = 80 * GIB;
+    }
+    gp_task_binding b = {.node = "n", .nslices = 2};
+    b.slices[0] = (gp_slice){.gpu = 1, .milli = 250, .mem = 20 * GIB, .mig_slot = -1};
+    b.slices[1] = (gp_slice){.gpu = 2, .milli = 1000, .mem = 0, .mig_slot = -1};
+    gp_task_launch t;
+    memset(&t, 0, sizeof t);
+    t.node = &node;
+    t.binding = &b;
+    t.checkpoint_signal = SIGUSR1;
+    ck_assert_int_eq(gpx__wd_record(dir, &t), 0);
+    gpx__wd_limits lim;
+    ck_assert_int_eq(gpx__wd_limits_read(dir, &lim), 0);
+    ck_assert_int_eq(lim.sig, SIGUSR1);
+    ck_assert_int_eq(lim.mem[11], 20 * GIB);
+    ck_assert_int_eq(lim.mem[12], 80 * GIB); /* a whole GPU: all of its memory */
+    ck_assert_int_eq(lim.mem[0] + lim.mem[1] + lim.mem[10], 0);
+    /* A damaged record is refused, not read as "nothing given". */
+    gpt_spit(gpt_path(dir, "gpus"), "signal=15\ngpu=99 5\n");
+    ck_assert_int_eq(gpx__wd_limits_read(dir, &lim), GP_ECORRUPT);
+    gpt_spit(gpt_path(dir, "gpus"), "gpu=0 5\n");
+    ck_assert_int_eq(gpx__wd_limits_read(dir, &lim), GP_ECORRUPT);
+    unlink(gpt_path(dir, "gpus"));
+    ck_assert_int_eq(gpx__wd_limits_read(dir, &lim), GP_ENOENT);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+/* ---- a decision on a real task ------------------------------------------------ */
+
+START_TEST(test_decision_kills_and_reports) {
+    const char *dir = gpt_tmpdir();
+    gp_executor *ex = gpt_open(dir, NULL);
+    char quiet[GP_HANDLE_MAX], judged[GP_HANDLE_MAX];
+    /* Without a decision, an ended task has no detail. */
+    gpt_launch_sh(ex, 8, "exit 0", dir, quiet);
+    ck_assert_str_eq(gpt_exited(ex, quiet).detail, "");
+    /* This one ignores its checkpoint signal: only SIGKILL ends it. */
+    gpt_launch_sh(ex, 7, "trap '' TERM; while :; do sleep 1; done", dir, judged);
+    ck_assert_int_eq(gpt_wait(ex, judged, GP_TASK_RUNNING).state, GP_TASK_RUNNING);
+    /* A decision as the scan writes it, whose grace is long over (it was
+     * taken at boot time 0). */
+    gpt_spit(gpt_path(dir, "state/w7.t0.a1/watchdog"),
+             "since=0\nwhy=stopped by the watchdog: 30.0 GiB on GPU 0, its slice is 20 GiB\n");
+    gp_task_status st = gpt_exited(ex, judged);
+    ck_assert_int_eq(st.term_signal, SIGKILL);
+    ck_assert_str_eq(st.detail, "stopped by the watchdog: 30.0 GiB on GPU 0, its slice is 20 GiB");
+    gpt_done(ex, dir);
+}
+END_TEST
+
+static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_task_of_v1_hybrid);
+    tcase_add_test(tc, test_task_of_v2_nested);
+    tcase_add_test(tc, test_task_of_not_ours);
+    tcase_add_test(tc, test_task_of_own_process);
+    tcase_add_test(tc, test_tolerance);
+    tcase_add_test(tc, test_judge);
+    tcase_add_test(tc, test_record_and_read);
+    tcase_add_test(tc, test_decision_kills_and_reports);
+}
+
+GP_TEST_MAIN("executors/watchdog", add_tests)
