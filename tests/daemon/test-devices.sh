@@ -6,8 +6,9 @@
 # ENXIO, "No such device or address"); the other's is refused with EPERM,
 # "Operation not permitted", by the devices cgroup (devices=v1) and by the
 # BPF device program attached in the cgroup2 tree (devices=v2); and over the
-# fake NVML, whose GPUs' minor numbers are 0 and 1 (devices=v1). A workload
-# with no GPU is refused both. Needs root, mknod and the kernel's cgroups;
+# fake NVML, whose GPUs' minor numbers are 0 and 1 (devices=v1). The
+# workload with a GPU runs as a test user made here (removed at the end); a
+# workload with no GPU is refused both. Needs root, mknod and the kernel's cgroups;
 # skips, saying why, where they are refused.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
@@ -25,6 +26,13 @@ if ! mknod -m 0666 "$DEV/nvidia0" c 195 0 2>/dev/null || ! mknod -m 0666 "$DEV/n
     exit 0
 fi
 chmod 0755 "$TMP"
+# The workload with a GPU runs as a test user, as a tenant's would (as root
+# where useradd is missing).
+U=
+if command -v useradd >/dev/null && useradd -M -d /nonexistent "gptd$$" 2>/dev/null; then
+    U=gptd$$
+    trap 'pkill -9 -u "$U" 2>/dev/null; cleanup; userdel "$U" 2>/dev/null' EXIT
+fi
 # The fake NVML of the nvml check declares two GPUs.
 GPUPOOL_FAKE_GPUS=2
 export GPUPOOL_FAKE_GPUS
@@ -37,7 +45,7 @@ tap_ok "outside a task, GPU 1's device file is not refused ($outside)" \
     sh -c "! printf '%s' \"$outside\" | grep -q 'not permitted'"
 
 # The script a workload runs: one line per device file, "gpuN: <message>".
-probe='for i in 0 1; do echo "gpu$i: $(cat '"$DEV"'/nvidia$i 2>&1 | sed "s/.*: //")"; done; echo "visible=$CUDA_VISIBLE_DEVICES"'
+probe='echo "user=$(id -un)"; for i in 0 1; do echo "gpu$i: $(cat '"$DEV"'/nvidia$i 2>&1 | sed "s/.*: //")"; done; echo "visible=$CUDA_VISIBLE_DEVICES"'
 
 # gpu_index UUID: the index of the GPU with that UUID, from /api/v1/nodes.
 gpu_index() {
@@ -68,13 +76,16 @@ check() {
     fi
     mode="$mode ($2)"
     $GP queue create dept >/dev/null && $GP queue create proj --parent dept >/dev/null
-    one=$($GP submit --project proj --gpu 1 -- sh -c "$probe" | grep -o '[0-9][0-9]*' | head -1)
+    T=$GPUPOOL_TOKEN
+    [ -n "$U" ] && T=$($GP token create --user "$U" --role researcher --scope proj | head -1)
+    one=$(GPUPOOL_TOKEN=$T $GP submit --project proj --gpu 1 -- sh -c "$probe" | grep -o '[0-9][0-9]*' | head -1)
     none=$($GP submit --project proj -- sh -c "$probe" | grep -o '[0-9][0-9]*' | head -1)
     tap_ok "devices=$mode: both workloads end" wait_until 60 has_count 2 succeeded proj
     log=$($GP logs "$one")
     mine=$(gpu_index "$(printf '%s\n' "$log" | sed -n 's/^visible=//p')")
     other=$((1 - ${mine:-0}))
-    tap_is "devices=$mode: the workload holds one GPU" "${mine:+yes}" yes
+    tap_is "devices=$mode: the workload holds one GPU, as its user" \
+        "${mine:+yes} $(printf '%s\n' "$log" | sed -n 's/^user=//p')" "yes ${U:-root}"
     tap_ok "devices=$mode: its own GPU's device file opens past the cgroup" \
         sh -c "printf '%s\n' \"$log\" | grep '^gpu$mine: ' | grep -vq 'not permitted'"
     tap_is "devices=$mode: the other GPU's device file is refused (EPERM)" \
