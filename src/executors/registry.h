@@ -1,6 +1,8 @@
 /*
  * registry.h — internal to the executors and their tests: what registry.c
- * offers beyond the public gp_executor_* / gp_exec_* functions of executor.h.
+ * offers beyond the public gp_executor_* / gp_exec_* functions of executor.h,
+ * and the helpers every executor shares (formatting, directories, and the
+ * reader of configuration strings in config.c).
  *
  * The daemon never includes this file. It exists so that the tests can open
  * an executor from a table of their own (one with missing methods, one of an
@@ -75,5 +77,38 @@ int gpx__exec_lookup_user(const char *run_as, int allow_root, const char *where,
 /* Copies a user's name, home (default "/") and shell (default /bin/sh). */
 void gpx__exec_user_strings(const struct passwd *pw, char *name, size_t nlen, char *home,
                             size_t hlen, char *shell, size_t slen);
+
+/*
+ * One key=value pair of an executor's configuration, for gpx__config_parse:
+ * 0 if taken, else a negative code with err naming the key.
+ */
+typedef int (*gpx__config_set)(void *arg, const char *key, const char *value, char *err,
+                               size_t errlen);
+
+/*
+ * Reads text, "key=value" items separated by commas (empty items are
+ * skipped; a value may hold '='), and calls set(arg, key, value, ...) for each
+ * in order, stopping at the first error. An item without '=' is GP_EINVAL
+ * ("executor-config: 'x' is not key=value"); GP_ENOMEM if a copy of text
+ * cannot be made, before any call. Returns 0 or the first error.
+ */
+int gpx__config_parse(const char *text, gpx__config_set set, void *arg, char *err, size_t errlen);
+
+/* A key whose value is copied into a string field of len bytes. */
+typedef struct gpx__config_key {
+    const char *key;
+    char *field;
+    size_t len;
+} gpx__config_key;
+
+/*
+ * Copies value into the field of key in keys, a table ended by an entry
+ * whose key is NULL. GP_ENOENT (err
+ * untouched) if no entry has that key, so that the caller may try its other
+ * keys; GP_EINVAL, naming the key, if the value does not fit (the field is
+ * then unchanged).
+ */
+int gpx__config_string(const gpx__config_key *keys, const char *key, const char *value, char *err,
+                       size_t errlen);
 
 #endif /* GP_EXECUTORS_REGISTRY_H */

@@ -189,14 +189,24 @@ typedef struct config {
     char nvml[PATH_MAX];
 } config;
 
-/* Parses "key=value,key=value" into lx and c. Each key names a string field;
- * the values are checked by open() once all are read. */
+/* One key of the configuration: each names a string field. */
+static int set_key(void *arg, const char *key, const char *value, char *err, size_t errlen) {
+    int rc = gpx__config_string(arg, key, value, err, errlen);
+    if (rc == GP_ENOENT) {
+        gp_errf(err, errlen,
+                "config: unknown key '%.40s' (expected state_dir, inventory, emulate, "
+                "nvml, interposer, cgroup, devices, cgroup_parent, node, domain or "
+                "instance)",
+                key);
+        rc = GP_EINVAL;
+    }
+    return rc;
+}
+
+/* Parses "key=value,key=value" into lx and c (gpx__config_parse); the
+ * values are checked by open() once all are read. */
 static int parse_config(gpx__local *lx, config *c, const char *text, char *err, size_t errlen) {
-    const struct {
-        const char *key;
-        char *field;
-        size_t len;
-    } keys[] = {
+    gpx__config_key keys[] = {
         {"state_dir", lx->state_dir, sizeof lx->state_dir},
         {"inventory", lx->inventory, sizeof lx->inventory},
         {"emulate", lx->emulate, sizeof lx->emulate},
@@ -208,41 +218,9 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
         {"node", lx->node_name, sizeof lx->node_name},
         {"domain", lx->domain, sizeof lx->domain},
         {"instance", c->instance, sizeof c->instance},
+        {NULL, NULL, 0},
     };
-    const size_t nkeys = sizeof keys / sizeof keys[0];
-    char *copy = strdup(text);
-    if (copy == NULL) {
-        return GP_ENOMEM;
-    }
-    int rc = 0;
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ",", &save); rc == 0 && item != NULL;
-         item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '=');
-        if (eq == NULL) {
-            gp_errf(err, errlen, "config: '%.60s' is not key=value", item);
-            rc = GP_EINVAL;
-            break;
-        }
-        *eq = '\0';
-        size_t i = 0;
-        while (i < nkeys && strcmp(keys[i].key, item) != 0) {
-            i++;
-        }
-        if (i == nkeys) {
-            gp_errf(err, errlen,
-                    "config: unknown key '%.40s' (expected state_dir, inventory, emulate, "
-                    "nvml, interposer, cgroup, devices, cgroup_parent, node, domain or "
-                    "instance)",
-                    item);
-            rc = GP_EINVAL;
-        } else if (gpx__exec_fmt(keys[i].field, keys[i].len, "%s", eq + 1) < 0) {
-            gp_errf(err, errlen, "config: %s: value is longer than %zu characters", item,
-                    keys[i].len - 1);
-            rc = GP_EINVAL;
-        }
-    }
-    free(copy);
+    int rc = gpx__config_parse(text, set_key, keys, err, errlen);
     if (rc == 0 && lx->state_dir[0] != '/') {
         gp_errf(err, errlen, "config: state_dir: '%.60s' is not an absolute path", lx->state_dir);
         rc = GP_EINVAL;

@@ -93,7 +93,10 @@ static int set_gpu_mem(gpx__slurm *sx, const char *key, const char *val, char *e
     return 0;
 }
 
-static int set_key(gpx__slurm *sx, const char *key, const char *val, char *err, size_t errlen) {
+/* One key=value of the configuration into the gpx__slurm arg
+ * (a gpx__config_set): 0, or GP_EINVAL naming the key. */
+static int set_key(void *arg, const char *key, const char *val, char *err, size_t errlen) {
+    gpx__slurm *sx = arg;
     if (strcmp(key, "slurm_conf") == 0) {
         return set_path(sx->conf, sizeof sx->conf, key, val, 1, err, errlen);
     }
@@ -132,23 +135,7 @@ static int set_key(gpx__slurm *sx, const char *key, const char *val, char *err, 
 }
 
 static int parse_config(gpx__slurm *sx, const char *text, char *err, size_t errlen) {
-    char *copy = strdup(text);
-    if (copy == NULL) {
-        return GP_ENOMEM;
-    }
-    int rc = 0;
-    for (char *save = NULL, *kv = strtok_r(copy, ",", &save); kv != NULL && rc == 0;
-         kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '=');
-        if (eq == NULL) {
-            gp_errf(err, errlen, "executor-config: '%s' is not key=value", kv);
-            rc = GP_EINVAL;
-            break;
-        }
-        *eq = '\0';
-        rc = set_key(sx, kv, eq + 1, err, errlen);
-    }
-    free(copy);
+    int rc = gpx__config_parse(text, set_key, sx, err, errlen);
     if (rc == 0 && sx->state_dir[0] == '\0') {
         gp_errf(err, errlen,
                 "executor-config: state_dir is required (a directory every node "
