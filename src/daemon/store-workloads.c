@@ -263,33 +263,31 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
 
     sqlite3 *db;
     sqlite3_stmt *s;
-    int rc = gpd__store_reader(st, &db, e);
+    int rc = gpd__store_query(st, sql, &db, &s, e);
     if (rc < 0)
         return rc;
-    if ((rc = gpd__store_prepare(db, sql, &s, e)) == 0) {
-        int k = 1;
-        if (f->has_cursor && f->order != GPD__ORDER_ID) {
-            if (orders[f->order].text)
-                sqlite3_bind_text(s, k++, f->cur_key, -1, SQLITE_STATIC);
-            else
-                sqlite3_bind_int64(s, k++, strtoll(f->cur_key, NULL, 10));
-            sqlite3_bind_int64(s, k++, (sqlite3_int64)f->cur_id);
-        } else if (f->has_cursor)
-            sqlite3_bind_int64(s, k++, (sqlite3_int64)f->cur_id);
-        else if (f->after)
-            sqlite3_bind_int64(s, k++, (sqlite3_int64)f->after);
-        if (f->project)
-            sqlite3_bind_text(s, k++, f->project, -1, SQLITE_STATIC);
-        if (f->user)
-            sqlite3_bind_text(s, k++, f->user, -1, SQLITE_STATIC);
-        if (f->state >= 0)
-            sqlite3_bind_int(s, k++, f->state);
-        for (int i = 0; i < nproj; i++)
-            sqlite3_bind_text(s, k++, f->projects[i], -1, SQLITE_STATIC);
-        sqlite3_bind_int(s, k++, f->limit > 0 ? f->limit : -1);
-        wl_rows wr = {fn, arg};
-        rc = gpd__store_rows(db, s, "listing workloads", wl_row, &wr, e);
-    }
+    int k = 1;
+    if (f->has_cursor && f->order != GPD__ORDER_ID) {
+        if (orders[f->order].text)
+            sqlite3_bind_text(s, k++, f->cur_key, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_int64(s, k++, strtoll(f->cur_key, NULL, 10));
+        sqlite3_bind_int64(s, k++, (sqlite3_int64)f->cur_id);
+    } else if (f->has_cursor)
+        sqlite3_bind_int64(s, k++, (sqlite3_int64)f->cur_id);
+    else if (f->after)
+        sqlite3_bind_int64(s, k++, (sqlite3_int64)f->after);
+    if (f->project)
+        sqlite3_bind_text(s, k++, f->project, -1, SQLITE_STATIC);
+    if (f->user)
+        sqlite3_bind_text(s, k++, f->user, -1, SQLITE_STATIC);
+    if (f->state >= 0)
+        sqlite3_bind_int(s, k++, f->state);
+    for (int i = 0; i < nproj; i++)
+        sqlite3_bind_text(s, k++, f->projects[i], -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, k++, f->limit > 0 ? f->limit : -1);
+    wl_rows wr = {fn, arg};
+    rc = gpd__store_rows(db, s, "listing workloads", wl_row, &wr, e);
     gpd__store_release(st, db);
     return rc;
 }

@@ -116,16 +116,14 @@ int gpd__store_select(gp_store *st, gpd__err *e, const char *what, gpd__store_ro
                       const char *sql, const char *kinds, ...) {
     sqlite3 *db;
     sqlite3_stmt *s;
-    int rc = gpd__store_reader(st, &db, e);
+    int rc = gpd__store_query(st, sql, &db, &s, e);
     if (rc < 0)
         return rc;
-    if ((rc = gpd__store_prepare(db, sql, &s, e)) == 0) {
-        va_list ap;
-        va_start(ap, kinds);
-        bind_args(s, kinds, ap);
-        va_end(ap);
-        rc = gpd__store_rows(db, s, what, row, arg, e);
-    }
+    va_list ap;
+    va_start(ap, kinds);
+    bind_args(s, kinds, ap);
+    va_end(ap);
+    rc = gpd__store_rows(db, s, what, row, arg, e);
     gpd__store_release(st, db);
     return rc;
 }
@@ -225,7 +223,9 @@ int gpd__store_write(gp_store *st, gpd__store_op op, void *arg, gpd__err *e) {
     return r.rc;
 }
 
-int gpd__store_reader(gp_store *st, sqlite3 **db, gpd__err *e) {
+/* Borrows a read connection (never NULL unless out of memory: then
+ * GP_ENOMEM). */
+static int reader(gp_store *st, sqlite3 **db, gpd__err *e) {
     pthread_mutex_lock(&st->rmu);
     if (st->nreaders > 0) {
         *db = st->readers[--st->nreaders];
@@ -234,6 +234,17 @@ int gpd__store_reader(gp_store *st, sqlite3 **db, gpd__err *e) {
     }
     pthread_mutex_unlock(&st->rmu);
     return open_conn(st->path, 0, db, e);
+}
+
+int gpd__store_query(gp_store *st, const char *sql, sqlite3 **db, sqlite3_stmt **s, gpd__err *e) {
+    int rc = reader(st, db, e);
+    if (rc < 0)
+        return rc;
+    if ((rc = gpd__store_prepare(*db, sql, s, e)) < 0) {
+        gpd__store_release(st, *db);
+        *db = NULL;
+    }
+    return rc;
 }
 
 void gpd__store_release(gp_store *st, sqlite3 *db) {

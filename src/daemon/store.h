@@ -33,8 +33,10 @@ typedef int (*gpd__store_op)(sqlite3 *db, void *arg, gpd__err *e);
 /* Runs op durably: returns after the transaction holding it committed. */
 int gpd__store_write(gp_store *st, gpd__store_op op, void *arg, gpd__err *e);
 
-/* Borrows a read connection (never NULL unless out of memory: then GP_ENOMEM). */
-int gpd__store_reader(gp_store *st, sqlite3 **db, gpd__err *e);
+/* Borrows a read connection and prepares sql on it: 0 with *db and *s set
+ * (the caller binds, steps, finalizes s and gives db back with
+ * gpd__store_release), or a negative code with nothing borrowed. */
+int gpd__store_query(gp_store *st, const char *sql, sqlite3 **db, sqlite3_stmt **s, gpd__err *e);
 void gpd__store_release(gp_store *st, sqlite3 *db);
 
 /* Maps an SQLite result to a GP_E* code and fills e with a sentence. */
