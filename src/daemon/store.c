@@ -85,16 +85,24 @@ static void bind_args(sqlite3_stmt *s, const char *kinds, va_list ap) {
     }
 }
 
+/* Prepares sql on db into *s and binds the arguments ap as bind_args does. */
+static int prepare_args(sqlite3 *db, const char *sql, const char *kinds, va_list ap,
+                        sqlite3_stmt **s, gpd__err *e) {
+    int rc = gpd__store_prepare(db, sql, s, e);
+    if (rc == 0)
+        bind_args(*s, kinds, ap);
+    return rc;
+}
+
 int gpd__store_run(sqlite3 *db, gpd__err *e, const char *what, const char *sql, const char *kinds,
                    ...) {
     sqlite3_stmt *s;
-    int rc = gpd__store_prepare(db, sql, &s, e);
-    if (rc < 0)
-        return rc;
     va_list ap;
     va_start(ap, kinds);
-    bind_args(s, kinds, ap);
+    int rc = prepare_args(db, sql, kinds, ap, &s, e);
     va_end(ap);
+    if (rc < 0)
+        return rc;
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
     return rc == SQLITE_DONE ? 0 : gpd__store_fail(db, rc, e, what);
@@ -112,18 +120,21 @@ int gpd__store_rows(sqlite3 *db, sqlite3_stmt *s, const char *what, gpd__store_r
     return rc < 0 ? rc : 0;
 }
 
+static int reader(gp_store *st, sqlite3 **db, gpd__err *e);
+
 int gpd__store_select(gp_store *st, gpd__err *e, const char *what, gpd__store_row row, void *arg,
                       const char *sql, const char *kinds, ...) {
     sqlite3 *db;
     sqlite3_stmt *s;
-    int rc = gpd__store_query(st, sql, &db, &s, e);
+    int rc = reader(st, &db, e);
     if (rc < 0)
         return rc;
     va_list ap;
     va_start(ap, kinds);
-    bind_args(s, kinds, ap);
+    rc = prepare_args(db, sql, kinds, ap, &s, e);
     va_end(ap);
-    rc = gpd__store_rows(db, s, what, row, arg, e);
+    if (rc == 0)
+        rc = gpd__store_rows(db, s, what, row, arg, e);
     gpd__store_release(st, db);
     return rc;
 }
