@@ -51,39 +51,10 @@ int gpd__parse_time(const char *field, const char *s, int64_t now_s, int64_t *ou
                      field, s);
 }
 
-/* A growing text buffer; oom is set (and writes stop) when memory runs out. */
-typedef struct text {
-    char *p;
-    size_t len, cap;
-    int oom;
-} text;
-
-static void put(text *t, const char *s, size_t n) {
-    if (t->oom)
-        return;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = (t->len + n + 1) * 2;
-        char *np = realloc(t->p, cap);
-        if (!np) {
-            t->oom = 1;
-            return;
-        }
-        t->p = np;
-        t->cap = cap;
-    }
-    memcpy(t->p + t->len, s, n);
-    t->len += n;
-    t->p[t->len] = '\0';
-}
-
-static void puts_(text *t, const char *s) {
-    put(t, s, strlen(s));
-}
-
 /* GPU-seconds as GPU-hours to a millionth (3.6 ms), without a trailing
  * zero: a year of hourly points is hundreds of thousands of numbers, which
  * a JSON library's generic formatting makes too slow for the console. */
-static void put_hours(text *t, double secs) {
+static void put_hours(gpd__text *t, double secs) {
     long long m = llround(secs / 0.0036);
     char b[48];
     int n = snprintf(b, sizeof b, "%s%lld.%06lld", m < 0 ? "-" : "", llabs(m) / 1000000,
@@ -92,15 +63,15 @@ static void put_hours(text *t, double secs) {
         n--;
     if (n > 0 && b[n - 1] == '.')
         n--;
-    put(t, b, (size_t)n);
+    gpd__text_put(t, b, (size_t)n);
 }
 
 /* A string as JSON (quoted and escaped). */
-static void put_str(text *t, const char *s) {
+static void put_str(gpd__text *t, const char *s) {
     json_t *j = json_string(s);
     char *d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
     if (d)
-        puts_(t, d);
+        gpd__text_puts(t, d);
     else
         t->oom = 1;
     free(d);
@@ -111,7 +82,7 @@ static void put_str(text *t, const char *s) {
 typedef struct key_sum {
     char key[GP_NAME_MAX + 1];
     double tot[5]; /* alloc, used, measured, borrowed, lent */
-    text pts;
+    gpd__text pts;
 } key_sum;
 
 typedef struct collect {
@@ -154,16 +125,16 @@ static int on_point(const gpd__usage_point *p, void *arg) {
     const double v[5] = {p->alloc, p->used, p->measured, p->borrowed, p->lent};
     char b[32];
     int n = snprintf(b, sizeof b, "%s[%lld", k->pts.len ? "," : "", (long long)p->ts);
-    put(&k->pts, b, (size_t)n);
+    gpd__text_put(&k->pts, b, (size_t)n);
     for (int i = 0; i < 5; i++) {
         k->tot[i] += v[i];
-        puts_(&k->pts, ",");
+        gpd__text_puts(&k->pts, ",");
         if (i == 1 && p->measured <= 0)
-            puts_(&k->pts, "null");
+            gpd__text_puts(&k->pts, "null");
         else
             put_hours(&k->pts, v[i]);
     }
-    puts_(&k->pts, "]");
+    gpd__text_puts(&k->pts, "]");
     c->oom |= k->pts.oom;
     return c->oom;
 }
@@ -180,39 +151,39 @@ static void collect_free(collect *c) {
 
 /* Writes one key's object: totals in GPU-hours (null where nothing was
  * measured), its parent for queues, and its points. */
-static void put_key(text *t, const key_sum *k, const char *parent) {
+static void put_key(gpd__text *t, const key_sum *k, const char *parent) {
     const double *x = k->tot;
-    puts_(t, "{\"key\":");
+    gpd__text_puts(t, "{\"key\":");
     put_str(t, k->key);
     if (parent) {
-        puts_(t, ",\"parent\":");
+        gpd__text_puts(t, ",\"parent\":");
         put_str(t, parent);
     }
     static const char *const names[] = {"allocated", "used", "measured", "borrowed", "lent"};
     for (int i = 0; i < 5; i++) {
         char b[64];
         snprintf(b, sizeof b, ",\"%s_gpu_hours\":", names[i]);
-        puts_(t, b);
+        gpd__text_puts(t, b);
         if (i == 1 && x[2] <= 0)
-            puts_(t, "null");
+            gpd__text_puts(t, "null");
         else
             put_hours(t, x[i]);
     }
-    puts_(t, ",\"idle_gpu_hours\":");
+    gpd__text_puts(t, ",\"idle_gpu_hours\":");
     if (x[2] > 0)
         put_hours(t, x[2] - x[1]);
     else
-        puts_(t, "null");
+        gpd__text_puts(t, "null");
     char b[64];
     if (x[2] > 0)
         snprintf(b, sizeof b, ",\"used_percent\":%.1f", (double)llround(x[1] / x[2] * 1000) / 10);
     else
         snprintf(b, sizeof b, ",\"used_percent\":null");
-    puts_(t, b);
-    puts_(t, ",\"points\":[");
+    gpd__text_puts(t, b);
+    gpd__text_puts(t, ",\"points\":[");
     if (k->pts.len)
-        put(t, k->pts.p, k->pts.len);
-    puts_(t, "]}");
+        gpd__text_put(t, k->pts.p, k->pts.len);
+    gpd__text_puts(t, "]}");
 }
 
 int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
@@ -269,15 +240,15 @@ int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
         snprintf(note, sizeof note, "%s", un.note);
         gpd__usage_now_free(&un);
     }
-    text t = {0};
+    gpd__text t = {0};
     snprintf(head, sizeof head,
              "{\"from\":%lld,\"to\":%lld,\"step\":%lld,\"resolution\":%d,\"by\":\"%s\","
              "\"columns\":[\"t\",\"allocated\",\"used\",\"measured\",\"borrowed\",\"lent\"],"
              "\"note\":",
              (long long)from, (long long)to, (long long)step, res, gpd__usage_kind_name(kind));
-    puts_(&t, head);
+    gpd__text_puts(&t, head);
     put_str(&t, note);
-    puts_(&t, ",\"keys\":[");
+    gpd__text_puts(&t, ",\"keys\":[");
     /* Queues name their parent, so that a reader can draw the tree; the
      * engine's names are copied out under its lock. */
     char(*parents)[GP_NAME_MAX + 1] = calloc(c.n ? c.n : 1, sizeof *parents);
@@ -295,20 +266,13 @@ int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
     }
     for (size_t i = 0; i < c.n; i++) {
         if (i)
-            puts_(&t, ",");
+            gpd__text_puts(&t, ",");
         put_key(&t, &c.k[i], has && has[i] ? parents[i] : NULL);
     }
-    puts_(&t, "]}");
+    gpd__text_puts(&t, "]}");
     free(parents);
     free(has);
     collect_free(&c);
-    if (t.oom || !parents || !has) {
-        free(t.p);
-        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
-    }
-    out->status = 200;
-    out->body = t.p;
-    out->len = t.len;
-    out->content_type = "application/json";
-    return 0;
+    t.oom |= !parents || !has;
+    return gpd__text_reply(&t, out, "application/json", e);
 }

@@ -104,6 +104,25 @@ void gpd__http_stop(gpd__daemon *d, struct MHD_Daemon *mhd);
 int gpd__query_int(gpd__req *r, const char *key, int64_t min, int64_t max, int64_t *out,
                    gpd__err *e);
 
+/* ---- text.c: answers written piece by piece ---- */
+
+/* A growing text buffer, zero-initialised to start; oom is set (and writes
+ * stop) when memory runs out. p is NUL-terminated once anything is written. */
+typedef struct gpd__text {
+    char *p;
+    size_t len, cap;
+    int oom;
+} gpd__text;
+
+/* Appends n bytes of s, the string s, or printf's output. */
+void gpd__text_put(gpd__text *t, const char *s, size_t n);
+void gpd__text_puts(gpd__text *t, const char *s);
+void gpd__text_printf(gpd__text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Hands t's text to out as a 200 answer of content_type, leaving t empty; if
+ * memory ran out, frees it and returns GP_ENOMEM. */
+int gpd__text_reply(gpd__text *t, gpd__resp *out, const char *content_type, gpd__err *e);
+
 /* ---- http-guard.c: deadlines that bytes do not restart ---- */
 
 typedef enum gpd__phase {

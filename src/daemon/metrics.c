@@ -19,38 +19,8 @@
 #include "daemon/sched.h"
 #include "daemon/store.h"
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} buf;
-
-static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(buf *b, const char *fmt, ...) {
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            return;
-        if (b->p && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap + (size_t)n + 1) * 2;
-        char *np = realloc(b->p, cap);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-}
-
-static void help(buf *b, const char *name, const char *type, const char *text) {
-    put(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
+static void help(gpd__text *b, const char *name, const char *type, const char *text) {
+    gpd__text_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
 /* GPUs' worth of memory in use per queue, from the live tasks. */
@@ -82,7 +52,7 @@ static double used_gpus(gp_engine *eng, const gpd__live_task *lt, size_t n, cons
     return total;
 }
 
-static void queues(buf *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt) {
+static void queues(gpd__text *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt) {
     static const struct {
         const char *name, *text;
     } m[] = {
@@ -102,12 +72,13 @@ static void queues(buf *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt)
                        : k == 1 ? qi.fair_share.v[GP_RES_GPU] / 1000.0
                        : k == 2 ? qi.allocated.v[GP_RES_GPU] / 1000.0
                                 : used_gpus(eng, lt, nlt, qi.name);
-            put(b, "%s{queue=\"%s\",parent=\"%s\"} %g\n", m[k].name, qi.name, qi.parent, v);
+            gpd__text_printf(b, "%s{queue=\"%s\",parent=\"%s\"} %g\n", m[k].name, qi.name,
+                             qi.parent, v);
         }
     }
 }
 
-static void gpus(buf *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt) {
+static void gpus(gpd__text *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt) {
     static const char *const names[] = {"gpupool_gpu_allocated_gpus", "gpupool_gpu_slices",
                                         "gpupool_gpu_allocated_memory_bytes",
                                         "gpupool_gpu_used_memory_bytes"};
@@ -136,8 +107,8 @@ static void gpus(buf *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt) {
                             if (strcmp(lt[t].node, ni.name) == 0 &&
                                 lt[t].binding.slices[s].gpu == g && lt[t].gpu_mem_used > 0)
                                 v += (double)lt[t].gpu_mem_used / lt[t].binding.nslices;
-                put(b, "%s{node=\"%s\",gpu=\"%d\",uuid=\"%s\",model=\"%s\"} %.17g\n", names[k],
-                    ni.name, g, ni.gpus[g].uuid, ni.gpus[g].model, v);
+                gpd__text_printf(b, "%s{node=\"%s\",gpu=\"%d\",uuid=\"%s\",model=\"%s\"} %.17g\n",
+                                 names[k], ni.name, g, ni.gpus[g].uuid, ni.gpus[g].model, v);
             }
         }
     }
@@ -146,7 +117,7 @@ static void gpus(buf *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt) {
 /* Busy ratios from the last usage sample: per GPU as the executor measured
  * it, per queue as the share of its measured GPUs that was busy. GPUs and
  * queues whose busy time is unknown (emulated GPUs, MIG) are left out. */
-static void busy(buf *b, gp_engine *eng, const gpd__usage_now *un) {
+static void busy(gpd__text *b, gp_engine *eng, const gpd__usage_now *un) {
     help(b, "gpupool_gpu_busy_ratio", "gauge",
          "Share of recent time a kernel ran on the GPU (NVML), 0 to 1.");
     for (size_t i = 0; i < un->ngpus; i++) {
@@ -156,7 +127,8 @@ static void busy(buf *b, gp_engine *eng, const gpd__usage_now *un) {
         if (g->busy_permille < 0 || gp_engine_node_get(eng, g->node, &ni) < 0 || k < 0 ||
             k >= ni.ngpus)
             continue;
-        put(b, "gpupool_gpu_busy_ratio{node=\"%s\",gpu=\"%d\",uuid=\"%s\",model=\"%s\"} %g\n",
+        gpd__text_printf(
+            b, "gpupool_gpu_busy_ratio{node=\"%s\",gpu=\"%d\",uuid=\"%s\",model=\"%s\"} %g\n",
             g->node, k, ni.gpus[k].uuid, ni.gpus[k].model, g->busy_permille / 1000.0);
     }
     static const struct {
@@ -180,13 +152,13 @@ static void busy(buf *b, gp_engine *eng, const gpd__usage_now *un) {
                        : k == 1 ? x->used / x->measured
                        : k == 2 ? x->borrowed
                                 : x->lent;
-            put(b, "%s{queue=\"%s\"} %g\n", m[k].name, x->key, v);
+            gpd__text_printf(b, "%s{queue=\"%s\"} %g\n", m[k].name, x->key, v);
         }
     }
 }
 
 int gpd__h_metrics(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    buf b = {0};
+    gpd__text b = {0};
     gpd__live_task *lt = NULL;
     size_t nlt = 0;
     if (gpd__sched_live_tasks(r->d->sched, &lt, &nlt) < 0)
@@ -206,38 +178,31 @@ int gpd__h_metrics(gpd__req *r, gpd__resp *out, gpd__err *e) {
     free(lt);
     help(&b, "gpupool_pending_workloads", "gauge", "Pending workloads by the reason they wait.");
     for (int w = 1; w < GP_WAIT_COUNT; w++)
-        put(&b, "gpupool_pending_workloads{reason=\"%s\"} %lld\n", gp_wait_name((gp_wait)w),
-            (long long)pend[w]);
+        gpd__text_printf(&b, "gpupool_pending_workloads{reason=\"%s\"} %lld\n",
+                         gp_wait_name((gp_wait)w), (long long)pend[w]);
     if (r->d->guard) {
         help(&b, "gpupool_http_connections_cut_total", "counter",
              "API connections closed because a request head or body was not sent in time.");
-        put(&b, "gpupool_http_connections_cut_total %llu\n",
-            (unsigned long long)gpd__guard_expired(r->d->guard));
+        gpd__text_printf(&b, "gpupool_http_connections_cut_total %llu\n",
+                         (unsigned long long)gpd__guard_expired(r->d->guard));
     }
     int64_t counts[GPD__WL_NSTATES];
     if (gpd__store_wl_counts(r->d->store, counts, NULL) == 0) {
         help(&b, "gpupool_workloads", "gauge", "Workloads in the store by state.");
         for (int s = 0; s < GPD__WL_NSTATES; s++)
-            put(&b, "gpupool_workloads{state=\"%s\"} %lld\n", gpd__wl_state_name((gpd__wl_state)s),
-                (long long)counts[s]);
+            gpd__text_printf(&b, "gpupool_workloads{state=\"%s\"} %lld\n",
+                             gpd__wl_state_name((gpd__wl_state)s), (long long)counts[s]);
     }
     gpd__cycle_hist h;
     gpd__sched_cycle_hist(r->d->sched, &h);
     help(&b, "gpupool_scheduling_cycle_seconds", "histogram", "Latency of a scheduling cycle.");
     for (int i = 0; i < GPD__CYCLE_BUCKETS; i++)
-        put(&b, "gpupool_scheduling_cycle_seconds_bucket{le=\"%g\"} %llu\n", gpd__cycle_bounds[i],
-            (unsigned long long)h.counts[i]);
-    put(&b, "gpupool_scheduling_cycle_seconds_bucket{le=\"+Inf\"} %llu\n",
-        (unsigned long long)h.count);
-    put(&b, "gpupool_scheduling_cycle_seconds_sum %.9f\n", h.sum);
-    put(&b, "gpupool_scheduling_cycle_seconds_count %llu\n", (unsigned long long)h.count);
-    if (b.oom) {
-        free(b.p);
-        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
-    }
-    out->status = 200;
-    out->body = b.p;
-    out->len = b.len;
-    out->content_type = "text/plain; version=0.0.4";
-    return 0;
+        gpd__text_printf(&b, "gpupool_scheduling_cycle_seconds_bucket{le=\"%g\"} %llu\n",
+                         gpd__cycle_bounds[i], (unsigned long long)h.counts[i]);
+    gpd__text_printf(&b, "gpupool_scheduling_cycle_seconds_bucket{le=\"+Inf\"} %llu\n",
+                     (unsigned long long)h.count);
+    gpd__text_printf(&b, "gpupool_scheduling_cycle_seconds_sum %.9f\n", h.sum);
+    gpd__text_printf(&b, "gpupool_scheduling_cycle_seconds_count %llu\n",
+                     (unsigned long long)h.count);
+    return gpd__text_reply(&b, out, "text/plain; version=0.0.4", e);
 }
