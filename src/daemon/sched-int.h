@@ -121,6 +121,10 @@ void gpd__sched_poll(gpd__sched *s, int64_t now);
 /* Stores one change, logging (not failing) if the store refuses: the loop
  * carries on, and a restart reconciles from what the store holds. */
 void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c);
+/* Records that a's first ntasks tasks (at most GPD__MAX_GANG) started: the
+ * workload RUNNING, their handles, the attempt's start and a "started"
+ * event saying msg. */
+void gpd__sched_record_started(gpd__sched *s, const active *a, int ntasks, const char *msg);
 /* Reaps a task; one that has not finished ending (GP_ESTATE: a stop was just
  * sent, its supervisor has not yet recorded the end) is kept and reaped by a
  * later poll, so that no task directory or cgroup is left behind. */

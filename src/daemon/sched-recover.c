@@ -303,22 +303,7 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     snprintf(a->stop_kind, sizeof a->stop_kind, "%s", w.stop_kind);
     a->deadline = w.stop_deadline_ms;
     if (w.state == GPD__WL_STARTING) {
-        gpd__task_rec h[GPD__MAX_GANG];
-        memset(h, 0, sizeof(h[0]) * (size_t)n);
-        for (int t = 0; t < n; t++) {
-            h[t].task = t;
-            snprintf(h[t].handle, sizeof h[t].handle, "%s", a->tasks[t].handle);
-        }
-        gpd__wl_change c;
-        gpd__wl_change_init(&c, id);
-        c.state = GPD__WL_RUNNING;
-        c.ntasks = n;
-        c.tasks = h;
-        c.set_handles = 1;
-        c.attempt_started = 1;
-        c.event_kind = "started";
-        c.event_msg = "launch confirmed after a restart of gpupoold";
-        gpd__sched_record(s, &c);
+        gpd__sched_record_started(s, a, n, "launch confirmed after a restart of gpupoold");
     }
     if (gpd__act_add(s, a) == 0)
         a = NULL;

@@ -69,6 +69,25 @@ void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c) {
                  (unsigned long long)c->id, e.msg);
 }
 
+void gpd__sched_record_started(gpd__sched *s, const active *a, int ntasks, const char *msg) {
+    gpd__task_rec h[GPD__MAX_GANG];
+    gpd__wl_change c;
+    gpd__wl_change_init(&c, a->id);
+    c.ntasks = ntasks < GPD__MAX_GANG ? ntasks : GPD__MAX_GANG;
+    memset(h, 0, sizeof(h[0]) * (size_t)c.ntasks);
+    for (int t = 0; t < c.ntasks; t++) {
+        h[t].task = t;
+        snprintf(h[t].handle, sizeof h[t].handle, "%s", a->tasks[t].handle);
+    }
+    c.state = GPD__WL_RUNNING;
+    c.tasks = h;
+    c.set_handles = 1;
+    c.attempt_started = 1;
+    c.event_kind = "started";
+    c.event_msg = msg;
+    gpd__sched_record(s, &c);
+}
+
 /* ---- Reaping ---------------------------------------------------------- */
 
 void gpd__sched_reap(gpd__sched *s, const char *handle) {
@@ -373,22 +392,9 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
         pthread_mutex_unlock(&s->eng_mu);
         act_remove(s, a);
     } else {
-        gpd__task_rec hrecs[GPD__MAX_GANG];
-        for (int t = 0; t < ntasks && t < GPD__MAX_GANG; t++) {
-            memset(&hrecs[t], 0, sizeof hrecs[t]);
-            hrecs[t].task = t;
-            snprintf(hrecs[t].handle, sizeof hrecs[t].handle, "%s", a->tasks[t].handle);
-        }
         snprintf(msg, sizeof msg, "attempt %d started (%d task%s)", a->attempt, ntasks,
                  ntasks > 1 ? "s" : "");
-        c.state = GPD__WL_RUNNING;
-        c.ntasks = ntasks;
-        c.tasks = hrecs;
-        c.set_handles = 1;
-        c.attempt_started = 1;
-        c.event_kind = "started";
-        c.event_msg = msg;
-        gpd__sched_record(s, &c);
+        gpd__sched_record_started(s, a, ntasks, msg);
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_started(s->eng, id, gpd__now_ms());
         a->state = GPD__WL_RUNNING;
