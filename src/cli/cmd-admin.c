@@ -127,13 +127,6 @@ static int queue_list(cli *c) {
 }
 
 int cmd_queue(cli *c, int argc, char **argv) {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--json") == 0) {
-            c->json = 1;
-            memmove(&argv[i], &argv[i + 1], sizeof *argv * (size_t)(argc - i - 1));
-            argc--;
-            i--;
-        }
     const char *sub = argc > 1 ? argv[1] : "list";
     if (strcmp(sub, "list") == 0 || strcmp(sub, "ls") == 0)
         return queue_list(c);
@@ -171,9 +164,7 @@ int cmd_queue(cli *c, int argc, char **argv) {
 
 int cmd_node(cli *c, int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            c->json = 1;
-        else if (strcmp(argv[i], "list") != 0 && strcmp(argv[i], "ls") != 0)
+        if (strcmp(argv[i], "list") != 0 && strcmp(argv[i], "ls") != 0)
             return cli_usage("node", "unknown argument %s (node list)", argv[i]);
     }
     json_t *out;
@@ -234,9 +225,7 @@ int cmd_token(cli *c, int argc, char **argv) {
     int rc = EXIT_OK, missing = 0;
     const char *v;
     for (int i = 2; i < argc && rc == EXIT_OK; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            c->json = 1;
-        else if (FLAG("--user"))
+        if (FLAG("--user"))
             json_object_set_new(b, "user", json_string(v));
         else if (FLAG("--role"))
             json_object_set_new(b, "role", json_string(v));
@@ -250,7 +239,9 @@ int cmd_token(cli *c, int argc, char **argv) {
             char path[128];
             snprintf(path, sizeof path, "/api/v1/tokens/%s", argv[i]);
             rc = cli_call(c, "DELETE", path, NULL, &out, NULL, NULL);
-            if (rc == EXIT_OK)
+            if (rc == EXIT_OK && c->json)
+                cli_print_json(out);
+            else if (rc == EXIT_OK)
                 printf("token %s revoked\n", argv[i]);
             json_decref(out);
             out = NULL;
@@ -302,12 +293,8 @@ int cmd_token(cli *c, int argc, char **argv) {
 }
 
 int cmd_whoami(cli *c, int argc, char **argv) {
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            c->json = 1;
-        else
-            return cli_usage("whoami", "unknown argument %s", argv[i]);
-    }
+    if (argc > 1)
+        return cli_usage("whoami", "unknown argument %s", argv[1]);
     json_t *out;
     int rc = cli_call(c, "GET", "/api/v1/whoami", NULL, &out, NULL, NULL);
     if (rc != EXIT_OK)

@@ -57,8 +57,6 @@ int cmd_usage(cli *c, int argc, char **argv) {
             return cli_usage("usage", "%s needs a value", argv[i]);
         else if (strcmp(argv[i], "--csv") == 0)
             csv = 1;
-        else if (strcmp(argv[i], "--json") == 0)
-            c->json = 1;
         else
             return cli_usage("usage", "unknown argument \"%s\"", argv[i]);
     }

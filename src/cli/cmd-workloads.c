@@ -47,7 +47,7 @@ static int submit_number(json_t *b, const char *flag, const char *v) {
 
 /* Builds the request body of submit into b from the command line (the
  * caller owns b, also on failure). Returns an exit code. */
-static int submit_body(cli *c, int argc, char **argv, json_t *b) {
+static int submit_body(int argc, char **argv, json_t *b) {
     static const char *const numbers[] = {"--gpu-memory",  "--gpu",        "--cpu",      "--memory",
                                           "--min-gang",    "--gang",       "--priority", "--grace",
                                           "--min-runtime", "--gpu-compute"};
@@ -110,8 +110,6 @@ static int submit_body(cli *c, int argc, char **argv, json_t *b) {
             json_object_set_new(b, "interactive", json_true());
         else if (strcmp(a, "--no-preempt") == 0)
             json_object_set_new(b, "preemptible", json_false());
-        else if (strcmp(a, "--json") == 0)
-            c->json = 1;
         else if (missing)
             return cli_usage("submit", "%s needs a value", a);
         else
@@ -143,7 +141,7 @@ static int submit_body(cli *c, int argc, char **argv, json_t *b) {
 
 int cmd_submit(cli *c, int argc, char **argv) {
     json_t *b = json_object(), *out;
-    int rc = submit_body(c, argc, argv, b);
+    int rc = submit_body(argc, argv, b);
     if (rc == EXIT_OK)
         rc = cli_call(c, "POST", "/api/v1/workloads", b, &out, NULL, NULL);
     json_decref(b);
@@ -190,8 +188,6 @@ int cmd_list(cli *c, int argc, char **argv) {
             add_query(q, sizeof q, "cursor", v);
         else if (strcmp(argv[i], "--all") == 0)
             all = 1;
-        else if (strcmp(argv[i], "--json") == 0)
-            c->json = 1;
         else
             return cli_usage("list", missing ? "%s needs a value" : "unknown argument %s", argv[i]);
     }
@@ -251,9 +247,7 @@ int cmd_describe(cli *c, int argc, char **argv) {
     const char *id = NULL;
     int64_t num;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            c->json = 1;
-        else if (!id && cli_parse_int("describe", "workload id", argv[i], 1, INT64_MAX, &num) != 0)
+        if (!id && cli_parse_int("describe", "workload id", argv[i], 1, INT64_MAX, &num) != 0)
             return EXIT_USAGE;
         else if (!id)
             id = argv[i];
@@ -391,35 +385,44 @@ int cmd_logs(cli *c, int argc, char **argv) {
 
 int cmd_stop(cli *c, int argc, char **argv) {
     const char *verb = argv[0];
-    int rc = EXIT_OK, n = 0;
+    if (argc < 2)
+        return cli_usage(verb, "which workloads? (gpupool %s ID...)", verb);
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            c->json = 1;
-            continue;
-        }
-        char path[256];
-        json_t *w;
         int64_t x;
         if (cli_parse_int(verb, "workload id", argv[i], 1, INT64_MAX, &x) != EXIT_OK)
             return EXIT_USAGE;
+    }
+    /* --json: one workload's answer as it is; several as one document,
+     * {"workloads": [...]} like list, with the errors on standard error. */
+    json_t *all = c->json && argc > 2 ? json_array() : NULL;
+    if (all)
+        c->json = 0;
+    int rc = EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        char path[256];
+        json_t *w;
         if (strcmp(verb, "delete") == 0)
             snprintf(path, sizeof path, "/api/v1/workloads/%s", argv[i]);
         else
             snprintf(path, sizeof path, "/api/v1/workloads/%s/%s", argv[i], verb);
         int r = cli_call(c, strcmp(verb, "delete") == 0 ? "DELETE" : "POST", path, NULL, &w, NULL,
                          NULL);
-        n++;
         if (r != EXIT_OK) {
             rc = r;
             continue;
         }
-        if (c->json)
+        if (all)
+            json_array_append(all, w);
+        else if (c->json)
             cli_print_json(w);
         else
             printf("workload %s: %s\n", argv[i], cli_str(w, "state"));
         json_decref(w);
     }
-    if (n == 0)
-        return cli_usage(verb, "which workloads? (gpupool %s ID...)", verb);
+    if (all) {
+        json_t *doc = json_pack("{s:o}", "workloads", all);
+        cli_print_json(doc);
+        json_decref(doc);
+    }
     return rc;
 }

@@ -348,12 +348,26 @@ int main(int argc, char **argv) {
     const char *cmd = argv[i];
     if (strcmp(cmd, "help") == 0)
         return help(i + 1 < argc ? argv[i + 1] : NULL);
+    /* --help anywhere among the command's options asks for its help. --json
+     * there applies to the whole call and is taken out here, so that no
+     * command acts on its arguments before it has seen it (delete 7 --json
+     * printed a sentence). Neither is looked for in a submitted command,
+     * after "--". */
+    int n = i + 1;
     for (int k = i + 1; k < argc; k++) {
-        if (strcmp(argv[k], "--") == 0)
+        if (strcmp(argv[k], "--") == 0) {
+            while (k < argc)
+                argv[n++] = argv[k++];
             break;
+        }
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0)
             return help(cmd);
+        if (strcmp(argv[k], "--json") == 0)
+            c.json = 1;
+        else
+            argv[n++] = argv[k];
     }
+    argc = n;
     configure(&c, server, token);
     for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
         if (strcmp(commands[k].name, cmd) == 0)
