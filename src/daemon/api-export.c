@@ -30,10 +30,14 @@ typedef struct csv {
     FILE *f;
 } csv;
 
-static int csv_open(csv *c, gpd__err *e) {
+/* Opens c and writes the header line head (with its newline). */
+static int csv_open(csv *c, const char *head, gpd__err *e) {
     memset(c, 0, sizeof *c);
     c->f = open_memstream(&c->buf, &c->len);
-    return c->f ? 0 : gpd__fail(e, GP_ENOMEM, "", "out of memory");
+    if (!c->f)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
+    fputs(head, c->f);
+    return 0;
 }
 
 static int csv_reply(csv *c, gpd__resp *out, gpd__err *e) {
@@ -115,12 +119,12 @@ int gpd__h_export_workloads(gpd__req *r, gpd__resp *out, gpd__err *e) {
     }
     gpd__sched_unlock(r->d->sched);
     csv c;
-    if ((rc = csv_open(&c, e)) < 0)
+    if ((rc = csv_open(&c,
+                       "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,"
+                       "scheduled_time,project,user,kind,priority,tasks\n",
+                       e)) < 0)
         return rc;
     a.f = c.f;
-    fputs("name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,"
-          "scheduled_time,project,user,kind,priority,tasks\n",
-          c.f);
     rc = gpd__store_select(
         r->d->store, e, "exporting workloads", wl_row, &a,
         "SELECT w.id, w.project, w.user, w.submitted_ms, w.spec, min(a.started_ms),"
@@ -139,10 +143,9 @@ int gpd__h_export_workloads(gpd__req *r, gpd__resp *out, gpd__err *e) {
 
 int gpd__h_export_nodes(gpd__req *r, gpd__resp *out, gpd__err *e) {
     csv c;
-    int rc = csv_open(&c, e);
+    int rc = csv_open(&c, "sn,cpu_milli,memory_mib,gpu,model\n", e);
     if (rc < 0)
         return rc;
-    fputs("sn,cpu_milli,memory_mib,gpu,model\n", c.f);
     gp_engine *eng = gpd__sched_lock(r->d->sched);
     for (size_t i = 0; i < gp_engine_node_count(eng); i++) {
         gp_node_info ni;
@@ -168,10 +171,9 @@ static int project_row(const gp_queue_spec *q, void *arg) {
 
 int gpd__h_export_projects(gpd__req *r, gpd__resp *out, gpd__err *e) {
     csv c;
-    int rc = csv_open(&c, e);
+    int rc = csv_open(&c, "name,parent,deserved_gpus,weight,limit_gpus,priority\n", e);
     if (rc < 0)
         return rc;
-    fputs("name,parent,deserved_gpus,weight,limit_gpus,priority\n", c.f);
     if ((rc = gpd__store_queues(r->d->store, project_row, c.f, e)) < 0) {
         fclose(c.f);
         free(c.buf);
