@@ -16,10 +16,10 @@ $(DAEMON_TESTS): $(BUILD)/tests/daemon/%: $(OBJ)/tests/daemon/%.o $(OBJ)/tests/d
 # a data race stops the daemon (halt_on_error) and fails the test driving it.
 DAEMON_TSAN_SCRIPTS := tests/daemon/test-scenario.sh tests/daemon/test-crash.sh \
                        tests/daemon/test-describe.sh
-# (test-api is left out: under TSan's slowness its delete can meet the
-# workload while it is still starting, which the daemon answers with 409.)
-TSAN_GOALS += build/tsan/gpupoold build/tsan/gpupool build/tsan/tests/daemon/test-hardening
-TSAN_TESTS += build/tsan/tests/daemon/test-hardening $(DAEMON_TSAN_SCRIPTS)
+TSAN_GOALS += build/tsan/gpupoold build/tsan/gpupool build/tsan/tests/daemon/test-hardening \
+              build/tsan/tests/daemon/test-api
+TSAN_TESTS += build/tsan/tests/daemon/test-hardening build/tsan/tests/daemon/test-api \
+              $(DAEMON_TSAN_SCRIPTS)
 # test-usage checks the accounting arithmetic itself (pure, no daemon).
 $(BUILD)/tests/daemon/test-usage: $(OBJ)/src/daemon/usage.o
 # test-share.sh runs this workload on the fake driver (a plain program: the
