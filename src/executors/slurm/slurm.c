@@ -429,32 +429,26 @@ static int read_handle(gpx__slurm *sx, const char *handle, long *jobid,
     return 0;
 }
 
-static int slurm_signal(void *state, const char *handle, int sig) {
-    gpx__slurm *sx = state;
-    long jobid;
-    char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX];
-    int slice;
-    if (read_handle(sx, handle, &jobid, key, dir, &slice) < 0) {
-        return GP_EINVAL;
-    }
-    if (slice) {
-        return gpx__slurm_slice_signal(sx, dir, sig);
-    }
-    char id[32], sigarg[32];
+/*
+ * Runs scancel for job jobid: with sigarg ("--signal=N"), that signal to the
+ * batch script and every step (--full: every process of the job); without,
+ * the job is cancelled. A job that has ended has nothing to signal or cancel;
+ * scancel says so with a failure, which is success here. Only a command that
+ * cannot run at all is an error (GP_ESYS).
+ */
+static int scancel(gpx__slurm *sx, long jobid, const char *sigarg) {
+    char id[32], err[256];
     snprintf(id, sizeof id, "%ld", jobid);
-    snprintf(sigarg, sizeof sigarg, "--signal=%d", sig);
-    /* --full: the batch script and every step, i.e. every process of the job. */
-    const char *argv[] = {"scancel", "--full", sigarg, id, NULL};
-    char err[256];
-    int rc = gpx__slurm_run(sx, argv, NULL, err, sizeof err);
-    /* A job that has ended has nothing to signal; scancel says so with a
-     * failure, which is success here. Only a command that cannot run at all
-     * is an error. */
+    const char *full[] = {"scancel", "--full", sigarg, id, NULL};
+    const char *plain[] = {"scancel", id, NULL};
+    int rc = gpx__slurm_run(sx, sigarg != NULL ? full : plain, NULL, err, sizeof err);
     return rc == GP_ESYS ? rc : 0;
 }
 
-static int slurm_stop(void *state, const char *handle) {
-    gpx__slurm *sx = state;
+/* Signals (stop 0: with sig) or stops the task of handle: a slice through
+ * its GPU holder, a job with scancel (stopping: SIGKILL to every process,
+ * then the job cancelled). */
+static int signal_or_stop(gpx__slurm *sx, const char *handle, int stop, int sig) {
     long jobid;
     char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX];
     int slice;
@@ -462,16 +456,23 @@ static int slurm_stop(void *state, const char *handle) {
         return GP_EINVAL;
     }
     if (slice) {
-        return gpx__slurm_slice_stop(sx, dir, key);
+        return stop ? gpx__slurm_slice_stop(sx, dir, key) : gpx__slurm_slice_signal(sx, dir, sig);
     }
-    char id[32];
-    snprintf(id, sizeof id, "%ld", jobid);
-    const char *argv[] = {"scancel", "--signal=KILL", "--full", id, NULL};
-    const char *argv2[] = {"scancel", id, NULL};
-    char err[256];
-    gpx__slurm_run(sx, argv, NULL, err, sizeof err);
-    int rc = gpx__slurm_run(sx, argv2, NULL, err, sizeof err);
-    return rc == GP_ESYS ? rc : 0;
+    if (stop) {
+        scancel(sx, jobid, "--signal=KILL");
+        return scancel(sx, jobid, NULL);
+    }
+    char sigarg[32];
+    snprintf(sigarg, sizeof sigarg, "--signal=%d", sig);
+    return scancel(sx, jobid, sigarg);
+}
+
+static int slurm_signal(void *state, const char *handle, int sig) {
+    return signal_or_stop(state, handle, 0, sig);
+}
+
+static int slurm_stop(void *state, const char *handle) {
+    return signal_or_stop(state, handle, 1, 0);
 }
 
 /* Removes the directory name (relative to dirfd) and what it holds, never
