@@ -17,7 +17,8 @@
  * The machine is shared and its load moves, so the runs alternate: idle,
  * attack, attack, idle, idle, attack, ... (RUNS in all; the store grows with
  * every run and this order gives both conditions the same mean size), and
- * the figures are medians. The attacker is one thread that lives through
+ * the figures are medians, with a second ratio that sets each attack run
+ * against the idle runs next to it. The attacker is one thread that lives through
  * every run, holding no connection in idle runs; it paces its bytes (one
  * line per trickling connection every 2 s, on a fixed schedule) with one
  * epoll set, so that its own CPU stays small, and that CPU is measured and
@@ -28,7 +29,9 @@
  * connections off, and the attacker reopens them, at a steady rate while the
  * figures are taken. Prints figures and whether the targets are met; it is
  * not a pass/fail test. GP_BENCH_CONNS, GP_BENCH_SUBMISSIONS (per run,
- * default 3200) and GP_BENCH_WARMUP change the sizes.
+ * default 3200) and GP_BENCH_WARMUP change the sizes; GP_BENCH_CONNS=0 runs
+ * the same schedule with no attacking connection, and the ratio it prints
+ * is then the machine's noise alone.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -49,7 +52,7 @@
 #define PER_ADDR   50
 #define PROBES     250
 #define SLOW_EVERY 2.0
-#define RUNS       12
+#define RUNS       16
 
 static bench_daemon d;
 static int port;
@@ -170,8 +173,10 @@ static void attack_run(attacker *a) {
                 pthread_mutex_unlock(&a->mu);
             }
         }
-        double next = t0 + (opened < a->n ? opened * a->open_over / a->n
-                                          : SLOW_EVERY * (1 + (double)sent / (m ? m : 1)));
+        /* The next connection to open, or line to send (none: wait). */
+        double next = opened < a->n ? t0 + opened * a->open_over / a->n
+                      : m > 0       ? t0 + SLOW_EVERY * (1 + (double)sent / m)
+                                    : bench_now_s() + 1;
         int wait_ms = (int)((next - bench_now_s()) * 1000) + 1;
         int k = epoll_wait(a->ep, ev, 256, wait_ms < 1 ? 0 : wait_ms > 100 ? 100 : wait_ms);
         for (int e = 0; e < k; e++) {
@@ -295,6 +300,7 @@ static int probe(const char *path, double *lat) {
 typedef struct figures {
     double health[RUNS * PROBES], list[RUNS * PROBES];
     double rate[RUNS], daemon[RUNS], attacker[RUNS], clients[RUNS], others[RUNS], niced[RUNS];
+    double cost[RUNS]; /* the daemon's CPU ms per submission, beyond its quiet share */
     double quiet[RUNS], quiet_attacker[RUNS]; /* with no request at all, per block */
     int nprobe, nrate, nquiet;
 } figures;
@@ -344,15 +350,19 @@ static int measure(figures *f, attacker *a, int run, const char *label) {
 
 /* Prints p50 and p99 of the probes, the medians of the submission rate and
  * of the CPU shares. */
-static void report(const char *label, figures *f, double *h99, double *l99, double *rate) {
+static void report(const char *label, figures *f, double *h99, double *l99, double *rate,
+                   double *capacity) {
     qsort(f->health, (size_t)f->nprobe, sizeof(double), bench_cmp_double);
     qsort(f->list, (size_t)f->nprobe, sizeof(double), bench_cmp_double);
     *h99 = f->health[f->nprobe * 99 / 100 - 1];
     *l99 = f->list[f->nprobe * 99 / 100 - 1];
-    double lo = f->rate[0], hi = f->rate[0];
+    double lo = f->rate[0], hi = f->rate[0], quiet = bench_median(f->quiet, f->nquiet);
     for (int i = 0; i < f->nrate; i++) {
         lo = f->rate[i] < lo ? f->rate[i] : lo;
         hi = f->rate[i] > hi ? f->rate[i] : hi;
+        /* The daemon spends its quiet share whether or not it is asked
+         * anything: what is left is the submissions' own CPU. */
+        f->cost[i] = 10 * (f->daemon[i] - quiet) / f->rate[i];
     }
     *rate = bench_median(f->rate, f->nrate);
     printf("api-slow: %-32s health p50 %5.2f ms p99 %6.2f ms | list p50 %5.2f ms p99 %6.2f ms "
@@ -363,10 +373,44 @@ static void report(const char *label, figures *f, double *h99, double *l99, doub
            "", *rate, f->nrate, lo, hi, bench_median(f->daemon, f->nrate),
            bench_median(f->attacker, f->nrate), bench_median(f->clients, f->nrate),
            bench_median(f->others, f->nrate), bench_median(f->niced, f->nrate));
+    double cost = bench_median(f->cost, f->nrate);
     printf("api-slow: %-32s with no request, CPU %% of one core (median of %d): daemon %.1f, "
-           "attacker %.1f\n",
-           "", f->nquiet, bench_median(f->quiet, f->nquiet),
-           bench_median(f->quiet_attacker, f->nquiet));
+           "attacker %.1f; daemon CPU per submission beyond that: %.3f ms\n",
+           "", f->nquiet, quiet, bench_median(f->quiet_attacker, f->nquiet), cost);
+    /* What one core left to the daemon would take: the share it does not
+     * spend without requests, over its CPU per submission. */
+    *capacity = (100 - quiet) / 100 / cost * 1000;
+}
+
+/* The median over the attack runs of each one's rate against the idle runs
+ * next to it in time (the mean of the one before and the one after): the
+ * machine's load drifts over a run of the benchmark, and neighbours share
+ * more of it than the medians of whole conditions do. rate and attack are
+ * in run order. */
+static double paired_ratio(const double *rate, const int *attack, int n) {
+    double ratio[RUNS];
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        if (!attack[k])
+            continue;
+        double sum = 0;
+        int c = 0;
+        for (int j = k - 1; j >= 0; j--)
+            if (!attack[j]) {
+                sum += rate[j];
+                c++;
+                break;
+            }
+        for (int j = k + 1; j < n; j++)
+            if (!attack[j]) {
+                sum += rate[j];
+                c++;
+                break;
+            }
+        if (c)
+            ratio[m++] = rate[k] / (sum / c);
+    }
+    return bench_median(ratio, m);
 }
 
 /* The daemon's count of connections cut by its deadlines (/metrics), or -1. */
@@ -403,7 +447,7 @@ int main(void) {
     int nconns = fit_descriptors(getenv("GP_BENCH_CONNS") ? atoi(getenv("GP_BENCH_CONNS")) : 10000);
     const char *build = getenv("GP_BUILD") ? getenv("GP_BUILD") : "build";
     double warmup = getenv("GP_BENCH_WARMUP") ? atof(getenv("GP_BENCH_WARMUP")) : 11;
-    if (nconns < 2 || bench_make_dir(&d, "bench-api-slow") < 0)
+    if (nconns < 0 || bench_make_dir(&d, "bench-api-slow") < 0)
         return 1;
     if (bench_start_daemon(&d, build) < 0 || bench_pending_project(&d) < 0) {
         bench_stop_daemon(&d, 1);
@@ -429,7 +473,8 @@ int main(void) {
     pthread_create(&a.th, NULL, attack_thread, &a);
 
     static figures fig[2];
-    int rc = 0, attacking = 0, min_open = nconns;
+    double seq_rate[RUNS];
+    int seq_attack[RUNS], rc = 0, attacking = 0, min_open = nconns;
     for (int k = 0; k < RUNS && rc == 0; k++) {
         int attack = (k + 1) / 2 % 2; /* idle, attack, attack, idle, idle, ... */
         if (attack && !attacking) {
@@ -446,6 +491,8 @@ int main(void) {
             fprintf(stderr, "bench-api-slow: a request failed (%s)\n", attack ? "attack" : "idle");
             rc = 1;
         }
+        seq_attack[k] = attack;
+        seq_rate[k] = rc == 0 ? fig[attack].rate[fig[attack].nrate - 1] : 0;
         pthread_mutex_lock(&a.mu);
         if (attacking && a.open < min_open)
             min_open = a.open;
@@ -456,19 +503,30 @@ int main(void) {
     pthread_join(a.th, NULL);
     long deadline_cuts = daemon_cuts();
     if (rc == 0) {
-        double h0, l0, rate0, h1, l1, rate1;
+        double h0, l0, rate0, h1, l1, rate1, cap0, cap1;
         char label[64];
         snprintf(label, sizeof label, "with %d slow/idle connections:", nconns);
-        report("idle:", &fig[0], &h0, &l0, &rate0);
-        report(label, &fig[1], &h1, &l1, &rate1);
+        report("idle:", &fig[0], &h0, &l0, &rate0, &cap0);
+        report(label, &fig[1], &h1, &l1, &rate1, &cap1);
         printf("api-slow: attacking connections open when measured: at least %d; closed by the "
                "daemon and reopened: %ld (%ld of them cut by its deadlines); refused: %ld; header "
                "lines sent: %ld\n",
                min_open, a.cut, deadline_cuts, a.refused, a.lines);
+        double paired = paired_ratio(seq_rate, seq_attack, RUNS);
+        printf("api-slow: submissions under attack against idle: %.0f%% (medians), %.0f%% (median "
+               "of each attack run against its idle neighbours)\n",
+               100 * rate1 / rate0, 100 * paired);
+        printf("api-slow: by the daemon's CPU (the bound when one core is all it gets): %.0f "
+               "submissions/s idle, %.0f under attack, %.0f%%; the attacker's own CPU, on the "
+               "same cores here, is not counted\n",
+               cap0, cap1, 100 * cap1 / cap0);
         printf("api-slow: targets (p99 < 100 ms, submissions >= 80%% of idle): health %s, list "
-               "%s, submissions %.0f%% of idle: %s\n",
-               h1 < 100 ? "met" : "MISSED", l1 < 100 ? "met" : "MISSED", 100 * rate1 / rate0,
-               rate1 >= 0.8 * rate0 ? "met" : "MISSED");
+               "%s, submissions: %s\n",
+               h1 < 100 ? "met" : "MISSED", l1 < 100 ? "met" : "MISSED",
+               rate1 >= 0.8 * rate0 && paired >= 0.8 ? "met"
+               : rate1 >= 0.8 * rate0 || paired >= 0.8
+                   ? "met by one figure of two (the machine's load moved too much to say)"
+                   : "MISSED");
     }
     close(a.ep);
     free(a.fd);
