@@ -99,13 +99,21 @@ static int try_v2(gpx__devices *dv, const char *root, const char *parent) {
 }
 
 /* Turns dmem on where the controller and regions exist and the instance's
- * cgroup2 parent can delegate it. */
-static void try_dmem(gpx__devices *dv, const char *root, const char *parent) {
+ * cgroup2 parent can delegate it. malformed: dmem.capacity could not be
+ * parsed (no region is then used). */
+static void try_dmem(gpx__devices *dv, const char *root, const char *parent, int malformed) {
     if (root[0] == '\0' || !dv->dmem.present) {
         gpx__exec_fmt(dv->dmem_note, sizeof dv->dmem_note,
                       "GPU memory limits: interposer and watchdog only (%s)",
                       root[0] == '\0' ? "no cgroup2 hierarchy"
                                       : "cgroup2 offers no dmem controller");
+        return;
+    }
+    if (malformed) {
+        gpx__exec_fmt(dv->dmem_note, sizeof dv->dmem_note,
+                      "GPU memory limits: interposer and watchdog only (%.100s/dmem.capacity is "
+                      "not 'region bytes' lines)",
+                      root);
         return;
     }
     if (dv->dmem.nregions == 0) {
@@ -138,9 +146,7 @@ int gpx__dev_detect(gpx__devices *dv, const gpx__cgroups *cg, const char *want, 
     if (gpx__cg_find_mount(1, NULL, root, sizeof root) < 0) {
         root[0] = '\0';
     }
-    if (root[0] != '\0' && gpx__dmem_read(root, &dv->dmem) < 0) {
-        memset(&dv->dmem, 0, sizeof dv->dmem);
-    }
+    int malformed = root[0] != '\0' && gpx__dmem_read(root, &dv->dmem) < 0;
     if (strcmp(want, "off") == 0) {
         gpx__exec_fmt(dv->note, sizeof dv->note,
                       "GPU devices: not filtered (devices=off): a task may open any GPU");
@@ -159,7 +165,7 @@ int gpx__dev_detect(gpx__devices *dv, const gpx__cgroups *cg, const char *want, 
         gpx__exec_fmt(dv->note, sizeof dv->note,
                       "GPU devices: NOT filtered (%.200s): a task may open any GPU", why);
     }
-    try_dmem(dv, root, parent);
+    try_dmem(dv, root, parent, malformed);
     return 0;
 }
 
