@@ -129,7 +129,7 @@ static int open_slice_file(void) {
 
 /* Narrows c by the executor's slice file, if this process has one: its memory
  * limit and compute share are upper bounds the environment cannot raise, and
- * its ledger name is the one used. */
+ * its ledger (a file the executor made, or else a name) is the one used. */
 static void apply_slice_file(struct gps__config *c) {
     int fd = open_slice_file();
     if (fd < 0)
@@ -156,6 +156,8 @@ static void apply_slice_file(struct gps__config *c) {
                 c->compute_share = pct;
             } else if (strcmp(line, "slice") == 0) {
                 copy_path(c->slice, sizeof c->slice, v);
+            } else if (strcmp(line, "ledger") == 0) {
+                copy_path(c->ledger, sizeof c->ledger, v);
             }
         }
         if (!nl)

@@ -29,6 +29,8 @@ struct gps__config {
     int managed_charge;                 /* GPUPOOL_MANAGED_MEMORY: 1 charge, 0 ignore */
     uint32_t share_window_ms;           /* GPUPOOL_SHARE_WINDOW_MS, throttle period */
     char slice[GP_LEDGER_NAME_MAX + 1]; /* GPUPOOL_SLICE; "" for private */
+    char ledger[PATH_MAX];              /* the executor's ledger file, from the
+                                           slice file; "" when it made none */
     char mem_limit_text[32];            /* the limit as written, for messages */
     char cuda_lib[PATH_MAX];            /* GPUPOOL_CUDA_LIBRARY */
     char nvml_lib[PATH_MAX];            /* GPUPOOL_NVML_LIBRARY */

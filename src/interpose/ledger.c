@@ -42,6 +42,7 @@
 #define LEDGER_VERSION          1u
 #define REAP_PERIOD_NS          1000000000ULL
 #define OVERFLOW_REAP_PERIOD_NS 10000000ULL
+#define LEDGER_BY_EXECUTOR      1u
 
 struct ledger_dev {
     uint8_t uuid[16];
@@ -67,7 +68,7 @@ struct ledger_shm {
     uint64_t last_reap_ns;
     uint64_t last_overflow_reap_ns;
     uint32_t ndevices;
-    uint32_t reserved;
+    uint32_t flags; /* LEDGER_BY_EXECUTOR; 0 in ledgers made by a workload */
     struct ledger_dev dev[GP_LEDGER_MAX_DEVICES];
     struct ledger_proc proc[GP_LEDGER_MAX_PROCS];
 };
@@ -248,7 +249,7 @@ static int fits(uint64_t used, uint64_t bytes, uint64_t cap) {
     return bytes <= cap && used <= cap - bytes;
 }
 
-int gps__ledger_charge(gp_ledger *l, int dev, uint64_t bytes) {
+int gps__ledger_charge(gp_ledger *l, int dev, uint64_t bytes, uint64_t bound) {
     struct ledger_shm *s = l->shm;
     if (gps__ledger_lock(l) != 0)
         return GP_ECORRUPT;
@@ -262,6 +263,8 @@ int gps__ledger_charge(gp_ledger *l, int dev, uint64_t bytes) {
     if (now - LOAD(&s->last_reap_ns) >= REAP_PERIOD_NS)
         reap_locked(s, now, 1);
     uint64_t used = LOAD(&d->used), cap = LOAD(&d->cap);
+    if (bound < cap)
+        cap = bound;
     if (!fits(used, bytes, cap)) {
         /* Memory of a dead process may be what stands in the way. */
         int thorough = now - LOAD(&s->last_overflow_reap_ns) >= OVERFLOW_REAP_PERIOD_NS;
@@ -478,6 +481,60 @@ int gp_ledger_open(const char *name, int flags, gp_ledger **out, char *err) {
     struct ledger_shm *s;
     int rc = map_fd(fd, flags, &s, err);
     close(fd);
+    return rc == 0 ? wrap_handle(s, writable, out) : rc;
+}
+
+int gp_ledger_create_file(const char *path, unsigned uid, unsigned gid, char *err) {
+    if (unlink(path) != 0 && errno != ENOENT) {
+        set_err(err, "ledger %s: cannot remove what is there: %s", path, strerror(errno));
+        return GP_ESYS;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        set_err(err, "ledger %s: %s", path, strerror(errno));
+        return GP_ESYS;
+    }
+    int rc = GP_ESYS;
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, (off_t)sizeof(struct ledger_shm)) == 0)
+        p = mmap(NULL, sizeof(struct ledger_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p != MAP_FAILED && init_shm(p) == 0) {
+        ((struct ledger_shm *)p)->flags = LEDGER_BY_EXECUTOR;
+        rc = 0;
+    }
+    if (rc == 0 && (fchown(fd, (uid_t)uid, (gid_t)gid) != 0 || fchmod(fd, 0600) != 0))
+        rc = GP_ESYS;
+    if (rc != 0)
+        set_err(err, "ledger %s: %s", path, strerror(errno));
+    if (p != MAP_FAILED)
+        munmap(p, sizeof(struct ledger_shm));
+    close(fd);
+    if (rc != 0)
+        unlink(path);
+    return rc;
+}
+
+int gp_ledger_open_file(const char *path, int flags, gp_ledger **out, char *err) {
+    int writable = (flags & GP_LEDGER_WRITE) != 0;
+    int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        set_err(err, "ledger %s: cannot open: %s", path, strerror(e));
+        return e == ENOENT ? GP_ENOENT : e == EACCES ? GP_EPERM : GP_ESYS;
+    }
+    struct stat st;
+    struct ledger_shm *s;
+    int rc = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? 0 : GP_ECORRUPT;
+    if (rc != 0)
+        set_err(err, "ledger %s: not a regular file", path);
+    else
+        rc = map_fd(fd, flags & GP_LEDGER_WRITE, &s, err);
+    close(fd);
+    if (rc == 0 && !(LOAD(&s->flags) & LEDGER_BY_EXECUTOR)) {
+        set_err(err, "ledger %s was not made by the executor", path);
+        munmap(s, sizeof *s);
+        rc = GP_EPERM;
+    }
     return rc == 0 ? wrap_handle(s, writable, out) : rc;
 }
 

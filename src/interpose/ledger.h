@@ -36,6 +36,16 @@
  * upper bounds that the environment cannot raise. */
 #define GP_SLICE_FILE_DIR "/run/gpupool/slices"
 
+/* Where an executor running as root makes each task's ledger itself, before
+ * the task starts: GP_LEDGER_DIR/<instance>.<task key>, in a directory only
+ * root may enter, the file owned by the task's user (0600). The task's own
+ * mount namespace binds it over GP_LEDGER_MOUNT (an empty file of root's
+ * elsewhere), and the slice file names that path in a "ledger=" line; the
+ * interposer then opens only that file and never creates a ledger, so no
+ * other task, of any user, can reach it by a name or pre-create it. */
+#define GP_LEDGER_DIR   "/run/gpupool/ledgers"
+#define GP_LEDGER_MOUNT "/run/gpupool/ledger"
+
 typedef struct gp_ledger gp_ledger;
 
 /* What one GPU of a slice uses, as gp_ledger_usage() reports it. */
@@ -77,6 +87,23 @@ void gp_ledger_close(gp_ledger *l);
  */
 int gp_ledger_usage(gp_ledger *l, gp_ledger_device_usage *out, int max);
 
+/*
+ * Makes a fresh ledger in the file at path for a task whose processes run as
+ * uid:gid (an executor's use, see GP_LEDGER_DIR): whatever was at path
+ * before (a file, a link, a ledger someone made first) is removed, never
+ * followed or reused; the new file is empty books, marked as made by an
+ * executor, owned by uid:gid with mode 0600. Returns 0, or GP_ESYS with err
+ * (256 bytes, may be NULL) saying why; then nothing is left at path.
+ */
+int gp_ledger_create_file(const char *path, unsigned uid, unsigned gid, char *err);
+
+/*
+ * Opens the ledger in the file at path (GP_LEDGER_READ or GP_LEDGER_WRITE;
+ * never creates). Besides gp_ledger_open()'s checks, the ledger must have
+ * been made by gp_ledger_create_file(): GP_EPERM otherwise.
+ */
+int gp_ledger_open_file(const char *path, int flags, gp_ledger **out, char *err);
+
 /* Removes the ledger of slice `name` (when the slice ends). Processes that
  * still have it mapped keep working on their copy. Returns 0, GP_EINVAL
  * for a bad name or GP_ENOENT. */
@@ -97,13 +124,15 @@ int gps__ledger_device(gp_ledger *l, const uint8_t uuid[16], uint64_t cap, uint3
 int gps__ledger_find(gp_ledger *l, const uint8_t uuid[16]);
 
 /*
- * Charges `bytes` on GPU `dev` to this process. When the charge would go
+ * Charges `bytes` on GPU `dev` to this process, within the GPU's cap in the
+ * ledger and within `bound` (the cap this process was given: the ledger's
+ * own may have been written by someone else). When the charge would go
  * over the cap, processes that died are reaped and the charge retried once.
  * Returns 0, GP_ENOMEM when over the cap (nothing is charged), GP_ENOSPC
  * when the process table is full, or GP_ECORRUPT when the lock cannot be
  * recovered.
  */
-int gps__ledger_charge(gp_ledger *l, int dev, uint64_t bytes);
+int gps__ledger_charge(gp_ledger *l, int dev, uint64_t bytes, uint64_t bound);
 
 /* Gives back `bytes` charged on GPU `dev` by this process (clamped so that
  * no counter goes below zero). */

@@ -38,6 +38,7 @@ static int initialised; /* set (release) when init_once has completed */
 static int refused;     /* bad settings: refuse allocations */
 static gp_ledger *ledger;
 static int dev_index[MAX_ORDINALS];
+static uint64_t dev_cap[GP_LEDGER_MAX_DEVICES]; /* this process's cap per ledger GPU */
 
 static pthread_once_t nvml_once = PTHREAD_ONCE_INIT;
 static int nvml_ok;
@@ -85,7 +86,14 @@ static void init(void) {
     }
     if (gps__resolve_cuda(gps__cfg.cuda_lib) != 0)
         warn_once(&warned_nodriver, "cannot open the CUDA driver '%s'", gps__cfg.cuda_lib);
-    if (!refused) {
+    if (!refused && gps__cfg.ledger[0]) {
+        /* The executor made this task's ledger: use it, never make one. */
+        if (gp_ledger_open_file(gps__cfg.ledger, GP_LEDGER_WRITE, &ledger, err) != 0) {
+            refused = 1;
+            warn_once(&warned_refused, "the slice's ledger: %s; every GPU allocation is refused",
+                      err);
+        }
+    } else if (!refused) {
         int rc = gps__cfg.slice[0] ? gp_ledger_open(gps__cfg.slice, GP_LEDGER_CREATE, &ledger, err)
                                    : gps__ledger_open_private(&ledger, err);
         if (rc != 0) {
@@ -153,6 +161,8 @@ static int resolve_device(CUdevice ordinal) {
     else if (gps__cfg.mem_limit)
         cap = gps__cfg.mem_limit;
     int idx = gps__ledger_device(ledger, (const uint8_t *)uuid.bytes, cap, gps__cfg.compute_share);
+    if (idx >= 0)
+        __atomic_store_n(&dev_cap[idx], cap, __ATOMIC_RELAXED);
     if (idx < 0)
         warn_once(&warned_dev[ordinal],
                   "device %d: the slice already spans %d GPUs; allocations on it are refused",
@@ -210,7 +220,8 @@ CUresult gps__charge(int dev, uint64_t bytes) {
         return CUDA_ERROR_INVALID_DEVICE;
     if (refused || dev < 0)
         return CUDA_ERROR_NOT_PERMITTED;
-    int rc = gps__ledger_charge(ledger, dev, bytes);
+    int rc =
+        gps__ledger_charge(ledger, dev, bytes, __atomic_load_n(&dev_cap[dev], __ATOMIC_RELAXED));
     if (rc == 0)
         return CUDA_SUCCESS;
     if (rc == GP_ENOSPC)
@@ -228,4 +239,8 @@ void gps__release(int dev, uint64_t bytes) {
 
 void gps__usage(int dev, uint64_t *cap, uint64_t *used) {
     gps__ledger_get(ledger, dev, cap, used);
+    /* A ledger's cap may have been written by another process; ours holds. */
+    uint64_t own = __atomic_load_n(&dev_cap[dev], __ATOMIC_RELAXED);
+    if (own && own < *cap)
+        *cap = own;
 }

@@ -119,3 +119,15 @@ has_count() {
 contains() {
     printf '%s\n' "$1" | grep -qi -- "$2"
 }
+
+# skip_if_sanitized: ends a test (one SKIP) in a sanitizer build, whose
+# interposer cannot be preloaded into programs built without its runtime.
+skip_if_sanitized() {
+    case $B in
+    *asan* | *tsan*)
+        echo "ok 1 - # SKIP the interposer of a sanitizer build is not preloadable"
+        echo "1..1"
+        exit 0
+        ;;
+    esac
+}

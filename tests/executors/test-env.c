@@ -278,7 +278,7 @@ START_TEST(test_slice_memory_from_ledger) {
     uint8_t uuid[16] = {1, 2, 3};
     int dev = gps__ledger_device(l, uuid, (uint64_t)(40 * GIB), 0);
     ck_assert_int_ge(dev, 0);
-    ck_assert_int_eq(gps__ledger_charge(l, dev, (uint64_t)(3 * GIB)), 0);
+    ck_assert_int_eq(gps__ledger_charge(l, dev, (uint64_t)(3 * GIB), UINT64_MAX), 0);
     ck_assert_int_eq(gpt_wait(ex, h, GP_TASK_RUNNING).gpu_mem_used, 3 * GIB);
     gps__ledger_release(l, dev, (uint64_t)(3 * GIB));
     gp_ledger_close(l);

@@ -7,8 +7,11 @@
  * handled; and the node side reads the real use through libgpledger. The
  * stress test runs 64 processes of 10,000 random allocations and frees
  * each and checks, in the fake driver's own books, that the real total
- * never went over the cap. Each test uses its own slice and fake GPU (named
- * after its pid), and removes them at the end.
+ * never went over the cap. A ledger someone else made first (with a larger
+ * cap) does not raise a process's own cap; the executor's ledger files
+ * replace whatever was at their path, and only those are opened by path.
+ * Each test uses its own slice and fake GPU (named after its pid), and
+ * removes them at the end.
  */
 #include "harness.h"
 
@@ -16,6 +19,7 @@
 #include "gptest.h"
 #include "interpose/ledger.h"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,6 +313,99 @@ START_TEST(test_64_processes_never_exceed_cap) {
 }
 END_TEST
 
+START_TEST(test_ledger_made_first_does_not_raise_the_cap) {
+    /* Another process of the user made this slice's ledger first, with the
+     * whole GPU as the cap; this process was given 256M. */
+    shared_env();
+    h_open_noctx(12080);
+    CUuuid uuid;
+    CUresult (*get_uuid)(CUuuid *, CUdevice) =
+        (CUresult(*)(CUuuid *, CUdevice))dlsym(D.lib, "cuDeviceGetUuid");
+    ck_assert_int_eq(get_uuid(&uuid, 0), CUDA_SUCCESS);
+    gp_ledger *l;
+    ck_assert_int_eq(gp_ledger_open(slice, GP_LEDGER_WRITE, &l, NULL), 0);
+    ck_assert_int_eq(gps__ledger_device(l, (const uint8_t *)uuid.bytes, 1024 * MiB, 0), 0);
+    gp_ledger_close(l);
+    CUcontext ctx;
+    CUdeviceptr p;
+    ck_assert_int_eq(D.cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);
+    ck_assert_int_eq(D.ctxSetCurrent(ctx), CUDA_SUCCESS);
+    ck_assert_int_eq(D.cuMemAlloc_v2(&p, CAP), CUDA_SUCCESS);
+    ck_assert_int_eq(D.cuMemAlloc_v2(&p, 1), CUDA_ERROR_OUT_OF_MEMORY);
+    size_t free_b, total_b;
+    ck_assert_int_eq(D.cuMemGetInfo_v2(&free_b, &total_b), CUDA_SUCCESS);
+    ck_assert_uint_eq(total_b, CAP);
+    ck_assert_uint_eq(D.fake_used(0), CAP);
+    cleanup();
+}
+END_TEST
+
+/* Reads the file at path into buf (NUL-terminated); its length. */
+static ssize_t slurp(const char *path, char *buf, size_t cap) {
+    int fd = open(path, O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, buf, cap - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    return n;
+}
+
+START_TEST(test_executor_ledger_files) {
+    char path[64], target[80], buf[64];
+    snprintf(path, sizeof path, "/tmp/gptest-eledger-%d", (int)getpid());
+    snprintf(target, sizeof target, "%s.target", path);
+    /* Someone made a file there first, or a link to another file. */
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("made first", f);
+    fclose(f);
+    ck_assert_int_eq(gp_ledger_create_file(path, getuid(), getgid(), NULL), 0);
+    struct stat st;
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    ck_assert_int_eq(st.st_mode & 0777, 0600);
+    ck_assert_int_gt(st.st_size, 4096);
+    gp_ledger *l = NULL;
+    ck_assert_int_eq(gp_ledger_open_file(path, GP_LEDGER_WRITE, &l, NULL), 0);
+    gp_ledger_device_usage u[1];
+    ck_assert_int_eq(gp_ledger_usage(l, u, 1), 0);
+    gp_ledger_close(l);
+    f = fopen(target, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("keep", f);
+    fclose(f);
+    unlink(path);
+    ck_assert_int_eq(symlink(target, path), 0);
+    ck_assert_int_eq(gp_ledger_create_file(path, getuid(), getgid(), NULL), 0);
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    ck_assert_int_eq(slurp(target, buf, sizeof buf), 4);
+    ck_assert_str_eq(buf, "keep");
+    /* As root, the file is the task's user's. */
+    if (geteuid() == 0) {
+        ck_assert_int_eq(gp_ledger_create_file(path, 65534, 65534, NULL), 0);
+        ck_assert_int_eq(lstat(path, &st), 0);
+        ck_assert_int_eq(st.st_uid, 65534);
+    }
+    /* Only a ledger the executor made is opened by path: not a file of
+     * another kind, not a ledger a workload made. */
+    char err[256];
+    ck_assert_int_eq(gp_ledger_open_file(target, GP_LEDGER_WRITE, &l, err), GP_ECORRUPT);
+    char name[64], shm[96];
+    snprintf(name, sizeof name, "%s", h_unique("made-by-workload"));
+    ck_assert_int_eq(gp_ledger_open(name, GP_LEDGER_CREATE, &l, NULL), 0);
+    gp_ledger_close(l);
+    snprintf(shm, sizeof shm, "/dev/shm/gpupool-slice-%s", name);
+    ck_assert_int_eq(gp_ledger_open_file(shm, GP_LEDGER_WRITE, &l, err), GP_EPERM);
+    ck_assert_msg(strstr(err, "not made by the executor") != NULL, "%s", err);
+    ck_assert_int_eq(gp_ledger_open_file("/nonexistent/ledger", GP_LEDGER_READ, &l, NULL),
+                     GP_ENOENT);
+    gp_ledger_unlink(name);
+    unlink(path);
+    unlink(target);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_processes_share_the_cap);
     tcase_add_test(tc, test_reader_api);
@@ -319,6 +416,8 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_fork_shares_private_ledger);
     tcase_add_test(tc, test_exec_reclaims_own_row);
     tcase_add_test(tc, test_64_processes_never_exceed_cap);
+    tcase_add_test(tc, test_ledger_made_first_does_not_raise_the_cap);
+    tcase_add_test(tc, test_executor_ledger_files);
 }
 
 GP_TEST_MAIN("interpose/ledger", add_tests)

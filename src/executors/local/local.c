@@ -41,6 +41,7 @@
 #pragma weak gp_ledger_usage
 #pragma weak gp_ledger_close
 #pragma weak gp_ledger_unlink
+#pragma weak gp_ledger_open_file
 
 #define DEFAULT_STATE_DIR  "/var/lib/gpupool/tasks"
 #define DEFAULT_INTERPOSER "/usr/lib/gpupool/libgpuslice.so"
@@ -572,6 +573,7 @@ typedef struct prep {
     char dir[PATH_MAX], path[PATH_MAX], workdir[PATH_MAX], ckpt[PATH_MAX], log[PATH_MAX];
     char gpus[512];
     char preload[PATH_MAX]; /* the slice's ld.so.preload file; "" if none */
+    char ledger[PATH_MAX];  /* the slice's ledger, made here; "" if none */
     gpx__user user;         /* who the task runs as */
     char **argv;            /* a copy: execve wants it without const */
     char **env;
@@ -652,13 +654,13 @@ static void slice_file(const gpx__local *lx, const char *key, char *out, size_t 
  */
 static void write_slice_file(const gpx__local *lx, const char *key, prep *p) {
     const char *mem = gpx__env_get(p->env, "GPUPOOL_MEMORY_LIMIT");
-    if (mem == NULL || geteuid() != 0 || p->cg.ndirs == 0 ||
-        gpx__exec_mkdirs(GP_SLICE_FILE_DIR) < 0) {
+    if (mem == NULL || geteuid() != 0 || p->cg.ndirs == 0 || gpx__slice_dirs() < 0) {
         return;
     }
     const char *share = gpx__env_get(p->env, "GPUPOOL_COMPUTE_SHARE");
     const char *ledger = gpx__env_get(p->env, "GPUPOOL_SLICE");
     char path[PATH_MAX], tmp[PATH_MAX + 8];
+    gpx__ledger_make(lx->instance, key, &p->user, p->ledger, sizeof p->ledger);
     slice_file(lx, key, path, sizeof path);
     gpx__exec_fmt(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -666,8 +668,10 @@ static void write_slice_file(const gpx__local *lx, const char *key, prep *p) {
         return;
     }
     fchmod(fd, 0644);
-    dprintf(fd, "memory_limit=%s\n%s%s%sslice=%s\n", mem, share ? "compute_share=" : "",
-            share ? share : "", share ? "\n" : "", ledger ? ledger : "");
+    dprintf(fd, "memory_limit=%s\n%s%s%sslice=%s\n%s%s%s", mem, share ? "compute_share=" : "",
+            share ? share : "", share ? "\n" : "", ledger ? ledger : "",
+            p->ledger[0] ? "ledger=" : "", p->ledger[0] ? GP_LEDGER_MOUNT : "",
+            p->ledger[0] ? "\n" : "");
     if (close(fd) != 0 || rename(tmp, path) != 0) {
         unlink(tmp);
         return;
@@ -785,9 +789,19 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         log_header(p->log_fd, lx, t, p->path, p->gpus, p->cg.note, &p->user);
         char title[96];
         gpx__exec_fmt(title, sizeof title, "gpupool-supervisor %s %s", lx->instance, key);
-        gpx__spawn s = {p->path,   p->argv,  p->env, p->workdir,
-                        p->log_fd, p->dir,   key,    title,
-                        &p->cg,    &p->user, 1,      p->preload[0] ? p->preload : NULL};
+        gpx__spawn s = {p->path,
+                        p->argv,
+                        p->env,
+                        p->workdir,
+                        p->log_fd,
+                        p->dir,
+                        key,
+                        title,
+                        &p->cg,
+                        &p->user,
+                        1,
+                        p->preload[0] ? p->preload : NULL,
+                        p->ledger[0] ? p->ledger : NULL};
         rc = gpx__spawn_task(&s, &sp, err, errlen);
         if (rc == 0 && sp.stage != GPX__STAGE_NONE) {
             start_error(t, p->path, p->workdir, sp.stage, sp.start_errno, err, errlen);
@@ -873,7 +887,10 @@ static int64_t slice_memory(const gpx__local *lx, const handle_parts *h) {
         return -1;
     }
     slice_of(lx, h, name, sizeof name);
-    if (gp_ledger_open(name, GP_LEDGER_READ, &l, NULL) < 0) {
+    char file[PATH_MAX];
+    gpx__ledger_path(lx->instance, h->key, file, sizeof file);
+    if ((gp_ledger_open_file == NULL || gp_ledger_open_file(file, GP_LEDGER_READ, &l, NULL) < 0) &&
+        gp_ledger_open(name, GP_LEDGER_READ, &l, NULL) < 0) {
         return -1;
     }
     gp_ledger_device_usage use[GP_LEDGER_MAX_DEVICES];
@@ -976,6 +993,8 @@ static int local_reap(void *state, const char *handle) {
     /* The books and the limits of an ended slice go with it. */
     char name[64];
     slice_file(lx, h.key, file, sizeof file);
+    unlink(file);
+    gpx__ledger_path(lx->instance, h.key, file, sizeof file);
     unlink(file);
     slice_of(lx, &h, name, sizeof name);
     if (gp_ledger_unlink != NULL) {

@@ -267,6 +267,8 @@ typedef struct gpx__spawn {
     const char *preload;   /* a file naming the interposer, bound over
                               /etc/ld.so.preload in the task's own mount
                               namespace; NULL: none */
+    const char *ledger;    /* the slice ledger the executor made, bound over
+                              GP_LEDGER_MOUNT there too; NULL: none */
 } gpx__spawn;
 
 typedef struct gpx__spawned {
@@ -287,6 +289,10 @@ typedef struct gpx__spawned {
  * vanished before reporting.
  */
 int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t errlen);
+
+/* 1 when this process may give a child a private mount namespace (root, and
+ * the kernel or container allows it), else 0. Tried once, in a child. */
+int gpx__private_mounts(void);
 
 /* 1 if pid exists with this start time and is not a zombie, else 0. */
 int gpx__proc_alive(pid_t pid, uint64_t start);
@@ -501,5 +507,22 @@ const char *gpx__env_get(char *const *env, const char *name);
  * "<instance>-w<id>-t<task>-a<n>". */
 void gpx__slice_name(const char *instance, uint64_t workload, int32_t task, int32_t attempt,
                      char *buf, size_t len);
+
+/* ---- ledgers.c ------------------------------------------------------------ */
+
+/* Makes GP_SLICE_FILE_DIR and the directory above it, root's, 0755 (so the
+ * tasks' users can read their slice files). 0, or -1 when they cannot be. */
+int gpx__slice_dirs(void);
+
+/* The path of the ledger the executor makes for task `key` of `instance`. */
+void gpx__ledger_path(const char *instance, const char *key, char *buf, size_t len);
+
+/* Makes a fresh ledger for task `key`, owned by the user it runs as, where
+ * only root and the task's own mount namespace reach it (ledgers.c). Returns
+ * 0 with its path in path, or -1 (path "") when this executor cannot (not
+ * root, no private mount namespaces, the ledger reader not linked, or a
+ * failed system call); the task then makes its own, as in single-user mode. */
+int gpx__ledger_make(const char *instance, const char *key, const gpx__user *u, char *path,
+                     size_t len);
 
 #endif /* GP_EXECUTORS_LOCAL_H */

@@ -44,6 +44,7 @@
 #include "common/gp_error.h"
 #include "executors/local/local.h"
 #include "executors/registry.h"
+#include "interpose/ledger.h"
 
 /* What the supervisor tells the daemon through the report pipe. */
 typedef struct report {
@@ -373,19 +374,44 @@ static int become(const gpx__user *u) {
 /* Gives the task a mount namespace of its own in which preload is bound
  * (read-only) over /etc/ld.so.preload: the dynamic linker then loads the
  * interposer into every program the task runs, whether or not LD_PRELOAD
- * survives in its environment. Needs root (done before the task becomes its
- * user); where the kernel or a container refuses, the task runs without this
- * layer, as before. */
-static void bind_preload(const char *preload) {
-    if (preload == NULL || unshare(CLONE_NEWNS) < 0) {
+ * survives in its environment; and in which the ledger the executor made is
+ * bound over GP_LEDGER_MOUNT, the only place the task can reach it. Needs
+ * root (done before the task becomes its user); where the kernel or a
+ * container refuses, the task runs without these layers (the executor asks
+ * gpx__private_mounts() before it makes a ledger; should the bind still
+ * fail, the interposer finds no ledger and refuses allocations). */
+static void bind_files(const char *preload, const char *ledger) {
+    if ((preload == NULL && ledger == NULL) || unshare(CLONE_NEWNS) < 0) {
         return;
     }
     /* Nothing mounted here may reach the host's namespace. */
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-        mount(preload, "/etc/ld.so.preload", NULL, MS_BIND, NULL) < 0) {
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
         return;
     }
-    mount(NULL, "/etc/ld.so.preload", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL);
+    if (preload != NULL && mount(preload, "/etc/ld.so.preload", NULL, MS_BIND, NULL) == 0) {
+        mount(NULL, "/etc/ld.so.preload", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL);
+    }
+    if (ledger != NULL) {
+        mount(ledger, GP_LEDGER_MOUNT, NULL, MS_BIND, NULL);
+    }
+}
+
+int gpx__private_mounts(void) {
+    static int known = -1;
+    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (k >= 0) {
+        return k;
+    }
+    pid_t pid = geteuid() == 0 ? fork() : -1;
+    if (pid == 0) {
+        _exit(unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0
+                  ? 0
+                  : 1);
+    }
+    int st = 0;
+    k = pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    __atomic_store_n(&known, k, __ATOMIC_RELAXED);
+    return k;
 }
 
 /* mkdir -p of path with system calls only; 0 or -1 with errno set. */
@@ -432,7 +458,7 @@ static void run_task(const gpx__spawn *s, int errfd) {
         join_cgroups(s->cg);
         int keep[1] = {errfd};
         close_others(keep, 1);
-        bind_preload(s->preload);
+        bind_files(s->preload, s->ledger);
         if (become(s->user) < 0) {
             f.stage = GPX__STAGE_USER;
         } else if ((s->make_workdir && sa_mkdirs(s->workdir) < 0) || chdir(s->workdir) < 0) {
