@@ -6,11 +6,15 @@
  * as a training loop does. Without a share the launches pass straight
  * through; with a share of 25, 50 or 75 % the workload's busy fraction of
  * the GPU, measured by the fake driver over 2.5 seconds after a settling
- * second, must be no less than 90 % of the share and no more than the share
- * plus 0.15 of the GPU: the feedback loop overshoots by a few windows when
- * the machine is loaded, and an unthrottled loop is still far above that
- * bound (test_no_share_is_not_throttled). Every launch entry point
- * (both stream forms) goes through the same throttle.
+ * second, must be no more than the share plus 0.15 of the GPU (the feedback
+ * loop overshoots by a few windows when the machine is loaded, and an
+ * unthrottled loop is still far above that bound,
+ * test_no_share_is_not_throttled) in every round, and no less than 90 % of
+ * the share in at least one of three rounds. The lower bound is a property
+ * of the machine as much as of the throttle: a process that a loaded machine
+ * does not schedule launches too little, which is not the throttle holding
+ * it back; a throttle that holds too hard fails all three rounds. Every
+ * launch entry point (both stream forms) goes through the same throttle.
  */
 #include "harness.h"
 
@@ -77,22 +81,32 @@ static double run_busy(double secs) {
     return (double)D.fake_busy_ns(0, (int)getpid(), from, to) / (double)(to - from);
 }
 
+/* Runs rounds of `secs` and checks the busy fraction of each: never above
+ * `most`, and at least `least` in one of three rounds (see the top). */
+static void check_busy(const char *what, double secs, double least, double most) {
+    double busy = 0;
+    int reached = 0;
+    for (int round = 0; round < 3 && !reached; round++) {
+        busy = run_busy(secs);
+        ck_assert_msg(busy < most, "%s: busy %.3f in round %d", what, busy, round + 1);
+        reached = busy > least;
+    }
+    ck_assert_msg(reached, "%s: busy %.3f, below %.3f in all three rounds", what, busy, least);
+}
+
 static void check_share(const char *share, double want) {
     setenv("GPUPOOL_COMPUTE_SHARE", share, 1);
     setenv("GPUPOOL_FAKE_KERNEL_US", "1000", 1);
     h_open(12080);
-    double busy = run_busy(3.5);
     /* Under ThreadSanitizer (GPTEST_SCALE) the launch loop itself may be too
      * slow to reach the share: only the upper bound is checked there. */
-    ck_assert_msg((busy > want * 0.9 || h_scaled(10) < 10) && busy < want + 0.15,
-                  "share %s: busy %.3f", share, busy);
+    check_busy(share, 3.5, h_scaled(10) < 10 ? 0.0 : want * 0.9, want + 0.15);
 }
 
 START_TEST(test_no_share_is_not_throttled) {
     setenv("GPUPOOL_FAKE_KERNEL_US", "1000", 1);
     h_open(12080);
-    double busy = run_busy(2.0);
-    ck_assert_msg(busy > 0.9, "busy %.3f", busy);
+    check_busy("no share", 2.0, 0.9, 2.0);
 }
 END_TEST
 
