@@ -14,3 +14,9 @@ $(EXEC_TESTS): $(BUILD)/tests/executors/%: $(OBJ)/tests/executors/%.o \
 # test-env also links the slice ledger's reader, which makes the local
 # executor's poll() report the GPU memory a slice uses (see local.c).
 $(BUILD)/tests/executors/test-env: $(OBJ)/src/interpose/ledger.o
+# `make bench` times what the watchdog's scan adds to a poll, over the fake NVML.
+$(BUILD)/bench/bench-watchdog: $(OBJ)/bench/bench-watchdog.o $(EXEC_LIB) $(OBJ)/src/common/error.o \
+		$(OBJ)/src/common/units.o | $(EXEC_FAKE_NVML)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXEC_LDLIBS) $(LDLIBS)
+BENCHES += $(BUILD)/bench/bench-watchdog

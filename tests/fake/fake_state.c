@@ -338,11 +338,16 @@ int gpfake_processes(int gpu, int *pids, uint64_t *bytes, int max) {
     if (gpu < 0 || gpu >= GPFAKE_MAX_GPUS)
         return 0;
     lock();
-    reap_locked(); /* as the driver, NVML lists no process that has ended */
     for (int i = 0; i < FAKE_PROCS; i++) {
-        const struct fake_proc *p = &shared->procs[i];
+        struct fake_proc *p = &shared->procs[i];
         if (p->pid == 0 || p->used[gpu] == 0)
             continue;
+        if (dead(p->pid)) { /* as the driver, NVML lists no process that has ended */
+            for (int g = 0; g < GPFAKE_MAX_GPUS; g++)
+                shared->gpu[g].used -= p->used[g];
+            memset(p, 0, sizeof *p);
+            continue;
+        }
         if (n < max) {
             pids[n] = p->pid;
             bytes[n] = p->used[gpu];
