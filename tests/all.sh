@@ -8,6 +8,9 @@
 #      tests, and gpupoold built with TSan under its black-box tests
 #   4. the Slurm tier: gpupoold on a real Slurm cluster started on this host
 #      (tests/slurm; it reports SKIP with the reason where Slurm cannot run)
+#   5. the Slurm tier again with gpupoold and the CLI built with
+#      AddressSanitizer + UndefinedBehaviorSanitizer (build/asan): the slurm
+#      executor runs only there, so pass 2 never exercises it
 #
 # Each pass prints its own results; the last line is the sum over all passes,
 # "N passed, N failed, N skipped". The exit status is non-zero if any pass
@@ -21,7 +24,7 @@ skipped=0
 status=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-for pass in "check" "check SAN=1" "test-tsan" "test-slurm"; do
+for pass in "check" "check SAN=1" "test-tsan" "test-slurm" "test-slurm SAN=1"; do
     echo "== make $pass"
     # shellcheck disable=SC2086 # pass holds a goal and its variables
     $MAKE --no-print-directory -j"$jobs" $pass >"$log" 2>&1

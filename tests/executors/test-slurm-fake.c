@@ -354,6 +354,30 @@ START_TEST(test_gang_is_held_then_released_together) {
 END_TEST
 
 /*
+ * A gang whose second submission fails releases nothing: the first task's
+ * job stays held (it never ran), and the stop the daemon then sends it
+ * cancels it.
+ */
+START_TEST(test_gang_with_a_refused_task_never_runs) {
+    gp_executor *ex = open_fake();
+    count_jobs();
+    char h0[GP_HANDLE_MAX], h1[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";
+    ck_assert_msg(launch_gang_task(ex, 0, NULL, h0, err, sizeof err) == 0, "%s", err);
+    char script[PATH_MAX * 2];
+    snprintf(script, sizeof script,
+             "#!/bin/sh\necho 'sbatch: error: Batch job submission failed' >&2\nexit 1\n");
+    put("sbatch", script, 1);
+    ck_assert_int_eq(launch_gang_task(ex, 1, NULL, h1, err, sizeof err), GP_EIO);
+    ck_assert_msg(strstr(err, "Batch job submission failed") != NULL, "%s", err);
+    ck_assert_str_eq(get("scontrol.args"), ""); /* nothing released */
+    ck_assert_int_eq(gp_exec_stop(ex, h0), 0);
+    ck_assert_msg(strstr(get("scancel.args"), "101") != NULL, "scancel %s", get("scancel.args"));
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+/*
  * As root, a job runs as its workload's Unix user (sbatch --uid/--gid);
  * root is refused without --allow-root-workloads, and so is a user the host
  * does not know, with an error naming run_as, before anything is submitted.
@@ -380,6 +404,7 @@ END_TEST
 
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_gang_is_held_then_released_together);
+    tcase_add_test(tc, test_gang_with_a_refused_task_never_runs);
     tcase_add_test(tc, test_job_runs_as_its_user);
     tcase_add_test(tc, test_inventory);
     tcase_add_test(tc, test_launch_is_one_sbatch);

@@ -38,10 +38,19 @@ sx_test_user() {
     chmod 711 "$TMP"
 }
 
-# Cancels what this test left in Slurm, then the daemon's cleanup.
+# Cancels what this test left in Slurm, then the daemon's cleanup. With a
+# daemon built with the sanitizers (make test-slurm SAN=1), a report in any
+# daemon's log (an error, or a leak found when it stopped) fails the test:
+# the report is shown and the script exits non-zero.
 sx_cleanup() {
     gpd_stop
     for id in $(sx_jobs all | cut -d' ' -f1); do scancel "$id" 2>/dev/null; done
+    san=$(grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$TMP"/*.log 2>/dev/null)
+    for f in $san; do
+        echo "# sanitizer report in $f:"
+        grep -E -A12 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f" | head -40 | sed 's/^/#   /'
+    done
     [ -n "${GP_KEEP_TMP:-}" ] || rm -rf "$TMP"
+    [ -z "$san" ] || exit 1
 }
 trap sx_cleanup EXIT

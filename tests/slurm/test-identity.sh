@@ -16,10 +16,10 @@ UA=gpsx$$
 sx_test_user "$UA"
 trap 'cleanup_all' EXIT
 cleanup_all() {
-    [ "$GP_SLURM_ACCOUNTING" = 1 ] && sacctmgr -i delete user "$UA" >/dev/null 2>&1
-    sx_cleanup
     pkill -9 -u "$UA" 2>/dev/null
+    [ "$GP_SLURM_ACCOUNTING" = 1 ] && sacctmgr -i delete user "$UA" >/dev/null 2>&1
     userdel "$UA" 2>/dev/null
+    sx_cleanup
 }
 UID_A=$(id -u "$UA")
 [ "$GP_SLURM_ACCOUNTING" = 1 ] && sacctmgr -i add user "$UA" account=gpupool >/dev/null
