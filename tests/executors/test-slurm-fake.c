@@ -98,6 +98,18 @@ static gp_executor *open_fake(void) {
 
 START_TEST(test_inventory) {
     gp_executor *ex = open_fake();
+    /* Job 7 is gpupool's (its task directory records it); job 9 is named
+     * like one of gpupool's, but was submitted by someone else. */
+    squeue_says("{\"job_id\": 7, \"name\": \"gp-t.w1.t0.a1\", \"job_state\": \"RUNNING\","
+                " \"gres_detail\": [\"gpu:a100:1(IDX:2)\"],"
+                " \"job_resources\": {\"allocated_nodes\": [{\"nodename\": \"n1\"}]}},"
+                "{\"job_id\": 9, \"name\": \"gp-t.w2.t0.a1\", \"job_state\": \"RUNNING\","
+                " \"gres_detail\": [\"gpu:a100:1(IDX:1)\"],"
+                " \"job_resources\": {\"allocated_nodes\": [{\"nodename\": \"n1\"}]}}");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/state/w1.t0.a1", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    put("state/w1.t0.a1/jobid", "7\n", 0);
     gp_node_spec nodes[4];
     size_t n = 0;
     int emulated = 1;
@@ -109,7 +121,8 @@ START_TEST(test_inventory) {
     ck_assert_int_eq(nodes[0].schedulable, 1);
     ck_assert_int_eq(nodes[0].cpu_milli, 32000);
     ck_assert_int_eq(nodes[0].mem_bytes, 1024LL << 20);
-    /* 4 GPUs, 3 in use of which 1 by gpupool's own job: 2 are the pool's. */
+    /* 4 GPUs, 3 in use of which 1 by gpupool's own job (not the one only
+     * named like it): 2 are the pool's. */
     ck_assert_int_eq(nodes[0].ngpus, 2);
     ck_assert_str_eq(nodes[0].gpus[0].model, "a100");
     ck_assert_int_eq(nodes[0].gpus[0].mem_bytes, 40LL << 30);

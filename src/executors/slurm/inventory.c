@@ -17,7 +17,8 @@
  * GPUs that Slurm gave to jobs that are not gpupool's (submitted to Slurm
  * directly) are not offered: a node's GPUs are its GRES less those in use by
  * others (sinfo's gres_used less what gpupool's own jobs hold, from one
- * squeue of the running jobs, gpupool's known by their names). gpupool's GPU numbers on a node
+ * squeue of the running jobs, gpupool's known by their names and the job
+ * ids recorded in the state directory). gpupool's GPU numbers on a node
  * count GPUs; Slurm picks the devices (docs/executors.md).
  *
  * Cost at 1,000 nodes: one sinfo call (one RPC to slurmctld) returning about
@@ -202,14 +203,33 @@ typedef struct held {
 } held;
 
 /*
+ * 1 if the job named name with id is one this instance submitted: its name
+ * is "gp-<tag>.<key>" of a task directory, or "gp-<tag>.hold.<node>.g<gpu>"
+ * of a holder, whose recorded job id is id. The name alone would not do:
+ * gpupool's jobs run as their workloads' users, so anyone may name a job
+ * like one of them.
+ */
+static int is_ours(const gpx__slurm *sx, const char *name, long id) {
+    char prefix[48], dir[PATH_MAX], buf[64];
+    snprintf(prefix, sizeof prefix, "gp-%s.", sx->tag);
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) != 0 || strchr(name + n, '/') != NULL || name[n] == '.') {
+        return 0;
+    }
+    int rc = strncmp(name + n, "hold.", 5) == 0
+                 ? gpx__exec_fmt(dir, sizeof dir, "%s/holders/%s", sx->state_dir, name + n + 5)
+                 : gpx__slurm_task_dir(sx, name + n, dir, sizeof dir);
+    return rc == 0 && gpx__slurm_read(dir, "jobid", buf, sizeof buf) > 0 &&
+           strtol(buf, NULL, 10) == id;
+}
+
+/*
  * Counts, per node, the GPUs that gpupool's own running jobs hold: one
  * `squeue --json` of the jobs that hold resources, gpupool's known by
- * their names (they run as their workloads' users, not as gpupoold). Fills *out
+ * their names and recorded job ids (is_ours). Fills *out
  * (malloc'd, *nout entries). GP_EIO with err if Slurm cannot be asked.
  */
 static int own_gpus(const gpx__slurm *sx, held **out, size_t *nout, char *err, size_t errlen) {
-    char prefix[48];
-    snprintf(prefix, sizeof prefix, "gp-%s.", sx->tag);
     /* Every user's: gpupool's jobs run as their workloads' users. */
     const char *argv[] = {"squeue", "--json", "--states=RUNNING,SUSPENDED,COMPLETING", NULL};
     json_t *root;
@@ -224,7 +244,8 @@ static int own_gpus(const gpx__slurm *sx, held **out, size_t *nout, char *err, s
     json_t *j;
     json_array_foreach(jobs, i, j) {
         const char *name = json_string_value(json_object_get(j, "name"));
-        if (name == NULL || strncmp(name, prefix, strlen(prefix)) != 0) {
+        if (name == NULL ||
+            !is_ours(sx, name, (long)json_integer_value(json_object_get(j, "job_id")))) {
             continue;
         }
         json_t *detail = json_object_get(j, "gres_detail");
