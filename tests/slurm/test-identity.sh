@@ -27,6 +27,7 @@ UID_A=$(id -u "$UA")
 D=$TMP/pool
 mkdir -p "$D"
 GPD_ROOT=no
+export GPD_SECRET=daemon-only
 tap_ok "gpupoold starts as root, without --allow-root-workloads" sx_start "$D"
 $GP queue create U --deserved 8 >/dev/null && $GP queue create u1 --parent U --deserved 8 >/dev/null
 out=$($GP submit --project u1 --cpu 1 -- true 2>&1)
@@ -43,6 +44,7 @@ cat $D/gpupool.db >/dev/null 2>&1 && echo "read:store" || echo "denied:store"
 ls $D >/dev/null 2>&1 && echo "read:datadir" || echo "denied:datadir"
 ls $D/slurm-state >/dev/null 2>&1 && echo "read:statedir" || echo "denied:statedir"
 echo 1 > $D/slurm-state/w\$GPUPOOL_WORKLOAD_ID.t0.a1/jobid 2>/dev/null && echo "wrote:jobid" || echo "denied:jobid"
+tr '\\0' '\\n' </proc/\$PPID/environ | grep -q GPD_SECRET && echo "read:daemon-env" || echo "clean:env"
 echo ready
 sleep 6
 SH
@@ -67,6 +69,7 @@ tap_ok "it cannot read the store" contains "$log" "denied:store"
 tap_ok "it cannot list the data directory" contains "$log" "denied:datadir"
 tap_ok "it cannot list the state directory" contains "$log" "denied:statedir"
 tap_ok "it cannot write a job id the daemon reads" contains "$log" "denied:jobid"
+tap_ok "its job never had the daemon's environment" contains "$log" "clean:env"
 tap_ok "its log is its own, not others'" test "$(stat -c '%U %a' "$D/logs/$W/task-0.log")" = "$UA 600"
 # Accounting: the ended job as slurmdbd recorded it, one line
 # "name|user|state|comment".

@@ -145,8 +145,11 @@ static int parse_config(gpx__slurm *sx, const char *text, char *err, size_t errl
     return rc;
 }
 
-/* The commands' environment: ours without what gpupool manages or what a
- * surrounding Slurm job set, plus SLURM_CONF if configured. */
+/* The commands' environment: a few of ours (PATH, the locale, HOME, USER,
+ * LOGNAME) plus SLURM_CONF if configured. No more: sbatch hands its
+ * environment to the job (--export=ALL), where the job's user could read it
+ * in its batch script's /proc/<pid>/environ before the script cleans it, and
+ * gpupoold's environment may hold its secrets. */
 static int build_envp(gpx__slurm *sx) {
     size_t n = 0;
     while (environ[n] != NULL) {
@@ -159,8 +162,13 @@ static int build_envp(gpx__slurm *sx) {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const char *e = environ[i];
-        if (strncmp(e, "SLURM_", 6) == 0 || strncmp(e, "GPUPOOL_", 8) == 0 ||
-            strncmp(e, "LD_PRELOAD=", 11) == 0 || strncmp(e, "CUDA_VISIBLE_DEVICES=", 21) == 0) {
+        static const char *const keep[] = {
+            "PATH=", "LANG=", "LC_", "TZ=", "HOME=", "USER=", "LOGNAME="};
+        int kept = 0;
+        for (size_t j = 0; j < sizeof keep / sizeof keep[0]; j++) {
+            kept |= strncmp(e, keep[j], strlen(keep[j])) == 0;
+        }
+        if (!kept) {
             continue;
         }
         if ((sx->envp[k] = strdup(e)) == NULL) {
