@@ -77,9 +77,11 @@ END_TEST
 /* ---- the judgement --------------------------------------------------------- */
 
 START_TEST(test_tolerance) {
-    ck_assert_int_eq(gpx__wd_tolerance(20 * GIB), 20 * GIB / 50);
-    ck_assert_int_eq(gpx__wd_tolerance(1 * GIB), 64 * MIB);
-    ck_assert_int_eq(gpx__wd_tolerance(0), 64 * MIB);
+    ck_assert_int_eq(gpx__wd_tolerance(20 * GIB, 0), 20 * GIB / 50);
+    ck_assert_int_eq(gpx__wd_tolerance(1 * GIB, 0), 64 * MIB);
+    ck_assert_int_eq(gpx__wd_tolerance(0, 0), 64 * MIB);
+    /* Each process may hold a context of its own beyond the interposer's books. */
+    ck_assert_int_eq(gpx__wd_tolerance(1 * GIB, 3), 64 * MIB + 3 * GPX__WD_CONTEXT);
 }
 END_TEST
 
@@ -87,38 +89,42 @@ END_TEST
 START_TEST(test_judge) {
     gpx__wd_limits lim = {.sig = SIGTERM};
     lim.mem[0] = 20 * GIB;
-    int64_t used[GP_MAX_GPUS_PER_NODE] = {0};
+    gpx__wd_use use = {.procs = {[0] = 1}};
     char why[160] = "untouched";
-    used[0] = 20 * GIB + gpx__wd_tolerance(20 * GIB);
-    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 0);
+    use.bytes[0] = 20 * GIB + gpx__wd_tolerance(20 * GIB, 1);
+    ck_assert_int_eq(gpx__wd_judge(&lim, &use, why, sizeof why), 0);
     ck_assert_str_eq(why, "untouched");
-    used[0]++;
-    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 1);
-    used[0] = 30 * GIB;
-    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 1);
+    use.bytes[0]++;
+    ck_assert_int_eq(gpx__wd_judge(&lim, &use, why, sizeof why), 1);
+    use.bytes[0] = 30 * GIB;
+    ck_assert_int_eq(gpx__wd_judge(&lim, &use, why, sizeof why), 1);
     ck_assert_str_eq(why, "stopped by the watchdog: 30.0 GiB on GPU 0, its slice is 20 GiB");
-    /* A small slice: 64 MiB of tolerance. */
+    /* A small slice: 64 MiB of tolerance, and a context's worth for each
+     * of its processes (two here). */
     lim.mem[0] = 512 * MIB;
-    used[0] = 600 * MIB;
-    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 1);
-    ck_assert_str_eq(why, "stopped by the watchdog: 600 MiB on GPU 0, its slice is 512 MiB");
-    used[0] = 570 * MIB;
-    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 0);
+    use.procs[0] = 2;
+    use.bytes[0] = 512 * MIB + 64 * MIB + 2 * GPX__WD_CONTEXT;
+    ck_assert_int_eq(gpx__wd_judge(&lim, &use, why, sizeof why), 0);
+    use.bytes[0] = 1700 * MIB;
+    ck_assert_int_eq(gpx__wd_judge(&lim, &use, why, sizeof why), 1);
+    ck_assert_str_eq(why, "stopped by the watchdog: 1.7 GiB on GPU 0, its slice is 512 MiB");
 
     /* A whole GPU, index 2. */
     lim.mem[0] = 0;
-    used[0] = 0;
+    use.bytes[0] = 0;
     lim.mem[2] = 80 * GIB;
-    used[2] = 79 * GIB;
-    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 0);
+    use.bytes[2] = 79 * GIB;
+    use.procs[2] = 1;
+    ck_assert_int_eq(gpx__wd_judge(&lim, &use, why, sizeof why), 0);
     /* Any memory at all on another GPU: no tolerance there. */
-    used[5] = 1 * MIB;
-    ck_assert_int_eq(gpx__wd_judge(&lim, used, why, sizeof why), 1);
+    use.bytes[5] = 1 * MIB;
+    use.procs[5] = 1;
+    ck_assert_int_eq(gpx__wd_judge(&lim, &use, why, sizeof why), 1);
     ck_assert_str_eq(why, "stopped by the watchdog: 1 MiB on GPU 5, which it was not given");
     /* A task without GPUs may use none. */
     gpx__wd_limits none = {.sig = SIGTERM};
-    int64_t some[GP_MAX_GPUS_PER_NODE] = {[0] = 3 * GIB / 2};
-    ck_assert_int_eq(gpx__wd_judge(&none, some, why, sizeof why), 1);
+    gpx__wd_use some = {.bytes = {[0] = 3 * GIB / 2}, .procs = {[0] = 1}};
+    ck_assert_int_eq(gpx__wd_judge(&none, &some, why, sizeof why), 1);
     ck_assert_str_eq(why, "stopped by the watchdog: 1.5 GiB on GPU 0, which it was not given");
 }
 END_TEST

@@ -425,18 +425,27 @@ typedef struct gpx__wd_limits {
     int64_t mem[GP_MAX_GPUS_PER_NODE];
 } gpx__wd_limits;
 
-/* How far above its slice a task may go unjudged: the larger of 2 % of the
- * slice and 64 MiB. */
-int64_t gpx__wd_tolerance(int64_t slice);
+/* What a task's processes hold per GPU (NVML index), as a scan found it. */
+typedef struct gpx__wd_use {
+    int64_t bytes[GP_MAX_GPUS_PER_NODE];
+    int procs[GP_MAX_GPUS_PER_NODE]; /* how many of its processes */
+} gpx__wd_use;
+
+/* What NVML may count per process for its own CUDA context beyond what the
+ * interposer books for it within the slice (docs/executors.md). */
+#define GPX__WD_CONTEXT (512LL << 20)
+
+/* How far above its slice a task with procs processes on the GPU may go
+ * unjudged: the larger of 2 % of the slice and 64 MiB, plus GPX__WD_CONTEXT
+ * per process. */
+int64_t gpx__wd_tolerance(int64_t slice, int procs);
 
 /*
- * Judges a task's memory per GPU (used, bytes by NVML index) against lim.
- * 1 if it is to be stopped, with why set to the sentence that says so
- * ("stopped by the watchdog: 30.0 GiB on GPU 0, its slice is 20 GiB"); 0 if
- * not (why untouched).
+ * Judges a task's use per GPU against lim. 1 if it is to be stopped, with
+ * why set to the sentence that says so ("stopped by the watchdog: 30.0 GiB
+ * on GPU 0, its slice is 20 GiB"); 0 if not (why untouched).
  */
-int gpx__wd_judge(const gpx__wd_limits *lim, const int64_t used[GP_MAX_GPUS_PER_NODE], char *why,
-                  size_t len);
+int gpx__wd_judge(const gpx__wd_limits *lim, const gpx__wd_use *use, char *why, size_t len);
 
 /*
  * Finds the task of this instance that a process belongs to, from the text

@@ -15,9 +15,11 @@
  *   gpu=0 21474836480      one line per GPU it was given: NVML index, bytes
  *
  * A task over its slice by more than the tolerance (the larger of 2 % of the
- * slice and 64 MiB: NVML counts memory in the driver's allocation granules
- * and per-process overheads that the interposer's books round differently),
- * or holding any memory on a GPU it was not given, is stopped: the reason is
+ * slice and 64 MiB: NVML counts memory in the driver's allocation granules,
+ * which the interposer's books round differently; plus GPX__WD_CONTEXT per
+ * process, for the CUDA context NVML counts and the interposer books only as
+ * an estimate), or holding any memory on a GPU it was not given, is
+ * stopped: the reason is
  * written to <dir>/watchdog ("since=<ms>\nwhy=<sentence>\n", atomically), the
  * checkpoint signal is sent at once, and SIGKILL once GPX__WD_GRACE_MS have
  * passed. poll() then reports the task's end with that sentence as detail,
@@ -48,9 +50,10 @@
 /* Judgement (pure: tested on its own)                                      */
 /* ======================================================================== */
 
-int64_t gpx__wd_tolerance(int64_t slice) {
+int64_t gpx__wd_tolerance(int64_t slice, int procs) {
     int64_t two_percent = slice / 50;
-    return two_percent > 64 * MIB ? two_percent : 64 * MIB;
+    return (two_percent > 64 * MIB ? two_percent : 64 * MIB) +
+           (int64_t)(procs > 0 ? procs : 0) * GPX__WD_CONTEXT;
 }
 
 /* "30.0 GiB", "512 MiB", and with whole 1 a slice's "20 GiB": what a person
@@ -65,20 +68,19 @@ static void human(int64_t bytes, int whole, char *out, size_t len) {
     }
 }
 
-int gpx__wd_judge(const gpx__wd_limits *lim, const int64_t used[GP_MAX_GPUS_PER_NODE], char *why,
-                  size_t len) {
+int gpx__wd_judge(const gpx__wd_limits *lim, const gpx__wd_use *use, char *why, size_t len) {
     char u[32], s[32];
     for (int g = 0; g < GP_MAX_GPUS_PER_NODE; g++) {
-        if (used[g] <= 0) {
+        if (use->bytes[g] <= 0) {
             continue;
         }
-        human(used[g], 0, u, sizeof u);
+        human(use->bytes[g], 0, u, sizeof u);
         if (lim->mem[g] <= 0) {
             gpx__exec_fmt(why, len, "stopped by the watchdog: %s on GPU %d, which it was not given",
                           u, g);
             return 1;
         }
-        if (used[g] > lim->mem[g] + gpx__wd_tolerance(lim->mem[g])) {
+        if (use->bytes[g] > lim->mem[g] + gpx__wd_tolerance(lim->mem[g], use->procs[g])) {
             human(lim->mem[g], 1, s, sizeof s);
             gpx__exec_fmt(why, len, "stopped by the watchdog: %s on GPU %d, its slice is %s", u, g,
                           s);
@@ -229,14 +231,14 @@ void gpx__wd_enforce(const gpx__local *lx, const char *dir, const char *key) {
 
 /* Judges one task's use and, if it is over, records why and sends the
  * checkpoint signal (once: a task already judged is left to enforce()). */
-static void judge_task(const gpx__local *lx, const char *key, const int64_t *used) {
+static void judge_task(const gpx__local *lx, const char *key, const gpx__wd_use *use) {
     char dir[PATH_MAX], path[PATH_MAX], why[160], text[200];
     gpx__exec_fmt(dir, sizeof dir, "%s/%s", lx->state_dir, key);
     gpx__exec_fmt(path, sizeof path, "%s/exit", dir);
     int64_t since;
     gpx__wd_limits lim;
     if (access(path, F_OK) == 0 || read_decision(dir, &since, why, sizeof why) ||
-        gpx__wd_limits_read(dir, &lim) < 0 || !gpx__wd_judge(&lim, used, why, sizeof why)) {
+        gpx__wd_limits_read(dir, &lim) < 0 || !gpx__wd_judge(&lim, use, why, sizeof why)) {
         return;
     }
     gpx__exec_fmt(text, sizeof text, "since=%lld\nwhy=%s\n", (long long)now_ms(), why);
@@ -251,7 +253,7 @@ static void judge_task(const gpx__local *lx, const char *key, const int64_t *use
 
 typedef struct task_use {
     char key[GPX__KEY_MAX];
-    int64_t used[GP_MAX_GPUS_PER_NODE];
+    gpx__wd_use use;
 } task_use;
 
 /* The processes on one GPU (malloc'd, *n of them), or NULL. */
@@ -301,7 +303,8 @@ static void add_use(const gpx__local *lx, task_use **tasks, size_t *n, unsigned 
         gpx__exec_fmt(more[i].key, sizeof more[i].key, "%s", key);
         (*n)++;
     }
-    (*tasks)[i].used[gpu] += bytes;
+    (*tasks)[i].use.bytes[gpu] += bytes;
+    (*tasks)[i].use.procs[gpu]++;
 }
 
 void gpx__wd_scan(const gpx__local *lx) {
@@ -329,7 +332,7 @@ void gpx__wd_scan(const gpx__local *lx) {
         free(p);
     }
     for (size_t i = 0; i < ntasks; i++) {
-        judge_task(lx, tasks[i].key, tasks[i].used);
+        judge_task(lx, tasks[i].key, &tasks[i].use);
     }
     free(tasks);
 }
