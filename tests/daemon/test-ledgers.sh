@@ -5,8 +5,9 @@
 # may enter, and binds it into the task's own mount namespace; the
 # interposer uses that one and never makes one. So a task of the same Unix
 # user, who can compute every ledger's name, can neither open another
-# running task's ledger nor make a later task's ledger first. Runs the fake
-# driver through the daemon as a test user made here.
+# running task's ledger nor make a later task's ledger first, nor make a user
+# namespace in which to mount over them. Runs the fake driver through the
+# daemon as a test user made here.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 
@@ -69,6 +70,7 @@ for w in $n1 $n2; do
   head -c 20000 /dev/zero >/dev/shm/gpupool-slice-$inst-w\$w-t0-a1 && echo made:shm
   touch /run/gpupool/ledgers/x 2>/dev/null && echo made:dir || echo denied:made
 done
+unshare -Ur true 2>/dev/null && echo userns:made || echo userns:denied
 echo probed")
 tap_ok "the probing task ran" wait_until 30 logs_have "$P" "^probed"
 out=$($GP logs "$P")
@@ -77,6 +79,15 @@ tap_ok "so none is opened by its name" contains "$out" "denied:shm"
 tap_ok "root's ledger directory cannot be listed" sh -c "echo '$out' | grep -q 'denied:dir' && ! echo '$out' | grep -q 'list:dir\|open:dir'"
 tap_ok "nor written" sh -c "! echo '$out' | grep -q 'made:dir'"
 tap_ok "files under later tasks' ledger names can be made" contains "$out" "made:shm"
+# Nor can it make a user namespace of its own, inside which it could mount
+# files of its own, looking like root's, over the slice's.
+if su "$U" -s /bin/sh -c 'unshare -Ur true' 2>/dev/null; then
+    tap_ok "no user namespace of its own, although the host allows them" \
+        contains "$out" "userns:denied"
+else
+    tap_n=$((tap_n + 1))
+    echo "ok $tap_n - # SKIP unprivileged user namespaces are off on this host"
+fi
 
 # The later tasks, whose ledger names were taken first, still get their
 # slice: their ledgers are the executor's, and what was made under their

@@ -27,7 +27,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,6 +400,44 @@ static void bind_files(const char *preload, const char *ledger) {
     }
 }
 
+/* The filter of one architecture: its calls that make or join a user
+ * namespace are refused (clone3, whose flags a filter cannot read, with
+ * ENOSYS, so that libc falls back to clone); x32 calls are refused too. */
+#define USERNS_FILTER(audit_arch, nr_clone, nr_unshare, nr_setns, nr_clone3)                       \
+    {                                                                                              \
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),                   \
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (audit_arch), 0, 10),                              \
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),                 \
+            BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x40000000u, 7, 0),                               \
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr_clone3), 6, 0),                                \
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr_setns), 4, 0),                                 \
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr_unshare), 1, 0),                               \
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr_clone), 0, 4),                                 \
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),            \
+            BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWUSER, 0, 2),                             \
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),                                  \
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),                                 \
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                                          \
+    }
+
+/* Keeps the task out of user namespaces of its own (and of others'): inside
+ * one, an unprivileged process may mount over /etc/ld.so.preload, the slice
+ * files or the ledger's mount point, files it made then looking like root's,
+ * and so undo every layer its executor set up. Needs no_new_privs (set just
+ * before). Only on x86-64 (with its i386 calls); elsewhere, and where the
+ * kernel has no seccomp, the task runs without this layer. */
+static void refuse_user_namespaces(void) {
+#if defined(__x86_64__)
+    static struct sock_filter native[] =
+        USERNS_FILTER(AUDIT_ARCH_X86_64, __NR_clone, __NR_unshare, __NR_setns, 435);
+    static struct sock_filter i386[] = USERNS_FILTER(AUDIT_ARCH_I386, 120, 310, 346, 435);
+    struct sock_fprog a = {sizeof native / sizeof native[0], native};
+    struct sock_fprog b = {sizeof i386 / sizeof i386[0], i386};
+    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &a, 0, 0);
+    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &b, 0, 0);
+#endif
+}
+
 int gpx__private_mounts(void) {
     static int known = -1;
     int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
@@ -468,6 +510,7 @@ static void run_task(const gpx__spawn *s, int errfd) {
         } else {
             umask(022);
             prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+            refuse_user_namespaces();
             execve(s->path, s->argv, s->envp);
             f.stage = GPX__STAGE_EXEC;
         }
