@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/gp_error.h"
@@ -184,6 +185,49 @@ START_TEST(test_dmem_plan_and_limit) {
 }
 END_TEST
 
+START_TEST(test_dmem_applied_to_a_task) {
+    /* The write path of gpx__dev_apply on a fake cgroup2 parent (a plain
+     * directory): the task's directory is made, its dmem.max gets the line,
+     * and the directory joins the task's cgroups. A real dmem.max exists in
+     * every cgroup2 directory; here it is made beforehand. */
+    const char *dir = gpt_tmpdir();
+    gpx__devices dv;
+    memset(&dv, 0, sizeof dv);
+    fake_root(dir, "cpu memory dmem\n", "drm/0000:0a:00.0/vram0 85899345920\n");
+    ck_assert_int_eq(gpx__dmem_read(dir, &dv.dmem), 0);
+    dv.dmem_on = 1;
+    snprintf(dv.v2_parent, sizeof dv.v2_parent, "%s", dir);
+    gpx__dev_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.nlimits = 1;
+    plan.limits[0].region = 0;
+    plan.limits[0].bytes = INT64_C(21474836480);
+    char task[PATH_MAX];
+    snprintf(task, sizeof task, "%s/w1.t0.a1", dir);
+    ck_assert_int_eq(mkdir(task, 0755), 0);
+    gpt_spit(gpt_path(task, "dmem.max"), "");
+    gpx__task_cg tc;
+    memset(&tc, 0, sizeof tc);
+    gpx__dev_apply(&dv, "w1.t0.a1", &plan, &tc);
+    ck_assert_int_eq(tc.ndirs, 1);
+    ck_assert_str_eq(tc.dirs[0], task);
+    ck_assert_msg(strstr(tc.note, "dmem.max set for 1 GPU region(s)"), "note: %s", tc.note);
+    char *got = gpt_slurp(gpt_path(task, "dmem.max"));
+    ck_assert_str_eq(got, "drm/0000:0a:00.0/vram0 21474836480");
+    free(got);
+
+    /* Where the limit cannot be written, what was made is removed and the
+     * task's log will say so. */
+    memset(&tc, 0, sizeof tc);
+    gpx__dev_apply(&dv, "w2.t0.a1", &plan, &tc);
+    ck_assert_int_eq(tc.ndirs, 0);
+    ck_assert_int_ne(access(gpt_path(dir, "w2.t0.a1"), F_OK), 0);
+    ck_assert_msg(strstr(tc.note, "GPU device rules NOT applied") && strstr(tc.note, "dmem.max"),
+                  "note: %s", tc.note);
+    gpt_rmrf(dir);
+}
+END_TEST
+
 START_TEST(test_config) {
     const char *dir = gpt_tmpdir();
     char config[PATH_MAX + 100], err[GP_ERR_MAX] = "";
@@ -273,6 +317,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_plan_denies_the_gpus_not_given);
     tcase_add_test(tc, test_dmem_detection);
     tcase_add_test(tc, test_dmem_plan_and_limit);
+    tcase_add_test(tc, test_dmem_applied_to_a_task);
     tcase_add_test(tc, test_config);
     tcase_add_test(tc, test_describe_says_what_is_not_filtered);
     tcase_add_test(tc, test_nvml_minor_numbers_and_regions);

@@ -422,7 +422,8 @@ void gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_pla
             rmdir(tc->dirs[i]);
         }
         tc->ndirs = first_new;
-        gpx__exec_fmt(text, sizeof text, "GPU devices NOT filtered: %s", why);
+        gpx__exec_fmt(text, sizeof text,
+                      "GPU device rules NOT applied (no device filter, no dmem limit): %s", why);
         note_add(tc, text);
         return;
     }
