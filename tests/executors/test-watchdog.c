@@ -2,16 +2,19 @@
  * test-watchdog.c — the local executor's GPU memory watchdog (watchdog.c) in
  * parts: which task a process belongs to from its /proc/PID/cgroup text,
  * the tolerance and the judgement of a task's memory against its slice,
- * what a launch records of its GPUs, and, on a real task, that a recorded
+ * what a launch records of its GPUs, what it reads (the fake NVML's memory
+ * per process, whoever booked it), and, on a real task, that a recorded
  * decision ends in SIGKILL once its grace is over and that poll() then
  * reports the watchdog's sentence. The whole chain through NVML and the
  * daemon is tests/daemon/test-watchdog.sh.
  */
+#include <dlfcn.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/gp_error.h"
@@ -166,6 +169,74 @@ START_TEST(test_record_and_read) {
 }
 END_TEST
 
+/* ---- what the watchdog reads: the fake NVML's per-process memory -------------- */
+
+START_TEST(test_fake_nvml_processes) {
+    char lib[PATH_MAX], cuda[PATH_MAX];
+    gpt_fake_nvml(lib, sizeof lib);
+    snprintf(cuda, sizeof cuda, "%.*s/libcuda.so.1", (int)(strrchr(lib, '/') - lib), lib);
+    setenv("GPUPOOL_FAKE_GPUS", "2", 1);
+    void *nv = dlopen(lib, RTLD_NOW), *cu = dlopen(cuda, RTLD_NOW);
+    ck_assert_ptr_nonnull(nv);
+    ck_assert_ptr_nonnull(cu);
+    int (*unseen)(int, uint64_t) = (int (*)(int, uint64_t))dlsym(cu, "gpfake_alloc_unseen");
+    gp_nvml_pfn_nvmlDeviceGetHandleByIndex_v2 get =
+        (gp_nvml_pfn_nvmlDeviceGetHandleByIndex_v2)dlsym(nv, "nvmlDeviceGetHandleByIndex_v2");
+    gp_nvml_pfn_nvmlDeviceGetComputeRunningProcesses_v3 procs =
+        (gp_nvml_pfn_nvmlDeviceGetComputeRunningProcesses_v3)dlsym(
+            nv, "nvmlDeviceGetComputeRunningProcesses_v3");
+    ck_assert(unseen && get && procs);
+    nvmlDevice_t dev;
+    ck_assert_int_eq(get(1, &dev), NVML_SUCCESS);
+    nvmlProcessInfo_t info[4];
+    unsigned n = 4;
+    ck_assert_int_eq(procs(dev, &n, info), NVML_SUCCESS);
+    ck_assert_uint_eq(n, 0);
+    /* This process and a child each book memory on GPU 1 (the fake's state
+     * is shared with forked children), unseen by any interposer. */
+    ck_assert_int_eq(unseen(1, GIB), 0);
+    int ready[2];
+    ck_assert_int_eq(pipe(ready), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        char ok = unseen(1, 2 * GIB) == 0 ? 'y' : 'n';
+        if (write(ready[1], &ok, 1) == 1) {
+            pause();
+        }
+        _exit(0);
+    }
+    char ok = 0;
+    ck_assert_int_eq(read(ready[0], &ok, 1), 1);
+    ck_assert_int_eq(ok, 'y');
+    /* Too little room: NVML says how much it needs. */
+    n = 1;
+    ck_assert_int_eq(procs(dev, &n, info), NVML_ERROR_INSUFFICIENT_SIZE);
+    ck_assert_uint_eq(n, 2);
+    n = 4;
+    ck_assert_int_eq(procs(dev, &n, info), NVML_SUCCESS);
+    ck_assert_uint_eq(n, 2);
+    for (unsigned i = 0; i < n; i++) {
+        ck_assert_uint_eq(info[i].usedGpuMemory, info[i].pid == (unsigned)getpid()
+                                                     ? (unsigned long long)GIB
+                                                     : 2ULL * (unsigned long long)GIB);
+        ck_assert(info[i].pid == (unsigned)getpid() || info[i].pid == (unsigned)child);
+    }
+    /* GPU 0 holds nothing of either. */
+    ck_assert_int_eq(get(0, &dev), NVML_SUCCESS);
+    n = 4;
+    ck_assert_int_eq(procs(dev, &n, info), NVML_SUCCESS);
+    ck_assert_uint_eq(n, 0);
+    /* A process that has ended holds nothing any more, as with the driver. */
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    ck_assert_int_eq(get(1, &dev), NVML_SUCCESS);
+    n = 4;
+    ck_assert_int_eq(procs(dev, &n, info), NVML_SUCCESS);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(info[0].pid, (unsigned)getpid());
+}
+END_TEST
+
 /* ---- a decision on a real task ------------------------------------------------ */
 
 START_TEST(test_decision_kills_and_reports) {
@@ -197,6 +268,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_tolerance);
     tcase_add_test(tc, test_judge);
     tcase_add_test(tc, test_record_and_read);
+    tcase_add_test(tc, test_fake_nvml_processes);
     tcase_add_test(tc, test_decision_kills_and_reports);
 }
 
