@@ -8,7 +8,8 @@
  * memory.c and context.c wrap the allocation and context entry points,
  * report.c the memory queries of CUDA and NVML, and share.c the kernel
  * launches. Everything here is internal (hidden visibility, gps__ prefix);
- * the library exports only the wrapped entry points, dlsym and dlvsym.
+ * the library exports only the wrapped entry points and dlsym, dlvsym,
+ * dlopen and dlmopen.
  */
 #ifndef GP_INTERPOSE_GPUSLICE_H
 #define GP_INTERPOSE_GPUSLICE_H
@@ -51,12 +52,16 @@ int gps__resolve_nvml(const char *path);
 
 /* ---- libcdl.c ----------------------------------------------------------- */
 
-/* libc's dlsym and dlvsym (the library exports its own under those names),
- * or NULL if libc has none. Safe before the sanitizers' runtimes are up. */
+/* libc's dlsym, dlvsym, dlopen and dlmopen (the library exports its own
+ * under those names), or NULL if libc has none. Safe before the sanitizers' runtimes are up. */
 typedef void *(*gps__dlsym_fn)(void *handle, const char *name);
 typedef void *(*gps__dlvsym_fn)(void *handle, const char *name, const char *version);
 gps__dlsym_fn gps__libc_dlsym(void);
 gps__dlvsym_fn gps__libc_dlvsym(void);
+typedef void *(*gps__dlopen_fn)(const char *file, int mode);
+typedef void *(*gps__dlmopen_fn)(long lmid, const char *file, int mode);
+gps__dlopen_fn gps__libc_dlopen(void);
+gps__dlmopen_fn gps__libc_dlmopen(void);
 
 /* strcmp(a, b) == 0 without the sanitizers' interceptors (which are not
  * ready when their runtimes look symbols up through this library). */

@@ -1,14 +1,15 @@
 /*
- * libcdl.c — libc's own dlsym and dlvsym, found without calling them.
+ * libcdl.c — libc's own dlsym, dlvsym, dlopen and dlmopen, found without
+ * calling them.
  *
- * The library exports dlsym and dlvsym (resolve.c), so every call it makes
+ * The library exports these four (resolve.c), so every call it makes
  * to those names, from any of its files, reaches itself: the dynamic linker
  * binds its references to the preloaded definitions first (and -Bsymbolic
  * binds them at link time). A versioned reference (dlsym@GLIBC_2.34) does
  * not help either: an unversioned definition satisfies it, both for the
  * static linker, which then refuses the link, and for the dynamic one.
  *
- * So the two functions are looked up in the object that defines dladdr1
+ * So the functions are looked up in the object that defines dladdr1
  * (libc.so.6 since glibc 2.34, libdl.so.2 before), which we never export,
  * by reading its dynamic symbol table through its GNU hash table, as the
  * dynamic linker itself does, and taking the default version of each name
@@ -79,9 +80,10 @@ NO_SANITIZE static void *find(const struct link_map *lm, const char *name) {
     }
 }
 
-static void *found[2];
+static const char *const names[4] = {"dlsym", "dlvsym", "dlopen", "dlmopen"};
+static void *found[4];
 
-/* Looks both functions up once; NULL stays NULL (and is looked up again). */
+/* Looks each function up once; NULL stays NULL (and is looked up again). */
 NO_SANITIZE static void *libc_dl(int which) {
     void *f = __atomic_load_n(&found[which], __ATOMIC_ACQUIRE);
     if (f)
@@ -90,7 +92,7 @@ NO_SANITIZE static void *libc_dl(int which) {
     struct link_map *lm = NULL;
     if (!dladdr1((void *)dladdr1, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
         return NULL;
-    f = find(lm, which ? "dlvsym" : "dlsym");
+    f = find(lm, names[which]);
     __atomic_store_n(&found[which], f, __ATOMIC_RELEASE);
     return f;
 }
@@ -101,4 +103,12 @@ NO_SANITIZE gps__dlsym_fn gps__libc_dlsym(void) {
 
 NO_SANITIZE gps__dlvsym_fn gps__libc_dlvsym(void) {
     return (gps__dlvsym_fn)libc_dl(1);
+}
+
+NO_SANITIZE gps__dlopen_fn gps__libc_dlopen(void) {
+    return (gps__dlopen_fn)libc_dl(2);
+}
+
+NO_SANITIZE gps__dlmopen_fn gps__libc_dlmopen(void) {
+    return (gps__dlmopen_fn)libc_dl(3);
 }

@@ -2,8 +2,8 @@
 # workload) and libgpledger.a (the slice-ledger reader the node side links).
 #
 # The library is compiled with hidden visibility: it exports only the CUDA
-# and NVML entry points it wraps, dlsym and dlvsym (tests/interpose/test-resolve
-# checks this with nm -D). -Bsymbolic makes the library's references to its
+# and NVML entry points it wraps, dlsym, dlvsym, dlopen and dlmopen
+# (tests/interpose/test-resolve checks this with nm -D). -Bsymbolic makes the library's references to its
 # own wrappers (the tables handed out by dlsym and cuGetProcAddress) bind to
 # itself, whatever else is loaded.
 

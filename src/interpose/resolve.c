@@ -16,9 +16,12 @@
  *    errors and the version rules stay the driver's, and when it found the
  *    symbol and the (base name, version, stream flag) names a wrapped
  *    variant per the list in entries.h, the wrapper is returned instead;
- *  - the dynamic linker's lookup functions themselves: "dlsym" and "dlvsym"
- *    looked up through dlsym or dlvsym, on any handle, are ours, so that the
- *    libc functions cannot be reached around the wrapping.
+ *  - the dynamic linker's functions themselves: "dlsym", "dlvsym", "dlopen"
+ *    and "dlmopen" looked up through dlsym or dlvsym, on any handle, are
+ *    ours, so that the libc functions cannot be reached around the wrapping;
+ *  - libraries that would bind the driver inside themselves: dlopen drops
+ *    RTLD_DEEPBIND and dlmopen opens in the base namespace, so that their
+ *    direct references reach the wrappers as the program's do.
  *
  * A second copy of the driver in one process (a renamed file, another path)
  * is the first driver under another name: every other cu* name found in an
@@ -113,7 +116,11 @@ int gps__resolve_nvml(const char *path) {
 /* ---- dlsym and dlvsym ------------------------------------------------------ */
 
 /* What a looked-up name is to us. */
-enum { N_OTHER, N_CU_WRAPPED, N_NVML_WRAPPED, N_DLSYM, N_DLVSYM, N_CU, N_NVML };
+enum { N_OTHER, N_CU_WRAPPED, N_NVML_WRAPPED, N_DL, N_CU, N_NVML };
+
+/* The dynamic linker's functions this library answers for itself. */
+static const char *const dl_name[] = {"dlsym", "dlvsym", "dlopen", "dlmopen"};
+#define N_DL_NAMES ((int)(sizeof dl_name / sizeof dl_name[0]))
 
 /* Classifies name; *id is the index of a wrapped one. Cheap for the names
  * the sanitizers and most programs look up (first letter). */
@@ -132,10 +139,11 @@ NO_SANITIZE static int classify(const char *name, int *id) {
                 return *id = i, N_NVML_WRAPPED;
         return N_NVML;
     }
-    if (name[0] == 'd' && gps__streq(name, "dlsym"))
-        return N_DLSYM;
-    if (name[0] == 'd' && gps__streq(name, "dlvsym"))
-        return N_DLVSYM;
+    if (name[0] == 'd' && name[1] == 'l') {
+        for (int i = 0; i < N_DL_NAMES; i++)
+            if (gps__streq(dl_name[i], name))
+                return *id = i, N_DL;
+    }
     return N_OTHER;
 }
 
@@ -173,6 +181,9 @@ static void *alias(int kind, const char *name, void *found) {
     return libc_dlsym(h, name);
 }
 
+/* This library's dynamic-linker function number id (dl_name). */
+NO_SANITIZE static void *dl_ours(int id);
+
 /* What dlsym or dlvsym hands out for name when the dynamic linker found
  * `found` (NULL: nothing, and nothing is invented). */
 NO_SANITIZE static void *handout(int kind, int id, const char *name, void *found) {
@@ -183,10 +194,8 @@ NO_SANITIZE static void *handout(int kind, int id, const char *name, void *found
         return cu_wrap[id];
     case N_NVML_WRAPPED:
         return nvml_wrap[id];
-    case N_DLSYM:
-        return (void *)dlsym;
-    case N_DLVSYM:
-        return (void *)dlvsym;
+    case N_DL:
+        return dl_ours(id);
     default:
         return alias(kind, name, found);
     }
@@ -285,4 +294,40 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *symbolStatus) {
     return get_proc(symbol, pfn, cudaVersion, flags, symbolStatus);
+}
+
+/* ---- dlopen and dlmopen ---------------------------------------------------- */
+
+/* The exported dlopen: libc's, without RTLD_DEEPBIND, which would bind the
+ * opened library's references to the driver inside its own dependencies,
+ * before this library's wrappers (the sanitizers refuse the flag too). A
+ * sibling call, so that libc sees the real caller (its namespace, its
+ * RUNPATH, $ORIGIN). */
+NO_SANITIZE __attribute__((optimize("optimize-sibling-calls"))) GP_EXPORT void *
+dlopen(const char *file, int mode) {
+    gps__dlopen_fn f = gps__libc_dlopen();
+    return f ? f(file, mode & ~RTLD_DEEPBIND) : NULL;
+}
+
+/* The exported dlmopen: every library is opened in the base namespace,
+ * where this library is, never in a new one, where the driver would be
+ * loaded again without it; and without RTLD_DEEPBIND. */
+NO_SANITIZE __attribute__((optimize("optimize-sibling-calls"))) GP_EXPORT void *
+dlmopen(Lmid_t lmid, const char *file, int mode) {
+    (void)lmid;
+    gps__dlmopen_fn f = gps__libc_dlmopen();
+    return f ? f(LM_ID_BASE, file, mode & ~RTLD_DEEPBIND) : NULL;
+}
+
+NO_SANITIZE static void *dl_ours(int id) {
+    switch (id) {
+    case 0:
+        return (void *)dlsym;
+    case 1:
+        return (void *)dlvsym;
+    case 2:
+        return (void *)dlopen;
+    default:
+        return (void *)dlmopen;
+    }
 }

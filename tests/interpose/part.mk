@@ -8,7 +8,8 @@
 
 GP_SLICE_TEST_NAMES := test-resolve test-memory test-ledger test-share
 GP_SLICE_TESTS := $(GP_SLICE_TEST_NAMES:%=$(BUILD)/tests/interpose/%)
-GP_SLICE_HELPER := $(BUILD)/tests/interpose/slice-child $(BUILD)/tests/interpose/libbare-driver.so
+GP_SLICE_HELPER := $(BUILD)/tests/interpose/slice-child $(BUILD)/tests/interpose/libbare-driver.so \
+                   $(BUILD)/tests/interpose/libdeep.so
 GP_SLICE_RUNTIME := $(BUILD)/libgpuslice.so $(BUILD)/libgpledger.a \
                     $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libnvidia-ml.so.1
 GP_CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
@@ -29,6 +30,13 @@ $(BUILD)/tests/interpose/slice-child: $(OBJ)/tests/interpose/slice-child.o $(GP_
 $(BUILD)/tests/interpose/libbare-driver.so: tests/interpose/bare-driver.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O1 -fPIC -shared -nostdlib -o $@ $<
+
+# A library that calls the (fake) driver directly, for dlopen with
+# RTLD_DEEPBIND and dlmopen (plain flags: it is only a call).
+$(BUILD)/tests/interpose/libdeep.so: tests/interpose/deep-lib.c $(BUILD)/fake/libcuda.so.1
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O1 -fPIC -shared -o $@ $< $(BUILD)/fake/libcuda.so.1 \
+	    -Wl,-rpath,'$$ORIGIN/../../fake'
 
 TESTS += $(GP_SLICE_TESTS)
 

@@ -23,8 +23,8 @@
 #define NAME_(sym, ...) #sym,
 #define NVML_NAME_(sym) #sym,
 static const char *const wrapped[] = {GP_CU_WRAPPED(NAME_) GP_NVML_WRAPPED(NVML_NAME_) "dlsym",
-                                      "dlvsym"};
-#define NDL                      2 /* dlsym and dlvsym close the list */
+                                      "dlvsym", "dlopen", "dlmopen"};
+#define NDL                      4 /* the dynamic linker's functions close the list */
 #define NWRAPPED                 (sizeof wrapped / sizeof wrapped[0])
 #define CU_BASE_(sym, base, ...) base,
 static const char *const bases[] = {GP_CU_WRAPPED(CU_BASE_)};
@@ -238,6 +238,8 @@ START_TEST(test_dlvsym_gives_wrappers) {
     ck_assert_ptr_eq(dlsym(libc, "dlsym"), our_dlsym);
     ck_assert_ptr_eq(dlsym(libc, "dlvsym"), our_dlvsym);
     ck_assert_ptr_eq(dlvsym(libc, "dlvsym", "GLIBC_2.34"), our_dlvsym);
+    ck_assert_ptr_eq(dlsym(libc, "dlopen"), dlsym(self, "dlopen"));
+    ck_assert_ptr_eq(dlvsym(libc, "dlmopen", "GLIBC_2.34"), dlsym(self, "dlmopen"));
     /* What they give for a driver name is the wrapper. */
     void *(*looked_up)(void *, const char *) =
         (void *(*)(void *, const char *))dlvsym(libc, "dlsym", "GLIBC_2.34");
@@ -259,11 +261,40 @@ START_TEST(test_dlvsym_gives_wrappers) {
 }
 END_TEST
 
+START_TEST(test_deepbind_and_new_namespaces_reach_the_wrappers) {
+    /* A library linked against the driver, whose own references would bind
+     * to the driver first: the cap holds for its calls too. */
+    setenv("GPUPOOL_MEMORY_LIMIT", "64M", 1);
+    h_open(12080);
+    CUdeviceptr p;
+    ck_assert_int_eq(D.cuMemAlloc_v2(&p, 64 * MiB), CUDA_SUCCESS);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/tests/interpose/libdeep.so", h_build());
+    int (*deep_alloc)(CUdeviceptr *, size_t);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    /* (The sanitizers' own dlopen refuses RTLD_DEEPBIND before ours.) */
+    void *deep = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    ck_assert_msg(deep != NULL, "dlopen %s: %s", path, dlerror());
+    deep_alloc = (int (*)(CUdeviceptr *, size_t))dlsym(deep, "deep_alloc");
+    ck_assert_int_eq(deep_alloc(&p, 1), CUDA_ERROR_OUT_OF_MEMORY);
+#endif
+    void *ns = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(ns != NULL, "dlmopen %s: %s", path, dlerror());
+    Lmid_t lmid = -1;
+    ck_assert_int_eq(dlinfo(ns, RTLD_DI_LMID, &lmid), 0);
+    ck_assert_int_eq(lmid, LM_ID_BASE);
+    deep_alloc = (int (*)(CUdeviceptr *, size_t))dlsym(ns, "deep_alloc");
+    ck_assert_int_eq(deep_alloc(&p, 1), CUDA_ERROR_OUT_OF_MEMORY);
+    ck_assert_uint_eq(D.fake_used(0), 64 * MiB);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_exports_only_wrapped_symbols);
     tcase_add_test(tc, test_dlsym_on_driver_handles);
     tcase_add_test(tc, test_renamed_driver_copy_stays_capped);
     tcase_add_test(tc, test_dlvsym_gives_wrappers);
+    tcase_add_test(tc, test_deepbind_and_new_namespaces_reach_the_wrappers);
     tcase_add_test(tc, test_proc_address_table_driver_13000);
     tcase_add_test(tc, test_proc_address_table_driver_12080);
     tcase_add_test(tc, test_runtime_style_use_at_11030);

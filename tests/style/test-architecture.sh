@@ -39,8 +39,9 @@ globals_of() {
     daemon) echo '^(gpd__|main$)' ;;
     executors) echo '^(gpx__|gp_exec_|gp_executor_)' ;;
     # The interposer exports the CUDA and NVML entry points it wraps, dlsym,
-    # dlvsym and the ledger reader's public gp_ledger_* functions.
-    interpose) echo '^(gps__|gp_ledger_|cu[A-Z]|nvml[A-Z]|dlv?sym$)' ;;
+    # dlvsym, dlopen, dlmopen and the ledger reader's public gp_ledger_*
+    # functions.
+    interpose) echo '^(gps__|gp_ledger_|cu[A-Z]|nvml[A-Z]|dl(v?sym|m?open)$)' ;;
     sim) echo '^(sim_|main$)' ;;
     cli) echo '^(cli_|cmd_|main$)' ;;
     common) echo '^gp_[a-z]' ;;
@@ -152,7 +153,7 @@ lonely=$(awk '
     $3 == "U" { use[$4] = use[$4] " " $1 }
     END {
         for (s in def) {
-            if (s ~ /^(main|gp_[a-z]|cu[A-Z]|nvml[A-Z]|dlv?sym$)/) continue
+            if (s ~ /^(main|gp_[a-z]|cu[A-Z]|nvml[A-Z]|dl(v?sym|m?open)$)/) continue
             other = 0
             n = split(use[s], u, " ")
             for (i = 1; i <= n; i++) if (u[i] != defobj[s]) other = 1
