@@ -89,11 +89,12 @@ cleanup() {
     for f in "$TMP"/*/tasks/*/task; do
         [ -f "$f" ] || continue
         pid=$(sed -n 's/^pid=//p' "$f")
-        [ -n "$pid" ] && kill -9 -- "-$pid" 2>/dev/null
+        # (dash's kill takes no "--" before a negative pid: "-9 -PGID".)
+        [ -n "$pid" ] && kill -9 "-$pid" 2>/dev/null
     done
     for f in "$TMP"/*/tasks/*/handle; do
         [ -f "$f" ] || continue
-        spid=$(cut -d: -f4 "$f")
+        spid=$(cut -d: -f3 "$f") # local:KEY:PID:STARTTIME
         [ -n "$spid" ] && kill -9 "$spid" 2>/dev/null
     done
     # The cgroups of the daemons' instances, now that their tasks are gone.
