@@ -208,7 +208,8 @@ START_TEST(test_dmem_applied_to_a_task) {
     gpt_spit(gpt_path(task, "dmem.max"), "");
     gpx__task_cg tc;
     memset(&tc, 0, sizeof tc);
-    gpx__dev_apply(&dv, "w1.t0.a1", &plan, &tc);
+    char why[256] = "";
+    ck_assert_int_eq(gpx__dev_apply(&dv, "w1.t0.a1", &plan, &tc, why, sizeof why), 0);
     ck_assert_int_eq(tc.ndirs, 1);
     ck_assert_str_eq(tc.dirs[0], task);
     ck_assert_msg(strstr(tc.note, "dmem.max set for 1 GPU region(s)"), "note: %s", tc.note);
@@ -217,13 +218,12 @@ START_TEST(test_dmem_applied_to_a_task) {
     free(got);
 
     /* Where the limit cannot be written, what was made is removed and the
-     * task's log will say so. */
+     * caller is told why, so that the task is not started without it. */
     memset(&tc, 0, sizeof tc);
-    gpx__dev_apply(&dv, "w2.t0.a1", &plan, &tc);
+    ck_assert_int_eq(gpx__dev_apply(&dv, "w2.t0.a1", &plan, &tc, why, sizeof why), -1);
     ck_assert_int_eq(tc.ndirs, 0);
     ck_assert_int_ne(access(gpt_path(dir, "w2.t0.a1"), F_OK), 0);
-    ck_assert_msg(strstr(tc.note, "GPU device rules NOT applied") && strstr(tc.note, "dmem.max"),
-                  "note: %s", tc.note);
+    ck_assert_msg(strstr(why, "cannot set dmem.max of drm/0000:0a:00.0/vram0"), "why: %s", why);
     gpt_rmrf(dir);
 }
 END_TEST
@@ -276,6 +276,49 @@ START_TEST(test_describe_says_what_is_not_filtered) {
 }
 END_TEST
 
+START_TEST(test_task_without_its_rules_is_not_started) {
+    /* A task whose device rules cannot be set up is refused, not started
+     * without them: the instance's devices cgroups are taken away between
+     * the executor's open and the launch, so the task's own cannot be made. */
+    const char *dir = gpt_tmpdir();
+    char extra[PATH_MAX + 96], parent[PATH_MAX];
+    gpt_spit(gpt_path(dir, "gpus.conf"), "gpu = H100 80G 2 dev=/dev/null,/dev/zero\n");
+    snprintf(extra, sizeof extra,
+             "inventory=%s/gpus.conf,devices=v1,instance=devfail,cgroup_parent=gpexec-devfail-%d",
+             dir, (int)getpid());
+    char config[2 * PATH_MAX], err[GP_ERR_MAX] = "";
+    snprintf(config, sizeof config, "state_dir=%s/state,nvml=off,cgroup=off,%s", dir, extra);
+    gp_executor *ex = NULL;
+    if (gp_executor_open("local", config, &ex, err, sizeof err) != 0) {
+        printf("# SKIP the devices cgroup v1 is not available here: %s\n", err);
+        gpt_rmrf(dir);
+        return;
+    }
+    /* Both levels go: the executor makes its instance's directory again
+     * where only that one is missing. */
+    snprintf(parent, sizeof parent, "/sys/fs/cgroup/devices/gpexec-devfail-%d/devfail",
+             (int)getpid());
+    ck_assert_msg(rmdir(parent) == 0, "rmdir %s", parent);
+    *strrchr(parent, '/') = '\0';
+    ck_assert_msg(rmdir(parent) == 0, "rmdir %s", parent);
+
+    const char *argv[] = {"true", NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 1, argv, dir);
+    char handle[GP_HANDLE_MAX] = "";
+    int rc = gp_exec_launch(ex, &t, handle, err, sizeof err);
+    ck_assert_msg(rc == GP_ESYS, "launch: %s (%s)", gp_err_name(rc), err);
+    ck_assert_msg(strstr(err, "GPU device rules could not be applied: cannot create"), "err: %s",
+                  err);
+    /* Nothing ran and nothing is left that a relaunch would take for a
+     * start in flight. */
+    ck_assert_int_ne(access(gpt_path(dir, "state/w1.t0.a1"), F_OK), 0);
+    gpt_done(ex, dir);
+    snprintf(parent, sizeof parent, "/sys/fs/cgroup/devices/gpexec-devfail-%d", (int)getpid());
+    rmdir(parent);
+}
+END_TEST
+
 START_TEST(test_nvml_minor_numbers_and_regions) {
     /* NVML's minor number is the GPU's device file (195:N) and its PCI
      * address names its dmem region; the fake NVML puts GPU i on bus
@@ -320,6 +363,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_dmem_applied_to_a_task);
     tcase_add_test(tc, test_config);
     tcase_add_test(tc, test_describe_says_what_is_not_filtered);
+    tcase_add_test(tc, test_task_without_its_rules_is_not_started);
     tcase_add_test(tc, test_nvml_minor_numbers_and_regions);
 }
 

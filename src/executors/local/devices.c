@@ -392,26 +392,27 @@ static int apply_v1(const char *dir, const gpx__dev_plan *plan, char *why, size_
     return 0;
 }
 
-void gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_plan *plan,
-                    gpx__task_cg *tc) {
-    char why[256] = "", text[256];
+int gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_plan *plan,
+                   gpx__task_cg *tc, char *why, size_t whylen) {
+    char text[256];
+    why[0] = '\0';
     int first_new = tc->ndirs, rc = 0;
     int want1 = dv->mode == GPX__DEV_V1 && plan->ndeny > 0;
     int want2 = (dv->mode == GPX__DEV_V2 && plan->ndeny > 0) || plan->nlimits > 0;
     if (want1) {
-        int i = task_dir(tc, dv->v1_parent, name, why, sizeof why);
-        rc = i < 0 ? -1 : apply_v1(tc->dirs[i], plan, why, sizeof why);
+        int i = task_dir(tc, dv->v1_parent, name, why, whylen);
+        rc = i < 0 ? -1 : apply_v1(tc->dirs[i], plan, why, whylen);
     }
     if (rc == 0 && want2) {
-        int i = task_dir(tc, dv->v2_parent, name, why, sizeof why);
+        int i = task_dir(tc, dv->v2_parent, name, why, whylen);
         rc = i < 0 ? -1 : 0;
         if (rc == 0 && dv->mode == GPX__DEV_V2 && plan->ndeny > 0) {
-            rc = attach_program(tc->dirs[i], plan, why, sizeof why);
+            rc = attach_program(tc->dirs[i], plan, why, whylen);
         }
         for (int l = 0; rc == 0 && l < plan->nlimits; l++) {
             const char *region = dv->dmem.regions[plan->limits[l].region].name;
             if ((rc = gpx__dmem_limit(tc->dirs[i], region, plan->limits[l].bytes)) < 0) {
-                gpx__exec_fmt(why, sizeof why, "cannot set dmem.max of %.100s: %s", region,
+                gpx__exec_fmt(why, whylen, "cannot set dmem.max of %.100s: %s", region,
                               strerror(-rc));
             }
         }
@@ -422,10 +423,7 @@ void gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_pla
             rmdir(tc->dirs[i]);
         }
         tc->ndirs = first_new;
-        gpx__exec_fmt(text, sizeof text,
-                      "GPU device rules NOT applied (no device filter, no dmem limit): %s", why);
-        note_add(tc, text);
-        return;
+        return -1;
     }
     if (plan->ndeny > 0 && dv->mode != GPX__DEV_NONE) {
         gpx__exec_fmt(text, sizeof text, "the device files of %d GPU(s) not given denied (%s)",
@@ -436,4 +434,5 @@ void gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_pla
         gpx__exec_fmt(text, sizeof text, "dmem.max set for %d GPU region(s)", plan->nlimits);
         note_add(tc, text);
     }
+    return 0;
 }

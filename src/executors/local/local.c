@@ -715,14 +715,15 @@ static int gpu_devs(gpx__local *lx, gpx__gpu_dev *devs) {
 }
 
 /* Denies the task the device files of the node's GPUs it was not given and
- * sets its dmem limits (devices.c), before it starts. */
-static void limit_devices(gpx__local *lx, const gp_task_launch *t, const char *key,
-                          gpx__task_cg *tc) {
+ * sets its dmem limits (devices.c), before it starts; -1 with a sentence in
+ * why where it cannot. */
+static int limit_devices(gpx__local *lx, const gp_task_launch *t, const char *key, gpx__task_cg *tc,
+                         char *why, size_t whylen) {
     gpx__gpu_dev devs[GP_MAX_GPUS_PER_NODE];
     int n = gpu_devs(lx, devs);
     gpx__dev_plan plan;
     gpx__dev_plan_make(&lx->dev, devs, n, t->binding, &plan);
-    gpx__dev_apply(&lx->dev, key, &plan, tc);
+    return gpx__dev_apply(&lx->dev, key, &plan, tc, why, whylen);
 }
 
 static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HANDLE_MAX], char *err,
@@ -778,11 +779,24 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     gpx__spawned sp;
     int spawned = 0;
     if (rc == 0) {
+        gpx__cg_create(&lx->cg, key, t->cpu_milli, t->mem_bytes, &p->cg);
+        char why[256];
+        if (limit_devices(lx, t, key, &p->cg, why, sizeof why) < 0) {
+            /* The instance promised these rules (describe says so): a task
+             * that would run without them is not started. */
+            gp_errf(err, errlen, "GPU device rules could not be applied: %s", why);
+            dprintf(
+                p->log_fd,
+                "==== gpupool: could not start: GPU device rules could not be applied: %s ====\n",
+                why);
+            gpx__cg_remove(&p->cg);
+            rc = GP_ESYS;
+        }
+    }
+    if (rc == 0) {
         spawned = 1;
         char file[PATH_MAX];
         gpx__exec_fmt(file, sizeof file, "%s/cgroup", p->dir);
-        gpx__cg_create(&lx->cg, key, t->cpu_milli, t->mem_bytes, &p->cg);
-        limit_devices(lx, t, key, &p->cg);
         gpx__cg_save(&p->cg, file);
         gpx__wd_record(p->dir, t);
         write_slice_file(lx, key, p);
@@ -807,10 +821,10 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
             start_error(t, p->path, p->workdir, sp.stage, sp.start_errno, err, errlen);
             rc = sp.stage == GPX__STAGE_SUPERVISOR ? GP_ESYS : GP_ENOENT;
         }
-        if (rc < 0) {
-            dprintf(p->log_fd, "==== gpupool: could not start: %s ====\n", err ? err : "");
-            gpx__cg_remove(&p->cg);
-        }
+    }
+    if (rc < 0 && spawned) {
+        dprintf(p->log_fd, "==== gpupool: could not start: %s ====\n", err ? err : "");
+        gpx__cg_remove(&p->cg);
     }
     if (rc == 0) {
         gpx__exec_fmt(handle, GP_HANDLE_MAX, "local:%s:%d:%llu", key, (int)sp.spid,

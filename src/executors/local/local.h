@@ -191,12 +191,13 @@ void gpx__dev_plan_make(const gpx__devices *dv, const gpx__gpu_dev *devs, int ng
  * gpx__cg_create) before it starts: a devices cgroup with devices.deny (v1),
  * or a BPF_PROG_TYPE_CGROUP_DEVICE program attached to its cgroup2 directory
  * (v2), and dmem.max there; a new directory is added to tc->dirs, and
- * tc->note gets a sentence. Everything else stays allowed. Never fails:
- * where it cannot apply the rules, what it made is removed and the note says
- * so (the task runs without them).
+ * tc->note gets a sentence. Everything else stays allowed. Returns 0, or -1
+ * with a sentence in why where it cannot apply the rules: what it made is
+ * removed, and the caller does not start the task (a task that would run
+ * without the rules its instance promises is refused, not started open).
  */
-void gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_plan *plan,
-                    gpx__task_cg *tc);
+int gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_plan *plan,
+                   gpx__task_cg *tc, char *why, size_t whylen);
 
 /*
  * Reads root/cgroup.controllers and root/dmem.capacity into dm (a root that
