@@ -6,8 +6,11 @@
  * LD_LIBRARY_PATH), gives each kernel 1 ms of GPU time, launches and
  * synchronises for `seconds` (default 3.5), and prints the fraction of the
  * GPU's time it had after the first, settling second: "busy=0.251".
- * `share-loop alloc MIB` instead allocates MIB of device memory at once and
- * prints "alloc=ok" or "alloc=oom" (test-slice-limits.sh).
+ * `share-loop alloc MIB [SECS]` instead allocates MIB of device memory at
+ * once, prints "alloc=ok" or "alloc=oom" and holds it for SECS seconds
+ * (default 0) (test-slice-limits.sh). SHARE_LOOP_LIBCUDA, if set, names the
+ * driver library to open instead of libcuda.so.1 (a renamed copy, as a
+ * workload escaping its slice would try).
  * `share-loop unseen MIB [other]` books MIB on its own GPU (the first of
  * CUDA_VISIBLE_DEVICES), or with "other" on the next one, through the fake's
  * test-only gpfake_alloc_unseen, which no interposer sees; prints
@@ -72,7 +75,8 @@ int main(int argc, char **argv) {
     double secs = argc > 1 && !alloc_mode ? atof(argv[1]) : 3.5;
     /* The fake driver reads this when it is loaded: 1 ms per kernel. */
     setenv("GPUPOOL_FAKE_KERNEL_US", "1000", 1);
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    const char *lib = getenv("SHARE_LOOP_LIBCUDA");
+    void *h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (!h) {
         fprintf(stderr, "share-loop: %s\n", dlerror());
         return 1;
@@ -106,6 +110,9 @@ int main(int argc, char **argv) {
         printf("alloc=%s\n", r == CUDA_SUCCESS               ? "ok"
                              : r == CUDA_ERROR_OUT_OF_MEMORY ? "oom"
                                                              : "error");
+        fflush(stdout);
+        if (argc > 3)
+            sleep((unsigned)atoi(argv[3]));
         return 0;
     }
     gp_pfn_cuLaunchKernel kernel = (gp_pfn_cuLaunchKernel)launch;

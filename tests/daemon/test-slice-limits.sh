@@ -1,7 +1,9 @@
 #!/bin/sh
-# A slice's limits hold against its own workload's environment: a task that
-# sets GPUPOOL_MEMORY_LIMIT=80G (or GPUPOOL_COMPUTE_SHARE=100) in its own
-# command still gets its 0.25 slice's cap, because an executor running as
+# A slice's limits hold against its own workload. A renamed copy of the
+# driver opened with dlopen, and a second process of the task, stay within
+# the slice. A task that sets GPUPOOL_MEMORY_LIMIT=80G (or
+# GPUPOOL_COMPUTE_SHARE=100) in its own command still gets its 0.25 slice's
+# cap, because an executor running as
 # root writes the limits into a root-owned file that the interposer finds
 # from the task's cgroup and that the environment can only narrow. Runs the
 # fake driver (tests/fake) through the daemon; needs root and cgroups.
@@ -41,6 +43,17 @@ tap_is "nor with GPUPOOL_MEMORY_LIMIT=80G set by the workload itself" \
     "$(run "GPUPOOL_MEMORY_LIMIT=80G exec $loop alloc 30720")" oom
 tap_is "the environment may still narrow the cap (5G)" \
     "$(run "GPUPOOL_MEMORY_LIMIT=5G exec $loop alloc 10240")" oom
+# A renamed copy of the driver, opened by its own file name, reaches the
+# same wrappers (the interposer knows a driver by what it exports).
+copy="/tmp/gp-renamed-cuda-$$.so"
+cp "$(pwd)/$B/fake/libcuda.so.1" "$copy" && chmod 0755 "$copy"
+tap_is "nor through a renamed copy of libcuda opened with dlopen" \
+    "$(run "SHARE_LOOP_LIBCUDA=$copy exec $loop alloc 30720")" oom
+rm -f "$copy"
+# The slice is the task's, not one process's: a child allocating while its
+# parent holds 15 GiB gets only what is left of the 20 GiB.
+tap_is "nor from a second process of the task (15 GiB held, 15 more asked)" \
+    "$(run "o=\$(mktemp); $loop alloc 15360 10 >\$o & while ! grep -q alloc= \$o; do sleep 0.1; done; cat \$o; exec $loop alloc 15360" | tr '\n' ' ')" "ok oom "
 # Dropping LD_PRELOAD does not drop the interposer: the task's own mount
 # namespace binds a file naming it over /etc/ld.so.preload.
 if unshare -m true 2>/dev/null; then
