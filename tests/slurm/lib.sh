@@ -10,8 +10,13 @@ SX_TAG=t$$
 sx_start() {
     sx_dir=$1
     shift
+    # A sanitizer build's interposer cannot be preloaded into programs built
+    # without its runtime (see skip_if_sanitized): slices then get the normal
+    # build's, or, where there is none, run with their cap not enforced.
+    sx_slice=
+    case $B in *asan* | *tsan*) sx_slice=",interposer=$(pwd)/build/libgpuslice.so" ;; esac
     gpd_start "$sx_dir" --period 300ms --poll 300ms --inventory-period 1s --executor slurm --executor-config \
-        "slurm_conf=$SLURM_CONF,state_dir=$sx_dir/slurm-state,checkpoint_dir=$sx_dir/ckpt,partitions=gpu,gpu_mem.a100=40G,gpu_mem.h100=80G,tag=$SX_TAG" "$@"
+        "slurm_conf=$SLURM_CONF,state_dir=$sx_dir/slurm-state,checkpoint_dir=$sx_dir/ckpt,partitions=gpu,gpu_mem.a100=40G,gpu_mem.h100=80G,tag=$SX_TAG$sx_slice" "$@"
 }
 
 # sx_jobs [STATES]: this test's gpupool jobs that Slurm knows (default: in any
