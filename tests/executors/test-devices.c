@@ -149,13 +149,19 @@ START_TEST(test_dmem_detection) {
 }
 END_TEST
 
+/* Devices with dmem on over a fake cgroup root in dir whose dmem.capacity
+ * holds capacity. */
+static void dmem_on(const char *dir, const char *capacity, gpx__devices *dv) {
+    memset(dv, 0, sizeof *dv);
+    fake_root(dir, "cpu memory dmem\n", capacity);
+    ck_assert_int_eq(gpx__dmem_read(dir, &dv->dmem), 0);
+    dv->dmem_on = 1;
+}
+
 START_TEST(test_dmem_plan_and_limit) {
     const char *dir = gpt_tmpdir();
     gpx__devices dv;
-    memset(&dv, 0, sizeof dv);
-    fake_root(dir, "cpu memory dmem\n", "drm/0000:0a:00.0/vram0 85899345920\n");
-    ck_assert_int_eq(gpx__dmem_read(dir, &dv.dmem), 0);
-    dv.dmem_on = 1;
+    dmem_on(dir, "drm/0000:0a:00.0/vram0 85899345920\n", &dv);
     gpx__gpu_dev devs[4];
     four_gpus(devs);
     /* A quarter of GPU 0 (which has a region) is limited; a whole GPU is
@@ -192,10 +198,7 @@ START_TEST(test_dmem_applied_to_a_task) {
      * every cgroup2 directory; here it is made beforehand. */
     const char *dir = gpt_tmpdir();
     gpx__devices dv;
-    memset(&dv, 0, sizeof dv);
-    fake_root(dir, "cpu memory dmem\n", "drm/0000:0a:00.0/vram0 85899345920\n");
-    ck_assert_int_eq(gpx__dmem_read(dir, &dv.dmem), 0);
-    dv.dmem_on = 1;
+    dmem_on(dir, "drm/0000:0a:00.0/vram0 85899345920\n", &dv);
     snprintf(dv.v2_parent, sizeof dv.v2_parent, "%s", dir);
     gpx__dev_plan plan;
     memset(&plan, 0, sizeof plan);
@@ -337,12 +340,8 @@ START_TEST(test_nvml_minor_numbers_and_regions) {
 
     const char *dir = gpt_tmpdir();
     gpx__devices dv;
-    memset(&dv, 0, sizeof dv);
+    dmem_on(dir, "drm/0000:10:00.0/vram0 85899345920\ndrm/0000:11:00.0/vram0 85899345920\n", &dv);
     dv.mode = GPX__DEV_V2;
-    fake_root(dir, "cpu memory dmem\n",
-              "drm/0000:10:00.0/vram0 85899345920\ndrm/0000:11:00.0/vram0 85899345920\n");
-    ck_assert_int_eq(gpx__dmem_read(dir, &dv.dmem), 0);
-    dv.dmem_on = 1;
     gp_task_binding b = {.node = "n1", .nslices = 1};
     b.slices[0] = (gp_slice){.gpu = 1, .milli = 500, .mem = INT64_C(42949672960), .mig_slot = -1};
     gpx__dev_plan plan;
