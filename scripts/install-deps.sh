@@ -7,7 +7,7 @@ set -eu
 PKGS="build-essential pkg-config
       check
       libsqlite3-dev sqlite3
-      libmicrohttpd-dev
+      libmicrohttpd-dev libwslay-dev
       libjansson-dev
       libssl-dev
       curl procps
@@ -15,7 +15,10 @@ PKGS="build-essential pkg-config
       python3
       slurm-wlm munge slurmdbd mariadb-server
       clang libclang-rt-14-dev
-      chromium nodejs"
+      chromium nodejs
+      jupyter-notebook
+      systemd debhelper dpkg-dev fakeroot
+      criu"
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
