@@ -243,12 +243,11 @@ static void run(const scenario *sc) {
         bound += st.bound;
         evicted += st.evicted;
         considered += st.pending_considered;
-        for (size_t k = 0; k < n; k++) {
+        for (size_t k = 0; k < n; k++)
             if (d[k].type == GP_DECISION_BIND)
                 gp_engine_started(e, d[k].workload, clock);
             else if (d[k].reason != GP_EVICT_NODE_GONE)
                 gp_engine_released(e, d[k].workload, clock);
-        }
     }
     for (int i = 1; i < sc->cycles; i++) /* insertion sort for the median */
         for (int k = i; k > 0 && ms[k] < ms[k - 1]; k--) {

@@ -44,18 +44,15 @@ static double now_us(void) {
  * writes one byte to ready once booked. */
 static pid_t holder(const char *libcuda, int gpu, int ready) {
     pid_t pid = fork();
-    if (pid != 0) {
+    if (pid != 0)
         return pid;
-    }
     void *h = dlopen(libcuda, RTLD_NOW);
     int (*alloc)(int, uint64_t) = h ? (int (*)(int, uint64_t))dlsym(h, "gpfake_alloc_unseen") : 0;
     char ok = alloc && alloc(gpu, 1ULL << 30) == 0 ? 'y' : 'n';
-    if (write(ready, &ok, 1) != 1) {
+    if (write(ready, &ok, 1) != 1)
         _exit(1);
-    }
-    for (;;) {
+    for (;;)
         pause();
-    }
 }
 
 /* Microseconds one scan's worth of the fake NVML's process lists (8 calls)
@@ -74,9 +71,8 @@ static double nvml_alone(void *lib) {
             for (unsigned g = 0; g < 8; g++) {
                 nvmlDevice_t dev;
                 unsigned count = MAXP;
-                if (get(g, &dev) == NVML_SUCCESS) {
+                if (get(g, &dev) == NVML_SUCCESS)
                     procs(dev, &count, infos);
-                }
             }
         }
         t = (now_us() - t) / POLLS;
@@ -91,11 +87,9 @@ static double poll_alone(gp_executor *ex) {
     double best = 1e30;
     for (int r = 0; r < ROUNDS; r++) {
         double t = now_us();
-        for (int i = 0; i < POLLS; i++) {
-            if (gp_exec_poll(ex, NULL, 0) < 0) {
+        for (int i = 0; i < POLLS; i++)
+            if (gp_exec_poll(ex, NULL, 0) < 0)
                 return -1;
-            }
-        }
         t = (now_us() - t) / POLLS;
         best = t < best ? t : best;
     }
@@ -125,9 +119,8 @@ int main(void) {
         return 1;
     }
     int pipefd[2];
-    if (pipe(pipefd) != 0) {
+    if (pipe(pipefd) != 0)
         return 1;
-    }
     void *lib = dlopen(nvml, RTLD_NOW);
     pid_t kids[MAXP];
     int nkids = 0, rc = 0;
@@ -159,16 +152,14 @@ int main(void) {
         waitpid(kids[i], NULL, 0);
     }
     gp_executor_close(ex);
-    if (lib) {
+    if (lib)
         dlclose(lib);
-    }
     char path[80];
     snprintf(path, sizeof path, "/%s", ledger);
     shm_unlink(path);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) {
+    if (system(cmd) != 0)
         rc = 1;
-    }
     return rc;
 }

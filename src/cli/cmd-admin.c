@@ -163,10 +163,9 @@ int cmd_queue(cli *c, int argc, char **argv) {
 }
 
 int cmd_node(cli *c, int argc, char **argv) {
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "list") != 0 && strcmp(argv[i], "ls") != 0)
             return cli_usage("node", "unknown argument %s (node list)", argv[i]);
-    }
     json_t *out;
     int rc = cli_get_listing(c, "/api/v1/nodes", &out);
     if (rc != EXIT_OK || !out)

@@ -44,7 +44,7 @@ static const char *const fields[] = {"allocated_gpu_hours", "used_gpu_hours",   
 int cmd_usage(cli *c, int argc, char **argv) {
     const char *from = NULL, *to = NULL, *step = NULL, *by = "queue", *v;
     int i, missing = 0, csv = 0;
-    for (i = 1; i < argc; i++) {
+    for (i = 1; i < argc; i++)
         if (FLAG("--from"))
             from = v;
         else if (FLAG("--to"))
@@ -59,7 +59,6 @@ int cmd_usage(cli *c, int argc, char **argv) {
             csv = 1;
         else
             return cli_usage("usage", "unknown argument \"%s\"", argv[i]);
-    }
     /* The step is a duration for the one strict parser, here as on the
      * server, and goes out as that parser prints it back. */
     char stepbuf[48];

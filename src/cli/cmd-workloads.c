@@ -246,14 +246,13 @@ static void print_time(const char *label, json_int_t ms) {
 int cmd_describe(cli *c, int argc, char **argv) {
     const char *id = NULL;
     int64_t num;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i++)
         if (!id && cli_parse_int("describe", "workload id", argv[i], 1, INT64_MAX, &num) != 0)
             return EXIT_USAGE;
         else if (!id)
             id = argv[i];
         else
             return cli_usage("describe", "one workload id at a time");
-    }
     if (!id)
         return cli_usage("describe", "which workload? (gpupool describe ID)");
     char path[256];

@@ -33,15 +33,14 @@ static size_t printable_utf8(const unsigned char *s) {
     size_t n;
     unsigned min;
     unsigned cp;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
         n = 2, min = 0xa0, cp = s[0] & 0x1fu;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
         n = 3, min = 0x800, cp = s[0] & 0x0fu;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
         n = 4, min = 0x10000, cp = s[0] & 0x07u;
-    } else {
+    else
         return 0;
-    }
     for (size_t i = 1; i < n; i++) {
         if ((s[i] & 0xc0) != 0x80)
             return 0;

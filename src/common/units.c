@@ -31,12 +31,11 @@ int gp_parse_uint(const char *s, const char **end, int base, uint64_t max, uint6
     uint64_t v = 0;
     const char *p = s;
     int d, over = 0;
-    for (; (d = gp_hex_digit((unsigned char)*p)) >= 0 && d < base; p++) {
+    for (; (d = gp_hex_digit((unsigned char)*p)) >= 0 && d < base; p++)
         if (v > (max - (uint64_t)d) / (uint64_t)base || (uint64_t)d > max)
             over = 1;
         else
             v = v * (uint64_t)base + (uint64_t)d;
-    }
     if (p == s || (!end && *p != '\0'))
         return GP_EINVAL;
     if (over)

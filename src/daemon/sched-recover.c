@@ -45,10 +45,9 @@ static int load_nodes(gpd__sched *s, gpd__err *e) {
         gp_exec_inventory(s->ex, s->nodes, MAX_NODES, &s->nnodes, &s->emulated, err, sizeof err);
     if (rc < 0)
         return gpd__fail(e, rc, "executor", "inventory: %s", err);
-    for (size_t i = 0; i < s->nnodes; i++) {
+    for (size_t i = 0; i < s->nnodes; i++)
         if ((rc = gp_engine_node_set(s->eng, &s->nodes[i], err, sizeof err)) < 0)
             return gpd__fail(e, rc, "", "node %s: %s", s->nodes[i].name, err);
-    }
     gp_executor_info info;
     if (gp_exec_describe(s->ex, &info) < 0)
         memset(&info, 0, sizeof info);
@@ -302,9 +301,8 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     a->state = w.state == GPD__WL_STOPPING ? GPD__WL_STOPPING : GPD__WL_RUNNING;
     snprintf(a->stop_kind, sizeof a->stop_kind, "%s", w.stop_kind);
     a->deadline = w.stop_deadline_ms;
-    if (w.state == GPD__WL_STARTING) {
+    if (w.state == GPD__WL_STARTING)
         gpd__sched_record_started(s, a, n, "launch confirmed after a restart of gpupoold");
-    }
     if (gpd__act_add(s, a) == 0)
         a = NULL;
 out:

@@ -77,12 +77,11 @@ int gpd__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gpd__err
 
 /* Binds the int64 / text arguments ap ("i" and "t" in kinds) to s. */
 static void bind_args(sqlite3_stmt *s, const char *kinds, va_list ap) {
-    for (int i = 0; kinds[i]; i++) {
+    for (int i = 0; kinds[i]; i++)
         if (kinds[i] == 'i')
             sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t));
         else
             sqlite3_bind_text(s, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
-    }
 }
 
 /* Prepares sql on db into *s and binds the arguments ap as bind_args does. */

@@ -268,10 +268,9 @@ static gp__queue *next_leaf(gp_engine *e) {
 
 /* Marks leaf q exhausted, propagating up. */
 static void leaf_done(gp__queue *q) {
-    for (gp__queue *a = q->parent; a; a = a->parent) {
+    for (gp__queue *a = q->parent; a; a = a->parent)
         if (--a->active > 0)
             break;
-    }
 }
 
 static uint64_t mix(uint64_t h, uint64_t v) {
@@ -336,11 +335,10 @@ static int quota_allows(gp_engine *e, gp__wl *w, uint64_t *models) {
 }
 
 static int bind_decision(gp_engine *e, gp__wl *w) {
-    for (int32_t t = 0; t < w->nbound; t++) {
+    for (int32_t t = 0; t < w->nbound; t++)
         if (gp__push(&e->alloc, (void **)&e->bindbuf, &e->nbind, &e->cap_bind, sizeof w->tasks[t].b,
                      &w->tasks[t].b))
             return GP_ENOMEM;
-    }
     gp_decision d = {.type = GP_DECISION_BIND, .workload = w->spec.id, .ntasks = w->nbound};
     /* tasks is an offset into bindbuf until the cycle ends (it may move). */
     d.tasks = (const gp_task_binding *)(uintptr_t)(e->nbind - (uint32_t)w->nbound);

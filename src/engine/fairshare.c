@@ -245,12 +245,11 @@ static void compute_wants(gp_engine *e) {
         gp__queue *q = e->queues[i];
         for (int r = 0; r < GP_RES_COUNT; r++) {
             int64_t w = 0;
-            if (q->nchildren == 0) {
+            if (q->nchildren == 0)
                 w = q->alloc.v[r] + q->demand.v[r];
-            } else {
+            else
                 for (uint32_t c = 0; c < q->nchildren; c++)
                     w += q->children[c]->want.v[r];
-            }
             q->want.v[r] = min64(w, q->spec.quota[r].limit);
         }
     }

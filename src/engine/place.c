@@ -58,12 +58,11 @@ static int mig_choose(const gp__node *n, const gp__wl *w, uint64_t models, gp_sl
         if (!gs->mig || !(models & (UINT64_C(1) << n->gpu_model[g])))
             continue;
         int used = 0, free_slot = -1;
-        for (int32_t k = 0; k < gs->nmig; k++) {
+        for (int32_t k = 0; k < gs->nmig; k++)
             if (n->mig_owner[g][k])
                 used++;
             else if (free_slot < 0 && strncmp(gs->mig_layout[k], profile, 16) == 0)
                 free_slot = k;
-        }
         /* Pack: prefer the GPU whose other instances are busiest. */
         if (free_slot >= 0 && used > best_used) {
             best_used = used;
@@ -148,18 +147,17 @@ static int64_t choose_node(gp_engine *e, gp__wl *w, gp__preq *r, int32_t domain,
                            gp_slice *slices, int32_t *nslices, int64_t only) {
     pick p = {e,  w, r,      domain, t, t > 0 ? gp__node_at(e, w->tasks[0].node)->domain : -1,
               -1, 0, slices, nslices};
-    if (only >= 0) {
+    if (only >= 0)
         consider(&p, e->nodes[only]);
-    } else if (r->ngpus > 0) {
+    else if (r->ngpus > 0)
         for (int b = r->ngpus; b <= GP_MAX_GPUS_PER_NODE; b++)
             consider_list(&p, &e->by_whole[b], 0);
-    } else if (w->mig_profile < 0 && (r->milli > 0 || r->gpu_mem > 0)) {
+    else if (w->mig_profile < 0 && (r->milli > 0 || r->gpu_mem > 0))
         for (int b = r->milli > 0 ? r->milli : 1; b <= GP_MILLI; b++)
             consider_list(&p, &e->by_frac[b], 1);
-    } else {
+    else
         for (uint32_t i = 0; i < e->nnodes; i++)
             consider(&p, e->nodes[i]);
-    }
     return p.best;
 }
 
@@ -190,12 +188,11 @@ int gp__place(gp_engine *e, gp__wl *w, uint64_t models, int commit) {
     int32_t most = 0, placed = 0;
     if (models == 0 && w->spec.req.gpu != GP_GPU_NONE)
         return 0;
-    if (w->spec.same_domain && e->ndomains > 1) {
+    if (w->spec.same_domain && e->ndomains > 1)
         for (int32_t d = 0; d < e->ndomains && !placed; d++)
             placed = place_in(e, w, models, d, &most);
-    } else {
+    else
         placed = place_in(e, w, models, -1, &most);
-    }
     if (placed && !commit)
         gp__wl_unbind(e, w);
     if (!placed)

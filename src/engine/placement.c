@@ -431,12 +431,11 @@ static void shape_split(const fshape *s, const gp__pnode *n, const int32_t *free
                         int64_t *small) {
     int32_t k = 0;
     int64_t sm = 0;
-    for (int32_t g = 0; g < n->ngpus; g++) {
+    for (int32_t g = 0; g < n->ngpus; g++)
         if (model_ok(s->models, n, g) && free[g] >= shape_need(s, n, g))
             k++;
         else
             sm += free[g];
-    }
     *room = k;
     *small = sm;
 }

@@ -33,16 +33,15 @@ static void fmt_gpu(char *buf, size_t len, int64_t milli) {
 }
 
 void gp__fmt_amount(char *buf, size_t len, int r, int64_t v) {
-    if (r == GP_RES_GPU) {
+    if (r == GP_RES_GPU)
         fmt_gpu(buf, len, v);
-    } else if (r == GP_RES_CPU) {
+    else if (r == GP_RES_CPU)
         if (v % 1000 == 0)
             snprintf(buf, len, "%" PRId64 " CPUs", v / 1000);
         else
             snprintf(buf, len, "%.3g CPUs", (double)v / 1000.0);
-    } else {
+    else
         snprintf(buf, len, "%.1f GiB of memory", (double)v / (1024.0 * 1024.0 * 1024.0));
-    }
 }
 
 static const char *queue_word(const gp__queue *q) {

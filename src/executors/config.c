@@ -37,9 +37,8 @@ int gpx__config_parse(const char *text, gpx__config_set set, void *arg, char *er
 int gpx__config_string(const gpx__config_key *keys, const char *key, const char *value, char *err,
                        size_t errlen) {
     for (size_t i = 0; keys[i].key != NULL; i++) {
-        if (strcmp(keys[i].key, key) != 0) {
+        if (strcmp(keys[i].key, key) != 0)
             continue;
-        }
         size_t n = strlen(value);
         if (n >= keys[i].len) {
             gp_errf(err, errlen, "executor-config: %s: value is longer than %zu characters", key,

@@ -43,9 +43,8 @@ static const gp_executor_methods *const registry[] = {
 #define HAS(m, field, since) ((m)->version >= (since) && (m)->field != NULL)
 
 int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...) {
-    if (buf == NULL || len == 0) {
+    if (buf == NULL || len == 0)
         return GP_ERANGE;
-    }
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(buf, len, fmt, ap);
@@ -55,53 +54,45 @@ int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...) {
 
 int gpx__exec_mkdirs(const char *path) {
     char buf[PATH_MAX];
-    if (gpx__exec_fmt(buf, sizeof buf, "%s", path) < 0) {
+    if (gpx__exec_fmt(buf, sizeof buf, "%s", path) < 0)
         return -ENAMETOOLONG;
-    }
     for (char *p = buf + 1;; p++) {
         if (*p == '/' || *p == '\0') {
             char c = *p;
             *p = '\0';
-            if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+            if (mkdir(buf, 0755) < 0 && errno != EEXIST)
                 return -errno;
-            }
             *p = c;
-            if (c == '\0') {
+            if (c == '\0')
                 return 0;
-            }
         }
     }
 }
 
 int gpx__exec_give_dir(const char *dir, uid_t uid, gid_t gid) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
+    if (fd < 0)
         return -errno;
-    }
     int rc = fchown(fd, uid, gid) == 0 && fchmod(fd, 0700) == 0 ? 0 : -errno;
     close(fd);
-    if (rc == 0) {
+    if (rc == 0)
         gpx__exec_pass_parent(dir);
-    }
     return rc;
 }
 
 void gpx__exec_pass_parent(const char *path) {
     char parent[PATH_MAX];
     struct stat st;
-    if (gpx__exec_fmt(parent, sizeof parent, "%s", path) < 0) {
+    if (gpx__exec_fmt(parent, sizeof parent, "%s", path) < 0)
         return;
-    }
     char *slash = strrchr(parent, '/');
-    if (slash == NULL || slash == parent) {
+    if (slash == NULL || slash == parent)
         return;
-    }
     *slash = '\0';
     /* Only a directory of ours is opened up, and only for passing. */
     if (lstat(parent, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-        (st.st_mode & 0711) != 0711) {
+        (st.st_mode & 0711) != 0711)
         chmod(parent, (st.st_mode & 07777) | 0711);
-    }
 }
 
 void gpx__exec_user_strings(const struct passwd *pw, char *name, size_t nlen, char *home,
@@ -129,26 +120,21 @@ int gpx__exec_lookup_user(const char *run_as, int allow_root, const char *where,
 }
 
 const gp_executor_methods *gp_executor_find(const char *name) {
-    if (name == NULL) {
+    if (name == NULL)
         return NULL;
-    }
-    for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++) {
-        if (registry[i]->name != NULL && strcmp(registry[i]->name, name) == 0) {
+    for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
+        if (registry[i]->name != NULL && strcmp(registry[i]->name, name) == 0)
             return registry[i];
-        }
-    }
     return NULL;
 }
 
 int gpx__executor_open_methods(const gp_executor_methods *m, const gp_executor_ctx *ctx,
                                const char *config, gp_executor **out, char *err, size_t errlen) {
-    if (out == NULL) {
+    if (out == NULL)
         return GP_EINVAL;
-    }
     *out = NULL;
-    if (m == NULL) {
+    if (m == NULL)
         return GP_EINVAL;
-    }
     const char *name = m->name != NULL ? m->name : "(unnamed)";
     if (m->version < 1) {
         gp_errf(err, errlen, "executor '%s': methods table has version < 1", name);
@@ -184,9 +170,8 @@ int gp_executor_open(const char *name, const char *config, gp_executor **out, ch
 
 int gp_executor_open_ctx(const char *name, const gp_executor_ctx *ctx, const char *config,
                          gp_executor **out, char *err, size_t errlen) {
-    if (out != NULL) {
+    if (out != NULL)
         *out = NULL;
-    }
     const gp_executor_methods *m = gp_executor_find(name);
     if (m == NULL) {
         gp_errf(err, errlen, "executor: no executor named '%s'", name ? name : "(null)");
@@ -196,9 +181,8 @@ int gp_executor_open_ctx(const char *name, const gp_executor_ctx *ctx, const cha
 }
 
 void gp_executor_close(gp_executor *ex) {
-    if (ex == NULL) {
+    if (ex == NULL)
         return;
-    }
     ex->m->close(ex->state);
     free(ex);
 }
@@ -209,9 +193,8 @@ const char *gp_executor_name(const gp_executor *ex) {
 
 int gp_exec_inventory(gp_executor *ex, gp_node_spec *nodes, size_t max, size_t *n, int *emulated,
                       char *err, size_t errlen) {
-    if (ex == NULL || n == NULL || emulated == NULL || (nodes == NULL && max > 0)) {
+    if (ex == NULL || n == NULL || emulated == NULL || (nodes == NULL && max > 0))
         return GP_EINVAL;
-    }
     if (!HAS(ex->m, inventory, SINCE_V1)) {
         gp_errf(err, errlen, "executor '%s' does not report an inventory", gp_executor_name(ex));
         return GP_ENOTSUP;
@@ -223,9 +206,8 @@ int gp_exec_inventory(gp_executor *ex, gp_node_spec *nodes, size_t max, size_t *
 
 int gp_exec_launch(gp_executor *ex, const gp_task_launch *t, char handle[GP_HANDLE_MAX], char *err,
                    size_t errlen) {
-    if (ex == NULL || t == NULL || handle == NULL) {
+    if (ex == NULL || t == NULL || handle == NULL)
         return GP_EINVAL;
-    }
     if (!HAS(ex->m, launch, SINCE_V1)) {
         gp_errf(err, errlen, "executor '%s' cannot launch tasks", gp_executor_name(ex));
         return GP_ENOTSUP;
@@ -235,52 +217,45 @@ int gp_exec_launch(gp_executor *ex, const gp_task_launch *t, char handle[GP_HAND
 }
 
 int gp_exec_signal(gp_executor *ex, const char *handle, int sig) {
-    if (ex == NULL || handle == NULL) {
+    if (ex == NULL || handle == NULL)
         return GP_EINVAL;
-    }
     return HAS(ex->m, signal, SINCE_V1) ? ex->m->signal(ex->state, handle, sig) : GP_ENOTSUP;
 }
 
 int gp_exec_stop(gp_executor *ex, const char *handle) {
-    if (ex == NULL || handle == NULL) {
+    if (ex == NULL || handle == NULL)
         return GP_EINVAL;
-    }
     return HAS(ex->m, stop, SINCE_V1) ? ex->m->stop(ex->state, handle) : GP_ENOTSUP;
 }
 
 int gp_exec_poll(gp_executor *ex, gp_task_status *tasks, size_t n) {
-    if (ex == NULL || (tasks == NULL && n > 0)) {
+    if (ex == NULL || (tasks == NULL && n > 0))
         return GP_EINVAL;
-    }
     return HAS(ex->m, poll, SINCE_V1) ? ex->m->poll(ex->state, tasks, n) : GP_ENOTSUP;
 }
 
 int gp_exec_reap(gp_executor *ex, const char *handle) {
-    if (ex == NULL || handle == NULL) {
+    if (ex == NULL || handle == NULL)
         return GP_EINVAL;
-    }
     return HAS(ex->m, reap, SINCE_V1) ? ex->m->reap(ex->state, handle) : GP_ENOTSUP;
 }
 
 int gp_exec_control(gp_executor *ex, int op, void *arg) {
-    if (ex == NULL) {
+    if (ex == NULL)
         return GP_EINVAL;
-    }
     return HAS(ex->m, control, SINCE_V1) ? ex->m->control(ex->state, op, arg) : GP_ENOTSUP;
 }
 
 int gp_exec_tasks(gp_executor *ex, char (*handles)[GP_HANDLE_MAX], size_t max, size_t *n) {
-    if (ex == NULL || n == NULL || (handles == NULL && max > 0)) {
+    if (ex == NULL || n == NULL || (handles == NULL && max > 0))
         return GP_EINVAL;
-    }
     *n = 0;
     return HAS(ex->m, tasks, SINCE_V2) ? ex->m->tasks(ex->state, handles, max, n) : GP_ENOTSUP;
 }
 
 int gp_exec_describe(gp_executor *ex, gp_executor_info *info) {
-    if (ex == NULL || info == NULL) {
+    if (ex == NULL || info == NULL)
         return GP_EINVAL;
-    }
     memset(info, 0, sizeof *info);
     return HAS(ex->m, describe, SINCE_V2) ? ex->m->describe(ex->state, info) : GP_ENOTSUP;
 }

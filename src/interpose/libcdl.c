@@ -46,7 +46,7 @@ NO_SANITIZE static void *find(const struct link_map *lm, const char *name) {
     const char *strtab = NULL;
     const uint32_t *gnu = NULL;
     const ElfW(Versym) *versym = NULL;
-    for (const ElfW(Dyn) *d = lm->l_ld; d && d->d_tag != DT_NULL; d++) {
+    for (const ElfW(Dyn) *d = lm->l_ld; d && d->d_tag != DT_NULL; d++)
         if (d->d_tag == DT_SYMTAB)
             symtab = dyn_ptr(lm, d->d_un.d_ptr);
         else if (d->d_tag == DT_STRTAB)
@@ -55,7 +55,6 @@ NO_SANITIZE static void *find(const struct link_map *lm, const char *name) {
             gnu = dyn_ptr(lm, d->d_un.d_ptr);
         else if (d->d_tag == DT_VERSYM)
             versym = dyn_ptr(lm, d->d_un.d_ptr);
-    }
     if (!symtab || !strtab || !gnu)
         return NULL;
     uint32_t h = 5381;

@@ -89,12 +89,11 @@ int sim_typical_shapes(const sim_pod *pods, size_t n, double cover, gp_shape **o
         sorted[i] = &pods[i];
     qsort(sorted, n, sizeof *sorted, cmp_pod_shape);
     size_t ns = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         if (ns && !shape_cmp(sc[ns - 1].pod, sorted[i]))
             sc[ns - 1].count++;
         else
             sc[ns++] = (shape_count){sorted[i], 1};
-    }
     free(sorted);
     qsort(sc, ns, sizeof *sc, cmp_count);
     size_t k = 0;

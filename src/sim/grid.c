@@ -249,12 +249,11 @@ static void report(grid_state *g, const sums *pub, int json, FILE *out, double s
             if (has) {
                 for (int k = 0; k < 2; k++)
                     print_cell(out, 8, publ[k]);
-                for (int k = 0; k < 2; k++) {
+                for (int k = 0; k < 2; k++)
                     if (ours[k] < 0)
                         fprintf(out, " %7s", "-");
                     else
                         fprintf(out, " %+7.2f", ours[k] - publ[k]);
-                }
                 for (int k = 0; k < 2; k++)
                     print_cell(out, 6, se[k]);
             }

@@ -99,9 +99,8 @@ gp_task_status gpt_wait(gp_executor *ex, const char *handle, gp_task_state want)
     snprintf(st.handle, sizeof st.handle, "%s", handle);
     for (int waited = 0;; waited += 20) {
         ck_assert_int_eq(gp_exec_poll(ex, &st, 1), 0);
-        if (st.state == want || waited >= GPT_WAIT_MS) {
+        if (st.state == want || waited >= GPT_WAIT_MS)
             return st;
-        }
         nap_ms(20);
     }
 }
@@ -115,9 +114,8 @@ gp_task_status gpt_exited(gp_executor *ex, const char *handle) {
 
 int gpt_wait_file(const char *path) {
     for (int waited = 0; waited < GPT_WAIT_MS; waited += 20) {
-        if (access(path, F_OK) == 0) {
+        if (access(path, F_OK) == 0)
             return 1;
-        }
         nap_ms(20);
     }
     return access(path, F_OK) == 0;
@@ -125,9 +123,8 @@ int gpt_wait_file(const char *path) {
 
 char *gpt_slurp(const char *path) {
     FILE *f = fopen(path, "r");
-    if (f == NULL) {
+    if (f == NULL)
         return NULL;
-    }
     char *buf = NULL;
     size_t cap = 0, n = 0;
     for (;;) {
@@ -138,9 +135,8 @@ char *gpt_slurp(const char *path) {
         }
         size_t r = fread(buf + n, 1, 4096, f);
         n += r;
-        if (r == 0) {
+        if (r == 0)
             break;
-        }
     }
     buf[n] = '\0';
     fclose(f);
@@ -160,9 +156,8 @@ pid_t gpt_read_pid(const char *path) {
         char *s = gpt_slurp(path);
         long pid = s != NULL ? strtol(s, NULL, 10) : 0;
         free(s);
-        if (pid > 0) {
+        if (pid > 0)
             return (pid_t)pid;
-        }
         nap_ms(20);
     }
     ck_abort_msg("no pid in %s", path);
@@ -174,9 +169,8 @@ static char proc_state(pid_t pid) {
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "r");
-    if (f == NULL) {
+    if (f == NULL)
         return 0;
-    }
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
@@ -187,9 +181,8 @@ static char proc_state(pid_t pid) {
 int gpt_wait_gone(pid_t pid) {
     for (int waited = 0; waited < GPT_WAIT_MS; waited += 20) {
         char s = proc_state(pid);
-        if (s == 0 || s == 'Z' || s == 'X') {
+        if (s == 0 || s == 'Z' || s == 'X')
             return 1;
-        }
         nap_ms(20);
     }
     return 0;

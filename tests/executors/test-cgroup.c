@@ -41,9 +41,8 @@ static gp_executor *open_cg(const char **dir, const char *mode, char *parent, si
         gp_executor_close(ex);
         ex = NULL;
     }
-    if (ex == NULL) {
+    if (ex == NULL)
         gpt_rmrf(*dir);
-    }
     return ex;
 }
 
@@ -87,9 +86,8 @@ START_TEST(test_limits_applied) {
     const char *dir;
     char parent[64];
     gp_executor *ex = open_cg(&dir, "auto", parent, sizeof parent);
-    if (ex == NULL) {
+    if (ex == NULL)
         return;
-    }
     const char *argv[] = {"/bin/sh", "-c", "touch ready; while [ ! -e go ]; do sleep 0.05; done",
                           NULL};
     gp_task_launch t;
@@ -132,9 +130,8 @@ START_TEST(test_limits_applied) {
     ck_assert_int_eq(gp_exec_stop(ex, h), 0);
     gpt_exited(ex, h);
     ck_assert_int_eq(gp_exec_reap(ex, h), 0);
-    for (int i = 0; i < cg.ndirs; i++) {
+    for (int i = 0; i < cg.ndirs; i++)
         ck_assert_msg(access(cg.dirs[i], F_OK) != 0, "%s is left after reap", cg.dirs[i]);
-    }
     remove_parents(ex);
     gpt_done(ex, dir);
 }
@@ -146,9 +143,8 @@ START_TEST(test_signal_reaches_cgroup_members) {
     const char *dir;
     char parent[64];
     gp_executor *ex = open_cg(&dir, "auto", parent, sizeof parent);
-    if (ex == NULL) {
+    if (ex == NULL)
         return;
-    }
     char h[GP_HANDLE_MAX];
     gpt_launch_sh(ex, 2,
                   "setsid sh -c 'trap \"touch escaped-got-term; exit 0\" TERM; touch esc-ready; "
@@ -187,9 +183,8 @@ START_TEST(test_explicit_mode_that_is_missing) {
     const char *dir;
     char parent[64];
     gp_executor *ex = open_cg(&dir, "auto", parent, sizeof parent);
-    if (ex == NULL) {
+    if (ex == NULL)
         return;
-    }
     gp_executor_info d;
     ck_assert_int_eq(gp_exec_describe(ex, &d), 0);
     remove_parents(ex);

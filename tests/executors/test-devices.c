@@ -107,9 +107,8 @@ END_TEST
 /* Makes a fake cgroup2 root in dir. */
 static void fake_root(const char *dir, const char *controllers, const char *capacity) {
     gpt_spit(gpt_path(dir, "cgroup.controllers"), controllers);
-    if (capacity != NULL) {
+    if (capacity != NULL)
         gpt_spit(gpt_path(dir, "dmem.capacity"), capacity);
-    }
 }
 
 START_TEST(test_dmem_detection) {

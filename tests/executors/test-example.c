@@ -24,9 +24,8 @@ static int have_python3(void) {
 
 START_TEST(test_train_checkpoints_and_resumes) {
     char script[PATH_MAX];
-    if (!have_python3() || realpath("examples/train.py", script) == NULL) {
+    if (!have_python3() || realpath("examples/train.py", script) == NULL)
         GP_TEST_SKIP("python3 or examples/train.py not found");
-    }
     const char *dir = gpt_tmpdir();
     gp_executor *ex = gpt_open(dir, NULL);
     const char *argv[] = {"python3", script,           "--steps", "100000", "--every",

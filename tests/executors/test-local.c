@@ -324,12 +324,10 @@ static void cmdline_of(pid_t pid, char *out, size_t len) {
     ck_assert_ptr_nonnull(f);
     size_t n = fread(out, 1, len - 1, f);
     fclose(f);
-    while (n > 0 && (out[n - 1] == '\0' || out[n - 1] == ' ')) {
+    while (n > 0 && (out[n - 1] == '\0' || out[n - 1] == ' '))
         n--;
-    }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         out[i] = out[i] == '\0' ? ' ' : out[i];
-    }
     out[n] = '\0';
 }
 

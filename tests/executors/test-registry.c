@@ -63,9 +63,8 @@ static int full_stop(void *s, const char *h) {
 }
 static int full_poll(void *s, gp_task_status *t, size_t n) {
     (void)s;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         t[i].state = GP_TASK_RUNNING;
-    }
     return (int)n;
 }
 static int full_reap(void *s, const char *h) {
@@ -79,9 +78,8 @@ static int full_control(void *s, int op, void *arg) {
 
 static int full_tasks(void *s, char (*handles)[GP_HANDLE_MAX], size_t max, size_t *n) {
     (void)s;
-    if (max > 0) {
+    if (max > 0)
         snprintf(handles[0], GP_HANDLE_MAX, "full:1");
-    }
     *n = 3;
     return 0;
 }

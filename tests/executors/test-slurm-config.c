@@ -16,11 +16,10 @@ static int open_with(const char *config, char *err, size_t errlen) {
     gp_executor *ex = NULL;
     err[0] = '\0';
     int rc = gp_executor_open("slurm", config, &ex, err, errlen);
-    if (rc == 0) {
+    if (rc == 0)
         gp_executor_close(ex);
-    } else {
+    else
         ck_assert_ptr_null(ex);
-    }
     return rc;
 }
 

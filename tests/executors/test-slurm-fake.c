@@ -30,9 +30,8 @@ static void put(const char *name, const char *text, int exec) {
     ck_assert_ptr_nonnull(f);
     fputs(text, f);
     fclose(f);
-    if (exec) {
+    if (exec)
         chmod(path, 0755);
-    }
 }
 
 /* Reads a file the fake commands wrote ("" if none). */
@@ -157,9 +156,8 @@ static int launch_task(gp_executor *ex, uint64_t wl, int task, int gang, int nsl
     memset(&b, 0, sizeof b);
     b.node = "n1";
     b.nslices = nslices;
-    for (int i = 0; i < nslices; i++) {
+    for (int i = 0; i < nslices; i++)
         b.slices[i] = (gp_slice){.gpu = i, .milli = milli, .mig_slot = -1};
-    }
     const char *argv[] = {"true", NULL};
     gp_task_launch t;
     memset(&t, 0, sizeof t);
@@ -396,9 +394,8 @@ END_TEST
  * does not know, with an error naming run_as, before anything is submitted.
  */
 START_TEST(test_job_runs_as_its_user) {
-    if (geteuid() != 0) {
+    if (geteuid() != 0)
         return; /* only root submits for others */
-    }
     gp_executor *ex = open_fake();
     count_jobs();
     char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";

@@ -200,9 +200,8 @@ START_TEST(test_fake_nvml_processes) {
     pid_t child = fork();
     if (child == 0) {
         char ok = unseen(1, 2 * GIB) == 0 ? 'y' : 'n';
-        if (write(ready[1], &ok, 1) == 1) {
+        if (write(ready[1], &ok, 1) == 1)
             pause();
-        }
         _exit(0);
     }
     char ok = 0;

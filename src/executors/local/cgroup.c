@@ -37,9 +37,8 @@ int gpx__cg_write(const char *dir, const char *file, const char *value) {
     char path[PATH_MAX];
     gpx__exec_fmt(path, sizeof path, "%s/%s", dir, file);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
+    if (fd < 0)
         return -errno;
-    }
     ssize_t n = write(fd, value, strlen(value));
     int e = n < 0 ? errno : 0;
     close(fd);
@@ -52,15 +51,12 @@ int gpx__cg_has_word(const char *list, const char *w, char sep) {
     for (const char *p = list; *p != '\0';) {
         const char *e = strchr(p, sep);
         size_t l = e != NULL ? (size_t)(e - p) : strlen(p);
-        while (l > 0 && (p[l - 1] == '\n' || p[l - 1] == ' ')) {
+        while (l > 0 && (p[l - 1] == '\n' || p[l - 1] == ' '))
             l--;
-        }
-        if (l == wl && strncmp(p, w, wl) == 0) {
+        if (l == wl && strncmp(p, w, wl) == 0)
             return 1;
-        }
-        if (e == NULL) {
+        if (e == NULL)
             break;
-        }
         p = e + 1;
     }
     return 0;
@@ -71,26 +67,22 @@ static int has_words(const char *list, const char *words) {
     char copy[256];
     gpx__exec_fmt(copy, sizeof copy, "%s", words);
     char *save = NULL;
-    for (char *w = strtok_r(copy, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save)) {
-        if (!gpx__cg_has_word(list, w, ' ')) {
+    for (char *w = strtok_r(copy, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save))
+        if (!gpx__cg_has_word(list, w, ' '))
             return 0;
-        }
-    }
     return 1;
 }
 
 int gpx__cg_find_mount(int v2, const char *controller, char *out, size_t len) {
     FILE *f = fopen("/proc/self/mounts", "re");
-    if (f == NULL) {
+    if (f == NULL)
         return -1;
-    }
     char line[1024];
     int found = 0;
     while (!found && fgets(line, sizeof line, f) != NULL) {
         char dev[256], dir[512], type[64], opts[512];
-        if (sscanf(line, "%255s %511s %63s %511s", dev, dir, type, opts) != 4) {
+        if (sscanf(line, "%255s %511s %63s %511s", dev, dir, type, opts) != 4)
             continue;
-        }
         if (v2 && strcmp(type, "cgroup2") == 0) {
             char path[PATH_MAX], ctl[512];
             gpx__exec_fmt(path, sizeof path, "%s/cgroup.controllers", dir);
@@ -99,9 +91,8 @@ int gpx__cg_find_mount(int v2, const char *controller, char *out, size_t len) {
         } else if (!v2 && strcmp(type, "cgroup") == 0) {
             found = gpx__cg_has_word(opts, controller, ',');
         }
-        if (found) {
+        if (found)
             gpx__exec_fmt(out, len, "%s", dir);
-        }
     }
     fclose(f);
     return found ? 0 : -1;
@@ -120,14 +111,12 @@ int gpx__cg_make_parent(const char *root, const char *rel, const char *enable, c
     for (char *c = strtok_r(part, "/", &save); c != NULL; c = strtok_r(NULL, "/", &save)) {
         size_t l = strlen(out);
         gpx__exec_fmt(out + l, len - l, "/%s", c);
-        if (mkdir(out, 0755) < 0 && errno != EEXIST) {
+        if (mkdir(out, 0755) < 0 && errno != EEXIST)
             return -errno;
-        }
         if (enable != NULL) {
             int rc = gpx__cg_write(out, "cgroup.subtree_control", enable);
-            if (rc < 0) {
+            if (rc < 0)
                 return rc;
-            }
         }
     }
     return 0;
@@ -162,9 +151,8 @@ static int try_v1(gpx__cgroups *cg, const char *parent) {
         return -1;
     }
     int rc = gpx__cg_make_parent(cpu, parent, NULL, cg->cpu_parent, sizeof cg->cpu_parent);
-    if (rc == 0) {
+    if (rc == 0)
         rc = gpx__cg_make_parent(mem, parent, NULL, cg->mem_parent, sizeof cg->mem_parent);
-    }
     if (rc < 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v1: cannot create %s/%s: %s", cpu, parent,
                       strerror(-rc));
@@ -190,9 +178,8 @@ int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char 
         return GP_EINVAL;
     }
     if (strcmp(want, "v2") == 0 || strcmp(want, "v1") == 0) {
-        if ((want[1] == '2' ? try_v2 : try_v1)(cg, parent) == 0) {
+        if ((want[1] == '2' ? try_v2 : try_v1)(cg, parent) == 0)
             return 0;
-        }
         gp_errf(err, errlen, "cgroup: %s", cg->note);
         return GP_ENOTSUP;
     }
@@ -200,14 +187,12 @@ int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char 
         gp_errf(err, errlen, "cgroup: '%s' is not one of auto, v2, v1, off", want);
         return GP_EINVAL;
     }
-    if (try_v2(cg, parent) == 0) {
+    if (try_v2(cg, parent) == 0)
         return 0;
-    }
     char why2[256];
     gpx__exec_fmt(why2, sizeof why2, "%s", cg->note);
-    if (try_v1(cg, parent) == 0) {
+    if (try_v1(cg, parent) == 0)
         return 0;
-    }
     char why1[256];
     gpx__exec_fmt(why1, sizeof why1, "%s", cg->note);
     gpx__exec_fmt(cg->note, sizeof cg->note,
@@ -222,9 +207,8 @@ int gpx__cg_make_dir(char *out, size_t len, const char *parent, const char *name
     /* The instance's parent may have been removed while it held no task
      * (an executor closed on the same state directory removes it): make it
      * again. */
-    if (mkdir(out, 0755) < 0 && errno == ENOENT) {
+    if (mkdir(out, 0755) < 0 && errno == ENOENT)
         mkdir(parent, 0755);
-    }
     return mkdir(out, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 
@@ -247,12 +231,10 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
         gpx__exec_fmt(max, sizeof max, "%s %d", quota, CPU_PERIOD_US);
         rc = gpx__cg_make_dir(out->dirs[0], sizeof out->dirs[0], cg->cpu_parent, name);
         out->ndirs = rc == 0;
-        if (rc == 0 && cpu_milli > 0 && (rc = gpx__cg_write(out->dirs[0], "cpu.max", max)) < 0) {
+        if (rc == 0 && cpu_milli > 0 && (rc = gpx__cg_write(out->dirs[0], "cpu.max", max)) < 0)
             what = "cpu.max";
-        }
-        if (rc == 0 && mem_bytes > 0 && (rc = gpx__cg_write(out->dirs[0], "memory.max", mem)) < 0) {
+        if (rc == 0 && mem_bytes > 0 && (rc = gpx__cg_write(out->dirs[0], "memory.max", mem)) < 0)
             what = "memory.max";
-        }
     } else {
         char period[32];
         gpx__exec_fmt(period, sizeof period, "%d", CPU_PERIOD_US);
@@ -264,13 +246,11 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
         }
         if (rc == 0 && cpu_milli > 0 &&
             ((rc = gpx__cg_write(out->dirs[0], "cpu.cfs_period_us", period)) < 0 ||
-             (rc = gpx__cg_write(out->dirs[0], "cpu.cfs_quota_us", quota)) < 0)) {
+             (rc = gpx__cg_write(out->dirs[0], "cpu.cfs_quota_us", quota)) < 0))
             what = "cpu.cfs_quota_us";
-        }
         if (rc == 0 && mem_bytes > 0 &&
-            (rc = gpx__cg_write(out->dirs[1], "memory.limit_in_bytes", mem)) < 0) {
+            (rc = gpx__cg_write(out->dirs[1], "memory.limit_in_bytes", mem)) < 0)
             what = "memory.limit_in_bytes";
-        }
     }
     if (rc < 0) {
         gpx__cg_remove(out);
@@ -283,12 +263,10 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
         return;
     }
     char cpu_txt[48] = "no CPU limit", mem_txt[48] = "no memory limit";
-    if (cpu_milli > 0) {
+    if (cpu_milli > 0)
         gpx__exec_fmt(cpu_txt, sizeof cpu_txt, "CPU %lldm", (long long)cpu_milli);
-    }
-    if (mem_bytes > 0) {
+    if (mem_bytes > 0)
         gpx__exec_fmt(mem_txt, sizeof mem_txt, "memory %lld bytes", (long long)mem_bytes);
-    }
     gpx__exec_fmt(out->note, sizeof out->note, "cgroup %s %s: %s, %s",
                   cg->mode == GPX__CG_V2 ? "v2" : "v1", out->dirs[0], cpu_txt, mem_txt);
 }
@@ -299,10 +277,8 @@ void gpx__cg_remove(const gpx__task_cg *tc) {
          * member until none is left, then wait for the kernel to let go. */
         gpx__cg_write(tc->dirs[i], "cgroup.kill", "1");
         for (int round = 0; round < 200; round++) {
-            if (gpx__cg_signal(tc, SIGKILL, 0) == 0 &&
-                (rmdir(tc->dirs[i]) == 0 || errno == ENOENT)) {
+            if (gpx__cg_signal(tc, SIGKILL, 0) == 0 && (rmdir(tc->dirs[i]) == 0 || errno == ENOENT))
                 break;
-            }
             struct timespec ts = {0, 10 * 1000 * 1000};
             nanosleep(&ts, NULL);
         }
@@ -310,31 +286,26 @@ void gpx__cg_remove(const gpx__task_cg *tc) {
 }
 
 int gpx__cg_save(const gpx__task_cg *tc, const char *file) {
-    if (tc->ndirs == 0) {
+    if (tc->ndirs == 0)
         return unlink(file) < 0 && errno != ENOENT ? GP_EIO : 0;
-    }
     FILE *f = fopen(file, "we");
-    if (f == NULL) {
+    if (f == NULL)
         return GP_EIO;
-    }
-    for (int i = 0; i < tc->ndirs; i++) {
+    for (int i = 0; i < tc->ndirs; i++)
         fprintf(f, "%s\n", tc->dirs[i]);
-    }
     return fclose(f) == 0 ? 0 : GP_EIO;
 }
 
 int gpx__cg_load(gpx__task_cg *tc, const char *file) {
     memset(tc, 0, sizeof *tc);
     FILE *f = fopen(file, "re");
-    if (f == NULL) {
+    if (f == NULL)
         return errno == ENOENT ? 0 : GP_EIO;
-    }
     char line[PATH_MAX];
     while (tc->ndirs < GPX__CG_DIRS && fgets(line, sizeof line, f) != NULL) {
         line[strcspn(line, "\n")] = '\0';
-        if (line[0] == '/') {
+        if (line[0] == '/')
             gpx__exec_fmt(tc->dirs[tc->ndirs++], sizeof tc->dirs[0], "%s", line);
-        }
     }
     fclose(f);
     return 0;
@@ -348,24 +319,21 @@ int gpx__cg_load(gpx__task_cg *tc, const char *file) {
  * /proc/self/cgroup, whose lines are "id:controllers:path". */
 static int own_path(const char *controller, char *out, size_t len) {
     FILE *f = fopen("/proc/self/cgroup", "re");
-    if (f == NULL) {
+    if (f == NULL)
         return -1;
-    }
     char line[1024];
     int found = 0;
     while (!found && fgets(line, sizeof line, f) != NULL) {
         line[strcspn(line, "\n")] = '\0';
         char *c1 = strchr(line, ':');
         char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
-        if (c2 == NULL) {
+        if (c2 == NULL)
             continue;
-        }
         *c2 = '\0';
         const char *ctls = c1 + 1;
         found = controller[0] == '\0' ? ctls[0] == '\0' : gpx__cg_has_word(ctls, controller, ',');
-        if (found) {
+        if (found)
             gpx__exec_fmt(out, len, "%s", c2 + 1);
-        }
     }
     fclose(f);
     return found ? 0 : -1;
@@ -375,12 +343,10 @@ static int own_path(const char *controller, char *out, size_t len) {
 static long long read_num(const char *root, const char *rel, const char *file) {
     char path[PATH_MAX], buf[128];
     gpx__exec_fmt(path, sizeof path, "%s%s/%s", root, rel, file);
-    if (gpx__read_small(path, buf, sizeof buf) <= 0) {
+    if (gpx__read_small(path, buf, sizeof buf) <= 0)
         return -2;
-    }
-    if (strncmp(buf, "max", 3) == 0) {
+    if (strncmp(buf, "max", 3) == 0)
         return -1;
-    }
     long long v = -2;
     sscanf(buf, "%lld", &v);
     return v;
@@ -396,9 +362,8 @@ void gpx__cg_own_limits(int64_t *cpu_milli, int64_t *mem_bytes) {
         gpx__exec_fmt(path, sizeof path, "%s%s/cpu.max", mnt, rel);
         long long quota = -1, period = 0;
         if (gpx__read_small(path, buf, sizeof buf) > 0 && buf[0] != 'm' &&
-            sscanf(buf, "%lld %lld", &quota, &period) == 2 && quota > 0 && period > 0) {
+            sscanf(buf, "%lld %lld", &quota, &period) == 2 && quota > 0 && period > 0)
             *cpu_milli = quota * 1000 / period;
-        }
         long long m = read_num(mnt, rel, "memory.max");
         *mem_bytes = m > 0 ? m : -1;
         return;
@@ -407,9 +372,8 @@ void gpx__cg_own_limits(int64_t *cpu_milli, int64_t *mem_bytes) {
         own_path("cpu", rel, sizeof rel) == 0) {
         long long quota = read_num(mnt, rel, "cpu.cfs_quota_us");
         long long period = read_num(mnt, rel, "cpu.cfs_period_us");
-        if (quota > 0 && period > 0) {
+        if (quota > 0 && period > 0)
             *cpu_milli = quota * 1000 / period;
-        }
     }
     if (gpx__cg_find_mount(0, "memory", mnt, sizeof mnt) == 0 &&
         own_path("memory", rel, sizeof rel) == 0) {

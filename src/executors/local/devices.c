@@ -143,9 +143,8 @@ int gpx__dev_detect(gpx__devices *dv, const gpx__cgroups *cg, const char *want, 
                     char *err, size_t errlen) {
     memset(dv, 0, sizeof *dv);
     char root[PATH_MAX] = "";
-    if (gpx__cg_find_mount(1, NULL, root, sizeof root) < 0) {
+    if (gpx__cg_find_mount(1, NULL, root, sizeof root) < 0)
         root[0] = '\0';
-    }
     int malformed = root[0] != '\0' && gpx__dmem_read(root, &dv->dmem) < 0;
     if (strcmp(want, "off") == 0) {
         gpx__exec_fmt(dv->note, sizeof dv->note,
@@ -178,23 +177,20 @@ int gpx__dmem_read(const char *root, gpx__dmem *dm) {
     char path[PATH_MAX], ctl[512];
     gpx__exec_fmt(path, sizeof path, "%s/cgroup.controllers", root);
     dm->present = gpx__read_small(path, ctl, sizeof ctl) >= 0 && gpx__cg_has_word(ctl, "dmem", ' ');
-    if (!dm->present) {
+    if (!dm->present)
         return 0;
-    }
     gpx__exec_fmt(path, sizeof path, "%s/dmem.capacity", root);
     FILE *f = fopen(path, "re");
-    if (f == NULL) {
+    if (f == NULL)
         return 0;
-    }
     char line[512];
     int rc = 0;
     while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
         char name[sizeof dm->regions[0].name], tail;
         long long cap;
         int n = sscanf(line, "%127s %lld %c", name, &cap, &tail);
-        if (n == -1 || (n == 1 && name[0] == '\0')) {
+        if (n == -1 || (n == 1 && name[0] == '\0'))
             continue; /* an empty line */
-        }
         if (n != 2 || cap < 0 || strlen(name) >= sizeof name - 1) {
             rc = GP_EPARSE;
         } else if (dm->nregions < GPX__DMEM_MAX) {
@@ -203,9 +199,8 @@ int gpx__dmem_read(const char *root, gpx__dmem *dm) {
         }
     }
     fclose(f);
-    if (rc < 0) {
+    if (rc < 0)
         dm->nregions = 0;
-    }
     return rc;
 }
 
@@ -213,16 +208,13 @@ int gpx__dmem_region(const gpx__dmem *dm, const char *bus) {
     unsigned dom, b, dev, fn;
     char tail;
     if (sscanf(bus, "%x:%x:%x.%x%c", &dom, &b, &dev, &fn, &tail) != 4 || dom > 0xffff || b > 0xff ||
-        dev > 0x1f || fn > 7) {
+        dev > 0x1f || fn > 7)
         return -1;
-    }
     char prefix[64];
     gpx__exec_fmt(prefix, sizeof prefix, "drm/%04x:%02x:%02x.%x/vram", dom, b, dev, fn);
-    for (int i = 0; i < dm->nregions; i++) {
-        if (strncmp(dm->regions[i].name, prefix, strlen(prefix)) == 0) {
+    for (int i = 0; i < dm->nregions; i++)
+        if (strncmp(dm->regions[i].name, prefix, strlen(prefix)) == 0)
             return i;
-        }
-    }
     return -1;
 }
 
@@ -241,14 +233,11 @@ void gpx__dev_plan_make(const gpx__devices *dv, const gpx__gpu_dev *devs, int ng
     memset(plan, 0, sizeof *plan);
     for (int i = 0; i < ngpus && i < GP_MAX_GPUS_PER_NODE; i++) {
         const gp_slice *given = NULL;
-        for (int s = 0; binding != NULL && s < binding->nslices; s++) {
-            if (binding->slices[s].gpu == i) {
+        for (int s = 0; binding != NULL && s < binding->nslices; s++)
+            if (binding->slices[s].gpu == i)
                 given = &binding->slices[s];
-            }
-        }
-        if (given == NULL && devs[i].major >= 0 && dv->mode != GPX__DEV_NONE) {
+        if (given == NULL && devs[i].major >= 0 && dv->mode != GPX__DEV_NONE)
             plan->deny[plan->ndeny++] = devs[i];
-        }
         int r = given != NULL && dv->dmem_on ? gpx__dmem_region(&dv->dmem, devs[i].bus) : -1;
         if (r >= 0 && given->mem > 0 && given->mem < dv->dmem.regions[r].capacity) {
             plan->limits[plan->nlimits].region = r;
@@ -325,9 +314,8 @@ static int load_program(const gpx__dev_plan *plan, char *why, size_t len) {
  * directory dir. 0 or -errno with why set. */
 static int attach_program(const char *dir, const gpx__dev_plan *plan, char *why, size_t len) {
     int pfd = load_program(plan, why, len);
-    if (pfd < 0) {
+    if (pfd < 0)
         return pfd;
-    }
     int cfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = 0;
     if (cfd < 0) {
@@ -356,11 +344,9 @@ static int attach_program(const char *dir, const gpx__dev_plan *plan, char *why,
 static int task_dir(gpx__task_cg *tc, const char *parent, const char *name, char *why, size_t len) {
     char dir[PATH_MAX];
     gpx__exec_fmt(dir, sizeof dir, "%s/%s", parent, name);
-    for (int i = 0; i < tc->ndirs; i++) {
-        if (strcmp(tc->dirs[i], dir) == 0) {
+    for (int i = 0; i < tc->ndirs; i++)
+        if (strcmp(tc->dirs[i], dir) == 0)
             return i;
-        }
-    }
     int rc = tc->ndirs < GPX__CG_DIRS
                  ? gpx__cg_make_dir(tc->dirs[tc->ndirs], sizeof tc->dirs[0], parent, name)
                  : -ENOSPC;
@@ -406,9 +392,8 @@ int gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_plan
     if (rc == 0 && want2) {
         int i = task_dir(tc, dv->v2_parent, name, why, whylen);
         rc = i < 0 ? -1 : 0;
-        if (rc == 0 && dv->mode == GPX__DEV_V2 && plan->ndeny > 0) {
+        if (rc == 0 && dv->mode == GPX__DEV_V2 && plan->ndeny > 0)
             rc = attach_program(tc->dirs[i], plan, why, whylen);
-        }
         for (int l = 0; rc == 0 && l < plan->nlimits; l++) {
             const char *region = dv->dmem.regions[plan->limits[l].region].name;
             if ((rc = gpx__dmem_limit(tc->dirs[i], region, plan->limits[l].bytes)) < 0) {
@@ -419,9 +404,8 @@ int gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_plan
     }
     if (rc < 0) {
         /* The directories made here hold no process yet. */
-        for (int i = first_new; i < tc->ndirs; i++) {
+        for (int i = first_new; i < tc->ndirs; i++)
             rmdir(tc->dirs[i]);
-        }
         tc->ndirs = first_new;
         return -1;
     }

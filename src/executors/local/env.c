@@ -107,18 +107,15 @@ static void env_setf(envb *e, const char *name, const char *fmt, ...) {
 
 const char *gpx__env_get(char *const *env, const char *name) {
     size_t n = strlen(name);
-    for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
-        if (strncmp(env[i], name, n) == 0 && env[i][n] == '=') {
+    for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+        if (strncmp(env[i], name, n) == 0 && env[i][n] == '=')
             return env[i] + n + 1;
-        }
-    }
     return NULL;
 }
 
 void gpx__env_free(char **env) {
-    for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
+    for (size_t i = 0; env != NULL && env[i] != NULL; i++)
         free(env[i]);
-    }
     free(env);
 }
 
@@ -132,9 +129,8 @@ void gpx__slice_name(const char *instance, uint64_t workload, int32_t task, int3
 static int check_binding(const gp_task_launch *t, int *frac, char *err, size_t errlen) {
     const gp_task_binding *b = t->binding;
     *frac = -1;
-    if (b == NULL || b->nslices == 0) {
+    if (b == NULL || b->nslices == 0)
         return 0;
-    }
     if (t->node == NULL) {
         gp_errf(err, errlen, "node: required when the binding has GPU slices");
         return GP_EINVAL;
@@ -172,9 +168,8 @@ static void set_gpus(envb *e, const gpx__local *lx, const gp_task_launch *t, cha
         size_t l = strlen(uuids);
         gpx__exec_fmt(uuids + l, sizeof uuids - l, "%s%s", l ? "," : "", g->uuid);
         int slot = b->slices[i].mig_slot;
-        if (slot >= 0 && slot < g->nmig) {
+        if (slot >= 0 && slot < g->nmig)
             env_setf(e, GP_ENV_MIG_PROFILE, "%s", g->mig_layout[slot]);
-        }
     }
     env_setf(e, GP_ENV_VISIBLE_DEVICES, "%s", uuids);
     gpx__exec_fmt(note, notelen, "GPUs: %s%s", uuids[0] ? uuids : "none",
@@ -188,16 +183,14 @@ static void set_slice(envb *e, const gpx__local *lx, const gp_task_launch *t, co
     gpx__slice_name(lx->instance, t->workload, t->task, t->attempt, ledger, sizeof ledger);
     env_setf(e, GP_ENV_MEMORY_LIMIT, "%lld", (long long)s->mem);
     env_setf(e, GP_ENV_SLICE, "%s", ledger);
-    if (t->compute_share > 0) {
+    if (t->compute_share > 0)
         env_setf(e, GP_ENV_COMPUTE_SHARE, "%d", t->compute_share);
-    }
     size_t l = strlen(note);
     if (lx->interposer[0] != '\0' && access(lx->interposer, R_OK) == 0) {
-        if (user_preload != NULL && user_preload[0] != '\0') {
+        if (user_preload != NULL && user_preload[0] != '\0')
             env_setf(e, GP_ENV_PRELOAD, "%s:%s", lx->interposer, user_preload);
-        } else {
+        else
             env_setf(e, GP_ENV_PRELOAD, "%s", lx->interposer);
-        }
         gpx__exec_fmt(note + l, notelen - l,
                       "; slice %d milli-GPU, memory cap %lld bytes, enforced by %s", s->milli,
                       (long long)s->mem, lx->interposer);
@@ -216,9 +209,8 @@ int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__use
     *out = NULL;
     int frac;
     int rc = check_binding(t, &frac, err, errlen);
-    if (rc < 0) {
+    if (rc < 0)
         return rc;
-    }
     envb e = {NULL, 0, 0, 0};
     env_setf(&e, "PATH", "%s", GPX__TASK_PATH);
     env_setf(&e, "HOME", "%s", u->home);
@@ -234,11 +226,10 @@ int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__use
             gp_errf(err, errlen, "env[%zu]: '%.60s' is not NAME=VALUE", i, kv);
             return GP_EINVAL;
         }
-        if (strncmp(kv, "LD_PRELOAD=", 11) == 0) {
+        if (strncmp(kv, "LD_PRELOAD=", 11) == 0)
             user_preload = kv + 11;
-        } else if (managed(kv)) {
+        else if (managed(kv))
             continue; /* gpupool's to set; a workload cannot widen its slice */
-        }
         env_put(&e, kv);
     }
     char sig[32];
@@ -252,13 +243,11 @@ int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__use
     env_setf(&e, GP_ENV_NODE, "%s", t->node != NULL ? t->node->name : lx->node_name);
     env_setf(&e, GP_ENV_CHECKPOINT_DIR, "%s", ckpt_dir);
     env_setf(&e, GP_ENV_CHECKPOINT_SIGNAL, "%s", sig);
-    if (lx->emulated) {
+    if (lx->emulated)
         env_setf(&e, GP_ENV_EMULATED, "1");
-    }
     set_gpus(&e, lx, t, note, notelen);
-    if (frac >= 0) {
+    if (frac >= 0)
         set_slice(&e, lx, t, &t->binding->slices[frac], user_preload, note, notelen);
-    }
     if (e.oom || e.v == NULL) {
         gpx__env_free(e.v);
         gp_errf(err, errlen, "env: out of memory");

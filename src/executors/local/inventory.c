@@ -47,34 +47,28 @@
 /* True if s is a usable name: 1..GP_NAME_MAX of [A-Za-z0-9._-]. */
 static int valid_name(const char *s) {
     size_t n = strlen(s);
-    if (n == 0 || n > GP_NAME_MAX) {
+    if (n == 0 || n > GP_NAME_MAX)
         return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!isalnum((unsigned char)s[i]) && strchr("._-", s[i]) == NULL) {
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && strchr("._-", s[i]) == NULL)
             return 0;
-        }
-    }
     return 1;
 }
 
 void gpx__host_resources(int64_t *cpu_milli, int64_t *mem_bytes) {
     cpu_set_t set;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
         cpus = CPU_COUNT(&set);
-    }
     *cpu_milli = (cpus > 0 ? cpus : 1) * 1000;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     *mem_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : 0;
     int64_t cg_cpu, cg_mem;
     gpx__cg_own_limits(&cg_cpu, &cg_mem);
-    if (cg_cpu > 0 && cg_cpu < *cpu_milli) {
+    if (cg_cpu > 0 && cg_cpu < *cpu_milli)
         *cpu_milli = cg_cpu;
-    }
-    if (cg_mem > 0 && (cg_mem < *mem_bytes || *mem_bytes == 0)) {
+    if (cg_mem > 0 && (cg_mem < *mem_bytes || *mem_bytes == 0))
         *mem_bytes = cg_mem;
-    }
 }
 
 /* ======================================================================== */
@@ -82,13 +76,11 @@ void gpx__host_resources(int64_t *cpu_milli, int64_t *mem_bytes) {
 /* ======================================================================== */
 
 static char *trim(char *s) {
-    while (isspace((unsigned char)*s)) {
+    while (isspace((unsigned char)*s))
         s++;
-    }
     size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1])) {
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
         s[--n] = '\0';
-    }
     return s;
 }
 
@@ -99,9 +91,8 @@ static int parse_devs(char *list, long count, gpx__gpu_dev *devs, char *msg, siz
     long i = 0;
     for (char *p = strtok_r(list, ",", &save); p != NULL; p = strtok_r(NULL, ",", &save), i++) {
         struct stat st;
-        if (i >= count) {
+        if (i >= count)
             continue; /* too many: counted, and said below */
-        }
         if (stat(p, &st) < 0) {
             gpx__exec_fmt(msg, len, "dev: cannot find '%s': %s", p, strerror(errno));
             return GP_EPARSE;
@@ -185,12 +176,10 @@ static int parse_gpu(char *value, gp_node_spec *node, gpx__gpu_dev *devs, char *
         gpx__exec_fmt(msg, len, "count: a node holds at most %d GPUs", GP_MAX_GPUS_PER_NODE);
         return GP_EPARSE;
     }
-    for (long i = 0; i < count; i++) {
+    for (long i = 0; i < count; i++)
         devs[node->ngpus + i] = (gpx__gpu_dev){.major = -1, .minor = -1};
-    }
-    if (dev != NULL && parse_devs(dev, count, devs + node->ngpus, msg, len) < 0) {
+    if (dev != NULL && parse_devs(dev, count, devs + node->ngpus, msg, len) < 0)
         return GP_EPARSE;
-    }
     for (long i = 0; i < count; i++) {
         g.index = node->ngpus;
         node->gpus[node->ngpus++] = g;
@@ -223,12 +212,10 @@ static int parse_label(char *value, gp_node_spec *node, char *msg, size_t len) {
 /* Parses one "key = value" line. */
 static int parse_line(const char *key, char *value, gp_node_spec *node, gpx__gpu_dev *devs,
                       char *msg, size_t len) {
-    if (strcmp(key, "gpu") == 0) {
+    if (strcmp(key, "gpu") == 0)
         return parse_gpu(value, node, devs, msg, len);
-    }
-    if (strcmp(key, "label") == 0) {
+    if (strcmp(key, "label") == 0)
         return parse_label(value, node, msg, len);
-    }
     if (strcmp(key, "node") == 0 || strcmp(key, "domain") == 0) {
         if (!valid_name(value)) {
             gpx__exec_fmt(msg, len, "'%s' is not a name (1 to %d letters, digits, '.', '_', '-')",
@@ -266,9 +253,8 @@ static int parse_line(const char *key, char *value, gp_node_spec *node, gpx__gpu
 int gpx__inv_parse_file(const char *path, gp_node_spec *node, gpx__gpu_dev *devs, char *err,
                         size_t errlen) {
     gpx__gpu_dev scratch[GP_MAX_GPUS_PER_NODE];
-    if (devs == NULL) {
+    if (devs == NULL)
         devs = scratch;
-    }
     FILE *f = fopen(path, "re");
     if (f == NULL) {
         gp_errf(err, errlen, "inventory: cannot read %s: %s", path, strerror(errno));
@@ -286,9 +272,8 @@ int gpx__inv_parse_file(const char *path, gp_node_spec *node, gpx__gpu_dev *devs
         char msg[200] = "";
         line[strcspn(line, "#")] = '\0';
         char *s = trim(line);
-        if (*s == '\0') {
+        if (*s == '\0')
             continue;
-        }
         char *eq = strchr(s, '=');
         if (eq == NULL) {
             gp_errf(err, errlen, "%s:%d: expected 'key = value', got '%.60s'", path, lineno, s);
@@ -310,12 +295,10 @@ int gpx__inv_parse_file(const char *path, gp_node_spec *node, gpx__gpu_dev *devs
                 seen[i] = lineno;
             }
         }
-        if (rc == 0) {
+        if (rc == 0)
             rc = parse_line(key, value, node, devs, msg, sizeof msg);
-        }
-        if (rc < 0) {
+        if (rc < 0)
             gp_errf(err, errlen, "%s:%d: %.30s: %s", path, lineno, key, msg);
-        }
     }
     fclose(f);
     if (rc == 0 && node->ngpus == 0) {
@@ -346,9 +329,8 @@ int gpx__inv_emulate(const char *path, gp_node_spec *node, gpx__gpu_dev *devs, c
                      size_t errlen) {
     FILE *f = fopen(path, "we");
     int ok = f != NULL && fputs(default_emulated, f) >= 0;
-    if (f != NULL && fclose(f) != 0) {
+    if (f != NULL && fclose(f) != 0)
         ok = 0;
-    }
     if (!ok) {
         gp_errf(err, errlen, "emulate: cannot write the emulated inventory %s: %s", path,
                 strerror(errno));
@@ -387,9 +369,8 @@ int gpx__nvml_open(gpx__nvml *nv, const char *lib, int required, char *err, size
     const char *missing = NULL;
 #define RESOLVE(sym, params, args) *(void **)&nv->sym = dlsym(h, #sym);
 #define CHECK(sym)                                                                                 \
-    if (nv->sym == NULL && missing == NULL) {                                                      \
-        missing = #sym;                                                                            \
-    }
+    if (nv->sym == NULL && missing == NULL)                                                        \
+        missing = #sym;
     GP_NVML_ENTRIES(RESOLVE)
     REQUIRED(CHECK)
 #undef RESOLVE
@@ -397,11 +378,10 @@ int gpx__nvml_open(gpx__nvml *nv, const char *lib, int required, char *err, size
     int rc = missing == NULL ? nv->nvmlInit_v2() : -1;
     if (rc != NVML_SUCCESS) {
         char note[256];
-        if (missing != NULL) {
+        if (missing != NULL)
             gpx__exec_fmt(note, sizeof note, "NVML from %.200s lacks %s", lib, missing);
-        } else {
+        else
             gpx__exec_fmt(note, sizeof note, "NVML from %.200s: nvmlInit_v2 failed (%d)", lib, rc);
-        }
         dlclose(h);
         memset(nv, 0, sizeof *nv);
         gpx__exec_fmt(nv->note, sizeof nv->note, "%s", note);
@@ -426,22 +406,18 @@ void gpx__nvml_close(gpx__nvml *nv) {
 
 /* "NVIDIA H100 80GB HBM3" -> "H100-80GB-HBM3": a model name without spaces. */
 static void model_from_name(const char *name, char *out, size_t len) {
-    if (strncmp(name, "NVIDIA ", 7) == 0) {
+    if (strncmp(name, "NVIDIA ", 7) == 0)
         name += 7;
-    }
     gpx__exec_fmt(out, len, "%s", name);
-    for (char *p = out; *p != '\0'; p++) {
-        if (!isalnum((unsigned char)*p) && strchr("._-", *p) == NULL) {
+    for (char *p = out; *p != '\0'; p++)
+        if (!isalnum((unsigned char)*p) && strchr("._-", *p) == NULL)
             *p = '-';
-        }
-    }
 }
 
 int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen) {
     node->ngpus = 0;
-    if (nv->lib == NULL) {
+    if (nv->lib == NULL)
         return 0;
-    }
     unsigned int count = 0;
     int rc = nv->nvmlDeviceGetCount_v2(&count);
     if (rc != NVML_SUCCESS) {
@@ -454,15 +430,14 @@ int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen) 
         nvmlMemory_t mem;
         unsigned int cur = 0, pending = 0;
         const char *what = NULL;
-        if ((rc = nv->nvmlDeviceGetHandleByIndex_v2(i, &dev)) != NVML_SUCCESS) {
+        if ((rc = nv->nvmlDeviceGetHandleByIndex_v2(i, &dev)) != NVML_SUCCESS)
             what = "nvmlDeviceGetHandleByIndex_v2";
-        } else if ((rc = nv->nvmlDeviceGetUUID(dev, uuid, sizeof uuid)) != NVML_SUCCESS) {
+        else if ((rc = nv->nvmlDeviceGetUUID(dev, uuid, sizeof uuid)) != NVML_SUCCESS)
             what = "nvmlDeviceGetUUID";
-        } else if ((rc = nv->nvmlDeviceGetName(dev, name, sizeof name)) != NVML_SUCCESS) {
+        else if ((rc = nv->nvmlDeviceGetName(dev, name, sizeof name)) != NVML_SUCCESS)
             what = "nvmlDeviceGetName";
-        } else if ((rc = nv->nvmlDeviceGetMemoryInfo(dev, &mem)) != NVML_SUCCESS) {
+        else if ((rc = nv->nvmlDeviceGetMemoryInfo(dev, &mem)) != NVML_SUCCESS)
             what = "nvmlDeviceGetMemoryInfo";
-        }
         if (what != NULL) {
             gp_errf(err, errlen, "nvml: %s failed for GPU %u (%d)", what, i, rc);
             return GP_EIO;
@@ -470,9 +445,8 @@ int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen) 
         /* GPUs without MIG answer NOT_SUPPORTED, and old drivers lack the
          * call: both mean MIG off. */
         if (nv->nvmlDeviceGetMigMode == NULL ||
-            nv->nvmlDeviceGetMigMode(dev, &cur, &pending) != NVML_SUCCESS) {
+            nv->nvmlDeviceGetMigMode(dev, &cur, &pending) != NVML_SUCCESS)
             cur = 0;
-        }
         gp_gpu_spec *g = &node->gpus[node->ngpus++];
         memset(g, 0, sizeof *g);
         gpx__exec_fmt(g->uuid, sizeof g->uuid, "%.*s", (int)sizeof g->uuid - 1, uuid);
@@ -486,9 +460,8 @@ int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen) 
 
 int gpx__nvml_devs(gpx__nvml *nv, gpx__gpu_dev *devs, int max) {
     unsigned int count = 0;
-    if (nv->lib == NULL || nv->nvmlDeviceGetCount_v2(&count) != NVML_SUCCESS) {
+    if (nv->lib == NULL || nv->nvmlDeviceGetCount_v2(&count) != NVML_SUCCESS)
         return 0;
-    }
     int n = 0;
     for (unsigned int i = 0; i < count && n < max; i++, n++) {
         nvmlDevice_t dev;
@@ -498,9 +471,8 @@ int gpx__nvml_devs(gpx__nvml *nv, gpx__gpu_dev *devs, int max) {
         memset(d, 0, sizeof *d);
         d->major = -1;
         d->minor = -1;
-        if (nv->nvmlDeviceGetHandleByIndex_v2(i, &dev) != NVML_SUCCESS) {
+        if (nv->nvmlDeviceGetHandleByIndex_v2(i, &dev) != NVML_SUCCESS)
             continue;
-        }
         if (nv->nvmlDeviceGetMinorNumber != NULL &&
             nv->nvmlDeviceGetMinorNumber(dev, &minor) == NVML_SUCCESS && minor < 255) {
             d->major = GPX__NVIDIA_MAJOR;
@@ -508,9 +480,8 @@ int gpx__nvml_devs(gpx__nvml *nv, gpx__gpu_dev *devs, int max) {
         }
         memset(&pci, 0, sizeof pci);
         if (nv->nvmlDeviceGetPciInfo_v3 != NULL &&
-            nv->nvmlDeviceGetPciInfo_v3(dev, &pci) == NVML_SUCCESS) {
+            nv->nvmlDeviceGetPciInfo_v3(dev, &pci) == NVML_SUCCESS)
             gpx__exec_fmt(d->bus, sizeof d->bus, "%.*s", (int)sizeof pci.busId, pci.busId);
-        }
     }
     return n;
 }
@@ -540,17 +511,15 @@ int gpx__nvml_usage(gpx__nvml *nv, const char *node, gp_exec_gpu_usage *u) {
             continue;
         }
         nvmlMemory_t mem;
-        if (nv->nvmlDeviceGetMemoryInfo(dev, &mem) == NVML_SUCCESS) {
+        if (nv->nvmlDeviceGetMemoryInfo(dev, &mem) == NVML_SUCCESS)
             g->mem_used = mem.used > (unsigned long long)INT64_MAX ? INT64_MAX : (int64_t)mem.used;
-        }
         /* MIG GPUs and old drivers answer NOT_SUPPORTED: busy stays unknown. */
         nvmlUtilization_t ut;
         if (nv->nvmlDeviceGetUtilizationRates != NULL &&
-            nv->nvmlDeviceGetUtilizationRates(dev, &ut) == NVML_SUCCESS && ut.gpu <= 100) {
+            nv->nvmlDeviceGetUtilizationRates(dev, &ut) == NVML_SUCCESS && ut.gpu <= 100)
             g->busy_permille = (int32_t)ut.gpu * 10;
-        } else {
+        else
             busy_unknown = 1;
-        }
     }
     gpx__exec_fmt(u->note, sizeof u->note, "%s%s", nv->note,
                   busy_unknown ? "; busy time unknown on some GPUs (MIG or an old driver)" : "");

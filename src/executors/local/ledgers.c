@@ -40,15 +40,13 @@ void gpx__ledger_path(const char *instance, const char *key, char *buf, size_t l
 /* Makes dir a directory of root's with exactly `mode`, refusing a link or
  * someone else's directory in its place. 0 or -1. */
 static int root_dir(const char *dir, mode_t mode) {
-    if (gpx__exec_mkdirs(dir) < 0) {
+    if (gpx__exec_mkdirs(dir) < 0)
         return -1;
-    }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     int ok = fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == 0 && fchmod(fd, mode) == 0;
-    if (fd >= 0) {
+    if (fd >= 0)
         close(fd);
-    }
     return ok ? 0 : -1;
 }
 
@@ -58,9 +56,8 @@ int gpx__slice_dirs(void) {
     char parent[PATH_MAX];
     gpx__exec_fmt(parent, sizeof parent, "%s", GP_SLICE_FILE_DIR);
     char *slash = strrchr(parent, '/');
-    if (slash != NULL && slash != parent) {
+    if (slash != NULL && slash != parent)
         *slash = '\0';
-    }
     return root_dir(parent, 0755) == 0 && root_dir(GP_SLICE_FILE_DIR, 0755) == 0 ? 0 : -1;
 }
 
@@ -70,9 +67,8 @@ static int mount_point(void) {
     struct stat st;
     int ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
              st.st_size == 0 && fchmod(fd, 0644) == 0;
-    if (fd >= 0) {
+    if (fd >= 0)
         close(fd);
-    }
     return ok ? 0 : -1;
 }
 
@@ -80,16 +76,14 @@ int gpx__ledger_make(const char *instance, const char *key, const gpx__user *u, 
                      size_t len) {
     path[0] = '\0';
     if (gp_ledger_create_file == NULL || geteuid() != 0 || !gpx__private_mounts() ||
-        gpx__slice_dirs() < 0 || root_dir(GP_LEDGER_DIR, 0700) < 0 || mount_point() < 0) {
+        gpx__slice_dirs() < 0 || root_dir(GP_LEDGER_DIR, 0700) < 0 || mount_point() < 0)
         return -1;
-    }
     char file[PATH_MAX];
     gpx__ledger_path(instance, key, file, sizeof file);
     unsigned uid = u->switch_to ? (unsigned)u->uid : (unsigned)geteuid();
     unsigned gid = u->switch_to ? (unsigned)u->gid : (unsigned)getegid();
-    if (gp_ledger_create_file(file, uid, gid, NULL) != 0) {
+    if (gp_ledger_create_file(file, uid, gid, NULL) != 0)
         return -1;
-    }
     gpx__exec_fmt(path, len, "%s", file);
     return 0;
 }

@@ -56,9 +56,8 @@ static int mkdirs_parent(const char *path) {
     char buf[PATH_MAX];
     gpx__exec_fmt(buf, sizeof buf, "%s", path);
     char *slash = strrchr(buf, '/');
-    if (slash == NULL || slash == buf) {
+    if (slash == NULL || slash == buf)
         return 0;
-    }
     *slash = '\0';
     return gpx__exec_mkdirs(buf);
 }
@@ -74,13 +73,11 @@ static int parse_key(const char *key, uint64_t *w, int32_t *task, int32_t *attem
     unsigned long long ww;
     int t, a;
     char again[GPX__KEY_MAX];
-    if (sscanf(key, "w%llu.t%d.a%d", &ww, &t, &a) != 3) {
+    if (sscanf(key, "w%llu.t%d.a%d", &ww, &t, &a) != 3)
         return GP_EINVAL;
-    }
     make_key(again, sizeof again, ww, t, a);
-    if (strcmp(again, key) != 0) {
+    if (strcmp(again, key) != 0)
         return GP_EINVAL;
-    }
     *w = ww;
     *task = t;
     *attempt = a;
@@ -95,14 +92,12 @@ typedef struct handle_parts {
 
 /* Parses "local:<key>:<pid>:<starttime>"; 0 or GP_EINVAL. */
 static int parse_handle(const char *h, handle_parts *out) {
-    if (strncmp(h, "local:", 6) != 0) {
+    if (strncmp(h, "local:", 6) != 0)
         return GP_EINVAL;
-    }
     const char *k = h + 6;
     const char *colon = strchr(k, ':');
-    if (colon == NULL || (size_t)(colon - k) >= sizeof out->key) {
+    if (colon == NULL || (size_t)(colon - k) >= sizeof out->key)
         return GP_EINVAL;
-    }
     memcpy(out->key, k, (size_t)(colon - k));
     out->key[colon - k] = '\0';
     uint64_t w;
@@ -111,9 +106,8 @@ static int parse_handle(const char *h, handle_parts *out) {
     unsigned long long start;
     char tail;
     if (parse_key(out->key, &w, &t, &a) < 0 ||
-        sscanf(colon + 1, "%lld:%llu%c", &pid, &start, &tail) != 2 || pid <= 0 || pid > INT32_MAX) {
+        sscanf(colon + 1, "%lld:%llu%c", &pid, &start, &tail) != 2 || pid <= 0 || pid > INT32_MAX)
         return GP_EINVAL;
-    }
     out->spid = (pid_t)pid;
     out->sstart = start;
     return 0;
@@ -129,9 +123,8 @@ static int read_handle(const char *dir, char handle[GP_HANDLE_MAX]) {
     char path[PATH_MAX];
     gpx__exec_fmt(path, sizeof path, "%s/handle", dir);
     ssize_t n = gpx__read_small(path, handle, GP_HANDLE_MAX);
-    if (n <= 0) {
+    if (n <= 0)
         return GP_ENOENT;
-    }
     handle[strcspn(handle, "\n")] = '\0';
     return 0;
 }
@@ -139,15 +132,12 @@ static int read_handle(const char *dir, char handle[GP_HANDLE_MAX]) {
 /* Removes a task's state directory and what it holds. */
 static void remove_dir(const char *dir) {
     DIR *d = opendir(dir);
-    if (d == NULL) {
+    if (d == NULL)
         return;
-    }
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
             unlinkat(dirfd(d), e->d_name, 0);
-        }
-    }
     closedir(d);
     rmdir(dir);
 }
@@ -232,15 +222,13 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
 /* True if id is a valid instance id: 1 to 16 letters, digits, '_' or '-'. */
 static int instance_ok(const char *id) {
     size_t n = strlen(id);
-    if (n == 0 || n >= GPX__INSTANCE_MAX) {
+    if (n == 0 || n >= GPX__INSTANCE_MAX)
         return 0;
-    }
     for (size_t i = 0; i < n; i++) {
         char ch = id[i];
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_' || ch == '-')) {
+              ch == '_' || ch == '-'))
             return 0;
-        }
     }
     return 1;
 }
@@ -289,9 +277,8 @@ static int decide_instance(gpx__local *lx, const char *given, char *err, size_t 
         gpx__exec_fmt(tmp, sizeof tmp, "%s/instance.%d.tmp", lx->state_dir, (int)getpid());
         int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         int ok = fd >= 0 && write(fd, buf, strlen(buf)) == (ssize_t)strlen(buf);
-        if (fd >= 0) {
+        if (fd >= 0)
             ok = close(fd) == 0 && ok;
-        }
         ok = ok && (link(tmp, path) == 0 || errno == EEXIST);
         unlink(tmp);
         if (!ok) {
@@ -330,23 +317,20 @@ static void ctx_defaults(gpx__local *lx, const gp_executor_ctx *ctx, const char 
     lx->allow_root = ctx->allow_root_workloads;
     if (ctx->data_dir != NULL && ctx->data_dir[0] != '\0') {
         gpx__exec_fmt(lx->state_dir, sizeof lx->state_dir, "%s/tasks", ctx->data_dir);
-        if (text[0] == '\0') {
+        if (text[0] == '\0')
             gpx__exec_fmt(lx->emulate, sizeof lx->emulate, "%s/emulated-gpus.conf", ctx->data_dir);
-        }
     }
     char lib[PATH_MAX];
     if (ctx->lib_dir != NULL && ctx->lib_dir[0] != '\0' &&
         gpx__exec_fmt(lib, sizeof lib, "%s/libgpuslice.so", ctx->lib_dir) == 0 &&
-        access(lib, R_OK) == 0) {
+        access(lib, R_OK) == 0)
         gpx__exec_fmt(lx->interposer, sizeof lx->interposer, "%s", lib);
-    }
 }
 
 /* 1 if NVML, as opened, reports at least one GPU on this host. */
 static int nvml_has_gpus(gpx__local *lx) {
-    if (lx->nvml.lib == NULL) {
+    if (lx->nvml.lib == NULL)
         return 0;
-    }
     gp_node_spec *n = calloc(1, sizeof *n);
     char err[GP_ERR_MAX];
     int found = n != NULL && gpx__nvml_gpus(&lx->nvml, n, err, sizeof err) == 0 && n->ngpus > 0;
@@ -375,9 +359,8 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
     ctx_defaults(lx, ctx, text);
     int rc = parse_config(lx, c, text, err, errlen);
     if (rc == 0 && lx->node_name[0] == '\0' &&
-        gethostname(lx->node_name, sizeof lx->node_name - 1) < 0) {
+        gethostname(lx->node_name, sizeof lx->node_name - 1) < 0)
         gpx__exec_fmt(lx->node_name, sizeof lx->node_name, "localhost");
-    }
     int made = rc == 0 ? gpx__exec_mkdirs(lx->state_dir) : 0;
     if (rc == 0 && made == 0) {
         /* Task state (handles, exit files, cgroup lists) is ours alone. */
@@ -406,9 +389,8 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
         lx->emulated = 1;
         label_emulated(&lx->emu);
     }
-    if (rc == 0) {
+    if (rc == 0)
         rc = decide_instance(lx, c->instance, err, errlen);
-    }
     if (rc == 0) {
         /* One cgroup tree per instance: the clean-up of one daemon's task
          * can never reach a task of another daemon with the same key. */
@@ -436,18 +418,14 @@ static void local_close(void *state) {
         /* The instance's cgroups go when no task is left in them; with tasks
          * still running (a daemon stopped, to be restarted) rmdir fails and
          * they stay. */
-        if (lx->cg.mode != GPX__CG_NONE) {
+        if (lx->cg.mode != GPX__CG_NONE)
             rmdir(lx->cg.cpu_parent);
-        }
-        if (lx->cg.mode == GPX__CG_V1) {
+        if (lx->cg.mode == GPX__CG_V1)
             rmdir(lx->cg.mem_parent);
-        }
-        if (lx->dev.v1_parent[0] != '\0') {
+        if (lx->dev.v1_parent[0] != '\0')
             rmdir(lx->dev.v1_parent);
-        }
-        if (lx->dev.v2_parent[0] != '\0') {
+        if (lx->dev.v2_parent[0] != '\0')
             rmdir(lx->dev.v2_parent);
-        }
         gpx__nvml_close(&lx->nvml);
         free(lx);
     }
@@ -458,9 +436,8 @@ static int local_inventory(void *state, gp_node_spec *nodes, size_t max, size_t 
     gpx__local *lx = state;
     *emulated = lx->emulated;
     *n = 1;
-    if (max == 0) {
+    if (max == 0)
         return 0;
-    }
     if (lx->emulated) {
         nodes[0] = lx->emu;
         return 0;
@@ -510,9 +487,8 @@ static int resolve(const char *prog, char *const *env, char *out, size_t len) {
     for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
         struct stat st;
         gpx__exec_fmt(out, len, "%s/%s", d, prog);
-        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) {
+        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
             return 0;
-        }
     }
     return GP_ENOENT;
 }
@@ -543,9 +519,8 @@ static int launched_before(const gp_task_launch *t, const char *dir, char handle
     char file[PATH_MAX];
     gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
     gpx__task_cg cg;
-    if (gpx__cg_load(&cg, file) == 0) {
+    if (gpx__cg_load(&cg, file) == 0)
         gpx__cg_remove(&cg);
-    }
     remove_dir(dir);
     return 0;
 }
@@ -584,9 +559,8 @@ typedef struct prep {
 /* A copy of a NULL-terminated argv (free with gpx__env_free), or NULL. */
 static char **copy_argv(const char *const *argv) {
     size_t n = 0;
-    while (argv[n] != NULL) {
+    while (argv[n] != NULL)
         n++;
-    }
     char **v = calloc(n + 1, sizeof *v);
     for (size_t i = 0; v != NULL && i < n; i++) {
         if ((v[i] = strdup(argv[i])) == NULL) {
@@ -603,26 +577,23 @@ static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, 
                         size_t errlen) {
     char base[64];
     gpx__exec_fmt(base, sizeof base, "w%llu.t%d", (unsigned long long)t->workload, t->task);
-    if (t->checkpoint_dir != NULL) {
+    if (t->checkpoint_dir != NULL)
         gpx__exec_fmt(p->ckpt, sizeof p->ckpt, "%s", t->checkpoint_dir);
-    } else {
+    else
         gpx__exec_fmt(p->ckpt, sizeof p->ckpt, "%s/checkpoints/%s", lx->state_dir, base);
-    }
     gpx__exec_fmt(p->workdir, sizeof p->workdir, "%s", t->workdir != NULL ? t->workdir : p->ckpt);
-    if (t->log_path != NULL) {
+    if (t->log_path != NULL)
         gpx__exec_fmt(p->log, sizeof p->log, "%s", t->log_path);
-    } else {
+    else
         gpx__exec_fmt(p->log, sizeof p->log, "%s/logs/%s.log", lx->state_dir, base);
-    }
     /* The checkpoint directory is the task user's: made by us (the path is
      * ours to choose), then given to the user; the directory above it only
      * lets the user pass through. The log is ours: the task writes it
      * through the descriptor it is given and cannot read other logs. The
      * workdir is made, if missing, by the task itself as its user (proc.c). */
     int rc = gpx__exec_mkdirs(p->ckpt);
-    if (rc == 0 && p->user.switch_to) {
+    if (rc == 0 && p->user.switch_to)
         rc = gpx__exec_give_dir(p->ckpt, p->user.uid, p->user.gid);
-    }
     if (rc < 0) {
         gp_errf(err, errlen, "checkpoint_dir: cannot create '%s': %s", p->ckpt, strerror(-rc));
         return GP_EIO;
@@ -654,9 +625,8 @@ static void slice_file(const gpx__local *lx, const char *key, char *out, size_t 
  */
 static void write_slice_file(const gpx__local *lx, const char *key, prep *p) {
     const char *mem = gpx__env_get(p->env, "GPUPOOL_MEMORY_LIMIT");
-    if (mem == NULL || geteuid() != 0 || p->cg.ndirs == 0 || gpx__slice_dirs() < 0) {
+    if (mem == NULL || geteuid() != 0 || p->cg.ndirs == 0 || gpx__slice_dirs() < 0)
         return;
-    }
     const char *share = gpx__env_get(p->env, "GPUPOOL_COMPUTE_SHARE");
     const char *ledger = gpx__env_get(p->env, "GPUPOOL_SLICE");
     char path[PATH_MAX], tmp[PATH_MAX + 8];
@@ -664,9 +634,8 @@ static void write_slice_file(const gpx__local *lx, const char *key, prep *p) {
     slice_file(lx, key, path, sizeof path);
     gpx__exec_fmt(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) {
+    if (fd < 0)
         return;
-    }
     fchmod(fd, 0644);
     dprintf(fd, "memory_limit=%s\n%s%s%sslice=%s\n%s%s%s", mem, share ? "compute_share=" : "",
             share ? share : "", share ? "\n" : "", ledger ? ledger : "",
@@ -681,9 +650,8 @@ static void write_slice_file(const gpx__local *lx, const char *key, prep *p) {
      * LD_PRELOAD still loads it. The bind needs a file to cover: an empty
      * /etc/ld.so.preload is made once if there is none (it changes nothing
      * outside the tasks). */
-    if (access(lx->interposer, R_OK) != 0) {
+    if (access(lx->interposer, R_OK) != 0)
         return;
-    }
     int etc = open("/etc/ld.so.preload", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (etc >= 0) {
         fchmod(etc, 0644); /* as the system's own would be, whatever our umask */
@@ -692,16 +660,14 @@ static void write_slice_file(const gpx__local *lx, const char *key, prep *p) {
     gpx__exec_fmt(path, sizeof path, "%s/%s.preload", GP_SLICE_FILE_DIR, lx->instance);
     gpx__exec_fmt(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) {
+    if (fd < 0)
         return;
-    }
     fchmod(fd, 0644);
     dprintf(fd, "%s\n", lx->interposer);
-    if (close(fd) == 0 && rename(tmp, path) == 0 && access("/etc/ld.so.preload", F_OK) == 0) {
+    if (close(fd) == 0 && rename(tmp, path) == 0 && access("/etc/ld.so.preload", F_OK) == 0)
         gpx__exec_fmt(p->preload, sizeof p->preload, "%s", path);
-    } else {
+    else
         unlink(tmp);
-    }
 }
 
 /* The device files of the node's GPUs (devs[GP_MAX_GPUS_PER_NODE]), from
@@ -741,9 +707,8 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     char key[GPX__KEY_MAX];
     make_key(key, sizeof key, t->workload, t->task, t->attempt);
     prep *p = calloc(1, sizeof *p);
-    if (p == NULL) {
+    if (p == NULL)
         return GP_ENOMEM;
-    }
     p->log_fd = -1;
     task_dir(lx, key, p->dir, sizeof p->dir);
     int rc = 0;
@@ -759,19 +724,16 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
             rc = GP_EIO;
         }
     }
-    if (rc == 0) {
+    if (rc == 0)
         rc = gpx__user_resolve(lx, t->run_as, &p->user, err, errlen);
-    }
-    if (rc == 0) {
+    if (rc == 0)
         rc = prepare_dirs(lx, t, p, err, errlen);
-    }
     if (rc == 0) {
         rc =
             gpx__env_build(lx, t, &p->user, p->ckpt, &p->env, p->gpus, sizeof p->gpus, err, errlen);
     }
-    if (rc == 0 && (p->argv = copy_argv(t->argv)) == NULL) {
+    if (rc == 0 && (p->argv = copy_argv(t->argv)) == NULL)
         rc = GP_ENOMEM;
-    }
     if (rc == 0 && resolve(t->argv[0], p->env, p->path, sizeof p->path) < 0) {
         gp_errf(err, errlen, "argv[0]: '%s' is not an executable in the task's PATH", t->argv[0]);
         rc = GP_ENOENT;
@@ -834,9 +796,8 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
          * start in flight. */
         remove_dir(p->dir);
     }
-    if (p->log_fd >= 0) {
+    if (p->log_fd >= 0)
         close(p->log_fd);
-    }
     gpx__env_free(p->env);
     gpx__env_free(p->argv);
     free(p);
@@ -851,23 +812,20 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
 int gpx__task_signal(const gpx__local *lx, const char *key, int sig) {
     uint64_t w;
     int32_t t, a;
-    if (parse_key(key, &w, &t, &a) < 0 || sig <= 0 || sig >= NSIG) {
+    if (parse_key(key, &w, &t, &a) < 0 || sig <= 0 || sig >= NSIG)
         return GP_EINVAL;
-    }
     char dir[PATH_MAX], file[PATH_MAX];
     task_dir(lx, key, dir, sizeof dir);
     pid_t tpid = 0;
     uint64_t tstart;
-    if (gpx__task_read(dir, &tpid, &tstart) == 0 && gpx__proc_present(tpid, tstart)) {
+    if (gpx__task_read(dir, &tpid, &tstart) == 0 && gpx__proc_present(tpid, tstart))
         kill(-tpid, sig);
-    } else {
+    else
         tpid = 0;
-    }
     gpx__task_cg cg;
     gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
-    if (gpx__cg_load(&cg, file) == 0) {
+    if (gpx__cg_load(&cg, file) == 0)
         gpx__cg_signal(&cg, sig, tpid);
-    }
     return 0;
 }
 
@@ -897,22 +855,19 @@ static void slice_of(const gpx__local *lx, const handle_parts *h, char *name, si
 static int64_t slice_memory(const gpx__local *lx, const handle_parts *h) {
     char name[64];
     gp_ledger *l = NULL;
-    if (gp_ledger_open == NULL || gp_ledger_usage == NULL || gp_ledger_close == NULL) {
+    if (gp_ledger_open == NULL || gp_ledger_usage == NULL || gp_ledger_close == NULL)
         return -1;
-    }
     slice_of(lx, h, name, sizeof name);
     char file[PATH_MAX];
     gpx__ledger_path(lx->instance, h->key, file, sizeof file);
     if ((gp_ledger_open_file == NULL || gp_ledger_open_file(file, GP_LEDGER_READ, &l, NULL) < 0) &&
-        gp_ledger_open(name, GP_LEDGER_READ, &l, NULL) < 0) {
+        gp_ledger_open(name, GP_LEDGER_READ, &l, NULL) < 0)
         return -1;
-    }
     gp_ledger_device_usage use[GP_LEDGER_MAX_DEVICES];
     int n = gp_ledger_usage(l, use, GP_LEDGER_MAX_DEVICES);
     int64_t sum = n < 0 ? -1 : 0;
-    for (int i = 0; i < n && i < GP_LEDGER_MAX_DEVICES; i++) {
+    for (int i = 0; i < n && i < GP_LEDGER_MAX_DEVICES; i++)
         sum += (int64_t)use[i].used;
-    }
     gp_ledger_close(l);
     return sum;
 }
@@ -975,35 +930,30 @@ static void poll_one(const gpx__local *lx, gp_task_status *st) {
 
 static int local_poll(void *state, gp_task_status *tasks, size_t n) {
     gpx__wd_scan(state);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         poll_one(state, &tasks[i]);
-    }
     return 0;
 }
 
 static int local_reap(void *state, const char *handle) {
     gpx__local *lx = state;
     handle_parts h;
-    if (parse_handle(handle, &h) < 0) {
+    if (parse_handle(handle, &h) < 0)
         return GP_EINVAL;
-    }
     char dir[PATH_MAX], file[PATH_MAX], recorded[GP_HANDLE_MAX];
     task_dir(lx, h.key, dir, sizeof dir);
-    if (read_handle(dir, recorded) == 0 && strcmp(recorded, handle) != 0) {
+    if (read_handle(dir, recorded) == 0 && strcmp(recorded, handle) != 0)
         return 0; /* a stale handle: the directory belongs to a later start */
-    }
     gpx__exit ex;
     pid_t tpid;
     uint64_t tstart;
     if ((gpx__exit_read(dir, &ex) == 0 && !ex.present && gpx__proc_alive(h.spid, h.sstart)) ||
-        (gpx__task_read(dir, &tpid, &tstart) == 0 && gpx__proc_alive(tpid, tstart))) {
+        (gpx__task_read(dir, &tpid, &tstart) == 0 && gpx__proc_alive(tpid, tstart)))
         return GP_ESTATE;
-    }
     gpx__task_cg cg;
     gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
-    if (gpx__cg_load(&cg, file) == 0) {
+    if (gpx__cg_load(&cg, file) == 0)
         gpx__cg_remove(&cg);
-    }
     /* The books and the limits of an ended slice go with it. */
     char name[64];
     slice_file(lx, h.key, file, sizeof file);
@@ -1011,9 +961,8 @@ static int local_reap(void *state, const char *handle) {
     gpx__ledger_path(lx->instance, h.key, file, sizeof file);
     unlink(file);
     slice_of(lx, &h, name, sizeof name);
-    if (gp_ledger_unlink != NULL) {
+    if (gp_ledger_unlink != NULL)
         gp_ledger_unlink(name);
-    }
     remove_dir(dir);
     return 0;
 }
@@ -1042,9 +991,8 @@ static int local_describe(void *state, gp_executor_info *d) {
     gpx__exec_fmt(d->limits, sizeof d->limits, "%s", lx->cg.note);
     gpx__gpu_dev devs[GP_MAX_GPUS_PER_NODE];
     int n = gpu_devs(lx, devs), unknown = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         unknown += devs[i].major < 0;
-    }
     if (lx->dev.mode != GPX__DEV_NONE && unknown > 0) {
         gpx__exec_fmt(d->devices, sizeof d->devices,
                       "%.150s; %d of %d GPUs have no device file known (%s) and are not filtered",
@@ -1073,22 +1021,19 @@ static int local_tasks(void *state, char (*handles)[GP_HANDLE_MAX], size_t max, 
     const gpx__local *lx = state;
     *n = 0;
     DIR *d = opendir(lx->state_dir);
-    if (d == NULL) {
+    if (d == NULL)
         return GP_EIO;
-    }
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         uint64_t w;
         int32_t t, a;
         char dir[PATH_MAX], handle[GP_HANDLE_MAX];
-        if (parse_key(e->d_name, &w, &t, &a) < 0) {
+        if (parse_key(e->d_name, &w, &t, &a) < 0)
             continue;
-        }
         task_dir(lx, e->d_name, dir, sizeof dir);
         if (read_handle(dir, handle) == 0) {
-            if (*n < max) {
+            if (*n < max)
                 gpx__exec_fmt(handles[*n], GP_HANDLE_MAX, "%s", handle);
-            }
             (*n)++;
         }
     }
@@ -1100,9 +1045,8 @@ static int local_tasks(void *state, char (*handles)[GP_HANDLE_MAX], size_t max, 
  * that says it knows nothing (an emulated GPU runs no kernels). */
 static int gpu_usage(gpx__local *lx, gp_exec_gpu_usage *u) {
     u->n = 0;
-    if (!lx->emulated) {
+    if (!lx->emulated)
         return gpx__nvml_usage(&lx->nvml, lx->node_name, u);
-    }
     for (int i = 0; i < lx->emu.ngpus && u->n < u->max; i++) {
         gp_gpu_usage *g = &u->gpus[u->n++];
         memset(g, 0, sizeof *g);
@@ -1118,9 +1062,8 @@ static int gpu_usage(gpx__local *lx, gp_exec_gpu_usage *u) {
 
 /* The generic operations of executor.h this executor answers. */
 static int local_control(void *state, int op, void *arg) {
-    if (arg == NULL) {
+    if (arg == NULL)
         return GP_EINVAL;
-    }
     switch (op) {
     case GP_EXEC_CTL_GPU_USAGE:
         return gpu_usage(state, arg);

@@ -83,9 +83,8 @@ const char *gpx__stage_name(int stage) {
  * never past end-1, and keeps the result NUL-terminated. */
 static void sa_str(char **pos, char *end, const char *s) {
     char *p = *pos;
-    while (*s != '\0' && p < end - 1) {
+    while (*s != '\0' && p < end - 1)
         *p++ = *s++;
-    }
     *p = '\0';
     *pos = p;
 }
@@ -98,9 +97,8 @@ static void sa_u64(char **pos, char *end, uint64_t v) {
         v /= 10;
     } while (v != 0);
     char digits[24];
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         digits[i] = tmp[n - 1 - i];
-    }
     digits[n] = '\0';
     sa_str(pos, end, digits);
 }
@@ -118,13 +116,11 @@ static void sa_i64(char **pos, char *end, int64_t v) {
 /* Parses an unsigned decimal at *s, advancing it; -1 if there is none. */
 static int64_t parse_u64(const char **s) {
     const char *p = *s;
-    if (*p < '0' || *p > '9') {
+    if (*p < '0' || *p > '9')
         return -1;
-    }
     uint64_t v = 0;
-    while (*p >= '0' && *p <= '9') {
+    while (*p >= '0' && *p <= '9')
         v = v * 10 + (uint64_t)(*p++ - '0');
-    }
     *s = p;
     return (int64_t)(v & INT64_MAX);
 }
@@ -138,23 +134,20 @@ static void sa_path(char *buf, size_t cap, const char *dir, const char *name) {
 
 ssize_t gpx__read_small(const char *path, char *buf, size_t cap) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    if (fd < 0)
         return -errno;
-    }
     size_t n = 0;
     while (n + 1 < cap) {
         ssize_t r = read(fd, buf + n, cap - 1 - n);
-        if (r < 0 && errno == EINTR) {
+        if (r < 0 && errno == EINTR)
             continue;
-        }
         if (r < 0) {
             int e = errno;
             close(fd);
             return -e;
         }
-        if (r == 0) {
+        if (r == 0)
             break;
-        }
         n += (size_t)r;
     }
     buf[n] = '\0';
@@ -166,12 +159,10 @@ static int write_all(int fd, const void *data, size_t n) {
     const char *p = data;
     while (n > 0) {
         ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) {
+        if (w < 0 && errno == EINTR)
             continue;
-        }
-        if (w <= 0) {
+        if (w <= 0)
             return -1;
-        }
         p += w;
         n -= (size_t)w;
     }
@@ -188,17 +179,14 @@ static int write_file_atomic(const char *dir, const char *name, const char *data
     sa_path(tmp, sizeof tmp, dir, tname);
     sa_path(path, sizeof path, dir, name);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
+    if (fd < 0)
         return -1;
-    }
     int rc = write_all(fd, data, strlen(data));
-    if (rc == 0) {
+    if (rc == 0)
         rc = fsync(fd);
-    }
     close(fd);
-    if (rc == 0) {
+    if (rc == 0)
         rc = rename(tmp, path);
-    }
     return rc;
 }
 
@@ -214,9 +202,8 @@ static int proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t
     sa_u64(&p, path + sizeof path, (uint64_t)pid);
     sa_str(&p, path + sizeof path, "/stat");
     ssize_t n = gpx__read_small(path, buf, sizeof buf);
-    if (n < 0) {
+    if (n < 0)
         return (int)n;
-    }
     /* The command name may hold spaces and parentheses: fields start after
      * the last ')'. Then: state(3) ppid(4) pgrp(5) ... starttime(22). */
     const char *s = NULL;
@@ -226,34 +213,26 @@ static int proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t
             break;
         }
     }
-    if (s == NULL || s[0] != ' ' || s[1] == '\0') {
+    if (s == NULL || s[0] != ' ' || s[1] == '\0')
         return -EINVAL;
-    }
-    if (state != NULL) {
+    if (state != NULL)
         *state = s[1];
-    }
     s += 2;
     for (int field = 4; field <= 22; field++) {
-        while (*s == ' ') {
+        while (*s == ' ')
             s++;
-        }
         const char *q = s;
-        if (*q == '-') {
+        if (*q == '-')
             q++;
-        }
         int64_t v = parse_u64(&q);
-        if (v < 0) {
+        if (v < 0)
             return -EINVAL;
-        }
-        if (field == 4 && ppid != NULL) {
+        if (field == 4 && ppid != NULL)
             *ppid = (pid_t)v;
-        }
-        if (field == 5 && pgrp != NULL) {
+        if (field == 5 && pgrp != NULL)
             *pgrp = (pid_t)v;
-        }
-        if (field == 22 && start != NULL) {
+        if (field == 22 && start != NULL)
             *start = (uint64_t)v;
-        }
         s = q;
     }
     return 0;
@@ -267,9 +246,8 @@ int gpx__proc_present(pid_t pid, uint64_t start) {
 int gpx__proc_alive(pid_t pid, uint64_t start) {
     uint64_t st;
     char state = '?';
-    if (pid <= 0 || proc_stat(pid, &st, &state, NULL, NULL) != 0) {
+    if (pid <= 0 || proc_stat(pid, &st, &state, NULL, NULL) != 0)
         return 0;
-    }
     return st == start && state != 'Z' && state != 'X';
 }
 
@@ -280,18 +258,15 @@ int gpx__proc_alive(pid_t pid, uint64_t start) {
 /* Closes descriptors lo..hi, with close_range(2) where the kernel has it. */
 static void close_span(unsigned lo, unsigned hi) {
 #ifdef SYS_close_range
-    if (syscall(SYS_close_range, lo, hi, 0) == 0) {
+    if (syscall(SYS_close_range, lo, hi, 0) == 0)
         return;
-    }
 #endif
     unsigned max = 65536;
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < max) {
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < max)
         max = (unsigned)rl.rlim_cur;
-    }
-    for (unsigned fd = lo; fd <= hi && fd < max; fd++) {
+    for (unsigned fd = lo; fd <= hi && fd < max; fd++)
         close((int)fd);
-    }
 }
 
 /* Closes every descriptor from 3 up except the (at most 4) in keep: the
@@ -310,12 +285,10 @@ static void close_others(const int *keep, int nkeep) {
     }
     unsigned lo = 3;
     for (int i = 0; i < n; i++) {
-        if (k[i] < 0 || (unsigned)k[i] < lo) {
+        if (k[i] < 0 || (unsigned)k[i] < lo)
             continue;
-        }
-        if ((unsigned)k[i] > lo) {
+        if ((unsigned)k[i] > lo)
             close_span(lo, (unsigned)k[i] - 1);
-        }
         lo = (unsigned)k[i] + 1;
     }
     close_span(lo, ~0U);
@@ -328,11 +301,9 @@ static void reset_signals(void) {
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
     sigemptyset(&sa.sa_mask);
-    for (int sig = 1; sig < NSIG; sig++) {
-        if (sig != SIGKILL && sig != SIGSTOP) {
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
             sigaction(sig, &sa, NULL);
-        }
-    }
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -352,9 +323,8 @@ static void join_cgroups(const gpx__task_cg *cg) {
                                       "it runs without CPU and memory limits\n";
             (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
         }
-        if (fd >= 0) {
+        if (fd >= 0)
             close(fd);
-        }
     }
 }
 
@@ -362,12 +332,10 @@ static void join_cgroups(const gpx__task_cg *cg) {
  * (in that order: the first two need the privileges the last gives up).
  * 0, or -1 with errno set. */
 static int become(const gpx__user *u) {
-    if (u == NULL || !u->switch_to) {
+    if (u == NULL || !u->switch_to)
         return 0;
-    }
-    if (setgroups((size_t)u->ngroups, u->groups) < 0 || setgid(u->gid) < 0 || setuid(u->uid) < 0) {
+    if (setgroups((size_t)u->ngroups, u->groups) < 0 || setgid(u->gid) < 0 || setuid(u->uid) < 0)
         return -1;
-    }
     if (getuid() != u->uid || geteuid() != u->uid || getegid() != u->gid) {
         errno = EPERM;
         return -1;
@@ -385,19 +353,15 @@ static int become(const gpx__user *u) {
  * gpx__private_mounts() before it makes a ledger; should the bind still
  * fail, the interposer finds no ledger and refuses allocations). */
 static void bind_files(const char *preload, const char *ledger) {
-    if ((preload == NULL && ledger == NULL) || unshare(CLONE_NEWNS) < 0) {
+    if ((preload == NULL && ledger == NULL) || unshare(CLONE_NEWNS) < 0)
         return;
-    }
     /* Nothing mounted here may reach the host's namespace. */
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         return;
-    }
-    if (preload != NULL && mount(preload, "/etc/ld.so.preload", NULL, MS_BIND, NULL) == 0) {
+    if (preload != NULL && mount(preload, "/etc/ld.so.preload", NULL, MS_BIND, NULL) == 0)
         mount(NULL, "/etc/ld.so.preload", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL);
-    }
-    if (ledger != NULL) {
+    if (ledger != NULL)
         mount(ledger, GP_LEDGER_MOUNT, NULL, MS_BIND, NULL);
-    }
 }
 
 /* The filter of one architecture: its calls that make or join a user
@@ -441,9 +405,8 @@ static void refuse_user_namespaces(void) {
 int gpx__private_mounts(void) {
     static int known = -1;
     int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (k >= 0) {
+    if (k >= 0)
         return k;
-    }
     pid_t pid = geteuid() == 0 ? fork() : -1;
     if (pid == 0) {
         _exit(unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0
@@ -465,13 +428,11 @@ static int sa_mkdirs(const char *path) {
         if (*c == '/' || *c == '\0') {
             char keep = *c;
             *c = '\0';
-            if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+            if (mkdir(buf, 0755) < 0 && errno != EEXIST)
                 return -1;
-            }
             *c = keep;
-            if (keep == '\0') {
+            if (keep == '\0')
                 return 0;
-            }
         }
     }
 }
@@ -483,16 +444,14 @@ static void run_task(const gpx__spawn *s, int errfd) {
     /* A session of its own: its process group is its pid, and nothing it
      * does reaches the supervisor's session. */
     setsid();
-    if (s->log_fd != STDOUT_FILENO && dup2(s->log_fd, STDOUT_FILENO) < 0) {
+    if (s->log_fd != STDOUT_FILENO && dup2(s->log_fd, STDOUT_FILENO) < 0)
         f.stage = GPX__STAGE_STDIO;
-    } else if (s->log_fd != STDERR_FILENO && dup2(s->log_fd, STDERR_FILENO) < 0) {
+    else if (s->log_fd != STDERR_FILENO && dup2(s->log_fd, STDERR_FILENO) < 0)
         f.stage = GPX__STAGE_STDIO;
-    }
     if (f.stage == GPX__STAGE_NONE) {
         int null = open("/dev/null", O_RDONLY);
-        if (null < 0 || (null != STDIN_FILENO && dup2(null, STDIN_FILENO) < 0)) {
+        if (null < 0 || (null != STDIN_FILENO && dup2(null, STDIN_FILENO) < 0))
             f.stage = GPX__STAGE_STDIO;
-        }
     }
     if (f.stage == GPX__STAGE_NONE) {
         /* The cgroups are joined while we are still root: a task's user
@@ -544,9 +503,8 @@ static void write_exit(const char *dir, int code, int sig, int stage, int err_no
  * a process's children). Returns how many were signalled. */
 static int signal_listed(const char *file, int sig, pid_t skip_pgid) {
     char buf[16384];
-    if (gpx__read_small(file, buf, sizeof buf) <= 0) {
+    if (gpx__read_small(file, buf, sizeof buf) <= 0)
         return 0;
-    }
     int n = 0;
     const char *p = buf;
     while (*p != '\0') {
@@ -556,13 +514,10 @@ static int signal_listed(const char *file, int sig, pid_t skip_pgid) {
             continue;
         }
         pid_t pgrp = 0;
-        if (skip_pgid > 0 && proc_stat((pid_t)v, NULL, NULL, &pgrp, NULL) == 0 &&
-            pgrp == skip_pgid) {
+        if (skip_pgid > 0 && proc_stat((pid_t)v, NULL, NULL, &pgrp, NULL) == 0 && pgrp == skip_pgid)
             continue;
-        }
-        if (v > 0 && kill((pid_t)v, sig) == 0) {
+        if (v > 0 && kill((pid_t)v, sig) == 0)
             n++;
-        }
     }
     return n;
 }
@@ -583,15 +538,13 @@ int gpx__cg_signal(const gpx__task_cg *tc, int sig, pid_t skip_pgid) {
 static void kill_children(void) {
     pid_t self = getpid();
     int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
+    if (fd < 0)
         return;
-    }
     char buf[8192];
     for (;;) {
         long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
-        if (n <= 0) {
+        if (n <= 0)
             break;
-        }
         for (long off = 0; off < n;) {
             /* struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name */
             unsigned short reclen;
@@ -600,9 +553,8 @@ static void kill_children(void) {
             int64_t pid = parse_u64(&name);
             pid_t ppid = 0;
             if (pid > 0 && *name == '\0' && proc_stat((pid_t)pid, NULL, NULL, NULL, &ppid) == 0 &&
-                ppid == self) {
+                ppid == self)
                 kill((pid_t)pid, SIGKILL);
-            }
             off += reclen;
         }
     }
@@ -646,18 +598,16 @@ static void wait_task(pid_t tpid, int *code, int *sig) {
         siginfo_t si;
         memset(&si, 0, sizeof si);
         if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) < 0) {
-            if (errno == EINTR) {
+            if (errno == EINTR)
                 continue;
-            }
             *code = 255; /* cannot happen: the task is our child */
             return;
         }
         if (si.si_pid == tpid) {
-            if (si.si_code == CLD_EXITED) {
+            if (si.si_code == CLD_EXITED)
                 *code = si.si_status;
-            } else {
+            else
                 *sig = si.si_status;
-            }
             return;
         }
         waitpid(si.si_pid, NULL, 0);
@@ -680,25 +630,20 @@ static int args_area(uintptr_t *arg_start, uintptr_t *arg_end, uintptr_t *env_st
     /* s is at field 3 (the state letter); fields 48-51 follow field 47. */
     uintptr_t v[4];
     for (int field = 3; s != NULL && field <= 51; field++) {
-        while (*s == ' ') {
+        while (*s == ' ')
             s++;
-        }
         const char *q = s;
-        if (field == 3 || *q == '-') {
+        if (field == 3 || *q == '-')
             q++;
-        }
         int64_t x = field == 3 ? 0 : parse_u64(&q);
-        if (x < 0) {
+        if (x < 0)
             return -1;
-        }
-        if (field >= 48) {
+        if (field >= 48)
             v[field - 48] = (uintptr_t)x;
-        }
         s = q;
     }
-    if (s == NULL || v[0] == 0 || v[1] <= v[0]) {
+    if (s == NULL || v[0] == 0 || v[1] <= v[0])
         return -1;
-    }
     *arg_start = v[0];
     *arg_end = v[1];
     *env_start = v[2];
@@ -719,21 +664,18 @@ static int args_area(uintptr_t *arg_start, uintptr_t *arg_end, uintptr_t *env_st
 static void set_title(const char *title) {
     prctl(PR_SET_NAME, (unsigned long)"gpupool-superv", 0, 0, 0);
     uintptr_t as, ae, es, ee;
-    if (title == NULL || args_area(&as, &ae, &es, &ee) < 0) {
+    if (title == NULL || args_area(&as, &ae, &es, &ee) < 0)
         return;
-    }
     uintptr_t end = es == ae && ee > es ? ee : ae;
     char *area = (char *)as;
     size_t cap = (size_t)(end - as);
     size_t n = strlen(title);
-    if (n > cap - 1) {
+    if (n > cap - 1)
         n = cap - 1;
-    }
     memcpy(area, title, n);
     area[n] = '\0';
-    for (size_t i = n + 1; i < (size_t)(ae - as); i++) {
+    for (size_t i = n + 1; i < (size_t)(ae - as); i++)
         area[i] = ' ';
-    }
 }
 
 /* The supervisor: never returns. rep is the report pipe to the daemon. */
@@ -751,15 +693,12 @@ static void supervise(const gpx__spawn *s, int rep) {
      * daemon's output must see its end when the daemon ends. */
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0 && rep > STDERR_FILENO && s->log_fd > STDERR_FILENO) {
-        for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
-            if (fd != null) {
+        for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+            if (fd != null)
                 dup2(null, fd);
-            }
-        }
     }
-    if (null > STDERR_FILENO) {
+    if (null > STDERR_FILENO)
         close(null);
-    }
     if (setsid() < 0) {
         r.stage = GPX__STAGE_SUPERVISOR;
         r.start_errno = errno;
@@ -826,14 +765,12 @@ static void supervise(const gpx__spawn *s, int rep) {
             write_file_atomic(s->dir, "task", task);
         }
     }
-    if (r.stage != GPX__STAGE_NONE) {
+    if (r.stage != GPX__STAGE_NONE)
         write_exit(s->dir, 127, 0, r.stage, r.start_errno);
-    }
     (void)write_all(rep, &r, sizeof r);
     close(rep);
-    if (r.stage != GPX__STAGE_NONE) {
+    if (r.stage != GPX__STAGE_NONE)
         _exit(0);
-    }
 
     int code, sig;
     wait_task(tpid, &code, &sig);
@@ -845,9 +782,8 @@ static void supervise(const gpx__spawn *s, int rep) {
      * wait on a process stuck in the kernel. */
     for (int i = 0; i < 100; i++) {
         pid_t w = waitpid(-1, NULL, WNOHANG);
-        if (w < 0 && errno == ECHILD) {
+        if (w < 0 && errno == ECHILD)
             break;
-        }
         if (w <= 0) {
             struct timespec ts = {0, 10 * 1000 * 1000};
             nanosleep(&ts, NULL);
@@ -878,9 +814,8 @@ int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t er
     if (mid == 0) {
         close(rep[0]);
         pid_t sup = fork();
-        if (sup == 0) {
+        if (sup == 0)
             supervise(s, rep[1]);
-        }
         if (sup < 0) {
             report r = {GPX__STAGE_SUPERVISOR, errno, 0, 0, 0, 0};
             (void)write_all(rep[1], &r, sizeof r);
@@ -896,12 +831,10 @@ int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t er
     size_t got = 0;
     while (got < sizeof r) {
         ssize_t n = read(rep[0], (char *)&r + got, sizeof r - got);
-        if (n < 0 && errno == EINTR) {
+        if (n < 0 && errno == EINTR)
             continue;
-        }
-        if (n <= 0) {
+        if (n <= 0)
             break;
-        }
         got += (size_t)n;
     }
     close(rep[0]);
@@ -932,16 +865,14 @@ static int kv_get(const char *text, const char *key, int64_t *out) {
             int neg = *q == '-';
             q += neg;
             int64_t v = parse_u64(&q);
-            if (v < 0 || (*q != '\n' && *q != '\0')) {
+            if (v < 0 || (*q != '\n' && *q != '\0'))
                 return GP_ECORRUPT;
-            }
             *out = neg ? -v : v;
             return 0;
         }
         const char *nl = strchr(p, '\n');
-        if (nl == NULL) {
+        if (nl == NULL)
             break;
-        }
         p = nl + 1;
     }
     return GP_ENOENT;
@@ -952,17 +883,14 @@ int gpx__exit_read(const char *dir, gpx__exit *ex) {
     char path[PATH_MAX], buf[512];
     sa_path(path, sizeof path, dir, "exit");
     ssize_t n = gpx__read_small(path, buf, sizeof buf);
-    if (n == -ENOENT) {
+    if (n == -ENOENT)
         return 0;
-    }
     int64_t code = 0, sig = 0, stage = 0, eno = 0;
-    if (n < 0 || kv_get(buf, "exit_code", &code) < 0 || kv_get(buf, "term_signal", &sig) < 0) {
+    if (n < 0 || kv_get(buf, "exit_code", &code) < 0 || kv_get(buf, "term_signal", &sig) < 0)
         return GP_ECORRUPT;
-    }
     if (kv_get(buf, "start_stage", &stage) == GP_ECORRUPT ||
-        kv_get(buf, "start_errno", &eno) == GP_ECORRUPT) {
+        kv_get(buf, "start_errno", &eno) == GP_ECORRUPT)
         return GP_ECORRUPT;
-    }
     ex->present = 1;
     ex->exit_code = (int)code;
     ex->term_signal = (int)sig;
@@ -975,13 +903,11 @@ int gpx__task_read(const char *dir, pid_t *pid, uint64_t *start) {
     char path[PATH_MAX], buf[256];
     sa_path(path, sizeof path, dir, "task");
     ssize_t n = gpx__read_small(path, buf, sizeof buf);
-    if (n == -ENOENT) {
+    if (n == -ENOENT)
         return GP_ENOENT;
-    }
     int64_t p = 0, st = 0;
-    if (n < 0 || kv_get(buf, "pid", &p) < 0 || kv_get(buf, "start", &st) < 0 || p <= 0) {
+    if (n < 0 || kv_get(buf, "pid", &p) < 0 || kv_get(buf, "start", &st) < 0 || p <= 0)
         return GP_ECORRUPT;
-    }
     *pid = (pid_t)p;
     *start = (uint64_t)st;
     return 0;

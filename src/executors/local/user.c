@@ -57,9 +57,8 @@ int gpx__user_resolve(const gpx__local *lx, const char *run_as, gpx__user *u, ch
             gpx__exec_fmt(u->shell, sizeof u->shell, "/bin/sh");
             return 0;
         }
-        if (from_passwd(&pw, u, err, errlen) < 0) {
+        if (from_passwd(&pw, u, err, errlen) < 0)
             u->ngroups = 0; /* not used: nothing is switched */
-        }
         return 0;
     }
     if (run_as == NULL || run_as[0] == '\0') {
@@ -75,9 +74,8 @@ int gpx__user_resolve(const gpx__local *lx, const char *run_as, gpx__user *u, ch
     gpx__exec_fmt(where, sizeof where, "on node %s", lx->node_name);
     int rc =
         gpx__exec_lookup_user(run_as, lx->allow_root, where, &pw, buf, sizeof buf, err, errlen);
-    if (rc < 0 || (rc = from_passwd(&pw, u, err, errlen)) < 0) {
+    if (rc < 0 || (rc = from_passwd(&pw, u, err, errlen)) < 0)
         return rc;
-    }
     u->switch_to = 1;
     return 0;
 }

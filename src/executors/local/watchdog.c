@@ -59,21 +59,19 @@ int64_t gpx__wd_tolerance(int64_t slice, int procs) {
 /* "30.0 GiB", "512 MiB", and with whole 1 a slice's "20 GiB": what a person
  * reads in a reason. */
 static void human(int64_t bytes, int whole, char *out, size_t len) {
-    if (bytes >= GIB && bytes % GIB == 0 && whole) {
+    if (bytes >= GIB && bytes % GIB == 0 && whole)
         gpx__exec_fmt(out, len, "%lld GiB", (long long)(bytes / GIB));
-    } else if (bytes >= GIB) {
+    else if (bytes >= GIB)
         gpx__exec_fmt(out, len, "%.1f GiB", (double)bytes / (double)GIB);
-    } else {
+    else
         gpx__exec_fmt(out, len, "%lld MiB", (long long)((bytes + MIB - 1) / MIB));
-    }
 }
 
 int gpx__wd_judge(const gpx__wd_limits *lim, const gpx__wd_use *use, char *why, size_t len) {
     char u[32], s[32];
     for (int g = 0; g < GP_MAX_GPUS_PER_NODE; g++) {
-        if (use->bytes[g] <= 0) {
+        if (use->bytes[g] <= 0)
             continue;
-        }
         human(use->bytes[g], 0, u, sizeof u);
         if (lim->mem[g] <= 0) {
             gpx__exec_fmt(why, len, "stopped by the watchdog: %s on GPU %d, which it was not given",
@@ -130,9 +128,8 @@ static int write_file(const char *dir, const char *name, const char *text) {
     gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name);
     gpx__exec_fmt(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    if (fd < 0)
         return -1;
-    }
     size_t n = strlen(text);
     int ok = write(fd, text, n) == (ssize_t)n;
     ok = close(fd) == 0 && ok;
@@ -150,9 +147,8 @@ int gpx__wd_record(const char *dir, const gp_task_launch *t) {
     const gp_task_binding *b = t->binding;
     for (int i = 0; b != NULL && t->node != NULL && i < b->nslices; i++) {
         const gp_slice *s = &b->slices[i];
-        if (s->gpu < 0 || s->gpu >= t->node->ngpus) {
+        if (s->gpu < 0 || s->gpu >= t->node->ngpus)
             continue;
-        }
         const gp_gpu_spec *g = &t->node->gpus[s->gpu];
         int64_t mem = s->mem > 0 ? s->mem : g->mem_bytes;
         l += (size_t)snprintf(text + l, sizeof text - l, "gpu=%d %lld\n", (int)g->index,
@@ -165,24 +161,20 @@ int gpx__wd_limits_read(const char *dir, gpx__wd_limits *lim) {
     char path[PATH_MAX], buf[64 + GP_MAX_GPUS_PER_NODE * 48];
     memset(lim, 0, sizeof *lim);
     gpx__exec_fmt(path, sizeof path, "%s/gpus", dir);
-    if (gpx__read_small(path, buf, sizeof buf) <= 0) {
+    if (gpx__read_small(path, buf, sizeof buf) <= 0)
         return GP_ENOENT;
-    }
     for (char *line = strtok(buf, "\n"); line != NULL; line = strtok(NULL, "\n")) {
         int gpu;
         long long mem;
-        if (sscanf(line, "signal=%d", &lim->sig) == 1) {
+        if (sscanf(line, "signal=%d", &lim->sig) == 1)
             continue;
-        }
         if (sscanf(line, "gpu=%d %lld", &gpu, &mem) != 2 || gpu < 0 ||
-            gpu >= GP_MAX_GPUS_PER_NODE || mem <= 0) {
+            gpu >= GP_MAX_GPUS_PER_NODE || mem <= 0)
             return GP_ECORRUPT;
-        }
         lim->mem[gpu] += mem;
     }
-    if (lim->sig <= 0 || lim->sig >= NSIG) {
+    if (lim->sig <= 0 || lim->sig >= NSIG)
         return GP_ECORRUPT;
-    }
     return 0;
 }
 
@@ -201,14 +193,12 @@ static int64_t now_ms(void) {
 static int read_decision(const char *dir, int64_t *since, char *why, size_t len) {
     char path[PATH_MAX], buf[320];
     gpx__exec_fmt(path, sizeof path, "%s/watchdog", dir);
-    if (gpx__read_small(path, buf, sizeof buf) <= 0) {
+    if (gpx__read_small(path, buf, sizeof buf) <= 0)
         return 0;
-    }
     long long s = 0;
     char *w = strstr(buf, "\nwhy=");
-    if (sscanf(buf, "since=%lld", &s) != 1 || w == NULL) {
+    if (sscanf(buf, "since=%lld", &s) != 1 || w == NULL)
         return 0;
-    }
     w += 5;
     w[strcspn(w, "\n")] = '\0';
     *since = s;
@@ -224,9 +214,8 @@ int gpx__wd_detail(const char *dir, char *detail, size_t len) {
 void gpx__wd_enforce(const gpx__local *lx, const char *dir, const char *key) {
     int64_t since;
     char why[160];
-    if (read_decision(dir, &since, why, sizeof why) && now_ms() - since >= GPX__WD_GRACE_MS) {
+    if (read_decision(dir, &since, why, sizeof why) && now_ms() - since >= GPX__WD_GRACE_MS)
         gpx__task_signal(lx, key, SIGKILL);
-    }
 }
 
 /* Judges one task's use and, if it is over, records why and sends the
@@ -238,13 +227,11 @@ static void judge_task(const gpx__local *lx, const char *key, const gpx__wd_use 
     int64_t since;
     gpx__wd_limits lim;
     if (access(path, F_OK) == 0 || read_decision(dir, &since, why, sizeof why) ||
-        gpx__wd_limits_read(dir, &lim) < 0 || !gpx__wd_judge(&lim, use, why, sizeof why)) {
+        gpx__wd_limits_read(dir, &lim) < 0 || !gpx__wd_judge(&lim, use, why, sizeof why))
         return;
-    }
     gpx__exec_fmt(text, sizeof text, "since=%lld\nwhy=%s\n", (long long)now_ms(), why);
-    if (write_file(dir, "watchdog", text) == 0) {
+    if (write_file(dir, "watchdog", text) == 0)
         gpx__task_signal(lx, key, lim.sig);
-    }
 }
 
 /* ======================================================================== */
@@ -262,18 +249,16 @@ static nvmlProcessInfo_t *processes(const gpx__nvml *nv, nvmlDevice_t dev, unsig
     for (int tries = 0; tries < 4; tries++) {
         nvmlProcessInfo_t *p = calloc(room, sizeof *p);
         unsigned count = room;
-        if (p == NULL) {
+        if (p == NULL)
             return NULL;
-        }
         nvmlReturn_t r = nv->nvmlDeviceGetComputeRunningProcesses_v3(dev, &count, p);
         if (r == NVML_SUCCESS) {
             *n = count;
             return p;
         }
         free(p);
-        if (r != NVML_ERROR_INSUFFICIENT_SIZE) {
+        if (r != NVML_ERROR_INSUFFICIENT_SIZE)
             return NULL;
-        }
         room = count > room ? count + 16 : room * 2; /* more may start meanwhile */
     }
     return NULL;
@@ -286,18 +271,15 @@ static void add_use(const gpx__local *lx, task_use **tasks, size_t *n, unsigned 
     char path[64], cg[4096], key[GPX__KEY_MAX];
     gpx__exec_fmt(path, sizeof path, "/proc/%u/cgroup", pid);
     if (gpx__read_small(path, cg, sizeof cg) <= 0 ||
-        !gpx__wd_task_of(cg, lx->instance, key, sizeof key)) {
+        !gpx__wd_task_of(cg, lx->instance, key, sizeof key))
         return; /* gone, or not a task of this instance */
-    }
     size_t i = 0;
-    while (i < *n && strcmp((*tasks)[i].key, key) != 0) {
+    while (i < *n && strcmp((*tasks)[i].key, key) != 0)
         i++;
-    }
     if (i == *n) {
         task_use *more = realloc(*tasks, (*n + 1) * sizeof **tasks);
-        if (more == NULL) {
+        if (more == NULL)
             return;
-        }
         *tasks = more;
         memset(&more[i], 0, sizeof more[i]);
         gpx__exec_fmt(more[i].key, sizeof more[i].key, "%s", key);
@@ -311,41 +293,35 @@ void gpx__wd_scan(const gpx__local *lx) {
     const gpx__nvml *nv = &lx->nvml;
     unsigned count = 0;
     if (lx->emulated || nv->lib == NULL || nv->nvmlDeviceGetComputeRunningProcesses_v3 == NULL ||
-        nv->nvmlDeviceGetCount_v2(&count) != NVML_SUCCESS) {
+        nv->nvmlDeviceGetCount_v2(&count) != NVML_SUCCESS)
         return;
-    }
     task_use *tasks = NULL;
     size_t ntasks = 0;
     for (unsigned g = 0; g < count && g < GP_MAX_GPUS_PER_NODE; g++) {
         nvmlDevice_t dev;
         unsigned n = 0;
-        if (nv->nvmlDeviceGetHandleByIndex_v2(g, &dev) != NVML_SUCCESS) {
+        if (nv->nvmlDeviceGetHandleByIndex_v2(g, &dev) != NVML_SUCCESS)
             continue;
-        }
         nvmlProcessInfo_t *p = processes(nv, dev, &n);
-        for (unsigned i = 0; p != NULL && i < n; i++) {
+        for (unsigned i = 0; p != NULL && i < n; i++)
             if (p[i].usedGpuMemory != GP_NVML_VALUE_NOT_AVAILABLE && p[i].usedGpuMemory > 0 &&
-                p[i].usedGpuMemory <= (unsigned long long)INT64_MAX) {
+                p[i].usedGpuMemory <= (unsigned long long)INT64_MAX)
                 add_use(lx, &tasks, &ntasks, p[i].pid, (int)g, (int64_t)p[i].usedGpuMemory);
-            }
-        }
         free(p);
     }
-    for (size_t i = 0; i < ntasks; i++) {
+    for (size_t i = 0; i < ntasks; i++)
         judge_task(lx, tasks[i].key, &tasks[i].use);
-    }
     free(tasks);
 }
 
 void gpx__wd_describe(const gpx__local *lx, char *out, size_t len) {
     const gpx__nvml *nv = &lx->nvml;
-    if (lx->emulated || nv->lib == NULL) {
+    if (lx->emulated || nv->lib == NULL)
         gpx__exec_fmt(out, len, "watchdog off (no NVML)");
-    } else if (nv->nvmlDeviceGetComputeRunningProcesses_v3 == NULL) {
+    else if (nv->nvmlDeviceGetComputeRunningProcesses_v3 == NULL)
         gpx__exec_fmt(out, len, "watchdog off (NVML gives no per-process memory)");
-    } else if (lx->cg.mode == GPX__CG_NONE) {
+    else if (lx->cg.mode == GPX__CG_NONE)
         gpx__exec_fmt(out, len, "watchdog off (no cgroups to tell tasks apart)");
-    } else {
+    else
         gpx__exec_fmt(out, len, "watchdog on (NVML per-process memory, at each poll)");
-    }
 }

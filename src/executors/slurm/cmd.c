@@ -35,14 +35,12 @@ typedef struct outbuf {
 
 /* Appends len bytes to b, keeping it NUL-terminated. */
 static void buf_add(outbuf *b, const char *s, size_t len) {
-    if (b->oom) {
+    if (b->oom)
         return;
-    }
     if (b->n + len + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + len + 1) {
+        while (cap < b->n + len + 1)
             cap *= 2;
-        }
         char *np = realloc(b->p, cap);
         if (np == NULL) {
             b->oom = 1;
@@ -63,15 +61,13 @@ static void drain(int ofd, int efd, outbuf *out, outbuf *errb) {
     char chunk[8192];
     while (open_fds > 0) {
         if (poll(pf, 2, -1) < 0) {
-            if (errno == EINTR) {
+            if (errno == EINTR)
                 continue;
-            }
             return;
         }
         for (int i = 0; i < 2; i++) {
-            if (pf[i].fd < 0 || pf[i].revents == 0) {
+            if (pf[i].fd < 0 || pf[i].revents == 0)
                 continue;
-            }
             ssize_t r = read(pf[i].fd, chunk, sizeof chunk);
             if (r > 0) {
                 buf_add(i == 0 ? out : errb, chunk, (size_t)r);
@@ -118,17 +114,15 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
         dup2(op[1], 1);
         dup2(ep[1], 2);
         int nul = open("/dev/null", O_RDONLY);
-        if (nul >= 0) {
+        if (nul >= 0)
             dup2(nul, 0);
-        }
         /* exec takes char *const[]: the strings are not written to. */
         char *const *av;
         memcpy(&av, &argv, sizeof av);
-        if (strchr(path, '/') != NULL) {
+        if (strchr(path, '/') != NULL)
             execve(path, av, sx->envp);
-        } else {
+        else
             execvpe(path, av, sx->envp);
-        }
         _exit(127);
     }
     close(op[1]);
@@ -144,11 +138,10 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         const char *msg = e.p != NULL ? e.p : "";
         size_t len = strcspn(msg, "\n");
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && len == 0) {
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && len == 0)
             gp_errf(err, errlen, "%s: cannot be executed (is Slurm installed?)", path);
-        } else {
+        else
             gp_errf(err, errlen, "%s failed: %.*s", argv[0], (int)(len > 200 ? 200 : len), msg);
-        }
         rc = GP_EIO;
     } else if (o.oom || e.oom) {
         gp_errf(err, errlen, "%s: out of memory reading its output", argv[0]);
@@ -157,9 +150,8 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
     free(e.p);
     if (rc == 0 && out != NULL) {
         *out = o.p != NULL ? o.p : strdup("");
-        if (*out == NULL) {
+        if (*out == NULL)
             rc = GP_ENOMEM;
-        }
     } else {
         free(o.p);
     }
@@ -168,13 +160,11 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
 
 ssize_t gpx__slurm_read(const char *dir, const char *name, char *buf, size_t cap) {
     char path[PATH_MAX];
-    if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name) < 0) {
+    if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name) < 0)
         return -ENAMETOOLONG;
-    }
     FILE *f = fopen(path, "r");
-    if (f == NULL) {
+    if (f == NULL)
         return -errno;
-    }
     size_t n = fread(buf, 1, cap - 1, f);
     buf[n] = '\0';
     fclose(f);
@@ -184,13 +174,11 @@ ssize_t gpx__slurm_read(const char *dir, const char *name, char *buf, size_t cap
 int gpx__slurm_write(const char *dir, const char *name, const char *text) {
     char path[PATH_MAX], tmp[PATH_MAX];
     if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name) < 0 ||
-        gpx__exec_fmt(tmp, sizeof tmp, "%s/.%s.tmp", dir, name) < 0) {
+        gpx__exec_fmt(tmp, sizeof tmp, "%s/.%s.tmp", dir, name) < 0)
         return GP_EINVAL;
-    }
     FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
+    if (f == NULL)
         return GP_ESYS;
-    }
     int bad = fputs(text, f) < 0;
     bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
     bad |= fclose(f) != 0;
@@ -210,9 +198,8 @@ int gpx__slurm_json(const gpx__slurm *sx, const char *const *argv, json_t **root
     char *out = NULL;
     *root = NULL;
     int rc = gpx__slurm_run(sx, argv, &out, err, errlen);
-    if (rc < 0) {
+    if (rc < 0)
         return rc;
-    }
     json_error_t jerr;
     *root = json_loads(out, 0, &jerr);
     free(out);
@@ -237,16 +224,14 @@ int gpx__slurm_sbatch(const gpx__slurm *sx, const char *const *opts, const char 
         snprintf(part, sizeof part, "--partition=%s", sx->parts[0]);
         argv[k++] = part;
     }
-    for (size_t i = 0; opts[i] != NULL && k < 30; i++) {
+    for (size_t i = 0; opts[i] != NULL && k < 30; i++)
         argv[k++] = opts[i];
-    }
     argv[k++] = script;
     argv[k] = NULL;
     char *reply = NULL;
     int rc = gpx__slurm_run(sx, argv, &reply, err, errlen);
-    if (rc < 0) {
+    if (rc < 0)
         return rc;
-    }
     char *end;
     long id = strtol(reply, &end, 10);
     if (end == reply || id <= 0 || (*end != '\0' && *end != '\n' && *end != ';')) {

@@ -63,9 +63,8 @@ static int job_state(const gpx__slurm *sx, long id, char *state, size_t len, cha
     const char *argv[] = {"squeue", "--json", "--states=all", jobs, NULL};
     json_t *root;
     int rc = gpx__slurm_json(sx, argv, &root, err, errlen);
-    if (rc < 0) {
+    if (rc < 0)
         return rc;
-    }
     state[0] = '\0';
     size_t i;
     json_t *j;
@@ -127,9 +126,8 @@ static int ensure_holder(const gpx__slurm *sx, const gp_task_launch *t, int g, c
     long id;
     if (gpx__slurm_read(hdir, "jobid", buf, sizeof buf) > 0 && (id = strtol(buf, NULL, 10)) > 0) {
         int rc = job_state(sx, id, state, sizeof state, err, errlen);
-        if (rc < 0) {
+        if (rc < 0)
             return rc;
-        }
         if (strcmp(state, "PENDING") == 0 || strcmp(state, "RUNNING") == 0 ||
             strcmp(state, "CONFIGURING") == 0) {
             *jobid = id;
@@ -140,16 +138,14 @@ static int ensure_holder(const gpx__slurm *sx, const gp_task_launch *t, int g, c
     int rc = gpx__exec_fmt(sub, sizeof sub, "%s/queue", hdir) < 0 ? GP_EINVAL : 0;
     if (rc == 0 &&
         (gpx__exec_mkdirs(sub) < 0 || gpx__exec_fmt(sub, sizeof sub, "%s/slices", hdir) < 0 ||
-         gpx__exec_mkdirs(sub) < 0)) {
+         gpx__exec_mkdirs(sub) < 0))
         rc = GP_ESYS;
-    }
     if (rc < 0) {
         gp_errf(err, errlen, "state_dir: cannot create %s", hdir);
         return rc;
     }
-    if ((rc = write_holder_script(hdir, err, errlen)) < 0) {
+    if ((rc = write_holder_script(hdir, err, errlen)) < 0)
         return rc;
-    }
     char name[160], node[GP_NAME_MAX + 32], out[PATH_MAX + 16], script[PATH_MAX],
         comment[GP_NAME_MAX + 64];
     snprintf(name, sizeof name, "--job-name=gp-%s.hold.%.63s.g%d", sx->tag, t->node->name, g);
@@ -162,9 +158,8 @@ static int ensure_holder(const gpx__slurm *sx, const gp_task_launch *t, int g, c
         return GP_EINVAL;
     }
     const char *opts[] = {name, comment, node, "--gres=gpu:1", "--mem=64", out, NULL};
-    if ((rc = gpx__slurm_sbatch(sx, opts, script, &id, err, errlen)) < 0) {
+    if ((rc = gpx__slurm_sbatch(sx, opts, script, &id, err, errlen)) < 0)
         return rc;
-    }
     snprintf(buf, sizeof buf, "%ld\n", id);
     if (gpx__slurm_write(hdir, "jobid", buf) < 0) {
         gp_errf(err, errlen, "state_dir: cannot record the holder's job id in %s", hdir);
@@ -182,9 +177,8 @@ int gpx__slurm_slice_launch(const gpx__slurm *sx, const gp_task_launch *t, const
         return GP_EINVAL;
     }
     int rc = ensure_holder(sx, t, g, hdir, jobid, err, errlen);
-    if (rc < 0) {
+    if (rc < 0)
         return rc;
-    }
     snprintf(buf, sizeof buf, "%s\n", hdir);
     if (gpx__slurm_write(dir, "slice", buf) < 0 ||
         gpx__exec_fmt(file, sizeof file, "%s/slices", hdir) < 0 ||
@@ -208,25 +202,19 @@ int gpx__slurm_slice_queued(const char *dir, const char *hdir, const char *key) 
      * step and exit cover holders whose loop removed its claim instead. */
     char file[PATH_MAX];
     if (gpx__exec_fmt(file, sizeof file, "%s/queue/%s", hdir, key) < 0 || access(file, F_OK) == 0 ||
-        gpx__exec_fmt(file, sizeof file, "%s/claimed.%s", hdir, key) < 0 ||
-        access(file, F_OK) == 0) {
+        gpx__exec_fmt(file, sizeof file, "%s/claimed.%s", hdir, key) < 0 || access(file, F_OK) == 0)
         return 1;
-    }
     const char *const trace[] = {"claimed", "step", "exit"};
-    for (size_t i = 0; i < sizeof trace / sizeof trace[0]; i++) {
-        if (gpx__exec_fmt(file, sizeof file, "%s/%s", dir, trace[i]) < 0 ||
-            access(file, F_OK) == 0) {
+    for (size_t i = 0; i < sizeof trace / sizeof trace[0]; i++)
+        if (gpx__exec_fmt(file, sizeof file, "%s/%s", dir, trace[i]) < 0 || access(file, F_OK) == 0)
             return 1;
-        }
-    }
     return 0;
 }
 
 int gpx__slurm_is_slice(const char *dir, char *hdir, size_t len) {
     char buf[PATH_MAX];
-    if (gpx__slurm_read(dir, "slice", buf, sizeof buf) <= 0) {
+    if (gpx__slurm_read(dir, "slice", buf, sizeof buf) <= 0)
         return 0;
-    }
     buf[strcspn(buf, "\n")] = '\0';
     snprintf(hdir, len, "%s", buf);
     return 1;
@@ -252,9 +240,8 @@ void gpx__slurm_slice_judge(const char *dir, const char *holder_state, long hold
 
 int gpx__slurm_slice_signal(const gpx__slurm *sx, const char *dir, int sig) {
     char step[64], sigarg[32];
-    if (gpx__slurm_read(dir, "step", step, sizeof step) <= 0) {
+    if (gpx__slurm_read(dir, "step", step, sizeof step) <= 0)
         return 0; /* not started: nothing to signal */
-    }
     step[strcspn(step, "\n")] = '\0';
     snprintf(sigarg, sizeof sigarg, "--signal=%d", sig);
     const char *argv[] = {"scancel", sigarg, step, NULL};
@@ -278,23 +265,19 @@ int gpx__slurm_slice_stop(const gpx__slurm *sx, const char *dir, const char *key
 void gpx__slurm_slice_reap(const gpx__slurm *sx, const char *dir, const char *key) {
     char hdir[PATH_MAX], file[PATH_MAX], buf[64];
     if (!gpx__slurm_is_slice(dir, hdir, sizeof hdir) ||
-        gpx__exec_fmt(file, sizeof file, "%s/slices/%s", hdir, key) < 0) {
+        gpx__exec_fmt(file, sizeof file, "%s/slices/%s", hdir, key) < 0)
         return;
-    }
     unlink(file);
     gpx__exec_fmt(file, sizeof file, "%s/slices", hdir);
     DIR *d = opendir(file);
     int left = 0;
     struct dirent *de;
-    while (d != NULL && (de = readdir(d)) != NULL) {
+    while (d != NULL && (de = readdir(d)) != NULL)
         left += de->d_name[0] != '.';
-    }
-    if (d != NULL) {
+    if (d != NULL)
         closedir(d);
-    }
-    if (left > 0 || gpx__slurm_read(hdir, "jobid", buf, sizeof buf) <= 0) {
+    if (left > 0 || gpx__slurm_read(hdir, "jobid", buf, sizeof buf) <= 0)
         return;
-    }
     /* The last slice is gone: the GPU goes back to Slurm. */
     buf[strcspn(buf, "\n")] = '\0';
     const char *argv[] = {"scancel", buf, NULL};

@@ -56,57 +56,48 @@ static const char *const unusable_flags[] = {"DRAIN",
 static const char *const usable_states[] = {"idle", "mixed", "allocated", "completing", NULL};
 
 static int in_list(const char *s, const char *const *list) {
-    for (size_t i = 0; list[i] != NULL; i++) {
-        if (strcasecmp(s, list[i]) == 0) {
+    for (size_t i = 0; list[i] != NULL; i++)
+        if (strcasecmp(s, list[i]) == 0)
             return 1;
-        }
-    }
     return 0;
 }
 
 /* 1 if Slurm would give the node new work. */
 static int node_usable(json_t *node) {
     const char *state = json_string_value(json_object_get(node, "state"));
-    if (state == NULL || !in_list(state, usable_states)) {
+    if (state == NULL || !in_list(state, usable_states))
         return 0;
-    }
     json_t *flags = json_object_get(node, "state_flags");
     size_t i;
     json_t *f;
     json_array_foreach(flags, i, f) {
         const char *s = json_string_value(f);
-        if (s != NULL && in_list(s, unusable_flags)) {
+        if (s != NULL && in_list(s, unusable_flags))
             return 0;
-        }
     }
     return 1;
 }
 
 /* 1 if the node is in one of the configured partitions (or none is set). */
 static int node_in_partitions(const gpx__slurm *sx, json_t *node) {
-    if (sx->npart == 0) {
+    if (sx->npart == 0)
         return 1;
-    }
     json_t *parts = json_object_get(node, "partitions");
     size_t i;
     json_t *p;
     json_array_foreach(parts, i, p) {
         const char *s = json_string_value(p);
-        for (int k = 0; s != NULL && k < sx->npart; k++) {
-            if (strcmp(s, sx->parts[k]) == 0) {
+        for (int k = 0; s != NULL && k < sx->npart; k++)
+            if (strcmp(s, sx->parts[k]) == 0)
                 return 1;
-            }
-        }
     }
     return 0;
 }
 
 static int64_t model_mem(const gpx__slurm *sx, const char *model) {
-    for (int i = 0; i < sx->nmodel; i++) {
-        if (strcasecmp(sx->model_mem[i].model, model) == 0) {
+    for (int i = 0; i < sx->nmodel; i++)
+        if (strcasecmp(sx->model_mem[i].model, model) == 0)
             return sx->model_mem[i].bytes;
-        }
-    }
     return sx->gpu_mem_default;
 }
 
@@ -134,18 +125,15 @@ static int add_gres(const gpx__slurm *sx, gp_node_spec *node, const char *gres, 
         snprintf(item, sizeof item, "%.*s", (int)(len < 255 ? len : 255), p);
         p = p[len] == ',' ? p + len + 1 : NULL;
         char *paren = strchr(item, '(');
-        if (paren != NULL) {
+        if (paren != NULL)
             *paren = '\0';
-        }
         char *fields[3] = {NULL, NULL, NULL};
         int nf = 0;
         for (char *save = NULL, *tok = strtok_r(item, ":", &save); tok != NULL && nf < 3;
-             tok = strtok_r(NULL, ":", &save)) {
+             tok = strtok_r(NULL, ":", &save))
             fields[nf++] = tok;
-        }
-        if (nf < 2 || strcmp(fields[0], "gpu") != 0) {
+        if (nf < 2 || strcmp(fields[0], "gpu") != 0)
             continue;
-        }
         const char *type = nf == 3 ? fields[1] : "gpu";
         const char *count_s = fields[nf - 1];
         char *end;
@@ -180,14 +168,12 @@ static int gres_gpus(const char *gres) {
         size_t len = strcspn(p, ",");
         if (strncmp(p, "gpu:", 4) == 0) {
             size_t head = strcspn(p, "(");
-            if (head > len) {
+            if (head > len)
                 head = len;
-            }
             /* The count is the last ':'-separated field before '('. */
             size_t k = head;
-            while (k > 0 && p[k - 1] != ':') {
+            while (k > 0 && p[k - 1] != ':')
                 k--;
-            }
             total += atoi(p + k);
         }
         p += len;
@@ -213,9 +199,8 @@ static int is_ours(const gpx__slurm *sx, const char *name, long id) {
     char prefix[48], dir[PATH_MAX], buf[64];
     snprintf(prefix, sizeof prefix, "gp-%s.", sx->tag);
     size_t n = strlen(prefix);
-    if (strncmp(name, prefix, n) != 0 || strchr(name + n, '/') != NULL || name[n] == '.') {
+    if (strncmp(name, prefix, n) != 0 || strchr(name + n, '/') != NULL || name[n] == '.')
         return 0;
-    }
     int rc = strncmp(name + n, "hold.", 5) == 0
                  ? gpx__exec_fmt(dir, sizeof dir, "%s/holders/%s", sx->state_dir, name + n + 5)
                  : gpx__slurm_task_dir(sx, name + n, dir, sizeof dir);
@@ -236,27 +221,24 @@ static int own_gpus(const gpx__slurm *sx, held **out, size_t *nout, char *err, s
     *out = NULL;
     *nout = 0;
     int rc = gpx__slurm_json(sx, argv, &root, err, errlen);
-    if (rc < 0) {
+    if (rc < 0)
         return rc;
-    }
     json_t *jobs = json_object_get(root, "jobs");
     size_t cap = 0, i;
     json_t *j;
     json_array_foreach(jobs, i, j) {
         const char *name = json_string_value(json_object_get(j, "name"));
         if (name == NULL ||
-            !is_ours(sx, name, (long)json_integer_value(json_object_get(j, "job_id")))) {
+            !is_ours(sx, name, (long)json_integer_value(json_object_get(j, "job_id"))))
             continue;
-        }
         json_t *detail = json_object_get(j, "gres_detail");
         json_t *nodes = json_object_get(json_object_get(j, "job_resources"), "allocated_nodes");
         for (size_t k = 0; k < json_array_size(detail) && k < json_array_size(nodes); k++) {
             const char *nn =
                 json_string_value(json_object_get(json_array_get(nodes, k), "nodename"));
             int g = gres_gpus(json_string_value(json_array_get(detail, k)));
-            if (nn == NULL || g == 0) {
+            if (nn == NULL || g == 0)
                 continue;
-            }
             if (*nout == cap) {
                 cap = cap ? cap * 2 : 64;
                 held *nh = realloc(*out, cap * sizeof *nh);
@@ -275,9 +257,8 @@ static int own_gpus(const gpx__slurm *sx, held **out, size_t *nout, char *err, s
 }
 
 static void add_label(gp_node_spec *node, const char *key, const char *value) {
-    if (node->nlabels >= GP_MAX_LABELS) {
+    if (node->nlabels >= GP_MAX_LABELS)
         return;
-    }
     gp_label *l = &node->labels[node->nlabels++];
     clean_name(l->key, sizeof l->key, key, strlen(key));
     clean_name(l->value, sizeof l->value, value, strlen(value));
@@ -304,9 +285,8 @@ static void add_features(gp_node_spec *node, const char *features, const char *p
             }
         }
         p += len;
-        if (*p == ',') {
+        if (*p == ',')
             p++;
-        }
     }
 }
 
@@ -315,9 +295,8 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
     held *own = NULL;
     size_t nown = 0;
     int rc = own_gpus(sx, &own, &nown, err, errlen);
-    if (rc < 0) {
+    if (rc < 0)
         return rc;
-    }
     const char *argv[] = {"sinfo", "--json", NULL};
     json_t *root;
     if ((rc = gpx__slurm_json(sx, argv, &root, err, errlen)) < 0) {
@@ -336,12 +315,10 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
     json_t *jn;
     json_array_foreach(list, i, jn) {
         const char *name = json_string_value(json_object_get(jn, "name"));
-        if (name == NULL || !node_in_partitions(sx, jn)) {
+        if (name == NULL || !node_in_partitions(sx, jn))
             continue;
-        }
-        if (*n >= max) {
+        if (*n >= max)
             break;
-        }
         gp_node_spec *node = &nodes[*n];
         memset(node, 0, sizeof *node);
         node->schedulable = node_usable(jn);
@@ -357,14 +334,11 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
         /* GPUs that Slurm gave to jobs that are not gpupool's are not the
          * pool's until they are free again. */
         int foreign = gres_gpus(json_string_value(json_object_get(jn, "gres_used")));
-        for (size_t k = 0; k < nown; k++) {
-            if (strcmp(own[k].node, name) == 0) {
+        for (size_t k = 0; k < nown; k++)
+            if (strcmp(own[k].node, name) == 0)
                 foreign -= own[k].gpus;
-            }
-        }
-        if (foreign > 0) {
+        if (foreign > 0)
             node->ngpus = foreign >= node->ngpus ? 0 : node->ngpus - foreign;
-        }
         json_t *parts = json_object_get(jn, "partitions");
         add_features(node, json_string_value(json_object_get(jn, "active_features")),
                      json_string_value(json_array_get(parts, 0)));

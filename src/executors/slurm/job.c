@@ -44,27 +44,23 @@ void gpx__slurm_key(const gp_task_launch *t, char *buf, size_t len) {
 /* Writes s as one single-quoted shell word. */
 static void put_quoted(FILE *f, const char *s) {
     fputc('\'', f);
-    for (; *s != '\0'; s++) {
-        if (*s == '\'') {
+    for (; *s != '\0'; s++)
+        if (*s == '\'')
             fputs("'\\''", f);
-        } else {
+        else
             fputc(*s, f);
-        }
-    }
     fputc('\'', f);
 }
 
 /* True for a variable name the shell can export. */
 static int valid_name(const char *s, size_t n) {
-    if (n == 0 || !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z'))) {
+    if (n == 0 || !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
         return 0;
-    }
     for (size_t i = 1; i < n; i++) {
         char c = s[i];
         if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-              (c >= '0' && c <= '9'))) {
+              (c >= '0' && c <= '9')))
             return 0;
-        }
     }
     return 1;
 }
@@ -81,11 +77,9 @@ static void put_export_i(FILE *f, const char *name, long long v) {
 
 /* The fractional slice of a binding, or NULL if it holds whole GPUs only. */
 static const gp_slice *fraction(const gp_task_binding *b) {
-    for (int i = 0; b != NULL && i < b->nslices; i++) {
-        if (b->slices[i].milli < GP_MILLI) {
+    for (int i = 0; b != NULL && i < b->nslices; i++)
+        if (b->slices[i].milli < GP_MILLI)
             return &b->slices[i];
-        }
-    }
     return NULL;
 }
 
@@ -137,9 +131,8 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         const char *kv = t->env[i];
         const char *eq = strchr(kv, '=');
         size_t n = eq != NULL ? (size_t)(eq - kv) : 0;
-        if (eq == NULL || !valid_name(kv, n) || gp_env_managed(kv, n)) {
+        if (eq == NULL || !valid_name(kv, n) || gp_env_managed(kv, n))
             continue;
-        }
         fprintf(f, "export %.*s=", (int)n, kv);
         put_quoted(f, eq + 1);
         fputc('\n', f);
@@ -157,11 +150,9 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
          * env:// names): rank 0 listens on task 0's node, on a port derived
          * from the workload so that two gangs sharing a node differ. */
         const char *addr = t->gang_first != NULL ? t->gang_first->name : "";
-        for (int i = 0; t->gang_first != NULL && i < t->gang_first->nlabels; i++) {
-            if (strcmp(t->gang_first->labels[i].key, "slurm.address") == 0) {
+        for (int i = 0; t->gang_first != NULL && i < t->gang_first->nlabels; i++)
+            if (strcmp(t->gang_first->labels[i].key, "slurm.address") == 0)
                 addr = t->gang_first->labels[i].value;
-            }
-        }
         put_export_i(f, "WORLD_SIZE", t->gang_size);
         put_export_i(f, "RANK", t->task);
         put_export_i(f, "LOCAL_RANK", 0);
@@ -169,18 +160,15 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         put_export_i(f, "MASTER_PORT", 29500 + (long long)(t->workload % 1000));
     }
     int whole = 0;
-    for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++) {
+    for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++)
         whole += t->binding->slices[i].milli >= GP_MILLI;
-    }
     const gp_slice *fr = fraction(t->binding);
-    if (whole == 0 && fr == NULL) {
+    if (whole == 0 && fr == NULL)
         fputs("export CUDA_VISIBLE_DEVICES=\n", f);
-    }
     if (fr != NULL) {
         put_export_i(f, GP_ENV_MEMORY_LIMIT, (long long)fr->mem);
-        if (t->compute_share > 0) {
+        if (t->compute_share > 0)
             put_export_i(f, GP_ENV_COMPUTE_SHARE, t->compute_share);
-        }
         fprintf(f, "export GPUPOOL_SLICE=w%llu-t%d-a%d\n", (unsigned long long)t->workload, t->task,
                 t->attempt);
         fputs("if [ -e ", f);
@@ -253,9 +241,8 @@ int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char 
     int64_t mb = (t->mem_bytes + (1 << 20) - 1) >> 20;
     snprintf(mem, sizeof mem, "--mem=%lld", (long long)(mb > 0 ? mb : 64));
     int whole = 0;
-    for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++) {
+    for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++)
         whole += t->binding->slices[i].milli >= GP_MILLI;
-    }
     snprintf(gres, sizeof gres, "--gres=gpu:%d", whole);
     const char *log = t->log_path != NULL && t->log_path[0] ? t->log_path : "/dev/null";
     if (gpx__exec_fmt(out, sizeof out, "--output=%s", log) < 0 ||
@@ -271,9 +258,8 @@ int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char 
     opts[k++] = node;
     opts[k++] = cpus;
     opts[k++] = mem;
-    if (whole > 0) {
+    if (whole > 0)
         opts[k++] = gres;
-    }
     opts[k++] = out;
     opts[k++] = "--open-mode=append";
     opts[k++] = "--export=ALL";
@@ -285,18 +271,16 @@ int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char 
         opts[k++] = uid;
         opts[k++] = gid;
     }
-    if (hold) {
+    if (hold)
         opts[k++] = "--hold";
-    }
     opts[k] = NULL;
     return gpx__slurm_sbatch(sx, opts, script, jobid, err, errlen);
 }
 
 int gpx__slurm_gang_release(const gpx__slurm *sx, const gp_task_launch *t, char *err,
                             size_t errlen) {
-    if (t->gang_size <= 1) {
+    if (t->gang_size <= 1)
         return 0;
-    }
     gp_task_launch each = *t;
     char key[GPX__SLURM_KEY_MAX], first[PATH_MAX], dir[PATH_MAX], hdir[PATH_MAX], buf[64];
     each.task = 0;
@@ -305,9 +289,8 @@ int gpx__slurm_gang_release(const gpx__slurm *sx, const gp_task_launch *t, char 
         gp_errf(err, errlen, "state_dir: path too long");
         return GP_EINVAL;
     }
-    if (gpx__slurm_read(first, "released", buf, sizeof buf) > 0) {
+    if (gpx__slurm_read(first, "released", buf, sizeof buf) > 0)
         return 0;
-    }
     size_t cap = 16 + (size_t)t->gang_size * 21, len = 0;
     char *ids = malloc(cap);
     if (ids == NULL) {
@@ -326,9 +309,8 @@ int gpx__slurm_gang_release(const gpx__slurm *sx, const gp_task_launch *t, char 
             return 0;
         }
         /* A slice runs in a holder job that is never held: nothing to release. */
-        if (gpx__slurm_is_slice(dir, hdir, sizeof hdir) == 0) {
+        if (gpx__slurm_is_slice(dir, hdir, sizeof hdir) == 0)
             len += (size_t)snprintf(ids + len, cap - len, "%s%ld", len ? "," : "", id);
-        }
     }
     int rc = 0;
     if (len > 0) {

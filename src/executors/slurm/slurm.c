@@ -97,27 +97,20 @@ static int set_gpu_mem(gpx__slurm *sx, const char *key, const char *val, char *e
  * (a gpx__config_set): 0, or GP_EINVAL naming the key. */
 static int set_key(void *arg, const char *key, const char *val, char *err, size_t errlen) {
     gpx__slurm *sx = arg;
-    if (strcmp(key, "slurm_conf") == 0) {
+    if (strcmp(key, "slurm_conf") == 0)
         return set_path(sx->conf, sizeof sx->conf, key, val, 1, err, errlen);
-    }
-    if (strcmp(key, "bin_dir") == 0) {
+    if (strcmp(key, "bin_dir") == 0)
         return set_path(sx->bin, sizeof sx->bin, key, val, 1, err, errlen);
-    }
-    if (strcmp(key, "state_dir") == 0) {
+    if (strcmp(key, "state_dir") == 0)
         return set_path(sx->state_dir, sizeof sx->state_dir, key, val, 1, err, errlen);
-    }
-    if (strcmp(key, "checkpoint_dir") == 0) {
+    if (strcmp(key, "checkpoint_dir") == 0)
         return set_path(sx->ckpt_root, sizeof sx->ckpt_root, key, val, 1, err, errlen);
-    }
-    if (strcmp(key, "interposer") == 0) {
+    if (strcmp(key, "interposer") == 0)
         return set_path(sx->interposer, sizeof sx->interposer, key, val, 1, err, errlen);
-    }
-    if (strcmp(key, "partitions") == 0) {
+    if (strcmp(key, "partitions") == 0)
         return set_partitions(sx, val, err, errlen);
-    }
-    if (strcmp(key, "gpu_mem") == 0 || strncmp(key, "gpu_mem.", 8) == 0) {
+    if (strcmp(key, "gpu_mem") == 0 || strncmp(key, "gpu_mem.", 8) == 0)
         return set_gpu_mem(sx, key, val, err, errlen);
-    }
     if (strcmp(key, "tag") == 0) {
         size_t n = strlen(val);
         if (n == 0 || n >= sizeof sx->tag ||
@@ -152,28 +145,23 @@ static int parse_config(gpx__slurm *sx, const char *text, char *err, size_t errl
  * gpupoold's environment may hold its secrets. */
 static int build_envp(gpx__slurm *sx) {
     size_t n = 0;
-    while (environ[n] != NULL) {
+    while (environ[n] != NULL)
         n++;
-    }
     sx->envp = calloc(n + 2, sizeof *sx->envp);
-    if (sx->envp == NULL) {
+    if (sx->envp == NULL)
         return GP_ENOMEM;
-    }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const char *e = environ[i];
         static const char *const keep[] = {
             "PATH=", "LANG=", "LC_", "TZ=", "HOME=", "USER=", "LOGNAME="};
         int kept = 0;
-        for (size_t j = 0; j < sizeof keep / sizeof keep[0]; j++) {
+        for (size_t j = 0; j < sizeof keep / sizeof keep[0]; j++)
             kept |= strncmp(e, keep[j], strlen(keep[j])) == 0;
-        }
-        if (!kept) {
+        if (!kept)
             continue;
-        }
-        if ((sx->envp[k] = strdup(e)) == NULL) {
+        if ((sx->envp[k] = strdup(e)) == NULL)
             return GP_ENOMEM;
-        }
         k++;
     }
     if (sx->conf[0] != '\0' && asprintf(&sx->envp[k], "SLURM_CONF=%s", sx->conf) < 0) {
@@ -185,12 +173,10 @@ static int build_envp(gpx__slurm *sx) {
 
 static void slurm_close(void *state) {
     gpx__slurm *sx = state;
-    if (sx == NULL) {
+    if (sx == NULL)
         return;
-    }
-    for (size_t i = 0; sx->envp != NULL && sx->envp[i] != NULL; i++) {
+    for (size_t i = 0; sx->envp != NULL && sx->envp[i] != NULL; i++)
         free(sx->envp[i]);
-    }
     free(sx->envp);
     free(sx);
 }
@@ -203,26 +189,22 @@ static void slurm_close(void *state) {
 static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state, char *err,
                       size_t errlen) {
     gpx__slurm *sx = calloc(1, sizeof *sx);
-    if (sx == NULL) {
+    if (sx == NULL)
         return GP_ENOMEM;
-    }
     snprintf(sx->interposer, sizeof sx->interposer, "%s", DEFAULT_INTERPOSER);
     snprintf(sx->tag, sizeof sx->tag, "gpupool");
     sx->gpu_mem_default = DEFAULT_GPU_MEM;
     char lib[PATH_MAX];
     if (ctx->lib_dir != NULL && ctx->lib_dir[0] != '\0' &&
         gpx__exec_fmt(lib, sizeof lib, "%s/libgpuslice.so", ctx->lib_dir) == 0 &&
-        access(lib, R_OK) == 0) {
+        access(lib, R_OK) == 0)
         memcpy(sx->interposer, lib, sizeof lib);
-    }
     sx->allow_root = ctx->allow_root_workloads;
-    if (ctx->data_dir != NULL && ctx->data_dir[0] == '/') {
+    if (ctx->data_dir != NULL && ctx->data_dir[0] == '/')
         gpx__exec_fmt(sx->state_dir, sizeof sx->state_dir, "%s/slurm", ctx->data_dir);
-    }
     int rc = parse_config(sx, text, err, errlen);
-    if (rc == 0 && (rc = build_envp(sx)) < 0) {
+    if (rc == 0 && (rc = build_envp(sx)) < 0)
         gp_errf(err, errlen, "slurm executor: out of memory");
-    }
     int mrc = rc == 0 ? gpx__exec_mkdirs(sx->state_dir) : 0;
     if (mrc < 0) {
         gp_errf(err, errlen, "executor-config: state_dir: cannot create %s: %s", sx->state_dir,
@@ -256,19 +238,16 @@ static int slurm_inventory(void *state, gp_node_spec *nodes, size_t max, size_t 
 
 /* "slurm:<jobid>:<key>" into its parts; GP_EINVAL if it is not one of ours. */
 static int parse_handle(const char *h, long *jobid, char key[GPX__SLURM_KEY_MAX]) {
-    if (strncmp(h, "slurm:", 6) != 0) {
+    if (strncmp(h, "slurm:", 6) != 0)
         return GP_EINVAL;
-    }
     char *end;
     long id = strtol(h + 6, &end, 10);
-    if (end == h + 6 || *end != ':' || id <= 0) {
+    if (end == h + 6 || *end != ':' || id <= 0)
         return GP_EINVAL;
-    }
     const char *k = end + 1;
     size_t n = strlen(k);
-    if (n == 0 || n >= GPX__SLURM_KEY_MAX || strchr(k, '/') != NULL || k[0] == '.') {
+    if (n == 0 || n >= GPX__SLURM_KEY_MAX || strchr(k, '/') != NULL || k[0] == '.')
         return GP_EINVAL;
-    }
     *jobid = id;
     memcpy(key, k, n + 1);
     return 0;
@@ -287,9 +266,8 @@ static int find_by_name(const gpx__slurm *sx, const char *key, long *jobid, char
     const char *argv[] = {"squeue", "--json", "--states=all", name, NULL};
     json_t *root;
     int rc = gpx__slurm_json(sx, argv, &root, err, errlen);
-    if (rc < 0) {
+    if (rc < 0)
         return rc;
-    }
     json_t *jobs = json_object_get(root, "jobs");
     char want[160];
     snprintf(want, sizeof want, "gp-%s.%s", sx->tag, key);
@@ -348,9 +326,8 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         /* A launch of this key began before: gpupoold may have died between
          * sbatch and the jobid file. Slurm knows the job by its name. */
         int found = find_by_name(sx, key, &jobid, err, errlen);
-        if (found < 0) {
+        if (found < 0)
             return found;
-        }
         if (found) {
             snprintf(buf, sizeof buf, "%ld\n", jobid);
             gpx__slurm_write(dir, "jobid", buf);
@@ -359,9 +336,8 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         }
     }
     gpx__slurm_user u;
-    if ((rc = gpx__slurm_user_resolve(sx, t->run_as, &u, err, errlen)) < 0) {
+    if ((rc = gpx__slurm_user_resolve(sx, t->run_as, &u, err, errlen)) < 0)
         return rc;
-    }
     if (stat(dir, &st) < 0 && (rc = gpx__exec_mkdirs(dir)) < 0) {
         gp_errf(err, errlen, "state_dir: cannot create %s: %s", dir, strerror(-rc));
         return GP_ESYS;
@@ -373,30 +349,26 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         ckpt_dir = ckpt;
     }
     int whole = 0, frac = -1;
-    for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++) {
-        if (t->binding->slices[i].milli >= GP_MILLI) {
+    for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++)
+        if (t->binding->slices[i].milli >= GP_MILLI)
             whole++;
-        } else {
+        else
             frac = t->binding->slices[i].gpu;
-        }
-    }
     if (frac >= 0 && whole > 0) {
         gp_errf(err, errlen, "binding: whole GPUs and a fraction in one task");
         return GP_EINVAL;
     }
     rc = gpx__slurm_user_files(&u, dir, ckpt_dir, t->log_path, frac >= 0, err, errlen);
-    if (rc == 0) {
+    if (rc == 0)
         rc = gpx__slurm_write_script(sx, t, dir, ckpt_dir, frac >= 0, &u, err, errlen);
-    }
     if (rc == 0 && frac >= 0) {
         rc = gpx__slurm_slice_launch(sx, t, key, dir, frac, &jobid, err, errlen);
     } else if (rc == 0) {
         /* A gang's jobs are submitted held and released together. */
         rc = gpx__slurm_submit(sx, t, dir, key, &u, t->gang_size > 1, &jobid, err, errlen);
     }
-    if (rc < 0) {
+    if (rc < 0)
         return rc;
-    }
     snprintf(buf, sizeof buf, "%ld\n", jobid);
     if (gpx__slurm_write(dir, "jobid", buf) < 0) {
         gp_errf(err, errlen, "state_dir: cannot record job %ld in %s", jobid, dir);
@@ -410,9 +382,8 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
          * stays). */
         buf[strcspn(buf, "\n")] = '\0';
         const char *argv[] = {"scancel", buf, NULL};
-        if (frac < 0) {
+        if (frac < 0)
             gpx__slurm_run(sx, argv, NULL, NULL, 0);
-        }
         return rc;
     }
     make_handle(handle, jobid, key);
@@ -428,9 +399,8 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
  * GP_EINVAL for a handle this executor never made. */
 static int read_handle(gpx__slurm *sx, const char *handle, long *jobid,
                        char key[GPX__SLURM_KEY_MAX], char dir[PATH_MAX], int *slice) {
-    if (parse_handle(handle, jobid, key) < 0) {
+    if (parse_handle(handle, jobid, key) < 0)
         return GP_EINVAL;
-    }
     char hdir[PATH_MAX];
     *slice = gpx__slurm_task_dir(sx, key, dir, PATH_MAX) == 0 &&
              gpx__slurm_is_slice(dir, hdir, sizeof hdir);
@@ -460,12 +430,10 @@ static int signal_or_stop(gpx__slurm *sx, const char *handle, int stop, int sig)
     long jobid;
     char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX];
     int slice;
-    if (read_handle(sx, handle, &jobid, key, dir, &slice) < 0) {
+    if (read_handle(sx, handle, &jobid, key, dir, &slice) < 0)
         return GP_EINVAL;
-    }
-    if (slice) {
+    if (slice)
         return stop ? gpx__slurm_slice_stop(sx, dir, key) : gpx__slurm_slice_signal(sx, dir, sig);
-    }
     if (stop) {
         scancel(sx, jobid, "--signal=KILL");
         return scancel(sx, jobid, NULL);
@@ -490,19 +458,16 @@ static void remove_tree(int dirfd, const char *name, int depth) {
     int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (d == NULL) {
-        if (fd >= 0) {
+        if (fd >= 0)
             close(fd);
-        }
         return;
     }
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
-        }
-        if (unlinkat(fd, de->d_name, 0) < 0 && errno == EISDIR && depth < 8) {
+        if (unlinkat(fd, de->d_name, 0) < 0 && errno == EISDIR && depth < 8)
             remove_tree(fd, de->d_name, depth + 1);
-        }
     }
     closedir(d);
     unlinkat(dirfd, name, AT_REMOVEDIR);
@@ -512,10 +477,8 @@ static int slurm_reap(void *state, const char *handle) {
     gpx__slurm *sx = state;
     long jobid;
     char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX];
-    if (parse_handle(handle, &jobid, key) < 0 ||
-        gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0) {
+    if (parse_handle(handle, &jobid, key) < 0 || gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0)
         return GP_EINVAL;
-    }
     gpx__slurm_slice_reap(sx, dir, key);
     remove_tree(AT_FDCWD, dir, 0);
     return 0;
@@ -532,12 +495,10 @@ static ssize_t read_untrusted(const char *path, char *buf, size_t cap) {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     ssize_t n = -1;
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
         n = read(fd, buf, cap - 1);
-    }
-    if (fd >= 0) {
+    if (fd >= 0)
         close(fd);
-    }
     buf[n > 0 ? n : 0] = '\0';
     return n;
 }
@@ -547,24 +508,20 @@ static ssize_t read_untrusted(const char *path, char *buf, size_t cap) {
  * job of another user, in its "user" directory. 1 if there was one. */
 static int from_exit_file(const gpx__slurm *sx, const char *key, gp_task_status *st) {
     char dir[PATH_MAX], path[PATH_MAX], buf[64];
-    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0) {
+    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0)
         return 0;
-    }
     if (gpx__slurm_read(dir, "exit", buf, sizeof buf) <= 0 &&
         (gpx__exec_fmt(path, sizeof path, "%s/user/exit", dir) < 0 ||
-         read_untrusted(path, buf, sizeof buf) <= 0)) {
+         read_untrusted(path, buf, sizeof buf) <= 0))
         return 0;
-    }
-    if (strncmp(buf, "status=", 7) != 0) {
+    if (strncmp(buf, "status=", 7) != 0)
         return 0;
-    }
     int status = atoi(buf + 7);
     st->state = GP_TASK_EXITED;
-    if (status > 128 && status <= 128 + 64) {
+    if (status > 128 && status <= 128 + 64)
         st->term_signal = status - 128;
-    } else {
+    else
         st->exit_code = status;
-    }
     return 1;
 }
 
@@ -575,11 +532,9 @@ static const char *const running_states[] = {"RUNNING",   "SUSPENDED", "COMPLETI
 static const char *const lost_states[] = {"NODE_FAIL", "BOOT_FAIL", NULL};
 
 static int in_list(const char *s, const char *const *list) {
-    for (size_t i = 0; list[i] != NULL; i++) {
-        if (strcmp(s, list[i]) == 0) {
+    for (size_t i = 0; list[i] != NULL; i++)
+        if (strcmp(s, list[i]) == 0)
             return 1;
-        }
-    }
     return 0;
 }
 
@@ -604,9 +559,8 @@ static void judge(const gpx__slurm *sx, long jobid, const char *key, json_t *job
                  jobid);
         return;
     }
-    if (from_exit_file(sx, key, st)) {
+    if (from_exit_file(sx, key, st))
         return;
-    }
     if (state == NULL) {
         st->state = GP_TASK_LOST;
         snprintf(st->detail, sizeof st->detail,
@@ -626,9 +580,8 @@ static void judge(const gpx__slurm *sx, long jobid, const char *key, json_t *job
         st->term_signal = ws & 0x7f;
     } else {
         st->exit_code = (ws >> 8) & 0xff;
-        if (st->exit_code == 0) {
+        if (st->exit_code == 0)
             st->exit_code = 1;
-        }
     }
     snprintf(st->detail, sizeof st->detail, "Slurm job %ld ended %s", jobid, state);
 }
@@ -645,9 +598,8 @@ static int cmp_ref(const void *a, const void *b) {
 
 static int slurm_poll(void *state, gp_task_status *tasks, size_t n) {
     gpx__slurm *sx = state;
-    if (n == 0) {
+    if (n == 0)
         return 0;
-    }
     long *ids = calloc(n, sizeof *ids);
     char(*keys)[GPX__SLURM_KEY_MAX] = calloc(n, sizeof *keys);
     size_t cap = 32 + n * 21;
@@ -681,29 +633,25 @@ static int slurm_poll(void *state, gp_task_status *tasks, size_t n) {
         const char *argv[] = {"squeue", "--json", "--states=all", list, NULL};
         char err[256];
         rc = gpx__slurm_json(sx, argv, &root, err, sizeof err);
-        if (rc == 0 && !json_is_array(json_object_get(root, "jobs"))) {
+        if (rc == 0 && !json_is_array(json_object_get(root, "jobs")))
             rc = GP_EPARSE;
-        }
     }
     /* Slurm's answer, sorted by job id, so that each handle is found by
      * binary search: n log n for n tasks instead of n times the jobs. */
     json_t *jobs = json_object_get(root, "jobs");
     size_t nj = json_array_size(jobs);
     job_ref *refs = nj > 0 ? calloc(nj, sizeof *refs) : NULL;
-    if (nj > 0 && refs == NULL) {
+    if (nj > 0 && refs == NULL)
         rc = GP_ENOMEM;
-    }
     for (size_t k = 0; rc == 0 && k < nj; k++) {
         refs[k].job = json_array_get(jobs, k);
         refs[k].id = (long)json_integer_value(json_object_get(refs[k].job, "job_id"));
     }
-    if (refs != NULL) {
+    if (refs != NULL)
         qsort(refs, nj, sizeof *refs, cmp_ref);
-    }
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (ids[i] == 0) {
+        if (ids[i] == 0)
             continue;
-        }
         job_ref want = {.id = ids[i]};
         job_ref *hit = refs != NULL ? bsearch(&want, refs, nj, sizeof *refs, cmp_ref) : NULL;
         char dir[PATH_MAX], hdir[PATH_MAX];
@@ -739,9 +687,8 @@ static int slurm_tasks(void *state, char (*handles)[GP_HANDLE_MAX], size_t max, 
     gpx__slurm *sx = state;
     *n = 0;
     DIR *d = opendir(sx->state_dir);
-    if (d == NULL) {
+    if (d == NULL)
         return errno == ENOENT ? 0 : GP_ESYS;
-    }
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         char dir[PATH_MAX], buf[64];
@@ -749,12 +696,10 @@ static int slurm_tasks(void *state, char (*handles)[GP_HANDLE_MAX], size_t max, 
         if (de->d_name[0] != 'w' || strlen(de->d_name) >= GPX__SLURM_KEY_MAX ||
             gpx__slurm_task_dir(sx, de->d_name, dir, sizeof dir) < 0 ||
             gpx__slurm_read(dir, "jobid", buf, sizeof buf) <= 0 ||
-            (jobid = strtol(buf, NULL, 10)) <= 0) {
+            (jobid = strtol(buf, NULL, 10)) <= 0)
             continue;
-        }
-        if (*n < max) {
+        if (*n < max)
             make_handle(handles[*n], jobid, de->d_name);
-        }
         (*n)++;
     }
     closedir(d);

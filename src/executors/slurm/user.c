@@ -61,9 +61,8 @@ int gpx__slurm_user_resolve(const gpx__slurm *sx, const char *run_as, gpx__slurm
     }
     int rc = gpx__exec_lookup_user(run_as, sx->allow_root, "on the host of gpupoold", &pw, buf,
                                    sizeof buf, err, errlen);
-    if (rc < 0) {
+    if (rc < 0)
         return rc;
-    }
     from_passwd(&pw, u);
     u->switch_to = u->uid != geteuid();
     return 0;
@@ -72,16 +71,14 @@ int gpx__slurm_user_resolve(const gpx__slurm *sx, const char *run_as, gpx__slurm
 /* Creates the log (0600, without following a link) and gives it to u. */
 static int give_log(const char *log, const gpx__slurm_user *u) {
     int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    if (fd < 0)
         return -errno;
-    }
     struct stat st;
     int rc = 0;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
         rc = -EINVAL;
-    } else if (fchown(fd, u->uid, u->gid) < 0 || fchmod(fd, 0600) < 0) {
+    else if (fchown(fd, u->uid, u->gid) < 0 || fchmod(fd, 0600) < 0)
         rc = -errno;
-    }
     close(fd);
     return rc;
 }
@@ -89,16 +86,14 @@ static int give_log(const char *log, const gpx__slurm_user *u) {
 int gpx__slurm_user_files(const gpx__slurm_user *u, const char *dir, const char *ckpt,
                           const char *log, int slice, char *err, size_t errlen) {
     int rc = gpx__exec_mkdirs(ckpt);
-    if (rc == 0 && u->switch_to) {
+    if (rc == 0 && u->switch_to)
         rc = gpx__exec_give_dir(ckpt, u->uid, u->gid);
-    }
     if (rc < 0) {
         gp_errf(err, errlen, "checkpoint_dir: cannot create '%s': %s", ckpt, strerror(-rc));
         return GP_EIO;
     }
-    if (!u->switch_to) {
+    if (!u->switch_to)
         return 0;
-    }
     char path[PATH_MAX];
     if (log != NULL && log[0] != '\0') {
         /* slurmstepd opens the log as the job's user: the user passes
