@@ -4,7 +4,7 @@
 # It uses the engine's types but none of its functions; whoever
 # links it adds -ldl (NVML is loaded at run time) and libgpcommon's error.o
 # and units.o (gp_strerror, and sizes parsed as the daemon and the CLI do).
-EXEC_SRCS := src/executors/config.c src/executors/registry.c $(sort $(wildcard src/executors/local/*.c)) \
+EXEC_SRCS := src/executors/config.c src/executors/contract.c src/executors/registry.c $(sort $(wildcard src/executors/local/*.c)) \
              $(sort $(wildcard src/executors/slurm/*.c))
 EXEC_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(EXEC_SRCS))
 EXEC_LIB := $(BUILD)/libgpexec.a

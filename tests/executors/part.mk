@@ -20,3 +20,11 @@ $(BUILD)/bench/bench-watchdog: $(OBJ)/bench/bench-watchdog.o $(EXEC_LIB) $(OBJ)/
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXEC_LDLIBS) $(LDLIBS)
 BENCHES += $(BUILD)/bench/bench-watchdog
+# The names the environment builder can set, compared with the table of
+# docs/workload-contract.md by test-contract-doc.sh.
+$(BUILD)/tests/executors/contract-names: $(OBJ)/tests/executors/contract-names.o $(EXEC_LIB) \
+		$(OBJ)/src/common/error.o $(OBJ)/src/common/units.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXEC_LDLIBS) $(LDLIBS)
+TEST_SCRIPTS += tests/executors/test-contract-doc.sh
+TEST_SCRIPTS_DEPS += $(BUILD)/tests/executors/contract-names

@@ -1,17 +1,23 @@
 /*
- * test-env.c — the environment a task of the local executor receives: its
- * GPUs by UUID, gpupool's variables, the limits and the interposer of a
- * fractional slice, what a workload may and may not set; and, with real
- * processes, the scenario of issue 5: one node with 8 emulated GPUs, where
- * four 0.25-GPU workloads share one GPU and each finds a quarter of its
- * memory as its cap in its environment.
+ * test-env.c — the environment a task receives, built once for every
+ * executor (contract.c) and delivered by the local one: its GPUs by UUID,
+ * gpupool's variables, the limits and the interposer of a fractional slice,
+ * what a workload may and may not set, a gang's rendezvous (the local
+ * executor gave none), the interposer decided on the node for the Slurm
+ * executor, and 60,000 variables built in linear time (a quadratic build
+ * once held the scheduler for 25 s); and, with real processes, the scenario
+ * of issue 5: one node with 8 emulated GPUs, where four 0.25-GPU workloads
+ * share one GPU and each finds a quarter of its memory as its cap in its
+ * environment.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/gp_error.h"
+#include "executors/contract.h"
 #include "executors/executor.h"
 #include "executors/local/local.h"
 #include "gptest.h"
@@ -291,12 +297,171 @@ START_TEST(test_slice_memory_from_ledger) {
 }
 END_TEST
 
+/* Fills t for workload w running true, with env and, if node is set, the
+ * binding b on it. */
+static void init_task(gp_task_launch *t, uint64_t w, const char *const *env,
+                      const gp_node_spec *node, const gp_task_binding *b) {
+    static const char *argv[] = {"true", NULL};
+    gpt_launch_init(t, w, argv, "/tmp");
+    t->env = env;
+    t->node = node;
+    t->binding = node != NULL ? b : NULL;
+}
+
+static void init_in(gpx__contract_in *in, const gp_task_launch *t) {
+    memset(in, 0, sizeof *in);
+    in->t = t;
+    in->user_name = "alice";
+    in->home = "/home/alice";
+    in->shell = "/bin/sh";
+    in->instance = "i1";
+    in->node_name = "n1";
+    in->ckpt_dir = "/ckpt";
+}
+
+/* A local gang of 3 tasks: each gets the rendezvous, on this host. */
+START_TEST(test_local_gang_gets_rendezvous) {
+    gp_node_spec node;
+    make_node(&node);
+    gp_task_binding b = {"n1", 1, {{1, 1000, 80 * GIB, -1}}};
+    const char *user_env[] = {"RANK=99", NULL}; /* gpupool's wins for a gang */
+    gp_task_launch t;
+    init_task(&t, 7, user_env, &node, &b);
+    t.task = 1;
+    t.gang_size = 3;
+    t.gang_first = &node;
+    gpx__local *lx = calloc(1, sizeof *lx);
+    ck_assert_ptr_nonnull(lx);
+    snprintf(lx->instance, sizeof lx->instance, "i1");
+    snprintf(lx->node_name, sizeof lx->node_name, "n1");
+    char note[256], err[GP_ERR_MAX] = "", **env = NULL;
+    int rc = gpx__env_build(lx, &t, &alice, "/ckpt", &env, note, sizeof note, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_str_eq(gpx__env_get(env, "WORLD_SIZE"), "3");
+    ck_assert_str_eq(gpx__env_get(env, "RANK"), "1");
+    ck_assert_str_eq(gpx__env_get(env, "LOCAL_RANK"), "0");
+    ck_assert_str_eq(gpx__env_get(env, "MASTER_ADDR"), "127.0.0.1");
+    ck_assert_str_eq(gpx__env_get(env, "MASTER_PORT"), "29507");
+    ck_assert_str_eq(gpx__env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-emulated-n1-1");
+    gpx__env_free(env);
+
+    /* A task alone gets none, and keeps a RANK of its own. */
+    t.gang_size = 1;
+    rc = gpx__env_build(lx, &t, &alice, "/ckpt", &env, note, sizeof note, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_ptr_null(gpx__env_get(env, "WORLD_SIZE"));
+    ck_assert_ptr_null(gpx__env_get(env, "MASTER_ADDR"));
+    ck_assert_str_eq(gpx__env_get(env, "RANK"), "99");
+    gpx__env_free(env);
+    free(lx);
+}
+END_TEST
+
+/* A name is kept once; the workload's replaces the base, gpupool's win. */
+START_TEST(test_later_layers_win_once) {
+    const char *user_env[] = {"A=1", "PATH=/opt/bin", "A=2", "GPUPOOL_NODE=evil", NULL};
+    gp_task_launch t;
+    init_task(&t, 7, user_env, NULL, NULL);
+    gpx__contract_in in;
+    init_in(&in, &t);
+    gpx__contract c;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_int_eq(gpx__contract_build(&in, &c, err, sizeof err), 0);
+    ck_assert_str_eq(gpx__contract_get(&c, "A"), "2");
+    ck_assert_str_eq(gpx__contract_get(&c, "PATH"), "/opt/bin");
+    ck_assert_str_eq(gpx__contract_get(&c, "GPUPOOL_NODE"), "n1");
+    size_t seen_a = 0;
+    for (size_t i = 0; i < c.n; i++)
+        seen_a += strncmp(c.v[i].kv, "A=", 2) == 0;
+    ck_assert_uint_eq(seen_a, 1);
+    gpx__contract_free(&c);
+
+    const char *bad[] = {"OK=1", "1BAD=x", NULL};
+    t.env = bad;
+    ck_assert_int_eq(gpx__contract_build(&in, &c, err, sizeof err), GP_EINVAL);
+    ck_assert_msg(strstr(err, "env[1]") != NULL, "%s", err);
+    ck_assert_ptr_null(c.v);
+}
+END_TEST
+
+/* Where the interposer is found on the node (Slurm), LD_PRELOAD is marked
+ * so, with the workload's own preload as what holds without it. */
+START_TEST(test_interposer_decided_on_the_node) {
+    gp_node_spec node;
+    make_node(&node);
+    gp_task_binding b = {"n1", 1, {{0, 250, 20 * GIB, -1}}};
+    const char *user_env[] = {"LD_PRELOAD=/mine.so", NULL};
+    gp_task_launch t;
+    init_task(&t, 9, user_env, &node, &b);
+    gpx__contract_in in;
+    init_in(&in, &t);
+    in.instance = "tag";
+    in.interposer = "/lib/libgpuslice.so";
+    in.interposer_found = -1;
+    in.engine_devices = 1;
+    gpx__contract c;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_int_eq(gpx__contract_build(&in, &c, err, sizeof err), 0);
+    ck_assert_str_eq(gpx__contract_get(&c, "GPUPOOL_SLICE"), "tag-w9-t0-a1");
+    ck_assert_str_eq(gpx__contract_get(&c, "LD_PRELOAD"), "/lib/libgpuslice.so:/mine.so");
+    ck_assert_ptr_null(gpx__contract_get(&c, "CUDA_VISIBLE_DEVICES")); /* the engine's own */
+    for (size_t i = 0; i < c.n; i++) {
+        int preload = strncmp(c.v[i].kv, "LD_PRELOAD=", 11) == 0;
+        ck_assert_int_eq(c.v[i].if_interposer, preload);
+        if (preload)
+            ck_assert_str_eq(c.v[i].otherwise, "/mine.so");
+    }
+    gpx__contract_free(&c);
+}
+END_TEST
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* 60,000 variables (as in the report of issue 18: 25 s through the old
+ * quadratic build), each given twice: built well within a second. */
+START_TEST(test_sixty_thousand_variables_linear) {
+    enum { N = 60000 };
+    char **kv = calloc(2 * N + 1, sizeof *kv);
+    ck_assert_ptr_nonnull(kv);
+    for (int i = 0; i < 2 * N; i++) {
+        kv[i] = malloc(32);
+        ck_assert_ptr_nonnull(kv[i]);
+        snprintf(kv[i], 32, "VAR_%d=%d", i % N, i);
+    }
+    gp_task_launch t;
+    init_task(&t, 7, (const char *const *)kv, NULL, NULL);
+    gpx__contract_in in;
+    init_in(&in, &t);
+    gpx__contract c;
+    char err[GP_ERR_MAX] = "";
+    double t0 = now_s();
+    ck_assert_int_eq(gpx__contract_build(&in, &c, err, sizeof err), 0);
+    double took = now_s() - t0;
+    printf("# 120,000 entries, 60,000 variables: built in %.3f s\n", took);
+    ck_assert_msg(took < 1.0, "60,000 variables took %.3f s", took);
+    ck_assert_uint_ge(c.n, N);
+    ck_assert_str_eq(gpx__contract_get(&c, "VAR_59999"), "119999"); /* the later one */
+    gpx__contract_free(&c);
+    for (int i = 0; i < 2 * N; i++)
+        free(kv[i]);
+    free(kv);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_whole_gpus_by_uuid);
     tcase_add_test(tc, test_fractional_slice);
     tcase_add_test(tc, test_no_gpus_and_bad_bindings);
     tcase_add_test(tc, test_four_quarter_slices_share_one_gpu);
     tcase_add_test(tc, test_slice_memory_from_ledger);
+    tcase_add_test(tc, test_local_gang_gets_rendezvous);
+    tcase_add_test(tc, test_later_layers_win_once);
+    tcase_add_test(tc, test_interposer_decided_on_the_node);
+    tcase_add_test(tc, test_sixty_thousand_variables_linear);
 }
 
 GP_TEST_MAIN("executors/env", add_tests)

@@ -152,6 +152,7 @@ static int launch_task(gp_executor *ex, uint64_t wl, int task, int gang, int nsl
     gp_node_spec node;
     memset(&node, 0, sizeof node);
     snprintf(node.name, sizeof node.name, "n1");
+    node.ngpus = 4;
     gp_task_binding b;
     memset(&b, 0, sizeof b);
     b.node = "n1";
@@ -412,6 +413,59 @@ START_TEST(test_job_runs_as_its_user) {
 }
 END_TEST
 
+/*
+ * The script delivers the environment contract.c builds: a slice's ledger
+ * named with the executor's tag as its instance (two daemons sharing a
+ * cluster never share one; the name lacked it), a gang's rendezvous, and
+ * every value as one quoted word, which the shell gives back unchanged.
+ */
+START_TEST(test_script_delivers_the_contract) {
+    gp_executor *ex = open_fake();
+    char h[GP_HANDLE_MAX];
+    launch6_slice(ex, h);
+    const char *script = get("state/w6.t0.a1/job.sh");
+    ck_assert_msg(strstr(script, "export GPUPOOL_SLICE='t-w6-t0-a1'\n") != NULL, "%s", script);
+    ck_assert_msg(strstr(script, "export GPUPOOL_NODE='n1'\n") != NULL, "%s", script);
+    char err[GP_ERR_MAX] = "";
+    count_jobs();
+    ck_assert_msg(launch_task(ex, 8, 1, 2, 1, 1000, NULL, h, err, sizeof err) == 0, "%s", err);
+    script = get("state/w8.t1.a1/job.sh");
+    ck_assert_msg(strstr(script, "export WORLD_SIZE='2'\nexport RANK='1'\n") != NULL &&
+                      strstr(script, "export MASTER_ADDR='n1'\n") != NULL &&
+                      strstr(script, "export MASTER_PORT='29508'\n") != NULL,
+                  "%s", script);
+
+    /* A value with quotes, a command substitution and a newline, run
+     * through the script as the task's program would see it. */
+    const char *value = "it's \"$(touch pwned)\" `id`\n$HOME";
+    char kv[128], out[PATH_MAX + 16];
+    snprintf(kv, sizeof kv, "TRICKY=%s", value);
+    const char *env[] = {kv, NULL};
+    const char *argv[] = {"printenv", "TRICKY", NULL};
+    gp_node_spec node;
+    memset(&node, 0, sizeof node);
+    snprintf(node.name, sizeof node.name, "n1");
+    gp_task_launch t;
+    memset(&t, 0, sizeof t);
+    t.workload = 9;
+    t.attempt = 1;
+    t.argv = argv;
+    t.env = env;
+    t.node = &node;
+    ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "%s", err);
+    snprintf(out, sizeof out, "%s/printed", dir);
+    char cmd[PATH_MAX * 3];
+    snprintf(cmd, sizeof cmd, "cd '%s' && bash state/w9.t0.a1/job.sh >'%s' 2>&1", dir, out);
+    ck_assert_int_eq(system(cmd), 0);
+    char want[160];
+    snprintf(want, sizeof want, "\n%s\n", value);
+    ck_assert_msg(strstr(get("printed"), want) != NULL, "%s", get("printed"));
+    ck_assert(!exists("pwned"));
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_gang_is_held_then_released_together);
     tcase_add_test(tc, test_gang_with_a_refused_task_never_runs);
@@ -419,6 +473,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_inventory);
     tcase_add_test(tc, test_launch_is_one_sbatch);
     tcase_add_test(tc, test_poll_maps_every_state);
+    tcase_add_test(tc, test_script_delivers_the_contract);
     tcase_add_test(tc, test_slice_launch_after_crash_before_queue);
 }
 

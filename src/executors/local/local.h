@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "common/gp_nvml.h"
+#include "executors/contract.h"
 #include "executors/executor.h"
 
 #define GPX__KEY_MAX 64
@@ -235,9 +236,6 @@ enum {
 const char *gpx__stage_name(int stage);
 
 #define GPX__USER_GROUPS 64
-
-/* The PATH of a task whose workload sets none. */
-#define GPX__TASK_PATH "/usr/local/bin:/usr/bin:/bin"
 
 /* The Unix identity of a task (user.c). */
 typedef struct gpx__user {
@@ -512,11 +510,6 @@ void gpx__env_free(char **env);
 
 /* The value of name in env, or NULL. */
 const char *gpx__env_get(char *const *env, const char *name);
-
-/* The name of a task's slice ledger (GPUPOOL_SLICE):
- * "<instance>-w<id>-t<task>-a<n>". */
-void gpx__slice_name(const char *instance, uint64_t workload, int32_t task, int32_t attempt,
-                     char *buf, size_t len);
 
 /* ---- ledgers.c ------------------------------------------------------------ */
 

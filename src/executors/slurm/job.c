@@ -14,13 +14,12 @@
  * (gpx__slurm_gang_release), so that none starts while another might still
  * be refused.
  *
- * The script is the workload contract (docs/workload-contract.md): it starts
- * from a clean environment (Slurm's variables and the user's basics, never
- * gpupoold's), exports the workload's own and then gpupool's, writes the
- * log's header, runs the command in the working directory, and records the
- * exit status in <dir>/exit (<dir>/user/exit for a job of another user)
- * before the footer.
- * The checkpoint signal reaches the command from Slurm (`scancel --full
+ * The script delivers the workload contract (docs/workload-contract.md): it
+ * starts from a clean environment (Slurm's variables only, never
+ * gpupoold's), exports the task's environment as contract.c builds it for
+ * every executor, writes the log's header, runs the command in the working directory, and records
+ * the exit status in <dir>/exit (<dir>/user/exit for a job of another user) before the footer. The
+ * checkpoint signal reaches the command from Slurm (`scancel --full
  * --signal`, which signals every process of the job); the script itself
  * only notes the signal and keeps waiting, so that it can still record how
  * the command ended.
@@ -34,6 +33,7 @@
 #include "common/gp_env.h"
 #include "common/gp_error.h"
 #include "common/units.h"
+#include "executors/contract.h"
 #include "executors/registry.h"
 #include "executors/slurm/slurm.h"
 
@@ -52,35 +52,69 @@ static void put_quoted(FILE *f, const char *s) {
     fputc('\'', f);
 }
 
-/* True for a variable name the shell can export. */
-static int valid_name(const char *s, size_t n) {
-    if (n == 0 || !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        char c = s[i];
-        if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-              (c >= '0' && c <= '9')))
-            return 0;
-    }
-    return 1;
-}
-
-static void put_export(FILE *f, const char *name, const char *value) {
-    fprintf(f, "export %s=", name);
-    put_quoted(f, value);
+/* Writes `export NAME='VALUE'` for one variable of the list. */
+static void put_var(FILE *f, const gpx__env_var *v) {
+    fprintf(f, "export %.*s=", (int)v->name_len, v->kv);
+    put_quoted(f, v->kv + v->name_len + 1);
     fputc('\n', f);
 }
 
-static void put_export_i(FILE *f, const char *name, long long v) {
-    fprintf(f, "export %s=%lld\n", name, v);
-}
-
-/* The fractional slice of a binding, or NULL if it holds whole GPUs only. */
-static const gp_slice *fraction(const gp_task_binding *b) {
-    for (int i = 0; b != NULL && i < b->nslices; i++)
-        if (b->slices[i].milli < GP_MILLI)
-            return &b->slices[i];
-    return NULL;
+/*
+ * Writes the task's environment, as contract.c builds it for every
+ * executor, as exports of the script: the instance is this executor's tag
+ * (two daemons sharing a cluster never share a slice's ledger), the GPUs are
+ * those Slurm gives the job (its CUDA_VISIBLE_DEVICES), a gang's rendezvous
+ * is task 0's node address as Slurm reports it, and whether the interposer
+ * exists is decided on the node (which sets $slice for the log header).
+ * *frac is the task's fractional slice, or NULL.
+ */
+static int put_env(FILE *f, const gpx__slurm *sx, const gp_task_launch *t, const char *ckpt_dir,
+                   const gpx__slurm_user *u, const gp_slice **frac, char *err, size_t errlen) {
+    const char *addr = t->gang_first != NULL ? t->gang_first->name : "";
+    for (int i = 0; t->gang_first != NULL && i < t->gang_first->nlabels; i++)
+        if (strcmp(t->gang_first->labels[i].key, "slurm.address") == 0)
+            addr = t->gang_first->labels[i].value;
+    gpx__contract_in in = {
+        .t = t,
+        .user_name = u->name,
+        .home = u->home,
+        .shell = u->shell,
+        .instance = sx->tag,
+        .ckpt_dir = ckpt_dir,
+        .interposer = sx->interposer,
+        .interposer_found = -1,
+        .engine_devices = 1,
+        .master_addr = addr,
+    };
+    gpx__contract c;
+    int rc = gpx__contract_build(&in, &c, err, errlen);
+    if (rc < 0)
+        return rc;
+    *frac = c.frac;
+    if (c.frac != NULL)
+        fputs("slice='NOT ENFORCED'\n", f);
+    for (size_t i = 0; i < c.n; i++) {
+        const gpx__env_var *v = &c.v[i];
+        if (!v->if_interposer) {
+            put_var(f, v);
+            continue;
+        }
+        fputs("if [ -e ", f);
+        put_quoted(f, sx->interposer);
+        fputs(" ]; then slice=enforced; ", f);
+        put_var(f, v);
+        fputs("else ", f);
+        if (v->otherwise != NULL) {
+            fprintf(f, "export %.*s=", (int)v->name_len, v->kv);
+            put_quoted(f, v->otherwise);
+            fputc('\n', f);
+        } else {
+            fprintf(f, "unset %.*s\n", (int)v->name_len, v->kv);
+        }
+        fputs("fi\n", f);
+    }
+    gpx__contract_free(&c);
+    return 0;
 }
 
 int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
@@ -102,7 +136,6 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         gp_errf(err, errlen, "state_dir: cannot write %s: %s", tmp, strerror(errno));
         return GP_ESYS;
     }
-    const char *signame = gp_signal_name(t->checkpoint_signal > 0 ? t->checkpoint_signal : SIGTERM);
     fprintf(f, "#!/bin/bash\n# gpupool task %s: written by gpupoold's slurm executor.\n", key);
     if (slice) {
         /* A step of a GPU holder job: stopped before it started, it ends at
@@ -121,61 +154,12 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
           "GPU_DEVICE_ORDINAL|ROCR_VISIBLE_DEVICES|TMPDIR) ;; *) unset \"$v\" 2>/dev/null;; "
           "esac; done\n",
           f);
-    put_export(f, "PATH", "/usr/local/bin:/usr/bin:/bin");
-    put_export(f, "HOME", u->home);
-    put_export(f, "USER", u->name);
-    put_export(f, "LOGNAME", u->name);
-    put_export(f, "SHELL", u->shell);
-    put_export(f, "LANG", "C.UTF-8");
-    for (size_t i = 0; t->env != NULL && t->env[i] != NULL; i++) {
-        const char *kv = t->env[i];
-        const char *eq = strchr(kv, '=');
-        size_t n = eq != NULL ? (size_t)(eq - kv) : 0;
-        if (eq == NULL || !valid_name(kv, n) || gp_env_managed(kv, n))
-            continue;
-        fprintf(f, "export %.*s=", (int)n, kv);
-        put_quoted(f, eq + 1);
-        fputc('\n', f);
-    }
-    put_export_i(f, GP_ENV_WORKLOAD_ID, (long long)t->workload);
-    put_export_i(f, GP_ENV_TASK_INDEX, t->task);
-    put_export_i(f, GP_ENV_ATTEMPT, t->attempt);
-    put_export(f, GP_ENV_PROJECT, t->project != NULL ? t->project : "");
-    put_export(f, GP_ENV_USER, t->user != NULL ? t->user : "");
-    fputs("export GPUPOOL_NODE=\"$SLURMD_NODENAME\"\n", f);
-    put_export(f, GP_ENV_CHECKPOINT_DIR, ckpt_dir);
-    put_export(f, GP_ENV_CHECKPOINT_SIGNAL, signame != NULL ? signame : "TERM");
-    if (t->gang_size > 1) {
-        /* The rendezvous of a distributed trainer (torch.distributed's
-         * env:// names): rank 0 listens on task 0's node, on a port derived
-         * from the workload so that two gangs sharing a node differ. */
-        const char *addr = t->gang_first != NULL ? t->gang_first->name : "";
-        for (int i = 0; t->gang_first != NULL && i < t->gang_first->nlabels; i++)
-            if (strcmp(t->gang_first->labels[i].key, "slurm.address") == 0)
-                addr = t->gang_first->labels[i].value;
-        put_export_i(f, "WORLD_SIZE", t->gang_size);
-        put_export_i(f, "RANK", t->task);
-        put_export_i(f, "LOCAL_RANK", 0);
-        put_export(f, "MASTER_ADDR", addr);
-        put_export_i(f, "MASTER_PORT", 29500 + (long long)(t->workload % 1000));
-    }
-    int whole = 0;
-    for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++)
-        whole += t->binding->slices[i].milli >= GP_MILLI;
-    const gp_slice *fr = fraction(t->binding);
-    if (whole == 0 && fr == NULL)
-        fputs("export CUDA_VISIBLE_DEVICES=\n", f);
-    if (fr != NULL) {
-        put_export_i(f, GP_ENV_MEMORY_LIMIT, (long long)fr->mem);
-        if (t->compute_share > 0)
-            put_export_i(f, GP_ENV_COMPUTE_SHARE, t->compute_share);
-        fprintf(f, "export GPUPOOL_SLICE=w%llu-t%d-a%d\n", (unsigned long long)t->workload, t->task,
-                t->attempt);
-        fputs("if [ -e ", f);
-        put_quoted(f, sx->interposer);
-        fputs(" ]; then export LD_PRELOAD=", f);
-        put_quoted(f, sx->interposer);
-        fputs("${LD_PRELOAD:+:$LD_PRELOAD}; slice=enforced; else slice='NOT ENFORCED'; fi\n", f);
+    const gp_slice *fr = NULL;
+    int rc = put_env(f, sx, t, ckpt_dir, u, &fr, err, errlen);
+    if (rc < 0) {
+        fclose(f);
+        unlink(tmp);
+        return rc;
     }
     fprintf(f,
             "echo \"=== gpupool: workload %llu task %d attempt %d started $(date -u "
