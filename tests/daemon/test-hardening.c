@@ -81,6 +81,19 @@ static int raw_request(const gpd_test *t, const char *req, size_t len, char *buf
     return st;
 }
 
+/* Reads what is left of an answer on fd until the server closes it (or
+ * timeout_s passes), appending to the text in buf. */
+static void raw_rest(int fd, int timeout_s, char *buf, size_t len) {
+    struct timeval tv = {timeout_s, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    size_t n = strlen(buf);
+    ssize_t r;
+    while (n + 1 < len && (r = recv(fd, buf + n, len - 1 - n, 0)) > 0) {
+        n += (size_t)r;
+        buf[n] = '\0';
+    }
+}
+
 static int raw_text(const gpd_test *t, const char *req) {
     char buf[4096];
     return raw_request(t, req, strlen(req), buf, sizeof buf);
@@ -131,6 +144,40 @@ START_TEST(test_laxities_refused) {
              t.admin);
     ck_assert_int_eq(raw_text(&t, req), 400);
     ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/queues/q", NULL, NULL), 404);
+    /* A space before the colon hid Transfer-Encoding from the framing check:
+     * the body was framed by Content-Length, which a proxy reading the
+     * chunked coding would not do. */
+    snprintf(req, sizeof req,
+             "POST /api/v1/queues HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+             "Content-Length: 12\r\nTransfer-Encoding : "
+             "chunked\r\n\r\n{\"name\":\"q\"}",
+             t.admin);
+    ck_assert_int_eq(raw_text(&t, req), 400);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/queues/q", NULL, NULL), 404);
+    /* Two Authorization headers: the first won; a proxy may check the other. */
+    snprintf(req, sizeof req,
+             "GET /api/v1/workloads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+             "Authorization: Bearer nothing\r\n\r\n",
+             t.admin);
+    int fd = raw_connect(&t, NULL);
+    send(fd, req, strlen(req), MSG_NOSIGNAL);
+    ck_assert_int_eq(raw_status(fd, 30, buf, sizeof buf), 400);
+    raw_rest(fd, 30, buf, sizeof buf);
+    close(fd);
+    ck_assert_ptr_nonnull(strstr(buf, "more than one"));
+    /* Lines ending in a bare LF (or a bare CR): in the request line, in any
+     * header, or ending the head. */
+    static const char *const bare[] = {
+        "GET /api/v1/health HTTP/1.1\nHost: x\r\n\r\n",
+        "GET /api/v1/health HTTP/1.1\r\nHost: x\nX-A: 1\r\n\r\n",
+        "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-A: 1\n\r\n",
+        "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\n",
+        "GET /api/v1/health HTTP/1.1\nHost: x\n\n",
+        "GET /api/v1/health HTTP/1.1\r\nHost: x\rX-A: 1\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++)
+        ck_assert_msg(raw_text(&t, bare[i]) == 400, "bare line end %zu not refused", i);
+    ck_assert_int_eq(raw_text(&t, "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n"), 200);
     /* Numbers in query strings: strict, and too large is 400, not 500. */
     mk_project(&t);
     const char *job = "{\"project\":\"p\",\"command\":[\"true\"]}";
