@@ -35,11 +35,15 @@ FUZZ_DEPS_inventory := $(EXEC_LIB) $(FUZZ_COMMON)
 FUZZ_DEPS_executor-config := $(EXEC_LIB) $(OBJ)/src/interpose/ledger.o $(FUZZ_COMMON)
 FUZZ_DEPS_interposer-env := $(OBJ)/src/interpose/config.o $(FUZZ_COMMON)
 FUZZ_DEPS_sim-trace := $(SIM_LIB) $(ENGINE_LIB)
+FUZZ_DEPS_http-head := $(OBJ)/src/daemon/http-head.o $(OBJ)/src/daemon/util.o $(FUZZ_COMMON)
+# Targets that need more libraries than jansson.
+FUZZ_LIBS_http-head := $(shell pkg-config --libs libmicrohttpd)
+$(OBJ)/fuzz/http-head.o: CPPFLAGS += $(shell pkg-config --cflags libmicrohttpd)
 
 .SECONDEXPANSION:
 $(FUZZ_BINS): $(BUILD)/fuzz/%: $(OBJ)/fuzz/%.o $(FUZZ_MAIN) $$(FUZZ_DEPS_$$*)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $(FUZZ_LINK) $(filter %.o %.a,$^) -o $@ $(FUZZ_JANSSON) -ldl -lpthread $(LDLIBS)
+	$(CC) $(LDFLAGS) $(FUZZ_LINK) $(filter %.o %.a,$^) -o $@ $(FUZZ_LIBS_$*) $(FUZZ_JANSSON) -ldl -lpthread $(LDLIBS)
 
 # The libFuzzer build and run (clang from scripts/install-deps.sh).
 FUZZ_SECONDS ?= 60

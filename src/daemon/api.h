@@ -123,6 +123,16 @@ void gpd__text_printf(gpd__text *t, const char *fmt, ...) __attribute__((format(
  * memory ran out, frees it and returns GP_ENOMEM. */
 int gpd__text_reply(gpd__text *t, gpd__resp *out, const char *content_type, gpd__err *e);
 
+/* ---- http-head.c: the head's lines and names ---- */
+
+/* Checks a request head as libmicrohttpd left it (method and version as the
+ * access handler got them): every line ends in CR LF, header names are
+ * tokens, values hold no control character, at most one Content-Length and
+ * never with Transfer-Encoding, at most one Authorization. Returns 0, or
+ * GP_EPARSE with e naming the header. Reads only. */
+int gpd__head_check(struct MHD_Connection *conn, const char *method, const char *version,
+                    gpd__err *e);
+
 /* ---- http-guard.c: deadlines that bytes do not restart ---- */
 
 typedef enum gpd__phase {
