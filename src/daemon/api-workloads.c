@@ -387,6 +387,20 @@ static int event_one(const gpd__event *ev, void *arg) {
     return 0;
 }
 
+/* The values of a workload's environment are its submitter's (a project's
+ * researchers share workloads, not secrets such as a DB_PASSWORD): others
+ * than the submitter and administrators see the names, each with a null
+ * value, and "env_redacted": true. */
+static void redact_env(const gpd__req *r, const gpd__wl *w, json_t *spec) {
+    json_t *env = json_object_get(spec, "env");
+    if (!json_is_object(env) || r->who.role >= GPD__ROLE_ADMIN || strcmp(w->user, r->who.user) == 0)
+        return;
+    const char *k;
+    json_t *v;
+    json_object_foreach(env, k, v) json_object_set_new(env, k, json_null());
+    json_object_set_new(spec, "env_redacted", json_true());
+}
+
 int gpd__h_wl_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
     gpd__wl w;
     int rc = visible_wl(r, &w, e);
@@ -394,8 +408,10 @@ int gpd__h_wl_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
         return rc;
     json_t *j = wl_json(r, &w);
     json_t *spec = json_loads(w.spec, 0, NULL);
-    if (spec)
+    if (spec) {
+        redact_env(r, &w, spec);
         json_object_set_new(j, "spec", spec);
+    }
     json_object_set_new(j, "tasks", tasks_json(r, &w));
     json_t *att = json_array();
     gpd__store_attempts(r->d->store, w.id, attempt_one, att, NULL);

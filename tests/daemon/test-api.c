@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/httpc.h"
 #include "gptest.h"
 #include "harness.h"
 
@@ -125,6 +126,59 @@ START_TEST(test_reserved_environment) {
                               "\"/usr/lib/libmine.so\"}}",
                               NULL),
                      201);
+    gpd_test_stop(&t);
+}
+END_TEST
+
+/* The value of a variable in spec.env of the workload with this path as the
+ * token sees it: NULL if the name is missing, "(null)" for a JSON null. */
+static const char *env_seen(gpd_test *t, const char *token, const char *path, const char *name,
+                            char *buf, size_t len) {
+    json_t *out = NULL;
+    ck_assert_int_eq(gpd_call(t, token, "GET", path, NULL, &out), 200);
+    json_t *v = json_object_get(json_object_get(json_object_get(out, "spec"), "env"), name);
+    const char *r = NULL;
+    if (v) {
+        snprintf(buf, len, "%s", json_is_null(v) ? "(null)" : json_string_value(v));
+        r = buf;
+    }
+    json_decref(out);
+    return r;
+}
+
+/* A researcher of the same project read another user's secrets in
+ * spec.env: only the submitter and administrators see the values, others
+ * the names. */
+START_TEST(test_env_values_only_for_submitter) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    char alice[128], dave[128], carol[128], buf[64];
+    gpd_token(&t, "alice", "researcher", "a1", alice, sizeof alice);
+    gpd_token(&t, "dave", "researcher", "a1", dave, sizeof dave);
+    gpd_token(&t, "carol", "dept-admin", "A", carol, sizeof carol);
+    json_t *out;
+    ck_assert_int_eq(gpd_call(&t, alice, "POST", "/api/v1/workloads",
+                              "{\"project\":\"a1\",\"command\":[\"true\"],\"env\":{\"DB_PASSWORD\":"
+                              "\"s3cret\",\"MODE\":\"fast\"}}",
+                              &out),
+                     201);
+    char path[64];
+    snprintf(path, sizeof path, "/api/v1/workloads/%lld",
+             (long long)json_integer_value(json_object_get(out, "id")));
+    json_decref(out);
+    ck_assert_str_eq(env_seen(&t, alice, path, "DB_PASSWORD", buf, sizeof buf), "s3cret");
+    ck_assert_str_eq(env_seen(&t, t.admin, path, "DB_PASSWORD", buf, sizeof buf), "s3cret");
+    ck_assert_str_eq(env_seen(&t, dave, path, "DB_PASSWORD", buf, sizeof buf), "(null)");
+    ck_assert_str_eq(env_seen(&t, dave, path, "MODE", buf, sizeof buf), "(null)");
+    ck_assert_str_eq(env_seen(&t, carol, path, "DB_PASSWORD", buf, sizeof buf), "(null)");
+    /* Nowhere in what the others get. */
+    gp_http_resp r;
+    char err[256];
+    ck_assert_int_eq(gp_http_request(t.server, "GET", path, dave, NULL, &r, err, sizeof err), 0);
+    ck_assert_ptr_null(memmem(r.body, r.len, "s3cret", 6));
+    ck_assert_ptr_nonnull(memmem(r.body, r.len, "env_redacted", 12));
+    gp_http_resp_free(&r);
     gpd_test_stop(&t);
 }
 END_TEST
@@ -380,6 +434,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_input_changes_nothing);
     tcase_add_test(tc, test_reserved_environment);
     tcase_add_test(tc, test_roles_and_scopes);
+    tcase_add_test(tc, test_env_values_only_for_submitter);
     tcase_add_test(tc, test_tokens_stored_hashed);
     tcase_add_test(tc, test_list_orders);
     tcase_add_test(tc, test_delete_at_any_moment);
