@@ -38,13 +38,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     (void)cls;
     (void)url;
     (void)upload_data;
-    if (*con_cls == NULL) {
+    gpd__head_raw *raw = *con_cls;
+    if (raw == NULL)
+        return MHD_NO;
+    if (raw->uri != NULL) {
         gpd__err e = {0};
-        int rc = gpd__head_check(conn, method, version, &e);
+        int rc = gpd__head_check(conn, method, raw, version, &e);
+        raw->uri = NULL; /* judged */
         int expected = 0;
         __atomic_compare_exchange_n(&verdict, &expected, rc == 0 ? 1 : 2, 0, __ATOMIC_SEQ_CST,
                                     __ATOMIC_SEQ_CST);
-        *con_cls = &verdict;
         if (rc < 0) {
             struct MHD_Response *r =
                 MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
@@ -64,6 +67,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return ret;
 }
 
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
+    (void)cls;
+    (void)conn;
+    gpd__head_raw *raw = calloc(1, sizeof *raw);
+    if (raw != NULL)
+        gpd__head_uri(raw, uri);
+    return raw;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    free(*con_cls);
+    *con_cls = NULL;
+}
+
 static void quiet(void *cls, const char *fmt, va_list ap) {
     (void)cls;
     (void)fmt;
@@ -76,7 +97,9 @@ static struct MHD_Daemon *server(void) {
         d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_NO_LISTEN_SOCKET |
                                  MHD_USE_ITC | MHD_USE_ERROR_LOG,
                              0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, quiet,
-                             NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16 * 1024,
+                             NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
+                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16 * 1024,
                              MHD_OPTION_CONNECTION_TIMEOUT, 5u, MHD_OPTION_END);
     if (d == NULL)
         abort();
@@ -108,7 +131,17 @@ static int head_is_strict(const uint8_t *data, size_t size) {
             return 0; /* a bare CR */
         if (eol == p)
             return line > 0; /* the empty line ending the head */
-        if (line > 0) {
+        if (line == 0) {
+            /* METHOD SP URI SP HTTP/1.x, with no control or non-ASCII byte */
+            int spaces = 0;
+            for (size_t i = p; i < eol; i++)
+                if (data[i] == ' ')
+                    spaces++;
+                else if (data[i] < 0x21 || data[i] >= 0x7f)
+                    return 0;
+            if (spaces != 2)
+                return 0;
+        } else {
             size_t n = 0;
             while (p + n < eol && is_tchar(data[p + n]))
                 n++;

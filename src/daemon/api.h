@@ -125,13 +125,24 @@ int gpd__text_reply(gpd__text *t, gpd__resp *out, const char *content_type, gpd_
 
 /* ---- http-head.c: the head's lines and names ---- */
 
+/* The request's URI as it came, before libmicrohttpd unescapes it in place:
+ * recorded by gpd__head_uri from the URI log callback (MHD_OPTION_URI_LOG_CALLBACK). */
+typedef struct gpd__head_raw {
+    const char *uri; /* in libmicrohttpd's buffer: compared, never read later */
+    size_t uri_len;
+    int uri_ok; /* only visible ASCII */
+} gpd__head_raw;
+
+void gpd__head_uri(gpd__head_raw *raw, const char *uri);
+
 /* Checks a request head as libmicrohttpd left it (method and version as the
- * access handler got them): every line ends in CR LF, header names are
- * tokens, values hold no control character, at most one Content-Length and
- * never with Transfer-Encoding, at most one Authorization. Returns 0, or
- * GP_EPARSE with e naming the header. Reads only. */
-int gpd__head_check(struct MHD_Connection *conn, const char *method, const char *version,
-                    gpd__err *e);
+ * access handler got them, raw from gpd__head_uri): the request line, every
+ * line ending in CR LF, header names that are tokens, values without control
+ * characters, at most one Content-Length and never with Transfer-Encoding,
+ * at most one Authorization. Returns 0, or GP_EPARSE with e naming the
+ * header. Reads only. */
+int gpd__head_check(struct MHD_Connection *conn, const char *method, const gpd__head_raw *raw,
+                    const char *version, gpd__err *e);
 
 /* ---- http-guard.c: deadlines that bytes do not restart ---- */
 

@@ -100,18 +100,43 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
  * the head ends with an empty line, whose end is the head's size away from
  * the method (MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE): so every line end
  * can be checked there. Later versions refuse bare line ends themselves. */
-int gpd__head_check(struct MHD_Connection *conn, const char *method, const char *version,
-                    gpd__err *e) {
-    head_scan scan, *hs = &scan;
-    memset(hs, 0, sizeof *hs);
+void gpd__head_uri(gpd__head_raw *raw, const char *uri) {
+    raw->uri = uri;
+    raw->uri_len = strlen(uri);
+    raw->uri_ok = raw->uri_len > 0;
+    for (size_t i = 0; i < raw->uri_len; i++)
+        if ((unsigned char)uri[i] <= 0x20 || (unsigned char)uri[i] >= 0x7f)
+            raw->uri_ok = 0;
+}
+
+/* The request line: a token, one space, the URI as it came (visible ASCII
+ * only, RFC 3986; libmicrohttpd takes the line's last space as the one
+ * before the version, so a URI holding spaces, controls or a NUL would
+ * pass), one space, HTTP/1.0 or HTTP/1.1, CR LF. */
+static int request_line_ok(const char *method, const gpd__head_raw *raw, const char *version) {
+    size_t mn = strlen(method);
+    if (!is_token(method, mn) || raw == NULL || raw->uri == NULL || !raw->uri_ok ||
+        (strcmp(version, "HTTP/1.1") != 0 && strcmp(version, "HTTP/1.0") != 0))
+        return 0;
 #if MHD_VERSION <= 0x00097500
     size_t vn = strlen(version);
-    if (version[vn + 1] != '\0')
-        hs->bad_line = 1;
-    hs->next = version + vn + 2;
-#else
-    (void)method;
-    (void)version;
+    if (raw->uri != method + mn + 1 || raw->uri + raw->uri_len + 1 != version ||
+        version[vn + 1] != '\0')
+        return 0;
+#endif
+    return 1;
+}
+
+int gpd__head_check(struct MHD_Connection *conn, const char *method, const gpd__head_raw *raw,
+                    const char *version, gpd__err *e) {
+    head_scan scan, *hs = &scan;
+    memset(hs, 0, sizeof *hs);
+    if (!request_line_ok(method, raw, version))
+        return gpd__fail(e, GP_EPARSE, "",
+                         "the request line is not METHOD, one space, a URI of visible ASCII "
+                         "characters, one space, HTTP/1.0 or HTTP/1.1, CR LF");
+#if MHD_VERSION <= 0x00097500
+    hs->next = version + strlen(version) + 2;
 #endif
     MHD_get_connection_values_n(conn, MHD_HEADER_KIND, scan_header, hs);
 #if MHD_VERSION <= 0x00097500

@@ -189,8 +189,10 @@ typedef struct conn_ctx {
     char pbuf[512]; /* the {…} path segments of rt */
     const char *params[GPD__MAX_PARAMS];
     int nparams;
-    int refused;   /* an error answer is queued: the body is dropped */
-    int too_large; /* a chunked body passed BODY_MAX: dropped, then 413 */
+    gpd__head_raw raw; /* the URI as it came (on_uri) */
+    int judged;        /* judge_head has run */
+    int refused;       /* an error answer is queued: the body is dropped */
+    int too_large;     /* a chunked body passed BODY_MAX: dropped, then 413 */
     char *body;
     size_t len, cap;
 } conn_ctx;
@@ -275,7 +277,7 @@ static int judge_head(gpd__daemon *d, struct MHD_Connection *conn, const char *m
                       const char *url, const char *version, conn_ctx *cc, gpd__err *e,
                       int *path_known) {
     *path_known = 0;
-    int rc = gpd__head_check(conn, method, version, e);
+    int rc = gpd__head_check(conn, method, &cc->raw, version, e);
     if (rc < 0)
         return rc;
     gpd__req r;
@@ -348,12 +350,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   size_t *upload_data_size, void **con_cls) {
     gpd__daemon *d = cls;
     conn_ctx *cc = *con_cls;
-    if (!cc) {
+    if (cc == NULL)
+        return MHD_NO; /* on_uri could not allocate it */
+    if (!cc->judged) {
         /* The head is complete; no byte of the body has been read yet. */
-        cc = calloc(1, sizeof *cc);
-        if (!cc)
-            return MHD_NO;
-        *con_cls = cc;
+        cc->judged = 1;
         gpd__guard_phase(d->guard, conn, GPD__PHASE_REQUEST);
         gpd__err e = {0};
         int path_known = 0;
@@ -405,6 +406,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!out.body)
         return MHD_NO;
     return send_resp(conn, &out);
+}
+
+/* libmicrohttpd's URI log callback: called once the request line is read,
+ * before the URI is unescaped in place. Its result is the request's
+ * context (*con_cls of on_request), holding the URI as it came; NULL if it
+ * cannot be allocated, and the request is then dropped. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
+    (void)cls;
+    (void)conn;
+    conn_ctx *cc = calloc(1, sizeof *cc);
+    if (cc != NULL)
+        gpd__head_uri(&cc->raw, uri);
+    return cc;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -508,6 +522,7 @@ int gpd__http_start(gpd__daemon *d, struct MHD_Daemon **out, int *port, gpd__err
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)gpd__guard_log, d->guard},
         {MHD_OPTION_SOCK_ADDR, 0, &sa},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, d},
+        {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri, NULL},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)gpd__guard_notify, d->guard},
         {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL},
         {MHD_OPTION_THREAD_POOL_SIZE, d->cfg.http_threads, NULL},

@@ -130,6 +130,28 @@ START_TEST(test_reserved_environment) {
 }
 END_TEST
 
+/* Submits body with token (201 expected); its path /api/v1/workloads/ID. */
+static void submit_path(gpd_test *t, const char *token, const char *body, char *path, size_t len) {
+    json_t *out = NULL;
+    ck_assert_int_eq(gpd_call(t, token, "POST", "/api/v1/workloads", body, &out), 201);
+    snprintf(path, len, "/api/v1/workloads/%lld",
+             (long long)json_integer_value(json_object_get(out, "id")));
+    json_decref(out);
+}
+
+/* The tokens of setup_tree's people: researchers alice and dave of project
+ * a1, bob of b1, and carol, admin of department A. */
+typedef struct people {
+    char alice[128], dave[128], bob[128], carol[128];
+} people;
+
+static void mk_people(gpd_test *t, people *u) {
+    gpd_token(t, "alice", "researcher", "a1", u->alice, sizeof u->alice);
+    gpd_token(t, "dave", "researcher", "a1", u->dave, sizeof u->dave);
+    gpd_token(t, "bob", "researcher", "b1", u->bob, sizeof u->bob);
+    gpd_token(t, "carol", "dept-admin", "A", u->carol, sizeof u->carol);
+}
+
 /* The value of a variable in spec.env of the workload with this path as the
  * token sees it: NULL if the name is missing, "(null)" for a JSON null. */
 static const char *env_seen(gpd_test *t, const char *token, const char *path, const char *name,
@@ -153,20 +175,15 @@ START_TEST(test_env_values_only_for_submitter) {
     gpd_test t;
     gpd_test_start(&t);
     setup_tree(&t);
-    char alice[128], dave[128], carol[128], buf[64];
-    gpd_token(&t, "alice", "researcher", "a1", alice, sizeof alice);
-    gpd_token(&t, "dave", "researcher", "a1", dave, sizeof dave);
-    gpd_token(&t, "carol", "dept-admin", "A", carol, sizeof carol);
-    json_t *out;
-    ck_assert_int_eq(gpd_call(&t, alice, "POST", "/api/v1/workloads",
-                              "{\"project\":\"a1\",\"command\":[\"true\"],\"env\":{\"DB_PASSWORD\":"
-                              "\"s3cret\",\"MODE\":\"fast\"}}",
-                              &out),
-                     201);
+    people u;
+    mk_people(&t, &u);
+    const char *alice = u.alice, *dave = u.dave, *carol = u.carol;
+    char buf[64];
     char path[64];
-    snprintf(path, sizeof path, "/api/v1/workloads/%lld",
-             (long long)json_integer_value(json_object_get(out, "id")));
-    json_decref(out);
+    submit_path(&t, alice,
+                "{\"project\":\"a1\",\"command\":[\"true\"],\"env\":{\"DB_PASSWORD\":"
+                "\"s3cret\",\"MODE\":\"fast\"}}",
+                path, sizeof path);
     ck_assert_str_eq(env_seen(&t, alice, path, "DB_PASSWORD", buf, sizeof buf), "s3cret");
     ck_assert_str_eq(env_seen(&t, t.admin, path, "DB_PASSWORD", buf, sizeof buf), "s3cret");
     ck_assert_str_eq(env_seen(&t, dave, path, "DB_PASSWORD", buf, sizeof buf), "(null)");
@@ -187,11 +204,9 @@ START_TEST(test_roles_and_scopes) {
     gpd_test t;
     gpd_test_start(&t);
     setup_tree(&t);
-    char alice[128], dave[128], bob[128], carol[128];
-    gpd_token(&t, "alice", "researcher", "a1", alice, sizeof alice);
-    gpd_token(&t, "dave", "researcher", "a1", dave, sizeof dave);
-    gpd_token(&t, "bob", "researcher", "b1", bob, sizeof bob);
-    gpd_token(&t, "carol", "dept-admin", "A", carol, sizeof carol);
+    people u;
+    mk_people(&t, &u);
+    const char *alice = u.alice, *dave = u.dave, *bob = u.bob, *carol = u.carol;
     const char *job = "{\"project\":\"a1\",\"command\":[\"sleep\",\"30\"],\"gpu\":1}";
     json_t *out;
     ck_assert_int_eq(gpd_call(&t, alice, "POST", "/api/v1/workloads", job, &out), 201);
@@ -408,20 +423,13 @@ START_TEST(test_delete_at_any_moment) {
     setup_tree(&t);
     const int n = 24;
     for (int i = 0; i < n; i++) {
-        json_t *out;
-        ck_assert_int_eq(gpd_call(&t, t.admin, "POST", "/api/v1/workloads",
-                                  "{\"project\":\"a1\",\"command\":[\"sleep\",\"600\"],"
-                                  "\"gpu\":1}",
-                                  &out),
-                         201);
         char path[64];
-        snprintf(path, sizeof path, "/api/v1/workloads/%lld",
-                 (long long)json_integer_value(json_object_get(out, "id")));
-        json_decref(out);
+        submit_path(&t, t.admin, "{\"project\":\"a1\",\"command\":[\"sleep\",\"600\"],\"gpu\":1}",
+                    path, sizeof path);
         /* Now, or after 0 to 350 ms: before, during or after the launch. */
         if (i % 8)
             usleep((useconds_t)(i % 8) * 50 * 1000);
-        out = call_ok(&t, t.admin, "DELETE", path);
+        json_t *out = call_ok(&t, t.admin, "DELETE", path);
         ck_assert_str_eq(json_string_value(json_object_get(out, "state")), "deleted");
         json_decref(out);
     }

@@ -99,6 +99,16 @@ static int raw_text(const gpd_test *t, const char *req) {
     return raw_request(t, req, strlen(req), buf, sizeof buf);
 }
 
+/* POST /api/v1/queues as the admin, with these framing headers (CR LF
+ * between them) and this body, on a fresh connection; the answer's status. */
+static int post_queue(const gpd_test *t, const char *framing, const char *body) {
+    char req[1024];
+    snprintf(req, sizeof req,
+             "POST /api/v1/queues HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n%s\r\n\r\n%s",
+             t->admin, framing, body);
+    return raw_text(t, req);
+}
+
 /* A department D with one project p. */
 static void mk_project(gpd_test *t) {
     ck_assert_int_eq(gpd_call(t, t->admin, "POST", "/api/v1/queues", "{\"name\":\"D\"}", NULL),
@@ -132,27 +142,17 @@ START_TEST(test_laxities_refused) {
     ck_assert_ptr_null(json_object_get(out, "queues"));
     json_decref(out);
     /* Ambiguous framing. */
-    snprintf(req, sizeof req,
-             "POST /api/v1/queues HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
-             "Content-Length: 13\r\nContent-Length: 13\r\n\r\n{\"name\":\"q\"}",
-             t.admin);
-    ck_assert_int_eq(raw_text(&t, req), 400);
-    snprintf(req, sizeof req,
-             "POST /api/v1/queues HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
-             "Content-Length: 13\r\nTransfer-Encoding: "
-             "chunked\r\n\r\nd\r\n{\"name\":\"q\"}\r\n0\r\n\r\n",
-             t.admin);
-    ck_assert_int_eq(raw_text(&t, req), 400);
-    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/queues/q", NULL, NULL), 404);
+    ck_assert_int_eq(post_queue(&t, "Content-Length: 13\r\nContent-Length: 13", "{\"name\":\"q\"}"),
+                     400);
+    ck_assert_int_eq(post_queue(&t, "Content-Length: 13\r\nTransfer-Encoding: chunked",
+                                "d\r\n{\"name\":\"q\"}\r\n0\r\n\r\n"),
+                     400);
     /* A space before the colon hid Transfer-Encoding from the framing check:
      * the body was framed by Content-Length, which a proxy reading the
      * chunked coding would not do. */
-    snprintf(req, sizeof req,
-             "POST /api/v1/queues HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
-             "Content-Length: 12\r\nTransfer-Encoding : "
-             "chunked\r\n\r\n{\"name\":\"q\"}",
-             t.admin);
-    ck_assert_int_eq(raw_text(&t, req), 400);
+    ck_assert_int_eq(
+        post_queue(&t, "Content-Length: 12\r\nTransfer-Encoding : chunked", "{\"name\":\"q\"}"),
+        400);
     ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/queues/q", NULL, NULL), 404);
     /* Two Authorization headers: the first won; a proxy may check the other. */
     snprintf(req, sizeof req,
