@@ -78,17 +78,18 @@ int gpd__h_nodes(gpd__req *r, gpd__resp *out, gpd__err *e) {
             json_t *sl = slices_of(lt, nlt, ni.name, g, &used);
             json_array_append_new(
                 gpus,
-                json_pack("{s:i, s:s, s:s, s:I, s:b, s:f, s:I, s:i, s:I, s:o}", "index", g, "uuid",
-                          gi->uuid, "model", gi->model, "memory", (json_int_t)gi->mem_bytes, "mig",
-                          gi->mig, "allocated", gi->used_milli / 1000.0, "allocated_memory",
+                json_pack("{s:i, s:s, s:s, s:I, s:b, s:f, s:I, s:i, s:I, s:o, s:b}", "index", g,
+                          "uuid", gi->uuid, "model", gi->model, "memory", (json_int_t)gi->mem_bytes,
+                          "mig", gi->mig, "allocated", gi->used_milli / 1000.0, "allocated_memory",
                           (json_int_t)gi->used_mem, "slices_count", gi->slices, "memory_used",
-                          (json_int_t)used, "slices", sl));
+                          (json_int_t)used, "slices", sl, "taken", gi->taken));
         }
         json_array_append_new(
-            arr, json_pack("{s:s, s:s, s:b, s:f, s:I, s:f, s:I, s:o}", "name", ni.name, "domain",
-                           ni.domain, "schedulable", ni.schedulable, "cpu", ni.cpu_milli / 1000.0,
-                           "memory", (json_int_t)ni.mem_bytes, "cpu_used", ni.cpu_used / 1000.0,
-                           "memory_used", (json_int_t)ni.mem_used, "gpus", gpus));
+            arr, json_pack("{s:s, s:s, s:b, s:f, s:I, s:f, s:I, s:o, s:i}", "name", ni.name,
+                           "domain", ni.domain, "schedulable", ni.schedulable, "cpu",
+                           ni.cpu_milli / 1000.0, "memory", (json_int_t)ni.mem_bytes, "cpu_used",
+                           ni.cpu_used / 1000.0, "memory_used", (json_int_t)ni.mem_used, "gpus",
+                           gpus, "gpus_taken", ni.gpus_taken));
     }
     gpd__sched_unlock(r->d->sched);
     free(lt);

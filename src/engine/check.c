@@ -84,6 +84,7 @@ static int check_nodes(const gp_engine *e, char *err, size_t errlen) {
             continue;
         int64_t milli[GP_MAX_GPUS_PER_NODE] = {0}, mem[GP_MAX_GPUS_PER_NODE] = {0};
         int32_t slices[GP_MAX_GPUS_PER_NODE] = {0};
+        int32_t withheld = 0;
         int64_t cpu = 0, hmem = 0;
         for (uint32_t k = 0; k < n->ntasks; k++) {
             const gp__wl *w = n->tasks[k].wl;
@@ -127,6 +128,13 @@ static int check_nodes(const gp_engine *e, char *err, size_t errlen) {
                     FAIL("node %s GPU %d: MIG slots disagree with slices", n->spec.name, g);
                 continue;
             }
+            if (n->withheld[g]) {
+                if (slices[g] != 0 || n->free_milli[g] != 0 || n->free_mem[g] != 0)
+                    FAIL("node %s GPU %d: withheld for gpus_taken but holds slices or is free",
+                         n->spec.name, g);
+                withheld++;
+                continue;
+            }
             if (milli[g] > GP_MILLI || mem[g] > n->cap_mem[g])
                 FAIL("node %s GPU %d: slices sum past capacity (%" PRId64 " milli, %" PRId64
                      " bytes)",
@@ -134,6 +142,9 @@ static int check_nodes(const gp_engine *e, char *err, size_t errlen) {
             if (GP_MILLI - n->free_milli[g] != milli[g] || n->cap_mem[g] - n->free_mem[g] != mem[g])
                 FAIL("node %s GPU %d: free capacity disagrees with its slices", n->spec.name, g);
         }
+        if (withheld + n->taken_short != n->spec.gpus_taken)
+            FAIL("node %s: %d GPUs withheld and %d short, %d taken", n->spec.name, withheld,
+                 n->taken_short, n->spec.gpus_taken);
         if (n->in_whole != n->free_whole || n->in_frac != n->best_free_milli ||
             !linked(e, &e->by_whole[n->in_whole], n, 0) ||
             !linked(e, &e->by_frac[n->in_frac], n, 1))

@@ -353,6 +353,8 @@ static int room_possible(search *s, gp__node *n) {
     int any = 0;
     for (int32_t g = 0; g < n->spec.ngpus; g++)
         room += n->spec.gpus[g].mig ? 0 : n->free_milli[g];
+    /* GPUs its victims free go first to what is held outside the pool. */
+    room -= (int64_t)n->taken_short * GP_MILLI;
     for (uint32_t k = 0; k < n->ntasks; k++) {
         gp__wl *v = n->tasks[k].wl;
         if (v->elig != s->attempt) {

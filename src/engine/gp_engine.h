@@ -276,6 +276,14 @@ typedef struct gp_node_spec {
     gp_label labels[GP_MAX_LABELS];
     int32_t ngpus;
     gp_gpu_spec gpus[GP_MAX_GPUS_PER_NODE];
+    /* GPUs of this node held outside the pool (e.g. by a cluster engine's
+     * own users' jobs), 0..ngpus: that many of its unbound non-MIG GPUs, the
+     * highest-numbered, are offered to no task, and are no part of the pool's
+     * capacity. Bound slices are never taken away: while fewer GPUs are
+     * unbound than are taken, every unbound one is withheld and each GPU
+     * freed later is withheld first. Whether a request could ever run is
+     * judged on ngpus, as if nothing were taken. */
+    int32_t gpus_taken;
 } gp_node_spec;
 
 /* Fills *n with an empty, schedulable node named name. */
@@ -284,7 +292,8 @@ void gp_node_spec_init(gp_node_spec *n, const char *name);
 /*
  * Adds a node, or changes one. A change may not take away a GPU, CPU or memory
  * that bound work holds (GP_EBUSY); MIG layouts of GPUs with bound MIG slices
- * cannot change.
+ * cannot change. A GPU held outside the pool is said with gpus_taken, not by
+ * leaving it out: a GPU keeps its index whatever others hold.
  */
 int gp_engine_node_set(gp_engine *e, const gp_node_spec *n, char *err, size_t errlen);
 
@@ -303,6 +312,7 @@ typedef struct gp_gpu_info {
     int32_t used_milli; /* allocated, in milli-GPU */
     int64_t used_mem;   /* allocated memory caps, bytes */
     int32_t slices;     /* tasks holding a slice of it */
+    int32_t taken;      /* 1: withheld, held outside the pool (gpus_taken) */
 } gp_gpu_info;
 
 typedef struct gp_node_info {
@@ -313,6 +323,8 @@ typedef struct gp_node_info {
     int64_t cpu_used, mem_used;   /* allocated */
     int32_t ngpus;
     gp_gpu_info gpus[GP_MAX_GPUS_PER_NODE];
+    int32_t gpus_taken;  /* as the spec says */
+    int32_t taken_bound; /* of them, GPUs that stay bound (not withheld) */
 } gp_node_info;
 
 size_t gp_engine_node_count(const gp_engine *e);

@@ -62,6 +62,9 @@ typedef struct gp__node {
     int64_t cap_mem[GP_MAX_GPUS_PER_NODE];
     int32_t gpu_model[GP_MAX_GPUS_PER_NODE];
     int32_t nslices[GP_MAX_GPUS_PER_NODE];
+    /* 1: withheld for spec.gpus_taken: no slices, free 0 (gp__node_refresh) */
+    int32_t withheld[GP_MAX_GPUS_PER_NODE];
+    int32_t taken_short; /* gpus_taken not withheld: those GPUs are bound */
     uint64_t mig_owner[GP_MAX_GPUS_PER_NODE][GP_MAX_MIG_SLOTS]; /* workload id or 0 */
     gp__pnode view;                                             /* points into the arrays above */
     int32_t best_free_milli;   /* largest free_milli of a non-MIG GPU */

@@ -43,6 +43,10 @@ static int validate(const gp_engine *e, const gp_node_spec *n, char *err, size_t
         gp_errf(err, errlen, "ngpus: must be 0 to %d", GP_MAX_GPUS_PER_NODE);
         return GP_EINVAL;
     }
+    if (n->gpus_taken < 0 || n->gpus_taken > n->ngpus) {
+        gp_errf(err, errlen, "gpus_taken: must be 0 to ngpus (%d)", n->ngpus);
+        return GP_EINVAL;
+    }
     if (n->nlabels < 0 || n->nlabels > GP_MAX_LABELS) {
         gp_errf(err, errlen, "nlabels: must be 0 to %d", GP_MAX_LABELS);
         return GP_EINVAL;
@@ -125,7 +129,7 @@ static void capacity_add(gp_engine *e, const gp__node *n, int sign) {
         return;
     e->capacity.v[GP_RES_CPU] += sign * n->spec.cpu_milli;
     e->capacity.v[GP_RES_MEM] += sign * n->spec.mem_bytes;
-    e->capacity.v[GP_RES_GPU] += sign * (int64_t)n->spec.ngpus * GP_MILLI;
+    e->capacity.v[GP_RES_GPU] += sign * (int64_t)(n->spec.ngpus - n->spec.gpus_taken) * GP_MILLI;
 }
 
 /* Node n's part in the pool-wide maxima: its largest GPU memory and its
@@ -223,7 +227,7 @@ int gp_engine_node_set(gp_engine *e, const gp_node_spec *s, char *err, size_t er
     int32_t used_milli[GP_MAX_GPUS_PER_NODE] = {0};
     int64_t used_mem[GP_MAX_GPUS_PER_NODE] = {0};
     for (int32_t g = 0; !fresh && g < n->spec.ngpus; g++) {
-        if (!n->spec.gpus[g].mig) {
+        if (!n->spec.gpus[g].mig && !n->withheld[g]) {
             used_milli[g] = GP_MILLI - n->free_milli[g];
             used_mem[g] = n->cap_mem[g] - n->free_mem[g];
         }
@@ -235,6 +239,7 @@ int gp_engine_node_set(gp_engine *e, const gp_node_spec *s, char *err, size_t er
     n->domain = domain;
     n->cpu_free = s->cpu_milli - cpu_used;
     n->mem_free = s->mem_bytes - mem_used;
+    memset(n->withheld, 0, sizeof n->withheld); /* gp__node_refresh withholds again */
     for (int32_t g = 0; g < s->ngpus; g++) {
         const gp_gpu_spec *gs = &s->gpus[g];
         n->gpu_model[g] = gp__model_intern(e, gs->model); /* checked in validate() */
@@ -359,8 +364,26 @@ static void node_index(gp_engine *e, gp__node *n, int present) {
     bucket_move(e, e->by_frac, &n->in_frac, n, present ? n->best_free_milli : -1, 1);
 }
 
+/* Withholds the spec's gpus_taken GPUs: the highest-numbered non-MIG GPUs
+ * without slices. A function of the bindings alone, so that taking a task off
+ * and putting it back (eviction trials) leaves the same books. */
+static void withhold(gp__node *n) {
+    int32_t want = n->spec.gpus_taken;
+    for (int32_t g = n->spec.ngpus - 1; g >= 0; g--) {
+        int32_t w = want > 0 && !n->spec.gpus[g].mig && n->nslices[g] == 0;
+        want -= w;
+        if (w == n->withheld[g])
+            continue;
+        n->withheld[g] = w;
+        n->free_milli[g] = w ? 0 : GP_MILLI;
+        n->free_mem[g] = w ? 0 : n->cap_mem[g];
+    }
+    n->taken_short = want;
+}
+
 void gp__node_refresh(gp_engine *e, gp__node *n) {
     int32_t best = 0, whole = 0;
+    withhold(n);
     for (int32_t g = 0; g < n->spec.ngpus; g++) {
         if (n->spec.gpus[g].mig)
             continue;
@@ -380,6 +403,13 @@ void gp__node_refresh(gp_engine *e, gp__node *n) {
 void gp__node_charge(gp_engine *e, gp__node *n, const gp_slice *s, uint64_t owner, int sign) {
     (void)e;
     int32_t g = s->gpu;
+    if (sign > 0 && n->withheld[g]) {
+        /* A restored or put-back task on a withheld GPU: the GPU is its
+         * again, and gp__node_refresh withholds another. */
+        n->withheld[g] = 0;
+        n->free_milli[g] = GP_MILLI;
+        n->free_mem[g] = n->cap_mem[g];
+    }
     n->nslices[g] += sign;
     if (s->mig_slot >= 0) {
         n->mig_owner[g][s->mig_slot] = sign > 0 ? owner : 0;
@@ -428,6 +458,8 @@ static void fill_info(const gp_engine *e, const gp__node *n, gp_node_info *out) 
     out->cpu_used = n->spec.cpu_milli - n->cpu_free;
     out->mem_used = n->spec.mem_bytes - n->mem_free;
     out->ngpus = n->spec.ngpus;
+    out->gpus_taken = n->spec.gpus_taken;
+    out->taken_bound = n->taken_short;
     for (int32_t g = 0; g < n->spec.ngpus; g++) {
         const gp_gpu_spec *gs = &n->spec.gpus[g];
         gp_gpu_info *gi = &out->gpus[g];
@@ -436,6 +468,9 @@ static void fill_info(const gp_engine *e, const gp__node *n, gp_node_info *out) 
         gi->mem_bytes = gs->mem_bytes;
         gi->mig = gs->mig;
         gi->slices = n->nslices[g];
+        gi->taken = n->withheld[g];
+        if (gi->taken)
+            continue;
         if (gs->mig) {
             for (int32_t k = 0; k < gs->nmig; k++) {
                 if (n->mig_owner[g][k]) {

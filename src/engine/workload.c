@@ -637,7 +637,8 @@ static int restore_fits(const gp__node *node, const gp__wl *w, const gp_slice *s
         milli[g] += s[i].milli;
         mem[g] += s[i].mem;
         if (s[i].milli <= 0 || s[i].mem < 0 || node->spec.gpus[g].mig ||
-            milli[g] > node->free_milli[g] || mem[g] > node->free_mem[g]) {
+            milli[g] > (node->withheld[g] ? GP_MILLI : node->free_milli[g]) ||
+            mem[g] > (node->withheld[g] ? node->cap_mem[g] : node->free_mem[g])) {
             gp_errf(err, errlen, "tasks.slices[%d]: GPU %d of node %s has no such room free", i, g,
                     node->spec.name);
             return GP_EBUSY;

@@ -173,6 +173,9 @@ static void random_node(gp_engine *e, rnd *r, int i) {
             snprintf(n.gpus[g].mig_layout[2], 16, "1g.10gb");
         }
     }
+    /* Some GPUs held outside the pool, bound ones or not. */
+    if (rint_(r, 0, 2) == 0)
+        n.gpus_taken = rint_(r, 0, n.ngpus);
     char err[GP_ERR_MAX];
     ck_assert_msg(gp_engine_node_set(e, &n, err, sizeof err) == 0, "%s", err);
 }

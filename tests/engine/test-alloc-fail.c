@@ -74,8 +74,9 @@ static char *dump(gp_engine *e) {
         fprintf(f, "node %s %s %d %ld %ld %ld %ld\n", n.name, n.domain, n.schedulable,
                 (long)n.cpu_milli, (long)n.mem_bytes, (long)n.cpu_used, (long)n.mem_used);
         for (int g = 0; g < n.ngpus; g++)
-            fprintf(f, " gpu %s %s %d %d %ld %d\n", n.gpus[g].uuid, n.gpus[g].model, n.gpus[g].mig,
-                    n.gpus[g].used_milli, (long)n.gpus[g].used_mem, n.gpus[g].slices);
+            fprintf(f, " gpu %s %s %d %d %ld %d %d\n", n.gpus[g].uuid, n.gpus[g].model,
+                    n.gpus[g].mig, n.gpus[g].used_milli, (long)n.gpus[g].used_mem, n.gpus[g].slices,
+                    n.gpus[g].taken);
     }
     for (size_t i = 0; i < gp_engine_queue_count(e); i++) {
         gp_queue_info q;
@@ -202,6 +203,14 @@ static int op_cycle(gp_engine *e) {
 static int op_node_add(gp_engine *e) {
     gp_node_spec n;
     t_node_spec(&n, "n4", 2, "L40S", 48, "d3");
+    return gp_engine_node_set(e, &n, NULL, 0);
+}
+
+/* GPUs of n1 taken outside the pool while its GPUs are bound. */
+static int op_node_taken(gp_engine *e) {
+    gp_node_spec n;
+    t_node_spec(&n, "n1", 4, "H100", 80, "d1");
+    n.gpus_taken = 3;
     return gp_engine_node_set(e, &n, NULL, 0);
 }
 
@@ -337,6 +346,7 @@ static const struct {
     {"submit fraction", op_submit_fraction, 1},
     {"cycle", op_cycle, 0},
     {"node add", op_node_add, 1},
+    {"node taken", op_node_taken, 1},
     {"node remove", op_node_remove, 1},
     {"queue add", op_queue_add, 1},
     {"queue move", op_queue_move, 1},
