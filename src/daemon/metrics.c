@@ -4,7 +4,8 @@
  * pending workloads by reason; workloads by state; per GPU the allocated
  * share, slices, allocated and used memory; busy ratios per GPU and queue
  * and borrowed / lent GPUs from the last usage sample (usage.h); the
- * scheduling-cycle latency histogram.
+ * scheduling-cycle latency histogram; the time attempts waited in the
+ * executor before running.
  *
  * "Really used" GPUs of a queue are the GPU memory its running tasks report
  * in use, counted in GPUs' worth of memory, since memory is what the
@@ -204,5 +205,10 @@ int gpd__h_metrics(gpd__req *r, gpd__resp *out, gpd__err *e) {
     gpd__text_printf(&b, "gpupool_scheduling_cycle_seconds_sum %.9f\n", h.sum);
     gpd__text_printf(&b, "gpupool_scheduling_cycle_seconds_count %llu\n",
                      (unsigned long long)h.count);
+    help(&b, "gpupool_start_wait_seconds", "summary",
+         "Time attempts waited in the executor between launch and running (a Slurm job "
+         "PENDING).");
+    gpd__text_printf(&b, "gpupool_start_wait_seconds_sum %.3f\n", h.start_wait);
+    gpd__text_printf(&b, "gpupool_start_wait_seconds_count %llu\n", (unsigned long long)h.starts);
     return gpd__text_reply(&b, out, "text/plain; version=0.0.4", e);
 }

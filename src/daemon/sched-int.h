@@ -44,6 +44,7 @@ typedef struct active {
     int32_t ckpt_signal;
     int32_t compute_pct; /* the slice's share of its GPU's time, percent; 0: none */
     int in_engine;       /* 0: the engine already took it back (node gone) */
+    int64_t launched_ms; /* STARTING: when its tasks were launched */
 } active;
 
 typedef struct cmd {
@@ -124,7 +125,9 @@ void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c);
 /* Records that a's first ntasks tasks (at most GPD__MAX_GANG) started: the
  * workload RUNNING, their handles, the attempt's start and a "started"
  * event saying msg. */
-void gpd__sched_record_started(gpd__sched *s, const active *a, int ntasks, const char *msg);
+/* Records a's handles, the workload still STARTING: launched, not yet
+ * running in the executor (a Slurm job PENDING). */
+void gpd__sched_record_launched(gpd__sched *s, const active *a, int ntasks, const char *msg);
 /* Reaps a task; one that has not finished ending (GP_ESTATE: a stop was just
  * sent, its supervisor has not yet recorded the end) is kept and reaped by a
  * later poll, so that no task directory or cgroup is left behind. */

@@ -298,11 +298,14 @@ static void recover_one(gpd__sched *s, uint64_t id) {
         requeue_lost(s, a, &w, why);
         goto out;
     }
-    a->state = w.state == GPD__WL_STOPPING ? GPD__WL_STOPPING : GPD__WL_RUNNING;
+    a->state = w.state == GPD__WL_STOPPING   ? GPD__WL_STOPPING
+               : w.state == GPD__WL_STARTING ? GPD__WL_STARTING
+                                             : GPD__WL_RUNNING;
     snprintf(a->stop_kind, sizeof a->stop_kind, "%s", w.stop_kind);
     a->deadline = w.stop_deadline_ms;
+    a->launched_ms = gpd__now_ms();
     if (w.state == GPD__WL_STARTING)
-        gpd__sched_record_started(s, a, n, "launch confirmed after a restart of gpupoold");
+        gpd__sched_record_launched(s, a, n, "launch confirmed after a restart of gpupoold");
     if (gpd__act_add(s, a) == 0)
         a = NULL;
 out:

@@ -5,10 +5,13 @@
  *
  *   bind:  1. store: state STARTING, attempt n, task rows, attempt row  (commit)
  *          2. executor: launch each task, key (workload, task, attempt n)
- *          3. store: handles, state RUNNING, attempt started            (commit)
+ *          3. store: handles, still STARTING ("launched")               (commit)
+ *          4. (a poll finds every task running) state RUNNING, attempt started
  *   A crash between 1 and 3 leaves STARTING rows: at restart the launch is
  *   repeated with the same key, which the executor answers with the task it
- *   already started, so the attempt runs once.
+ *   already started, so the attempt runs once. Running means running in the
+ *   executor: a task it has accepted but not started (a Slurm job PENDING)
+ *   keeps its workload STARTING, and the wait is in the "started" event.
  *
  *   evict: 1. store: STOPPING, deadline      2. checkpoint signal
  *          3. (grace period or all tasks ended) stop, then store the outcome
@@ -69,7 +72,9 @@ void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c) {
                  (unsigned long long)c->id, e.msg);
 }
 
-void gpd__sched_record_started(gpd__sched *s, const active *a, int ntasks, const char *msg) {
+/* Records a's task handles with state st and one event. */
+static void record_handles(gpd__sched *s, const active *a, int ntasks, gpd__wl_state st,
+                           const char *kind, const char *msg) {
     gpd__task_rec h[GPD__MAX_GANG];
     gpd__wl_change c;
     gpd__wl_change_init(&c, a->id);
@@ -79,13 +84,21 @@ void gpd__sched_record_started(gpd__sched *s, const active *a, int ntasks, const
         h[t].task = t;
         snprintf(h[t].handle, sizeof h[t].handle, "%s", a->tasks[t].handle);
     }
-    c.state = GPD__WL_RUNNING;
+    c.state = (int)st;
     c.tasks = h;
     c.set_handles = 1;
-    c.attempt_started = 1;
-    c.event_kind = "started";
+    c.attempt_started = st == GPD__WL_RUNNING;
+    c.event_kind = kind;
     c.event_msg = msg;
     gpd__sched_record(s, &c);
+}
+
+static void record_started(gpd__sched *s, const active *a, int ntasks, const char *msg) {
+    record_handles(s, a, ntasks, GPD__WL_RUNNING, "started", msg);
+}
+
+void gpd__sched_record_launched(gpd__sched *s, const active *a, int ntasks, const char *msg) {
+    record_handles(s, a, ntasks, GPD__WL_STARTING, "launched", msg);
 }
 
 /* ---- Reaping ---------------------------------------------------------- */
@@ -392,12 +405,16 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
         pthread_mutex_unlock(&s->eng_mu);
         act_remove(s, a);
     } else {
-        snprintf(msg, sizeof msg, "attempt %d started (%d task%s)", a->attempt, ntasks,
-                 ntasks > 1 ? "s" : "");
-        gpd__sched_record_started(s, a, ntasks, msg);
+        /* Launched, not yet running: the next poll says when it runs. The
+         * engine counts it started (its GPUs are taken, it may be evicted). */
+        snprintf(msg, sizeof msg,
+                 "attempt %d launched (%d task%s); waiting for the executor to "
+                 "start it",
+                 a->attempt, ntasks, ntasks > 1 ? "s" : "");
+        gpd__sched_record_launched(s, a, ntasks, msg);
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_started(s->eng, id, gpd__now_ms());
-        a->state = GPD__WL_RUNNING;
+        a->launched_ms = gpd__now_ms();
         pthread_mutex_unlock(&s->eng_mu);
     }
     json_decref(j);
@@ -507,9 +524,32 @@ static void conclude(gpd__sched *s, active *a, gpd__wl_state st, const char *out
     act_remove(s, a);
 }
 
+/* A launched workload whose tasks the executor no longer holds back (each
+ * running or already ended) is running: recorded with how long it waited. */
+static void maybe_started(gpd__sched *s, active *a, int64_t now) {
+    for (int t = 0; t < a->ntasks; t++)
+        if (a->tasks[t].state == GP_TASK_STARTING)
+            return;
+    int64_t waited = a->launched_ms > 0 && now > a->launched_ms ? now - a->launched_ms : 0;
+    char msg[256], d[32];
+    gp_format_duration(waited, d, sizeof d);
+    snprintf(msg, sizeof msg, "attempt %d started (%d task%s) after %s waiting in the executor",
+             a->attempt, a->ntasks, a->ntasks > 1 ? "s" : "", d);
+    record_started(s, a, a->ntasks, msg);
+    pthread_mutex_lock(&s->hist_mu);
+    s->hist.starts++;
+    s->hist.start_wait += (double)waited / 1000.0;
+    pthread_mutex_unlock(&s->hist_mu);
+    pthread_mutex_lock(&s->eng_mu);
+    a->state = GPD__WL_RUNNING;
+    pthread_mutex_unlock(&s->eng_mu);
+}
+
 /* Decides what the polled states of a running workload's tasks mean. */
 static void judge(gpd__sched *s, active *a, int64_t now) {
     int down = 0, lost = -1, failed = -1, bad = -1;
+    if (a->state == GPD__WL_STARTING)
+        maybe_started(s, a, now);
     for (int t = 0; t < a->ntasks; t++) {
         const task_rt *tk = &a->tasks[t];
         if (tk->state == GP_TASK_LOST)

@@ -91,6 +91,10 @@ typedef struct gpd__cycle_hist {
     uint64_t counts[GPD__CYCLE_BUCKETS]; /* cumulative at read time */
     uint64_t count;
     double sum; /* seconds */
+    /* Attempts that started, and the seconds their tasks waited in the
+     * executor between launch and running (a Slurm job PENDING). */
+    uint64_t starts;
+    double start_wait;
 } gpd__cycle_hist;
 void gpd__sched_cycle_hist(gpd__sched *s, gpd__cycle_hist *out);
 

@@ -158,14 +158,51 @@ static int add_gres(const gpx__slurm *sx, gp_node_spec *node, const char *gres, 
     return 0;
 }
 
-/* The number of GPUs in a GRES string as sinfo and squeue write them
+/* GPUs of a GRES string as sinfo and squeue write them
  * ("gpu:a100:2(IDX:0-1),gpu:h100:0(IDX:N/A)", "gpu:3"); other GRES are not
- * counted. */
-static int gres_gpus(const char *gres) {
-    int total = 0;
+ * GPUs. Slurm's indices of a node's GPUs. */
+typedef struct gpu_set {
+    int count;    /* GPUs in the string */
+    uint32_t idx; /* the GPUs by Slurm's index, where the string says them */
+    int have_idx; /* 1 if every GPU item said its indices */
+} gpu_set;
+
+/* Adds the indices of an IDX list ("0-1,3", "N/A") to *mask; 0 if it is
+ * not such a list. */
+static int idx_list(const char *p, size_t len, uint32_t *mask) {
+    if (len == 3 && strncmp(p, "N/A", 3) == 0)
+        return 1;
+    size_t i = 0;
+    while (i < len) {
+        char *end;
+        long a = strtol(p + i, &end, 10), b = a;
+        if (end == p + i || a < 0)
+            return 0;
+        i = (size_t)(end - p);
+        if (i < len && p[i] == '-') {
+            const char *q = p + i + 1;
+            b = strtol(q, &end, 10);
+            if (end == q || b < a)
+                return 0;
+            i = (size_t)(end - p);
+        }
+        for (long k = a; k <= b && k < 32; k++)
+            *mask |= UINT32_C(1) << k;
+        if (i < len && p[i] != ',')
+            return 0;
+        i += i < len;
+    }
+    return 1;
+}
+
+static gpu_set gres_gpus(const char *gres) {
+    gpu_set set = {0, 0, 1};
     const char *p = gres != NULL ? gres : "";
     while (*p != '\0') {
-        size_t len = strcspn(p, ",");
+        /* One item: up to a comma outside parentheses. */
+        size_t len = 0;
+        for (int depth = 0; p[len] != '\0' && (depth > 0 || p[len] != ','); len++)
+            depth += p[len] == '(' ? 1 : p[len] == ')' ? -1 : 0;
         if (strncmp(p, "gpu:", 4) == 0) {
             size_t head = strcspn(p, "(");
             if (head > len)
@@ -174,18 +211,24 @@ static int gres_gpus(const char *gres) {
             size_t k = head;
             while (k > 0 && p[k - 1] != ':')
                 k--;
-            total += atoi(p + k);
+            int count = atoi(p + k);
+            set.count += count;
+            const char *idx =
+                head < len && strncmp(p + head, "(IDX:", 5) == 0 ? p + head + 5 : NULL;
+            size_t ilen = idx != NULL ? strcspn(idx, ")") : 0;
+            if (count > 0 && (idx == NULL || !idx_list(idx, ilen, &set.idx)))
+                set.have_idx = 0;
         }
         p += len;
         p += *p == ',';
     }
-    return total;
+    return set;
 }
 
 /* One node's GPUs held by gpupool's own jobs. */
 typedef struct held {
     char node[GP_NAME_MAX + 1];
-    int gpus;
+    gpu_set gpus;
 } held;
 
 /*
@@ -209,10 +252,10 @@ static int is_ours(const gpx__slurm *sx, const char *name, long id) {
 }
 
 /*
- * Counts, per node, the GPUs that gpupool's own running jobs hold: one
- * `squeue --json` of the jobs that hold resources, gpupool's known by
- * their names and recorded job ids (is_ours). Fills *out
- * (malloc'd, *nout entries). GP_EIO with err if Slurm cannot be asked.
+ * Lists, per node, the GPUs that gpupool's own jobs hold: one `squeue
+ * --json` of the jobs that hold resources, gpupool's known by their names
+ * and recorded job ids (is_ours). Fills *out (malloc'd, *nout entries).
+ * GP_EIO with err if Slurm cannot be asked.
  */
 static int own_gpus(const gpx__slurm *sx, held **out, size_t *nout, char *err, size_t errlen) {
     /* Every user's: gpupool's jobs run as their workloads' users. */
@@ -236,8 +279,8 @@ static int own_gpus(const gpx__slurm *sx, held **out, size_t *nout, char *err, s
         for (size_t k = 0; k < json_array_size(detail) && k < json_array_size(nodes); k++) {
             const char *nn =
                 json_string_value(json_object_get(json_array_get(nodes, k), "nodename"));
-            int g = gres_gpus(json_string_value(json_array_get(detail, k)));
-            if (nn == NULL || g == 0)
+            gpu_set g = gres_gpus(json_string_value(json_array_get(detail, k)));
+            if (nn == NULL || g.count == 0)
                 continue;
             if (*nout == cap) {
                 cap = cap ? cap * 2 : 64;
@@ -254,6 +297,28 @@ static int own_gpus(const gpx__slurm *sx, held **out, size_t *nout, char *err, s
     }
     json_decref(root);
     return 0;
+}
+
+/*
+ * The GPUs of a node that Slurm gave to jobs that are not gpupool's: those
+ * sinfo says in use (gres_used) and no job of gpupool's holds, by Slurm's
+ * indices. A gpupool job that Slurm still lists (COMPLETING) after its GPUs
+ * went back counts for nothing, and a GPU counts once however many of
+ * gpupool's jobs name it. Where Slurm gives no indices, by count.
+ */
+static int foreign_gpus(const char *node, const char *gres_used, const held *own, size_t nown) {
+    gpu_set used = gres_gpus(gres_used);
+    uint32_t mine = 0;
+    int mine_count = 0, have_idx = used.have_idx;
+    for (size_t k = 0; k < nown; k++) {
+        if (strcmp(own[k].node, node) != 0)
+            continue;
+        mine |= own[k].gpus.idx;
+        mine_count += own[k].gpus.count;
+        have_idx &= own[k].gpus.have_idx;
+    }
+    int foreign = have_idx ? __builtin_popcount(used.idx & ~mine) : used.count - mine_count;
+    return foreign > 0 ? foreign : 0;
 }
 
 static void add_label(gp_node_spec *node, const char *key, const char *value) {
@@ -332,13 +397,11 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
             return rc;
         }
         /* GPUs that Slurm gave to jobs that are not gpupool's are not the
-         * pool's until they are free again. */
-        int foreign = gres_gpus(json_string_value(json_object_get(jn, "gres_used")));
-        for (size_t k = 0; k < nown; k++)
-            if (strcmp(own[k].node, name) == 0)
-                foreign -= own[k].gpus;
-        if (foreign > 0)
-            node->ngpus = foreign >= node->ngpus ? 0 : node->ngpus - foreign;
+         * pool's until they are free again: the engine withholds as many
+         * (never a bound one), and every GPU keeps its number. */
+        int foreign =
+            foreign_gpus(name, json_string_value(json_object_get(jn, "gres_used")), own, nown);
+        node->gpus_taken = foreign < node->ngpus ? foreign : node->ngpus;
         json_t *parts = json_object_get(jn, "partitions");
         add_features(node, json_string_value(json_object_get(jn, "active_features")),
                      json_string_value(json_array_get(parts, 0)));
