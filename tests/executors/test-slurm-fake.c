@@ -98,9 +98,13 @@ static gp_executor *open_fake(void) {
 START_TEST(test_inventory) {
     gp_executor *ex = open_fake();
     /* Job 7 is gpupool's (its task directory records it); job 9 is named
-     * like one of gpupool's, but was submitted by someone else. */
+     * like one of gpupool's, but was submitted by someone else; job 8 is
+     * gpupool's, still COMPLETING, its GPU already back in sinfo. */
     squeue_says("{\"job_id\": 7, \"name\": \"gp-t.w1.t0.a1\", \"job_state\": \"RUNNING\","
                 " \"gres_detail\": [\"gpu:a100:1(IDX:2)\"],"
+                " \"job_resources\": {\"allocated_nodes\": [{\"nodename\": \"n1\"}]}},"
+                "{\"job_id\": 8, \"name\": \"gp-t.w3.t0.a1\", \"job_state\": \"COMPLETING\","
+                " \"gres_detail\": [\"gpu:a100:1(IDX:3)\"],"
                 " \"job_resources\": {\"allocated_nodes\": [{\"nodename\": \"n1\"}]}},"
                 "{\"job_id\": 9, \"name\": \"gp-t.w2.t0.a1\", \"job_state\": \"RUNNING\","
                 " \"gres_detail\": [\"gpu:a100:1(IDX:1)\"],"
@@ -109,6 +113,9 @@ START_TEST(test_inventory) {
     snprintf(path, sizeof path, "%s/state/w1.t0.a1", dir);
     ck_assert_int_eq(mkdir(path, 0700), 0);
     put("state/w1.t0.a1/jobid", "7\n", 0);
+    snprintf(path, sizeof path, "%s/state/w3.t0.a1", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    put("state/w3.t0.a1/jobid", "8\n", 0);
     gp_node_spec nodes[4];
     size_t n = 0;
     int emulated = 1;
@@ -120,9 +127,12 @@ START_TEST(test_inventory) {
     ck_assert_int_eq(nodes[0].schedulable, 1);
     ck_assert_int_eq(nodes[0].cpu_milli, 32000);
     ck_assert_int_eq(nodes[0].mem_bytes, 1024LL << 20);
-    /* 4 GPUs, 3 in use of which 1 by gpupool's own job (not the one only
-     * named like it): 2 are the pool's. */
-    ck_assert_int_eq(nodes[0].ngpus, 2);
+    /* 4 GPUs, keeping their numbers; Slurm's 0-2 in use, 2 by gpupool's own
+     * job (not 1, by the one only named like it; and the completing job's 3
+     * is free again, so it takes nothing off): 2 held by others. */
+    ck_assert_int_eq(nodes[0].ngpus, 4);
+    ck_assert_int_eq(nodes[0].gpus_taken, 2);
+    ck_assert_int_eq(nodes[0].gpus[3].index, 3);
     ck_assert_str_eq(nodes[0].gpus[0].model, "a100");
     ck_assert_int_eq(nodes[0].gpus[0].mem_bytes, 40LL << 30);
     ck_assert_str_eq(nodes[0].domain, "rack7");
@@ -136,6 +146,7 @@ START_TEST(test_inventory) {
     ck_assert_str_eq(nodes[1].name, "n2");
     ck_assert_int_eq(nodes[1].schedulable, 0); /* drained */
     ck_assert_int_eq(nodes[1].ngpus, 3);       /* 2 h100 and 1 l4; the NICs are no GPUs */
+    ck_assert_int_eq(nodes[1].gpus_taken, 0);
     ck_assert_str_eq(nodes[1].gpus[2].model, "l4");
     ck_assert_int_eq(nodes[1].gpus[2].mem_bytes, 80LL << 30);
     ck_assert_str_eq(nodes[1].domain, "gpu");
