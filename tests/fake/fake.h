@@ -12,6 +12,8 @@
  *   GPUPOOL_FAKE_KERNEL_US       busy time of each kernel launch (default 0)
  *   GPUPOOL_FAKE_CONTEXT_MEMORY  device memory a context takes (default 0)
  *   GPUPOOL_FAKE_ALLOC_DELAY_US  time cuMemAlloc_v2 spends inside (default 0)
+ *   (GPUPOOL_FAKE_DRIVER_VERSION below 12080 also takes away the checkpoint
+ *   API: every cuCheckpointProcess* answers CUDA_ERROR_NOT_SUPPORTED)
  *   GPUPOOL_FAKE_NO_BACKING      1: device pointers are addresses without host
  *                                memory behind them (cheap; for benchmarks)
  *   GPUPOOL_FAKE_LEDGER          name of a POSIX shared-memory object holding
@@ -93,6 +95,14 @@ int gpfake_processes(int gpu, int *pids, uint64_t *bytes, int max);
  * dead process's memory, as the driver does). 0, or -1 when the GPU is full
  * or does not exist. Nothing but tests calls this. */
 int gpfake_alloc_unseen(int gpu, uint64_t bytes);
+
+/* The checkpoint API (common/gp_cuckpt.h; fake_ckpt.c): host memory holding
+ * process pid's checkpointed device memory (0 unless CHECKPOINTED), and
+ * making its next n restores fail as a driver error would
+ * (CUDA_ERROR_NOT_SUPPORTED), leaving it CHECKPOINTED: 0, or -1 if the fake
+ * does not know pid. */
+uint64_t gpfake_host_held(int pid);
+int gpfake_fail_restores(int pid, int n);
 
 /* UUID of GPU gpu (the same bytes cuDeviceGetUuid gives). */
 void gpfake_uuid(int gpu, uint8_t out[16]);

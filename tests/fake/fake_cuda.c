@@ -51,6 +51,7 @@ struct rec {
     uint64_t bytes;
     int gpu; /* -1: host memory, not booked */
     CUcontext ctx;
+    void *saved; /* checkpointed: the contents, in host memory */
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -69,7 +70,7 @@ static int rec_cmp(const void *a, const void *b) {
 
 static void reg_put(int kind, uint64_t key, uint64_t bytes, int gpu, CUcontext ctx) {
     struct rec *r = malloc(sizeof *r);
-    *r = (struct rec){kind, key, bytes, gpu, ctx};
+    *r = (struct rec){kind, key, bytes, gpu, ctx, NULL};
     pthread_mutex_lock(&reg_lock);
     tsearch(r, &reg_root, rec_cmp);
     pthread_mutex_unlock(&reg_lock);
@@ -94,7 +95,7 @@ static int fake_gpu_of(CUdevice dev) {
 }
 
 /* Books and maps `bytes` of device memory on gpu. */
-static CUresult alloc_mem(int gpu, uint64_t bytes, CUdeviceptr *dptr) {
+static CUresult alloc_mem_(int gpu, uint64_t bytes, CUdeviceptr *dptr) {
     if (!dptr || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (gpu >= 0 && fake_charge(gpu, bytes) != 0)
@@ -114,6 +115,14 @@ static CUresult alloc_mem(int gpu, uint64_t bytes, CUdeviceptr *dptr) {
     return CUDA_SUCCESS;
 }
 
+/* The calls the checkpoint lock blocks go through the gate (fake_ckpt.c). */
+static CUresult alloc_mem(int gpu, uint64_t bytes, CUdeviceptr *dptr) {
+    fake_gate_enter();
+    CUresult r = alloc_mem_(gpu, bytes, dptr);
+    fake_gate_leave();
+    return r;
+}
+
 static void free_rec(struct rec *r) {
     if (r->kind == K_MEM) {
         if (!fake_cfg.no_backing)
@@ -126,21 +135,27 @@ static void free_rec(struct rec *r) {
 }
 
 static CUresult free_handle(int kind, uint64_t key) {
+    fake_gate_enter();
     struct rec *r = reg_take(kind, key);
-    if (!r)
+    if (r != NULL)
+        free_rec(r);
+    fake_gate_leave();
+    if (r == NULL)
         return kind == K_MEM ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
-    free_rec(r);
     return CUDA_SUCCESS;
 }
 
 /* A handle object booked as `bytes` on gpu (arrays, VMM memory). */
 static CUresult alloc_handle(int kind, int gpu, uint64_t bytes, uint64_t *key) {
-    if (gpu >= 0 && fake_charge(gpu, bytes) != 0)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    void *obj = malloc(16);
-    *key = (uint64_t)(uintptr_t)obj;
-    reg_put(kind, *key, bytes, gpu, current);
-    return CUDA_SUCCESS;
+    fake_gate_enter();
+    int full = gpu >= 0 && fake_charge(gpu, bytes) != 0;
+    if (!full) {
+        void *obj = malloc(16);
+        *key = (uint64_t)(uintptr_t)obj;
+        reg_put(kind, *key, bytes, gpu, current);
+    }
+    fake_gate_leave();
+    return full ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
 }
 
 /* What the real driver does when a context goes: free all it holds. */
@@ -177,6 +192,7 @@ static void free_ctx_memory(CUcontext ctx) {
 
 FAKE_EXPORT CUresult cuInit(unsigned int flags) {
     fake_init();
+    fake_ckpt_attach();
     return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -229,7 +245,7 @@ FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
 
 /* ---- contexts ------------------------------------------------------------------ */
 
-static CUresult ctx_create(CUcontext *pctx, CUdevice dev) {
+static CUresult ctx_create_(CUcontext *pctx, CUdevice dev) {
     int gpu = fake_gpu_of(dev);
     if (gpu < 0)
         return CUDA_ERROR_INVALID_DEVICE;
@@ -240,6 +256,14 @@ static CUresult ctx_create(CUcontext *pctx, CUdevice dev) {
     reg_put(K_CTX, (uint64_t)(uintptr_t)c, fake_cfg.ctx_memory, gpu, c);
     *pctx = current = c;
     return CUDA_SUCCESS;
+}
+
+static CUresult ctx_create(CUcontext *pctx, CUdevice dev) {
+    fake_ckpt_attach();
+    fake_gate_enter();
+    CUresult r = ctx_create_(pctx, dev);
+    fake_gate_leave();
+    return r;
 }
 
 FAKE_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) {
@@ -291,7 +315,9 @@ FAKE_EXPORT CUresult cuCtxGetDevice(CUdevice *dev) {
 FAKE_EXPORT CUresult cuCtxSynchronize(void) {
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
+    fake_gate_enter();
     fake_sync(current->gpu);
+    fake_gate_leave();
     return CUDA_SUCCESS;
 }
 
@@ -299,6 +325,7 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
     int gpu = fake_gpu_of(dev);
     if (gpu < 0)
         return CUDA_ERROR_INVALID_DEVICE;
+    fake_ckpt_attach();
     if (primary_retains[gpu] == 0 && fake_cfg.ctx_memory &&
         fake_charge(gpu, fake_cfg.ctx_memory) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -333,9 +360,11 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
 FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
-    CUresult r = alloc_mem(current->gpu, bytesize, dptr);
+    fake_gate_enter(); /* the delay too: a call under way holds off the lock */
+    CUresult r = alloc_mem_(current->gpu, bytesize, dptr);
     if (fake_cfg.alloc_delay_us)
         usleep((useconds_t)fake_cfg.alloc_delay_us);
+    fake_gate_leave();
     return r;
 }
 
@@ -532,7 +561,9 @@ FAKE_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray h) {
 static CUresult launch(void) {
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
+    fake_gate_enter();
     fake_launch(current->gpu);
+    fake_gate_leave();
     return CUDA_SUCCESS;
 }
 
@@ -610,7 +641,13 @@ FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s) {
     X("cuStreamSynchronize", cuStreamSynchronize, 2000, 0)                                         \
     X("cuStreamSynchronize", cuStreamSynchronize_ptsz, 7000, 1)                                    \
     X("cuGetProcAddress", cuGetProcAddress, 11030, 0)                                              \
-    X("cuGetProcAddress", cuGetProcAddress_v2, 12000, 0)
+    X("cuGetProcAddress", cuGetProcAddress_v2, 12000, 0)                                           \
+    X("cuCheckpointProcessGetRestoreThreadId", cuCheckpointProcessGetRestoreThreadId, 12080, 0)    \
+    X("cuCheckpointProcessGetState", cuCheckpointProcessGetState, 12080, 0)                        \
+    X("cuCheckpointProcessLock", cuCheckpointProcessLock, 12080, 0)                                \
+    X("cuCheckpointProcessCheckpoint", cuCheckpointProcessCheckpoint, 12080, 0)                    \
+    X("cuCheckpointProcessRestore", cuCheckpointProcessRestore, 12080, 0)                          \
+    X("cuCheckpointProcessUnlock", cuCheckpointProcessUnlock, 12080, 0)
 
 FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
                                          cuuint64_t flags, CUdriverProcAddressQueryResult *st);
@@ -664,4 +701,121 @@ FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int ver
 FAKE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
                                       cuuint64_t flags) {
     return cuGetProcAddress_v2(symbol, pfn, version, flags, NULL);
+}
+
+/* ---- checkpoint: device memory to host and back (fake_ckpt.c) ------------------ */
+
+static struct {
+    struct rec **all;
+    size_t n, cap;
+    int failed;
+} walk;
+
+static void walk_visit(const void *node, VISIT v, int depth) {
+    (void)depth;
+    struct rec *r = *(struct rec *const *)node;
+    if ((v != postorder && v != leaf) || r->gpu < 0 || walk.failed)
+        return;
+    if (walk.n == walk.cap) {
+        size_t cap = walk.cap ? walk.cap * 2 : 64;
+        struct rec **all = realloc(walk.all, cap * sizeof *all);
+        if (all == NULL) {
+            walk.failed = 1;
+            return;
+        }
+        walk.all = all;
+        walk.cap = cap;
+    }
+    walk.all[walk.n++] = r;
+}
+
+/* Every record on a GPU, under reg_lock (held by the caller); -1 if out of
+ * memory. The process's API is locked, so nothing changes them meanwhile. */
+static int gpu_records(void) {
+    walk.n = 0;
+    walk.failed = 0;
+    twalk(reg_root, walk_visit);
+    return walk.failed ? -1 : 0;
+}
+
+int fake_ckpt_move_out(uint64_t host[GPFAKE_MAX_GPUS], uint32_t *gpus) {
+    pthread_mutex_lock(&reg_lock);
+    int rc = gpu_records() == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    /* First the host copies, so that a failure changes nothing. */
+    for (size_t i = 0; i < walk.n && rc == CUDA_SUCCESS; i++) {
+        struct rec *r = walk.all[i];
+        if (r->kind == K_MEM && !fake_cfg.no_backing && (r->saved = malloc(r->bytes)) == NULL)
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    for (size_t i = 0; i < walk.n; i++) {
+        struct rec *r = walk.all[i];
+        if (rc != CUDA_SUCCESS) {
+            free(r->saved);
+            r->saved = NULL;
+            continue;
+        }
+        if (r->saved != NULL) {
+            void *at = (void *)(uintptr_t)r->key;
+            memcpy(r->saved, at, r->bytes);
+            /* What was on the device is gone: fresh pages in its place. */
+            mmap(at, r->bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+        }
+        host[r->gpu] += r->bytes;
+        *gpus |= 1u << r->gpu;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    for (int g = 0; g < fake_cfg.ngpus; g++) {
+        if (primary_retains[g] > 0) {
+            *gpus |= 1u << g;
+            host[g] += fake_cfg.ctx_memory;
+        }
+        if (host[g] > 0)
+            fake_uncharge(g, host[g]);
+    }
+    return CUDA_SUCCESS;
+}
+
+int fake_ckpt_move_in(const int32_t map[GPFAKE_MAX_GPUS], const uint64_t host[GPFAKE_MAX_GPUS],
+                      uint32_t gpus) {
+    uint64_t want[GPFAKE_MAX_GPUS] = {0};
+    for (int g = 0; g < GPFAKE_MAX_GPUS; g++)
+        if (gpus >> g & 1)
+            want[map[g]] += host[g];
+    int charged = 0;
+    for (; charged < GPFAKE_MAX_GPUS; charged++)
+        if (want[charged] > 0 && fake_charge(charged, want[charged]) != 0)
+            break;
+    if (charged < GPFAKE_MAX_GPUS) {
+        for (int g = 0; g < charged; g++)
+            if (want[g] > 0)
+                fake_uncharge(g, want[g]);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_lock(&reg_lock);
+    if (gpu_records() != 0) {
+        pthread_mutex_unlock(&reg_lock);
+        for (int g = 0; g < GPFAKE_MAX_GPUS; g++)
+            if (want[g] > 0)
+                fake_uncharge(g, want[g]);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    for (size_t i = 0; i < walk.n; i++) {
+        struct rec *r = walk.all[i];
+        if (r->saved != NULL) {
+            memcpy((void *)(uintptr_t)r->key, r->saved, r->bytes);
+            free(r->saved);
+            r->saved = NULL;
+        }
+        r->gpu = map[r->gpu];
+        if (r->kind == K_CTX)
+            ((CUcontext)(uintptr_t)r->key)->gpu = r->gpu;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    for (int g = 0; g < fake_cfg.ngpus; g++)
+        if (primary_retains[g] > 0)
+            primary[g].gpu = map[g];
+    return CUDA_SUCCESS;
 }

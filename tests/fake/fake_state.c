@@ -34,6 +34,7 @@
 struct fake_proc {
     int32_t pid;
     uint64_t used[GPFAKE_MAX_GPUS];
+    struct fake_ckpt ckpt; /* the checkpoint API's state (fake_ckpt.c) */
 };
 
 struct fake_interval {
@@ -151,19 +152,19 @@ void fake_init(void) {
     pthread_once(&once, init);
 }
 
-static void lock(void) {
+void fake_lock(void) {
     fake_init();
     if (pthread_mutex_lock(&shared->lock) == EOWNERDEAD)
         pthread_mutex_consistent(&shared->lock);
 }
 
-static void unlock(void) {
+void fake_unlock(void) {
     pthread_mutex_unlock(&shared->lock);
 }
 
 /* ---- memory books ----------------------------------------------------------- */
 
-static int dead(int pid) {
+int fake_dead(int pid) {
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -182,7 +183,7 @@ static int dead(int pid) {
 static void reap_locked(void) {
     for (int i = 0; i < FAKE_PROCS; i++) {
         struct fake_proc *p = &shared->procs[i];
-        if (p->pid == 0 || !dead(p->pid))
+        if (p->pid == 0 || !fake_dead(p->pid))
             continue;
         for (int g = 0; g < GPFAKE_MAX_GPUS; g++)
             shared->gpu[g].used -= p->used[g];
@@ -216,8 +217,19 @@ static struct fake_proc *own_row_locked(void) {
     return &shared->procs[free_row];
 }
 
+struct fake_ckpt *fake_ckpt_row_locked(int pid) {
+    if (pid == getpid()) {
+        struct fake_proc *p = own_row_locked();
+        return p ? &p->ckpt : NULL;
+    }
+    for (int i = 0; i < FAKE_PROCS; i++)
+        if (shared->procs[i].pid == pid && pid > 0)
+            return &shared->procs[i].ckpt;
+    return NULL;
+}
+
 int fake_charge(int gpu, uint64_t bytes) {
-    lock();
+    fake_lock();
     struct fake_gpu *g = &shared->gpu[gpu];
     if (g->used + bytes > fake_cfg.total)
         reap_locked();
@@ -229,18 +241,18 @@ int fake_charge(int gpu, uint64_t bytes) {
         if (g->used > g->peak)
             g->peak = g->used;
     }
-    unlock();
+    fake_unlock();
     return ok ? 0 : -1;
 }
 
 void fake_uncharge(int gpu, uint64_t bytes) {
-    lock();
+    fake_lock();
     struct fake_proc *p = own_row_locked();
     if (p) {
         p->used[gpu] -= bytes;
         shared->gpu[gpu].used -= bytes;
     }
-    unlock();
+    fake_unlock();
 }
 
 /* ---- kernel timeline ---------------------------------------------------------- */
@@ -249,13 +261,13 @@ void fake_launch(int gpu) {
     if (fake_cfg.kernel_ns <= 0)
         return;
     int64_t now = fake_now();
-    lock();
+    fake_lock();
     struct fake_gpu *g = &shared->gpu[gpu];
     int64_t start = g->busy_until > now ? g->busy_until : now;
     g->busy_until = start + fake_cfg.kernel_ns;
     g->ring[g->head % FAKE_RING] = (struct fake_interval){start, g->busy_until, getpid()};
     g->head++;
-    unlock();
+    fake_unlock();
     /* A real launch queue is finite: block while it is long. */
     if (start - now > QUEUE_LIMIT_NS)
         fake_sleep_until(start - QUEUE_LIMIT_NS);
@@ -279,9 +291,9 @@ uint64_t gpfake_peak(int gpu) {
 }
 
 void gpfake_reset_peak(int gpu) {
-    lock();
+    fake_lock();
     shared->gpu[gpu].peak = shared->gpu[gpu].used;
-    unlock();
+    fake_unlock();
 }
 
 uint64_t gpfake_total(int gpu) {
@@ -297,7 +309,7 @@ int gpfake_count(void) {
 
 uint64_t gpfake_busy_ns(int gpu, int pid, int64_t from, int64_t to) {
     uint64_t busy = 0;
-    lock();
+    fake_lock();
     struct fake_gpu *g = &shared->gpu[gpu];
     uint64_t n = g->head < FAKE_RING ? g->head : FAKE_RING;
     for (uint64_t k = 0; k < n; k++) {
@@ -308,13 +320,13 @@ uint64_t gpfake_busy_ns(int gpu, int pid, int64_t from, int64_t to) {
         if ((pid == 0 || iv->pid == pid) && b > a)
             busy += (uint64_t)(b - a);
     }
-    unlock();
+    fake_unlock();
     return busy;
 }
 
 int gpfake_timeline_pids(int gpu, int64_t from, int64_t to, int *pids, int max) {
     int n = 0;
-    lock();
+    fake_lock();
     struct fake_gpu *g = &shared->gpu[gpu];
     uint64_t depth = g->head < FAKE_RING ? g->head : FAKE_RING;
     for (uint64_t k = 0; k < depth; k++) {
@@ -329,7 +341,7 @@ int gpfake_timeline_pids(int gpu, int64_t from, int64_t to, int *pids, int max) 
         if (!seen && n < max)
             pids[n++] = iv->pid;
     }
-    unlock();
+    fake_unlock();
     return n;
 }
 
@@ -337,12 +349,12 @@ int gpfake_processes(int gpu, int *pids, uint64_t *bytes, int max) {
     int n = 0;
     if (gpu < 0 || gpu >= GPFAKE_MAX_GPUS)
         return 0;
-    lock();
+    fake_lock();
     for (int i = 0; i < FAKE_PROCS; i++) {
         struct fake_proc *p = &shared->procs[i];
         if (p->pid == 0 || p->used[gpu] == 0)
             continue;
-        if (dead(p->pid)) { /* as the driver, NVML lists no process that has ended */
+        if (fake_dead(p->pid)) { /* as the driver, NVML lists no process that has ended */
             for (int g = 0; g < GPFAKE_MAX_GPUS; g++)
                 shared->gpu[g].used -= p->used[g];
             memset(p, 0, sizeof *p);
@@ -354,7 +366,7 @@ int gpfake_processes(int gpu, int *pids, uint64_t *bytes, int max) {
         }
         n++;
     }
-    unlock();
+    fake_unlock();
     return n;
 }
 
