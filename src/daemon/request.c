@@ -293,8 +293,12 @@ static int parse_command(json_t *body, gpd__request *r, gpd__err *e) {
     if (env) {
         if (!json_is_object(env))
             return gpd__fail(e, GP_EINVAL, "env", "env: must be an object of NAME: value strings");
+        if (json_object_size(env) > GPD__ENV_MAX_VARS)
+            return gpd__fail(e, GP_EINVAL, "env", "env: %zu variables; at most %d",
+                             json_object_size(env), GPD__ENV_MAX_VARS);
         const char *k;
         json_t *v;
+        size_t total = 0;
         json_object_foreach(env, k, v) {
             int ok = json_is_string(v) && k[0] && !isdigit((unsigned char)k[0]);
             for (const char *p = k; ok && *p; p++)
@@ -302,8 +306,22 @@ static int parse_command(json_t *body, gpd__request *r, gpd__err *e) {
                     ok = 0;
             if (!ok)
                 return gpd__fail(e, GP_EINVAL, "env",
-                                 "env: \"%s\" must be a variable name with a string value", k);
-            if (gp_env_reserved(k, strlen(k)))
+                                 "env: \"%.64s\" must be a variable name with a string value", k);
+            size_t kn = strlen(k), vn = json_string_length(v);
+            if (kn > GPD__ENV_MAX_NAME)
+                return gpd__fail(e, GP_EINVAL, "env",
+                                 "env: the name \"%.32s...\" is %zu bytes; at most %d", k, kn,
+                                 GPD__ENV_MAX_NAME);
+            if (vn > GPD__ENV_MAX_VALUE)
+                return gpd__fail(e, GP_EINVAL, "env",
+                                 "env: the value of %.64s is %zu bytes; at most %d", k, vn,
+                                 GPD__ENV_MAX_VALUE);
+            total += kn + vn + 2;
+            if (total > GPD__ENV_MAX_TOTAL)
+                return gpd__fail(e, GP_EINVAL, "env",
+                                 "env: more than %d bytes in all (NAME=VALUE, each with its end)",
+                                 GPD__ENV_MAX_TOTAL);
+            if (gp_env_reserved(k, kn))
                 return gpd__fail(e, GP_EINVAL, "env",
                                  "env: %s is set by gpupool and cannot be given", k);
         }

@@ -16,6 +16,14 @@
 #define GPD__DEFAULT_GRACE_MS 30000
 #define GPD__MAX_GANG         256
 #define GPD__MAX_ARGS         1024
+/* A workload's environment (docs/security.md): at most GPD__ENV_MAX_VARS
+ * variables, names of at most GPD__ENV_MAX_NAME bytes, values of at most
+ * GPD__ENV_MAX_VALUE bytes, and GPD__ENV_MAX_TOTAL bytes of "NAME=VALUE\0"
+ * in all. 60,000 variables once held the scheduling loop for 25 s. */
+#define GPD__ENV_MAX_VARS  1024
+#define GPD__ENV_MAX_NAME  256
+#define GPD__ENV_MAX_VALUE (32 * 1024)
+#define GPD__ENV_MAX_TOTAL (128 * 1024)
 
 typedef struct gpd__request {
     gp_workload_spec spec; /* id and user are the caller's to set */

@@ -200,6 +200,57 @@ START_TEST(test_env_values_only_for_submitter) {
 }
 END_TEST
 
+/* A body with an env of n variables V<i> whose values are vlen bytes of
+ * 'x', and one more variable of name nlen bytes if nlen > 0 (malloc'ed). */
+static char *env_body(int n, size_t vlen, size_t nlen) {
+    size_t cap = 128 + (size_t)n * (vlen + 24) + nlen;
+    char *b = malloc(cap), *val = malloc(vlen + 1);
+    ck_assert(b != NULL && val != NULL);
+    memset(val, 'x', vlen);
+    val[vlen] = '\0';
+    size_t k = (size_t)snprintf(b, cap, "{\"project\":\"a1\",\"command\":[\"true\"],\"env\":{");
+    for (int i = 0; i < n; i++)
+        k += (size_t)snprintf(b + k, cap - k, "%s\"V%d\":\"%s\"", i ? "," : "", i, val);
+    if (nlen > 0) {
+        k += (size_t)snprintf(b + k, cap - k, "%s\"", n ? "," : "");
+        for (size_t i = 0; i < nlen; i++)
+            b[k++] = 'N';
+        k += (size_t)snprintf(b + k, cap - k, "\":\"1\"");
+    }
+    snprintf(b + k, cap - k, "}}");
+    free(val);
+    return b;
+}
+
+/* One workload with 60,000 variables (0.9 MB) held the scheduling loop for
+ * 25 s: the environment is bounded (docs/security.md), and a refusal names
+ * env and stores nothing. */
+START_TEST(test_environment_bounded) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    const char *W = "/api/v1/workloads";
+    struct {
+        int n;
+        size_t vlen, nlen;
+    } bad[] = {{60000, 1, 0}, {1025, 1, 0}, {0, 0, 257}, {1, 32 * 1024 + 1, 0}, {5, 30000, 0}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *b = env_body(bad[i].n, bad[i].vlen, bad[i].nlen);
+        expect_error(&t, "POST", W, b, 400, "env");
+        free(b);
+    }
+    ck_assert_int_eq(count_workloads(&t), 0);
+    /* At the limits: 1,024 variables, a 256-byte name, a 32 KiB value. */
+    char *b = env_body(1023, 64, 256);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "POST", W, b, NULL), 201);
+    free(b);
+    b = env_body(1, 32 * 1024, 0);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "POST", W, b, NULL), 201);
+    free(b);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 START_TEST(test_roles_and_scopes) {
     gpd_test t;
     gpd_test_start(&t);
@@ -441,6 +492,7 @@ END_TEST
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_input_changes_nothing);
     tcase_add_test(tc, test_reserved_environment);
+    tcase_add_test(tc, test_environment_bounded);
     tcase_add_test(tc, test_roles_and_scopes);
     tcase_add_test(tc, test_env_values_only_for_submitter);
     tcase_add_test(tc, test_tokens_stored_hashed);
