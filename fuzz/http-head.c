@@ -123,12 +123,19 @@ static int head_is_strict(const uint8_t *data, size_t size) {
         size_t eol = p;
         while (eol < size && data[eol] != '\r' && data[eol] != '\n')
             eol++;
-        if (eol < size && data[eol] == '\n')
-            return 0; /* a bare LF */
-        if (eol + 1 >= size)
+        if (eol < size && data[eol] == '\n') {
+            /* A bare LF; one right after a NUL byte looks like CR LF in
+             * libmicrohttpd 0.9.75's buffer, the gap docs/security.md states. */
+            if (eol == p || data[eol - 1] != '\0')
+                return 0;
+            eol--;
+            if (eol == p)
+                return line > 0;
+        } else if (eol + 1 >= size) {
             return 1; /* no complete line: not a complete head */
-        if (data[eol + 1] != '\n')
+        } else if (data[eol + 1] != '\n') {
             return 0; /* a bare CR */
+        }
         if (eol == p)
             return line > 0; /* the empty line ending the head */
         if (line == 0) {
