@@ -75,6 +75,9 @@ static int quota_flags(int argc, char **argv, int start, json_t *b, int create) 
         } else if (FLAG("--min-runtime-max")) {
             if ((rc = cli_parse_duration("queue", "--min-runtime-max", v, &x)) == EXIT_OK)
                 json_object_set_new(b, "min_runtime_max", json_string(v));
+        } else if (FLAG("--reclaim-grace-max")) {
+            if ((rc = cli_parse_duration("queue", "--reclaim-grace-max", v, &x)) == EXIT_OK)
+                json_object_set_new(b, "reclaim_grace_max", json_string(v));
         } else {
             return cli_usage("queue", missing ? "%s needs a value" : "unknown argument %s",
                              argv[i]);

@@ -94,6 +94,8 @@ static const struct {
      "  --cpu-deserved N  --cpu-limit N|none  --memory-deserved SIZE  --memory-limit SIZE|none\n"
      "  --min-runtime-max DURATION  the longest --min-runtime its workloads may claim\n"
      "                (default 10m)\n"
+     "  --reclaim-grace-max DURATION  the longest grace period its workloads keep when\n"
+     "                evicted to reclaim GPUs for another queue (default 1m, at most 24h)\n"
      "\n"
      "The list shows the tree with each queue's fair share (what it should hold now),\n"
      "what it holds and how many GPUs' worth it really keeps busy (USED).\n"

@@ -504,10 +504,11 @@ static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd_
 }
 
 int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
-    static const char *const known_create[] = {"name",  "parent", "priority",        "deserved",
-                                               "limit", "weight", "min_runtime_max", NULL};
-    static const char *const known_update[] = {"priority", "deserved",        "limit",
-                                               "weight",   "min_runtime_max", NULL};
+    static const char *const known_create[] = {
+        "name",   "parent",          "priority",          "deserved", "limit",
+        "weight", "min_runtime_max", "reclaim_grace_max", NULL};
+    static const char *const known_update[] = {
+        "priority", "deserved", "limit", "weight", "min_runtime_max", "reclaim_grace_max", NULL};
     int rc = gpd__json_known(body, create ? known_create : known_update, "a queue", e);
     if (rc < 0)
         return rc;
@@ -545,6 +546,12 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
             return rc;
         if (q->min_runtime_max > INT64_C(7) * 24 * 3600 * 1000)
             return gpd__fail(e, GP_EINVAL, "min_runtime_max", "min_runtime_max: at most 7d");
+    }
+    if ((v = json_object_get(body, "reclaim_grace_max"))) {
+        if ((rc = json_duration(v, "reclaim_grace_max", &q->reclaim_grace_max, e)) < 0)
+            return rc;
+        if (q->reclaim_grace_max > INT64_C(24) * 3600 * 1000)
+            return gpd__fail(e, GP_EINVAL, "reclaim_grace_max", "reclaim_grace_max: at most 24h");
     }
     if ((v = json_object_get(body, "deserved")) && (rc = parse_quota_obj(v, "deserved", q, e)) < 0)
         return rc;

@@ -241,6 +241,7 @@ typedef struct decision_copy {
     uint64_t id;
     gp_evict_reason reason;
     uint64_t for_workload;
+    int64_t grace_max; /* EVICT: the longest grace period, or -1 */
     int ntasks;
     task_rt *tasks;
 } decision_copy;
@@ -259,6 +260,7 @@ static void run_cycle(gpd__sched *s, int64_t now) {
         dc[i].id = dec[i].workload;
         dc[i].reason = dec[i].reason;
         dc[i].for_workload = dec[i].for_workload;
+        dc[i].grace_max = dec[i].type == GP_DECISION_EVICT ? dec[i].grace_max : -1;
         if (dec[i].type != GP_DECISION_BIND)
             continue;
         dc[i].ntasks = dec[i].ntasks;
@@ -303,7 +305,17 @@ static void run_cycle(gpd__sched *s, int64_t now) {
                 snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_EVICT);
                 gpd__sched_finish_stop(s, a, why);
             } else if (a->state != GPD__WL_STOPPING) {
-                gpd__sched_begin_stop(s, a, GPD__STOP_EVICT, a->grace_ms, why);
+                /* A reclaim keeps to the victim queue's bound: a borrower's
+                 * own grace period never holds back another queue's GPUs. */
+                int64_t grace = a->grace_ms;
+                if (dc[i].grace_max >= 0 && grace > dc[i].grace_max) {
+                    grace = dc[i].grace_max;
+                    size_t l = strlen(why);
+                    snprintf(why + l, sizeof why - l,
+                             "; grace bounded by its project's "
+                             "reclaim_grace_max");
+                }
+                gpd__sched_begin_stop(s, a, GPD__STOP_EVICT, grace, why);
             }
         }
         free(dc[i].tasks);

@@ -65,6 +65,10 @@ static const char *const migrations[] = {
     "CREATE INDEX workloads_submitted ON workloads(submitted_ms, id);"
     "CREATE INDEX workloads_user ON workloads(user, id);"
     "CREATE INDEX workloads_name ON workloads(name, id);",
+    /* 6: the longest grace period a queue's workloads keep when evicted to
+     * reclaim GPUs (gp_queue_spec.reclaim_grace_max), one minute unless an
+     * admin set it. */
+    "ALTER TABLE queues ADD COLUMN reclaim_grace_max_ms INTEGER NOT NULL DEFAULT 60000;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -346,8 +346,11 @@ static int bind_decision(gp_engine *e, gp__wl *w) {
 }
 
 int gp__decision_evict(gp_engine *e, gp__wl *v, gp_evict_reason why, uint64_t for_wl) {
-    gp_decision d = {
-        .type = GP_DECISION_EVICT, .workload = v->spec.id, .reason = why, .for_workload = for_wl};
+    gp_decision d = {.type = GP_DECISION_EVICT,
+                     .workload = v->spec.id,
+                     .reason = why,
+                     .for_workload = for_wl,
+                     .grace_max = why == GP_EVICT_RECLAIM ? v->queue->spec.reclaim_grace_max : -1};
     if (gp__push(&e->alloc, (void **)&e->dec, &e->ndec, &e->cap_dec, sizeof d, &d))
         return GP_ENOMEM;
     if (why != GP_EVICT_NODE_GONE) {

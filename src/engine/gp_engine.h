@@ -51,17 +51,18 @@ extern "C" {
 /* Units and limits                                                          */
 /* ------------------------------------------------------------------------ */
 
-#define GP_MILLI                   1000      /* one whole GPU, in milli-GPU */
-#define GP_UNLIMITED               INT64_MAX /* a limit that is not set */
-#define GP_NAME_MAX                63        /* longest name of a queue, node, model... */
-#define GP_MAX_GPUS_PER_NODE       16
-#define GP_MAX_MIG_SLOTS           7      /* MIG instances on one GPU */
-#define GP_MAX_LABELS              16     /* labels on a node */
-#define GP_MAX_SELECTORS           8      /* node selector terms of a request */
-#define GP_MAX_MODELS              8      /* allowed GPU models of a request */
-#define GP_MAX_MODEL_QUOTAS        8      /* per-GPU-model quotas of a queue */
-#define GP_ERR_MAX                 256    /* a good size for err buffers */
-#define GP_MIN_RUNTIME_MAX_DEFAULT 600000 /* ten minutes, in milliseconds */
+#define GP_MILLI                     1000      /* one whole GPU, in milli-GPU */
+#define GP_UNLIMITED                 INT64_MAX /* a limit that is not set */
+#define GP_NAME_MAX                  63        /* longest name of a queue, node, model... */
+#define GP_MAX_GPUS_PER_NODE         16
+#define GP_MAX_MIG_SLOTS             7      /* MIG instances on one GPU */
+#define GP_MAX_LABELS                16     /* labels on a node */
+#define GP_MAX_SELECTORS             8      /* node selector terms of a request */
+#define GP_MAX_MODELS                8      /* allowed GPU models of a request */
+#define GP_MAX_MODEL_QUOTAS          8      /* per-GPU-model quotas of a queue */
+#define GP_ERR_MAX                   256    /* a good size for err buffers */
+#define GP_MIN_RUNTIME_MAX_DEFAULT   600000 /* ten minutes, in milliseconds */
+#define GP_RECLAIM_GRACE_MAX_DEFAULT 60000  /* one minute, in milliseconds */
 
 typedef int64_t gp_time_ms; /* the caller's clock, in milliseconds */
 
@@ -204,6 +205,11 @@ typedef struct gp_queue_spec {
      * GP_MIN_RUNTIME_MAX_DEFAULT; 0: no protection). It never protects
      * against a deserved quota's reclaim (docs/fairshare.md). */
     gp_time_ms min_runtime_max;
+    /* The longest grace period (checkpoint signal to kill) a workload of this
+     * queue keeps when it is evicted to reclaim GPUs for another queue
+     * (default GP_RECLAIM_GRACE_MAX_DEFAULT): its own grace, however long,
+     * never holds back a deserved quota longer. */
+    gp_time_ms reclaim_grace_max;
     int32_t nmodels;
     gp_model_quota models[GP_MAX_MODEL_QUOTAS];
 } gp_queue_spec;
@@ -519,6 +525,9 @@ typedef struct gp_decision {
     /* EVICT: why, and for whom (0 if nobody in particular). */
     gp_evict_reason reason;
     uint64_t for_workload;
+    /* EVICT: the longest grace period the workload may keep (its queue's
+     * reclaim_grace_max for GP_EVICT_RECLAIM), or -1: its own. */
+    gp_time_ms grace_max;
 } gp_decision;
 
 typedef struct gp_cycle_stats {

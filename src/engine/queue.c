@@ -24,6 +24,7 @@ void gp_queue_spec_init(gp_queue_spec *q, const char *name, const char *parent) 
         q->quota[r].weight = 1;
     }
     q->min_runtime_max = GP_MIN_RUNTIME_MAX_DEFAULT;
+    q->reclaim_grace_max = GP_RECLAIM_GRACE_MAX_DEFAULT;
 }
 
 gp__queue *gp__queue_find(const gp_engine *e, const char *name) {
@@ -90,6 +91,10 @@ static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__q
     }
     if (s->min_runtime_max < 0) {
         gp_errf(err, errlen, "min_runtime_max: must not be negative");
+        return GP_EINVAL;
+    }
+    if (s->reclaim_grace_max < 0) {
+        gp_errf(err, errlen, "reclaim_grace_max: must not be negative");
         return GP_EINVAL;
     }
     if (s->nmodels < 0 || s->nmodels > GP_MAX_MODEL_QUOTAS) {

@@ -111,6 +111,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# ids_with_event PATTERN FIRST LAST: prints the workloads FIRST..LAST whose
+# events match the grep PATTERN, one a line.
+ids_with_event() {
+    for id in $(seq "$2" "$3"); do
+        api GET "/api/v1/workloads/$id/events" | grep -q -- "$1" && echo "$id"
+    done
+}
+
 # has_count N STATE [PROJECT]: succeeds if exactly N workloads are in STATE.
 has_count() {
     [ "$(count_state "$2" "${3:-}")" = "$1" ]

@@ -49,9 +49,7 @@ done
 tap_ok "A's 2 workloads run within a cycle plus the grace period (generous bound)" \
     wait_until 40 has_count 2 running a1
 
-evicted=$(for id in $(seq 1 8); do
-    api GET "/api/v1/workloads/$id/events" | grep -q '"kind":"checkpoint-signal"' && echo "$id"
-done)
+evicted=$(ids_with_event '"kind":"checkpoint-signal"' 1 8)
 tap_is "exactly 2 of B's workloads received the checkpoint signal" "$(echo "$evicted" | grep -c .)" 2
 
 tap_ok "every workload finishes (B's requeued ones when GPUs free up)" \

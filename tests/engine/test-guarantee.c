@@ -225,6 +225,40 @@ START_TEST(test_min_runtime_bounded_by_queue_max) {
 }
 END_TEST
 
+/* Two borrowers with a 24-hour grace period that ignore the checkpoint
+ * signal kept another department from its deserved GPU for as long as the
+ * daemon waited for them: a reclaim's eviction carries the victim queue's
+ * reclaim_grace_max, which the daemon keeps to. Preemption inside a project
+ * leaves the workload's own grace. */
+START_TEST(test_reclaim_bounds_grace) {
+    gp_engine *e = engine_with(2, 1, GP_PLACE_GPUPOOL);
+    t_queue(e, "A", "", 2, -1, 1);
+    gp_queue_spec q;
+    gp_queue_spec_init(&q, "B", "");
+    ck_assert_int_eq(q.reclaim_grace_max, GP_RECLAIM_GRACE_MAX_DEFAULT);
+    q.reclaim_grace_max = 5000;
+    ck_assert_int_eq(gp_engine_queue_set(e, &q, NULL, 0), 0);
+    submit_min_runtime(e, 1, "B", 0, 0);
+    submit_min_runtime(e, 2, "B", 0, 0);
+    t_cycle(e, 0, 1, 1, NULL);
+    ck_assert_int_eq(t_submit(e, 10, "A", GP_KIND_TRAIN, 1, 1, 0, 1000), 0);
+    const gp_decision *d;
+    size_t n = t_cycle(e, 1000, 1, 1, &d);
+    ck_assert_uint_eq(t_count(d, n, GP_DECISION_EVICT, GP_EVICT_RECLAIM), 1);
+    for (size_t i = 0; i < n; i++)
+        if (d[i].type == GP_DECISION_EVICT)
+            ck_assert_int_eq(d[i].grace_max, 5000);
+    gp_engine_free(e);
+    /* A negative bound is refused, naming the field. */
+    e = engine_with(2, 1, GP_PLACE_GPUPOOL);
+    q.reclaim_grace_max = -1;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_int_eq(gp_engine_queue_set(e, &q, err, sizeof err), GP_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "reclaim_grace_max"));
+    gp_engine_free(e);
+}
+END_TEST
+
 /* The default bound is ten minutes. */
 START_TEST(test_min_runtime_max_defaults_to_ten_minutes) {
     gp_queue_spec q;
@@ -309,6 +343,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_min_runtime_never_defeats_deserved_quota);
     tcase_add_test(tc, test_min_runtime_bounded_by_queue_max);
     tcase_add_test(tc, test_min_runtime_max_defaults_to_ten_minutes);
+    tcase_add_test(tc, test_reclaim_bounds_grace);
     tcase_add_test(tc, test_department_share_bounded_by_children_limits);
     tcase_add_test(tc, test_never_runnable_refused_at_submit);
     tcase_add_test(tc, test_pool_shrinks_says_cannot_run);
