@@ -13,6 +13,8 @@
 #                   FUZZ_SECONDS (default 60), one at a time (fuzz/part.mk)
 #   make test-tsan  run the tests of threaded parts under ThreadSanitizer
 #   make run        build and start the main job with its embedded defaults
+#   make install    install under PREFIX (default /usr/local; DESTDIR for staging)
+#   make deb        build a Debian package with dpkg-buildpackage (contrib/install.mk)
 #
 # SAN=1 selects the sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer),
 # which lives in build/asan so that both builds can coexist.
@@ -56,6 +58,7 @@ include $(sort $(wildcard src/*/part.mk src/*/*/part.mk))
 include $(sort $(wildcard tests/*/part.mk))
 include $(wildcard bench/part.mk)
 include $(wildcard fuzz/part.mk)
+include contrib/install.mk
 
 all: $(LIBS) $(BINS) $(TESTS) $(BENCHES)
 

@@ -92,8 +92,10 @@ static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t e
     return 0;
 }
 
-/* The directory of this executable, where gpupool's own libraries are
- * installed beside it; "" if it cannot be known. */
+/* Where gpupool's own libraries are: the directory of this executable in a
+ * build tree (libgpuslice.so beside gpupoold), else <prefix>/lib/gpupool of an
+ * installed tree (gpupoold in <prefix>/sbin, as `make install` puts it), else
+ * the executable's directory all the same; "" if it cannot be known. */
 static void self_dir(char *out, size_t len) {
     char p[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", p, sizeof p - 1);
@@ -104,6 +106,19 @@ static void self_dir(char *out, size_t len) {
     char *slash = strrchr(p, '/');
     if (slash)
         *slash = '\0';
+    char lib[PATH_MAX + 64];
+    snprintf(lib, sizeof lib, "%s/libgpuslice.so", p);
+    if (access(lib, R_OK) != 0) {
+        char dir[PATH_MAX];
+        snprintf(lib, sizeof lib, "%s/../lib/gpupool", p);
+        if (realpath(lib, dir) != NULL && strlen(dir) + sizeof "/libgpuslice.so" <= sizeof lib) {
+            snprintf(lib, sizeof lib, "%s/libgpuslice.so", dir);
+            if (access(lib, R_OK) == 0 && strlen(dir) < len) {
+                snprintf(out, len, "%s", dir);
+                return;
+            }
+        }
+    }
     snprintf(out, len, "%s", p);
 }
 
