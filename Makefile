@@ -81,8 +81,9 @@ check: $(TESTS) $(TEST_SCRIPTS_DEPS)
 test:
 	@tests/all.sh
 
-# The main job: the pool service on its embedded defaults (RUN_ARGS adds flags).
-run: $(BUILD)/gpupoold $(BUILD)/gpupool $(BUILD)/libgpuslice.so
+# The main job: the pool service on its embedded defaults (RUN_ARGS adds flags),
+# with the command and the simulator built beside it.
+run: $(BUILD)/gpupoold $(BUILD)/gpupool $(BUILD)/gpupool-sim $(BUILD)/libgpuslice.so
 	$(BUILD)/gpupoold $(RUN_ARGS)
 
 bench: $(BENCHES)

@@ -2,8 +2,8 @@
 # Makefile; docs/install.md says what goes where and why).
 #
 #   make install [PREFIX=/usr/local] [DESTDIR=]   the programs, the interposer,
-#       the man pages, the bash completion, the Grafana dashboard, the systemd
-#       unit and its configuration file
+#       the man pages, the bash completion, the Grafana dashboard, the sample
+#       trace, the systemd unit and its configuration file
 #   make uninstall [PREFIX=...] [DESTDIR=]        removes what install put there
 #   make deb                                      a Debian package built by
 #       dpkg-buildpackage (debian/) from a copy of this tree: $(BUILD)/deb/*.deb
@@ -45,6 +45,9 @@ install: $(INSTALL_FILES)
 	install -m 644 contrib/gpupoold.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 contrib/gpupool.bash-completion $(DESTDIR)$(BASHCOMPDIR)/gpupool
 	install -m 644 contrib/grafana/gpupool-dashboard.json $(DESTDIR)$(DATADIR)/grafana/
+	install -d $(DESTDIR)$(DATADIR)/traces/openb-sample
+	install -m 644 $(addprefix examples/traces/openb-sample/,README.md LICENSE nodes.csv pods.csv) \
+	    $(DESTDIR)$(DATADIR)/traces/openb-sample/
 	install -m 644 $(BUILD)/gpupoold.service $(DESTDIR)$(SYSTEMDUNITDIR)/
 	@# An administrator's edited configuration is kept.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/gpupool/gpupoold.conf ] || \
@@ -57,7 +60,9 @@ uninstall:
 	    $(DESTDIR)$(MANDIR)/man8/gpupoold.8 $(DESTDIR)$(BASHCOMPDIR)/gpupool \
 	    $(DESTDIR)$(DATADIR)/grafana/gpupool-dashboard.json \
 	    $(DESTDIR)$(SYSTEMDUNITDIR)/gpupoold.service
-	-rmdir $(DESTDIR)$(GPLIBDIR) $(DESTDIR)$(DATADIR)/grafana $(DESTDIR)$(DATADIR) 2>/dev/null
+	rm -rf $(DESTDIR)$(DATADIR)/traces/openb-sample
+	-rmdir $(DESTDIR)$(GPLIBDIR) $(DESTDIR)$(DATADIR)/grafana $(DESTDIR)$(DATADIR)/traces \
+	    $(DESTDIR)$(DATADIR) 2>/dev/null
 
 # dpkg-buildpackage writes its packages beside the source tree it builds, so
 # it builds a copy of this one (without build outputs) in $(BUILD)/deb.

@@ -32,6 +32,11 @@ typedef struct cli {
     char server[512];
     char token[256];
     int json; /* --json: print the server's JSON */
+    /* Where the server and the token were taken from ("--server",
+     * "GPUPOOL_TOKEN", ...; "" for the default server, or no token), to say
+     * why a server cannot be reached. */
+    const char *server_from;
+    const char *token_from;
 } cli;
 
 /*

@@ -3,7 +3,9 @@
  * allocated, used, idle while allocated, borrowed and lent per queue, user
  * or node over a period, from GET /api/v1/usage; a table for people, --json
  * for scripts and --csv for chargeback spreadsheets (one line per key, the
- * period in each line). `gpupool export`: the pool's own history as the
+ * period in each line; by queue, each queue's parent, so that a department's
+ * line, which includes its projects', is not added to theirs). --price adds
+ * the cost of the allocated GPU-hours. `gpupool export`: the pool's own history as the
  * files gpupool-sim plan reads.
  */
 #include <stdio.h>
@@ -31,6 +33,15 @@ static void num(json_t *v, char *buf, size_t len, const char *unknown) {
         snprintf(buf, len, "%s", unknown);
 }
 
+/* The cost of v allocated GPU-hours at price thousandths per GPU-hour, to the
+ * cent; "" where v is unknown. */
+static void cost(json_t *v, int64_t price, char *buf, size_t len) {
+    if (json_is_number(v))
+        snprintf(buf, len, "%.2f", json_number_value(v) * (double)price / 1000.0);
+    else
+        snprintf(buf, len, "%s", "");
+}
+
 static void iso(int64_t s, char *buf, size_t len) {
     time_t t = (time_t)s;
     struct tm tm;
@@ -42,11 +53,13 @@ static const char *const fields[] = {"allocated_gpu_hours", "used_gpu_hours",   
                                      "used_percent",        "borrowed_gpu_hours", "lent_gpu_hours"};
 
 int cmd_usage(cli *c, int argc, char **argv) {
-    const char *from = NULL, *to = NULL, *step = NULL, *by = "queue", *v;
+    const char *from = NULL, *to = NULL, *step = NULL, *by = "queue", *price_text = NULL, *v;
     int i, missing = 0, csv = 0;
     for (i = 1; i < argc; i++)
         if (FLAG("--from"))
             from = v;
+        else if (FLAG("--price"))
+            price_text = v;
         else if (FLAG("--to"))
             to = v;
         else if (FLAG("--step"))
@@ -72,6 +85,14 @@ int cmd_usage(cli *c, int argc, char **argv) {
         gp_format_duration(ms, stepbuf, sizeof stepbuf);
         step = stepbuf;
     }
+    /* The price of one allocated GPU-hour, in thousandths (exact). */
+    int64_t price = -1;
+    if (price_text) {
+        int rc = cli_parse_milli("usage", "--price", price_text, "per GPU-hour", 0,
+                                 INT64_C(1000000000000), &price);
+        if (rc != EXIT_OK)
+            return rc;
+    }
     const char *vals[] = {from, to, step, by};
     const char *names[] = {"from", "to", "step", "by"};
     char path[512];
@@ -93,17 +114,25 @@ int cmd_usage(cli *c, int argc, char **argv) {
     iso(json_integer_value(json_object_get(out, "to")), t, sizeof t);
     size_t k;
     json_t *q;
+    int queues = strcmp(cli_str(out, "by"), "queue") == 0;
     if (csv) {
-        printf("from,to,%s", cli_str(out, "by"));
+        printf("from,to,%s%s", cli_str(out, "by"), queues ? ",parent" : "");
         for (size_t x = 0; x < 6; x++)
             printf(",%s", fields[x]);
-        printf("\n");
+        printf("%s\n", price >= 0 ? ",cost" : "");
         json_array_foreach(json_object_get(out, "keys"), k, q) {
             /* Keys are names checked by the daemon: no commas or quotes. */
             printf("%s,%s,%s", f, t, cli_str(q, "key"));
+            if (queues)
+                printf(",%s", cli_str(q, "parent"));
             for (size_t x = 0; x < 6; x++) {
                 char b[32];
                 num(json_object_get(q, fields[x]), b, sizeof b, "");
+                printf(",%s", b);
+            }
+            if (price >= 0) {
+                char b[48];
+                cost(json_object_get(q, fields[0]), price, b, sizeof b);
                 printf(",%s", b);
             }
             printf("\n");
@@ -111,16 +140,34 @@ int cmd_usage(cli *c, int argc, char **argv) {
         json_decref(out);
         return EXIT_OK;
     }
-    static const char *const head[] = {"KEY",   "ALLOCATED-GPU-H", "USED-GPU-H", "IDLE-GPU-H",
-                                       "USED%", "BORROWED-GPU-H",  "LENT-GPU-H"};
+    static const char *const figs[] = {"ALLOCATED-GPU-H", "USED-GPU-H",     "IDLE-GPU-H",
+                                       "USED%",           "BORROWED-GPU-H", "LENT-GPU-H"};
+    const char *head[9];
+    int ncols = 0;
+    head[ncols++] = "KEY";
+    if (queues)
+        head[ncols++] = "PARENT";
+    for (size_t x = 0; x < 6; x++)
+        head[ncols++] = figs[x];
+    if (price >= 0)
+        head[ncols++] = "COST";
     cli_table tb;
-    cli_table_init(&tb, 7, head);
+    cli_table_init(&tb, ncols, head);
     json_array_foreach(json_object_get(out, "keys"), k, q) {
-        char cells[6][32];
-        for (size_t x = 0; x < 6; x++)
+        char cells[7][48];
+        const char *row[9];
+        int col = 0;
+        row[col++] = cli_str(q, "key");
+        if (queues)
+            row[col++] = cli_str(q, "parent")[0] ? cli_str(q, "parent") : "-";
+        for (size_t x = 0; x < 6; x++) {
             num(json_object_get(q, fields[x]), cells[x], sizeof cells[x], "-");
-        const char *row[] = {cli_str(q, "key"), cells[0], cells[1], cells[2],
-                             cells[3],          cells[4], cells[5]};
+            row[col++] = cells[x];
+        }
+        if (price >= 0) {
+            cost(json_object_get(q, fields[0]), price, cells[6], sizeof cells[6]);
+            row[col++] = cells[6];
+        }
         cli_table_add(&tb, row);
     }
     printf("GPU-hours by %s from %s to %s\n", cli_str(out, "by"), f, t);

@@ -65,14 +65,18 @@ static const struct {
                 "keeps the workload (with its checkpoint directory) until `gpupool resume`.\n"},
     {"resume", "usage: gpupool resume ID...\n\nPuts suspended workloads back in the queue.\n"},
     {"usage",
-     "usage: gpupool usage [--from T] [--to T] [--step D] [--by queue|user|node] [--csv|--json]\n"
+     "usage: gpupool usage [--from T] [--to T] [--step D] [--by queue|user|node] [--price N]\n"
+     "                     [--csv|--json]\n"
      "\n"
      "GPU-hours over a period (default: the last day) per department and project,\n"
      "user or node: allocated, really used (kernel time as NVML measures it), idle\n"
      "while allocated, borrowed beyond the deserved quota and lent to others.\n"
      "Times: seconds since 1970, 2026-12-01, 2026-12-01T08:00:00Z, or a duration\n"
      "before now (7d). Used is '-' where nothing can measure it (emulated GPUs).\n"
-     "--csv prints one line per key with the period, for chargeback.\n"},
+     "--csv prints one line per key with the period, for chargeback; by queue, each\n"
+     "line names its parent: a department's line includes its projects', so add up\n"
+     "the lines without a parent (or the projects), never both. --price N adds the\n"
+     "cost of the allocated GPU-hours at N per GPU-hour.\n"},
     {"export", "usage: gpupool export workloads [--from T] [--to T] > pods.csv\n"
                "       gpupool export nodes > nodes.csv\n"
                "       gpupool export projects > projects.csv\n"

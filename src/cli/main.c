@@ -87,6 +87,11 @@ static int exit_for_status(int status) {
     }
 }
 
+#define LOCAL_ADDR     "gpupool-data/gpupoold.addr"
+#define DEFAULT_SERVER "http://127.0.0.1:8642"
+
+static void unreachable_hint(const cli *c);
+
 int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t **out, char **raw,
              size_t *rawlen) {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
@@ -98,6 +103,7 @@ int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t 
         *out = NULL;
     if (rc < 0) {
         fprintf(stderr, "gpupool: %s\n", err);
+        unreachable_hint(c);
         return EXIT_UNREACHABLE;
     }
     int code = exit_for_status(resp.status);
@@ -203,12 +209,16 @@ static void read_config(cli *c, int have_server, int have_token) {
         char key[64], val[250];
         if (sscanf(line, " %63[a-z_] = %249s", key, val) != 2)
             continue;
-        if (strcmp(key, "server") == 0 && !have_server)
+        if (strcmp(key, "server") == 0 && !have_server) {
             snprintf(c->server, sizeof c->server, "%s", val);
-        else if (strcmp(key, "token") == 0 && !have_token)
+            c->server_from = "~/.config/gpupool/config";
+        } else if (strcmp(key, "token") == 0 && !have_token) {
             snprintf(c->token, sizeof c->token, "%s", val);
-        else if (strcmp(key, "token_file") == 0 && !have_token)
+            c->token_from = "~/.config/gpupool/config";
+        } else if (strcmp(key, "token_file") == 0 && !have_token) {
             read_token_file(c, val);
+            c->token_from = "~/.config/gpupool/config";
+        }
     }
     fclose(f);
 }
@@ -232,7 +242,7 @@ static int owned_private(const char *path, int dir) {
  * files are this user's own: a shared directory where someone else wrote a
  * gpupool-data/gpupoold.addr would otherwise receive the user's token. */
 static void local_daemon(cli *c) {
-    static const char *const dir = "gpupool-data", *const addr = "gpupool-data/gpupoold.addr",
+    static const char *const dir = "gpupool-data", *const addr = LOCAL_ADDR,
                              *const tok = "gpupool-data/admin.token";
     if (access(addr, F_OK) != 0)
         return;
@@ -259,24 +269,67 @@ static void local_daemon(cli *c) {
         return;
     }
     snprintf(c->server, sizeof c->server, "%s", server);
+    c->server_from = "./" LOCAL_ADDR;
+}
+
+/* After a failed connection: where the server came from, and what to set.
+ * The usual trap is a token set in the environment beside a daemon started
+ * with its defaults: its address file is used only with its own admin token
+ * (a token is never sent to an address read from a file unless that file came
+ * with it), so the default address was tried instead. An address file that
+ * is not the user's own is not shown. */
+static void unreachable_hint(const cli *c) {
+    if (c->server_from != NULL && c->server_from[0] != '\0') {
+        fprintf(stderr, "gpupool: the server %s was taken from %s\n", c->server, c->server_from);
+        return;
+    }
+    char addr[256] = "";
+    FILE *f = owned_private("gpupool-data", 1) && owned_private(LOCAL_ADDR, 0)
+                  ? fopen(LOCAL_ADDR, "r")
+                  : NULL;
+    if (f != NULL) {
+        if (fgets(addr, sizeof addr, f) == NULL)
+            addr[0] = '\0';
+        addr[strcspn(addr, "\r\n")] = '\0';
+        fclose(f);
+    }
+    char *shown = addr[0] != '\0' ? cli_visible(addr) : NULL;
+    if (shown != NULL && c->token_from != NULL && c->token_from[0] != '\0')
+        fprintf(stderr,
+                "gpupool: no server is set, so the default %s was tried: ./" LOCAL_ADDR
+                " (%s) is used only with the admin token beside it, and a token is set (%s);\n"
+                "  to send this token to that daemon: export " GP_ENV_SERVER "=%s\n",
+                DEFAULT_SERVER, shown, c->token_from, shown);
+    else
+        fprintf(stderr,
+                "gpupool: no server is set, so the default %s was tried: set " GP_ENV_SERVER
+                " (or --server, or \"server = URL\" in ~/.config/gpupool/config)\n",
+                DEFAULT_SERVER);
+    free(shown);
 }
 
 static void configure(cli *c, const char *flag_server, const char *flag_token) {
     const char *s = flag_server ? flag_server : getenv(GP_ENV_SERVER);
     const char *t = flag_token ? flag_token : getenv(GP_ENV_TOKEN);
-    if (s && *s)
+    c->server_from = c->token_from = "";
+    if (s && *s) {
         snprintf(c->server, sizeof c->server, "%s", s);
-    if (t && *t)
+        c->server_from = flag_server ? "--server" : GP_ENV_SERVER;
+    }
+    if (t && *t) {
         snprintf(c->token, sizeof c->token, "%s", t);
-    else if (getenv(GP_ENV_TOKEN_FILE))
+        c->token_from = flag_token ? "--token" : GP_ENV_TOKEN;
+    } else if (getenv(GP_ENV_TOKEN_FILE)) {
         read_token_file(c, getenv(GP_ENV_TOKEN_FILE));
+        c->token_from = GP_ENV_TOKEN_FILE;
+    }
     read_config(c, c->server[0] != 0, c->token[0] != 0);
     /* Beside a daemon started with its defaults: its address and its admin
      * token, as a pair, when neither was configured. */
     if (!c->server[0] && !c->token[0])
         local_daemon(c);
     if (!c->server[0])
-        snprintf(c->server, sizeof c->server, "http://127.0.0.1:8642");
+        snprintf(c->server, sizeof c->server, DEFAULT_SERVER);
 }
 
 /* ---- Dispatch ---------------------------------------------------------------- */

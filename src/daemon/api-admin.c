@@ -165,8 +165,10 @@ int gpd__unix_user_check(const gpd__daemon *d, const char *name, gpd__err *e) {
     if (getpwnam_r(name, &pw, buf, sizeof buf, &res) == 0 && res && pw.pw_uid == 0 &&
         !d->cfg.allow_root_workloads)
         return gpd__fail(e, GP_EPERM, "unix_user",
-                         "unix_user: %s is root, and this daemon refuses root workloads (start it "
-                         "with --allow-root-workloads to allow them)",
+                         "unix_user: %s is root, and this daemon refuses root workloads: use a "
+                         "token of a real user (gpupool token create --user NAME --role "
+                         "researcher --scope PROJECT), or start gpupoold with "
+                         "--allow-root-workloads",
                          name);
     return 0;
 }

@@ -95,14 +95,24 @@ static int meets(const sim_replay_result *r, double target) {
     return r->rejected == 0 && r->unserved == 0 && r->delay_p95 <= target;
 }
 
+/* "1 node", "2 nodes". */
+static const char *nodes_word(size_t n) {
+    return n == 1 ? "node" : "nodes";
+}
+
+/* What a static result on a pool smaller than its projects stands for. */
+static const char by_gpu_note[] =
+    "static: fewer GPU nodes than projects, so each project owns GPUs of shared nodes "
+    "(in proportion to its deserved quota) instead of whole nodes";
+
 static void say(const sim_replay_opts *o, size_t k, const sim_node *buf, const sim_replay_result *r,
                 double target) {
     if (o->progress)
         fprintf(stderr,
-                "plan %s: %zu nodes (%lld GPUs): p95 delay %.0f s, %lld unserved, "
+                "plan %s: %zu %s (%lld GPUs): p95 delay %.0f s, %lld unserved, "
                 "%lld rejected: %s (%.1f s)\n",
-                sim_mode_name(o->mode), k, (long long)sim_nodes_gpus(buf, k), r->delay_p95,
-                (long long)r->unserved, (long long)r->rejected,
+                sim_mode_name(o->mode), k, nodes_word(k), (long long)sim_nodes_gpus(buf, k),
+                r->delay_p95, (long long)r->unserved, (long long)r->rejected,
                 meets(r, target) ? "meets the target" : "misses", r->seconds);
 }
 
@@ -184,10 +194,10 @@ int sim_plan_run(const sim_inputs *in, const sim_replay_opts *o, double target_p
                                 in->npr, &mo, &pm->full, err, errlen);
         if (!rc && o->progress)
             fprintf(stderr,
-                    "plan %s: all %zu nodes: p95 delay %.0f s, allocation %.2f%% "
+                    "plan %s: all %zu %s: p95 delay %.0f s, allocation %.2f%% "
                     "(%.1f s)\n",
-                    sim_mode_name(mo.mode), in->nnodes, pm->full.delay_p95, pm->full.alloc_pct,
-                    pm->full.seconds);
+                    sim_mode_name(mo.mode), in->nnodes, nodes_word(in->nnodes), pm->full.delay_p95,
+                    pm->full.alloc_pct, pm->full.seconds);
         if (!rc)
             rc = search(in, &mo, target_p95_s, pm, err, errlen);
         if (rc < 0) {
@@ -260,19 +270,22 @@ static json_t *result_json(const sim_replay_result *r) {
 }
 
 static void print_plan_text(FILE *f, const sim_plan *p, const sim_inputs *in) {
-    fprintf(f, "gpupool-sim plan: %zu jobs from %s on %zu nodes (%lld GPUs) from %s\n", in->njobs,
-            in->pods_path, p->nnodes, (long long)p->gpus, in->nodes_path);
+    fprintf(f, "gpupool-sim plan: %zu jobs from %s on %zu %s (%lld GPUs) from %s\n", in->njobs,
+            in->pods_path, p->nnodes, nodes_word(p->nnodes), (long long)p->gpus, in->nodes_path);
     fprintf(f, "\nThe three modes on the given hardware:\n");
     print_header(f);
     for (int m = 0; m < SIM_MODE_COUNT; m++)
         print_row(f, &p->modes[m].full);
+    if (p->modes[SIM_MODE_STATIC].full.static_by_gpu ||
+        (p->modes[SIM_MODE_STATIC].found && p->modes[SIM_MODE_STATIC].needed.static_by_gpu))
+        fprintf(f, "%s.\n", by_gpu_note);
     fprintf(f, "\nSmallest pool keeping p95 queueing delay <= %.0f s with every job served:\n",
             p->target_p95_s);
     for (int m = 0; m < SIM_MODE_COUNT; m++) {
         const sim_plan_mode *pm = &p->modes[m];
         if (pm->found)
-            fprintf(f, "  %-18s needs %lld GPUs (%zu nodes)\n", sim_mode_name((sim_mode)m),
-                    (long long)pm->gpus_needed, pm->nodes_needed);
+            fprintf(f, "  %-18s needs %lld GPUs (%zu %s)\n", sim_mode_name((sim_mode)m),
+                    (long long)pm->gpus_needed, pm->nodes_needed, nodes_word(pm->nodes_needed));
         else
             fprintf(f, "  %-18s not reached with %d times the given GPUs\n",
                     sim_mode_name((sim_mode)m), SIM_PLAN_MAX_GROWTH);
@@ -500,11 +513,14 @@ int sim_cmd_replay(int argc, char **argv) {
         fputc('\n', stdout);
         json_decref(root);
     } else if (!rc) {
-        printf("gpupool-sim replay: %zu jobs on %zu nodes (%lld GPUs)\n", c.in.njobs, c.in.nnodes,
-               (long long)sim_nodes_gpus(c.in.nodes, c.in.nnodes));
+        printf("gpupool-sim replay: %zu jobs on %zu %s (%lld GPUs)\n", c.in.njobs, c.in.nnodes,
+               nodes_word(c.in.nnodes), (long long)sim_nodes_gpus(c.in.nodes, c.in.nnodes));
         print_header(stdout);
         for (int i = 0; i < n; i++)
             print_row(stdout, &res[i]);
+        for (int i = 0; i < n; i++)
+            if (res[i].static_by_gpu)
+                printf("%s.\n", by_gpu_note);
         for (int i = 0; i < n; i++) {
             printf("\nPer project, %s:\n", sim_mode_name(res[i].mode));
             print_projects(stdout, &res[i]);

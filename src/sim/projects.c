@@ -271,9 +271,61 @@ static int cmp_node_ref(const void *a, const void *b) {
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+/* The targets of the static split: each leaf's weight (its deserved quota, or
+ * 1 each when no leaf has one) and their sum. */
+typedef struct split_rule {
+    const sim_project *pr;
+    size_t npr;
+    const int64_t *deserved;
+    int any;
+    double wsum;
+} split_rule;
+
+static split_rule rule_of(const sim_project *pr, size_t npr, const int64_t *deserved) {
+    split_rule r = {pr, npr, deserved, 0, 0};
+    for (size_t i = 0; i < npr; i++)
+        if (pr[i].leaf && deserved[i] > 0)
+            r.any = 1;
+    for (size_t i = 0; i < npr; i++)
+        if (pr[i].leaf)
+            r.wsum += r.any ? (double)deserved[i] : 1.0;
+    return r;
+}
+
+/* The leaf with the smallest holding per unit of share (got[i]); ties go to
+ * the leaf listed first; -1 if no leaf has a share. */
+static int furthest_below(const split_rule *r, const double *got) {
+    int best = -1;
+    double best_v = 0;
+    for (size_t i = 0; i < r->npr; i++) {
+        if (!r->pr[i].leaf)
+            continue;
+        double w = r->any ? (double)r->deserved[i] : 1.0;
+        if (w <= 0)
+            continue;
+        double v = got[i] / (w / r->wsum);
+        if (best < 0 || v < best_v) {
+            best = (int)i;
+            best_v = v;
+        }
+    }
+    return best;
+}
+
+/* The nodes in the order of the split, NULL if out of memory. */
+static node_ref *split_order(const sim_node *nodes, size_t nnodes) {
+    node_ref *ref = malloc((nnodes ? nnodes : 1) * sizeof *ref);
+    if (ref == NULL)
+        return NULL;
+    for (size_t j = 0; j < nnodes; j++)
+        ref[j] = (node_ref){&nodes[j], j};
+    qsort(ref, nnodes, sizeof *ref, cmp_node_ref);
+    return ref;
+}
+
 int sim_static_split(const sim_project *pr, size_t npr, const int64_t *deserved,
                      const sim_node *nodes, size_t nnodes, int32_t *owner) {
-    node_ref *ref = malloc((nnodes ? nnodes : 1) * sizeof *ref);
+    node_ref *ref = split_order(nodes, nnodes);
     double *got_gpu = calloc(npr ? npr : 1, sizeof *got_gpu);
     double *got_cpu = calloc(npr ? npr : 1, sizeof *got_cpu);
     if (!ref || !got_gpu || !got_cpu) {
@@ -282,37 +334,12 @@ int sim_static_split(const sim_project *pr, size_t npr, const int64_t *deserved,
         free(got_cpu);
         return GP_ENOMEM;
     }
-    double wsum = 0;
-    int any = 0;
-    for (size_t i = 0; i < npr; i++)
-        if (pr[i].leaf && deserved[i] > 0)
-            any = 1;
-    for (size_t i = 0; i < npr; i++)
-        if (pr[i].leaf)
-            wsum += any ? (double)deserved[i] : 1.0;
-    for (size_t j = 0; j < nnodes; j++)
-        ref[j] = (node_ref){&nodes[j], j};
-    qsort(ref, nnodes, sizeof *ref, cmp_node_ref);
+    split_rule rule = rule_of(pr, npr, deserved);
     for (size_t k = 0; k < nnodes; k++) {
         const sim_node *n = ref[k].n;
         int gpu = n->ngpus > 0;
         double *got = gpu ? got_gpu : got_cpu;
-        /* The leaf with the smallest holding per unit of share takes the
-         * node; ties go to the leaf listed first. */
-        int best = -1;
-        double best_v = 0;
-        for (size_t i = 0; i < npr; i++) {
-            if (!pr[i].leaf)
-                continue;
-            double w = any ? (double)deserved[i] : 1.0;
-            if (w <= 0)
-                continue;
-            double v = got[i] / (w / wsum);
-            if (best < 0 || v < best_v) {
-                best = (int)i;
-                best_v = v;
-            }
-        }
+        int best = furthest_below(&rule, got);
         owner[ref[k].idx] = best;
         if (best >= 0)
             got[best] += gpu ? (double)n->ngpus : (double)n->cpu_milli;
@@ -320,5 +347,96 @@ int sim_static_split(const sim_project *pr, size_t npr, const int64_t *deserved,
     free(ref);
     free(got_gpu);
     free(got_cpu);
+    return 0;
+}
+
+int sim_static_starves(const sim_project *pr, size_t npr, const int64_t *deserved,
+                       const sim_node *nodes, size_t nnodes, const int32_t *owner) {
+    split_rule rule = rule_of(pr, npr, deserved);
+    int64_t gpus = 0;
+    for (size_t j = 0; j < nnodes; j++)
+        gpus += nodes[j].ngpus;
+    if (gpus == 0)
+        return 0;
+    for (size_t i = 0; i < npr; i++) {
+        if (!pr[i].leaf || (rule.any ? (double)deserved[i] : 1.0) <= 0)
+            continue;
+        int64_t held = 0;
+        for (size_t j = 0; j < nnodes; j++)
+            if (owner[j] == (int32_t)i)
+                held += nodes[j].ngpus;
+        if (held == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int sim_static_carve(const sim_project *pr, size_t npr, const int64_t *deserved,
+                     const sim_node *nodes, size_t nnodes, sim_node **out, int32_t **owner,
+                     size_t *nout) {
+    size_t max = 0;
+    for (size_t j = 0; j < nnodes; j++)
+        max += nodes[j].ngpus > 0 ? (size_t)nodes[j].ngpus : 1;
+    node_ref *ref = split_order(nodes, nnodes);
+    double *got_gpu = calloc(npr ? npr : 1, sizeof *got_gpu);
+    double *got_cpu = calloc(npr ? npr : 1, sizeof *got_cpu);
+    int32_t *count = calloc(npr ? npr : 1, sizeof *count);
+    sim_node *o = malloc((max ? max : 1) * sizeof *o);
+    int32_t *ow = malloc((max ? max : 1) * sizeof *ow);
+    if (!ref || !got_gpu || !got_cpu || !count || !o || !ow) {
+        free(ref);
+        free(got_gpu);
+        free(got_cpu);
+        free(count);
+        free(o);
+        free(ow);
+        return GP_ENOMEM;
+    }
+    split_rule rule = rule_of(pr, npr, deserved);
+    size_t m = 0;
+    for (size_t k = 0; k < nnodes; k++) {
+        const sim_node *n = ref[k].n;
+        if (n->ngpus == 0) {
+            int best = furthest_below(&rule, got_cpu);
+            o[m] = *n;
+            ow[m++] = best;
+            if (best >= 0)
+                got_cpu[best] += (double)n->cpu_milli;
+            continue;
+        }
+        /* GPU by GPU, then one part per owner with its share of the CPU and
+         * memory (the last part takes what rounding left). */
+        memset(count, 0, (npr ? npr : 1) * sizeof *count);
+        for (int32_t g = 0; g < n->ngpus; g++) {
+            int best = furthest_below(&rule, got_gpu);
+            if (best < 0)
+                break;
+            count[best]++;
+            got_gpu[best] += 1.0;
+        }
+        int64_t cpu_left = n->cpu_milli, mem_left = n->mem_bytes;
+        int32_t gpus_left = n->ngpus;
+        for (size_t i = 0; i < npr; i++) {
+            if (count[i] == 0)
+                continue;
+            gpus_left -= count[i];
+            o[m] = *n;
+            snprintf(o[m].name, sizeof o[m].name, "%.30s~%.30s", n->name, pr[i].name);
+            o[m].ngpus = count[i];
+            o[m].cpu_milli = gpus_left > 0 ? n->cpu_milli * count[i] / n->ngpus : cpu_left;
+            o[m].mem_bytes =
+                gpus_left > 0 ? (int64_t)((__int128)n->mem_bytes * count[i] / n->ngpus) : mem_left;
+            cpu_left -= o[m].cpu_milli;
+            mem_left -= o[m].mem_bytes;
+            ow[m++] = (int32_t)i;
+        }
+    }
+    free(ref);
+    free(got_gpu);
+    free(got_cpu);
+    free(count);
+    *out = o;
+    *owner = ow;
+    *nout = m;
     return 0;
 }

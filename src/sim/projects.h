@@ -78,4 +78,23 @@ void sim_scale_quotas(const sim_project *pr, size_t npr, int64_t capacity_milli,
 int sim_static_split(const sim_project *pr, size_t npr, const int64_t *deserved,
                      const sim_node *nodes, size_t nnodes, int32_t *owner);
 
+/* 1 if the split (owner[]) leaves a leaf with a share without any GPU, as on a
+ * pool of fewer GPU nodes than projects. */
+int sim_static_starves(const sim_project *pr, size_t npr, const int64_t *deserved,
+                       const sim_node *nodes, size_t nnodes, const int32_t *owner);
+
+/*
+ * The static split by GPU instead of by node, for a pool too small to give
+ * every project nodes of its own: GPUs are handed out one at a time by the
+ * same rule, in the same order of nodes, and each node becomes one part per
+ * project holding GPUs on it ("NODE~PROJECT", with that share of the node's
+ * CPU and memory), as projects that own some GPUs of a shared server. CPU-only
+ * nodes are split whole, as sim_static_split does. *out and *owner (malloc'ed,
+ * *nout entries, the caller frees them) hold the parts and their owners; on
+ * error (GP_ENOMEM) nothing is allocated.
+ */
+int sim_static_carve(const sim_project *pr, size_t npr, const int64_t *deserved,
+                     const sim_node *nodes, size_t nnodes, sim_node **out, int32_t **owner,
+                     size_t *nout);
+
 #endif /* GP_SIM_PROJECTS_H */

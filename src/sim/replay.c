@@ -177,6 +177,7 @@ typedef struct run {
     gp_engine *e;
     int64_t *des[GP_RES_COUNT]; /* deserved per project row and resource */
     int32_t *owner;             /* static: the leaf owning each node */
+    sim_node *carved;           /* static on a small pool: the nodes split by GPU */
     jstate *js;
     heap h;
     int64_t alloc;   /* milli-GPU held now */
@@ -244,6 +245,20 @@ static int setup_engine(run *r, char *err, size_t errlen) {
         sim_scale_quotas(r->pr, r->npr, pool[GP_RES_GPU], d);
         if (sim_static_split(r->pr, r->npr, d, r->nodes, r->nnodes, r->owner) < 0)
             return sim_errf(err, errlen, GP_ENOMEM, "static split: out of memory");
+        /* Fewer GPU nodes than projects: whole nodes would leave a project
+         * with nothing and reject all its jobs; projects own GPUs of shared
+         * nodes instead. */
+        if (sim_static_starves(r->pr, r->npr, d, r->nodes, r->nnodes, r->owner)) {
+            int32_t *owner;
+            size_t n;
+            if (sim_static_carve(r->pr, r->npr, d, r->nodes, r->nnodes, &r->carved, &owner, &n) < 0)
+                return sim_errf(err, errlen, GP_ENOMEM, "static split: out of memory");
+            free(r->owner);
+            r->owner = owner;
+            r->nodes = r->carved;
+            r->nnodes = n;
+            r->res->static_by_gpu = 1;
+        }
     }
     set_deserved(r, pool);
     rc = 0;
@@ -540,6 +555,7 @@ static void run_free(run *r) {
     for (int k = 0; k < GP_RES_COUNT; k++)
         free(r->des[k]);
     free(r->owner);
+    free(r->carved);
     free(r->js);
     free(r->h.v);
     free(r->palloc);

@@ -98,7 +98,8 @@ typedef struct sim_replay_result {
     sim_project_result *projects; /* one per leaf, in file order */
     size_t nprojects;
     char first_reject[GP_ERR_MAX]; /* why the first rejected job was refused */
-    double seconds;                /* wall time */
+    int static_by_gpu; /* static: projects own GPUs of shared nodes (sim_static_carve) */
+    double seconds;    /* wall time */
 } sim_replay_result;
 
 void sim_replay_result_free(sim_replay_result *r);

@@ -70,6 +70,19 @@ chmod 644 "$TMP/shared/gpupool-data/gpupoold.addr"
 out=$(cd "$TMP/shared" && "$GP" list 2>&1)
 tap_is "one's own private daemon directory is used, with its admin token" \
     "$(grep -c 'Authorization: Bearer gp_secret_admin' "$TMP/requests")" 1
+# A token of one's own beside a daemon started with its defaults: the address
+# file is not used with it, and when the default address does not answer the
+# CLI says why and what to set.
+if curl -s -o /dev/null --max-time 2 http://127.0.0.1:8642/; then
+    tap_skip "something answers on the default address 127.0.0.1:8642"
+else
+    out=$(cd "$TMP/shared" && GPUPOOL_TOKEN=gp_my_own_token "$GP" list 2>&1)
+    tap_ok "unreachable default: the CLI says why ./gpupool-data/gpupoold.addr was not used" \
+        contains "$out" "gpupoold.addr ($URL) is used only with the admin token beside it, and a token is set (GPUPOOL_TOKEN)"
+    tap_ok "and suggests GPUPOOL_SERVER" contains "$out" "export GPUPOOL_SERVER=$URL"
+fi
+out=$(GPUPOOL_SERVER=http://127.0.0.1:1 GPUPOOL_TOKEN=t "$GP" list 2>&1)
+tap_ok "an unreachable server: the CLI says where it was set" contains "$out" "http://127.0.0.1:1 was taken from GPUPOOL_SERVER"
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
     chown nobody "$TMP/shared/gpupool-data/gpupoold.addr"
     : >"$TMP/requests"

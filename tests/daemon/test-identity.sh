@@ -38,6 +38,7 @@ $GP queue create dept >/dev/null && $GP queue create proj --parent dept >/dev/nu
 
 out=$($GP submit --project proj -- true 2>&1)
 tap_ok "the admin token's workloads would run as root: refused" contains "$out" "root"
+tap_ok "the refusal suggests a token of a real user" contains "$out" "token create --user"
 out=$($GP token create --user r --role researcher --scope proj --unix-user root 2>&1)
 tap_ok "a token for the Unix user root is refused" contains "$out" "unix_user.*root"
 TA=$($GP token create --user "$UA" --role researcher --scope proj | head -1)

@@ -9,14 +9,16 @@
 
 D=$TMP/usage
 mkdir -p "$D"
-GPUPOOL_FAKE_GPUS=1 GPUPOOL_FAKE_BUSY=50 GPUPOOL_FAKE_OTHER_MEMORY=1073741824
+GPUPOOL_FAKE_GPUS=2 GPUPOOL_FAKE_BUSY=50 GPUPOOL_FAKE_OTHER_MEMORY=1073741824
 export GPUPOOL_FAKE_GPUS GPUPOOL_FAKE_BUSY GPUPOOL_FAKE_OTHER_MEMORY
 CFG="state_dir=$D/tasks,nvml=$B/fake/libnvidia-ml.so.1,interposer=$TMP/none.so,cgroup=off"
 tap_ok "gpupoold starts on the fake NVML" gpd_start "$D" --period 300ms --poll 200ms \
     --usage-period 200ms --executor-config "$CFG"
-$GP queue create research --deserved 1 >/dev/null && $GP queue create nlp --parent research --deserved 1 >/dev/null
+$GP queue create research --deserved 2 >/dev/null && $GP queue create nlp --parent research --deserved 1 >/dev/null &&
+    $GP queue create cv --parent research --deserved 1 >/dev/null
 $GP submit --project nlp --gpu 1 -- sleep 120 >/dev/null
-tap_ok "the task runs" wait_until 30 has_count 1 running nlp
+$GP submit --project cv --gpu 1 -- sleep 120 >/dev/null
+tap_ok "the tasks run" wait_until 30 has_count 2 running
 
 usage() { curl -s -H "Authorization: Bearer $GPUPOOL_TOKEN" "$GPUPOOL_SERVER/api/v1/usage?$1"; }
 nlp_counted() { usage "by=queue&from=1h" | grep -q '"key":"nlp"'; }
@@ -35,8 +37,30 @@ q=$($GP queue list)
 tap_ok "queue list shows USED beside ALLOCATED" contains "$q" 'ALLOCATED *USED'
 tap_ok "nlp keeps half a GPU busy" contains "$q" '^ *nlp .* 1 *0\.50 '
 csv=$($GP usage --by queue --from 1h --csv)
-tap_ok "usage --csv has a header for spreadsheets" contains "$csv" '^from,to,queue,allocated_gpu_hours,used_gpu_hours,idle_gpu_hours,used_percent'
-tap_ok "usage --csv has nlp at 50 %" contains "$csv" ',nlp,[0-9.]*,[0-9.]*,[0-9.]*,50\.000,'
+tap_ok "usage --csv has a header for spreadsheets" contains "$csv" '^from,to,queue,parent,allocated_gpu_hours,used_gpu_hours,idle_gpu_hours,used_percent'
+tap_ok "usage --csv has nlp at 50 %, in research" contains "$csv" ',nlp,research,[0-9.]*,[0-9.]*,[0-9.]*,50\.000,'
+# A department's line includes its projects': the lines without a parent add
+# up to what the projects (lines no other line names as parent) add up to.
+sums() { # COLUMN: the sum of the top-level lines and of the projects'
+    printf '%s\n' "$csv" | awk -F, -v c="$1" 'NR > 1 { v[$3] = $c; p[$3] = $4; isp[$4] = 1 }
+        END { for (k in v) { if (p[k] == "") top += v[k]; if (!(k in isp)) leaf += v[k] }
+              printf "%.6f %.6f\n", top, leaf }'
+}
+same_sum() { # TOLERANCE
+    set -- "$1" $(sums "$2")
+    awk -v t="$1" -v a="$2" -v b="$3" 'BEGIN { d = a - b; exit !(a > 0 && d < t && -d < t) }'
+}
+tap_ok "allocated GPU-hours: the departments' lines add up to the projects'" same_sum 0.0021 5
+# A price high enough for a few seconds of two GPUs to cost more than a cent.
+csv=$($GP usage --by queue --from 1h --csv --price 1000)
+tap_ok "--price adds a cost column" contains "$csv" '^from,to,queue,parent,.*,lent_gpu_hours,cost$'
+# (allocated is printed to 3 decimals, the cost from the exact figure)
+cost_ok() { printf '%s\n' "$csv" | awk -F, '$3 == "nlp" { c = $11; d = $11 - $5 * 1000; found = 1 } END { exit !(found && c > 0 && d < 0.51 && -d < 0.51) }'; }
+tap_ok "the cost is the allocated GPU-hours at the price" cost_ok
+tap_ok "costs: the departments' lines add up to the projects'" same_sum 0.021 11
+out=$($GP usage --price cheap 2>&1)
+tap_is "a bad price is refused, naming --price" "$?:$(printf '%s' "$out" | grep -c -- '--price: "cheap"')" "2:1"
+tap_ok "the table shows the parent and the cost" contains "$($GP usage --from 1h --price 1000)" '^nlp  *research .* [0-9]*\.[0-9][0-9]$'
 tap_ok "usage prints a table" contains "$($GP usage --from 1h)" '^nlp '
 
 m=$(curl -s -H "Authorization: Bearer $GPUPOOL_TOKEN" "$GPUPOOL_SERVER/metrics")

@@ -124,7 +124,7 @@ START_TEST(test_limits_applied) {
     free(a);
     free(b);
     char *log = gpt_slurp(gpt_path(dir, "logs/w1.log"));
-    ck_assert_ptr_nonnull(strstr(log, "CPU 500m, memory 67108864 bytes"));
+    ck_assert_ptr_nonnull(strstr(log, "CPU 500m, memory 64M"));
     free(log);
 
     ck_assert_int_eq(gp_exec_stop(ex, h), 0);

@@ -142,6 +142,8 @@ START_TEST(test_fractional_slice) {
     /* The interposer goes first; the workload's own preload stays. */
     ck_assert_str_eq(gpx__env_get(env, "LD_PRELOAD"), "/dev/null:/usr/lib/libmine.so");
     ck_assert_msg(strstr(note, "enforced by /dev/null"), "note: %s", note);
+    /* The cap as a size is written in a request (20G), not in bytes. */
+    ck_assert_msg(strstr(note, "memory cap 20G,"), "note: %s", note);
     gpx__env_free(env);
 
     /* Without the interposer the cap is announced but not enforced, and said so. */

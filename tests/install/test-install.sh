@@ -10,7 +10,7 @@
 P=$TMP/prefix
 E=$TMP/etc
 inst() { MAKEFLAGS= make --no-print-directory BUILD="$B" PREFIX="$P" SYSCONFDIR="$E" "$@" >"$TMP/make.log" 2>&1; }
-tap_ok "make install PREFIX=... SYSCONFDIR=..." inst install
+tap_ok "make install PREFIX=... SYSCONFDIR=..." inst install || tail -20 "$TMP/make.log" | sed 's/^/# /'
 for f in bin/gpupool bin/gpupool-sim sbin/gpupoold lib/gpupool/libgpuslice.so \
     share/man/man1/gpupool.1 share/man/man1/gpupool-sim.1 share/man/man8/gpupoold.8 \
     share/bash-completion/completions/gpupool share/gpupool/grafana/gpupool-dashboard.json \
@@ -26,7 +26,7 @@ if command -v systemd-analyze >/dev/null; then
     rc=$?
     tap_is "systemd-analyze verify: no complaint" "$rc:$out" "0:"
 else
-    echo "ok - # SKIP systemd-analyze is not installed (scripts/install-deps.sh)"
+    tap_skip "systemd-analyze is not installed (scripts/install-deps.sh)"
 fi
 for m in "$P/share/man/man1/gpupool-sim.1" "$P/share/man/man8/gpupoold.8"; do
     out=$(LC_ALL=C MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null)
@@ -48,7 +48,7 @@ log=$($GP logs "$id" 2>&1)
 tap_ok "its slice is enforced by the installed interposer" \
     contains "$log" "enforced by $P/lib/gpupool/libgpuslice.so"
 case $B in
-*asan* | *tsan*) echo "ok - # SKIP the interposer of a sanitizer build is not preloadable" ;;
+*asan* | *tsan*) tap_skip "the interposer of a sanitizer build is not preloadable" ;;
 *) tap_ok "the workload had it preloaded" contains "$log" "preload=$P/lib/gpupool/libgpuslice.so" ;;
 esac
 gpd_stop

@@ -9,5 +9,5 @@ $(SIM_TESTS): $(BUILD)/tests/sim/%: $(OBJ)/tests/sim/%.o $(SIM_LIB) $(ENGINE_LIB
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(SIM_LDLIBS) $(LDLIBS)
 
-TEST_SCRIPTS += tests/sim/test-cli.sh
+TEST_SCRIPTS += tests/sim/test-cli.sh tests/sim/test-sample.sh
 TEST_SCRIPTS_DEPS += $(SIM_LIB_OBJS) $(OBJ)/src/sim/main.o $(BUILD)/gpupool-sim

@@ -37,6 +37,26 @@ tap_ok "plan's HTML needs no network" sh -c "! grep -Eq 'http|<script|src=' '$tm
 tap_ok "plan puts a price on the GPUs pooling saves" grep -Eq "fewer GPUs than static ownership for the same wait: EUR [0-9,]+ not spent" "$tmp/money.html"
 tap_ok "plan says what each mode means" sh -c "grep -q 'Each project owns a fixed set of GPUs' '$tmp/money.html' && grep -q 'several workloads share one GPU' '$tmp/money.html'"
 tap_ok "plan draws the waiting times when jobs wait" grep -q 'How long jobs wait to start' "$tmp/money.html"
+# A pool of one node and two projects (what `gpupool export` gives on a
+# one-node pool): static ownership cannot be by whole node, so each project
+# owns GPUs of the shared node, and no project's jobs are all rejected.
+printf 'sn,cpu_milli,memory_mib,gpu,model\nnode-a,64000,262144,8,A100\n' >"$tmp/one-n.csv"
+printf 'name,parent,deserved_gpus,weight,limit_gpus,priority\nresearch,,,,,\nnlp,research,4,1,,\ncv,research,4,1,,\n' >"$tmp/one-pr.csv"
+{
+    echo 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,project,kind,tasks'
+    for i in 0 1 2 3 4 5 6 7 8 9; do
+        echo "n$i,4000,16384,2,1000,$((i * 600)),$((i * 600 + 3600)),nlp,train,1"
+        echo "c$i,4000,16384,1,1000,$((i * 600)),$((i * 600 + 3600)),cv,train,1"
+    done
+} >"$tmp/one-p.csv"
+one="--nodes $tmp/one-n.csv --pods $tmp/one-p.csv --projects $tmp/one-pr.csv"
+"$sim" replay --quiet --mode static $one >"$tmp/one-r"
+tap_ok "one node, two projects: static rejects no project's jobs" sh -c "awk '/^static / { exit !(\$11 == 0) }' '$tmp/one-r' && grep -q '^static ' '$tmp/one-r'"
+tap_ok "and says that the projects own GPUs of a shared node" grep -q 'each project owns GPUs of shared nodes' "$tmp/one-r"
+tap_ok "each project holds GPUs" sh -c "awk '/^  (nlp|cv) / { if (\$3 + 0 == 0) bad = 1; n++ } END { exit bad || n != 2 }' '$tmp/one-r'"
+"$sim" plan --quiet $one >"$tmp/one-plan"
+tap_ok "plan on one node says \"1 node\"" grep -q 'on 1 node (8 GPUs)' "$tmp/one-plan"
+tap_ok "and never \"1 nodes\"" sh -c "! grep -q '[^0-9]1 nodes' '$tmp/one-plan'"
 # Two one-GPU jobs one after the other on eight GPUs: nobody waits, and
 # the pool needs one GPU.
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,project\nq0,1000,1024,1,1000,0,100,nlp\nq1,1000,1024,1,1000,200,300,nlp\n' >"$tmp/calm.csv"

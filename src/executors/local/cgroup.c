@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/gp_error.h"
+#include "common/units.h"
 #include "executors/local/local.h"
 #include "executors/registry.h"
 
@@ -265,8 +266,11 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
     char cpu_txt[48] = "no CPU limit", mem_txt[48] = "no memory limit";
     if (cpu_milli > 0)
         gpx__exec_fmt(cpu_txt, sizeof cpu_txt, "CPU %lldm", (long long)cpu_milli);
-    if (mem_bytes > 0)
-        gpx__exec_fmt(mem_txt, sizeof mem_txt, "memory %lld bytes", (long long)mem_bytes);
+    if (mem_bytes > 0) {
+        char size[32];
+        gp_format_size(mem_bytes, size, sizeof size);
+        gpx__exec_fmt(mem_txt, sizeof mem_txt, "memory %s", size);
+    }
     gpx__exec_fmt(out->note, sizeof out->note, "cgroup %s %s: %s, %s",
                   cg->mode == GPX__CG_V2 ? "v2" : "v1", out->dirs[0], cpu_txt, mem_txt);
 }

@@ -16,6 +16,7 @@
 
 #include "common/gp_env.h"
 #include "common/gp_error.h"
+#include "common/units.h"
 #include "executors/contract.h"
 #include "executors/local/local.h"
 #include "executors/registry.h"
@@ -45,16 +46,17 @@ static void describe(const gpx__local *lx, const gpx__contract *c, int found, ch
     if (s == NULL)
         return;
     size_t l = strlen(note);
+    /* The cap as a request writes it (20G), not in bytes. */
+    char cap[32];
+    gp_format_size(s->mem, cap, sizeof cap);
     if (found) {
-        gpx__exec_fmt(note + l, notelen - l,
-                      "; slice %d milli-GPU, memory cap %lld bytes, enforced by %s", s->milli,
-                      (long long)s->mem, lx->interposer);
+        gpx__exec_fmt(note + l, notelen - l, "; slice %d milli-GPU, memory cap %s, enforced by %s",
+                      s->milli, cap, lx->interposer);
     } else {
-        gpx__exec_fmt(
-            note + l, notelen - l,
-            "; slice %d milli-GPU, memory cap %lld bytes, NOT ENFORCED: interposer %s not "
-            "found (the cap is only announced in GPUPOOL_MEMORY_LIMIT)",
-            s->milli, (long long)s->mem, lx->interposer[0] ? lx->interposer : "(none)");
+        gpx__exec_fmt(note + l, notelen - l,
+                      "; slice %d milli-GPU, memory cap %s, NOT ENFORCED: interposer %s not "
+                      "found (the cap is only announced in GPUPOOL_MEMORY_LIMIT)",
+                      s->milli, cap, lx->interposer[0] ? lx->interposer : "(none)");
     }
 }
 
