@@ -205,6 +205,9 @@ int cmd_node(cli *c, int argc, char **argv) {
                         wls + len, sizeof wls - len, "%s%lld%s", s ? "," : "",
                         (long long)json_integer_value(json_object_get(y, "workload")), share);
             }
+            /* A GPU the executor says others hold (a Slurm user's job). */
+            if (json_is_true(json_object_get(x, "taken")))
+                snprintf(wls, sizeof wls, "(held outside the pool)");
             const char *row[] = {
                 cli_str(n, "name"), idx, cli_str(x, "model"), mem, al, sl, used, wls};
             cli_table_add(&t, row);

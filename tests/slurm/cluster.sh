@@ -13,7 +13,7 @@
 # without accounting and DIR/env says GP_SLURM_ACCOUNTING=0.
 #
 # Usage: tests/slurm/cluster.sh start|stop|status|env [DIR]
-#        tests/slurm/cluster.sh kill-node|start-node nK [DIR]
+#        tests/slurm/cluster.sh kill-node|kill-slurmd|start-node nK [DIR]
 #        tests/slurm/cluster.sh restart-ctld [DIR]
 #   DIR   default $GP_SLURM_DIR or /tmp/gpupool-slurm
 #   PORT  $GP_SLURM_PORT, default 26817: slurmctld on PORT, slurmd nK on PORT+K,
@@ -25,12 +25,14 @@
 # cannot run here, so that a caller can report SKIP. `stop` ends every daemon
 # it started (by the pids it recorded) and keeps DIR's logs. `kill-node`
 # makes node nK die (SIGKILL to its slurmd and to every slurmstepd of its
-# jobs, which takes their processes along); `start-node` brings it back;
+# jobs, which takes their processes along); `kill-slurmd` kills only its
+# slurmd, so that its jobs' processes go on unseen, as behind a network
+# partition, until `start-node` brings it back (then Slurm ends them);
 # `restart-ctld` stops slurmctld and starts it again on its saved state.
 set -u
 cmd=${1:-}
 NODE=
-case "$cmd" in kill-node | start-node)
+case "$cmd" in kill-node | kill-slurmd | start-node)
     NODE=${2:-}
     shift
     ;;
@@ -128,6 +130,8 @@ NodeName=n2 NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 2)) CPUs=16 Rea
 NodeName=n3 NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 3)) CPUs=16 RealMemory=65536 Gres=gpu:h100:4 Feature=rack2 State=UNKNOWN
 NodeName=n4 NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 4)) CPUs=16 RealMemory=65536 Gres=gpu:h100:4 Feature=rack2 State=UNKNOWN
 PartitionName=gpu Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+PartitionName=amp Nodes=n[1-2] MaxTime=INFINITE State=UP OverSubscribe=NO
+PartitionName=hop Nodes=n[3-4] MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
     cat >"$DIR/etc/gres.conf" <<EOF
 AutoDetect=off
@@ -195,7 +199,7 @@ wait_for() {
 }
 
 all_idle() {
-    out=$(SLURM_CONF="$DIR/etc/slurm.conf" sinfo -h -N -o '%N %t' 2>/dev/null) || return 1
+    out=$(SLURM_CONF="$DIR/etc/slurm.conf" sinfo -h -N -p gpu -o '%N %t' 2>/dev/null) || return 1
     [ "$(echo "$out" | grep -c ' idle$')" = 4 ]
 }
 
@@ -331,6 +335,10 @@ kill_node() {
 case "$cmd" in
 start) start ;;
 kill-node) kill_node "$NODE" ;;
+kill-slurmd)
+    p=$(pid_of "slurmd-$NODE") && kill -9 "$p"
+    rm -f "$DIR/run/slurmd-$NODE.pid"
+    ;;
 start-node)
     PATH=$PATH:/usr/sbin
     start_slurmd "$NODE"

@@ -43,6 +43,7 @@ tap_ok "the direct jobs run" wait_until 60 all_running
 ) &
 CHURN=$!
 tap_ok "gpupool sees n2's 4 GPUs held by others" wait_until 30 taken n2 4
+tap_is "node list says so" "$($GP node list | grep '^n2 ' | grep -c 'held outside the pool')" 4
 
 # Whether a gang could ever run is judged on the nodes' GPUs, not on what
 # others hold now.

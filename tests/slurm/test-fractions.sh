@@ -24,7 +24,7 @@ tap_ok "a job submitted directly to Slurm holds 3 of n1's GPUs" wait_until 30 di
 D=$TMP/pool
 mkdir -p "$D"
 tap_ok "gpupoold starts on the slurm executor" sx_start "$D"
-n1_gpus() { [ "$($GP --json node list | grep -c '"uuid": *"slurm-n1-')" = "$1" ]; }
+n1_gpus() { [ "$($GP --json node list | jq '.nodes[] | select(.name == "n1") | [.gpus[] | select(.taken | not)] | length')" = "$1" ]; }
 tap_ok "gpupool offers only n1's one GPU that Slurm has not given away" wait_until 20 n1_gpus 1
 
 $GP queue create X --deserved 2 >/dev/null && $GP queue create x1 --parent X --deserved 2 >/dev/null &&
@@ -44,7 +44,7 @@ two_steps() {
 }
 tap_ok "each slice is a step of it, named after its workload" wait_until 30 two_steps
 tap_is "Slurm has given all four of n1's GPUs" \
-    "$(sinfo -h -n n1 -O GresUsed:40 | tr -d ' ')" "gpu:a100:4(IDX:0-3)"
+    "$(sinfo -h -p gpu -n n1 -O GresUsed:40 | tr -d ' ')" "gpu:a100:4(IDX:0-3)"
 
 tap_ok "both halves finish" wait_until 60 has_count 2 succeeded
 l1=$($GP logs 1)
@@ -60,6 +60,6 @@ tap_ok "the third half runs when the GPU frees" wait_until 60 has_count 1 runnin
 tap_ok "and finishes" wait_until 60 has_count 3 succeeded
 holder_gone() { ! squeue -h -o '%j' | grep -q "^gp-$SX_TAG\.hold\."; }
 tap_ok "with no slice left, the holder is cancelled" wait_until 30 holder_gone
-gpu_back() { [ "$(sinfo -h -n n1 -O GresUsed:40 | tr -d ' ')" = "gpu:a100:3(IDX:0-2)" ]; }
+gpu_back() { [ "$(sinfo -h -p gpu -n n1 -O GresUsed:40 | tr -d ' ')" = "gpu:a100:3(IDX:0-2)" ]; }
 tap_ok "and the GPU is Slurm's again" wait_until 30 gpu_back
 tap_done

@@ -59,7 +59,7 @@ tap_ok "it succeeds" wait_until 40 has_count 1 succeeded u1
 log=$($GP logs "$W")
 tap_ok "logs: uid and environment are the user's" contains "$log" \
     "uid=$UID_A user=$UA home=$TMP/home-$UA logname=$UA"
-tap_ok "logs: it starts in its working directory" contains "$log" "ckpt=$D/ckpt/$W pwd=$TMP/home-$UA/work"
+tap_ok "logs: it starts in its working directory" contains "$log" "ckpt=$D/ckpt/$W/a1 pwd=$TMP/home-$UA/work"
 tap_ok "which it made as the user" test "$(stat -c %U "$TMP/home-$UA/work")" = "$UA"
 tap_ok "it writes its checkpoint directory" contains "$log" "wrote:ckpt"
 tap_ok "the checkpoint directory is the user's alone" \

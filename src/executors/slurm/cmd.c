@@ -210,8 +210,8 @@ int gpx__slurm_json(const gpx__slurm *sx, const char *const *argv, json_t **root
     return 0;
 }
 
-int gpx__slurm_sbatch(const gpx__slurm *sx, const char *const *opts, const char *script,
-                      long *jobid, char *err, size_t errlen) {
+int gpx__slurm_sbatch(const gpx__slurm *sx, const gp_node_spec *node, const char *const *opts,
+                      const char *script, long *jobid, char *err, size_t errlen) {
     const char *argv[32];
     char part[GP_NAME_MAX + 16];
     int k = 0;
@@ -220,8 +220,14 @@ int gpx__slurm_sbatch(const gpx__slurm *sx, const char *const *opts, const char 
     argv[k++] = "--nodes=1";
     argv[k++] = "--ntasks=1";
     argv[k++] = "--no-requeue";
-    if (sx->npart > 0) {
-        snprintf(part, sizeof part, "--partition=%s", sx->parts[0]);
+    /* The node's partition (inventory.c): a node of the second configured
+     * partition is not in the first. */
+    const char *p = sx->npart > 0 ? sx->parts[0] : NULL;
+    for (int i = 0; node != NULL && i < node->nlabels; i++)
+        if (strcmp(node->labels[i].key, "slurm.partition") == 0)
+            p = node->labels[i].value;
+    if (p != NULL) {
+        snprintf(part, sizeof part, "--partition=%s", p);
         argv[k++] = part;
     }
     for (size_t i = 0; opts[i] != NULL && k < 30; i++)

@@ -158,7 +158,7 @@ static int ensure_holder(const gpx__slurm *sx, const gp_task_launch *t, int g, c
         return GP_EINVAL;
     }
     const char *opts[] = {name, comment, node, "--gres=gpu:1", "--mem=64", out, NULL};
-    if ((rc = gpx__slurm_sbatch(sx, opts, script, &id, err, errlen)) < 0)
+    if ((rc = gpx__slurm_sbatch(sx, t->node, opts, script, &id, err, errlen)) < 0)
         return rc;
     snprintf(buf, sizeof buf, "%ld\n", id);
     if (gpx__slurm_write(hdir, "jobid", buf) < 0) {

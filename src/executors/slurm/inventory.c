@@ -78,20 +78,25 @@ static int node_usable(json_t *node) {
     return 1;
 }
 
-/* 1 if the node is in one of the configured partitions (or none is set). */
-static int node_in_partitions(const gpx__slurm *sx, json_t *node) {
-    if (sx->npart == 0)
-        return 1;
+/* The partition gpupool submits the node's jobs to: the first configured
+ * partition the node is in, or, none being configured, its first; NULL if
+ * it is in none of the configured partitions. */
+static const char *node_partition(const gpx__slurm *sx, json_t *node) {
     json_t *parts = json_object_get(node, "partitions");
-    size_t i;
-    json_t *p;
-    json_array_foreach(parts, i, p) {
-        const char *s = json_string_value(p);
-        for (int k = 0; s != NULL && k < sx->npart; k++)
-            if (strcmp(s, sx->parts[k]) == 0)
-                return 1;
+    if (sx->npart == 0) {
+        const char *first = json_string_value(json_array_get(parts, 0));
+        return first != NULL ? first : "";
     }
-    return 0;
+    for (int k = 0; k < sx->npart; k++) {
+        size_t i;
+        json_t *p;
+        json_array_foreach(parts, i, p) {
+            const char *s = json_string_value(p);
+            if (s != NULL && strcmp(s, sx->parts[k]) == 0)
+                return s;
+        }
+    }
+    return NULL;
 }
 
 static int64_t model_mem(const gpx__slurm *sx, const char *model) {
@@ -380,7 +385,8 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
     json_t *jn;
     json_array_foreach(list, i, jn) {
         const char *name = json_string_value(json_object_get(jn, "name"));
-        if (name == NULL || !node_in_partitions(sx, jn))
+        const char *part = name != NULL ? node_partition(sx, jn) : NULL;
+        if (part == NULL)
             continue;
         if (*n >= max)
             break;
@@ -406,6 +412,8 @@ int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, 
         add_features(node, json_string_value(json_object_get(jn, "active_features")),
                      json_string_value(json_array_get(parts, 0)));
         add_label(node, "gpupool.executor", "slurm");
+        if (part[0] != '\0')
+            add_label(node, "slurm.partition", part);
         /* Where the node is reached: a gang's rendezvous (MASTER_ADDR). */
         const char *addr = json_string_value(json_object_get(jn, "address"));
         add_label(node, "slurm.address", addr != NULL && addr[0] ? addr : name);

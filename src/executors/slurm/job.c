@@ -117,6 +117,38 @@ static int put_env(FILE *f, const gpx__slurm *sx, const gp_task_launch *t, const
     return 0;
 }
 
+/*
+ * Writes the script's first step: the attempt's own checkpoint directory,
+ * <root>/a<attempt>, seeded with a copy of the newest earlier attempt's
+ * directory that was seeded completely (its .gpupool-attempt written last),
+ * or, for the first attempt of a workload checkpointed before attempts had
+ * directories, with what <root> holds. Under a lock on <root>/.lock, so that
+ * the tasks of a gang seed it once; directories of attempts older than the
+ * one copied are removed. An attempt that Slurm still runs after gpupool
+ * recorded it lost (its node unreachable) writes only its own directory,
+ * which no later attempt reads once a newer one exists: it can never write
+ * the checkpoint a new attempt resumes from. Followed by "&&": a directory
+ * that cannot be made fails the attempt before the command runs.
+ */
+static void checkpoint_fence(FILE *f, const char *as_user, const char *root, int attempt) {
+    fputs(as_user, f);
+    fputs("/bin/sh -c 'r=$0 n=$1 a=$0/a$1; exec 9>>\"$r/.lock\" && flock 9 || exit 75; "
+          "[ -e \"$a/.gpupool-attempt\" ] && exit 0; src=; "
+          "for d in \"$r\"/a[0-9]*; do k=${d##*/a}; case $k in *[!0-9]*) continue;; esac; "
+          "[ \"$k\" -lt \"$n\" ] && [ -e \"$d/.gpupool-attempt\" ] && "
+          "{ [ -z \"$src\" ] || [ \"$k\" -gt \"$src\" ]; } && src=$k; done; "
+          "rm -rf \"$a\" && mkdir -p \"$a\" || exit 75; "
+          "if [ -n \"$src\" ]; then cp -a \"$r/a$src/.\" \"$a/\" || exit 75; "
+          "for d in \"$r\"/a[0-9]*; do k=${d##*/a}; case $k in *[!0-9]*) continue;; esac; "
+          "[ \"$k\" -lt \"$src\" ] && rm -rf \"$d\"; done; "
+          "else for x in \"$r\"/* \"$r\"/.[!.]*; do [ -e \"$x\" ] || continue; "
+          "case ${x##*/} in .lock|a[0-9]*) continue;; esac; cp -a \"$x\" \"$a/\" || exit 75; "
+          "done; fi; echo \"$n\" >\"$a/.gpupool-attempt\"' ",
+          f);
+    put_quoted(f, root);
+    fprintf(f, " %d && ", attempt);
+}
+
 int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
                             const char *ckpt_dir, int slice, const gpx__slurm_user *u, char *err,
                             size_t errlen) {
@@ -124,11 +156,16 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         gp_errf(err, errlen, "argv: the command is empty");
         return GP_EINVAL;
     }
-    char path[PATH_MAX], tmp[PATH_MAX], key[GPX__SLURM_KEY_MAX];
+    char path[PATH_MAX], tmp[PATH_MAX], key[GPX__SLURM_KEY_MAX], ckpt[PATH_MAX];
     gpx__slurm_key(t, key, sizeof key);
     if (gpx__exec_fmt(path, sizeof path, "%s/job.sh", dir) < 0 ||
         gpx__exec_fmt(tmp, sizeof tmp, "%s/job.sh.tmp", dir) < 0) {
         gp_errf(err, errlen, "state_dir: path too long");
+        return GP_EINVAL;
+    }
+    /* The attempt's own checkpoint directory (checkpoint_fence). */
+    if (gpx__exec_fmt(ckpt, sizeof ckpt, "%s/a%d", ckpt_dir, t->attempt) < 0) {
+        gp_errf(err, errlen, "checkpoint_dir: path too long");
         return GP_EINVAL;
     }
     FILE *f = fopen(tmp, "w");
@@ -155,7 +192,7 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
           "esac; done\n",
           f);
     const gp_slice *fr = NULL;
-    int rc = put_env(f, sx, t, ckpt_dir, u, &fr, err, errlen);
+    int rc = put_env(f, sx, t, ckpt, u, &fr, err, errlen);
     if (rc < 0) {
         fclose(f);
         unlink(tmp);
@@ -176,14 +213,17 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
      * user: a slice's script is root's (in gpupoold's holder job) and
      * becomes the user only here, so that nothing of the user's is made or
      * entered as root. */
-    if (slice && u->switch_to) {
-        fprintf(f, "setpriv --reuid=%u --regid=%u --init-groups --no-new-privs -- ",
-                (unsigned)u->uid, (unsigned)u->gid);
-    }
+    char as_user[128] = "";
+    if (slice && u->switch_to)
+        snprintf(as_user, sizeof as_user,
+                 "setpriv --reuid=%u --regid=%u --init-groups --no-new-privs -- ", (unsigned)u->uid,
+                 (unsigned)u->gid);
+    checkpoint_fence(f, as_user, ckpt_dir, t->attempt);
+    fputs(as_user, f);
     fputs("/bin/sh -c 'mkdir -p \"$0\" && cd \"$0\" || { echo \"=== gpupool: cannot enter "
           "the working directory $0\"; exit 126; }; exec \"$@\"' ",
           f);
-    put_quoted(f, t->workdir != NULL && t->workdir[0] != '\0' ? t->workdir : ckpt_dir);
+    put_quoted(f, t->workdir != NULL && t->workdir[0] != '\0' ? t->workdir : ckpt);
     for (size_t i = 0; t->argv[i] != NULL; i++) {
         fputc(' ', f);
         put_quoted(f, t->argv[i]);
@@ -258,7 +298,7 @@ int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char 
     if (hold)
         opts[k++] = "--hold";
     opts[k] = NULL;
-    return gpx__slurm_sbatch(sx, opts, script, jobid, err, errlen);
+    return gpx__slurm_sbatch(sx, t->node, opts, script, jobid, err, errlen);
 }
 
 int gpx__slurm_gang_release(const gpx__slurm *sx, const gp_task_launch *t, char *err,

@@ -95,10 +95,11 @@ int gpx__slurm_json(const gpx__slurm *sx, const char *const *argv, json_t **root
                     size_t errlen);
 
 /* Submits script with `sbatch --parsable --nodes=1 --ntasks=1 --no-requeue`,
- * the first configured partition, and opts (NULL-terminated, at most 24).
- * Fills *jobid. GP_EIO with err set if sbatch fails or gives no job id. */
-int gpx__slurm_sbatch(const gpx__slurm *sx, const char *const *opts, const char *script,
-                      long *jobid, char *err, size_t errlen);
+ * node's partition (its label slurm.partition; else the first configured)
+ * and opts (NULL-terminated, at most 24). Fills *jobid. GP_EIO with err set
+ * if sbatch fails or gives no job id. */
+int gpx__slurm_sbatch(const gpx__slurm *sx, const gp_node_spec *node, const char *const *opts,
+                      const char *script, long *jobid, char *err, size_t errlen);
 
 /* Reads "<dir>/<name>" (a small file, at most cap-1 bytes) into buf,
  * NUL-terminated; its length or -errno. */
@@ -136,7 +137,10 @@ void gpx__slurm_key(const gp_task_launch *t, char *buf, size_t len);
  * Writes the batch script of task t into <dir>/job.sh: a clean environment
  * (u's HOME, USER, LOGNAME, SHELL; PATH and LANG) with the workload
  * contract's variables, the log header and footer, the command in its
- * working directory (t's workdir, else ckpt_dir), the exit file. With slice
+ * working directory (t's workdir, else the attempt's checkpoint directory),
+ * the exit file. ckpt_dir is the workload's checkpoint root: each attempt
+ * gets <ckpt_dir>/a<attempt>, seeded with the newest earlier attempt's
+ * (job.c, checkpoint_fence). With slice
  * set it is a step of a GPU holder job (holder.c): it records its step id in
  * <dir>/step, does not start if <dir>/stopped exists, and runs the command
  * as u with setpriv (the holder is gpupoold's). Returns 0 or GP_ESYS /
