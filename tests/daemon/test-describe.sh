@@ -26,7 +26,9 @@ for i in 1 2 3 4 5 6 7 8; do
     $GP submit --project b1 --gpu 1 --grace 20s --name b$i -- sh "$TMP/quick.sh" >/dev/null
 done
 tap_ok "B's 8 workloads run" wait_until 30 has_count 8 running b1
-$GP submit --project a1 --gpu 1 --name a1 -- sleep 3 >/dev/null
+# Long enough that the evicted one still waits when it is looked at below
+# (a workload is running once its executor says so, a poll after launch).
+$GP submit --project a1 --gpu 1 --name a1 -- sleep 10 >/dev/null
 tap_ok "A's workload runs" wait_until 30 has_count 1 running a1
 
 ev=
