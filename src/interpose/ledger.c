@@ -74,10 +74,11 @@ struct ledger_shm {
 };
 
 struct gp_ledger {
-    struct ledger_shm *shm;
+    struct ledger_shm *shm; /* the mapping; a read-only handle's own copy */
     int writable;
     int slot; /* this process's row, or -1 until its first charge */
     int pid;  /* the pid `slot` belongs to; differs after fork */
+    int fd;   /* a read-only handle's file, read again at each usage; else -1 */
 };
 
 #define LOAD(p)     __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -414,6 +415,70 @@ static int wrap_handle(struct ledger_shm *s, int writable, gp_ledger **out) {
     l->shm = s;
     l->writable = writable;
     l->slot = -1;
+    l->fd = -1;
+    *out = l;
+    return 0;
+}
+
+/* ---- reading without a mapping -------------------------------------------
+ *
+ * The node side (a daemon running as root) reads ledgers that the workload
+ * owns and may change at any time: shrink under a mapping (a read of the
+ * missing part is SIGBUS), replace by a FIFO (an open would block), grow.
+ * So a read-only handle never maps the file: it keeps the file open and
+ * reads a private copy with pread, checking the file's type and size and
+ * the copy's magic, version and size at every read. What it reports is
+ * then whatever the workload wrote, as numbers (see gp_ledger_usage). */
+
+/* Reads the whole ledger from fd into copy: 0, or GP_ECORRUPT (err says
+ * why) when fd is not a regular file of the ledger's size, or shrank while
+ * it was read, or the copy is not a ledger of this version. */
+static int read_copy(int fd, struct ledger_shm *copy, char *err) {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != (off_t)sizeof *copy) {
+        set_err(err, "ledger: not a regular file of %zu bytes", sizeof *copy);
+        return GP_ECORRUPT;
+    }
+    size_t got = 0;
+    while (got < sizeof *copy) {
+        ssize_t n = pread(fd, (char *)copy + got, sizeof *copy - got, (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            set_err(err, "ledger: shorter than %zu bytes", sizeof *copy);
+            return GP_ECORRUPT;
+        }
+        got += (size_t)n;
+    }
+    return check_shm(copy, err);
+}
+
+/* Opens a read-only handle on fd (which it takes, closing it on error). A
+ * process that is not root reads only ledgers of its own that are closed to
+ * others, as map_fd() does. */
+static int open_copy(int fd, gp_ledger **out, char *err) {
+    struct stat st;
+    struct ledger_shm *copy = malloc(sizeof *copy);
+    gp_ledger *l = calloc(1, sizeof *l);
+    int rc = copy != NULL && l != NULL ? 0 : GP_ENOMEM;
+    if (rc == 0 && fstat(fd, &st) != 0) {
+        set_err(err, "ledger: %s", strerror(errno));
+        rc = GP_ESYS;
+    } else if (rc == 0 && geteuid() != 0 && (st.st_uid != geteuid() || (st.st_mode & 077))) {
+        set_err(err, "ledger is not owned by this user or is open to others");
+        rc = GP_EPERM;
+    }
+    if (rc == 0)
+        rc = read_copy(fd, copy, err);
+    if (rc != 0) {
+        free(copy);
+        free(l);
+        close(fd);
+        return rc;
+    }
+    l->shm = copy;
+    l->slot = -1;
+    l->fd = fd;
     *out = l;
     return 0;
 }
@@ -469,7 +534,9 @@ int gp_ledger_open(const char *name, int flags, gp_ledger **out, char *err) {
     char path[GP_LEDGER_NAME_MAX + 32];
     snprintf(path, sizeof path, "/gpupool-slice-%s", name);
     int writable = (flags & (GP_LEDGER_WRITE | GP_LEDGER_CREATE)) != 0;
-    int oflag = (writable ? O_RDWR : O_RDONLY) | ((flags & GP_LEDGER_CREATE) ? O_CREAT : 0);
+    /* O_NONBLOCK: a FIFO put under the name must not hold the reader. */
+    int oflag =
+        writable ? O_RDWR | ((flags & GP_LEDGER_CREATE) ? O_CREAT : 0) : O_RDONLY | O_NONBLOCK;
     mode_t old = umask(077);
     int fd = shm_open(path, oflag | O_CLOEXEC, 0600);
     umask(old);
@@ -478,6 +545,8 @@ int gp_ledger_open(const char *name, int flags, gp_ledger **out, char *err) {
         set_err(err, "ledger %s: cannot open", path);
         return e == ENOENT ? GP_ENOENT : e == EACCES ? GP_EPERM : GP_ESYS;
     }
+    if (!writable)
+        return open_copy(fd, out, err);
     struct ledger_shm *s;
     int rc = map_fd(fd, flags, &s, err);
     close(fd);
@@ -516,11 +585,20 @@ int gp_ledger_create_file(const char *path, unsigned uid, unsigned gid, char *er
 
 int gp_ledger_open_file(const char *path, int flags, gp_ledger **out, char *err) {
     int writable = (flags & GP_LEDGER_WRITE) != 0;
-    int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open(path, (writable ? O_RDWR : O_RDONLY | O_NONBLOCK) | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         set_err(err, "ledger %s: cannot open: %s", path, strerror(e));
         return e == ENOENT ? GP_ENOENT : e == EACCES ? GP_EPERM : GP_ESYS;
+    }
+    if (!writable) {
+        int rc = open_copy(fd, out, err);
+        if (rc == 0 && !((*out)->shm->flags & LEDGER_BY_EXECUTOR)) {
+            set_err(err, "ledger %s was not made by the executor", path);
+            gp_ledger_close(*out);
+            rc = GP_EPERM;
+        }
+        return rc;
     }
     struct stat st;
     struct ledger_shm *s;
@@ -556,7 +634,12 @@ int gps__ledger_open_private(gp_ledger **out, char *err) {
 void gp_ledger_close(gp_ledger *l) {
     if (!l)
         return;
-    munmap(l->shm, sizeof *l->shm);
+    if (l->fd >= 0) {
+        close(l->fd);
+        free(l->shm);
+    } else {
+        munmap(l->shm, sizeof *l->shm);
+    }
     free(l);
 }
 
@@ -572,6 +655,8 @@ int gp_ledger_unlink(const char *name) {
 
 int gp_ledger_usage(gp_ledger *l, gp_ledger_device_usage *out, int max) {
     struct ledger_shm *s = l->shm;
+    if (l->fd >= 0 && read_copy(l->fd, s, NULL) != 0)
+        return GP_ECORRUPT;
     if (l->writable && gps__ledger_lock(l) == 0) {
         reap_locked(s, now_ns(), 1);
         ledger_unlock(l);

@@ -140,3 +140,45 @@ skip_if_sanitized() {
         ;;
     esac
 }
+
+# slice_user PREFIX: for a test of slices as a tenant would use them. Ends
+# the test with one SKIP unless it runs as root with useradd and mount
+# namespaces (and not in a sanitizer build); otherwise makes a Unix user
+# PREFIX<pid> (in $U, with its home in $TMP), removed at exit with every
+# process of it, and copies the interposer, the fake driver, the fake NVML
+# and share-loop into $TMP/lib, which the user can read. A test may add its
+# own clean-up in SLICE_USER_AT_EXIT.
+SLICE_USER_AT_EXIT=:
+slice_user() {
+    skip_if_sanitized
+    if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! unshare -m true 2>/dev/null; then
+        echo "ok 1 - # SKIP needs root, useradd and mount namespaces"
+        echo "1..1"
+        exit 0
+    fi
+    U=$1$$
+    useradd -m -d "$TMP/home-$U" "$U" || exit 1
+    trap 'pkill -9 -u "$U" 2>/dev/null; cleanup; userdel "$U" 2>/dev/null; $SLICE_USER_AT_EXIT' EXIT
+    # The build tree may be closed to others.
+    chmod 711 "$TMP"
+    mkdir -p "$TMP/lib" && chmod 755 "$TMP/lib"
+    cp "$B/libgpuslice.so" "$B/fake/libcuda.so.1" "$B/fake/libnvidia-ml.so.1" \
+        "$B/tests/daemon/share-loop" "$TMP/lib/" && chmod 755 "$TMP/lib/"*
+}
+
+# slice_pool DATA_DIR [gpupoold flags...]: after slice_user, starts the
+# daemon (workloads not allowed to run as root) as the first test, ends the
+# test with a SKIP where it finds no cgroups, makes the queues dept/proj and
+# a researcher token of $U's for proj in $T.
+slice_pool() {
+    mkdir -p "$1"
+    GPD_ROOT=no
+    tap_ok "gpupoold starts" gpd_start "$@"
+    if grep -q "no cgroup" "$1.log"; then
+        echo "ok 2 - # SKIP needs cgroups (the slice file is found from the task's cgroup)"
+        echo "1..2"
+        exit 0
+    fi
+    $GP queue create dept >/dev/null && $GP queue create proj --parent dept >/dev/null
+    T=$($GP token create --user "$U" --role researcher --scope proj | head -1)
+}

@@ -16,13 +16,19 @@
  * test-only gpfake_alloc_unseen, which no interposer sees; prints
  * "unseen=ok gpu=N" (or "unseen=full") and holds it until killed
  * (test-watchdog.sh).
+ * `share-loop shrink PATH SECS` is the hostile workload of test-hostile.sh:
+ * for SECS seconds it shrinks the file at PATH (its slice's ledger) to its
+ * first page and grows it back, as fast as it can, then prints
+ * "shrink=done N" (N rounds). It needs no driver.
  */
 #include "interpose/entries.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,7 +76,25 @@ static int unseen(void *h, const char *mib, int other) {
         pause();
 }
 
+/* `shrink PATH SECS`: see the top of the file. */
+static int shrink(const char *path, double secs) {
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 4096) {
+        fprintf(stderr, "share-loop: cannot shrink %s\n", path);
+        return 1;
+    }
+    long rounds = 0;
+    for (int64_t end = now_ns() + (int64_t)(secs * 1e9); now_ns() < end; rounds++)
+        if (ftruncate(fd, 4096) != 0 || ftruncate(fd, st.st_size) != 0)
+            break;
+    printf("shrink=done %ld\n", rounds);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 3 && strcmp(argv[1], "shrink") == 0)
+        return shrink(argv[2], atof(argv[3]));
     int alloc_mode = argc > 2 && strcmp(argv[1], "alloc") == 0;
     double secs = argc > 1 && !alloc_mode ? atof(argv[1]) : 3.5;
     /* The fake driver reads this when it is loaded: 1 ms per kernel. */

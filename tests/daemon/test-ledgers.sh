@@ -11,38 +11,10 @@
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 
-skip_if_sanitized
-if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! unshare -m true 2>/dev/null; then
-    echo "ok 1 - # SKIP needs root, useradd and mount namespaces"
-    echo "1..1"
-    exit 0
-fi
-U=gptl$$
-useradd -m -d "$TMP/home-$U" "$U" || exit 1
-trap 'cleanup_all' EXIT
-cleanup_all() {
-    pkill -9 -u "$U" 2>/dev/null
-    cleanup
-    userdel "$U" 2>/dev/null
-}
-# The user's tasks read the interposer, the fake driver and the test
-# program from here (the build tree may be closed to others).
-chmod 711 "$TMP"
-mkdir -p "$TMP/lib" && chmod 755 "$TMP/lib"
-cp "$B/libgpuslice.so" "$B/fake/libcuda.so.1" "$B/fake/libnvidia-ml.so.1" \
-    "$B/tests/daemon/share-loop" "$TMP/lib/" && chmod 755 "$TMP/lib/"*
+slice_user gptl
 D=$TMP/pool
-mkdir -p "$D"
-GPD_ROOT=no
-tap_ok "gpupoold starts" gpd_start "$D" --period 300ms --poll 200ms \
+slice_pool "$D" --period 300ms --poll 200ms \
     --executor-config "interposer=$TMP/lib/libgpuslice.so,emulate=$D/emulated-gpus.conf"
-if grep -q "no cgroup" "$D.log"; then
-    echo "ok 2 - # SKIP needs cgroups (the slice file is found from the task's cgroup)"
-    echo "1..2"
-    exit 0
-fi
-$GP queue create dept >/dev/null && $GP queue create proj --parent dept >/dev/null
-T=$($GP token create --user "$U" --role researcher --scope proj | head -1)
 inst=$(cat "$D/tasks/instance")
 loop=$TMP/lib/share-loop
 submit() { # submit SCRIPT: a 0.25 slice of an emulated 80 GiB GPU (20 GiB)

@@ -406,6 +406,45 @@ START_TEST(test_executor_ledger_files) {
 }
 END_TEST
 
+/* The node side reads a ledger its workload can change underneath it: the
+ * file shrunk after the open (an ftruncate loop killed the daemon with
+ * SIGBUS while it read a mapping), a FIFO where a ledger should be (an open
+ * that would block), or a file of another size. The reader never maps the
+ * file: it reads a copy, checks the size at every read, and says
+ * GP_ECORRUPT. */
+START_TEST(test_reader_survives_a_shrunk_ledger) {
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/gptest-shrink-%d", (int)getpid());
+    ck_assert_int_eq(gp_ledger_create_file(path, getuid(), getgid(), NULL), 0);
+    gp_ledger *w = NULL, *r = NULL;
+    ck_assert_int_eq(gp_ledger_open_file(path, GP_LEDGER_WRITE, &w, NULL), 0);
+    uint8_t uuid[16] = {1, 2, 3};
+    ck_assert_int_ge(gps__ledger_device(w, uuid, CAP, 0), 0);
+    ck_assert_int_eq(gps__ledger_charge(w, 0, MiB, CAP), 0);
+    ck_assert_int_eq(gp_ledger_open_file(path, GP_LEDGER_READ, &r, NULL), 0);
+    gp_ledger_device_usage u[GP_LEDGER_MAX_DEVICES];
+    ck_assert_int_eq(gp_ledger_usage(r, u, GP_LEDGER_MAX_DEVICES), 1);
+    ck_assert_uint_eq(u[0].used, MiB);
+    /* The workload keeps the header and drops the rest. */
+    ck_assert_int_eq(truncate(path, 4096), 0);
+    ck_assert_int_eq(gp_ledger_usage(r, u, GP_LEDGER_MAX_DEVICES), GP_ECORRUPT);
+    gp_ledger_close(r);
+    ck_assert_int_eq(gp_ledger_open_file(path, GP_LEDGER_READ, &r, NULL), GP_ECORRUPT);
+    gp_ledger_close(w);
+    unlink(path);
+    /* A FIFO under a slice's shared-memory name: refused, not waited on. */
+    char name[64], shm[96];
+    snprintf(name, sizeof name, "%s", h_unique("fifo"));
+    snprintf(shm, sizeof shm, "/dev/shm/gpupool-slice-%s", name);
+    ck_assert_int_eq(mkfifo(shm, 0600), 0);
+    alarm(10);
+    ck_assert_int_eq(gp_ledger_open(name, GP_LEDGER_READ, &r, NULL), GP_ECORRUPT);
+    ck_assert_int_eq(gp_ledger_open_file(shm, GP_LEDGER_READ, &r, NULL), GP_ECORRUPT);
+    alarm(0);
+    unlink(shm);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_processes_share_the_cap);
     tcase_add_test(tc, test_reader_api);
@@ -418,6 +457,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_64_processes_never_exceed_cap);
     tcase_add_test(tc, test_ledger_made_first_does_not_raise_the_cap);
     tcase_add_test(tc, test_executor_ledger_files);
+    tcase_add_test(tc, test_reader_survives_a_shrunk_ledger);
 }
 
 GP_TEST_MAIN("interpose/ledger", add_tests)

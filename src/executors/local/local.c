@@ -860,8 +860,14 @@ static int64_t slice_memory(const gpx__local *lx, const handle_parts *h) {
     slice_of(lx, h, name, sizeof name);
     char file[PATH_MAX];
     gpx__ledger_path(lx->instance, h->key, file, sizeof file);
-    if ((gp_ledger_open_file == NULL || gp_ledger_open_file(file, GP_LEDGER_READ, &l, NULL) < 0) &&
-        gp_ledger_open(name, GP_LEDGER_READ, &l, NULL) < 0)
+    /* The slice's name is read only where the executor made no ledger: a
+     * task of the same user may have put anything under that name. Either
+     * is read as a copy (never mapped), so its workload cannot fault us. */
+    int rc = gp_ledger_open_file != NULL ? gp_ledger_open_file(file, GP_LEDGER_READ, &l, NULL)
+                                         : GP_ENOENT;
+    if (rc == GP_ENOENT)
+        rc = gp_ledger_open(name, GP_LEDGER_READ, &l, NULL);
+    if (rc < 0)
         return -1;
     gp_ledger_device_usage use[GP_LEDGER_MAX_DEVICES];
     int n = gp_ledger_usage(l, use, GP_LEDGER_MAX_DEVICES);
