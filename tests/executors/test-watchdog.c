@@ -85,6 +85,12 @@ START_TEST(test_tolerance) {
     ck_assert_int_eq(gpx__wd_tolerance(0, 0), 64 * MIB);
     /* Each process may hold a context of its own beyond the interposer's books. */
     ck_assert_int_eq(gpx__wd_tolerance(1 * GIB, 3), 64 * MIB + 3 * GPX__WD_CONTEXT);
+    /* For four processes at most: the allowance of a slice is bounded
+     * however many processes its workload starts (100 processes once held
+     * 68.4 GiB in a 20 GiB slice). */
+    ck_assert_int_eq(gpx__wd_tolerance(20 * GIB, 4), 20 * GIB / 50 + 2 * GIB);
+    ck_assert_int_eq(gpx__wd_tolerance(20 * GIB, 100), 20 * GIB / 50 + 2 * GIB);
+    ck_assert_int_eq(gpx__wd_tolerance(20 * GIB, -1), 20 * GIB / 50);
 }
 END_TEST
 

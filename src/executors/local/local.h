@@ -431,12 +431,16 @@ typedef struct gpx__wd_use {
 } gpx__wd_use;
 
 /* What NVML may count per process for its own CUDA context beyond what the
- * interposer books for it within the slice (docs/executors.md). */
-#define GPX__WD_CONTEXT (512LL << 20)
+ * interposer books for it within the slice (docs/executors.md), and for how
+ * many of a task's processes on one GPU at most: beyond those, every
+ * process's context counts against the slice in full, so that a slice's
+ * allowance does not grow with the processes a workload starts. */
+#define GPX__WD_CONTEXT       (512LL << 20)
+#define GPX__WD_CONTEXT_PROCS 4
 
 /* How far above its slice a task with procs processes on the GPU may go
  * unjudged: the larger of 2 % of the slice and 64 MiB, plus GPX__WD_CONTEXT
- * per process. */
+ * for each process up to GPX__WD_CONTEXT_PROCS (2 GiB at most). */
 int64_t gpx__wd_tolerance(int64_t slice, int procs);
 
 /*

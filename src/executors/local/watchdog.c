@@ -18,7 +18,9 @@
  * slice and 64 MiB: NVML counts memory in the driver's allocation granules,
  * which the interposer's books round differently; plus GPX__WD_CONTEXT per
  * process, for the CUDA context NVML counts and the interposer books only as
- * an estimate), or holding any memory on a GPU it was not given, is
+ * an estimate, for GPX__WD_CONTEXT_PROCS processes at most: 100 processes
+ * once held 68 GiB in a 20 GiB slice), or holding any memory on a GPU it
+ * was not given, is
  * stopped: the reason is
  * written to <dir>/watchdog ("since=<ms>\nwhy=<sentence>\n", atomically), the
  * checkpoint signal is sent at once, and SIGKILL once GPX__WD_GRACE_MS have
@@ -52,8 +54,8 @@
 
 int64_t gpx__wd_tolerance(int64_t slice, int procs) {
     int64_t two_percent = slice / 50;
-    return (two_percent > 64 * MIB ? two_percent : 64 * MIB) +
-           (int64_t)(procs > 0 ? procs : 0) * GPX__WD_CONTEXT;
+    int counted = procs < 0 ? 0 : procs > GPX__WD_CONTEXT_PROCS ? GPX__WD_CONTEXT_PROCS : procs;
+    return (two_percent > 64 * MIB ? two_percent : 64 * MIB) + (int64_t)counted * GPX__WD_CONTEXT;
 }
 
 /* "30.0 GiB", "512 MiB", and with whole 1 a slice's "20 GiB": what a person
