@@ -63,6 +63,13 @@ typedef void *(*gps__dlmopen_fn)(long lmid, const char *file, int mode);
 gps__dlopen_fn gps__libc_dlopen(void);
 gps__dlmopen_fn gps__libc_dlmopen(void);
 
+/* The default-version definition of name in the object lm itself (not its
+ * dependencies), read from its own GNU hash table, or NULL. Needs nothing
+ * of the dynamic linker: usable from a constructor, before the object's
+ * scope is set up. */
+struct link_map;
+void *gps__elf_find(const struct link_map *lm, const char *name);
+
 /* strcmp(a, b) == 0 without the sanitizers' interceptors (which are not
  * ready when their runtimes look symbols up through this library). */
 int gps__streq(const char *a, const char *b);
@@ -110,6 +117,20 @@ void gps__usage(int dev, uint64_t *cap, uint64_t *used);
 
 /* The slice's ledger, or NULL when settings are bad. */
 gp_ledger *gps__ledger(void);
+
+/* ---- truth.c ------------------------------------------------------------ */
+
+/* Records the UUID of ledger GPU dev as the driver gave it (not as the
+ * ledger, which the workload can write, says). */
+void gps__truth_device(int dev, const uint8_t uuid[16]);
+
+/* NVML's handle of ledger GPU dev, found by the UUID the driver gave, or
+ * NULL when NVML cannot say. */
+nvmlDevice_t gps__truth_handle(int dev);
+
+/* Bytes that the other processes of this task (same user, same cgroups)
+ * hold on ledger GPU dev as NVML counts them, or -1 when NVML cannot say. */
+int64_t gps__truth_others(int dev);
 
 /* Bumped whenever a context is destroyed, so that per-thread caches of
  * context -> GPU are dropped (a context pointer can be reused). */

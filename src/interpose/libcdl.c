@@ -40,8 +40,7 @@ NO_SANITIZE int gps__streq(const char *a, const char *b) {
     return *a == *b;
 }
 
-/* The default-version definition of name in lm, or NULL. */
-NO_SANITIZE static void *find(const struct link_map *lm, const char *name) {
+NO_SANITIZE void *gps__elf_find(const struct link_map *lm, const char *name) {
     const ElfW(Sym) *symtab = NULL;
     const char *strtab = NULL;
     const uint32_t *gnu = NULL;
@@ -91,7 +90,7 @@ NO_SANITIZE static void *libc_dl(int which) {
     struct link_map *lm = NULL;
     if (!dladdr1((void *)dladdr1, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
         return NULL;
-    f = find(lm, names[which]);
+    f = gps__elf_find(lm, names[which]);
     __atomic_store_n(&found[which], f, __ATOMIC_RELEASE);
     return f;
 }

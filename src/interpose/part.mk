@@ -8,7 +8,7 @@
 # itself, whatever else is loaded.
 
 GP_SLICE_SRCS := $(addprefix src/interpose/,config.c context.c ledger.c libcdl.c memory.c \
-                   report.c resolve.c share.c slice.c track.c)
+                   report.c resolve.c share.c slice.c track.c truth.c)
 GP_SLICE_OBJS := $(GP_SLICE_SRCS:%.c=$(OBJ)/%.o)
 
 $(GP_SLICE_OBJS): CFLAGS += -fvisibility=hidden

@@ -40,7 +40,9 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 void *gps__cu_real[GP_CU_COUNT];
 void *gps__nvml_real[GP_NVML_COUNT];
@@ -161,6 +163,34 @@ static struct link_map *definer(void *addr) {
 static int defines(struct link_map *lm, const char *init) {
     void *f = libc_dlsym(lm, init);
     return f && definer(f) == lm;
+}
+
+/* ---- a driver ahead of this library --------------------------------------
+ *
+ * The dynamic linker searches a program's objects in load order: the
+ * program, LD_PRELOAD's libraries, then /etc/ld.so.preload's (where a task's
+ * mount namespace names this library), then the dependencies. A driver named
+ * in LD_PRELOAD thus comes ahead of this library, and a program linked with
+ * -lcuda is bound to the driver's own functions, none of the wrappers, before
+ * any of its code runs. So when this library is loaded (its constructors run
+ * before the program's main), it looks at every object loaded ahead of it
+ * but the program itself, and one that defines cuInit (a driver, whatever
+ * its name) ends the process with one message: a program that would run
+ * around the slice does not run at all. Objects loaded later (dependencies,
+ * dlopen) come after the wrappers in the search order and need no check. */
+__attribute__((constructor)) static void refuse_driver_ahead(void) {
+    struct link_map *self = definer((void *)refuse_driver_ahead);
+    for (struct link_map *lm = self != NULL ? self->l_prev : NULL; lm != NULL && lm->l_prev != NULL;
+         lm = lm->l_prev) {
+        if (gps__elf_find(lm, "cuInit") != NULL) {
+            fprintf(stderr,
+                    "gpuslice: a CUDA driver (%s) is loaded ahead of the slice's library "
+                    "(LD_PRELOAD names it first), so this program would reach the GPU around its "
+                    "slice; it is not run\n",
+                    lm->l_name);
+            _exit(126);
+        }
+    }
 }
 
 /* The answer for an unwrapped driver name found at `found`: the function of

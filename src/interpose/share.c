@@ -63,20 +63,7 @@ static unsigned long long real_us(void) {
 /* Finds the NVML handle of ledger GPU dev through its UUID. */
 static void lookup_nvml(struct throttle *t, int dev) {
     t->ready = 1;
-    if (!gps__nvml_ready())
-        return;
-    gp_ledger_device_usage u[GP_LEDGER_MAX_DEVICES];
-    int n = gp_ledger_usage(gps__ledger(), u, GP_LEDGER_MAX_DEVICES);
-    if (dev >= n)
-        return;
-    const uint8_t *b = u[dev].uuid;
-    char text[64];
-    snprintf(text, sizeof text,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-             b[15]);
-    if (GP_NVML(nvmlDeviceGetHandleByUUID, text, &t->nvdev) != NVML_SUCCESS)
-        t->nvdev = NULL;
+    t->nvdev = gps__truth_handle(dev);
 }
 
 /* The slice's busy fraction of GPU t->nvdev since t->since_us, or -1 when

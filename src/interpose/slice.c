@@ -39,6 +39,9 @@ static int refused;     /* bad settings: refuse allocations */
 static gp_ledger *ledger;
 static int dev_index[MAX_ORDINALS];
 static uint64_t dev_cap[GP_LEDGER_MAX_DEVICES]; /* this process's cap per ledger GPU */
+/* What this process holds per ledger GPU by its own count, which no other
+ * process can write (its row in the ledger can be). */
+static uint64_t dev_held[GP_LEDGER_MAX_DEVICES];
 
 static pthread_once_t nvml_once = PTHREAD_ONCE_INIT;
 static int nvml_ok;
@@ -70,6 +73,7 @@ static void after_fork_child(void) {
     gps__track_unlock();
     gps__track_reset();
     gps__ctx_after_fork();
+    memset(dev_held, 0, sizeof dev_held);
     if (ledger)
         gps__ledger_after_fork(ledger);
     __atomic_add_fetch(&gps__ctx_generation, 1, __ATOMIC_RELAXED);
@@ -161,8 +165,10 @@ static int resolve_device(CUdevice ordinal) {
     else if (gps__cfg.mem_limit)
         cap = gps__cfg.mem_limit;
     int idx = gps__ledger_device(ledger, (const uint8_t *)uuid.bytes, cap, gps__cfg.compute_share);
-    if (idx >= 0)
+    if (idx >= 0) {
         __atomic_store_n(&dev_cap[idx], cap, __ATOMIC_RELAXED);
+        gps__truth_device(idx, (const uint8_t *)uuid.bytes);
+    }
     if (idx < 0)
         warn_once(&warned_dev[ordinal],
                   "device %d: the slice already spans %d GPUs; allocations on it are refused",
@@ -220,8 +226,20 @@ CUresult gps__charge(int dev, uint64_t bytes) {
         return CUDA_ERROR_INVALID_DEVICE;
     if (refused || dev < 0)
         return CUDA_ERROR_NOT_PERMITTED;
-    int rc =
-        gps__ledger_charge(ledger, dev, bytes, __atomic_load_n(&dev_cap[dev], __ATOMIC_RELAXED));
+    uint64_t cap = __atomic_load_n(&dev_cap[dev], __ATOMIC_RELAXED);
+    int rc = gps__ledger_charge(ledger, dev, bytes, cap);
+    if (rc == 0 && gps__cfg.ledger[0]) {
+        /* The executor's slice: the ledger is the workload's file, so the
+         * charge must also fit what the task's other processes really hold
+         * (truth.c). */
+        int64_t others = gps__truth_others(dev);
+        uint64_t own = __atomic_add_fetch(&dev_held[dev], bytes, __ATOMIC_RELAXED);
+        if (others >= 0 && (own > cap || (uint64_t)others > cap - own)) {
+            __atomic_sub_fetch(&dev_held[dev], bytes, __ATOMIC_RELAXED);
+            gps__ledger_release(ledger, dev, bytes);
+            rc = GP_ENOMEM;
+        }
+    }
     if (rc == 0)
         return CUDA_SUCCESS;
     if (rc == GP_ENOSPC)
@@ -233,8 +251,15 @@ CUresult gps__charge(int dev, uint64_t bytes) {
 }
 
 void gps__release(int dev, uint64_t bytes) {
-    if (!refused && dev >= 0 && bytes)
-        gps__ledger_release(ledger, dev, bytes);
+    if (refused || dev < 0 || !bytes)
+        return;
+    gps__ledger_release(ledger, dev, bytes);
+    if (gps__cfg.ledger[0]) {
+        uint64_t held = __atomic_load_n(&dev_held[dev], __ATOMIC_RELAXED);
+        while (!__atomic_compare_exchange_n(&dev_held[dev], &held, held > bytes ? held - bytes : 0,
+                                            0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            ;
+    }
 }
 
 void gps__usage(int dev, uint64_t *cap, uint64_t *used) {

@@ -9,7 +9,7 @@
 GP_SLICE_TEST_NAMES := test-resolve test-memory test-ledger test-share
 GP_SLICE_TESTS := $(GP_SLICE_TEST_NAMES:%=$(BUILD)/tests/interpose/%)
 GP_SLICE_HELPER := $(BUILD)/tests/interpose/slice-child $(BUILD)/tests/interpose/libbare-driver.so \
-                   $(BUILD)/tests/interpose/libdeep.so
+                   $(BUILD)/tests/interpose/libdeep.so $(BUILD)/tests/interpose/linked-driver
 GP_SLICE_RUNTIME := $(BUILD)/libgpuslice.so $(BUILD)/libgpledger.a \
                     $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libnvidia-ml.so.1
 GP_CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
@@ -37,6 +37,13 @@ $(BUILD)/tests/interpose/libdeep.so: tests/interpose/deep-lib.c $(BUILD)/fake/li
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O1 -fPIC -shared -o $@ $< $(BUILD)/fake/libcuda.so.1 \
 	    -Wl,-rpath,'$$ORIGIN/../../fake'
+
+# A workload linked with -lcuda (the fake), not with the interposer: test-
+# resolve preloads the driver ahead of the interposer into it.
+$(BUILD)/tests/interpose/linked-driver: $(OBJ)/tests/interpose/linked-driver.o \
+                                        $(BUILD)/fake/libcuda.so.1
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/fake/libcuda.so.1 -Wl,-rpath,'$$ORIGIN/../../fake'
 
 TESTS += $(GP_SLICE_TESTS)
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define NAME_(sym, ...) #sym,
@@ -289,6 +290,62 @@ START_TEST(test_deepbind_and_new_namespaces_reach_the_wrappers) {
 }
 END_TEST
 
+/* Runs linked-driver MIB with LD_PRELOAD=preload and a 256 MiB cap; returns
+ * its exit status and puts what it wrote on stderr in err. */
+static int run_linked(const char *preload, const char *mib, char *err, size_t len) {
+    char prog[PATH_MAX], out[64];
+    snprintf(prog, sizeof prog, "%s/tests/interpose/linked-driver", h_build());
+    snprintf(out, sizeof out, "/tmp/gptest-linked-%d", (int)getpid());
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, 2) < 0)
+            _exit(99);
+        setenv("LD_PRELOAD", preload, 1);
+        setenv("GPUPOOL_MEMORY_LIMIT", "256M", 1);
+        execl(prog, prog, mib, (char *)NULL);
+        _exit(98);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    int fd = open(out, O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, err, len - 1) : -1;
+    err[n > 0 ? n : 0] = '\0';
+    if (fd >= 0)
+        close(fd);
+    unlink(out);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* LD_PRELOAD naming a driver ahead of this library (which /etc/ld.so.preload
+ * loads after LD_PRELOAD's own) bound a program linked with -lcuda to the
+ * driver itself, around every wrapper. The library, finding a driver ahead
+ * of itself in the search order when it is loaded, ends the process before
+ * its first instruction, with one message. */
+START_TEST(test_driver_preloaded_ahead_is_refused) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    GP_TEST_SKIP("a sanitizer build's interposer is not preloadable");
+    return;
+#endif
+    h_env();
+    char slice[PATH_MAX], driver[PATH_MAX], both[2 * PATH_MAX + 2], err[1024];
+    snprintf(slice, sizeof slice, "%s/libgpuslice.so", h_build());
+    snprintf(driver, sizeof driver, "%s/fake/libcuda.so.1", h_build());
+    /* Preloaded alone, the library caps the linked program. */
+    ck_assert_int_eq(run_linked(slice, "128", err, sizeof err), 0);
+    ck_assert_int_eq(run_linked(slice, "512", err, sizeof err), 2);
+    /* With the driver ahead of it, nothing of the program runs. */
+    snprintf(both, sizeof both, "%s:%s", driver, slice);
+    ck_assert_int_eq(run_linked(both, "512", err, sizeof err), 126);
+    ck_assert_msg(strstr(err, "ahead of the slice's library") != NULL, "%s", err);
+    /* The driver after it (as a dependency of the program, or preloaded
+     * after it) changes nothing. */
+    snprintf(both, sizeof both, "%s:%s", slice, driver);
+    ck_assert_int_eq(run_linked(both, "512", err, sizeof err), 2);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_exports_only_wrapped_symbols);
     tcase_add_test(tc, test_dlsym_on_driver_handles);
@@ -299,6 +356,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_proc_address_table_driver_12080);
     tcase_add_test(tc, test_runtime_style_use_at_11030);
     tcase_add_test(tc, test_missing_driver_symbols_are_errors);
+    tcase_add_test(tc, test_driver_preloaded_ahead_is_refused);
 }
 
 GP_TEST_MAIN("interpose/resolve", add_tests)
