@@ -175,8 +175,52 @@ typedef struct gp_executor_methods {
 enum {
     /* arg: gp_exec_gpu_usage *. Samples every GPU the executor runs on:
      * how busy it was lately and how much of its memory is in use. */
-    GP_EXEC_CTL_GPU_USAGE = 0x1000
+    GP_EXEC_CTL_GPU_USAGE = 0x1000,
+    /* arg: gp_exec_pause *. Pauses a running task without its help and
+     * without a signal: each of its processes that holds a CUDA context is
+     * locked (lock_timeout_ms), its GPU memory moved to host memory through
+     * the driver's checkpoint API, then the task is frozen (cgroup freezer).
+     * Its GPUs are then free; host memory keeps its state. A task with no
+     * CUDA context (or on emulated GPUs) is frozen alone. Returns 0 (also
+     * for a task already paused); GP_ENOTSUP when this executor or node
+     * cannot pause it (no freezer, no driver with the checkpoint API: use
+     * checkpoint mode; detail says why); GP_ETIMEDOUT when a process did not
+     * answer the lock in time, GP_EIO when the driver failed: then nothing
+     * has changed, the task runs on, and detail says why; GP_ENOENT if the
+     * task has ended. */
+    GP_EXEC_CTL_PAUSE = 0x1001,
+    /* arg: gp_exec_pause *. Resumes a paused task on the same node: thaws it
+     * and restores each CUDA process onto the GPUs to_uuid names (the
+     * driver remaps from_uuid[i] to to_uuid[i]; none given: the same GPUs),
+     * then unlocks it. If a restore fails (too little free GPU memory, a
+     * driver error) the task stays paused, detail says why, and the caller
+     * retries later: GP_ENOSPC or GP_EIO. GP_ESTATE if it is not paused. */
+    GP_EXEC_CTL_RESUME = 0x1002,
+    /* arg: gp_exec_pause *. After a restart of the daemon: finishes a pause
+     * or a resume that was under way when it stopped (or, for a pause that
+     * cannot be finished, undoes it), and says where the task stands
+     * (paused 1 or 0). */
+    GP_EXEC_CTL_PAUSE_RECOVER = 0x1003,
+    /* arg: gp_exec_pause *, handle NULL. Whether this node can pause tasks
+     * that hold GPU state: 0, or GP_ENOTSUP with detail saying why not. */
+    GP_EXEC_CTL_PAUSE_SUPPORT = 0x1004
 };
+
+/* What a pause or a resume is asked to do, and what it did. */
+typedef struct gp_exec_pause {
+    const char *handle;      /* in: the task */
+    int32_t lock_timeout_ms; /* in, PAUSE: how long a process may hold off the lock (0: 10 s) */
+    int32_t ngpus;           /* in, RESUME: GPUs remapped (0: restore onto the same GPUs) */
+    const char *const *from_uuid; /* in, RESUME: the GPUs the task had (NVML's UUIDs) */
+    const char *const *to_uuid;   /* in, RESUME: the GPUs it is to resume on */
+    int32_t paused;               /* out: 1 if the task is now paused */
+    int32_t cuda_procs;           /* out: its processes holding a CUDA context */
+    int64_t gpu_bytes;            /* out: device memory moved to host (-1: unknown) */
+    /* out, milliseconds: PAUSE: lock, checkpoint, freeze; RESUME: thaw,
+     * restore, unlock. */
+    int64_t step_ms[3];
+    char detail[256]; /* out: a sentence for the workload's events */
+} gp_exec_pause;
 
 /* One GPU as GP_EXEC_CTL_GPU_USAGE saw it. */
 typedef struct gp_gpu_usage {

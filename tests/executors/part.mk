@@ -28,3 +28,10 @@ $(BUILD)/tests/executors/contract-names: $(OBJ)/tests/executors/contract-names.o
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXEC_LDLIBS) $(LDLIBS)
 TEST_SCRIPTS += tests/executors/test-contract-doc.sh
 TEST_SCRIPTS_DEPS += $(BUILD)/tests/executors/contract-names
+# The CUDA workload of the pause tests, over the fake driver.
+EXEC_CUDA_HOLDER := $(BUILD)/tests/executors/cuda-holder
+$(EXEC_CUDA_HOLDER): $(OBJ)/tests/executors/cuda-holder.o $(BUILD)/fake/libcuda.so.1
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/fake/libcuda.so.1 -Wl,-rpath,'$$ORIGIN/../../fake' \
+	    -lpthread -lrt
+$(BUILD)/tests/executors/test-pause: | $(EXEC_CUDA_HOLDER) $(BUILD)/fake/libcuda.so.1

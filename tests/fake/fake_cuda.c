@@ -35,6 +35,8 @@ FAKE_EXPORT CUresult cuCtxSynchronize(void);
 FAKE_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev);
 FAKE_EXPORT CUresult cuStreamSynchronize(CUstream s);
 FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s);
+FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes);
+FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes);
 
 struct CUctx_st {
     int gpu;
@@ -428,6 +430,38 @@ FAKE_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t byte
     return alloc_from_pool(dptr, bytesize, pool);
 }
 
+/* Copies between host memory and the start of one device allocation of this
+ * process (the fake's device memory is the process's own mapping). */
+static CUresult memcpy_dev(void *host, CUdeviceptr dev, size_t bytes, int to_dev) {
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    fake_gate_enter();
+    struct rec probe = {.kind = K_MEM, .key = dev}, *hit = NULL;
+    pthread_mutex_lock(&reg_lock);
+    void **node = tfind(&probe, &reg_root, rec_cmp);
+    if (node != NULL)
+        hit = *node;
+    pthread_mutex_unlock(&reg_lock);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (hit != NULL && bytes <= hit->bytes && !fake_cfg.no_backing) {
+        if (to_dev)
+            memcpy((void *)(uintptr_t)dev, host, bytes);
+        else
+            memcpy(host, (const void *)(uintptr_t)dev, bytes);
+        r = CUDA_SUCCESS;
+    }
+    fake_gate_leave();
+    return r;
+}
+
+FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
+    return memcpy_dev((void *)(uintptr_t)src, dst, bytes, 1);
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
+    return memcpy_dev(dst, src, bytes, 0);
+}
+
 FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s) {
     (void)s;
     return free_handle(K_MEM, dptr);
@@ -614,6 +648,8 @@ FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s) {
     X("cuMemAllocPitch", cuMemAllocPitch_v2, 3020, 0)                                              \
     X("cuMemAllocManaged", cuMemAllocManaged, 6000, 0)                                             \
     X("cuMemFree", cuMemFree_v2, 3020, 0)                                                          \
+    X("cuMemcpyHtoD", cuMemcpyHtoD_v2, 3020, 0)                                                    \
+    X("cuMemcpyDtoH", cuMemcpyDtoH_v2, 3020, 0)                                                    \
     X("cuMemAllocAsync", cuMemAllocAsync, 11020, 0)                                                \
     X("cuMemAllocAsync", cuMemAllocAsync_ptsz, 11020, 1)                                           \
     X("cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync, 11020, 0)                                \

@@ -160,9 +160,15 @@ static int try_v1(gpx__cgroups *cg, const char *parent) {
         return -1;
     }
     cg->mode = GPX__CG_V1;
+    /* The freezer, for pause, where one is mounted: without it a task is not paused (its
+     * workload falls back to checkpoint mode). */
+    char frz[PATH_MAX];
+    if (gpx__cg_find_mount(0, "freezer", frz, sizeof frz) < 0 ||
+        gpx__cg_make_parent(frz, parent, NULL, cg->frz_parent, sizeof cg->frz_parent) < 0)
+        cg->frz_parent[0] = '\0';
     gpx__exec_fmt(cg->note, sizeof cg->note,
-                  "cgroup v1 under %s and %s: CPU and memory limits applied", cg->cpu_parent,
-                  cg->mem_parent);
+                  "cgroup v1 under %s and %s: CPU and memory limits applied%s", cg->cpu_parent,
+                  cg->mem_parent, cg->frz_parent[0] ? "; freezer for pause" : "");
     return 0;
 }
 
@@ -245,6 +251,9 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
             rc = gpx__cg_make_dir(out->dirs[1], sizeof out->dirs[1], cg->mem_parent, name);
             out->ndirs += rc == 0;
         }
+        if (rc == 0 && cg->frz_parent[0] != '\0' &&
+            gpx__cg_make_dir(out->dirs[out->ndirs], sizeof out->dirs[0], cg->frz_parent, name) == 0)
+            out->ndirs++;
         if (rc == 0 && cpu_milli > 0 &&
             ((rc = gpx__cg_write(out->dirs[0], "cpu.cfs_period_us", period)) < 0 ||
              (rc = gpx__cg_write(out->dirs[0], "cpu.cfs_quota_us", quota)) < 0))
@@ -276,6 +285,8 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
 }
 
 void gpx__cg_remove(const gpx__task_cg *tc) {
+    /* A frozen (paused) task cannot die until it is thawed. */
+    gpx__freeze(tc, 0, NULL, 0);
     for (int i = 0; i < tc->ndirs; i++) {
         /* v2 (5.14+) kills a whole cgroup in one write; elsewhere signal each
          * member until none is left, then wait for the kernel to let go. */

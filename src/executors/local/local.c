@@ -168,6 +168,8 @@ static void remove_dir(const char *dir) {
  *   cgroup_parent=NAME   the cgroup under which task cgroups are made
  *   node=NAME            the node's name; default the host name
  *   domain=NAME          the node's topology domain; default "local"
+ *   cuda=LIB|off         the CUDA driver whose checkpoint API pauses tasks
+ *                        (dlopen'ed on the first pause); default libcuda.so.1
  *   instance=ID          names this instance's cgroups, slice ledgers and
  *                        supervisors; default: made once and kept in
  *                        <state_dir>/instance
@@ -186,8 +188,8 @@ static int set_key(void *arg, const char *key, const char *value, char *err, siz
     if (rc == GP_ENOENT) {
         gp_errf(err, errlen,
                 "config: unknown key '%.40s' (expected state_dir, inventory, emulate, "
-                "nvml, interposer, cgroup, devices, cgroup_parent, node, domain or "
-                "instance)",
+                "nvml, interposer, cgroup, devices, cgroup_parent, node, domain, "
+                "instance or cuda)",
                 key);
         rc = GP_EINVAL;
     }
@@ -209,6 +211,7 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
         {"node", lx->node_name, sizeof lx->node_name},
         {"domain", lx->domain, sizeof lx->domain},
         {"instance", c->instance, sizeof c->instance},
+        {"cuda", lx->cuda_lib, sizeof lx->cuda_lib},
         {NULL, NULL, 0},
     };
     int rc = gpx__config_parse(text, set_key, keys, err, errlen);
@@ -356,6 +359,7 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
     gpx__exec_fmt(c->devices, sizeof c->devices, "auto");
     gpx__exec_fmt(c->cgroup_parent, sizeof c->cgroup_parent, "gpupool");
     gpx__exec_fmt(c->nvml, sizeof c->nvml, "auto");
+    gpx__exec_fmt(lx->cuda_lib, sizeof lx->cuda_lib, "libcuda.so.1");
     ctx_defaults(lx, ctx, text);
     int rc = parse_config(lx, c, text, err, errlen);
     if (rc == 0 && lx->node_name[0] == '\0' &&
@@ -422,11 +426,14 @@ static void local_close(void *state) {
             rmdir(lx->cg.cpu_parent);
         if (lx->cg.mode == GPX__CG_V1)
             rmdir(lx->cg.mem_parent);
+        if (lx->cg.frz_parent[0] != '\0')
+            rmdir(lx->cg.frz_parent);
         if (lx->dev.v1_parent[0] != '\0')
             rmdir(lx->dev.v1_parent);
         if (lx->dev.v2_parent[0] != '\0')
             rmdir(lx->dev.v2_parent);
         gpx__nvml_close(&lx->nvml);
+        gpx__cuda_close(&lx->cuda);
         free(lx);
     }
 }
@@ -824,8 +831,12 @@ int gpx__task_signal(const gpx__local *lx, const char *key, int sig) {
         tpid = 0;
     gpx__task_cg cg;
     gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
-    if (gpx__cg_load(&cg, file) == 0)
+    if (gpx__cg_load(&cg, file) == 0) {
         gpx__cg_signal(&cg, sig, tpid);
+        /* A paused (frozen) task receives SIGKILL only once thawed. */
+        if (sig == SIGKILL)
+            gpx__freeze(&cg, 0, NULL, 0);
+    }
     return 0;
 }
 
@@ -1073,6 +1084,19 @@ static int local_control(void *state, int op, void *arg) {
     switch (op) {
     case GP_EXEC_CTL_GPU_USAGE:
         return gpu_usage(state, arg);
+    case GP_EXEC_CTL_PAUSE:
+    case GP_EXEC_CTL_RESUME:
+    case GP_EXEC_CTL_PAUSE_RECOVER: {
+        gp_exec_pause *p = arg;
+        handle_parts h;
+        char dir[PATH_MAX];
+        if (p->handle == NULL || parse_handle(p->handle, &h) < 0)
+            return GP_EINVAL;
+        task_dir(state, h.key, dir, sizeof dir);
+        return gpx__pause_ctl(state, op, dir, p);
+    }
+    case GP_EXEC_CTL_PAUSE_SUPPORT:
+        return gpx__pause_ctl(state, op, NULL, arg);
     default:
         return GP_ENOTSUP;
     }

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/gp_cuckpt.h"
 #include "common/gp_nvml.h"
 #include "executors/contract.h"
 #include "executors/executor.h"
@@ -47,11 +48,12 @@ typedef struct gpx__cgroups {
     gpx__cg_mode mode;
     char cpu_parent[PATH_MAX]; /* v2: parent of every task cgroup; v1: in the cpu tree */
     char mem_parent[PATH_MAX]; /* v1: in the memory tree; unused for v2 */
+    char frz_parent[PATH_MAX]; /* v1: in the freezer tree ("" if none is mounted) */
     char note[256];            /* what is applied, or why nothing is */
 } gpx__cgroups;
 
-/* v1: cpu, memory and devices; hybrid: a fourth in the cgroup2 tree. */
-#define GPX__CG_DIRS 4
+/* v1: cpu, memory, freezer and devices; hybrid: a fifth in the cgroup2 tree. */
+#define GPX__CG_DIRS 5
 
 /* One task's cgroup directories (v2: one; v1: cpu and memory, then those
  * devices.c adds). */
@@ -384,6 +386,20 @@ void gpx__host_resources(int64_t *cpu_milli, int64_t *mem_bytes);
 /* local.c                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* The driver's checkpoint API (common/gp_cuckpt.h) as this instance loaded
+ * it, on first use. */
+typedef struct gpx__cuda {
+    int tried;      /* 1 once loading was tried */
+    void *lib;      /* NULL: the checkpoint API is not usable here */
+    int version;    /* cuDriverGetVersion's answer, 0 if unknown */
+    char note[256]; /* where it was loaded from, or why it is not usable */
+    int (*cuInit)(unsigned int flags);
+    int (*cuDriverGetVersion)(int *version);
+#define GPX__CUDA_FIELD(sym, params) int(*sym) params;
+    GP_CU_CKPT_ENTRIES(GPX__CUDA_FIELD)
+#undef GPX__CUDA_FIELD
+} gpx__cuda;
+
 typedef struct gpx__local {
     char state_dir[PATH_MAX];
     char instance[GPX__INSTANCE_MAX]; /* names its cgroups, ledgers, supervisors */
@@ -399,6 +415,8 @@ typedef struct gpx__local {
     gpx__cgroups cg;
     gpx__devices dev;
     gpx__nvml nvml;
+    char cuda_lib[PATH_MAX]; /* the driver for pause (cuda=...); "" if off */
+    gpx__cuda cuda;
 } gpx__local;
 
 /*
@@ -477,6 +495,36 @@ int gpx__wd_detail(const char *dir, char *detail, size_t len);
 
 /* A sentence on whether the watchdog works on this node, and if not why. */
 void gpx__wd_describe(const gpx__local *lx, char *out, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* pause.c                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Freezes (on 1) or thaws (on 0) every process in the task's cgroups: the
+ * cgroup2 freezer (cgroup.freeze) in a directory that has one, the v1
+ * freezer (freezer.state) in one that has that, and waits until the kernel
+ * says they are frozen (a few seconds at most). 0; -1 with why set when the
+ * task has no freezer or it did not freeze.
+ */
+int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len);
+
+/* 1 if the task's cgroups have a freezer, else 0. */
+int gpx__freezable(const gpx__task_cg *tc);
+
+/* The control operations GP_EXEC_CTL_PAUSE, _RESUME, _PAUSE_RECOVER and
+ * _PAUSE_SUPPORT (executor.h) for the task whose state directory is dir
+ * (NULL for support). */
+int gpx__pause_ctl(struct gpx__local *lx, int op, const char *dir, gp_exec_pause *p);
+
+/* Closes the driver if it was loaded. */
+void gpx__cuda_close(gpx__cuda *c);
+
+/* Tests only: called after each step of a pause (1 journal written, 2 all
+ * locked, 3 all checkpointed, 4 frozen) and of a resume (11 journal written,
+ * 12 thawed, 13 all restored), so that a test can end the process there as
+ * a kill -9 of the daemon would. NULL in production. */
+extern void (*gpx__pause_step_hook)(int step);
 
 /* ------------------------------------------------------------------------ */
 /* user.c                                                                    */

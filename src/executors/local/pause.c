@@ -1,0 +1,690 @@
+/*
+ * pause.c — pausing a task without its help: its GPU state moved to host
+ * memory through the CUDA driver's checkpoint API, the task frozen, its GPUs
+ * free; and resuming it on the same node, on the same GPUs or on others of
+ * the same model (the driver remaps them).
+ *
+ * The driver is reached through dlopen (no link-time dependency) on the
+ * first use: libcuda.so.1 by default (cuda= in the configuration), at least
+ * GP_CU_CKPT_MIN_DRIVER, with all six cuCheckpointProcess* entry points. The
+ * API is cross-process: the daemon names a pid, and the driver's own thread
+ * inside that process does the work, so the daemon needs no GPU context.
+ *
+ * A pause, for the task's processes (those in its cgroups):
+ *   1. journal "pausing" in the task's state directory (<dir>/pause);
+ *   2. lock every process that holds a CUDA context (with a timeout: one
+ *      that does not answer in time undoes everything, GP_ETIMEDOUT);
+ *   3. checkpoint each (its device memory to host memory; GPUs released);
+ *   4. freeze the task's cgroups (v2 cgroup.freeze, v1 freezer.state);
+ *   5. journal "paused".
+ * A resume: journal "resuming" (with the GPUs to restore onto), thaw,
+ * restore each process (the driver's restore runs on a thread of the
+ * process, so the process must be thawed first; while it is still locked it
+ * makes no CUDA call), unlock each, remove the journal. A restore that fails
+ * checkpoints again the processes already restored and freezes the task: it
+ * stays paused, with the reason, and the caller retries.
+ *
+ * Every step looks at what the driver and the freezer say before it acts
+ * (a process already LOCKED is not locked again, one CHECKPOINTED is not
+ * checkpointed again), so a pause or a resume can be run again from the
+ * start at any point: after a crash of the daemon, GP_EXEC_CTL_PAUSE_RECOVER
+ * reads the journal and runs the operation that was under way to its end
+ * (a pause that can no longer finish is undone).
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/gp_error.h"
+#include "common/units.h"
+#include "executors/registry.h"
+#include "local.h"
+
+#define DEFAULT_LOCK_TIMEOUT_MS 10000
+#define FREEZE_WAIT_MS          5000
+#define MAX_PROCS               256
+
+void (*gpx__pause_step_hook)(int step);
+
+static void step(int n) {
+    if (gpx__pause_step_hook != NULL)
+        gpx__pause_step_hook(n);
+}
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- the driver ------------------------------------------------------------- */
+
+/* Loads the driver once. 0, or -1 with c->note saying why it is unusable. */
+static int cuda_load(gpx__local *lx) {
+    gpx__cuda *c = &lx->cuda;
+    if (c->tried)
+        return c->lib != NULL ? 0 : -1;
+    c->tried = 1;
+    if (lx->cuda_lib[0] == '\0' || strcmp(lx->cuda_lib, "off") == 0) {
+        gpx__exec_fmt(c->note, sizeof c->note, "the CUDA checkpoint API is off (cuda=off)");
+        return -1;
+    }
+    void *h = dlopen(lx->cuda_lib, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        const char *why = dlerror();
+        gpx__exec_fmt(c->note, sizeof c->note, "no CUDA driver (%.200s)",
+                      why != NULL ? why : lx->cuda_lib);
+        return -1;
+    }
+    *(void **)&c->cuInit = dlsym(h, "cuInit");
+    *(void **)&c->cuDriverGetVersion = dlsym(h, "cuDriverGetVersion");
+    const char *missing = c->cuInit == NULL               ? "cuInit"
+                          : c->cuDriverGetVersion == NULL ? "cuDriverGetVersion"
+                                                          : NULL;
+#define GPX__CUDA_SYM(sym, params)                                                                 \
+    *(void **)&c->sym = dlsym(h, #sym);                                                            \
+    if (c->sym == NULL && missing == NULL)                                                         \
+        missing = #sym;
+    GP_CU_CKPT_ENTRIES(GPX__CUDA_SYM)
+#undef GPX__CUDA_SYM
+    int rc = -1;
+    if (missing == NULL && c->cuDriverGetVersion(&c->version) != GP_CU_SUCCESS)
+        c->version = 0;
+    if (missing != NULL)
+        gpx__exec_fmt(c->note, sizeof c->note,
+                      "the CUDA driver %.100s is too old to pause tasks: it lacks %s (CUDA 12.8, "
+                      "driver r570, is the first with the checkpoint API)",
+                      lx->cuda_lib, missing);
+    else if (c->version < GP_CU_CKPT_MIN_DRIVER)
+        gpx__exec_fmt(c->note, sizeof c->note,
+                      "the CUDA driver %.100s (API version %d) is too old to pause tasks: the "
+                      "checkpoint API needs %d",
+                      lx->cuda_lib, c->version, GP_CU_CKPT_MIN_DRIVER);
+    else if (c->cuInit(0) != GP_CU_SUCCESS) /* the driver's restore wants it */
+        gpx__exec_fmt(c->note, sizeof c->note, "the CUDA driver %.100s: cuInit failed",
+                      lx->cuda_lib);
+    else {
+        gpx__exec_fmt(c->note, sizeof c->note, "CUDA checkpoint API of %.100s (version %d)",
+                      lx->cuda_lib, c->version);
+        rc = 0;
+    }
+    if (rc < 0)
+        dlclose(h);
+    else
+        c->lib = h;
+    return rc;
+}
+
+void gpx__cuda_close(gpx__cuda *c) {
+    if (c->lib != NULL)
+        dlclose(c->lib);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- the freezer -------------------------------------------------------------- */
+
+static int has_file(const char *dir, const char *name) {
+    char path[PATH_MAX];
+    gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+int gpx__freezable(const gpx__task_cg *tc) {
+    for (int i = 0; i < tc->ndirs; i++)
+        if (has_file(tc->dirs[i], "cgroup.freeze") || has_file(tc->dirs[i], "freezer.state"))
+            return 1;
+    return 0;
+}
+
+/* 1 when dir's freezer says the state wanted is reached. */
+static int settled(const char *dir, int on) {
+    char path[PATH_MAX], buf[512];
+    if (has_file(dir, "cgroup.freeze")) {
+        gpx__exec_fmt(path, sizeof path, "%s/cgroup.events", dir);
+        if (gpx__read_small(path, buf, sizeof buf) < 0)
+            return 1;
+        char *f = strstr(buf, "frozen ");
+        return f == NULL || (f[7] == '1') == on;
+    }
+    gpx__exec_fmt(path, sizeof path, "%s/freezer.state", dir);
+    if (gpx__read_small(path, buf, sizeof buf) < 0)
+        return 1;
+    return on ? strncmp(buf, "FROZEN", 6) == 0 : strncmp(buf, "THAWED", 6) == 0;
+}
+
+int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len) {
+    int any = 0;
+    for (int i = 0; i < tc->ndirs; i++) {
+        const char *d = tc->dirs[i];
+        int rc = 1;
+        if (has_file(d, "cgroup.freeze"))
+            rc = gpx__cg_write(d, "cgroup.freeze", on ? "1" : "0");
+        else if (has_file(d, "freezer.state"))
+            rc = gpx__cg_write(d, "freezer.state", on ? "FROZEN" : "THAWED");
+        if (rc < 0) {
+            if (why != NULL)
+                gpx__exec_fmt(why, len, "cannot %s %s: %s", on ? "freeze" : "thaw", d,
+                              strerror(-rc));
+            return -1;
+        }
+        any |= rc == 0;
+    }
+    if (!any) {
+        if (why != NULL)
+            gpx__exec_fmt(why, len, "the task has no cgroup freezer");
+        return -1;
+    }
+    /* The kernel freezes asynchronously: wait until every freezer says so. */
+    for (int64_t until = now_ms() + FREEZE_WAIT_MS;;) {
+        int done = 1;
+        for (int i = 0; i < tc->ndirs && done; i++)
+            done = settled(tc->dirs[i], on);
+        if (done)
+            return 0;
+        if (now_ms() > until)
+            break;
+        nap_ms(5);
+    }
+    if (why != NULL)
+        gpx__exec_fmt(why, len, "the task did not %s within %d ms", on ? "freeze" : "thaw",
+                      FREEZE_WAIT_MS);
+    return -1;
+}
+
+/* ---- the task's processes ------------------------------------------------------ */
+
+/* The pids of the task's cgroups (cgroup.procs), without repeats. */
+static int task_pids(const gpx__task_cg *tc, pid_t *pids, int max) {
+    int n = 0;
+    for (int i = 0; i < tc->ndirs; i++) {
+        char path[PATH_MAX];
+        gpx__exec_fmt(path, sizeof path, "%s/cgroup.procs", tc->dirs[i]);
+        FILE *f = fopen(path, "re");
+        long v;
+        while (f != NULL && n < max && fscanf(f, "%ld", &v) == 1) {
+            int seen = 0;
+            for (int k = 0; k < n && !seen; k++)
+                seen = pids[k] == (pid_t)v;
+            if (!seen)
+                pids[n++] = (pid_t)v;
+        }
+        if (f != NULL)
+            fclose(f);
+    }
+    return n;
+}
+
+/* The task's processes that hold a CUDA context (the driver knows them), with
+ * their states. */
+static int cuda_pids(gpx__local *lx, const gpx__task_cg *tc, pid_t *pids,
+                     gp_cu_process_state *states, int max) {
+    if (lx->cuda.lib == NULL)
+        return 0;
+    pid_t all[MAX_PROCS];
+    int n = task_pids(tc, all, MAX_PROCS), k = 0;
+    for (int i = 0; i < n && k < max; i++) {
+        gp_cu_process_state st;
+        if (lx->cuda.cuCheckpointProcessGetState(all[i], &st) == GP_CU_SUCCESS) {
+            pids[k] = all[i];
+            states[k++] = st;
+        }
+    }
+    return k;
+}
+
+/* ---- the journal -------------------------------------------------------------- */
+
+enum { J_NONE = 0, J_PAUSING, J_PAUSED, J_RESUMING };
+
+typedef struct journal {
+    int state;
+    int ngpus;
+    char from[GP_MAX_GPUS_PER_NODE][GP_NAME_MAX + 1];
+    char to[GP_MAX_GPUS_PER_NODE][GP_NAME_MAX + 1];
+    int64_t gpu_bytes;
+    char detail[256];
+} journal;
+
+static const char *const j_names[] = {"none", "pausing", "paused", "resuming"};
+
+static void j_path(const char *dir, char *out, size_t len) {
+    gpx__exec_fmt(out, len, "%s/pause", dir);
+}
+
+/* Writes the journal atomically (a new file renamed over the old, synced). */
+static int j_write(const char *dir, const journal *j) {
+    char path[PATH_MAX], tmp[PATH_MAX];
+    j_path(dir, path, sizeof path);
+    gpx__exec_fmt(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "we");
+    if (f == NULL)
+        return GP_EIO;
+    fprintf(f, "state=%s\ngpu_bytes=%lld\n", j_names[j->state], (long long)j->gpu_bytes);
+    for (int i = 0; i < j->ngpus; i++)
+        fprintf(f, "gpu=%s %s\n", j->from[i], j->to[i]);
+    fprintf(f, "detail=%s\n", j->detail);
+    int ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) < 0) {
+        unlink(tmp);
+        return GP_EIO;
+    }
+    return 0;
+}
+
+/* Reads the journal: 0 (state J_NONE if there is none) or GP_ECORRUPT. */
+static int j_read(const char *dir, journal *j) {
+    memset(j, 0, sizeof *j);
+    char path[PATH_MAX], buf[4096];
+    j_path(dir, path, sizeof path);
+    ssize_t n = gpx__read_small(path, buf, sizeof buf);
+    if (n == -ENOENT)
+        return 0;
+    if (n < 0)
+        return GP_ECORRUPT;
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "state=", 6) == 0) {
+            for (int s = J_PAUSING; s <= J_RESUMING; s++)
+                if (strcmp(line + 6, j_names[s]) == 0)
+                    j->state = s;
+        } else if (strncmp(line, "gpu_bytes=", 10) == 0) {
+            j->gpu_bytes = strtoll(line + 10, NULL, 10);
+        } else if (strncmp(line, "gpu=", 4) == 0 && j->ngpus < GP_MAX_GPUS_PER_NODE) {
+            char *sp = strchr(line + 4, ' ');
+            if (sp == NULL)
+                return GP_ECORRUPT;
+            *sp = '\0';
+            gpx__exec_fmt(j->from[j->ngpus], sizeof j->from[0], "%s", line + 4);
+            gpx__exec_fmt(j->to[j->ngpus], sizeof j->to[0], "%s", sp + 1);
+            j->ngpus++;
+        } else if (strncmp(line, "detail=", 7) == 0) {
+            gpx__exec_fmt(j->detail, sizeof j->detail, "%s", line + 7);
+        }
+    }
+    return j->state == J_NONE ? GP_ECORRUPT : 0;
+}
+
+static void j_remove(const char *dir) {
+    char path[PATH_MAX];
+    j_path(dir, path, sizeof path);
+    unlink(path);
+}
+
+/* ---- pause and resume ------------------------------------------------------------ */
+
+/* NVML's "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as the driver's 16 bytes. */
+static int uuid_bytes(const char *text, char out[16]) {
+    if (strncmp(text, "GPU-", 4) == 0)
+        text += 4;
+    int n = 0;
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p == '-')
+            continue;
+        int hi = gp_hex_digit((unsigned char)p[0]),
+            lo = p[1] ? gp_hex_digit((unsigned char)p[1]) : -1;
+        if (hi < 0 || lo < 0 || n == 16)
+            return -1;
+        out[n++] = (char)(hi << 4 | lo);
+        p++;
+    }
+    return n == 16 ? 0 : -1;
+}
+
+/* Device memory NVML sees the task's processes hold, or -1 if unknown. */
+static int64_t gpu_bytes_of(gpx__local *lx, const pid_t *pids, int n) {
+    if (lx->nvml.lib == NULL || lx->nvml.nvmlDeviceGetComputeRunningProcesses_v3 == NULL)
+        return -1;
+    unsigned int count = 0;
+    if (lx->nvml.nvmlDeviceGetCount_v2(&count) != NVML_SUCCESS)
+        return -1;
+    int64_t sum = 0;
+    for (unsigned g = 0; g < count; g++) {
+        nvmlDevice_t dev;
+        nvmlProcessInfo_t info[64];
+        unsigned int k = 64;
+        if (lx->nvml.nvmlDeviceGetHandleByIndex_v2(g, &dev) != NVML_SUCCESS ||
+            lx->nvml.nvmlDeviceGetComputeRunningProcesses_v3(dev, &k, info) != NVML_SUCCESS)
+            return -1;
+        for (unsigned i = 0; i < k; i++)
+            for (int p = 0; p < n; p++)
+                if ((pid_t)info[i].pid == pids[p] &&
+                    info[i].usedGpuMemory != GP_NVML_VALUE_NOT_AVAILABLE)
+                    sum += (int64_t)info[i].usedGpuMemory;
+    }
+    return sum;
+}
+
+/* Brings every CUDA process of the task back to RUNNING and thaws it: the
+ * undoing of a pause that cannot finish. */
+static void undo_pause(gpx__local *lx, const gpx__task_cg *tc) {
+    gpx__freeze(tc, 0, NULL, 0);
+    pid_t pids[MAX_PROCS];
+    gp_cu_process_state st[MAX_PROCS];
+    int n = cuda_pids(lx, tc, pids, st, MAX_PROCS);
+    for (int i = 0; i < n; i++) {
+        if (st[i] == GP_CU_PROCESS_CHECKPOINTED &&
+            lx->cuda.cuCheckpointProcessRestore(pids[i], NULL) == GP_CU_SUCCESS)
+            st[i] = GP_CU_PROCESS_LOCKED;
+        if (st[i] == GP_CU_PROCESS_LOCKED)
+            lx->cuda.cuCheckpointProcessUnlock(pids[i], NULL);
+    }
+}
+
+/* Loads the task's cgroups; GP_ENOENT if the task has ended. */
+static int task_cg(const char *dir, gpx__task_cg *tc) {
+    pid_t tpid;
+    uint64_t tstart;
+    char file[PATH_MAX];
+    if (gpx__task_read(dir, &tpid, &tstart) != 0 || !gpx__proc_alive(tpid, tstart))
+        return GP_ENOENT;
+    gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
+    if (gpx__cg_load(tc, file) != 0)
+        memset(tc, 0, sizeof *tc);
+    return 0;
+}
+
+/* The task's cgroups and journal; GP_ENOENT (detail set) if it has ended. */
+static int open_task(const char *dir, gpx__task_cg *tc, journal *j, gp_exec_pause *p) {
+    int rc = task_cg(dir, tc);
+    if (rc < 0) {
+        gpx__exec_fmt(p->detail, sizeof p->detail, "the task has ended");
+        return rc;
+    }
+    return j_read(dir, j);
+}
+
+static int do_pause(gpx__local *lx, const char *dir, gp_exec_pause *p) {
+    gpx__task_cg tc;
+    journal j;
+    int rc = open_task(dir, &tc, &j, p);
+    if (rc < 0)
+        return rc;
+    if (j.state == J_PAUSED) {
+        p->paused = 1;
+        p->gpu_bytes = j.gpu_bytes;
+        gpx__exec_fmt(p->detail, sizeof p->detail, "%s", j.detail);
+        return gpx__freeze(&tc, 1, NULL, 0) == 0 ? 0 : GP_EIO;
+    }
+    if (j.state == J_RESUMING) {
+        gpx__exec_fmt(p->detail, sizeof p->detail, "the task is being resumed");
+        return GP_ESTATE;
+    }
+    if (!gpx__freezable(&tc)) {
+        gpx__exec_fmt(p->detail, sizeof p->detail,
+                      "pause is not supported for this task: it has no cgroup freezer");
+        return GP_ENOTSUP;
+    }
+    int have_cuda = cuda_load(lx) == 0;
+    if (!have_cuda && !lx->emulated) {
+        gpx__exec_fmt(p->detail, sizeof p->detail, "pause is not supported on this node: %s",
+                      lx->cuda.note);
+        return GP_ENOTSUP;
+    }
+    pid_t pids[MAX_PROCS];
+    gp_cu_process_state st[MAX_PROCS];
+    int n = cuda_pids(lx, &tc, pids, st, MAX_PROCS);
+    if (j.state == J_NONE) {
+        j.state = J_PAUSING;
+        j.gpu_bytes = gpu_bytes_of(lx, pids, n);
+        if ((rc = j_write(dir, &j)) < 0)
+            return rc;
+    }
+    step(1);
+    p->cuda_procs = n;
+    p->gpu_bytes = j.gpu_bytes;
+    int64_t t0 = now_ms();
+    gp_cu_lock_args la;
+    memset(&la, 0, sizeof la);
+    la.timeout_ms = p->lock_timeout_ms > 0 ? (unsigned)p->lock_timeout_ms : DEFAULT_LOCK_TIMEOUT_MS;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (st[i] != GP_CU_PROCESS_RUNNING)
+            continue;
+        int cr = lx->cuda.cuCheckpointProcessLock(pids[i], &la);
+        if (cr == GP_CU_SUCCESS)
+            st[i] = GP_CU_PROCESS_LOCKED;
+        else if (cr == GP_CU_ERROR_NOT_READY) {
+            gpx__exec_fmt(p->detail, sizeof p->detail,
+                          "process %d did not answer the CUDA lock within %u ms", (int)pids[i],
+                          la.timeout_ms);
+            rc = GP_ETIMEDOUT;
+        } else {
+            gpx__exec_fmt(p->detail, sizeof p->detail, "the CUDA lock of process %d failed (%d)",
+                          (int)pids[i], cr);
+            rc = GP_EIO;
+        }
+    }
+    int64_t t1 = now_ms();
+    if (rc == 0)
+        step(2);
+    gp_cu_ckpt_args ca;
+    memset(&ca, 0, sizeof ca);
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (st[i] != GP_CU_PROCESS_LOCKED)
+            continue;
+        int cr = lx->cuda.cuCheckpointProcessCheckpoint(pids[i], &ca);
+        if (cr == GP_CU_SUCCESS)
+            st[i] = GP_CU_PROCESS_CHECKPOINTED;
+        else {
+            gpx__exec_fmt(p->detail, sizeof p->detail,
+                          "the CUDA checkpoint of process %d failed (%d)", (int)pids[i], cr);
+            rc = GP_EIO;
+        }
+    }
+    int64_t t2 = now_ms();
+    if (rc == 0)
+        step(3);
+    char why[192];
+    if (rc == 0 && gpx__freeze(&tc, 1, why, sizeof why) < 0) {
+        gpx__exec_fmt(p->detail, sizeof p->detail, "%s", why);
+        rc = GP_EIO;
+    }
+    int64_t t3 = now_ms();
+    if (rc < 0) {
+        /* Nothing may stay half done: the task runs on as before. */
+        undo_pause(lx, &tc);
+        j_remove(dir);
+        return rc;
+    }
+    step(4);
+    p->step_ms[0] = t1 - t0;
+    p->step_ms[1] = t2 - t1;
+    p->step_ms[2] = t3 - t2;
+    char held[32] = "an unknown amount of";
+    if (j.gpu_bytes >= 0)
+        gp_format_size(j.gpu_bytes, held, sizeof held);
+    if (n == 0)
+        gpx__exec_fmt(j.detail, sizeof j.detail,
+                      "paused by the freezer alone (no process holds a CUDA context); froze in "
+                      "%lld ms",
+                      (long long)p->step_ms[2]);
+    else
+        gpx__exec_fmt(j.detail, sizeof j.detail,
+                      "paused: %s of GPU memory of %d process%s moved to host memory; lock %lld "
+                      "ms, checkpoint %lld ms, freeze %lld ms",
+                      held, n, n == 1 ? "" : "es", (long long)p->step_ms[0],
+                      (long long)p->step_ms[1], (long long)p->step_ms[2]);
+    j.state = J_PAUSED;
+    if ((rc = j_write(dir, &j)) < 0)
+        return rc;
+    p->paused = 1;
+    gpx__exec_fmt(p->detail, sizeof p->detail, "%s", j.detail);
+    return 0;
+}
+
+static int do_resume(gpx__local *lx, const char *dir, gp_exec_pause *p) {
+    gpx__task_cg tc;
+    journal j;
+    int rc = open_task(dir, &tc, &j, p);
+    if (rc < 0)
+        return rc;
+    if (j.state != J_PAUSED && j.state != J_RESUMING) {
+        gpx__exec_fmt(p->detail, sizeof p->detail, "the task is not paused");
+        return GP_ESTATE;
+    }
+    if (j.state == J_PAUSED) {
+        if (p->ngpus < 0 || p->ngpus > GP_MAX_GPUS_PER_NODE ||
+            (p->ngpus > 0 && (p->from_uuid == NULL || p->to_uuid == NULL))) {
+            gpx__exec_fmt(p->detail, sizeof p->detail, "ngpus: %d is out of range", p->ngpus);
+            return GP_EINVAL;
+        }
+        j.ngpus = p->ngpus;
+        for (int i = 0; i < p->ngpus; i++) {
+            char b[16];
+            if (uuid_bytes(p->from_uuid[i], b) < 0 || uuid_bytes(p->to_uuid[i], b) < 0) {
+                gpx__exec_fmt(p->detail, sizeof p->detail, "gpu %d: not a GPU UUID", i);
+                return GP_EINVAL;
+            }
+            gpx__exec_fmt(j.from[i], sizeof j.from[0], "%s", p->from_uuid[i]);
+            gpx__exec_fmt(j.to[i], sizeof j.to[0], "%s", p->to_uuid[i]);
+        }
+        j.state = J_RESUMING;
+        if ((rc = j_write(dir, &j)) < 0)
+            return rc;
+    }
+    step(11);
+    int64_t t0 = now_ms();
+    char why[192];
+    if (gpx__freeze(&tc, 0, why, sizeof why) < 0) {
+        gpx__exec_fmt(p->detail, sizeof p->detail, "%s", why);
+        return GP_EIO;
+    }
+    int64_t t1 = now_ms();
+    step(12);
+    cuda_load(lx);
+    pid_t pids[MAX_PROCS];
+    gp_cu_process_state st[MAX_PROCS];
+    int n = cuda_pids(lx, &tc, pids, st, MAX_PROCS);
+    gp_cu_gpu_pair pairs[GP_MAX_GPUS_PER_NODE];
+    gp_cu_restore_args ra;
+    memset(&ra, 0, sizeof ra);
+    int remap = 0;
+    for (int i = 0; i < j.ngpus; i++) {
+        uuid_bytes(j.from[i], pairs[i].old_uuid);
+        uuid_bytes(j.to[i], pairs[i].new_uuid);
+        remap |= strcmp(j.from[i], j.to[i]) != 0;
+    }
+    if (remap) {
+        ra.pairs = pairs;
+        ra.npairs = (unsigned)j.ngpus;
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (st[i] != GP_CU_PROCESS_CHECKPOINTED)
+            continue;
+        int cr = lx->cuda.cuCheckpointProcessRestore(pids[i], remap ? &ra : NULL);
+        if (cr == GP_CU_SUCCESS)
+            st[i] = GP_CU_PROCESS_LOCKED;
+        else {
+            gpx__exec_fmt(p->detail, sizeof p->detail,
+                          "still paused: the CUDA restore of process %d failed (%s, %d); it will "
+                          "be tried again",
+                          (int)pids[i],
+                          cr == GP_CU_ERROR_OUT_OF_MEMORY ? "too little free GPU memory"
+                                                          : "a driver error",
+                          cr);
+            rc = cr == GP_CU_ERROR_OUT_OF_MEMORY ? GP_ENOSPC : GP_EIO;
+        }
+    }
+    int64_t t2 = now_ms();
+    if (rc < 0) {
+        /* It stays paused: what was restored goes back to host memory. */
+        gp_cu_ckpt_args ca;
+        memset(&ca, 0, sizeof ca);
+        for (int i = 0; i < n; i++)
+            if (st[i] == GP_CU_PROCESS_LOCKED)
+                lx->cuda.cuCheckpointProcessCheckpoint(pids[i], &ca);
+        gpx__freeze(&tc, 1, NULL, 0);
+        gpx__exec_fmt(j.detail, sizeof j.detail, "%s", p->detail);
+        j.state = J_PAUSED;
+        j.ngpus = 0;
+        j_write(dir, &j);
+        p->paused = 1;
+        return rc;
+    }
+    step(13);
+    gp_cu_unlock_args ua;
+    memset(&ua, 0, sizeof ua);
+    for (int i = 0; i < n; i++)
+        if (st[i] == GP_CU_PROCESS_LOCKED)
+            lx->cuda.cuCheckpointProcessUnlock(pids[i], &ua);
+    int64_t t3 = now_ms();
+    j_remove(dir);
+    p->paused = 0;
+    p->cuda_procs = n;
+    p->gpu_bytes = j.gpu_bytes;
+    p->step_ms[0] = t1 - t0;
+    p->step_ms[1] = t2 - t1;
+    p->step_ms[2] = t3 - t2;
+    gpx__exec_fmt(p->detail, sizeof p->detail,
+                  "resumed%s: thaw %lld ms, restore %lld ms, unlock %lld ms",
+                  remap ? " on other GPUs of the node" : "", (long long)p->step_ms[0],
+                  (long long)p->step_ms[1], (long long)p->step_ms[2]);
+    return 0;
+}
+
+/* After a restart: runs the operation the journal says was under way. */
+static int do_recover(gpx__local *lx, const char *dir, gp_exec_pause *p) {
+    journal j;
+    int rc = j_read(dir, &j);
+    if (rc < 0)
+        return rc;
+    switch (j.state) {
+    case J_NONE:
+        p->paused = 0;
+        return 0;
+    case J_PAUSING:
+    case J_PAUSED:
+        rc = do_pause(lx, dir, p);
+        /* A pause that cannot be finished was undone: the task runs. */
+        return rc == GP_ETIMEDOUT || rc == GP_EIO || rc == GP_ENOTSUP ? 0 : rc;
+    default:
+        rc = do_resume(lx, dir, p);
+        return rc == GP_ENOSPC || rc == GP_EIO ? 0 : rc;
+    }
+}
+
+int gpx__pause_ctl(gpx__local *lx, int op, const char *dir, gp_exec_pause *p) {
+    p->paused = 0;
+    p->cuda_procs = 0;
+    p->gpu_bytes = -1;
+    memset(p->step_ms, 0, sizeof p->step_ms);
+    p->detail[0] = '\0';
+    switch (op) {
+    case GP_EXEC_CTL_PAUSE:
+        return do_pause(lx, dir, p);
+    case GP_EXEC_CTL_RESUME:
+        return do_resume(lx, dir, p);
+    case GP_EXEC_CTL_PAUSE_RECOVER:
+        return do_recover(lx, dir, p);
+    default: /* GP_EXEC_CTL_PAUSE_SUPPORT */
+        if (lx->cg.mode == GPX__CG_NONE ||
+            (lx->cg.mode == GPX__CG_V1 && lx->cg.frz_parent[0] == '\0')) {
+            gpx__exec_fmt(p->detail, sizeof p->detail,
+                          "pause is not supported on this node: tasks get no cgroup freezer");
+            return GP_ENOTSUP;
+        }
+        if (cuda_load(lx) < 0 && !lx->emulated) {
+            gpx__exec_fmt(p->detail, sizeof p->detail, "pause is not supported on this node: %s",
+                          lx->cuda.note);
+            return GP_ENOTSUP;
+        }
+        gpx__exec_fmt(p->detail, sizeof p->detail, "pause: %s",
+                      lx->cuda.lib != NULL ? lx->cuda.note : "emulated GPUs, the freezer alone");
+        return 0;
+    }
+}
