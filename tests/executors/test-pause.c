@@ -146,6 +146,15 @@ static CUdeviceptr take_gpu(uint64_t bytes) {
     return d;
 }
 
+static int ctl(gp_executor *ex, int op, const char *h, gp_exec_pause *p);
+
+static void launch_and_pause(gp_executor *ex, const char *dir, char h[GP_HANDLE_MAX],
+                             gp_exec_pause *p) {
+    launch_holder(ex, dir, h);
+    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE, h, p), 0);
+    ck_assert_int_eq(p->paused, 1);
+}
+
 static void stop_and_done(gp_executor *ex, const char *dir, const char *h) {
     ck_assert_int_eq(gp_exec_stop(ex, h), 0);
     gpt_exited(ex, h);
@@ -197,9 +206,8 @@ START_TEST(test_resume_on_other_gpu) {
     const char *dir = gpt_tmpdir();
     OPEN_OR_SKIP(ex, dir);
     char h[GP_HANDLE_MAX];
-    launch_holder(ex, dir, h);
     gp_exec_pause p;
-    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE, h, &p), 0);
+    launch_and_pause(ex, dir, h, &p);
     long at = holder_frozen(dir);
     const char *from[] = {"GPU-67706661-6b65-2d67-7075-2d3030303000"};
     const char *to[] = {"GPU-67706661-6b65-2d67-7075-2d3030303001"};
@@ -225,9 +233,8 @@ START_TEST(test_restore_without_room_stays_paused) {
     const char *dir = gpt_tmpdir();
     OPEN_OR_SKIP(ex, dir);
     char h[GP_HANDLE_MAX];
-    launch_holder(ex, dir, h);
     gp_exec_pause p;
-    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE, h, &p), 0);
+    launch_and_pause(ex, dir, h, &p);
     CUdeviceptr d = take_gpu((1ULL << 30) - (1ULL << 20));
     ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_RESUME, h, &p), GP_ENOSPC);
     ck_assert_int_eq(p.paused, 1);

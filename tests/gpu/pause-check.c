@@ -35,17 +35,24 @@ static double now_s(void) {
         }                                                                                          \
     } while (0)
 
-/* The holder: fills bytes with one 32-bit value per chunk, then answers 'v'
- * with 'y' if every chunk still holds its value (first and last 4 KiB). */
-static int holder(size_t bytes, int cmd, int ans) {
+/* GPU 0's primary context made current, and bytes of device memory in *p. */
+static int take(size_t bytes, CUdeviceptr *p) {
     CUdevice dev;
     CUcontext ctx;
-    CUdeviceptr p;
     CK(cuInit(0));
     CK(cuDeviceGet(&dev, 0));
     CK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CK(cuCtxSetCurrent(ctx));
-    CK(cuMemAlloc(&p, bytes));
+    CK(cuMemAlloc(p, bytes));
+    return 0;
+}
+
+/* The holder: fills bytes with one 32-bit value per chunk, then answers 'v'
+ * with 'y' if every chunk still holds its value (first and last 4 KiB). */
+static int holder(size_t bytes, int cmd, int ans) {
+    CUdeviceptr p;
+    if (take(bytes, &p) != 0)
+        return 1;
     for (size_t off = 0; off < bytes; off += CHUNK)
         CK(cuMemsetD32(p + off, (unsigned)(off / CHUNK) * 2654435761u + 1, CHUNK / 4));
     CK(cuCtxSynchronize());
@@ -74,14 +81,9 @@ static int holder(size_t bytes, int cmd, int ans) {
 
 /* Another workload: takes bytes, writes over them, leaves. */
 static int other(size_t bytes) {
-    CUdevice dev;
-    CUcontext ctx;
     CUdeviceptr p;
-    CK(cuInit(0));
-    CK(cuDeviceGet(&dev, 0));
-    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CK(cuCtxSetCurrent(ctx));
-    CK(cuMemAlloc(&p, bytes));
+    if (take(bytes, &p) != 0)
+        return 1;
     CK(cuMemsetD8(p, 0x5a, bytes));
     CK(cuCtxSynchronize());
     CK(cuMemFree(p));
