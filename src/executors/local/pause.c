@@ -50,7 +50,7 @@
 #include "local.h"
 
 #define DEFAULT_LOCK_TIMEOUT_MS 10000
-#define FREEZE_WAIT_MS          5000
+#define FREEZE_WAIT_MS          10000
 #define MAX_PROCS               256
 
 void (*gpx__pause_step_hook)(int step);
@@ -188,11 +188,18 @@ int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len) {
             gpx__exec_fmt(why, len, "the task has no cgroup freezer");
         return -1;
     }
-    /* The kernel freezes asynchronously: wait until every freezer says so. */
-    for (int64_t until = now_ms() + FREEZE_WAIT_MS;;) {
+    /* The kernel freezes asynchronously: wait until every freezer says so.
+     * The v1 freezer may stay FREEZING when a task could not be frozen at
+     * that moment (one forking, one in a vfork); writing FROZEN again retries. */
+    for (int64_t until = now_ms() + FREEZE_WAIT_MS, round = 1;; round++) {
         int done = 1;
-        for (int i = 0; i < tc->ndirs && done; i++)
-            done = settled(tc->dirs[i], on);
+        for (int i = 0; i < tc->ndirs; i++) {
+            if (settled(tc->dirs[i], on))
+                continue;
+            done = 0;
+            if (round % 20 == 0 && !has_file(tc->dirs[i], "cgroup.freeze"))
+                gpx__cg_write(tc->dirs[i], "freezer.state", on ? "FROZEN" : "THAWED");
+        }
         if (done)
             return 0;
         if (now_ms() > until)
