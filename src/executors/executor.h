@@ -34,7 +34,7 @@
 
 #include "engine/gp_engine.h"
 
-#define GP_EXECUTOR_VERSION 2
+#define GP_EXECUTOR_VERSION 3
 #define GP_HANDLE_MAX       128
 
 typedef struct gp_executor gp_executor;
@@ -64,6 +64,10 @@ typedef struct gp_task_launch {
      * zeroes the struct and leaves them unset launches a task alone. */
     int32_t gang_size;              /* tasks in the workload; 0 or 1: alone */
     const gp_node_spec *gang_first; /* the node of task 0, as the inventory said */
+    /* Appended (version 3): 1 gives the task a pseudo-terminal as its
+     * standard input, output and error, and a session endpoint that
+     * session() reaches (attach, exec, port forwarding). 0: a batch task. */
+    int32_t tty;
 } gp_task_launch;
 
 typedef enum gp_task_state {
@@ -113,6 +117,22 @@ typedef struct gp_executor_info {
     char devices[256];
     char gpu_memory[256];
 } gp_executor_info;
+
+/* What a session asks of a task (version 3). */
+typedef enum gp_session_kind {
+    GP_SESSION_ATTACH = 1, /* the task's terminal: its recent output first, then live */
+    GP_SESSION_EXEC,       /* another command in the task, as its user, in its cgroups,
+                              namespaces and environment */
+    GP_SESSION_PORT        /* a TCP connection to 127.0.0.1:port in the task's network view */
+} gp_session_kind;
+
+typedef struct gp_session_req {
+    gp_session_kind kind;
+    uint16_t rows, cols;     /* ATTACH, EXEC with tty: the terminal's size (0: unchanged) */
+    int32_t tty;             /* EXEC: 1 runs the command on a terminal of its own */
+    const char *const *argv; /* EXEC: NULL-terminated; argv[0] looked up in the task's PATH */
+    int32_t port;            /* PORT: 1..65535 */
+} gp_session_req;
 
 typedef struct gp_executor_methods {
     int version;      /* GP_EXECUTOR_VERSION when written */
@@ -165,6 +185,25 @@ typedef struct gp_executor_methods {
 
     /* Fills info (zeroed by the wrapper first). */
     int (*describe)(void *state, gp_executor_info *info);
+
+    /* ---- Version 3 ---- */
+
+    /* Opens a session with a running task launched with tty set (see
+     * gp_session_req). Returns 0 with *fd a connected stream socket the
+     * caller owns: for GP_SESSION_ATTACH and GP_SESSION_EXEC it carries the
+     * stream-framed messages of common/gp_channel.h (the executor's
+     * STDOUT, STDERR, EXIT and ERROR; the caller's STDIN, RESIZE, SIGNAL and
+     * EOF); for GP_SESSION_PORT it is the connection to the port itself.
+     * Errors: GP_EINVAL (a bad request; err names the field), GP_ESTATE (the
+     * task has ended, or has no terminal), GP_EIO (the port refused the
+     * connection, or the session endpoint did not answer), GP_ELIMIT (the
+     * task holds as many sessions as it may); err says why.
+     *
+     * Thread-safe: may be called from any thread, concurrently with every
+     * other method (it reads only what a task's launch wrote and talks to
+     * the task's own endpoint), and blocks for at most a few seconds. */
+    int (*session)(void *state, const char *handle, const gp_session_req *req, int *fd,
+                   char *err, size_t errlen);
 } gp_executor_methods;
 
 /* ---- Generic control operations ----
@@ -264,5 +303,8 @@ int gp_exec_reap(gp_executor *ex, const char *handle);
 int gp_exec_control(gp_executor *ex, int op, void *arg);
 int gp_exec_tasks(gp_executor *ex, char (*handles)[GP_HANDLE_MAX], size_t max, size_t *n);
 int gp_exec_describe(gp_executor *ex, gp_executor_info *info);
+/* Thread-safe (see the method): GP_ENOTSUP where the executor has no sessions. */
+int gp_exec_session(gp_executor *ex, const char *handle, const gp_session_req *req, int *fd,
+                    char *err, size_t errlen);
 
 #endif /* GP_EXECUTOR_H */

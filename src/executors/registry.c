@@ -38,6 +38,7 @@ static const gp_executor_methods *const registry[] = {
 /* The version of the methods table in which each method first appeared. */
 #define SINCE_V1 1
 #define SINCE_V2 2
+#define SINCE_V3 3
 
 /* True if table m has method `field` (it is recent enough and set). */
 #define HAS(m, field, since) ((m)->version >= (since) && (m)->field != NULL)
@@ -258,4 +259,18 @@ int gp_exec_describe(gp_executor *ex, gp_executor_info *info) {
         return GP_EINVAL;
     memset(info, 0, sizeof *info);
     return HAS(ex->m, describe, SINCE_V2) ? ex->m->describe(ex->state, info) : GP_ENOTSUP;
+}
+
+int gp_exec_session(gp_executor *ex, const char *handle, const gp_session_req *req, int *fd,
+                    char *err, size_t errlen) {
+    if (fd != NULL)
+        *fd = -1;
+    if (ex == NULL || handle == NULL || req == NULL || fd == NULL)
+        return GP_EINVAL;
+    if (!HAS(ex->m, session, SINCE_V3)) {
+        gp_errf(err, errlen, "executor '%s' has no sessions (attach, exec, port forwarding)",
+                gp_executor_name(ex));
+        return GP_ENOTSUP;
+    }
+    return ex->m->session(ex->state, handle, req, fd, err, errlen);
 }

@@ -784,7 +784,8 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
                         &p->user,
                         1,
                         p->preload[0] ? p->preload : NULL,
-                        p->ledger[0] ? p->ledger : NULL};
+                        p->ledger[0] ? p->ledger : NULL,
+                        t->tty != 0};
         rc = gpx__spawn_task(&s, &sp, err, errlen);
         if (rc == 0 && sp.stage != GPX__STAGE_NONE) {
             start_error(t, p->path, p->workdir, sp.stage, sp.start_errno, err, errlen);
@@ -984,6 +985,25 @@ static int local_reap(void *state, const char *handle) {
     return 0;
 }
 
+/* A session with a task: its supervisor serves it (session.c). */
+static int local_session(void *state, const char *handle, const gp_session_req *req, int *fd,
+                         char *err, size_t errlen) {
+    const gpx__local *lx = state;
+    handle_parts h;
+    char dir[PATH_MAX], recorded[GP_HANDLE_MAX];
+    if (parse_handle(handle, &h) < 0) {
+        gp_errf(err, errlen, "handle: not a handle of the local executor");
+        return GP_EINVAL;
+    }
+    task_dir(lx, h.key, dir, sizeof dir);
+    if (read_handle(dir, recorded) < 0 || strcmp(recorded, handle) != 0 ||
+        !gpx__proc_alive(h.spid, h.sstart)) {
+        gp_errf(err, errlen, "the task has ended");
+        return GP_ESTATE;
+    }
+    return gpx__sess_open(dir, req, fd, err, errlen);
+}
+
 /* ======================================================================== */
 /* Describe and list                                                         */
 /* ======================================================================== */
@@ -1116,4 +1136,5 @@ const gp_executor_methods gpx__local_methods = {
     .tasks = local_tasks,
     .describe = local_describe,
     .control = local_control,
+    .session = local_session,
 };

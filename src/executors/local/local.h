@@ -231,6 +231,7 @@ enum {
     GPX__STAGE_CHDIR,      /* entering the working directory */
     GPX__STAGE_EXEC,       /* executing the program */
     GPX__STAGE_USER,       /* becoming the task's Unix user */
+    GPX__STAGE_SESSION,    /* making the terminal and session socket of an interactive task */
     GPX__STAGE_COUNT
 };
 
@@ -270,6 +271,7 @@ typedef struct gpx__spawn {
                               namespace; NULL: none */
     const char *ledger;    /* the slice ledger the executor made, bound over
                               GP_LEDGER_MOUNT there too; NULL: none */
+    int tty;               /* 1: a terminal and a session socket (session.c) */
 } gpx__spawn;
 
 typedef struct gpx__spawned {
@@ -290,6 +292,18 @@ typedef struct gpx__spawned {
  * vanished before reporting.
  */
 int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t errlen);
+
+/*
+ * Runs argv inside the task whose main process is tpid, as s describes it:
+ * a session of its own (in, out and err become its standard streams; with
+ * tty, in is a terminal that becomes its controlling terminal), the task's
+ * cgroups, its mount namespace (that of tpid, where the interposer and the
+ * ledger are bound), its user, working directory and environment, no new
+ * privileges and no user namespaces. For a forked child of the supervisor:
+ * never returns; a failure is written on err and the child exits 127.
+ */
+void gpx__exec_in_task(const gpx__spawn *s, pid_t tpid, int in, int out, int err, int tty,
+                       char *const *argv) __attribute__((noreturn));
 
 /* 1 when this process may give a child a private mount namespace (root, and
  * the kernel or container allows it), else 0. Tried once, in a child. */
@@ -321,6 +335,43 @@ int gpx__task_read(const char *dir, pid_t *pid, uint64_t *start);
  * Returns its length or -errno. Async-signal-safe.
  */
 ssize_t gpx__read_small(const char *path, char *buf, size_t cap);
+
+/* ------------------------------------------------------------------------ */
+/* session.c                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* The session socket in a task's state directory. */
+#define GPX__SESS_SOCK "session.sock"
+/* Recent terminal output kept per task (replayed on attach). */
+#define GPX__SESS_RING (64 * 1024)
+/* Sessions (attached clients and exec'd commands) one task may hold. */
+#define GPX__SESS_CLIENTS 64
+/* How long an attached client may hold the terminal up without reading. */
+#define GPX__SESS_STUCK_S 30
+
+/*
+ * For the supervisor of a tty task, before it forks the task: a
+ * pseudo-terminal (the side it keeps in *master, the task's in *slave, owned
+ * by the task's user) and the listening session socket in s->dir (*lfd).
+ * 0, or -1 with errno set and nothing left open. System calls only.
+ */
+int gpx__sess_prepare(const gpx__spawn *s, int *master, int *slave, int *lfd);
+
+/*
+ * The supervisor's loop for a tty task, in place of waiting for it: serves
+ * the session socket until the task tpid ends, sends its exit status to the
+ * attached clients, and returns it in *code / *sig (the task is left a
+ * zombie, as wait_task leaves it). Closes master and lfd. -1 if it could
+ * not start (no memory): the caller then waits for the task itself.
+ */
+int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, int *code, int *sig);
+
+/*
+ * The daemon's side: opens a session of kind req->kind with the task whose
+ * state directory is dir (see the session method in executor.h). Blocks at
+ * most about 5 s.
+ */
+int gpx__sess_open(const char *dir, const gp_session_req *req, int *fd, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------ */
 /* inventory.c                                                               */

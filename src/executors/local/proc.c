@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -69,6 +70,7 @@ static const char *const stage_names[GPX__STAGE_COUNT] = {
     [GPX__STAGE_NONE] = "started", [GPX__STAGE_SUPERVISOR] = "supervisor",
     [GPX__STAGE_STDIO] = "stdio",  [GPX__STAGE_CHDIR] = "chdir",
     [GPX__STAGE_EXEC] = "exec",    [GPX__STAGE_USER] = "user",
+    [GPX__STAGE_SESSION] = "session",
 };
 
 const char *gpx__stage_name(int stage) {
@@ -437,18 +439,35 @@ static int sa_mkdirs(const char *path) {
     }
 }
 
-/* The task's side of the fork: never returns. */
-static void run_task(const gpx__spawn *s, int errfd) {
+/* Makes tty the controlling terminal and the standard streams of this
+ * process (which leads a new session); 0 or -1. */
+static int take_terminal(int tty) {
+    if (ioctl(tty, TIOCSCTTY, 0) < 0)
+        return -1;
+    for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+        if (tty != fd && dup2(tty, fd) < 0)
+            return -1;
+    if (tty > STDERR_FILENO)
+        close(tty);
+    return 0;
+}
+
+/* The task's side of the fork: never returns. tty is the terminal's side
+ * of an interactive task (-1: none). */
+static void run_task(const gpx__spawn *s, int errfd, int tty) {
     start_failure f = {GPX__STAGE_NONE, 0};
     signal(SIGPIPE, SIG_DFL); /* the supervisor ignores it; the task must not */
     /* A session of its own: its process group is its pid, and nothing it
      * does reaches the supervisor's session. */
     setsid();
-    if (s->log_fd != STDOUT_FILENO && dup2(s->log_fd, STDOUT_FILENO) < 0)
+    if (tty >= 0) {
+        if (take_terminal(tty) < 0)
+            f.stage = GPX__STAGE_STDIO;
+    } else if (s->log_fd != STDOUT_FILENO && dup2(s->log_fd, STDOUT_FILENO) < 0)
         f.stage = GPX__STAGE_STDIO;
     else if (s->log_fd != STDERR_FILENO && dup2(s->log_fd, STDERR_FILENO) < 0)
         f.stage = GPX__STAGE_STDIO;
-    if (f.stage == GPX__STAGE_NONE) {
+    if (f.stage == GPX__STAGE_NONE && tty < 0) {
         int null = open("/dev/null", O_RDONLY);
         if (null < 0 || (null != STDIN_FILENO && dup2(null, STDIN_FILENO) < 0))
             f.stage = GPX__STAGE_STDIO;
@@ -476,6 +495,102 @@ static void run_task(const gpx__spawn *s, int errfd) {
     }
     f.start_errno = errno;
     (void)write_all(errfd, &f, sizeof f);
+    _exit(127);
+}
+
+/* Looks prog up in the PATH of envp (as execvpe does, without malloc) and
+ * executes the first that runs; returns only if none did (errno set). */
+static void exec_path(const char *prog, char *const *argv, char *const *envp) {
+    int has_slash = 0;
+    for (const char *c = prog; *c != '\0'; c++)
+        has_slash |= *c == '/';
+    if (has_slash) {
+        execve(prog, argv, envp);
+        return;
+    }
+    const char *path = GPX__TASK_PATH;
+    for (int i = 0; envp != NULL && envp[i] != NULL; i++)
+        if (strncmp(envp[i], "PATH=", 5) == 0)
+            path = envp[i] + 5;
+    int err = ENOENT;
+    for (const char *p = path;; p++) {
+        const char *e = p;
+        while (*e != '\0' && *e != ':')
+            e++;
+        char full[PATH_MAX];
+        char *w = full;
+        char *end = full + sizeof full;
+        for (const char *c = p; c < e && w < end - 1; c++)
+            *w++ = *c;
+        *w = '\0';
+        if (e == p)
+            sa_str(&w, end, ".");
+        sa_str(&w, end, "/");
+        sa_str(&w, end, prog);
+        execve(full, argv, envp);
+        if (errno != ENOENT && errno != ENOTDIR)
+            err = errno;
+        if (*e == '\0')
+            break;
+        p = e;
+    }
+    errno = err;
+}
+
+void gpx__exec_in_task(const gpx__spawn *s, pid_t tpid, int in, int out, int err, int tty,
+                       char *const *argv) {
+    reset_signals();
+    setsid();
+    int ok = 0;
+    if (tty) {
+        ok = take_terminal(in) == 0;
+    } else {
+        ok = dup2(in, STDIN_FILENO) >= 0 && dup2(out, STDOUT_FILENO) >= 0 &&
+             dup2(err, STDERR_FILENO) >= 0;
+    }
+    const char *why = "cannot set up its standard streams";
+    if (ok) {
+        /* Root still: the task's cgroups, then its mount namespace (where
+         * its interposer and ledger are bound). */
+        join_cgroups(s->cg);
+        char ns[64];
+        char *p = ns;
+        sa_str(&p, ns + sizeof ns, "/proc/");
+        sa_u64(&p, ns + sizeof ns, (uint64_t)tpid);
+        sa_str(&p, ns + sizeof ns, "/ns/mnt");
+        int fd = open(ns, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || setns(fd, CLONE_NEWNS) < 0) {
+            ok = 0;
+            why = "cannot enter the task's mount namespace";
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    if (ok) {
+        close_others(NULL, 0);
+        if (become(s->user) < 0) {
+            ok = 0;
+            why = "cannot become the task's user";
+        } else if (chdir(s->workdir) < 0 && chdir("/") < 0) {
+            ok = 0;
+            why = "cannot enter a working directory";
+        }
+    }
+    if (ok) {
+        umask(022);
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        refuse_user_namespaces();
+        exec_path(argv[0], argv, s->envp);
+        why = errno == ENOENT ? "no such program in the task's PATH" : "cannot execute it";
+    }
+    char msg[512];
+    char *m = msg;
+    sa_str(&m, msg + sizeof msg, "gpupool: exec: ");
+    sa_str(&m, msg + sizeof msg, argv[0]);
+    sa_str(&m, msg + sizeof msg, ": ");
+    sa_str(&m, msg + sizeof msg, why);
+    sa_str(&m, msg + sizeof msg, "\n");
+    (void)write_all(STDERR_FILENO, msg, strlen(msg));
     _exit(127);
 }
 
@@ -725,6 +840,11 @@ static void supervise(const gpx__spawn *s, int rep) {
 
     int errp[2] = {-1, -1};
     pid_t tpid = -1;
+    int master = -1, slave = -1, lfd = -1;
+    if (r.stage == GPX__STAGE_NONE && s->tty && gpx__sess_prepare(s, &master, &slave, &lfd) < 0) {
+        r.stage = GPX__STAGE_SESSION;
+        r.start_errno = errno;
+    }
     if (r.stage == GPX__STAGE_NONE && pipe2(errp, O_CLOEXEC) < 0) {
         r.stage = GPX__STAGE_SUPERVISOR;
         r.start_errno = errno;
@@ -734,13 +854,19 @@ static void supervise(const gpx__spawn *s, int rep) {
         if (tpid == 0) {
             close(errp[0]);
             close(rep);
-            run_task(s, errp[1]);
+            if (master >= 0)
+                close(master);
+            if (lfd >= 0)
+                close(lfd);
+            run_task(s, errp[1], slave);
         }
         if (tpid < 0) {
             r.stage = GPX__STAGE_SUPERVISOR;
             r.start_errno = errno;
         }
     }
+    if (slave >= 0)
+        close(slave);
     if (tpid > 0) {
         /* The task makes its own session and group (setsid); the group
          * exists before the task reports, by exec or by failing. */
@@ -773,7 +899,9 @@ static void supervise(const gpx__spawn *s, int rep) {
         _exit(0);
 
     int code, sig;
-    wait_task(tpid, &code, &sig);
+    /* An interactive task's supervisor serves its sessions meanwhile. */
+    if (master < 0 || gpx__sess_serve(s, tpid, master, lfd, &code, &sig) < 0)
+        wait_task(tpid, &code, &sig);
     kill_leftovers(s, tpid);
     waitpid(tpid, NULL, 0);
     log_footer(s->log_fd, code, sig);
