@@ -27,6 +27,7 @@ FUZZ_COMMON := $(BUILD)/libgpcommon.a $(OBJ)/src/common/error.o
 
 # What each target links besides its own object and the driver.
 FUZZ_DEPS_units := $(FUZZ_COMMON)
+FUZZ_DEPS_channel := $(FUZZ_COMMON)
 FUZZ_DEPS_http-response := $(FUZZ_COMMON)
 FUZZ_DEPS_request := $(OBJ)/src/daemon/request.o $(OBJ)/src/daemon/util.o $(FUZZ_COMMON) $(ENGINE_LIB)
 FUZZ_DEPS_queue-body := $(FUZZ_DEPS_request)

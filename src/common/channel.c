@@ -9,18 +9,6 @@
 #include "common/gp_channel.h"
 #include "common/gp_error.h"
 
-const char *gp_ch_type_name(int type) {
-    switch (type) {
-#define GP_CH_NAME_(name, num, doc)                                                                \
-    case num:                                                                                      \
-        return #name;
-        GP_CH_TYPES(GP_CH_NAME_)
-#undef GP_CH_NAME_
-    default:
-        return NULL;
-    }
-}
-
 /* Fills why with a fixed sentence and returns GP_EPARSE. */
 static int refuse(char *why, size_t whylen, const char *text) {
     if (why != NULL && whylen > 0)

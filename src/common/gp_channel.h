@@ -27,19 +27,19 @@
 #define GP_CH_HEAD 5
 
 #define GP_CH_TYPES(XX)                                                                            \
-    XX(STDIN, 0x01, "client: bytes for the terminal or the command's standard input")             \
-    XX(STDOUT, 0x02, "server: output of the terminal or of the command")                          \
-    XX(STDERR, 0x03, "server: standard error of a command run without a terminal")                \
-    XX(RESIZE, 0x04, "client: the terminal's size, rows and columns, 2 bytes each")               \
-    XX(SIGNAL, 0x05, "client: a signal number (1 byte) for the terminal's foreground processes")  \
-    XX(EXIT, 0x06, "server: exit code and terminating signal, 4 bytes each; the end")             \
-    XX(DATA, 0x07, "both: bytes of a forwarded connection")                                       \
-    XX(ERROR, 0x08, "server: why the session ended or was refused, as text; the end")             \
-    XX(READY, 0x09, "server: the session is open (payload: a note, may be empty)")                \
-    XX(HELLO, 0x0a, "client: the first message, JSON (token, rows, cols, command, tty)")          \
-    XX(EOF, 0x0b, "both: no more DATA or STDIN will come from this side")                         \
-    XX(OPEN_ATTACH, 0x10, "daemon to executor: attach to the terminal (rows, cols)")              \
-    XX(OPEN_EXEC, 0x11, "daemon to executor: rows, cols, tty (1 byte), then argv, NUL-separated") \
+    XX(STDIN, 0x01, "client: bytes for the terminal or the command's standard input")              \
+    XX(STDOUT, 0x02, "server: output of the terminal or of the command")                           \
+    XX(STDERR, 0x03, "server: standard error of a command run without a terminal")                 \
+    XX(RESIZE, 0x04, "client: the terminal's size, rows and columns, 2 bytes each")                \
+    XX(SIGNAL, 0x05, "client: a signal number (1 byte) for the terminal's foreground processes")   \
+    XX(EXIT, 0x06, "server: exit code and terminating signal, 4 bytes each; the end")              \
+    XX(DATA, 0x07, "both: bytes of a forwarded connection")                                        \
+    XX(ERROR, 0x08, "server: why the session ended or was refused, as text; the end")              \
+    XX(READY, 0x09, "server: the session is open (payload: a note, may be empty)")                 \
+    XX(HELLO, 0x0a, "client: the first message, JSON (token, rows, cols, command, tty)")           \
+    XX(EOF, 0x0b, "both: no more DATA or STDIN will come from this side")                          \
+    XX(OPEN_ATTACH, 0x10, "daemon to executor: attach to the terminal (rows, cols)")               \
+    XX(OPEN_EXEC, 0x11, "daemon to executor: rows, cols, tty (1 byte), then argv, NUL-separated")  \
     XX(OPEN_PORT, 0x12, "daemon to executor: connect to a port (2 bytes) of the task")
 
 typedef enum gp_ch_type {
@@ -47,9 +47,6 @@ typedef enum gp_ch_type {
     GP_CH_TYPES(GP_CH_ENUM_)
 #undef GP_CH_ENUM_
 } gp_ch_type;
-
-/* The name of a type ("STDIN"), or NULL for a number that is none. */
-const char *gp_ch_type_name(int type);
 
 /* One message: a view into the bytes it was read from. */
 typedef struct gp_ch_msg {
@@ -78,7 +75,9 @@ static inline void gp_ch_put32(uint8_t *p, uint32_t v) {
     p[2] = (uint8_t)(v >> 8);
     p[3] = (uint8_t)v;
 }
-static inline uint32_t gp_ch_get16(const uint8_t *p) { return (uint32_t)p[0] << 8 | p[1]; }
+static inline uint32_t gp_ch_get16(const uint8_t *p) {
+    return (uint32_t)p[0] << 8 | p[1];
+}
 static inline uint32_t gp_ch_get32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }

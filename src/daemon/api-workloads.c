@@ -45,7 +45,7 @@ static int under(gp_engine *eng, const char *name, const char *anc) {
 }
 
 /* May the caller see workloads of project? (dept-admins: via the tree). */
-static int can_see_project(gpd__req *r, const char *project) {
+int gpd__can_see_project(gpd__req *r, const char *project) {
     switch (r->who.role) {
     case GPD__ROLE_ADMIN:
         return 1;
@@ -147,7 +147,7 @@ static int visible_wl(gpd__req *r, gpd__wl *w, gpd__err *e) {
         return rc;
     if ((rc = gpd__store_wl_get(r->d->store, id, w, e)) < 0)
         return rc;
-    if (!can_see_project(r, w->project)) {
+    if (!gpd__can_see_project(r, w->project)) {
         gpd__wl_free(w);
         return gpd__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
     }
@@ -195,7 +195,7 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
         goto out;
     if ((rc = workdir_check(r->d, q.workdir, e)) < 0)
         goto out;
-    if (!can_see_project(r, q.spec.queue)) {
+    if (!gpd__can_see_project(r, q.spec.queue)) {
         rc = gpd__fail(e, GP_EPERM, "project", "project: this token may not submit to %s",
                        q.spec.queue);
         goto out;

@@ -29,6 +29,8 @@ typedef struct gpd__req {
     const char *body;
     size_t body_len;
     gpd__principal who;
+    int deferred_auth; /* a session route upgraded without a token: who is
+                          empty, the token comes in the first message */
 } gpd__req;
 
 typedef struct gpd__resp {
@@ -36,6 +38,9 @@ typedef struct gpd__resp {
     char *body; /* malloc'ed */
     size_t len;
     const char *content_type;
+    void *upgrade;      /* a session route: the session to adopt once the
+                           connection is upgraded to a WebSocket (status 101) */
+    char ws_accept[32]; /* its Sec-WebSocket-Accept */
 } gpd__resp;
 
 typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
@@ -59,6 +64,12 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
        "Output of a task (?task= &offset=), as text")                                              \
     XX("GET", "/api/v1/workloads/{id}/events", h_wl_events, RESEARCHER,                            \
        "Event history and attempts of a workload")                                                 \
+    XX("GET", "/api/v1/workloads/{id}/attach", h_wl_attach, RESEARCHER,                            \
+       "WebSocket: the workload's terminal, its recent output first (see Sessions)")               \
+    XX("GET", "/api/v1/workloads/{id}/exec", h_wl_exec, RESEARCHER,                                \
+       "WebSocket: run a command in the workload's task (see Sessions)")                           \
+    XX("GET", "/api/v1/workloads/{id}/port-forward", h_wl_forward, RESEARCHER,                     \
+       "WebSocket: one connection to ?port= inside the task (see Sessions)")                       \
     XX("GET", "/api/v1/queues", h_q_list, RESEARCHER,                                              \
        "The queue tree with quotas, fair share and usage")                                         \
     XX("POST", "/api/v1/queues", h_q_create, DEPT_ADMIN, "Create a department or project")         \
@@ -103,6 +114,26 @@ void gpd__http_stop(gpd__daemon *d, struct MHD_Daemon *mhd);
  * key otherwise. */
 int gpd__query_int(gpd__req *r, const char *key, int64_t min, int64_t max, int64_t *out,
                    gpd__err *e);
+
+/* 1 if the caller of r may see workloads of project (api-workloads.c). */
+int gpd__can_see_project(gpd__req *r, const char *project);
+
+/* ---- session.c: sessions over WebSocket ---- */
+
+/* Starts the relay thread (d->sessions); GP_ESYS if it cannot. */
+int gpd__sessions_start(gpd__daemon *d, gpd__err *e);
+/* Closes every session and stops the thread (before libmicrohttpd stops);
+ * a connection upgraded after it is closed at once. */
+void gpd__sessions_stop(gpd__sessions *g);
+/* Frees g (after libmicrohttpd has stopped); NULL is ignored. */
+void gpd__sessions_free(gpd__sessions *g);
+/* libmicrohttpd upgraded the connection of a session route's answer: the
+ * relay thread takes the socket, the bytes that came after the handshake and
+ * the handle that closes it. */
+void gpd__session_adopt(gpd__sessions *g, void *pending, int fd, const char *extra, size_t nextra,
+                        struct MHD_UpgradeResponseHandle *urh);
+/* The upgrade could not be answered: frees the pending session. */
+void gpd__session_drop(gpd__sessions *g, void *pending);
 
 /* ---- text.c: answers written piece by piece ---- */
 

@@ -28,6 +28,8 @@ void gpd__config_defaults(gpd__config *c) {
     c->http_threads = 16;
     c->max_connections = 16384;
     c->max_client_connections = 64;
+    c->max_user_sessions = 32;
+    c->max_user_forwards = 64;
     c->header_timeout_ms = 10000;
     c->request_timeout_ms = 60000;
 }
@@ -130,6 +132,10 @@ int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err,
         return set_count(&c->max_connections, key, val, 1, 1000000, err, errlen);
     if (is(key, "max-client-connections"))
         return set_count(&c->max_client_connections, key, val, 1, 1000000, err, errlen);
+    if (is(key, "max-user-sessions"))
+        return set_count(&c->max_user_sessions, key, val, 1, 100000, err, errlen);
+    if (is(key, "max-user-forwards"))
+        return set_count(&c->max_user_forwards, key, val, 1, 100000, err, errlen);
     snprintf(err, errlen, "unknown setting \"%.64s\" (see gpupoold --help)", key);
     return GP_EINVAL;
 }

@@ -22,6 +22,7 @@ typedef struct gpd__auth gpd__auth;
 typedef struct gpd__sched gpd__sched;
 typedef struct gpd__metrics gpd__metrics;
 typedef struct gpd__guard gpd__guard;
+typedef struct gpd__sessions gpd__sessions;
 
 /* An error for the caller: code, the field at fault ("" if none), a sentence
  * that names the field. The HTTP layer turns it into a 4xx/5xx JSON body. */
@@ -89,6 +90,9 @@ typedef struct gpd__config {
     int http_threads;
     int max_connections, max_client_connections;
     int64_t header_timeout_ms, request_timeout_ms;
+    /* Sessions (session.c): per user, terminals and exec'd commands open at
+     * once, and forwarded connections open at once. */
+    int max_user_sessions, max_user_forwards;
 } gpd__config;
 
 typedef struct gpd__daemon {
@@ -98,6 +102,7 @@ typedef struct gpd__daemon {
     gpd__sched *sched;
     gpd__metrics *metrics;
     gpd__guard *guard;
+    gpd__sessions *sessions;
 } gpd__daemon;
 
 #endif /* GP_DAEMON_H */

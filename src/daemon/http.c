@@ -192,6 +192,9 @@ typedef struct conn_ctx {
     gpd__head_raw raw; /* the URI as it came (on_uri) */
     int judged;        /* judge_head has run */
     int refused;       /* an error answer is queued: the body is dropped */
+    int deferred;      /* a session route upgraded without a token (session.c) */
+    int upgraded;      /* answered 101: the connection is a session's now */
+    void *pending;     /* the session to adopt on upgrade, until adopted */
     int too_large;     /* a chunked body passed BODY_MAX: dropped, then 413 */
     char *body;
     size_t len, cap;
@@ -270,6 +273,11 @@ static int header(struct MHD_Connection *conn, const char *name, const char **ou
     return 0;
 }
 
+/* 1 for the routes that open a session (session.c). */
+static int is_session_route(const route *rt) {
+    return rt->fn == gpd__h_wl_attach || rt->fn == gpd__h_wl_exec || rt->fn == gpd__h_wl_forward;
+}
+
 /* Judges a request from its head alone, before any byte of its body is read:
  * framing, route, token, role and declared size. Returns 0 (cc->rt and
  * cc->who set) or an error in e (path_known set as reply_error wants it). */
@@ -297,9 +305,16 @@ static int judge_head(gpd__daemon *d, struct MHD_Connection *conn, const char *m
                          method, url);
     memcpy(cc->params, r.params, sizeof cc->params);
     cc->nparams = r.nparams;
-    if (rt->role != GPD__ROLE_NONE) {
-        const char *auth = NULL, *tok = NULL;
-        int hr = header(conn, "Authorization", &auth);
+    const char *auth = NULL;
+    int has_auth = header(conn, "Authorization", &auth);
+    if (rt->role != GPD__ROLE_NONE && has_auth == -1 && is_session_route(rt) &&
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Upgrade") != NULL) {
+        /* A browser's WebSocket carries no header: its token comes in the
+         * session's first message, checked as this header would be. */
+        cc->deferred = 1;
+    } else if (rt->role != GPD__ROLE_NONE) {
+        const char *tok = NULL;
+        int hr = has_auth;
         if (hr == GP_EPARSE)
             return gpd__fail(e, GP_EPARSE, "Authorization",
                              "Authorization: the header holds a NUL byte or does not end in CR LF");
@@ -335,6 +350,7 @@ static void dispatch(gpd__daemon *d, struct MHD_Connection *conn, const char *me
     r.body = cc->body;
     r.body_len = cc->len;
     r.who = cc->who;
+    r.deferred_auth = cc->deferred;
     memcpy(r.params, cc->params, sizeof r.params);
     r.nparams = cc->nparams;
     gpd__err e = {0};
@@ -343,6 +359,43 @@ static void dispatch(gpd__daemon *d, struct MHD_Connection *conn, const char *me
     gpd__guard_phase(d->guard, conn, GPD__PHASE_REQUEST);
     if (rc < 0)
         reply_error(out, &e, rc, 1);
+}
+
+/* libmicrohttpd has switched the connection: session.c takes it. */
+static void on_upgrade(void *cls, struct MHD_Connection *conn, void *con_cls, const char *extra_in,
+                       size_t extra_in_size, MHD_socket sock,
+                       struct MHD_UpgradeResponseHandle *urh) {
+    gpd__daemon *d = cls;
+    conn_ctx *cc = con_cls;
+    (void)conn;
+    void *pending = cc->pending;
+    cc->pending = NULL;
+    gpd__session_adopt(d->sessions, pending, sock, extra_in, extra_in_size, urh);
+}
+
+/* Answers 101 Switching Protocols for a session route. */
+static enum MHD_Result send_upgrade(gpd__daemon *d, struct MHD_Connection *conn, conn_ctx *cc,
+                                    gpd__resp *out) {
+    free(out->body);
+    out->body = NULL;
+    struct MHD_Response *resp = MHD_create_response_for_upgrade(on_upgrade, d);
+    if (resp == NULL) {
+        gpd__session_drop(d->sessions, out->upgrade);
+        return MHD_NO;
+    }
+    cc->pending = out->upgrade;
+    cc->upgraded = 1;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_UPGRADE, "websocket");
+    MHD_add_response_header(resp, "Sec-WebSocket-Accept", out->ws_accept);
+    /* No deadline from here on: the session's own bounds apply. */
+    gpd__guard_phase(d->guard, conn, GPD__PHASE_HANDLER);
+    enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
+    MHD_destroy_response(resp);
+    if (ret != MHD_YES) {
+        cc->pending = NULL;
+        gpd__session_drop(d->sessions, out->upgrade);
+    }
+    return ret;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -403,6 +456,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     } else {
         dispatch(d, conn, method, url, cc, &out);
     }
+    if (out.upgrade != NULL)
+        return send_upgrade(d, conn, cc, &out);
     if (!out.body)
         return MHD_NO;
     return send_resp(conn, &out);
@@ -426,13 +481,17 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     gpd__daemon *d = cls;
     (void)toe;
     conn_ctx *cc = *con_cls;
+    int upgraded = cc != NULL && cc->upgraded;
     if (cc) {
+        if (cc->pending != NULL)
+            gpd__session_drop(d->sessions, cc->pending);
         free(cc->body);
         free(cc);
     }
     *con_cls = NULL;
-    /* A keep-alive connection now waits for its next request head. */
-    gpd__guard_phase(d->guard, conn, GPD__PHASE_HEAD);
+    /* A keep-alive connection now waits for its next request head; an
+     * upgraded one is the session's, without a deadline. */
+    gpd__guard_phase(d->guard, conn, upgraded ? GPD__PHASE_HANDLER : GPD__PHASE_HEAD);
 }
 
 /* libmicrohttpd's unescaping of paths and query values, except that "%00"
@@ -494,7 +553,8 @@ int gpd__http_start(gpd__daemon *d, struct MHD_Daemon **out, int *port, gpd__err
         return gpd__fail(e, GP_EINVAL, "listen",
                          "listen: \"%s\" is not an IPv4 address and port like 127.0.0.1:8642",
                          d->cfg.listen);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE;
     char *cert = NULL, *key = NULL;
     if (d->cfg.tls_cert[0] || d->cfg.tls_key[0]) {
         cert = read_file(d->cfg.tls_cert);

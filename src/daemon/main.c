@@ -50,6 +50,8 @@ static const char usage[] =
     "  --http-threads N         API event-loop threads (default 16)\n"
     "  --max-connections N      open API connections in all (default 16384)\n"
     "  --max-client-connections N  per client address (default 64)\n"
+    "  --max-user-sessions N  terminals and exec sessions open at once per user (default 32)\n"
+    "  --max-user-forwards N  forwarded connections open at once per user (default 64)\n"
     "  --header-timeout DURATION   to send a request head (default 10s)\n"
     "  --request-timeout DURATION  to send a body, and to read an answer (default 60s)\n"
     "  --config FILE            read these settings (key = value lines) first\n"
@@ -367,9 +369,12 @@ int main(int argc, char **argv) {
     if (rc == 0)
         rc = gpd__sched_open(&d, &e);
     if (rc == 0)
+        rc = gpd__sessions_start(&d, &e);
+    if (rc == 0)
         rc = gpd__http_start(&d, &mhd, &port, &e);
     if (rc < 0) {
         fprintf(stderr, "gpupoold: %s\n", e.msg[0] ? e.msg : gp_strerror(rc));
+        gpd__sessions_free(d.sessions);
         gpd__sched_close(d.sched);
         gpd__auth_close(d.auth);
         gpd__store_close(d.store);
@@ -393,7 +398,11 @@ int main(int argc, char **argv) {
     int sig = 0;
     sigwait(&sigs, &sig);
     fprintf(stderr, "gpupoold: signal %d: stopping (running tasks keep running)\n", sig);
+    /* Sessions first: libmicrohttpd stops only once every upgraded
+     * connection has been handed back. */
+    gpd__sessions_stop(d.sessions);
     gpd__http_stop(&d, mhd);
+    gpd__sessions_free(d.sessions);
     gpd__sched_close(d.sched);
     gpd__auth_close(d.auth);
     gpd__store_close(d.store);

@@ -16,7 +16,7 @@ BINS += $(DAEMON_BIN)
 $(OBJ)/src/daemon/%.o: CPPFLAGS += $(shell pkg-config --cflags $(DAEMON_PKGS))
 $(DAEMON_BIN): $(DAEMON_OBJS) $(OBJ)/src/interpose/ledger.o $(BUILD)/libgpexec.a $(BUILD)/libgpupool.a $(BUILD)/libgpcommon.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ -o $@ $(shell pkg-config --libs $(DAEMON_PKGS)) -lpthread -ldl $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(shell pkg-config --libs $(DAEMON_PKGS)) -lwslay -lpthread -ldl $(LDLIBS)
 
 BENCH_API_SRCS := $(sort $(wildcard bench/bench-api*.c))
 BENCH_API := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_API_SRCS))

@@ -151,12 +151,33 @@ static int json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_
     return 0;
 }
 
-static const char *const submit_fields[] = {
-    "name",        "project",     "command",   "env",         "workdir",    "gpu",
-    "gpu_memory",  "mig",         "cpu",       "memory",      "gang",       "min_gang",
-    "kind",        "interactive", "priority",  "preemptible", "grace",      "checkpoint_signal",
-    "min_runtime", "models",      "selectors", "same_domain", "client_key", "run_as",
-    "gpu_compute", NULL};
+static const char *const submit_fields[] = {"name",
+                                            "project",
+                                            "command",
+                                            "env",
+                                            "workdir",
+                                            "gpu",
+                                            "gpu_memory",
+                                            "mig",
+                                            "cpu",
+                                            "memory",
+                                            "gang",
+                                            "min_gang",
+                                            "kind",
+                                            "interactive",
+                                            "tty",
+                                            "priority",
+                                            "preemptible",
+                                            "grace",
+                                            "checkpoint_signal",
+                                            "min_runtime",
+                                            "models",
+                                            "selectors",
+                                            "same_domain",
+                                            "client_key",
+                                            "run_as",
+                                            "gpu_compute",
+                                            NULL};
 
 static int parse_gpu(json_t *body, gpd__request *r, gpd__err *e) {
     gp_task_req *q = &r->spec.req;
@@ -394,6 +415,17 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
         if (!json_is_boolean(v))
             return gpd__fail(e, GP_EINVAL, "interactive", "interactive: must be true or false");
         if (json_is_true(v))
+            s->kind = GP_KIND_INTERACTIVE;
+    }
+    if ((v = json_object_get(body, "tty"))) {
+        if (!json_is_boolean(v))
+            return gpd__fail(e, GP_EINVAL, "tty", "tty: must be true or false");
+        r->tty = json_is_true(v);
+        if (r->tty && json_object_get(body, "kind") && s->kind != GP_KIND_INTERACTIVE)
+            return gpd__fail(e, GP_EINVAL, "tty", "tty: a terminal is for kind interactive only");
+        if (r->tty && s->tasks > 1)
+            return gpd__fail(e, GP_EINVAL, "tty", "tty: a terminal needs a workload of one task");
+        if (r->tty)
             s->kind = GP_KIND_INTERACTIVE;
     }
     if ((v = json_object_get(body, "priority"))) {

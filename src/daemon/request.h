@@ -31,6 +31,7 @@ typedef struct gpd__request {
     int64_t grace_ms;
     int32_t ckpt_signal;
     int32_t compute_pct;    /* gpu_compute in percent of the GPU's time; 0: not limited */
+    int tty;                /* 1: a terminal and sessions (attach, exec, port-forward) */
     json_t *command;        /* borrowed from the body: array of strings */
     json_t *env;            /* borrowed: object of strings, or NULL */
     const char *workdir;    /* borrowed, or NULL */

@@ -239,6 +239,7 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
         l.node = gpd__sched_node(s, t->node);
         l.binding = &t->binding;
         l.gang_size = ntasks;
+        l.tty = r->tty;
         l.gang_first = gpd__sched_node(s, first->node);
         if (!l.node) {
             snprintf(err, errlen, "node %s is not in the inventory", t->node);

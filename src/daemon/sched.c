@@ -144,6 +144,11 @@ int gpd__sched_queue_remove(gpd__sched *s, const char *name, gpd__err *e) {
 
 /* ---- Commands --------------------------------------------------------- */
 
+int gpd__sched_session(gpd__sched *s, const char *handle, const gp_session_req *req, int *fd,
+                       char *err, size_t errlen) {
+    return gp_exec_session(s->ex, handle, req, fd, err, errlen);
+}
+
 int gpd__sched_command(gpd__sched *s, int op, uint64_t id, gpd__err *e) {
     cmd c = {.op = op, .id = id, .e = e};
     pthread_mutex_lock(&s->mu);

@@ -48,6 +48,12 @@ enum { GPD__CMD_DELETE = 1, GPD__CMD_SUSPEND, GPD__CMD_RESUME };
  * GP_ENOENT, GP_ESTATE ("already finished") or a store error. */
 int gpd__sched_command(gpd__sched *s, int cmd, uint64_t id, gpd__err *e);
 
+/* Opens a session with a task (gp_exec_session, which the executor
+ * contract makes thread-safe): callable from any thread, never the loop's
+ * business. */
+int gpd__sched_session(gpd__sched *s, const char *handle, const gp_session_req *req, int *fd,
+                       char *err, size_t errlen);
+
 /* Creates or changes a queue in the engine and the store, both or neither. */
 int gpd__sched_queue_set(gpd__sched *s, const gp_queue_spec *q, gpd__err *e);
 int gpd__sched_queue_remove(gpd__sched *s, const char *name, gpd__err *e);

@@ -202,8 +202,8 @@ typedef struct gp_executor_methods {
      * Thread-safe: may be called from any thread, concurrently with every
      * other method (it reads only what a task's launch wrote and talks to
      * the task's own endpoint), and blocks for at most a few seconds. */
-    int (*session)(void *state, const char *handle, const gp_session_req *req, int *fd,
-                   char *err, size_t errlen);
+    int (*session)(void *state, const char *handle, const gp_session_req *req, int *fd, char *err,
+                   size_t errlen);
 } gp_executor_methods;
 
 /* ---- Generic control operations ----

@@ -67,9 +67,9 @@ typedef struct start_failure {
 } start_failure;
 
 static const char *const stage_names[GPX__STAGE_COUNT] = {
-    [GPX__STAGE_NONE] = "started", [GPX__STAGE_SUPERVISOR] = "supervisor",
-    [GPX__STAGE_STDIO] = "stdio",  [GPX__STAGE_CHDIR] = "chdir",
-    [GPX__STAGE_EXEC] = "exec",    [GPX__STAGE_USER] = "user",
+    [GPX__STAGE_NONE] = "started",    [GPX__STAGE_SUPERVISOR] = "supervisor",
+    [GPX__STAGE_STDIO] = "stdio",     [GPX__STAGE_CHDIR] = "chdir",
+    [GPX__STAGE_EXEC] = "exec",       [GPX__STAGE_USER] = "user",
     [GPX__STAGE_SESSION] = "session",
 };
 

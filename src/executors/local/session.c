@@ -53,12 +53,12 @@
 #include "executors/local/local.h"
 #include "executors/registry.h"
 
-#define OBUF      (GP_CH_HEAD + 16384 + 1024) /* one data chunk and a few control messages */
-#define IBUF      (GP_CH_HEAD + GP_CH_PAYLOAD_MAX)
-#define CHUNK     16384
-#define MAX_ARGS  256
-#define FLUSH_MS  2000 /* how long the last output may take to leave at the end */
-#define NPOLL     (3 + GPX__SESS_CLIENTS * 4)
+#define OBUF     (GP_CH_HEAD + 16384 + 1024) /* one data chunk and a few control messages */
+#define IBUF     (GP_CH_HEAD + GP_CH_PAYLOAD_MAX)
+#define CHUNK    16384
+#define MAX_ARGS 256
+#define FLUSH_MS 2000 /* how long the last output may take to leave at the end */
+#define NPOLL    (3 + GPX__SESS_CLIENTS * 4)
 
 enum { C_FREE = 0, C_NEW, C_ATTACH, C_EXEC };
 
@@ -276,6 +276,22 @@ static int client_flush(client *c) {
     return 0;
 }
 
+/* Room for one descriptor passed with SCM_RIGHTS. */
+typedef union fdbuf {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+} fdbuf;
+
+/* A message header over one buffer, with room for one passed descriptor. */
+static void fd_msghdr(struct msghdr *mh, struct iovec *iov, fdbuf *u) {
+    memset(u, 0, sizeof *u);
+    memset(mh, 0, sizeof *mh);
+    mh->msg_iov = iov;
+    mh->msg_iovlen = 1;
+    mh->msg_control = u->buf;
+    mh->msg_controllen = sizeof u->buf;
+}
+
 /* Connects to 127.0.0.1:port in the network namespace of process tpid. */
 static int connect_port(pid_t tpid, int port) {
     char path[64] = "/proc/";
@@ -353,17 +369,9 @@ static void open_port(client *c, pid_t tpid, const gp_ch_msg *m) {
     uint8_t head[GP_CH_HEAD];
     gp_ch_head(head, GP_CH_READY, 0);
     struct iovec iov = {head, sizeof head};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } u;
-    memset(&u, 0, sizeof u);
+    fdbuf u;
     struct msghdr mh;
-    memset(&mh, 0, sizeof mh);
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = u.buf;
-    mh.msg_controllen = sizeof u.buf;
+    fd_msghdr(&mh, &iov, &u);
     struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
@@ -427,10 +435,9 @@ static void open_exec(const gpx__spawn *s, pid_t tpid, client *c, const gp_ch_ms
     if (pid == 0)
         gpx__exec_in_task(s, tpid, fds[0], fds[1], fds[2], tty, argv);
     int e = errno;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3; i++)
         if (fds[i] >= 0 && (i == 0 || fds[i] != fds[0]))
             close(fds[i]);
-    }
     if (pid < 0) {
         for (int i = 0; i < 3; i++)
             if (mine[i] >= 0)
@@ -570,9 +577,8 @@ static void reap_execs(arena *a) {
         c->sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
         /* A terminal whose command ended: what it still holds is read
          * once more, then it ends (background processes keep no session). */
-        if (c->tty) {
+        if (c->tty)
             kill(-c->pid, SIGHUP);
-        }
     }
 }
 
@@ -829,17 +835,10 @@ int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, int *c
 static int recv_exact(int fd, void *buf, size_t n, int *passed) {
     size_t got = 0;
     while (got < n) {
-        union {
-            struct cmsghdr h;
-            char buf[CMSG_SPACE(sizeof(int))];
-        } u;
+        fdbuf u;
         struct iovec iov = {(char *)buf + got, n - got};
         struct msghdr mh;
-        memset(&mh, 0, sizeof mh);
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = u.buf;
-        mh.msg_controllen = sizeof u.buf;
+        fd_msghdr(&mh, &iov, &u);
         ssize_t r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
         if (r < 0 && errno == EINTR)
             continue;
@@ -860,8 +859,7 @@ static int recv_exact(int fd, void *buf, size_t n, int *passed) {
     return 0;
 }
 
-int gpx__sess_open(const char *dir, const gp_session_req *req, int *out, char *err,
-                   size_t errlen) {
+int gpx__sess_open(const char *dir, const gp_session_req *req, int *out, char *err, size_t errlen) {
     *out = -1;
     uint8_t msg[GP_CH_HEAD + GP_CH_PAYLOAD_MAX];
     size_t len = 0;
@@ -936,8 +934,7 @@ int gpx__sess_open(const char *dir, const gp_session_req *req, int *out, char *e
         recv_exact(fd, head, sizeof head, &passed) < 0) {
         gp_errf(err, errlen, "the task's session endpoint did not answer");
         rc = GP_EIO;
-    } else if ((n = gp_ch_get32(head + 1)) >= sizeof text ||
-               recv_exact(fd, text, n, &passed) < 0) {
+    } else if ((n = gp_ch_get32(head + 1)) >= sizeof text || recv_exact(fd, text, n, &passed) < 0) {
         gp_errf(err, errlen, "the task's session endpoint answered a malformed message");
         rc = GP_EIO;
     } else if (head[0] == GP_CH_ERROR) {

@@ -1,0 +1,998 @@
+/*
+ * session.c — sessions: a terminal, an exec'd command or a forwarded port of
+ * a workload, carried over a WebSocket (RFC 6455, framed by libwslay) on the
+ * API's own front door, relayed to the executor's session endpoint.
+ *
+ * A session starts as an ordinary request on GET /api/v1/workloads/{id}/
+ * attach, /exec or /port-forward (h_wl_attach, h_wl_exec, h_wl_forward
+ * below): the head is judged as every request's is, and the handler checks
+ * the caller (only the workload's own user; 403 for anyone else, admins
+ * included), the workload (running, started with a terminal) and the
+ * caller's caps, then answers 101 and libmicrohttpd hands the socket over.
+ * A browser, which cannot set an Authorization header on a WebSocket, sends
+ * no header: its token comes in the first message (HELLO), and the same
+ * checks are made then. Without an Upgrade header the route only makes the
+ * checks and answers 200 (port-forward uses that to refuse at once).
+ *
+ * Threads: one relay thread (epoll) carries every open session; it never
+ * blocks. Opening the executor's side (gp_exec_session, thread-safe by the
+ * executor contract, may take a few seconds) runs on a short-lived thread
+ * per opening, which posts the result back. Neither the scheduling loop nor
+ * the HTTP threads ever wait on a session.
+ *
+ * Bounds: toward the client, at most WS_QUEUE_MAX bytes are queued in
+ * wslay before the executor's side is no longer read (its own ring then
+ * fills and the program's output waits); toward the executor at most
+ * BE_OUT_MAX bytes wait before the WebSocket is no longer read. A client
+ * that takes nothing for STALL_MS while its queue is full, or sends no
+ * HELLO within HELLO_MS, is cut off. A message over GP_CH_PAYLOAD_MAX is
+ * refused by wslay (close 1009).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <wslay/wslay.h>
+
+#include "common/gp_channel.h"
+#include "daemon/api.h"
+#include "daemon/sched.h"
+#include "daemon/store.h"
+
+#define WS_QUEUE_MAX (256 * 1024)
+#define BE_OUT_MAX   (128 * 1024)
+#define BE_IN        (GP_CH_HEAD + GP_CH_PAYLOAD_MAX)
+#define STALL_MS     30000
+#define HELLO_MS     10000
+#define MAX_ARGV     256
+
+typedef enum { S_HELLO, S_OPENING, S_OPEN, S_CLOSING } sstate;
+
+typedef struct sess sess;
+typedef struct tag {
+    sess *s;
+    int be;
+} tag;
+
+struct sess {
+    gpd__sessions *all;
+    int fd;
+    struct MHD_UpgradeResponseHandle *urh;
+    wslay_event_context_ptr ctx;
+    char *extra;
+    size_t nextra, extra_off;
+    int authed;
+    gpd__principal who;
+    uint64_t id;
+    gp_session_kind kind;
+    int32_t port;
+    uint16_t rows, cols;
+    int tty;
+    char **argv;
+    sstate st;
+    int be;
+    uint8_t *bin;
+    size_t binlen;
+    uint8_t *bout;
+    size_t boutlen, boutoff;
+    int counted;
+    int64_t born_ms, stall_ms;
+    int dead;
+    int close_queued; /* the close frame is queued (after every message:
+                         wslay sends control frames ahead of data) */
+    uint32_t ev_ws, ev_be;
+    tag tws, tbe;
+    sess *prev, *next;
+};
+
+typedef struct opened {
+    sess *s;
+    int fd, rc;
+    char err[256];
+    struct opened *next;
+} opened;
+
+typedef struct ucount {
+    char user[GP_NAME_MAX + 1];
+    int sessions, forwards;
+} ucount;
+
+struct gpd__sessions {
+    gpd__daemon *d;
+    int ep, wake;
+    pthread_t th;
+    int started, stop;
+    pthread_mutex_t mu;
+    pthread_cond_t idle;
+    int openers;
+    sess *inbox;
+    opened *done;
+    sess *live; /* relay thread only */
+    ucount *uc;
+    size_t nuc;
+};
+
+/* ---- Per-user caps ------------------------------------------------------ */
+
+/* Takes one of user's sessions (or forwards); GP_EBUSY naming the cap. */
+static int cap_take(gpd__sessions *g, const char *user, int forward, gpd__err *e) {
+    pthread_mutex_lock(&g->mu);
+    ucount *u = NULL;
+    for (size_t i = 0; i < g->nuc && u == NULL; i++)
+        if (strcmp(g->uc[i].user, user) == 0)
+            u = &g->uc[i];
+    if (u == NULL) {
+        ucount *n = realloc(g->uc, (g->nuc + 1) * sizeof *n);
+        if (n == NULL) {
+            pthread_mutex_unlock(&g->mu);
+            return gpd__fail(e, GP_ENOMEM, "", "out of memory");
+        }
+        g->uc = n;
+        u = &g->uc[g->nuc++];
+        memset(u, 0, sizeof *u);
+        snprintf(u->user, sizeof u->user, "%s", user);
+    }
+    int *have = forward ? &u->forwards : &u->sessions;
+    int max = forward ? g->d->cfg.max_user_forwards : g->d->cfg.max_user_sessions;
+    int rc = 0;
+    if (*have >= max)
+        rc = gpd__fail(e, GP_EBUSY, "", "%s holds %d %s, the most a user may (%s)", user, *have,
+                       forward ? "forwarded connections" : "sessions",
+                       forward ? "--max-user-forwards" : "--max-user-sessions");
+    else
+        (*have)++;
+    pthread_mutex_unlock(&g->mu);
+    return rc;
+}
+
+static void cap_give(gpd__sessions *g, const char *user, int forward) {
+    pthread_mutex_lock(&g->mu);
+    for (size_t i = 0; i < g->nuc; i++) {
+        if (strcmp(g->uc[i].user, user) == 0) {
+            int *have = forward ? &g->uc[i].forwards : &g->uc[i].sessions;
+            if (*have > 0)
+                (*have)--;
+        }
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* ---- Who may open what ---------------------------------------------------- */
+
+/* Checks that who may open a session of kind on workload id: visible (404),
+ * the caller's own (403), running (409) and started with a terminal (409). */
+static int check_access(gpd__daemon *d, const gpd__principal *who, uint64_t id,
+                        gp_session_kind kind, gpd__err *e) {
+    gpd__wl w;
+    int rc = gpd__store_wl_get(d->store, id, &w, e);
+    if (rc < 0)
+        return rc;
+    gpd__req fr;
+    memset(&fr, 0, sizeof fr);
+    fr.d = d;
+    fr.who = *who;
+    const char *what = kind == GP_SESSION_ATTACH ? "attach to"
+                       : kind == GP_SESSION_EXEC ? "run commands in"
+                                                 : "forward ports of";
+    if (!gpd__can_see_project(&fr, w.project)) {
+        rc = gpd__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
+    } else if (strcmp(w.user, who->user) != 0) {
+        rc = gpd__fail(e, GP_EPERM, "id",
+                       "workload %llu belongs to %s: only its own user may %s it (an admin may "
+                       "stop it, not type into it)",
+                       (unsigned long long)id, w.user, what);
+    } else if (w.state != GPD__WL_RUNNING) {
+        rc = gpd__fail(e, GP_ESTATE, "id",
+                       "workload %llu is %s: only a running workload has sessions",
+                       (unsigned long long)id, gpd__wl_state_name(w.state));
+    } else {
+        json_t *spec = json_loads(w.spec ? w.spec : "{}", 0, NULL);
+        if (!json_is_true(json_object_get(spec, "tty")))
+            rc = gpd__fail(e, GP_ESTATE, "id",
+                           "workload %llu is not interactive: it was started without a terminal "
+                           "(gpupool run -it)",
+                           (unsigned long long)id);
+        json_decref(spec);
+    }
+    gpd__wl_free(&w);
+    return rc;
+}
+
+/* ---- The route handlers --------------------------------------------------- */
+
+/* 1 if the header name holds token (comma-separated, any case). */
+static int header_has(struct MHD_Connection *conn, const char *name, const char *token) {
+    const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+    size_t tl = strlen(token);
+    while (v != NULL && *v != '\0') {
+        while (*v == ' ' || *v == ',' || *v == '\t')
+            v++;
+        size_t n = strcspn(v, ",");
+        size_t m = n;
+        while (m > 0 && (v[m - 1] == ' ' || v[m - 1] == '\t'))
+            m--;
+        if (m == tl && strncasecmp(v, token, tl) == 0)
+            return 1;
+        v += n;
+    }
+    return 0;
+}
+
+/* Sec-WebSocket-Accept of a Sec-WebSocket-Key (24 characters); GP_EINVAL. */
+static int ws_accept(const char *key, char out[32]) {
+    static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+    char buf[128];
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    if (key == NULL || strlen(key) != 24)
+        return GP_EINVAL;
+    snprintf(buf, sizeof buf, "%s%s", key, guid);
+    if (EVP_Digest(buf, strlen(buf), md, &len, EVP_sha1(), NULL) != 1 || len != 20)
+        return GP_ESYS;
+    EVP_EncodeBlock((unsigned char *)out, md, 20);
+    return 0;
+}
+
+static int session_route(gpd__req *r, gpd__resp *out, gpd__err *e, gp_session_kind kind) {
+    uint64_t id;
+    int rc = gpd__param_id(r, 0, &id, e);
+    if (rc < 0)
+        return rc;
+    int64_t port = 0;
+    if (kind == GP_SESSION_PORT) {
+        if (gpd__query(r, "port") == NULL)
+            return gpd__fail(e, GP_EINVAL, "port",
+                             "port: the port inside the task is needed (?port=)");
+        if ((rc = gpd__query_int(r, "port", 1, 65535, &port, e)) < 0)
+            return rc;
+    }
+    int upgrade = header_has(r->conn, "Upgrade", "websocket");
+    if (!r->deferred_auth && (rc = check_access(r->d, &r->who, id, kind, e)) < 0)
+        return rc;
+    if (!upgrade) {
+        if (r->deferred_auth)
+            return gpd__fail(e, GP_EAUTH, "", "a token is needed (Authorization: Bearer)");
+        return gpd__reply_json(out, 200, json_pack("{s:b, s:I}", "ok", 1, "id", (json_int_t)id));
+    }
+    const char *key = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Sec-WebSocket-Key");
+    const char *ver =
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Sec-WebSocket-Version");
+    if (!header_has(r->conn, "Connection", "upgrade") || ver == NULL || strcmp(ver, "13") != 0)
+        return gpd__fail(e, GP_EINVAL, "Upgrade",
+                         "Upgrade: a WebSocket handshake needs Connection: Upgrade and "
+                         "Sec-WebSocket-Version: 13");
+    if (ws_accept(key, out->ws_accept) < 0)
+        return gpd__fail(e, GP_EINVAL, "Sec-WebSocket-Key",
+                         "Sec-WebSocket-Key: must be 16 bytes in base64 (24 characters)");
+    sess *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
+    s->all = r->d->sessions;
+    s->fd = s->be = -1;
+    s->id = id;
+    s->kind = kind;
+    s->port = (int32_t)port;
+    s->authed = !r->deferred_auth;
+    if (s->authed) {
+        s->who = r->who;
+        if ((rc = cap_take(r->d->sessions, s->who.user, kind == GP_SESSION_PORT, e)) < 0) {
+            free(s);
+            return rc;
+        }
+        s->counted = 1;
+    }
+    out->upgrade = s;
+    out->status = 101;
+    return 0;
+}
+
+int gpd__h_wl_attach(gpd__req *r, gpd__resp *out, gpd__err *e) {
+    return session_route(r, out, e, GP_SESSION_ATTACH);
+}
+
+int gpd__h_wl_exec(gpd__req *r, gpd__resp *out, gpd__err *e) {
+    return session_route(r, out, e, GP_SESSION_EXEC);
+}
+
+int gpd__h_wl_forward(gpd__req *r, gpd__resp *out, gpd__err *e) {
+    return session_route(r, out, e, GP_SESSION_PORT);
+}
+
+/* ---- The relay thread ----------------------------------------------------- */
+
+static void wake(gpd__sessions *g) {
+    uint64_t one = 1;
+    (void)!write(g->wake, &one, sizeof one);
+}
+
+static void free_argv(char **argv) {
+    for (size_t i = 0; argv != NULL && argv[i] != NULL; i++)
+        free(argv[i]);
+    free(argv);
+}
+
+static void sess_free(sess *s) {
+    if (s->counted)
+        cap_give(s->all, s->who.user, s->kind == GP_SESSION_PORT);
+    free_argv(s->argv);
+    free(s->extra);
+    free(s->bin);
+    free(s->bout);
+    free(s);
+}
+
+/* Ends a session for good: the executor's side is closed, the connection
+ * handed back to libmicrohttpd to close. */
+static void sess_destroy(sess *s) {
+    gpd__sessions *g = s->all;
+    if (s->fd >= 0)
+        epoll_ctl(g->ep, EPOLL_CTL_DEL, s->fd, NULL);
+    if (s->be >= 0) {
+        epoll_ctl(g->ep, EPOLL_CTL_DEL, s->be, NULL);
+        close(s->be);
+        s->be = -1;
+    }
+    if (s->ctx != NULL)
+        wslay_event_context_free(s->ctx);
+    s->ctx = NULL;
+    if (s->urh != NULL)
+        MHD_upgrade_action(s->urh, MHD_UPGRADE_ACTION_CLOSE);
+    s->urh = NULL;
+    s->fd = -1;
+    if (s->prev != NULL)
+        s->prev->next = s->next;
+    else if (g->live == s)
+        g->live = s->next;
+    if (s->next != NULL)
+        s->next->prev = s->prev;
+    s->prev = s->next = NULL;
+    if (s->st == S_OPENING) {
+        s->dead = 1; /* freed when its opening comes back */
+        return;
+    }
+    sess_free(s);
+}
+
+/* Queues a message for the client: the type byte and the payload. */
+static void ws_send(sess *s, int type, const void *payload, size_t len) {
+    if (s->ctx == NULL || s->st == S_CLOSING)
+        return;
+    uint8_t small[512];
+    uint8_t *buf = len + 1 <= sizeof small ? small : malloc(len + 1);
+    if (buf == NULL)
+        return;
+    buf[0] = (uint8_t)type;
+    if (len > 0)
+        memcpy(buf + 1, payload, len);
+    struct wslay_event_msg m = {WSLAY_BINARY_FRAME, buf, len + 1};
+    wslay_event_queue_msg(s->ctx, &m);
+    if (buf != small)
+        free(buf);
+}
+
+/* Sends ERROR (text) and closes the WebSocket. */
+static void sess_fail(sess *s, const char *text) {
+    ws_send(s, GP_CH_ERROR, text, strlen(text));
+    s->st = S_CLOSING;
+    if (s->be >= 0) {
+        epoll_ctl(s->all->ep, EPOLL_CTL_DEL, s->be, NULL);
+        close(s->be);
+        s->be = -1;
+    }
+}
+
+static void sess_end(sess *s) {
+    s->st = S_CLOSING;
+}
+
+/* Appends bytes for the executor's side (framed unless the session is a
+ * forwarded port). */
+static void be_put(sess *s, int type, const uint8_t *p, size_t len) {
+    size_t need = s->boutlen + len + GP_CH_HEAD;
+    uint8_t *nb = realloc(s->bout, need);
+    if (nb == NULL) {
+        sess_fail(s, "out of memory");
+        return;
+    }
+    s->bout = nb;
+    if (s->kind != GP_SESSION_PORT) {
+        gp_ch_head(s->bout + s->boutlen, type, len);
+        s->boutlen += GP_CH_HEAD;
+    }
+    memcpy(s->bout + s->boutlen, p, len);
+    s->boutlen += len;
+}
+
+static void *open_thread(void *arg);
+
+/* The first message: HELLO, JSON. */
+static void on_hello(sess *s, const uint8_t *p, size_t len) {
+    gpd__sessions *g = s->all;
+    json_error_t je;
+    json_t *j = json_loadb((const char *)p, len, JSON_REJECT_DUPLICATES, &je);
+    static const char *const known[] = {"token", "rows", "cols", "command", "tty", NULL};
+    gpd__err e = {0};
+    char msg[400];
+    int rc = 0;
+    if (!json_is_object(j)) {
+        rc = gpd__fail(&e, GP_EPARSE, "", "HELLO: must be a JSON object");
+    } else if ((rc = gpd__json_known(j, known, "HELLO", &e)) == 0) {
+        json_t *v;
+        const char *sizes[2] = {"rows", "cols"};
+        for (int i = 0; i < 2 && rc == 0; i++) {
+            v = json_object_get(j, sizes[i]);
+            if (v != NULL &&
+                (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65535))
+                rc = gpd__fail(&e, GP_EINVAL, sizes[i],
+                               "%s: must be a whole number from 1 to 65535", sizes[i]);
+            else if (v != NULL)
+                *(i == 0 ? &s->rows : &s->cols) = (uint16_t)json_integer_value(v);
+        }
+        v = json_object_get(j, "tty");
+        if (rc == 0 && v != NULL && !json_is_boolean(v))
+            rc = gpd__fail(&e, GP_EINVAL, "tty", "tty: must be true or false");
+        s->tty = json_is_true(v);
+        v = json_object_get(j, "command");
+        if (rc == 0 && s->kind == GP_SESSION_EXEC) {
+            size_t n = json_array_size(v);
+            if (!json_is_array(v) || n == 0 || n > MAX_ARGV) {
+                rc = gpd__fail(&e, GP_EINVAL, "command",
+                               "command: an array of 1 to %d strings is needed", MAX_ARGV);
+            } else if ((s->argv = calloc(n + 1, sizeof *s->argv)) == NULL) {
+                rc = gpd__fail(&e, GP_ENOMEM, "", "out of memory");
+            }
+            for (size_t i = 0; rc == 0 && i < n; i++) {
+                const char *a = json_string_value(json_array_get(v, i));
+                if (a == NULL || (i == 0 && a[0] == '\0'))
+                    rc = gpd__fail(&e, GP_EINVAL, "command",
+                                   "command: element %zu is not a (non-empty) string", i);
+                else if ((s->argv[i] = strdup(a)) == NULL)
+                    rc = gpd__fail(&e, GP_ENOMEM, "", "out of memory");
+            }
+        } else if (rc == 0 && v != NULL) {
+            rc = gpd__fail(&e, GP_EINVAL, "command", "command: only an exec session runs one");
+        }
+        v = json_object_get(j, "token");
+        if (rc == 0 && !s->authed) {
+            const char *tok = json_string_value(v);
+            if ((rc = gpd__auth_check(g->d->auth, tok, &s->who, &e)) == 0 &&
+                (rc = check_access(g->d, &s->who, s->id, s->kind, &e)) == 0 &&
+                (rc = cap_take(g, s->who.user, s->kind == GP_SESSION_PORT, &e)) == 0) {
+                s->counted = 1;
+                s->authed = 1;
+            }
+        }
+    } else {
+        rc = e.code;
+    }
+    json_decref(j);
+    if (rc < 0) {
+        snprintf(msg, sizeof msg, "%s", e.msg[0] ? e.msg : gp_strerror(rc));
+        sess_fail(s, msg);
+        return;
+    }
+    s->st = S_OPENING;
+    pthread_t th;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_mutex_lock(&g->mu);
+    g->openers++;
+    pthread_mutex_unlock(&g->mu);
+    if (pthread_create(&th, &at, open_thread, s) != 0) {
+        pthread_mutex_lock(&g->mu);
+        g->openers--;
+        pthread_mutex_unlock(&g->mu);
+        s->st = S_HELLO;
+        sess_fail(s, "cannot start the session: out of threads");
+    }
+    pthread_attr_destroy(&at);
+}
+
+/* Opens the executor's side (may block a few seconds): its own thread. */
+static void *open_thread(void *arg) {
+    sess *s = arg;
+    gpd__sessions *g = s->all;
+    opened *o = calloc(1, sizeof *o);
+    gpd__task_rec *t = NULL;
+    int n = 0;
+    gpd__err e = {0};
+    if (o != NULL) {
+        o->s = s;
+        o->fd = -1;
+        if (gpd__store_tasks_get(g->d->store, s->id, &t, &n, &e) < 0 || n < 1 || !t[0].handle[0]) {
+            o->rc = GP_ESTATE;
+            snprintf(o->err, sizeof o->err, "workload %llu has no running task",
+                     (unsigned long long)s->id);
+        } else {
+            gp_session_req req = {s->kind, s->rows, s->cols, s->tty, (const char *const *)s->argv,
+                                  s->port};
+            o->rc =
+                gpd__sched_session(g->d->sched, t[0].handle, &req, &o->fd, o->err, sizeof o->err);
+        }
+        gpd__task_recs_free(t, n);
+    }
+    pthread_mutex_lock(&g->mu);
+    if (o != NULL) {
+        o->next = g->done;
+        g->done = o;
+    }
+    g->openers--;
+    pthread_cond_broadcast(&g->idle);
+    pthread_mutex_unlock(&g->mu);
+    wake(g);
+    return NULL;
+}
+
+/* A message from the client. */
+static void on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
+                   void *ud) {
+    sess *s = ud;
+    (void)ctx;
+    if (s->st == S_CLOSING || arg->opcode == WSLAY_CONNECTION_CLOSE || arg->opcode == WSLAY_PING ||
+        arg->opcode == WSLAY_PONG)
+        return;
+    if (arg->opcode != WSLAY_BINARY_FRAME || arg->msg_length < 1) {
+        sess_fail(s, "message: every message is binary: a type byte, then its payload");
+        return;
+    }
+    int type = arg->msg[0];
+    const uint8_t *p = arg->msg + 1;
+    size_t len = arg->msg_length - 1;
+    char why[128];
+    if (gp_ch_client_check(type, p, len, why, sizeof why) < 0) {
+        sess_fail(s, why);
+        return;
+    }
+    if (s->st == S_HELLO) {
+        if (type != GP_CH_HELLO)
+            sess_fail(s, "message: the first message must be HELLO");
+        else
+            on_hello(s, p, len);
+        return;
+    }
+    if (type == GP_CH_HELLO || s->st != S_OPEN) {
+        sess_fail(s, "message: HELLO was sent already, or the session is not open yet");
+        return;
+    }
+    if (s->kind == GP_SESSION_PORT) {
+        if (type == GP_CH_DATA)
+            be_put(s, type, p, len);
+        else if (type == GP_CH_EOF && s->be >= 0)
+            shutdown(s->be, SHUT_WR);
+        else
+            sess_fail(s, "message: a forwarded port takes DATA and EOF only");
+        return;
+    }
+    if (type == GP_CH_DATA)
+        sess_fail(s, "message: DATA belongs to a forwarded port; a terminal takes STDIN");
+    else
+        be_put(s, type, p, len);
+}
+
+static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *ud) {
+    sess *s = ud;
+    (void)flags;
+    if (s->extra_off < s->nextra) {
+        size_t n = s->nextra - s->extra_off;
+        if (n > len)
+            n = len;
+        memcpy(buf, s->extra + s->extra_off, n);
+        s->extra_off += n;
+        return (ssize_t)n;
+    }
+    /* Back-pressure: nothing more is read while the executor's side has
+     * not taken what came before. */
+    if (s->boutlen - s->boutoff >= BE_OUT_MAX || s->st == S_OPENING) {
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
+    ssize_t r;
+    do
+        r = recv(s->fd, buf, len, 0);
+    while (r < 0 && errno == EINTR);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
+    if (r <= 0) {
+        wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+        return -1;
+    }
+    return r;
+}
+
+static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
+                       void *ud) {
+    sess *s = ud;
+    ssize_t r;
+    do
+        r = send(s->fd, data, len, MSG_NOSIGNAL | (flags & WSLAY_MSG_MORE ? MSG_MORE : 0));
+    while (r < 0 && errno == EINTR);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
+    if (r < 0) {
+        wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+        return -1;
+    }
+    s->stall_ms = 0;
+    return r;
+}
+
+/* Reads the executor's side while the client's queue has room. */
+static void be_read(sess *s) {
+    if (s->bin == NULL && (s->bin = malloc(BE_IN)) == NULL) {
+        sess_fail(s, "out of memory");
+        return;
+    }
+    if (s->kind == GP_SESSION_PORT) {
+        ssize_t r = read(s->be, s->bin + 1, BE_IN - 1);
+        if (r < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (r <= 0) {
+            ws_send(s, GP_CH_EOF, NULL, 0);
+            sess_end(s);
+            return;
+        }
+        s->bin[0] = GP_CH_DATA;
+        struct wslay_event_msg m = {WSLAY_BINARY_FRAME, s->bin, (size_t)r + 1};
+        wslay_event_queue_msg(s->ctx, &m);
+        return;
+    }
+    ssize_t r = read(s->be, s->bin + s->binlen, BE_IN - s->binlen);
+    if (r < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (r <= 0) {
+        sess_fail(s, "the session ended (the task's side closed it)");
+        return;
+    }
+    s->binlen += (size_t)r;
+    size_t off = 0;
+    for (;;) {
+        gp_ch_msg m;
+        long n = gp_ch_parse(s->bin + off, s->binlen - off, &m);
+        if (n == 0)
+            break;
+        if (n < 0) {
+            sess_fail(s, "the task's side sent a malformed message");
+            return;
+        }
+        if (m.type != GP_CH_STDOUT && m.type != GP_CH_STDERR && m.type != GP_CH_EXIT &&
+            m.type != GP_CH_ERROR && m.type != GP_CH_READY) {
+            sess_fail(s, "the task's side sent a message a client may not get");
+            return;
+        }
+        /* [type][payload] in place: the type byte over the length's last. */
+        uint8_t *msg = s->bin + off + GP_CH_HEAD - 1;
+        msg[0] = (uint8_t)m.type;
+        struct wslay_event_msg wm = {WSLAY_BINARY_FRAME, msg, m.len + 1};
+        wslay_event_queue_msg(s->ctx, &wm);
+        off += (size_t)n;
+        if (m.type == GP_CH_EXIT || m.type == GP_CH_ERROR) {
+            sess_end(s);
+            break;
+        }
+    }
+    memmove(s->bin, s->bin + off, s->binlen - off);
+    s->binlen -= off;
+}
+
+static void be_write(sess *s) {
+    while (s->boutoff < s->boutlen) {
+        ssize_t w = send(s->be, s->bout + s->boutoff, s->boutlen - s->boutoff, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (w <= 0) {
+            sess_fail(s, "the session ended (the task's side closed it)");
+            return;
+        }
+        s->boutoff += (size_t)w;
+    }
+    s->boutoff = s->boutlen = 0;
+}
+
+/* Sets what epoll watches for the session; destroys it once the WebSocket
+ * is done with. Returns 0, or -1 if it was destroyed. */
+static int sess_arm(sess *s, int64_t now) {
+    gpd__sessions *g = s->all;
+    if (s->ctx == NULL || (!wslay_event_want_read(s->ctx) && !wslay_event_want_write(s->ctx)) ||
+        (s->close_queued && !wslay_event_want_write(s->ctx))) {
+        sess_destroy(s);
+        return -1;
+    }
+    if (s->st == S_CLOSING && !s->close_queued && wslay_event_get_queued_msg_count(s->ctx) == 0) {
+        wslay_event_queue_close(s->ctx, WSLAY_CODE_NORMAL_CLOSURE, NULL, 0);
+        s->close_queued = 1;
+        if (wslay_event_send(s->ctx) != 0) {
+            sess_destroy(s);
+            return -1;
+        }
+    }
+    size_t queued = wslay_event_get_queued_msg_length(s->ctx);
+    if (queued >= WS_QUEUE_MAX && s->stall_ms == 0)
+        s->stall_ms = now;
+    if (queued < WS_QUEUE_MAX)
+        s->stall_ms = 0;
+    uint32_t ws = 0;
+    if (wslay_event_want_read(s->ctx) && s->boutlen - s->boutoff < BE_OUT_MAX && s->st != S_OPENING)
+        ws |= EPOLLIN;
+    if (wslay_event_want_write(s->ctx))
+        ws |= EPOLLOUT;
+    if (ws != s->ev_ws) {
+        struct epoll_event ev = {ws, {.ptr = &s->tws}};
+        epoll_ctl(g->ep, EPOLL_CTL_MOD, s->fd, &ev);
+        s->ev_ws = ws;
+    }
+    if (s->be >= 0) {
+        uint32_t be = 0;
+        if (queued < WS_QUEUE_MAX && s->st == S_OPEN)
+            be |= EPOLLIN;
+        if (s->boutoff < s->boutlen)
+            be |= EPOLLOUT;
+        if (be != s->ev_be) {
+            struct epoll_event ev = {be, {.ptr = &s->tbe}};
+            epoll_ctl(g->ep, EPOLL_CTL_MOD, s->be, &ev);
+            s->ev_be = be;
+        }
+    }
+    return 0;
+}
+
+static void on_ws(sess *s, uint32_t ev) {
+    if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && wslay_event_recv(s->ctx) != 0) {
+        sess_destroy(s);
+        return;
+    }
+    if (s->be >= 0 && s->boutoff < s->boutlen)
+        be_write(s);
+    if ((ev & EPOLLOUT) || wslay_event_want_write(s->ctx)) {
+        if (wslay_event_send(s->ctx) != 0) {
+            sess_destroy(s);
+            return;
+        }
+    }
+    sess_arm(s, gpd__now_ms());
+}
+
+static void on_be(sess *s, uint32_t ev) {
+    if (ev & EPOLLOUT)
+        be_write(s);
+    if (s->be >= 0 && (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
+        wslay_event_get_queued_msg_length(s->ctx) < WS_QUEUE_MAX)
+        be_read(s);
+    if (s->ctx != NULL && wslay_event_want_write(s->ctx) && wslay_event_send(s->ctx) != 0) {
+        sess_destroy(s);
+        return;
+    }
+    sess_arm(s, gpd__now_ms());
+}
+
+static void adopt(gpd__sessions *g, sess *s) {
+    static const struct wslay_event_callbacks cb = {on_recv, on_send, NULL,  NULL,
+                                                    NULL,    NULL,    on_msg};
+    s->tws = (tag){s, 0};
+    s->tbe = (tag){s, 1};
+    s->born_ms = gpd__now_ms();
+    int fl = fcntl(s->fd, F_GETFL);
+    fcntl(s->fd, F_SETFL, fl | O_NONBLOCK);
+    struct epoll_event ev = {EPOLLIN, {.ptr = &s->tws}};
+    s->ev_ws = EPOLLIN;
+    if (wslay_event_context_server_init(&s->ctx, &cb, s) != 0 ||
+        epoll_ctl(g->ep, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
+        sess_destroy(s);
+        return;
+    }
+    wslay_event_config_set_max_recv_msg_length(s->ctx, GP_CH_PAYLOAD_MAX + 1);
+    s->next = g->live;
+    if (g->live != NULL)
+        g->live->prev = s;
+    g->live = s;
+    /* Bytes that came with the handshake. */
+    if (s->nextra > 0)
+        on_ws(s, EPOLLIN);
+}
+
+static void got_opened(gpd__sessions *g, opened *o) {
+    sess *s = o->s;
+    if (s->dead) {
+        if (o->fd >= 0)
+            close(o->fd);
+        sess_free(s);
+        return;
+    }
+    s->st = S_OPEN;
+    if (o->rc < 0) {
+        sess_fail(s, o->err[0] ? o->err : gp_strerror(o->rc));
+    } else {
+        s->be = o->fd;
+        int fl = fcntl(s->be, F_GETFL);
+        fcntl(s->be, F_SETFL, fl | O_NONBLOCK);
+        struct epoll_event ev = {EPOLLIN, {.ptr = &s->tbe}};
+        s->ev_be = EPOLLIN;
+        epoll_ctl(g->ep, EPOLL_CTL_ADD, s->be, &ev);
+        ws_send(s, GP_CH_READY, NULL, 0);
+    }
+    on_ws(s, 0);
+}
+
+static void *relay(void *arg) {
+    gpd__sessions *g = arg;
+    struct epoll_event evs[64];
+    int64_t last_tick = 0;
+    for (;;) {
+        int n = epoll_wait(g->ep, evs, 64, 1000);
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.ptr == NULL) {
+                uint64_t v;
+                (void)!read(g->wake, &v, sizeof v);
+                continue;
+            }
+            tag *t = evs[i].data.ptr;
+            if (t->be)
+                on_be(t->s, evs[i].events);
+            else
+                on_ws(t->s, evs[i].events);
+        }
+        pthread_mutex_lock(&g->mu);
+        sess *in = g->inbox;
+        opened *done = g->done;
+        g->inbox = NULL;
+        g->done = NULL;
+        int stop = g->stop;
+        pthread_mutex_unlock(&g->mu);
+        while (in != NULL) {
+            sess *next = in->next;
+            in->next = NULL;
+            adopt(g, in);
+            in = next;
+        }
+        while (done != NULL) {
+            opened *next = done->next;
+            got_opened(g, done);
+            free(done);
+            done = next;
+        }
+        if (stop)
+            break;
+        int64_t now = gpd__now_ms();
+        if (now - last_tick < 1000)
+            continue;
+        last_tick = now;
+        for (sess *s = g->live, *next; s != NULL; s = next) {
+            next = s->next;
+            if (s->st == S_HELLO && now - s->born_ms > HELLO_MS) {
+                sess_fail(s, "HELLO: not sent within 10 s of the connection");
+            } else if (s->stall_ms != 0 && now - s->stall_ms > STALL_MS) {
+                /* The client takes nothing: it is cut off (the close frame
+                 * could not reach it either). */
+                sess_destroy(s);
+                continue;
+            } else if (s->st == S_CLOSING && s->stall_ms == 0) {
+                s->stall_ms = now;
+            } else if (s->st == S_CLOSING && now - s->stall_ms > 5000) {
+                sess_destroy(s);
+                continue;
+            }
+            sess_arm(s, now);
+        }
+    }
+    while (g->live != NULL)
+        sess_destroy(g->live);
+    return NULL;
+}
+
+/* ---- Start, stop, adoption ----------------------------------------------- */
+
+int gpd__sessions_start(gpd__daemon *d, gpd__err *e) {
+    gpd__sessions *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
+    g->d = d;
+    g->ep = epoll_create1(EPOLL_CLOEXEC);
+    g->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->idle, NULL);
+    struct epoll_event ev = {EPOLLIN, {.ptr = NULL}};
+    if (g->ep < 0 || g->wake < 0 || epoll_ctl(g->ep, EPOLL_CTL_ADD, g->wake, &ev) < 0 ||
+        pthread_create(&g->th, NULL, relay, g) != 0) {
+        if (g->ep >= 0)
+            close(g->ep);
+        if (g->wake >= 0)
+            close(g->wake);
+        free(g);
+        return gpd__fail(e, GP_ESYS, "", "cannot start the session relay");
+    }
+    g->started = 1;
+    d->sessions = g;
+    return 0;
+}
+
+void gpd__sessions_stop(gpd__sessions *g) {
+    if (g == NULL || !g->started)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->stop = 1;
+    pthread_mutex_unlock(&g->mu);
+    wake(g);
+    pthread_join(g->th, NULL);
+    g->started = 0;
+    /* Openings still under way finish (a few seconds at most); what they
+     * opened is closed. */
+    pthread_mutex_lock(&g->mu);
+    while (g->openers > 0)
+        pthread_cond_wait(&g->idle, &g->mu);
+    opened *done = g->done;
+    g->done = NULL;
+    sess *in = g->inbox;
+    g->inbox = NULL;
+    pthread_mutex_unlock(&g->mu);
+    while (done != NULL) {
+        opened *next = done->next;
+        if (done->fd >= 0)
+            close(done->fd);
+        sess_free(done->s);
+        free(done);
+        done = next;
+    }
+    while (in != NULL) {
+        sess *next = in->next;
+        MHD_upgrade_action(in->urh, MHD_UPGRADE_ACTION_CLOSE);
+        sess_free(in);
+        in = next;
+    }
+}
+
+void gpd__sessions_free(gpd__sessions *g) {
+    if (g == NULL)
+        return;
+    gpd__sessions_stop(g);
+    close(g->ep);
+    close(g->wake);
+    pthread_mutex_destroy(&g->mu);
+    pthread_cond_destroy(&g->idle);
+    free(g->uc);
+    free(g);
+}
+
+void gpd__session_adopt(gpd__sessions *g, void *pending, int fd, const char *extra, size_t nextra,
+                        struct MHD_UpgradeResponseHandle *urh) {
+    sess *s = pending;
+    s->all = g;
+    s->fd = fd;
+    s->urh = urh;
+    if (nextra > 0 && (s->extra = malloc(nextra)) != NULL) {
+        memcpy(s->extra, extra, nextra);
+        s->nextra = nextra;
+    }
+    pthread_mutex_lock(&g->mu);
+    int stopped = g->stop;
+    if (!stopped) {
+        s->next = g->inbox;
+        g->inbox = s;
+    }
+    pthread_mutex_unlock(&g->mu);
+    if (stopped) {
+        MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+        sess_free(s);
+        return;
+    }
+    wake(g);
+}
+
+void gpd__session_drop(gpd__sessions *g, void *pending) {
+    sess *s = pending;
+    s->all = g;
+    sess_free(s);
+}
