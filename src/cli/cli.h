@@ -118,6 +118,20 @@ int cmd_whoami(cli *c, int argc, char **argv);
 int cmd_usage(cli *c, int argc, char **argv);
 int cmd_export(cli *c, int argc, char **argv);
 
+int cmd_run(cli *c, int argc, char **argv);
+int cmd_attach(cli *c, int argc, char **argv);
+int cmd_exec(cli *c, int argc, char **argv);
+int cmd_port_forward(cli *c, int argc, char **argv);
+int cmd_notebook(cli *c, int argc, char **argv);
+
+/* The exit code for an HTTP status (main.c: the one map). */
+int cli_exit_for_status(int status);
+
+/* Fills b, a submission's JSON body, from a submit command line (argv[0]
+ * the command's name, what as usage errors name it): EXIT_OK or EXIT_USAGE
+ * after printing why. */
+int cli_submit_body(const char *what, int argc, char **argv, json_t *b);
+
 /* Help text of a command, or NULL. */
 const char *cli_help_text(const char *cmd);
 

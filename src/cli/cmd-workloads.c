@@ -47,7 +47,7 @@ static int submit_number(json_t *b, const char *flag, const char *v) {
 
 /* Builds the request body of submit into b from the command line (the
  * caller owns b, also on failure). Returns an exit code. */
-static int submit_body(int argc, char **argv, json_t *b) {
+int cli_submit_body(const char *what, int argc, char **argv, json_t *b) {
     static const char *const numbers[] = {"--gpu-memory",  "--gpu",        "--cpu",      "--memory",
                                           "--min-gang",    "--gang",       "--priority", "--grace",
                                           "--min-runtime", "--gpu-compute"};
@@ -73,7 +73,7 @@ static int submit_body(int argc, char **argv, json_t *b) {
             continue;
         }
         if (missing)
-            return cli_usage("submit", "%s needs a value", a);
+            return cli_usage(what, "%s needs a value", a);
         if (FLAG("--project"))
             json_object_set_new(b, "project", json_string(v));
         else if (FLAG("--name"))
@@ -85,7 +85,7 @@ static int submit_body(int argc, char **argv, json_t *b) {
         else if (FLAG("--selector")) {
             const char *eq = strchr(v, '=');
             if (!eq)
-                return cli_usage("submit", "--selector wants LABEL=VALUE, got %s", v);
+                return cli_usage(what, "--selector wants LABEL=VALUE, got %s", v);
             char name[256];
             snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
             json_object_set_new(selectors, name, json_string(eq + 1));
@@ -102,7 +102,7 @@ static int submit_body(int argc, char **argv, json_t *b) {
         else if (FLAG("--env")) {
             const char *eq = strchr(v, '=');
             if (!eq)
-                return cli_usage("submit", "--env wants NAME=VALUE, got %s", v);
+                return cli_usage(what, "--env wants NAME=VALUE, got %s", v);
             char name[256];
             snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
             json_object_set_new(env, name, json_string(eq + 1));
@@ -111,18 +111,18 @@ static int submit_body(int argc, char **argv, json_t *b) {
         else if (strcmp(a, "--no-preempt") == 0)
             json_object_set_new(b, "preemptible", json_false());
         else if (missing)
-            return cli_usage("submit", "%s needs a value", a);
+            return cli_usage(what, "%s needs a value", a);
         else
-            return cli_usage("submit", "unknown option %s (the command goes after --)", a);
+            return cli_usage(what, "unknown option %s (the command goes after --)", a);
         if (missing)
-            return cli_usage("submit", "%s needs a value", a);
+            return cli_usage(what, "%s needs a value", a);
     }
     if (!json_object_get(b, "project"))
-        return cli_usage("submit", "--project is required");
+        return cli_usage(what, "--project is required");
     if (ngpu > 1)
-        return cli_usage("submit", "give only one of --gpu, --gpu-memory, --mig");
+        return cli_usage(what, "give only one of --gpu, --gpu-memory, --mig");
     if (i >= argc - 1)
-        return cli_usage("submit", "the command to run goes after --");
+        return cli_usage(what, "the command to run goes after --");
     json_t *cmd = json_array();
     for (i++; i < argc; i++)
         json_array_append_new(cmd, json_string(argv[i]));
@@ -141,7 +141,7 @@ static int submit_body(int argc, char **argv, json_t *b) {
 
 int cmd_submit(cli *c, int argc, char **argv) {
     json_t *b = json_object(), *out;
-    int rc = submit_body(argc, argv, b);
+    int rc = cli_submit_body("submit", argc, argv, b);
     if (rc == EXIT_OK)
         rc = cli_call(c, "POST", "/api/v1/workloads", b, &out, NULL, NULL);
     json_decref(b);

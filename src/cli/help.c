@@ -56,6 +56,31 @@ static const struct {
                  "\n"
                  "Shows a workload: its request, state, why it waits (a sentence you can act on),\n"
                  "where its tasks run, every attempt with its outcome, and its event history.\n"},
+    {"run", "usage: gpupool run -it [--project P] [REQUEST] [--preemptible] [submit's options] "
+            "[-- COMMAND [ARGS...]]\n"
+            "\n"
+            "Submits an interactive workload with a terminal, prints its id, waits until it\n"
+            "runs and attaches (COMMAND: your login shell when none is given). The request\n"
+            "is submit's (--gpu 0.25, --gpu-memory 10G, --cpu N, --env ...). It starts only\n"
+            "within the project's deserved quota and is not preempted there; --preemptible\n"
+            "lets it borrow beyond, where it may be evicted.\n"
+            "Ctrl-P Ctrl-Q detaches (the workload keeps running; gpupool attach ID returns).\n"
+            "Exits with the command's status once it has started (gpupool help exit-codes).\n"},
+    {"attach", "usage: gpupool attach ID\n\nAttaches to an interactive workload's terminal: "
+               "its recent output first,\nthen what you type goes to it. Ctrl-P Ctrl-Q "
+               "detaches.\n"},
+    {"exec", "usage: gpupool exec [-it] ID -- COMMAND [ARGS...]\n\nRuns COMMAND in the "
+             "workload's task (its user, cgroups, namespaces and\nenvironment); -it gives it "
+             "a terminal. Exits with its status.\n"},
+    {"port-forward",
+     "usage: gpupool port-forward ID [LOCAL:]REMOTE\n\nListens on 127.0.0.1:LOCAL (default "
+     "REMOTE; 0: any free port) and carries each\nconnection to port REMOTE inside the "
+     "workload's task, until Ctrl-C. Refused\n(not yours, not running, not interactive) it "
+     "exits at once with the reason.\n"},
+    {"notebook", "usage: gpupool notebook [--project P] [--gpu 0.25] [REQUEST] [--local-port N]\n"
+                 "\nStarts Jupyter in an interactive workload and prints its local URL with\n"
+                 "Jupyter's token, then forwards to it until Ctrl-C (gpupool delete ID ends "
+                 "it).\n"},
     {"logs", "usage: gpupool logs [-f] [--task N] ID\n\nPrints a task's output; -f follows it "
              "until the workload ends.\n"},
     {"delete",

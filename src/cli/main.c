@@ -34,6 +34,11 @@ static const char main_help[] =
     "  node       node list: GPUs, slices, memory really used\n"
     "  usage      GPU-hours allocated, used, idle, borrowed, lent (--csv for chargeback)\n"
     "  export     workloads|nodes|projects as CSV for gpupool-sim plan (admins)\n"
+    "  run -it    an interactive session: a shell (or a command) on a terminal, attached\n"
+    "  attach     back to an interactive workload's terminal (Ctrl-P Ctrl-Q detaches)\n"
+    "  exec       run a command in a running interactive workload\n"
+    "  port-forward  a local port to a port inside an interactive workload\n"
+    "  notebook   Jupyter in an interactive workload, its local URL printed\n"
     "  token      API tokens: create, list, delete\n"
     "  whoami     the user, role and scope of the token in use\n"
     "\n"
@@ -66,7 +71,7 @@ int cli_usage(const char *cmd, const char *fmt, ...) {
 }
 
 /* The one map from an HTTP status to an exit code. */
-static int exit_for_status(int status) {
+int cli_exit_for_status(int status) {
     if (status >= 200 && status < 300)
         return EXIT_OK;
     switch (status) {
@@ -106,7 +111,7 @@ int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t 
         unreachable_hint(c);
         return EXIT_UNREACHABLE;
     }
-    int code = exit_for_status(resp.status);
+    int code = cli_exit_for_status(resp.status);
     if (code != EXIT_OK) {
         json_t *j = json_loadb(resp.body, resp.len, 0, NULL);
         const char *msg =
@@ -348,6 +353,10 @@ static int help(const char *what) {
 #define GP_CLI_EXIT_HELP_(sym, num, text) printf("  %d  %s\n", num, text);
         GP_CLI_EXIT_CODES(GP_CLI_EXIT_HELP_)
 #undef GP_CLI_EXIT_HELP_
+        puts("Once a session has started, run -it, attach and exec exit with the status of\n"
+             "the command in the workload (128+N when a signal N ended it), and 0 after a\n"
+             "detach (Ctrl-P Ctrl-Q); the codes above apply only when it could not start\n"
+             "or the connection was lost (3: the workload keeps running).");
         return EXIT_OK;
     }
     const char *t = cli_help_text(what);
@@ -367,7 +376,9 @@ static const struct {
     {"describe", cmd_describe}, {"logs", cmd_logs},     {"delete", cmd_stop},
     {"suspend", cmd_stop},      {"resume", cmd_stop},   {"queue", cmd_queue},
     {"node", cmd_node},         {"token", cmd_token},   {"whoami", cmd_whoami},
-    {"usage", cmd_usage},       {"export", cmd_export},
+    {"usage", cmd_usage},       {"export", cmd_export}, {"run", cmd_run},
+    {"attach", cmd_attach},     {"exec", cmd_exec},     {"port-forward", cmd_port_forward},
+    {"notebook", cmd_notebook},
 };
 
 int main(int argc, char **argv) {

@@ -43,6 +43,7 @@
 #include <wslay/wslay.h>
 
 #include "common/gp_channel.h"
+#include "common/gp_ws.h"
 #include "daemon/api.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
@@ -86,6 +87,7 @@ struct sess {
     int counted;
     int64_t born_ms, stall_ms;
     int dead;
+    int gone;         /* destroyed: freed after the current batch of events */
     int close_queued; /* the close frame is queued (after every message:
                          wslay sends control frames ahead of data) */
     uint32_t ev_ws, ev_be;
@@ -115,7 +117,8 @@ struct gpd__sessions {
     int openers;
     sess *inbox;
     opened *done;
-    sess *live; /* relay thread only */
+    sess *live;  /* relay thread only */
+    sess *grave; /* destroyed during a batch of events, freed after it */
     ucount *uc;
     size_t nuc;
 };
@@ -358,7 +361,10 @@ static void sess_destroy(sess *s) {
         s->dead = 1; /* freed when its opening comes back */
         return;
     }
-    sess_free(s);
+    /* Another event of the same batch may still name it. */
+    s->gone = 1;
+    s->next = s->all->grave;
+    s->all->grave = s;
 }
 
 /* Queues a message for the client: the type byte and the payload. */
@@ -595,36 +601,15 @@ static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, in
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
-    ssize_t r;
-    do
-        r = recv(s->fd, buf, len, 0);
-    while (r < 0 && errno == EINTR);
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-        return -1;
-    }
-    if (r <= 0) {
-        wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-        return -1;
-    }
-    return r;
+    return gp_ws_recv(ctx, s->fd, buf, len);
 }
 
 static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
                        void *ud) {
     sess *s = ud;
-    ssize_t r;
-    do
-        r = send(s->fd, data, len, MSG_NOSIGNAL | (flags & WSLAY_MSG_MORE ? MSG_MORE : 0));
-    while (r < 0 && errno == EINTR);
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+    ssize_t r = gp_ws_send(ctx, s->fd, data, len, flags);
+    if (r < 0)
         return -1;
-    }
-    if (r < 0) {
-        wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-        return -1;
-    }
     s->stall_ms = 0;
     return r;
 }
@@ -751,6 +736,8 @@ static int sess_arm(sess *s, int64_t now) {
 }
 
 static void on_ws(sess *s, uint32_t ev) {
+    if (s->gone)
+        return;
     if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && wslay_event_recv(s->ctx) != 0) {
         sess_destroy(s);
         return;
@@ -767,6 +754,8 @@ static void on_ws(sess *s, uint32_t ev) {
 }
 
 static void on_be(sess *s, uint32_t ev) {
+    if (s->gone)
+        return;
     if (ev & EPOLLOUT)
         be_write(s);
     if (s->be >= 0 && (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
@@ -827,6 +816,15 @@ static void got_opened(gpd__sessions *g, opened *o) {
     on_ws(s, 0);
 }
 
+/* Frees the sessions destroyed since the last call. */
+static void bury(gpd__sessions *g) {
+    while (g->grave != NULL) {
+        sess *s = g->grave;
+        g->grave = s->next;
+        sess_free(s);
+    }
+}
+
 static void *relay(void *arg) {
     gpd__sessions *g = arg;
     struct epoll_event evs[64];
@@ -866,6 +864,7 @@ static void *relay(void *arg) {
         }
         if (stop)
             break;
+        bury(g);
         int64_t now = gpd__now_ms();
         if (now - last_tick < 1000)
             continue;
@@ -890,6 +889,7 @@ static void *relay(void *arg) {
     }
     while (g->live != NULL)
         sess_destroy(g->live);
+    bury(g);
     return NULL;
 }
 

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""bench/bench-sessions.py — sessions on a real gpupoold on loopback (the
+issue's numbers, measured in one run; not a timed test):
+
+  - start: submit an interactive shell and attach until its prompt shows
+    (gpupool run -it's path: submit, wait running, WebSocket, READY, prompt);
+  - echo: one keystroke typed into a shell (cat, which echoes it back) and
+    its echo read, through gpupoold: p50 / p99 of round trips;
+  - forward: bytes through a port-forward from a task's TCP server
+    (MB/s, a sink in the task, a source here);
+  - api: GET /api/v1/workloads/{id} p99 while N sessions each print
+    about 10 KiB/s, against the same with no session.
+
+Usage: bench-sessions.py SERVER TOKEN PROJECT [SESSIONS] (the server's
+--max-user-sessions must allow SESSIONS + a few). Medians of RUNS runs."""
+import json
+import os
+import socket
+import statistics
+import struct
+import sys
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "daemon"))
+from wsclient import WS  # noqa: E402
+
+SERVER, TOKEN, PROJECT = sys.argv[1], sys.argv[2], sys.argv[3]
+NSESS = int(sys.argv[4]) if len(sys.argv) > 4 else 200
+RUNS = int(os.environ.get("GP_BENCH_RUNS", "5"))
+
+
+def api(method, path, body=None):
+    req = urllib.request.Request(SERVER + path, method=method,
+                                 data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.loads(r.read() or b"{}")
+
+
+def submit(cmd, env=None):
+    body = {"project": PROJECT, "command": cmd, "tty": True, "cpu": "0.01"}
+    if env:
+        body["env"] = env
+    return api("POST", "/api/v1/workloads", body)["id"]
+
+
+def wait_running(wid):
+    while True:
+        st = api("GET", f"/api/v1/workloads/{wid}")["state"]
+        if st == "running":
+            return
+        if st in ("failed", "succeeded", "deleted"):
+            raise RuntimeError(f"workload {wid} {st}")
+        time.sleep(0.005)
+
+
+def attach(wid):
+    ws = WS(SERVER, f"/api/v1/workloads/{wid}/attach", TOKEN)
+    ws.hello(rows=24, cols=80)
+    ws.until(lambda t, p, o: t == "READY")
+    return ws
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def bench_start():
+    t0 = time.perf_counter()
+    wid = submit(["/bin/sh", "-i"], env={"PS1": "gp$ "})
+    wait_running(wid)
+    ws = attach(wid)
+    ws.until(lambda t, p, o: o.rstrip().endswith(b"$"))
+    dt = time.perf_counter() - t0
+    ws.close()
+    api("DELETE", f"/api/v1/workloads/{wid}")
+    return dt
+
+
+def bench_echo(n=2000):
+    wid = submit(["cat"])
+    wait_running(wid)
+    ws = attach(wid)
+    ws.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    rtts = []
+    for i in range(n):
+        ch = bytes([97 + i % 26])
+        t0 = time.perf_counter()
+        ws.send("STDIN", ch)
+        ws.until(lambda t, p, o: ch in o)
+        rtts.append(time.perf_counter() - t0)
+    ws.close()
+    api("DELETE", f"/api/v1/workloads/{wid}")
+    return pct(rtts, 0.5) * 1000, pct(rtts, 0.99) * 1000
+
+
+def bench_forward(total=512 << 20):
+    port = 21000 + os.getpid() % 20000
+    wid = submit(["python3", "-c",
+                  "import socket\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
+                  "socket.SO_REUSEADDR,1);s.bind(('127.0.0.1',%d));s.listen(8)\n"
+                  "while True:\n c,_=s.accept()\n n=0\n while True:\n  d=c.recv(1<<20)\n"
+                  "  if not d: break\n  n+=len(d)\n c.sendall(str(n).encode());c.close()" % port])
+    wait_running(wid)
+    while True:
+        f = WS(SERVER, f"/api/v1/workloads/{wid}/port-forward?port={port}", TOKEN)
+        f.hello()
+        t, p = f.recv()
+        if t == "READY":
+            break
+        f.close()
+        time.sleep(0.05)
+    chunk = b"x" * 65535
+    t0 = time.perf_counter()
+    sent = 0
+    while sent < total:
+        f.send("DATA", chunk)
+        sent += len(chunk)
+    f.send("EOF")
+    t, p, out = f.until(lambda t, p, o: t == "EOF" or o.isdigit() and int(o) >= sent)
+    dt = time.perf_counter() - t0
+    f.close()
+    api("DELETE", f"/api/v1/workloads/{wid}")
+    return sent / dt / 1e6
+
+
+def api_p99(wid, n=300):
+    lat = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        api("GET", f"/api/v1/workloads/{wid}")
+        lat.append(time.perf_counter() - t0)
+    return pct(lat, 0.99) * 1000
+
+
+def bench_api(nsess):
+    printers = []
+    probe = submit(["sleep", "3600"])
+    wait_running(probe)
+    idle = api_p99(probe)
+    # N sessions each printing 10 KiB a second, read by N clients.
+    wids = [submit(["sh", "-c", "while :; do head -c 10240 /dev/zero | tr '\\0' x; echo; "
+                    "sleep 1; done"]) for _ in range(nsess)]
+    for w in wids:
+        wait_running(w)
+    stop = threading.Event()
+
+    def reader(w):
+        ws = attach(w)
+        ws.sock.settimeout(5)
+        while not stop.is_set():
+            try:
+                ws.recv()
+            except Exception:
+                break
+        ws.sock.close()
+
+    threads = [threading.Thread(target=reader, args=(w,), daemon=True) for w in wids]
+    for t in threads:
+        t.start()
+    time.sleep(3)
+    busy = api_p99(probe)
+    stop.set()
+    for w in wids + [probe]:
+        api("DELETE", f"/api/v1/workloads/{w}")
+    return idle, busy
+
+
+starts = [bench_start() for _ in range(RUNS)]
+print(f"run -it to a prompt: median {statistics.median(starts) * 1000:.0f} ms "
+      f"(runs: {', '.join(f'{s * 1000:.0f}' for s in starts)}) target <= 1000 ms")
+echo = [bench_echo() for _ in range(RUNS)]
+print(f"keystroke echo: p50 median {statistics.median(e[0] for e in echo):.2f} ms, "
+      f"p99 median {statistics.median(e[1] for e in echo):.2f} ms target p99 <= 5 ms")
+fw = [bench_forward() for _ in range(RUNS)]
+print(f"port-forward: median {statistics.median(fw):.0f} MB/s "
+      f"(runs: {', '.join(f'{x:.0f}' for x in fw)}) target >= 500 MB/s")
+idle, busy = bench_api(NSESS)
+print(f"API p99 idle {idle:.2f} ms, with {NSESS} sessions printing 10 KiB/s {busy:.2f} ms "
+      f"({busy / idle:.2f}x) target <= 2x")

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""tests/daemon/cli_sessions.py — the cases of test-cli-sessions.sh, as TAP:
+the gpupool command on a real pseudo-terminal (python's pty module) against
+a real gpupoold: run -it, detach, attach, Ctrl-C, exit status, exec,
+port-forward to a real HTTP server in the task, refusals, and a real Jupyter
+reached through gpupool notebook. Waits on conditions, never on fixed sleeps."""
+import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+GP = os.environ["GP"]
+n = failed = 0
+
+
+def ok(cond, name, detail=""):
+    global n, failed
+    n += 1
+    print(("ok" if cond else "not ok") + f" {n} - {name}")
+    if not cond:
+        failed += 1
+        for line in str(detail).splitlines()[-12:]:
+            print(f"#   {line}")
+    sys.stdout.flush()
+
+
+def spawn(args, env=None):
+    pid, fd = pty.fork()
+    if pid == 0:
+        if env:
+            os.environ.update(env)
+        os.execvp(args[0], args)
+    return pid, fd
+
+
+class Term:
+    def __init__(self, args, env=None):
+        self.pid, self.fd = spawn(args, env)
+        self.buf = b""
+
+    def expect(self, needle, limit=60):
+        end = time.time() + limit
+        while needle not in self.buf and time.time() < end:
+            r, _, _ = select.select([self.fd], [], [], 0.5)
+            if r:
+                try:
+                    d = os.read(self.fd, 65536)
+                except OSError:
+                    break
+                if not d:
+                    break
+                self.buf += d
+        if needle not in self.buf:
+            raise RuntimeError(f"{needle!r} never came; got {self.buf[-400:]!r}")
+        i = self.buf.index(needle) + len(needle)
+        out, self.buf = self.buf[:i], self.buf[i:]
+        return out
+
+    def type(self, s):
+        os.write(self.fd, s.encode() if isinstance(s, str) else s)
+
+    def wait(self, limit=60):
+        end = time.time() + limit
+        while time.time() < end:
+            try:
+                r, _, _ = select.select([self.fd], [], [], 0.2)
+                if r:
+                    self.buf += os.read(self.fd, 65536)
+            except OSError:
+                pass
+            p, st = os.waitpid(self.pid, os.WNOHANG)
+            if p == self.pid:
+                return os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st)
+        os.kill(self.pid, signal.SIGKILL)
+        return None
+
+
+def case(name, fn):
+    try:
+        fn()
+    except Exception as e:  # a case that breaks fails alone
+        ok(False, name, repr(e))
+
+
+def gp(*args, token=None):
+    env = dict(os.environ)
+    if token:
+        env["GPUPOOL_TOKEN"] = token
+    return subprocess.run([GP, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+# ---- run -it, detach, attach, Ctrl-C, exit status ----
+t = Term([GP, "run", "-it", "--project", "proj", "--gpu", "0.25", "--env", "PS1=gp$ ", "--",
+          "/bin/bash", "--norc", "-i"])
+head = t.expect(b"gp$ ")
+wid = re.search(rb"workload (\d+)", head).group(1).decode()
+ok(True, "run -it prints the workload's id and reaches the shell's prompt")
+t.type("GPVAR=kept; echo hi-$((6*7))\r")
+t.expect(b"hi-42")
+ok(True, "typed into the remote shell, read its answer")
+t.type(b"\x10\x11")
+t.expect(b"detached")
+ok(t.wait() == 0, "Ctrl-P Ctrl-Q detaches: the CLI exits 0")
+ok(gp("describe", wid, "--json").stdout.count('"running"') > 0, "the workload keeps running")
+t = Term([GP, "attach", wid])
+ok(b"hi-42" in t.expect(b"hi-42"), "attach replays the recent output")
+t.type("echo var=$GPVAR\r")
+t.expect(b"var=kept")
+ok(True, "a shell variable set before the detach is still there")
+t.type("stty size\r")
+t.expect(b"stty size")
+ok(re.search(rb"\d+ \d+", t.expect(b"gp$ ")) is not None, "the terminal's size was sent")
+t.type("sleep 300\r")
+t.expect(b"sleep 300")
+for _ in range(40):
+    t.type(b"\x03")
+    try:
+        t.expect(b"gp$ ", limit=1)
+        break
+    except RuntimeError:
+        pass
+t.type("echo back-$((2+3))\r")
+t.expect(b"back-5")
+ok(True, "Ctrl-C reaches the workload's foreground command")
+
+# ---- exec ----
+r = gp("exec", wid, "--", "sh", "-c", "echo exec-$GPUPOOL_WORKLOAD_ID; exit 4")
+ok(r.returncode == 4 and f"exec-{wid}" in r.stdout, "exec runs in the task with its environment "
+   "and exits with the command's status", (r.returncode, r.stdout, r.stderr))
+# One exec after another (the relay once freed a session that an event of
+# the same batch still named, and gpupoold died after a few of these).
+codes = [gp("exec", wid, "--", "sh", "-c", "exit 4").returncode for _ in range(20)]
+ok(codes == [4] * 20, "20 exec sessions one after another, each with its status", codes)
+e = Term([GP, "exec", "-it", wid, "--", "sh", "-c", "tty; exit 0"])
+ok(b"/dev/pts/" in e.expect(b"/dev/pts/") and e.wait() == 0, "exec -it runs on a terminal")
+
+# ---- port-forward to a real HTTP server in the task ----
+t.type("cd /tmp && python3 -m http.server 18765 --bind 127.0.0.1 >/dev/null 2>&1 &\r")
+pf = subprocess.Popen([GP, "port-forward", wid, "0:18765"], stdout=subprocess.PIPE,
+                      stderr=subprocess.PIPE, text=True)
+line = pf.stdout.readline()
+m = re.search(r"127\.0\.0\.1:(\d+)", line)
+ok(m is not None, "port-forward listens on loopback and says where", line)
+body = None
+end = time.time() + 60
+while m and time.time() < end and body is None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{m.group(1)}/", timeout=10) as resp:
+            body = resp.read()
+    except Exception:
+        time.sleep(0.2)
+ok(body is not None and b"Directory listing" in body,
+   "an HTTP request through port-forward reaches the server in the task")
+pf.terminate()
+pf.wait()
+
+# ---- refusals: at once, non-zero, with the reason ----
+tb = os.environ["GP_TOKEN_B"]
+for args in (["attach", wid], ["exec", wid, "--", "true"], ["port-forward", wid, "0:80"]):
+    t0 = time.time()
+    r = gp(*args, token=tb)
+    ok(r.returncode != 0 and time.time() - t0 < 30 and r.stderr.strip() != "",
+       f"another user's token: {args[0]} refused at once with the reason", r.stderr)
+r = gp("port-forward", "999999", "8000")
+ok(r.returncode == 5, "port-forward to an unknown workload: exit 5 at once", r.stderr)
+r = gp("port-forward", wid, "70000")
+ok(r.returncode == 2, "a port out of range: a usage error", r.stderr)
+
+# the command's exit status becomes the CLI's
+t.type("exit 7\r")
+ok(t.wait() == 7, "the shell's exit status becomes the CLI's")
+
+# ---- a real Jupyter through gpupool notebook ----
+if os.path.exists("/usr/bin/jupyter-notebook"):
+    nb = subprocess.Popen([GP, "notebook", "--project", "proj", "--gpu", "0.25"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = None
+    end = time.time() + 240
+    while time.time() < end:
+        r, _, _ = select.select([nb.stdout], [], [], 1)
+        if r:
+            line = nb.stdout.readline()
+            m = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\w+)", line)
+            if m:
+                url = m
+                break
+            if not line:
+                break
+    ok(url is not None, "gpupool notebook prints the local URL with Jupyter's token")
+    status = None
+    if url:
+        req = urllib.request.Request(url.group(1) + "/api/status",
+                                     headers={"Authorization": f"token {url.group(2)}"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                status = json.loads(resp.read())
+        except Exception as ex:
+            status = ex
+    ok(isinstance(status, dict) and "started" in status,
+       "Jupyter's API answers through the forward with its token", status)
+    nb.terminate()
+    nb.wait()
+else:
+    ok(True, "# SKIP jupyter-notebook not installed (scripts/install-deps.sh)")
+
+print(f"1..{n}")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,14 @@
+#!/bin/sh
+# The gpupool command's sessions on a real pseudo-terminal against a real
+# gpupoold (tests/daemon/cli_sessions.py holds the cases): run -it, detach
+# and attach, Ctrl-C, exit status, exec, port-forward to a real HTTP server in
+# the task, another user's token refused, and gpupool notebook's Jupyter.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+trap 'cleanup' EXIT
+D=$TMP/pool
+mkdir -p "$D"
+gpd_start "$D" --period 200ms --poll 200ms || exit 1
+$GP queue create dept --deserved 8 >/dev/null && $GP queue create proj --parent dept --deserved 8 >/dev/null
+TB=$($GP token create --user other --role researcher --scope proj | head -1)
+GP=$GP GP_TOKEN_B=$TB python3 tests/daemon/cli_sessions.py
