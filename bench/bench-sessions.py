@@ -6,17 +6,19 @@ issue's numbers, measured in one run; not a timed test):
     (gpupool run -it's path: submit, wait running, WebSocket, READY, prompt);
   - echo: one keystroke typed into a shell (cat, which echoes it back) and
     its echo read, through gpupoold: p50 / p99 of round trips;
-  - forward: bytes through a port-forward from a task's TCP server
-    (MB/s, a sink in the task, a source here);
+  - forward: bytes through `gpupool port-forward` to a sink in the task
+    (MB/s; a plain socket here is the source);
   - api: GET /api/v1/workloads/{id} p99 while N sessions each print
     about 10 KiB/s, against the same with no session.
 
-Usage: bench-sessions.py SERVER TOKEN PROJECT [SESSIONS] (the server's
+Usage: [GP=build/gpupool] bench-sessions.py SERVER TOKEN PROJECT [SESSIONS] (the server's
 --max-user-sessions must allow SESSIONS + a few). Medians of RUNS runs."""
 import json
 import os
+import re
 import socket
 import statistics
+import subprocess
 import struct
 import sys
 import threading
@@ -28,6 +30,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from wsclient import WS  # noqa: E402
 
 SERVER, TOKEN, PROJECT = sys.argv[1], sys.argv[2], sys.argv[3]
+GP = os.environ.get("GP", "build/gpupool")
 NSESS = int(sys.argv[4]) if len(sys.argv) > 4 else 200
 RUNS = int(os.environ.get("GP_BENCH_RUNS", "5"))
 
@@ -98,7 +101,9 @@ def bench_echo(n=2000):
     return pct(rtts, 0.5) * 1000, pct(rtts, 0.99) * 1000
 
 
-def bench_forward(total=512 << 20):
+def bench_forward(total=1 << 30):
+    """Through `gpupool port-forward` (the C client): a plain socket here
+    sends total bytes to a sink in the task, which answers their count."""
     port = 21000 + os.getpid() % 20000
     wid = submit(["python3", "-c",
                   "import socket\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
@@ -106,25 +111,38 @@ def bench_forward(total=512 << 20):
                   "while True:\n c,_=s.accept()\n n=0\n while True:\n  d=c.recv(1<<20)\n"
                   "  if not d: break\n  n+=len(d)\n c.sendall(str(n).encode());c.close()" % port])
     wait_running(wid)
+    env = dict(os.environ, GPUPOOL_SERVER=SERVER, GPUPOOL_TOKEN=TOKEN)
+    pf = subprocess.Popen([GP, "port-forward", str(wid), f"0:{port}"], stdout=subprocess.PIPE,
+                          env=env, text=True)
+    local = int(re.search(r"127\.0\.0\.1:(\d+)", pf.stdout.readline()).group(1))
+    chunk = b"x" * (1 << 20)
     while True:
-        f = WS(SERVER, f"/api/v1/workloads/{wid}/port-forward?port={port}", TOKEN)
-        f.hello()
-        t, p = f.recv()
-        if t == "READY":
+        c = socket.create_connection(("127.0.0.1", local))
+        t0 = time.perf_counter()
+        try:
+            c.sendall(chunk)
             break
-        f.close()
-        time.sleep(0.05)
-    chunk = b"x" * 65535
-    t0 = time.perf_counter()
-    sent = 0
+        except OSError:
+            c.close()
+            time.sleep(0.05)  # the sink was not listening yet
+    sent = len(chunk)
     while sent < total:
-        f.send("DATA", chunk)
+        c.sendall(chunk)
         sent += len(chunk)
-    f.send("EOF")
-    t, p, out = f.until(lambda t, p, o: t == "EOF" or o.isdigit() and int(o) >= sent)
+    c.shutdown(socket.SHUT_WR)
+    got = b""
+    while True:
+        d = c.recv(64)
+        if not d:
+            break
+        got += d
     dt = time.perf_counter() - t0
-    f.close()
+    c.close()
+    pf.terminate()
+    pf.wait()
     api("DELETE", f"/api/v1/workloads/{wid}")
+    if int(got or 0) != sent:
+        raise RuntimeError(f"the sink counted {got!r} of {sent}")
     return sent / dt / 1e6
 
 

@@ -16,6 +16,7 @@ import time
 import urllib.request
 
 GP = os.environ["GP"]
+GPU = os.environ.get("GP_SESS_GPU", "0.25")
 n = failed = 0
 
 
@@ -96,7 +97,7 @@ def gp(*args, token=None):
 
 
 # ---- run -it, detach, attach, Ctrl-C, exit status ----
-t = Term([GP, "run", "-it", "--project", "proj", "--gpu", "0.25", "--env", "PS1=gp$ ", "--",
+t = Term([GP, "run", "-it", "--project", "proj", "--gpu", GPU, "--env", "PS1=gp$ ", "--",
           "/bin/bash", "--norc", "-i"])
 head = t.expect(b"gp$ ")
 wid = re.search(rb"workload (\d+)", head).group(1).decode()
@@ -178,7 +179,7 @@ ok(t.wait() == 7, "the shell's exit status becomes the CLI's")
 
 # ---- a real Jupyter through gpupool notebook ----
 if os.path.exists("/usr/bin/jupyter-notebook"):
-    nb = subprocess.Popen([GP, "notebook", "--project", "proj", "--gpu", "0.25"],
+    nb = subprocess.Popen([GP, "notebook", "--project", "proj", "--gpu", GPU],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = None
     end = time.time() + 240

@@ -55,7 +55,7 @@ def wait_state(wid, want, limit=60):
 
 
 def submit(command, tty=True, **kw):
-    body = {"project": "proj", "command": command, "gpu": 0.25}
+    body = {"project": "proj", "command": command, "gpu": os.environ.get("GP_SESS_GPU", "0.25")}
     if tty:
         body["tty"] = True
     body.update(kw)

@@ -5,6 +5,13 @@
 # the task, another user's token refused, and gpupool notebook's Jupyter.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
+# A sanitizer build's interposer cannot be preloaded into the tasks' programs:
+# there the sessions run on whole GPUs, which get no interposer.
+case $B in
+*asan* | *tsan*) GP_SESS_GPU=1 ;;
+*) GP_SESS_GPU=0.25 ;;
+esac
+export GP_SESS_GPU
 trap 'cleanup' EXIT
 D=$TMP/pool
 mkdir -p "$D"
