@@ -2,6 +2,7 @@
  * api-admin.c — the routes about the pool itself and who may use it: health,
  * whoami, nodes (GPUs with each slice and its real memory use) and tokens.
  */
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +20,30 @@ int gpd__h_health(gpd__req *r, gpd__resp *out, gpd__err *e) {
     return gpd__reply_json(out, 200, json_pack("{s:b}", "ok", 1));
 }
 
+/* The home directory the caller's tasks would start from by default in the
+ * console's form: its Unix user's, or the daemon's own user's in single-user
+ * mode (where every task runs as the daemon); "" if this host does not know. */
+static void home_of(const char *unix_user, char *out, size_t len) {
+    char buf[4096];
+    struct passwd pw, *res = NULL;
+    out[0] = '\0';
+    if (geteuid() != 0)
+        getpwuid_r(geteuid(), &pw, buf, sizeof buf, &res);
+    else if (unix_user[0] != '\0')
+        getpwnam_r(unix_user, &pw, buf, sizeof buf, &res);
+    if (res != NULL && res->pw_dir != NULL && res->pw_dir[0] == '/')
+        snprintf(out, len, "%s", res->pw_dir);
+}
+
 int gpd__h_whoami(gpd__req *r, gpd__resp *out, gpd__err *e) {
     (void)e;
+    char home[PATH_MAX];
+    home_of(r->who.unix_user, home, sizeof home);
     return gpd__reply_json(out, 200,
-                           json_pack("{s:s, s:s, s:s, s:s, s:I}", "user", r->who.user, "role",
+                           json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "user", r->who.user, "role",
                                      gpd__role_name(r->who.role), "scope", r->who.scope,
                                      "unix_user", r->who.unix_user, "token_id",
-                                     (json_int_t)r->who.token_id));
+                                     (json_int_t)r->who.token_id, "home", home));
 }
 
 /* ---- Nodes ---------------------------------------------------------------- */

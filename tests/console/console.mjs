@@ -2,10 +2,11 @@
 // (Debian's chromium, through playwright-core; no browser is downloaded)
 // and prints TAP. test-console.sh starts the daemon and gives, in the
 // environment: SERVER, ADMIN_TOKEN, RESEARCHER_TOKEN, DEPT_TOKEN, PENDING_ID, OTHER_ID (the
-// admin's workload in the researcher's project), XSS_NAME,
+// admin's workload in the researcher's project), XSS_NAME, HOME_DIR (the admin's
+// Unix user's home directory, the form's default working directory),
 // and SHOTS (a directory for screenshots of each page, or empty).
 import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -46,7 +47,7 @@ async function signIn(page, token) {
   await page.goto(SERVER + '/');
   await page.fill('#token', token);
   await page.click('#signin-form button');
-  await page.waitForSelector('#nav:not([hidden])');
+  await page.locator('#nav').waitFor({ state: 'visible' });
 }
 const text = (page, sel) => page.locator(sel).first().textContent();
 // Polls until the text of sel matches re (waitForFunction would need eval,
@@ -66,6 +67,9 @@ try {
   const csp = resp.headers()['content-security-policy'] || '';
   ok(/script-src 'self'/.test(csp) && !/unsafe-inline/.test(csp), 'the console is served with a strict Content-Security-Policy', csp);
   await shot(page, 'signin');
+  await page.locator('#token').waitFor({ state: 'visible' });
+  ok(!(await page.locator('#nav').isVisible()), 'signed out, the navigation is not shown (seen, not only an attribute)');
+  ok(!(await page.locator('#signout').isVisible()), 'nor the sign-out button');
   const missing = await page.request.get(SERVER + '/console/nope.js');
   ok(missing.status() === 404, 'a file the console does not have is 404', missing.status());
 
@@ -86,7 +90,9 @@ try {
   await page.goto(SERVER + '/#/submit');
   await page.waitForSelector('#submit-form');
   await page.selectOption('#f-project', 'nlp');
-  await page.fill('#f-command', 'echo started; sleep 300');
+  const workdir = await page.locator('#f-workdir').inputValue();
+  ok(workdir === env.HOME_DIR, 'the working directory is offered, its default (the home directory) shown', workdir);
+  await page.fill('#f-command', 'echo started in $(pwd); i=0; while [ $i -lt 400 ]; do echo line $i; i=$((i+1)); sleep 0.05; done; sleep 300');
   await page.fill('#f-gpu', '1.5');
   await page.click('#submit-form button[type=submit]');
   await waitText(page, '#err-gpu', /./);
@@ -108,6 +114,17 @@ try {
   ok((await page.locator('tr:has(th:text-is("asks for")) td').first().textContent()).includes('0.5'), 'it asks for 0.5 GPU');
   await waitText(page, '#log', /started/);
   ok(true, 'its log is tailed live');
+  ok((await text(page, '#log')).includes('started in ' + env.HOME_DIR + '\n'), 'it ran in the working directory of the form', (await text(page, '#log')).slice(0, 80));
+  // The log follows its end as the task writes, unless the reader scrolls up.
+  const logPos = () => page.locator('#log').evaluate((e) => ({ top: e.scrollTop, end: e.scrollHeight - e.clientHeight }));
+  await waitText(page, '#log', /line 60\n/);
+  await waitText(page, '#log', /line 100\n/);
+  let pos = await logPos();
+  ok(pos.end > 0 && pos.top >= pos.end - 8, 'the live log shows its last lines as they come', JSON.stringify(pos));
+  await page.locator('#log').evaluate((e) => { e.scrollTop = 0; });
+  await waitText(page, '#log', /line 160\n/);
+  pos = await logPos();
+  ok(pos.top === 0 && pos.end > 0, 'and stays where the reader scrolled up to', JSON.stringify(pos));
   await shot(page, 'workload');
   await page.goto(SERVER + '/#/nodes');
   await page.waitForSelector('.gpu svg');
@@ -161,6 +178,42 @@ try {
   const both = first.concat(await ids());
   ok(newest.length > 10 && both.join(',') === newest.slice(0, both.length).join(','), 'a heading orders all pages (newest first), and the next page follows on', both.join(',') + ' vs ' + newest.join(','));
 
+  // States are badges; the form's workload shows its command as the shell reads it.
+  ok(await page.locator('#workloads .badge.state-pending').first().isVisible(), 'workload states are shown as badges');
+  await page.goto(SERVER + '/#/workload/' + wid);
+  await page.waitForSelector('code.command');
+  const cmdShown = await text(page, 'code.command');
+  ok(cmdShown.startsWith("sh -c 'echo started in $(pwd); i=0;"), 'the command is shown quoted as the shell reads it', cmdShown);
+  await page.goto(SERVER + '/#/nodes');
+  await page.waitForSelector('#node-legend .swatch');
+  const swatches = await page.locator('#node-legend .swatch').evaluateAll((e) => e.map((x) => getComputedStyle(x).backgroundColor));
+  ok(swatches.length >= 2 && new Set(swatches).size === swatches.length, 'each project shown on the nodes page has a colour of its own', swatches.join(' '));
+
+  // A thousand workloads waiting for the same reason: the page draws its
+  // first rows at once, the rest as they are scrolled to, and the reason once.
+  const auth = { Authorization: 'Bearer ' + env.ADMIN_TOKEN, 'Content-Type': 'application/json' };
+  for (let i = 0; i < 1000; i += 10)
+    await Promise.all(Array.from({ length: 10 }, (_, j) => fetch(SERVER + '/api/v1/workloads', { method: 'POST', headers: auth,
+      body: JSON.stringify({ project: 'infra', gpu: '1', name: 'bulk-' + (i + j), command: ['true'] }) })));
+  await page.goto(SERVER + '/#/workloads');
+  await page.waitForSelector('#workloads');
+  await page.selectOption('select[aria-label=state]', 'pending');
+  await waitText(page, '#page .toolbar .muted', /shown/);
+  const t0 = Date.now();
+  await page.selectOption('select[aria-label="per page"]', '1000');
+  await waitText(page, '#page .toolbar .muted', /, 1000 shown/);
+  await page.locator('#workloads tr[data-id]').first().waitFor({ state: 'visible' });
+  const drawn = Date.now() - t0;
+  console.log(`# the workloads page with 1000 rows: first rows on screen ${drawn} ms after asking`);
+  const made = await page.locator('#workloads tr[data-id]').count();
+  ok(made <= 101, 'of 1,000 rows, only those near the screen are made', made);
+  ok(await page.locator('#workloads td.ditto').first().isVisible(), 'a reason the row above gives is not repeated');
+  await page.locator('#workloads tr.more').scrollIntoViewIfNeeded();
+  await page.locator('#workloads tr[data-id]').nth(150).waitFor({ state: 'attached' });
+  ok(await page.locator('#workloads tr[data-id]').count() > 101, 'scrolling down makes the next rows');
+  await page.selectOption('select[aria-label="per page"]', '100');
+  await waitText(page, '#page .toolbar .muted', /, 100 shown/);
+
   for (const [name, sel] of [['quotas', 'td.qname'], ['plan', '#page h1']]) {
     await page.goto(SERVER + '/#/' + name);
     await page.waitForSelector(sel);
@@ -168,6 +221,21 @@ try {
     await shot(page, name);
   }
   ok(await page.locator('#plan-table, p.muted').count() > 0, 'the plan page answers');
+
+  // Usage: GPU-hours per department and project over a period, and its CSV.
+  await page.goto(SERVER + '/#/usage');
+  await page.locator('#usage-table').waitFor({ state: 'visible' });
+  const uq = await page.locator('#usage-table tr[data-queue]').evaluateAll((r) => r.map((x) => x.dataset.queue));
+  ok(uq.indexOf('research') >= 0 && uq.indexOf('nlp') === uq.indexOf('research') + 1, 'the usage page lists each department with its projects below it', uq.join(','));
+  ok(await page.locator('#usage-table tr.total').isVisible(), 'and the total of the departments');
+  await shot(page, 'usage');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#usage-csv')]);
+  const csvText = readFileSync(await dl.path(), 'utf8');
+  ok(/^from,to,queue,parent,allocated_gpu_hours,used_gpu_hours,idle_gpu_hours,used_percent,borrowed_gpu_hours,lent_gpu_hours\n/.test(csvText) &&
+    /,nlp,research,/.test(csvText), 'it downloads the table as CSV, each project with its department', csvText.slice(0, 200));
+  await page.click('button:text("last 1d")');
+  await waitText(page, '#usage-period', /GPU-hours from/);
+  ok(true, 'and another period can be chosen');
   await page.goto(SERVER + '/#/quotas');
   await page.waitForSelector('td.qname');
   ok(await page.locator('button.edit').count() > 0, 'the admin may edit quotas');
@@ -176,6 +244,10 @@ try {
   const rp = await newPage();
   await signIn(rp, env.RESEARCHER_TOKEN);
   ok((await text(rp, '#who')).includes('researcher'), 'signed in as a researcher');
+  await rp.goto(SERVER + '/#/submit');
+  await rp.waitForSelector('#f-project');
+  const offered = await rp.locator('#f-project option').allTextContents();
+  ok(offered.join(',') === 'nlp', 'a researcher is offered only the projects of its token', offered.join(','));
   await rp.goto(SERVER + '/#/quotas');
   await rp.waitForSelector('td.qname');
   ok(await rp.locator('button.edit').count() === 0, 'a researcher is offered no quota editing');
@@ -204,6 +276,30 @@ try {
   await dp.click('tr[data-queue=vision] button:text("Save")');
   await waitText(dp, 'tr[data-queue=vision] td:nth-child(2)', /^0\.5$/);
   ok(true, 'and the new deserved quota is shown');
+
+  // A young pool (no history): the plan and the overview say how much there
+  // is and what is needed, and print no "-0".
+  if (env.YOUNG_SERVER) {
+    const yp = await newPage();
+    await yp.goto(env.YOUNG_SERVER + '/');
+    await yp.fill('#token', env.YOUNG_TOKEN);
+    await yp.click('#signin-form button');
+    await yp.locator('#nav').waitFor({ state: 'visible' });
+    await yp.goto(env.YOUNG_SERVER + '/#/plan');
+    await yp.locator('#plan-history').waitFor({ state: 'visible' });
+    ok(/No whole hour of usage is recorded/.test(await text(yp, '#plan-history')), 'a young pool\'s plan says how much history there is and what it needs', await text(yp, '#plan-history'));
+    ok(!/-0\b/.test(await yp.locator('#page').innerText()), 'and prints no -0');
+    await shot(yp, 'plan-young');
+    await yp.goto(env.YOUNG_SERVER + '/#/overview');
+    await yp.locator('#usage-young').waitFor({ state: 'visible' });
+    ok(/recorded/.test(await text(yp, '#usage-young')), 'its overview says how much usage is recorded instead of drawing dots', await text(yp, '#usage-young'));
+    await shot(yp, 'overview-young');
+  }
+
+  // Signed out, the navigation is gone again (seen).
+  await dp.click('#signout');
+  await dp.locator('#token').waitFor({ state: 'visible' });
+  ok(!(await dp.locator('#nav').isVisible()), 'after signing out, the navigation is not shown');
 
   const token = env.ADMIN_TOKEN;
   ok(!urls.some((u) => [token, env.RESEARCHER_TOKEN, env.DEPT_TOKEN].some((t) => u.includes(t))), 'no token ever appears in a URL');

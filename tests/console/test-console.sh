@@ -38,8 +38,19 @@ RESEARCHER_TOKEN=$($GP token create --user rita --role researcher --scope nlp | 
 DEPT_TOKEN=$($GP token create --user dora --role dept-admin --scope research | head -1)
 tap_ok "a workload runs and usage is recorded" wait_until 30 has_count 1 running nlp
 sleep 1
+# A second pool, just started: no history at all.
+Y=$TMP/young
+mkdir -p "$Y"
+printf 'node = young\ndomain = local\ngpu = H100 80G 2\n' >"$TMP/young.conf"
+"$GPD" --data-dir "$Y" --listen 127.0.0.1:0 --executor-config "state_dir=$Y/tasks,inventory=$TMP/young.conf" >"$Y.log" 2>&1 &
+GPD_OTHERS=$!
+young_up() { [ -s "$Y/gpupoold.addr" ]; }
+wait_until 30 young_up
+YOUNG_SERVER=$(cat "$Y/gpupoold.addr" 2>/dev/null)
+YOUNG_TOKEN=$(cat "$Y/admin.token" 2>/dev/null)
 SERVER=$GPUPOOL_SERVER ADMIN_TOKEN=$GPUPOOL_TOKEN RESEARCHER_TOKEN=$RESEARCHER_TOKEN DEPT_TOKEN=$DEPT_TOKEN \
     PENDING_ID=$PENDING_ID OTHER_ID=$OTHER_ID XSS_NAME=$XSS_NAME SHOTS=${SHOTS:-} \
+    HOME_DIR=$(getent passwd "$(id -un)" | cut -d: -f6) YOUNG_SERVER=$YOUNG_SERVER YOUNG_TOKEN=$YOUNG_TOKEN \
     node tests/console/console.mjs >"$TMP/console.tap" 2>&1
 rc=$?
 sed -n 's/^\(not \)\{0,1\}ok [0-9]* - /&/p; /^#/p' "$TMP/console.tap" | while IFS= read -r line; do

@@ -82,14 +82,41 @@
       return s < 90 ? s + 's' : s < 5400 ? Math.round(s / 60) + 'm' : s < 172800 ? Math.round(s / 3600) + 'h' : Math.round(s / 86400) + 'd';
     },
     time: (ms) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC',
-    money: (v) => Math.round(v).toLocaleString('en-US'),
+    /* Never "-0": a rounded zero is zero. */
+    money: (v) => (Math.round(v) || 0).toLocaleString('en-US'),
+    /* 90 -> "1 minute", 7200 -> "2 hours", 3 days... for how much history there is. */
+    span: (s) => {
+      const [n, unit] = s < 5400 ? [Math.round(s / 60), 'minute'] : s < 172800 ? [Math.round(s / 3600), 'hour'] : [Math.round(s / 86400), 'day'];
+      return n + ' ' + unit + (n === 1 ? '' : 's');
+    },
   };
 
-  const PALETTE = ['#2457c5', '#d9822b', '#17a36b', '#b8336a', '#7a4cc2', '#0f8b8d', '#c23a2b', '#6b8e23'];
+  const PALETTE = ['#2457c5', '#d9822b', '#17a36b', '#b8336a', '#7a4cc2', '#0f8b8d', '#c23a2b', '#6b8e23',
+    '#8c564b', '#1f9bd1', '#e0b000', '#5c5c5c'];
   function colour(name) {
     let h = 0;
     for (const c of String(name)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
     return PALETTE[h % PALETTE.length];
+  }
+
+  /* One colour each for the names shown together, in sorted order: the
+   * palette first, then hues spread by the golden angle, so that no two
+   * names shown share a colour (a hash of 8 colours gave batch, nlp and ops
+   * the same green). */
+  function coloursFor(names) {
+    const m = new Map();
+    [...new Set(names)].sort().forEach((n, i) =>
+      m.set(n, i < PALETTE.length ? PALETTE[i] : 'hsl(' + Math.round((i * 137.508) % 360) + ', 60%, 42%)'));
+    return m;
+  }
+
+  /* A command as a shell would read it back: each word quoted where it must be. */
+  function shellQuote(words) {
+    return words.map((w) => (/^[A-Za-z0-9_\/.,:=@%+-]+$/.test(w) ? w : "'" + String(w).replace(/'/g, "'\\''") + "'")).join(' ');
+  }
+
+  function badge(st) {
+    return el('span', { class: 'badge state-' + st }, st);
   }
 
   const canAdmin = () => state.who && state.who.role !== 'researcher';
@@ -182,12 +209,27 @@
       const t = t0 + ((t1 - t0) * i) / 4;
       const d = new Date(t);
       const label = t1 - t0 > 2 * 86400e3 ? d.toISOString().slice(5, 10) : d.toISOString().slice(11, 16);
-      g.append(svg('text', { x: x(t), y: H - 12, 'text-anchor': 'middle', 'font-size': 11, fill: '#5b6475' }, label));
+      /* The first and last labels lean inwards, so that neither is cut at an edge. */
+      const anchor = i === 0 ? 'start' : i === 4 ? 'end' : 'middle';
+      g.append(svg('text', { x: x(t), y: H - 12, 'text-anchor': anchor, 'font-size': 11, fill: '#5b6475' }, label));
     }
     g.append(svg('text', { x: 4, y: 12, 'font-size': 11, fill: '#5b6475' }, opts.unit || 'GPUs'));
-    for (const l of lines) {
-      g.append(svg('line', { x1: L, x2: W - R, y1: y(l.value), y2: y(l.value), stroke: l.colour, 'stroke-dasharray': '6 4', 'stroke-width': 1.5 }));
-      g.append(svg('text', { x: W - R - 4, y: y(l.value) - 4, 'text-anchor': 'end', 'font-size': 11, fill: l.colour }, l.label));
+    /* Lines at the same height share one label ("static = pooled 3");
+     * labels closer than a line of text are moved apart. */
+    const groups = [];
+    for (const l of [...lines].sort((a, b) => b.value - a.value)) {
+      const last = groups[groups.length - 1];
+      if (last && Math.abs(last.value - l.value) < 1e-9) last.labels.push(l);
+      else groups.push({ value: l.value, labels: [l] });
+    }
+    let prevY = -Infinity;
+    for (const gr of groups) {
+      for (const l of gr.labels)
+        g.append(svg('line', { x1: L, x2: W - R, y1: y(l.value), y2: y(l.value), stroke: l.colour, 'stroke-dasharray': '6 4', 'stroke-width': 1.5 }));
+      const ly = Math.max(y(gr.value) - 4, prevY + 13);
+      prevY = ly;
+      const text = gr.labels.map((l) => l.name).join(' = ') + ' ' + fmt.gpus(gr.value);
+      g.append(svg('text', { x: W - R - 4, y: ly, 'text-anchor': 'end', 'font-size': 11, fill: gr.labels[0].colour, class: 'line-label' }, text));
     }
     for (const s of series) {
       if (!s.points.length) continue;
@@ -215,10 +257,13 @@
     return k.points.filter((p) => p[i] !== null && whole(u, p[0])).map((p) => [p[0] * 1000, (p[i] * 3600) / u.step]);
   }
 
+  /* The sum over keys, per step, from the first step recorded (the axis fits
+   * the history there is, not the period asked for). */
   function sumSteps(u, keys, col) {
     const i = u.columns.indexOf(col);
     const m = new Map();
-    for (let t = u.from; t < u.to; t += u.step) if (whole(u, t)) m.set(t, 0);
+    const first = recordedSteps(u, keys)[0];
+    if (first !== undefined) for (let t = first; t < u.to; t += u.step) if (whole(u, t)) m.set(t, 0);
     for (const k of u.keys) if (keys.includes(k.key)) for (const p of k.points) if (p[i] !== null && whole(u, p[0])) m.set(p[0], (m.get(p[0]) || 0) + (p[i] * 3600) / u.step);
     return [...m.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => [t * 1000, v]);
   }
@@ -263,22 +308,40 @@
     return el('div', { class: 'card' }, el('div', { class: 'v' }, v), el('div', { class: 'k' }, k));
   }
 
+  /* The whole steps of the period that have a record, in seconds since 1970. */
+  function recordedSteps(u, keys) {
+    const i = u.columns.indexOf('allocated');
+    const ts = new Set();
+    for (const k of u.keys) if (keys.includes(k.key)) for (const p of k.points) if (p[i] !== null && whole(u, p[0])) ts.add(p[0]);
+    return [...ts].sort((a, b) => a - b);
+  }
+
   function usageChart(u, keys) {
+    const steps = recordedSteps(u, keys);
+    /* A young pool: say how much there is rather than draw a dot or two. */
+    if (steps.length < 3)
+      return el('p', { class: 'muted', id: 'usage-young' }, steps.length
+        ? 'Usage recorded so far: ' + fmt.span(steps.length * u.step) + ' (' + steps.length + ' whole step' + (steps.length === 1 ? '' : 's') + ' of ' +
+          fmt.span(u.step) + '). The chart is drawn from three steps on.'
+        : 'No whole step of ' + fmt.span(u.step) + ' recorded in this period yet: the chart starts once a few are.');
     const series = [];
     for (const k of keys) {
       series.push({ label: k + ' allocated', colour: colour(k), points: perStep(u, k, 'allocated') });
       series.push({ label: k + ' used', colour: colour(k), dash: true, points: perStep(u, k, 'used') });
     }
-    if (!u.keys.length) return el('p', { class: 'muted' }, 'No usage recorded in this period yet.');
     return lineChart(series, { from: u.from * 1000, to: u.to * 1000, title: 'allocated and used GPUs' });
   }
 
   function usageSentence(u, keys, span) {
     let a = 0, m = 0, us = 0;
     for (const k of u.keys) if (keys.includes(k.key)) { a += k.allocated_gpu_hours; m += k.measured_gpu_hours; us += k.used_gpu_hours || 0; }
-    if (!a) return null;
-    const hrs = (u.to - u.from) / 3600;
-    return el('p', { class: 'sentence' }, 'Over the ' + (span === '1d' ? 'last day' : 'last week') + ', departments held ' +
+    const steps = recordedSteps(u, keys);
+    if (!a || !steps.length) return null;
+    /* An average over the time recorded, not over a period the pool did not exist for. */
+    const secs = Math.min(u.to - steps[0], u.to - u.from);
+    const hrs = secs / 3600;
+    const over = secs < (span === '1d' ? 86400 : 7 * 86400) - u.step ? 'Over the ' + fmt.span(secs) + ' recorded' : 'Over the ' + (span === '1d' ? 'last day' : 'last week');
+    return el('p', { class: 'sentence' }, over + ', departments held ' +
       fmt.gpus(a / hrs) + ' GPUs on average' + (m > 0 ? ' and kept ' + fmt.gpus((us / m) * (a / hrs)) + ' of them busy (' + fmt.pct(us / m) + ').' : '; how busy they were cannot be measured.'));
   }
 
@@ -343,6 +406,8 @@
     const reorder = (k) => { wlq.order = wlq.order === k ? '-' + k : wlq.order === '-' + k ? k : firstClick[k] || k; wlq.cursors = ['']; route(); };
     /* The arrow is the direction of what the column shows (age grows as submitted falls). */
     const arrow = (k) => (wlq.order.replace(/^-/, '') !== k ? '' : (wlq.order[0] === '-') !== (k === 'submitted') ? ' ▼' : ' ▲');
+    const table = el('table', { id: 'workloads' },
+      el('tr', {}, cols.map(([k, label]) => el('th', { class: k ? 'sortable' : '', onclick: k ? () => reorder(k) : null }, label + (k ? arrow(k) : '')))));
     show(page, el('h1', {}, 'Workloads'),
       el('div', { class: 'toolbar' }, filter('project'), filter('user'),
         el('select', { 'aria-label': 'state', onchange: (e) => { wlq.state = e.target.value; wlq.cursors = ['']; route(); } },
@@ -352,12 +417,37 @@
         el('select', { 'aria-label': 'per page', onchange: (e) => { wlq.limit = e.target.value; wlq.cursors = ['']; route(); } },
           ['10', '100', '1000'].map((n) => el('option', { value: n, selected: n === wlq.limit }, n + ' a page'))),
         el('span', { class: 'muted' }, 'page ' + wlq.cursors.length + ', ' + r.workloads.length + ' shown; click a heading to sort all pages')),
-      el('table', { id: 'workloads' },
-        el('tr', {}, cols.map(([k, label]) => el('th', { class: k ? 'sortable' : '', onclick: k ? () => reorder(k) : null }, label + (k ? arrow(k) : '')))),
-        list.map((w) => el('tr', { 'data-id': w.id },
-          el('td', {}, el('a', { href: '#/workload/' + w.id }, '#' + w.id)), el('td', { class: 'wname' }, w.name), el('td', {}, w.project),
-          el('td', {}, w.user), el('td', {}, w.state), el('td', {}, w.request), el('td', {}, fmt.age(w.submitted_ms)),
-          el('td', {}, w.pending_reason || w.reason || '')))));
+      table);
+    /* Rows are made as they come into view, a hundred at a time: a page of
+     * 1,000 draws its first screen at once instead of laying out every row. */
+    const row = (w, i) => {
+      /* A reason the row above gives already is not written again. */
+      const why = w.pending_reason || w.reason || '';
+      const prev = i ? list[i - 1].pending_reason || list[i - 1].reason || '' : '';
+      return el('tr', { 'data-id': w.id },
+        el('td', {}, el('a', { href: '#/workload/' + w.id }, '#' + w.id)), el('td', { class: 'wname' }, w.name), el('td', {}, w.project),
+        el('td', {}, w.user), el('td', {}, badge(w.state)), el('td', {}, w.request), el('td', {}, fmt.age(w.submitted_ms)),
+        why && why === prev ? el('td', { class: 'muted ditto', title: why }, 'same as above') : el('td', { class: 'why' }, why));
+    };
+    let made = 0;
+    const more = el('tr', { class: 'more' }, el('td', { colspan: cols.length, class: 'muted' }, 'more rows below…'));
+    const grow = () => {
+      const end = Math.min(list.length, made + 100);
+      const rows = [];
+      for (; made < end; made++) rows.push(row(list[made], made));
+      more.remove();
+      table.append(...rows);
+      if (made < list.length) table.append(more);
+    };
+    grow();
+    if (made < list.length) {
+      const seen = new IntersectionObserver((es) => {
+        if (!table.isConnected) seen.disconnect();
+        else if (es.some((e) => e.isIntersecting)) grow();
+        if (made >= list.length) seen.disconnect();
+      });
+      seen.observe(more);
+    }
   };
 
   pages.workload = async function (page, args) {
@@ -375,9 +465,10 @@
     show(page, 
       el('h1', {}, 'Workload #' + w.id + ' ', el('span', { class: 'wname' }, w.name)),
       el('div', { class: 'toolbar' }, actions, el('span', { class: 'error', id: 'action-error' })),
-      el('table', {}, [['state', w.state], ['project', w.project], ['user', w.user], ['asks for', w.request],
+      el('table', {}, [['state', badge(w.state)], ['project', w.project], ['user', w.user], ['asks for', w.request],
         ['submitted', fmt.time(w.submitted_ms)], ['attempt', w.attempt], ['why it waits', w.pending_reason], ['outcome', w.reason],
-        ['command', w.spec && w.spec.command ? w.spec.command.join(' ') : '']]
+        ['command', w.spec && w.spec.command ? el('code', { class: 'command' }, shellQuote(w.spec.command)) : ''],
+        ['working directory', w.spec && w.spec.workdir ? w.spec.workdir : '']]
         .filter((r) => r[1] !== undefined && r[1] !== '')
         .map(([k, v]) => el('tr', {}, el('th', {}, k), el('td', { class: k === 'why it waits' ? 'reason' : '' }, v)))),
       el('h2', {}, 'Attempts'),
@@ -394,7 +485,11 @@
       if (!r.ok) return;
       const buf = await r.arrayBuffer();
       offset += buf.byteLength;
-      if (buf.byteLength) log.append(document.createTextNode(new TextDecoder().decode(buf)));
+      if (!buf.byteLength) return;
+      /* Follow the end as the task writes, unless the reader scrolled up. */
+      const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
+      log.append(document.createTextNode(new TextDecoder().decode(buf)));
+      if (atEnd) log.scrollTop = log.scrollHeight;
     };
     await tail();
     /* The tail stops by itself once its page is no longer shown (the page may
@@ -407,11 +502,20 @@
 
   pages.submit = async function (page) {
     const q = await api('GET', '/api/v1/queues');
-    const projects = q.queues.filter((x) => x.leaf && x.depth > 0).map((x) => x.name);
+    const projects = q.queues.filter((x) => x.leaf && x.depth > 0 && maySubmit(q.queues, x)).map((x) => x.name);
+    if (!projects.length) {
+      show(page, el('h1', {}, 'Submit a workload'),
+        el('p', { class: 'note', id: 'no-project' }, 'This token may submit to no project (its scope: ' + (state.who.scope || 'none') +
+          '). An administrator gives one with gpupool token create --scope PROJECT.'));
+      return;
+    }
+    const home = state.who.home || '';
     const fields = [
       ['project', 'Project', el('select', { id: 'f-project' }, projects.map((p) => el('option', { value: p }, p)))],
       ['name', 'Name', el('input', { id: 'f-name', placeholder: 'a label for people' })],
       ['command', 'Command', el('input', { id: 'f-command', placeholder: 'python train.py --epochs 3', size: 40 })],
+      ['workdir', 'Working directory', el('input', { id: 'f-workdir', value: home, size: 40,
+        placeholder: 'an absolute path on the node (empty: the checkpoint directory)' })],
       ['gpu', 'GPUs', el('input', { id: 'f-gpu', placeholder: '0.5 (half a GPU), 1, 2…' })],
       ['gpu_memory', 'GPU memory', el('input', { id: 'f-gpu_memory', placeholder: '20G (instead of GPUs)' })],
       ['cpu', 'CPU cores', el('input', { id: 'f-cpu', placeholder: '4' })],
@@ -444,14 +548,29 @@
       }
     });
     show(page, el('h1', {}, 'Submit a workload'),
-      el('p', { class: 'muted' }, 'The command runs with sh -c. Ask for a fraction of one GPU ("0.5"), whole GPUs, or an amount of GPU memory.'), form);
+      el('p', { class: 'muted' }, 'The command runs with sh -c in the working directory (your home directory unless you change it; relative paths in the command start there). ' +
+        'Ask for a fraction of one GPU ("0.5"), whole GPUs, or an amount of GPU memory.'), form);
   };
+
+  /* Whether the signed-in token may submit to leaf x: admins anywhere,
+   * department admins below their department, researchers to the projects
+   * their scope lists (as the daemon decides). */
+  function maySubmit(queues, x) {
+    const who = state.who;
+    if (who.role === 'admin') return true;
+    if (who.role === 'researcher') return who.scope.split(',').includes(x.name);
+    const byName = new Map(queues.map((y) => [y.name, y]));
+    for (let y = x; y; y = byName.get(y.parent)) if (y.name === who.scope) return true;
+    return false;
+  }
 
   /* ---- Nodes ------------------------------------------------------------------ */
 
   pages.nodes = async function (page) {
     const r = await api('GET', '/api/v1/nodes');
     const projects = new Set();
+    for (const n of r.nodes) for (const g of n.gpus) for (const s of g.slices) projects.add(s.project);
+    const pc = coloursFor([...projects]);
     const rows = [];
     for (const n of r.nodes) {
       rows.push(el('h2', {}, n.name + ' ', el('span', { class: 'muted' }, n.domain + ', ' + n.cpu + ' cores, ' + fmt.bytes(n.memory))));
@@ -460,9 +579,8 @@
         bar.append(svg('rect', { x: 0, y: 0, width: 1000, height: 24, fill: '#eef0f4' }));
         let x = 0;
         for (const s of g.slices) {
-          projects.add(s.project);
           const w = s.gpu * 1000;
-          bar.append(svg('rect', { x, y: 0, width: Math.max(1, w - 2), height: 24, fill: colour(s.project) },
+          bar.append(svg('rect', { x, y: 0, width: Math.max(1, w - 2), height: 24, fill: pc.get(s.project), 'data-project': s.project },
             svg('title', {}, s.project + ': workload ' + s.workload + ', ' + s.gpu + ' GPU, ' + fmt.bytes(s.memory_cap) + ' cap')));
           x += w;
         }
@@ -470,11 +588,66 @@
           el('span', { class: 'muted' }, fmt.gpus(g.allocated) + ' allocated, ' + fmt.bytes(g.memory_used) + ' of ' + fmt.bytes(g.memory) + ' used')));
       }
     }
-    const legend = el('div', { class: 'legend' }, [...projects].sort().map((p) => el('span', {}, el('span', { class: 'swatch', 'data-c': colour(p) }), p)));
+    const legend = el('div', { class: 'legend', id: 'node-legend' }, [...projects].sort().map((p) => el('span', {}, el('span', { class: 'swatch', 'data-c': pc.get(p) }), p)));
     for (const sw of legend.querySelectorAll('.swatch')) sw.style.background = sw.dataset.c;
     show(page, el('h1', {}, 'Nodes and GPUs'),
       r.emulated ? el('p', { class: 'note' }, 'EMULATED GPUs: no real GPU is used, and memory use cannot be measured.') : null,
       el('p', { class: 'muted' }, 'Each bar is one GPU; each coloured part a slice, by project.'), legend, rows);
+  };
+
+  /* ---- Usage: GPU-hours per department and project, for chargeback ------------- */
+
+  const USAGE_COLS = [['allocated_gpu_hours', 'allocated'], ['used_gpu_hours', 'used'], ['idle_gpu_hours', 'idle'],
+    ['used_percent', 'used %'], ['borrowed_gpu_hours', 'borrowed'], ['lent_gpu_hours', 'lent']];
+
+  pages.usage = async function (page) {
+    const from = sessionStorage.getItem('gpupool.usagefrom') || '7d';
+    const to = sessionStorage.getItem('gpupool.usageto') || '';
+    const u = await api('GET', '/api/v1/usage?by=queue&from=' + encodeURIComponent(from) + (to ? '&to=' + encodeURIComponent(to) : ''));
+    /* The tree: each department, then its projects below it. */
+    const byParent = new Map();
+    for (const k of u.keys) {
+      const p = k.parent || '';
+      if (!byParent.has(p)) byParent.set(p, []);
+      byParent.get(p).push(k);
+    }
+    const ordered = [];
+    const walk = (p, depth) => { for (const k of (byParent.get(p) || []).sort((a, b) => a.key.localeCompare(b.key))) { ordered.push([k, depth]); walk(k.key, depth + 1); } };
+    walk('', 0);
+    const cell = (v, key) => (v === null || v === undefined ? '–' : key === 'used_percent' ? v.toFixed(1) : v.toFixed(2));
+    const top = u.keys.filter((k) => !k.parent);
+    const total = (key) => (top.some((k) => k[key] === null) ? null : top.reduce((n, k) => n + k[key], 0));
+    const period = fmt.time(u.from * 1000) + ' to ' + fmt.time(u.to * 1000);
+    const csv = () => {
+      const head = ['from', 'to', 'queue', 'parent'].concat(USAGE_COLS.map(([k]) => k)).join(',');
+      const iso = (s) => new Date(s * 1000).toISOString().replace(/\.000Z$/, 'Z');
+      /* Queue names are checked by the daemon: no commas or quotes. */
+      const lines = ordered.map(([k]) => [iso(u.from), iso(u.to), k.key, k.parent || ''].concat(USAGE_COLS.map(([c]) => (k[c] === null ? '' : k[c].toFixed(3)))).join(','));
+      return head + '\n' + lines.join('\n') + '\n';
+    };
+    const download = el('button', { type: 'button', id: 'usage-csv', onclick: () => {
+      const a = el('a', { href: URL.createObjectURL(new Blob([csv()], { type: 'text/csv' })), download: 'gpupool-usage.csv' });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    } }, 'Download CSV');
+    const setPeriod = (f, t) => { sessionStorage.setItem('gpupool.usagefrom', f); sessionStorage.setItem('gpupool.usageto', t); route(); };
+    const fromIn = el('input', { type: 'date', id: 'usage-from', 'aria-label': 'from', value: /^\d{4}-\d\d-\d\d$/.test(from) ? from : '' });
+    const toIn = el('input', { type: 'date', id: 'usage-to', 'aria-label': 'to', value: to });
+    show(page, el('h1', {}, 'Usage'),
+      el('div', { class: 'toolbar' }, ['1d', '7d', '30d', '365d'].map((s) => el('button', { type: 'button', class: s === from && !to ? '' : 'secondary',
+        onclick: () => setPeriod(s, '') }, 'last ' + s)), ' or from ', fromIn, ' to ', toIn,
+      el('button', { type: 'button', class: 'secondary', onclick: () => { if (fromIn.value) setPeriod(fromIn.value, toIn.value); } }, 'Show'), download),
+      el('p', { class: 'muted', id: 'usage-period' }, 'GPU-hours from ' + period + '. ' + (u.note || '') +
+        ' A department includes its projects: its total is not added to theirs.'),
+      ordered.length ? el('table', { id: 'usage-table' },
+        el('tr', {}, el('th', {}, 'department / project'), USAGE_COLS.map(([, h]) => el('th', { class: 'num' }, h))),
+        ordered.map(([k, depth]) => el('tr', { 'data-queue': k.key, class: depth ? '' : 'dept' },
+          el('td', {}, '\u00a0'.repeat(4 * depth) + k.key), USAGE_COLS.map(([c]) => num(cell(k[c], c))))),
+        el('tr', { class: 'total' }, el('th', {}, 'all departments'), USAGE_COLS.map(([c]) => el('th', { class: 'num' },
+          c === 'used_percent' ? '' : cell(total(c), c)))))
+        : el('p', { class: 'muted' }, 'No usage recorded in this period.'));
   };
 
   /* ---- Plan: what the recorded history says about buying ----------------------- */
@@ -494,24 +667,31 @@
     const fracN = measured ? Math.ceil(peak(used) - 1e-9) : null;
     const meanUsed = used.length ? used.reduce((n, p) => n + p[1], 0) / used.length : 0;
     const priceIn = el('input', { id: 'price', value: price, size: 8, 'aria-label': 'price per GPU', onchange: (e) => { sessionStorage.setItem('gpupool.price', e.target.value); route(); } });
+    /* How much history there is, and what a plan needs. */
+    const hours = recordedSteps(u, depts).length;
+    const history = el('p', { class: hours >= 24 * 7 ? 'muted' : 'note', id: 'plan-history' },
+      hours === 0 ? 'No whole hour of usage is recorded in this period yet. The plan sizes the pool for the busiest recorded hour: it needs at least one hour, and a week or more of typical work before its figures are worth buying on.'
+        : fmt.span(hours * 3600) + ' of usage recorded in this period (' + hours + ' whole hour' + (hours === 1 ? '' : 's') + '). ' +
+          (hours >= 24 * 7 ? 'The plan sizes the pool for the busiest of them.' : 'The plan sizes the pool for the busiest of them; a week or more of typical work is needed before its figures are worth buying on.'));
     const rows = [
       ['Static', staticN, 'Each department buys GPUs for its own busiest hour and keeps them to itself.'],
       ['Pooled', pooledN, 'All departments share one pool, sized for the busiest hour of the whole organisation.'],
-      ['Pooled, fractional', fracN, 'As pooled, and GPUs are shared in fractions, so the pool is sized for the GPU time really used.'],
+      ['Pooled, fractional', fracN, 'As pooled, and GPUs are shared in fractions, so the pool is sized for the GPU time really used.' +
+        (measured ? '' : ' Not known here: nothing measures how busy these GPUs are (emulated GPUs, or no NVML).')],
     ];
-    const body = u.keys.length === 0 ? [el('p', { class: 'muted' }, 'No usage recorded in this period yet: the plan needs history.')] : [
+    const body = hours === 0 ? [history] : [history,
       el('table', { id: 'plan-table' }, el('tr', {}, el('th', {}, 'mode'), el('th', { class: 'num' }, 'GPUs needed'), el('th', { class: 'num' }, 'cost'),
         el('th', { class: 'num' }, 'utilisation'), el('th', {}, 'what it means')),
-      rows.map(([m, n, s]) => el('tr', {}, el('td', {}, m), num(n === null ? 'unknown' : n), num(n === null ? '–' : fmt.money(n * price)),
+      rows.map(([m, n, s]) => el('tr', {}, el('td', {}, m), num(n === null ? 'cannot be measured' : n), num(n === null ? '–' : fmt.money(n * price)),
         num(n && measured ? fmt.pct(meanUsed / n) : '–'), el('td', {}, s)))),
       el('p', { class: 'sentence', id: 'plan-sentence' }, staticN > pooledN
-        ? 'Pooling needs ' + (staticN - pooledN) + ' fewer GPUs than static ownership for the same demand: ' + fmt.money((staticN - pooledN) * price) + ' not spent.'
+        ? 'Pooling needs ' + (staticN - pooledN) + ' fewer GPU' + (staticN - pooledN === 1 ? '' : 's') + ' than static ownership for the same demand: ' + fmt.money((staticN - pooledN) * price) + ' not spent.'
         : 'Over this period pooling would not need fewer GPUs than static ownership.',
       fracN !== null && pooledN > fracN ? ' Sharing GPUs in fractions by real use saves ' + (pooledN - fracN) + ' more (' + fmt.money((pooledN - fracN) * price) + ').' : ''),
       lineChart([{ label: 'allocated, all departments', colour: '#2457c5', points: alloc.map((p) => p) },
         { label: 'really used', colour: '#17a36b', dash: true, points: measured ? used : [] }],
       { from: u.from * 1000, to: u.to * 1000, title: 'demand and capacity', lines: [
-        { label: 'static ' + staticN, value: staticN, colour: '#c23a2b' }, { label: 'pooled ' + pooledN, value: pooledN, colour: '#7a4cc2' }] }),
+        { name: 'static', value: staticN, colour: '#c23a2b' }, { name: 'pooled', value: pooledN, colour: '#7a4cc2' }] }),
       el('p', { class: 'muted' }, 'Sizing is for the same wait as recorded: every hour of recorded demand fits (hourly averages; peaks inside an hour are not seen). Prices are per GPU over its life; enter yours.'),
     ];
     show(page, el('h1', {}, 'Capacity plan from this pool\'s history'),
