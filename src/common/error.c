@@ -1,10 +1,12 @@
 /*
  * error.c — messages and names for the codes of gp_error.h, generated from the
- * same X-macro list so that the three can never disagree.
+ * same X-macro list so that the three can never disagree, and for the codes
+ * gp_syserr() makes of errno, the system's own message and name.
  */
 #include "common/gp_error.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char *gp_strerror(int code) {
     switch (code) {
@@ -16,7 +18,9 @@ const char *gp_strerror(int code) {
         GP_ERRNO_MAP(GP_ERR_MSG_)
 #undef GP_ERR_MSG_
     }
-    return "unknown error";
+    /* strerrordesc_np, unlike strerror, never writes a shared buffer. */
+    const char *sys = gp_is_syserr(code) ? strerrordesc_np(-code) : NULL;
+    return sys != NULL ? sys : "unknown error";
 }
 
 const char *gp_err_name(int code) {
@@ -29,7 +33,8 @@ const char *gp_err_name(int code) {
         GP_ERRNO_MAP(GP_ERR_NAME_)
 #undef GP_ERR_NAME_
     }
-    return "GP_UNKNOWN";
+    const char *sys = gp_is_syserr(code) ? strerrorname_np(-code) : NULL;
+    return sys != NULL ? sys : "GP_UNKNOWN";
 }
 
 void gp_verrf(char *err, size_t errlen, const char *fmt, va_list ap) {

@@ -56,13 +56,13 @@ int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...) {
 int gpx__exec_mkdirs(const char *path) {
     char buf[PATH_MAX];
     if (gpx__exec_fmt(buf, sizeof buf, "%s", path) < 0)
-        return -ENAMETOOLONG;
+        return GP_ERANGE;
     for (char *p = buf + 1;; p++) {
         if (*p == '/' || *p == '\0') {
             char c = *p;
             *p = '\0';
             if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                return -errno;
+                return gp_syserr(errno);
             *p = c;
             if (c == '\0')
                 return 0;
@@ -73,8 +73,8 @@ int gpx__exec_mkdirs(const char *path) {
 int gpx__exec_give_dir(const char *dir, uid_t uid, gid_t gid) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return -errno;
-    int rc = fchown(fd, uid, gid) == 0 && fchmod(fd, 0700) == 0 ? 0 : -errno;
+        return gp_syserr(errno);
+    int rc = fchown(fd, uid, gid) == 0 && fchmod(fd, 0700) == 0 ? 0 : gp_syserr(errno);
     close(fd);
     if (rc == 0)
         gpx__exec_pass_parent(dir);

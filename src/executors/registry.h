@@ -43,7 +43,8 @@ int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...)
 
 /*
  * mkdir -p with mode 0755: creates path and every missing parent. Returns 0
- * (also if it exists) or -errno of the first mkdir that failed. Shared by the
+ * (also if it exists) or the system code (gp_syserr) of the first mkdir that
+ * failed, GP_ERANGE for a path too long. Shared by the
  * executors, which all keep per-task directories.
  */
 int gpx__exec_mkdirs(const char *path);
@@ -51,7 +52,7 @@ int gpx__exec_mkdirs(const char *path);
 /*
  * Gives the directory dir to a task's Unix user (owner uid:gid, mode 0700,
  * without following a link) and lets that user pass through the directory
- * above it (gpx__exec_pass_parent). 0 or -errno; on error the parent is left
+ * above it (gpx__exec_pass_parent). 0 or a system code; on error the parent is left
  * as it was.
  */
 int gpx__exec_give_dir(const char *dir, uid_t uid, gid_t gid);

@@ -15,7 +15,11 @@
 #   - objects: every global a part defines carries its own prefix or a public
 #     gp_ name; no global is defined by two parts; no part's objects refer to
 #     another part's internal names; and no global is defined and used in one
-#     object only (a single-file helper is static).
+#     object only (a single-file helper is static);
+#   - one error space (src/common/gp_error.h): no source but that header
+#     writes -errno or -E<NAME>, nor reads a code back with strerror(-rc):
+#     errno becomes a code through gp_syserr() only, and gp_strerror() words
+#     every code.
 #
 # The object checks read $GP_BUILD/obj (tests/run.sh sets it to the build
 # being checked) and report a skip where the objects have not been built.
@@ -91,6 +95,12 @@ $hits"
 done <<EOF
 $parts
 EOF
+
+# One error space: errno is turned into a code in gp_error.h's gp_syserr()
+# alone, so a GP_E* code is never mistaken for a negated errno.
+bad=$(grep -rnE '(^|[^A-Za-z0-9_])-(errno|E[A-Z0-9]{2,})([^A-Za-z0-9_]|$)|strerror\((\(int\) *)?-' \
+    src --include='*.c' --include='*.h' | grep -v '^src/common/gp_error\.h:' | head -5)
+tap_is "no source but gp_error.h negates errno (gp_syserr is the one mapping)" "$bad" ""
 
 # ---- Objects -----------------------------------------------------------------
 

@@ -39,11 +39,11 @@ int gpx__cg_write(const char *dir, const char *file, const char *value) {
     gpx__exec_fmt(path, sizeof path, "%s/%s", dir, file);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
-        return -errno;
+        return gp_syserr(errno);
     ssize_t n = write(fd, value, strlen(value));
     int e = n < 0 ? errno : 0;
     close(fd);
-    return n < 0 ? -e : 0;
+    return n < 0 ? gp_syserr(e) : 0;
 }
 
 /* True if the space-separated list has the word w. */
@@ -113,7 +113,7 @@ int gpx__cg_make_parent(const char *root, const char *rel, const char *enable, c
         size_t l = strlen(out);
         gpx__exec_fmt(out + l, len - l, "/%s", c);
         if (mkdir(out, 0755) < 0 && errno != EEXIST)
-            return -errno;
+            return gp_syserr(errno);
         if (enable != NULL) {
             int rc = gpx__cg_write(out, "cgroup.subtree_control", enable);
             if (rc < 0)
@@ -134,7 +134,7 @@ static int try_v2(gpx__cgroups *cg, const char *parent) {
         gpx__cg_make_parent(mnt, parent, "+cpu +memory", cg->cpu_parent, sizeof cg->cpu_parent);
     if (rc < 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v2: cannot prepare %s: %s", cg->cpu_parent,
-                      strerror(-rc));
+                      gp_strerror(rc));
         return -1;
     }
     cg->mode = GPX__CG_V2;
@@ -156,7 +156,7 @@ static int try_v1(gpx__cgroups *cg, const char *parent) {
         rc = gpx__cg_make_parent(mem, parent, NULL, cg->mem_parent, sizeof cg->mem_parent);
     if (rc < 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v1: cannot create %s/%s: %s", cpu, parent,
-                      strerror(-rc));
+                      gp_strerror(rc));
         return -1;
     }
     cg->mode = GPX__CG_V1;
@@ -216,7 +216,7 @@ int gpx__cg_make_dir(char *out, size_t len, const char *parent, const char *name
      * again. */
     if (mkdir(out, 0755) < 0 && errno == ENOENT)
         mkdir(parent, 0755);
-    return mkdir(out, 0755) < 0 && errno != EEXIST ? -errno : 0;
+    return mkdir(out, 0755) < 0 && errno != EEXIST ? gp_syserr(errno) : 0;
 }
 
 void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli, int64_t mem_bytes,
@@ -269,7 +269,7 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
             out->note, sizeof out->note,
             "no cgroup: cannot set up %s/%s%s%s: %s; the task runs without CPU and memory "
             "limits",
-            cg->cpu_parent, name, what[0] ? " " : "", what, strerror(-rc));
+            cg->cpu_parent, name, what[0] ? " " : "", what, gp_strerror(rc));
         return;
     }
     char cpu_txt[48] = "no CPU limit", mem_txt[48] = "no memory limit";

@@ -56,7 +56,7 @@ static int try_v1(gpx__devices *dv, const char *parent) {
     int rc = gpx__cg_make_parent(mnt, parent, NULL, dv->v1_parent, sizeof dv->v1_parent);
     if (rc < 0) {
         gpx__exec_fmt(dv->note, sizeof dv->note, "devices cgroup v1: cannot create %.150s: %s",
-                      dv->v1_parent, strerror(-rc));
+                      dv->v1_parent, gp_strerror(rc));
         return -1;
     }
     dv->mode = GPX__DEV_V1;
@@ -86,7 +86,7 @@ static int try_v2(gpx__devices *dv, const char *root, const char *parent) {
     int rc = gpx__cg_make_parent(root, parent, NULL, dv->v2_parent, sizeof dv->v2_parent);
     if (rc < 0) {
         gpx__exec_fmt(dv->note, sizeof dv->note, "cgroup2 device program: cannot create %.150s: %s",
-                      dv->v2_parent, strerror(-rc));
+                      dv->v2_parent, gp_strerror(rc));
         dv->v2_parent[0] = '\0';
         return -1;
     }
@@ -128,7 +128,7 @@ static void try_dmem(gpx__devices *dv, const char *root, const char *parent, int
         gpx__exec_fmt(dv->dmem_note, sizeof dv->dmem_note,
                       "GPU memory limits: interposer and watchdog only (cannot delegate dmem to "
                       "%.120s: %s)",
-                      made, strerror(-rc));
+                      made, gp_strerror(rc));
         return;
     }
     gpx__exec_fmt(dv->v2_parent, sizeof dv->v2_parent, "%s", made);
@@ -268,7 +268,7 @@ static int sys_bpf(int cmd, union bpf_attr *attr) {
  *   allow: r0 = 1; exit
  *   deny:  r0 = 0; exit
  *
- * Returns the program's descriptor, or -errno with why set.
+ * Returns the program's descriptor, or a system code (gp_syserr) with why set.
  */
 static int load_program(const gpx__dev_plan *plan, char *why, size_t len) {
     struct bpf_insn prog[5 + 2 * GP_MAX_GPUS_PER_NODE + 4];
@@ -305,13 +305,13 @@ static int load_program(const gpx__dev_plan *plan, char *why, size_t len) {
     if (pfd < 0) {
         int e = errno;
         gpx__exec_fmt(why, len, "bpf(BPF_PROG_LOAD): %s", strerror(e));
-        return -e;
+        return gp_syserr(e);
     }
     return pfd;
 }
 
 /* Loads the device program of a plan and attaches it to the cgroup2
- * directory dir. 0 or -errno with why set. */
+ * directory dir. 0 or a system code (gp_syserr) with why set. */
 static int attach_program(const char *dir, const gpx__dev_plan *plan, char *why, size_t len) {
     int pfd = load_program(plan, why, len);
     if (pfd < 0)
@@ -319,8 +319,8 @@ static int attach_program(const char *dir, const gpx__dev_plan *plan, char *why,
     int cfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = 0;
     if (cfd < 0) {
-        rc = -errno;
-        gpx__exec_fmt(why, len, "cannot open %.150s: %s", dir, strerror(-rc));
+        rc = gp_syserr(errno);
+        gpx__exec_fmt(why, len, "cannot open %.150s: %s", dir, gp_strerror(rc));
     } else {
         union bpf_attr attr;
         memset(&attr, 0, sizeof attr);
@@ -329,8 +329,8 @@ static int attach_program(const char *dir, const gpx__dev_plan *plan, char *why,
         attr.attach_type = BPF_CGROUP_DEVICE;
         attr.attach_flags = BPF_F_ALLOW_MULTI;
         if (sys_bpf(BPF_PROG_ATTACH, &attr) < 0) {
-            rc = -errno;
-            gpx__exec_fmt(why, len, "bpf(BPF_PROG_ATTACH) to %.150s: %s", dir, strerror(-rc));
+            rc = gp_syserr(errno);
+            gpx__exec_fmt(why, len, "bpf(BPF_PROG_ATTACH) to %.150s: %s", dir, gp_strerror(rc));
         }
         close(cfd);
     }
@@ -349,9 +349,9 @@ static int task_dir(gpx__task_cg *tc, const char *parent, const char *name, char
             return i;
     int rc = tc->ndirs < GPX__CG_DIRS
                  ? gpx__cg_make_dir(tc->dirs[tc->ndirs], sizeof tc->dirs[0], parent, name)
-                 : -ENOSPC;
+                 : GP_ELIMIT;
     if (rc < 0) {
-        gpx__exec_fmt(why, len, "cannot create %.150s: %s", dir, strerror(-rc));
+        gpx__exec_fmt(why, len, "cannot create %.150s: %s", dir, gp_strerror(rc));
         return -1;
     }
     return tc->ndirs++;
@@ -371,7 +371,7 @@ static int apply_v1(const char *dir, const gpx__dev_plan *plan, char *why, size_
         int rc = gpx__cg_write(dir, "devices.deny", rule);
         if (rc < 0) {
             gpx__exec_fmt(why, len, "cannot write '%s' to %.150s/devices.deny: %s", rule, dir,
-                          strerror(-rc));
+                          gp_strerror(rc));
             return rc;
         }
     }
@@ -398,7 +398,7 @@ int gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_plan
             const char *region = dv->dmem.regions[plan->limits[l].region].name;
             if ((rc = gpx__dmem_limit(tc->dirs[i], region, plan->limits[l].bytes)) < 0) {
                 gpx__exec_fmt(why, whylen, "cannot set dmem.max of %.100s: %s", region,
-                              strerror(-rc));
+                              gp_strerror(rc));
             }
         }
     }

@@ -267,8 +267,8 @@ static int decide_instance(gpx__local *lx, const char *given, char *err, size_t 
             gpx__exec_fmt(lx->instance, sizeof lx->instance, "%s", buf);
             return 0;
         }
-        if (n < 0 && n != -ENOENT) {
-            gp_errf(err, errlen, "state_dir: cannot read %s: %s", path, strerror((int)-n));
+        if (n < 0 && n != gp_syserr(ENOENT)) {
+            gp_errf(err, errlen, "state_dir: cannot read %s: %s", path, gp_strerror((int)n));
             return GP_EIO;
         }
         unsigned char r[4];
@@ -372,7 +372,7 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
     } else if (rc == 0) {
         rc = made;
         gp_errf(err, errlen, "config: state_dir: cannot create %s: %s", lx->state_dir,
-                strerror(-rc));
+                gp_strerror(rc));
         rc = GP_EIO;
     }
     if (rc == 0 && lx->inventory[0] != '\0') {
@@ -602,11 +602,11 @@ static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, 
     if (rc == 0 && p->user.switch_to)
         rc = gpx__exec_give_dir(p->ckpt, p->user.uid, p->user.gid);
     if (rc < 0) {
-        gp_errf(err, errlen, "checkpoint_dir: cannot create '%s': %s", p->ckpt, strerror(-rc));
+        gp_errf(err, errlen, "checkpoint_dir: cannot create '%s': %s", p->ckpt, gp_strerror(rc));
         return GP_EIO;
     }
     if ((rc = mkdirs_parent(p->log)) < 0) {
-        gp_errf(err, errlen, "log_path: cannot create '%s': %s", p->log, strerror(-rc));
+        gp_errf(err, errlen, "log_path: cannot create '%s': %s", p->log, gp_strerror(rc));
         return GP_EIO;
     }
     p->log_fd = open(p->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);

@@ -100,13 +100,13 @@ int gpx__cg_save(const gpx__task_cg *tc, const char *file);
 int gpx__cg_load(gpx__task_cg *tc, const char *file);
 
 /* Helpers that devices.c shares. gpx__cg_write writes value into dir/file
- * (0 or -errno). gpx__cg_find_mount finds the mount point of a cgroup2 file
+ * (0 or a system code from gp_syserr). gpx__cg_find_mount finds the mount point of a cgroup2 file
  * system whose cgroup.controllers lists every space-separated word of
  * controller (NULL: any), or (v2 0) of the cgroup v1 hierarchy whose options
  * name controller; 0 or -1. gpx__cg_make_parent is mkdir -p of root/rel,
  * writing enable (NULL: nothing) into cgroup.subtree_control at each level
- * (0 or -errno). gpx__cg_make_dir makes parent/name, reusing an existing one
- * and making parent again if it was removed (0 or -errno). gpx__cg_has_word
+ * (0 or a system code from gp_syserr). gpx__cg_make_dir makes parent/name, reusing an existing one
+ * and making parent again if it was removed (0 or a system code from gp_syserr). gpx__cg_has_word
  * is true if the list of words separated by sep has w. */
 int gpx__cg_write(const char *dir, const char *file, const char *value);
 int gpx__cg_find_mount(int v2, const char *controller, char *out, size_t len);
@@ -216,7 +216,7 @@ int gpx__dmem_read(const char *root, gpx__dmem *dm);
  */
 int gpx__dmem_region(const gpx__dmem *dm, const char *bus);
 
-/* Writes "<region> <bytes>" into dir/dmem.max. 0 or -errno. */
+/* Writes "<region> <bytes>" into dir/dmem.max. 0 or a system code. */
 int gpx__dmem_limit(const char *dir, const char *region, int64_t bytes);
 
 /* ------------------------------------------------------------------------ */
@@ -332,7 +332,7 @@ int gpx__task_read(const char *dir, pid_t *pid, uint64_t *start);
 
 /*
  * Reads a small file (at most cap-1 bytes) into buf, NUL-terminated.
- * Returns its length or -errno. Async-signal-safe.
+ * Returns its length or a system code (gp_syserr). Async-signal-safe.
  */
 ssize_t gpx__read_small(const char *path, char *buf, size_t cap);
 

@@ -137,7 +137,7 @@ static void sa_path(char *buf, size_t cap, const char *dir, const char *name) {
 ssize_t gpx__read_small(const char *path, char *buf, size_t cap) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return -errno;
+        return gp_syserr(errno);
     size_t n = 0;
     while (n + 1 < cap) {
         ssize_t r = read(fd, buf + n, cap - 1 - n);
@@ -146,7 +146,7 @@ ssize_t gpx__read_small(const char *path, char *buf, size_t cap) {
         if (r < 0) {
             int e = errno;
             close(fd);
-            return -e;
+            return gp_syserr(e);
         }
         if (r == 0)
             break;
@@ -194,7 +194,8 @@ static int write_file_atomic(const char *dir, const char *name, const char *data
 
 /*
  * Reads /proc/<pid>/stat: start time (clock ticks since boot), state letter,
- * process group and parent. Returns 0 or -errno (-ENOENT: no such process).
+ * process group and parent. Returns 0, a system code (gp_syserr(ENOENT): no
+ * such process) or GP_ECORRUPT.
  * Async-signal-safe; any out pointer may be NULL.
  */
 static int proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t *ppid) {
@@ -216,7 +217,7 @@ static int proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t
         }
     }
     if (s == NULL || s[0] != ' ' || s[1] == '\0')
-        return -EINVAL;
+        return GP_ECORRUPT;
     if (state != NULL)
         *state = s[1];
     s += 2;
@@ -228,7 +229,7 @@ static int proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t
             q++;
         int64_t v = parse_u64(&q);
         if (v < 0)
-            return -EINVAL;
+            return GP_ECORRUPT;
         if (field == 4 && ppid != NULL)
             *ppid = (pid_t)v;
         if (field == 5 && pgrp != NULL)
@@ -1011,7 +1012,7 @@ int gpx__exit_read(const char *dir, gpx__exit *ex) {
     char path[PATH_MAX], buf[512];
     sa_path(path, sizeof path, dir, "exit");
     ssize_t n = gpx__read_small(path, buf, sizeof buf);
-    if (n == -ENOENT)
+    if (n == gp_syserr(ENOENT))
         return 0;
     int64_t code = 0, sig = 0, stage = 0, eno = 0;
     if (n < 0 || kv_get(buf, "exit_code", &code) < 0 || kv_get(buf, "term_signal", &sig) < 0)
@@ -1031,7 +1032,7 @@ int gpx__task_read(const char *dir, pid_t *pid, uint64_t *start) {
     char path[PATH_MAX], buf[256];
     sa_path(path, sizeof path, dir, "task");
     ssize_t n = gpx__read_small(path, buf, sizeof buf);
-    if (n == -ENOENT)
+    if (n == gp_syserr(ENOENT))
         return GP_ENOENT;
     int64_t p = 0, st = 0;
     if (n < 0 || kv_get(buf, "pid", &p) < 0 || kv_get(buf, "start", &st) < 0 || p <= 0)

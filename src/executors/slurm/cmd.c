@@ -161,10 +161,10 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
 ssize_t gpx__slurm_read(const char *dir, const char *name, char *buf, size_t cap) {
     char path[PATH_MAX];
     if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name) < 0)
-        return -ENAMETOOLONG;
+        return GP_ERANGE;
     FILE *f = fopen(path, "r");
     if (f == NULL)
-        return -errno;
+        return gp_syserr(errno);
     size_t n = fread(buf, 1, cap - 1, f);
     buf[n] = '\0';
     fclose(f);

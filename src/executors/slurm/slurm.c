@@ -208,7 +208,7 @@ static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state
     int mrc = rc == 0 ? gpx__exec_mkdirs(sx->state_dir) : 0;
     if (mrc < 0) {
         gp_errf(err, errlen, "executor-config: state_dir: cannot create %s: %s", sx->state_dir,
-                strerror(-mrc));
+                gp_strerror(mrc));
         rc = GP_ESYS;
     }
     if (rc == 0) {
@@ -339,7 +339,7 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     if ((rc = gpx__slurm_user_resolve(sx, t->run_as, &u, err, errlen)) < 0)
         return rc;
     if (stat(dir, &st) < 0 && (rc = gpx__exec_mkdirs(dir)) < 0) {
-        gp_errf(err, errlen, "state_dir: cannot create %s: %s", dir, strerror(-rc));
+        gp_errf(err, errlen, "state_dir: cannot create %s: %s", dir, gp_strerror(rc));
         return GP_ESYS;
     }
     char ckpt[PATH_MAX];

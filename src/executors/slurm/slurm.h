@@ -102,7 +102,7 @@ int gpx__slurm_sbatch(const gpx__slurm *sx, const gp_node_spec *node, const char
                       const char *script, long *jobid, char *err, size_t errlen);
 
 /* Reads "<dir>/<name>" (a small file, at most cap-1 bytes) into buf,
- * NUL-terminated; its length or -errno. */
+ * NUL-terminated; its length or a system code (gp_syserr). */
 ssize_t gpx__slurm_read(const char *dir, const char *name, char *buf, size_t cap);
 
 /* Writes "<dir>/<name>" atomically (temporary file, fsync, rename); 0 or

@@ -72,13 +72,13 @@ int gpx__slurm_user_resolve(const gpx__slurm *sx, const char *run_as, gpx__slurm
 static int give_log(const char *log, const gpx__slurm_user *u) {
     int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0)
-        return -errno;
+        return gp_syserr(errno);
     struct stat st;
     int rc = 0;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-        rc = -EINVAL;
+        rc = GP_EINVAL;
     else if (fchown(fd, u->uid, u->gid) < 0 || fchmod(fd, 0600) < 0)
-        rc = -errno;
+        rc = gp_syserr(errno);
     close(fd);
     return rc;
 }
@@ -89,7 +89,7 @@ int gpx__slurm_user_files(const gpx__slurm_user *u, const char *dir, const char 
     if (rc == 0 && u->switch_to)
         rc = gpx__exec_give_dir(ckpt, u->uid, u->gid);
     if (rc < 0) {
-        gp_errf(err, errlen, "checkpoint_dir: cannot create '%s': %s", ckpt, strerror(-rc));
+        gp_errf(err, errlen, "checkpoint_dir: cannot create '%s': %s", ckpt, gp_strerror(rc));
         return GP_EIO;
     }
     if (!u->switch_to)
@@ -108,7 +108,7 @@ int gpx__slurm_user_files(const gpx__slurm_user *u, const char *dir, const char 
         }
         if (rc < 0 || (rc = give_log(log, u)) < 0) {
             gp_errf(err, errlen, "log_path: cannot give '%s' to %s: %s", log, u->name,
-                    strerror(-rc));
+                    gp_strerror(rc));
             return GP_EIO;
         }
     }
@@ -123,8 +123,9 @@ int gpx__slurm_user_files(const gpx__slurm_user *u, const char *dir, const char 
     }
     if ((mkdir(path, 0700) < 0 && errno != EEXIST) ||
         (rc = gpx__exec_give_dir(path, u->uid, u->gid)) < 0) {
-        rc = rc < 0 ? rc : -errno;
-        gp_errf(err, errlen, "state_dir: cannot give '%s' to %s: %s", path, u->name, strerror(-rc));
+        rc = rc < 0 ? rc : gp_syserr(errno);
+        gp_errf(err, errlen, "state_dir: cannot give '%s' to %s: %s", path, u->name,
+                gp_strerror(rc));
         return GP_EIO;
     }
     gpx__exec_pass_parent(dir); /* the state directory, for the user to pass */
