@@ -108,6 +108,34 @@ static const char **visible_projects(gpd__req *r, char **buf) {
 
 /* ---- JSON of a workload ------------------------------------------------- */
 
+/*
+ * A pending workload's reason as gpupool's users read it: the engine's
+ * sentence, which says what holds, and the remedy in the words of the CLI
+ * (the command an administrator runs, the flag a researcher submits with),
+ * worded here from the engine's figures. Returns the reason code or a
+ * negative code; called with the scheduler's lock held.
+ */
+static int pending_reason(gp_engine *eng, uint64_t id, char *buf, size_t len) {
+    static const char *const limit_flag[GP_RES_COUNT] = {"--limit", "--cpu-limit",
+                                                         "--memory-limit"};
+    int code = gp_engine_pending_reason(eng, id, buf, len);
+    gp_pending_figures f;
+    if (code < 0 || gp_engine_pending_figures(eng, id, &f) < 0)
+        return code;
+    size_t n = strlen(buf);
+    if (n >= len)
+        return code;
+    if (f.wait == GP_WAIT_QUEUE_LIMIT && f.resource >= 0 && f.resource < GP_RES_COUNT)
+        snprintf(buf + n, len - n, ": gpupool queue set %s %s N", f.queue, limit_flag[f.resource]);
+    else if (f.wait == GP_WAIT_DESERVED && f.kind == GP_KIND_TRAIN && !f.preemptible)
+        snprintf(buf + n, len - n,
+                 "; it was submitted with --no-preempt, without which training may borrow idle "
+                 "GPUs");
+    else if (f.wait == GP_WAIT_NO_FIT && f.own_preemptible_milli > 0)
+        snprintf(buf + n, len - n, "; submit with --priority above %d", (int)f.priority);
+    return code;
+}
+
 static json_t *wl_json(gpd__req *r, const gpd__wl *w) {
     json_t *j = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:I, s:I}", "id", (json_int_t)w->id,
                           "name", w->name, "project", w->project, "user", w->user, "state",
@@ -125,7 +153,7 @@ static json_t *wl_json(gpd__req *r, const gpd__wl *w) {
     if (w->state == GPD__WL_PENDING) {
         char why[512] = "";
         gp_engine *eng = gpd__sched_lock(r->d->sched);
-        int code = gp_engine_pending_reason(eng, w->id, why, sizeof why);
+        int code = pending_reason(eng, w->id, why, sizeof why);
         gpd__sched_unlock(r->d->sched);
         if (code >= 0) {
             json_object_set_new(j, "wait", json_string(gp_wait_name((gp_wait)code)));

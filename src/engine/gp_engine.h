@@ -498,6 +498,27 @@ int gp_engine_workload_binding(const gp_engine *e, uint64_t id, int32_t task, gp
  */
 int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len);
 
+/*
+ * The figures behind a pending reason, for a front end that words its own
+ * remedies (a CLI command, a flag, a console button): the sentence of
+ * gp_engine_pending_reason says what holds and names none of them.
+ */
+typedef struct gp_pending_figures {
+    gp_wait wait;                  /* as gp_engine_pending_reason returns */
+    int32_t resource;              /* QUEUE_LIMIT, DESERVED: the gp_resource that binds; else -1 */
+    char queue[GP_NAME_MAX + 1];   /* the queue whose quota binds (the workload's own otherwise) */
+    int32_t queue_is_department;   /* queue has children */
+    int32_t kind;                  /* gp_kind of the workload */
+    int32_t preemptible;           /* the workload's */
+    int32_t priority;              /* the workload's */
+    int64_t own_preemptible_milli; /* NO_FIT: milli-GPUs that its own project's running
+                                      preemptible work of no lower priority holds */
+} gp_pending_figures;
+
+/* Fills *out for workload id. Returns the reason code (GP_WAIT_NONE when it is
+ * not pending), or GP_ENOENT with *out unchanged. */
+int gp_engine_pending_figures(gp_engine *e, uint64_t id, gp_pending_figures *out);
+
 /* Counts of PENDING workloads by reason, indexed by gp_wait. */
 void gp_engine_pending_by_reason(gp_engine *e, int64_t counts[GP_WAIT_COUNT]);
 

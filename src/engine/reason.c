@@ -3,7 +3,10 @@
  *
  * The cycle stores a reason code and its figures on each pending workload
  * (cheap: no formatting for tens of thousands of workloads per cycle); the
- * sentence is written only when someone asks for it.
+ * sentence is written only when someone asks for it. The sentence says what
+ * holds in the pool's own words; the remedies a front end offers (a CLI
+ * flag, a command) are its own to word from gp_engine_pending_figures(): the
+ * engine names no front end's controls.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -71,10 +74,10 @@ static void what_one_task(const gp__wl *w, char *buf, size_t len) {
     }
 }
 
-/* Appends, if w's own project holds preemptible work of no higher priority,
- * that a higher --priority would preempt it (preemption is inside a project
- * and by priority only). */
-static void own_training(const gp__wl *w, char *buf, size_t len) {
+/* The GPUs that w's own project's running preemptible work of no lower
+ * priority holds: what a higher priority would preempt (preemption is inside
+ * a project and by priority only). */
+static int64_t own_preemptible(const gp__wl *w) {
     const gp__queue *q = w->queue;
     int64_t held = 0;
     for (uint32_t i = 0; i < q->nhold; i++) {
@@ -82,15 +85,22 @@ static void own_training(const gp__wl *w, char *buf, size_t len) {
         if (v->preemptible && v->state == GP_STATE_RUNNING && v->spec.priority >= w->spec.priority)
             held += v->charged.v[GP_RES_GPU];
     }
+    return held;
+}
+
+/* Appends, if w's own project holds preemptible work of no lower priority,
+ * that a higher priority would preempt it. */
+static void own_training(const gp__wl *w, char *buf, size_t len) {
+    int64_t held = own_preemptible(w);
     size_t n = strlen(buf);
     if (held <= 0 || n >= len)
         return;
     char a[48];
     fmt_gpu(a, sizeof a, held);
     snprintf(buf + n, len - n,
-             "; project %s's own training workloads hold %s: submit with a higher --priority "
-             "than theirs (%d) to preempt them",
-             q->spec.name, a, w->spec.priority);
+             "; project %s's own training workloads hold %s: a higher priority than theirs (%d) "
+             "would preempt them",
+             w->queue->spec.name, a, w->spec.priority);
 }
 
 int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
@@ -118,26 +128,23 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
             snprintf(buf, len, "%s %s is at its limit for every GPU model this workload may use",
                      queue_word(q), q->spec.name);
         } else {
-            static const char *const flag[GP_RES_COUNT] = {"--limit", "--cpu-limit",
-                                                           "--memory-limit"};
             gp__fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
             gp__fmt_amount(b, sizeof b, (int)w->wait_a, q->alloc.v[w->wait_a]);
             snprintf(buf, len,
-                     "%s %s is at its limit of %s (it holds %s); an administrator can raise it: "
-                     "gpupool queue set %s %s N",
-                     queue_word(q), q->spec.name, a, b, q->spec.name, flag[w->wait_a]);
+                     "%s %s is at its limit of %s (it holds %s); an administrator can "
+                     "raise it",
+                     queue_word(q), q->spec.name, a, b);
         }
         break;
     case GP_WAIT_DESERVED:
         gp__fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
         gp__fmt_amount(b, sizeof b, (int)w->wait_a, q->alloc_np.v[w->wait_a]);
-        /* Training borrows unless submitted with --no-preempt: name the
-         * flag, not the kind. */
+        /* Training borrows unless it was made non-preemptible: name that,
+         * not the kind. */
         snprintf(buf, len,
                  "%s workloads run only inside deserved quota (they could not give borrowed "
                  "GPUs back): %s %s deserves %s and its non-preemptible workloads hold %s",
-                 w->spec.kind == GP_KIND_TRAIN ? "non-preemptible (--no-preempt)"
-                                               : gp_kind_name(w->spec.kind),
+                 w->spec.kind == GP_KIND_TRAIN ? "non-preemptible" : gp_kind_name(w->spec.kind),
                  queue_word(q), q->spec.name, a, b);
         break;
     case GP_WAIT_NO_NODE:
@@ -196,5 +203,29 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
                  queue_word(q), q->spec.name, b, a);
         break;
     }
+    return (int)w->wait;
+}
+
+int gp_engine_pending_figures(gp_engine *e, uint64_t id, gp_pending_figures *out) {
+    gp__wl *w = gp__wl_find(e, id);
+    if (w == NULL)
+        return GP_ENOENT;
+    gp__wl_diagnosed(e, w);
+    memset(out, 0, sizeof *out);
+    out->wait = w->state == GP_STATE_PENDING ? w->wait : GP_WAIT_NONE;
+    out->resource = -1;
+    out->kind = w->spec.kind;
+    out->preemptible = w->preemptible;
+    out->priority = w->spec.priority;
+    const gp__queue *q = w->wait_queue ? w->wait_queue : w->queue;
+    snprintf(out->queue, sizeof out->queue, "%s", q->spec.name);
+    out->queue_is_department = q->nchildren > 0;
+    if (w->state != GP_STATE_PENDING)
+        return GP_WAIT_NONE;
+    if ((w->wait == GP_WAIT_QUEUE_LIMIT || w->wait == GP_WAIT_DESERVED) && w->wait_a >= 0 &&
+        w->wait_a < GP_RES_COUNT)
+        out->resource = (int)w->wait_a;
+    if (w->wait == GP_WAIT_NO_FIT)
+        out->own_preemptible_milli = own_preemptible(w);
     return (int)w->wait;
 }

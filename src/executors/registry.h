@@ -1,8 +1,8 @@
 /*
  * registry.h — internal to the executors and their tests: what registry.c
  * offers beyond the public gp_executor_* / gp_exec_* functions of executor.h,
- * and the helpers every executor shares (formatting, directories, and the
- * reader of configuration strings in config.c).
+ * the reader of configuration strings in config.c, and (through util.h) the
+ * helpers every executor shares.
  *
  * The daemon never includes this file. It exists so that the tests can open
  * an executor from a table of their own (one with missing methods, one of an
@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "executors/executor.h"
+#include "executors/util.h"
 
 /* The local executor's table (src/executors/local/local.c). */
 extern const gp_executor_methods gpx__local_methods;
@@ -32,52 +33,6 @@ extern const gp_executor_methods gpx__slurm_methods;
  */
 int gpx__executor_open_methods(const gp_executor_methods *m, const gp_executor_ctx *ctx,
                                const char *config, gp_executor **out, char *err, size_t errlen);
-
-/*
- * snprintf that says whether everything fit: 0, or GP_ERANGE if the result
- * was cut (it is still terminated). Notes and messages may be cut; paths are
- * checked by the callers that would otherwise act on a shortened one.
- */
-int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/*
- * mkdir -p with mode 0755: creates path and every missing parent. Returns 0
- * (also if it exists) or the system code (gp_syserr) of the first mkdir that
- * failed, GP_ERANGE for a path too long. Shared by the
- * executors, which all keep per-task directories.
- */
-int gpx__exec_mkdirs(const char *path);
-
-/*
- * Gives the directory dir to a task's Unix user (owner uid:gid, mode 0700,
- * without following a link) and lets that user pass through the directory
- * above it (gpx__exec_pass_parent). 0 or a system code; on error the parent is left
- * as it was.
- */
-int gpx__exec_give_dir(const char *dir, uid_t uid, gid_t gid);
-
-/*
- * Lets every user pass through (never list) the directory that holds path:
- * adds 0711 to its mode if it is a directory of this process's user (never
- * one of someone else's, never through a link). Best effort: nothing is
- * reported.
- */
-void gpx__exec_pass_parent(const char *path);
-
-/*
- * Looks up run_as, the Unix user a task is to run as, into *pw (its strings
- * in buf). GP_EINVAL if there is no such user ("run_as: there is no Unix
- * user 'x' <where>"), GP_EPERM if it is root and allow_root is 0; err says
- * which.
- */
-struct passwd;
-int gpx__exec_lookup_user(const char *run_as, int allow_root, const char *where, struct passwd *pw,
-                          char *buf, size_t buflen, char *err, size_t errlen);
-
-/* Copies a user's name, home (default "/") and shell (default /bin/sh). */
-void gpx__exec_user_strings(const struct passwd *pw, char *name, size_t nlen, char *home,
-                            size_t hlen, char *shell, size_t slen);
 
 /*
  * One key=value pair of an executor's configuration, for gpx__config_parse:

@@ -15,7 +15,7 @@
 #define GP_INTERPOSE_GPUSLICE_H
 
 #include "interpose/entries.h"
-#include "interpose/ledger.h"
+#include "interpose/ledger-int.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -20,7 +20,7 @@
  * is not a zombie and shows the start time recorded in its row (a reused
  * pid has another start time).
  */
-#include "interpose/ledger.h"
+#include "interpose/ledger-int.h"
 
 #include "common/gp_error.h"
 

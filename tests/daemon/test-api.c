@@ -6,6 +6,7 @@
  * any moment of its life.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -489,6 +490,58 @@ START_TEST(test_delete_at_any_moment) {
 }
 END_TEST
 
+/* Waits (up to a minute) until workload id waits for reason wait; returns
+ * its pending_reason (the caller frees it). */
+static char *pending_reason(gpd_test *t, int id, const char *wait) {
+    char path[64];
+    snprintf(path, sizeof path, "/api/v1/workloads/%d", id);
+    char *why = NULL;
+    const char *got = "";
+    for (int i = 0; i < 600 && why == NULL; i++) {
+        json_t *out;
+        ck_assert_int_eq(gpd_call(t, t->admin, "GET", path, NULL, &out), 200);
+        const char *w = json_string_value(json_object_get(out, "wait"));
+        got = w != NULL && strcmp(w, wait) == 0 ? wait : "";
+        if (got[0])
+            why = strdup(json_string_value(json_object_get(out, "pending_reason")));
+        json_decref(out);
+        if (why == NULL)
+            usleep(100 * 1000);
+    }
+    ck_assert_msg(why != NULL, "workload %d never waited for %s", id, wait);
+    return why;
+}
+
+/* The engine says what holds; the daemon adds the remedy in the CLI's words
+ * (the command that raises a limit, the flag a workload was submitted with). */
+START_TEST(test_pending_reasons_name_the_cli) {
+    gpd_test t;
+    gpd_test_start(&t);
+    static const char *const q[] = {"{\"name\":\"lim\",\"limit\":{\"gpu\":1}}",
+                                    "{\"name\":\"own\",\"deserved\":{\"gpu\":1}}"};
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+        ck_assert_int_eq(gpd_call(&t, t.admin, "POST", "/api/v1/queues", q[i], NULL), 201);
+    static const char *const w[] = {
+        "{\"project\":\"lim\",\"command\":[\"sleep\",\"600\"],\"gpu\":1}",
+        "{\"project\":\"lim\",\"command\":[\"sleep\",\"600\"],\"gpu\":1}",
+        "{\"project\":\"own\",\"command\":[\"sleep\",\"600\"],\"gpu\":2,"
+        "\"kind\":\"train\",\"preemptible\":false}"};
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+        ck_assert_int_eq(gpd_call(&t, t.admin, "POST", "/api/v1/workloads", w[i], NULL), 201);
+    char *why = pending_reason(&t, 2, "queue_limit");
+    ck_assert_str_eq(why, "project lim is at its limit of 1 GPU (it holds 1 GPU); an administrator "
+                          "can raise it: gpupool queue set lim --limit N");
+    free(why);
+    why = pending_reason(&t, 3, "deserved");
+    ck_assert_msg(strstr(why, "non-preemptible workloads run only inside deserved quota") != NULL &&
+                      strstr(why, "; it was submitted with --no-preempt, without which training "
+                                  "may borrow idle GPUs") != NULL,
+                  "%s", why);
+    free(why);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_input_changes_nothing);
     tcase_add_test(tc, test_reserved_environment);
@@ -498,6 +551,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_tokens_stored_hashed);
     tcase_add_test(tc, test_list_orders);
     tcase_add_test(tc, test_delete_at_any_moment);
+    tcase_add_test(tc, test_pending_reasons_name_the_cli);
 }
 
 GP_TEST_MAIN("daemon/api", add_tests)

@@ -18,7 +18,17 @@ START_TEST(test_queue_limit_sentence) {
     ck_assert_int_eq(gp_engine_pending_reason(e, 3, why, sizeof why), GP_WAIT_QUEUE_LIMIT);
     ck_assert_str_eq(why,
                      "project nlp is at its limit of 8 GPUs (it holds 8 GPUs); an administrator "
-                     "can raise it: gpupool queue set nlp --limit N");
+                     "can raise it");
+    /* The figures a front end words its remedy from. */
+    gp_pending_figures f;
+    ck_assert_int_eq(gp_engine_pending_figures(e, 3, &f), GP_WAIT_QUEUE_LIMIT);
+    ck_assert_int_eq(f.wait, GP_WAIT_QUEUE_LIMIT);
+    ck_assert_int_eq(f.resource, GP_RES_GPU);
+    ck_assert_str_eq(f.queue, "nlp");
+    ck_assert_int_eq(f.queue_is_department, 0);
+    ck_assert_int_eq(gp_engine_pending_figures(e, 99, &f), GP_ENOENT);
+    ck_assert_int_eq(gp_engine_pending_figures(e, 1, &f), GP_WAIT_NONE);
+    ck_assert_int_eq(f.resource, -1);
     int64_t counts[GP_WAIT_COUNT];
     gp_engine_pending_by_reason(e, counts);
     ck_assert_int_eq(counts[GP_WAIT_QUEUE_LIMIT], 1);
@@ -38,7 +48,11 @@ START_TEST(test_department_limit_named) {
     char why[256];
     ck_assert_int_eq(gp_engine_pending_reason(e, 2, why, sizeof why), GP_WAIT_QUEUE_LIMIT);
     ck_assert_str_eq(why, "department research is at its limit of 2 GPUs (it holds 2 GPUs); an "
-                          "administrator can raise it: gpupool queue set research --limit N");
+                          "administrator can raise it");
+    gp_pending_figures f;
+    ck_assert_int_eq(gp_engine_pending_figures(e, 2, &f), GP_WAIT_QUEUE_LIMIT);
+    ck_assert_str_eq(f.queue, "research");
+    ck_assert_int_eq(f.queue_is_department, 1);
     gp_engine_free(e);
 }
 END_TEST
@@ -117,8 +131,12 @@ START_TEST(test_interactive_behind_own_training_says_priority) {
     char why[320];
     ck_assert_int_eq(gp_engine_pending_reason(e, 2, why, sizeof why), GP_WAIT_NO_FIT);
     ck_assert_msg(strstr(why, "project p's own training workloads hold 2 GPUs") &&
-                      strstr(why, "--priority"),
+                      strstr(why, "a higher priority than theirs (0) would preempt them"),
                   "%s", why);
+    gp_pending_figures f;
+    ck_assert_int_eq(gp_engine_pending_figures(e, 2, &f), GP_WAIT_NO_FIT);
+    ck_assert_int_eq(f.own_preemptible_milli, 2000);
+    ck_assert_int_eq(f.priority, 0);
     gp_engine_free(e);
 }
 END_TEST
@@ -140,6 +158,11 @@ START_TEST(test_no_preempt_train_reason_names_the_flag) {
     ck_assert_int_eq(gp_engine_pending_reason(e, 1, why, sizeof why), GP_WAIT_DESERVED);
     ck_assert_msg(!strstr(why, "train workloads"), "%s", why);
     ck_assert_msg(strstr(why, "non-preemptible"), "%s", why);
+    gp_pending_figures f;
+    ck_assert_int_eq(gp_engine_pending_figures(e, 1, &f), GP_WAIT_DESERVED);
+    ck_assert_int_eq(f.kind, GP_KIND_TRAIN);
+    ck_assert_int_eq(f.preemptible, 0);
+    ck_assert_int_eq(f.resource, GP_RES_GPU);
     gp_engine_free(e);
 }
 END_TEST

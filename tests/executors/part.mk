@@ -8,7 +8,7 @@ EXEC_FAKE_NVML := $(BUILD)/fake/libnvidia-ml.so.1
 TESTS += $(EXEC_TESTS)
 $(EXEC_TESTS): $(BUILD)/tests/executors/%: $(OBJ)/tests/executors/%.o \
 		$(OBJ)/tests/executors/helpers.o $(EXEC_LIB) $(OBJ)/src/common/error.o \
-		$(OBJ)/src/common/units.o | $(EXEC_FAKE_NVML)
+		$(OBJ)/src/common/units.o $(OBJ)/src/common/files.o | $(EXEC_FAKE_NVML)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(EXEC_LDLIBS) $(LDLIBS)
 # test-env also links the slice ledger's reader, which makes the local
@@ -16,14 +16,14 @@ $(EXEC_TESTS): $(BUILD)/tests/executors/%: $(OBJ)/tests/executors/%.o \
 $(BUILD)/tests/executors/test-env: $(OBJ)/src/interpose/ledger.o
 # `make bench` times what the watchdog's scan adds to a poll, over the fake NVML.
 $(BUILD)/bench/bench-watchdog: $(OBJ)/bench/bench-watchdog.o $(EXEC_LIB) $(OBJ)/src/common/error.o \
-		$(OBJ)/src/common/units.o | $(EXEC_FAKE_NVML)
+		$(OBJ)/src/common/units.o $(OBJ)/src/common/files.o | $(EXEC_FAKE_NVML)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXEC_LDLIBS) $(LDLIBS)
 BENCHES += $(BUILD)/bench/bench-watchdog
 # The names the environment builder can set, compared with the table of
 # docs/workload-contract.md by test-contract-doc.sh.
 $(BUILD)/tests/executors/contract-names: $(OBJ)/tests/executors/contract-names.o $(EXEC_LIB) \
-		$(OBJ)/src/common/error.o $(OBJ)/src/common/units.o
+		$(OBJ)/src/common/error.o $(OBJ)/src/common/units.o $(OBJ)/src/common/files.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXEC_LDLIBS) $(LDLIBS)
 TEST_SCRIPTS += tests/executors/test-contract-doc.sh

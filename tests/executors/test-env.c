@@ -22,7 +22,7 @@
 #include "executors/local/local.h"
 #include "gptest.h"
 #include "helpers.h"
-#include "interpose/ledger.h"
+#include "interpose/ledger-int.h"
 
 #define GIB (INT64_C(1) << 30)
 

@@ -17,7 +17,7 @@
 
 #include "common/gp_error.h"
 #include "gptest.h"
-#include "interpose/ledger.h"
+#include "interpose/ledger-int.h"
 
 #include <dlfcn.h>
 #include <signal.h>
