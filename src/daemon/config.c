@@ -6,6 +6,7 @@
  */
 #include "daemon/config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@
 void gpd__config_defaults(gpd__config *c) {
     memset(c, 0, sizeof *c);
     snprintf(c->listen, sizeof c->listen, "127.0.0.1:8642");
+    snprintf(c->listen_host, sizeof c->listen_host, "127.0.0.1");
+    c->listen_port = 8642;
     snprintf(c->data_dir, sizeof c->data_dir, "./gpupool-data");
     snprintf(c->executor, sizeof c->executor, "local");
     c->period_ms = 2000;
@@ -43,6 +46,36 @@ static int set_str(char *field, size_t len, const char *key, const char *val, ch
         return GP_EINVAL;
     }
     memcpy(field, val, n + 1);
+    return 0;
+}
+
+/* Reads val, "HOST:PORT" (an IPv4 address, a port from 0 to 65535 in digits
+ * only), into c's listen and its parts; on error nothing is changed. The one
+ * reader of the address: the server, the warning about plain HTTP and the
+ * address file use the parts. */
+static int set_listen(gpd__config *c, const char *key, const char *val, char *err, size_t errlen) {
+    if (strlen(val) >= sizeof c->listen)
+        return set_str(c->listen, sizeof c->listen, key, val, err, errlen);
+    char host[sizeof c->listen_host];
+    const char *colon = strrchr(val, ':');
+    size_t n = colon != NULL ? (size_t)(colon - val) : 0;
+    uint64_t port = 0;
+    struct in_addr a;
+    if (n > 0 && n < sizeof host) {
+        memcpy(host, val, n);
+        host[n] = '\0';
+    }
+    if (n == 0 || n >= sizeof host || gp_parse_uint(colon + 1, NULL, 10, 65535, &port) < 0 ||
+        inet_pton(AF_INET, host, &a) != 1) {
+        snprintf(err, errlen, "%s: \"%.64s\" is not an IPv4 address and port like 127.0.0.1:8642",
+                 key, val);
+        return GP_EINVAL;
+    }
+    int rc = set_str(c->listen, sizeof c->listen, key, val, err, errlen);
+    if (rc < 0)
+        return rc;
+    memcpy(c->listen_host, host, n + 1);
+    c->listen_port = (int)port;
     return 0;
 }
 
@@ -85,7 +118,7 @@ static int is(const char *key, const char *name) {
 
 int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err, size_t errlen) {
     if (is(key, "listen"))
-        return set_str(c->listen, sizeof c->listen, key, val, err, errlen);
+        return set_listen(c, key, val, err, errlen);
     if (is(key, "data-dir"))
         return set_str(c->data_dir, sizeof c->data_dir, key, val, err, errlen);
     if (is(key, "allow-root-workloads")) {

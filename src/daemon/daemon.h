@@ -41,6 +41,10 @@ int gpd__fail(gpd__err *e, int code, const char *field, const char *fmt, ...)
  * times stored before a restart stay comparable after it). */
 int64_t gpd__now_ms(void);
 
+/* The daemon's log: one line to stderr, "<local time> gpupoold: <message>".
+ * Every message of the daemon goes through it (no bare fprintf). */
+void gpd__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Workload states as the store records them. PENDING, STARTING (the intent to
  * launch is written, tasks may be starting), RUNNING and STOPPING (checkpoint
  * signal sent, grace period running) are active: the scheduling loop holds
@@ -73,7 +77,12 @@ int gpd__wl_state_parse(const char *name, gpd__wl_state *out);
 
 /* The daemon's settings, from flags and the config file. */
 typedef struct gpd__config {
-    char listen[128]; /* HOST:PORT */
+    char listen[128]; /* HOST:PORT, as given */
+    /* Its parts, read once by gpd__config_set (an IPv4 address, and a port
+     * from 0 to 65535; 0 picks a free one): what the server binds and the
+     * address file names. */
+    char listen_host[64];
+    int listen_port;
     char data_dir[512];
     char executor[32];
     char executor_config[1024];

@@ -206,14 +206,14 @@ void gpd__guard_log(void *cls, const char *fmt, va_list ap) {
         g->log_dropped++;
     pthread_mutex_unlock(&g->mu);
     if (dropped)
-        fprintf(stderr, "gpupoold: http: %llu more messages in the last minute not shown\n",
-                (unsigned long long)dropped);
+        gpd__log("http: %llu more messages in the last minute not shown",
+                 (unsigned long long)dropped);
     if (print) {
         /* Formatted only when it is written: under attack most are not. */
         char line[512];
         vsnprintf(line, sizeof line, fmt, ap);
         line[strcspn(line, "\r\n")] = '\0';
-        fprintf(stderr, "gpupoold: http: %s\n", line);
+        gpd__log("http: %s", line);
     }
 }
 

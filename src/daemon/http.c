@@ -538,18 +538,12 @@ static char *read_file(const char *path) {
 }
 
 int gpd__http_start(gpd__daemon *d, struct MHD_Daemon **out, int *port, gpd__err *e) {
-    char host[128];
-    snprintf(host, sizeof host, "%s", d->cfg.listen);
-    char *colon = strrchr(host, ':');
-    if (!colon)
-        return gpd__fail(e, GP_EINVAL, "listen", "listen: \"%s\" is not HOST:PORT", host);
-    *colon = '\0';
-    int p = atoi(colon + 1);
+    /* The address was read once, by gpd__config_set. */
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)p);
-    if (p < 0 || p > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+    sa.sin_port = htons((uint16_t)d->cfg.listen_port);
+    if (inet_pton(AF_INET, d->cfg.listen_host, &sa.sin_addr) != 1)
         return gpd__fail(e, GP_EINVAL, "listen",
                          "listen: \"%s\" is not an IPv4 address and port like 127.0.0.1:8642",
                          d->cfg.listen);
@@ -609,7 +603,7 @@ int gpd__http_start(gpd__daemon *d, struct MHD_Daemon **out, int *port, gpd__err
                          d->cfg.listen);
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_BIND_PORT);
-    *port = info ? info->port : p;
+    *port = info ? info->port : d->cfg.listen_port;
     *out = mhd;
     return 0;
 }

@@ -140,10 +140,9 @@ static void raise_fd_limit(gpd__config *c) {
     }
     if (rl.rlim_cur < want) {
         int fit = rl.rlim_cur > 1088 ? (int)(rl.rlim_cur - 1024) : 64;
-        fprintf(stderr,
-                "gpupoold: warning: the descriptor limit (%llu) allows %d API connections, not "
-                "%d; raise it with ulimit -n\n",
-                (unsigned long long)rl.rlim_cur, fit, c->max_connections);
+        gpd__log("warning: the descriptor limit (%llu) allows %d API connections, not %d; raise "
+                 "it with ulimit -n",
+                 (unsigned long long)rl.rlim_cur, fit, c->max_connections);
         c->max_connections = fit;
     }
 }
@@ -154,19 +153,12 @@ static void raise_fd_limit(gpd__config *c) {
 static void warn_if_exposed(const gpd__config *c) {
     if (c->tls_cert[0])
         return;
-    char host[128];
-    snprintf(host, sizeof host, "%s", c->listen);
-    char *colon = strrchr(host, ':');
-    if (colon)
-        *colon = '\0';
     struct in_addr a;
-    if (inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127)
+    if (inet_pton(AF_INET, c->listen_host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127)
         return;
-    fprintf(stderr,
-            "gpupoold: WARNING: listening on %s with plain HTTP: tokens and workload\n"
-            "gpupoold: WARNING: environments cross the network unencrypted. Use\n"
-            "gpupoold: WARNING: --tls-cert/--tls-key, or listen on 127.0.0.1 behind a proxy.\n",
-            c->listen);
+    gpd__log("WARNING: listening on %s with plain HTTP: tokens and workload", c->listen);
+    gpd__log("WARNING: environments cross the network unencrypted. Use");
+    gpd__log("WARNING: --tls-cert/--tls-key, or listen on 127.0.0.1 behind a proxy.");
 }
 
 /* The data directory holds the store (workloads' environments, with their
@@ -302,22 +294,18 @@ static int disk_full(const char *dir) {
         return 0;
     if ((unsigned long long)fs.f_bavail * fs.f_frsize >= 64 * 1024)
         return 0;
-    fprintf(stderr, "gpupoold: the disk of %s is full\n", dir);
+    gpd__log("the disk of %s is full", dir);
     return 1;
 }
 
 static int write_addr(const gpd__config *c, int port) {
-    char path[PATH_MAX], tmp[PATH_MAX + 8], host[128];
-    snprintf(host, sizeof host, "%s", c->listen);
-    char *colon = strrchr(host, ':');
-    if (colon)
-        *colon = '\0';
+    char path[PATH_MAX], tmp[PATH_MAX + 8];
     snprintf(path, sizeof path, "%s/gpupoold.addr", c->data_dir);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (!f)
         return -1;
-    fprintf(f, "%s://%s:%d\n", c->tls_cert[0] ? "https" : "http", host, port);
+    fprintf(f, "%s://%s:%d\n", c->tls_cert[0] ? "https" : "http", c->listen_host, port);
     if (fclose(f) != 0)
         return -1;
     return rename(tmp, path);
@@ -335,7 +323,7 @@ int main(int argc, char **argv) {
     char err[1400] = "";
     if (parse_args(c, argc, argv, err, sizeof err) < 0 ||
         prepare_data_dir(c, err, sizeof err) < 0) {
-        fprintf(stderr, "gpupoold: %s\n", err);
+        gpd__log("%s", err);
         return 2;
     }
     if (c->poll_ms > c->period_ms)
@@ -344,7 +332,7 @@ int main(int argc, char **argv) {
     warn_if_exposed(c);
     int locked = lock_data_dir(c, err, sizeof err);
     if (locked < 0) {
-        fprintf(stderr, "gpupoold: %s\n", err);
+        gpd__log("%s", err);
         return locked == GP_EROFS || locked == GP_ENOSPC || disk_full(c->data_dir) ? 3 : 1;
     }
 
@@ -373,7 +361,7 @@ int main(int argc, char **argv) {
     if (rc == 0)
         rc = gpd__http_start(&d, &mhd, &port, &e);
     if (rc < 0) {
-        fprintf(stderr, "gpupoold: %s\n", e.msg[0] ? e.msg : gp_strerror(rc));
+        gpd__log("%s", e.msg[0] ? e.msg : gp_strerror(rc));
         gpd__sessions_free(d.sessions);
         gpd__sched_close(d.sched);
         gpd__auth_close(d.auth);
@@ -381,23 +369,21 @@ int main(int argc, char **argv) {
         return rc == GP_EROFS || rc == GP_ENOSPC || disk_full(c->data_dir) ? 3 : 1;
     }
     write_addr(c, port);
-    fprintf(stderr, "gpupoold: serving %s://%s (port %d); data in %s; executor %s%s\n",
-            c->tls_cert[0] ? "https" : "http", c->listen, port, c->data_dir, c->executor,
-            gpd__sched_emulated(d.sched) ? " with EMULATED GPUs" : "");
+    gpd__log("serving %s://%s (port %d); data in %s; executor %s%s",
+             c->tls_cert[0] ? "https" : "http", c->listen, port, c->data_dir, c->executor,
+             gpd__sched_emulated(d.sched) ? " with EMULATED GPUs" : "");
     if (geteuid() != 0)
-        fprintf(stderr,
-                "gpupoold: single-user mode: not root, so every workload runs as uid %d, "
-                "whatever Unix user its token names\n",
-                (int)geteuid());
-    if (created)
-        fprintf(stderr,
-                "gpupoold: first start: the admin token is in %s/admin.token\n"
-                "          try: GPUPOOL_TOKEN=$(cat %s/admin.token) gpupool queue list\n",
-                c->data_dir, c->data_dir);
+        gpd__log("single-user mode: not root, so every workload runs as uid %d, whatever Unix "
+                 "user its token names",
+                 (int)geteuid());
+    if (created) {
+        gpd__log("first start: the admin token is in %s/admin.token", c->data_dir);
+        gpd__log("try: GPUPOOL_TOKEN=$(cat %s/admin.token) gpupool queue list", c->data_dir);
+    }
 
     int sig = 0;
     sigwait(&sigs, &sig);
-    fprintf(stderr, "gpupoold: signal %d: stopping (running tasks keep running)\n", sig);
+    gpd__log("signal %d: stopping (running tasks keep running)", sig);
     /* Sessions first: libmicrohttpd stops only once every upgraded
      * connection has been handed back. */
     gpd__sessions_stop(d.sessions);

@@ -159,7 +159,4 @@ int gpd__sched_recover(gpd__sched *s, gpd__err *e);
  * node changed. Called by the scheduling thread only. */
 int gpd__sched_refresh_nodes(gpd__sched *s);
 
-/* Logs a line to stderr with a timestamp. */
-void gpd__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 #endif /* GP_DAEMON_SCHED_INT_H */

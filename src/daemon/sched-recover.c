@@ -58,11 +58,11 @@ static int load_nodes(gpd__sched *s, gpd__err *e) {
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         if (lines[i][0])
             gpd__log("executor %s: %s", gp_executor_name(s->ex), lines[i]);
-    if (s->emulated)
-        fprintf(stderr,
-                "\n*** gpupoold: %d EMULATED GPUs (%s) ***\n"
-                "*** Workloads run as real processes; their GPUs are not real. ***\n\n",
-                count_gpus(s->nodes, s->nnodes), info.gpus[0] ? info.gpus : "said the executor");
+    if (s->emulated) {
+        gpd__log("*** %d EMULATED GPUs (%s) ***", count_gpus(s->nodes, s->nnodes),
+                 info.gpus[0] ? info.gpus : "said the executor");
+        gpd__log("*** Workloads run as real processes; their GPUs are not real. ***");
+    }
     return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/files.h"
 #include "common/units.h"
 #include "daemon/sched-int.h"
 
@@ -177,18 +178,6 @@ int gpd__binding_from_json(const char *text, task_rt *t) {
 
 /* ---- Launching -------------------------------------------------------- */
 
-static void mkdirs(const char *path) {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(buf, 0755);
-            *p = '/';
-        }
-    mkdir(buf, 0755);
-}
-
 /* Launches one task (idempotent per key); fills t->handle. */
 static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, int task,
                        int attempt, int ntasks, const task_rt *first, task_rt *t, char *err,
@@ -200,7 +189,11 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
     snprintf(ckpt, sizeof ckpt, "%s/checkpoints/%llu", dd, (unsigned long long)w->id);
     /* The log's directory is ours; the checkpoint directory and the workdir
      * are the executor's to make, as the workload's Unix user. */
-    mkdirs(logdir);
+    int made = gp_mkdirs(logdir, 0755);
+    if (made < 0) {
+        gp_errf(err, errlen, "cannot create the log directory %s: %s", logdir, gp_strerror(made));
+        return made;
+    }
 
     size_t nargs = json_array_size(r->command), nenv = r->env ? json_object_size(r->env) : 0;
     const char **argv = calloc(nargs + 1, sizeof *argv);

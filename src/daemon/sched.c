@@ -25,20 +25,6 @@
 const double gpd__cycle_bounds[GPD__CYCLE_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                                       0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
 
-void gpd__log(const char *fmt, ...) {
-    char ts[32];
-    time_t t = time(NULL);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "%s gpupoold: %s\n", ts, line);
-}
-
 gp_engine *gpd__sched_lock(gpd__sched *s) {
     pthread_mutex_lock(&s->eng_mu);
     return s->eng;

@@ -1,7 +1,7 @@
 /*
  * util.c — the small things every file of the daemon uses: the error record,
- * the clock and the names of workload states (generated from the one list in
- * daemon.h).
+ * the clock, the names of workload states (generated from the one list in
+ * daemon.h) and the log every message of the daemon goes through.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,4 +45,18 @@ int gpd__wl_state_parse(const char *name, gpd__wl_state *out) {
             return 0;
         }
     return GP_EINVAL;
+}
+
+void gpd__log(const char *fmt, ...) {
+    char ts[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s gpupoold: %s\n", ts, line);
 }

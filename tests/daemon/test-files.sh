@@ -2,7 +2,8 @@
 # What gpupoold does with its files and its address at start: a data
 # directory that already exists with a wide mode is made private (with its
 # logs), the admin token is private, listening beyond loopback without TLS is
-# warned about loudly, a config value too long is refused, and a full disk at start exits 3 as documented (needs
+# warned about loudly, a config value too long is refused, so is an address
+# that is not HOST:PORT, and a full disk at start exits 3 as documented (needs
 # root for a small tmpfs; skipped otherwise).
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
@@ -39,6 +40,13 @@ msg=$("$GPD" --config "$TMP/long.conf" --data-dir "$TMP/long" 2>&1)
 tap_is "a config value too long for its setting is refused (exit 2)" "$?" 2
 tap_ok "naming the file, the line and the key" contains "$msg" "long.conf:2: listen: the value is longer"
 
+# The port is read whole, once: "80abc" was served on port 80 (atoi).
+for bad in 127.0.0.1:80abc 127.0.0.1:65536 127.0.0.1: 127.0.0.1:-1 :8642 localhost:8642; do
+    msg=$(timeout 20 "$GPD" --data-dir "$TMP/badport" --listen "$bad" 2>&1)
+    tap_is "--listen $bad is refused (exit 2)" "$?" 2
+    tap_ok "naming listen and the value" contains "$msg" "listen: \"$bad\" is not an IPv4 address and port"
+done
+
 if [ "$(id -u)" = 0 ] && mkdir -p "$TMP/full" && mount -t tmpfs -o size=400k tmpfs "$TMP/full" 2>/dev/null; then
     trap 'umount "$TMP/full" 2>/dev/null; cleanup' EXIT
     # Room for a few pages: the store is created, its first writes fail.
@@ -48,7 +56,7 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$TMP/full" && mount -t tmpfs -o size=400k tmp
     tap_is "a full disk at start exits 3" "$?" 3
     umount "$TMP/full"
 else
-    echo "ok 9 # SKIP needs root and mount"
+    echo "ok $((tap_n + 1)) # SKIP needs root and mount"
     tap_n=$((tap_n + 1))
 fi
 tap_done

@@ -16,6 +16,15 @@
 #     gp_ name; no global is defined by two parts; no part's objects refer to
 #     another part's internal names; and no global is defined and used in one
 #     object only (a single-file helper is static);
+#   - the headers one part may include from another (engine/gp_engine.h,
+#     executors/executor.h, interpose/ledger.h) are that part's public face:
+#     outside comments they name no internal name (the interposer's
+#     gps__ledger_* functions live in ledger-int.h);
+#   - the daemon's messages go through its log function (gpd__log), never
+#     a bare fprintf to stderr;
+#   - the engine names no front end's controls: no string literal in
+#     src/engine holds a command-line flag (--name) or a gpupool command
+#     (the daemon words remedies from gp_engine_pending_figures);
 #   - one error space (src/common/gp_error.h): no source but that header
 #     writes -errno or -E<NAME>, nor reads a code back with strerror(-rc):
 #     errno becomes a code through gp_syserr() only, and gp_strerror() words
@@ -95,6 +104,26 @@ $hits"
 done <<EOF
 $parts
 EOF
+
+# The public headers another part may include declare no internals.
+bad=""
+for h in src/engine/gp_engine.h src/executors/executor.h src/interpose/ledger.h; do
+    hits=$(grep -vE '^[[:space:]]*(/\*|\*)' "$h" |
+        grep -E '(^|[^A-Za-z0-9_])(gp__|gpd__|gpx__|gps__|GP__|GPD__|GPX__|GPS__)[A-Za-z0-9]' | head -3)
+    [ -n "$hits" ] && bad="$bad
+$h: $hits"
+done
+tap_is "the headers other parts include name no internals" "$bad" ""
+
+# The daemon writes its messages through its log (gpd__log in util.c): one
+# format, a time on every line.
+bad=$(grep -rn 'stderr' src/daemon --include='*.c' | grep -v '^src/daemon/util\.c:' | head -5)
+tap_is "the daemon writes to stderr only through gpd__log" "$bad" ""
+
+# The engine says what holds; the remedies in a front end's words (a CLI flag,
+# a command) are the daemon's to write.
+bad=$(grep -rnE '"([^"\\]|\\.)*(--[a-z]|gpupool [a-z])' src/engine | head -5)
+tap_is "the engine's strings name no CLI flag or command" "$bad" ""
 
 # One error space: errno is turned into a code in gp_error.h's gp_syserr()
 # alone, so a GP_E* code is never mistaken for a negated errno.
