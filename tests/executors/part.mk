@@ -37,7 +37,7 @@ $(EXEC_CUDA_HOLDER): $(OBJ)/tests/executors/cuda-holder.o $(BUILD)/fake/libcuda.
 $(BUILD)/tests/executors/test-pause: | $(EXEC_CUDA_HOLDER) $(BUILD)/fake/libcuda.so.1
 # `make bench`: pause and resume against the GPU memory held, on the fake driver.
 $(BUILD)/bench/bench-pause: $(OBJ)/bench/bench-pause.o $(EXEC_LIB) $(OBJ)/src/common/error.o \
-		$(OBJ)/src/common/units.o | $(EXEC_CUDA_HOLDER) $(BUILD)/fake/libcuda.so.1
+		$(OBJ)/src/common/units.o $(OBJ)/src/common/files.o | $(EXEC_CUDA_HOLDER) $(BUILD)/fake/libcuda.so.1
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXEC_LDLIBS) $(LDLIBS)
 BENCHES += $(BUILD)/bench/bench-pause
