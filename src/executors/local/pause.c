@@ -178,7 +178,7 @@ int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len) {
         if (rc < 0) {
             if (why != NULL)
                 gpx__exec_fmt(why, len, "cannot %s %s: %s", on ? "freeze" : "thaw", d,
-                              strerror(-rc));
+                              gp_strerror(rc));
             return -1;
         }
         any |= rc == 0;
@@ -299,7 +299,7 @@ static int j_read(const char *dir, journal *j) {
     char path[PATH_MAX], buf[4096];
     j_path(dir, path, sizeof path);
     ssize_t n = gpx__read_small(path, buf, sizeof buf);
-    if (n == -ENOENT)
+    if (n == gp_syserr(ENOENT))
         return 0;
     if (n < 0)
         return GP_ECORRUPT;
