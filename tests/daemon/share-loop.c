@@ -97,8 +97,9 @@ int main(int argc, char **argv) {
         return shrink(argv[2], atof(argv[3]));
     int alloc_mode = argc > 2 && strcmp(argv[1], "alloc") == 0;
     double secs = argc > 1 && !alloc_mode ? atof(argv[1]) : 3.5;
-    /* The fake driver reads this when it is loaded: 1 ms per kernel. */
-    setenv("GPUPOOL_FAKE_KERNEL_US", "1000", 1);
+    /* The fake driver reads this when it is loaded: 1 ms per kernel, unless
+     * the caller asked for another length. */
+    setenv("GPUPOOL_FAKE_KERNEL_US", "1000", 0);
     const char *lib = getenv("SHARE_LOOP_LIBCUDA");
     void *h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (!h) {

@@ -164,6 +164,14 @@ START_TEST(test_record_and_read) {
     ck_assert_int_eq(lim.mem[11], 20 * GIB);
     ck_assert_int_eq(lim.mem[12], 80 * GIB); /* a whole GPU: all of its memory */
     ck_assert_int_eq(lim.mem[0] + lim.mem[1] + lim.mem[10], 0);
+    ck_assert_int_eq(lim.share, 0); /* no compute share: none recorded */
+    /* A compute share is recorded for the outer throttle. */
+    t.compute_share = 25;
+    ck_assert_int_eq(gpx__wd_record(dir, &t), 0);
+    ck_assert_int_eq(gpx__wd_limits_read(dir, &lim), 0);
+    ck_assert_int_eq(lim.share, 25);
+    gpt_spit(gpt_path(dir, "gpus"), "signal=15\nshare=101\ngpu=0 5\n");
+    ck_assert_int_eq(gpx__wd_limits_read(dir, &lim), GP_ECORRUPT);
     /* A damaged record is refused, not read as "nothing given". */
     gpt_spit(gpt_path(dir, "gpus"), "signal=15\ngpu=99 5\n");
     ck_assert_int_eq(gpx__wd_limits_read(dir, &lim), GP_ECORRUPT);

@@ -824,6 +824,8 @@ int gpx__task_signal(const gpx__local *lx, const char *key, int sig) {
         return GP_EINVAL;
     char dir[PATH_MAX], file[PATH_MAX];
     task_dir(lx, key, dir, sizeof dir);
+    if (sig != SIGSTOP && sig != SIGCONT)
+        gpx__wd_release(lx, dir, key);
     pid_t tpid = 0;
     uint64_t tstart;
     if (gpx__task_read(dir, &tpid, &tstart) == 0 && gpx__proc_present(tpid, tstart))
@@ -934,6 +936,7 @@ static void poll_one(const gpx__local *lx, gp_task_status *st) {
             st->state = GP_TASK_RUNNING;
             st->gpu_mem_used = slice_memory(lx, &h);
             gpx__wd_enforce(lx, dir, h.key);
+            gpx__wd_throttle(lx, dir, h.key);
             return;
         }
     }

@@ -490,6 +490,7 @@ int gpx__task_signal(const gpx__local *lx, const char *key, int sig);
  * checkpoint signal. */
 typedef struct gpx__wd_limits {
     int sig;
+    int share; /* compute share in percent; 0: none */
     int64_t mem[GP_MAX_GPUS_PER_NODE];
 } gpx__wd_limits;
 
@@ -498,6 +499,24 @@ typedef struct gpx__wd_use {
     int64_t bytes[GP_MAX_GPUS_PER_NODE];
     int procs[GP_MAX_GPUS_PER_NODE]; /* how many of its processes */
 } gpx__wd_use;
+
+/* How much GPU time below its share a task may bank for a later burst. */
+#define GPX__TH_CREDIT_MS 200
+
+/*
+ * The compute share's outer layer, at each poll of a running task (key, in
+ * its state directory dir): measures the GPU time its processes used since
+ * the last poll (NVML per-process utilisation) and stops it (SIGSTOP) while
+ * that is beyond its share, continuing it (SIGCONT) once the debt is paid.
+ * Nothing for a task without a share, or where NVML cannot say. State in
+ * <dir>/throttle.
+ */
+void gpx__wd_throttle(const gpx__local *lx, const char *dir, const char *key);
+
+/* Continues a task that the throttle stopped and leaves it alone from then
+ * on: before any other signal reaches it (eviction, delete), so that it can
+ * handle that signal. */
+void gpx__wd_release(const gpx__local *lx, const char *dir, const char *key);
 
 /* What NVML may count per process for its own CUDA context beyond what the
  * interposer books for it within the slice (docs/executors.md), and for how

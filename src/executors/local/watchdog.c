@@ -27,6 +27,9 @@
  * passed. poll() then reports the task's end with that sentence as detail,
  * which makes the daemon fail the workload with it as the reason.
  *
+ * A task with a compute share is also held to it from outside, in duty
+ * cycles (gpx__wd_throttle, below).
+ *
  * Everything the watchdog knows is on disk, so a restarted daemon carries on
  * where the last one stopped. It does not see memory used between two
  * polls, processes outside a cgroup of this instance, or GPUs NVML does not
@@ -146,6 +149,8 @@ int gpx__wd_record(const char *dir, const gp_task_launch *t) {
     char text[64 + GP_MAX_GPUS_PER_NODE * 48];
     size_t l = (size_t)snprintf(text, sizeof text, "signal=%d\n",
                                 t->checkpoint_signal > 0 ? t->checkpoint_signal : SIGTERM);
+    if (t->compute_share > 0 && t->compute_share < 100)
+        l += (size_t)snprintf(text + l, sizeof text - l, "share=%d\n", (int)t->compute_share);
     const gp_task_binding *b = t->binding;
     for (int i = 0; b != NULL && t->node != NULL && i < b->nslices; i++) {
         const gp_slice *s = &b->slices[i];
@@ -170,6 +175,11 @@ int gpx__wd_limits_read(const char *dir, gpx__wd_limits *lim) {
         long long mem;
         if (sscanf(line, "signal=%d", &lim->sig) == 1)
             continue;
+        if (sscanf(line, "share=%d", &lim->share) == 1) {
+            if (lim->share <= 0 || lim->share > 100)
+                return GP_ECORRUPT;
+            continue;
+        }
         if (sscanf(line, "gpu=%d %lld", &gpu, &mem) != 2 || gpu < 0 ||
             gpu >= GP_MAX_GPUS_PER_NODE || mem <= 0)
             return GP_ECORRUPT;
@@ -234,6 +244,155 @@ static void judge_task(const gpx__local *lx, const char *key, const gpx__wd_use 
     gpx__exec_fmt(text, sizeof text, "since=%lld\nwhy=%s\n", (long long)now_ms(), why);
     if (write_file(dir, "watchdog", text) == 0)
         gpx__task_signal(lx, key, lim.sig);
+}
+
+/* ======================================================================== */
+/* The compute share's outer layer: duty cycles                              */
+/* ======================================================================== */
+
+/*
+ * The interposer paces a slice's kernel launches to its compute share from
+ * inside; launches that do not pass through it (a driver reached around the
+ * wrappers) are not paced. So at each poll a task with a share has its
+ * GPU time measured from outside (NVML's per-process utilisation of its
+ * processes, found by their cgroup, over the time since its last poll) and
+ * kept as a debt in <dir>/throttle ("debt_ms=", "at_ms=", "stopped="):
+ *
+ *   debt += busy time - share x elapsed time     (never below -GPX__TH_CREDIT_MS)
+ *
+ * A task in debt is stopped (SIGSTOP to its process group and every process
+ * of its cgroup) until the debt is paid, which it is at the share's rate
+ * while it uses nothing; then it is continued (SIGCONT). Over time the task
+ * gets its share in duty cycles of a poll's length. A task that is signalled
+ * for any other reason (eviction, delete) is continued first and left alone
+ * from then on (gpx__wd_release), so that it can handle the signal.
+ */
+
+typedef struct throttle_state {
+    int64_t debt_ms; /* GPU time used beyond the share, in milliseconds of one GPU */
+    int64_t at_ms;   /* CLOCK_REALTIME, the last measurement */
+    int stopped;
+    int off;
+} throttle_state;
+
+static int64_t real_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void throttle_read(const char *dir, throttle_state *t) {
+    char path[PATH_MAX], buf[160];
+    memset(t, 0, sizeof *t);
+    gpx__exec_fmt(path, sizeof path, "%s/throttle", dir);
+    long long debt, at;
+    int stopped, off;
+    if (gpx__read_small(path, buf, sizeof buf) > 0 &&
+        sscanf(buf, "debt_ms=%lld\nat_ms=%lld\nstopped=%d\noff=%d", &debt, &at, &stopped, &off) ==
+            4) {
+        t->debt_ms = debt;
+        t->at_ms = at;
+        t->stopped = stopped != 0;
+        t->off = off != 0;
+    }
+}
+
+static void throttle_write(const char *dir, const throttle_state *t) {
+    char text[160];
+    gpx__exec_fmt(text, sizeof text, "debt_ms=%lld\nat_ms=%lld\nstopped=%d\noff=%d\n",
+                  (long long)t->debt_ms, (long long)t->at_ms, t->stopped, t->off);
+    write_file(dir, "throttle", text);
+}
+
+/* Percent of one GPU that task key's processes used on NVML device dev since
+ * since_ms (summed over its processes, each averaged over its samples), or
+ * -1 when NVML cannot say. */
+static int task_busy(const gpx__local *lx, nvmlDevice_t dev, const char *key, int64_t since_ms) {
+    const gpx__nvml *nv = &lx->nvml;
+    unsigned count = 0;
+    nvmlReturn_t r =
+        nv->nvmlDeviceGetProcessUtilization(dev, NULL, &count, (unsigned long long)since_ms * 1000);
+    if (r == NVML_ERROR_NOT_FOUND || (r == NVML_SUCCESS && count == 0))
+        return 0; /* no samples: nothing ran */
+    if (r != NVML_SUCCESS && r != NVML_ERROR_INSUFFICIENT_SIZE)
+        return -1;
+    count += 16;
+    nvmlProcessUtilizationSample_t *s = calloc(count, sizeof *s);
+    if (s == NULL || nv->nvmlDeviceGetProcessUtilization(
+                         dev, s, &count, (unsigned long long)since_ms * 1000) != NVML_SUCCESS) {
+        free(s);
+        return -1;
+    }
+    int busy = 0;
+    for (unsigned i = 0; i < count; i++) {
+        unsigned pid = s[i].pid, sum = 0, k = 0;
+        int seen = 0;
+        for (unsigned j = 0; j < i && !seen; j++)
+            seen = s[j].pid == pid;
+        char path[64], cg[4096], owner[GPX__KEY_MAX];
+        gpx__exec_fmt(path, sizeof path, "/proc/%u/cgroup", pid);
+        if (seen || gpx__read_small(path, cg, sizeof cg) <= 0 ||
+            !gpx__wd_task_of(cg, lx->instance, owner, sizeof owner) || strcmp(owner, key) != 0)
+            continue;
+        for (unsigned j = i; j < count; j++)
+            if (s[j].pid == pid) {
+                sum += s[j].smUtil <= 100 ? s[j].smUtil : 100;
+                k++;
+            }
+        busy += (int)(sum / k);
+    }
+    free(s);
+    return busy;
+}
+
+void gpx__wd_throttle(const gpx__local *lx, const char *dir, const char *key) {
+    const gpx__nvml *nv = &lx->nvml;
+    gpx__wd_limits lim;
+    if (lx->emulated || nv->lib == NULL || nv->nvmlDeviceGetProcessUtilization == NULL ||
+        gpx__wd_limits_read(dir, &lim) < 0 || lim.share <= 0 || lim.share >= 100)
+        return;
+    throttle_state t;
+    throttle_read(dir, &t);
+    int64_t now = real_ms();
+    if (t.off)
+        return;
+    if (t.at_ms <= 0 || t.at_ms > now) {
+        t.at_ms = now;
+        throttle_write(dir, &t);
+        return;
+    }
+    int busy = -1;
+    for (int g = 0; g < GP_MAX_GPUS_PER_NODE; g++) {
+        nvmlDevice_t dev;
+        if (lim.mem[g] <= 0 || nv->nvmlDeviceGetHandleByIndex_v2((unsigned)g, &dev) != NVML_SUCCESS)
+            continue;
+        int b = task_busy(lx, dev, key, t.at_ms);
+        busy = b > busy ? b : busy; /* the share holds on each of its GPUs */
+    }
+    if (busy < 0)
+        return; /* NVML cannot say: leave the task as it is */
+    int64_t elapsed = now - t.at_ms;
+    t.debt_ms += (busy - lim.share) * elapsed / 100;
+    if (t.debt_ms < -GPX__TH_CREDIT_MS)
+        t.debt_ms = -GPX__TH_CREDIT_MS;
+    t.at_ms = now;
+    int stop = t.debt_ms > 0;
+    if (stop != t.stopped) {
+        gpx__task_signal(lx, key, stop ? SIGSTOP : SIGCONT);
+        t.stopped = stop;
+    }
+    throttle_write(dir, &t);
+}
+
+void gpx__wd_release(const gpx__local *lx, const char *dir, const char *key) {
+    throttle_state t;
+    throttle_read(dir, &t);
+    if (t.at_ms == 0 || t.off)
+        return;
+    t.off = 1;
+    throttle_write(dir, &t);
+    if (t.stopped)
+        gpx__task_signal(lx, key, SIGCONT);
 }
 
 /* ======================================================================== */
