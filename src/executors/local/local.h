@@ -579,9 +579,6 @@ void gpx__wd_describe(const gpx__local *lx, char *out, size_t len);
  */
 int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len);
 
-/* 1 if the task's cgroups have a freezer, else 0. */
-int gpx__freezable(const gpx__task_cg *tc);
-
 /* The control operations GP_EXEC_CTL_PAUSE, _RESUME, _PAUSE_RECOVER and
  * _PAUSE_SUPPORT (executor.h) for the task whose state directory is dir
  * (NULL for support). */

@@ -143,7 +143,8 @@ static int has_file(const char *dir, const char *name) {
     return access(path, F_OK) == 0;
 }
 
-int gpx__freezable(const gpx__task_cg *tc) {
+/* 1 if the task's cgroups have a freezer, else 0. */
+static int freezable(const gpx__task_cg *tc) {
     for (int i = 0; i < tc->ndirs; i++)
         if (has_file(tc->dirs[i], "cgroup.freeze") || has_file(tc->dirs[i], "freezer.state"))
             return 1;
@@ -432,7 +433,7 @@ static int do_pause(gpx__local *lx, const char *dir, gp_exec_pause *p) {
         gpx__exec_fmt(p->detail, sizeof p->detail, "the task is being resumed");
         return GP_ESTATE;
     }
-    if (!gpx__freezable(&tc)) {
+    if (!freezable(&tc)) {
         gpx__exec_fmt(p->detail, sizeof p->detail,
                       "pause is not supported for this task: it has no cgroup freezer");
         return GP_ENOTSUP;
