@@ -43,7 +43,8 @@
     XX(ELIMIT, 17, "limit exceeded")                                                               \
     XX(ESYS, 18, "system call failed")                                                             \
     XX(ENOTFOUND, 19, "route not found")                                                           \
-    XX(ECONFLICT, 20, "conflicting change")
+    XX(ECONFLICT, 20, "conflicting change")                                                        \
+    XX(ETOOMANY, 21, "too many")
 
 /* The largest errno the kernel returns (its MAX_ERRNO): -1 .. -4095 are
  * system codes, and every GP_E* code lies below them. */

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,44 @@ static int workdir_check(const gpd__daemon *d, const char *workdir, gpd__err *e)
     return 0;
 }
 
+/* A workload of another Unix user than root fails at its checkpoint
+ * directory when that user cannot pass through the data directory or a
+ * directory above it (a 0700 parent): refused here, with the fix, instead.
+ * Checked at every submit, so that fixing the mode needs no restart. */
+static int data_dir_check(const gpd__daemon *d, const char *unix_user, gpd__err *e) {
+    if (geteuid() != 0)
+        return 0; /* single-user mode: tasks run as the daemon's own user */
+    char buf[4096], why[PATH_MAX + 400];
+    struct passwd pw, *res = NULL;
+    if (getpwnam_r(unix_user, &pw, buf, sizeof buf, &res) == 0 && res != NULL && pw.pw_uid == 0)
+        return 0;
+    if (gpd__dir_passable(d->cfg.data_dir, why, sizeof why) < 0)
+        return gpd__fail(e, GP_ESTATE, "", "%s", why);
+    return 0;
+}
+
+/* One user may hold at most max_pending_per_user pending workloads (33,000
+ * were once accepted from one user, each a row and a place in every cycle):
+ * beyond it, 429 naming the limit. The repeat of an idempotent submit is
+ * let through, to be answered with its workload. Checked before the insert,
+ * so concurrent submits of one user may pass the bound by a few. */
+static int pending_check(gpd__req *r, const char *client_key, gpd__err *e) {
+    int max = r->d->cfg.max_pending_per_user;
+    if (max <= 0 || client_key != NULL)
+        return 0;
+    int64_t n = 0;
+    int rc = gpd__store_wl_count_user(r->d->store, r->who.user, GPD__WL_PENDING, &n, e);
+    if (rc < 0)
+        return rc;
+    if (n >= max)
+        return gpd__fail(e, GP_ETOOMANY, "max_pending_per_user",
+                         "max_pending_per_user: %s already has %lld pending workloads, the most "
+                         "this daemon accepts from one user (%d); wait for some to start, or "
+                         "delete some",
+                         r->who.user, (long long)n, max);
+    return 0;
+}
+
 /* ---- Routes -------------------------------------------------------------- */
 
 int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
@@ -216,7 +255,8 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
                        "run_as: workloads run as their token's Unix user; it cannot be given");
         goto out;
     }
-    if ((rc = gpd__unix_user_check(r->d, r->who.unix_user, e)) < 0)
+    if ((rc = gpd__unix_user_check(r->d, r->who.unix_user, e)) < 0 ||
+        (rc = data_dir_check(r->d, r->who.unix_user, e)) < 0)
         goto out;
     json_object_set_new(body, "run_as", json_string(r->who.unix_user));
     if ((rc = gpd__request_parse(body, &q, e)) < 0)
@@ -228,7 +268,8 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
                        q.spec.queue);
         goto out;
     }
-    if ((rc = gpd__sched_check_request(r->d->sched, &q, e)) < 0)
+    if ((rc = gpd__sched_check_request(r->d->sched, &q, e)) < 0 ||
+        (rc = pending_check(r, q.client_key, e)) < 0)
         goto out;
     canon = gpd__request_canonical(body);
     gpd__wl w;

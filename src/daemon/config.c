@@ -35,6 +35,7 @@ void gpd__config_defaults(gpd__config *c) {
     c->max_user_forwards = 64;
     c->header_timeout_ms = 10000;
     c->request_timeout_ms = 60000;
+    c->max_pending_per_user = 1000;
 }
 
 /* Copies val into a field of len bytes; too long is an error, never cut. */
@@ -169,6 +170,8 @@ int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err,
         return set_count(&c->max_user_sessions, key, val, 1, 100000, err, errlen);
     if (is(key, "max-user-forwards"))
         return set_count(&c->max_user_forwards, key, val, 1, 100000, err, errlen);
+    if (is(key, "max-pending-per-user"))
+        return set_count(&c->max_pending_per_user, key, val, 0, 100000000, err, errlen);
     snprintf(err, errlen, "unknown setting \"%.64s\" (see gpupoold --help)", key);
     return GP_EINVAL;
 }

@@ -45,6 +45,12 @@ int64_t gpd__now_ms(void);
  * Every message of the daemon goes through it (no bare fprintf). */
 void gpd__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Whether users other than the daemon's may pass through (search) dir and
+ * every directory above it, as a task of another Unix user must to reach its
+ * checkpoint directory inside the data directory: 0, or -1 with why naming
+ * the first directory they cannot pass and how to fix it. */
+int gpd__dir_passable(const char *dir, char *why, size_t len);
+
 /* Workload states as the store records them. PENDING, STARTING (the intent to
  * launch is written, tasks may be starting), RUNNING and STOPPING (checkpoint
  * signal sent, grace period running) are active: the scheduling loop holds
@@ -102,6 +108,8 @@ typedef struct gpd__config {
     /* Sessions (session.c): per user, terminals and exec'd commands open at
      * once, and forwarded connections open at once. */
     int max_user_sessions, max_user_forwards;
+    /* The most pending workloads one user may have (0: no bound). */
+    int max_pending_per_user;
 } gpd__config;
 
 typedef struct gpd__daemon {

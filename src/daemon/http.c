@@ -76,6 +76,8 @@ static int http_status(int code) {
         return MHD_HTTP_CONFLICT;
     case GP_ELIMIT:
         return MHD_HTTP_CONTENT_TOO_LARGE;
+    case GP_ETOOMANY:
+        return MHD_HTTP_TOO_MANY_REQUESTS;
     case GP_ENOSPC:
         return MHD_HTTP_INSUFFICIENT_STORAGE;
     case GP_EROFS:

@@ -52,6 +52,8 @@ static const char usage[] =
     "  --max-client-connections N  per client address (default 64)\n"
     "  --max-user-sessions N  terminals and exec sessions open at once per user (default 32)\n"
     "  --max-user-forwards N  forwarded connections open at once per user (default 64)\n"
+    "  --max-pending-per-user N  pending workloads one user may have (default 1000,\n"
+    "                           0: no bound); a submit beyond it is answered 429\n"
     "  --header-timeout DURATION   to send a request head (default 10s)\n"
     "  --request-timeout DURATION  to send a body, and to read an answer (default 60s)\n"
     "  --config FILE            read these settings (key = value lines) first\n"
@@ -330,6 +332,11 @@ int main(int argc, char **argv) {
         c->poll_ms = c->period_ms;
     raise_fd_limit(c);
     warn_if_exposed(c);
+    /* As root, workloads run as other users: said now, once, rather than by
+     * every workload failing at its checkpoint directory. */
+    char why[PATH_MAX + 400];
+    if (geteuid() == 0 && gpd__dir_passable(c->data_dir, why, sizeof why) < 0)
+        gpd__log("warning: %s", why);
     int locked = lock_data_dir(c, err, sizeof err);
     if (locked < 0) {
         gpd__log("%s", err);

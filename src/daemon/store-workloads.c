@@ -301,6 +301,20 @@ static int count_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     return 0;
 }
 
+static int one_count(sqlite3_stmt *s, void *arg, gpd__err *e) {
+    (void)e;
+    *(int64_t *)arg = sqlite3_column_int64(s, 0);
+    return 1;
+}
+
+int gpd__store_wl_count_user(gp_store *st, const char *user, gpd__wl_state state, int64_t *n,
+                             gpd__err *e) {
+    *n = 0;
+    return gpd__store_select(st, e, "counting a user's workloads", one_count, n,
+                             "SELECT count(*) FROM workloads WHERE user=? AND state=?", "ti", user,
+                             (int64_t)state);
+}
+
 int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e) {
     memset(counts, 0, sizeof(int64_t) * GPD__WL_NSTATES);
     return gpd__store_select(st, e, "counting workloads", count_row, counts,

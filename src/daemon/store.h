@@ -139,6 +139,10 @@ typedef struct gpd__wl_filter {
 int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
                        int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e);
 
+/* Counts the workloads of user in state st into *n. */
+int gpd__store_wl_count_user(gp_store *st, const char *user, gpd__wl_state state, int64_t *n,
+                             gpd__err *e);
+
 /* Counts workloads per state (counts[GPD__WL_NSTATES]). */
 int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e);
 

@@ -119,6 +119,16 @@ ids_with_event() {
     done
 }
 
+# skip_unless_root_useradd: ends a test (one SKIP) where it cannot make Unix
+# users (not root, or no useradd).
+skip_unless_root_useradd() {
+    if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null; then
+        echo "ok 1 - # SKIP needs root and useradd"
+        echo "1..1"
+        exit 0
+    fi
+}
+
 # has_count N STATE [PROJECT]: succeeds if exactly N workloads are in STATE.
 has_count() {
     [ "$(count_state "$2" "${3:-}")" = "$1" ]

@@ -375,6 +375,40 @@ static void wait_in_state(gpd_test *t, const char *state, int count) {
     ck_assert_msg(got == count, "%d workloads %s, expected %d", got, state, count);
 }
 
+/* One user had 33,000 pending workloads accepted: a user holds at most
+ * --max-pending-per-user (here 3) pending, beyond which a submit is 429
+ * naming the limit and stores nothing; other users and the repeat of an
+ * idempotent submit are not held back. */
+START_TEST(test_pending_per_user_bounded) {
+    gpd_test t;
+    const char *const args[] = {"--max-pending-per-user", "3", NULL};
+    gpd_test_start_args(&t, args);
+    setup_tree(&t);
+    people u;
+    mk_people(&t, &u);
+    const char *W = "/api/v1/workloads";
+    const char *all = "{\"project\":\"a1\",\"command\":[\"sleep\",\"600\"],\"gpu\":8}";
+    ck_assert_int_eq(gpd_call(&t, u.alice, "POST", W, all, NULL), 201);
+    wait_in_state(&t, "running", 1);
+    const char *keyed =
+        "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":8,\"client_key\":\"k1\"}";
+    ck_assert_int_eq(gpd_call(&t, u.alice, "POST", W, keyed, NULL), 201);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(gpd_call(&t, u.alice, "POST", W, all, NULL), 201);
+    json_t *out = NULL;
+    ck_assert_int_eq(gpd_call(&t, u.alice, "POST", W, all, &out), 429);
+    json_t *err = json_object_get(out, "error");
+    ck_assert_str_eq(json_string_value(json_object_get(err, "field")), "max_pending_per_user");
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(err, "message")), "(3)"));
+    json_decref(out);
+    wait_in_state(&t, "pending", 3);
+    ck_assert_int_eq(gpd_call(&t, u.alice, "POST", W, keyed, NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, u.dave, "POST", W, all, NULL), 201);
+    wait_in_state(&t, "pending", 4);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 /* Walks every page of the list in order, 4 rows a page, and checks the
  * rows come in a strict (key, id) order, all n of them, none twice. */
 static void walk_order(gpd_test *t, const char *order, int n) {
@@ -546,6 +580,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_input_changes_nothing);
     tcase_add_test(tc, test_reserved_environment);
     tcase_add_test(tc, test_environment_bounded);
+    tcase_add_test(tc, test_pending_per_user_bounded);
     tcase_add_test(tc, test_roles_and_scopes);
     tcase_add_test(tc, test_env_values_only_for_submitter);
     tcase_add_test(tc, test_tokens_stored_hashed);

@@ -10,11 +10,7 @@
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 
-if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null; then
-    echo "ok 1 - # SKIP needs root and useradd"
-    echo "1..1"
-    exit 0
-fi
+skip_unless_root_useradd
 UA=gpta$$
 UB=gptb$$
 useradd -m -d "$TMP/home-$UA" "$UA" && useradd -m -d "$TMP/home-$UB" "$UB" || exit 1
