@@ -62,28 +62,29 @@ void gpd__log(const char *fmt, ...) {
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     fprintf(stderr, "%s gpupoold: %s\n", ts, line);
+}
 
-    int gpd__dir_passable(const char *dir, char *why, size_t len) {
-        char p[PATH_MAX];
-        snprintf(p, sizeof p, "%s", dir);
-        /* Every directory from the root down to dir itself, in that order. */
-        for (char *slash = p + 1;; slash++) {
-            char c = *slash;
-            if (c != '/' && c != '\0')
-                continue;
-            *slash = '\0';
-            struct stat st;
-            if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH)) {
-                snprintf(why, len,
-                         "data dir %s: %s (mode %04o) does not let other users pass through, so "
-                         "workloads of users other than the daemon's cannot enter their checkpoint "
-                         "directories under it; run 'chmod o+x %s' or give gpupoold a --data-dir "
-                         "whose parents others may pass through",
-                         dir, p, (unsigned)(st.st_mode & 07777), p);
-                return -1;
-            }
-            *slash = c;
-            if (c == '\0')
-                return 0;
+int gpd__dir_passable(const char *dir, char *why, size_t len) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", dir);
+    /* Every directory from the root down to dir itself, in that order. */
+    for (char *slash = p + 1;; slash++) {
+        char c = *slash;
+        if (c != '/' && c != '\0')
+            continue;
+        *slash = '\0';
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH)) {
+            snprintf(why, len,
+                     "data dir %s: %s (mode %04o) does not let other users pass through, so "
+                     "workloads of users other than the daemon's cannot enter their checkpoint "
+                     "directories under it; run 'chmod o+x %s' or give gpupoold a --data-dir "
+                     "whose parents others may pass through",
+                     dir, p, (unsigned)(st.st_mode & 07777), p);
+            return -1;
         }
+        *slash = c;
+        if (c == '\0')
+            return 0;
     }
+}

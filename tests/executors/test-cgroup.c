@@ -24,13 +24,14 @@
 /* Opens the executor with cgroup=<mode> under a parent cgroup unique to this
  * test process, on a fresh directory (*dir). Returns NULL (and says why, and
  * removes the directory) where that is not possible. */
-static gp_executor *open_cg(const char **dir, const char *mode, char *parent, size_t len) {
+static gp_executor *open_cg_with(const char **dir, const char *mode, char *parent, size_t len,
+                                 const char *extra) {
     char config[PATH_MAX + 300], err[GP_ERR_MAX] = "";
     *dir = gpt_tmpdir();
     snprintf(parent, len, "gpexec-test-%d", (int)getpid());
     snprintf(config, sizeof config,
-             "state_dir=%s/state,nvml=off,devices=off,cgroup=%s,cgroup_parent=%s", *dir, mode,
-             parent);
+             "state_dir=%s/state,nvml=off,devices=off,cgroup=%s,cgroup_parent=%s%s", *dir, mode,
+             parent, extra);
     gp_executor *ex = NULL;
     int rc = gp_executor_open("local", config, &ex, err, sizeof err);
     gp_executor_info d;
@@ -44,6 +45,18 @@ static gp_executor *open_cg(const char **dir, const char *mode, char *parent, si
     if (ex == NULL)
         gpt_rmrf(*dir);
     return ex;
+}
+
+static gp_executor *open_cg(const char **dir, const char *mode, char *parent, size_t len) {
+    return open_cg_with(dir, mode, parent, len, "");
+}
+
+/* The task's cgroup directory that holds pids.max, or NULL. */
+static const char *pids_dir(const gpx__task_cg *cg) {
+    for (int i = 0; i < cg->ndirs; i++)
+        if (access(gpt_path(cg->dirs[i], "pids.max"), F_OK) == 0)
+            return cg->dirs[i];
+    return NULL;
 }
 
 /* Removes a cgroup directory and then its parent (the executor's instance
@@ -66,12 +79,15 @@ static void remove_parents(gp_executor *ex) {
     ck_assert_ptr_nonnull(p);
     p += 7;
     p[strcspn(p, ":")] = '\0';
-    char *and = strstr(p, " and ");
-    if (and != NULL) {
-        *and = '\0';
-        rmdir_up(and+5);
+    for (;;) { /* "A", "A and B" or "A and B and C" */
+        char *and = strstr(p, " and ");
+        if (and != NULL)
+            *and = '\0';
+        rmdir_up(p);
+        if (and == NULL)
+            break;
+        p = and+5;
     }
-    rmdir_up(p);
 }
 
 /* The first line of dir/file, without its newline. */
@@ -123,8 +139,13 @@ START_TEST(test_limits_applied) {
     }
     free(a);
     free(b);
+    /* Every task has a process limit, 4096 unless configured. */
+    const char *pd = pids_dir(&cg);
+    ck_assert_msg(pd != NULL, "no pids.max in the task's cgroups");
+    ck_assert_str_eq(a = first_line(pd, "pids.max"), "4096");
+    free(a);
     char *log = gpt_slurp(gpt_path(dir, "logs/w1.log"));
-    ck_assert_ptr_nonnull(strstr(log, "CPU 500m, memory 64M"));
+    ck_assert_ptr_nonnull(strstr(log, "CPU 500m, memory 64M, at most 4096 processes"));
     free(log);
 
     ck_assert_int_eq(gp_exec_stop(ex, h), 0);
@@ -132,6 +153,52 @@ START_TEST(test_limits_applied) {
     ck_assert_int_eq(gp_exec_reap(ex, h), 0);
     for (int i = 0; i < cg.ndirs; i++)
         ck_assert_msg(access(cg.dirs[i], F_OK) != 0, "%s is left after reap", cg.dirs[i]);
+    remove_parents(ex);
+    gpt_done(ex, dir);
+}
+END_TEST
+
+/* A task's process limit was above the host's pid_max and no pids cgroup
+ * was used: a fork loop could take every pid. With pids_max=16 the task's
+ * forks beyond 16 processes fail, and its cgroup holds no more. */
+START_TEST(test_process_limit) {
+    const char *dir;
+    char parent[64];
+    gp_executor *ex = open_cg_with(&dir, "auto", parent, sizeof parent, ",pids_max=16");
+    if (ex == NULL)
+        return;
+    char h[GP_HANDLE_MAX];
+    /* dash ends at the first fork it cannot make ("Cannot fork"); the
+     * sleeps it made stay in the cgroup. */
+    gpt_launch_sh(ex, 4,
+                  ": > ready; i=0; while [ $i -lt 40 ]; do sleep 60 & i=$((i+1)); done; "
+                  "exec sleep 60",
+                  dir, h);
+    ck_assert(gpt_wait_file(gpt_path(dir, "ready")));
+    char *log = NULL;
+    for (int i = 0; i < 300; i++) {
+        free(log);
+        log = gpt_slurp(gpt_path(dir, "logs/w4.log"));
+        if (log != NULL && strstr(log, "fork") != NULL)
+            break;
+        usleep(50 * 1000);
+    }
+    ck_assert_msg(log != NULL && strstr(log, "fork") != NULL, "no failed fork in the log: %s",
+                  log ? log : "");
+    ck_assert_msg(strstr(log, "at most 16 processes") != NULL, "log: %s", log);
+    free(log);
+    gpx__task_cg cg;
+    ck_assert_int_eq(gpx__cg_load(&cg, gpt_path(dir, "state/w4.t0.a1/cgroup")), 0);
+    const char *pd = pids_dir(&cg);
+    ck_assert_msg(pd != NULL, "no pids.max in the task's cgroups");
+    char *a = first_line(pd, "pids.max"), *b = first_line(pd, "pids.current");
+    ck_assert_str_eq(a, "16");
+    ck_assert_int_le(atoi(b), 16);
+    free(a);
+    free(b);
+    gp_exec_stop(ex, h); /* the shell may have ended already: its sleeps have not */
+    gpt_exited(ex, h);
+    ck_assert_int_eq(gp_exec_reap(ex, h), 0);
     remove_parents(ex);
     gpt_done(ex, dir);
 }
@@ -207,6 +274,7 @@ END_TEST
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_limits_applied);
     tcase_add_test(tc, test_signal_reaches_cgroup_members);
+    tcase_add_test(tc, test_process_limit);
     tcase_add_test(tc, test_no_cgroups);
     tcase_add_test(tc, test_explicit_mode_that_is_missing);
 }

@@ -5,10 +5,16 @@
  *
  * Layout: every task gets a cgroup named after its key under a parent
  * (config key cgroup_parent, default "gpupool"):
- *   v2: <unified mount>/<parent>/<key>, with cpu.max and memory.max; the
- *       parent and its ancestors get "+cpu +memory" in cgroup.subtree_control;
+ *   v2: <unified mount>/<parent>/<key>, with cpu.max, memory.max and
+ *       pids.max; the parent and its ancestors get "+cpu +memory" (and
+ *       "+pids" where the hierarchy offers it) in cgroup.subtree_control;
  *   v1: <cpu mount>/<parent>/<key> with cpu.cfs_period_us/cpu.cfs_quota_us,
- *       and <memory mount>/<parent>/<key> with memory.limit_in_bytes.
+ *       <memory mount>/<parent>/<key> with memory.limit_in_bytes, and, where
+ *       a pids hierarchy is mounted, <pids mount>/<parent>/<key> with
+ *       pids.max.
+ * Every task has a process limit (config key pids_max, default
+ * GPX__PIDS_MAX_DEFAULT): without one a task's fork loop reaches the host's
+ * pid_max and no process of anyone can start.
  * The task joins its cgroups itself, between fork and exec, so that every
  * process it starts is inside; the supervisor stays outside, so that an
  * out-of-memory kill in the task's cgroup never takes the supervisor along.
@@ -130,16 +136,26 @@ static int try_v2(gpx__cgroups *cg, const char *parent) {
                       "no cgroup v2 hierarchy offers the cpu and memory controllers");
         return -1;
     }
-    int rc =
-        gpx__cg_make_parent(mnt, parent, "+cpu +memory", cg->cpu_parent, sizeof cg->cpu_parent);
+    char ctl[512];
+    int pids =
+        gpx__cg_find_mount(1, "cpu memory pids", ctl, sizeof ctl) == 0 && strcmp(ctl, mnt) == 0;
+    int rc = gpx__cg_make_parent(mnt, parent, pids ? "+cpu +memory +pids" : "+cpu +memory",
+                                 cg->cpu_parent, sizeof cg->cpu_parent);
+    if (rc < 0 && pids) {
+        pids = 0; /* the pids controller may be bound elsewhere: go on without it */
+        rc =
+            gpx__cg_make_parent(mnt, parent, "+cpu +memory", cg->cpu_parent, sizeof cg->cpu_parent);
+    }
+    if (pids)
+        gpx__exec_fmt(cg->pids_parent, sizeof cg->pids_parent, "v2");
     if (rc < 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v2: cannot prepare %s: %s", cg->cpu_parent,
                       gp_strerror(rc));
         return -1;
     }
     cg->mode = GPX__CG_V2;
-    gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v2 under %s: CPU and memory limits applied",
-                  cg->cpu_parent);
+    gpx__exec_fmt(cg->note, sizeof cg->note, "cgroup v2 under %s: CPU, memory%s limits applied",
+                  cg->cpu_parent, pids ? " and process" : " (no pids controller: no process)");
     return 0;
 }
 
@@ -166,15 +182,27 @@ static int try_v1(gpx__cgroups *cg, const char *parent) {
     if (gpx__cg_find_mount(0, "freezer", frz, sizeof frz) < 0 ||
         gpx__cg_make_parent(frz, parent, NULL, cg->frz_parent, sizeof cg->frz_parent) < 0)
         cg->frz_parent[0] = '\0';
-    gpx__exec_fmt(cg->note, sizeof cg->note,
-                  "cgroup v1 under %s and %s: CPU and memory limits applied%s", cg->cpu_parent,
-                  cg->mem_parent, cg->frz_parent[0] ? "; freezer for pause" : "");
+    char pids[PATH_MAX];
+    if (gpx__cg_find_mount(0, "pids", pids, sizeof pids) < 0 ||
+        gpx__cg_make_parent(pids, parent, NULL, cg->pids_parent, sizeof cg->pids_parent) < 0)
+        cg->pids_parent[0] = '\0';
+    const char *frz_txt = cg->frz_parent[0] ? "; freezer for pause" : "";
+    if (cg->pids_parent[0])
+        gpx__exec_fmt(cg->note, sizeof cg->note,
+                      "cgroup v1 under %s and %s and %s: CPU, memory and process limits applied%s",
+                      cg->cpu_parent, cg->mem_parent, cg->pids_parent, frz_txt);
+    else
+        gpx__exec_fmt(cg->note, sizeof cg->note,
+                      "cgroup v1 under %s and %s: CPU and memory limits applied (no pids "
+                      "hierarchy: no process limit)%s",
+                      cg->cpu_parent, cg->mem_parent, frz_txt);
     return 0;
 }
 
-int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char *err,
-                   size_t errlen) {
+int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, int64_t pids_max,
+                   char *err, size_t errlen) {
     memset(cg, 0, sizeof *cg);
+    cg->pids_max = pids_max;
     if (strcmp(want, "off") == 0) {
         gpx__exec_fmt(cg->note, sizeof cg->note,
                       "cgroups are off (cgroup=off): tasks run without CPU and memory limits");
@@ -228,9 +256,10 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
     }
     /* The kernel refuses quotas under 1 ms per period. */
     int64_t quota_us = cpu_milli * CPU_PERIOD_US / 1000;
-    char quota[32], mem[32];
+    char quota[32], mem[32], pids[32];
     gpx__exec_fmt(quota, sizeof quota, "%lld", (long long)(quota_us < 1000 ? 1000 : quota_us));
     gpx__exec_fmt(mem, sizeof mem, "%lld", (long long)mem_bytes);
+    gpx__exec_fmt(pids, sizeof pids, "%lld", (long long)cg->pids_max);
     const char *what = "";
     int rc;
     if (cg->mode == GPX__CG_V2) {
@@ -242,6 +271,9 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
             what = "cpu.max";
         if (rc == 0 && mem_bytes > 0 && (rc = gpx__cg_write(out->dirs[0], "memory.max", mem)) < 0)
             what = "memory.max";
+        if (rc == 0 && cg->pids_max > 0 && cg->pids_parent[0] &&
+            (rc = gpx__cg_write(out->dirs[0], "pids.max", pids)) < 0)
+            what = "pids.max";
     } else {
         char period[32];
         gpx__exec_fmt(period, sizeof period, "%d", CPU_PERIOD_US);
@@ -261,6 +293,13 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
         if (rc == 0 && mem_bytes > 0 &&
             (rc = gpx__cg_write(out->dirs[1], "memory.limit_in_bytes", mem)) < 0)
             what = "memory.limit_in_bytes";
+        if (rc == 0 && cg->pids_max > 0 && cg->pids_parent[0]) {
+            char *pd = out->dirs[out->ndirs];
+            rc = gpx__cg_make_dir(pd, sizeof out->dirs[0], cg->pids_parent, name);
+            out->ndirs += rc == 0;
+            if (rc == 0 && (rc = gpx__cg_write(pd, "pids.max", pids)) < 0)
+                what = "pids.max";
+        }
     }
     if (rc < 0) {
         gpx__cg_remove(out);
@@ -272,7 +311,8 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
             cg->cpu_parent, name, what[0] ? " " : "", what, gp_strerror(rc));
         return;
     }
-    char cpu_txt[48] = "no CPU limit", mem_txt[48] = "no memory limit";
+    char cpu_txt[48] = "no CPU limit", mem_txt[48] = "no memory limit",
+         pids_txt[48] = "no process limit";
     if (cpu_milli > 0)
         gpx__exec_fmt(cpu_txt, sizeof cpu_txt, "CPU %lldm", (long long)cpu_milli);
     if (mem_bytes > 0) {
@@ -280,8 +320,10 @@ void gpx__cg_create(const gpx__cgroups *cg, const char *name, int64_t cpu_milli,
         gp_format_size(mem_bytes, size, sizeof size);
         gpx__exec_fmt(mem_txt, sizeof mem_txt, "memory %s", size);
     }
-    gpx__exec_fmt(out->note, sizeof out->note, "cgroup %s %s: %s, %s",
-                  cg->mode == GPX__CG_V2 ? "v2" : "v1", out->dirs[0], cpu_txt, mem_txt);
+    if (cg->pids_max > 0 && cg->pids_parent[0])
+        gpx__exec_fmt(pids_txt, sizeof pids_txt, "at most %lld processes", (long long)cg->pids_max);
+    gpx__exec_fmt(out->note, sizeof out->note, "cgroup %s %s: %s, %s, %s",
+                  cg->mode == GPX__CG_V2 ? "v2" : "v1", out->dirs[0], cpu_txt, mem_txt, pids_txt);
 }
 
 void gpx__cg_remove(const gpx__task_cg *tc) {

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/gp_error.h"
+#include "common/units.h"
 #include "executors/local/local.h"
 #include "executors/registry.h"
 #include "interpose/ledger.h"
@@ -166,6 +167,9 @@ static void remove_dir(const char *dir) {
  *   cgroup=auto|v2|v1|off  how to apply CPU and memory limits
  *   devices=auto|v2|v1|off  how to deny each task the GPUs it was not given
  *   cgroup_parent=NAME   the cgroup under which task cgroups are made
+ *   pids_max=N           the most processes (and threads) a task may have,
+ *                        through the pids controller; 0: none; default
+ *                        GPX__PIDS_MAX_DEFAULT
  *   node=NAME            the node's name; default the host name
  *   domain=NAME          the node's topology domain; default "local"
  *   cuda=LIB|off         the CUDA driver whose checkpoint API pauses tasks
@@ -179,6 +183,7 @@ typedef struct config {
     char cgroup[16];
     char devices[16];
     char cgroup_parent[256];
+    char pids_max[24];
     char nvml[PATH_MAX];
 } config;
 
@@ -188,7 +193,7 @@ static int set_key(void *arg, const char *key, const char *value, char *err, siz
     if (rc == GP_ENOENT) {
         gp_errf(err, errlen,
                 "config: unknown key '%.40s' (expected state_dir, inventory, emulate, "
-                "nvml, interposer, cgroup, devices, cgroup_parent, node, domain, "
+                "nvml, interposer, cgroup, devices, cgroup_parent, pids_max, node, domain, "
                 "instance or cuda)",
                 key);
         rc = GP_EINVAL;
@@ -208,6 +213,7 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
         {"cgroup", c->cgroup, sizeof c->cgroup},
         {"devices", c->devices, sizeof c->devices},
         {"cgroup_parent", c->cgroup_parent, sizeof c->cgroup_parent},
+        {"pids_max", c->pids_max, sizeof c->pids_max},
         {"node", lx->node_name, sizeof lx->node_name},
         {"domain", lx->domain, sizeof lx->domain},
         {"instance", c->instance, sizeof c->instance},
@@ -358,6 +364,7 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
     gpx__exec_fmt(c->cgroup, sizeof c->cgroup, "auto");
     gpx__exec_fmt(c->devices, sizeof c->devices, "auto");
     gpx__exec_fmt(c->cgroup_parent, sizeof c->cgroup_parent, "gpupool");
+    gpx__exec_fmt(c->pids_max, sizeof c->pids_max, "%d", GPX__PIDS_MAX_DEFAULT);
     gpx__exec_fmt(c->nvml, sizeof c->nvml, "auto");
     gpx__exec_fmt(lx->cuda_lib, sizeof lx->cuda_lib, "libcuda.so.1");
     ctx_defaults(lx, ctx, text);
@@ -393,6 +400,12 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
         lx->emulated = 1;
         label_emulated(&lx->emu);
     }
+    uint64_t pids_max = 0;
+    if (rc == 0 && gp_parse_uint(c->pids_max, NULL, 10, 4194304, &pids_max) < 0) {
+        gp_errf(err, errlen, "config: pids_max: '%.20s' is not a whole number from 0 to 4194304",
+                c->pids_max);
+        rc = GP_EINVAL;
+    }
     if (rc == 0)
         rc = decide_instance(lx, c->instance, err, errlen);
     if (rc == 0) {
@@ -400,8 +413,8 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
          * can never reach a task of another daemon with the same key. */
         char parent[sizeof c->cgroup_parent + GPX__INSTANCE_MAX + 1];
         gpx__exec_fmt(parent, sizeof parent, "%s/%s", c->cgroup_parent, lx->instance);
-        rc = gpx__cg_detect(&lx->cg, c->cgroup, c->cgroup_parent[0] != '\0' ? parent : "", err,
-                            errlen);
+        rc = gpx__cg_detect(&lx->cg, c->cgroup, c->cgroup_parent[0] != '\0' ? parent : "",
+                            (int64_t)pids_max, err, errlen);
         if (rc == 0) {
             rc = gpx__dev_detect(&lx->dev, &lx->cg, c->devices,
                                  c->cgroup_parent[0] != '\0' ? parent : "", err, errlen);

@@ -49,11 +49,19 @@ typedef struct gpx__cgroups {
     char cpu_parent[PATH_MAX]; /* v2: parent of every task cgroup; v1: in the cpu tree */
     char mem_parent[PATH_MAX]; /* v1: in the memory tree; unused for v2 */
     char frz_parent[PATH_MAX]; /* v1: in the freezer tree ("" if none is mounted) */
-    char note[256];            /* what is applied, or why nothing is */
+    /* The process limit of each task (pids.max; 0: none) and, where the
+     * pids controller is there: v1, the parent in the pids tree; v2, "v2". */
+    int64_t pids_max;
+    char pids_parent[PATH_MAX];
+    char note[256]; /* what is applied, or why nothing is */
 } gpx__cgroups;
 
-/* v1: cpu, memory, freezer and devices; hybrid: a fifth in the cgroup2 tree. */
-#define GPX__CG_DIRS 5
+/* The default process limit of a task (config key pids_max). */
+#define GPX__PIDS_MAX_DEFAULT 4096
+
+/* v1: cpu, memory, freezer, pids and devices; hybrid: a sixth in the cgroup2
+ * tree. */
+#define GPX__CG_DIRS 6
 
 /* One task's cgroup directories (v2: one; v1: cpu and memory, then those
  * devices.c adds). */
@@ -70,8 +78,8 @@ typedef struct gpx__task_cg {
  * says why (returns 0); an explicit "v1"/"v2" that cannot be used fails with
  * GP_ENOTSUP and err says why.
  */
-int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, char *err,
-                   size_t errlen);
+int gpx__cg_detect(gpx__cgroups *cg, const char *want, const char *parent, int64_t pids_max,
+                   char *err, size_t errlen);
 
 /*
  * Makes the cgroup of one task, named name, under cg, with the given limits
