@@ -5,7 +5,8 @@
  * GPD__ROUTES lists every route with its method, path pattern ({name} matches
  * one path segment), handler, the least role that may call it and a line of
  * documentation. http.c routes requests with it, and `gpupoold --routes`
- * prints it as the reference table of docs/api.md.
+ * prints it as the reference table of docs/api.md (tests/daemon/test-routes-doc.sh
+ * compares the two).
  */
 #ifndef GP_DAEMON_API_H
 #define GP_DAEMON_API_H
@@ -51,7 +52,8 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
     XX("GET", "/api/v1/whoami", h_whoami, RESEARCHER, "The caller's user, role and scope")         \
     XX("POST", "/api/v1/workloads", h_wl_submit, RESEARCHER, "Submit a workload")                  \
     XX("GET", "/api/v1/workloads", h_wl_list, RESEARCHER,                                          \
-       "List workloads (?project= &user= &state= &after= &limit=)")                                \
+       "List workloads (?project= &user= &state= &order= &cursor= &after= &limit=; see "           \
+       "[Listing workloads](#listing-workloads))")                                                 \
     XX("GET", "/api/v1/workloads/{id}", h_wl_get, RESEARCHER,                                      \
        "One workload, with its pending reason, tasks and attempts")                                \
     XX("DELETE", "/api/v1/workloads/{id}", h_wl_delete, RESEARCHER,                                \
@@ -78,7 +80,10 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
        "Change a queue's deserved quota, limit, weight or priority")                               \
     XX("DELETE", "/api/v1/queues/{name}", h_q_delete, DEPT_ADMIN, "Remove an empty queue")         \
     XX("GET", "/api/v1/nodes", h_nodes, RESEARCHER,                                                \
-       "Nodes and GPUs, with each slice and its real memory use")                                  \
+       "Nodes and GPUs, with each slice and its real memory use; `gpu_devices` and "               \
+       "`gpu_memory_limits`: the executor's sentences on how a task is kept to its own GPUs' "     \
+       "device files and what limits its GPU memory (e.g. `GPU memory limits: dmem cgroup ...`; "  \
+       "empty where the executor says nothing)")                                                   \
     XX("GET", "/api/v1/usage", h_usage, RESEARCHER,                                                \
        "GPU-hours allocated, used, idle, borrowed, lent (?from= &to= &step= &by=queue|user|node)") \
     XX("GET", "/api/v1/export/workloads", h_export_workloads, ADMIN,                               \

@@ -49,10 +49,17 @@ static const route routes[] = {
 
 void gpd__http_print_routes(void) {
     printf("| method | path | least role | what it does |\n|---|---|---|---|\n");
-    for (size_t i = 0; i < NROUTES; i++)
-        printf("| %s | `%s` | %s | %s |\n", routes[i].method, routes[i].path,
-               routes[i].role == GPD__ROLE_NONE ? "none" : gpd__role_name(routes[i].role),
-               routes[i].doc);
+    for (size_t i = 0; i < NROUTES; i++) {
+        printf("| %s | `%s` | %s | ", routes[i].method, routes[i].path,
+               routes[i].role == GPD__ROLE_NONE ? "none" : gpd__role_name(routes[i].role));
+        /* A '|' of the text would end a Markdown table's cell. */
+        for (const char *c = routes[i].doc; *c != '\0'; c++)
+            if (*c == '|')
+                fputs("\\|", stdout);
+            else
+                putchar(*c);
+        printf(" |\n");
+    }
 }
 
 /* The one map from GP_E* codes to HTTP status. */
