@@ -10,112 +10,106 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/gp_submit.h"
 
 #define FLAG(name) (v = cli_flag(argc, argv, &i, name, &missing))
 
-/* The submit flags that carry numbers: each checked by the one parser
- * before anything is sent, and sent as typed. */
-static int submit_number(json_t *b, const char *flag, const char *v) {
+/* The object or list that field f collects into, made on first use. */
+static json_t *collection(json_t *b, const gp_submit_field *f) {
+    json_t *c = json_object_get(b, f->name);
+    if (c == NULL) {
+        c = f->type == GP_SUBMIT_LIST ? json_array() : json_object();
+        json_object_set_new(b, f->name, c);
+    }
+    return c;
+}
+
+/* Sets field f of the request body b from its flag's value v (NULL for a
+ * bare flag). Numbers are checked by the one parser before anything is
+ * sent, and sent as typed. Returns an exit code. */
+static int submit_flag(const char *what, json_t *b, const gp_submit_field *f, const char *v) {
     int64_t x;
     int rc = EXIT_OK;
-    if (strcmp(flag, "--gpu") == 0) {
-        if ((rc = cli_parse_milli("submit", flag, v, "GPUs", 1, 16000, &x)) == EXIT_OK &&
-            x > 1000 && x % 1000)
-            rc = cli_usage("submit", "--gpu: %s is neither a fraction below 1 nor whole GPUs", v);
-        json_object_set_new(b, "gpu", json_string(v));
-    } else if (strcmp(flag, "--gpu-compute") == 0) {
-        rc = cli_parse_milli("submit", flag, v, "of the GPU's time", 10, 1000, &x);
-        json_object_set_new(b, "gpu_compute", json_string(v));
-    } else if (strcmp(flag, "--cpu") == 0) {
-        rc = cli_parse_milli("submit", flag, v, "CPUs", 0, INT64_C(1) << 40, &x);
-        json_object_set_new(b, "cpu", json_string(v));
-    } else if (strcmp(flag, "--memory") == 0 || strcmp(flag, "--gpu-memory") == 0) {
-        rc = cli_parse_size("submit", flag, v, &x);
-        json_object_set_new(b, flag[2] == 'g' ? "gpu_memory" : "memory", json_string(v));
-    } else if (strcmp(flag, "--gang") == 0 || strcmp(flag, "--min-gang") == 0) {
-        rc = cli_parse_int("submit", flag, v, 1, 256, &x);
-        json_object_set_new(b, flag[2] == 'g' ? "gang" : "min_gang", json_integer(x));
-    } else if (strcmp(flag, "--priority") == 0) {
-        rc = cli_parse_int("submit", flag, v, -1000, 1000, &x);
-        json_object_set_new(b, "priority", json_integer(x));
-    } else if (strcmp(flag, "--grace") == 0 || strcmp(flag, "--min-runtime") == 0) {
-        rc = cli_parse_duration("submit", flag, v, &x);
-        json_object_set_new(b, flag[2] == 'g' ? "grace" : "min_runtime", json_string(v));
+    const char *eq;
+    switch (f->type) {
+    case GP_SUBMIT_MILLI:
+        rc = cli_parse_milli(what, f->flag, v, f->unit, f->lo, f->hi, &x);
+        if (rc == EXIT_OK && f == &gp_submit_fields[GP_SUBMIT_F_gpu] && x > 1000 && x % 1000)
+            rc = cli_usage(what, "--gpu: %s is neither a fraction below 1 nor whole GPUs", v);
+        json_object_set_new(b, f->name, json_string(v));
+        break;
+    case GP_SUBMIT_SIZE:
+        rc = cli_parse_size(what, f->flag, v, &x);
+        json_object_set_new(b, f->name, json_string(v));
+        break;
+    case GP_SUBMIT_DURATION:
+        rc = cli_parse_duration(what, f->flag, v, &x);
+        json_object_set_new(b, f->name, json_string(v));
+        break;
+    case GP_SUBMIT_INT:
+        if ((rc = cli_parse_int(what, f->flag, v, f->lo, f->hi, &x)) == EXIT_OK)
+            json_object_set_new(b, f->name, json_integer(x));
+        break;
+    case GP_SUBMIT_TRUE:
+    case GP_SUBMIT_FALSE:
+        json_object_set_new(b, f->name, json_boolean(f->type == GP_SUBMIT_TRUE));
+        break;
+    case GP_SUBMIT_LIST:
+        json_array_append_new(collection(b, f), json_string(v));
+        break;
+    case GP_SUBMIT_MAP:
+        if ((eq = strchr(v, '=')) == NULL)
+            return cli_usage(what, "%s wants %s, got %s", f->flag, f->arg, v);
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
+        json_object_set_new(collection(b, f), name, json_string(eq + 1));
+        break;
+    case GP_SUBMIT_STRING:
+    case GP_SUBMIT_ARGV:
+        json_object_set_new(b, f->name, json_string(v));
+        break;
     }
     return rc;
 }
 
-/* Builds the request body of submit into b from the command line (the
- * caller owns b, also on failure). Returns an exit code. */
+/* The field whose flag argv[*i] is (its value in *v, *i moved past it), or
+ * NULL; *missing is set for a flag without its value. */
+static const gp_submit_field *submit_field(int argc, char **argv, int *i, const char **v,
+                                           int *missing) {
+    for (int k = 0; k < GP_SUBMIT_NFIELDS; k++) {
+        const gp_submit_field *f = &gp_submit_fields[k];
+        if (f->flag == NULL)
+            continue;
+        if (f->type == GP_SUBMIT_TRUE || f->type == GP_SUBMIT_FALSE) {
+            if (strcmp(argv[*i], f->flag) == 0)
+                return f;
+        } else if ((*v = cli_flag(argc, argv, i, f->flag, missing)) != NULL || *missing) {
+            return f;
+        }
+    }
+    return NULL;
+}
+
+/* Builds the request body of submit into b from the command line, every
+ * flag as GP_SUBMIT_FIELDS (common/gp_submit.h) describes it (the caller
+ * owns b, also on failure). Returns an exit code. */
 int cli_submit_body(const char *what, int argc, char **argv, json_t *b) {
-    static const char *const numbers[] = {"--gpu-memory",  "--gpu",        "--cpu",      "--memory",
-                                          "--min-gang",    "--gang",       "--priority", "--grace",
-                                          "--min-runtime", "--gpu-compute"};
-    json_t *env = json_object(), *models = json_array(), *selectors = json_object();
-    json_object_set_new(b, "env", env);
-    json_object_set_new(b, "models", models);
-    json_object_set_new(b, "selectors", selectors);
     int i, missing = 0, ngpu = 0;
-    const char *v;
     for (i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v = NULL;
         if (strcmp(a, "--") == 0)
             break;
-        size_t k = 0;
-        for (; k < sizeof numbers / sizeof *numbers; k++)
-            if (FLAG(numbers[k]))
-                break;
-        if (k < sizeof numbers / sizeof *numbers) {
-            int rc = submit_number(b, numbers[k], v);
-            ngpu += k < 2;
-            if (rc != EXIT_OK)
-                return rc;
-            continue;
-        }
+        const gp_submit_field *f = submit_field(argc, argv, &i, &v, &missing);
         if (missing)
             return cli_usage(what, "%s needs a value", a);
-        if (FLAG("--project"))
-            json_object_set_new(b, "project", json_string(v));
-        else if (FLAG("--name"))
-            json_object_set_new(b, "name", json_string(v));
-        else if (FLAG("--mig"))
-            ngpu++, json_object_set_new(b, "mig", json_string(v));
-        else if (FLAG("--model"))
-            json_array_append_new(models, json_string(v));
-        else if (FLAG("--selector")) {
-            const char *eq = strchr(v, '=');
-            if (!eq)
-                return cli_usage(what, "--selector wants LABEL=VALUE, got %s", v);
-            char name[256];
-            snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
-            json_object_set_new(selectors, name, json_string(eq + 1));
-        } else if (strcmp(a, "--same-domain") == 0)
-            json_object_set_new(b, "same_domain", json_true());
-        else if (FLAG("--signal"))
-            json_object_set_new(b, "checkpoint_signal", json_string(v));
-        else if (FLAG("--workdir"))
-            json_object_set_new(b, "workdir", json_string(v));
-        else if (FLAG("--kind"))
-            json_object_set_new(b, "kind", json_string(v));
-        else if (FLAG("--key"))
-            json_object_set_new(b, "client_key", json_string(v));
-        else if (FLAG("--env")) {
-            const char *eq = strchr(v, '=');
-            if (!eq)
-                return cli_usage(what, "--env wants NAME=VALUE, got %s", v);
-            char name[256];
-            snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
-            json_object_set_new(env, name, json_string(eq + 1));
-        } else if (strcmp(a, "--interactive") == 0)
-            json_object_set_new(b, "interactive", json_true());
-        else if (strcmp(a, "--no-preempt") == 0)
-            json_object_set_new(b, "preemptible", json_false());
-        else if (missing)
-            return cli_usage(what, "%s needs a value", a);
-        else
+        if (f == NULL)
             return cli_usage(what, "unknown option %s (the command goes after --)", a);
-        if (missing)
-            return cli_usage(what, "%s needs a value", a);
+        ngpu += f == &gp_submit_fields[GP_SUBMIT_F_gpu] ||
+                f == &gp_submit_fields[GP_SUBMIT_F_gpu_memory] ||
+                f == &gp_submit_fields[GP_SUBMIT_F_mig];
+        int rc = submit_flag(what, b, f, v);
+        if (rc != EXIT_OK)
+            return rc;
     }
     if (!json_object_get(b, "project"))
         return cli_usage(what, "--project is required");
@@ -127,12 +121,6 @@ int cli_submit_body(const char *what, int argc, char **argv, json_t *b) {
     for (i++; i < argc; i++)
         json_array_append_new(cmd, json_string(argv[i]));
     json_object_set_new(b, "command", cmd);
-    if (!json_object_size(env))
-        json_object_del(b, "env");
-    if (!json_array_size(models))
-        json_object_del(b, "models");
-    if (!json_object_size(selectors))
-        json_object_del(b, "selectors");
     char cwd[PATH_MAX];
     if (!json_object_get(b, "workdir") && getcwd(cwd, sizeof cwd))
         json_object_set_new(b, "workdir", json_string(cwd));

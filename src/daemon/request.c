@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/gp_env.h"
+#include "common/gp_submit.h"
 #include "common/units.h"
 
 int gpd__name_ok(const char *s) {
@@ -151,150 +152,87 @@ static int json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_
     return 0;
 }
 
-static const char *const submit_fields[] = {"name",
-                                            "project",
-                                            "command",
-                                            "env",
-                                            "workdir",
-                                            "gpu",
-                                            "gpu_memory",
-                                            "mig",
-                                            "cpu",
-                                            "memory",
-                                            "gang",
-                                            "min_gang",
-                                            "kind",
-                                            "interactive",
-                                            "tty",
-                                            "priority",
-                                            "preemptible",
-                                            "grace",
-                                            "checkpoint_signal",
-                                            "min_runtime",
-                                            "models",
-                                            "selectors",
-                                            "same_domain",
-                                            "client_key",
-                                            "run_as",
-                                            "gpu_compute",
-                                            NULL};
+/* ---- Submissions: one parser per field of GP_SUBMIT_FIELDS ---------------
+ *
+ * gpd__request_parse walks the list in its order: a field's value is first
+ * read as its type says (numbers in range, booleans), then handed to the
+ * field's own parser, which checks what only it knows and stores it. A
+ * required field's parser is called without a value too, to say so.
+ */
 
-static int parse_gpu(json_t *body, gpd__request *r, gpd__err *e) {
-    gp_task_req *q = &r->spec.req;
-    json_t *gpu = json_object_get(body, "gpu"), *mem = json_object_get(body, "gpu_memory"),
-           *mig = json_object_get(body, "mig");
-    int n = !!gpu + !!mem + !!mig;
-    if (n > 1)
-        return gpd__fail(e, GP_EINVAL, gpu ? "gpu" : "gpu_memory",
-                         "gpu, gpu_memory and mig exclude each other: give only one");
-    int rc;
-    if (gpu) {
-        int64_t m;
-        if ((rc = json_milli(gpu, "gpu", &m, e)) < 0)
-            return rc;
-        if (m == 0)
-            return gpd__fail(e, GP_EINVAL, "gpu", "gpu: must be above 0");
-        if (m < GP_MILLI) {
-            q->gpu = GP_GPU_FRACTION;
-            q->gpu_milli = (int32_t)m;
-            char b[32];
-            gp_format_milli(m, b, sizeof b);
-            snprintf(r->summary, sizeof r->summary, "%s GPU", b);
-        } else if (m % GP_MILLI != 0) {
-            char b[32];
-            gp_format_milli(m, b, sizeof b);
-            return gpd__fail(e, GP_EINVAL, "gpu",
-                             "gpu: %s is neither a whole number of GPUs nor a fraction below 1", b);
-        } else if (m / GP_MILLI > GP_MAX_GPUS_PER_NODE) {
-            return gpd__fail(e, GP_EINVAL, "gpu",
-                             "gpu: %lld GPUs per task is more than any node can have (%d); use "
-                             "gang for more tasks",
-                             (long long)(m / GP_MILLI), GP_MAX_GPUS_PER_NODE);
-        } else {
-            q->gpu = GP_GPU_WHOLE;
-            q->gpus = (int32_t)(m / GP_MILLI);
-            snprintf(r->summary, sizeof r->summary, "%d GPU%s", q->gpus, q->gpus > 1 ? "s" : "");
-        }
-    } else if (mem) {
-        if ((rc = json_size(mem, "gpu_memory", &q->gpu_mem, e)) < 0)
-            return rc;
-        if (q->gpu_mem == 0)
-            return gpd__fail(e, GP_EINVAL, "gpu_memory", "gpu_memory: must be above 0");
-        q->gpu = GP_GPU_MEMORY;
-        char b[32];
-        gp_format_size(q->gpu_mem, b, sizeof b);
-        snprintf(r->summary, sizeof r->summary, "%s GPU memory", b);
-    } else if (mig) {
-        const char *p = json_string_value(mig);
-        if (!p || !*p || strlen(p) >= sizeof q->mig_profile)
-            return gpd__fail(e, GP_EINVAL, "mig", "mig: must be a MIG profile like \"1g.18gb\"");
-        q->gpu = GP_GPU_MIG;
-        snprintf(q->mig_profile, sizeof q->mig_profile, "%s", p);
-        snprintf(r->summary, sizeof r->summary, "MIG %s", p);
-    } else {
-        snprintf(r->summary, sizeof r->summary, "no GPU");
-    }
-    return 0;
-}
+/* The known fields, for the error about an unknown one. */
+static const char *const submit_fields[] = {
+#define SUBMIT_NAME_(name, req, flag, type, lo, hi, arg, unit, help) #name,
+    GP_SUBMIT_FIELDS(SUBMIT_NAME_)
+#undef SUBMIT_NAME_
+        NULL};
 
-static int parse_lists(json_t *body, gpd__request *r, gpd__err *e) {
-    gp_task_req *q = &r->spec.req;
+/* What a field's parser is given: its field, its value (NULL only for a
+ * required field that is absent), the number or boolean read from it, and
+ * the whole request. */
+typedef struct field_in {
+    const gp_submit_field *f;
     json_t *v;
-    if ((v = json_object_get(body, "models"))) {
-        if (!json_is_array(v) || json_array_size(v) > GP_MAX_MODELS)
-            return gpd__fail(e, GP_EINVAL, "models", "models: must be a list of at most %d names",
-                             GP_MAX_MODELS);
-        size_t i;
-        json_t *m;
-        json_array_foreach(v, i, m) {
-            if (!json_is_string(m) || !gpd__name_ok(json_string_value(m)))
-                return gpd__fail(e, GP_EINVAL, "models", "models: item %zu is not a model name", i);
-            snprintf(q->models[i], sizeof q->models[i], "%s", json_string_value(m));
-        }
-        q->nmodels = (int32_t)json_array_size(v);
+    int64_t x;
+    json_t *body;
+} field_in;
+
+typedef int (*field_parser)(const field_in *in, gpd__request *r, gpd__err *e);
+
+#define SUBMIT_DECL_(name, req, flag, type, lo, hi, arg, unit, help)                               \
+    static int parse_##name(const field_in *in, gpd__request *r, gpd__err *e);
+GP_SUBMIT_FIELDS(SUBMIT_DECL_)
+#undef SUBMIT_DECL_
+
+static const field_parser field_parsers[GP_SUBMIT_NFIELDS] = {
+#define SUBMIT_FN_(name, req, flag, type, lo, hi, arg, unit, help) parse_##name,
+    GP_SUBMIT_FIELDS(SUBMIT_FN_)
+#undef SUBMIT_FN_
+};
+
+/* Reads v as f's type says into *x (numbers and booleans; other types are
+ * left to the field's parser). */
+static int parse_typed(const gp_submit_field *f, json_t *v, int64_t *x, gpd__err *e) {
+    switch (f->type) {
+    case GP_SUBMIT_INT:
+        return json_int(v, f->name, f->lo, f->hi, x, e);
+    case GP_SUBMIT_MILLI:
+        return json_milli(v, f->name, x, e);
+    case GP_SUBMIT_SIZE:
+        return json_size(v, f->name, x, e);
+    case GP_SUBMIT_DURATION:
+        return json_duration(v, f->name, x, e);
+    case GP_SUBMIT_TRUE:
+    case GP_SUBMIT_FALSE:
+        if (!json_is_boolean(v))
+            return gpd__fail(e, GP_EINVAL, f->name, "%s: must be true or false", f->name);
+        *x = json_is_true(v);
+        return 0;
+    default:
+        return 0;
     }
-    if ((v = json_object_get(body, "selectors"))) {
-        if (!json_is_object(v) || json_object_size(v) > GP_MAX_SELECTORS)
-            return gpd__fail(e, GP_EINVAL, "selectors",
-                             "selectors: must be an object of at most %d label: value pairs",
-                             GP_MAX_SELECTORS);
-        const char *k;
-        json_t *s;
-        json_object_foreach(v, k, s) {
-            if (!gpd__name_ok(k) || !json_is_string(s) || !gpd__name_ok(json_string_value(s)))
-                return gpd__fail(e, GP_EINVAL, "selectors",
-                                 "selectors: \"%s\" must be a label name with a string value", k);
-            gp_label *l = &q->selectors[q->nselectors++];
-            snprintf(l->key, sizeof l->key, "%s", k);
-            snprintf(l->value, sizeof l->value, "%s", json_string_value(s));
-        }
-    }
+}
+
+static int parse_project(const field_in *in, gpd__request *r, gpd__err *e) {
+    json_t *v = in->v;
+    if (!v)
+        return gpd__fail(e, GP_EINVAL, "project", "project: is required");
+    if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
+        return gpd__fail(e, GP_EINVAL, "project", "project: must be a project name");
+    gp_workload_spec_init(&r->spec, 1, json_string_value(v));
     return 0;
 }
 
-/* gpu_compute: a slice's share of its GPU's time, 0.01 to 1 (after
- * parse_gpu, which says whether the request is a slice). */
-static int parse_compute(json_t *body, gpd__request *r, gpd__err *e) {
-    json_t *gc = json_object_get(body, "gpu_compute");
-    if (gc) {
-        int64_t m;
-        int rc = json_milli(gc, "gpu_compute", &m, e);
-        if (rc < 0)
-            return rc;
-        if (m < 10 || m > 1000)
-            return gpd__fail(e, GP_EINVAL, "gpu_compute",
-                             "gpu_compute: a share of the GPU's time from 0.01 to 1");
-        if (r->spec.req.gpu != GP_GPU_FRACTION && r->spec.req.gpu != GP_GPU_MEMORY)
-            return gpd__fail(e, GP_EINVAL, "gpu_compute",
-                             "gpu_compute: only a slice of a GPU (gpu below 1, or gpu_memory) "
-                             "shares the GPU's time");
-        r->compute_pct = (int32_t)((m + 9) / 10);
-    }
+static int parse_name(const field_in *in, gpd__request *r, gpd__err *e) {
+    json_t *v = in->v;
+    if (!json_is_string(v) || strlen(json_string_value(v)) >= sizeof r->name)
+        return gpd__fail(e, GP_EINVAL, "name", "name: must be a string of at most 63 bytes");
+    snprintf(r->name, sizeof r->name, "%s", json_string_value(v));
     return 0;
 }
 
-static int parse_command(json_t *body, gpd__request *r, gpd__err *e) {
-    json_t *cmd = json_object_get(body, "command");
+static int parse_command(const field_in *in, gpd__request *r, gpd__err *e) {
+    json_t *cmd = in->v;
     if (!cmd)
         return gpd__fail(e, GP_EINVAL, "command",
                          "command: is required (the program and its arguments)");
@@ -310,56 +248,308 @@ static int parse_command(json_t *body, gpd__request *r, gpd__err *e) {
     if (json_string_value(json_array_get(cmd, 0))[0] == '\0')
         return gpd__fail(e, GP_EINVAL, "command", "command: the program name is empty");
     r->command = cmd;
-    json_t *env = json_object_get(body, "env");
-    if (env) {
-        if (!json_is_object(env))
-            return gpd__fail(e, GP_EINVAL, "env", "env: must be an object of NAME: value strings");
-        if (json_object_size(env) > GPD__ENV_MAX_VARS)
-            return gpd__fail(e, GP_EINVAL, "env", "env: %zu variables; at most %d",
-                             json_object_size(env), GPD__ENV_MAX_VARS);
-        const char *k;
-        json_t *v;
-        size_t total = 0;
-        json_object_foreach(env, k, v) {
-            int ok = json_is_string(v) && k[0] && !isdigit((unsigned char)k[0]);
-            for (const char *p = k; ok && *p; p++)
-                if (!isalnum((unsigned char)*p) && *p != '_')
-                    ok = 0;
-            if (!ok)
-                return gpd__fail(e, GP_EINVAL, "env",
-                                 "env: \"%.64s\" must be a variable name with a string value", k);
-            size_t kn = strlen(k), vn = json_string_length(v);
-            if (kn > GPD__ENV_MAX_NAME)
-                return gpd__fail(e, GP_EINVAL, "env",
-                                 "env: the name \"%.32s...\" is %zu bytes; at most %d", k, kn,
-                                 GPD__ENV_MAX_NAME);
-            if (vn > GPD__ENV_MAX_VALUE)
-                return gpd__fail(e, GP_EINVAL, "env",
-                                 "env: the value of %.64s is %zu bytes; at most %d", k, vn,
-                                 GPD__ENV_MAX_VALUE);
-            total += kn + vn + 2;
-            if (total > GPD__ENV_MAX_TOTAL)
-                return gpd__fail(e, GP_EINVAL, "env",
-                                 "env: more than %d bytes in all (NAME=VALUE, each with its end)",
-                                 GPD__ENV_MAX_TOTAL);
-            if (gp_env_reserved(k, kn))
-                return gpd__fail(e, GP_EINVAL, "env",
-                                 "env: %s is set by gpupool and cannot be given", k);
-        }
-        r->env = env;
+    return 0;
+}
+
+static int parse_env(const field_in *in, gpd__request *r, gpd__err *e) {
+    json_t *env = in->v;
+    if (!json_is_object(env))
+        return gpd__fail(e, GP_EINVAL, "env", "env: must be an object of NAME: value strings");
+    if (json_object_size(env) > GPD__ENV_MAX_VARS)
+        return gpd__fail(e, GP_EINVAL, "env", "env: %zu variables; at most %d",
+                         json_object_size(env), GPD__ENV_MAX_VARS);
+    const char *k;
+    json_t *v;
+    size_t total = 0;
+    json_object_foreach(env, k, v) {
+        int ok = json_is_string(v) && k[0] && !isdigit((unsigned char)k[0]);
+        for (const char *p = k; ok && *p; p++)
+            if (!isalnum((unsigned char)*p) && *p != '_')
+                ok = 0;
+        if (!ok)
+            return gpd__fail(e, GP_EINVAL, "env",
+                             "env: \"%.64s\" must be a variable name with a string value", k);
+        size_t kn = strlen(k), vn = json_string_length(v);
+        if (kn > GPD__ENV_MAX_NAME)
+            return gpd__fail(e, GP_EINVAL, "env",
+                             "env: the name \"%.32s...\" is %zu bytes; at most %d", k, kn,
+                             GPD__ENV_MAX_NAME);
+        if (vn > GPD__ENV_MAX_VALUE)
+            return gpd__fail(e, GP_EINVAL, "env",
+                             "env: the value of %.64s is %zu bytes; at most %d", k, vn,
+                             GPD__ENV_MAX_VALUE);
+        total += kn + vn + 2;
+        if (total > GPD__ENV_MAX_TOTAL)
+            return gpd__fail(e, GP_EINVAL, "env",
+                             "env: more than %d bytes in all (NAME=VALUE, each with its end)",
+                             GPD__ENV_MAX_TOTAL);
+        if (gp_env_reserved(k, kn))
+            return gpd__fail(e, GP_EINVAL, "env", "env: %s is set by gpupool and cannot be given",
+                             k);
     }
-    json_t *wd = json_object_get(body, "workdir");
-    if (wd) {
-        if (!json_is_string(wd) || json_string_value(wd)[0] != '/')
-            return gpd__fail(e, GP_EINVAL, "workdir", "workdir: must be an absolute path");
-        r->workdir = json_string_value(wd);
+    r->env = env;
+    return 0;
+}
+
+static int parse_workdir(const field_in *in, gpd__request *r, gpd__err *e) {
+    json_t *wd = in->v;
+    if (!json_is_string(wd) || json_string_value(wd)[0] != '/')
+        return gpd__fail(e, GP_EINVAL, "workdir", "workdir: must be an absolute path");
+    r->workdir = json_string_value(wd);
+    return 0;
+}
+
+static int parse_run_as(const field_in *in, gpd__request *r, gpd__err *e) {
+    json_t *ra = in->v;
+    if (!json_is_string(ra) || !gpd__name_ok(json_string_value(ra)))
+        return gpd__fail(e, GP_EINVAL, "run_as", "run_as: must be a Unix user name");
+    r->run_as = json_string_value(ra);
+    return 0;
+}
+
+/* gpu, gpu_memory and mig are three ways of one request: at most one,
+ * checked before the value of the first of them is read. */
+static int one_gpu_request(json_t *body, gpd__err *e) {
+    json_t *gpu = json_object_get(body, "gpu"), *mem = json_object_get(body, "gpu_memory"),
+           *mig = json_object_get(body, "mig");
+    if (!!gpu + !!mem + !!mig > 1)
+        return gpd__fail(e, GP_EINVAL, gpu ? "gpu" : "gpu_memory",
+                         "gpu, gpu_memory and mig exclude each other: give only one");
+    return 0;
+}
+
+static int parse_gpu(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t m = in->x;
+    const gp_submit_field *f = in->f;
+    gp_task_req *q = &r->spec.req;
+    if (m < f->lo)
+        return gpd__fail(e, GP_EINVAL, "gpu", "gpu: must be above 0");
+    char b[32];
+    gp_format_milli(m, b, sizeof b);
+    if (m < GP_MILLI) {
+        q->gpu = GP_GPU_FRACTION;
+        q->gpu_milli = (int32_t)m;
+        snprintf(r->summary, sizeof r->summary, "%s GPU", b);
+    } else if (m % GP_MILLI != 0) {
+        return gpd__fail(e, GP_EINVAL, "gpu",
+                         "gpu: %s is neither a whole number of GPUs nor a fraction below 1", b);
+    } else if (m > f->hi || m / GP_MILLI > GP_MAX_GPUS_PER_NODE) {
+        return gpd__fail(e, GP_EINVAL, "gpu",
+                         "gpu: %lld GPUs per task is more than any node can have (%d); use "
+                         "gang for more tasks",
+                         (long long)(m / GP_MILLI), GP_MAX_GPUS_PER_NODE);
+    } else {
+        q->gpu = GP_GPU_WHOLE;
+        q->gpus = (int32_t)(m / GP_MILLI);
+        snprintf(r->summary, sizeof r->summary, "%d GPU%s", q->gpus, q->gpus > 1 ? "s" : "");
     }
-    json_t *ra = json_object_get(body, "run_as");
-    if (ra) {
-        if (!json_is_string(ra) || !gpd__name_ok(json_string_value(ra)))
-            return gpd__fail(e, GP_EINVAL, "run_as", "run_as: must be a Unix user name");
-        r->run_as = json_string_value(ra);
+    return 0;
+}
+
+static int parse_gpu_memory(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t bytes = in->x;
+    const gp_submit_field *f = in->f;
+    gp_task_req *q = &r->spec.req;
+    if (bytes < f->lo)
+        return gpd__fail(e, GP_EINVAL, "gpu_memory", "gpu_memory: must be above 0");
+    q->gpu_mem = bytes;
+    q->gpu = GP_GPU_MEMORY;
+    char b[32];
+    gp_format_size(q->gpu_mem, b, sizeof b);
+    snprintf(r->summary, sizeof r->summary, "%s GPU memory", b);
+    return 0;
+}
+
+static int parse_mig(const field_in *in, gpd__request *r, gpd__err *e) {
+    json_t *mig = in->v;
+    gp_task_req *q = &r->spec.req;
+    const char *p = json_string_value(mig);
+    if (!p || !*p || strlen(p) >= sizeof q->mig_profile)
+        return gpd__fail(e, GP_EINVAL, "mig", "mig: must be a MIG profile like \"1g.18gb\"");
+    q->gpu = GP_GPU_MIG;
+    snprintf(q->mig_profile, sizeof q->mig_profile, "%s", p);
+    snprintf(r->summary, sizeof r->summary, "MIG %s", p);
+    return 0;
+}
+
+static int parse_models(const field_in *in, gpd__request *r, gpd__err *e) {
+    json_t *v = in->v;
+    gp_task_req *q = &r->spec.req;
+    if (!json_is_array(v) || json_array_size(v) > GP_MAX_MODELS)
+        return gpd__fail(e, GP_EINVAL, "models", "models: must be a list of at most %d names",
+                         GP_MAX_MODELS);
+    size_t i;
+    json_t *m;
+    json_array_foreach(v, i, m) {
+        if (!json_is_string(m) || !gpd__name_ok(json_string_value(m)))
+            return gpd__fail(e, GP_EINVAL, "models", "models: item %zu is not a model name", i);
+        snprintf(q->models[i], sizeof q->models[i], "%s", json_string_value(m));
     }
+    q->nmodels = (int32_t)json_array_size(v);
+    return 0;
+}
+
+static int parse_selectors(const field_in *in, gpd__request *r, gpd__err *e) {
+    json_t *v = in->v;
+    gp_task_req *q = &r->spec.req;
+    if (!json_is_object(v) || json_object_size(v) > GP_MAX_SELECTORS)
+        return gpd__fail(e, GP_EINVAL, "selectors",
+                         "selectors: must be an object of at most %d label: value pairs",
+                         GP_MAX_SELECTORS);
+    const char *k;
+    json_t *s;
+    json_object_foreach(v, k, s) {
+        if (!gpd__name_ok(k) || !json_is_string(s) || !gpd__name_ok(json_string_value(s)))
+            return gpd__fail(e, GP_EINVAL, "selectors",
+                             "selectors: \"%s\" must be a label name with a string value", k);
+        gp_label *l = &q->selectors[q->nselectors++];
+        snprintf(l->key, sizeof l->key, "%s", k);
+        snprintf(l->value, sizeof l->value, "%s", json_string_value(s));
+    }
+    return 0;
+}
+
+/* gpu_compute: a slice's share of its GPU's time, 0.01 to 1 (after gpu,
+ * which says whether the request is a slice). */
+static int parse_gpu_compute(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t m = in->x;
+    const gp_submit_field *f = in->f;
+    if (m < f->lo || m > f->hi)
+        return gpd__fail(e, GP_EINVAL, "gpu_compute",
+                         "gpu_compute: a share of the GPU's time from 0.01 to 1");
+    if (r->spec.req.gpu != GP_GPU_FRACTION && r->spec.req.gpu != GP_GPU_MEMORY)
+        return gpd__fail(e, GP_EINVAL, "gpu_compute",
+                         "gpu_compute: only a slice of a GPU (gpu below 1, or gpu_memory) "
+                         "shares the GPU's time");
+    r->compute_pct = (int32_t)((m + 9) / 10);
+    return 0;
+}
+
+static int parse_cpu(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t m = in->x;
+    const gp_submit_field *f = in->f;
+    if (m > f->hi) {
+        char b[32];
+        gp_format_milli(f->hi, b, sizeof b);
+        return gpd__fail(e, GP_EINVAL, "cpu", "cpu: more than %s cores", b);
+    }
+    r->spec.req.cpu_milli = m;
+    return 0;
+}
+
+static int parse_memory(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t bytes = in->x;
+    (void)e;
+    r->spec.req.mem_bytes = bytes;
+    return 0;
+}
+
+static int parse_gang(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t n = in->x;
+    (void)e;
+    r->spec.tasks = (int32_t)n;
+    return 0;
+}
+
+static int parse_min_gang(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t n = in->x;
+    const gp_submit_field *f = in->f;
+    if (n > r->spec.tasks)
+        return gpd__fail(e, GP_EINVAL, "min_gang", "min_gang: %lld is outside %lld..%d",
+                         (long long)n, (long long)f->lo, r->spec.tasks);
+    r->spec.min_tasks = (int32_t)n;
+    return 0;
+}
+
+static int parse_kind(const field_in *in, gpd__request *r, gpd__err *e) {
+    json_t *v = in->v;
+    gp_kind k;
+    if (!json_is_string(v) || gp_kind_parse(json_string_value(v), &k) < 0)
+        return gpd__fail(e, GP_EINVAL, "kind", "kind: must be train, interactive or inference");
+    r->spec.kind = k;
+    return 0;
+}
+
+static int parse_interactive(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t on = in->x;
+    (void)e;
+    if (on)
+        r->spec.kind = GP_KIND_INTERACTIVE;
+    return 0;
+}
+
+/* tty: a terminal (`gpupool run -it`), for one interactive task (after
+ * kind, interactive and gang). */
+static int parse_tty(const field_in *in, gpd__request *r, gpd__err *e) {
+    r->tty = (int)in->x;
+    if (r->tty && json_object_get(in->body, "kind") && r->spec.kind != GP_KIND_INTERACTIVE)
+        return gpd__fail(e, GP_EINVAL, "tty", "tty: a terminal is for kind interactive only");
+    if (r->tty && r->spec.tasks > 1)
+        return gpd__fail(e, GP_EINVAL, "tty", "tty: a terminal needs a workload of one task");
+    if (r->tty)
+        r->spec.kind = GP_KIND_INTERACTIVE;
+    return 0;
+}
+
+static int parse_priority(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t p = in->x;
+    (void)e;
+    r->spec.priority = (int32_t)p;
+    return 0;
+}
+
+static int parse_preemptible(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t on = in->x;
+    (void)e;
+    r->spec.preemptible = (int)on;
+    return 0;
+}
+
+static int parse_same_domain(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t on = in->x;
+    (void)e;
+    r->spec.same_domain = (int)on;
+    return 0;
+}
+
+static int parse_grace(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t ms = in->x;
+    const gp_submit_field *f = in->f;
+    if (ms > f->hi)
+        return gpd__fail(e, GP_EINVAL, "grace", "grace: must be at most 24h");
+    r->grace_ms = ms;
+    return 0;
+}
+
+static int parse_min_runtime(const field_in *in, gpd__request *r, gpd__err *e) {
+    int64_t ms = in->x;
+    (void)e;
+    r->spec.min_runtime = ms;
+    return 0;
+}
+
+static int parse_checkpoint_signal(const field_in *in, gpd__request *r, gpd__err *e) {
+    json_t *v = in->v;
+    int sig = 0;
+    char b[16];
+    const char *str = json_string_value(v);
+    if (json_is_integer(v)) {
+        snprintf(b, sizeof b, "%lld", (long long)json_integer_value(v));
+        str = b;
+    }
+    if (!str || gp_parse_signal(str, &sig) < 0 || sig == SIGKILL || sig == SIGSTOP)
+        return gpd__fail(e, GP_EINVAL, "checkpoint_signal",
+                         "checkpoint_signal: must be a catchable signal like \"TERM\" or \"USR1\"");
+    r->ckpt_signal = sig;
+    return 0;
+}
+
+static int parse_client_key(const field_in *in, gpd__request *r, gpd__err *e) {
+    json_t *v = in->v;
+    if (!json_is_string(v) || !json_string_value(v)[0] || strlen(json_string_value(v)) > 128)
+        return gpd__fail(e, GP_EINVAL, "client_key",
+                         "client_key: must be a string of 1 to 128 bytes");
+    r->client_key = json_string_value(v);
     return 0;
 }
 
@@ -370,111 +560,25 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
     int rc = gpd__json_known(body, submit_fields, "a workload", e);
     if (rc < 0)
         return rc;
-    json_t *v = json_object_get(body, "project");
-    if (!v)
-        return gpd__fail(e, GP_EINVAL, "project", "project: is required");
-    if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
-        return gpd__fail(e, GP_EINVAL, "project", "project: must be a project name");
-    gp_workload_spec_init(&r->spec, 1, json_string_value(v));
     r->grace_ms = GPD__DEFAULT_GRACE_MS;
     r->ckpt_signal = SIGTERM;
-    if ((v = json_object_get(body, "name"))) {
-        if (!json_is_string(v) || strlen(json_string_value(v)) >= sizeof r->name)
-            return gpd__fail(e, GP_EINVAL, "name", "name: must be a string of at most 63 bytes");
-        snprintf(r->name, sizeof r->name, "%s", json_string_value(v));
-    }
-    if ((rc = parse_command(body, r, e)) < 0 || (rc = parse_gpu(body, r, e)) < 0 ||
-        (rc = parse_lists(body, r, e)) < 0 || (rc = parse_compute(body, r, e)) < 0)
-        return rc;
-    int64_t x;
-    gp_workload_spec *s = &r->spec;
-    if ((v = json_object_get(body, "cpu"))) {
-        if ((rc = json_milli(v, "cpu", &s->req.cpu_milli, e)) < 0)
+    snprintf(r->summary, sizeof r->summary, "no GPU");
+    for (int i = 0; i < GP_SUBMIT_NFIELDS; i++) {
+        const gp_submit_field *f = &gp_submit_fields[i];
+        field_in in = {f, json_object_get(body, f->name), 0, body};
+        if (in.v == NULL && !f->required)
+            continue;
+        if ((i == GP_SUBMIT_F_gpu || i == GP_SUBMIT_F_gpu_memory || i == GP_SUBMIT_F_mig) &&
+            (rc = one_gpu_request(body, e)) < 0)
+            return rc;
+        if (in.v != NULL && (rc = parse_typed(f, in.v, &in.x, e)) < 0)
+            return rc;
+        if ((rc = field_parsers[i](&in, r, e)) < 0)
             return rc;
     }
-    if ((v = json_object_get(body, "memory")) &&
-        (rc = json_size(v, "memory", &s->req.mem_bytes, e)) < 0)
-        return rc;
-    if ((v = json_object_get(body, "gang"))) {
-        if ((rc = json_int(v, "gang", 1, GPD__MAX_GANG, &x, e)) < 0)
-            return rc;
-        s->tasks = (int32_t)x;
-    }
-    if ((v = json_object_get(body, "min_gang"))) {
-        if ((rc = json_int(v, "min_gang", 1, s->tasks, &x, e)) < 0)
-            return rc;
-        s->min_tasks = (int32_t)x;
-    }
-    if ((v = json_object_get(body, "kind"))) {
-        gp_kind k;
-        if (!json_is_string(v) || gp_kind_parse(json_string_value(v), &k) < 0)
-            return gpd__fail(e, GP_EINVAL, "kind", "kind: must be train, interactive or inference");
-        s->kind = k;
-    }
-    if ((v = json_object_get(body, "interactive"))) {
-        if (!json_is_boolean(v))
-            return gpd__fail(e, GP_EINVAL, "interactive", "interactive: must be true or false");
-        if (json_is_true(v))
-            s->kind = GP_KIND_INTERACTIVE;
-    }
-    if ((v = json_object_get(body, "tty"))) {
-        if (!json_is_boolean(v))
-            return gpd__fail(e, GP_EINVAL, "tty", "tty: must be true or false");
-        r->tty = json_is_true(v);
-        if (r->tty && json_object_get(body, "kind") && s->kind != GP_KIND_INTERACTIVE)
-            return gpd__fail(e, GP_EINVAL, "tty", "tty: a terminal is for kind interactive only");
-        if (r->tty && s->tasks > 1)
-            return gpd__fail(e, GP_EINVAL, "tty", "tty: a terminal needs a workload of one task");
-        if (r->tty)
-            s->kind = GP_KIND_INTERACTIVE;
-    }
-    if ((v = json_object_get(body, "priority"))) {
-        if ((rc = json_int(v, "priority", -1000, 1000, &x, e)) < 0)
-            return rc;
-        s->priority = (int32_t)x;
-    }
-    if ((v = json_object_get(body, "preemptible"))) {
-        if (!json_is_boolean(v))
-            return gpd__fail(e, GP_EINVAL, "preemptible", "preemptible: must be true or false");
-        s->preemptible = json_is_true(v);
-    }
-    if ((v = json_object_get(body, "same_domain"))) {
-        if (!json_is_boolean(v))
-            return gpd__fail(e, GP_EINVAL, "same_domain", "same_domain: must be true or false");
-        s->same_domain = json_is_true(v);
-    }
-    if ((v = json_object_get(body, "grace"))) {
-        if ((rc = json_duration(v, "grace", &r->grace_ms, e)) < 0)
-            return rc;
-        if (r->grace_ms > 24 * 3600 * 1000)
-            return gpd__fail(e, GP_EINVAL, "grace", "grace: must be at most 24h");
-    }
-    if ((v = json_object_get(body, "min_runtime")) &&
-        (rc = json_duration(v, "min_runtime", &s->min_runtime, e)) < 0)
-        return rc;
-    if ((v = json_object_get(body, "checkpoint_signal"))) {
-        int sig = 0;
-        char b[16];
-        const char *str = json_string_value(v);
-        if (json_is_integer(v)) {
-            snprintf(b, sizeof b, "%lld", (long long)json_integer_value(v));
-            str = b;
-        }
-        if (!str || gp_parse_signal(str, &sig) < 0 || sig == SIGKILL || sig == SIGSTOP)
-            return gpd__fail(
-                e, GP_EINVAL, "checkpoint_signal",
-                "checkpoint_signal: must be a catchable signal like \"TERM\" or \"USR1\"");
-        r->ckpt_signal = sig;
-    }
-    if ((v = json_object_get(body, "client_key"))) {
-        if (!json_is_string(v) || !json_string_value(v)[0] || strlen(json_string_value(v)) > 128)
-            return gpd__fail(e, GP_EINVAL, "client_key",
-                             "client_key: must be a string of 1 to 128 bytes");
-        r->client_key = json_string_value(v);
-    }
-    if (s->tasks > 1) {
+    if (r->spec.tasks > 1) {
         size_t n = strlen(r->summary);
-        snprintf(r->summary + n, sizeof r->summary - n, " x%d", s->tasks);
+        snprintf(r->summary + n, sizeof r->summary - n, " x%d", r->spec.tasks);
     }
     return 0;
 }

@@ -10,11 +10,12 @@
 
 #include <jansson.h>
 
+#include "common/gp_submit.h"
 #include "daemon/daemon.h"
 #include "engine/gp_engine.h"
 
 #define GPD__DEFAULT_GRACE_MS 30000
-#define GPD__MAX_GANG         256
+#define GPD__MAX_GANG         GP_SUBMIT_MAX_GANG
 #define GPD__MAX_ARGS         1024
 /* A workload's environment (docs/security.md): at most GPD__ENV_MAX_VARS
  * variables, names of at most GPD__ENV_MAX_NAME bytes, values of at most

@@ -8,3 +8,9 @@ $(COMMON_TESTS): $(BUILD)/tests/common/%: $(OBJ)/tests/common/%.o $(BUILD)/libgp
 		$(OBJ)/src/common/error.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
+# What the one list of a submission's fields says, for test-submit-fields.sh.
+$(BUILD)/tests/common/submit-fields: $(OBJ)/tests/common/submit-fields.o $(BUILD)/libgpcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+TEST_SCRIPTS += tests/common/test-submit-fields.sh
+TEST_SCRIPTS_DEPS += $(BUILD)/tests/common/submit-fields $(BUILD)/gpupool

@@ -4,6 +4,9 @@
 #   tap_is "name" got expected      ok if the two strings are equal
 #   tap_skip "reason"               one test that cannot run here, and why
 #   tap_done                        prints the plan; exits non-zero on failure
+#   same_lines "text" "reference"   succeeds if the two are equal; otherwise
+#                                   prints the lines that differ (< text's,
+#                                   > reference's) as TAP comments (for tap_ok)
 tap_n=0
 tap_failed=0
 tap_ok() {
@@ -27,6 +30,15 @@ tap_is() {
 tap_skip() {
     tap_n=$((tap_n + 1))
     echo "ok $tap_n - # SKIP $1"
+}
+same_lines() {
+    [ "$1" = "$2" ] && return 0
+    same_tmp=$(mktemp -d)
+    printf '%s\n' "$1" >"$same_tmp/text"
+    printf '%s\n' "$2" >"$same_tmp/reference"
+    diff "$same_tmp/text" "$same_tmp/reference" | grep '^[<>]' | sed 's/^/# /'
+    rm -rf "$same_tmp"
+    return 1
 }
 tap_done() {
     echo "1..$tap_n"

@@ -1,0 +1,132 @@
+/*
+ * gp_submit.h — the fields of a workload submission (the JSON body of POST
+ * /api/v1/workloads), described once.
+ *
+ * GP_SUBMIT_FIELDS lists every field with its JSON name, whether it is
+ * required, the flag of `gpupool submit` that sets it (NULL: none), its
+ * type, its range, the word the CLI's help and messages use for its value,
+ * the unit of an amount, and a sentence of documentation. From it come the
+ * daemon's list of known fields and the order and typing of its parse
+ * (src/daemon/request.c), the CLI's submit flags (src/cli/cmd-workloads.c)
+ * and the field table of docs/api.md (gp_submit_doc_table; checked by
+ * tests/common/test-submit-fields.sh, which also holds the console's form,
+ * the CLI's help and its shell completion to these names). Fields are
+ * validated in the order listed: a later field may rely on an earlier one
+ * (min_gang on gang, gpu_compute on gpu).
+ *
+ * Ranges are in the field's unit as the daemon holds it: milli for an
+ * amount with decimals (gpu 1000 is one GPU), bytes, milliseconds, whole
+ * numbers; INT64_MAX means no upper bound.
+ */
+#ifndef GP_SUBMIT_H
+#define GP_SUBMIT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* The most tasks of one workload. */
+#define GP_SUBMIT_MAX_GANG 256
+
+typedef enum gp_submit_type {
+    GP_SUBMIT_STRING,   /* a string; its meaning is the field's */
+    GP_SUBMIT_ARGV,     /* a list of strings (the CLI: what follows --) */
+    GP_SUBMIT_LIST,     /* a list of names (the CLI: a flag given again adds one) */
+    GP_SUBMIT_MAP,      /* an object of NAME: "value" (the CLI: NAME=VALUE, repeatable) */
+    GP_SUBMIT_MILLI,    /* a number with at most 3 decimals, or one as a string */
+    GP_SUBMIT_SIZE,     /* bytes, or a size like "32G" */
+    GP_SUBMIT_DURATION, /* seconds, or a duration like "60s" */
+    GP_SUBMIT_INT,      /* a whole number */
+    GP_SUBMIT_TRUE,     /* true or false; the CLI's flag sends true */
+    GP_SUBMIT_FALSE     /* true or false; the CLI's flag sends false */
+} gp_submit_type;
+
+#define GP_SUBMIT_NO_MAX INT64_MAX
+
+/* X(name, required, flag, type, lo, hi, arg, unit, help) */
+#define GP_SUBMIT_FIELDS(X)                                                                        \
+    X(project, 1, "--project", GP_SUBMIT_STRING, 0, 0, "P", "",                                    \
+      "a project (a queue under a department)")                                                    \
+    X(name, 0, "--name", GP_SUBMIT_STRING, 0, 0, "NAME", "", "a label for people")                 \
+    X(command, 1, NULL, GP_SUBMIT_ARGV, 0, 0, "COMMAND", "",                                       \
+      "program and arguments, e.g. `[\"python\", \"train.py\"]` (the CLI: what follows `--`)")     \
+    X(env, 0, "--env", GP_SUBMIT_MAP, 0, 0, "NAME=VALUE", "",                                      \
+      "environment variables; not `GPUPOOL_*` nor `CUDA_VISIBLE_DEVICES`, which gpupool sets "     \
+      "(`src/common/gp_env.h`); an `LD_PRELOAD` of its own runs behind the interposer; at most "   \
+      "1,024 variables, names of at most 256 bytes, values of at most 32 KiB, 128 KiB of "         \
+      "`NAME=VALUE` in all")                                                                       \
+    X(workdir, 0, "--workdir", GP_SUBMIT_STRING, 0, 0, "DIR", "",                                  \
+      "absolute working directory (the CLI sends the current one unless told)")                    \
+    X(run_as, 0, NULL, GP_SUBMIT_STRING, 0, 0, "USER", "",                                         \
+      "the Unix user it runs as: written by the daemon from the token; a request that gives it "   \
+      "is refused")                                                                                \
+    X(gpu, 0, "--gpu", GP_SUBMIT_MILLI, 1, 16000, "N", "GPUs",                                     \
+      "whole GPUs (`1`, `2`, ... up to 16) or a fraction of one (`0.25`, `\"0.5\"`)")              \
+    X(gpu_memory, 0, "--gpu-memory", GP_SUBMIT_SIZE, 1, GP_SUBMIT_NO_MAX, "SIZE", "",              \
+      "an amount of one GPU's memory, e.g. `\"20G\"` (instead of `gpu`)")                          \
+    X(mig, 0, "--mig", GP_SUBMIT_STRING, 0, 0, "PROFILE", "",                                      \
+      "one MIG instance of a profile, e.g. `\"1g.18gb\"` (instead of `gpu`)")                      \
+    X(models, 0, "--model", GP_SUBMIT_LIST, 0, 0, "M", "", "allowed GPU models (default: any)")    \
+    X(selectors, 0, "--selector", GP_SUBMIT_MAP, 0, 0, "LABEL=VALUE", "",                          \
+      "node labels: only nodes carrying them")                                                     \
+    X(gpu_compute, 0, "--gpu-compute", GP_SUBMIT_MILLI, 10, 1000, "F", "of the GPU's time",        \
+      "with a slice (`gpu` below 1, or `gpu_memory`): its share of the GPU's time (`\"0.3\"`: "    \
+      "30 %), paced by the interposer; shown in `spec` and, for running slices, in "               \
+      "`/api/v1/nodes`")                                                                           \
+    X(cpu, 0, "--cpu", GP_SUBMIT_MILLI, 0, INT64_C(1000000000), "N", "CPUs", "cores per task")     \
+    X(memory, 0, "--memory", GP_SUBMIT_SIZE, 0, GP_SUBMIT_NO_MAX, "SIZE", "",                      \
+      "host memory per task, e.g. `\"32G\"`")                                                      \
+    X(gang, 0, "--gang", GP_SUBMIT_INT, 1, GP_SUBMIT_MAX_GANG, "N", "",                            \
+      "tasks that start together or not at all")                                                   \
+    X(min_gang, 0, "--min-gang", GP_SUBMIT_INT, 1, GP_SUBMIT_MAX_GANG, "N", "",                    \
+      "an elastic gang: start with at least this many of its tasks (at most `gang`)")              \
+    X(kind, 0, "--kind", GP_SUBMIT_STRING, 0, 0, "K", "",                                          \
+      "`train` (preemptible; the default), `interactive` or `inference`")                          \
+    X(interactive, 0, "--interactive", GP_SUBMIT_TRUE, 0, 0, "", "",                               \
+      "true: the kind `interactive` (not preemptible; fits in the project's deserved quota)")      \
+    X(tty, 0, NULL, GP_SUBMIT_TRUE, 0, 0, "", "",                                                  \
+      "true: a terminal (`gpupool run -it`); the kind `interactive`, one task")                    \
+    X(priority, 0, "--priority", GP_SUBMIT_INT, -1000, 1000, "N", "",                              \
+      "within the project (higher first)")                                                         \
+    X(preemptible, 0, "--no-preempt", GP_SUBMIT_FALSE, 0, 0, "", "",                               \
+      "overrides the kind's default")                                                              \
+    X(same_domain, 0, "--same-domain", GP_SUBMIT_TRUE, 0, 0, "", "",                               \
+      "all tasks in one topology domain (NVLink island, rack)")                                    \
+    X(grace, 0, "--grace", GP_SUBMIT_DURATION, 0, INT64_C(24) * 3600 * 1000, "DURATION", "",       \
+      "checkpoint signal to kill (default 30 s)")                                                  \
+    X(min_runtime, 0, "--min-runtime", GP_SUBMIT_DURATION, 0, GP_SUBMIT_NO_MAX, "DURATION", "",    \
+      "not evicted for fair-share rebalancing or preemption before this long, bounded by the "     \
+      "project's `min_runtime_max`; never against a deserved quota's reclaim")                     \
+    X(checkpoint_signal, 0, "--signal", GP_SUBMIT_STRING, 0, 0, "SIG", "",                         \
+      "`\"TERM\"` (default), `\"USR1\"`, ...")                                                     \
+    X(client_key, 0, "--key", GP_SUBMIT_STRING, 0, 0, "KEY", "",                                   \
+      "idempotency key: the same key again answers 200 with the first workload")
+
+/* One field of the list. */
+typedef struct gp_submit_field {
+    const char *name; /* in the JSON body */
+    int required;
+    const char *flag; /* of `gpupool submit`; NULL: none */
+    gp_submit_type type;
+    int64_t lo, hi;   /* for the numbers */
+    const char *arg;  /* the value's word in the CLI's help ("" for a bare flag) */
+    const char *unit; /* of an amount, in the CLI's messages ("GPUs") */
+    const char *help;
+} gp_submit_field;
+
+/* Every field, in the order of the list. */
+enum {
+#define GP_SUBMIT_ENUM_(name, req, flag, type, lo, hi, arg, unit, help) GP_SUBMIT_F_##name,
+    GP_SUBMIT_FIELDS(GP_SUBMIT_ENUM_)
+#undef GP_SUBMIT_ENUM_
+        GP_SUBMIT_NFIELDS
+};
+
+extern const gp_submit_field gp_submit_fields[GP_SUBMIT_NFIELDS];
+
+/* The field whose JSON name is name, or NULL. */
+const gp_submit_field *gp_submit_find(const char *name);
+
+/* Writes the field table of docs/api.md ("Submitting a workload"). */
+void gp_submit_doc_table(FILE *f);
+
+#endif /* GP_SUBMIT_H */
