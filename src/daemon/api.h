@@ -80,7 +80,9 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
        "Change a queue's deserved quota, limit, weight or priority")                               \
     XX("DELETE", "/api/v1/queues/{name}", h_q_delete, DEPT_ADMIN, "Remove an empty queue")         \
     XX("GET", "/api/v1/nodes", h_nodes, RESEARCHER,                                                \
-       "Nodes and GPUs, with each slice and its real memory use; `gpu_devices` and "               \
+       "Nodes and GPUs, with each slice and its real memory use; per node `gpus_taken` (GPUs "     \
+       "held outside the pool, e.g. by a Slurm cluster's direct users) and per GPU `taken` "       \
+       "(withheld for them: offered to no task); `gpu_devices` and "                               \
        "`gpu_memory_limits`: the executor's sentences on how a task is kept to its own GPUs' "     \
        "device files and what limits its GPU memory (e.g. `GPU memory limits: dmem cgroup ...`; "  \
        "empty where the executor says nothing)")                                                   \
