@@ -196,9 +196,17 @@ int gpx__sess_prepare(const gpx__spawn *s, int *master, int *slave, int *lfd) {
     memcpy(sa.sun_path + dl + 1, GPX__SESS_SOCK, nl);
     if (open_pty(master, slave) < 0)
         return -1;
-    if (s->user != NULL && s->user->switch_to)
-        fchown(*slave, s->user->uid, (gid_t)-1);
-    fchmod(*slave, 0620);
+    /* The terminal is the task user's, as login(1) makes it: a session
+     * whose terminal cannot be given to its user is not started. */
+    if ((s->user != NULL && s->user->switch_to && fchown(*slave, s->user->uid, (gid_t)-1) < 0) ||
+        fchmod(*slave, 0620) < 0) {
+        int e = errno;
+        close(*master);
+        close(*slave);
+        *master = *slave = -1;
+        errno = e;
+        return -1;
+    }
     set_size(*master, 24, 80);
     unlink(sa.sun_path);
     *lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -414,8 +422,15 @@ static void open_exec(const gpx__spawn *s, pid_t tpid, client *c, const gp_ch_ms
         if (ok) {
             fds[1] = fds[2] = fds[0];
             set_size(mine[0], rows ? rows : 24, cols ? cols : 80);
-            if (s->user != NULL && s->user->switch_to)
-                fchown(fds[0], s->user->uid, (gid_t)-1);
+            if (s->user != NULL && s->user->switch_to &&
+                fchown(fds[0], s->user->uid, (gid_t)-1) < 0) {
+                int e = errno;
+                close(mine[0]);
+                close(fds[0]);
+                mine[0] = fds[0] = fds[1] = fds[2] = -1;
+                errno = e;
+                ok = 0;
+            }
         }
     } else {
         int a[2] = {-1, -1}, b[2] = {-1, -1}, d[2] = {-1, -1};
