@@ -21,6 +21,7 @@ tap_ok "gpupoold starts on the slurm executor" sx_start "$D"
 $GP queue create S --deserved 16 >/dev/null && $GP queue create s1 --parent S --deserved 16 >/dev/null
 tap_is "queues created" "$?" 0
 
+T0=$(date +%s)
 python3 tests/slurm/sample-books.py "$TMP/stop" "$TMP/books" "$SX_TAG" 4 &
 SAMPLER=$!
 direct() { sbatch -p gpu -J direct -o /dev/null "$@" | grep -o '[0-9]*$'; }
@@ -111,8 +112,13 @@ tap_ok "the metrics count the wait" sh -c "curl -s $GPUPOOL_SERVER/metrics \
 touch "$TMP/stop"
 wait "$CHURN"
 wait "$SAMPLER"
-tap_ok "the books were sampled every second ($(tail -1 "$TMP/books"))" \
-    test "$(sed -n 's/^samples //p' "$TMP/books")" -ge 20
+# All along: at least one sample for every 4 s the test ran (a sample's
+# squeue and sinfo take longer than a second on a loaded machine), and 3 at
+# least; a fixed count failed on a quiet machine, where the test is short.
+el=$(($(date +%s) - T0))
+want=$((el / 4 > 3 ? el / 4 : 3))
+tap_ok "the books were sampled all along ($(tail -1 "$TMP/books") in ${el}s)" \
+    test "$(sed -n 's/^samples //p' "$TMP/books")" -ge "$want"
 tap_is "no node ever held more GPUs for gpupool's running work and others' jobs than its GRES" \
     "$(grep '^over' "$TMP/books" | sort | uniq -c | tr -s ' ' | tr '\n' ';')" ""
 for j in $fill; do scancel "$j"; done
