@@ -256,18 +256,31 @@ START_TEST(test_exec_reclaims_own_row) {
 END_TEST
 
 /* One stress worker: random allocations and frees; every failure must be
- * an out-of-memory, and only when the ledger says the cap is reached. */
-static int stress_worker(unsigned seed, int ops) {
+ * an out-of-memory, and only when the ledger says the cap is reached.
+ * First it takes its context and two 1 MiB blocks, says so on `ready` and
+ * waits for `go` to close: the 64 workers then start their random phase
+ * together, all holding memory, so that they contend for the cap however
+ * slowly a loaded machine or a sanitizer runs them. */
+static int stress_worker(unsigned seed, int ops, int ready, int go) {
     /* The context's own memory may not fit while the others hold it all. */
     CUcontext ctx;
     CUresult r;
+    CUdeviceptr held[8];
+    int n = 0, rc = 0;
     while ((r = D.cuDevicePrimaryCtxRetain(&ctx, 0)) == CUDA_ERROR_OUT_OF_MEMORY)
         usleep(1000);
     if (r != CUDA_SUCCESS || D.ctxSetCurrent(ctx) != 0)
-        return 3;
-    CUdeviceptr held[8];
-    int n = 0;
-    for (int i = 0; i < ops; i++) {
+        rc = 3;
+    /* 64 x (1 MiB of context + 2 MiB) is 192 MiB: it fits under the cap. */
+    for (; rc == 0 && n < 2; n++)
+        if (D.cuMemAlloc_v2(&held[n], MiB) != CUDA_SUCCESS)
+            rc = 7;
+    char c = 0, b;
+    if (write(ready, &c, 1) != 1 && rc == 0)
+        rc = 8;
+    while (read(go, &b, 1) > 0)
+        ;
+    for (int i = 0; rc == 0 && i < ops; i++) {
         if (n == 8 || (n > 0 && rand_r(&seed) % 2)) {
             int k = (int)(rand_r(&seed) % (unsigned)n);
             if (D.cuMemFree_v2(held[k]) != CUDA_SUCCESS)
@@ -283,6 +296,8 @@ static int stress_worker(unsigned seed, int ops) {
                 return 5;
         }
     }
+    if (rc != 0)
+        return rc;
     while (n > 0)
         if (D.cuMemFree_v2(held[--n]) != CUDA_SUCCESS)
             return 4;
@@ -296,12 +311,29 @@ START_TEST(test_64_processes_never_exceed_cap) {
     setenv("GPUPOOL_CONTEXT_MEMORY", "1M", 1);
     setenv("GPUPOOL_FAKE_CONTEXT_MEMORY", "1M", 1);
     h_open_noctx(12080);
+    int ready[2], go[2];
+    ck_assert_int_eq(pipe(ready), 0);
+    ck_assert_int_eq(pipe(go), 0);
     pid_t pids[64];
     for (int i = 0; i < 64; i++) {
         pids[i] = fork();
-        if (pids[i] == 0)
-            _exit(stress_worker((unsigned)i * 7919u + 1, h_scaled(10000)));
+        if (pids[i] == 0) {
+            close(ready[0]);
+            close(go[1]);
+            _exit(stress_worker((unsigned)i * 7919u + 1, h_scaled(10000), ready[1], go[0]));
+        }
     }
+    close(ready[1]);
+    close(go[0]);
+    /* Every worker writes its byte, even one that failed. */
+    char buf[64];
+    size_t got = 0;
+    ssize_t k;
+    while (got < sizeof buf && (k = read(ready[0], buf, sizeof buf - got)) > 0)
+        got += (size_t)k;
+    ck_assert_uint_eq(got, 64);
+    close(go[1]);
+    close(ready[0]);
     int failed = 0;
     for (int i = 0; i < 64; i++)
         failed += wait_status(pids[i]) != 0;
