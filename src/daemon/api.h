@@ -99,6 +99,10 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
        "Create a token; the answer holds its secret, shown once")                                  \
     XX("DELETE", "/api/v1/tokens/{id}", h_tok_delete, ADMIN, "Revoke a token")                     \
     XX("GET", "/metrics", h_metrics, RESEARCHER, "Prometheus metrics (text format)")               \
+    XX("POST", "/api/v1/console/session", h_console_session_open, RESEARCHER,                      \
+       "Exchange the token for a console session (see [Console sessions](#console-sessions))")     \
+    XX("DELETE", "/api/v1/console/session", h_console_session_close, RESEARCHER,                   \
+       "Revoke the console session that calls (sign-out)")                                         \
     XX("GET", "/", h_console, NONE, "The web console (it signs in with a token of its own)")       \
     XX("GET", "/console/{file}", h_console_file, NONE, "The web console's script and style")
 

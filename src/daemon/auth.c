@@ -1,7 +1,9 @@
 /*
  * auth.c — tokens (auth.h): generation with the kernel's random source,
  * SHA-256 through libcrypto, the in-memory cache of hashed tokens and the
- * first-start admin token written to a file only its owner can read.
+ * first-start admin token written to a file only its owner can read, and
+ * the console's sessions (hashed secrets with their idle and absolute
+ * deadlines, in memory only).
  */
 #include "daemon/auth.h"
 
@@ -14,13 +16,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
+
+/* A console session: the hash of its secret, whose token it stands for,
+ * when it was made and last used. */
+typedef struct csession {
+    char hash[65];
+    int64_t token_id;
+    int64_t created_ms, used_ms;
+} csession;
 
 struct gpd__auth {
     gp_store *st;
-    pthread_mutex_t mu;
+    pthread_mutex_t mu; /* guards everything below */
     gpd__token *tokens;
     size_t n;
+    csession *sess;
+    size_t nsess, capsess;
+    int64_t idle_ms, life_ms;
 };
 
 static const char *const role_names[] = {"none", "researcher", "dept-admin", "admin"};
@@ -60,6 +74,26 @@ static void sha256_hex(const char *s, char out[65]) {
     out[64] = '\0';
 }
 
+/* Writes prefix and 48 hex digits of the kernel's randomness (192 bits) into
+ * secret (at least 64 bytes). */
+static int random_secret(const char *prefix, char *secret, gpd__err *e) {
+    unsigned char rnd[24];
+    size_t got = 0;
+    while (got < sizeof rnd) {
+        ssize_t r = getrandom(rnd + got, sizeof rnd - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return gpd__fail(e, GP_ESYS, "", "getrandom failed: %s", strerror(errno));
+        got += (size_t)r;
+    }
+    size_t n = strlen(prefix);
+    memcpy(secret, prefix, n);
+    for (size_t i = 0; i < sizeof rnd; i++)
+        sprintf(secret + n + 2 * i, "%02x", rnd[i]);
+    return 0;
+}
+
 static int add_cached(gpd__auth *a, const gpd__token *t) {
     gpd__token *nt = realloc(a->tokens, sizeof *nt * (a->n + 1));
     if (!nt)
@@ -76,19 +110,9 @@ static int load_one(const gpd__token *t, void *arg) {
 int gpd__auth_create(gpd__auth *a, const char *name, const char *user, const char *unix_user,
                      gpd__role role, const char *scope, char *secret, gpd__token *out,
                      gpd__err *e) {
-    unsigned char rnd[24];
-    size_t got = 0;
-    while (got < sizeof rnd) {
-        ssize_t r = getrandom(rnd + got, sizeof rnd - got, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return gpd__fail(e, GP_ESYS, "", "getrandom failed: %s", strerror(errno));
-        got += (size_t)r;
-    }
-    strcpy(secret, "gp_");
-    for (size_t i = 0; i < sizeof rnd; i++)
-        sprintf(secret + 3 + 2 * i, "%02x", rnd[i]);
+    int rc = random_secret("gp_", secret, e);
+    if (rc < 0)
+        return rc;
     gpd__token t;
     memset(&t, 0, sizeof t);
     snprintf(t.name, sizeof t.name, "%s", name);
@@ -98,7 +122,7 @@ int gpd__auth_create(gpd__auth *a, const char *name, const char *user, const cha
     snprintf(t.scope, sizeof t.scope, "%s", scope ? scope : "");
     sha256_hex(secret, t.hash);
     t.created_ms = gpd__now_ms();
-    int rc = gpd__store_token_put(a->st, &t, e);
+    rc = gpd__store_token_put(a->st, &t, e);
     if (rc < 0)
         return rc;
     pthread_mutex_lock(&a->mu);
@@ -121,6 +145,9 @@ int gpd__auth_delete(gpd__auth *a, int64_t id, gpd__err *e) {
             a->tokens[i] = a->tokens[--a->n];
             break;
         }
+    for (size_t i = a->nsess; i-- > 0;)
+        if (a->sess[i].token_id == id)
+            a->sess[i] = a->sess[--a->nsess];
     pthread_mutex_unlock(&a->mu);
     return 0;
 }
@@ -151,6 +178,8 @@ int gpd__auth_open(gp_store *st, const char *token_file, gpd__auth **out, int *c
     if (!a)
         return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     a->st = st;
+    a->idle_ms = GPD__SESSION_IDLE_MS;
+    a->life_ms = GPD__SESSION_LIFE_MS;
     pthread_mutex_init(&a->mu, NULL);
     *created = 0;
     int rc = gpd__store_tokens(st, load_one, a, e);
@@ -180,7 +209,80 @@ void gpd__auth_close(gpd__auth *a) {
         return;
     pthread_mutex_destroy(&a->mu);
     free(a->tokens);
+    free(a->sess);
     free(a);
+}
+
+/* Fills out from the cached token t (a caller holds a->mu). */
+static void principal_of(const gpd__token *t, gpd__principal *out) {
+    memset(out, 0, sizeof *out);
+    out->token_id = t->id;
+    snprintf(out->user, sizeof out->user, "%s", t->user);
+    gpd__role_parse(t->role, &out->role);
+    snprintf(out->scope, sizeof out->scope, "%s", t->scope);
+    snprintf(out->unix_user, sizeof out->unix_user, "%s", t->unix_user);
+}
+
+/* The cached token of id, or NULL (a caller holds a->mu). */
+static const gpd__token *token_of(gpd__auth *a, int64_t id) {
+    for (size_t i = 0; i < a->n; i++)
+        if (a->tokens[i].id == id)
+            return &a->tokens[i];
+    return NULL;
+}
+
+/* Sessions are timed on the monotonic clock: setting the wall clock neither
+ * ends nor stretches them. */
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether session s has ended at now: idle too long or too old. */
+static int ended(const gpd__auth *a, const csession *s, int64_t now) {
+    return now - s->used_ms > a->idle_ms || now - s->created_ms > a->life_ms;
+}
+
+/* Forgets every session that has ended (a caller holds a->mu). */
+static void sweep(gpd__auth *a, int64_t now) {
+    for (size_t i = a->nsess; i-- > 0;)
+        if (ended(a, &a->sess[i], now) || token_of(a, a->sess[i].token_id) == NULL)
+            a->sess[i] = a->sess[--a->nsess];
+}
+
+/* Checks a console session's secret (hash: its SHA-256) and marks it used. */
+static int check_session(gpd__auth *a, const char *hash, gpd__principal *out, gpd__err *e) {
+    int64_t now = mono_ms();
+    pthread_mutex_lock(&a->mu);
+    size_t i = 0;
+    while (i < a->nsess && strcmp(a->sess[i].hash, hash) != 0)
+        i++;
+    if (i == a->nsess) {
+        pthread_mutex_unlock(&a->mu);
+        return gpd__fail(e, GP_EAUTH, "Authorization",
+                         "Authorization: unknown or revoked console session; sign in again");
+    }
+    csession *s = &a->sess[i];
+    const gpd__token *t = token_of(a, s->token_id);
+    if (t == NULL || ended(a, s, now)) {
+        int idle = t != NULL && now - s->used_ms > a->idle_ms;
+        a->sess[i] = a->sess[--a->nsess];
+        pthread_mutex_unlock(&a->mu);
+        if (t == NULL)
+            return gpd__fail(e, GP_EAUTH, "Authorization",
+                             "Authorization: the console session's token was revoked");
+        return gpd__fail(e, GP_EAUTH, "Authorization",
+                         "Authorization: the console session has expired (%s %llds); sign in "
+                         "again",
+                         idle ? "idle for more than" : "older than",
+                         (long long)((idle ? a->idle_ms : a->life_ms) / 1000));
+    }
+    s->used_ms = now;
+    principal_of(t, out);
+    snprintf(out->session, sizeof out->session, "%s", hash);
+    pthread_mutex_unlock(&a->mu);
+    return 0;
 }
 
 int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__err *e) {
@@ -189,21 +291,87 @@ int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__e
                          "Authorization: a token is required (\"Authorization: Bearer TOKEN\")");
     char hash[65];
     sha256_hex(token, hash);
+    if (strncmp(token, "gpc_", 4) == 0)
+        return check_session(a, hash, out, e);
     int rc = GP_EAUTH;
     pthread_mutex_lock(&a->mu);
     for (size_t i = 0; i < a->n; i++)
         if (strcmp(a->tokens[i].hash, hash) == 0) {
-            const gpd__token *t = &a->tokens[i];
-            out->token_id = t->id;
-            snprintf(out->user, sizeof out->user, "%s", t->user);
-            gpd__role_parse(t->role, &out->role);
-            snprintf(out->scope, sizeof out->scope, "%s", t->scope);
-            snprintf(out->unix_user, sizeof out->unix_user, "%s", t->unix_user);
+            principal_of(&a->tokens[i], out);
             rc = 0;
             break;
         }
     pthread_mutex_unlock(&a->mu);
     if (rc < 0)
         return gpd__fail(e, GP_EAUTH, "Authorization", "Authorization: unknown token");
+    return 0;
+}
+
+void gpd__auth_session_limits(gpd__auth *a, int64_t idle_ms, int64_t life_ms) {
+    pthread_mutex_lock(&a->mu);
+    a->idle_ms = idle_ms;
+    a->life_ms = life_ms;
+    pthread_mutex_unlock(&a->mu);
+}
+
+int gpd__auth_session_open(gpd__auth *a, const gpd__principal *who, char *secret,
+                           int64_t *expires_ms, gpd__err *e) {
+    if (who->session[0])
+        return gpd__fail(e, GP_EPERM, "Authorization",
+                         "Authorization: a console session cannot open another; sign in with "
+                         "the token");
+    csession s;
+    memset(&s, 0, sizeof s);
+    int rc = random_secret("gpc_", secret, e);
+    if (rc < 0)
+        return rc;
+    sha256_hex(secret, s.hash);
+    s.token_id = who->token_id;
+    s.created_ms = s.used_ms = mono_ms();
+    pthread_mutex_lock(&a->mu);
+    sweep(a, s.created_ms);
+    size_t mine = 0, oldest = 0;
+    for (size_t i = 0; i < a->nsess; i++)
+        if (a->sess[i].token_id == s.token_id &&
+            (mine++ == 0 || a->sess[i].created_ms < a->sess[oldest].created_ms))
+            oldest = i;
+    if (mine >= GPD__SESSIONS_PER_TOKEN) {
+        a->sess[oldest] = s;
+    } else if (a->nsess >= GPD__SESSIONS_MAX) {
+        rc = gpd__fail(e, GP_ETOOMANY, "", "%d console sessions are open, the most there may be",
+                       GPD__SESSIONS_MAX);
+    } else {
+        if (a->nsess == a->capsess) {
+            size_t cap = a->capsess ? 2 * a->capsess : 16;
+            csession *ns = realloc(a->sess, sizeof *ns * cap);
+            if (ns == NULL)
+                rc = gpd__fail(e, GP_ENOMEM, "", "out of memory");
+            else {
+                a->sess = ns;
+                a->capsess = cap;
+            }
+        }
+        if (rc == 0)
+            a->sess[a->nsess++] = s;
+    }
+    *expires_ms = gpd__now_ms() + a->life_ms;
+    pthread_mutex_unlock(&a->mu);
+    if (rc < 0)
+        memset(secret, 0, 64);
+    return rc;
+}
+
+int gpd__auth_session_close(gpd__auth *a, const gpd__principal *who, gpd__err *e) {
+    if (!who->session[0])
+        return gpd__fail(e, GP_EINVAL, "Authorization",
+                         "Authorization: this is a token, not a console session (revoke a token "
+                         "with gpupool token delete)");
+    pthread_mutex_lock(&a->mu);
+    for (size_t i = 0; i < a->nsess; i++)
+        if (strcmp(a->sess[i].hash, who->session) == 0) {
+            a->sess[i] = a->sess[--a->nsess];
+            break;
+        }
+    pthread_mutex_unlock(&a->mu);
     return 0;
 }

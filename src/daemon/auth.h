@@ -30,6 +30,8 @@ typedef struct gpd__principal {
     gpd__role role;
     char scope[512]; /* dept-admin: a department; researcher: projects, comma-separated */
     char unix_user[GP_NAME_MAX + 1]; /* whom its workloads run as */
+    char session[65];                /* a console session's SHA-256 (hex) when the caller
+                                        came with one instead of its token; "" otherwise */
 } gpd__principal;
 
 /* Loads the tokens. If there are none, creates an admin token and writes it
@@ -39,7 +41,9 @@ int gpd__auth_open(gp_store *st, const char *token_file, gpd__auth **out, int *c
                    gpd__err *e);
 void gpd__auth_close(gpd__auth *a);
 
-/* Finds the principal of a bearer token; GP_EAUTH if unknown. */
+/* Finds the principal of a bearer token, or of a console session's secret
+ * (below); GP_EAUTH if unknown, revoked or expired (the message says which,
+ * and an expired session is forgotten). */
 int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__err *e);
 
 /*
@@ -51,6 +55,38 @@ int gpd__auth_create(gpd__auth *a, const char *name, const char *user, const cha
                      gpd__role role, const char *scope, char *secret, gpd__token *out, gpd__err *e);
 
 int gpd__auth_delete(gpd__auth *a, int64_t id, gpd__err *e);
+
+/*
+ * Console sessions. The web console exchanges its token for a session: a
+ * secret "gpc_" and 48 hex digits of randomness, held only as its SHA-256 in
+ * memory (a restart of the daemon ends every session), that stands for the
+ * token until it is revoked, idle for idle_ms, or life_ms old, whichever
+ * comes first. A session carries its token's principal as the token is now
+ * (a changed scope follows; a deleted token ends its sessions).
+ */
+
+/* Sets how long a session may stay idle and live in all (milliseconds);
+ * until then, GPD__SESSION_IDLE_MS and GPD__SESSION_LIFE_MS. */
+#define GPD__SESSION_IDLE_MS (INT64_C(30) * 60 * 1000)
+#define GPD__SESSION_LIFE_MS (INT64_C(12) * 3600 * 1000)
+void gpd__auth_session_limits(gpd__auth *a, int64_t idle_ms, int64_t life_ms);
+
+/*
+ * Opens a session for who, which must have come with its token (GP_EPERM
+ * naming Authorization otherwise: a session never makes another, so its
+ * lifetime cannot be stretched); writes the secret (at least 64 bytes) and
+ * when the session ends at the latest (*expires_ms). At most
+ * GPD__SESSIONS_PER_TOKEN per token (the oldest of them ends to make room)
+ * and GPD__SESSIONS_MAX in all (GP_ETOOMANY beyond).
+ */
+#define GPD__SESSIONS_PER_TOKEN 64
+#define GPD__SESSIONS_MAX       16384
+int gpd__auth_session_open(gpd__auth *a, const gpd__principal *who, char *secret,
+                           int64_t *expires_ms, gpd__err *e);
+
+/* Revokes the session who came with (GP_EINVAL naming Authorization when
+ * who came with a token: sign-out revokes a session, never a token). */
+int gpd__auth_session_close(gpd__auth *a, const gpd__principal *who, gpd__err *e);
 
 /* 1 if project is in a researcher's comma-separated scope. */
 int gpd__scope_has(const char *scope, const char *project);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/units.h"
+#include "daemon/auth.h"
 
 #define LINE_MAX_ 2048
 #define FILE_MAX  (1024 * 1024)
@@ -36,6 +37,8 @@ void gpd__config_defaults(gpd__config *c) {
     c->header_timeout_ms = 10000;
     c->request_timeout_ms = 60000;
     c->max_pending_per_user = 1000;
+    c->console_idle_ms = GPD__SESSION_IDLE_MS;
+    c->console_life_ms = GPD__SESSION_LIFE_MS;
 }
 
 /* Copies val into a field of len bytes; too long is an error, never cut. */
@@ -96,17 +99,23 @@ static int set_count(int *out, const char *key, const char *val, long min, long 
     return 0;
 }
 
-/* Sets *out to the duration val, from min_ms to one hour. */
-static int set_duration(int64_t *out, const char *key, const char *val, int64_t min_ms, char *err,
-                        size_t errlen) {
+/* Sets *out to the duration val, from min_ms to max_ms (max_name says it). */
+static int set_span(int64_t *out, const char *key, const char *val, int64_t min_ms, int64_t max_ms,
+                    const char *max_name, char *err, size_t errlen) {
     int64_t ms;
-    if (gp_parse_duration_ms(val, &ms) < 0 || ms < min_ms || ms > 3600000) {
-        snprintf(err, errlen, "%s: \"%.64s\" is not a duration from %lldms to 1h", key, val,
-                 (long long)min_ms);
+    if (gp_parse_duration_ms(val, &ms) < 0 || ms < min_ms || ms > max_ms) {
+        snprintf(err, errlen, "%s: \"%.64s\" is not a duration from %lldms to %s", key, val,
+                 (long long)min_ms, max_name);
         return GP_EINVAL;
     }
     *out = ms;
     return 0;
+}
+
+/* Sets *out to the duration val, from min_ms to one hour. */
+static int set_duration(int64_t *out, const char *key, const char *val, int64_t min_ms, char *err,
+                        size_t errlen) {
+    return set_span(out, key, val, min_ms, 3600000, "1h", err, errlen);
 }
 
 /* Whether key is name, with '-' and '_' taken as the same. */
@@ -172,6 +181,12 @@ int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err,
         return set_count(&c->max_user_forwards, key, val, 1, 100000, err, errlen);
     if (is(key, "max-pending-per-user"))
         return set_count(&c->max_pending_per_user, key, val, 0, 100000000, err, errlen);
+    if (is(key, "console-idle-timeout"))
+        return set_span(&c->console_idle_ms, key, val, 1000, INT64_C(30) * 86400000, "30d", err,
+                        errlen);
+    if (is(key, "console-lifetime"))
+        return set_span(&c->console_life_ms, key, val, 1000, INT64_C(30) * 86400000, "30d", err,
+                        errlen);
     snprintf(err, errlen, "unknown setting \"%.64s\" (see gpupoold --help)", key);
     return GP_EINVAL;
 }

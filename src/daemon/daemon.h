@@ -110,6 +110,9 @@ typedef struct gpd__config {
     int max_user_sessions, max_user_forwards;
     /* The most pending workloads one user may have (0: no bound). */
     int max_pending_per_user;
+    /* The console's sessions (auth.h): how long one may stay unused, and
+     * how long it lives however much it is used. */
+    int64_t console_idle_ms, console_life_ms;
 } gpd__config;
 
 typedef struct gpd__daemon {

@@ -54,6 +54,10 @@ static const char usage[] =
     "  --max-user-forwards N  forwarded connections open at once per user (default 64)\n"
     "  --max-pending-per-user N  pending workloads one user may have (default 1000,\n"
     "                           0: no bound); a submit beyond it is answered 429\n"
+    "  --console-idle-timeout DURATION  a console session unused this long ends\n"
+    "                           (default 30m, at most 30d)\n"
+    "  --console-lifetime DURATION  a console session ends this long after sign-in,\n"
+    "                           however much it is used (default 12h, at most 30d)\n"
     "  --header-timeout DURATION   to send a request head (default 10s)\n"
     "  --request-timeout DURATION  to send a body, and to read an answer (default 60s)\n"
     "  --config FILE            read these settings (key = value lines) first\n"
@@ -361,6 +365,8 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s/admin.token", c->data_dir);
         rc = gpd__auth_open(d.store, path, &d.auth, &created, &e);
     }
+    if (rc == 0)
+        gpd__auth_session_limits(d.auth, c->console_idle_ms, c->console_life_ms);
     if (rc == 0)
         rc = gpd__sched_open(&d, &e);
     if (rc == 0)

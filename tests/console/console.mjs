@@ -4,6 +4,7 @@
 // environment: SERVER, ADMIN_TOKEN, RESEARCHER_TOKEN, DEPT_TOKEN, PENDING_ID, OTHER_ID (the
 // admin's workload in the researcher's project), XSS_NAME, HOME_DIR (the admin's
 // Unix user's home directory, the form's default working directory),
+// IDLE_SERVER and IDLE_TOKEN (a daemon whose console sessions end after 5 s unused),
 // and SHOTS (a directory for screenshots of each page, or empty).
 import { chromium } from 'playwright-core';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -43,8 +44,8 @@ async function newPage() {
 async function shot(page, name) {
   if (env.SHOTS) await page.screenshot({ path: join(env.SHOTS, `${name}.png`), fullPage: true });
 }
-async function signIn(page, token) {
-  await page.goto(SERVER + '/');
+async function signIn(page, token, server) {
+  await page.goto((server || SERVER) + '/');
   await page.fill('#token', token);
   await page.click('#signin-form button');
   await page.locator('#nav').waitFor({ state: 'visible' });
@@ -301,8 +302,44 @@ try {
   await dp.locator('#token').waitFor({ state: 'visible' });
   ok(!(await dp.locator('#nav').isVisible()), 'after signing out, the navigation is not shown');
 
+  // The browser keeps a console session, never the token, and sign-out
+  // revokes the session at the daemon.
+  const sp = await newPage();
+  await signIn(sp, env.RESEARCHER_TOKEN);
+  const held = async (p) => p.evaluate(() => Object.entries(window.sessionStorage));
+  let stored = await held(sp);
+  const secret = (stored.find(([k]) => k === 'gpupool.session') || ['', ''])[1];
+  ok(/^gpc_[0-9a-f]{48}$/.test(secret), 'sign-in holds a console session', stored.map(([k]) => k).join(','));
+  ok(!stored.some(([, v]) => v.includes(env.RESEARCHER_TOKEN)), 'the token itself is not kept in the browser');
+  const whoStatus = async (server, bearer) =>
+    (await sp.request.get(server + '/api/v1/whoami', { headers: { Authorization: 'Bearer ' + bearer } })).status();
+  ok(await whoStatus(SERVER, secret) === 200, 'the API takes the console session');
+  await sp.click('#signout');
+  await sp.locator('#token').waitFor({ state: 'visible' });
+  let refused = 0;
+  for (let i = 0; i < 40 && refused !== 401; i++) {
+    refused = await whoStatus(SERVER, secret);
+    if (refused !== 401) await sp.waitForTimeout(250);
+  }
+  ok(refused === 401, 'after sign-out the old session secret is refused by the API', refused);
+  stored = await held(sp);
+  ok(!stored.some(([, v]) => v === secret), 'and it is gone from the browser');
+
+  // Left alone past the idle timeout, the console asks to sign in again and
+  // its session is refused.
+  if (env.IDLE_SERVER) {
+    const ip = await newPage();
+    await signIn(ip, env.IDLE_TOKEN, env.IDLE_SERVER);
+    const idleSecret = ((await held(ip)).find(([k]) => k === 'gpupool.session') || ['', ''])[1];
+    await ip.locator('#signin').waitFor({ state: 'visible', timeout: 60000 });
+    const why = await text(ip, '#signin-error');
+    ok(/without activity; sign in again/.test(why), 'after the idle timeout the console asks to sign in again', why);
+    ok(!(await ip.locator('#nav').isVisible()), 'and shows nothing of the pool');
+    ok(idleSecret !== '' && await whoStatus(env.IDLE_SERVER, idleSecret) === 401, 'the timed-out session is refused by the API', idleSecret);
+  }
+
   const token = env.ADMIN_TOKEN;
-  ok(!urls.some((u) => [token, env.RESEARCHER_TOKEN, env.DEPT_TOKEN].some((t) => u.includes(t))), 'no token ever appears in a URL');
+  ok(!urls.some((u) => [token, env.RESEARCHER_TOKEN, env.DEPT_TOKEN, secret].some((t) => u.includes(t))), 'no token or session secret ever appears in a URL');
 } catch (e) {
   ok(false, 'the console test ran to its end', e.stack || e);
 } finally {

@@ -2,7 +2,9 @@
 # The web console in a real headless Chromium (tests/console/console.mjs):
 # a daemon on a fake NVML with three GPUs, running and pending workloads, a
 # workload named like HTML, and a researcher's token; the browser signs in,
-# submits, deletes, and checks what each role is offered. With SHOTS=DIR it
+# submits, deletes, and checks what each role is offered, and that its
+# console session (never the token) is revoked by sign-out and by the idle
+# timeout (a third daemon's, 5 s). With SHOTS=DIR it
 # also saves a screenshot of each page there (make console-screenshots).
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
@@ -48,9 +50,20 @@ young_up() { [ -s "$Y/gpupoold.addr" ]; }
 wait_until 30 young_up
 YOUNG_SERVER=$(cat "$Y/gpupoold.addr" 2>/dev/null)
 YOUNG_TOKEN=$(cat "$Y/admin.token" 2>/dev/null)
+# A third, whose console sessions end after 5 s without activity.
+I=$TMP/idle
+mkdir -p "$I"
+"$GPD" --data-dir "$I" --listen 127.0.0.1:0 --console-idle-timeout 5s \
+    --executor-config "state_dir=$I/tasks,inventory=$TMP/young.conf" >"$I.log" 2>&1 &
+GPD_OTHERS="$GPD_OTHERS $!"
+idle_up() { [ -s "$I/gpupoold.addr" ] && [ -s "$I/admin.token" ]; }
+wait_until 30 idle_up
+IDLE_SERVER=$(cat "$I/gpupoold.addr" 2>/dev/null)
+IDLE_TOKEN=$(cat "$I/admin.token" 2>/dev/null)
 SERVER=$GPUPOOL_SERVER ADMIN_TOKEN=$GPUPOOL_TOKEN RESEARCHER_TOKEN=$RESEARCHER_TOKEN DEPT_TOKEN=$DEPT_TOKEN \
     PENDING_ID=$PENDING_ID OTHER_ID=$OTHER_ID XSS_NAME=$XSS_NAME SHOTS=${SHOTS:-} \
     HOME_DIR=$(getent passwd "$(id -un)" | cut -d: -f6) YOUNG_SERVER=$YOUNG_SERVER YOUNG_TOKEN=$YOUNG_TOKEN \
+    IDLE_SERVER=$IDLE_SERVER IDLE_TOKEN=$IDLE_TOKEN \
     node tests/console/console.mjs >"$TMP/console.tap" 2>&1
 rc=$?
 sed -n 's/^\(not \)\{0,1\}ok [0-9]* - /&/p; /^#/p' "$TMP/console.tap" | while IFS= read -r line; do

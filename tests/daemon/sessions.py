@@ -141,6 +141,22 @@ t, p, out = ex.until(lambda t, p, o: t == "EXIT")
 ok(struct.unpack(">ii", p)[0] == 127 and b"no-such-program-gp" in out,
    "exec of a missing program: status 127 and the reason", out)
 
+# The console's way: its console session (never the token) in the first
+# message; once signed out, the same session is refused there.
+code, cs = api("POST", "/api/v1/console/session", TA)
+secret = cs.get("session", "")
+ex = WS(SERVER, f"/api/v1/workloads/{wid}/exec", None)
+ex.hello(token=secret, command=["sh", "-c", "echo console-$((3*5))"])
+t, p, out = ex.until(lambda t, p, o: t in ("EXIT", "ERROR"))
+ok(code == 201 and t == "EXIT" and b"console-15" in out,
+   "a console session in the first message opens an exec session", (code, t, p, out))
+code, _ = api("DELETE", "/api/v1/console/session", secret)
+ex = WS(SERVER, f"/api/v1/workloads/{wid}/exec", None)
+ex.hello(token=secret, command=["true"])
+t, p, _ = ex.until(lambda t, p, o: t == "ERROR") if ex.status == 101 else ("HTTP", b"", b"")
+ok(code == 200 and t == "ERROR" and b"revoked" in p,
+   "after sign-out, that console session in the first message is refused", (code, t, p))
+
 # ---- Refusals ----
 code, _ = api("GET", f"/api/v1/workloads/{wid}/attach", TB)
 ok(code in (403, 404), "another user's token: attach refused", code)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/httpc.h"
@@ -576,6 +577,121 @@ START_TEST(test_pending_reasons_name_the_cli) {
 }
 END_TEST
 
+/* Opens a console session with token; copies its secret into secret. */
+static json_t *console_session(gpd_test *t, const char *token, char *secret, size_t len) {
+    json_t *out = NULL;
+    ck_assert_int_eq(gpd_call(t, token, "POST", "/api/v1/console/session", NULL, &out), 201);
+    const char *s = json_string_value(json_object_get(out, "session"));
+    ck_assert_ptr_nonnull(s);
+    snprintf(secret, len, "%s", s);
+    return out;
+}
+
+/* The console's sign-out revoked nothing (the token went on working): the
+ * console exchanges its token for a session that stands for the token, that
+ * sign-out revokes, that never makes another, and that ends with its token. */
+START_TEST(test_console_session_revoked) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    people u;
+    mk_people(&t, &u);
+    char s1[128], s2[128];
+    json_t *out = console_session(&t, u.alice, s1, sizeof s1);
+    ck_assert_int_eq(strncmp(s1, "gpc_", 4), 0);
+    ck_assert_int_eq(strlen(s1), 52);
+    ck_assert_int_eq(json_integer_value(json_object_get(out, "idle_timeout_s")), 1800);
+    ck_assert_int_eq(json_integer_value(json_object_get(out, "lifetime_s")), 43200);
+    ck_assert_str_eq(json_string_value(json_object_get(out, "user")), "alice");
+    json_decref(out);
+    ck_assert_int_eq(gpd_call(&t, s1, "GET", "/api/v1/whoami", NULL, &out), 200);
+    ck_assert_str_eq(json_string_value(json_object_get(out, "user")), "alice");
+    ck_assert_str_eq(json_string_value(json_object_get(out, "scope")), "a1");
+    json_decref(out);
+    /* A session has its token's rights, no more. */
+    ck_assert_int_eq(gpd_call(&t, s1, "GET", "/api/v1/tokens", NULL, NULL), 403);
+    /* A session cannot make another (which would stretch its lifetime). */
+    ck_assert_int_eq(gpd_call(&t, s1, "POST", "/api/v1/console/session", NULL, &out), 403);
+    json_decref(out);
+    /* Sign-out with a token is refused: it revokes sessions, not tokens. */
+    ck_assert_int_eq(gpd_call(&t, u.alice, "DELETE", "/api/v1/console/session", NULL, NULL), 400);
+    /* Sign-out revokes the session, and only it. */
+    json_decref(console_session(&t, u.alice, s2, sizeof s2));
+    ck_assert_int_eq(gpd_call(&t, s1, "DELETE", "/api/v1/console/session", NULL, NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, s1, "GET", "/api/v1/whoami", NULL, &out), 401);
+    const char *msg = json_string_value(json_object_get(json_object_get(out, "error"), "message"));
+    ck_assert_ptr_nonnull(strstr(msg, "revoked"));
+    json_decref(out);
+    ck_assert_int_eq(gpd_call(&t, s1, "DELETE", "/api/v1/console/session", NULL, NULL), 401);
+    ck_assert_int_eq(gpd_call(&t, s2, "GET", "/api/v1/whoami", NULL, NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, u.alice, "GET", "/api/v1/whoami", NULL, NULL), 200);
+    /* Revoking the token ends its sessions. */
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/whoami", NULL, &out), 200);
+    json_decref(out);
+    ck_assert_int_eq(gpd_call(&t, u.alice, "GET", "/api/v1/whoami", NULL, &out), 200);
+    char del[64];
+    snprintf(del, sizeof del, "/api/v1/tokens/%lld",
+             (long long)json_integer_value(json_object_get(out, "token_id")));
+    json_decref(out);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "DELETE", del, NULL, NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, s2, "GET", "/api/v1/whoami", NULL, NULL), 401);
+    /* Neither secret is kept in the store's files (sessions are in memory,
+     * hashed). */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cat '%s'/gpupool.db* | grep -a -q -e '%s' -e '%s'", t.dir, s1, s2);
+    ck_assert_int_ne(system(cmd), 0);
+    gpd_test_stop(&t);
+}
+END_TEST
+
+/* Milliseconds on the monotonic clock. */
+static int64_t mono_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A session ends once unused for --console-idle-timeout, used or not once
+ * --console-lifetime old; the answer says which and to sign in again. */
+START_TEST(test_console_session_times_out) {
+    gpd_test t;
+    const char *const args[] = {"--console-idle-timeout", "2s", "--console-lifetime", "4s", NULL};
+    gpd_test_start_args(&t, args);
+    char idle[128], old[128];
+    json_t *out = console_session(&t, t.admin, idle, sizeof idle);
+    ck_assert_int_eq(json_integer_value(json_object_get(out, "idle_timeout_s")), 2);
+    json_decref(out);
+    int64_t used = mono_now_ms();
+    ck_assert_int_eq(gpd_call(&t, idle, "GET", "/api/v1/whoami", NULL, NULL), 200);
+    /* Unused for more than the idle timeout (the test waits out the very
+     * timeout it checks, with margin for a loaded machine). */
+    while (mono_now_ms() - used < 2500)
+        usleep(50 * 1000);
+    ck_assert_int_eq(gpd_call(&t, idle, "GET", "/api/v1/whoami", NULL, &out), 401);
+    const char *msg = json_string_value(json_object_get(json_object_get(out, "error"), "message"));
+    ck_assert_msg(strstr(msg, "idle") && strstr(msg, "sign in again"), "%s", msg);
+    json_decref(out);
+    /* Used all the time, a session still ends at its lifetime. */
+    json_decref(console_session(&t, t.admin, old, sizeof old));
+    int64_t born = mono_now_ms();
+    int code = 200;
+    while (code == 200 && mono_now_ms() - born < 30000) {
+        out = NULL;
+        code = gpd_call(&t, old, "GET", "/api/v1/whoami", NULL, &out);
+        if (code == 200)
+            json_decref(out);
+        usleep(200 * 1000);
+    }
+    ck_assert_int_eq(code, 401);
+    ck_assert_int_ge(mono_now_ms() - born, 4000);
+    msg = json_string_value(json_object_get(json_object_get(out, "error"), "message"));
+    ck_assert_msg(strstr(msg, "older than 4s") != NULL, "%s", msg);
+    json_decref(out);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/whoami", NULL, NULL), 200);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_input_changes_nothing);
     tcase_add_test(tc, test_reserved_environment);
@@ -584,6 +700,8 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_roles_and_scopes);
     tcase_add_test(tc, test_env_values_only_for_submitter);
     tcase_add_test(tc, test_tokens_stored_hashed);
+    tcase_add_test(tc, test_console_session_revoked);
+    tcase_add_test(tc, test_console_session_times_out);
     tcase_add_test(tc, test_list_orders);
     tcase_add_test(tc, test_delete_at_any_moment);
     tcase_add_test(tc, test_pending_reasons_name_the_cli);

@@ -1,8 +1,11 @@
 /*
  * console.js — gpupool's web console: one page, hand-written, no library.
  *
- * Security rules kept throughout: the token lives in sessionStorage (this
- * tab only) and travels as a bearer header, never in a URL or a cookie;
+ * Security rules kept throughout: the token typed at sign-in is exchanged
+ * at once for a console session (short lived, revoked by sign-out and by
+ * its timeouts) and then forgotten; only the session's secret is kept, in
+ * sessionStorage (this tab only), and travels as a bearer header, never in
+ * a URL or a cookie;
  * every string that comes from the API is put in the page as text (el()
  * and textContent), never parsed as HTML; the page loads nothing from
  * anywhere but its own server (the Content-Security-Policy says so too).
@@ -10,7 +13,14 @@
 'use strict';
 
 (function () {
-  const state = { token: sessionStorage.getItem('gpupool.token') || '', who: null, timers: [] };
+  const state = {
+    session: sessionStorage.getItem('gpupool.session') || '', who: null, timers: [],
+    /* The session's idle timeout (ms), when it ends at the latest (this
+     * browser's clock), and the reader's last key or click. */
+    idleMs: Number(sessionStorage.getItem('gpupool.idle') || '0'),
+    endsAt: Number(sessionStorage.getItem('gpupool.ends') || '0'),
+    lastInput: Date.now(), watch: 0,
+  };
   const $ = (id) => document.getElementById(id);
 
   /* ---- Building the page as text, never as HTML ---------------------- */
@@ -52,8 +62,8 @@
 
   /* ---- Talking to the API --------------------------------------------- */
 
-  async function api(method, path, body) {
-    const headers = { Authorization: 'Bearer ' + state.token };
+  async function api(method, path, body, bearer) {
+    const headers = { Authorization: 'Bearer ' + (bearer || state.session) };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const r = await fetch(path, {
       method, headers, body: body === undefined ? undefined : JSON.stringify(body),
@@ -65,7 +75,7 @@
       const e = new Error(data && data.error ? data.error.message : 'HTTP ' + r.status);
       e.status = r.status;
       e.field = data && data.error ? data.error.field || '' : '';
-      if (r.status === 401) signOut('The token is no longer valid: ' + e.message);
+      if (r.status === 401 && !bearer) signOut('Signed out: ' + e.message);
       throw e;
     }
     return data;
@@ -125,10 +135,17 @@
 
   /* ---- Sign in and navigation ----------------------------------------- */
 
-  function signOut(why) {
-    state.token = '';
+  /* Leaves the console: the session is revoked at the daemon (unless it
+   * has already ended there) and forgotten here; the sign-in form says why. */
+  function signOut(why, revoke) {
+    if (revoke && state.session) {
+      fetch('/api/v1/console/session', { method: 'DELETE', headers: { Authorization: 'Bearer ' + state.session },
+        cache: 'no-store', credentials: 'omit', keepalive: true }).catch(() => {});
+    }
+    state.session = '';
     state.who = null;
-    sessionStorage.removeItem('gpupool.token');
+    clearInterval(state.watch);
+    for (const k of ['gpupool.session', 'gpupool.idle', 'gpupool.ends']) sessionStorage.removeItem(k);
     $('nav').hidden = true;
     $('signout').hidden = true;
     $('who').textContent = '';
@@ -137,20 +154,52 @@
     $('signin-error').textContent = why || '';
   }
 
+  /* The page's own refreshes keep the session in use at the daemon, so the
+   * idle timeout is also kept here, counted from the reader's last key or
+   * click; and the session's end is not waited for until a call fails. */
+  function watchSession() {
+    clearInterval(state.watch);
+    state.lastInput = Date.now();
+    state.watch = setInterval(() => {
+      if (state.idleMs && Date.now() - state.lastInput > state.idleMs)
+        signOut('Signed out after ' + fmt.span(state.idleMs / 1000) + ' without activity; sign in again.', true);
+      else if (state.endsAt && Date.now() >= state.endsAt)
+        signOut('The console session has reached its lifetime; sign in again.', true);
+    }, 1000);
+  }
+
+  /* Exchanges token for a console session, then forgets the token. */
   async function signIn(token) {
-    state.token = token;
+    let s;
     try {
-      state.who = await api('GET', '/api/v1/whoami');
+      s = await api('POST', '/api/v1/console/session', undefined, token);
     } catch (e) {
       signOut('Sign-in failed: ' + e.message);
       return;
     }
-    sessionStorage.setItem('gpupool.token', token);
+    state.session = s.session;
+    state.idleMs = s.idle_timeout_s * 1000;
+    state.endsAt = Date.now() + s.lifetime_s * 1000;
+    sessionStorage.setItem('gpupool.session', state.session);
+    sessionStorage.setItem('gpupool.idle', String(state.idleMs));
+    sessionStorage.setItem('gpupool.ends', String(state.endsAt));
+    await enter();
+  }
+
+  /* Shows the console for the session held (after sign-in, or a reload). */
+  async function enter() {
+    try {
+      state.who = await api('GET', '/api/v1/whoami');
+    } catch (e) {
+      if (state.session) signOut('Sign-in failed: ' + e.message, true);
+      return;
+    }
     $('signin').hidden = true;
     $('page').hidden = false;
     $('nav').hidden = false;
     $('signout').hidden = false;
     $('who').textContent = state.who.user + ' (' + state.who.role + ')';
+    watchSession();
     route();
   }
 
@@ -481,7 +530,7 @@
       el('h2', {}, 'Log (live)'), log);
     let offset = 0;
     const tail = async () => {
-      const r = await fetch('/api/v1/workloads/' + id + '/logs?offset=' + offset, { headers: { Authorization: 'Bearer ' + state.token }, cache: 'no-store', credentials: 'omit' });
+      const r = await fetch('/api/v1/workloads/' + id + '/logs?offset=' + offset, { headers: { Authorization: 'Bearer ' + state.session }, cache: 'no-store', credentials: 'omit' });
       if (!r.ok) return;
       const buf = await r.arrayBuffer();
       offset += buf.byteLength;
@@ -708,8 +757,12 @@
       signIn($('token').value.trim());
       $('token').value = '';
     });
-    $('signout').addEventListener('click', () => signOut(''));
+    $('signout').addEventListener('click', () => signOut('', true));
+    for (const ev of ['keydown', 'pointerdown', 'wheel'])
+      window.addEventListener(ev, () => { state.lastInput = Date.now(); }, { passive: true });
     window.addEventListener('hashchange', route);
-    if (state.token) signIn(state.token);
+    /* The token of an older console, kept for the tab's life: gone. */
+    sessionStorage.removeItem('gpupool.token');
+    if (state.session) enter();
   });
 })();
