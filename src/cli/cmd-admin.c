@@ -78,6 +78,12 @@ static int quota_flags(int argc, char **argv, int start, json_t *b, int create) 
         } else if (FLAG("--reclaim-grace-max")) {
             if ((rc = cli_parse_duration("queue", "--reclaim-grace-max", v, &x)) == EXIT_OK)
                 json_object_set_new(b, "reclaim_grace_max", json_string(v));
+        } else if (FLAG("--on-preempt")) {
+            if (strcmp(v, "pause") != 0 && strcmp(v, "checkpoint") != 0 &&
+                strcmp(v, "requeue") != 0)
+                return cli_usage("queue",
+                                 "--on-preempt: \"%s\" is not pause, checkpoint or requeue", v);
+            json_object_set_new(b, "on_preempt", json_string(v));
         } else {
             return cli_usage("queue", missing ? "%s needs a value" : "unknown argument %s",
                              argv[i]);

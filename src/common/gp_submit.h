@@ -98,6 +98,11 @@ typedef enum gp_submit_type {
       "project's `min_runtime_max`; never against a deserved quota's reclaim")                     \
     X(checkpoint_signal, 0, "--signal", GP_SUBMIT_STRING, 0, 0, "SIG", "",                         \
       "`\"TERM\"` (default), `\"USR1\"`, ...")                                                     \
+    X(on_preempt, 0, "--on-preempt", GP_SUBMIT_STRING, 0, 0, "MODE", "",                           \
+      "how it is evicted (reclaim, preemption, consolidation): `pause` (its GPU state moved to "   \
+      "host memory and the task frozen, resumed on the same node; checkpoint where the node "      \
+      "cannot pause), `checkpoint` (the checkpoint signal, the grace period, then stop) or "       \
+      "`requeue` (stopped at once); default: its project's (`on_preempt` of the queue)")           \
     X(client_key, 0, "--key", GP_SUBMIT_STRING, 0, 0, "KEY", "",                                   \
       "idempotency key: the same key again answers 200 with the first workload")
 

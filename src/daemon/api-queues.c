@@ -91,6 +91,7 @@ static json_t *queue_json(const gp_queue_info *qi, const gp_queue_spec *sp) {
         /* Seconds, as durations are written in requests. */
         json_object_set_new(j, "min_runtime_max", json_integer(sp->min_runtime_max / 1000));
         json_object_set_new(j, "reclaim_grace_max", json_integer(sp->reclaim_grace_max / 1000));
+        json_object_set_new(j, "on_preempt", json_string(gp_on_preempt_name(sp->on_preempt)));
     }
     if (qi->overcommitted)
         json_object_set_new(j, "overcommitted", json_true());

@@ -239,6 +239,21 @@ static int pending_check(gpd__req *r, const char *client_key, gpd__err *e) {
     return 0;
 }
 
+/* A submission that names no eviction mode takes its project's default as
+ * it is now: written into the stored request, so that a later change of the
+ * default, or a restart, never changes how an accepted workload is evicted.
+ * (check_request has just found the project.) */
+static void on_preempt_default(gpd__req *r, json_t *body, gpd__request *q) {
+    if (json_object_get(body, "on_preempt"))
+        return;
+    gp_queue_info qi;
+    gp_engine *eng = gpd__sched_lock(r->d->sched);
+    if (gp_engine_queue_get(eng, q->spec.queue, &qi) == 0)
+        q->spec.on_preempt = qi.on_preempt;
+    gpd__sched_unlock(r->d->sched);
+    json_object_set_new(body, "on_preempt", json_string(gp_on_preempt_name(q->spec.on_preempt)));
+}
+
 /* ---- Routes -------------------------------------------------------------- */
 
 int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
@@ -271,6 +286,7 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
     if ((rc = gpd__sched_check_request(r->d->sched, &q, e)) < 0 ||
         (rc = pending_check(r, q.client_key, e)) < 0)
         goto out;
+    on_preempt_default(r, body, &q);
     canon = gpd__request_canonical(body);
     gpd__wl w;
     memset(&w, 0, sizeof w);

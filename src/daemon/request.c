@@ -70,6 +70,7 @@ static const struct {
     {"preemptible", "preemptible"},
     {"min_runtime", "min_runtime"},
     {"same_domain", "same_domain"},
+    {"on_preempt", "on_preempt"},
 };
 
 void gpd__request_spec(const gpd__request *r, uint64_t id, const char *user, int64_t submitted_ms,
@@ -544,6 +545,15 @@ static int parse_checkpoint_signal(const field_in *in, gpd__request *r, gpd__err
     return 0;
 }
 
+static int parse_on_preempt(const field_in *in, gpd__request *r, gpd__err *e) {
+    gp_on_preempt m;
+    if (!json_is_string(in->v) || gp_on_preempt_parse(json_string_value(in->v), &m) < 0)
+        return gpd__fail(e, GP_EINVAL, "on_preempt",
+                         "on_preempt: must be \"pause\", \"checkpoint\" or \"requeue\"");
+    r->spec.on_preempt = m;
+    return 0;
+}
+
 static int parse_client_key(const field_in *in, gpd__request *r, gpd__err *e) {
     json_t *v = in->v;
     if (!json_is_string(v) || !json_string_value(v)[0] || strlen(json_string_value(v)) > 128)
@@ -641,10 +651,11 @@ static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd_
 
 int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
     static const char *const known_create[] = {
-        "name",   "parent",          "priority",          "deserved", "limit",
-        "weight", "min_runtime_max", "reclaim_grace_max", NULL};
+        "name",   "parent",          "priority",          "deserved",   "limit",
+        "weight", "min_runtime_max", "reclaim_grace_max", "on_preempt", NULL};
     static const char *const known_update[] = {
-        "priority", "deserved", "limit", "weight", "min_runtime_max", "reclaim_grace_max", NULL};
+        "priority",        "deserved",          "limit",      "weight",
+        "min_runtime_max", "reclaim_grace_max", "on_preempt", NULL};
     int rc = gpd__json_known(body, create ? known_create : known_update, "a queue", e);
     if (rc < 0)
         return rc;
@@ -689,6 +700,10 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
         if (q->reclaim_grace_max > INT64_C(24) * 3600 * 1000)
             return gpd__fail(e, GP_EINVAL, "reclaim_grace_max", "reclaim_grace_max: at most 24h");
     }
+    if ((v = json_object_get(body, "on_preempt")) &&
+        (!json_is_string(v) || gp_on_preempt_parse(json_string_value(v), &q->on_preempt) < 0))
+        return gpd__fail(e, GP_EINVAL, "on_preempt",
+                         "on_preempt: must be \"pause\", \"checkpoint\" or \"requeue\"");
     if ((v = json_object_get(body, "deserved")) && (rc = parse_quota_obj(v, "deserved", q, e)) < 0)
         return rc;
     if ((v = json_object_get(body, "limit")) && (rc = parse_quota_obj(v, "limit", q, e)) < 0)

@@ -42,9 +42,10 @@ typedef struct active {
     int64_t stop_at;  /* STOPPING: when the checkpoint signal was sent (0: unknown) */
     int64_t grace_ms;
     int32_t ckpt_signal;
-    int32_t compute_pct; /* the slice's share of its GPU's time, percent; 0: none */
-    int in_engine;       /* 0: the engine already took it back (node gone) */
-    int64_t launched_ms; /* STARTING: when its tasks were launched */
+    int32_t compute_pct;      /* the slice's share of its GPU's time, percent; 0: none */
+    gp_on_preempt on_preempt; /* how the engine's evictions stop it */
+    int in_engine;            /* 0: the engine already took it back (node gone) */
+    int64_t launched_ms;      /* STARTING: when its tasks were launched */
 } active;
 
 typedef struct cmd {

@@ -253,6 +253,7 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     a->grace_ms = r.grace_ms;
     a->ckpt_signal = r.ckpt_signal;
     a->compute_pct = r.compute_pct;
+    a->on_preempt = r.spec.on_preempt;
     a->in_engine = 1;
     int bad = n == 0 || n != r.spec.tasks;
     for (int t = 0; t < n; t++) {

@@ -338,6 +338,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
         a->grace_ms = r.grace_ms;
         a->ckpt_signal = r.ckpt_signal;
         a->compute_pct = r.compute_pct;
+        a->on_preempt = r.spec.on_preempt;
         a->in_engine = 1;
         for (int t = 0; t < ntasks; t++) {
             tr[t] = tasks[t];

@@ -281,7 +281,7 @@ static void run_cycle(gpd__sched *s, int64_t now) {
             gpd__sched_bind(s, dc[i].id, dc[i].ntasks, dc[i].tasks);
         } else if (dc[i].type == GP_DECISION_EVICT) {
             active *a = gpd__act_find(s, dc[i].id);
-            char why[160];
+            char why[320];
             snprintf(why, sizeof why, "evicted (%s)%s", gp_evict_reason_name(dc[i].reason),
                      dc[i].for_workload ? " to make room for workload " : "");
             if (dc[i].for_workload) {
@@ -295,7 +295,21 @@ static void run_cycle(gpd__sched *s, int64_t now) {
                 a->in_engine = 0;
                 snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_EVICT);
                 gpd__sched_finish_stop(s, a, why);
+            } else if (a->state != GPD__WL_STOPPING && a->on_preempt == GP_ON_PREEMPT_REQUEUE) {
+                /* Requeue mode: no signal, no grace period. */
+                size_t l = strlen(why);
+                snprintf(why + l, sizeof why - l, "; stopped at once (on_preempt requeue)");
+                snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_EVICT);
+                gpd__sched_finish_stop(s, a, why);
             } else if (a->state != GPD__WL_STOPPING) {
+                /* Pause mode is carried out as checkpoint mode until the
+                 * daemon pauses tasks itself; the event says so. */
+                if (a->on_preempt == GP_ON_PREEMPT_PAUSE) {
+                    size_t l = strlen(why);
+                    snprintf(why + l, sizeof why - l,
+                             "; in checkpoint mode (on_preempt pause: this gpupoold does not pause "
+                             "tasks yet)");
+                }
                 /* A reclaim keeps to the victim queue's bound: a borrower's
                  * own grace period never holds back another queue's GPUs. */
                 int64_t grace = a->grace_ms;

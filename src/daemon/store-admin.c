@@ -25,15 +25,15 @@ static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
         db,
         "INSERT INTO queues(name, parent, priority, gpu_deserved, gpu_limit, gpu_weight,"
         " cpu_deserved, cpu_limit, cpu_weight, mem_deserved, mem_limit, mem_weight, created_ms,"
-        " min_runtime_max_ms, reclaim_grace_max_ms)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET"
+        " min_runtime_max_ms, reclaim_grace_max_ms, on_preempt)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET"
         " parent=excluded.parent, priority=excluded.priority,"
         " gpu_deserved=excluded.gpu_deserved, gpu_limit=excluded.gpu_limit,"
         " gpu_weight=excluded.gpu_weight, cpu_deserved=excluded.cpu_deserved,"
         " cpu_limit=excluded.cpu_limit, cpu_weight=excluded.cpu_weight,"
         " mem_deserved=excluded.mem_deserved, mem_limit=excluded.mem_limit,"
         " mem_weight=excluded.mem_weight, min_runtime_max_ms=excluded.min_runtime_max_ms,"
-        " reclaim_grace_max_ms=excluded.reclaim_grace_max_ms",
+        " reclaim_grace_max_ms=excluded.reclaim_grace_max_ms, on_preempt=excluded.on_preempt",
         &s, e);
     if (rc < 0)
         return rc;
@@ -48,6 +48,7 @@ static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
     sqlite3_bind_int64(s, 13, gpd__now_ms());
     sqlite3_bind_int64(s, 14, q->min_runtime_max);
     sqlite3_bind_int64(s, 15, q->reclaim_grace_max);
+    sqlite3_bind_text(s, 16, gp_on_preempt_name(q->on_preempt), -1, SQLITE_STATIC);
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
     return rc == SQLITE_DONE ? 0 : gpd__store_fail(db, rc, e, "storing the queue");
@@ -87,6 +88,10 @@ static int queue_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     }
     q.min_runtime_max = sqlite3_column_int64(s, 12);
     q.reclaim_grace_max = sqlite3_column_int64(s, 13);
+    /* A name this gpupoold does not know (a newer one wrote it) reads as
+     * the default, as a row from before migration 7 does. */
+    if (gp_on_preempt_parse((const char *)sqlite3_column_text(s, 14), &q.on_preempt) < 0)
+        q.on_preempt = GP_ON_PREEMPT_CHECKPOINT;
     return qr->fn(&q, qr->arg) != 0;
 }
 
@@ -96,7 +101,8 @@ int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg)
     return gpd__store_select(st, e, "listing queues", queue_row, &qr,
                              "SELECT name, parent, priority, gpu_deserved, gpu_limit,"
                              " gpu_weight, cpu_deserved, cpu_limit, cpu_weight, mem_deserved,"
-                             " mem_limit, mem_weight, min_runtime_max_ms, reclaim_grace_max_ms"
+                             " mem_limit, mem_weight, min_runtime_max_ms, reclaim_grace_max_ms,"
+                             " on_preempt"
                              " FROM queues"
                              " ORDER BY created_ms, rowid",
                              "");

@@ -69,6 +69,10 @@ static const char *const migrations[] = {
      * reclaim GPUs (gp_queue_spec.reclaim_grace_max), one minute unless an
      * admin set it. */
     "ALTER TABLE queues ADD COLUMN reclaim_grace_max_ms INTEGER NOT NULL DEFAULT 60000;",
+    /* 7: how a project's later submissions that name no mode are evicted
+     * (gp_queue_spec.on_preempt, by its name), checkpoint unless an admin
+     * set it. */
+    "ALTER TABLE queues ADD COLUMN on_preempt TEXT NOT NULL DEFAULT 'checkpoint';",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

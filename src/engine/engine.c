@@ -136,6 +136,14 @@ void gp_engine_free(gp_engine *e) {
 
 /* ---- Name tables ---- */
 
+/* The index of name in names[n], or -1. */
+static int name_index(const char *const *names, int n, const char *name) {
+    for (int i = 0; name && i < n; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
 const char *gp_resource_name(gp_resource r) {
     static const char *const names[] = {"gpu", "cpu", "memory"};
     return (unsigned)r < GP_RES_COUNT ? names[r] : "unknown";
@@ -150,13 +158,11 @@ const char *gp_placement_name(gp_placement p) {
 }
 
 int gp_placement_parse(const char *name, gp_placement *out) {
-    for (int i = 0; i < GP_PLACE_COUNT; i++) {
-        if (name && strcmp(name, placement_names[i]) == 0) {
-            *out = (gp_placement)i;
-            return 0;
-        }
-    }
-    return GP_EINVAL;
+    int i = name_index(placement_names, GP_PLACE_COUNT, name);
+    if (i < 0)
+        return GP_EINVAL;
+    *out = (gp_placement)i;
+    return 0;
 }
 
 static const char *const kind_names[] = {"train", "interactive", "inference"};
@@ -166,13 +172,25 @@ const char *gp_kind_name(gp_kind k) {
 }
 
 int gp_kind_parse(const char *name, gp_kind *out) {
-    for (int i = 0; i < 3; i++) {
-        if (name && strcmp(name, kind_names[i]) == 0) {
-            *out = (gp_kind)i;
-            return 0;
-        }
-    }
-    return GP_EINVAL;
+    int i = name_index(kind_names, 3, name);
+    if (i < 0)
+        return GP_EINVAL;
+    *out = (gp_kind)i;
+    return 0;
+}
+
+static const char *const on_preempt_names[] = {"checkpoint", "pause", "requeue"};
+
+const char *gp_on_preempt_name(gp_on_preempt m) {
+    return (unsigned)m < 3 ? on_preempt_names[m] : "unknown";
+}
+
+int gp_on_preempt_parse(const char *name, gp_on_preempt *out) {
+    int i = name_index(on_preempt_names, 3, name);
+    if (i < 0)
+        return GP_EINVAL;
+    *out = (gp_on_preempt)i;
+    return 0;
 }
 
 const char *gp_state_name(gp_state s) {

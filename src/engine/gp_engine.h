@@ -195,6 +195,18 @@ typedef struct gp_model_quota {
     gp_quota gpu;                /* in milli-GPU of that model */
 } gp_model_quota;
 
+/* How a workload is evicted (docs/engine.md, "Eviction modes"). */
+typedef enum gp_on_preempt {
+    GP_ON_PREEMPT_CHECKPOINT = 0, /* the checkpoint signal, a grace period, then stop */
+    GP_ON_PREEMPT_PAUSE,          /* GPU state to host memory, frozen, resumed in place */
+    GP_ON_PREEMPT_REQUEUE         /* stopped at once, queued again */
+} gp_on_preempt;
+
+/* "checkpoint", "pause", "requeue" ("unknown" out of range). */
+const char *gp_on_preempt_name(gp_on_preempt m);
+/* The mode named name into *out: 0, or GP_EINVAL. */
+int gp_on_preempt_parse(const char *name, gp_on_preempt *out);
+
 typedef struct gp_queue_spec {
     char name[GP_NAME_MAX + 1];
     char parent[GP_NAME_MAX + 1]; /* "" for a top-level queue */
@@ -210,6 +222,10 @@ typedef struct gp_queue_spec {
      * (default GP_RECLAIM_GRACE_MAX_DEFAULT): its own grace, however long,
      * never holds back a deserved quota longer. */
     gp_time_ms reclaim_grace_max;
+    /* How this project's later submissions are evicted when they give no
+     * mode of their own (default GP_ON_PREEMPT_CHECKPOINT). The engine
+     * decides with each workload's own mode; this is its caller's default. */
+    gp_on_preempt on_preempt;
     int32_t nmodels;
     gp_model_quota models[GP_MAX_MODEL_QUOTAS];
 } gp_queue_spec;
@@ -233,6 +249,7 @@ typedef struct gp_queue_info {
     int32_t depth;      /* 0 for a top-level queue */
     int32_t leaf;       /* 1 if it has no children */
     int32_t priority;
+    gp_on_preempt on_preempt; /* the project's default eviction mode */
     gp_res deserved, limit;   /* limit GP_UNLIMITED if unset */
     gp_res fair_share;        /* as of the last cycle */
     gp_res guaranteed;        /* of it, the deserved part (docs/fairshare.md) */
@@ -380,13 +397,14 @@ typedef struct gp_workload_spec {
     char queue[GP_NAME_MAX + 1]; /* a leaf queue (project) */
     char user[GP_NAME_MAX + 1];
     gp_kind kind;
-    int32_t priority;       /* within its project; higher first */
-    int32_t preemptible;    /* 0, 1, or GP_DEFAULT (by kind) */
-    gp_time_ms min_runtime; /* protected from eviction this long */
-    int32_t tasks;          /* gang size: all start or none (>= 1) */
-    int32_t min_tasks;      /* elastic gang: at least this many; 0 = tasks */
-    int32_t same_domain;    /* 1: all tasks in one topology domain */
-    gp_time_ms submitted;   /* for ordering and aging */
+    int32_t priority;         /* within its project; higher first */
+    int32_t preemptible;      /* 0, 1, or GP_DEFAULT (by kind) */
+    gp_time_ms min_runtime;   /* protected from eviction this long */
+    int32_t tasks;            /* gang size: all start or none (>= 1) */
+    int32_t min_tasks;        /* elastic gang: at least this many; 0 = tasks */
+    int32_t same_domain;      /* 1: all tasks in one topology domain */
+    gp_time_ms submitted;     /* for ordering and aging */
+    gp_on_preempt on_preempt; /* how it is evicted; default checkpoint */
     gp_task_req req;
 } gp_workload_spec;
 

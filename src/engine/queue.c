@@ -97,6 +97,10 @@ static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__q
         gp_errf(err, errlen, "reclaim_grace_max: must not be negative");
         return GP_EINVAL;
     }
+    if ((unsigned)s->on_preempt > GP_ON_PREEMPT_REQUEUE) {
+        gp_errf(err, errlen, "on_preempt: must be checkpoint, pause or requeue");
+        return GP_EINVAL;
+    }
     if (s->nmodels < 0 || s->nmodels > GP_MAX_MODEL_QUOTAS) {
         gp_errf(err, errlen, "nmodels: must be 0 to %d", GP_MAX_MODEL_QUOTAS);
         return GP_EINVAL;
@@ -356,6 +360,7 @@ static void fill_info(const gp__queue *q, gp_queue_info *out) {
     out->depth = q->depth;
     out->leaf = q->nchildren == 0;
     out->priority = q->spec.priority;
+    out->on_preempt = q->spec.on_preempt;
     for (int r = 0; r < GP_RES_COUNT; r++) {
         out->deserved.v[r] = q->deserved[r];
         out->limit.v[r] = q->spec.quota[r].limit;

@@ -47,6 +47,13 @@ gpd_kill9() {
     GPD_PID=
 }
 
+# two_departments: departments A and B, each deserving 4 GPUs, with one
+# project each (a1, b1) deserving them all; 0 if all four were created.
+two_departments() {
+    $GP queue create A --deserved 4 >/dev/null && $GP queue create a1 --parent A --deserved 4 >/dev/null &&
+        $GP queue create B --deserved 4 >/dev/null && $GP queue create b1 --parent B --deserved 4 >/dev/null
+}
+
 # wait_until SECONDS COMMAND...: polls every 0.2 s until COMMAND succeeds.
 wait_until() {
     limit=$(($1 * 5))

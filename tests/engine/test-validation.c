@@ -96,6 +96,9 @@ START_TEST(test_absurd_requests_refused) {
     w.kind = (gp_kind)7;
     refused(e, &w, GP_EINVAL, "kind");
     w.kind = GP_KIND_TRAIN;
+    w.on_preempt = (gp_on_preempt)3;
+    refused(e, &w, GP_EINVAL, "on_preempt");
+    w.on_preempt = GP_ON_PREEMPT_PAUSE;
     w.id = 0;
     refused(e, &w, GP_EINVAL, "id");
     gp_engine_free(e);
@@ -156,6 +159,10 @@ START_TEST(test_bad_quotas_refused_and_nothing_changes) {
     q.quota[GP_RES_GPU].limit = 2000;
     ck_assert_int_eq(gp_engine_queue_set(e, &q, err, sizeof err), GP_EINVAL);
     ck_assert_str_eq(err, "quota.gpu.limit: below its deserved quota");
+    gp_queue_spec_init(&q, "nlp", "dept");
+    q.on_preempt = (gp_on_preempt)-1;
+    ck_assert_int_eq(gp_engine_queue_set(e, &q, err, sizeof err), GP_EINVAL);
+    ck_assert_str_eq(err, "on_preempt: must be checkpoint, pause or requeue");
     gp_queue_spec_init(&q, "x", "nowhere");
     ck_assert_int_eq(gp_engine_queue_set(e, &q, err, sizeof err), GP_ENOENT);
     ck_assert_str_eq(err, "parent: no queue named 'nowhere'");
@@ -165,6 +172,7 @@ START_TEST(test_bad_quotas_refused_and_nothing_changes) {
     ck_assert_int_eq(gp_engine_queue_get(e, "nlp", &qi), 0);
     ck_assert_int_eq(qi.deserved.v[GP_RES_GPU], 8000);
     ck_assert_str_eq(qi.parent, "dept");
+    ck_assert_int_eq(qi.on_preempt, GP_ON_PREEMPT_CHECKPOINT);
     ck_assert_uint_eq(gp_engine_queue_count(e), 2);
     gp_engine_free(e);
 }
