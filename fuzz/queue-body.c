@@ -28,6 +28,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (q.quota[r].deserved < 0 ||
                 (q.quota[r].limit != GP_UNLIMITED && q.quota[r].limit < q.quota[r].deserved))
                 __builtin_trap();
+        /* The interactive bounds: none, or 10s to 365 days. */
+        const int64_t bounds[] = {q.idle_gpu_timeout, q.max_session_length};
+        for (int b = 0; b < 2; b++)
+            if (bounds[b] != 0 &&
+                (bounds[b] < GPD__SESSION_BOUND_MIN_MS || bounds[b] > INT64_C(365) * 86400 * 1000))
+                __builtin_trap();
     } else if (!e.msg[0]) {
         __builtin_trap();
     }

@@ -53,6 +53,18 @@ static const char *quota_flag(int argc, char **argv, int *i, const char **v, int
     return NULL;
 }
 
+/* --idle-gpu-timeout and --max-session-length: a duration, or 0 or none for
+ * no bound; the bound's range (at least 10s) is the daemon's to judge. */
+static int set_bound(json_t *b, const char *flag, const char *field, const char *v) {
+    int64_t x;
+    int rc = EXIT_OK;
+    if (strcmp(v, "none") != 0 && strcmp(v, "0") != 0)
+        rc = cli_parse_duration("queue", flag, v, &x);
+    if (rc == EXIT_OK)
+        json_object_set_new(b, field, json_string(v));
+    return rc;
+}
+
 /* Reads the quota flags shared by "queue create" and "queue set". */
 static int quota_flags(int argc, char **argv, int start, json_t *b, int create) {
     int missing = 0, rc = EXIT_OK;
@@ -84,6 +96,10 @@ static int quota_flags(int argc, char **argv, int start, json_t *b, int create) 
                 return cli_usage("queue",
                                  "--on-preempt: \"%s\" is not pause, checkpoint or requeue", v);
             json_object_set_new(b, "on_preempt", json_string(v));
+        } else if (FLAG("--idle-gpu-timeout")) {
+            rc = set_bound(b, "--idle-gpu-timeout", "idle_gpu_timeout", v);
+        } else if (FLAG("--max-session-length")) {
+            rc = set_bound(b, "--max-session-length", "max_session_length", v);
         } else {
             return cli_usage("queue", missing ? "%s needs a value" : "unknown argument %s",
                              argv[i]);

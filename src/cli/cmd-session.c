@@ -489,12 +489,44 @@ static int attach_to(cli *c, uint64_t id) {
     return rc;
 }
 
+static int wait_running(cli *c, uint64_t id);
+
+/* Attach to a session that is not running: one that is suspended (by its
+ * owner, or by its project's idle policy) is resumed first, and attach
+ * waits until it runs again, as run -it does. */
 int cmd_attach(cli *c, int argc, char **argv) {
     uint64_t id;
     if (argc != 2)
         return cli_usage("attach", "usage: gpupool attach ID");
     if (parse_id("attach", argv[1], &id) != EXIT_OK)
         return EXIT_USAGE;
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/workloads/%llu", (unsigned long long)id);
+    json_t *w = NULL;
+    int rc = cli_call(c, "GET", path, NULL, &w, NULL, NULL);
+    if (rc != EXIT_OK)
+        return rc;
+    const char *st = json_string_value(json_object_get(w, "state"));
+    int suspended = st != NULL && strcmp(st, "suspended") == 0;
+    int waiting = st != NULL && (strcmp(st, "pending") == 0 || strcmp(st, "starting") == 0);
+    if (suspended) {
+        const char *why = json_string_value(json_object_get(w, "reason"));
+        char *shown = why != NULL ? cli_visible(why) : NULL;
+        fprintf(stderr,
+                "gpupool: workload %llu was suspended%s%s\n"
+                "gpupool: resuming it; its command starts again from the beginning\n",
+                (unsigned long long)id, shown != NULL ? ": " : "", shown != NULL ? shown : "");
+        free(shown);
+        snprintf(path, sizeof path, "/api/v1/workloads/%llu/resume", (unsigned long long)id);
+        json_t *r = NULL;
+        rc = cli_call(c, "POST", path, NULL, &r, NULL, NULL);
+        json_decref(r);
+    }
+    json_decref(w);
+    if (rc == EXIT_OK && (suspended || waiting))
+        rc = wait_running(c, id);
+    if (rc != EXIT_OK)
+        return rc;
     return attach_to(c, id);
 }
 

@@ -1,6 +1,7 @@
 /*
  * cmd-usage.c — the measuring commands. `gpupool usage`: GPU-hours
- * allocated, used, idle while allocated, borrowed and lent per queue, user
+ * allocated, used, idle while allocated, borrowed, lent and returned to the
+ * pool by the idle policy (sched-idle.c) per queue, user
  * or node over a period, from GET /api/v1/usage; a table for people, --json
  * for scripts and --csv for chargeback spreadsheets (one line per key, the
  * period in each line; by queue, each queue's parent, so that a department's
@@ -50,7 +51,9 @@ static void iso(int64_t s, char *buf, size_t len) {
 }
 
 static const char *const fields[] = {"allocated_gpu_hours", "used_gpu_hours",     "idle_gpu_hours",
-                                     "used_percent",        "borrowed_gpu_hours", "lent_gpu_hours"};
+                                     "used_percent",        "borrowed_gpu_hours", "lent_gpu_hours",
+                                     "returned_gpu_hours"};
+#define NFIELDS (sizeof fields / sizeof fields[0])
 
 int cmd_usage(cli *c, int argc, char **argv) {
     const char *from = NULL, *to = NULL, *step = NULL, *by = "queue", *price_text = NULL, *v;
@@ -117,7 +120,7 @@ int cmd_usage(cli *c, int argc, char **argv) {
     int queues = strcmp(cli_str(out, "by"), "queue") == 0;
     if (csv) {
         printf("from,to,%s%s", cli_str(out, "by"), queues ? ",parent" : "");
-        for (size_t x = 0; x < 6; x++)
+        for (size_t x = 0; x < NFIELDS; x++)
             printf(",%s", fields[x]);
         printf("%s\n", price >= 0 ? ",cost" : "");
         json_array_foreach(json_object_get(out, "keys"), k, q) {
@@ -125,7 +128,7 @@ int cmd_usage(cli *c, int argc, char **argv) {
             printf("%s,%s,%s", f, t, cli_str(q, "key"));
             if (queues)
                 printf(",%s", cli_str(q, "parent"));
-            for (size_t x = 0; x < 6; x++) {
+            for (size_t x = 0; x < NFIELDS; x++) {
                 char b[32];
                 num(json_object_get(q, fields[x]), b, sizeof b, "");
                 printf(",%s", b);
@@ -140,33 +143,34 @@ int cmd_usage(cli *c, int argc, char **argv) {
         json_decref(out);
         return EXIT_OK;
     }
-    static const char *const figs[] = {"ALLOCATED-GPU-H", "USED-GPU-H",     "IDLE-GPU-H",
-                                       "USED%",           "BORROWED-GPU-H", "LENT-GPU-H"};
-    const char *head[9];
+    static const char *const figs[NFIELDS] = {"ALLOCATED-GPU-H", "USED-GPU-H",     "IDLE-GPU-H",
+                                              "USED%",           "BORROWED-GPU-H", "LENT-GPU-H",
+                                              "RETURNED-GPU-H"};
+    const char *head[NFIELDS + 3];
     int ncols = 0;
     head[ncols++] = "KEY";
     if (queues)
         head[ncols++] = "PARENT";
-    for (size_t x = 0; x < 6; x++)
+    for (size_t x = 0; x < NFIELDS; x++)
         head[ncols++] = figs[x];
     if (price >= 0)
         head[ncols++] = "COST";
     cli_table tb;
     cli_table_init(&tb, ncols, head);
     json_array_foreach(json_object_get(out, "keys"), k, q) {
-        char cells[7][48];
-        const char *row[9];
+        char cells[NFIELDS + 1][48];
+        const char *row[NFIELDS + 3];
         int col = 0;
         row[col++] = cli_str(q, "key");
         if (queues)
             row[col++] = cli_str(q, "parent")[0] ? cli_str(q, "parent") : "-";
-        for (size_t x = 0; x < 6; x++) {
+        for (size_t x = 0; x < NFIELDS; x++) {
             num(json_object_get(q, fields[x]), cells[x], sizeof cells[x], "-");
             row[col++] = cells[x];
         }
         if (price >= 0) {
-            cost(json_object_get(q, fields[0]), price, cells[6], sizeof cells[6]);
-            row[col++] = cells[6];
+            cost(json_object_get(q, fields[0]), price, cells[NFIELDS], sizeof cells[NFIELDS]);
+            row[col++] = cells[NFIELDS];
         }
         cli_table_add(&tb, row);
     }

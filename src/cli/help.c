@@ -73,7 +73,9 @@ static const struct {
             "Exits with the command's status once it has started (gpupool help exit-codes).\n"},
     {"attach", "usage: gpupool attach ID\n\nAttaches to an interactive workload's terminal: "
                "its recent output first,\nthen what you type goes to it. Ctrl-P Ctrl-Q "
-               "detaches.\n"},
+               "detaches. A suspended session (by its\nowner, or by its project's idle GPU "
+               "timeout) is resumed first, and attach waits\nuntil it runs again; its "
+               "command then starts again from the beginning.\n"},
     {"exec", "usage: gpupool exec [-it] ID -- COMMAND [ARGS...]\n\nRuns COMMAND in the "
              "workload's task (its user, cgroups, namespaces and\nenvironment); -it gives it "
              "a terminal. Exits with its status.\n"},
@@ -132,6 +134,12 @@ static const struct {
      "                evicted to reclaim GPUs for another queue (default 1m, at most 24h)\n"
      "  --on-preempt pause|checkpoint|requeue  how its later submissions that give no\n"
      "                --on-preempt of their own are evicted (default checkpoint)\n"
+     "  --idle-gpu-timeout DURATION|none  an interactive workload whose GPUs NVML saw\n"
+     "                no use on for this long is suspended and its GPUs return to the\n"
+     "                pool; its owner's resume or attach brings it back, and its command\n"
+     "                starts again (at least 10s; default none)\n"
+     "  --max-session-length DURATION|none  an interactive workload running this long\n"
+     "                is suspended the same way (at least 10s; default none)\n"
      "\n"
      "The list shows the tree with each queue's fair share (what it should hold now),\n"
      "what it holds and how many GPUs' worth it really keeps busy (USED).\n"

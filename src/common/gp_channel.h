@@ -40,7 +40,8 @@
     XX(EOF, 0x0b, "both: no more DATA or STDIN will come from this side")                          \
     XX(OPEN_ATTACH, 0x10, "daemon to executor: attach to the terminal (rows, cols)")               \
     XX(OPEN_EXEC, 0x11, "daemon to executor: rows, cols, tty (1 byte), then argv, NUL-separated")  \
-    XX(OPEN_PORT, 0x12, "daemon to executor: connect to a port (2 bytes) of the task")
+    XX(OPEN_PORT, 0x12, "daemon to executor: connect to a port (2 bytes) of the task")             \
+    XX(NOTICE, 0x13, "daemon to executor: text for the terminal to show (a word from the pool)")
 
 typedef enum gp_ch_type {
 #define GP_CH_ENUM_(name, num, doc) GP_CH_##name = num,

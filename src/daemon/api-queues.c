@@ -92,6 +92,13 @@ static json_t *queue_json(const gp_queue_info *qi, const gp_queue_spec *sp) {
         json_object_set_new(j, "min_runtime_max", json_integer(sp->min_runtime_max / 1000));
         json_object_set_new(j, "reclaim_grace_max", json_integer(sp->reclaim_grace_max / 1000));
         json_object_set_new(j, "on_preempt", json_string(gp_on_preempt_name(sp->on_preempt)));
+        /* Seconds; null: no bound. */
+        json_object_set_new(j, "idle_gpu_timeout",
+                            sp->idle_gpu_timeout ? json_integer(sp->idle_gpu_timeout / 1000)
+                                                 : json_null());
+        json_object_set_new(j, "max_session_length",
+                            sp->max_session_length ? json_integer(sp->max_session_length / 1000)
+                                                   : json_null());
     }
     if (qi->overcommitted)
         json_object_set_new(j, "overcommitted", json_true());

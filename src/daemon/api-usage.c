@@ -81,7 +81,7 @@ static void put_str(gpd__text *t, const char *s) {
 /* One key of the answer: its totals and its points as JSON text. */
 typedef struct key_sum {
     char key[GP_NAME_MAX + 1];
-    double tot[5]; /* alloc, used, measured, borrowed, lent */
+    double tot[6]; /* alloc, used, measured, borrowed, lent, returned */
     gpd__text pts;
 } key_sum;
 
@@ -122,11 +122,11 @@ static int on_point(const gpd__usage_point *p, void *arg) {
         c->oom = 1;
         return 1;
     }
-    const double v[5] = {p->alloc, p->used, p->measured, p->borrowed, p->lent};
+    const double v[6] = {p->alloc, p->used, p->measured, p->borrowed, p->lent, p->returned};
     char b[32];
     int n = snprintf(b, sizeof b, "%s[%lld", k->pts.len ? "," : "", (long long)p->ts);
     gpd__text_put(&k->pts, b, (size_t)n);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         k->tot[i] += v[i];
         gpd__text_puts(&k->pts, ",");
         if (i == 1 && p->measured <= 0)
@@ -159,8 +159,9 @@ static void put_key(gpd__text *t, const key_sum *k, const char *parent) {
         gpd__text_puts(t, ",\"parent\":");
         put_str(t, parent);
     }
-    static const char *const names[] = {"allocated", "used", "measured", "borrowed", "lent"};
-    for (int i = 0; i < 5; i++) {
+    static const char *const names[] = {"allocated", "used", "measured",
+                                        "borrowed",  "lent", "returned"};
+    for (int i = 0; i < 6; i++) {
         char b[64];
         snprintf(b, sizeof b, ",\"%s_gpu_hours\":", names[i]);
         gpd__text_puts(t, b);
@@ -243,7 +244,8 @@ int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
     gpd__text t = {0};
     snprintf(head, sizeof head,
              "{\"from\":%lld,\"to\":%lld,\"step\":%lld,\"resolution\":%d,\"by\":\"%s\","
-             "\"columns\":[\"t\",\"allocated\",\"used\",\"measured\",\"borrowed\",\"lent\"],"
+             "\"columns\":[\"t\",\"allocated\",\"used\",\"measured\",\"borrowed\",\"lent\","
+             "\"returned\"],"
              "\"note\":",
              (long long)from, (long long)to, (long long)step, res, gpd__usage_kind_name(kind));
     gpd__text_puts(&t, head);

@@ -649,13 +649,39 @@ static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd_
     return 0;
 }
 
+/* A bound on interactive workloads (idle_gpu_timeout, max_session_length):
+ * a duration from GPD__SESSION_BOUND_MIN_MS to 365 days, or 0, null or
+ * "none" for none. */
+static int session_bound(json_t *v, const char *field, int64_t *out, gpd__err *e) {
+    int64_t x = 0;
+    if (json_is_null(v) || (json_is_string(v) && strcmp(json_string_value(v), "none") == 0)) {
+        *out = 0;
+        return 0;
+    }
+    if (!(json_is_string(v) && strcmp(json_string_value(v), "0") == 0)) {
+        int rc = json_duration(v, field, &x, e);
+        if (rc < 0)
+            return rc;
+    }
+    if (x != 0 && x < GPD__SESSION_BOUND_MIN_MS)
+        return gpd__fail(e, GP_EINVAL, field, "%s: at least %ds (or 0 or none: no bound)", field,
+                         GPD__SESSION_BOUND_MIN_MS / 1000);
+    if (x > INT64_C(365) * 24 * 3600 * 1000)
+        return gpd__fail(e, GP_EINVAL, field, "%s: at most 365d (or 0 or none: no bound)", field);
+    *out = x;
+    return 0;
+}
+
 int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
     static const char *const known_create[] = {
-        "name",   "parent",          "priority",          "deserved",   "limit",
-        "weight", "min_runtime_max", "reclaim_grace_max", "on_preempt", NULL};
+        "name",       "parent",           "priority",           "deserved",
+        "limit",      "weight",           "min_runtime_max",    "reclaim_grace_max",
+        "on_preempt", "idle_gpu_timeout", "max_session_length", NULL};
     static const char *const known_update[] = {
-        "priority",        "deserved",          "limit",      "weight",
-        "min_runtime_max", "reclaim_grace_max", "on_preempt", NULL};
+        "priority",   "deserved",         "limit",
+        "weight",     "min_runtime_max",  "reclaim_grace_max",
+        "on_preempt", "idle_gpu_timeout", "max_session_length",
+        NULL};
     int rc = gpd__json_known(body, create ? known_create : known_update, "a queue", e);
     if (rc < 0)
         return rc;
@@ -704,6 +730,12 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
         (!json_is_string(v) || gp_on_preempt_parse(json_string_value(v), &q->on_preempt) < 0))
         return gpd__fail(e, GP_EINVAL, "on_preempt",
                          "on_preempt: must be \"pause\", \"checkpoint\" or \"requeue\"");
+    if ((v = json_object_get(body, "idle_gpu_timeout")) &&
+        (rc = session_bound(v, "idle_gpu_timeout", &q->idle_gpu_timeout, e)) < 0)
+        return rc;
+    if ((v = json_object_get(body, "max_session_length")) &&
+        (rc = session_bound(v, "max_session_length", &q->max_session_length, e)) < 0)
+        return rc;
     if ((v = json_object_get(body, "deserved")) && (rc = parse_quota_obj(v, "deserved", q, e)) < 0)
         return rc;
     if ((v = json_object_get(body, "limit")) && (rc = parse_quota_obj(v, "limit", q, e)) < 0)

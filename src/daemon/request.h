@@ -70,6 +70,11 @@ int gpd__request_engine_error(int rc, const char *msg, gpd__err *e);
  */
 char *gpd__request_canonical(json_t *body);
 
+/* The shortest idle_gpu_timeout or max_session_length a queue may set
+ * (docs/api.md): GPU use is sampled every usage period, so a shorter bound
+ * would judge a session on one or two samples. */
+#define GPD__SESSION_BOUND_MIN_MS 10000
+
 /*
  * Fills q from the body of a queue creation (create: name and parent are
  * read, q is initialised first) or change (on top of what q holds). GP_EINVAL

@@ -46,6 +46,13 @@ typedef struct active {
     gp_on_preempt on_preempt; /* how the engine's evictions stop it */
     int in_engine;            /* 0: the engine already took it back (node gone) */
     int64_t launched_ms;      /* STARTING: when its tasks were launched */
+    /* Interactive workloads (sched-idle.c): when it began to run and when
+     * its GPUs were last seen busy (or their use unknown). */
+    int interactive;
+    int64_t running_ms, busy_ms;
+    /* STOPPING: why, when the stop's own outcome should not replace it as
+     * the workload's reason ("" : the outcome is the reason). */
+    char stop_note[256];
 } active;
 
 typedef struct cmd {
@@ -146,6 +153,16 @@ const gp_node_spec *gpd__sched_node(gpd__sched *s, const char *name);
  * GPU-seconds since the previous sample into the store. */
 void gpd__sched_usage_tick(gpd__sched *s, int64_t now);
 void gpd__sched_usage_free(gpd__sched *s);
+
+/* ---- sched-idle.c ---- */
+
+/* The idle policy, after each usage sample (gpus: its busy ratios): an
+ * interactive workload whose GPUs were seen idle for its project's
+ * idle_gpu_timeout, or which ran for its max_session_length, is told so on
+ * its terminal and suspended (checkpoint signal, grace, stop). */
+void gpd__sched_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, int64_t now);
+/* A workload the policy suspended is back (resumed) or gone (deleted). */
+void gpd__sched_idle_forget(gpd__sched *s, uint64_t id);
 
 /* ---- sched-recover.c ---- */
 

@@ -255,6 +255,11 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     a->compute_pct = r.compute_pct;
     a->on_preempt = r.spec.on_preempt;
     a->in_engine = 1;
+    a->interactive = r.spec.kind == GP_KIND_INTERACTIVE;
+    /* Running since its last change at the latest; its GPUs' idle time is
+     * measured afresh. */
+    a->running_ms = w.updated_ms;
+    a->busy_ms = gpd__now_ms();
     int bad = n == 0 || n != r.spec.tasks;
     for (int t = 0; t < n; t++) {
         snprintf(a->tasks[t].handle, sizeof a->tasks[t].handle, "%s", recs[t].handle);

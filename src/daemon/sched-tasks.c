@@ -340,6 +340,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
         a->compute_pct = r.compute_pct;
         a->on_preempt = r.spec.on_preempt;
         a->in_engine = 1;
+        a->interactive = r.spec.kind == GP_KIND_INTERACTIVE;
         for (int t = 0; t < ntasks; t++) {
             tr[t] = tasks[t];
             tr[t].binding.node = tr[t].node;
@@ -453,19 +454,23 @@ void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why) {
     int evict = strcmp(a->stop_kind, GPD__STOP_EVICT) == 0;
     int del = strcmp(a->stop_kind, GPD__STOP_DELETE) == 0;
     gpd__wl_state st = evict ? GPD__WL_PENDING : del ? GPD__WL_DELETED : GPD__WL_SUSPENDED;
-    char msg[400], took[80] = "";
+    char msg[720], took[80] = "";
     if (a->stop_at > 0) {
         char d[32];
         gp_format_duration(gpd__now_ms() - a->stop_at, d, sizeof d);
         snprintf(took, sizeof took, " %s after the checkpoint signal", d);
     }
-    snprintf(msg, sizeof msg, "attempt %d stopped%s: %s%s", a->attempt, took, why,
-             evict ? "; back in the queue" : "");
+    snprintf(msg, sizeof msg, "attempt %d stopped%s: %s%s%s", a->attempt, took, why,
+             evict ? "; back in the queue" : "", a->stop_note[0] ? "; " : "");
+    if (a->stop_note[0]) {
+        size_t l = strlen(msg);
+        snprintf(msg + l, sizeof msg - l, "%s", a->stop_note);
+    }
     gpd__wl_change c;
     gpd__wl_change_init(&c, a->id);
     c.state = (int)st;
     c.stop_kind = "";
-    c.reason = why;
+    c.reason = a->stop_note[0] ? a->stop_note : why;
     c.attempt_end = evict ? "evicted" : del ? "deleted" : "suspended";
     c.event_kind = evict ? "requeued" : del ? "deleted" : "suspended";
     c.event_msg = msg;
@@ -537,6 +542,7 @@ static void maybe_started(gpd__sched *s, active *a, int64_t now) {
     pthread_mutex_unlock(&s->hist_mu);
     pthread_mutex_lock(&s->eng_mu);
     a->state = GPD__WL_RUNNING;
+    a->running_ms = a->busy_ms = now;
     pthread_mutex_unlock(&s->eng_mu);
 }
 

@@ -65,6 +65,44 @@ static int build_input(gpd__sched *s, gpd__usage_input *in, gpd__usage_task **ta
     return 0;
 }
 
+/* The sessions the idle policy suspended, whose GPUs were back in the pool
+ * by now: rows[] is malloc'ed (caller frees), out[] points into it. */
+typedef struct returns {
+    gpd__idle_return *rows;
+    gpd__usage_return *out;
+    size_t n, cap;
+    int64_t now;
+} returns;
+
+static int one_return(const gpd__idle_return *r, void *arg) {
+    returns *x = arg;
+    if (r->since_ms > x->now)
+        return 0;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 8;
+        gpd__idle_return *nr = realloc(x->rows, cap * sizeof *nr);
+        if (!nr)
+            return 1;
+        x->rows = nr;
+        x->cap = cap;
+    }
+    x->rows[x->n++] = *r;
+    return 0;
+}
+
+static void load_returns(gpd__sched *s, returns *x, int64_t now) {
+    gpd__err e = {0};
+    memset(x, 0, sizeof *x);
+    x->now = now;
+    if (gpd__store_idle_list(s->d->store, one_return, x, &e) < 0)
+        gpd__log("usage sample: the returned GPUs are not counted (%s)", e.msg);
+    x->out = calloc(x->n ? x->n : 1, sizeof *x->out);
+    for (size_t i = 0; x->out && i < x->n; i++)
+        x->out[i] = (gpd__usage_return){x->rows[i].project, x->rows[i].user, x->rows[i].gpu_milli};
+    if (!x->out)
+        x->n = 0;
+}
+
 void gpd__sched_usage_tick(gpd__sched *s, int64_t now) {
     int64_t period = s->d->cfg.usage_ms;
     if (period <= 0 || now < s->usage_next_ms)
@@ -82,7 +120,10 @@ void gpd__sched_usage_tick(gpd__sched *s, int64_t now) {
                      "the %s executor cannot measure GPU use, so used is unknown",
                      gp_executor_name(s->ex));
     }
-    gpd__usage_input in = {.gpus = gpus, .ngpus = gu.n};
+    gpd__sched_idle_tick(s, gpus, gu.n, now);
+    returns ret;
+    load_returns(s, &ret, now);
+    gpd__usage_input in = {.gpus = gpus, .ngpus = gu.n, .returns = ret.out, .nreturns = ret.n};
     gpd__usage_task *tasks = NULL;
     gpd__usage_queue *queues = NULL;
     gp_queue_info *qinfo = NULL;
@@ -97,6 +138,8 @@ void gpd__sched_usage_tick(gpd__sched *s, int64_t now) {
     free(tasks);
     free(queues);
     free(qinfo);
+    free(ret.out);
+    free(ret.rows);
     if (rc < 0) {
         gpd__log("usage sample: %s", gp_strerror(rc));
         free(gpus);

@@ -172,6 +172,8 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
     if (rc < 0)
         return rc;
     rc = set_final(s, w->id, GPD__WL_PENDING, "resumed", "resumed: back in the queue", e);
+    if (rc == 0)
+        gpd__sched_idle_forget(s, w->id);
     if (rc < 0) {
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_cancel(s->eng, w->id);
@@ -188,6 +190,7 @@ static int run_command(gpd__sched *s, cmd *c) {
         if (c->op == GPD__CMD_DELETE) {
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
             gpd__sched_finish_stop(s, a, "deleted by its owner");
+            gpd__sched_idle_forget(s, c->id); /* deleted while the idle policy stopped it */
         } else if (a->state == GPD__WL_STOPPING) {
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
         } else {
@@ -217,6 +220,8 @@ static int run_command(gpd__sched *s, cmd *c) {
     } else if (w.state == GPD__WL_SUSPENDED && c->op == GPD__CMD_DELETE) {
         rc = set_final(s, w.id, GPD__WL_DELETED, "deleted", "deleted by its owner while suspended",
                        e);
+        if (rc == 0)
+            gpd__sched_idle_forget(s, w.id);
     } else {
         rc = gpd__fail(e, GP_ESTATE, "", "workload %llu is already %s", (unsigned long long)w.id,
                        gpd__wl_state_name(w.state));

@@ -520,7 +520,7 @@ static void *open_thread(void *arg) {
                      (unsigned long long)s->id);
         } else {
             gp_session_req req = {s->kind, s->rows, s->cols, s->tty, (const char *const *)s->argv,
-                                  s->port};
+                                  s->port, NULL};
             o->rc =
                 gpd__sched_session(g->d->sched, t[0].handle, &req, &o->fd, o->err, sizeof o->err);
         }

@@ -25,15 +25,18 @@ static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
         db,
         "INSERT INTO queues(name, parent, priority, gpu_deserved, gpu_limit, gpu_weight,"
         " cpu_deserved, cpu_limit, cpu_weight, mem_deserved, mem_limit, mem_weight, created_ms,"
-        " min_runtime_max_ms, reclaim_grace_max_ms, on_preempt)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET"
+        " min_runtime_max_ms, reclaim_grace_max_ms, on_preempt, idle_gpu_timeout_ms,"
+        " max_session_length_ms)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET"
         " parent=excluded.parent, priority=excluded.priority,"
         " gpu_deserved=excluded.gpu_deserved, gpu_limit=excluded.gpu_limit,"
         " gpu_weight=excluded.gpu_weight, cpu_deserved=excluded.cpu_deserved,"
         " cpu_limit=excluded.cpu_limit, cpu_weight=excluded.cpu_weight,"
         " mem_deserved=excluded.mem_deserved, mem_limit=excluded.mem_limit,"
         " mem_weight=excluded.mem_weight, min_runtime_max_ms=excluded.min_runtime_max_ms,"
-        " reclaim_grace_max_ms=excluded.reclaim_grace_max_ms, on_preempt=excluded.on_preempt",
+        " reclaim_grace_max_ms=excluded.reclaim_grace_max_ms, on_preempt=excluded.on_preempt,"
+        " idle_gpu_timeout_ms=excluded.idle_gpu_timeout_ms,"
+        " max_session_length_ms=excluded.max_session_length_ms",
         &s, e);
     if (rc < 0)
         return rc;
@@ -49,6 +52,8 @@ static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
     sqlite3_bind_int64(s, 14, q->min_runtime_max);
     sqlite3_bind_int64(s, 15, q->reclaim_grace_max);
     sqlite3_bind_text(s, 16, gp_on_preempt_name(q->on_preempt), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 17, q->idle_gpu_timeout);
+    sqlite3_bind_int64(s, 18, q->max_session_length);
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
     return rc == SQLITE_DONE ? 0 : gpd__store_fail(db, rc, e, "storing the queue");
@@ -92,6 +97,8 @@ static int queue_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
      * the default, as a row from before migration 7 does. */
     if (gp_on_preempt_parse((const char *)sqlite3_column_text(s, 14), &q.on_preempt) < 0)
         q.on_preempt = GP_ON_PREEMPT_CHECKPOINT;
+    q.idle_gpu_timeout = sqlite3_column_int64(s, 15);
+    q.max_session_length = sqlite3_column_int64(s, 16);
     return qr->fn(&q, qr->arg) != 0;
 }
 
@@ -102,7 +109,7 @@ int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg)
                              "SELECT name, parent, priority, gpu_deserved, gpu_limit,"
                              " gpu_weight, cpu_deserved, cpu_limit, cpu_weight, mem_deserved,"
                              " mem_limit, mem_weight, min_runtime_max_ms, reclaim_grace_max_ms,"
-                             " on_preempt"
+                             " on_preempt, idle_gpu_timeout_ms, max_session_length_ms"
                              " FROM queues"
                              " ORDER BY created_ms, rowid",
                              "");

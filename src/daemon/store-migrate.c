@@ -73,6 +73,16 @@ static const char *const migrations[] = {
      * (gp_queue_spec.on_preempt, by its name), checkpoint unless an admin
      * set it. */
     "ALTER TABLE queues ADD COLUMN on_preempt TEXT NOT NULL DEFAULT 'checkpoint';",
+    /* 8: bounds on a queue's interactive workloads (gp_queue_spec's
+     * idle_gpu_timeout and max_session_length, 0: none); the sessions the
+     * idle policy suspended, while they stay suspended (store-idle.c); and
+     * per usage bucket the GPU-seconds that policy returned to the pool. */
+    "ALTER TABLE queues ADD COLUMN idle_gpu_timeout_ms INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE queues ADD COLUMN max_session_length_ms INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE idle_returns("
+    "  workload INTEGER PRIMARY KEY, project TEXT NOT NULL, user TEXT NOT NULL,"
+    "  gpu_milli INTEGER NOT NULL, since_ms INTEGER NOT NULL);"
+    "ALTER TABLE usage ADD COLUMN returned REAL NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -24,11 +24,11 @@ static int add_op(sqlite3 *db, void *arg, gpd__err *e) {
     sqlite3_stmt *s;
     int rc = gpd__store_prepare(
         db,
-        "INSERT INTO usage(res, kind, ts, key, alloc, used, measured, borrowed, lent)"
-        " VALUES(?,?,?,?,?,?,?,?,?) ON CONFLICT(res, kind, ts, key) DO UPDATE SET"
+        "INSERT INTO usage(res, kind, ts, key, alloc, used, measured, borrowed, lent, returned)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?) ON CONFLICT(res, kind, ts, key) DO UPDATE SET"
         " alloc = alloc + excluded.alloc, used = used + excluded.used,"
         " measured = measured + excluded.measured, borrowed = borrowed + excluded.borrowed,"
-        " lent = lent + excluded.lent",
+        " lent = lent + excluded.lent, returned = returned + excluded.returned",
         &s, e);
     if (rc < 0)
         return rc;
@@ -43,6 +43,7 @@ static int add_op(sqlite3 *db, void *arg, gpd__err *e) {
         sqlite3_bind_double(s, 7, r->measured);
         sqlite3_bind_double(s, 8, r->borrowed);
         sqlite3_bind_double(s, 9, r->lent);
+        sqlite3_bind_double(s, 10, r->returned);
         int step = sqlite3_step(s);
         if (step != SQLITE_DONE)
             rc = gpd__store_fail(db, step, e, "recording usage");
@@ -91,6 +92,7 @@ static int query_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
         .measured = sqlite3_column_double(s, 4),
         .borrowed = sqlite3_column_double(s, 5),
         .lent = sqlite3_column_double(s, 6),
+        .returned = sqlite3_column_double(s, 7),
     };
     if (!p.key)
         p.key = "";
@@ -106,13 +108,15 @@ int gpd__store_usage_query(gp_store *st, int32_t res, int kind, int64_t from_s, 
      * (tens of thousands of rows) would make slow. */
     if (step == res)
         return gpd__store_select(st, e, "reading usage", query_row, &q,
-                                 "SELECT key, ts, alloc, used, measured, borrowed, lent FROM usage"
+                                 "SELECT key, ts, alloc, used, measured, borrowed, lent, returned"
+                                 " FROM usage"
                                  " WHERE res=?1 AND kind=?2 AND ts<?3 AND ts>=?4 ORDER BY ts, key",
                                  "iiii", (int64_t)res, (int64_t)kind, to_s, from_s);
     return gpd__store_select(
         st, e, "reading usage", query_row, &q,
         "SELECT key, ?4 + ((ts - ?4) / ?5) * ?5 AS step_ts, sum(alloc), sum(used), sum(measured),"
-        " sum(borrowed), sum(lent) FROM usage WHERE res=?1 AND kind=?2 AND ts>=?4 AND ts<?3"
+        " sum(borrowed), sum(lent), sum(returned) FROM usage WHERE res=?1 AND kind=?2 AND ts>=?4 "
+        "AND ts<?3"
         " GROUP BY step_ts, key ORDER BY step_ts, key",
         "iiiii", (int64_t)res, (int64_t)kind, to_s, from_s, step);
 }

@@ -221,6 +221,24 @@ int gpd__store_queue_delete(gp_store *st, const char *name, gpd__err *e);
 int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg), void *arg,
                       gpd__err *e);
 
+/* ---- Sessions the idle policy suspended (store-idle.c) ---- */
+
+/* One session the idle policy suspended, while it stays suspended: its
+ * GPUs (milli-GPU, every task's slices), back in the pool from since_ms. */
+typedef struct gpd__idle_return {
+    uint64_t workload;
+    char project[GP_NAME_MAX + 1];
+    char user[GP_NAME_MAX + 1];
+    int64_t gpu_milli;
+    int64_t since_ms;
+} gpd__idle_return;
+
+int gpd__store_idle_put(gp_store *st, const gpd__idle_return *r, gpd__err *e);
+/* Removes workload's row, if it has one (resumed, deleted). */
+int gpd__store_idle_drop(gp_store *st, uint64_t workload, gpd__err *e);
+int gpd__store_idle_list(gp_store *st, int (*fn)(const gpd__idle_return *r, void *arg), void *arg,
+                         gpd__err *e);
+
 typedef struct gpd__token {
     int64_t id;
     char name[64];
@@ -252,7 +270,7 @@ int gpd__store_usage_prune(gp_store *st, int64_t now_s, gpd__err *e);
 typedef struct gpd__usage_point {
     const char *key;
     int64_t ts;
-    double alloc, used, measured, borrowed, lent;
+    double alloc, used, measured, borrowed, lent, returned;
 } gpd__usage_point;
 
 /*

@@ -149,6 +149,19 @@ int gpd__usage_rates(const gpd__usage_input *in, gpd__usage_rate **out, size_t *
             }
         }
     }
+    for (size_t i = 0; i < in->nreturns; i++) {
+        const gpd__usage_return *rt = &in->returns[i];
+        gpd__usage_rate *x = slot(&t, GPD__USAGE_USER, rt->user);
+        if (x)
+            x->returned += (double)rt->milli / 1000.0;
+        const char *q = rt->project;
+        for (int depth = 0; q && q[0] && depth < 64; depth++) {
+            if ((x = slot(&t, GPD__USAGE_QUEUE, q)) != NULL)
+                x->returned += (double)rt->milli / 1000.0;
+            const gpd__usage_queue *qq = queue_of(in, q);
+            q = qq ? qq->parent : NULL;
+        }
+    }
     borrow_lend(in, &t);
     if (t.oom) {
         free(t.r);
@@ -159,7 +172,7 @@ int gpd__usage_rates(const gpd__usage_input *in, gpd__usage_rate **out, size_t *
     /* Keep only keys with something to say. */
     size_t k = 0;
     for (size_t i = 0; i < t.n; i++)
-        if (t.r[i].alloc > 0 || t.r[i].borrowed > 0 || t.r[i].lent > 0)
+        if (t.r[i].alloc > 0 || t.r[i].borrowed > 0 || t.r[i].lent > 0 || t.r[i].returned > 0)
             t.r[k++] = t.r[i];
     *out = t.r;
     *n = k;
@@ -204,6 +217,7 @@ int gpd__usage_account(const gpd__usage_rate *rates, size_t nrates, int64_t from
                 r->measured = rates[i].measured * secs;
                 r->borrowed = rates[i].borrowed * secs;
                 r->lent = rates[i].lent * secs;
+                r->returned = rates[i].returned * secs;
             }
         }
     }

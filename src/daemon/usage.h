@@ -62,6 +62,12 @@ typedef struct gpd__usage_queue {
     int64_t deserved_milli;
 } gpd__usage_queue;
 
+/* A session the idle policy suspended (store-idle.c): GPUs it gave back. */
+typedef struct gpd__usage_return {
+    const char *project, *user;
+    int64_t milli;
+} gpd__usage_return;
+
 typedef struct gpd__usage_input {
     const gpd__usage_task *tasks;
     size_t ntasks;
@@ -69,6 +75,8 @@ typedef struct gpd__usage_input {
     size_t ngpus;
     const gpd__usage_queue *queues;
     size_t nqueues;
+    const gpd__usage_return *returns; /* counted in "returned" of queue and user */
+    size_t nreturns;
 } gpd__usage_input;
 
 /* Rates of one key at the sample's instant, in GPUs. */
@@ -76,6 +84,7 @@ typedef struct gpd__usage_rate {
     gpd__usage_kind kind;
     char key[GP_NAME_MAX + 1];
     double alloc, used, measured, borrowed, lent;
+    double returned; /* GPUs the idle policy gave back to the pool (sched-idle.c) */
 } gpd__usage_rate;
 
 /*
@@ -92,7 +101,7 @@ typedef struct gpd__usage_row {
     int64_t ts;  /* bucket start, seconds since the epoch, a multiple of res */
     gpd__usage_kind kind;
     char key[GP_NAME_MAX + 1];
-    double alloc, used, measured, borrowed, lent;
+    double alloc, used, measured, borrowed, lent, returned;
 } gpd__usage_row;
 
 /*

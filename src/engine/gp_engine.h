@@ -226,6 +226,13 @@ typedef struct gp_queue_spec {
      * mode of their own (default GP_ON_PREEMPT_CHECKPOINT). The engine
      * decides with each workload's own mode; this is its caller's default. */
     gp_on_preempt on_preempt;
+    /* Interactive workloads (sessions) of this queue: how long their GPUs
+     * may stay idle before they are suspended, and how long one may run
+     * (0: no bound; default 0). The engine keeps them with the queue and
+     * does not read them: the daemon, which measures GPU use, enforces
+     * them (docs/usage.md). */
+    gp_time_ms idle_gpu_timeout;
+    gp_time_ms max_session_length;
     int32_t nmodels;
     gp_model_quota models[GP_MAX_MODEL_QUOTAS];
 } gp_queue_spec;

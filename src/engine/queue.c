@@ -101,6 +101,11 @@ static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__q
         gp_errf(err, errlen, "on_preempt: must be checkpoint, pause or requeue");
         return GP_EINVAL;
     }
+    if (s->idle_gpu_timeout < 0 || s->max_session_length < 0) {
+        gp_errf(err, errlen, "%s: must not be negative",
+                s->idle_gpu_timeout < 0 ? "idle_gpu_timeout" : "max_session_length");
+        return GP_EINVAL;
+    }
     if (s->nmodels < 0 || s->nmodels > GP_MAX_MODEL_QUOTAS) {
         gp_errf(err, errlen, "nmodels: must be 0 to %d", GP_MAX_MODEL_QUOTAS);
         return GP_EINVAL;

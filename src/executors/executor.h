@@ -123,7 +123,8 @@ typedef enum gp_session_kind {
     GP_SESSION_ATTACH = 1, /* the task's terminal: its recent output first, then live */
     GP_SESSION_EXEC,       /* another command in the task, as its user, in its cgroups,
                               namespaces and environment */
-    GP_SESSION_PORT        /* a TCP connection to 127.0.0.1:port in the task's network view */
+    GP_SESSION_PORT,       /* a TCP connection to 127.0.0.1:port in the task's network view */
+    GP_SESSION_NOTICE      /* text shown on the task's terminal, as its output (no fd) */
 } gp_session_kind;
 
 typedef struct gp_session_req {
@@ -132,7 +133,10 @@ typedef struct gp_session_req {
     int32_t tty;             /* EXEC: 1 runs the command on a terminal of its own */
     const char *const *argv; /* EXEC: NULL-terminated; argv[0] looked up in the task's PATH */
     int32_t port;            /* PORT: 1..65535 */
+    const char *text;        /* NOTICE: at most GP_SESSION_NOTICE_MAX bytes */
 } gp_session_req;
+
+#define GP_SESSION_NOTICE_MAX 1024
 
 typedef struct gp_executor_methods {
     int version;      /* GP_EXECUTOR_VERSION when written */
@@ -193,7 +197,10 @@ typedef struct gp_executor_methods {
      * caller owns: for GP_SESSION_ATTACH and GP_SESSION_EXEC it carries the
      * stream-framed messages of common/gp_channel.h (the executor's
      * STDOUT, STDERR, EXIT and ERROR; the caller's STDIN, RESIZE, SIGNAL and
-     * EOF); for GP_SESSION_PORT it is the connection to the port itself.
+     * EOF); for GP_SESSION_PORT it is the connection to the port itself;
+     * for GP_SESSION_NOTICE (text the terminal shows as its own output, which
+     * attached clients see and a later attach replays) *fd is -1 once the
+     * text is shown.
      * Errors: GP_EINVAL (a bad request; err names the field), GP_ESTATE (the
      * task has ended, or has no terminal), GP_EIO (the port refused the
      * connection, or the session endpoint did not answer), GP_ELIMIT (the

@@ -232,7 +232,7 @@ try {
   await shot(page, 'usage');
   const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#usage-csv')]);
   const csvText = readFileSync(await dl.path(), 'utf8');
-  ok(/^from,to,queue,parent,allocated_gpu_hours,used_gpu_hours,idle_gpu_hours,used_percent,borrowed_gpu_hours,lent_gpu_hours\n/.test(csvText) &&
+  ok(/^from,to,queue,parent,allocated_gpu_hours,used_gpu_hours,idle_gpu_hours,used_percent,borrowed_gpu_hours,lent_gpu_hours,returned_gpu_hours\n/.test(csvText) &&
     /,nlp,research,/.test(csvText), 'it downloads the table as CSV, each project with its department', csvText.slice(0, 200));
   await page.click('button:text("last 1d")');
   await waitText(page, '#usage-period', /GPU-hours from/);

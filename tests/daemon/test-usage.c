@@ -49,7 +49,7 @@ static const gpd__usage_queue queues[] = {
 };
 
 static gpd__usage_input pool(void) {
-    gpd__usage_input in = {tasks, 5, gpus, 4, queues, 5};
+    gpd__usage_input in = {tasks, 5, gpus, 4, queues, 5, NULL, 0};
     return in;
 }
 
@@ -158,7 +158,7 @@ START_TEST(test_lending_is_capped_by_borrowing) {
      * lends; a MIG slice is never measured even on a GPU with busy time. */
     gp_slice mig[] = {{.gpu = 0, .milli = 1000, .mig_slot = 2}};
     gpd__usage_task t[] = {{"vision", "bob", "a", 1, s_t5}, {"nlp", "alice", "a", 1, mig}};
-    gpd__usage_input in = {t, 2, gpus, 4, queues, 5};
+    gpd__usage_input in = {t, 2, gpus, 4, queues, 5, NULL, 0};
     gpd__usage_rate *r = NULL;
     size_t n = 0;
     ck_assert_int_eq(gpd__usage_rates(&in, &r, &n), 0);
@@ -166,6 +166,36 @@ START_TEST(test_lending_is_capped_by_borrowing) {
     check_rate(find(r, n, GPD__USAGE_QUEUE, "nlp"), 1.0, 0, 0, 0, 0);
     check_rate(find(r, n, GPD__USAGE_QUEUE, "research"), 1.5, 0.5, 0.5, 0, 0);
     ck_assert_ptr_null(find(r, n, GPD__USAGE_QUEUE, "ops"));
+    free(r);
+}
+END_TEST
+
+START_TEST(test_returned_by_the_idle_policy) {
+    /* Two suspended sessions of nlp (1 and 0.25 GPU) and none running: nlp
+     * and research returned 1.25 GPUs, alice 1, bob 0.25; they hold nothing,
+     * and an hour of it is 1.25 GPU-hours in the hour's row. */
+    gpd__usage_return ret[] = {{"nlp", "alice", 1000}, {"nlp", "bob", 250}};
+    gpd__usage_input in = {NULL, 0, gpus, 4, queues, 5, ret, 2};
+    gpd__usage_rate *r = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(gpd__usage_rates(&in, &r, &n), 0);
+    const gpd__usage_kind q = GPD__USAGE_QUEUE, u = GPD__USAGE_USER;
+    ck_assert_double_eq_tol(find(r, n, q, "nlp")->returned, 1.25, EPS);
+    ck_assert_double_eq_tol(find(r, n, q, "research")->returned, 1.25, EPS);
+    ck_assert_double_eq_tol(find(r, n, u, "alice")->returned, 1.0, EPS);
+    ck_assert_double_eq_tol(find(r, n, u, "bob")->returned, 0.25, EPS);
+    check_rate(find(r, n, q, "nlp"), 0, 0, 0, 0, 0);
+    ck_assert_ptr_null(find(r, n, q, "vision"));
+    gpd__usage_row *rows = NULL;
+    size_t nrows = 0;
+    ck_assert_int_eq(gpd__usage_account(r, n, 0, 3600 * 1000, &rows, &nrows), 0);
+    double hour = 0;
+    for (size_t i = 0; i < nrows; i++)
+        if (rows[i].res == GPD__USAGE_COARSE && rows[i].kind == q &&
+            strcmp(rows[i].key, "nlp") == 0)
+            hour += rows[i].returned;
+    ck_assert_double_eq_tol(hour, 1.25 * 3600, EPS);
+    free(rows);
     free(r);
 }
 END_TEST
@@ -183,6 +213,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_rates_by_hand);
     tcase_add_test(tc, test_seconds_by_hand);
     tcase_add_test(tc, test_lending_is_capped_by_borrowing);
+    tcase_add_test(tc, test_returned_by_the_idle_policy);
     tcase_add_test(tc, test_kind_names);
 }
 

@@ -53,11 +53,11 @@ same_sum() { # TOLERANCE
 tap_ok "allocated GPU-hours: the departments' lines add up to the projects'" same_sum 0.0021 5
 # A price high enough for a few seconds of two GPUs to cost more than a cent.
 csv=$($GP usage --by queue --from 1h --csv --price 1000)
-tap_ok "--price adds a cost column" contains "$csv" '^from,to,queue,parent,.*,lent_gpu_hours,cost$'
+tap_ok "--price adds a cost column" contains "$csv" '^from,to,queue,parent,.*,lent_gpu_hours,returned_gpu_hours,cost$'
 # (allocated is printed to 3 decimals, the cost from the exact figure)
-cost_ok() { printf '%s\n' "$csv" | awk -F, '$3 == "nlp" { c = $11; d = $11 - $5 * 1000; found = 1 } END { exit !(found && c > 0 && d < 0.51 && -d < 0.51) }'; }
+cost_ok() { printf '%s\n' "$csv" | awk -F, '$3 == "nlp" { c = $12; d = $12 - $5 * 1000; found = 1 } END { exit !(found && c > 0 && d < 0.51 && -d < 0.51) }'; }
 tap_ok "the cost is the allocated GPU-hours at the price" cost_ok
-tap_ok "costs: the departments' lines add up to the projects'" same_sum 0.021 11
+tap_ok "costs: the departments' lines add up to the projects'" same_sum 0.021 12
 out=$($GP usage --price cheap 2>&1)
 tap_is "a bad price is refused, naming --price" "$?:$(printf '%s' "$out" | grep -c -- '--price: "cheap"')" "2:1"
 tap_ok "the table shows the parent and the cost" contains "$($GP usage --from 1h --price 1000)" '^nlp  *research .* [0-9]*\.[0-9][0-9]$'

@@ -647,7 +647,8 @@
   /* ---- Usage: GPU-hours per department and project, for chargeback ------------- */
 
   const USAGE_COLS = [['allocated_gpu_hours', 'allocated'], ['used_gpu_hours', 'used'], ['idle_gpu_hours', 'idle'],
-    ['used_percent', 'used %'], ['borrowed_gpu_hours', 'borrowed'], ['lent_gpu_hours', 'lent']];
+    ['used_percent', 'used %'], ['borrowed_gpu_hours', 'borrowed'], ['lent_gpu_hours', 'lent'],
+    ['returned_gpu_hours', 'returned (idle sessions)']];
 
   pages.usage = async function (page) {
     const from = sessionStorage.getItem('gpupool.usagefrom') || '7d';
@@ -689,7 +690,8 @@
         onclick: () => setPeriod(s, '') }, 'last ' + s)), ' or from ', fromIn, ' to ', toIn,
       el('button', { type: 'button', class: 'secondary', onclick: () => { if (fromIn.value) setPeriod(fromIn.value, toIn.value); } }, 'Show'), download),
       el('p', { class: 'muted', id: 'usage-period' }, 'GPU-hours from ' + period + '. ' + (u.note || '') +
-        ' A department includes its projects: its total is not added to theirs.'),
+        ' A department includes its projects: its total is not added to theirs.' +
+        ' Returned: GPU-hours that sessions suspended by their project\u2019s idle GPU timeout or maximum session length gave back to the pool.'),
       ordered.length ? el('table', { id: 'usage-table' },
         el('tr', {}, el('th', {}, 'department / project'), USAGE_COLS.map(([, h]) => el('th', { class: 'num' }, h))),
         ordered.map(([k, depth]) => el('tr', { 'data-queue': k.key, class: depth ? '' : 'dept' },

@@ -228,6 +228,8 @@ int gpx__sess_prepare(const gpx__spawn *s, int *master, int *slave, int *lfd) {
     return 0;
 }
 
+static size_t ring_room(const arena *a, uint64_t *lagging);
+
 /* Ring output: what the terminal printed, copied at absolute offset pos. */
 static void ring_copy(const arena *a, uint64_t pos, uint8_t *out, size_t n) {
     size_t at = (size_t)(pos % GPX__SESS_RING);
@@ -244,6 +246,25 @@ static void ring_put(arena *a, const uint8_t *data, size_t n) {
     if (n > first)
         memcpy(a->ring, data + first, n - first);
     a->head += n;
+}
+
+/* A NOTICE from the daemon: its text goes into the ring (which attached
+ * clients are sent, and a later attach replays) and the log, as if the
+ * terminal had printed it; cut to what the ring has room for, so that no
+ * attached client loses output it has not been sent. */
+static void show_notice(const gpx__spawn *s, arena *a, const gp_ch_msg *m) {
+    uint64_t lag;
+    size_t n = m->len < GP_SESSION_NOTICE_MAX ? m->len : GP_SESSION_NOTICE_MAX;
+    size_t room = ring_room(a, &lag);
+    if (n > room)
+        n = room;
+    ring_put(a, m->payload, n);
+    for (size_t off = 0; s->log_fd >= 0 && off < n;) {
+        ssize_t w = write(s->log_fd, m->payload + off, n - off);
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
 }
 
 static void client_close(client *c) {
@@ -499,6 +520,10 @@ static void client_input(const gpx__spawn *s, arena *a, pid_t tpid, int master, 
             open_exec(s, tpid, c, &m);
         } else if (c->state == C_NEW && m.type == GP_CH_OPEN_PORT) {
             open_port(c, tpid, &m);
+        } else if (c->state == C_NEW && m.type == GP_CH_NOTICE) {
+            show_notice(s, a, &m);
+            put_msg(c, GP_CH_READY, NULL, 0);
+            c->closing = 1;
         } else if (c->state != C_NEW && m.type == GP_CH_STDIN && target >= 0) {
             while (c->ipart < m.len) {
                 ssize_t w = write(target, m.payload + c->ipart, m.len - c->ipart);
@@ -912,6 +937,14 @@ int gpx__sess_open(const char *dir, const gp_session_req *req, int *out, char *e
         type = GP_CH_OPEN_PORT;
         gp_ch_put16(msg + GP_CH_HEAD, (uint32_t)req->port);
         len = 2;
+    } else if (req->kind == GP_SESSION_NOTICE) {
+        len = req->text != NULL ? strlen(req->text) : 0;
+        if (len == 0 || len > GP_SESSION_NOTICE_MAX) {
+            gp_errf(err, errlen, "text: 1 to %d bytes", GP_SESSION_NOTICE_MAX);
+            return GP_EINVAL;
+        }
+        type = GP_CH_NOTICE;
+        memcpy(msg + GP_CH_HEAD, req->text, len);
     } else {
         gp_errf(err, errlen, "kind: not a session kind");
         return GP_EINVAL;
@@ -966,7 +999,7 @@ int gpx__sess_open(const char *dir, const gp_session_req *req, int *out, char *e
         close(fd);
         return rc;
     }
-    if (req->kind == GP_SESSION_PORT) {
+    if (req->kind == GP_SESSION_PORT || req->kind == GP_SESSION_NOTICE) {
         close(fd);
         *out = passed;
         return 0;

@@ -1,0 +1,131 @@
+#!/bin/sh
+# Idle GPUs handed back (docs/usage.md, "Idle sessions"): a project's
+# --idle-gpu-timeout and --max-session-length, on a fake NVML whose GPU 0 is
+# idle and GPU 1 busy. A session on the busy GPU keeps running; one on the
+# idle GPU is told so on its terminal, suspended with an event saying "idle",
+# and its GPU runs another workload; another user cannot resume it; its
+# owner's resume, then `gpupool attach`, bring it back; the GPU-hours it
+# returned are counted for its project. Bad values are refused naming the
+# field. Waits on conditions only.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+
+D=$TMP/idle
+mkdir -p "$D"
+GPUPOOL_FAKE_GPUS=2 GPUPOOL_FAKE_BUSY=0,50
+export GPUPOOL_FAKE_GPUS GPUPOOL_FAKE_BUSY
+CFG="state_dir=$D/tasks,nvml=$B/fake/libnvidia-ml.so.1,interposer=$TMP/none.so,cgroup=off"
+tap_ok "gpupoold starts on a fake NVML (GPU 0 idle, GPU 1 busy)" gpd_start "$D" --period 200ms \
+    --poll 200ms --usage-period 200ms --executor-config "$CFG"
+$GP queue create dept --deserved 2 >/dev/null && $GP queue create proj --parent dept --deserved 2 >/dev/null
+
+# ---- Bad values, refused naming the field, changing nothing ----
+out=$($GP queue set proj --idle-gpu-timeout 5s 2>&1)
+tap_is "an idle timeout under 10s is refused, naming the field" \
+    "$?:$(printf '%s' "$out" | grep -c 'idle_gpu_timeout: at least 10s')" "6:1"
+out=$($GP queue set proj --max-session-length soon 2>&1)
+tap_is "a malformed --max-session-length is refused, naming the flag" \
+    "$?:$(printf '%s' "$out" | grep -c -- '--max-session-length: "soon"')" "2:1"
+tap_ok "the API refuses a malformed idle_gpu_timeout, naming it" \
+    contains "$(api PATCH /api/v1/queues/proj '{"idle_gpu_timeout":"later"}')" '"field":"idle_gpu_timeout".* 400$'
+tap_ok "and a negative max_session_length" \
+    contains "$(api PATCH /api/v1/queues/proj '{"max_session_length":-5}')" '"field":"max_session_length".* 400$'
+tap_ok "and one above 365 days" \
+    contains "$(api PATCH /api/v1/queues/proj '{"max_session_length":"400d"}')" '"field":"max_session_length".* 400$'
+tap_ok "nothing changed: no bound is set" \
+    contains "$(api GET /api/v1/queues/proj)" '"idle_gpu_timeout":null,"max_session_length":null'
+
+# ---- Two sessions: the first on GPU 0 (idle), the second on GPU 1 (busy) ----
+session() { # NAME: submits an interactive workload with a terminal, prints its id
+    api POST /api/v1/workloads "{\"project\":\"proj\",\"name\":\"$1\",\"gpu\":1,\"tty\":true,\
+\"grace\":\"1s\",\"command\":[\"sh\",\"-c\",\"echo $1 started; exec cat\"]}" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'
+}
+state_of() { api GET "/api/v1/workloads/$1" | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p'; }
+is_state() { [ "$(state_of "$1")" = "$2" ]; }
+gpu_of() { api GET "/api/v1/workloads/$1" | sed -n 's/.*"slices":\[\[\([0-9]*\),.*/\1/p'; }
+IDLE=$(session idle)
+tap_ok "a session runs" wait_until 60 is_state "$IDLE" running
+BUSY=$(session busy)
+tap_ok "a second session runs" wait_until 60 is_state "$BUSY" running
+tap_is "they hold GPU 0 (idle) and GPU 1 (busy)" "$(gpu_of "$IDLE") $(gpu_of "$BUSY")" "0 1"
+
+tap_ok "the project takes a 10s idle GPU timeout" $GP queue set proj --idle-gpu-timeout 10s
+tap_ok "the queue shows it in seconds" contains "$(api GET /api/v1/queues/proj)" '"idle_gpu_timeout":10,'
+tap_ok "the idle session is suspended" wait_until 90 is_state "$IDLE" suspended
+ev=$(api GET "/api/v1/workloads/$IDLE/events")
+tap_ok "an event says it was idle" contains "$ev" 'GPUs were idle for [0-9.]*s'
+tap_ok "the event says the command restarts on resume" contains "$ev" 'command restarts from the beginning'
+tap_ok "describe gives the reason" contains "$($GP describe "$IDLE")" 'suspended: its GPUs were idle'
+tap_ok "list shows it suspended" contains "$($GP list --state suspended)" "^ *$IDLE .*suspended"
+tap_ok "its terminal was told why and how to come back" \
+    contains "$(cat "$D"/tasks/*/log 2>/dev/null; api GET "/api/v1/workloads/$IDLE/logs")" \
+    "gpupool attach $IDLE' or 'gpupool resume $IDLE' brings it back"
+# The busy session started after the idle one: had it been judged idle, it
+# would have been suspended by now.
+tap_is "the busy session keeps running" "$(state_of "$BUSY")" running
+
+# ---- Its GPU back in the pool ----
+OTHER=$($GP submit --project proj --gpu 1 -- sleep 600 | grep -o '[0-9][0-9]*' | head -1)
+tap_ok "another workload runs on the GPU it gave back" wait_until 60 is_state "$OTHER" running
+tap_is "on GPU 0" "$(gpu_of "$OTHER")" 0
+
+# ---- Only its owner (or an admin) brings it back ----
+TB=$($GP token create --user other --role researcher --scope proj | head -1)
+out=$(GPUPOOL_TOKEN=$TB $GP resume "$IDLE" 2>&1)
+tap_is "another user cannot resume it" "$?:$(printf '%s' "$out" | grep -c 'belongs to')" "4:1"
+tap_is "it stays suspended" "$(state_of "$IDLE")" suspended
+
+# ---- The GPU-hours returned, per project ----
+returned() { api GET '/api/v1/usage?by=queue&from=1h' | grep -q '"key":"proj"[^}]*"returned_gpu_hours":[0-9.]*[1-9]'; }
+tap_ok "usage counts the GPU-hours the policy returned, for the project" wait_until 30 returned
+
+# ---- Back by resume (queued until its project may run it) ----
+tap_ok "its owner resumes it" $GP resume "$IDLE"
+tap_ok "it waits while the GPU is taken" wait_until 30 is_state "$IDLE" pending
+$GP delete "$OTHER" >/dev/null
+tap_ok "it runs again once the GPU is free" wait_until 60 is_state "$IDLE" running
+tap_ok "and is suspended again when idle" wait_until 90 is_state "$IDLE" suspended
+
+# ---- Back by attach, on a terminal (no longer judged idle meanwhile) ----
+$GP queue set proj --idle-gpu-timeout 1h >/dev/null
+out=$(python3 - "$GP" "$IDLE" <<'PY'
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "attach", sys.argv[2]])
+buf, end = b"", time.time() + 120
+def until(needle):
+    global buf
+    while needle not in buf and time.time() < end:
+        if select.select([fd], [], [], 0.5)[0]:
+            try:
+                d = os.read(fd, 65536)
+            except OSError:
+                break
+            if not d:
+                break
+            buf += d
+    return needle in buf
+got = until(b"idle started")
+if got:
+    os.write(fd, b"typed after attach\r")
+    got = until(b"typed after attach\r\ntyped after attach")
+os.write(fd, b"\x10\x11")  # Ctrl-P Ctrl-Q: detach
+until(b"detached")
+os.waitpid(pid, 0)
+sys.stdout.write(buf.decode("utf-8", "replace"))
+print("\nATTACHED" if got else "\nNOT ATTACHED")
+PY
+)
+tap_ok "attach says it resumes a suspended session" contains "$out" 'resuming it; its command starts again'
+tap_ok "attach connects once it runs, and input reaches it" contains "$out" '^ATTACHED$'
+
+# ---- The longest session ----
+$GP queue set proj --idle-gpu-timeout none --max-session-length 10s >/dev/null
+tap_ok "the busy session is suspended after max_session_length" wait_until 90 is_state "$BUSY" suspended
+tap_ok "its event names the reason" \
+    contains "$(api GET "/api/v1/workloads/$BUSY/events")" "max_session_length"
+tap_ok "the queue shows the bounds" \
+    contains "$(api GET /api/v1/queues/proj)" '"idle_gpu_timeout":null,"max_session_length":10[,}]'
+gpd_stop
+tap_done
