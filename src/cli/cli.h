@@ -37,6 +37,7 @@ typedef struct cli {
      * why a server cannot be reached. */
     const char *server_from;
     const char *token_from;
+    long long log_offset; /* the last answer's X-Log-Offset, or -1 */
 } cli;
 
 /*

@@ -354,6 +354,10 @@ int cmd_logs(cli *c, int argc, char **argv) {
         fwrite(raw, 1, len, stdout);
         fflush(stdout);
         free(raw);
+        /* Where the answer began: past the offset asked for when what lay
+         * between was rotated away (an older daemon does not say). */
+        if (c->log_offset > offset)
+            offset = c->log_offset;
         offset += (long long)len;
         if (!follow)
             return EXIT_OK;

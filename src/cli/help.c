@@ -89,7 +89,9 @@ static const struct {
                  "Jupyter's token, then forwards to it until Ctrl-C (gpupool delete ID ends "
                  "it).\n"},
     {"logs", "usage: gpupool logs [-f] [--task N] ID\n\nPrints a task's output; -f follows it "
-             "until the workload ends.\n"},
+             "until the workload ends.\nA log is capped (the local executor's log_max, 64M, one "
+             "older part kept) and\nremoved --log-retention (7d) after its workload ends; "
+             "output rotated away is\nskipped.\n"},
     {"delete",
      "usage: gpupool delete ID...\n\nDeletes workloads; running tasks are killed at once.\n"},
     {"suspend", "usage: gpupool suspend ID...\n\nSends the checkpoint signal, waits the grace "

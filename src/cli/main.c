@@ -111,6 +111,7 @@ int cli_call(cli *c, const char *method, const char *path, json_t *body, json_t 
         unreachable_hint(c);
         return EXIT_UNREACHABLE;
     }
+    c->log_offset = resp.log_offset;
     int code = cli_exit_for_status(resp.status);
     if (code != EXIT_OK) {
         json_t *j = json_loadb(resp.body, resp.len, 0, NULL);

@@ -240,6 +240,7 @@ static int read_response(gp_http_conn *c, gp_http_resp *resp) {
         return -1;
     size_t clen = 0;
     int have_clen = 0, chunked = 0;
+    long long log_offset = -1;
     for (;;) {
         if (read_line(c, line, sizeof line) < 0)
             return -1;
@@ -254,6 +255,13 @@ static int read_response(gp_http_conn *c, gp_http_resp *resp) {
         }
         if (strncasecmp(line, "Transfer-Encoding:", 18) == 0 && strcasestr(line, "chunked"))
             chunked = 1;
+        if (strncasecmp(line, "X-Log-Offset:", 13) == 0) {
+            const char *s = line + 13 + strspn(line + 13, " \t");
+            uint64_t v;
+            if (gp_parse_uint(s, &s, 10, INT64_MAX, &v) < 0 || s[strspn(s, " \t")] != '\0')
+                return -1;
+            log_offset = (long long)v;
+        }
     }
     char *body = malloc(1);
     size_t blen = 0;
@@ -306,6 +314,7 @@ static int read_response(gp_http_conn *c, gp_http_resp *resp) {
     resp->status = status;
     resp->body = body;
     resp->len = blen;
+    resp->log_offset = log_offset;
     return 0;
 }
 

@@ -23,6 +23,10 @@ typedef struct gp_http_resp {
     int status; /* e.g. 200; 0 before a response */
     char *body; /* NUL-terminated, malloc'ed; never NULL on success */
     size_t len; /* body bytes, without the NUL */
+    /* X-Log-Offset: where a task log's answer begins in the task's whole
+     * output (it may be past the offset asked for, when the output before
+     * it was rotated away); -1 if the answer has none. */
+    long long log_offset;
 } gp_http_resp;
 
 /*

@@ -569,23 +569,21 @@ int gpd__h_wl_logs(gpd__req *r, gpd__resp *out, gpd__err *e) {
     int rc = visible_wl(r, &w, e);
     if (rc < 0)
         return rc;
-    int64_t task = 0, offset = 0;
-    char path[1200];
-    snprintf(path, sizeof path, "%s/logs/%llu", r->d->cfg.data_dir, (unsigned long long)w.id);
+    uint64_t id = w.id;
     gpd__wl_free(&w);
+    int64_t task = 0, offset = 0;
     if ((rc = gpd__query_int(r, "task", 0, GPD__MAX_GANG - 1, &task, e)) < 0 ||
         (rc = gpd__query_int(r, "offset", 0, INT64_MAX, &offset, e)) < 0)
         return rc;
-    size_t n0 = strlen(path);
-    snprintf(path + n0, sizeof path - n0, "/task-%lld.log", (long long)task);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return gpd__reply_text(out, 200, "", 0, "text/plain; charset=utf-8");
     char *buf = malloc(LOG_CHUNK);
-    ssize_t n = buf ? pread(fd, buf, LOG_CHUNK, (off_t)offset) : -1;
-    close(fd);
-    rc = n < 0 ? gpd__fail(e, GP_EIO, "", "cannot read the log: %s", strerror(errno))
-               : gpd__reply_text(out, 200, buf, (size_t)n, "text/plain; charset=utf-8");
+    if (buf == NULL)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
+    size_t n = 0;
+    int64_t at = offset;
+    rc = gpd__log_read(r->d, id, (int)task, offset, buf, LOG_CHUNK, &n, &at, e);
+    if (rc == 0)
+        rc = gpd__reply_text(out, 200, buf, n, "text/plain; charset=utf-8");
+    out->log_offset = at;
     free(buf);
     return rc;
 }

@@ -42,6 +42,7 @@ typedef struct gpd__resp {
     void *upgrade;      /* a session route: the session to adopt once the
                            connection is upgraded to a WebSocket (status 101) */
     char ws_accept[32]; /* its Sec-WebSocket-Accept */
+    int64_t log_offset; /* a log's answer: sent as X-Log-Offset when above 0 */
 } gpd__resp;
 
 typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
@@ -63,7 +64,7 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
     XX("POST", "/api/v1/workloads/{id}/resume", h_wl_resume, RESEARCHER,                           \
        "Resume a suspended workload (back to the queue)")                                          \
     XX("GET", "/api/v1/workloads/{id}/logs", h_wl_logs, RESEARCHER,                                \
-       "Output of a task (?task= &offset=), as text")                                              \
+       "Output of a task (?task= &offset=), as text; see [Logs](#logs)")                           \
     XX("GET", "/api/v1/workloads/{id}/events", h_wl_events, RESEARCHER,                            \
        "Event history and attempts of a workload")                                                 \
     XX("GET", "/api/v1/workloads/{id}/attach", h_wl_attach, RESEARCHER,                            \
@@ -145,6 +146,21 @@ void gpd__session_adopt(gpd__sessions *g, void *pending, int fd, const char *ext
                         struct MHD_UpgradeResponseHandle *urh);
 /* The upgrade could not be answered: frees the pending session. */
 void gpd__session_drop(gpd__sessions *g, void *pending);
+
+/* ---- logs.c: the tasks' logs ---- */
+
+/* Reads at most max bytes of task's output of workload id, from offset in
+ * its whole output (across rotations: see logs.c), into buf; *n = 0 at the
+ * end or where there is no log. *at is where the bytes begin: offset, or
+ * the oldest byte kept when offset was rotated away. GP_EIO on a read
+ * error. */
+int gpd__log_read(const gpd__daemon *d, uint64_t id, int task, int64_t offset, char *buf,
+                  size_t max, size_t *n, int64_t *at, gpd__err *e);
+/* Starts the thread that removes logs --log-retention after their
+ * workload ended (none with a retention of 0); GP_ESYS if it cannot. */
+int gpd__logs_start(gpd__daemon *d, gpd__err *e);
+/* Stops it (NULL is ignored). */
+void gpd__logs_stop(gpd__logs *g);
 
 /* ---- text.c: answers written piece by piece ---- */
 

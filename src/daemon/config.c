@@ -37,6 +37,7 @@ void gpd__config_defaults(gpd__config *c) {
     c->header_timeout_ms = 10000;
     c->request_timeout_ms = 60000;
     c->max_pending_per_user = 1000;
+    c->log_retention_ms = INT64_C(7) * 86400000;
     c->console_idle_ms = GPD__SESSION_IDLE_MS;
     c->console_life_ms = GPD__SESSION_LIFE_MS;
 }
@@ -131,6 +132,17 @@ int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err,
         return set_listen(c, key, val, err, errlen);
     if (is(key, "data-dir"))
         return set_str(c->data_dir, sizeof c->data_dir, key, val, err, errlen);
+    if (is(key, "log-dir"))
+        return set_str(c->log_dir, sizeof c->log_dir, key, val, err, errlen);
+    if (is(key, "log-retention")) {
+        /* 0: kept as long as the directory is; else from a second to a year. */
+        if (strcmp(val, "0") == 0) {
+            c->log_retention_ms = 0;
+            return 0;
+        }
+        return set_span(&c->log_retention_ms, key, val, 1000, INT64_C(365) * 86400000, "365d", err,
+                        errlen);
+    }
     if (is(key, "allow-root-workloads")) {
         if (strcmp(val, "yes") != 0 && strcmp(val, "no") != 0) {
             snprintf(err, errlen, "%s: \"%.64s\" is not yes or no", key, val);

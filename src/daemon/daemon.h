@@ -23,6 +23,7 @@ typedef struct gpd__sched gpd__sched;
 typedef struct gpd__metrics gpd__metrics;
 typedef struct gpd__guard gpd__guard;
 typedef struct gpd__sessions gpd__sessions;
+typedef struct gpd__logs gpd__logs;
 
 /* An error for the caller: code, the field at fault ("" if none), a sentence
  * that names the field. The HTTP layer turns it into a 4xx/5xx JSON body. */
@@ -90,6 +91,8 @@ typedef struct gpd__config {
     char listen_host[64];
     int listen_port;
     char data_dir[512];
+    char log_dir[512];        /* the tasks' logs ("": DATA/logs, filled at start) */
+    int64_t log_retention_ms; /* logs kept this long after their workload ends (0: always) */
     char executor[32];
     char executor_config[1024];
     int64_t period_ms;    /* scheduling period */
@@ -123,6 +126,7 @@ typedef struct gpd__daemon {
     gpd__metrics *metrics;
     gpd__guard *guard;
     gpd__sessions *sessions;
+    gpd__logs *logs;
 } gpd__daemon;
 
 #endif /* GP_DAEMON_H */

@@ -235,6 +235,11 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, gpd__resp *out) {
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
     MHD_add_response_header(resp, "Cache-Control", "no-store");
+    if (out->log_offset > 0) {
+        char at[24];
+        snprintf(at, sizeof at, "%lld", (long long)out->log_offset);
+        MHD_add_response_header(resp, "X-Log-Offset", at);
+    }
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)out->status, resp);
     MHD_destroy_response(resp);
     return ret;

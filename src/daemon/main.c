@@ -22,6 +22,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "common/files.h"
 #include "daemon/api.h"
 #include "daemon/config.h"
 #include "daemon/sched.h"
@@ -32,6 +33,11 @@ static const char usage[] =
     "\n"
     "  --listen HOST:PORT       API address (default 127.0.0.1:8642; port 0 picks one)\n"
     "  --data-dir DIR           store, logs, checkpoints, tokens (default ./gpupool-data)\n"
+    "  --log-dir DIR            the tasks' logs (default DATA/logs), e.g. on a disk of\n"
+    "                           their own (each log is capped by the executor: local's\n"
+    "                           log_max, 64M, one older part kept)\n"
+    "  --log-retention DURATION  a workload's logs are removed this long after it\n"
+    "                           ends (default 7d; 0: kept)\n"
     "  --executor NAME          where workloads run (default local)\n"
     "  --executor-config STR    the executor's settings, e.g. \"inventory=FILE,cgroup=off\"\n"
     "                           (default: the executor's own, see docs/executors.md;\n"
@@ -222,6 +228,26 @@ static int prepare_data_dir(gpd__config *c, char *err, size_t errlen) {
         return GP_EINVAL;
     }
     memcpy(c->data_dir, abs, strlen(abs) + 1);
+    /* The logs: DATA/logs, or a directory of their own (another disk, so
+     * that output filling it never fills the store's). */
+    if (c->log_dir[0] == '\0') {
+        snprintf(c->log_dir, sizeof c->log_dir, "%s/logs", c->data_dir);
+    } else {
+        int mk = gp_mkdirs(c->log_dir, 0700);
+        if (mk < 0) {
+            snprintf(err, errlen, "log dir %s: %s", c->log_dir, gp_strerror(mk));
+            return GP_ESYS;
+        }
+        if ((trc = tighten(c->log_dir, 1, err, errlen)) < 0)
+            return trc;
+        errno = 0;
+        if (!realpath(c->log_dir, abs) || strlen(abs) >= sizeof c->log_dir - 64) {
+            snprintf(err, errlen, "log dir %.200s: %s", c->log_dir,
+                     errno ? strerror(errno) : "path too long");
+            return GP_EINVAL;
+        }
+        memcpy(c->log_dir, abs, strlen(abs) + 1);
+    }
     self_dir(c->lib_dir, sizeof c->lib_dir);
     /* As root, workloads run as other users, who must pass through (never
      * list) the data directory to reach their own checkpoint directories;
@@ -370,12 +396,15 @@ int main(int argc, char **argv) {
     if (rc == 0)
         rc = gpd__sched_open(&d, &e);
     if (rc == 0)
+        rc = gpd__logs_start(&d, &e);
+    if (rc == 0)
         rc = gpd__sessions_start(&d, &e);
     if (rc == 0)
         rc = gpd__http_start(&d, &mhd, &port, &e);
     if (rc < 0) {
         gpd__log("%s", e.msg[0] ? e.msg : gp_strerror(rc));
         gpd__sessions_free(d.sessions);
+        gpd__logs_stop(d.logs);
         gpd__sched_close(d.sched);
         gpd__auth_close(d.auth);
         gpd__store_close(d.store);
@@ -402,6 +431,7 @@ int main(int argc, char **argv) {
     gpd__sessions_stop(d.sessions);
     gpd__http_stop(&d, mhd);
     gpd__sessions_free(d.sessions);
+    gpd__logs_stop(d.logs);
     gpd__sched_close(d.sched);
     gpd__auth_close(d.auth);
     gpd__store_close(d.store);

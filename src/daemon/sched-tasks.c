@@ -184,7 +184,7 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
                        size_t errlen) {
     const char *dd = s->d->cfg.data_dir;
     char logdir[1024], logpath[1100], ckpt[1024];
-    snprintf(logdir, sizeof logdir, "%s/logs/%llu", dd, (unsigned long long)w->id);
+    snprintf(logdir, sizeof logdir, "%s/%llu", s->d->cfg.log_dir, (unsigned long long)w->id);
     snprintf(logpath, sizeof logpath, "%s/task-%d.log", logdir, task);
     snprintf(ckpt, sizeof ckpt, "%s/checkpoints/%llu", dd, (unsigned long long)w->id);
     /* The log's directory is ours; the checkpoint directory and the workdir

@@ -533,7 +533,10 @@
       const r = await fetch('/api/v1/workloads/' + id + '/logs?offset=' + offset, { headers: { Authorization: 'Bearer ' + state.session }, cache: 'no-store', credentials: 'omit' });
       if (!r.ok) return;
       const buf = await r.arrayBuffer();
-      offset += buf.byteLength;
+      /* Where the answer begins: past offset when the output between was
+       * rotated away (the daemon says so in X-Log-Offset). */
+      const at = Number(r.headers.get('X-Log-Offset') || '0');
+      offset = Math.max(offset, at) + buf.byteLength;
       if (!buf.byteLength) return;
       /* Follow the end as the task writes, unless the reader scrolled up. */
       const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;

@@ -170,6 +170,9 @@ static void remove_dir(const char *dir) {
  *   pids_max=N           the most processes (and threads) a task may have,
  *                        through the pids controller; 0: none; default
  *                        GPX__PIDS_MAX_DEFAULT
+ *   log_max=SIZE         a task's log rotates at this size (one older part
+ *                        kept, so at most twice it per task); 0: never;
+ *                        default GPX__LOG_MAX_DEFAULT (64M)
  *   node=NAME            the node's name; default the host name
  *   domain=NAME          the node's topology domain; default "local"
  *   cuda=LIB|off         the CUDA driver whose checkpoint API pauses tasks
@@ -184,6 +187,7 @@ typedef struct config {
     char devices[16];
     char cgroup_parent[256];
     char pids_max[24];
+    char log_max[24];
     char nvml[PATH_MAX];
 } config;
 
@@ -193,7 +197,8 @@ static int set_key(void *arg, const char *key, const char *value, char *err, siz
     if (rc == GP_ENOENT) {
         gp_errf(err, errlen,
                 "config: unknown key '%.40s' (expected state_dir, inventory, emulate, "
-                "nvml, interposer, cgroup, devices, cgroup_parent, pids_max, node, domain, "
+                "nvml, interposer, cgroup, devices, cgroup_parent, pids_max, log_max, node, "
+                "domain, "
                 "instance or cuda)",
                 key);
         rc = GP_EINVAL;
@@ -214,6 +219,7 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
         {"devices", c->devices, sizeof c->devices},
         {"cgroup_parent", c->cgroup_parent, sizeof c->cgroup_parent},
         {"pids_max", c->pids_max, sizeof c->pids_max},
+        {"log_max", c->log_max, sizeof c->log_max},
         {"node", lx->node_name, sizeof lx->node_name},
         {"domain", lx->domain, sizeof lx->domain},
         {"instance", c->instance, sizeof c->instance},
@@ -365,6 +371,7 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
     gpx__exec_fmt(c->devices, sizeof c->devices, "auto");
     gpx__exec_fmt(c->cgroup_parent, sizeof c->cgroup_parent, "gpupool");
     gpx__exec_fmt(c->pids_max, sizeof c->pids_max, "%d", GPX__PIDS_MAX_DEFAULT);
+    lx->log_max = GPX__LOG_MAX_DEFAULT;
     gpx__exec_fmt(c->nvml, sizeof c->nvml, "auto");
     gpx__exec_fmt(lx->cuda_lib, sizeof lx->cuda_lib, "libcuda.so.1");
     ctx_defaults(lx, ctx, text);
@@ -404,6 +411,14 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
     if (rc == 0 && gp_parse_uint(c->pids_max, NULL, 10, 4194304, &pids_max) < 0) {
         gp_errf(err, errlen, "config: pids_max: '%.20s' is not a whole number from 0 to 4194304",
                 c->pids_max);
+        rc = GP_EINVAL;
+    }
+    /* A cap below 64 KiB would leave no room for the log's own notes. */
+    if (rc == 0 && c->log_max[0] != '\0' &&
+        (gp_parse_size(c->log_max, &lx->log_max) < 0 ||
+         (lx->log_max != 0 && lx->log_max < 65536))) {
+        gp_errf(err, errlen, "config: log_max: '%.20s' is not 0 or a size of at least 64K",
+                c->log_max);
         rc = GP_EINVAL;
     }
     if (rc == 0)
@@ -790,6 +805,8 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
                         p->env,
                         p->workdir,
                         p->log_fd,
+                        p->log,
+                        lx->log_max,
                         p->dir,
                         key,
                         title,

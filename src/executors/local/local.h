@@ -262,13 +262,45 @@ typedef struct gpx__user {
 
 /* Everything the supervisor needs, prepared by the daemon before it forks so
  * that the forked processes only make system calls. */
+/*
+ * A task's log as its supervisor writes it (tasklog.c): capped at max bytes,
+ * then rotated to PATH.1, with PATH.start holding where PATH begins in the
+ * task's whole output. System calls only: for the supervisor.
+ */
+typedef struct gpx__tasklog {
+    int fd;           /* the log, open for append (-1: none) */
+    const char *path; /* its path */
+    int64_t max;      /* the cap (0: none) */
+    int64_t size;     /* bytes in the current file */
+    int64_t start;    /* where it begins in the whole output */
+    uint64_t lost;    /* bytes dropped since the last write that succeeded */
+    int rotations;
+} gpx__tasklog;
+
+/* The default cap of a task's log (executor key log_max). */
+#define GPX__LOG_MAX_DEFAULT (INT64_C(64) << 20)
+
+/* Starts writing fd (path, cap max; its size and PATH.start are read). */
+void gpx__tasklog_init(gpx__tasklog *l, int fd, const char *path, int64_t max);
+/* Appends n bytes, rotating at the cap; output that cannot be written (a
+ * full disk) is dropped and counted, and said once writes succeed again. */
+void gpx__tasklog_write(gpx__tasklog *l, const char *buf, size_t n);
+
+/* Async-signal-safe string building (proc.c): appends s (or the decimal v)
+ * at *pos, never past end-1, and keeps the result NUL-terminated. */
+void gpx__sa_str(char **pos, char *end, const char *s);
+void gpx__sa_u64(char **pos, char *end, uint64_t v);
+
 typedef struct gpx__spawn {
     const char *path; /* the program, resolved */
     char *const *argv;
     char *const *envp;
     const char *workdir;
-    int log_fd;      /* open for append; becomes stdout and stderr */
-    const char *dir; /* the task's state directory */
+    int log_fd;           /* open for append: the supervisor writes the task's
+                             output there (tasklog.c), capped at log_max */
+    const char *log_path; /* its path, for rotation */
+    int64_t log_max;      /* bytes before the log rotates (0: never) */
+    const char *dir;      /* the task's state directory */
     const char *key;
     const char *title; /* what `ps` shows for the supervisor */
     const gpx__task_cg *cg;
@@ -372,7 +404,8 @@ int gpx__sess_prepare(const gpx__spawn *s, int *master, int *slave, int *lfd);
  * zombie, as wait_task leaves it). Closes master and lfd. -1 if it could
  * not start (no memory): the caller then waits for the task itself.
  */
-int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, int *code, int *sig);
+int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, gpx__tasklog *log,
+                    int *code, int *sig);
 
 /*
  * The daemon's side: opens a session of kind req->kind with the task whose
@@ -476,6 +509,7 @@ typedef struct gpx__local {
     gpx__nvml nvml;
     char cuda_lib[PATH_MAX]; /* the driver for pause (cuda=...); "" if off */
     gpx__cuda cuda;
+    int64_t log_max; /* a task's log rotates at this size (log_max=; 0: never) */
 } gpx__local;
 
 /*

@@ -30,6 +30,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <sched.h>
 #include <stddef.h>
 #include <signal.h>
@@ -83,7 +84,7 @@ const char *gpx__stage_name(int stage) {
 
 /* Async-signal-safe string building: appends s (or the decimal v) at *pos,
  * never past end-1, and keeps the result NUL-terminated. */
-static void sa_str(char **pos, char *end, const char *s) {
+void gpx__sa_str(char **pos, char *end, const char *s) {
     char *p = *pos;
     while (*s != '\0' && p < end - 1)
         *p++ = *s++;
@@ -91,7 +92,7 @@ static void sa_str(char **pos, char *end, const char *s) {
     *pos = p;
 }
 
-static void sa_u64(char **pos, char *end, uint64_t v) {
+void gpx__sa_u64(char **pos, char *end, uint64_t v) {
     char tmp[24];
     size_t n = 0;
     do {
@@ -102,16 +103,16 @@ static void sa_u64(char **pos, char *end, uint64_t v) {
     for (size_t i = 0; i < n; i++)
         digits[i] = tmp[n - 1 - i];
     digits[n] = '\0';
-    sa_str(pos, end, digits);
+    gpx__sa_str(pos, end, digits);
 }
 
 /* Appends a possibly negative decimal. */
 static void sa_i64(char **pos, char *end, int64_t v) {
     if (v < 0) {
-        sa_str(pos, end, "-");
-        sa_u64(pos, end, (uint64_t)0 - (uint64_t)v);
+        gpx__sa_str(pos, end, "-");
+        gpx__sa_u64(pos, end, (uint64_t)0 - (uint64_t)v);
     } else {
-        sa_u64(pos, end, (uint64_t)v);
+        gpx__sa_u64(pos, end, (uint64_t)v);
     }
 }
 
@@ -129,9 +130,9 @@ static int64_t parse_u64(const char **s) {
 
 static void sa_path(char *buf, size_t cap, const char *dir, const char *name) {
     char *p = buf;
-    sa_str(&p, buf + cap, dir);
-    sa_str(&p, buf + cap, "/");
-    sa_str(&p, buf + cap, name);
+    gpx__sa_str(&p, buf + cap, dir);
+    gpx__sa_str(&p, buf + cap, "/");
+    gpx__sa_str(&p, buf + cap, name);
 }
 
 ssize_t gpx__read_small(const char *path, char *buf, size_t cap) {
@@ -176,8 +177,8 @@ static int write_all(int fd, const void *data, size_t n) {
 static int write_file_atomic(const char *dir, const char *name, const char *data) {
     char tmp[PATH_MAX], path[PATH_MAX], tname[64];
     char *p = tname;
-    sa_str(&p, tname + sizeof tname, name);
-    sa_str(&p, tname + sizeof tname, ".tmp");
+    gpx__sa_str(&p, tname + sizeof tname, name);
+    gpx__sa_str(&p, tname + sizeof tname, ".tmp");
     sa_path(tmp, sizeof tmp, dir, tname);
     sa_path(path, sizeof path, dir, name);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -201,9 +202,9 @@ static int write_file_atomic(const char *dir, const char *name, const char *data
 static int proc_stat(pid_t pid, uint64_t *start, char *state, pid_t *pgrp, pid_t *ppid) {
     char path[64], buf[1024];
     char *p = path;
-    sa_str(&p, path + sizeof path, "/proc/");
-    sa_u64(&p, path + sizeof path, (uint64_t)pid);
-    sa_str(&p, path + sizeof path, "/stat");
+    gpx__sa_str(&p, path + sizeof path, "/proc/");
+    gpx__sa_u64(&p, path + sizeof path, (uint64_t)pid);
+    gpx__sa_str(&p, path + sizeof path, "/stat");
     ssize_t n = gpx__read_small(path, buf, sizeof buf);
     if (n < 0)
         return (int)n;
@@ -319,7 +320,7 @@ static void join_cgroups(const gpx__task_cg *cg) {
         char path[PATH_MAX], pid[24];
         sa_path(path, sizeof path, cg->dirs[i], "cgroup.procs");
         char *p = pid;
-        sa_u64(&p, pid + sizeof pid, (uint64_t)getpid());
+        gpx__sa_u64(&p, pid + sizeof pid, (uint64_t)getpid());
         int fd = open(path, O_WRONLY | O_CLOEXEC);
         if (fd < 0 || write_all(fd, pid, strlen(pid)) < 0) {
             static const char msg[] = "gpupool: warning: could not join the task's cgroup; "
@@ -426,7 +427,7 @@ int gpx__private_mounts(void) {
 static int sa_mkdirs(const char *path) {
     char buf[PATH_MAX];
     char *p = buf;
-    sa_str(&p, buf + sizeof buf, path);
+    gpx__sa_str(&p, buf + sizeof buf, path);
     for (char *c = buf + 1;; c++) {
         if (*c == '/' || *c == '\0') {
             char keep = *c;
@@ -454,8 +455,9 @@ static int take_terminal(int tty) {
 }
 
 /* The task's side of the fork: never returns. tty is the terminal's side
- * of an interactive task (-1: none). */
-static void run_task(const gpx__spawn *s, int errfd, int tty) {
+ * of an interactive task (-1: none); out, otherwise, the pipe its standard
+ * output and error go to. */
+static void run_task(const gpx__spawn *s, int errfd, int tty, int out) {
     start_failure f = {GPX__STAGE_NONE, 0};
     signal(SIGPIPE, SIG_DFL); /* the supervisor ignores it; the task must not */
     /* A session of its own: its process group is its pid, and nothing it
@@ -464,9 +466,9 @@ static void run_task(const gpx__spawn *s, int errfd, int tty) {
     if (tty >= 0) {
         if (take_terminal(tty) < 0)
             f.stage = GPX__STAGE_STDIO;
-    } else if (s->log_fd != STDOUT_FILENO && dup2(s->log_fd, STDOUT_FILENO) < 0)
+    } else if (out != STDOUT_FILENO && dup2(out, STDOUT_FILENO) < 0)
         f.stage = GPX__STAGE_STDIO;
-    else if (s->log_fd != STDERR_FILENO && dup2(s->log_fd, STDERR_FILENO) < 0)
+    else if (out != STDERR_FILENO && dup2(out, STDERR_FILENO) < 0)
         f.stage = GPX__STAGE_STDIO;
     if (f.stage == GPX__STAGE_NONE && tty < 0) {
         int null = open("/dev/null", O_RDONLY);
@@ -525,9 +527,9 @@ static void exec_path(const char *prog, char *const *argv, char *const *envp) {
             *w++ = *c;
         *w = '\0';
         if (e == p)
-            sa_str(&w, end, ".");
-        sa_str(&w, end, "/");
-        sa_str(&w, end, prog);
+            gpx__sa_str(&w, end, ".");
+        gpx__sa_str(&w, end, "/");
+        gpx__sa_str(&w, end, prog);
         execve(full, argv, envp);
         if (errno != ENOENT && errno != ENOTDIR)
             err = errno;
@@ -556,9 +558,9 @@ void gpx__exec_in_task(const gpx__spawn *s, pid_t tpid, int in, int out, int err
         join_cgroups(s->cg);
         char ns[64];
         char *p = ns;
-        sa_str(&p, ns + sizeof ns, "/proc/");
-        sa_u64(&p, ns + sizeof ns, (uint64_t)tpid);
-        sa_str(&p, ns + sizeof ns, "/ns/mnt");
+        gpx__sa_str(&p, ns + sizeof ns, "/proc/");
+        gpx__sa_u64(&p, ns + sizeof ns, (uint64_t)tpid);
+        gpx__sa_str(&p, ns + sizeof ns, "/ns/mnt");
         int fd = open(ns, O_RDONLY | O_CLOEXEC);
         if (fd < 0 || setns(fd, CLONE_NEWNS) < 0) {
             ok = 0;
@@ -586,21 +588,21 @@ void gpx__exec_in_task(const gpx__spawn *s, pid_t tpid, int in, int out, int err
     }
     char msg[512];
     char *m = msg;
-    sa_str(&m, msg + sizeof msg, "gpupool: exec: ");
-    sa_str(&m, msg + sizeof msg, argv[0]);
-    sa_str(&m, msg + sizeof msg, ": ");
-    sa_str(&m, msg + sizeof msg, why);
-    sa_str(&m, msg + sizeof msg, "\n");
+    gpx__sa_str(&m, msg + sizeof msg, "gpupool: exec: ");
+    gpx__sa_str(&m, msg + sizeof msg, argv[0]);
+    gpx__sa_str(&m, msg + sizeof msg, ": ");
+    gpx__sa_str(&m, msg + sizeof msg, why);
+    gpx__sa_str(&m, msg + sizeof msg, "\n");
     (void)write_all(STDERR_FILENO, msg, strlen(msg));
     _exit(127);
 }
 
 /* Appends "key=value\n" to a buffer being built. */
 static void sa_kv(char **pos, char *end, const char *key, int64_t v) {
-    sa_str(pos, end, key);
-    sa_str(pos, end, "=");
+    gpx__sa_str(pos, end, key);
+    gpx__sa_str(pos, end, "=");
     sa_i64(pos, end, v);
-    sa_str(pos, end, "\n");
+    gpx__sa_str(pos, end, "\n");
 }
 
 static void write_exit(const char *dir, int code, int sig, int stage, int err_no) {
@@ -688,19 +690,19 @@ static void kill_leftovers(const gpx__spawn *s, pid_t tpid) {
 }
 
 /* Appends the line that closes an attempt in the task's log. */
-static void log_footer(int log_fd, int code, int sig) {
+static void log_footer(gpx__tasklog *log, int code, int sig) {
     char buf[128];
     char *p = buf;
-    sa_str(&p, buf + sizeof buf, "==== gpupool: the task ended: ");
+    gpx__sa_str(&p, buf + sizeof buf, "==== gpupool: the task ended: ");
     if (sig != 0) {
-        sa_str(&p, buf + sizeof buf, "killed by signal ");
-        sa_u64(&p, buf + sizeof buf, (uint64_t)sig);
+        gpx__sa_str(&p, buf + sizeof buf, "killed by signal ");
+        gpx__sa_u64(&p, buf + sizeof buf, (uint64_t)sig);
     } else {
-        sa_str(&p, buf + sizeof buf, "exit code ");
-        sa_u64(&p, buf + sizeof buf, (uint64_t)code);
+        gpx__sa_str(&p, buf + sizeof buf, "exit code ");
+        gpx__sa_u64(&p, buf + sizeof buf, (uint64_t)code);
     }
-    sa_str(&p, buf + sizeof buf, " ====\n");
-    (void)write_all(log_fd, buf, strlen(buf));
+    gpx__sa_str(&p, buf + sizeof buf, " ====\n");
+    gpx__tasklog_write(log, buf, strlen(buf));
 }
 
 /* Waits for the task, reaping adopted orphans on the way, and returns its
@@ -727,6 +729,66 @@ static void wait_task(pid_t tpid, int *code, int *sig) {
             return;
         }
         waitpid(si.si_pid, NULL, 0);
+    }
+}
+
+/* The supervisor's buffer for the task's output on its way to the log. */
+static char pump_buf[65536];
+
+/* Copies the task's output from the pipe rd into the log until the task
+ * tpid ends (reaping the task's orphans on the way, as wait_task does), and
+ * fills *code or *sig as wait_task does. The pipe is read whatever the log
+ * does with it (a full disk drops it), so that the task never waits on the
+ * disk. */
+static void pump_task(gpx__tasklog *log, int rd, pid_t tpid, int *code, int *sig) {
+    int open_ = 1;
+    *code = 0;
+    *sig = 0;
+    for (;;) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno != EINTR) {
+            *code = 255; /* cannot happen: the task is our child */
+            return;
+        }
+        if (si.si_pid == tpid) {
+            if (si.si_code == CLD_EXITED)
+                *code = si.si_status;
+            else
+                *sig = si.si_status;
+            return;
+        }
+        if (si.si_pid > 0) {
+            waitpid(si.si_pid, NULL, 0);
+            continue;
+        }
+        if (!open_) {
+            /* Every writer has closed the pipe: only the task's end is left. */
+            wait_task(tpid, code, sig);
+            return;
+        }
+        struct pollfd pf = {rd, POLLIN, 0};
+        if (poll(&pf, 1, 200) <= 0)
+            continue;
+        ssize_t n = read(rd, pump_buf, sizeof pump_buf);
+        if (n > 0)
+            gpx__tasklog_write(log, pump_buf, (size_t)n);
+        else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+            open_ = 0;
+    }
+}
+
+/* What the task's processes wrote before they were killed: read until the
+ * pipe is empty and quiet for 50 ms, or at its end. */
+static void drain_output(gpx__tasklog *log, int rd) {
+    for (int i = 0; i < 1 << 16; i++) {
+        struct pollfd pf = {rd, POLLIN, 0};
+        if (poll(&pf, 1, 50) <= 0)
+            return;
+        ssize_t n = read(rd, pump_buf, sizeof pump_buf);
+        if (n <= 0)
+            return;
+        gpx__tasklog_write(log, pump_buf, (size_t)n);
     }
 }
 
@@ -827,23 +889,28 @@ static void supervise(const gpx__spawn *s, int rep) {
     char handle[GP_HANDLE_MAX + 2];
     char *p = handle;
     char *end = handle + sizeof handle;
-    sa_str(&p, end, "local:");
-    sa_str(&p, end, s->key);
-    sa_str(&p, end, ":");
-    sa_u64(&p, end, (uint64_t)r.spid);
-    sa_str(&p, end, ":");
-    sa_u64(&p, end, r.sstart);
-    sa_str(&p, end, "\n");
+    gpx__sa_str(&p, end, "local:");
+    gpx__sa_str(&p, end, s->key);
+    gpx__sa_str(&p, end, ":");
+    gpx__sa_u64(&p, end, (uint64_t)r.spid);
+    gpx__sa_str(&p, end, ":");
+    gpx__sa_u64(&p, end, r.sstart);
+    gpx__sa_str(&p, end, "\n");
     if (r.stage == GPX__STAGE_NONE && write_file_atomic(s->dir, "handle", handle) < 0) {
         r.stage = GPX__STAGE_SUPERVISOR;
         r.start_errno = errno;
     }
 
     int errp[2] = {-1, -1};
+    int outp[2] = {-1, -1}; /* the task's output, without a terminal */
     pid_t tpid = -1;
     int master = -1, slave = -1, lfd = -1;
     if (r.stage == GPX__STAGE_NONE && s->tty && gpx__sess_prepare(s, &master, &slave, &lfd) < 0) {
         r.stage = GPX__STAGE_SESSION;
+        r.start_errno = errno;
+    }
+    if (r.stage == GPX__STAGE_NONE && !s->tty && pipe2(outp, O_CLOEXEC) < 0) {
+        r.stage = GPX__STAGE_SUPERVISOR;
         r.start_errno = errno;
     }
     if (r.stage == GPX__STAGE_NONE && pipe2(errp, O_CLOEXEC) < 0) {
@@ -859,7 +926,9 @@ static void supervise(const gpx__spawn *s, int rep) {
                 close(master);
             if (lfd >= 0)
                 close(lfd);
-            run_task(s, errp[1], slave);
+            if (outp[0] >= 0)
+                close(outp[0]);
+            run_task(s, errp[1], slave, outp[1]);
         }
         if (tpid < 0) {
             r.stage = GPX__STAGE_SUPERVISOR;
@@ -868,6 +937,8 @@ static void supervise(const gpx__spawn *s, int rep) {
     }
     if (slave >= 0)
         close(slave);
+    if (outp[1] >= 0)
+        close(outp[1]);
     if (tpid > 0) {
         /* The task makes its own session and group (setsid); the group
          * exists before the task reports, by exec or by failing. */
@@ -900,12 +971,23 @@ static void supervise(const gpx__spawn *s, int rep) {
         _exit(0);
 
     int code, sig;
-    /* An interactive task's supervisor serves its sessions meanwhile. */
-    if (master < 0 || gpx__sess_serve(s, tpid, master, lfd, &code, &sig) < 0)
+    gpx__tasklog log;
+    gpx__tasklog_init(&log, s->log_fd, s->log_path != NULL ? s->log_path : "", s->log_max);
+    /* An interactive task's supervisor serves its sessions meanwhile; any
+     * other copies the task's output into its log. */
+    if (master >= 0 && gpx__sess_serve(s, tpid, master, lfd, &log, &code, &sig) == 0)
+        ;
+    else if (outp[0] >= 0)
+        pump_task(&log, outp[0], tpid, &code, &sig);
+    else
         wait_task(tpid, &code, &sig);
     kill_leftovers(s, tpid);
+    if (outp[0] >= 0) {
+        drain_output(&log, outp[0]);
+        close(outp[0]);
+    }
     waitpid(tpid, NULL, 0);
-    log_footer(s->log_fd, code, sig);
+    log_footer(&log, code, sig);
     write_exit(s->dir, code, sig, GPX__STAGE_NONE, 0);
     /* Reap what the kills above ended; give up after a second rather than
      * wait on a process stuck in the kernel. */

@@ -654,7 +654,7 @@ static void accept_one(arena *a, int lfd) {
 /* Reads the terminal into the ring (and the log) as far as no attached
  * client would lose output: 1 if it read something, 0 if there was nothing
  * to read, -1 once the terminal has ended. */
-static int read_terminal(arena *a, int master, int log_fd, size_t room) {
+static int read_terminal(arena *a, int master, gpx__tasklog *log, size_t room) {
     if (room > CHUNK)
         room = CHUNK;
     ssize_t r = read(master, a->tmp, room);
@@ -663,15 +663,7 @@ static int read_terminal(arena *a, int master, int log_fd, size_t room) {
     if (r <= 0)
         return -1;
     ring_put(a, a->tmp, (size_t)r);
-    if (log_fd >= 0) {
-        size_t off = 0;
-        while (off < (size_t)r) {
-            ssize_t w = write(log_fd, a->tmp + off, (size_t)r - off);
-            if (w <= 0)
-                break;
-            off += (size_t)w;
-        }
-    }
+    gpx__tasklog_write(log, (const char *)a->tmp, (size_t)r);
     return 1;
 }
 
@@ -688,14 +680,14 @@ static size_t ring_room(const arena *a, uint64_t *lagging) {
 
 /* The end: what the terminal still holds goes to the attached clients with
  * the task's exit status, for at most FLUSH_MS; then every client closes. */
-static void finish(arena *a, int master, int log_fd, int code, int sig) {
+static void finish(arena *a, int master, gpx__tasklog *log, int code, int sig) {
     int64_t until = now_ms() + FLUSH_MS;
     int drained = 0;
     for (;;) {
         uint64_t lag;
         size_t room = ring_room(a, &lag);
         while (!drained && room > 0) {
-            int r = read_terminal(a, master, log_fd, room);
+            int r = read_terminal(a, master, log, room);
             if (r <= 0)
                 drained = 1;
             room = ring_room(a, &lag);
@@ -733,7 +725,8 @@ static void finish(arena *a, int master, int log_fd, int code, int sig) {
             client_close(&a->c[i]);
 }
 
-int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, int *code, int *sig) {
+int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, gpx__tasklog *log,
+                    int *code, int *sig) {
     arena *a = mmap(NULL, sizeof *a, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (a == MAP_FAILED)
         return -1;
@@ -824,7 +817,7 @@ int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, int *c
                 accept_one(a, lfd);
                 break;
             case 2:
-                if (read_terminal(a, master, s->log_fd, room) < 0)
+                if (read_terminal(a, master, log, room) < 0)
                     term_open = 0; /* every holder of its other side closed it */
                 break;
             case 3:
@@ -857,7 +850,7 @@ int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, int *c
             }
         }
     }
-    finish(a, master, s->log_fd, *code, *sig);
+    finish(a, master, log, *code, *sig);
     reap_execs(a);
     close(sfd);
     close(lfd);
