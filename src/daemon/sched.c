@@ -188,9 +188,13 @@ static int run_command(gpd__sched *s, cmd *c) {
     const char *kind = c->op == GPD__CMD_DELETE ? GPD__STOP_DELETE : GPD__STOP_SUSPEND;
     if (a && c->op != GPD__CMD_RESUME) {
         if (c->op == GPD__CMD_DELETE) {
+            /* Deleted while the idle policy stopped it: its row goes too. */
+            int policy = a->stop_note[0] != '\0';
+            a->stop_note[0] = '\0';
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
             gpd__sched_finish_stop(s, a, "deleted by its owner");
-            gpd__sched_idle_forget(s, c->id); /* deleted while the idle policy stopped it */
+            if (policy)
+                gpd__sched_idle_forget(s, c->id);
         } else if (a->state == GPD__WL_STOPPING) {
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
         } else {

@@ -123,9 +123,22 @@ tap_ok "attach connects once it runs, and input reaches it" contains "$out" '^AT
 # ---- The longest session ----
 $GP queue set proj --idle-gpu-timeout none --max-session-length 10s >/dev/null
 tap_ok "the busy session is suspended after max_session_length" wait_until 90 is_state "$BUSY" suspended
+tap_ok "and the session attached to above" wait_until 90 is_state "$IDLE" suspended
 tap_ok "its event names the reason" \
     contains "$(api GET "/api/v1/workloads/$BUSY/events")" "max_session_length"
 tap_ok "the queue shows the bounds" \
     contains "$(api GET /api/v1/queues/proj)" '"idle_gpu_timeout":null,"max_session_length":10[,}]'
+
+# ---- Deleted while the policy stops it ----
+$GP queue set proj --idle-gpu-timeout 10s --max-session-length none >/dev/null
+LONG=$(api POST /api/v1/workloads '{"project":"proj","gpu":1,"tty":true,"grace":"1h",
+"command":["sh","-c","trap \"\" TERM; echo long started; exec cat"]}' | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+tap_ok "a session that ignores the checkpoint signal runs" wait_until 60 is_state "$LONG" running
+tap_is "on the idle GPU" "$(gpu_of "$LONG")" 0
+tap_ok "the policy starts to stop it when idle" wait_until 90 is_state "$LONG" stopping
+$GP delete "$LONG" >/dev/null
+tap_ok "deleted meanwhile, it is deleted" wait_until 30 is_state "$LONG" deleted
+tap_ok "and its reason is its deletion, not the suspension" \
+    contains "$(api GET "/api/v1/workloads/$LONG")" '"reason":"deleted by its owner"'
 gpd_stop
 tap_done
