@@ -15,9 +15,9 @@ $(DAEMON_TESTS): $(BUILD)/tests/daemon/%: $(OBJ)/tests/daemon/%.o $(OBJ)/tests/d
 # HTTP pool, the scheduling loop, the store's writer, the connection guard):
 # a data race stops the daemon (halt_on_error) and fails the test driving it.
 DAEMON_TSAN_SCRIPTS := tests/daemon/test-scenario.sh tests/daemon/test-crash.sh \
-                       tests/daemon/test-describe.sh
+                       tests/daemon/test-describe.sh tests/daemon/test-idle.sh
 TSAN_GOALS += build/tsan/gpupoold build/tsan/gpupool build/tsan/tests/daemon/test-hardening \
-              build/tsan/tests/daemon/test-api
+              build/tsan/tests/daemon/test-api build/tsan/fake/libnvidia-ml.so.1
 TSAN_TESTS += build/tsan/tests/daemon/test-hardening build/tsan/tests/daemon/test-api \
               $(DAEMON_TSAN_SCRIPTS)
 # test-usage checks the accounting arithmetic itself (pure, no daemon).
