@@ -621,7 +621,9 @@ static void be_read(sess *s) {
         return;
     }
     if (s->kind == GP_SESSION_PORT) {
-        ssize_t r = read(s->be, s->bin + 1, BE_IN - 1);
+        /* One DATA message of at most GP_CH_PAYLOAD_MAX bytes: a client
+         * refuses a longer one (1009). */
+        ssize_t r = read(s->be, s->bin + 1, GP_CH_PAYLOAD_MAX);
         if (r < 0 && (errno == EAGAIN || errno == EINTR))
             return;
         if (r <= 0) {

@@ -12,6 +12,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -165,6 +166,22 @@ while m and time.time() < end and body is None:
         time.sleep(0.2)
 ok(body is not None and b"Directory listing" in body,
    "an HTTP request through port-forward reaches the server in the task")
+# An answer longer than one message (64 KiB): gpupoold sent the task's bytes
+# in DATA messages of up to 65,540 bytes, which the CLI rightly refused
+# (1009), so a browser got an empty reply for every larger file.
+big = os.urandom(1 << 20)
+with tempfile.NamedTemporaryFile(dir="/tmp", prefix="gpupool-fwd-") as f:
+    f.write(big)
+    f.flush()
+    got = None
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{m.group(1) if m else 0}/"
+                                    f"{os.path.basename(f.name)}", timeout=60) as resp:
+            got = resp.read()
+    except Exception as ex:
+        got = ex
+    ok(got == big, "a 1 MiB answer comes whole through port-forward",
+       got if not isinstance(got, bytes) else len(got))
 pf.terminate()
 pf.wait()
 
