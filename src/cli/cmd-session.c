@@ -895,17 +895,24 @@ int cmd_notebook(cli *c, int argc, char **argv) {
     int remote = 20000 + (int)(((unsigned)raw[0] << 8 | raw[1]) % 40000);
     snprintf(portarg, sizeof portarg, "--port=%d", remote);
     snprintf(portflag, sizeof portflag, "--port-retries=0");
-    /* --allow-root: Jupyter refuses root otherwise, and whether a task may
-     * run as root is the daemon's to say (--allow-root-workloads). */
+    /* Jupyter refuses to run as root without --allow-root: it is given only
+     * when the daemon says this token's tasks run as root (whether they may
+     * is the daemon's to say: --allow-root-workloads). */
+    json_t *who = NULL;
+    int rc = cli_call(c, "GET", "/api/v1/whoami", NULL, &who, NULL, NULL);
+    if (rc != EXIT_OK)
+        return rc;
+    int as_root = json_is_true(json_object_get(who, "runs_as_root"));
+    json_decref(who);
     const char *const jupyter[] = {"jupyter", "notebook", "--no-browser", "--ip=127.0.0.1",
                                    portarg,   portflag,   "--allow-root"};
     int n, preemptible = 0;
-    char **v = session_argv(argc, argv, 1, jupyter, 7, &n, &preemptible);
+    char **v = session_argv(argc, argv, 1, jupyter, as_root ? 7 : 6, &n, &preemptible);
     if (v == NULL)
         return EXIT_ERROR;
     json_t *env = json_pack("{s:s}", "JUPYTER_TOKEN", token);
     uint64_t id = 0;
-    int rc = submit_session(c, "notebook", n, v, env, preemptible, &id);
+    rc = submit_session(c, "notebook", n, v, env, preemptible, &id);
     free_argv(v);
     json_decref(env);
     if (rc == EXIT_OK)

@@ -87,7 +87,9 @@ static const struct {
     {"notebook", "usage: gpupool notebook [--project P] [--gpu 0.25] [REQUEST] [--local-port N]\n"
                  "\nStarts Jupyter in an interactive workload and prints its local URL with\n"
                  "Jupyter's token, then forwards to it until Ctrl-C (gpupool delete ID ends "
-                 "it).\n"},
+                 "it).\nJupyter's --allow-root is passed only when the daemon says this "
+                 "token's tasks run\nas root. The console's Start a notebook submits the "
+                 "same; reach it with\ngpupool port-forward ID LOCAL:PORT as its page says.\n"},
     {"logs", "usage: gpupool logs [-f] [--task N] ID\n\nPrints a task's output; -f follows it "
              "until the workload ends.\nA log is capped (the local executor's log_max, 64M, one "
              "older part kept) and\nremoved --log-retention (7d) after its workload ends; "

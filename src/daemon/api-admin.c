@@ -35,15 +35,28 @@ static void home_of(const char *unix_user, char *out, size_t len) {
         snprintf(out, len, "%s", res->pw_dir);
 }
 
+/* 1 if the caller's tasks would run as root: never in single-user mode (they
+ * run as the daemon's own user, who is not root there), else when its Unix
+ * user is root here. Programs that refuse root unless told (Jupyter's
+ * --allow-root) are told only then. */
+static int runs_as_root(const char *unix_user) {
+    char buf[4096];
+    struct passwd pw, *res = NULL;
+    if (geteuid() != 0 || unix_user[0] == '\0')
+        return 0;
+    return getpwnam_r(unix_user, &pw, buf, sizeof buf, &res) == 0 && res != NULL && pw.pw_uid == 0;
+}
+
 int gpd__h_whoami(gpd__req *r, gpd__resp *out, gpd__err *e) {
     (void)e;
     char home[PATH_MAX];
     home_of(r->who.unix_user, home, sizeof home);
     return gpd__reply_json(out, 200,
-                           json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "user", r->who.user, "role",
-                                     gpd__role_name(r->who.role), "scope", r->who.scope,
+                           json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:b}", "user", r->who.user,
+                                     "role", gpd__role_name(r->who.role), "scope", r->who.scope,
                                      "unix_user", r->who.unix_user, "token_id",
-                                     (json_int_t)r->who.token_id, "home", home));
+                                     (json_int_t)r->who.token_id, "home", home, "runs_as_root",
+                                     runs_as_root(r->who.unix_user)));
 }
 
 /* ---- Nodes ---------------------------------------------------------------- */

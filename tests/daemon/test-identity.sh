@@ -101,6 +101,23 @@ mkdir -m 700 "$TMP/root-only"
 W=$(as "$TA" $GP submit --project proj --workdir "$TMP/root-only/w" -- true | id_of)
 tap_ok "a workdir alice may not create fails her workload" wait_until 30 is_state "$W" failed
 tap_ok "and says why" sh -c "$GP describe $W | grep -q 'workdir: cannot enter'"
+# Jupyter's --allow-root only where the task runs as root: alice's notebook
+# runs as alice, and gpupool notebook passed the flag for everyone.
+tap_ok "whoami says alice's tasks do not run as root" \
+    sh -c "GPUPOOL_TOKEN=$TA $GP --json whoami | grep -q '\"runs_as_root\": *false'"
+tap_ok "and the admin's (root's) do" sh -c "$GP --json whoami | grep -q '\"runs_as_root\": *true'"
+as "$TA" $GP notebook --project proj >/dev/null 2>"$TMP/notebook.err" &
+NB_PID=$!
+nb_id() { sed -n 's/^gpupool: workload \([0-9]*\)$/\1/p' "$TMP/notebook.err"; }
+has_nb() { [ -n "$(nb_id)" ]; }
+tap_ok "gpupool notebook submits alice's notebook" wait_until 30 has_nb
+N=$(nb_id)
+nbspec=$($GP --json describe "$N" 2>&1)
+tap_ok "its command is Jupyter's" contains "$nbspec" '"--no-browser"'
+tap_ok "without --allow-root" sh -c "! printf '%s' \"\$1\" | grep -q allow-root" - "$nbspec"
+kill "$NB_PID" 2>/dev/null
+wait "$NB_PID" 2>/dev/null
+$GP delete "$N" >/dev/null 2>&1
 X=$(as "$TX" $GP submit --project proj --workdir /tmp -- true | id_of)
 tap_ok "a workload of a Unix user this node lacks fails" wait_until 30 is_state "$X" failed
 tap_ok "and says why" sh -c "$GP describe $X | grep -q 'no Unix user'"
