@@ -4,8 +4,12 @@ DAEMON_PKGS := libmicrohttpd jansson sqlite3 libcrypto
 DAEMON_SRCS := $(sort $(wildcard src/daemon/*.c))
 DAEMON_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(DAEMON_SRCS)) $(OBJ)/src/daemon/console-assets.o
 # The web console's files, built into the binary as C arrays (console.h).
+# xterm.js, its fit addon and their licence are vendored, unmodified, in
+# console/vendor/ (refresh.sh there; docs/dependencies.md).
 CONSOLE_ASSETS := $(sort $(wildcard src/daemon/console/*.html src/daemon/console/*.css \
-                                    src/daemon/console/*.js))
+                                    src/daemon/console/*.js)) \
+                  $(sort $(wildcard src/daemon/console/vendor/*.js src/daemon/console/vendor/*.css \
+                                    src/daemon/console/vendor/*.txt))
 $(OBJ)/src/daemon/console-assets.c: $(CONSOLE_ASSETS) src/daemon/console/embed.sh
 	@mkdir -p $(@D)
 	$(Q)sh src/daemon/console/embed.sh $(CONSOLE_ASSETS) >$@.tmp && mv $@.tmp $@

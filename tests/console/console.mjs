@@ -5,8 +5,10 @@
 // admin's workload in the researcher's project), XSS_NAME, HOME_DIR (the admin's
 // Unix user's home directory, the form's default working directory),
 // IDLE_SERVER and IDLE_TOKEN (a daemon whose console sessions end after 5 s unused),
-// and SHOTS (a directory for screenshots of each page, or empty).
+// GP (the gpupool command), NB_DIR (a directory for the notebook, empty without
+// jupyter-notebook), and SHOTS (a directory for screenshots of each page, or empty).
 import { chromium } from 'playwright-core';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +64,19 @@ async function waitText(page, sel, re) {
   throw new Error(`${sel} never matched ${re}`);
 }
 
+// As waitText, for up to secs seconds (a session or Jupyter starting on a
+// loaded machine).
+async function waitLong(page, sel, re, secs) {
+  const end = Date.now() + secs * 1000;
+  let t = '';
+  while (Date.now() < end) {
+    t = ((await page.locator(sel).first().innerText({ timeout: 1000 }).catch(() => '')) || '').replace(/\u00a0/g, ' ');
+    if (re.test(t)) return t;
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`${sel} never matched ${re} in ${secs} s; it shows: ${t.slice(-300)}`);
+}
+
 try {
   const page = await newPage();
   const resp = await page.goto(SERVER + '/');
@@ -87,6 +102,7 @@ try {
   ok(reasons.some((r) => /limit/.test(r)), 'the overview says why work waits', reasons.join(' | '));
   await shot(page, 'overview');
 
+  const auth = { Authorization: 'Bearer ' + env.ADMIN_TOKEN, 'Content-Type': 'application/json' };
   // Submit half a GPU through the form and see it run.
   await page.goto(SERVER + '/#/submit');
   await page.waitForSelector('#submit-form');
@@ -150,6 +166,149 @@ try {
   }
   ok(gone === 'deleted', 'deleting it from the console stops it', gone);
 
+  // ---- Sessions: the terminal of an interactive workload, typed into from the
+  // page; its recent output replayed; its end said in words; another user's
+  // page shows no terminal; a notebook started from the Submit page and reached
+  // through gpupool port-forward, a cell run in Jupyter from this browser.
+  const shell = await (await fetch(SERVER + '/api/v1/workloads', { method: 'POST', headers: auth,
+    body: JSON.stringify({ project: 'nlp', name: 'shell', gpu: '0.1', tty: true, kind: 'interactive', preemptible: true, command: ['/bin/sh'] }) })).json();
+  ok(shell.id > 0, 'an interactive shell is submitted', JSON.stringify(shell));
+  const stateOf = async (id) => (await (await fetch(SERVER + '/api/v1/workloads/' + id, { headers: auth })).json()).state;
+  for (let i = 0; i < 240 && (await stateOf(shell.id)) !== 'running'; i++) await page.waitForTimeout(250);
+  await page.goto(SERVER + '/#/workload/' + shell.id);
+  await waitLong(page, '#term-status', /Connected/, 60);
+  ok(true, 'its page opens its terminal and says it is connected');
+  await page.click('#terminal');
+  await page.keyboard.type('echo answer-$((6*7))');
+  await page.keyboard.press('Enter');
+  await waitLong(page, '#terminal .xterm-rows', /answer-42/, 60);
+  ok(true, 'a command typed into the console\'s terminal runs, and its answer is shown');
+  const rowsColor = await page.locator('#terminal .xterm-rows').evaluate((e) => getComputedStyle(e).color);
+  ok(rowsColor !== 'rgb(0, 0, 0)', 'the terminal is drawn with its own colours under the strict policy', rowsColor);
+  await shot(page, 'terminal');
+  // The size the task sees: "size=ROWS COLS" (stty's answer, marked).
+  const sizes = (t) => [...t.matchAll(/size=(\d+) (\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+  await page.keyboard.type("stty size | sed 's/^/size=/'");
+  await page.keyboard.press('Enter');
+  const [rows0, cols0] = sizes(await waitLong(page, '#terminal .xterm-rows', /size=\d+ \d+/, 60))[0];
+  ok(rows0 > 5 && cols0 > 40, 'the terminal\'s size reached the task when it opened', rows0 + ' ' + cols0);
+  await page.setViewportSize({ width: 800, height: 900 });
+  await page.keyboard.type("stty size | sed 's/^/size=/'");
+  await page.keyboard.press('Enter');
+  let after = [];
+  for (let i = 0; i < 60 && !(after.length > 1 && after[after.length - 1][1] < cols0); i++) {
+    after = sizes((await page.locator('#terminal .xterm-rows').innerText()).replace(/\u00a0/g, ' '));
+    if (after.length > 1 && after[after.length - 1][1] >= cols0) {
+      // Asked before the new size arrived: ask again.
+      await page.keyboard.type("stty size | sed 's/^/size=/'");
+      await page.keyboard.press('Enter');
+    }
+    await page.waitForTimeout(500);
+  }
+  ok(after.length > 1 && after[after.length - 1][1] < cols0, 'and its new size when the window narrowed', JSON.stringify(after));
+  await page.setViewportSize({ width: 1280, height: 900 });
+  // Left and opened again: the recent output is replayed first.
+  await page.goto(SERVER + '/#/workloads');
+  await page.waitForSelector('#workloads');
+  await page.goto(SERVER + '/#/workload/' + shell.id);
+  await waitLong(page, '#terminal .xterm-rows', /answer-42/, 60);
+  ok(true, 'the terminal opened again shows the recent output first');
+  // The connection drops (cut between the page and the daemon): the page
+  // says so and offers to reconnect, which replays the output again.
+  let cut = null;
+  // (The route takes effect in a page loaded after it: reloaded here.)
+  await page.routeWebSocket(/\/attach$/, (ws) => { ws.connectToServer(); cut = ws; });
+  await page.reload();
+  await waitLong(page, '#term-status', /Connected/, 60);
+  for (let i = 0; i < 40 && !cut; i++) await page.waitForTimeout(250);
+  await cut.close();
+  await waitLong(page, '#term-status', /connection .*dropped/, 30);
+  ok(await page.locator('#term-reconnect').isVisible(), 'a dropped connection is said, with a Reconnect button', await text(page, '#term-status'));
+  await page.click('#term-reconnect');
+  await waitLong(page, '#term-status', /Connected/, 60);
+  await waitLong(page, '#terminal .xterm-rows', /answer-42/, 60);
+  ok(true, 'Reconnect attaches again and shows the recent output');
+  await page.unrouteAll();
+  // Another user sees the workload, and why there is no terminal for them.
+  const other = await newPage();
+  await signIn(other, env.RESEARCHER_TOKEN);
+  await other.goto(SERVER + '/#/workload/' + shell.id);
+  await other.locator('#no-terminal').waitFor({ state: 'visible' });
+  ok(/only/.test(await text(other, '#no-terminal')) && await other.locator('#terminal').count() === 0,
+    'another user\'s interactive workload shows no terminal, and says why', await text(other, '#no-terminal'));
+  await other.goto(SERVER + '/#/workload/' + env.OTHER_ID);
+  await other.locator('#no-terminal').waitFor({ state: 'visible' });
+  ok(/no terminal/.test(await text(other, '#no-terminal')), 'a batch workload says it has no terminal', await text(other, '#no-terminal'));
+  await other.close();
+  // The session ends: said in words, with the exit code.
+  await page.click('#terminal');
+  await page.keyboard.type('exit 3');
+  await page.keyboard.press('Enter');
+  await waitLong(page, '#term-status', /ended/, 60);
+  ok(/exited with code 3/.test(await text(page, '#term-status')), 'the end of the session is said, with its exit code', await text(page, '#term-status'));
+
+  if (env.NB_DIR) {
+    await page.goto(SERVER + '/#/submit');
+    await page.waitForSelector('#notebook-form');
+    await page.selectOption('#nb-project', 'notebooks');
+    await page.fill('#nb-gpu', '1.5');
+    await page.click('#notebook-form button[type=submit]');
+    await waitText(page, '#nb-error', /./);
+    ok(/gpu/i.test(await text(page, '#nb-error')) && /#\/submit$/.test(page.url()), 'a bad GPU amount for a notebook is said, and nothing starts', await text(page, '#nb-error'));
+    await page.fill('#nb-gpu', '0.25');
+    await page.fill('#nb-workdir', env.NB_DIR);
+    await shot(page, 'notebook-start');
+    await page.click('#notebook-form button[type=submit]');
+    await page.waitForURL(/#\/workload\/\d+/);
+    const nbId = page.url().split('/').pop();
+    // The page says how to reach it once Jupyter has printed its address.
+    let fwd = '';
+    for (let i = 0; i < 120 && !fwd; i++) {
+      fwd = (await page.locator('#notebook-forward').textContent({ timeout: 1000 }).catch(() => '')) || '';
+      if (!fwd && !(await page.locator('#terminal').count())) {
+        await page.waitForTimeout(500);
+        await page.evaluate(() => window.dispatchEvent(new HashChangeEvent('hashchange')));
+        await page.waitForSelector('#page h1');
+      }
+    }
+    const nbUrl = (await page.locator('#notebook-url').textContent().catch(() => '')) || '';
+    const fm = fwd.match(/^gpupool port-forward (\d+) 8888:(\d+)$/);
+    const um = nbUrl.match(/^http:\/\/127\.0\.0\.1:8888\/\?token=(\w+)$/);
+    ok(fm && fm[1] === nbId && um, 'the notebook\'s page gives the port-forward command with its id, and Jupyter\'s token', fwd + ' | ' + nbUrl);
+    await shot(page, 'notebook');
+    if (fm && um) {
+      // The command as shown, on a free local port instead of 8888.
+      const pf = spawn(env.GP, ['port-forward', fm[1], '0:' + fm[2]], { env: { ...process.env, GPUPOOL_SERVER: SERVER, GPUPOOL_TOKEN: env.ADMIN_TOKEN } });
+      const local = await new Promise((resolve) => {
+        let out = '';
+        pf.stdout.on('data', (d) => { out += d; const m = out.match(/Forwarding 127\.0\.0\.1:(\d+)/); if (m) resolve(m[1]); });
+        pf.on('exit', () => resolve(null));
+      });
+      ok(local, 'gpupool port-forward forwards a local port to it', local);
+      const base = 'http://127.0.0.1:' + local;
+      const jp = await newPage();
+      await jp.goto(base + '/?token=' + um[1]);
+      await jp.locator('#notebook_list').waitFor({ state: 'visible', timeout: 120000 });
+      ok(true, 'Jupyter\'s own page opens in Chromium through the forward, with the token shown');
+      const made = await jp.request.post(base + '/api/contents', { headers: { Authorization: 'token ' + um[1] }, data: { type: 'notebook' } });
+      const nbPath = made.ok() ? (await made.json()).path : '';
+      ok(nbPath, 'a notebook is made in the notebook directory', made.status());
+      await jp.goto(base + '/notebooks/' + encodeURIComponent(nbPath));
+      await jp.locator('.CodeMirror').first().waitFor({ state: 'visible', timeout: 120000 });
+      await jp.locator('.CodeMirror').first().click();
+      await jp.keyboard.type('print("cell says", 6 * 7)');
+      await jp.keyboard.press('Shift+Enter');
+      await waitLong(jp, '.output_area', /cell says 42/, 180);
+      ok(true, 'a cell run in the notebook from Chromium prints its answer');
+      await shot(jp, 'jupyter');
+      await jp.close();
+      pf.kill('SIGINT');
+    }
+    await fetch(SERVER + '/api/v1/workloads/' + nbId, { method: 'DELETE', headers: auth });
+  } else {
+    ok(true, '# SKIP jupyter-notebook not installed (scripts/install-deps.sh)');
+  }
+
   // A hostile name is shown as text, and no script runs.
   await page.goto(SERVER + '/#/workloads');
   await page.selectOption('select[aria-label=state]', 'any');
@@ -192,7 +351,6 @@ try {
 
   // A thousand workloads waiting for the same reason: the page draws its
   // first rows at once, the rest as they are scrolled to, and the reason once.
-  const auth = { Authorization: 'Bearer ' + env.ADMIN_TOKEN, 'Content-Type': 'application/json' };
   for (let i = 0; i < 1000; i += 10)
     await Promise.all(Array.from({ length: 10 }, (_, j) => fetch(SERVER + '/api/v1/workloads', { method: 'POST', headers: auth,
       body: JSON.stringify({ project: 'infra', gpu: '1', name: 'bulk-' + (i + j), command: ['true'] }) })));

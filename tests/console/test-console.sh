@@ -4,7 +4,9 @@
 # workload named like HTML, and a researcher's token; the browser signs in,
 # submits, deletes, and checks what each role is offered, and that its
 # console session (never the token) is revoked by sign-out and by the idle
-# timeout (a third daemon's, 5 s). With SHOTS=DIR it
+# timeout (a third daemon's, 5 s); it types into an interactive workload's
+# terminal, and starts a notebook (Debian's jupyter-notebook) that it reaches
+# through gpupool port-forward. With SHOTS=DIR it
 # also saves a screenshot of each page there (make console-screenshots).
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
@@ -26,7 +28,8 @@ tap_ok "a week of usage history is written" sh bench/seed-history.sh "$D/gpupool
 tap_ok "gpupoold starts" gpd_start "$D" --period 300ms --poll 200ms --usage-period 200ms --executor-config "$CFG"
 $GP queue create research --deserved 1 >/dev/null && $GP queue create nlp --parent research --deserved 1 >/dev/null &&
     $GP queue create vision --parent research >/dev/null &&
-    $GP queue create ops --deserved 1 >/dev/null && $GP queue create infra --parent ops --deserved 1 --limit 1 >/dev/null
+    $GP queue create ops --deserved 1 >/dev/null && $GP queue create infra --parent ops --deserved 1 --limit 1 >/dev/null &&
+    $GP queue create lab --deserved 1 >/dev/null && $GP queue create notebooks --parent lab --deserved 1 >/dev/null
 OTHER_ID=$($GP --json submit --project nlp --gpu 1 --name training -- sleep 300 | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
 $GP submit --project infra --gpu 1 --name service -- sleep 300 >/dev/null
 PENDING_ID=$($GP --json submit --project infra --gpu 1 --name second -- sleep 1 | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
@@ -60,10 +63,16 @@ idle_up() { [ -s "$I/gpupoold.addr" ] && [ -s "$I/admin.token" ]; }
 wait_until 30 idle_up
 IDLE_SERVER=$(cat "$I/gpupoold.addr" 2>/dev/null)
 IDLE_TOKEN=$(cat "$I/admin.token" 2>/dev/null)
+# The notebook's directory (Jupyter writes the test's notebook there).
+NB_DIR=
+if [ -x /usr/bin/jupyter-notebook ]; then
+    NB_DIR=$TMP/notebooks
+    mkdir -p "$NB_DIR"
+fi
 SERVER=$GPUPOOL_SERVER ADMIN_TOKEN=$GPUPOOL_TOKEN RESEARCHER_TOKEN=$RESEARCHER_TOKEN DEPT_TOKEN=$DEPT_TOKEN \
     PENDING_ID=$PENDING_ID OTHER_ID=$OTHER_ID XSS_NAME=$XSS_NAME SHOTS=${SHOTS:-} \
     HOME_DIR=$(getent passwd "$(id -un)" | cut -d: -f6) YOUNG_SERVER=$YOUNG_SERVER YOUNG_TOKEN=$YOUNG_TOKEN \
-    IDLE_SERVER=$IDLE_SERVER IDLE_TOKEN=$IDLE_TOKEN \
+    IDLE_SERVER=$IDLE_SERVER IDLE_TOKEN=$IDLE_TOKEN GP=$GP NB_DIR=$NB_DIR \
     node tests/console/console.mjs >"$TMP/console.tap" 2>&1
 rc=$?
 sed -n 's/^\(not \)\{0,1\}ok [0-9]* - /&/p; /^#/p' "$TMP/console.tap" | while IFS= read -r line; do

@@ -20,6 +20,8 @@
     idleMs: Number(sessionStorage.getItem('gpupool.idle') || '0'),
     endsAt: Number(sessionStorage.getItem('gpupool.ends') || '0'),
     lastInput: Date.now(), watch: 0,
+    /* What the page shown holds open (a terminal's WebSocket), closed when it is left. */
+    closers: [],
   };
   const $ = (id) => document.getElementById(id);
 
@@ -138,6 +140,8 @@
   /* Leaves the console: the session is revoked at the daemon (unless it
    * has already ended there) and forgotten here; the sign-in form says why. */
   function signOut(why, revoke) {
+    for (const c of state.closers) c();
+    state.closers = [];
     if (revoke && state.session) {
       fetch('/api/v1/console/session', { method: 'DELETE', headers: { Authorization: 'Bearer ' + state.session },
         cache: 'no-store', credentials: 'omit', keepalive: true }).catch(() => {});
@@ -209,6 +213,9 @@
     if (!state.who) return;
     for (const t of state.timers) clearInterval(t);
     state.timers = [];
+    /* Open sessions (a terminal's WebSocket) end with the page that shows them. */
+    for (const c of state.closers) c();
+    state.closers = [];
     const parts = (location.hash || '#/overview').slice(2).split('/');
     const name = pages[parts[0]] ? parts[0] : 'overview';
     for (const a of document.querySelectorAll('nav a'))
@@ -499,6 +506,222 @@
     }
   };
 
+  /* ---- Sessions: a workload's terminal (xterm.js) and its notebook -------- */
+
+  /* The channel's message types (src/common/gp_channel.h, docs/api.md). */
+  const CH = { STDIN: 1, STDOUT: 2, STDERR: 3, RESIZE: 4, EXIT: 6, ERROR: 8, READY: 9, HELLO: 10 };
+
+  /* xterm.js (vendored, src/daemon/console/vendor/) is loaded the first time
+   * a terminal is shown: the other pages never fetch its half a megabyte. */
+  let xtermLoading = null;
+  function loadXterm() {
+    const add = (tag, attrs) => new Promise((resolve, reject) => document.head.append(el(tag, Object.assign({
+      onload: resolve, onerror: () => reject(new Error('the terminal could not be loaded (' + (attrs.src || attrs.href) + ')')),
+    }, attrs))));
+    if (!xtermLoading) {
+      /* Its style sheet first: the terminal measures its cells when it opens. */
+      xtermLoading = add('link', { rel: 'stylesheet', href: '/console/xterm.css' })
+        .then(() => add('script', { src: '/console/xterm.js' })).then(() => add('script', { src: '/console/xterm-addon-fit.js' }));
+      xtermLoading.catch(() => { xtermLoading = null; });
+    }
+    return xtermLoading;
+  }
+
+  /* xterm.js writes the styles it computes (cell sizes, colours, cursor) into
+   * <style> elements, which the console's Content-Security-Policy (style-src
+   * 'self', no inline styles) rightly refuses to apply. Their text is applied
+   * instead as constructed style sheets, which the policy does not govern, so
+   * the policy stays strict for everything else. Returns a function that
+   * stops following root and takes its sheets off the document. */
+  function adoptStyles(root) {
+    const sheets = new Map();
+    const sync = () => {
+      for (const s of root.querySelectorAll('style')) {
+        let e = sheets.get(s);
+        if (!e) {
+          e = { sheet: new CSSStyleSheet(), text: null };
+          sheets.set(s, e);
+          document.adoptedStyleSheets = [...document.adoptedStyleSheets, e.sheet];
+        }
+        if (e.text !== s.textContent) {
+          e.text = s.textContent;
+          e.sheet.replaceSync(e.text);
+        }
+      }
+    };
+    const watch = new MutationObserver(sync);
+    watch.observe(root, { subtree: true, childList: true, characterData: true });
+    sync();
+    return () => {
+      watch.disconnect();
+      const mine = new Set([...sheets.values()].map((e) => e.sheet));
+      document.adoptedStyleSheets = document.adoptedStyleSheets.filter((s) => !mine.has(s));
+    };
+  }
+
+  /* Why a workload's page shows no terminal, or null when it may show one:
+   * only the workload's own user may attach (administrators included: they
+   * may stop a session, not type into it), and only to an interactive one. */
+  function noTerminal(w) {
+    if (!w.spec || !w.spec.tty)
+      return 'This workload has no terminal: it was not started as an interactive session (gpupool run -it, or Start a notebook).';
+    if (w.user !== state.who.user)
+      return 'The terminal is for ' + w.user + ' only: only a session\'s own user may type into it (others may see its state; ' +
+        'an administrator may stop it).';
+    return null;
+  }
+
+  /* Opens the terminal of workload id in box, attached over the session
+   * WebSocket (the console session's secret goes in the first message,
+   * never in the URL), and
+   * writes what happens to status: connected, ended (with its exit code or
+   * reason) or dropped (with a Reconnect button). onOutput gets each piece
+   * of output as bytes. Returns a function that closes it. */
+  function openTerminal(box, status, id, onOutput) {
+    const term = new Terminal({ cursorBlink: true, fontSize: 14, scrollback: 5000,
+      fontFamily: 'ui-monospace, "DejaVu Sans Mono", monospace' });
+    const fit = new FitAddon.FitAddon();
+    term.loadAddon(fit);
+    term.open(box);
+    const unstyle = adoptStyles(box);
+    let ws = null, ended = false, closed = false;
+    const enc = new TextEncoder(), dec = new TextDecoder();
+    const say = (cls, text, ...more) => show(status, el('span', { class: 'term-' + cls }, text), ...more);
+    const send = (type, bytes) => {
+      if (!ws || ws.readyState !== WebSocket.OPEN) return;
+      const m = new Uint8Array(1 + bytes.length);
+      m[0] = type;
+      m.set(bytes, 1);
+      ws.send(m);
+    };
+    const size = () => new Uint8Array([term.rows >> 8, term.rows & 255, term.cols >> 8, term.cols & 255]);
+    const reconnect = () => el('button', { type: 'button', class: 'secondary', id: 'term-reconnect', onclick: connect }, 'Reconnect');
+    function connect() {
+      ended = false;
+      /* The daemon replays the recent output first: start from a clean screen. */
+      term.reset();
+      say('connecting', 'Connecting…');
+      ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/v1/workloads/' + id + '/attach');
+      ws.binaryType = 'arraybuffer';
+      ws.onopen = () => send(CH.HELLO, enc.encode(JSON.stringify({ token: state.session, rows: term.rows, cols: term.cols })));
+      ws.onmessage = (ev) => {
+        const m = new Uint8Array(ev.data);
+        if (!m.length) return;
+        const p = m.subarray(1);
+        if (m[0] === CH.READY) {
+          say('connected', 'Connected: what you type here goes to the workload.');
+          term.focus();
+        } else if (m[0] === CH.STDOUT || m[0] === CH.STDERR) {
+          term.write(p);
+          onOutput(p);
+        } else if (m[0] === CH.EXIT && p.length >= 8) {
+          ended = true;
+          const d = new DataView(p.buffer, p.byteOffset, p.byteLength);
+          const code = d.getInt32(0), sig = d.getInt32(4);
+          say('ended', 'The session has ended: ' + (sig ? 'its command was killed by signal ' + sig : 'its command exited with code ' + code) + '.');
+        } else if (m[0] === CH.ERROR) {
+          ended = true;
+          say('ended', 'The session has ended: ' + dec.decode(p), ' ', reconnect());
+        }
+      };
+      ws.onclose = () => {
+        if (!ended && !closed) say('dropped', 'The connection to the session dropped; the workload goes on running.', ' ', reconnect());
+      };
+    }
+    term.onData((s) => send(CH.STDIN, enc.encode(s)));
+    term.onBinary((s) => send(CH.STDIN, Uint8Array.from(s, (c) => c.charCodeAt(0) & 255)));
+    term.onResize(() => send(CH.RESIZE, size()));
+    const sized = new ResizeObserver(() => { if (box.isConnected) fit.fit(); });
+    sized.observe(box);
+    fit.fit();
+    connect();
+    return () => {
+      closed = true;
+      sized.disconnect();
+      if (ws) ws.close();
+      unstyle();
+      term.dispose();
+    };
+  }
+
+  /* A Jupyter server's address in its output ("http://127.0.0.1:PORT/?token=T",
+   * or ".../tree?token=T"), or null. Jupyter shows "..." for a token it did
+   * not make (JUPYTER_TOKEN given, as gpupool notebook does). */
+  function jupyterAddress(text) {
+    const re = /http:\/\/(?:127\.0\.0\.1|localhost):(\d+)\/[\w/]*\?token=([0-9a-zA-Z]+|\.\.\.)/g;
+    let m, last = null;
+    while ((m = re.exec(text))) last = { port: Number(m[1]), token: m[2] };
+    return last;
+  }
+
+  const isNotebook = (w) => w.spec && Array.isArray(w.spec.command) && /(^|\/)jupyter(-notebook|-lab)?$/.test(w.spec.command[0] || '');
+
+  /* How to reach the notebook of workload w from the user's own computer:
+   * the port-forward command with its id and Jupyter's port, and the URL
+   * with Jupyter's token once the server has printed it. */
+  function notebookHelp(box, w, found) {
+    const local = 8888;
+    const fromEnv = w.spec.env && w.spec.env.JUPYTER_TOKEN;
+    const token = found && found.token !== '...' ? found.token : fromEnv || null;
+    const portArg = (w.spec.command.find((a) => /^--port=\d+$/.test(a)) || '').slice(7);
+    const port = found ? found.port : Number(portArg) || null;
+    if (!found || !token || !port) {
+      show(box, el('p', { class: 'muted', id: 'notebook-wait' }, w.state === 'running'
+        ? 'Jupyter is starting: its address appears here once it has printed it (below, in its terminal).'
+        : 'Jupyter starts once the workload runs (it is ' + w.state + ').'));
+      return;
+    }
+    const url = 'http://127.0.0.1:' + local + '/?token=' + token;
+    show(box,
+      el('p', {}, 'Jupyter is ready in this workload, on its port ' + port + '. To reach it from your computer, forward a local port to it (this stays in the foreground; Ctrl-C stops it):'),
+      el('pre', { class: 'command', id: 'notebook-forward' }, 'gpupool port-forward ' + w.id + ' ' + local + ':' + port),
+      el('p', {}, 'then open, in your browser:'),
+      el('pre', { class: 'command', id: 'notebook-url' }, url),
+      el('p', { class: 'muted' }, 'The token is Jupyter\'s own: anyone with it can run code as you in this workload, so keep it to yourself. ' +
+        'Another free local port works as well as ' + local + ' (change it in both lines). Deleting the workload stops the notebook.'));
+  }
+
+  /* The Terminal section of workload w's page, and its Notebook section for
+   * a Jupyter workload; both end when the page is left (state.closers). */
+  async function sessionSections(w) {
+    const why = noTerminal(w);
+    const nb = isNotebook(w);
+    const nbBox = el('div', { id: 'notebook' });
+    const head = [nb ? el('h2', {}, 'Notebook') : null, nb ? nbBox : null, el('h2', {}, 'Terminal')];
+    if (why) {
+      if (nb) show(nbBox, el('p', { class: 'muted' }, w.user !== state.who.user ? 'Only ' + w.user + ' may reach this notebook.'
+        : 'Its address is read from its terminal, which this workload does not have: see its log below.'));
+      return [head, el('p', { class: 'note', id: 'no-terminal' }, why)];
+    }
+    if (nb) notebookHelp(nbBox, w, null);
+    if (w.state !== 'running')
+      return [head, el('p', { class: 'muted', id: 'no-terminal' }, ['pending', 'starting'].includes(w.state)
+        ? 'The terminal opens here once the workload runs (it is ' + w.state + ').'
+        : 'The session is over (the workload is ' + w.state + '): there is no terminal to attach to.')];
+    const status = el('div', { class: 'toolbar', id: 'term-status' });
+    const box = el('div', { class: 'terminal', id: 'terminal' });
+    /* Jupyter's address is looked for in the session's output, which keeps
+     * its recent part (the daemon's replay holds the start-up lines). */
+    let text = '';
+    const seen = (bytes) => {
+      if (!nb) return;
+      text = (text + new TextDecoder().decode(bytes)).slice(-16384);
+      const found = jupyterAddress(text);
+      if (found) notebookHelp(nbBox, w, found);
+    };
+    try {
+      await loadXterm();
+    } catch (e) {
+      return [head, el('p', { class: 'error', id: 'no-terminal' }, e.message)];
+    }
+    /* Opened once the section is in the page: xterm.js measures its box. */
+    requestAnimationFrame(() => {
+      if (!box.isConnected) return;
+      state.closers.push(openTerminal(box, status, w.id, seen));
+    });
+    return [head, status, box];
+  }
+
   pages.workload = async function (page, args) {
     const id = Number(args[0]);
     const [w, ev] = await Promise.all([api('GET', '/api/v1/workloads/' + id), api('GET', '/api/v1/workloads/' + id + '/events')]);
@@ -511,6 +734,8 @@
     if (mine && ['pending', 'starting', 'running'].includes(w.state)) actions.push(act('Suspend', 'POST', '/api/v1/workloads/' + id + '/suspend'));
     if (mine && w.state === 'suspended') actions.push(act('Resume', 'POST', '/api/v1/workloads/' + id + '/resume'));
     const log = el('pre', { class: 'log', id: 'log' });
+    const sessions = w.spec && w.spec.tty || isNotebook(w) ? await sessionSections(w)
+      : [el('h2', {}, 'Terminal'), el('p', { class: 'muted', id: 'no-terminal' }, noTerminal(w))];
     show(page, 
       el('h1', {}, 'Workload #' + w.id + ' ', el('span', { class: 'wname' }, w.name)),
       el('div', { class: 'toolbar' }, actions, el('span', { class: 'error', id: 'action-error' })),
@@ -520,6 +745,9 @@
         ['working directory', w.spec && w.spec.workdir ? w.spec.workdir : '']]
         .filter((r) => r[1] !== undefined && r[1] !== '')
         .map(([k, v]) => el('tr', {}, el('th', {}, k), el('td', { class: k === 'why it waits' ? 'reason' : '' }, v)))),
+      /* A session's terminal comes first: it is what its user came for (and
+       * xterm.js draws nothing while it is out of view). */
+      sessions,
       el('h2', {}, 'Attempts'),
       ev.attempts.length ? el('table', {}, el('tr', {}, ['attempt', 'node', 'started', 'ended', 'outcome', 'reason'].map((h) => el('th', {}, h))),
         ev.attempts.map((a) => el('tr', {}, el('td', {}, a.attempt), el('td', {}, a.node), el('td', {}, a.started_ms > 0 ? fmt.time(a.started_ms) : ''),
@@ -601,8 +829,44 @@
     });
     show(page, el('h1', {}, 'Submit a workload'),
       el('p', { class: 'muted' }, 'The command runs with sh -c in the working directory (your home directory unless you change it; relative paths in the command start there). ' +
-        'Ask for a fraction of one GPU ("0.5"), whole GPUs, or an amount of GPU memory.'), form);
+        'Ask for a fraction of one GPU ("0.5"), whole GPUs, or an amount of GPU memory.'), form, notebookForm(projects, home));
   };
+  /* "Start a notebook": an interactive Jupyter workload as gpupool notebook
+   * submits it (a terminal, the interactive kind, not preemptible), on a port
+   * of its own in the task; its page then says how to reach it. */
+  function notebookForm(projects, home) {
+    const project = el('select', { id: 'nb-project' }, projects.map((p) => el('option', { value: p }, p)));
+    const gpu = el('input', { id: 'nb-gpu', value: '0.25', placeholder: '0.25 (a quarter of a GPU)' });
+    const workdir = el('input', { id: 'nb-workdir', value: home, size: 40, placeholder: 'the notebooks\' directory on the node' });
+    const err = el('p', { class: 'error', id: 'nb-error' });
+    const form = el('form', { id: 'notebook-form' },
+      el('div', { class: 'field' }, el('label', { for: 'nb-project' }, 'Project'), project),
+      el('div', { class: 'field' }, el('label', { for: 'nb-gpu' }, 'GPUs'), gpu),
+      el('div', { class: 'field' }, el('label', { for: 'nb-workdir' }, 'Notebook directory'), workdir),
+      el('button', { type: 'submit' }, 'Start a notebook'), err);
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      err.textContent = '';
+      const port = 20000 + (crypto.getRandomValues(new Uint16Array(1))[0] % 40000);
+      /* Jupyter refuses root without --allow-root: given only where the
+       * daemon says this token's tasks run as root. */
+      const command = ['jupyter', 'notebook', '--no-browser', '--ip=127.0.0.1', '--port=' + port, '--port-retries=0']
+        .concat(state.who.runs_as_root ? ['--allow-root'] : []);
+      const body = { project: project.value, name: 'notebook', tty: true, kind: 'interactive', preemptible: false, command };
+      if (gpu.value.trim()) body.gpu = gpu.value.trim();
+      if (workdir.value.trim()) body.workdir = workdir.value.trim();
+      try {
+        const r = await api('POST', '/api/v1/workloads', body);
+        location.hash = '#/workload/' + r.id;
+      } catch (e) {
+        err.textContent = e.message;
+      }
+    });
+    return [el('h2', {}, 'Start a notebook'),
+      el('p', { class: 'muted' }, 'A Jupyter server in an interactive workload, running as you (like gpupool notebook). ' +
+        'Its page then tells you how to reach it: the gpupool port-forward command and Jupyter\'s token.'), form];
+  }
+
 
   /* Whether the signed-in token may submit to leaf x: admins anywhere,
    * department admins below their department, researchers to the projects

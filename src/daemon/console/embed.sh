@@ -21,6 +21,7 @@ for f in "$@"; do
     *.css) type="text/css; charset=utf-8" ;;
     *.js) type="text/javascript; charset=utf-8" ;;
     *.svg) type="image/svg+xml" ;;
+    *.txt) type="text/plain; charset=utf-8" ;;
     *) type="application/octet-stream" ;;
     esac
     echo "    {\"$name\", \"$type\", a$i, sizeof a$i},"
