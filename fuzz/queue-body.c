@@ -28,6 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (q.quota[r].deserved < 0 ||
                 (q.quota[r].limit != GP_UNLIMITED && q.quota[r].limit < q.quota[r].deserved))
                 __builtin_trap();
+        /* The per-task defaults: none, or within what a submission may ask. */
+        if (q.default_cpu_milli < 0 || q.default_cpu_milli > GPD__DEFAULT_CPU_MAX ||
+            q.default_mem_bytes < 0)
+            __builtin_trap();
         /* The interactive bounds: none, or 10s to 365 days. */
         const int64_t bounds[] = {q.idle_gpu_timeout, q.max_session_length};
         for (int b = 0; b < 2; b++)

@@ -100,6 +100,13 @@ static int quota_flags(int argc, char **argv, int start, json_t *b, int create) 
             rc = set_bound(b, "--idle-gpu-timeout", "idle_gpu_timeout", v);
         } else if (FLAG("--max-session-length")) {
             rc = set_bound(b, "--max-session-length", "max_session_length", v);
+        } else if (FLAG("--default-cpu")) {
+            if ((rc = cli_parse_milli("queue", "--default-cpu", v, "CPUs", 0, 1000000, &x)) ==
+                EXIT_OK)
+                json_object_set_new(b, "default_cpu", json_string(v));
+        } else if (FLAG("--default-memory")) {
+            if ((rc = cli_parse_size("queue", "--default-memory", v, &x)) == EXIT_OK)
+                json_object_set_new(b, "default_memory", json_string(v));
         } else {
             return cli_usage("queue", missing ? "%s needs a value" : "unknown argument %s",
                              argv[i]);

@@ -254,6 +254,30 @@ static void on_preempt_default(gpd__req *r, json_t *body, gpd__request *q) {
     json_object_set_new(body, "on_preempt", json_string(gp_on_preempt_name(q->spec.on_preempt)));
 }
 
+/* A submission that asks for no CPU, or no memory, gets its project's
+ * default_cpu and default_memory (when it has them): written into the
+ * stored request, as the eviction mode is, and counted before the request
+ * is judged (30 CPU-only workloads once ran on a 2-core node counting 0).
+ * An unknown project is left to gpd__sched_check_request to name. */
+static void resources_default(gpd__req *r, json_t *body, gpd__request *q) {
+    gp_queue_info qi;
+    gp_engine *eng = gpd__sched_lock(r->d->sched);
+    int found = gp_engine_queue_get(eng, q->spec.queue, &qi) == 0;
+    gpd__sched_unlock(r->d->sched);
+    if (!found)
+        return;
+    if (!json_object_get(body, "cpu") && qi.default_cpu_milli > 0) {
+        char b[32];
+        q->spec.req.cpu_milli = qi.default_cpu_milli;
+        gp_format_milli(qi.default_cpu_milli, b, sizeof b);
+        json_object_set_new(body, "cpu", json_string(b));
+    }
+    if (!json_object_get(body, "memory") && qi.default_mem_bytes > 0) {
+        q->spec.req.mem_bytes = qi.default_mem_bytes;
+        json_object_set_new(body, "memory", json_integer(qi.default_mem_bytes));
+    }
+}
+
 /* ---- Routes -------------------------------------------------------------- */
 
 int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
@@ -283,6 +307,7 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
                        q.spec.queue);
         goto out;
     }
+    resources_default(r, body, &q);
     if ((rc = gpd__sched_check_request(r->d->sched, &q, e)) < 0 ||
         (rc = pending_check(r, q.client_key, e)) < 0)
         goto out;

@@ -673,15 +673,24 @@ static int session_bound(json_t *v, const char *field, int64_t *out, gpd__err *e
 }
 
 int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
-    static const char *const known_create[] = {
-        "name",       "parent",           "priority",           "deserved",
-        "limit",      "weight",           "min_runtime_max",    "reclaim_grace_max",
-        "on_preempt", "idle_gpu_timeout", "max_session_length", NULL};
+    static const char *const known_create[] = {"name",
+                                               "parent",
+                                               "priority",
+                                               "deserved",
+                                               "limit",
+                                               "weight",
+                                               "min_runtime_max",
+                                               "reclaim_grace_max",
+                                               "on_preempt",
+                                               "idle_gpu_timeout",
+                                               "max_session_length",
+                                               "default_cpu",
+                                               "default_memory",
+                                               NULL};
     static const char *const known_update[] = {
-        "priority",   "deserved",         "limit",
-        "weight",     "min_runtime_max",  "reclaim_grace_max",
-        "on_preempt", "idle_gpu_timeout", "max_session_length",
-        NULL};
+        "priority",           "deserved",          "limit",          "weight",
+        "min_runtime_max",    "reclaim_grace_max", "on_preempt",     "idle_gpu_timeout",
+        "max_session_length", "default_cpu",       "default_memory", NULL};
     int rc = gpd__json_known(body, create ? known_create : known_update, "a queue", e);
     if (rc < 0)
         return rc;
@@ -735,6 +744,16 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
         return rc;
     if ((v = json_object_get(body, "max_session_length")) &&
         (rc = session_bound(v, "max_session_length", &q->max_session_length, e)) < 0)
+        return rc;
+    /* Per task, as a submission's cpu and memory are; 0: none. */
+    if ((v = json_object_get(body, "default_cpu")) &&
+        (rc = json_milli(v, "default_cpu", &q->default_cpu_milli, e)) < 0)
+        return rc;
+    if (q->default_cpu_milli > GPD__DEFAULT_CPU_MAX)
+        return gpd__fail(e, GP_EINVAL, "default_cpu", "default_cpu: at most %d cores",
+                         GPD__DEFAULT_CPU_MAX / 1000);
+    if ((v = json_object_get(body, "default_memory")) &&
+        (rc = json_size(v, "default_memory", &q->default_mem_bytes, e)) < 0)
         return rc;
     if ((v = json_object_get(body, "deserved")) && (rc = parse_quota_obj(v, "deserved", q, e)) < 0)
         return rc;

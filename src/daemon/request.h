@@ -75,6 +75,10 @@ char *gpd__request_canonical(json_t *body);
  * would judge a session on one or two samples. */
 #define GPD__SESSION_BOUND_MIN_MS 10000
 
+/* The most CPU a project's default_cpu may give a task (milli-CPU), as a
+ * submission's cpu may ask. */
+#define GPD__DEFAULT_CPU_MAX 1000000000
+
 /*
  * Fills q from the body of a queue creation (create: name and parent are
  * read, q is initialised first) or change (on top of what q holds). GP_EINVAL

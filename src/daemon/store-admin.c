@@ -26,8 +26,8 @@ static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
         "INSERT INTO queues(name, parent, priority, gpu_deserved, gpu_limit, gpu_weight,"
         " cpu_deserved, cpu_limit, cpu_weight, mem_deserved, mem_limit, mem_weight, created_ms,"
         " min_runtime_max_ms, reclaim_grace_max_ms, on_preempt, idle_gpu_timeout_ms,"
-        " max_session_length_ms)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET"
+        " max_session_length_ms, default_cpu_milli, default_mem_bytes)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET"
         " parent=excluded.parent, priority=excluded.priority,"
         " gpu_deserved=excluded.gpu_deserved, gpu_limit=excluded.gpu_limit,"
         " gpu_weight=excluded.gpu_weight, cpu_deserved=excluded.cpu_deserved,"
@@ -36,7 +36,9 @@ static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
         " mem_weight=excluded.mem_weight, min_runtime_max_ms=excluded.min_runtime_max_ms,"
         " reclaim_grace_max_ms=excluded.reclaim_grace_max_ms, on_preempt=excluded.on_preempt,"
         " idle_gpu_timeout_ms=excluded.idle_gpu_timeout_ms,"
-        " max_session_length_ms=excluded.max_session_length_ms",
+        " max_session_length_ms=excluded.max_session_length_ms,"
+        " default_cpu_milli=excluded.default_cpu_milli,"
+        " default_mem_bytes=excluded.default_mem_bytes",
         &s, e);
     if (rc < 0)
         return rc;
@@ -54,6 +56,8 @@ static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
     sqlite3_bind_text(s, 16, gp_on_preempt_name(q->on_preempt), -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 17, q->idle_gpu_timeout);
     sqlite3_bind_int64(s, 18, q->max_session_length);
+    sqlite3_bind_int64(s, 19, q->default_cpu_milli);
+    sqlite3_bind_int64(s, 20, q->default_mem_bytes);
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
     return rc == SQLITE_DONE ? 0 : gpd__store_fail(db, rc, e, "storing the queue");
@@ -99,6 +103,8 @@ static int queue_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
         q.on_preempt = GP_ON_PREEMPT_CHECKPOINT;
     q.idle_gpu_timeout = sqlite3_column_int64(s, 15);
     q.max_session_length = sqlite3_column_int64(s, 16);
+    q.default_cpu_milli = sqlite3_column_int64(s, 17);
+    q.default_mem_bytes = sqlite3_column_int64(s, 18);
     return qr->fn(&q, qr->arg) != 0;
 }
 
@@ -109,7 +115,8 @@ int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg)
                              "SELECT name, parent, priority, gpu_deserved, gpu_limit,"
                              " gpu_weight, cpu_deserved, cpu_limit, cpu_weight, mem_deserved,"
                              " mem_limit, mem_weight, min_runtime_max_ms, reclaim_grace_max_ms,"
-                             " on_preempt, idle_gpu_timeout_ms, max_session_length_ms"
+                             " on_preempt, idle_gpu_timeout_ms, max_session_length_ms,"
+                             " default_cpu_milli, default_mem_bytes"
                              " FROM queues"
                              " ORDER BY created_ms, rowid",
                              "");

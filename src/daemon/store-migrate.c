@@ -83,6 +83,11 @@ static const char *const migrations[] = {
     "  workload INTEGER PRIMARY KEY, project TEXT NOT NULL, user TEXT NOT NULL,"
     "  gpu_milli INTEGER NOT NULL, since_ms INTEGER NOT NULL);"
     "ALTER TABLE usage ADD COLUMN returned REAL NOT NULL DEFAULT 0;",
+    /* 9: what a project gives a submission that asks for no CPU or no
+     * memory (gp_queue_spec's default_cpu_milli and default_mem_bytes, per
+     * task; 0: nothing). */
+    "ALTER TABLE queues ADD COLUMN default_cpu_milli INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE queues ADD COLUMN default_mem_bytes INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

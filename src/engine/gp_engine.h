@@ -233,6 +233,12 @@ typedef struct gp_queue_spec {
      * them (docs/usage.md). */
     gp_time_ms idle_gpu_timeout;
     gp_time_ms max_session_length;
+    /* What a submission to this project that asks for no CPU or no memory
+     * is given (milli-CPU, bytes per task; 0: nothing, the default). The
+     * engine keeps them with the queue; the daemon applies them when a
+     * workload is submitted, so a CPU-only workload always counts. */
+    int64_t default_cpu_milli;
+    int64_t default_mem_bytes;
     int32_t nmodels;
     gp_model_quota models[GP_MAX_MODEL_QUOTAS];
 } gp_queue_spec;
@@ -256,7 +262,9 @@ typedef struct gp_queue_info {
     int32_t depth;      /* 0 for a top-level queue */
     int32_t leaf;       /* 1 if it has no children */
     int32_t priority;
-    gp_on_preempt on_preempt; /* the project's default eviction mode */
+    gp_on_preempt on_preempt;  /* the project's default eviction mode */
+    int64_t default_cpu_milli; /* per task, for submissions that give none */
+    int64_t default_mem_bytes;
     gp_res deserved, limit;   /* limit GP_UNLIMITED if unset */
     gp_res fair_share;        /* as of the last cycle */
     gp_res guaranteed;        /* of it, the deserved part (docs/fairshare.md) */

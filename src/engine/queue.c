@@ -101,6 +101,11 @@ static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__q
         gp_errf(err, errlen, "on_preempt: must be checkpoint, pause or requeue");
         return GP_EINVAL;
     }
+    if (s->default_cpu_milli < 0 || s->default_mem_bytes < 0) {
+        gp_errf(err, errlen, "%s: must not be negative",
+                s->default_cpu_milli < 0 ? "default_cpu" : "default_memory");
+        return GP_EINVAL;
+    }
     if (s->idle_gpu_timeout < 0 || s->max_session_length < 0) {
         gp_errf(err, errlen, "%s: must not be negative",
                 s->idle_gpu_timeout < 0 ? "idle_gpu_timeout" : "max_session_length");
@@ -366,6 +371,8 @@ static void fill_info(const gp__queue *q, gp_queue_info *out) {
     out->leaf = q->nchildren == 0;
     out->priority = q->spec.priority;
     out->on_preempt = q->spec.on_preempt;
+    out->default_cpu_milli = q->spec.default_cpu_milli;
+    out->default_mem_bytes = q->spec.default_mem_bytes;
     for (int r = 0; r < GP_RES_COUNT; r++) {
         out->deserved.v[r] = q->deserved[r];
         out->limit.v[r] = q->spec.quota[r].limit;

@@ -692,6 +692,65 @@ START_TEST(test_console_session_times_out) {
 }
 END_TEST
 
+/* 30 CPU-only workloads ran on a 2-core node counting 0: a project's
+ * default_cpu and default_memory are given to each task of a submission
+ * that asks for none (written into its request, and counted on its node),
+ * never to one that asks; a bad default is refused, naming it, and changes
+ * nothing. */
+START_TEST(test_project_default_resources) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "PATCH", "/api/v1/queues/a1",
+                              "{\"default_cpu\":\"1.5\",\"default_memory\":\"2G\"}", NULL),
+                     200);
+    json_t *out = NULL;
+    ck_assert_int_eq(gpd_call(&t, t.admin, "PATCH", "/api/v1/queues/a1",
+                              "{\"default_cpu\":\"lots\",\"default_memory\":\"1G\"}", &out),
+                     400);
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(out, "error"), "field")),
+                     "default_cpu");
+    json_decref(out);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/queues/a1", NULL, &out), 200);
+    ck_assert(json_real_value(json_object_get(out, "default_cpu")) == 1.5);
+    ck_assert_int_eq(json_integer_value(json_object_get(out, "default_memory")), 2LL << 30);
+    json_decref(out);
+    char bare[128], own[128];
+    submit_path(&t, t.admin, "{\"project\":\"a1\",\"command\":[\"sleep\",\"600\"],\"gpu\":1}", bare,
+                sizeof bare);
+    submit_path(&t, t.admin,
+                "{\"project\":\"a1\",\"command\":[\"sleep\",\"600\"],\"gpu\":1,\"cpu\":0.25,"
+                "\"memory\":\"1G\"}",
+                own, sizeof own);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", bare, NULL, &out), 200);
+    json_t *spec = json_object_get(out, "spec");
+    ck_assert_str_eq(json_string_value(json_object_get(spec, "cpu")), "1.5");
+    ck_assert_int_eq(json_integer_value(json_object_get(spec, "memory")), 2LL << 30);
+    json_decref(out);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", own, NULL, &out), 200);
+    spec = json_object_get(out, "spec");
+    ck_assert(json_number_value(json_object_get(spec, "cpu")) == 0.25);
+    json_decref(out);
+    /* Both run; the node counts 1.75 CPUs for them. */
+    wait_in_state(&t, "running", 2);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/nodes", NULL, &out), 200);
+    double cpu = 0;
+    json_t *n;
+    size_t i;
+    json_array_foreach(json_object_get(out, "nodes"), i, n) cpu +=
+        json_number_value(json_object_get(n, "cpu_used"));
+    ck_assert_msg(cpu == 1.75, "cpu_used %g", cpu);
+    json_decref(out);
+    /* Another project has no defaults. */
+    submit_path(&t, t.admin, "{\"project\":\"b1\",\"command\":[\"true\"],\"gpu\":1}", bare,
+                sizeof bare);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", bare, NULL, &out), 200);
+    ck_assert_ptr_null(json_object_get(json_object_get(out, "spec"), "cpu"));
+    json_decref(out);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_input_changes_nothing);
     tcase_add_test(tc, test_reserved_environment);
@@ -701,6 +760,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_env_values_only_for_submitter);
     tcase_add_test(tc, test_tokens_stored_hashed);
     tcase_add_test(tc, test_console_session_revoked);
+    tcase_add_test(tc, test_project_default_resources);
     tcase_add_test(tc, test_console_session_times_out);
     tcase_add_test(tc, test_list_orders);
     tcase_add_test(tc, test_delete_at_any_moment);
