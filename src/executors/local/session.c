@@ -252,19 +252,14 @@ static void ring_put(arena *a, const uint8_t *data, size_t n) {
  * clients are sent, and a later attach replays) and the log, as if the
  * terminal had printed it; cut to what the ring has room for, so that no
  * attached client loses output it has not been sent. */
-static void show_notice(const gpx__spawn *s, arena *a, const gp_ch_msg *m) {
+static void show_notice(arena *a, gpx__tasklog *log, const gp_ch_msg *m) {
     uint64_t lag;
     size_t n = m->len < GP_SESSION_NOTICE_MAX ? m->len : GP_SESSION_NOTICE_MAX;
     size_t room = ring_room(a, &lag);
     if (n > room)
         n = room;
     ring_put(a, m->payload, n);
-    for (size_t off = 0; s->log_fd >= 0 && off < n;) {
-        ssize_t w = write(s->log_fd, m->payload + off, n - off);
-        if (w <= 0)
-            break;
-        off += (size_t)w;
-    }
+    gpx__tasklog_write(log, (const char *)m->payload, n);
 }
 
 static void client_close(client *c) {
@@ -499,7 +494,8 @@ static void open_exec(const gpx__spawn *s, pid_t tpid, client *c, const gp_ch_ms
 /* Carries out the messages a client sent, as far as their targets take
  * them; stops at a STDIN its target cannot take yet (back-pressure: the
  * client is not read until it can). */
-static void client_input(const gpx__spawn *s, arena *a, pid_t tpid, int master, client *c) {
+static void client_input(const gpx__spawn *s, arena *a, gpx__tasklog *log, pid_t tpid, int master,
+                         client *c) {
     while (!c->closing) {
         gp_ch_msg m;
         long n = gp_ch_parse(c->ibuf + c->ioff, c->ilen - c->ioff, &m);
@@ -521,7 +517,7 @@ static void client_input(const gpx__spawn *s, arena *a, pid_t tpid, int master, 
         } else if (c->state == C_NEW && m.type == GP_CH_OPEN_PORT) {
             open_port(c, tpid, &m);
         } else if (c->state == C_NEW && m.type == GP_CH_NOTICE) {
-            show_notice(s, a, &m);
+            show_notice(a, log, &m);
             put_msg(c, GP_CH_READY, NULL, 0);
             c->closing = 1;
         } else if (c->state != C_NEW && m.type == GP_CH_STDIN && target >= 0) {
@@ -836,7 +832,7 @@ int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, gpx__t
                     if (r > 0)
                         c->ilen += (size_t)r;
                 }
-                client_input(s, a, tpid, master, c);
+                client_input(s, a, log, tpid, master, c);
                 break;
             case 4:
             case 5:
@@ -845,7 +841,7 @@ int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, gpx__t
                 break;
             case 6:
                 if (c->state != C_FREE)
-                    client_input(s, a, tpid, master, c);
+                    client_input(s, a, log, tpid, master, c);
                 break;
             }
         }
