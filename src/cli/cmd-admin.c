@@ -243,6 +243,30 @@ int cmd_node(cli *c, int argc, char **argv) {
         }
     }
     cli_table_print(&t);
+    /* Each node's CPU and memory: what its tasks asked for, and what the
+     * node really uses ("?" where the executor cannot tell). */
+    static const char *const nhead[] = {"NODE",   "CPUS",      "CPU-ASKED", "CPU-IN-USE",
+                                        "MEMORY", "MEM-ASKED", "MEM-IN-USE"};
+    cli_table nt;
+    cli_table_init(&nt, 7, nhead);
+    json_array_foreach(json_object_get(out, "nodes"), k, n) {
+        char cpu[32], asked[32], cin[32] = "?", mem[32], masked[32], min[32] = "?";
+        snprintf(cpu, sizeof cpu, "%g", json_number_value(json_object_get(n, "cpu")));
+        snprintf(asked, sizeof asked, "%g", json_number_value(json_object_get(n, "cpu_used")));
+        snprintf(mem, sizeof mem, "%.1fG",
+                 json_integer_value(json_object_get(n, "memory")) / 1073741824.0);
+        snprintf(masked, sizeof masked, "%.1fG",
+                 json_integer_value(json_object_get(n, "memory_used")) / 1073741824.0);
+        if (json_is_number(json_object_get(n, "cpu_in_use")))
+            snprintf(cin, sizeof cin, "%.2f", json_number_value(json_object_get(n, "cpu_in_use")));
+        if (json_is_integer(json_object_get(n, "memory_in_use")))
+            snprintf(min, sizeof min, "%.1fG",
+                     json_integer_value(json_object_get(n, "memory_in_use")) / 1073741824.0);
+        const char *row[] = {cli_str(n, "name"), cpu, asked, cin, mem, masked, min};
+        cli_table_add(&nt, row);
+    }
+    printf("\n");
+    cli_table_print(&nt);
     /* The executor's sentences start with "GPU devices:" and "GPU memory
      * limits:"; an executor that says nothing prints nothing. */
     const char *says[] = {cli_str(out, "gpu_devices"), cli_str(out, "gpu_memory_limits")};

@@ -115,12 +115,20 @@ int gpd__h_nodes(gpd__req *r, gpd__resp *out, gpd__err *e) {
                           (json_int_t)gi->used_mem, "slices_count", gi->slices, "memory_used",
                           (json_int_t)used, "slices", sl, "taken", gi->taken));
         }
-        json_array_append_new(
-            arr, json_pack("{s:s, s:s, s:b, s:f, s:I, s:f, s:I, s:o, s:i}", "name", ni.name,
-                           "domain", ni.domain, "schedulable", ni.schedulable, "cpu",
-                           ni.cpu_milli / 1000.0, "memory", (json_int_t)ni.mem_bytes, "cpu_used",
-                           ni.cpu_used / 1000.0, "memory_used", (json_int_t)ni.mem_used, "gpus",
-                           gpus, "gpus_taken", ni.gpus_taken));
+        /* What the node really uses (null: not known), beside what its
+         * tasks asked for (cpu_used, memory_used). */
+        int64_t cpu_in = -1, mem_in = -1;
+        gpd__sched_node_usage(r->d->sched, ni.name, &cpu_in, &mem_in);
+        json_t *node = json_pack(
+            "{s:s, s:s, s:b, s:f, s:I, s:f, s:I, s:o, s:i}", "name", ni.name, "domain", ni.domain,
+            "schedulable", ni.schedulable, "cpu", ni.cpu_milli / 1000.0, "memory",
+            (json_int_t)ni.mem_bytes, "cpu_used", ni.cpu_used / 1000.0, "memory_used",
+            (json_int_t)ni.mem_used, "gpus", gpus, "gpus_taken", ni.gpus_taken);
+        json_object_set_new(node, "cpu_in_use",
+                            cpu_in >= 0 ? json_real(cpu_in / 1000.0) : json_null());
+        json_object_set_new(node, "memory_in_use",
+                            mem_in >= 0 ? json_integer(mem_in) : json_null());
+        json_array_append_new(arr, node);
     }
     gpd__sched_unlock(r->d->sched);
     free(lt);

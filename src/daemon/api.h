@@ -81,7 +81,9 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
        "Change a queue's deserved quota, limit, weight or priority")                               \
     XX("DELETE", "/api/v1/queues/{name}", h_q_delete, DEPT_ADMIN, "Remove an empty queue")         \
     XX("GET", "/api/v1/nodes", h_nodes, RESEARCHER,                                                \
-       "Nodes and GPUs, with each slice and its real memory use; per node `gpus_taken` (GPUs "     \
+       "Nodes and GPUs, with each slice and its real memory use; per node `cpu_used` and "         \
+       "`memory_used` (what its tasks asked for), `cpu_in_use` and `memory_in_use` (what it "      \
+       "really uses at the last usage sample; null where not measured), `gpus_taken` (GPUs "       \
        "held outside the pool, e.g. by a Slurm cluster's direct users) and per GPU `taken` "       \
        "(withheld for them: offered to no task); `gpu_devices` and "                               \
        "`gpu_memory_limits`: the executor's sentences on how a task is kept to its own GPUs' "     \

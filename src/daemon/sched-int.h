@@ -98,6 +98,9 @@ struct gpd__sched {
     gp_gpu_usage *usage_gpus;
     size_t usage_ngpus;
     char usage_note[192];
+    /* Each node's CPU and memory really in use at the last sample. */
+    gp_node_usage *usage_nodes;
+    size_t usage_nnodes;
 };
 
 /* ---- sched-tasks.c: carrying out decisions, polling, stopping ---- */

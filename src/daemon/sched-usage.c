@@ -16,8 +16,9 @@
 
 #include "daemon/sched-int.h"
 
-#define MAX_GPUS 4096
-#define PRUNE_MS (3600 * 1000)
+#define MAX_GPUS  4096
+#define MAX_NODES 4096
+#define PRUNE_MS  (3600 * 1000)
 
 /* Builds the sample's input from the active workloads and the engine; the
  * arrays are malloc'ed (caller frees tasks, queues and names). */
@@ -121,6 +122,11 @@ void gpd__sched_usage_tick(gpd__sched *s, int64_t now) {
                      gp_executor_name(s->ex));
     }
     gpd__sched_idle_tick(s, gpus, gu.n, now);
+    /* What each node really uses, besides what its tasks asked for. */
+    gp_node_usage *nodes = calloc(MAX_NODES, sizeof *nodes);
+    gp_exec_node_usage nu = {.nodes = nodes, .max = nodes ? MAX_NODES : 0};
+    if (gp_exec_control(s->ex, GP_EXEC_CTL_NODE_USAGE, &nu) < 0)
+        nu.n = 0;
     returns ret;
     load_returns(s, &ret, now);
     gpd__usage_input in = {.gpus = gpus, .ngpus = gu.n, .returns = ret.out, .nreturns = ret.n};
@@ -143,6 +149,7 @@ void gpd__sched_usage_tick(gpd__sched *s, int64_t now) {
     if (rc < 0) {
         gpd__log("usage sample: %s", gp_strerror(rc));
         free(gpus);
+        free(nodes);
         return;
     }
     int64_t from = s->usage_last_ms;
@@ -172,14 +179,32 @@ void gpd__sched_usage_tick(gpd__sched *s, int64_t now) {
     s->usage_gpus = gpus;
     s->usage_ngpus = gu.n;
     snprintf(s->usage_note, sizeof s->usage_note, "%s", gu.note);
+    free(s->usage_nodes);
+    s->usage_nodes = nodes;
+    s->usage_nnodes = nu.n;
+    pthread_mutex_unlock(&s->usage_mu);
+}
+
+void gpd__sched_node_usage(gpd__sched *s, const char *node, int64_t *cpu_milli,
+                           int64_t *mem_bytes) {
+    *cpu_milli = *mem_bytes = -1;
+    pthread_mutex_lock(&s->usage_mu);
+    for (size_t i = 0; i < s->usage_nnodes; i++)
+        if (strcmp(s->usage_nodes[i].node, node) == 0) {
+            *cpu_milli = s->usage_nodes[i].cpu_milli;
+            *mem_bytes = s->usage_nodes[i].mem_bytes;
+            break;
+        }
     pthread_mutex_unlock(&s->usage_mu);
 }
 
 void gpd__sched_usage_free(gpd__sched *s) {
     free(s->usage_rates);
     free(s->usage_gpus);
+    free(s->usage_nodes);
     s->usage_rates = NULL;
     s->usage_gpus = NULL;
+    s->usage_nodes = NULL;
 }
 
 int gpd__sched_usage_now(gpd__sched *s, gpd__usage_now *out) {

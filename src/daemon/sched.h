@@ -86,6 +86,11 @@ typedef struct gpd__usage_now {
 int gpd__sched_usage_now(gpd__sched *s, gpd__usage_now *out);
 void gpd__usage_now_free(gpd__usage_now *u);
 
+/* The CPU (milli-cores) and memory (bytes) node really used at the last
+ * usage sample (the executor's GP_EXEC_CTL_NODE_USAGE); -1 each where it is
+ * not known (no sample yet, or an executor that cannot tell). */
+void gpd__sched_node_usage(gpd__sched *s, const char *node, int64_t *cpu_milli, int64_t *mem_bytes);
+
 /* The rate of one key in a sample, or NULL. */
 const gpd__usage_rate *gpd__usage_find(const gpd__usage_now *u, gpd__usage_kind kind,
                                        const char *key);

@@ -249,8 +249,25 @@ enum {
     GP_EXEC_CTL_PAUSE_RECOVER = 0x1003,
     /* arg: gp_exec_pause *, handle NULL. Whether this node can pause tasks
      * that hold GPU state: 0, or GP_ENOTSUP with detail saying why not. */
-    GP_EXEC_CTL_PAUSE_SUPPORT = 0x1004
+    GP_EXEC_CTL_PAUSE_SUPPORT = 0x1004,
+    /* arg: gp_exec_node_usage *. How much CPU and memory each node really
+     * uses now (all its processes, not what tasks asked for); -1 where it
+     * cannot be told (e.g. the first sample of a rate). */
+    GP_EXEC_CTL_NODE_USAGE = 0x1005
 };
+
+/* One node as GP_EXEC_CTL_NODE_USAGE saw it. */
+typedef struct gp_node_usage {
+    char node[GP_NAME_MAX + 1];
+    int64_t cpu_milli; /* CPU in use since the previous sample, milli-cores; -1 unknown */
+    int64_t mem_bytes; /* host memory in use (total less available); -1 unknown */
+} gp_node_usage;
+
+typedef struct gp_exec_node_usage {
+    gp_node_usage *nodes; /* in: room for max samples */
+    size_t max;           /* in */
+    size_t n;             /* out: samples written */
+} gp_exec_node_usage;
 
 /* What a pause or a resume is asked to do, and what it did. */
 typedef struct gp_exec_pause {

@@ -460,6 +460,11 @@ try {
   await dp.locator('#token').waitFor({ state: 'visible' });
   ok(!(await dp.locator('#nav').isVisible()), 'after signing out, the navigation is not shown');
 
+  // The nodes page says what each node's tasks asked for and what it uses.
+  await page.goto(SERVER + '/#/nodes');
+  const use = await waitText(page, '.node-use', /CPU: .* in use; memory: .* in use/);
+  ok(true, 'the nodes page shows the CPU and memory a node really uses', use);
+
   // The browser keeps a console session, never the token, and sign-out
   // revokes the session at the daemon.
   const sp = await newPage();

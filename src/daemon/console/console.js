@@ -890,6 +890,11 @@
     const rows = [];
     for (const n of r.nodes) {
       rows.push(el('h2', {}, n.name + ' ', el('span', { class: 'muted' }, n.domain + ', ' + n.cpu + ' cores, ' + fmt.bytes(n.memory))));
+      /* What its tasks asked for, and what the node really uses. */
+      const inUse = (v, f) => (v === null || v === undefined ? 'not measured' : f(v) + ' in use');
+      rows.push(el('p', { class: 'muted node-use', 'data-node': n.name },
+        'CPU: ' + fmt.gpus(n.cpu_used) + ' cores asked, ' + inUse(n.cpu_in_use, fmt.gpus) +
+        '; memory: ' + fmt.bytes(n.memory_used) + ' asked, ' + inUse(n.memory_in_use, fmt.bytes)));
       for (const g of n.gpus) {
         const bar = svg('svg', { viewBox: '0 0 1000 24', width: '100%', height: 24, role: 'img', 'aria-label': 'slices of GPU ' + g.index });
         bar.append(svg('rect', { x: 0, y: 0, width: 1000, height: 24, fill: '#eef0f4' }));

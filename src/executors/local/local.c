@@ -1150,6 +1150,8 @@ static int local_control(void *state, int op, void *arg) {
     }
     case GP_EXEC_CTL_PAUSE_SUPPORT:
         return gpx__pause_ctl(state, op, NULL, arg);
+    case GP_EXEC_CTL_NODE_USAGE:
+        return gpx__host_usage(state, arg);
     default:
         return GP_ENOTSUP;
     }

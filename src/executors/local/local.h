@@ -510,7 +510,14 @@ typedef struct gpx__local {
     char cuda_lib[PATH_MAX]; /* the driver for pause (cuda=...); "" if off */
     gpx__cuda cuda;
     int64_t log_max; /* a task's log rotates at this size (log_max=; 0: never) */
+    /* The host's CPU counters at the previous GP_EXEC_CTL_NODE_USAGE (the
+     * scheduling loop's thread alone asks): busy and all jiffies. */
+    uint64_t cpu_busy, cpu_all;
 } gpx__local;
+
+/* GP_EXEC_CTL_NODE_USAGE (hostuse.c): this host's CPU in use since the
+ * previous call (from /proc/stat) and memory in use (/proc/meminfo). */
+int gpx__host_usage(gpx__local *lx, gp_exec_node_usage *u);
 
 /*
  * Sends sig to every process of the task whose key is key: its process group,
