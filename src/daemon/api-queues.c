@@ -96,12 +96,12 @@ static json_t *queue_json(const gp_queue_info *qi, const gp_queue_spec *sp) {
         json_object_set_new(j, "idle_gpu_timeout",
                             sp->idle_gpu_timeout ? json_integer(sp->idle_gpu_timeout / 1000)
                                                  : json_null());
-        /* Cores and bytes per task; 0: none. */
-        json_object_set_new(j, "default_cpu", json_real((double)sp->default_cpu_milli / 1000.0));
-        json_object_set_new(j, "default_memory", json_integer(sp->default_mem_bytes));
         json_object_set_new(j, "max_session_length",
                             sp->max_session_length ? json_integer(sp->max_session_length / 1000)
                                                    : json_null());
+        /* Cores and bytes per task; 0: none. */
+        json_object_set_new(j, "default_cpu", json_real((double)sp->default_cpu_milli / 1000.0));
+        json_object_set_new(j, "default_memory", json_integer(sp->default_mem_bytes));
     }
     if (qi->overcommitted)
         json_object_set_new(j, "overcommitted", json_true());
