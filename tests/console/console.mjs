@@ -5,6 +5,7 @@
 // admin's workload in the researcher's project), XSS_NAME, HOME_DIR (the admin's
 // Unix user's home directory, the form's default working directory),
 // IDLE_SERVER and IDLE_TOKEN (a daemon whose console sessions end after 5 s unused),
+// IDLE_SHELL (an interactive shell on it),
 // GP (the gpupool command), NB_DIR (a directory for the notebook, empty without
 // jupyter-notebook), and SHOTS (a directory for screenshots of each page, or empty).
 import { chromium } from 'playwright-core';
@@ -494,6 +495,25 @@ try {
     const ip = await newPage();
     await signIn(ip, env.IDLE_TOKEN, env.IDLE_SERVER);
     const idleSecret = ((await held(ip)).find(([k]) => k === 'gpupool.session') || ['', ''])[1];
+    if (env.IDLE_SHELL) {
+      // Typing into a terminal is activity: xterm.js keeps some keys (Enter,
+      // arrows, Ctrl-keys) from the page's listeners, so the console counts
+      // what the terminal sends. Only Enter is pressed here, for 9 s.
+      const ia = { Authorization: 'Bearer ' + env.IDLE_TOKEN };
+      const st = async () => (await (await fetch(env.IDLE_SERVER + '/api/v1/workloads/' + env.IDLE_SHELL, { headers: ia })).json()).state;
+      for (let i = 0; i < 240 && (await st()) !== 'running'; i++) await ip.waitForTimeout(250);
+      await ip.goto(env.IDLE_SERVER + '/#/workload/' + env.IDLE_SHELL);
+      await waitLong(ip, '#term-status', /Connected/, 60);
+      await ip.click('#terminal');
+      await ip.keyboard.type('echo typed');
+      for (let i = 0; i < 9; i++) {
+        await ip.keyboard.press('Enter');
+        await ip.waitForTimeout(1000);
+      }
+      await waitLong(ip, '#terminal .xterm-rows', /typed\s/, 30);
+      ok(await ip.locator('#nav').isVisible() && /Connected/.test(await text(ip, '#term-status')),
+        'typing into the terminal for longer than the idle timeout keeps the console signed in', await text(ip, '#signin-error'));
+    }
     await ip.locator('#signin').waitFor({ state: 'visible', timeout: 60000 });
     const why = await text(ip, '#signin-error');
     ok(/without activity; sign in again/.test(why), 'after the idle timeout the console asks to sign in again', why);

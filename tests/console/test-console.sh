@@ -56,13 +56,19 @@ YOUNG_TOKEN=$(cat "$Y/admin.token" 2>/dev/null)
 # A third, whose console sessions end after 5 s without activity.
 I=$TMP/idle
 mkdir -p "$I"
-"$GPD" --data-dir "$I" --listen 127.0.0.1:0 --console-idle-timeout 5s \
+"$GPD" --data-dir "$I" --listen 127.0.0.1:0 --console-idle-timeout 5s --allow-root-workloads \
     --executor-config "state_dir=$I/tasks,inventory=$TMP/young.conf" >"$I.log" 2>&1 &
 GPD_OTHERS="$GPD_OTHERS $!"
 idle_up() { [ -s "$I/gpupoold.addr" ] && [ -s "$I/admin.token" ]; }
 wait_until 30 idle_up
 IDLE_SERVER=$(cat "$I/gpupoold.addr" 2>/dev/null)
 IDLE_TOKEN=$(cat "$I/admin.token" 2>/dev/null)
+# A shell on it: typing into its terminal keeps the console session in use.
+GPUPOOL_SERVER=$IDLE_SERVER GPUPOOL_TOKEN=$IDLE_TOKEN $GP queue create lab --deserved 1 >/dev/null &&
+    GPUPOOL_SERVER=$IDLE_SERVER GPUPOOL_TOKEN=$IDLE_TOKEN $GP queue create shells --parent lab --deserved 1 >/dev/null
+IDLE_SHELL=$(curl -s -H "Authorization: Bearer $IDLE_TOKEN" -H 'Content-Type: application/json' \
+    -d '{"project": "shells", "gpu": "0.1", "tty": true, "kind": "interactive", "command": ["/bin/sh"]}' \
+    "$IDLE_SERVER/api/v1/workloads" | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
 # The notebook's directory (Jupyter writes the test's notebook there).
 NB_DIR=
 if [ -x /usr/bin/jupyter-notebook ]; then
@@ -72,7 +78,7 @@ fi
 SERVER=$GPUPOOL_SERVER ADMIN_TOKEN=$GPUPOOL_TOKEN RESEARCHER_TOKEN=$RESEARCHER_TOKEN DEPT_TOKEN=$DEPT_TOKEN \
     PENDING_ID=$PENDING_ID OTHER_ID=$OTHER_ID XSS_NAME=$XSS_NAME SHOTS=${SHOTS:-} \
     HOME_DIR=$(getent passwd "$(id -un)" | cut -d: -f6) YOUNG_SERVER=$YOUNG_SERVER YOUNG_TOKEN=$YOUNG_TOKEN \
-    IDLE_SERVER=$IDLE_SERVER IDLE_TOKEN=$IDLE_TOKEN GP=$GP NB_DIR=$NB_DIR \
+    IDLE_SERVER=$IDLE_SERVER IDLE_TOKEN=$IDLE_TOKEN IDLE_SHELL=$IDLE_SHELL GP=$GP NB_DIR=$NB_DIR \
     node tests/console/console.mjs >"$TMP/console.tap" 2>&1
 rc=$?
 sed -n 's/^\(not \)\{0,1\}ok [0-9]* - /&/p; /^#/p' "$TMP/console.tap" | while IFS= read -r line; do

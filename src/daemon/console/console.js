@@ -628,7 +628,12 @@
         if (!ended && !closed) say('dropped', 'The connection to the session dropped; the workload goes on running.', ' ', reconnect());
       };
     }
-    term.onData((s) => send(CH.STDIN, enc.encode(s)));
+    /* Typing here is activity (the console's idle sign-out): xterm.js keeps
+     * the keys it takes from the window's listeners. */
+    term.onData((s) => {
+      state.lastInput = Date.now();
+      send(CH.STDIN, enc.encode(s));
+    });
     term.onBinary((s) => send(CH.STDIN, Uint8Array.from(s, (c) => c.charCodeAt(0) & 255)));
     term.onResize(() => send(CH.RESIZE, size()));
     const sized = new ResizeObserver(() => { if (box.isConnected) fit.fit(); });
@@ -697,7 +702,9 @@
     if (w.state !== 'running')
       return [head, el('p', { class: 'muted', id: 'no-terminal' }, ['pending', 'starting'].includes(w.state)
         ? 'The terminal opens here once the workload runs (it is ' + w.state + ').'
-        : 'The session is over (the workload is ' + w.state + '): there is no terminal to attach to.')];
+        : w.state === 'suspended' ? 'The session is suspended and its GPUs are back in the pool (its events say why): Resume brings it back, ' +
+          'and its terminal opens here once it runs.'
+          : 'The session is over (the workload is ' + w.state + '): there is no terminal to attach to.')];
     const status = el('div', { class: 'toolbar', id: 'term-status' });
     const box = el('div', { class: 'terminal', id: 'terminal' });
     /* Jupyter's address is looked for in the session's output, which keeps
@@ -844,6 +851,7 @@
       el('div', { class: 'field' }, el('label', { for: 'nb-gpu' }, 'GPUs'), gpu),
       el('div', { class: 'field' }, el('label', { for: 'nb-workdir' }, 'Notebook directory'), workdir),
       el('button', { type: 'submit' }, 'Start a notebook'), err);
+    form.addEventListener('input', () => { err.textContent = ''; });
     form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
       err.textContent = '';
