@@ -510,6 +510,23 @@ int cmd_attach(cli *c, int argc, char **argv) {
     int suspended = st != NULL && strcmp(st, "suspended") == 0;
     int waiting = st != NULL && (strcmp(st, "pending") == 0 || strcmp(st, "starting") == 0);
     if (suspended) {
+        /* Only its owner brings it back this way: an admin, who may resume
+         * it, may still not attach, and must not resume it by trying. */
+        json_t *me = NULL;
+        rc = cli_call(c, "GET", "/api/v1/whoami", NULL, &me, NULL, NULL);
+        const char *owner = json_string_value(json_object_get(w, "user"));
+        if (rc == EXIT_OK && (owner == NULL || strcmp(owner, cli_str(me, "user")) != 0)) {
+            fprintf(stderr,
+                    "gpupool: workload %llu is suspended and belongs to %s: only its owner may "
+                    "attach to it (and so resume it)\n",
+                    (unsigned long long)id, owner != NULL ? owner : "another user");
+            rc = EXIT_AUTH;
+        }
+        json_decref(me);
+        if (rc != EXIT_OK) {
+            json_decref(w);
+            return rc;
+        }
         const char *why = json_string_value(json_object_get(w, "reason"));
         char *shown = why != NULL ? cli_visible(why) : NULL;
         fprintf(stderr,

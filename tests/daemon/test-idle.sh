@@ -76,6 +76,8 @@ tap_is "on GPU 0" "$(gpu_of "$OTHER")" 0
 TB=$($GP token create --user other --role researcher --scope proj | head -1)
 out=$(GPUPOOL_TOKEN=$TB $GP resume "$IDLE" 2>&1)
 tap_is "another user cannot resume it" "$?:$(printf '%s' "$out" | grep -c 'belongs to')" "4:1"
+out=$(GPUPOOL_TOKEN=$TB $GP attach "$IDLE" 2>&1 </dev/null)
+tap_is "nor attach to it (which would resume it)" "$?:$(printf '%s' "$out" | grep -c 'only its owner')" "4:1"
 tap_is "it stays suspended" "$(state_of "$IDLE")" suspended
 
 # ---- The GPU-hours returned, per project ----
