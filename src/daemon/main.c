@@ -231,7 +231,11 @@ static int prepare_data_dir(gpd__config *c, char *err, size_t errlen) {
     /* The logs: DATA/logs, or a directory of their own (another disk, so
      * that output filling it never fills the store's). */
     if (c->log_dir[0] == '\0') {
-        snprintf(c->log_dir, sizeof c->log_dir, "%s/logs", c->data_dir);
+        int w = snprintf(c->log_dir, sizeof c->log_dir, "%s/logs", c->data_dir);
+        if (w < 0 || (size_t)w >= sizeof c->log_dir) {
+            snprintf(err, errlen, "data dir %.200s: path too long", c->data_dir);
+            return GP_EINVAL;
+        }
     } else {
         int mk = gp_mkdirs(c->log_dir, 0700);
         if (mk < 0) {
