@@ -149,8 +149,9 @@ static int check_nodes(const gp_engine *e, char *err, size_t errlen) {
             !linked(e, &e->by_whole[n->in_whole], n, 0) ||
             !linked(e, &e->by_frac[n->in_frac], n, 1))
             FAIL("node %s: not in the capacity buckets its free GPUs say", n->spec.name);
-        if (n->spec.cpu_milli - n->cpu_free != cpu || n->spec.mem_bytes - n->mem_free != hmem ||
-            n->cpu_free < 0 || n->mem_free < 0)
+        if (n->spec.cpu_milli - n->cpu_free != cpu ||
+            n->spec.mem_bytes - n->mem_free != hmem + n->held_mem || n->cpu_free < 0 ||
+            n->mem_free < 0)
             FAIL("node %s: CPU or memory books disagree with its tasks", n->spec.name);
     }
 out:
@@ -162,9 +163,44 @@ static void add_res(gp_res *a, const gp_res *b, int64_t times) {
         a->v[r] += b->v[r] * times;
 }
 
+/* The pause books of every node (pause.c) against its paused workloads. */
+static int check_paused(const gp_engine *e, char *err, size_t errlen) {
+    int rc = 0;
+    int64_t *sums = gp__calloc(&e->alloc, 3 * (size_t)(e->nnodes ? e->nnodes : 1), sizeof *sums);
+    if (!sums)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < e->wl_by_id.cap; i++) {
+        const gp__wl *w = e->wl_by_id.vals[i];
+        if (!w || !w->paused_on)
+            continue;
+        uint32_t id = w->paused_on - 1;
+        if (id >= e->nnodes || !e->nodes[id] ||
+            (w->state != GP_STATE_PENDING && w->state != GP_STATE_EVICTING))
+            FAIL("workload %" PRIu64 ": paused on a missing node, or %s", w->spec.id,
+                 gp_state_name(w->state));
+        sums[3 * id]++;
+        sums[3 * id + 1] += w->pause_mem;
+        sums[3 * id + 2] +=
+            w->state == GP_STATE_PENDING ? w->pause_mem : w->pause_mem - w->spec.req.mem_bytes;
+    }
+    for (uint32_t i = 0; i < e->nnodes; i++) {
+        const gp__node *n = e->nodes[i];
+        if (n && (sums[3 * i] != n->npaused || sums[3 * i + 1] != n->paused_mem ||
+                  sums[3 * i + 2] != n->held_mem))
+            FAIL("node %s: pause books (%d paused, %" PRId64 " bytes, %" PRId64
+                 " held) differ from its paused workloads",
+                 n->spec.name, n->npaused, n->paused_mem, n->held_mem);
+    }
+out:
+    gp__free(&e->alloc, sums);
+    return rc;
+}
+
 int gp_engine_check(const gp_engine *e, char *err, size_t errlen) {
     int rc = check_nodes(e, err, errlen);
     if (rc)
+        return rc;
+    if ((rc = check_paused(e, err, errlen)) != 0)
         return rc;
     books *bk = gp__calloc(&e->alloc, e->nqueues ? e->nqueues : 1, sizeof *bk);
     if (!bk)

@@ -339,7 +339,8 @@ static int bind_decision(gp_engine *e, gp__wl *w) {
         if (gp__push(&e->alloc, (void **)&e->bindbuf, &e->nbind, &e->cap_bind, sizeof w->tasks[t].b,
                      &w->tasks[t].b))
             return GP_ENOMEM;
-    gp_decision d = {.type = GP_DECISION_BIND, .workload = w->spec.id, .ntasks = w->nbound};
+    gp_decision d = {
+        .type = GP_DECISION_BIND, .workload = w->spec.id, .ntasks = w->nbound, .resume = w->resume};
     /* tasks is an offset into bindbuf until the cycle ends (it may move). */
     d.tasks = (const gp_task_binding *)(uintptr_t)(e->nbind - (uint32_t)w->nbound);
     return gp__push(&e->alloc, (void **)&e->dec, &e->ndec, &e->cap_dec, sizeof d, &d);
@@ -351,8 +352,11 @@ int gp__decision_evict(gp_engine *e, gp__wl *v, gp_evict_reason why, uint64_t fo
                      .reason = why,
                      .for_workload = for_wl,
                      .grace_max = why == GP_EVICT_RECLAIM ? v->queue->spec.reclaim_grace_max : -1};
-    if (gp__push(&e->alloc, (void **)&e->dec, &e->ndec, &e->cap_dec, sizeof d, &d))
+    if (gp__reserve(&e->alloc, (void **)&e->dec, e->ndec + 1, &e->cap_dec, sizeof d))
         return GP_ENOMEM;
+    d.mode = gp__pause_mode(e, v, why, &d.mode_why);
+    if (gp__push(&e->alloc, (void **)&e->dec, &e->ndec, &e->cap_dec, sizeof d, &d))
+        abort(); /* reserved above */
     if (why != GP_EVICT_NODE_GONE) {
         gp__wl_set_state(e, v, GP_STATE_EVICTING);
         gp__wl_leaving(v, +1);
@@ -374,13 +378,24 @@ static int try_allocate(gp_engine *e, gp__wl *w, gp_cycle_stats *st) {
     if (!quota_allows(e, w, &models))
         return 0;
     w->sig = gp__signature(w, models);
-    const gp__wl *seen = gp__u64map_get(&e->memo, w->sig);
+    const gp__wl *seen = w->paused_on ? NULL : gp__u64map_get(&e->memo, w->sig);
     if (seen) {
         gp__wait_copy(w, seen);
         return 0;
     }
-    st->nodes_scored += e->live_nodes;
-    if (gp__place(e, w, models, 1) > 0) {
+    if (w->paused_on) {
+        /* Only on its node: no memo (its request is not the question). Room
+         * for its decision first, so that a resume is never undone. */
+        st->nodes_scored++;
+        if (gp__reserve(&e->alloc, (void **)&e->bindbuf, e->nbind + 1, &e->cap_bind,
+                        sizeof *e->bindbuf) ||
+            gp__reserve(&e->alloc, (void **)&e->dec, e->ndec + 1, &e->cap_dec, sizeof *e->dec) ||
+            !gp__pause_try_resume(e, w, models))
+            return 0;
+    } else {
+        st->nodes_scored += e->live_nodes;
+    }
+    if (w->resume || gp__place(e, w, models, 1) > 0) {
         gp__wl_set_state(e, w, GP_STATE_BOUND);
         gp__wait_set(w, GP_WAIT_NONE);
         if (bind_decision(e, w) != 0) {

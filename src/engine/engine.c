@@ -200,8 +200,8 @@ const char *gp_state_name(gp_state s) {
 
 const char *gp_wait_name(gp_wait w) {
     static const char *const names[GP_WAIT_COUNT] = {
-        "none",   "new",        "queue_limit", "deserved", "no_node",
-        "no_fit", "fragmented", "gang",        "evicting", "fair_share"};
+        "none",       "new",  "queue_limit", "deserved",   "no_node", "no_fit",
+        "fragmented", "gang", "evicting",    "fair_share", "paused"};
     return (unsigned)w < GP_WAIT_COUNT ? names[w] : "unknown";
 }
 

@@ -548,7 +548,7 @@ void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed) {
     gp__u64map_clear(&e->evict_memo);
     for (uint32_t i = 0; i < nfailed && budget > 0; i++) {
         gp__wl *w = failed[i];
-        if (w->state != GP_STATE_PENDING || w->wait == GP_WAIT_EVICTING)
+        if (w->state != GP_STATE_PENDING || w->wait == GP_WAIT_EVICTING || w->paused_on)
             continue;
         gp__wl_diagnosed(e, w);
         gp_wait why = w->wait;

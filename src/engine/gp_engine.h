@@ -322,6 +322,13 @@ typedef struct gp_node_spec {
      * freed later is withheld first. Whether a request could ever run is
      * judged on ngpus, as if nothing were taken. */
     int32_t gpus_taken;
+    /* Pause (docs/engine.md, "Eviction modes"): 1 if this node can pause
+     * tasks (its executor said so), and the most host memory, in bytes, that
+     * paused tasks may hold on it (their own memory and the GPU memory moved
+     * to host). Past it, or where the node cannot pause, a victim in pause
+     * mode is evicted in checkpoint mode. Default 0 and 0: no pause. */
+    int32_t can_pause;
+    int64_t paused_mem_max;
 } gp_node_spec;
 
 /* Fills *n with an empty, schedulable node named name. */
@@ -363,6 +370,8 @@ typedef struct gp_node_info {
     gp_gpu_info gpus[GP_MAX_GPUS_PER_NODE];
     int32_t gpus_taken;  /* as the spec says */
     int32_t taken_bound; /* of them, GPUs that stay bound (not withheld) */
+    int32_t paused;      /* workloads paused here, or being paused */
+    int64_t paused_mem;  /* host memory they hold or will (<= spec's paused_mem_max) */
 } gp_node_info;
 
 size_t gp_engine_node_count(const gp_engine *e);
@@ -458,6 +467,16 @@ int gp_engine_released(gp_engine *e, uint64_t id, gp_time_ms now);
 /* A BOUND or RUNNING workload failed and must be retried: back to PENDING. */
 int gp_engine_requeue(gp_engine *e, uint64_t id);
 
+/*
+ * An EVICTING workload evicted in pause mode (gp_decision.mode) is now
+ * paused: its GPUs and CPU are freed, the host memory it holds paused stays
+ * charged to its node, and it waits PENDING (GP_WAIT_PAUSED) to be resumed
+ * there only: a later BIND of it has resume set. GP_ESTATE if it is not
+ * EVICTING in pause mode (nothing changes). A pause that failed is reported
+ * with gp_engine_released() instead, as any stopped eviction.
+ */
+int gp_engine_paused(gp_engine *e, uint64_t id, gp_time_ms now);
+
 typedef struct gp_slice {
     int32_t gpu;      /* index into the node's gpus[] */
     int32_t milli;    /* milli-GPU charged */
@@ -478,6 +497,17 @@ typedef struct gp_task_binding {
  */
 int gp_engine_restore(gp_engine *e, const gp_workload_spec *w, int32_t ntasks,
                       const gp_task_binding *tasks, gp_time_ms started, char *err, size_t errlen);
+
+/*
+ * Restores a workload that was paused before a restart of the caller: submits
+ * it PENDING, paused on the node of was, the binding its task had when it
+ * was paused (the node's host memory is held again as for that binding, and
+ * it resumes on GPUs of the model of its first slice). GP_ENOENT if there is
+ * no such node, GP_EBUSY if the node lacks the host memory, GP_EINVAL for a
+ * gang (never paused) or slices the node does not have.
+ */
+int gp_engine_restore_paused(gp_engine *e, const gp_workload_spec *w, const gp_task_binding *was,
+                             char *err, size_t errlen);
 
 typedef enum gp_state {
     GP_STATE_PENDING = 0,
@@ -500,6 +530,7 @@ typedef enum gp_wait {
     GP_WAIT_GANG,        /* fewer than min_tasks fit together */
     GP_WAIT_EVICTING,    /* room is being made: victims are stopping */
     GP_WAIT_FAIR_SHARE,  /* its queue is at its fair share; others first */
+    GP_WAIT_PAUSED,      /* paused: resumes on its node once a GPU of its model is free */
     GP_WAIT_COUNT
 } gp_wait;
 
@@ -515,6 +546,9 @@ typedef struct gp_workload_info {
     int32_t bound_tasks; /* tasks placed (elastic gangs: may be < tasks) */
     gp_time_ms started;  /* RUNNING since, or -1 */
     int32_t evictions;   /* times evicted so far */
+    /* PENDING and paused, or EVICTING in pause mode: the node it is paused
+     * on (and is resumed on only); else NULL. */
+    const char *paused_on;
 } gp_workload_info;
 
 /* Fills *out. Like the two functions below, it may first work out a pending
@@ -570,6 +604,19 @@ typedef enum gp_evict_reason {
 
 const char *gp_evict_reason_name(gp_evict_reason r);
 
+/* Why an eviction's mode is not the one its workload asked for. */
+typedef enum gp_mode_why {
+    GP_MODE_ASKED = 0,   /* it is the workload's own on_preempt */
+    GP_MODE_NO_PAUSE,    /* its node cannot pause tasks (gp_node_spec.can_pause) */
+    GP_MODE_HOST_MEMORY, /* paused tasks would pass the node's paused_mem_max */
+    GP_MODE_GANG,        /* a workload of several tasks is not paused */
+    GP_MODE_CONSOLIDATE  /* it is moved to another node, where a paused task cannot go */
+} gp_mode_why;
+
+/* A sentence for an event: "its node cannot pause tasks", ... ("" for
+ * GP_MODE_ASKED). */
+const char *gp_mode_why_text(gp_mode_why w);
+
 typedef struct gp_decision {
     gp_decision_type type;
     uint64_t workload;
@@ -582,6 +629,15 @@ typedef struct gp_decision {
     /* EVICT: the longest grace period the workload may keep (its queue's
      * reclaim_grace_max for GP_EVICT_RECLAIM), or -1: its own. */
     gp_time_ms grace_max;
+    /* EVICT: how to stop it: its on_preempt, or checkpoint where pause
+     * cannot be used (mode_why says why). In pause mode the caller reports
+     * the pause with gp_engine_paused(), or a failed one with
+     * gp_engine_released() once stopped in checkpoint mode. */
+    gp_on_preempt mode;
+    gp_mode_why mode_why;
+    /* BIND: 1 if the workload is paused on this node: resume it there
+     * (its single task's binding is where), do not launch it. */
+    int32_t resume;
 } gp_decision;
 
 typedef struct gp_cycle_stats {

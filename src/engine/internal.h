@@ -66,7 +66,12 @@ typedef struct gp__node {
     int32_t withheld[GP_MAX_GPUS_PER_NODE];
     int32_t taken_short; /* gpus_taken not withheld: those GPUs are bound */
     uint64_t mig_owner[GP_MAX_GPUS_PER_NODE][GP_MAX_MIG_SLOTS]; /* workload id or 0 */
-    gp__pnode view;                                             /* points into the arrays above */
+    /* Pause (pause.c): workloads paused here or being paused, the host
+     * memory they will hold paused (held against spec.paused_mem_max), and
+     * of it what the node's books charge beyond bound tasks (held_mem). */
+    int32_t npaused;
+    int64_t paused_mem, held_mem;
+    gp__pnode view;            /* points into the arrays above */
     int32_t best_free_milli;   /* largest free_milli of a non-MIG GPU */
     int32_t free_whole;        /* fully free non-MIG GPUs */
     int32_t in_whole, in_frac; /* the capacity buckets it is in, or -1 */
@@ -136,6 +141,7 @@ typedef struct gp__wspec {
     gp_time_ms min_runtime;
     int32_t tasks, min_tasks, same_domain;
     gp_time_ms submitted;
+    gp_on_preempt on_preempt;
     gp__treq req;
 } gp__wspec;
 
@@ -168,6 +174,14 @@ struct gp__wl {
      * a pass over the nodes, so it waits until someone asks. */
     uint8_t undiagnosed;
     uint64_t diag_models;
+    /* Pause (pause.c): the node (id + 1; 0: none) it is paused on (PENDING)
+     * or being paused on (EVICTING in pause mode), the GPU model it resumes
+     * on (-1: any, for a task without GPUs), and the host memory it holds
+     * paused. resume: BOUND by resuming, for the decision. */
+    uint32_t paused_on;
+    int32_t paused_model;
+    int64_t pause_mem;
+    uint8_t resume;
     uint64_t mark; /* scratch stamp for de-duplicating victims */
     uint64_t elig; /* stamp of the last search that found it eligible */
 };
@@ -300,6 +314,9 @@ void gp__wl_set_state(gp_engine *e, gp__wl *w, gp_state s);
 /* w lost its tasks (node removed): unbind, back to PENDING, reported as an
  * EVICT with reason GP_EVICT_NODE_GONE in the next cycle. */
 void gp__wl_lost(gp_engine *e, gp__wl *w);
+/* Unbinds w (BOUND, RUNNING or EVICTING) and puts it back in its queue's
+ * pending list; GP_ENOMEM changes nothing. */
+int gp__wl_back_to_pending(gp_engine *e, gp__wl *w);
 int gp__mig_profile_find(const char *name);
 int32_t gp__mig_milli(int profile);
 int64_t gp__mig_mem(int profile);
@@ -357,6 +374,21 @@ int gp__decision_evict(gp_engine *e, gp__wl *victim, gp_evict_reason why, uint64
 /* Consolidate, reclaim, then preempt for workloads that allocation could not
  * place, in the order they were considered. */
 void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed);
+
+/* ---- pause.c ---- */
+/* The mode victim v is evicted in for why, and why it is not its own; a
+ * pause mode reserves the node's host memory for it (gp__pause_drop gives it
+ * back if the eviction ends otherwise). */
+gp_on_preempt gp__pause_mode(gp_engine *e, gp__wl *v, gp_evict_reason why, gp_mode_why *mw);
+/* Ends w's pause, or its pause under way, on the node's books (released,
+ * cancelled, resumed, node gone). */
+void gp__pause_drop(gp_engine *e, gp__wl *w);
+/* Tries to resume paused w on its node now (quota already checked): 1 if
+ * bound there (w->resume set), else 0 with w waiting GP_WAIT_PAUSED. */
+int gp__pause_try_resume(gp_engine *e, gp__wl *w, uint64_t models);
+/* Node n is going away: its paused workloads are reported lost (room in
+ * e->gone reserved by the caller for n->npaused more) and pause no more. */
+void gp__pause_node_gone(gp_engine *e, gp__node *n);
 
 /* ---- reason.c ---- */
 /* "2 GPUs", "0.5 GPU", "3 CPUs", "64.0 GiB of memory": an amount of

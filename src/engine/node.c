@@ -43,6 +43,14 @@ static int validate(const gp_engine *e, const gp_node_spec *n, char *err, size_t
         gp_errf(err, errlen, "ngpus: must be 0 to %d", GP_MAX_GPUS_PER_NODE);
         return GP_EINVAL;
     }
+    if (n->can_pause != 0 && n->can_pause != 1) {
+        gp_errf(err, errlen, "can_pause: must be 0 or 1");
+        return GP_EINVAL;
+    }
+    if (n->paused_mem_max < 0) {
+        gp_errf(err, errlen, "paused_mem_max: must not be negative");
+        return GP_EINVAL;
+    }
     if (n->gpus_taken < 0 || n->gpus_taken > n->ngpus) {
         gp_errf(err, errlen, "gpus_taken: must be 0 to ngpus (%d)", n->ngpus);
         return GP_EINVAL;
@@ -279,14 +287,15 @@ int gp_engine_node_remove(gp_engine *e, const char *name) {
      * once workloads start losing their tasks. */
     if (gp__reserve(&e->alloc, (void **)&e->free_ids, e->nfree_ids + 1, &e->cap_free_ids,
                     sizeof *e->free_ids) ||
-        gp__reserve(&e->alloc, (void **)&e->gone, e->ngone + n->ntasks, &e->cap_gone,
-                    sizeof *e->gone))
+        gp__reserve(&e->alloc, (void **)&e->gone, e->ngone + n->ntasks + (uint32_t)n->npaused,
+                    &e->cap_gone, sizeof *e->gone))
         return GP_ENOMEM;
     for (uint32_t k = 0; k < n->ntasks; k++)
         if (gp__queue_reserve(n->tasks[k].wl->queue) != 0)
             return GP_ENOMEM;
     while (n->ntasks > 0)
         gp__wl_lost(e, n->tasks[0].wl);
+    gp__pause_node_gone(e, n);
     if (gp__push(&e->alloc, (void **)&e->free_ids, &e->nfree_ids, &e->cap_free_ids, sizeof n->id,
                  &n->id))
         abort(); /* room reserved above */
@@ -460,6 +469,8 @@ static void fill_info(const gp_engine *e, const gp__node *n, gp_node_info *out) 
     out->ngpus = n->spec.ngpus;
     out->gpus_taken = n->spec.gpus_taken;
     out->taken_bound = n->taken_short;
+    out->paused = n->npaused;
+    out->paused_mem = n->paused_mem;
     for (int32_t g = 0; g < n->spec.ngpus; g++) {
         const gp_gpu_spec *gs = &n->spec.gpus[g];
         gp_gpu_info *gi = &out->gpus[g];

@@ -194,6 +194,16 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
                  w->victims_left, w->victims_left == 1 ? "" : "s",
                  w->victims_left == 1 ? "is" : "are");
         break;
+    case GP_WAIT_PAUSED: {
+        const gp__node *pn = w->paused_on ? gp__node_at(e, w->paused_on - 1) : NULL;
+        snprintf(buf, len,
+                 "paused on node %s, its state kept in host memory: it resumes there, and only "
+                 "there, once %s",
+                 pn ? pn->spec.name : "?",
+                 w->spec.req.gpu == GP_GPU_NONE ? "the node has room"
+                                                : "a GPU of the model it had has room");
+        break;
+    }
     case GP_WAIT_FAIR_SHARE:
         fmt_gpu(a, sizeof a, w->wait_b);
         fmt_gpu(b, sizeof b, q->alloc.v[GP_RES_GPU]);

@@ -218,6 +218,7 @@ static void keep_spec(gp__wl *w, const gp_workload_spec *in) {
     s->min_tasks = in->min_tasks;
     s->same_domain = in->same_domain;
     s->submitted = in->submitted;
+    s->on_preempt = in->on_preempt;
     s->req.gpu = in->req.gpu;
     s->req.gpus = in->req.gpus;
     s->req.gpu_milli = in->req.gpu_milli;
@@ -518,6 +519,7 @@ void gp__wl_promise(gp__wl *w, int64_t milli) {
 /* ---- Events from the caller ---- */
 
 static void destroy(gp_engine *e, gp__wl *w) {
+    gp__pause_drop(e, w);
     if (w->state == GP_STATE_EVICTING) {
         gp__wl_leaving(w, -1); /* before unbinding: it counts what w holds */
         gp__wl *b = gp__wl_find(e, w->beneficiary);
@@ -567,11 +569,12 @@ int gp_engine_started(gp_engine *e, uint64_t id, gp_time_ms now) {
         return GP_ESTATE;
     gp__wl_set_state(e, w, GP_STATE_RUNNING);
     w->started = now;
+    w->resume = 0;
     return 0;
 }
 
 /* Sends a bound workload back to PENDING, freeing what it holds. */
-static int back_to_pending(gp_engine *e, gp__wl *w) {
+int gp__wl_back_to_pending(gp_engine *e, gp__wl *w) {
     if (gp__queue_reserve(w->queue) != 0)
         return GP_ENOMEM;
     uint64_t beneficiary = w->beneficiary;
@@ -590,8 +593,11 @@ void gp__wl_lost(gp_engine *e, gp__wl *w) {
     /* Report first: once the tasks are gone the caller must hear of it. */
     if (gp__push(&e->alloc, (void **)&e->gone, &e->ngone, &e->cap_gone, sizeof w->spec.id,
                  &w->spec.id) ||
-        back_to_pending(e, w) != 0)
+        gp__queue_reserve(w->queue) != 0)
         abort(); /* gp_engine_node_remove() reserves room for all of it first */
+    gp__pause_drop(e, w);
+    if (gp__wl_back_to_pending(e, w) != 0)
+        abort(); /* reserved just above */
     w->evictions++;
 }
 
@@ -602,7 +608,10 @@ int gp_engine_released(gp_engine *e, uint64_t id, gp_time_ms now) {
         return GP_ENOENT;
     if (w->state != GP_STATE_EVICTING)
         return GP_ESTATE;
-    return back_to_pending(e, w);
+    if (gp__queue_reserve(w->queue) != 0)
+        return GP_ENOMEM;
+    gp__pause_drop(e, w); /* a pause that failed: stopped in checkpoint mode */
+    return gp__wl_back_to_pending(e, w);
 }
 
 int gp_engine_requeue(gp_engine *e, uint64_t id) {
@@ -611,7 +620,10 @@ int gp_engine_requeue(gp_engine *e, uint64_t id) {
         return GP_ENOENT;
     if (w->state != GP_STATE_BOUND && w->state != GP_STATE_RUNNING)
         return GP_ESTATE;
-    return back_to_pending(e, w);
+    if (gp__queue_reserve(w->queue) != 0)
+        return GP_ENOMEM;
+    gp__pause_drop(e, w);
+    return gp__wl_back_to_pending(e, w);
 }
 
 /* Checks that slices s[0..n) of a restored task are valid and free on node. */
@@ -710,6 +722,8 @@ int gp_engine_workload_get(gp_engine *e, uint64_t id, gp_workload_info *out) {
     out->bound_tasks = w->nbound;
     out->started = w->started;
     out->evictions = w->evictions;
+    if (w->paused_on)
+        out->paused_on = gp__node_at(e, w->paused_on - 1)->spec.name;
     return 0;
 }
 

@@ -173,6 +173,9 @@ static void random_node(gp_engine *e, rnd *r, int i) {
             snprintf(n.gpus[g].mig_layout[2], 16, "1g.10gb");
         }
     }
+    /* Half the nodes can pause, with half their memory for paused tasks. */
+    n.can_pause = i % 2;
+    n.paused_mem_max = n.mem_bytes / 2;
     /* Some GPUs held outside the pool, bound ones or not. */
     if (rint_(r, 0, 2) == 0)
         n.gpus_taken = rint_(r, 0, n.ngpus);
@@ -195,6 +198,7 @@ static void random_submit(gp_engine *e, rnd *r, uint64_t id, gp_time_ms now) {
     gp_workload_spec w;
     gp_workload_spec_init(&w, id, projects[rint_(r, 0, 3)]);
     w.kind = (gp_kind)rint_(r, 0, 2);
+    w.on_preempt = (gp_on_preempt)(id % 3);
     w.priority = rint_(r, 0, 3);
     w.submitted = now;
     w.min_runtime = rint_(r, 0, 1) ? 0 : rint_(r, 0, 5000);
@@ -304,12 +308,16 @@ uint64_t t_random_run(uint64_t seed, int steps, gp_placement placement) {
                             h = hash_mix(h, (uint64_t)d[i].tasks[t].slices[s].gpu * 7 +
                                                 (uint64_t)d[i].tasks[t].slices[s].milli +
                                                 (uint64_t)d[i].tasks[t].node[1]);
-                    if (rint_(&r, 0, 9))
+                    if (d[i].resume && rint_(&r, 0, 3) == 0)
+                        ck_assert_int_eq(gp_engine_paused(e, d[i].workload, now), 0); /* failed */
+                    else if (rint_(&r, 0, 9))
                         ck_assert_int_eq(gp_engine_started(e, d[i].workload, now), 0);
                 } else if (d[i].reason != GP_EVICT_NODE_GONE) {
                     ck_assert_int_eq(wi.state, GP_STATE_EVICTING);
                     ck_assert_int_eq(wi.preemptible, 1);
-                    if (nheld < 64 && rint_(&r, 0, 2) == 0)
+                    if (d[i].mode == GP_ON_PREEMPT_PAUSE && rint_(&r, 0, 3))
+                        ck_assert_int_eq(gp_engine_paused(e, d[i].workload, now), 0);
+                    else if (nheld < 64 && rint_(&r, 0, 2) == 0)
                         held[nheld++] = d[i].workload; /* a slow checkpoint */
                     else
                         ck_assert_int_eq(gp_engine_released(e, d[i].workload, now), 0);

@@ -1,0 +1,286 @@
+/*
+ * test-pause.c — eviction modes in the engine: a victim asking for pause is
+ * paused where its node can pause and has host memory for it, and evicted in
+ * checkpoint mode otherwise, with the reason in the decision; a paused
+ * workload frees its GPUs and CPU, holds host memory on its node, waits in
+ * its queue and is resumed only there; a failed pause or resume, a cancel, a
+ * lost node and a restart each leave the books balanced (the invariant
+ * checker runs after every cycle).
+ */
+#include "gptest.h"
+#include "helpers.h"
+
+/* Submits a one-task workload of gpus whole GPUs in mode m. */
+static void submit_mode(gp_engine *e, uint64_t id, const char *q, int gpus, int tasks,
+                        gp_on_preempt m, gp_time_ms now) {
+    gp_workload_spec w;
+    gp_workload_spec_init(&w, id, q);
+    w.tasks = tasks;
+    w.submitted = now;
+    w.req.gpu = GP_GPU_WHOLE;
+    w.req.gpus = gpus;
+    w.req.mem_bytes = 4 * GIB;
+    w.on_preempt = m;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_engine_submit(e, &w, err, sizeof err) == 0, "submit: %s", err);
+}
+
+/* Node name with 4 H100 of 80 GiB that can pause (paused_mem_max GiB). */
+static void pause_node(gp_engine *e, const char *name, int can_pause, int64_t max_gib) {
+    gp_node_spec n;
+    t_node_spec(&n, name, 4, "H100", 80, "");
+    n.can_pause = can_pause;
+    n.paused_mem_max = max_gib * GIB;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_engine_node_set(e, &n, err, sizeof err) == 0, "node: %s", err);
+}
+
+/* Project b borrows node n1's 4 GPUs with 4 one-GPU workloads (ids 1-4) in
+ * mode m; then project a, which deserves them, asks for 2. Returns the
+ * decisions of the cycle that evicts for a (not released). */
+static size_t borrow_then_reclaim(gp_engine *e, gp_on_preempt m, const gp_decision **d) {
+    t_queue(e, "a", "", 4, -1, 1);
+    t_queue(e, "b", "", 0, -1, 1);
+    for (uint64_t id = 1; id <= 4; id++)
+        submit_mode(e, id, "b", 1, 1, m, 0);
+    t_cycle(e, 1000, 1, 1, NULL);
+    ck_assert_int_eq(t_alloc(e, "b"), 4000);
+    submit_mode(e, 100, "a", 1, 1, GP_ON_PREEMPT_CHECKPOINT, 2000);
+    submit_mode(e, 101, "a", 1, 1, GP_ON_PREEMPT_CHECKPOINT, 2000);
+    size_t n = t_cycle(e, 3000, 1, 0, d);
+    ck_assert_uint_eq(t_count(*d, n, GP_DECISION_EVICT, GP_EVICT_RECLAIM), 2);
+    return n;
+}
+
+static gp_node_info node_info(gp_engine *e, const char *name) {
+    gp_node_info ni;
+    ck_assert_int_eq(gp_engine_node_get(e, name, &ni), 0);
+    return ni;
+}
+
+/* An engine with node n1 (can_pause, max_gib) after borrow_then_reclaim in
+ * mode m, that cycle's decisions, and its two victims. */
+typedef struct reclaim {
+    gp_engine *e;
+    const gp_decision *d;
+    size_t n;
+    uint64_t v[2];
+} reclaim;
+
+static reclaim reclaimed(gp_on_preempt m, int can_pause, int64_t max_gib) {
+    reclaim r = {t_engine(), NULL, 0, {0, 0}};
+    pause_node(r.e, "n1", can_pause, max_gib);
+    r.n = borrow_then_reclaim(r.e, m, &r.d);
+    for (size_t i = 0, k = 0; i < r.n; i++)
+        if (r.d[i].type == GP_DECISION_EVICT)
+            r.v[k++] = r.d[i].workload;
+    return r;
+}
+
+/* Every eviction of d[0..n) is in mode m, for the reason why. */
+static void evicted_in(const gp_decision *d, size_t n, gp_on_preempt m, gp_mode_why why) {
+    for (size_t i = 0; i < n; i++) {
+        if (d[i].type != GP_DECISION_EVICT)
+            continue;
+        ck_assert_int_eq(d[i].mode, m);
+        ck_assert_int_eq(d[i].mode_why, why);
+    }
+}
+
+START_TEST(test_reclaim_pauses_and_resumes_in_place) {
+    reclaim r = reclaimed(GP_ON_PREEMPT_PAUSE, 1, 400);
+    gp_engine *e = r.e;
+    const gp_decision *d = r.d;
+    size_t n = r.n;
+    uint64_t *v = r.v;
+    evicted_in(d, n, GP_ON_PREEMPT_PAUSE, GP_MODE_ASKED);
+    /* Being paused: the GPU memory to be moved to host is reserved. */
+    gp_node_info ni = node_info(e, "n1");
+    ck_assert_int_eq(ni.paused, 2);
+    ck_assert_int_eq(ni.paused_mem, 2 * (80 + 4) * GIB);
+    ck_assert_int_eq(ni.mem_used, 4 * 4 * GIB + 2 * 80 * GIB);
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq(gp_engine_paused(e, v[k], 3500), 0);
+    gp_workload_info wi;
+    ck_assert_int_eq(gp_engine_workload_get(e, v[0], &wi), 0);
+    ck_assert_int_eq(wi.state, GP_STATE_PENDING);
+    ck_assert_str_eq(wi.paused_on, "n1");
+    /* Paused: GPUs and CPU free, host memory held. */
+    ni = node_info(e, "n1");
+    ck_assert_int_eq(ni.mem_used, 2 * 4 * GIB + 2 * (80 + 4) * GIB);
+    ck_assert_int_eq(ni.cpu_used, 0);
+    t_cycle(e, 4000, 1, 0, NULL);
+    ck_assert_int_eq(t_state(e, 100), GP_STATE_RUNNING);
+    ck_assert_int_eq(t_state(e, 101), GP_STATE_RUNNING);
+    char why[256];
+    ck_assert_int_eq(gp_engine_pending_reason(e, v[0], why, sizeof why), GP_WAIT_PAUSED);
+    ck_assert_msg(strstr(why, "paused on node n1") != NULL, "%s", why);
+    /* The owner leaves: the paused ones are resumed there. */
+    ck_assert_int_eq(gp_engine_finished(e, 100), 0);
+    ck_assert_int_eq(gp_engine_finished(e, 101), 0);
+    n = t_cycle(e, 5000, 0, 0, &d);
+    ck_assert_uint_eq(t_count(d, n, GP_DECISION_BIND, 0), 2);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(d[i].resume, 1);
+        ck_assert_str_eq(d[i].tasks[0].node, "n1");
+        ck_assert_int_eq(gp_engine_started(e, d[i].workload, 5000), 0);
+    }
+    ni = node_info(e, "n1");
+    ck_assert_int_eq(ni.paused, 0);
+    ck_assert_int_eq(ni.paused_mem, 0);
+    ck_assert_int_eq(ni.mem_used, 4 * 4 * GIB);
+    gp_engine_free(e);
+}
+END_TEST
+
+/* Room for one paused task (84 GiB) of 100: the second victim is evicted in
+ * checkpoint mode, saying why. */
+START_TEST(test_host_memory_bound) {
+    reclaim r = reclaimed(GP_ON_PREEMPT_PAUSE, 1, 100);
+    int paused = 0, bounded = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const gp_decision *x = &r.d[i];
+        paused += x->type == GP_DECISION_EVICT && x->mode == GP_ON_PREEMPT_PAUSE;
+        bounded += x->type == GP_DECISION_EVICT && x->mode_why == GP_MODE_HOST_MEMORY &&
+                   x->mode == GP_ON_PREEMPT_CHECKPOINT;
+    }
+    ck_assert_int_eq(paused, 1);
+    ck_assert_int_eq(bounded, 1);
+    ck_assert_str_eq(gp_mode_why_text(GP_MODE_HOST_MEMORY),
+                     "paused tasks would hold more host memory than its node allows");
+    gp_engine_free(r.e);
+}
+END_TEST
+
+/* A node that cannot pause: checkpoint mode, saying why; a workload asking
+ * for requeue keeps it; neither holds host memory. */
+START_TEST(test_no_pause_without_node_or_mode) {
+    static const struct {
+        gp_on_preempt asked;
+        int can_pause;
+        gp_on_preempt mode;
+        gp_mode_why why;
+    } cases[] = {{GP_ON_PREEMPT_PAUSE, 0, GP_ON_PREEMPT_CHECKPOINT, GP_MODE_NO_PAUSE},
+                 {GP_ON_PREEMPT_REQUEUE, 1, GP_ON_PREEMPT_REQUEUE, GP_MODE_ASKED}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        reclaim r = reclaimed(cases[c].asked, cases[c].can_pause, 400);
+        evicted_in(r.d, r.n, cases[c].mode, cases[c].why);
+        ck_assert_int_eq(gp_engine_paused(r.e, r.v[0], 3500), GP_ESTATE);
+        ck_assert_int_eq(node_info(r.e, "n1").paused, 0);
+        gp_engine_free(r.e);
+    }
+}
+END_TEST
+
+START_TEST(test_gang_is_not_paused) {
+    gp_engine *e = t_engine();
+    pause_node(e, "n1", 1, 400);
+    t_queue(e, "a", "", 4, -1, 1);
+    t_queue(e, "b", "", 0, -1, 1);
+    submit_mode(e, 1, "b", 2, 2, GP_ON_PREEMPT_PAUSE, 0);
+    t_cycle(e, 1000, 1, 1, NULL);
+    submit_mode(e, 100, "a", 1, 1, GP_ON_PREEMPT_CHECKPOINT, 2000);
+    const gp_decision *d;
+    size_t n = t_cycle(e, 3000, 1, 0, &d);
+    ck_assert_uint_eq(t_count(d, n, GP_DECISION_EVICT, 0), 1);
+    evicted_in(d, n, GP_ON_PREEMPT_CHECKPOINT, GP_MODE_GANG);
+    gp_engine_free(e);
+}
+END_TEST
+
+/* A pause that failed (a lock timeout) is stopped in checkpoint mode and
+ * released: nothing stays held for it. Paused on n1, the other is not started
+ * on the idle n2; a resume that fails leaves it paused again; a lost node
+ * reports it so that its task is ended. */
+START_TEST(test_resumes_only_on_its_node) {
+    reclaim r = reclaimed(GP_ON_PREEMPT_PAUSE, 1, 400);
+    gp_engine *e = r.e;
+    const gp_decision *d = r.d;
+    size_t n = r.n;
+    uint64_t *vs = r.v;
+    uint64_t v = vs[0];
+    ck_assert_int_eq(gp_engine_released(e, vs[1], 3500), 0);
+    ck_assert_int_eq(gp_engine_paused(e, v, 3500), 0);
+    gp_workload_info wi;
+    ck_assert_int_eq(gp_engine_workload_get(e, vs[1], &wi), 0);
+    ck_assert_ptr_null(wi.paused_on);
+    ck_assert_int_eq(node_info(e, "n1").paused, 1);
+    ck_assert_int_eq(node_info(e, "n1").mem_used, 2 * 4 * GIB + (80 + 4) * GIB);
+    t_cycle(e, 4000, 1, 1, NULL); /* a's two run; no room for the released one */
+    t_node(e, "n2", 4, "H100", 80, "");
+    t_cycle(e, 5000, 1, 1, NULL);
+    ck_assert_int_eq(t_state(e, v), GP_STATE_PENDING);
+    ck_assert_int_eq(gp_engine_finished(e, 100), 0);
+    n = t_cycle(e, 6000, 0, 0, &d);
+    int resumed = 0;
+    for (size_t i = 0; i < n; i++)
+        if (d[i].type == GP_DECISION_BIND && d[i].workload == v) {
+            resumed = d[i].resume;
+            ck_assert_str_eq(d[i].tasks[0].node, "n1");
+        }
+    ck_assert_int_eq(resumed, 1);
+    /* The restore found too little GPU memory: paused again. */
+    ck_assert_int_eq(gp_engine_paused(e, v, 6500), 0);
+    ck_assert_int_eq(gp_engine_workload_get(e, v, &wi), 0);
+    ck_assert_str_eq(wi.paused_on, "n1");
+    ck_assert_int_eq(node_info(e, "n1").paused, 1);
+    char err[GP_ERR_MAX];
+    ck_assert_int_eq(gp_engine_check(e, err, sizeof err), 0);
+    ck_assert_int_eq(gp_engine_node_remove(e, "n1"), 0);
+    n = t_cycle(e, 7000, 0, 0, &d);
+    int gone = 0;
+    for (size_t i = 0; i < n; i++)
+        gone += d[i].type == GP_DECISION_EVICT && d[i].workload == v &&
+                d[i].reason == GP_EVICT_NODE_GONE;
+    ck_assert_int_eq(gone, 1);
+    ck_assert_int_eq(gp_engine_workload_get(e, v, &wi), 0);
+    ck_assert_ptr_null(wi.paused_on);
+    gp_engine_free(e);
+}
+END_TEST
+
+/* After a restart, a paused workload is restored paused, holding its host
+ * memory again; a binding on a GPU the node lacks is refused; cancelled, it
+ * frees its host memory. */
+START_TEST(test_restore_paused) {
+    gp_engine *e = t_engine();
+    pause_node(e, "n1", 1, 400);
+    t_queue(e, "b", "", 0, -1, 1);
+    gp_workload_spec w;
+    gp_workload_spec_init(&w, 7, "b");
+    w.req.gpu = GP_GPU_WHOLE;
+    w.req.gpus = 1;
+    w.req.mem_bytes = 4 * GIB;
+    w.on_preempt = GP_ON_PREEMPT_PAUSE;
+    gp_task_binding b = {.node = "n1", .nslices = 1};
+    b.slices[0] = (gp_slice){.gpu = 9, .milli = 1000, .mem = 80 * GIB, .mig_slot = -1};
+    char err[GP_ERR_MAX] = "";
+    ck_assert_int_eq(gp_engine_restore_paused(e, &w, &b, err, sizeof err), GP_EINVAL);
+    ck_assert_int_eq(t_state(e, 7), -1);
+    b.slices[0].gpu = 2;
+    ck_assert_msg(gp_engine_restore_paused(e, &w, &b, err, sizeof err) == 0, "%s", err);
+    gp_node_info ni = node_info(e, "n1");
+    ck_assert_int_eq(ni.paused, 1);
+    ck_assert_int_eq(ni.mem_used, 84 * GIB);
+    ck_assert_int_eq(gp_engine_cancel(e, 7), 0);
+    ck_assert_int_eq(node_info(e, "n1").mem_used, 0);
+    ck_assert_int_eq(gp_engine_restore_paused(e, &w, &b, err, sizeof err), 0);
+    const gp_decision *d;
+    size_t n = t_cycle(e, 1000, 1, 1, &d);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(d[0].resume, 1);
+    ck_assert_int_eq(node_info(e, "n1").mem_used, 4 * GIB);
+    gp_engine_free(e);
+}
+END_TEST
+
+static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_reclaim_pauses_and_resumes_in_place);
+    tcase_add_test(tc, test_host_memory_bound);
+    tcase_add_test(tc, test_no_pause_without_node_or_mode);
+    tcase_add_test(tc, test_gang_is_not_paused);
+    tcase_add_test(tc, test_resumes_only_on_its_node);
+    tcase_add_test(tc, test_restore_paused);
+}
+
+GP_TEST_MAIN("engine/pause", add_tests)
