@@ -33,6 +33,7 @@ FUZZ_DEPS_request := $(OBJ)/src/daemon/request.o $(OBJ)/src/daemon/util.o $(FUZZ
 FUZZ_DEPS_queue-body := $(FUZZ_DEPS_request)
 FUZZ_DEPS_daemon-config := $(OBJ)/src/daemon/config.o $(FUZZ_COMMON)
 FUZZ_DEPS_inventory := $(EXEC_LIB) $(FUZZ_COMMON)
+FUZZ_DEPS_squeue := $(EXEC_LIB) $(FUZZ_COMMON)
 FUZZ_DEPS_executor-config := $(EXEC_LIB) $(OBJ)/src/interpose/ledger.o $(FUZZ_COMMON)
 FUZZ_DEPS_interposer-env := $(OBJ)/src/interpose/config.o $(FUZZ_COMMON)
 FUZZ_DEPS_sim-trace := $(SIM_LIB) $(ENGINE_LIB)

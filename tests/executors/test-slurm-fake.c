@@ -18,6 +18,7 @@
 
 #include "common/gp_error.h"
 #include "executors/executor.h"
+#include "executors/slurm/slurm.h"
 #include "gptest.h"
 #include "helpers.h"
 
@@ -62,11 +63,17 @@ static const char sinfo_json[] =
     " \"state_flags\": [], \"partitions\": [\"cpu\"], \"gres\": \"\", \"gres_used\": \"\"}"
     "]}\n";
 
-/* squeue answers with the file squeue.json of the test's choosing. */
+/* squeue --json answers with the file squeue.json of the test's choosing
+ * (the inventory asks for GRES details); its text form with squeue.txt
+ * (poll asks for states), or, where squeue.fail exists, fails with it. */
 static void squeue_says(const char *jobs) {
     char text[4096];
     snprintf(text, sizeof text, "{\"jobs\": [%s]}\n", jobs);
     put("squeue.json", text, 0);
+}
+
+static void squeue_text(const char *lines) {
+    put("squeue.txt", lines, 0);
 }
 
 static gp_executor *open_fake(void) {
@@ -76,8 +83,12 @@ static gp_executor *open_fake(void) {
     snprintf(script, sizeof script, "#!/bin/sh\ncat '%s/sinfo.json'\n", dir);
     put("sinfo", script, 1);
     snprintf(script, sizeof script,
-             "#!/bin/sh\necho \"$*\" >>'%s/squeue.args'\ncat '%s/squeue.json'\n", dir, dir);
+             "#!/bin/sh\necho \"$*\" >>'%s/squeue.args'\ncd '%s'\n"
+             "case \"$*\" in *--json*) cat squeue.json ;;\n"
+             "*) [ -f squeue.fail ] && { cat squeue.fail >&2; exit 1; }; cat squeue.txt ;; esac\n",
+             dir, dir);
     put("squeue", script, 1);
+    squeue_text("");
     snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >>'%s/sbatch.args'\necho 101\n", dir);
     put("sbatch", script, 1);
     snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >>'%s/scancel.args'\n", dir);
@@ -229,13 +240,9 @@ END_TEST
 /* Polls workload 5's task with squeue saying state (NULL: no such job). */
 static gp_task_status poll_with(gp_executor *ex, const char *state) {
     char job[256] = "";
-    if (state != NULL) {
-        snprintf(job, sizeof job,
-                 "{\"job_id\": 101, \"name\": \"gp-t.w5.t0.a1\", \"job_state\": \"%s\","
-                 " \"exit_code\": 256}",
-                 state);
-    }
-    squeue_says(job);
+    if (state != NULL)
+        snprintf(job, sizeof job, "101|%s|256|gp-t.w5.t0.a1\n", state);
+    squeue_text(job);
     gp_task_status st;
     memset(&st, 0, sizeof st);
     snprintf(st.handle, sizeof st.handle, "slurm:101:w5.t0.a1");
@@ -288,6 +295,84 @@ static void remove_file(const char *name) {
 }
 
 /*
+ * Poll reads squeue's text answer (Slurm 22.05's --json ignores --jobs and
+ * lists every job it remembers), asks for the polled jobs only, and takes
+ * squeue's refusal of a list it knows none of as "forgotten".
+ */
+START_TEST(test_poll_asks_for_its_jobs_only) {
+    gp_executor *ex = open_fake();
+    char h[GP_HANDLE_MAX];
+    launch5(ex, h);
+    ck_assert_int_eq(poll_with(ex, "RUNNING").state, GP_TASK_RUNNING);
+    const char *args = get("squeue.args");
+    ck_assert_msg(strstr(args, "--jobs=101") != NULL && strstr(args, "--json") == NULL, "%s", args);
+    put("squeue.fail", "slurm_load_jobs error: Invalid job id specified\n", 0);
+    gp_task_status st;
+    memset(&st, 0, sizeof st);
+    snprintf(st.handle, sizeof st.handle, "%s", h);
+    ck_assert_int_eq(gp_exec_poll(ex, &st, 1), 0);
+    ck_assert_int_eq(st.state, GP_TASK_LOST);
+    ck_assert_msg(strstr(st.detail, "no longer knows job 101"), "%s", st.detail);
+    /* Any other failure is the poll's, and judges nothing. */
+    put("squeue.fail", "slurm_load_jobs error: Unable to contact slurm controller\n", 0);
+    ck_assert_int_lt(gp_exec_poll(ex, &st, 1), 0);
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+/* Stopping a task whose job Slurm has reported ended runs no scancel: the
+ * daemon stops every task of a workload it concludes, and two scancel per
+ * short job were most of what a launch cost. A job still running is
+ * killed and cancelled as before. */
+START_TEST(test_stop_after_end_runs_no_scancel) {
+    gp_executor *ex = open_fake();
+    char h[GP_HANDLE_MAX];
+    launch5(ex, h);
+    ck_assert_int_eq(poll_with(ex, "RUNNING").state, GP_TASK_RUNNING);
+    ck_assert_int_eq(gp_exec_stop(ex, h), 0);
+    ck_assert_msg(strstr(get("scancel.args"), "--signal=KILL 101") != NULL, "%s",
+                  get("scancel.args"));
+    remove_file("scancel.args");
+    put("state/w5.t0.a1/exit", "status=0\n", 0);
+    ck_assert_int_eq(poll_with(ex, "COMPLETED").state, GP_TASK_EXITED);
+    ck_assert_int_eq(gp_exec_stop(ex, h), 0);
+    ck_assert_str_eq(get("scancel.args"), "");
+    ck_assert_int_eq(gp_exec_reap(ex, h), 0);
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+/* squeue's text lines: the name last and whole (a user's job name may hold
+ * '|'); lines that are not a plain job's are skipped. */
+START_TEST(test_squeue_lines) {
+    gpx__slurm_job *jobs;
+    size_t n;
+    ck_assert_int_eq(gpx__slurm_parse_jobs("21|FAILED|768|wrap\n"
+                                           "23|COMPLETED|0|gp-t.w1.t0.a1|x\n"
+                                           "24_3|RUNNING|0|array\n"
+                                           "25||0|no state\n"
+                                           "26|RUNNING|-1|negative\n"
+                                           "27|RUNNING|0\n"
+                                           "28|PENDING|0|",
+                                           &jobs, &n),
+                     0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(jobs[0].id, 21);
+    ck_assert_str_eq(jobs[0].state, "FAILED");
+    ck_assert_int_eq(jobs[0].wstatus, 768);
+    ck_assert_str_eq(jobs[1].name, "gp-t.w1.t0.a1|x");
+    ck_assert_int_eq(jobs[2].id, 28);
+    ck_assert_str_eq(jobs[2].name, "");
+    free(jobs);
+    ck_assert_int_eq(gpx__slurm_parse_jobs("", &jobs, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_ptr_null(jobs);
+}
+END_TEST
+
+/*
  * gpupoold dies after marking a slice's directory and before queueing the
  * slice in its holder (the state is made by hand: no queue entry, no job id
  * in the task directory). The launch the daemon repeats after its restart
@@ -302,7 +387,7 @@ START_TEST(test_slice_launch_after_crash_before_queue) {
     ck_assert(exists("state/w6.t0.a1/slice"));
     ck_assert(exists("state/holders/n1.g0/queue/w6.t0.a1"));
     size_t submitted = strlen(get("sbatch.args"));
-    squeue_says("{\"job_id\": 101, \"name\": \"gp-t.hold.n1.g0\", \"job_state\": \"RUNNING\"}");
+    squeue_text("101|RUNNING|0|gp-t.hold.n1.g0\n");
 
     /* The crash: marked, never queued, no job id recorded. The executor
      * keeps nothing in memory, so this instance stands for a new one. */
@@ -484,6 +569,9 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_inventory);
     tcase_add_test(tc, test_launch_is_one_sbatch);
     tcase_add_test(tc, test_poll_maps_every_state);
+    tcase_add_test(tc, test_poll_asks_for_its_jobs_only);
+    tcase_add_test(tc, test_stop_after_end_runs_no_scancel);
+    tcase_add_test(tc, test_squeue_lines);
     tcase_add_test(tc, test_script_delivers_the_contract);
     tcase_add_test(tc, test_slice_launch_after_crash_before_queue);
 }

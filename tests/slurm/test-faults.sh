@@ -68,19 +68,26 @@ tap_ok "workload 1 runs again" wait_until 60 runs_attempt 1 2
 tap_is "as its second attempt" "$(attempt_of 1)" 2
 
 # ---- slurmctld restarts -----------------------------------------------------
-before=$(sx_jobs RUNNING | cut -d' ' -f1 | sort | tr '\n' ' ')
+running_ids() { sx_jobs RUNNING | cut -d' ' -f1 | sort | tr '\n' ' '; }
+before=$(running_ids)
 cluster restart-ctld
-sleep 2
-tap_is "after slurmctld restarts, the same four jobs run" "$(sx_jobs RUNNING | cut -d' ' -f1 | sort | tr '\n' ' ')" "$before"
+ctld_answers() { scontrol ping | grep -q UP && [ -n "$(running_ids)" ]; }
+tap_ok "slurmctld answers again after its restart" wait_until 60 ctld_answers
+tap_is "after slurmctld restarts, the same four jobs run" "$(running_ids)" "$before"
 tap_ok "and gpupool still runs the four workloads" wait_until 10 has_count 4 running p1
 
 # ---- gpupoold is killed and restarted ---------------------------------------
 gpd_kill9
-sleep 1
 tap_ok "gpupoold starts again" sx_start "$D"
 tap_ok "it adopts the four running workloads" wait_until 20 has_count 4 running p1
-sleep 2
-tap_is "Slurm ran no second job for any of them" "$(sx_jobs RUNNING | cut -d' ' -f1 | sort | tr '\n' ' ')" "$before"
+# A second job would be submitted by a launch in a scheduling cycle after the
+# adoption: three more cycles (each after a poll of the four jobs) have run
+# when the count of cycles has grown by three.
+cycles() { curl -s -H "Authorization: Bearer $GPUPOOL_TOKEN" "$GPUPOOL_SERVER/metrics" | sed -n 's/^gpupool_scheduling_cycle_seconds_count //p'; }
+c0=$(cycles)
+more_cycles() { [ "$(cycles)" -ge $((c0 + 3)) ]; }
+tap_ok "three scheduling cycles run after the adoption" wait_until 30 more_cycles
+tap_is "Slurm ran no second job for any of them" "$(running_ids)" "$before"
 tap_is "workload 2 is still on its first attempt" "$(attempt_of 2)" 1
 
 # ---- A job cancelled behind gpupool's back ------------------------------------

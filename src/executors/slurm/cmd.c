@@ -249,3 +249,80 @@ int gpx__slurm_sbatch(const gpx__slurm *sx, const gp_node_spec *node, const char
     *jobid = id;
     return 0;
 }
+
+int gpx__slurm_parse_jobs(const char *text, gpx__slurm_job **jobs, size_t *n) {
+    *jobs = NULL;
+    *n = 0;
+    size_t cap = 0;
+    for (const char *line = text; line != NULL && *line != '\0';) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl != NULL ? (size_t)(nl - line) : strlen(line);
+        const char *next = nl != NULL ? nl + 1 : NULL;
+        gpx__slurm_job j;
+        memset(&j, 0, sizeof j);
+        const char *p = line, *end = line + len;
+        char *q;
+        /* Each field up to its '|', within this line only. */
+        const char *bar1 = memchr(p, '|', len);
+        const char *bar2 = bar1 != NULL ? memchr(bar1 + 1, '|', (size_t)(end - bar1 - 1)) : NULL;
+        const char *bar3 = bar2 != NULL ? memchr(bar2 + 1, '|', (size_t)(end - bar2 - 1)) : NULL;
+        line = next;
+        if (bar3 == NULL || p[0] < '1' || p[0] > '9')
+            continue;
+        errno = 0;
+        j.id = strtol(p, &q, 10);
+        if (q != bar1 || errno != 0 || j.id <= 0)
+            continue;
+        size_t slen = (size_t)(bar2 - bar1 - 1);
+        if (slen == 0 || slen >= sizeof j.state)
+            continue;
+        memcpy(j.state, bar1 + 1, slen);
+        /* The exit code: a wait status, digits only. */
+        long ws = 0;
+        int bad = bar2 + 1 == bar3;
+        for (const char *c = bar2 + 1; c < bar3 && !bad; c++) {
+            bad = *c < '0' || *c > '9' || ws > 100000000;
+            ws = ws * 10 + (*c - '0');
+        }
+        if (bad)
+            continue;
+        j.wstatus = (int)ws;
+        size_t nlen = (size_t)(end - bar3 - 1);
+        if (nlen < sizeof j.name)
+            memcpy(j.name, bar3 + 1, nlen);
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 32;
+            gpx__slurm_job *nj = realloc(*jobs, cap * sizeof *nj);
+            if (nj == NULL) {
+                free(*jobs);
+                *jobs = NULL;
+                *n = 0;
+                return GP_ENOMEM;
+            }
+            *jobs = nj;
+        }
+        (*jobs)[(*n)++] = j;
+    }
+    return 0;
+}
+
+int gpx__slurm_squeue(const gpx__slurm *sx, const char *filter, gpx__slurm_job **jobs, size_t *n,
+                      char *err, size_t errlen) {
+    const char *argv[] = {
+        "squeue", "--noheader", "--states=all", filter, "--Format=" GPX__SLURM_SQUEUE_FORMAT, NULL};
+    char *out = NULL;
+    *jobs = NULL;
+    *n = 0;
+    int rc = gpx__slurm_run(sx, argv, &out, err, errlen);
+    /* squeue refuses a --jobs list of which it knows none ("Invalid job id
+     * specified"): every one of them has been forgotten. */
+    if (rc == GP_EIO && err != NULL && strstr(err, "Invalid job id") != NULL)
+        return 0;
+    if (rc < 0)
+        return rc;
+    rc = gpx__slurm_parse_jobs(out, jobs, n);
+    free(out);
+    if (rc < 0)
+        gp_errf(err, errlen, "squeue: out of memory reading its output");
+    return rc;
+}

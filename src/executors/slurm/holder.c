@@ -43,8 +43,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "common/gp_error.h"
 #include "executors/registry.h"
 #include "executors/slurm/slurm.h"
@@ -58,23 +56,18 @@ static int holder_dir(const gpx__slurm *sx, const char *node, int g, char *dir, 
  * negative code if Slurm cannot be asked. */
 static int job_state(const gpx__slurm *sx, long id, char *state, size_t len, char *err,
                      size_t errlen) {
-    char jobs[48];
-    snprintf(jobs, sizeof jobs, "--jobs=%ld", id);
-    const char *argv[] = {"squeue", "--json", "--states=all", jobs, NULL};
-    json_t *root;
-    int rc = gpx__slurm_json(sx, argv, &root, err, errlen);
+    char filter[48];
+    snprintf(filter, sizeof filter, "--jobs=%ld", id);
+    gpx__slurm_job *jobs;
+    size_t nj;
+    int rc = gpx__slurm_squeue(sx, filter, &jobs, &nj, err, errlen);
     if (rc < 0)
         return rc;
     state[0] = '\0';
-    size_t i;
-    json_t *j;
-    json_array_foreach(json_object_get(root, "jobs"), i, j) {
-        if ((long)json_integer_value(json_object_get(j, "job_id")) == id) {
-            const char *s = json_string_value(json_object_get(j, "job_state"));
-            snprintf(state, len, "%s", s != NULL ? s : "");
-        }
-    }
-    json_decref(root);
+    for (size_t i = 0; i < nj; i++)
+        if (jobs[i].id == id)
+            snprintf(state, len, "%s", jobs[i].state);
+    free(jobs);
     return 0;
 }
 

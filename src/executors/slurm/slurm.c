@@ -13,9 +13,10 @@
  * submitted (found by its job id file, or by its name in Slurm if gpupoold
  * died between sbatch and writing that file) instead of submitting twice.
  *
- * poll() asks Slurm once per call for every job it is given (`squeue --json
- * --states=all --jobs=<ids>`); a job Slurm has forgotten (its MinJobAge
- * passed) is judged from the exit file its script wrote.
+ * poll() asks Slurm once per call for every job it is given (`squeue
+ * --states=all --jobs=<ids>`, text: see gpx__slurm_squeue); a job Slurm has
+ * forgotten (its MinJobAge passed) is judged from the exit file its script
+ * wrote.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,8 +27,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <jansson.h>
 
 #include "common/gp_error.h"
 #include "common/units.h"
@@ -175,6 +174,8 @@ static void slurm_close(void *state) {
     gpx__slurm *sx = state;
     if (sx == NULL)
         return;
+    pthread_mutex_destroy(&sx->ended_mu);
+    free(sx->ended);
     for (size_t i = 0; sx->envp != NULL && sx->envp[i] != NULL; i++)
         free(sx->envp[i]);
     free(sx->envp);
@@ -191,6 +192,7 @@ static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state
     gpx__slurm *sx = calloc(1, sizeof *sx);
     if (sx == NULL)
         return GP_ENOMEM;
+    pthread_mutex_init(&sx->ended_mu, NULL);
     snprintf(sx->interposer, sizeof sx->interposer, "%s", DEFAULT_INTERPOSER);
     snprintf(sx->tag, sizeof sx->tag, "gpupool");
     sx->gpu_mem_default = DEFAULT_GPU_MEM;
@@ -261,27 +263,21 @@ static void make_handle(char handle[GP_HANDLE_MAX], long jobid, const char *key)
  * none, or a negative code if Slurm could not be asked. */
 static int find_by_name(const gpx__slurm *sx, const char *key, long *jobid, char *err,
                         size_t errlen) {
-    char name[160];
-    snprintf(name, sizeof name, "--name=gp-%s.%s", sx->tag, key);
-    const char *argv[] = {"squeue", "--json", "--states=all", name, NULL};
-    json_t *root;
-    int rc = gpx__slurm_json(sx, argv, &root, err, errlen);
+    char filter[176], want[160];
+    snprintf(want, sizeof want, "gp-%s.%s", sx->tag, key);
+    snprintf(filter, sizeof filter, "--name=%s", want);
+    gpx__slurm_job *jobs;
+    size_t nj;
+    int rc = gpx__slurm_squeue(sx, filter, &jobs, &nj, err, errlen);
     if (rc < 0)
         return rc;
-    json_t *jobs = json_object_get(root, "jobs");
-    char want[160];
-    snprintf(want, sizeof want, "gp-%s.%s", sx->tag, key);
     int found = 0;
-    size_t i;
-    json_t *j;
-    json_array_foreach(jobs, i, j) {
-        const char *nm = json_string_value(json_object_get(j, "name"));
-        if (nm != NULL && strcmp(nm, want) == 0) {
-            *jobid = (long)json_integer_value(json_object_get(j, "job_id"));
+    for (size_t i = 0; i < nj; i++)
+        if (strcmp(jobs[i].name, want) == 0) {
+            *jobid = jobs[i].id;
             found = 1;
         }
-    }
-    json_decref(root);
+    free(jobs);
     return found;
 }
 
@@ -391,6 +387,46 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
 }
 
 /* ======================================================================== */
+/* Jobs known to have ended                                                  */
+/* ======================================================================== */
+
+/* Notes that a poll found job id ended in Slurm (a terminal state, or
+ * forgotten). Without memory for the note, stop() simply asks scancel. */
+static void ended_add(gpx__slurm *sx, long id) {
+    pthread_mutex_lock(&sx->ended_mu);
+    size_t i = 0;
+    while (i < sx->nended && sx->ended[i] != id)
+        i++;
+    if (i == sx->nended) {
+        if (sx->nended == sx->capended) {
+            size_t cap = sx->capended ? sx->capended * 2 : 64;
+            long *n = realloc(sx->ended, cap * sizeof *n);
+            if (n != NULL) {
+                sx->ended = n;
+                sx->capended = cap;
+            }
+        }
+        if (sx->nended < sx->capended)
+            sx->ended[sx->nended++] = id;
+    }
+    pthread_mutex_unlock(&sx->ended_mu);
+}
+
+/* 1 if job id was noted ended; with forget, the note is dropped. */
+static int ended_has(gpx__slurm *sx, long id, int forget) {
+    pthread_mutex_lock(&sx->ended_mu);
+    int found = 0;
+    for (size_t i = 0; i < sx->nended && !found; i++)
+        if (sx->ended[i] == id) {
+            found = 1;
+            if (forget)
+                sx->ended[i] = sx->ended[--sx->nended];
+        }
+    pthread_mutex_unlock(&sx->ended_mu);
+    return found;
+}
+
+/* ======================================================================== */
 /* Signal, stop, reap                                                        */
 /* ======================================================================== */
 
@@ -435,6 +471,12 @@ static int signal_or_stop(gpx__slurm *sx, const char *handle, int stop, int sig)
     if (slice)
         return stop ? gpx__slurm_slice_stop(sx, dir, key) : gpx__slurm_slice_signal(sx, dir, sig);
     if (stop) {
+        /* The daemon stops every task of a workload it concludes, those
+         * that ended too; a job Slurm already reported ended has nothing
+         * left to kill, and two scancel per job were most of the cost of a
+         * short job. */
+        if (ended_has(sx, jobid, 0))
+            return 0;
         scancel(sx, jobid, "--signal=KILL");
         return scancel(sx, jobid, NULL);
     }
@@ -479,6 +521,7 @@ static int slurm_reap(void *state, const char *handle) {
     char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX];
     if (parse_handle(handle, &jobid, key) < 0 || gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0)
         return GP_EINVAL;
+    ended_has(sx, jobid, 1);
     gpx__slurm_slice_reap(sx, dir, key);
     remove_tree(AT_FDCWD, dir, 0);
     return 0;
@@ -539,9 +582,9 @@ static int in_list(const char *s, const char *const *list) {
 }
 
 /* Judges one task from Slurm's record of its job (NULL: Slurm has none). */
-static void judge(const gpx__slurm *sx, long jobid, const char *key, json_t *job,
+static void judge(const gpx__slurm *sx, long jobid, const char *key, const gpx__slurm_job *job,
                   gp_task_status *st) {
-    const char *state = job != NULL ? json_string_value(json_object_get(job, "job_state")) : NULL;
+    const char *state = job != NULL ? job->state : NULL;
     if (state != NULL && in_list(state, starting_states)) {
         st->state = GP_TASK_STARTING;
         return;
@@ -574,7 +617,7 @@ static void judge(const gpx__slurm *sx, long jobid, const char *key, json_t *job
     }
     /* Ended without the script recording a status: timed out, killed for
      * memory. Slurm's exit_code is a wait status. */
-    int ws = (int)json_integer_value(json_object_get(job, "exit_code"));
+    int ws = job->wstatus;
     st->state = GP_TASK_EXITED;
     if ((ws & 0x7f) != 0) {
         st->term_signal = ws & 0x7f;
@@ -586,13 +629,8 @@ static void judge(const gpx__slurm *sx, long jobid, const char *key, json_t *job
     snprintf(st->detail, sizeof st->detail, "Slurm job %ld ended %s", jobid, state);
 }
 
-typedef struct job_ref {
-    long id;
-    json_t *job;
-} job_ref;
-
-static int cmp_ref(const void *a, const void *b) {
-    long x = ((const job_ref *)a)->id, y = ((const job_ref *)b)->id;
+static int cmp_job(const void *a, const void *b) {
+    long x = ((const gpx__slurm_job *)a)->id, y = ((const gpx__slurm_job *)b)->id;
     return x < y ? -1 : x > y;
 }
 
@@ -627,48 +665,34 @@ static int slurm_poll(void *state, gp_task_status *tasks, size_t n) {
         len += (size_t)snprintf(list + len, cap - len, "%s%ld", valid ? "," : "", ids[i]);
         valid++;
     }
-    json_t *root = NULL;
+    gpx__slurm_job *jobs = NULL;
+    size_t nj = 0;
     int rc = 0;
     if (valid > 0) {
-        const char *argv[] = {"squeue", "--json", "--states=all", list, NULL};
         char err[256];
-        rc = gpx__slurm_json(sx, argv, &root, err, sizeof err);
-        if (rc == 0 && !json_is_array(json_object_get(root, "jobs")))
-            rc = GP_EPARSE;
+        rc = gpx__slurm_squeue(sx, list, &jobs, &nj, err, sizeof err);
     }
     /* Slurm's answer, sorted by job id, so that each handle is found by
      * binary search: n log n for n tasks instead of n times the jobs. */
-    json_t *jobs = json_object_get(root, "jobs");
-    size_t nj = json_array_size(jobs);
-    job_ref *refs = nj > 0 ? calloc(nj, sizeof *refs) : NULL;
-    if (nj > 0 && refs == NULL)
-        rc = GP_ENOMEM;
-    for (size_t k = 0; rc == 0 && k < nj; k++) {
-        refs[k].job = json_array_get(jobs, k);
-        refs[k].id = (long)json_integer_value(json_object_get(refs[k].job, "job_id"));
-    }
-    if (refs != NULL)
-        qsort(refs, nj, sizeof *refs, cmp_ref);
+    if (nj > 0)
+        qsort(jobs, nj, sizeof *jobs, cmp_job);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (ids[i] == 0)
             continue;
-        job_ref want = {.id = ids[i]};
-        job_ref *hit = refs != NULL ? bsearch(&want, refs, nj, sizeof *refs, cmp_ref) : NULL;
+        gpx__slurm_job want = {.id = ids[i]};
+        const gpx__slurm_job *hit = nj > 0 ? bsearch(&want, jobs, nj, sizeof *jobs, cmp_job) : NULL;
         char dir[PATH_MAX], hdir[PATH_MAX];
         if (gpx__slurm_task_dir(sx, keys[i], dir, sizeof dir) == 0 &&
             gpx__slurm_is_slice(dir, hdir, sizeof hdir)) {
-            if (!from_exit_file(sx, keys[i], &tasks[i])) {
-                gpx__slurm_slice_judge(
-                    dir,
-                    hit != NULL ? json_string_value(json_object_get(hit->job, "job_state")) : NULL,
-                    ids[i], &tasks[i]);
-            }
+            if (!from_exit_file(sx, keys[i], &tasks[i]))
+                gpx__slurm_slice_judge(dir, hit != NULL ? hit->state : NULL, ids[i], &tasks[i]);
             continue;
         }
-        judge(sx, ids[i], keys[i], hit != NULL ? hit->job : NULL, &tasks[i]);
+        judge(sx, ids[i], keys[i], hit, &tasks[i]);
+        if (tasks[i].state == GP_TASK_EXITED || tasks[i].state == GP_TASK_LOST)
+            ended_add(sx, ids[i]);
     }
-    free(refs);
-    json_decref(root);
+    free(jobs);
     free(ids);
     free(keys);
     free(list);

@@ -30,6 +30,7 @@
 #define GP_EXECUTORS_SLURM_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -62,6 +63,11 @@ typedef struct gpx__slurm {
     gpx__model_mem model_mem[GPX__SLURM_MODEL_MEM];
     char **envp;    /* the commands' environment: ours with SLURM_CONF set */
     int allow_root; /* jobs may run as root (gp_executor_ctx.allow_root_workloads) */
+    /* Jobs a poll found ended in Slurm and not yet reaped: stopping one has
+     * nothing to end, so it costs no scancel (slurm.c, ended_*). */
+    pthread_mutex_t ended_mu;
+    long *ended;
+    size_t nended, capended;
 } gpx__slurm;
 
 /* Whose a job is: the Unix user it runs as. */
@@ -93,6 +99,38 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
  * 0 with *root set (json_decref it), or the command's error, or GP_EPARSE. */
 int gpx__slurm_json(const gpx__slurm *sx, const char *const *argv, json_t **root, char *err,
                     size_t errlen);
+
+/* One job as `squeue` lists it (gpx__slurm_squeue). */
+typedef struct gpx__slurm_job {
+    long id;
+    char state[24]; /* job_state: "PENDING", "RUNNING", "COMPLETED", ... */
+    int wstatus;    /* Slurm's exit_code: a wait status */
+    char name[160]; /* "" if longer than this holds */
+} gpx__slurm_job;
+
+/*
+ * Parses squeue's text answer to GPX__SLURM_SQUEUE_FORMAT: one job a line,
+ * "<id>|<state>|<exit code>|<name>" (the name last, since another user's
+ * job name may hold '|'). A line that is not of this form (an array or het
+ * job's "12_3" id, a state too long) is skipped. 0 with *jobs (malloc'd, or
+ * NULL when *n is 0) and *n, or GP_ENOMEM with nothing allocated.
+ */
+int gpx__slurm_parse_jobs(const char *text, gpx__slurm_job **jobs, size_t *n);
+
+#define GPX__SLURM_SQUEUE_FORMAT "JobID:|,State:|,exit_code:|,Name:"
+
+/*
+ * Asks squeue about the jobs filter selects ("--jobs=1,2,3" or
+ * "--name=..."), in every state Slurm still remembers. squeue's text
+ * output is used, not --json: Slurm 22.05's `squeue --json` ignores
+ * --jobs, --name and --states and dumps every job it remembers (thousands,
+ * a few KiB each, for MinJobAge after a busy spell), which made every poll
+ * cost more the more jobs had recently ended. Ids Slurm has forgotten are
+ * simply absent. 0 with *jobs and *n (see gpx__slurm_parse_jobs), or the
+ * command's error with err set.
+ */
+int gpx__slurm_squeue(const gpx__slurm *sx, const char *filter, gpx__slurm_job **jobs, size_t *n,
+                      char *err, size_t errlen);
 
 /* Submits script with `sbatch --parsable --nodes=1 --ntasks=1 --no-requeue`,
  * node's partition (its label slurm.partition; else the first configured)
