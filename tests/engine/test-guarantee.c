@@ -259,6 +259,28 @@ START_TEST(test_reclaim_bounds_grace) {
 }
 END_TEST
 
+/* A queue keeps its interactive bounds for the daemon (none by default) and
+ * refuses negative ones, naming the field. */
+START_TEST(test_session_bounds) {
+    gp_engine *e = engine_with(1, 1, GP_PLACE_GPUPOOL);
+    gp_queue_spec q;
+    gp_queue_spec_init(&q, "p", "");
+    ck_assert_int_eq(q.idle_gpu_timeout, 0);
+    ck_assert_int_eq(q.max_session_length, 0);
+    q.idle_gpu_timeout = 30000;
+    ck_assert_int_eq(gp_engine_queue_set(e, &q, NULL, 0), 0);
+    char err[GP_ERR_MAX] = "";
+    q.max_session_length = -1;
+    ck_assert_int_eq(gp_engine_queue_set(e, &q, err, sizeof err), GP_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "max_session_length"));
+    q.max_session_length = 0;
+    q.idle_gpu_timeout = -1;
+    ck_assert_int_eq(gp_engine_queue_set(e, &q, err, sizeof err), GP_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "idle_gpu_timeout"));
+    gp_engine_free(e);
+}
+END_TEST
+
 /* The default bound is ten minutes. */
 START_TEST(test_min_runtime_max_defaults_to_ten_minutes) {
     gp_queue_spec q;
@@ -344,6 +366,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_min_runtime_bounded_by_queue_max);
     tcase_add_test(tc, test_min_runtime_max_defaults_to_ten_minutes);
     tcase_add_test(tc, test_reclaim_bounds_grace);
+    tcase_add_test(tc, test_session_bounds);
     tcase_add_test(tc, test_department_share_bounded_by_children_limits);
     tcase_add_test(tc, test_never_runnable_refused_at_submit);
     tcase_add_test(tc, test_pool_shrinks_says_cannot_run);
