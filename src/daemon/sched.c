@@ -241,7 +241,9 @@ typedef struct decision_copy {
     uint64_t id;
     gp_evict_reason reason;
     uint64_t for_workload;
-    int64_t grace_max; /* EVICT: the longest grace period, or -1 */
+    int64_t grace_max;  /* EVICT: the longest grace period, or -1 */
+    gp_on_preempt mode; /* EVICT: how, as the engine decided */
+    gp_mode_why mode_why;
     int ntasks;
     task_rt *tasks;
 } decision_copy;
@@ -261,6 +263,8 @@ static void run_cycle(gpd__sched *s, int64_t now) {
         dc[i].reason = dec[i].reason;
         dc[i].for_workload = dec[i].for_workload;
         dc[i].grace_max = dec[i].type == GP_DECISION_EVICT ? dec[i].grace_max : -1;
+        dc[i].mode = dec[i].mode;
+        dc[i].mode_why = dec[i].mode_why;
         if (dec[i].type != GP_DECISION_BIND)
             continue;
         dc[i].ntasks = dec[i].ntasks;
@@ -304,20 +308,23 @@ static void run_cycle(gpd__sched *s, int64_t now) {
                 a->in_engine = 0;
                 snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_EVICT);
                 gpd__sched_finish_stop(s, a, why);
-            } else if (a->state != GPD__WL_STOPPING && a->on_preempt == GP_ON_PREEMPT_REQUEUE) {
+            } else if (a->state != GPD__WL_STOPPING && dc[i].mode == GP_ON_PREEMPT_REQUEUE) {
                 /* Requeue mode: no signal, no grace period. */
                 size_t l = strlen(why);
                 snprintf(why + l, sizeof why - l, "; stopped at once (on_preempt requeue)");
                 snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_EVICT);
                 gpd__sched_finish_stop(s, a, why);
             } else if (a->state != GPD__WL_STOPPING) {
-                /* Pause mode is carried out as checkpoint mode until the
-                 * daemon pauses tasks itself; the event says so. */
+                /* A workload asking for pause is evicted in checkpoint mode
+                 * where the engine says it cannot be paused, and always
+                 * until the daemon pauses tasks itself (it marks no node
+                 * able to, hence GP_MODE_NO_PAUSE); the event says which. */
                 if (a->on_preempt == GP_ON_PREEMPT_PAUSE) {
                     size_t l = strlen(why);
-                    snprintf(why + l, sizeof why - l,
-                             "; in checkpoint mode (on_preempt pause: this gpupoold does not pause "
-                             "tasks yet)");
+                    snprintf(why + l, sizeof why - l, "; in checkpoint mode (on_preempt pause: %s)",
+                             dc[i].mode_why == GP_MODE_NO_PAUSE || dc[i].mode_why == GP_MODE_ASKED
+                                 ? "this gpupoold does not pause tasks yet"
+                                 : gp_mode_why_text(dc[i].mode_why));
                 }
                 /* A reclaim keeps to the victim queue's bound: a borrower's
                  * own grace period never holds back another queue's GPUs. */
