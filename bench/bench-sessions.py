@@ -7,7 +7,7 @@ issue's numbers, measured in one run; not a timed test):
   - echo: one keystroke typed into a shell (cat, which echoes it back) and
     its echo read, through gpupoold: p50 / p99 of round trips;
   - forward: bytes through `gpupool port-forward` to a sink in the task
-    (MB/s; a plain socket here is the source);
+    (MB/s; a plain socket here is the source), and from a source in the task;
   - api: GET /api/v1/workloads/{id} p99 while N sessions each print
     about 10 KiB/s, against the same with no session.
 
@@ -146,6 +146,43 @@ def bench_forward(total=1 << 30):
     return sent / dt / 1e6
 
 
+def bench_forward_down(total=1 << 30):
+    """The other way: a source in the task sends total bytes, read here
+    through `gpupool port-forward` (answers over 64 KiB once came back empty:
+    gpupoold sent messages longer than a client takes)."""
+    port = 41000 + os.getpid() % 20000
+    wid = submit(["python3", "-c",
+                  "import socket\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
+                  "socket.SO_REUSEADDR,1);s.bind(('127.0.0.1',%d));s.listen(8)\n"
+                  "b=b'x'*(1<<20)\n"
+                  "while True:\n c,_=s.accept()\n for i in range(%d): c.sendall(b)\n c.close()"
+                  % (port, total >> 20)])
+    wait_running(wid)
+    env = dict(os.environ, GPUPOOL_SERVER=SERVER, GPUPOOL_TOKEN=TOKEN)
+    pf = subprocess.Popen([GP, "port-forward", str(wid), f"0:{port}"], stdout=subprocess.PIPE,
+                          env=env, text=True)
+    local = int(re.search(r"127\.0\.0\.1:(\d+)", pf.stdout.readline()).group(1))
+    got = 0
+    while got == 0:
+        c = socket.create_connection(("127.0.0.1", local))
+        t0 = time.perf_counter()
+        while True:
+            d = c.recv(1 << 20)
+            if not d:
+                break
+            got += len(d)
+        c.close()
+        if got == 0:
+            time.sleep(0.05)  # the source was not listening yet
+    dt = time.perf_counter() - t0
+    pf.terminate()
+    pf.wait()
+    api("DELETE", f"/api/v1/workloads/{wid}")
+    if got != total:
+        raise RuntimeError(f"read {got} of {total} bytes")
+    return got / dt / 1e6
+
+
 def api_p99(wid, n=300):
     lat = []
     for _ in range(n):
@@ -197,6 +234,9 @@ print(f"keystroke echo: p50 median {statistics.median(e[0] for e in echo):.2f} m
 fw = [bench_forward() for _ in range(RUNS)]
 print(f"port-forward: median {statistics.median(fw):.0f} MB/s "
       f"(runs: {', '.join(f'{x:.0f}' for x in fw)}) target >= 500 MB/s")
+fd = [bench_forward_down() for _ in range(RUNS)]
+print(f"port-forward, task to client: median {statistics.median(fd):.0f} MB/s "
+      f"(runs: {', '.join(f'{x:.0f}' for x in fd)}) target >= 500 MB/s")
 idle, busy = bench_api(NSESS)
 print(f"API p99 idle {idle:.2f} ms, with {NSESS} sessions printing 10 KiB/s {busy:.2f} ms "
       f"({busy / idle:.2f}x) target <= 2x")
