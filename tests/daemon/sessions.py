@@ -7,39 +7,18 @@ import socket
 import struct
 import sys
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import taplib  # noqa: E402
+from taplib import ok  # noqa: E402
 from wsclient import WS  # noqa: E402
 
 SERVER = os.environ["GPUPOOL_SERVER"]
 TA, TB, ADMIN = os.environ["GP_TOKEN_A"], os.environ["GP_TOKEN_B"], os.environ["GP_ADMIN"]
-n = 0
-failed = 0
-
-
-def ok(cond, name, detail=""):
-    global n, failed
-    n += 1
-    if not cond:
-        failed += 1
-        print(f"not ok {n} - {name}")
-        for line in str(detail).splitlines()[-15:]:
-            print(f"#   {line}")
-    else:
-        print(f"ok {n} - {name}")
-    sys.stdout.flush()
 
 
 def api(method, path, token, body=None):
-    req = urllib.request.Request(SERVER + path, method=method,
-                                 data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Authorization": f"Bearer {token}"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read() or b"{}")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"{}")
+    return taplib.api(SERVER, method, path, token, body)
 
 
 def wait_state(wid, want, limit=60):
@@ -231,5 +210,4 @@ t, p, out = ws.until(lambda t, p, o: t == "EXIT", limit=1 << 24)
 ok(struct.unpack(">ii", p)[0] == 3, "the shell's exit status comes as EXIT", p)
 ok(wait_state(wid, "failed") == "failed", "the workload ends with it")
 
-print(f"1..{n}")
-sys.exit(1 if failed else 0)
+taplib.done()
