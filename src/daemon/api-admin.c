@@ -128,6 +128,14 @@ int gpd__h_nodes(gpd__req *r, gpd__resp *out, gpd__err *e) {
                             cpu_in >= 0 ? json_real(cpu_in / 1000.0) : json_null());
         json_object_set_new(node, "memory_in_use",
                             mem_in >= 0 ? json_integer(mem_in) : json_null());
+        /* Pause: whether tasks here can be paused, the host memory paused
+         * tasks may hold, and what they hold now. */
+        int64_t pmax = 0;
+        int can = gpd__sched_pause_of(r->d->sched, ni.mem_bytes, &pmax);
+        json_object_set_new(node, "can_pause", json_boolean(can));
+        json_object_set_new(node, "paused_memory_max", json_integer(pmax));
+        json_object_set_new(node, "paused_memory", json_integer(ni.paused_mem));
+        json_object_set_new(node, "paused", json_integer(ni.paused));
         json_array_append_new(arr, node);
     }
     gpd__sched_unlock(r->d->sched);

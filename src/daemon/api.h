@@ -85,7 +85,9 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
        "`memory_used` (what its tasks asked for), `cpu_in_use` and `memory_in_use` (what it "      \
        "really uses at the last usage sample; null where not measured), `gpus_taken` (GPUs "       \
        "held outside the pool, e.g. by a Slurm cluster's direct users) and per GPU `taken` "       \
-       "(withheld for them: offered to no task); `gpu_devices` and "                               \
+       "(withheld for them: offered to no task); `can_pause`, `paused_memory_max`, "               \
+       "`paused_memory` and `paused` (whether tasks there can be paused, the host memory paused "  \
+       "tasks may hold, what they hold and how many there are); `gpu_devices` and "                \
        "`gpu_memory_limits`: the executor's sentences on how a task is kept to its own GPUs' "     \
        "device files and what limits its GPU memory (e.g. `GPU memory limits: dmem cgroup ...`; "  \
        "empty where the executor says nothing)")                                                   \

@@ -40,6 +40,8 @@ void gpd__config_defaults(gpd__config *c) {
     c->log_retention_ms = INT64_C(7) * 86400000;
     c->console_idle_ms = GPD__SESSION_IDLE_MS;
     c->console_life_ms = GPD__SESSION_LIFE_MS;
+    c->paused_mem_max = -1;
+    c->paused_mem_pct = GPD__PAUSED_MEM_PCT;
 }
 
 /* Copies val into a field of len bytes; too long is an error, never cut. */
@@ -117,6 +119,38 @@ static int set_span(int64_t *out, const char *key, const char *val, int64_t min_
 static int set_duration(int64_t *out, const char *key, const char *val, int64_t min_ms, char *err,
                         size_t errlen) {
     return set_span(out, key, val, min_ms, 3600000, "1h", err, errlen);
+}
+
+/* --paused-memory-max: a size ("64G") or a share of each node's memory
+ * ("25%", from 0 to 100); 0 in either form lets no task be paused. */
+static int set_paused_mem(gpd__config *c, const char *key, const char *val, char *err,
+                          size_t errlen) {
+    size_t n = strlen(val);
+    if (n > 1 && val[n - 1] == '%') {
+        char num[8];
+        int pct = -1;
+        if (n - 1 < sizeof num) {
+            memcpy(num, val, n - 1);
+            num[n - 1] = '\0';
+            if (set_count(&pct, key, num, 0, 100, err, errlen) < 0)
+                pct = -1;
+        }
+        if (pct < 0) {
+            snprintf(err, errlen, "%s: \"%.64s\" is not a share from 0%% to 100%%", key, val);
+            return GP_EINVAL;
+        }
+        c->paused_mem_max = -1;
+        c->paused_mem_pct = pct;
+        return 0;
+    }
+    int64_t bytes;
+    if (gp_parse_size(val, &bytes) < 0 || bytes < 0) {
+        snprintf(err, errlen, "%s: \"%.64s\" is neither a size (e.g. 64G) nor a share (e.g. 25%%)",
+                 key, val);
+        return GP_EINVAL;
+    }
+    c->paused_mem_max = bytes;
+    return 0;
 }
 
 /* Whether key is name, with '-' and '_' taken as the same. */
@@ -199,6 +233,8 @@ int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err,
     if (is(key, "console-lifetime"))
         return set_span(&c->console_life_ms, key, val, 1000, INT64_C(30) * 86400000, "30d", err,
                         errlen);
+    if (is(key, "paused-memory-max"))
+        return set_paused_mem(c, key, val, err, errlen);
     snprintf(err, errlen, "unknown setting \"%.64s\" (see gpupoold --help)", key);
     return GP_EINVAL;
 }

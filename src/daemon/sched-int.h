@@ -73,6 +73,10 @@ struct gpd__sched {
     gp_node_spec *nodes;
     size_t nnodes;
     int inventory_failing; /* the last refresh failed (logged once) */
+    /* Whether the executor can pause tasks (GP_EXEC_CTL_PAUSE_SUPPORT, asked
+     * once at start), and its sentence on it. */
+    int can_pause;
+    char pause_note[256];
     active **act;
     size_t nact, capact;
     /* Handles of stopped tasks whose reap the executor refused because the

@@ -36,6 +36,32 @@ static int count_gpus(const gp_node_spec *n, size_t nn) {
     return g;
 }
 
+/* Sets what a node's spec says about pause from the executor's answer and
+ * --paused-memory-max: the executor reports nodes, the daemon decides how
+ * much host memory paused tasks may hold on each. */
+static void pause_fields(gpd__sched *s, gp_node_spec *n) {
+    n->can_pause = gpd__sched_pause_of(s, n->mem_bytes, &n->paused_mem_max);
+}
+
+int gpd__sched_pause_of(gpd__sched *s, int64_t mem_bytes, int64_t *max) {
+    const gpd__config *c = &s->d->cfg;
+    *max = c->paused_mem_max >= 0 ? c->paused_mem_max : mem_bytes / 100 * c->paused_mem_pct;
+    return s->can_pause && *max > 0;
+}
+
+/* Asks the executor once whether its nodes can pause tasks. */
+static void ask_pause_support(gpd__sched *s) {
+    gp_exec_pause p;
+    memset(&p, 0, sizeof p);
+    int rc = gp_exec_control(s->ex, GP_EXEC_CTL_PAUSE_SUPPORT, &p);
+    s->can_pause = rc == 0;
+    if (p.detail[0])
+        snprintf(s->pause_note, sizeof s->pause_note, "%s", p.detail);
+    else
+        snprintf(s->pause_note, sizeof s->pause_note, "%s",
+                 rc == 0 ? "pause: supported" : "pause is not supported by this executor");
+}
+
 static int load_nodes(gpd__sched *s, gpd__err *e) {
     char err[GP_ERR_MAX] = "";
     s->nodes = calloc(MAX_NODES, sizeof *s->nodes);
@@ -45,6 +71,9 @@ static int load_nodes(gpd__sched *s, gpd__err *e) {
         gp_exec_inventory(s->ex, s->nodes, MAX_NODES, &s->nnodes, &s->emulated, err, sizeof err);
     if (rc < 0)
         return gpd__fail(e, rc, "executor", "inventory: %s", err);
+    ask_pause_support(s);
+    for (size_t i = 0; i < s->nnodes; i++)
+        pause_fields(s, &s->nodes[i]);
     for (size_t i = 0; i < s->nnodes; i++)
         if ((rc = gp_engine_node_set(s->eng, &s->nodes[i], err, sizeof err)) < 0)
             return gpd__fail(e, rc, "", "node %s: %s", s->nodes[i].name, err);
@@ -58,6 +87,7 @@ static int load_nodes(gpd__sched *s, gpd__err *e) {
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         if (lines[i][0])
             gpd__log("executor %s: %s", gp_executor_name(s->ex), lines[i]);
+    gpd__log("executor %s: %s", gp_executor_name(s->ex), s->pause_note);
     if (s->emulated) {
         gpd__log("*** %d EMULATED GPUs (%s) ***", count_gpus(s->nodes, s->nnodes),
                  info.gpus[0] ? info.gpus : "said the executor");
@@ -112,6 +142,8 @@ int gpd__sched_refresh_nodes(gpd__sched *s) {
         return 0;
     }
     s->inventory_failing = 0;
+    for (size_t j = 0; j < n; j++)
+        pause_fields(s, &fresh[j]);
     for (size_t i = 0; i < s->nnodes; i++) {
         gp_node_spec *now = find_node(fresh, n, s->nodes[i].name);
         gp_node_spec gone;

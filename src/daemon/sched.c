@@ -294,7 +294,7 @@ static void run_cycle(gpd__sched *s, int64_t now) {
             gpd__sched_bind(s, dc[i].id, dc[i].ntasks, dc[i].tasks);
         } else if (dc[i].type == GP_DECISION_EVICT) {
             active *a = gpd__act_find(s, dc[i].id);
-            char why[320];
+            char why[512];
             snprintf(why, sizeof why, "evicted (%s)%s", gp_evict_reason_name(dc[i].reason),
                      dc[i].for_workload ? " to make room for workload " : "");
             if (dc[i].for_workload) {
@@ -316,15 +316,22 @@ static void run_cycle(gpd__sched *s, int64_t now) {
                 gpd__sched_finish_stop(s, a, why);
             } else if (a->state != GPD__WL_STOPPING) {
                 /* A workload asking for pause is evicted in checkpoint mode
-                 * where the engine says it cannot be paused, and always
-                 * until the daemon pauses tasks itself (it marks no node
-                 * able to, hence GP_MODE_NO_PAUSE); the event says which. */
+                 * where the engine says it cannot be paused (a node that
+                 * cannot pause has the executor's sentence on why), and
+                 * always until the daemon pauses tasks itself; the event
+                 * says which. */
                 if (a->on_preempt == GP_ON_PREEMPT_PAUSE) {
                     size_t l = strlen(why);
-                    snprintf(why + l, sizeof why - l, "; in checkpoint mode (on_preempt pause: %s)",
-                             dc[i].mode_why == GP_MODE_NO_PAUSE || dc[i].mode_why == GP_MODE_ASKED
+                    int no = dc[i].mode_why == GP_MODE_NO_PAUSE;
+                    snprintf(why + l, sizeof why - l,
+                             "; in checkpoint mode (on_preempt pause: %s%s%.200s)",
+                             dc[i].mode_why == GP_MODE_ASKED
                                  ? "this gpupoold does not pause tasks yet"
-                                 : gp_mode_why_text(dc[i].mode_why));
+                                 : gp_mode_why_text(dc[i].mode_why),
+                             no ? ": " : "",
+                             !no            ? ""
+                             : s->can_pause ? "--paused-memory-max is 0"
+                                            : s->pause_note);
                 }
                 /* A reclaim keeps to the victim queue's bound: a borrower's
                  * own grace period never holds back another queue's GPUs. */

@@ -91,6 +91,11 @@ void gpd__usage_now_free(gpd__usage_now *u);
  * not known (no sample yet, or an executor that cannot tell). */
 void gpd__sched_node_usage(gpd__sched *s, const char *node, int64_t *cpu_milli, int64_t *mem_bytes);
 
+/* Whether tasks on a node of mem_bytes of memory can be paused (the
+ * executor's answer, asked once at start, and --paused-memory-max not 0),
+ * and in *max the most host memory paused tasks may hold there. Any thread. */
+int gpd__sched_pause_of(gpd__sched *s, int64_t mem_bytes, int64_t *max);
+
 /* The rate of one key in a sample, or NULL. */
 const gpd__usage_rate *gpd__usage_find(const gpd__usage_now *u, gpd__usage_kind kind,
                                        const char *key);

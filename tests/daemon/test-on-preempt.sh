@@ -84,8 +84,34 @@ no_signal() {
 }
 tap_ok "none of those got the checkpoint signal" no_signal $(echo "$evicted" | grep -vx 8)
 
+# Whether nodes can pause: the executor's answer (logged at start) and the
+# host memory paused tasks may hold, 25% of the node's memory by default.
+nodes=$(api GET /api/v1/nodes)
+mem=$(echo "$nodes" | sed -n 's/.*"memory":\([0-9]*\),"cpu_used".*/\1/p')
+tap_is "a node may hold 25% of its memory in paused tasks by default" \
+    "$(echo "$nodes" | sed -n 's/.*"paused_memory_max":\([0-9]*\).*/\1/p')" $((mem / 100 * 25))
+if grep -q "executor local: pause is not supported" "$D.log"; then
+    can=false
+else
+    can=true
+fi
+tap_ok "can_pause is what the executor said at start ($can)" contains "$nodes" "\"can_pause\":$can"
+tap_ok "nothing is paused there" contains "$nodes" '"paused_memory":0,"paused":0'
+
 gpd_stop
-tap_ok "gpupoold restarts on the same store" gpd_start "$D" --period 300ms --poll 200ms
+out=$($GPD --data-dir "$D" --listen 127.0.0.1:0 --paused-memory-max 101% 2>&1)
+tap_is "--paused-memory-max 101% is refused" "$?" 2
+tap_ok "naming the setting" contains "$out" 'paused-memory-max: "101%" is not a share'
+out=$($GPD --data-dir "$D" --listen 127.0.0.1:0 --paused-memory-max lots 2>&1)
+tap_ok "and a value that is no size" contains "$out" 'paused-memory-max: "lots" is neither a size'
+tap_ok "gpupoold restarts on the same store" \
+    gpd_start "$D" --period 300ms --poll 200ms --paused-memory-max 1G
 tap_ok "the project's default survived the restart" \
     contains "$(api GET /api/v1/queues/b1)" '"on_preempt":"requeue"'
+tap_ok "--paused-memory-max 1G bounds every node's paused tasks" \
+    contains "$(api GET /api/v1/nodes)" '"paused_memory_max":1073741824'
+gpd_stop
+tap_ok "gpupoold restarts with --paused-memory-max 0" \
+    gpd_start "$D" --period 300ms --poll 200ms --paused-memory-max 0
+tap_ok "and then no node can pause" contains "$(api GET /api/v1/nodes)" '"can_pause":false'
 tap_done
