@@ -37,6 +37,7 @@ count() {
         "$GPUPOOL_SERVER/api/v1/workloads?state=$1&limit=1000&project=t1" | grep -o '"id":' | wc -l
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+rate() { awk -v n="$1" -v ms="$2" 'BEGIN {printf "%.2f", n * 1000 / ms}'; }
 
 : >"$dir/gp" && : >"$dir/bare"
 for r in $(seq "$R"); do
@@ -50,7 +51,7 @@ for r in $(seq "$R"); do
     until [ "$(count active)" = 0 ]; do sleep 0.1; done
     t2=$(now_ms)
     bad=$(count failed)
-    rate=$((N * 1000 / (t2 - t0)))
+    rate=$(rate "$N" $((t2 - t0)))
     echo "round $r, through gpupool: submitted in $((t1 - t0)) ms, all ended after $((t2 - t0)) ms ($bad failed in all): $rate jobs/s"
     echo "$rate" >>"$dir/gp"
     t0=$(now_ms)
@@ -61,11 +62,11 @@ for r in $(seq "$R"); do
     t1=$(now_ms)
     until [ "$(squeue -h --name=bench-bare | wc -l)" = 0 ]; do sleep 0.1; done
     t2=$(now_ms)
-    rate=$((N * 1000 / (t2 - t0)))
+    rate=$(rate "$N" $((t2 - t0)))
     echo "round $r, bare sbatch: submitted in $((t1 - t0)) ms, all ended after $((t2 - t0)) ms: $rate jobs/s"
     echo "$rate" >>"$dir/bare"
 done
 g=$(median <"$dir/gp")
 b=$(median <"$dir/bare")
-echo "median jobs/s: through gpupool $g, bare sbatch $b, ratio $(awk -v g="$g" -v b="$b" 'BEGIN {printf "%.2f", b ? g / b : 0}')"
+echo "median jobs/s: through gpupool $g, bare sbatch $b, ratio $(awk -v g="$g" -v b="$b" 'BEGIN {printf "%.2f", b > 0 ? g / b : 0}')"
 [ -n "${GP_BENCH_KEEP:-}" ] && cp "$dir/pool.log" "$GP_BENCH_KEEP"
