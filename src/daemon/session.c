@@ -84,6 +84,7 @@ struct sess {
     size_t binlen;
     uint8_t *bout;
     size_t boutlen, boutoff;
+    int be_eof; /* the client's EOF, passed on once bout is written */
     int counted;
     int64_t born_ms, stall_ms;
     int dead;
@@ -418,6 +419,7 @@ static void be_put(sess *s, int type, const uint8_t *p, size_t len) {
 }
 
 static void *open_thread(void *arg);
+static void be_write(sess *s);
 
 /* The first message: HELLO, JSON. */
 static void on_hello(sess *s, const uint8_t *p, size_t len) {
@@ -572,9 +574,12 @@ static void on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_
     if (s->kind == GP_SESSION_PORT) {
         if (type == GP_CH_DATA)
             be_put(s, type, p, len);
-        else if (type == GP_CH_EOF && s->be >= 0)
-            shutdown(s->be, SHUT_WR);
-        else
+        else if (type == GP_CH_EOF && s->be >= 0) {
+            /* Half-closed only after what came before it: be_write. */
+            s->be_eof = 1;
+            if (s->boutoff == s->boutlen)
+                be_write(s);
+        } else
             sess_fail(s, "message: a forwarded port takes DATA and EOF only");
         return;
     }
@@ -688,6 +693,10 @@ static void be_write(sess *s) {
         s->boutoff += (size_t)w;
     }
     s->boutoff = s->boutlen = 0;
+    if (s->be_eof == 1) {
+        shutdown(s->be, SHUT_WR);
+        s->be_eof = 2;
+    }
 }
 
 /* Sets what epoll watches for the session; destroys it once the WebSocket

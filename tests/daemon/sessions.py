@@ -204,6 +204,38 @@ while time.time() < end and not fwd_ok:
         time.sleep(0.2)
 ok(fwd_ok, "port-forward reaches a real HTTP server in the task")
 
+# A client's EOF (a half-close) reaches the task's side only after every byte
+# sent before it: a sink that starts reading late, when the daemon still
+# holds bytes for it (its receive buffer is small), counts them all and its
+# answer comes back.
+ws.send("STDIN", "python3 -c 'import socket,time\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
+        "socket.SO_REUSEADDR,1);s.setsockopt(socket.SOL_SOCKET,socket.SO_RCVBUF,4096);"
+        "s.bind((\"127.0.0.1\",18643));s.listen(1)\nwhile True:\n"
+        " c,_=s.accept();time.sleep(1);n=0\n while True:\n  d=c.recv(1<<20)\n  if not d: break\n"
+        "  n+=len(d)\n c.sendall(b\"count=%d\" % n);c.close()' >/dev/null 2>&1 &\n")
+total = 8 << 20
+answer = b""
+end = time.time() + 60
+while time.time() < end and b"count=" not in answer:
+    f = WS(SERVER, f"/api/v1/workloads/{wid}/port-forward?port=18643", TA)
+    f.hello()
+    t, p = f.recv()
+    if t == "READY":
+        try:
+            chunk = b"y" * 65535
+            for _ in range(total // len(chunk)):
+                f.send("DATA", chunk)
+            f.send("DATA", b"y" * (total % len(chunk)))
+            f.send("EOF")
+            answer = f.until(lambda t, p, o: t == "EOF", limit=1 << 20)[2]
+        except (RuntimeError, OSError) as ex:
+            answer = repr(ex).encode()
+    f.close()
+    if b"count=" not in answer:
+        time.sleep(0.2)
+ok(answer == b"count=%d" % total, "a half-closed forward delivers every byte before the EOF, "
+   "and the answer after it", answer)
+
 # the command's exit status ends the session
 ws.send("STDIN", "exit 3\n")
 t, p, out = ws.until(lambda t, p, o: t == "EXIT", limit=1 << 24)
