@@ -4,3 +4,9 @@ BENCHES += $(BUILD)/bench-engine
 $(BUILD)/bench-engine: $(OBJ)/bench/bench-engine.o $(ENGINE_LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# Sessions through a real gpupoold (bench-sessions.py starts its own from
+# build/, or GP_BUILD): run -it, keystroke echo, port-forward, the API beside
+# 200 printing sessions, each beside its baseline.
+BENCHES += bench/bench-sessions.py
+bench: $(BUILD)/gpupoold $(BUILD)/gpupool
