@@ -60,7 +60,7 @@ include $(wildcard bench/part.mk)
 include $(wildcard fuzz/part.mk)
 include contrib/install.mk
 
-all: $(LIBS) $(BINS) $(TESTS) $(BENCHES)
+all: $(LIBS) $(BINS) $(TESTS) $(TEST_SCRIPTS_DEPS) $(BENCHES)
 
 # V=1 prints whole command lines.
 Q = $(if $(V),,@)

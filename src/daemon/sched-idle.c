@@ -105,7 +105,7 @@ static void suspend(gpd__sched *s, active *a, const char *why) {
              "suspended: %s; 'gpupool resume %llu' (or attach) brings it back, and its command "
              "restarts from the beginning (transparent pause is not used for this yet)",
              why, (unsigned long long)a->id);
-    gpd__sched_begin_stop(s, a, GPD__STOP_SUSPEND, a->grace_ms, a->stop_note);
+    gpd__loop_begin_stop(s, a, GPD__STOP_SUSPEND, a->grace_ms, a->stop_note);
     gpd__idle_return r = {.workload = a->id, .gpu_milli = gpu_milli(a), .since_ms = a->deadline};
     snprintf(r.project, sizeof r.project, "%s", a->project);
     snprintf(r.user, sizeof r.user, "%s", a->user);
@@ -115,7 +115,7 @@ static void suspend(gpd__sched *s, active *a, const char *why) {
                  e.msg);
 }
 
-void gpd__sched_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, int64_t now) {
+void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, int64_t now) {
     int any = 0;
     for (size_t i = 0; i < s->nact && !any; i++)
         any = s->act[i]->interactive && s->act[i]->state == GPD__WL_RUNNING;
@@ -154,7 +154,7 @@ void gpd__sched_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus,
     free(l.b);
 }
 
-void gpd__sched_idle_forget(gpd__sched *s, uint64_t id) {
+void gpd__loop_idle_forget(gpd__sched *s, uint64_t id) {
     gpd__err e = {0};
     if (gpd__store_idle_drop(s->d->store, id, &e) < 0)
         gpd__log("workload %llu: %s", (unsigned long long)id, e.msg);

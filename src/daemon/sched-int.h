@@ -2,10 +2,17 @@
  * sched-int.h — internal to the scheduling loop (sched.c, sched-recover.c,
  * sched-tasks.c): the loop's state and the helpers its files share.
  *
- * The loop thread is the only one that calls the executor or changes the
- * array of active workloads; it takes eng_mu for every engine call and for
- * every change of that array, so that API threads holding eng_mu see both
- * consistent.
+ * The loop thread is the only one that calls the executor (executor.h's
+ * threading rule; the architecture test allows gp_exec_* calls only in the
+ * loop's files, sched-tasks.c, sched-recover.c and sched-usage.c) or changes
+ * the array of active workloads; it takes eng_mu for every engine call and
+ * for every change of that array, so that API threads holding eng_mu see both
+ * consistent. What API threads need from the executor (its description) the
+ * loop reads and keeps here. The recovery at start runs on the loop thread
+ * too, before its first cycle.
+ *
+ * Functions named gpd__loop_* run on the loop thread only; the architecture
+ * test keeps their calls inside the loop's files.
  */
 #ifndef GP_DAEMON_SCHED_INT_H
 #define GP_DAEMON_SCHED_INT_H
@@ -77,6 +84,10 @@ struct gpd__sched {
      * once at start), and its sentence on it. */
     int can_pause;
     char pause_note[256];
+    /* The executor's description as the loop last read it (at recovery and
+     * at each inventory refresh), kept for API threads under eng_mu: they
+     * never call the executor themselves. */
+    gp_executor_info info;
     active **act;
     size_t nact, capact;
     /* Handles of stopped tasks whose reap the executor refused because the
@@ -90,6 +101,11 @@ struct gpd__sched {
     pthread_mutex_t mu;
     pthread_cond_t cv, cmd_done;
     int stop, wake;
+    /* The recovery's outcome, as the loop thread (which runs it first) hands
+     * it to the opening thread: 0 while it runs, 1 done, <0 failed (why in
+     * recover_err). Under mu. */
+    int recovered;
+    gpd__err recover_err;
     cmd *cmds;
     pthread_mutex_t hist_mu;
     gpd__cycle_hist hist;
@@ -109,14 +125,15 @@ struct gpd__sched {
 
 /* ---- sched-tasks.c: carrying out decisions, polling, stopping ---- */
 
-active *gpd__act_find(gpd__sched *s, uint64_t id);
+active *gpd__loop_act_find(gpd__sched *s, uint64_t id);
 /* Adds a (takes ownership) / removes and frees a; take eng_mu inside. */
-int gpd__act_add(gpd__sched *s, active *a);
+int gpd__loop_act_add(gpd__sched *s, active *a);
 
 /* Launches the tasks of a bound workload (its bindings copied in tasks[]). */
-void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks);
-/* The engine's spec of stored workload w, from its stored request: 0, or
- * GP_ECORRUPT (e says why) if the request cannot be read back. */
+void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks);
+/* The engine's spec of stored workload w, from its stored request: 0,
+ * GP_ECORRUPT (e says why) if the request cannot be read back, or
+ * GP_ENOMEM. */
 int gpd__sched_stored_spec(const gpd__wl *w, gp_workload_spec *out, gpd__err *e);
 /* Reads a workload row and parses its request; *j owns what r borrows
  * (the caller frees both with json_decref and gpd__wl_free). */
@@ -124,15 +141,15 @@ int gpd__sched_load_request(gpd__sched *s, uint64_t id, gpd__wl *w, json_t **j, 
                             gpd__err *e);
 /* Launches every task of a that has no handle yet (the executor's launch is
  * idempotent per key); on failure stops those launched, err says why. */
-int gpd__sched_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__request *r,
-                          char *err, size_t errlen);
+int gpd__loop_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__request *r,
+                         char *err, size_t errlen);
 /* Starts a graceful stop: checkpoint signal now, stop after grace_ms. */
-void gpd__sched_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t grace_ms,
-                           const char *why);
+void gpd__loop_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t grace_ms,
+                          const char *why);
 /* Stops every task and records the outcome the stop kind implies. */
-void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why);
+void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why);
 /* One batched poll of every active task; acts on what ended. */
-void gpd__sched_poll(gpd__sched *s, int64_t now);
+void gpd__loop_poll(gpd__sched *s, int64_t now);
 
 /* Stores one change, logging (not failing) if the store refuses: the loop
  * carries on, and a restart reconciles from what the store holds. */
@@ -142,12 +159,13 @@ void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c);
  * event saying msg. */
 /* Records a's handles, the workload still STARTING: launched, not yet
  * running in the executor (a Slurm job PENDING). */
-void gpd__sched_record_launched(gpd__sched *s, const active *a, int ntasks, const char *msg);
+void gpd__loop_record_launched(gpd__sched *s, const active *a, int ntasks, const char *msg);
 /* Reaps a task; one that has not finished ending (GP_ESTATE: a stop was just
  * sent, its supervisor has not yet recorded the end) is kept and reaped by a
  * later poll, so that no task directory or cgroup is left behind. */
-void gpd__sched_reap(gpd__sched *s, const char *handle);
+void gpd__loop_reap(gpd__sched *s, const char *handle);
 
+/* A task's stored binding into t: 0, GP_ENOMEM or GP_ECORRUPT. */
 int gpd__binding_from_json(const char *json, task_rt *t);
 
 /* The node spec of the inventory named name, or NULL. */
@@ -158,7 +176,7 @@ const gp_node_spec *gpd__sched_node(gpd__sched *s, const char *name);
 /* Samples the pool if a usage period has passed since the last sample:
  * GPU busy ratios from the executor, the rates of usage.h, their
  * GPU-seconds since the previous sample into the store. */
-void gpd__sched_usage_tick(gpd__sched *s, int64_t now);
+void gpd__loop_usage_tick(gpd__sched *s, int64_t now);
 void gpd__sched_usage_free(gpd__sched *s);
 
 /* ---- sched-idle.c ---- */
@@ -167,21 +185,21 @@ void gpd__sched_usage_free(gpd__sched *s);
  * interactive workload whose GPUs were seen idle for its project's
  * idle_gpu_timeout, or which ran for its max_session_length, is told so on
  * its terminal and suspended (checkpoint signal, grace, stop). */
-void gpd__sched_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, int64_t now);
+void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, int64_t now);
 /* A workload the policy suspended is back (resumed) or gone (deleted). */
-void gpd__sched_idle_forget(gpd__sched *s, uint64_t id);
+void gpd__loop_idle_forget(gpd__sched *s, uint64_t id);
 
 /* ---- sched-recover.c ---- */
 
 /* Rebuilds the engine: nodes, queues, then every active workload of the
  * store, reconciling those that had tasks with what the executor reports. */
-int gpd__sched_recover(gpd__sched *s, gpd__err *e);
+int gpd__loop_recover(gpd__sched *s, gpd__err *e);
 
 /* Reads the executor's inventory again and hands what changed to the engine:
  * a node reported unschedulable, or no longer reported, takes no new work
  * (its running tasks are the executor's to report); a node back or new
  * joins. A failing inventory keeps the pool as it was. Returns 1 if any
  * node changed. Called by the scheduling thread only. */
-int gpd__sched_refresh_nodes(gpd__sched *s);
+int gpd__loop_refresh_nodes(gpd__sched *s);
 
 #endif /* GP_DAEMON_SCHED_INT_H */

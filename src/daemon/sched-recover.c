@@ -62,6 +62,17 @@ static void ask_pause_support(gpd__sched *s) {
                  rc == 0 ? "pause: supported" : "pause is not supported by this executor");
 }
 
+/* Asks the executor for its description into *info (all empty if it has
+ * none) and keeps a copy for API threads (gpd__sched_describe). Loop thread
+ * only. */
+static void keep_description(gpd__sched *s, gp_executor_info *info) {
+    if (gp_exec_describe(s->ex, info) < 0)
+        memset(info, 0, sizeof *info);
+    pthread_mutex_lock(&s->eng_mu);
+    s->info = *info;
+    pthread_mutex_unlock(&s->eng_mu);
+}
+
 static int load_nodes(gpd__sched *s, gpd__err *e) {
     char err[GP_ERR_MAX] = "";
     s->nodes = calloc(MAX_NODES, sizeof *s->nodes);
@@ -78,8 +89,7 @@ static int load_nodes(gpd__sched *s, gpd__err *e) {
         if ((rc = gp_engine_node_set(s->eng, &s->nodes[i], err, sizeof err)) < 0)
             return gpd__fail(e, rc, "", "node %s: %s", s->nodes[i].name, err);
     gp_executor_info info;
-    if (gp_exec_describe(s->ex, &info) < 0)
-        memset(&info, 0, sizeof info);
+    keep_description(s, &info);
     gpd__log("inventory: %zu node(s), %d GPU(s)%s", s->nnodes, count_gpus(s->nodes, s->nnodes),
              s->emulated ? " -- EMULATED" : "");
     const char *lines[] = {info.gpus,     info.limits,  info.slices,    info.state,
@@ -125,7 +135,7 @@ static int update_node(gpd__sched *s, gp_node_spec *old, const gp_node_spec *spe
     return 1;
 }
 
-int gpd__sched_refresh_nodes(gpd__sched *s) {
+int gpd__loop_refresh_nodes(gpd__sched *s) {
     gp_node_spec *fresh = calloc(MAX_NODES, sizeof *fresh);
     if (!fresh)
         return 0;
@@ -144,6 +154,8 @@ int gpd__sched_refresh_nodes(gpd__sched *s) {
     s->inventory_failing = 0;
     for (size_t j = 0; j < n; j++)
         pause_fields(s, &fresh[j]);
+    gp_executor_info info;
+    keep_description(s, &info);
     for (size_t i = 0; i < s->nnodes; i++) {
         gp_node_spec *now = find_node(fresh, n, s->nodes[i].name);
         gp_node_spec gone;
@@ -168,10 +180,24 @@ int gpd__sched_refresh_nodes(gpd__sched *s) {
     return changed;
 }
 
+typedef struct queue_load {
+    gpd__sched *s;
+    char oom[GP_NAME_MAX + 1]; /* the queue the engine had no memory for */
+} queue_load;
+
+/* A queue the engine refuses is logged and left out (its workloads are
+ * refused in turn, with the reason); one it had no memory for stops the
+ * listing, and the recovery fails: leaving it out would stop the running
+ * tasks of its workloads, which a later start could have kept. */
 static int add_queue(const gp_queue_spec *q, void *arg) {
-    gpd__sched *s = arg;
-    char err[GP_ERR_MAX];
-    if (gp_engine_queue_set(s->eng, q, err, sizeof err) < 0)
+    queue_load *ql = arg;
+    char err[GP_ERR_MAX] = "";
+    int rc = gp_engine_queue_set(ql->s->eng, q, err, sizeof err);
+    if (rc == GP_ENOMEM) {
+        snprintf(ql->oom, sizeof ql->oom, "%s", q->name);
+        return 1;
+    }
+    if (rc < 0)
         gpd__log("queue %s from the store was refused by the engine: %s", q->name, err);
     return 0;
 }
@@ -184,24 +210,31 @@ typedef struct idlist {
     size_t seen;
 } idlist;
 
-static void push(idlist *l, uint64_t id) {
+/* Appends id: 0, or GP_ENOMEM with l unchanged. A workload left off these
+ * lists would be lost to the restart (its tasks reaped as orphans), so the
+ * caller fails the recovery instead. */
+static int push(idlist *l, uint64_t id) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         uint64_t *ni = realloc(l->ids, cap * sizeof *ni);
         if (!ni)
-            return;
+            return GP_ENOMEM;
         l->ids = ni;
         l->cap = cap;
     }
     l->ids[l->n++] = id;
+    return 0;
 }
 
 typedef struct scan {
     gpd__sched *s;
     idlist had_tasks, refused;
+    int oom; /* a list could not grow: the scan stopped */
     char last_err[GP_ERR_MAX];
 } scan;
 
+/* Hands a pending workload back to the engine: 0, GP_ENOMEM, or another
+ * error with err saying why the workload is refused. */
 static int submit_spec(gpd__sched *s, const gpd__wl *w, char *err, size_t errlen) {
     gp_workload_spec spec;
     gpd__err e = {0};
@@ -213,17 +246,19 @@ static int submit_spec(gpd__sched *s, const gpd__wl *w, char *err, size_t errlen
     return rc;
 }
 
+/* Out of memory, a workload is neither refused nor left out: the scan
+ * stops and the recovery fails, changing nothing. */
 static int scan_one(const gpd__wl *w, void *arg) {
     scan *sc = arg;
     sc->had_tasks.last = w->id;
     sc->had_tasks.seen++;
-    if (w->state != GPD__WL_PENDING) {
-        push(&sc->had_tasks, w->id);
-        return 0;
-    }
-    if (submit_spec(sc->s, w, sc->last_err, sizeof sc->last_err) < 0)
-        push(&sc->refused, w->id);
-    return 0;
+    int rc = 0;
+    if (w->state != GPD__WL_PENDING)
+        rc = push(&sc->had_tasks, w->id);
+    else if ((rc = submit_spec(sc->s, w, sc->last_err, sizeof sc->last_err)) < 0 && rc != GP_ENOMEM)
+        rc = push(&sc->refused, w->id);
+    sc->oom = rc == GP_ENOMEM;
+    return sc->oom;
 }
 
 /* Stops what is left of a workload's tasks and puts it back in the queue (or
@@ -232,7 +267,7 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0]) {
             gp_exec_stop(s->ex, a->tasks[t].handle);
-            gpd__sched_reap(s, a->tasks[t].handle);
+            gpd__loop_reap(s, a->tasks[t].handle);
         }
     int stopping = w->state == GPD__WL_STOPPING && strcmp(w->stop_kind, GPD__STOP_EVICT) != 0;
     int del = stopping && strcmp(w->stop_kind, GPD__STOP_DELETE) == 0;
@@ -256,25 +291,36 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
     }
 }
 
-static void recover_one(gpd__sched *s, uint64_t id) {
+/* Rebuilds one workload that had tasks: its active record, its place in the
+ * engine, or its requeue when its tasks are gone. GP_ENOMEM if its record
+ * could not be made (nothing is changed; the caller stops the recovery, as a
+ * workload left out would have its tasks reaped as orphans); 0 otherwise. */
+static int recover_one(gpd__sched *s, uint64_t id) {
     gpd__wl w;
     json_t *j = NULL;
     gpd__request r;
     gpd__err e = {0};
-    if (gpd__sched_load_request(s, id, &w, &j, &r, &e) < 0) {
+    int lrc = gpd__sched_load_request(s, id, &w, &j, &r, &e);
+    if (lrc == GP_ENOMEM)
+        return lrc;
+    if (lrc < 0) {
         gpd__log("workload %llu: cannot be read back (%s)", (unsigned long long)id, e.msg);
-        return;
+        return 0;
     }
+    /* Out of memory anywhere below, the recovery fails and changes nothing
+     * (a later start does it again): taking the shortage for lost or
+     * incomplete tasks would stop a task that runs, and run it again. */
     gpd__task_rec *recs = NULL;
     int n = 0;
     active *a = calloc(1, sizeof *a);
-    if (!a || gpd__store_tasks_get(s->d->store, id, &recs, &n, &e) < 0)
-        n = 0;
-    if (a && n > 0)
-        a->tasks = calloc((size_t)n, sizeof *a->tasks);
+    int rc = a ? gpd__store_tasks_get(s->d->store, id, &recs, &n, &e) : GP_ENOMEM;
+    if (rc == 0 && n > 0 && !(a->tasks = calloc((size_t)n, sizeof *a->tasks)))
+        rc = GP_ENOMEM;
     char why[400] = "";
-    if (!a || (n > 0 && !a->tasks)) {
-        gpd__log("workload %llu: out of memory recovering it", (unsigned long long)id);
+    if (rc < 0) {
+        gpd__log("workload %llu: %s recovering it", (unsigned long long)id,
+                 rc == GP_ENOMEM ? "out of memory" : e.msg);
+        n = n > 0 && recs ? n : 0;
         goto out;
     }
     a->id = id;
@@ -296,8 +342,12 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     for (int t = 0; t < n; t++) {
         snprintf(a->tasks[t].handle, sizeof a->tasks[t].handle, "%s", recs[t].handle);
         a->tasks[t].mem_used = -1;
-        if (gpd__binding_from_json(recs[t].binding, &a->tasks[t]) < 0 || recs[t].task != t ||
-            recs[t].attempt != w.attempt)
+        int brc = gpd__binding_from_json(recs[t].binding, &a->tasks[t]);
+        if (brc == GP_ENOMEM) {
+            rc = brc;
+            goto out;
+        }
+        if (brc < 0 || recs[t].task != t || recs[t].attempt != w.attempt)
             bad = 1;
     }
     if (bad) {
@@ -307,7 +357,13 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     }
     /* Launches that may not have happened: the same key again. */
     char err[256] = "";
-    if (w.state == GPD__WL_STARTING && gpd__sched_launch_all(s, a, &w, &r, err, sizeof err) < 0) {
+    int lerr =
+        w.state == GPD__WL_STARTING ? gpd__loop_launch_all(s, a, &w, &r, err, sizeof err) : 0;
+    if (lerr == GP_ENOMEM) {
+        rc = lerr;
+        goto out;
+    }
+    if (lerr < 0) {
         snprintf(why, sizeof why, "could not be launched after a restart: %s", err);
         requeue_lost(s, a, &w, why);
         goto out;
@@ -317,6 +373,10 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     for (int t = 0; t < n; t++)
         snprintf(st[t].handle, sizeof st[t].handle, "%s", a->tasks[t].handle);
     int prc = gp_exec_poll(s->ex, st, (size_t)n);
+    if (prc == GP_ENOMEM) {
+        rc = prc;
+        goto out;
+    }
     for (int t = 0; prc == 0 && t < n; t++)
         if (st[t].state == GP_TASK_LOST || st[t].state == GP_TASK_FAILED) {
             snprintf(why, sizeof why, "task %d was gone after a restart of gpupoold (%s)", t,
@@ -330,7 +390,12 @@ static void recover_one(gpd__sched *s, uint64_t id) {
         b[t] = a->tasks[t].binding;
     gp_workload_spec spec;
     gpd__request_spec(&r, id, w.user, w.submitted_ms, &spec);
-    if (!why[0] && gp_engine_restore(s->eng, &spec, n, b, gpd__now_ms(), err, sizeof err) < 0)
+    int erc = why[0] ? 0 : gp_engine_restore(s->eng, &spec, n, b, gpd__now_ms(), err, sizeof err);
+    if (erc == GP_ENOMEM) {
+        rc = erc;
+        goto out;
+    }
+    if (erc < 0)
         snprintf(why, sizeof why, "could not be restored on its GPUs after a restart: %s", err);
     if (why[0]) {
         requeue_lost(s, a, &w, why);
@@ -343,8 +408,8 @@ static void recover_one(gpd__sched *s, uint64_t id) {
     a->deadline = w.stop_deadline_ms;
     a->launched_ms = gpd__now_ms();
     if (w.state == GPD__WL_STARTING)
-        gpd__sched_record_launched(s, a, n, "launch confirmed after a restart of gpupoold");
-    if (gpd__act_add(s, a) == 0)
+        gpd__loop_record_launched(s, a, n, "launch confirmed after a restart of gpupoold");
+    if ((rc = gpd__loop_act_add(s, a)) == 0)
         a = NULL;
 out:
     if (a) {
@@ -354,6 +419,7 @@ out:
     gpd__task_recs_free(recs, n);
     json_decref(j);
     gpd__wl_free(&w);
+    return rc;
 }
 
 /* Stops and reaps the tasks the executor holds that no active workload refers
@@ -373,18 +439,21 @@ static void reap_orphans(gpd__sched *s) {
                     known = 1;
         if (!known) {
             gp_exec_stop(s->ex, handles[i]);
-            gpd__sched_reap(s, handles[i]);
+            gpd__loop_reap(s, handles[i]);
         }
     }
     free(handles);
 }
 
-int gpd__sched_recover(gpd__sched *s, gpd__err *e) {
+int gpd__loop_recover(gpd__sched *s, gpd__err *e) {
     int rc = load_nodes(s, e);
     if (rc < 0)
         return rc;
-    if ((rc = gpd__store_queues(s->d->store, add_queue, s, e)) < 0)
+    queue_load ql = {s, ""};
+    if ((rc = gpd__store_queues(s->d->store, add_queue, &ql, e)) < 0)
         return rc;
+    if (ql.oom[0])
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory loading queue %s", ql.oom);
     scan sc;
     memset(&sc, 0, sizeof sc);
     sc.s = s;
@@ -394,7 +463,9 @@ int gpd__sched_recover(gpd__sched *s, gpd__err *e) {
         f.after = sc.had_tasks.last;
         if ((rc = gpd__store_wl_list(s->d->store, &f, scan_one, &sc, e)) < 0)
             break;
-    } while (sc.had_tasks.seen == (size_t)f.limit);
+    } while (!sc.oom && sc.had_tasks.seen == (size_t)f.limit);
+    if (rc == 0 && sc.oom)
+        rc = gpd__fail(e, GP_ENOMEM, "", "out of memory listing the workloads to recover");
     for (size_t i = 0; rc == 0 && i < sc.refused.n; i++) {
         gpd__wl_change c;
         gpd__wl_change_init(&c, sc.refused.ids[i]);
@@ -405,7 +476,9 @@ int gpd__sched_recover(gpd__sched *s, gpd__err *e) {
         gpd__sched_record(s, &c);
     }
     for (size_t i = 0; rc == 0 && i < sc.had_tasks.n; i++)
-        recover_one(s, sc.had_tasks.ids[i]);
+        if (recover_one(s, sc.had_tasks.ids[i]) < 0)
+            rc = gpd__fail(e, GP_ENOMEM, "", "out of memory recovering workload %llu",
+                           (unsigned long long)sc.had_tasks.ids[i]);
     if (rc == 0)
         reap_orphans(s);
     if (rc == 0 && (sc.had_tasks.n || sc.refused.n))

@@ -30,14 +30,14 @@
 
 /* ---- The active array ------------------------------------------------- */
 
-active *gpd__act_find(gpd__sched *s, uint64_t id) {
+active *gpd__loop_act_find(gpd__sched *s, uint64_t id) {
     for (size_t i = 0; i < s->nact; i++)
         if (s->act[i]->id == id)
             return s->act[i];
     return NULL;
 }
 
-int gpd__act_add(gpd__sched *s, active *a) {
+int gpd__loop_act_add(gpd__sched *s, active *a) {
     pthread_mutex_lock(&s->eng_mu);
     if (s->nact == s->capact) {
         size_t cap = s->capact ? s->capact * 2 : 16;
@@ -98,13 +98,13 @@ static void record_started(gpd__sched *s, const active *a, int ntasks, const cha
     record_handles(s, a, ntasks, GPD__WL_RUNNING, "started", msg);
 }
 
-void gpd__sched_record_launched(gpd__sched *s, const active *a, int ntasks, const char *msg) {
+void gpd__loop_record_launched(gpd__sched *s, const active *a, int ntasks, const char *msg) {
     record_handles(s, a, ntasks, GPD__WL_STARTING, "launched", msg);
 }
 
 /* ---- Reaping ---------------------------------------------------------- */
 
-void gpd__sched_reap(gpd__sched *s, const char *handle) {
+void gpd__loop_reap(gpd__sched *s, const char *handle) {
     if (gp_exec_reap(s->ex, handle) != GP_ESTATE)
         return;
     for (size_t i = 0; i < s->nreap; i++)
@@ -149,11 +149,30 @@ static char *binding_to_json(const gp_task_binding *b) {
     return s;
 }
 
+/* Parses JSON the daemon stored itself into *j: 0, GP_ENOMEM or
+ * GP_ECORRUPT. jansson reports an allocation that failed as a syntax error,
+ * or as nothing, so a failure is tried again: a text that parses then, or
+ * fails elsewhere, was short of memory; one that fails the same way twice
+ * is corrupt. A caller must never take GP_ENOMEM for a corrupt record. */
+static int stored_json_text(const char *text, json_t **j) {
+    json_error_t a, b;
+    if ((*j = json_loads(text, 0, &a)) != NULL || (*j = json_loads(text, 0, &b)) != NULL)
+        return 0;
+    if (json_error_code(&a) == json_error_out_of_memory ||
+        json_error_code(&b) == json_error_out_of_memory || a.position != b.position ||
+        strcmp(a.text, b.text) != 0)
+        return GP_ENOMEM;
+    return GP_ECORRUPT;
+}
+
 int gpd__binding_from_json(const char *text, task_rt *t) {
-    json_t *j = json_loads(text, 0, NULL), *sl;
+    json_t *j, *sl;
     const char *node;
-    if (!j || json_unpack(j, "{s:s, s:o}", "node", &node, "slices", &sl) < 0 ||
-        !json_is_array(sl) || json_array_size(sl) > GP_MAX_GPUS_PER_NODE) {
+    int rc = stored_json_text(text, &j);
+    if (rc < 0)
+        return rc;
+    if (json_unpack(j, "{s:s, s:o}", "node", &node, "slices", &sl) < 0 || !json_is_array(sl) ||
+        json_array_size(sl) > GP_MAX_GPUS_PER_NODE) {
         json_decref(j);
         return GP_ECORRUPT;
     }
@@ -250,14 +269,21 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
     return rc;
 }
 
+static int stored_json(const char *spec, json_t **j, gpd__err *e) {
+    int rc = stored_json_text(spec, j);
+    if (rc == GP_ENOMEM)
+        return gpd__fail(e, rc, "", "out of memory reading the stored request");
+    return rc < 0 ? gpd__fail(e, rc, "", "the stored request is not JSON") : 0;
+}
+
 int gpd__sched_load_request(gpd__sched *s, uint64_t id, gpd__wl *w, json_t **j, gpd__request *r,
                             gpd__err *e) {
     int rc = gpd__store_wl_get(s->d->store, id, w, e);
     if (rc < 0)
         return rc;
-    *j = json_loads(w->spec, 0, NULL);
-    rc = *j ? gpd__request_parse(*j, r, e)
-            : gpd__fail(e, GP_ECORRUPT, "", "the stored request is not JSON");
+    rc = stored_json(w->spec, j, e);
+    if (rc == 0)
+        rc = gpd__request_parse(*j, r, e);
     if (rc < 0) {
         json_decref(*j);
         gpd__wl_free(w);
@@ -266,20 +292,19 @@ int gpd__sched_load_request(gpd__sched *s, uint64_t id, gpd__wl *w, json_t **j, 
 }
 
 int gpd__sched_stored_spec(const gpd__wl *w, gp_workload_spec *out, gpd__err *e) {
-    json_t *j = json_loads(w->spec, 0, NULL);
+    json_t *j;
     gpd__request r;
-    int rc = j ? gpd__request_parse(j, &r, e)
-               : gpd__fail(e, GP_ECORRUPT, "", "the stored request is not JSON");
+    int rc = stored_json(w->spec, &j, e);
+    if (rc == 0 && gpd__request_parse(j, &r, e) < 0)
+        rc = GP_ECORRUPT;
     if (rc == 0)
         gpd__request_spec(&r, w->id, w->user, w->submitted_ms, out);
-    else
-        rc = GP_ECORRUPT;
     json_decref(j);
     return rc;
 }
 
-int gpd__sched_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__request *r,
-                          char *err, size_t errlen) {
+int gpd__loop_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__request *r,
+                         char *err, size_t errlen) {
     for (int t = 0; t < a->ntasks; t++) {
         if (a->tasks[t].handle[0])
             continue;
@@ -309,7 +334,7 @@ static void describe_binding(const task_rt *tasks, int n, char *buf, size_t len)
     }
 }
 
-void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks) {
+void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks) {
     gpd__wl w;
     json_t *j = NULL;
     gpd__request r;
@@ -368,7 +393,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
     if (rc == 0)
         rc = gpd__store_wl_apply(s->d->store, &c, 1, &e);
     if (rc == 0)
-        rc = gpd__act_add(s, a);
+        rc = gpd__loop_act_add(s, a);
     for (int t = 0; recs && t < ntasks; t++)
         free(recs[t].binding);
     free(recs);
@@ -386,7 +411,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
         return;
     }
     char err[256] = "";
-    rc = gpd__sched_launch_all(s, a, &w, &r, err, sizeof err);
+    rc = gpd__loop_launch_all(s, a, &w, &r, err, sizeof err);
     gpd__wl_change_init(&c, id);
     if (rc < 0) {
         snprintf(msg, sizeof msg, "could not be launched: %s", err);
@@ -407,7 +432,7 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
                  "attempt %d launched (%d task%s); waiting for the executor to "
                  "start it",
                  a->attempt, ntasks, ntasks > 1 ? "s" : "");
-        gpd__sched_record_launched(s, a, ntasks, msg);
+        gpd__loop_record_launched(s, a, ntasks, msg);
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_started(s->eng, id, gpd__now_ms());
         a->launched_ms = gpd__now_ms();
@@ -419,8 +444,8 @@ void gpd__sched_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *task
 
 /* ---- Stopping --------------------------------------------------------- */
 
-void gpd__sched_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t grace_ms,
-                           const char *why) {
+void gpd__loop_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t grace_ms,
+                          const char *why) {
     int64_t now = gpd__now_ms();
     snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
     a->deadline = now + grace_ms;
@@ -447,7 +472,7 @@ void gpd__sched_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t g
             gp_exec_signal(s->ex, a->tasks[t].handle, a->ckpt_signal);
 }
 
-void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why) {
+void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
             gp_exec_stop(s->ex, a->tasks[t].handle);
@@ -489,7 +514,7 @@ void gpd__sched_finish_stop(gpd__sched *s, active *a, const char *why) {
     pthread_mutex_unlock(&s->eng_mu);
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
-            gpd__sched_reap(s, a->tasks[t].handle);
+            gpd__loop_reap(s, a->tasks[t].handle);
     act_remove(s, a);
 }
 
@@ -520,7 +545,7 @@ static void conclude(gpd__sched *s, active *a, gpd__wl_state st, const char *out
     pthread_mutex_unlock(&s->eng_mu);
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
-            gpd__sched_reap(s, a->tasks[t].handle);
+            gpd__loop_reap(s, a->tasks[t].handle);
     act_remove(s, a);
 }
 
@@ -565,9 +590,9 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
     }
     if (a->state == GPD__WL_STOPPING) {
         if (down == a->ntasks || now >= a->deadline)
-            gpd__sched_finish_stop(s, a,
-                                   down == a->ntasks ? "tasks ended after the checkpoint signal"
-                                                     : "grace period over; tasks killed");
+            gpd__loop_finish_stop(s, a,
+                                  down == a->ntasks ? "tasks ended after the checkpoint signal"
+                                                    : "grace period over; tasks killed");
         return;
     }
     char why[256];
@@ -597,7 +622,7 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
     }
 }
 
-void gpd__sched_poll(gpd__sched *s, int64_t now) {
+void gpd__loop_poll(gpd__sched *s, int64_t now) {
     reap_pending(s);
     size_t n = 0;
     for (size_t i = 0; i < s->nact; i++)

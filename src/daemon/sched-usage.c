@@ -104,7 +104,7 @@ static void load_returns(gpd__sched *s, returns *x, int64_t now) {
         x->n = 0;
 }
 
-void gpd__sched_usage_tick(gpd__sched *s, int64_t now) {
+void gpd__loop_usage_tick(gpd__sched *s, int64_t now) {
     int64_t period = s->d->cfg.usage_ms;
     if (period <= 0 || now < s->usage_next_ms)
         return;
@@ -121,7 +121,7 @@ void gpd__sched_usage_tick(gpd__sched *s, int64_t now) {
                      "the %s executor cannot measure GPU use, so used is unknown",
                      gp_executor_name(s->ex));
     }
-    gpd__sched_idle_tick(s, gpus, gu.n, now);
+    gpd__loop_idle_tick(s, gpus, gu.n, now);
     /* What each node really uses, besides what its tasks asked for. */
     gp_node_usage *nodes = calloc(MAX_NODES, sizeof *nodes);
     gp_exec_node_usage nu = {.nodes = nodes, .max = nodes ? MAX_NODES : 0};

@@ -43,8 +43,10 @@ const char *gpd__sched_executor_name(gpd__sched *s) {
 }
 
 void gpd__sched_describe(gpd__sched *s, gp_executor_info *info) {
-    if (gp_exec_describe(s->ex, info) < 0)
-        memset(info, 0, sizeof *info);
+    /* Any thread: a copy of what the loop last read (executor.h's rule). */
+    pthread_mutex_lock(&s->eng_mu);
+    *info = s->info;
+    pthread_mutex_unlock(&s->eng_mu);
 }
 
 const gp_node_spec *gpd__sched_node(gpd__sched *s, const char *name) {
@@ -173,7 +175,7 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
         return rc;
     rc = set_final(s, w->id, GPD__WL_PENDING, "resumed", "resumed: back in the queue", e);
     if (rc == 0)
-        gpd__sched_idle_forget(s, w->id);
+        gpd__loop_idle_forget(s, w->id);
     if (rc < 0) {
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_cancel(s->eng, w->id);
@@ -184,7 +186,7 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
 
 static int run_command(gpd__sched *s, cmd *c) {
     gpd__err *e = c->e;
-    active *a = gpd__act_find(s, c->id);
+    active *a = gpd__loop_act_find(s, c->id);
     const char *kind = c->op == GPD__CMD_DELETE ? GPD__STOP_DELETE : GPD__STOP_SUSPEND;
     if (a && c->op != GPD__CMD_RESUME) {
         if (c->op == GPD__CMD_DELETE) {
@@ -192,13 +194,13 @@ static int run_command(gpd__sched *s, cmd *c) {
             int policy = a->stop_note[0] != '\0';
             a->stop_note[0] = '\0';
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
-            gpd__sched_finish_stop(s, a, "deleted by its owner");
+            gpd__loop_finish_stop(s, a, "deleted by its owner");
             if (policy)
-                gpd__sched_idle_forget(s, c->id);
+                gpd__loop_idle_forget(s, c->id);
         } else if (a->state == GPD__WL_STOPPING) {
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
         } else {
-            gpd__sched_begin_stop(s, a, kind, a->grace_ms, "suspended by its owner");
+            gpd__loop_begin_stop(s, a, kind, a->grace_ms, "suspended by its owner");
         }
         return 0;
     }
@@ -225,7 +227,7 @@ static int run_command(gpd__sched *s, cmd *c) {
         rc = set_final(s, w.id, GPD__WL_DELETED, "deleted", "deleted by its owner while suspended",
                        e);
         if (rc == 0)
-            gpd__sched_idle_forget(s, w.id);
+            gpd__loop_idle_forget(s, w.id);
     } else {
         rc = gpd__fail(e, GP_ESTATE, "", "workload %llu is already %s", (unsigned long long)w.id,
                        gpd__wl_state_name(w.state));
@@ -291,9 +293,9 @@ static void run_cycle(gpd__sched *s, int64_t now) {
         gpd__log("out of memory copying %zu decisions", n);
     for (size_t i = 0; dc && i < n; i++) {
         if (dc[i].type == GP_DECISION_BIND && dc[i].tasks) {
-            gpd__sched_bind(s, dc[i].id, dc[i].ntasks, dc[i].tasks);
+            gpd__loop_bind(s, dc[i].id, dc[i].ntasks, dc[i].tasks);
         } else if (dc[i].type == GP_DECISION_EVICT) {
-            active *a = gpd__act_find(s, dc[i].id);
+            active *a = gpd__loop_act_find(s, dc[i].id);
             char why[512];
             snprintf(why, sizeof why, "evicted (%s)%s", gp_evict_reason_name(dc[i].reason),
                      dc[i].for_workload ? " to make room for workload " : "");
@@ -307,13 +309,13 @@ static void run_cycle(gpd__sched *s, int64_t now) {
             } else if (dc[i].reason == GP_EVICT_NODE_GONE) {
                 a->in_engine = 0;
                 snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_EVICT);
-                gpd__sched_finish_stop(s, a, why);
+                gpd__loop_finish_stop(s, a, why);
             } else if (a->state != GPD__WL_STOPPING && dc[i].mode == GP_ON_PREEMPT_REQUEUE) {
                 /* Requeue mode: no signal, no grace period. */
                 size_t l = strlen(why);
                 snprintf(why + l, sizeof why - l, "; stopped at once (on_preempt requeue)");
                 snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_EVICT);
-                gpd__sched_finish_stop(s, a, why);
+                gpd__loop_finish_stop(s, a, why);
             } else if (a->state != GPD__WL_STOPPING) {
                 /* A workload asking for pause is evicted in checkpoint mode
                  * where the engine says it cannot be paused (a node that
@@ -343,7 +345,7 @@ static void run_cycle(gpd__sched *s, int64_t now) {
                              "; grace bounded by its project's "
                              "reclaim_grace_max");
                 }
-                gpd__sched_begin_stop(s, a, GPD__STOP_EVICT, grace, why);
+                gpd__loop_begin_stop(s, a, GPD__STOP_EVICT, grace, why);
             }
         }
         free(dc[i].tasks);
@@ -359,6 +361,20 @@ void gpd__sched_cycle_hist(gpd__sched *s, gpd__cycle_hist *out) {
 
 static void *loop_main(void *arg) {
     gpd__sched *s = arg;
+    /* Named, so that ps, a debugger and the tests' allocation-failure
+     * sweep (tests/daemon/failalloc.c) can tell the loop from the rest. */
+    pthread_setname_np(pthread_self(), "gpd-loop");
+    /* The recovery first, on this thread like every other executor call;
+     * the opening thread waits for its outcome. */
+    gpd__err re = {0};
+    int rrc = gpd__loop_recover(s, &re);
+    pthread_mutex_lock(&s->mu);
+    s->recover_err = re;
+    s->recovered = rrc < 0 ? rrc : 1;
+    pthread_cond_broadcast(&s->cmd_done);
+    pthread_mutex_unlock(&s->mu);
+    if (rrc < 0)
+        return NULL;
     int64_t period = s->d->cfg.period_ms, poll = s->d->cfg.poll_ms;
     int64_t inv = s->d->cfg.inventory_ms > 0 ? s->d->cfg.inventory_ms : 10000;
     int64_t next_cycle = 0, next_poll = 0, last_cycle = 0, next_inv = gpd__now_ms() + inv;
@@ -385,17 +401,17 @@ static void *loop_main(void *arg) {
         int64_t now = gpd__now_ms();
         if (now >= next_poll) {
             size_t before = s->nact;
-            gpd__sched_poll(s, now);
+            gpd__loop_poll(s, now);
             if (s->nact != before)
                 want_cycle = 1;
             next_poll = now + poll;
         }
         if (now >= next_inv) {
-            if (gpd__sched_refresh_nodes(s))
+            if (gpd__loop_refresh_nodes(s))
                 want_cycle = 1;
             next_inv = now + inv;
         }
-        gpd__sched_usage_tick(s, now);
+        gpd__loop_usage_tick(s, now);
         if ((want_cycle && now - last_cycle >= MIN_GAP_MS) || now >= next_cycle) {
             run_cycle(s, now);
             last_cycle = now;
@@ -444,16 +460,24 @@ int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
     if (rc == 0 && (rc = gp_executor_open_ctx(d->cfg.executor, &ctx, d->cfg.executor_config, &s->ex,
                                               err, sizeof err)) < 0)
         gpd__fail(e, rc, "executor", "executor %s: %s", d->cfg.executor, err);
-    if (rc == 0)
-        rc = gpd__sched_recover(s, e);
     if (rc == 0 && pthread_create(&s->th, NULL, loop_main, s) != 0)
         rc = gpd__fail(e, GP_ESYS, "", "cannot start the scheduling thread");
+    if (rc == 0) {
+        s->started = 1;
+        pthread_mutex_lock(&s->mu);
+        while (s->recovered == 0)
+            pthread_cond_wait(&s->cmd_done, &s->mu);
+        if (s->recovered < 0) {
+            rc = s->recovered;
+            *e = s->recover_err;
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
     if (rc < 0) {
         gpd__sched_close(s);
         d->sched = NULL;
         return rc;
     }
-    s->started = 1;
     return 0;
 }
 

@@ -27,7 +27,8 @@ void gpd__sched_close(gpd__sched *s);
 /* 1 if any GPU of the inventory is emulated. */
 int gpd__sched_emulated(gpd__sched *s);
 const char *gpd__sched_executor_name(gpd__sched *s);
-/* The executor's description (gp_exec_describe); all empty if it has none. */
+/* The executor's description (gp_exec_describe) as the loop last read it;
+ * all empty if it has none. Any thread. */
 void gpd__sched_describe(gpd__sched *s, gp_executor_info *info);
 
 /* Exclusive access to the engine for reading; never held across I/O. */

@@ -176,11 +176,20 @@ int gp_engine_queue_set(gp_engine *e, const gp_queue_spec *s, char *err, size_t 
         }
     }
     if (!q) {
+        /* Into the name map first: its table may have to grow (the first
+         * queue of an engine, or one past the load factor), and the put
+         * below then only replaces this entry. */
         q = gp__calloc(&e->alloc, 1, sizeof *q);
-        if (q)
+        if (q) {
             q->mem = &e->alloc;
-        if (!q ||
-            gp__push(&e->alloc, (void **)&e->queues, &e->nqueues, &e->cap_queues, sizeof q, &q)) {
+            q->spec = *s;
+        }
+        if (!q || gp__strmap_put(&e->queue_by_name, q->spec.name, q) != 0) {
+            gp__free(&e->alloc, q);
+            return GP_ENOMEM;
+        }
+        if (gp__push(&e->alloc, (void **)&e->queues, &e->nqueues, &e->cap_queues, sizeof q, &q)) {
+            gp__strmap_del(&e->queue_by_name, q->spec.name);
             gp__free(&e->alloc, q);
             return GP_ENOMEM;
         }
@@ -188,6 +197,7 @@ int gp_engine_queue_set(gp_engine *e, const gp_queue_spec *s, char *err, size_t 
                    : gp__push(&e->alloc, (void **)&e->roots, &e->nroots, &e->cap_roots, sizeof q,
                               &q)) {
             e->nqueues--;
+            gp__strmap_del(&e->queue_by_name, q->spec.name);
             gp__free(&e->alloc, q);
             return GP_ENOMEM;
         }
@@ -210,7 +220,7 @@ int gp_engine_queue_set(gp_engine *e, const gp_queue_spec *s, char *err, size_t 
     q->spec = *s;
     memcpy(q->model_id, model_id, sizeof model_id);
     if (gp__strmap_put(&e->queue_by_name, q->spec.name, q) != 0)
-        abort(); /* cannot fail: the entry was there or the map had room */
+        abort(); /* cannot fail: the entry was there (put above for a new queue) */
     e->tree_dirty = 1;
     gp__queue_tree_refresh(e);
     return 0;

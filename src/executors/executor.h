@@ -25,6 +25,13 @@
  *   pod deletion). Both are idempotent and succeed on a task already gone.
  * - Nothing is lost: a task whose handle an executor no longer recognises is
  *   reported GP_TASK_LOST, never silently dropped.
+ * - Threads: every method of an instance, and its gp_exec_* wrapper, is
+ *   called from one thread at a time (gpupoold's scheduling loop), so an
+ *   executor keeps its state without locks of its own. The exceptions say
+ *   so where they are declared: session() (any thread, at any time) and the
+ *   registry's lookups (gp_executor_find, gp_executor_name: constant
+ *   tables). What other threads need from an executor (its description) the
+ *   caller's loop reads and keeps.
  */
 #ifndef GP_EXECUTOR_H
 #define GP_EXECUTOR_H

@@ -28,3 +28,8 @@ $(BUILD)/tests/daemon/share-loop: $(OBJ)/tests/daemon/share-loop.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ -ldl
 TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/share-loop
+# test-oom.sh preloads this into gpupoold to make its allocations fail.
+$(BUILD)/tests/daemon/failalloc.so: tests/daemon/failalloc.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -shared $< -o $@ -ldl
+TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/failalloc.so

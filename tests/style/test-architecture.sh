@@ -22,6 +22,9 @@
 #     gps__ledger_* functions live in ledger-int.h);
 #   - the daemon's messages go through its log function (gpd__log), never
 #     a bare fprintf to stderr;
+#   - the daemon calls gp_exec_* only in the scheduling loop's files
+#     (executor.h: one thread at a time), but for the one method declared
+#     thread-safe (gp_exec_session, from the sessions' threads);
 #   - the engine names no front end's controls: no string literal in
 #     src/engine holds a command-line flag (--name) or a gpupool command
 #     (the daemon words remedies from gp_engine_pending_figures);
@@ -119,6 +122,12 @@ tap_is "the headers other parts include name no internals" "$bad" ""
 # format, a time on every line.
 bad=$(grep -rn 'stderr' src/daemon --include='*.c' | grep -v '^src/daemon/util\.c:' | head -5)
 tap_is "the daemon writes to stderr only through gpd__log" "$bad" ""
+
+# The executor is called from the scheduling loop only (executor.h's threading
+# rule): gp_exec_* calls appear only in the loop's files.
+bad=$(grep -rn 'gp_exec_[a-z_]*(' src/daemon --include='*.c' |
+    grep -vE '^src/daemon/sched-(tasks|recover|usage)\.c:' | grep -v 'gp_exec_session(' | head -5)
+tap_is "the daemon calls executor methods only from its loop's files" "$bad" ""
 
 # The engine says what holds; the remedies in a front end's words (a CLI flag,
 # a command) are the daemon's to write.

@@ -1,0 +1,86 @@
+#!/bin/sh
+# The daemon out of memory. First while it recovers: a list of the workloads
+# to recover that cannot grow fails the start (exit 1, saying so) and changes
+# nothing, and the next start recovers them. It once left the workload out:
+# its task was reaped as an orphan and the workload stayed "running" with
+# nothing behind it (failalloc.so fails every realloc of the size the list
+# first grows to, 64 ids).
+#
+# Then the sweep: the loop thread's allocations (recovery, polls, cycles,
+# launches, records) fail one at a time, the Nth in each run of the daemon,
+# while a workload runs and another is submitted. Each run must end by its
+# own choice (no crash), the running task must never be started again, and
+# a last, normal start must find every workload, finished or running on its
+# first task. GPD_OOM_STEP (default 24) is the distance between the failed
+# allocations; 1 fails each in turn (about 1,000 runs); GPD_OOM_FIRST and
+# GPD_OOM_LAST bound the sweep.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+skip_if_sanitized
+
+D=$TMP/oom
+mkdir -p "$D"
+tap_ok "gpupoold starts" gpd_start "$D" --period 200ms --poll 200ms
+$GP queue create p >/dev/null
+$GP submit --project p -- sleep 600 >/dev/null
+tap_ok "a workload runs" wait_until 30 has_count 1 running
+pid=$(sed -n 's/^pid=//p' "$D"/tasks/*/task | head -1)
+gpd_stop
+
+out=$(LD_PRELOAD=$B/tests/daemon/failalloc.so GPD_TEST_FAIL_REALLOC=512 timeout 30 \
+    "$GPD" --data-dir "$D" --listen 127.0.0.1:0 --allow-root-workloads 2>&1)
+tap_is "a restart that runs out of memory recovering exits 1" "$?" 1
+tap_ok "saying so" contains "$out" "out of memory listing the workloads to recover"
+tap_ok "the workload's task still runs" kill -0 "$pid"
+
+tap_ok "the next start comes up" gpd_start "$D" --period 200ms --poll 200ms
+tap_ok "and recovers the workload, running" wait_until 30 has_count 1 running
+tap_ok "on the same task" kill -0 "$pid"
+gpd_stop
+
+# ---- The sweep ----
+step=${GPD_OOM_STEP:-24}
+last=${GPD_OOM_LAST:-720}
+runs=0 crashed= lost_task= submitted=0
+nth=${GPD_OOM_FIRST:-1} # not n, which gpd_start uses
+while [ "$nth" -le "$last" ]; do
+    rm -f "$TMP/count"
+    if GPD_TEST_FAIL_THREAD=gpd-loop GPD_TEST_FAIL_NTH=$nth GPD_TEST_FAIL_COUNT=$TMP/count \
+        LD_PRELOAD=$B/tests/daemon/failalloc.so gpd_start "$D" --period 200ms --poll 200ms; then
+        $GP submit --project p -- true >/dev/null 2>&1 && submitted=$((submitted + 1))
+        # Until the Nth allocation has come and gone (or the daemon gave up).
+        wait_until 20 sh -c "[ \"\$(cat $TMP/count 2>/dev/null || echo 0)\" -gt $nth ] ||
+            ! kill -0 $GPD_PID" || true
+        kill "$GPD_PID" 2>/dev/null
+        wait "$GPD_PID"
+        st=$?
+        GPD_PID=
+    else
+        wait "$GPD_PID" 2>/dev/null
+        st=$?
+        GPD_PID=
+    fi
+    # 0: stopped by the test; 1: gave up, saying why. Anything else is a
+    # crash (a signal) or an error the daemon does not know it has.
+    case $st in
+    0 | 1) ;;
+    *)
+        crashed="$crashed $nth:$st"
+        echo "# run $nth ended with status $st; the end of its log:"
+        tail -5 "$D.log" | sed 's/^/#   /'
+        ;;
+    esac
+    kill -0 "$pid" 2>/dev/null || lost_task="$lost_task $nth"
+    runs=$((runs + 1))
+    nth=$((nth + step))
+done
+tap_is "$runs runs, each failing one allocation of the loop: none crashed" "$crashed" ""
+tap_is "the running task was never stopped" "$lost_task" ""
+tap_ok "a normal start after them comes up" gpd_start "$D" --period 200ms --poll 200ms
+tap_ok "the first workload runs on its first task" \
+    sh -c "$GP describe 1 | grep -q 'attempt.*1' && kill -0 $pid"
+tap_ok "every workload submitted during the sweep ($submitted) is kept and ends" \
+    wait_until 60 has_count "$submitted" succeeded ||
+    for st in pending starting running failed; do echo "# $st: $(count_state $st)"; done
+gpd_stop
+tap_done
