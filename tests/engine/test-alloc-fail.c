@@ -231,7 +231,7 @@ static int op_queue_add(gp_engine *e) {
 static int op_queue_add_grows(gp_engine *e) {
     long fail_at = fl.fail_at, before = fl.count;
     fl.fail_at = 0;
-    char name[8];
+    char name[16];
     for (int i = 1; i <= 6; i++) {
         snprintf(name, sizeof name, "g%d", i);
         t_queue(e, name, "org", 0, -1, 1);
