@@ -53,11 +53,13 @@ young_up() { [ -s "$Y/gpupoold.addr" ]; }
 wait_until 30 young_up
 YOUNG_SERVER=$(cat "$Y/gpupoold.addr" 2>/dev/null)
 YOUNG_TOKEN=$(cat "$Y/admin.token" 2>/dev/null)
-# A third, whose console sessions end after 5 s without activity.
+# A third, whose console sessions end after 5 s without activity (its shell
+# runs without the interposer, as on the first: a sanitizer build's cannot be
+# preloaded, and the console is what is tested here).
 I=$TMP/idle
 mkdir -p "$I"
 "$GPD" --data-dir "$I" --listen 127.0.0.1:0 --console-idle-timeout 5s --allow-root-workloads \
-    --executor-config "state_dir=$I/tasks,inventory=$TMP/young.conf" >"$I.log" 2>&1 &
+    --executor-config "state_dir=$I/tasks,inventory=$TMP/young.conf,interposer=$TMP/none.so" >"$I.log" 2>&1 &
 GPD_OTHERS="$GPD_OTHERS $!"
 idle_up() { [ -s "$I/gpupoold.addr" ] && [ -s "$I/admin.token" ]; }
 wait_until 30 idle_up
