@@ -48,15 +48,16 @@ static const struct {
      "The workload gets GPUPOOL_CHECKPOINT_DIR, a directory that survives evictions\n"
      "and restarts: save checkpoints there on the checkpoint signal, and resume from\n"
      "them at start. Fractional slices also get GPUPOOL_MEMORY_LIMIT (bytes).\n"},
-    {"list", "usage: gpupool list [--project P] [--user U] [--state S] [--all] [--limit N] "
-             "[--sort ORDER] [--cursor C] [--after ID] [--json]\n"
-             "\n"
-             "Without --state or --all, lists active workloads (pending, starting, running,\n"
-             "stopping). States: pending starting running stopping suspended succeeded\n"
-             "failed deleted. INFO shows why a pending workload waits, or how one ended.\n"
-             "--sort orders by id (the default), submitted, state, project, user or name;\n"
-             "a leading - reverses (-submitted: newest first). A full page ends with the\n"
-             "--cursor (or, in id order, --after) that lists the next.\n"},
+    {"list",
+     "usage: gpupool list [--project P] [--user U] [--state S] [--all] [--limit N] "
+     "[--sort ORDER] [--cursor C] [--after ID] [--json]\n"
+     "\n"
+     "Without --state or --all, lists active workloads (pending, starting, running,\n"
+     "stopping, paused). States: pending starting running stopping paused suspended\n"
+     "succeeded failed deleted. INFO shows why a pending workload waits, or how one ended.\n"
+     "--sort orders by id (the default), submitted, state, project, user or name;\n"
+     "a leading - reverses (-submitted: newest first). A full page ends with the\n"
+     "--cursor (or, in id order, --after) that lists the next.\n"},
     {"describe", "usage: gpupool describe ID [--json]\n"
                  "\n"
                  "Shows a workload: its request, state, why it waits (a sentence you can act on),\n"

@@ -54,14 +54,17 @@ int gpd__dir_passable(const char *dir, char *why, size_t len);
 
 /* Workload states as the store records them. PENDING, STARTING (the intent to
  * launch is written, tasks may be starting), RUNNING and STOPPING (checkpoint
- * signal sent, grace period running) are active: the scheduling loop holds
- * them, and come first: the store selects them as state <= STOPPING. The
- * others are final, except SUSPENDED, which resume() reopens. */
+ * signal sent, grace period running) and PAUSED (its task frozen, its GPU
+ * state in host memory: evicted in pause mode, waiting to be resumed on its
+ * node) are active: the scheduling loop holds them, and come first: the
+ * store selects them as state <= PAUSED. The others are final, except
+ * SUSPENDED, which resume() reopens. */
 #define GPD__WL_STATES(XX)                                                                         \
     XX(PENDING, "pending")                                                                         \
     XX(STARTING, "starting")                                                                       \
     XX(RUNNING, "running")                                                                         \
     XX(STOPPING, "stopping")                                                                       \
+    XX(PAUSED, "paused")                                                                           \
     XX(SUSPENDED, "suspended")                                                                     \
     XX(SUCCEEDED, "succeeded")                                                                     \
     XX(FAILED, "failed")                                                                           \

@@ -60,7 +60,15 @@ typedef struct active {
     /* STOPPING: why, when the stop's own outcome should not replace it as
      * the workload's reason ("" : the outcome is the reason). */
     char stop_note[256];
+    /* Pause (sched-pause.c): where its pause stands, and a delete that
+     * waits for a step under way to end. */
+    int pausing; /* GPD__PAUSE_* */
+    int delete_after;
 } active;
+
+enum { GPD__PAUSE_NONE = 0, GPD__PAUSE_PAUSING, GPD__PAUSE_PAUSED, GPD__PAUSE_RESUMING };
+
+typedef struct gpd__pause_job gpd__pause_job;
 
 typedef struct cmd {
     int op;
@@ -121,7 +129,26 @@ struct gpd__sched {
     /* Each node's CPU and memory really in use at the last sample. */
     gp_node_usage *usage_nodes;
     size_t usage_nnodes;
+    /* The pause worker (sched-pause.c): steps to run and their outcomes,
+     * both under mu. */
+    pthread_t pause_th;
+    int pause_started;
+    pthread_cond_t pause_cv;
+    gpd__pause_job *pause_todo, *pause_done;
 };
+
+/* ---- sched-pause.c: pause and resume off the loop ---- */
+
+/* Starts / stops the pause worker (stop after the loop has ended). */
+int gpd__pause_start(gpd__sched *s);
+void gpd__pause_stop(gpd__sched *s);
+/* Hands the pause of a's single running task to the worker (why: the
+ * eviction's sentence); GP_EINVAL for a gang or a task without a handle. */
+int gpd__loop_pause_begin(gpd__sched *s, active *a, const char *why);
+/* Hands the resume of paused a onto binding b to the worker. */
+int gpd__loop_resume_begin(gpd__sched *s, active *a, const gp_task_binding *b);
+/* Carries out the outcomes the worker finished (events, engine, store). */
+void gpd__loop_pause_results(gpd__sched *s);
 
 /* ---- sched-tasks.c: carrying out decisions, polling, stopping ---- */
 

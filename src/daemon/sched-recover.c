@@ -291,6 +291,17 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
     }
 }
 
+/* Records a recovered workload's new state with an event. */
+static void set_state(gpd__sched *s, uint64_t id, gpd__wl_state st, const char *kind,
+                      const char *msg) {
+    gpd__wl_change c;
+    gpd__wl_change_init(&c, id);
+    c.state = (int)st;
+    c.event_kind = kind;
+    c.event_msg = msg;
+    gpd__sched_record(s, &c);
+}
+
 /* Rebuilds one workload that had tasks: its active record, its place in the
  * engine, or its requeue when its tasks are gone. GP_ENOMEM if its record
  * could not be made (nothing is changed; the caller stops the recovery, as a
@@ -390,6 +401,44 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         b[t] = a->tasks[t].binding;
     gp_workload_spec spec;
     gpd__request_spec(&r, id, w.user, w.submitted_ms, &spec);
+    /* A pause or a resume under way when gpupoold stopped is finished or
+     * undone first (the executor's journal says which): then the task is
+     * paused or runs, whatever the store said. */
+    int paused = 0;
+    if (!why[0] && n == 1 && (w.state == GPD__WL_RUNNING || w.state == GPD__WL_PAUSED)) {
+        gp_exec_pause p;
+        memset(&p, 0, sizeof p);
+        p.handle = a->tasks[0].handle;
+        int rrc = gp_exec_control(s->ex, GP_EXEC_CTL_PAUSE_RECOVER, &p);
+        paused = rrc == 0 && p.paused;
+        if (rrc < 0 && rrc != GP_ENOTSUP && w.state == GPD__WL_PAUSED)
+            snprintf(why, sizeof why, "its pause could not be recovered after a restart: %s",
+                     p.detail[0] ? p.detail : gp_strerror(rrc));
+        else if (p.detail[0])
+            gpd__log("workload %llu: %s", (unsigned long long)id, p.detail);
+    }
+    if (!why[0] && paused) {
+        int rprc = gp_engine_restore_paused(s->eng, &spec, &b[0], err, sizeof err);
+        if (rprc == GP_ENOMEM) {
+            rc = rprc;
+            goto out;
+        }
+        if (rprc < 0) {
+            snprintf(why, sizeof why, "could not be restored paused after a restart: %s", err);
+        } else {
+            a->state = GPD__WL_PAUSED;
+            a->pausing = GPD__PAUSE_PAUSED;
+            if (w.state != GPD__WL_PAUSED)
+                set_state(s, id, GPD__WL_PAUSED, "paused",
+                          "paused: the pause under way when gpupoold stopped was finished");
+            if ((rc = gpd__loop_act_add(s, a)) == 0)
+                a = NULL;
+            goto out;
+        }
+    }
+    if (!why[0] && w.state == GPD__WL_PAUSED)
+        set_state(s, id, GPD__WL_RUNNING, "resumed",
+                  "resumed: the resume under way when gpupoold stopped was finished");
     int erc = why[0] ? 0 : gp_engine_restore(s->eng, &spec, n, b, gpd__now_ms(), err, sizeof err);
     if (erc == GP_ENOMEM) {
         rc = erc;

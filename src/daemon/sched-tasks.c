@@ -574,6 +574,9 @@ static void maybe_started(gpd__sched *s, active *a, int64_t now) {
 /* Decides what the polled states of a running workload's tasks mean. */
 static void judge(gpd__sched *s, active *a, int64_t now) {
     int down = 0, lost = -1, failed = -1, bad = -1;
+    /* While the pause worker pauses or resumes it, its outcome decides. */
+    if (a->pausing == GPD__PAUSE_PAUSING || a->pausing == GPD__PAUSE_RESUMING)
+        return;
     if (a->state == GPD__WL_STARTING)
         maybe_started(s, a, now);
     for (int t = 0; t < a->ntasks; t++) {

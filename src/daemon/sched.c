@@ -188,13 +188,24 @@ static int run_command(gpd__sched *s, cmd *c) {
     gpd__err *e = c->e;
     active *a = gpd__loop_act_find(s, c->id);
     const char *kind = c->op == GPD__CMD_DELETE ? GPD__STOP_DELETE : GPD__STOP_SUSPEND;
+    if (a && c->op != GPD__CMD_RESUME &&
+        (a->pausing == GPD__PAUSE_PAUSING || a->pausing == GPD__PAUSE_RESUMING)) {
+        /* A pause or a resume is under way on the pause worker: the task is
+         * stopped once it ends (sched-pause.c). */
+        a->delete_after = 1;
+        return 0;
+    }
     if (a && c->op != GPD__CMD_RESUME) {
-        if (c->op == GPD__CMD_DELETE) {
+        if (c->op == GPD__CMD_DELETE || a->pausing == GPD__PAUSE_PAUSED) {
+            /* A paused task is thawed and stopped at once (the executor's
+             * stop thaws it): frozen, it could not act on a signal. */
             /* Deleted while the idle policy stopped it: its row goes too. */
             int policy = a->stop_note[0] != '\0';
             a->stop_note[0] = '\0';
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
-            gpd__loop_finish_stop(s, a, "deleted by its owner");
+            gpd__loop_finish_stop(s, a,
+                                  c->op == GPD__CMD_DELETE ? "deleted by its owner"
+                                                           : "suspended by its owner while paused");
             if (policy)
                 gpd__loop_idle_forget(s, c->id);
         } else if (a->state == GPD__WL_STOPPING) {
@@ -246,6 +257,7 @@ typedef struct decision_copy {
     int64_t grace_max;  /* EVICT: the longest grace period, or -1 */
     gp_on_preempt mode; /* EVICT: how, as the engine decided */
     gp_mode_why mode_why;
+    int32_t resume; /* BIND: resume the paused workload there */
     int ntasks;
     task_rt *tasks;
 } decision_copy;
@@ -267,6 +279,7 @@ static void run_cycle(gpd__sched *s, int64_t now) {
         dc[i].grace_max = dec[i].type == GP_DECISION_EVICT ? dec[i].grace_max : -1;
         dc[i].mode = dec[i].mode;
         dc[i].mode_why = dec[i].mode_why;
+        dc[i].resume = dec[i].type == GP_DECISION_BIND ? dec[i].resume : 0;
         if (dec[i].type != GP_DECISION_BIND)
             continue;
         dc[i].ntasks = dec[i].ntasks;
@@ -292,7 +305,17 @@ static void run_cycle(gpd__sched *s, int64_t now) {
     if (n > 0 && !dc)
         gpd__log("out of memory copying %zu decisions", n);
     for (size_t i = 0; dc && i < n; i++) {
-        if (dc[i].type == GP_DECISION_BIND && dc[i].tasks) {
+        if (dc[i].type == GP_DECISION_BIND && dc[i].tasks && dc[i].resume) {
+            active *a = gpd__loop_act_find(s, dc[i].id);
+            int prc = a ? gpd__loop_resume_begin(s, a, &dc[i].tasks[0].binding) : GP_ENOENT;
+            if (prc < 0) {
+                gpd__log("workload %llu: cannot resume it: %s", (unsigned long long)dc[i].id,
+                         gp_strerror(prc));
+                pthread_mutex_lock(&s->eng_mu);
+                gp_engine_paused(s->eng, dc[i].id, now);
+                pthread_mutex_unlock(&s->eng_mu);
+            }
+        } else if (dc[i].type == GP_DECISION_BIND && dc[i].tasks) {
             gpd__loop_bind(s, dc[i].id, dc[i].ntasks, dc[i].tasks);
         } else if (dc[i].type == GP_DECISION_EVICT) {
             active *a = gpd__loop_act_find(s, dc[i].id);
@@ -310,6 +333,10 @@ static void run_cycle(gpd__sched *s, int64_t now) {
                 a->in_engine = 0;
                 snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_EVICT);
                 gpd__loop_finish_stop(s, a, why);
+            } else if (a->state == GPD__WL_RUNNING && dc[i].mode == GP_ON_PREEMPT_PAUSE &&
+                       a->pausing == GPD__PAUSE_NONE && gpd__loop_pause_begin(s, a, why) == 0) {
+                /* Pause mode: the pause worker pauses the task; the loop
+                 * learns the outcome (gpd__loop_pause_results). */
             } else if (a->state != GPD__WL_STOPPING && dc[i].mode == GP_ON_PREEMPT_REQUEUE) {
                 /* Requeue mode: no signal, no grace period. */
                 size_t l = strlen(why);
@@ -327,9 +354,8 @@ static void run_cycle(gpd__sched *s, int64_t now) {
                     int no = dc[i].mode_why == GP_MODE_NO_PAUSE;
                     snprintf(why + l, sizeof why - l,
                              "; in checkpoint mode (on_preempt pause: %s%s%.200s)",
-                             dc[i].mode_why == GP_MODE_ASKED
-                                 ? "this gpupoold does not pause tasks yet"
-                                 : gp_mode_why_text(dc[i].mode_why),
+                             dc[i].mode_why == GP_MODE_ASKED ? "its task was not running"
+                                                             : gp_mode_why_text(dc[i].mode_why),
                              no ? ": " : "",
                              !no            ? ""
                              : s->can_pause ? "--paused-memory-max is 0"
@@ -398,6 +424,7 @@ static void *loop_main(void *arg) {
             want_cycle = 1;
             c = next;
         }
+        gpd__loop_pause_results(s);
         int64_t now = gpd__now_ms();
         if (now >= next_poll) {
             size_t before = s->nact;
@@ -460,6 +487,8 @@ int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
     if (rc == 0 && (rc = gp_executor_open_ctx(d->cfg.executor, &ctx, d->cfg.executor_config, &s->ex,
                                               err, sizeof err)) < 0)
         gpd__fail(e, rc, "executor", "executor %s: %s", d->cfg.executor, err);
+    if (rc == 0 && gpd__pause_start(s) < 0)
+        rc = gpd__fail(e, GP_ESYS, "", "cannot start the pause thread");
     if (rc == 0 && pthread_create(&s->th, NULL, loop_main, s) != 0)
         rc = gpd__fail(e, GP_ESYS, "", "cannot start the scheduling thread");
     if (rc == 0) {
@@ -491,6 +520,7 @@ void gpd__sched_close(gpd__sched *s) {
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->th, NULL);
     }
+    gpd__pause_stop(s);
     /* Tasks keep running: a restarted daemon finds them again. */
     for (size_t i = 0; i < s->nact; i++) {
         free(s->act[i]->tasks);

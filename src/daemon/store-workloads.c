@@ -248,7 +248,7 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
     if (f->state >= 0)
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state = ?");
     if (f->active_only)
-        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state <= %d", GPD__WL_STOPPING);
+        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state <= %d", GPD__WL_PAUSED);
     int nproj = 0;
     if (f->projects) {
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND project IN (''");

@@ -28,7 +28,9 @@
  * - Threads: every method of an instance, and its gp_exec_* wrapper, is
  *   called from one thread at a time (gpupoold's scheduling loop), so an
  *   executor keeps its state without locks of its own. The exceptions say
- *   so where they are declared: session() (any thread, at any time) and the
+ *   so where they are declared: session() (any thread, at any time),
+ *   control()'s GP_EXEC_CTL_PAUSE and GP_EXEC_CTL_RESUME (on one other
+ *   thread, one at a time, for tasks the loop leaves alone meanwhile) and the
  *   registry's lookups (gp_executor_find, gp_executor_name: constant
  *   tables). What other threads need from an executor (its description) the
  *   caller's loop reads and keeps.
@@ -241,6 +243,15 @@ enum {
      * answer the lock in time, GP_EIO when the driver failed: then nothing
      * has changed, the task runs on, and detail says why; GP_ENOENT if the
      * task has ended. */
+    /* Threads: PAUSE and RESUME may run on one thread other than the one
+     * that calls the other methods (gpupoold's pause worker, so that its
+     * scheduling loop never waits on the driver), one at a time, never for
+     * a task whose other method calls are under way: the caller stops no
+     * task and reaps none while its pause or resume runs. An executor
+     * that answers them keeps what they touch (a task's pause journal and
+     * cgroups, a driver loaded by PAUSE_SUPPORT before) apart from the
+     * other methods' state. PAUSE_SUPPORT and PAUSE_RECOVER are called by
+     * the loop before it hands that thread any step. */
     GP_EXEC_CTL_PAUSE = 0x1001,
     /* arg: gp_exec_pause *. Resumes a paused task on the same node: thaws it
      * and restores each CUDA process onto the GPUs to_uuid names (the

@@ -93,6 +93,19 @@ cleanup() {
     for p in $GPD_OTHERS; do
         kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
     done
+    # A paused (frozen) task dies of SIGKILL only once thawed.
+    for f in "$TMP"/*/tasks/instance; do
+        [ -f "$f" ] || continue
+        inst=$(cat "$f")
+        for z in /sys/fs/cgroup/freezer/gpupool/"$inst"/*/freezer.state \
+            /sys/fs/cgroup/gpupool/"$inst"/*/cgroup.freeze; do
+            [ -f "$z" ] || continue
+            case $z in
+            *freezer.state) echo THAWED >"$z" 2>/dev/null ;;
+            *) echo 0 >"$z" 2>/dev/null ;;
+            esac
+        done
+    done
     for f in "$TMP"/*/tasks/*/task; do
         [ -f "$f" ] || continue
         pid=$(sed -n 's/^pid=//p' "$f")

@@ -24,7 +24,8 @@
 #     a bare fprintf to stderr;
 #   - the daemon calls gp_exec_* only in the scheduling loop's files
 #     (executor.h: one thread at a time), but for the one method declared
-#     thread-safe (gp_exec_session, from the sessions' threads);
+#     thread-safe (gp_exec_session, from the sessions' threads), and the
+#     pause worker's one call of GP_EXEC_CTL_PAUSE / RESUME (executor.h);
 #   - the engine names no front end's controls: no string literal in
 #     src/engine holds a command-line flag (--name) or a gpupool command
 #     (the daemon words remedies from gp_engine_pending_figures);
@@ -126,7 +127,9 @@ tap_is "the daemon writes to stderr only through gpd__log" "$bad" ""
 # The executor is called from the scheduling loop only (executor.h's threading
 # rule): gp_exec_* calls appear only in the loop's files.
 bad=$(grep -rn 'gp_exec_[a-z_]*(' src/daemon --include='*.c' |
-    grep -vE '^src/daemon/sched-(tasks|recover|usage)\.c:' | grep -v 'gp_exec_session(' | head -5)
+    grep -vE '^src/daemon/sched-(tasks|recover|usage)\.c:' | grep -v 'gp_exec_session(' |
+    grep -vE '^src/daemon/sched-pause\.c:[0-9]+: *j->rc = gp_exec_control\(s->ex, j->op, &j->p\);$' |
+    head -5)
 tap_is "the daemon calls executor methods only from its loop's files" "$bad" ""
 
 # The engine says what holds; the remedies in a front end's words (a CLI flag,

@@ -1,0 +1,254 @@
+/*
+ * sched-pause.c — carrying out the engine's pause and resume decisions off
+ * the scheduling loop.
+ *
+ * A pause locks and checkpoints a task's CUDA processes through the driver
+ * (seconds for a process holding tens of GiB, up to its lock timeout for one
+ * that does not answer), so the loop never runs one itself: it hands the
+ * step to the pause worker, a thread of its own that calls the executor's
+ * GP_EXEC_CTL_PAUSE or GP_EXEC_CTL_RESUME and nothing else (executor.h says
+ * which control operations may run there), and goes on scheduling. The
+ * worker puts the outcome on the done list under the loop's mutex and wakes
+ * the loop, which tells the engine and the store (gpd__loop_pause_results).
+ *
+ * The worker runs one step at a time, so that two steps of one task never
+ * meet; while a workload's step is under way the loop leaves its tasks
+ * alone (a->pausing), other than a delete, which waits for the step to end.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/gp_error.h"
+#include "daemon/sched-int.h"
+
+/* One step for the worker, and its outcome. */
+struct gpd__pause_job {
+    int op; /* GP_EXEC_CTL_PAUSE or GP_EXEC_CTL_RESUME */
+    uint64_t id;
+    char handle[GP_HANDLE_MAX];
+    gp_exec_pause p;
+    /* RESUME: the GPUs the task had and those it resumes on. */
+    char from[GP_MAX_GPUS_PER_NODE][GP_NAME_MAX + 1], to[GP_MAX_GPUS_PER_NODE][GP_NAME_MAX + 1];
+    const char *fromp[GP_MAX_GPUS_PER_NODE], *top[GP_MAX_GPUS_PER_NODE];
+    gp_task_binding b; /* RESUME: the new binding */
+    char node[GP_NAME_MAX + 1];
+    int rc;
+    int64_t queued_ms, took_ms;
+    struct gpd__pause_job *next;
+};
+
+static void *worker_main(void *arg) {
+    gpd__sched *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->pause_todo && !s->stop)
+            pthread_cond_wait(&s->pause_cv, &s->mu);
+        if (s->stop)
+            break;
+        gpd__pause_job *j = s->pause_todo;
+        s->pause_todo = j->next;
+        pthread_mutex_unlock(&s->mu);
+        int64_t t0 = gpd__now_ms();
+        j->p.handle = j->handle;
+        j->p.from_uuid = j->fromp;
+        j->p.to_uuid = j->top;
+        j->rc = gp_exec_control(s->ex, j->op, &j->p);
+        j->took_ms = gpd__now_ms() - t0;
+        pthread_mutex_lock(&s->mu);
+        j->next = s->pause_done;
+        s->pause_done = j;
+        s->wake = 1;
+        pthread_cond_signal(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+int gpd__pause_start(gpd__sched *s) {
+    pthread_cond_init(&s->pause_cv, NULL);
+    if (pthread_create(&s->pause_th, NULL, worker_main, s) != 0)
+        return GP_ESYS;
+    s->pause_started = 1;
+    return 0;
+}
+
+static void free_jobs(gpd__pause_job *l) {
+    while (l) {
+        gpd__pause_job *n = l->next;
+        free(l);
+        l = n;
+    }
+}
+
+void gpd__pause_stop(gpd__sched *s) {
+    if (!s->pause_started)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->pause_cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->pause_th, NULL);
+    s->pause_started = 0;
+    free_jobs(s->pause_todo);
+    free_jobs(s->pause_done);
+    s->pause_todo = s->pause_done = NULL;
+    pthread_cond_destroy(&s->pause_cv);
+}
+
+/* Queues one step of a's single task for the worker (j: NULL, or a job
+ * already filled, which this takes). */
+static int queue_step(gpd__sched *s, active *a, int op, gpd__pause_job *j) {
+    if (!j)
+        j = calloc(1, sizeof *j);
+    if (!j)
+        return GP_ENOMEM;
+    j->op = op;
+    j->id = a->id;
+    snprintf(j->handle, sizeof j->handle, "%s", a->tasks[0].handle);
+    j->queued_ms = gpd__now_ms();
+    a->pausing = op == GP_EXEC_CTL_PAUSE ? GPD__PAUSE_PAUSING : GPD__PAUSE_RESUMING;
+    pthread_mutex_lock(&s->mu);
+    gpd__pause_job **tail = &s->pause_todo;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = j;
+    pthread_cond_signal(&s->pause_cv);
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+int gpd__loop_pause_begin(gpd__sched *s, active *a, const char *why) {
+    if (a->ntasks != 1 || !a->tasks[0].handle[0])
+        return GP_EINVAL;
+    snprintf(a->stop_note, sizeof a->stop_note, "%s", why);
+    return queue_step(s, a, GP_EXEC_CTL_PAUSE, NULL);
+}
+
+/* The UUID of GPU i of node, or "" where unknown. */
+static const char *uuid_of(gpd__sched *s, const char *node, int i) {
+    const gp_node_spec *n = gpd__sched_node(s, node);
+    return n && i >= 0 && i < n->ngpus ? n->gpus[i].uuid : "";
+}
+
+int gpd__loop_resume_begin(gpd__sched *s, active *a, const gp_task_binding *b) {
+    if (a->pausing != GPD__PAUSE_PAUSED)
+        return GP_ESTATE;
+    gpd__pause_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return GP_ENOMEM;
+    const gp_task_binding *was = &a->tasks[0].binding;
+    int remap = b->nslices != was->nslices;
+    for (int i = 0; !remap && i < b->nslices; i++)
+        remap = b->slices[i].gpu != was->slices[i].gpu;
+    /* Other GPUs of the node than before: the driver remaps them. */
+    if (remap && b->nslices == was->nslices) {
+        for (int i = 0; i < b->nslices; i++) {
+            snprintf(j->from[i], sizeof j->from[i], "%s",
+                     uuid_of(s, a->tasks[0].node, was->slices[i].gpu));
+            snprintf(j->to[i], sizeof j->to[i], "%s",
+                     uuid_of(s, a->tasks[0].node, b->slices[i].gpu));
+            j->fromp[i] = j->from[i];
+            j->top[i] = j->to[i];
+        }
+        j->p.ngpus = b->nslices;
+    }
+    j->b = *b;
+    snprintf(j->node, sizeof j->node, "%s", a->tasks[0].node);
+    j->b.node = j->node;
+    return queue_step(s, a, GP_EXEC_CTL_RESUME, j);
+}
+
+/* Writes the event of a finished step (and the workload's new state). */
+static void record(gpd__sched *s, active *a, gpd__wl_state st, const char *kind, const char *msg) {
+    gpd__wl_change c;
+    gpd__wl_change_init(&c, a->id);
+    c.state = (int)st;
+    c.reason = msg;
+    c.event_kind = kind;
+    c.event_msg = msg;
+    gpd__sched_record(s, &c);
+}
+
+/* The outcome of one step, on the loop. */
+static void step_done(gpd__sched *s, gpd__pause_job *j) {
+    active *a = gpd__loop_act_find(s, j->id);
+    if (!a)
+        return;
+    if (a->delete_after) {
+        /* Deleted while the step ran: thawed and stopped now. */
+        a->pausing = GPD__PAUSE_NONE;
+        snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_DELETE);
+        gpd__loop_finish_stop(s, a, "deleted by its owner");
+        return;
+    }
+    char msg[720];
+    int64_t now = gpd__now_ms();
+    if (j->op == GP_EXEC_CTL_PAUSE) {
+        if (j->rc == 0) {
+            a->pausing = GPD__PAUSE_PAUSED;
+            a->state = GPD__WL_PAUSED;
+            snprintf(msg, sizeof msg, "%s; %s (lock %lld ms, checkpoint %lld ms, freeze %lld ms)",
+                     a->stop_note, j->p.detail[0] ? j->p.detail : "paused",
+                     (long long)j->p.step_ms[0], (long long)j->p.step_ms[1],
+                     (long long)j->p.step_ms[2]);
+            record(s, a, GPD__WL_PAUSED, "paused", msg);
+            pthread_mutex_lock(&s->eng_mu);
+            int rc = gp_engine_paused(s->eng, a->id, now);
+            pthread_mutex_unlock(&s->eng_mu);
+            if (rc < 0)
+                gpd__log("workload %llu: the engine refused its pause: %s",
+                         (unsigned long long)a->id, gp_strerror(rc));
+            return;
+        }
+        /* Nothing changed, the task runs on: checkpoint mode instead. */
+        a->pausing = GPD__PAUSE_NONE;
+        snprintf(msg, sizeof msg, "%s; in checkpoint mode (the pause failed: %s)", a->stop_note,
+                 j->p.detail[0] ? j->p.detail : gp_strerror(j->rc));
+        a->stop_note[0] = '\0';
+        if (j->rc == GP_ENOENT)
+            return; /* it ended: the next poll concludes it */
+        gpd__loop_begin_stop(s, a, GPD__STOP_EVICT, a->grace_ms, msg);
+        return;
+    }
+    if (j->rc == 0) {
+        a->pausing = GPD__PAUSE_NONE;
+        a->state = GPD__WL_RUNNING;
+        a->stop_note[0] = '\0';
+        a->tasks[0].binding = j->b;
+        a->tasks[0].binding.node = a->tasks[0].node;
+        snprintf(msg, sizeof msg, "%s (after %lld ms)", j->p.detail[0] ? j->p.detail : "resumed",
+                 (long long)j->took_ms);
+        record(s, a, GPD__WL_RUNNING, "resumed", msg);
+        pthread_mutex_lock(&s->eng_mu);
+        gp_engine_started(s->eng, a->id, now);
+        pthread_mutex_unlock(&s->eng_mu);
+        return;
+    }
+    /* It stays paused, with the reason, and is tried again: never
+     * restarted from the beginning. */
+    a->pausing = GPD__PAUSE_PAUSED;
+    snprintf(msg, sizeof msg, "still paused: %s",
+             j->p.detail[0] ? j->p.detail : gp_strerror(j->rc));
+    record(s, a, GPD__WL_PAUSED, "resume-failed", msg);
+    pthread_mutex_lock(&s->eng_mu);
+    int rc = gp_engine_paused(s->eng, a->id, now);
+    pthread_mutex_unlock(&s->eng_mu);
+    if (rc < 0)
+        gpd__log("workload %llu: the engine refused its failed resume: %s",
+                 (unsigned long long)a->id, gp_strerror(rc));
+}
+
+void gpd__loop_pause_results(gpd__sched *s) {
+    pthread_mutex_lock(&s->mu);
+    gpd__pause_job *l = s->pause_done;
+    s->pause_done = NULL;
+    pthread_mutex_unlock(&s->mu);
+    while (l) {
+        gpd__pause_job *n = l->next;
+        step_done(s, l);
+        free(l);
+        l = n;
+    }
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# Transparent pause through a real gpupoold: borrowers in pause mode that
+# never checkpoint (each counts its steps in a file, from 0 at every start)
+# are paused when the owner comes back (event "paused", state paused, their
+# GPUs to the owner, their counts still), resumed in place when the owner
+# leaves (event "resumed") and count on from where they were, in the same
+# attempt. A paused workload deleted is thawed and stopped. A node that
+# cannot pause (--paused-memory-max 0) evicts them in checkpoint mode and
+# says why. Needs a cgroup freezer (SKIP without).
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+
+D=$TMP/pool
+mkdir -p "$D"
+# GPUs of 1 GiB: a paused borrower holds that much host memory, which the
+# node's default share (25%) has room for.
+printf 'node = local\ndomain = local\ngpu = T4 1G 8\n' >"$TMP/inv.conf"
+tap_ok "gpupoold starts with 8 emulated GPUs" gpd_start "$D" --period 300ms --poll 200ms \
+    --executor-config "state_dir=$D/tasks,inventory=$TMP/inv.conf"
+if ! contains "$(api GET /api/v1/nodes)" '"can_pause":true'; then
+    tap_skip "the local executor cannot pause here: $(grep -o 'pause is not supported.*' "$D.log")"
+    tap_done
+    exit 0
+fi
+tap_ok "queues created" two_departments
+
+# Counts from 0 at every start, so that a restart shows as a count that
+# went down; writes the count through a rename, so that it is never torn.
+cat >"$TMP/count.sh" <<'SH'
+n=0
+trap '' TERM
+while :; do
+    n=$((n + 1))
+    echo $n >"$GPUPOOL_CHECKPOINT_DIR/count.tmp" && mv "$GPUPOOL_CHECKPOINT_DIR/count.tmp" "$GPUPOOL_CHECKPOINT_DIR/count"
+    sleep 0.05
+done
+SH
+for i in 1 2 3 4 5 6 7 8; do
+    $GP submit --project b1 --gpu 1 --on-preempt pause --grace 24h --name b$i -- sh "$TMP/count.sh" >/dev/null
+done
+tap_ok "all 8 of B's workloads run while A is idle" wait_until 60 has_count 8 running b1
+count() { cat "$D/checkpoints/$1/count" 2>/dev/null || echo 0; }
+counting() { a=$(count "$1"); [ "$a" -gt 2 ]; }
+tap_ok "workload 8 counts" wait_until 30 counting 8
+
+for i in 1 2 3 4; do
+    $GP submit --project a1 --gpu 1 --name a$i -- sleep 600 >/dev/null
+done
+tap_ok "A's 4 GPUs are back from borrowers paused in place" wait_until 60 has_count 4 running a1
+tap_ok "4 of B's workloads are paused" wait_until 30 has_count 4 paused b1
+paused=$(ids_with_event '"kind":"paused"' 1 8)
+tap_is "4 of B's workloads have the event paused" "$(echo "$paused" | grep -c .)" 4
+tap_ok "gpupool list shows them paused" sh -c "$GP list | grep -c ' paused ' | grep -qx 4"
+first=$(echo "$paused" | head -1)
+tap_ok "the event says why and how long each step took" \
+    contains "$(api GET /api/v1/workloads/$first/events)" 'evicted (reclaim).*lock [0-9]* ms, checkpoint [0-9]* ms, freeze [0-9]* ms'
+tap_is "none got the checkpoint signal" "$(ids_with_event checkpoint-signal 1 8)" ""
+c1=$(count "$first")
+sleep 1
+tap_is "a paused workload does not count on (frozen)" "$(count "$first")" "$c1"
+
+last=$(echo "$paused" | tail -1)
+tap_ok "gpupool delete of a paused workload" $GP delete "$last"
+tap_ok "is deleted" wait_until 20 sh -c "$GP describe $last | grep -q '^State: *deleted'"
+gone() { [ "$(pgrep -fc "$TMP/count.sh")" = 7 ]; }
+tap_ok "and its task is gone" wait_until 20 gone
+
+for i in 9 10 11 12; do $GP delete $i >/dev/null; done
+tap_ok "the owner gone, the 3 paused borrowers are resumed" wait_until 60 has_count 7 running b1
+tap_ok "each with the event resumed" contains "$(api GET /api/v1/workloads/$first/events)" '"kind":"resumed"'
+on() { [ "$(count "$first")" -gt "$((c1 + 2))" ]; }
+tap_ok "and counts on from where it was paused ($c1), not from 0" wait_until 30 on
+tap_ok "in the same attempt" sh -c "$GP describe $first | grep -q '^Attempt: *1\$'"
+tap_done
