@@ -20,4 +20,9 @@ mkdir -p "$D"
 gpd_start "$D" --period 200ms --poll 200ms --max-user-sessions 200 \
     --max-client-connections 512 || exit 1
 $GP queue create dept --deserved 8 >/dev/null && $GP queue create proj --parent dept --deserved 8 >/dev/null
+case $B in
+*asan* | *tsan*) GP_SANITIZED=1 ;;
+*) GP_SANITIZED=0 ;;
+esac
+export GP_SANITIZED
 GP_DAEMON_PID=$GPD_PID GP_SESSIONS=200 GP_WORKLOADS=20 python3 tests/daemon/sessions_many.py
