@@ -71,4 +71,22 @@ tap_ok "each with the event resumed" contains "$(api GET /api/v1/workloads/$firs
 on() { [ "$(count "$first")" -gt "$((c1 + 2))" ]; }
 tap_ok "and counts on from where it was paused ($c1), not from 0" wait_until 30 on
 tap_ok "in the same attempt" sh -c "$GP describe $first | grep -q '^Attempt: *1\$'"
+
+# A node that cannot pause: the borrower is evicted in checkpoint mode and
+# its event says why.
+gpd_stop
+D2=$TMP/nopause
+mkdir -p "$D2"
+tap_ok "gpupoold starts with --paused-memory-max 0" gpd_start "$D2" --period 300ms --poll 200ms \
+    --executor-config "state_dir=$D2/tasks,inventory=$TMP/inv.conf" --paused-memory-max 0
+tap_ok "queues created" two_departments
+for i in 1 2 3 4 5; do
+    $GP submit --project b1 --gpu 1 --on-preempt pause --grace 1s -- sleep 600 >/dev/null
+done
+tap_ok "B's 5 run" wait_until 60 has_count 5 running b1
+for i in 1 2 3 4; do $GP submit --project a1 --gpu 1 -- sleep 600 >/dev/null; done
+tap_ok "A's 4 run" wait_until 60 has_count 4 running a1
+tap_is "one borrower was evicted in checkpoint mode, saying why" \
+    "$(ids_with_event 'in checkpoint mode (on_preempt pause: its node cannot pause tasks: --paused-memory-max is 0)' 1 5 | grep -c .)" 1
+tap_is "and none was paused" "$(ids_with_event '"kind":"paused"' 1 5)" ""
 tap_done
