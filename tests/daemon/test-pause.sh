@@ -4,7 +4,8 @@
 # are paused when the owner comes back (event "paused", state paused, their
 # GPUs to the owner, their counts still), resumed in place when the owner
 # leaves (event "resumed") and count on from where they were, in the same
-# attempt. A paused workload deleted is thawed and stopped. A node that
+# attempt, also across a kill -9 of gpupoold while they are paused. A
+# paused workload deleted is thawed and stopped. A node that
 # cannot pause (--paused-memory-max 0) evicts them in checkpoint mode and
 # says why. Needs a cgroup freezer (SKIP without).
 . tests/lib/tap.sh
@@ -58,6 +59,18 @@ tap_is "none got the checkpoint signal" "$(ids_with_event checkpoint-signal 1 8)
 c1=$(count "$first")
 sleep 1
 tap_is "a paused workload does not count on (frozen)" "$(count "$first")" "$c1"
+
+# gpupoold killed while they are paused: on restart they are found paused
+# (the executor's journal), held so in the engine, and not run again.
+kill -9 "$GPD_PID"
+wait "$GPD_PID" 2>/dev/null
+GPD_PID=
+tap_ok "gpupoold restarts after kill -9" gpd_start "$D" --period 300ms --poll 200ms \
+    --executor-config "state_dir=$D/tasks,inventory=$TMP/inv.conf"
+tap_ok "the 4 are still paused" wait_until 30 has_count 4 paused b1
+tap_ok "and A's 4 still run" wait_until 30 has_count 4 running a1
+sleep 1
+tap_is "a paused workload was not run again (its count stands)" "$(count "$first")" "$c1"
 
 last=$(echo "$paused" | tail -1)
 tap_ok "gpupool delete of a paused workload" $GP delete "$last"
