@@ -35,6 +35,7 @@
 #include <wslay/wslay.h>
 
 #include "cli/cli.h"
+#include "common/files.h"
 #include "common/gp_channel.h"
 #include "common/gp_ws.h"
 
@@ -86,19 +87,6 @@ static int ws_mask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, voi
     return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -1;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
                       void *ud) {
     wsconn *w = ud;
@@ -117,11 +105,11 @@ static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_m
         break;
     case GP_CH_STDOUT:
     case GP_CH_DATA:
-        if (write_all(w->out_fd >= 0 ? w->out_fd : STDOUT_FILENO, p, n) < 0 && w->out_fd >= 0)
+        if (gp_write_all(w->out_fd >= 0 ? w->out_fd : STDOUT_FILENO, p, n) < 0 && w->out_fd >= 0)
             w->ended = 2;
         break;
     case GP_CH_STDERR:
-        write_all(STDERR_FILENO, p, n);
+        gp_write_all(STDERR_FILENO, p, n);
         break;
     case GP_CH_EOF:
         w->peer_eof = 1;
@@ -238,7 +226,7 @@ static int ws_open(cli *c, const char *path, wsconn *w) {
                      "Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n%s%s%s\r\n",
                      path, host, port, key, c->token[0] ? "Authorization: Bearer " : "", c->token,
                      c->token[0] ? "\r\n" : "");
-    if (n < 0 || (size_t)n >= sizeof req || write_all(w->fd, (uint8_t *)req, (size_t)n) < 0) {
+    if (n < 0 || (size_t)n >= sizeof req || gp_write_all(w->fd, (uint8_t *)req, (size_t)n) < 0) {
         fprintf(stderr, "gpupool: cannot send to %s: %s\n", c->server, strerror(errno));
         ws_close(w);
         return EXIT_UNREACHABLE;

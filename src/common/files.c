@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/gp_error.h"
 
@@ -27,4 +28,18 @@ int gp_mkdirs(const char *path, unsigned mode) {
                 return 0;
         }
     }
+}
+
+int gp_write_all(int fd, const void *data, size_t n) {
+    const char *p = data;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }

@@ -1,9 +1,12 @@
 /*
- * files.h — file-system helpers every part shares: mkdir -p. One copy, so
- * that every caller reports a directory it could not make the same way.
+ * files.h — file helpers every part shares: mkdir -p, and writing a whole
+ * buffer. One copy, so that every caller reports a directory it could not
+ * make the same way.
  */
 #ifndef GP_FILES_H
 #define GP_FILES_H
+
+#include <stddef.h>
 
 /*
  * mkdir -p: creates path and every missing parent with mode (less the
@@ -12,5 +15,13 @@
  * that failed; the parents made before it stay.
  */
 int gp_mkdirs(const char *path, unsigned mode);
+
+/*
+ * Writes all n bytes of data to fd, again after a short write or EINTR.
+ * Returns 0, or -1 with errno set (a write that wrote nothing counts as
+ * failed). Only calls write(2): safe between fork and exec, and in a signal
+ * handler.
+ */
+int gp_write_all(int fd, const void *data, size_t n);
 
 #endif /* GP_FILES_H */

@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/files.h"
 #include "common/gp_error.h"
 #include "executors/local/local.h"
 #include "executors/registry.h"
@@ -158,20 +159,6 @@ ssize_t gpx__read_small(const char *path, char *buf, size_t cap) {
     return (ssize_t)n;
 }
 
-static int write_all(int fd, const void *data, size_t n) {
-    const char *p = data;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Writes <dir>/<name> atomically: a temporary file, fsync, rename. Readers
  * see either no file or the whole of it. */
 static int write_file_atomic(const char *dir, const char *name, const char *data) {
@@ -184,7 +171,7 @@ static int write_file_atomic(const char *dir, const char *name, const char *data
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
-    int rc = write_all(fd, data, strlen(data));
+    int rc = gp_write_all(fd, data, strlen(data));
     if (rc == 0)
         rc = fsync(fd);
     close(fd);
@@ -322,7 +309,7 @@ static void join_cgroups(const gpx__task_cg *cg) {
         char *p = pid;
         gpx__sa_u64(&p, pid + sizeof pid, (uint64_t)getpid());
         int fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0 || write_all(fd, pid, strlen(pid)) < 0) {
+        if (fd < 0 || gp_write_all(fd, pid, strlen(pid)) < 0) {
             static const char msg[] = "gpupool: warning: could not join the task's cgroup; "
                                       "it runs without CPU and memory limits\n";
             (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
@@ -497,7 +484,7 @@ static void run_task(const gpx__spawn *s, int errfd, int tty, int out) {
         }
     }
     f.start_errno = errno;
-    (void)write_all(errfd, &f, sizeof f);
+    (void)gp_write_all(errfd, &f, sizeof f);
     _exit(127);
 }
 
@@ -593,7 +580,7 @@ void gpx__exec_in_task(const gpx__spawn *s, pid_t tpid, int in, int out, int err
     gpx__sa_str(&m, msg + sizeof msg, ": ");
     gpx__sa_str(&m, msg + sizeof msg, why);
     gpx__sa_str(&m, msg + sizeof msg, "\n");
-    (void)write_all(STDERR_FILENO, msg, strlen(msg));
+    (void)gp_write_all(STDERR_FILENO, msg, strlen(msg));
     _exit(127);
 }
 
@@ -965,7 +952,7 @@ static void supervise(const gpx__spawn *s, int rep) {
     }
     if (r.stage != GPX__STAGE_NONE)
         write_exit(s->dir, 127, 0, r.stage, r.start_errno);
-    (void)write_all(rep, &r, sizeof r);
+    (void)gp_write_all(rep, &r, sizeof r);
     close(rep);
     if (r.stage != GPX__STAGE_NONE)
         _exit(0);
@@ -1029,7 +1016,7 @@ int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t er
             supervise(s, rep[1]);
         if (sup < 0) {
             report r = {GPX__STAGE_SUPERVISOR, errno, 0, 0, 0, 0};
-            (void)write_all(rep[1], &r, sizeof r);
+            (void)gp_write_all(rep[1], &r, sizeof r);
         }
         _exit(0);
     }
