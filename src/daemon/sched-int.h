@@ -153,6 +153,11 @@ void gpd__loop_pause_results(gpd__sched *s);
 /* ---- sched-tasks.c: carrying out decisions, polling, stopping ---- */
 
 active *gpd__loop_act_find(gpd__sched *s, uint64_t id);
+/* Fills a's fields that come from stored workload w and its request r
+ * (id, project, user, limits, eviction mode, kind), with attempt and
+ * ntasks; the caller sets the rest (state, tasks, times). */
+void gpd__active_init(active *a, const gpd__wl *w, const gpd__request *r, int32_t attempt,
+                      int ntasks);
 /* Adds a (takes ownership) / removes and frees a; take eng_mu inside. */
 int gpd__loop_act_add(gpd__sched *s, active *a);
 

@@ -334,17 +334,7 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         n = n > 0 && recs ? n : 0;
         goto out;
     }
-    a->id = id;
-    snprintf(a->project, sizeof a->project, "%s", w.project);
-    snprintf(a->user, sizeof a->user, "%s", w.user);
-    a->attempt = w.attempt;
-    a->ntasks = n;
-    a->grace_ms = r.grace_ms;
-    a->ckpt_signal = r.ckpt_signal;
-    a->compute_pct = r.compute_pct;
-    a->on_preempt = r.spec.on_preempt;
-    a->in_engine = 1;
-    a->interactive = r.spec.kind == GP_KIND_INTERACTIVE;
+    gpd__active_init(a, &w, &r, w.attempt, n);
     /* Running since its last change at the latest; its GPUs' idle time is
      * measured afresh. */
     a->running_ms = w.updated_ms;

@@ -37,6 +37,21 @@ active *gpd__loop_act_find(gpd__sched *s, uint64_t id) {
     return NULL;
 }
 
+void gpd__active_init(active *a, const gpd__wl *w, const gpd__request *r, int32_t attempt,
+                      int ntasks) {
+    a->id = w->id;
+    snprintf(a->project, sizeof a->project, "%s", w->project);
+    snprintf(a->user, sizeof a->user, "%s", w->user);
+    a->attempt = attempt;
+    a->ntasks = ntasks;
+    a->grace_ms = r->grace_ms;
+    a->ckpt_signal = r->ckpt_signal;
+    a->compute_pct = r->compute_pct;
+    a->on_preempt = r->spec.on_preempt;
+    a->in_engine = 1;
+    a->interactive = r->spec.kind == GP_KIND_INTERACTIVE;
+}
+
 int gpd__loop_act_add(gpd__sched *s, active *a) {
     pthread_mutex_lock(&s->eng_mu);
     if (s->nact == s->capact) {
@@ -353,19 +368,9 @@ void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks
     char msg[512];
     int rc = a && tr && recs ? 0 : GP_ENOMEM;
     if (rc == 0) {
-        a->id = id;
-        snprintf(a->project, sizeof a->project, "%s", w.project);
-        snprintf(a->user, sizeof a->user, "%s", w.user);
+        gpd__active_init(a, &w, &r, w.attempt + 1, ntasks);
         a->state = GPD__WL_STARTING;
-        a->attempt = w.attempt + 1;
-        a->ntasks = ntasks;
         a->tasks = tr;
-        a->grace_ms = r.grace_ms;
-        a->ckpt_signal = r.ckpt_signal;
-        a->compute_pct = r.compute_pct;
-        a->on_preempt = r.spec.on_preempt;
-        a->in_engine = 1;
-        a->interactive = r.spec.kind == GP_KIND_INTERACTIVE;
         for (int t = 0; t < ntasks; t++) {
             tr[t] = tasks[t];
             tr[t].binding.node = tr[t].node;
