@@ -12,22 +12,7 @@ set -u
 B=${1:-build}
 N=${GP_BENCH_N:-1000}
 R=${GP_BENCH_ROUNDS:-3}
-dir=$(mktemp -d /tmp/gpupool-slurm-tput.XXXXXX)
-export GP_SLURM_DIR=$dir GP_SLURM_PORT=${GP_SLURM_PORT:-$((24000 + ($$ % 1000) * 8))}
-GPD_PID=
-trap '[ -n "$GPD_PID" ] && kill "$GPD_PID"; tests/slurm/cluster.sh stop "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
-tests/slurm/cluster.sh start "$dir" || exit 1
-. "$dir/env"
-mkdir -p "$dir/pool"
-"$B/gpupoold" --data-dir "$dir/pool" --listen 127.0.0.1:0 --period 500ms --poll 200ms \
-    --inventory-period 2s --allow-root-workloads --executor slurm --executor-config \
-    "slurm_conf=$SLURM_CONF,state_dir=$dir/pool/slurm,partitions=gpu,gpu_mem=80G" \
-    >"$dir/pool.log" 2>&1 &
-GPD_PID=$!
-while [ ! -s "$dir/pool/gpupoold.addr" ]; do sleep 0.1; done
-GPUPOOL_SERVER=$(cat "$dir/pool/gpupoold.addr")
-GPUPOOL_TOKEN=$(cat "$dir/pool/admin.token")
-export GPUPOOL_SERVER GPUPOOL_TOKEN
+POOL_NAME=slurm-tput . bench/slurm-pool.sh
 "$B/gpupool" queue create T --deserved 16 >/dev/null &&
     "$B/gpupool" queue create t1 --parent T --deserved 16 >/dev/null || exit 1
 
@@ -68,5 +53,5 @@ for r in $(seq "$R"); do
 done
 g=$(median <"$dir/gp")
 b=$(median <"$dir/bare")
-echo "median jobs/s: through gpupool $g, bare sbatch $b, ratio $(awk -v g="$g" -v b="$b" 'BEGIN {printf "%.2f", b > 0 ? g / b : 0}')"
+echo "median jobs/s: through gpupool $g, bare sbatch $b, ratio $(awk -v g="$g" -v b="$b" 'BEGIN {printf "%.2f", (b > 0 ? g / b : 0)}')"
 [ -n "${GP_BENCH_KEEP:-}" ] && cp "$dir/pool.log" "$GP_BENCH_KEEP"
