@@ -120,10 +120,11 @@ static int queue_list(cli *c) {
     int rc = cli_get_listing(c, "/api/v1/queues", &out);
     if (rc != EXIT_OK || !out)
         return rc;
-    static const char *const head[] = {"QUEUE",     "DESERVED", "LIMIT",   "WEIGHT", "FAIR-SHARE",
-                                       "ALLOCATED", "USED",     "PENDING", "RUNNING"};
+    static const char *const head[] = {"QUEUE",   "DESERVED", "LIMIT",     "WEIGHT",
+                                       "FAIR-SHARE", "ALLOCATED", "USED", "PENDING",
+                                       "RUNNING", "ON-PREEMPT"};
     cli_table t;
-    cli_table_init(&t, 9, head);
+    cli_table_init(&t, 10, head);
     size_t k;
     json_t *q;
     json_array_foreach(json_object_get(out, "queues"), k, q) {
@@ -145,7 +146,9 @@ static int queue_list(cli *c) {
                  (long long)json_integer_value(json_object_get(q, "pending")));
         snprintf(ru, sizeof ru, "%lld",
                  (long long)json_integer_value(json_object_get(q, "running")));
-        const char *row[] = {name, des, lim, w, fs, al, us, pe, ru};
+        /* A project's default eviction mode; a department has none. */
+        const char *mode = cli_str(q, "on_preempt");
+        const char *row[] = {name, des, lim, w, fs, al, us, pe, ru, *mode ? mode : "-"};
         cli_table_add(&t, row);
     }
     cli_table_print(&t);
