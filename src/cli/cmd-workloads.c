@@ -291,9 +291,10 @@ int cmd_describe(cli *c, int argc, char **argv) {
         size_t k;
         json_t *x;
         json_array_foreach(json_object_get(w, "tasks"), k, x) {
-            printf("Task %lld:        node %s, handle %s\n",
-                   (long long)json_integer_value(json_object_get(x, "task")), cli_str(x, "node"),
-                   cli_str(x, "handle"));
+            char label[32];
+            snprintf(label, sizeof label, "Task %lld:",
+                     (long long)json_integer_value(json_object_get(x, "task")));
+            printf("%-15s node %s, handle %s\n", label, cli_str(x, "node"), cli_str(x, "handle"));
         }
         printf("\nAttempts:\n");
         json_array_foreach(json_object_get(w, "attempts"), k, x) {

@@ -49,4 +49,11 @@ id=$(printf '%s' "$first" | grep -o '"id":[0-9]*' | grep -o '[0-9]*')
 wait_until 30 sh -c "$GP describe $id --json | grep -q '\"state\": \"running\"'"
 again=$($GP submit --project a1 --gpu 1 --key k1 --json -- sleep 60 | tr -d ' \n')
 tap_ok "its repeat answers with the real state" contains "$again" '"state":"running","existed":true'
+# Every "Label: value" line of describe puts its value in the same column
+# (a task's line began one column short of the others); a misplaced line is
+# printed.
+aligned() {
+    $GP describe "$1" | awk '/^[A-Z][^:]*: +[^ ]/ { match($0, /: +/); if (RSTART + RLENGTH != 17) { print "# " $0; bad = 1 } } END { exit bad }'
+}
+tap_ok "describe's values, the task's line included, start in one column" aligned "$id"
 tap_done
