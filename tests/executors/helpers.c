@@ -5,6 +5,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/gp_error.h"
@@ -198,4 +200,22 @@ void gpt_fake_nvml(char *out, size_t len) {
     *strrchr(exe, '/') = '\0';
     ck_assert_int_lt(snprintf(out, len, "%s/../../fake/libnvidia-ml.so.1", exe), (int)len);
     ck_assert_msg(access(out, R_OK) == 0, "%s is missing", out);
+}
+
+int gpt_open_in(const char *cg, const char *path) {
+    char procs[PATH_MAX];
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", cg);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        FILE *f = fopen(procs, "w");
+        if (f == NULL || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0)
+            _exit(200);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _exit(fd >= 0 ? 0 : errno);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 200, "cannot join %s", cg);
+    return WEXITSTATUS(st);
 }

@@ -65,6 +65,11 @@ int gpt_wait_gone(pid_t pid);
  * the executor dlopens with nvml=PATH; fails the test if it is missing. */
 void gpt_fake_nvml(char *out, size_t len);
 
+/* The errno of opening path (read-only) from a child that first joins the
+ * cgroup directory cg (cgroup.procs): 0 if it opened, EPERM where the
+ * cgroup's device rules refuse it. */
+int gpt_open_in(const char *cg, const char *path);
+
 /* "<dir>/<name>" in a static rotating buffer (good for a few at a time). */
 const char *gpt_path(const char *dir, const char *name);
 

@@ -4,13 +4,20 @@
  * of what a task is denied and limited to, and the dmem controller's
  * detection, region parsing and dmem.max line on a fake cgroup root (a
  * plain directory holding cgroup.controllers and dmem.capacity). That the
- * kernel enforces the rules is tests/daemon/test-devices.sh's.
+ * kernel enforces the rules is tests/daemon/test-devices.sh's, except for
+ * the rewrite of a paused task's rules for other GPUs (gpx__dev_rebind): its
+ * cgroup2 device program is replaced here on the real cgroup2 tree where
+ * the kernel allows device programs (the v1 rewrite is test-pause.c's).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/gp_error.h"
@@ -230,6 +237,88 @@ START_TEST(test_dmem_applied_to_a_task) {
 }
 END_TEST
 
+START_TEST(test_dmem_rebind) {
+    /* A paused task moved from GPU 0 to GPU 1: its dmem.max for GPU 0's
+     * region goes back to "max" (GPU 1 has no region here), and the old
+     * plan puts the limit back. */
+    const char *dir = gpt_tmpdir();
+    gpx__devices dv;
+    dmem_on(dir, "drm/0000:0a:00.0/vram0 85899345920\n", &dv);
+    snprintf(dv.v2_parent, sizeof dv.v2_parent, "%s", dir);
+    gpx__gpu_dev devs[2] = {{-1, -1, "0000:0a:00.0"}, {-1, -1, "0000:0b:00.0"}};
+    gpx__task_cg tc;
+    memset(&tc, 0, sizeof tc);
+    tc.ndirs = 1;
+    snprintf(tc.dirs[0], sizeof tc.dirs[0], "%s/w1.t0.a1", dir);
+    ck_assert_int_eq(mkdir(tc.dirs[0], 0755), 0);
+    gpt_spit(gpt_path(tc.dirs[0], "dmem.max"), ""); /* as every cgroup2 directory has */
+    gp_task_binding b = {.node = "n1", .nslices = 1};
+    b.slices[0] = (gp_slice){.gpu = 1, .milli = 500, .mem = INT64_C(21474836480), .mig_slot = -1};
+    gpx__dev_plan plan;
+    gpx__dev_plan_make(&dv, devs, 2, &b, &plan);
+    char why[256] = "";
+    ck_assert_int_eq(gpx__dev_rebind(&dv, "w1.t0.a1", devs, 2, &plan, &tc, why, sizeof why), 0);
+    char *got = gpt_slurp(gpt_path(tc.dirs[0], "dmem.max"));
+    ck_assert_str_eq(got, "drm/0000:0a:00.0/vram0 max");
+    free(got);
+    b.slices[0].gpu = 0;
+    gpx__dev_plan_make(&dv, devs, 2, &b, &plan);
+    ck_assert_int_eq(gpx__dev_rebind(&dv, "w1.t0.a1", devs, 2, &plan, &tc, why, sizeof why), 0);
+    got = gpt_slurp(gpt_path(tc.dirs[0], "dmem.max"));
+    ck_assert_str_eq(got, "drm/0000:0a:00.0/vram0 21474836480");
+    free(got);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+START_TEST(test_v2_program_replaced) {
+    /* A task's device program on the real cgroup2 tree denies GPU 1; moved
+     * to GPU 1 it denies GPU 0 instead (one program, replaced); moved back,
+     * GPU 1 again. The GPUs are device files 195:0 and 195:1 made here
+     * (no driver behind them: an open they are allowed fails with ENXIO). */
+    if (geteuid() != 0)
+        GP_TEST_SKIP("device programs need root");
+    gpx__cgroups cg;
+    memset(&cg, 0, sizeof cg);
+    gpx__devices dv;
+    char err[GP_ERR_MAX] = "", parent[64];
+    snprintf(parent, sizeof parent, "gpexec-devre-%d", (int)getpid());
+    if (gpx__dev_detect(&dv, &cg, "v2", parent, err, sizeof err) != 0)
+        GP_TEST_SKIP("no cgroup2 device programs here: %s", err);
+    const char *dir = gpt_tmpdir();
+    gpx__gpu_dev devs[2];
+    for (int i = 0; i < 2; i++) {
+        char node[PATH_MAX];
+        snprintf(node, sizeof node, "%s/nvidia%d", dir, i);
+        ck_assert_int_eq(mknod(node, S_IFCHR | 0666, makedev(195, (unsigned)i)), 0);
+        devs[i] = (gpx__gpu_dev){195, i, ""};
+    }
+    gp_task_binding b = {.node = "n1", .nslices = 1};
+    b.slices[0] = (gp_slice){.gpu = 0, .milli = 1000, .mem = 0, .mig_slot = -1};
+    gpx__dev_plan plan;
+    gpx__dev_plan_make(&dv, devs, 2, &b, &plan);
+    gpx__task_cg tc;
+    memset(&tc, 0, sizeof tc);
+    char why[256] = "", n0[PATH_MAX], n1[PATH_MAX];
+    ck_assert_msg(gpx__dev_apply(&dv, "w1.t0.a1", &plan, &tc, why, sizeof why) == 0, "%s", why);
+    snprintf(n0, sizeof n0, "%s/nvidia0", dir);
+    snprintf(n1, sizeof n1, "%s/nvidia1", dir);
+    ck_assert_int_ne(gpt_open_in(tc.dirs[0], n0), EPERM);
+    ck_assert_int_eq(gpt_open_in(tc.dirs[0], n1), EPERM);
+    for (int round = 0; round < 2; round++) {
+        b.slices[0].gpu = round == 0 ? 1 : 0;
+        gpx__dev_plan_make(&dv, devs, 2, &b, &plan);
+        ck_assert_msg(gpx__dev_rebind(&dv, "w1.t0.a1", devs, 2, &plan, &tc, why, sizeof why) == 0,
+                      "%s", why);
+        ck_assert_int_eq(gpt_open_in(tc.dirs[0], round == 0 ? n0 : n1), EPERM);
+        ck_assert_int_ne(gpt_open_in(tc.dirs[0], round == 0 ? n1 : n0), EPERM);
+    }
+    gpx__cg_remove(&tc);
+    rmdir(dv.v2_parent);
+    gpt_rmrf(dir);
+}
+END_TEST
+
 START_TEST(test_config) {
     const char *dir = gpt_tmpdir();
     char config[PATH_MAX + 100], err[GP_ERR_MAX] = "";
@@ -356,6 +445,8 @@ END_TEST
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_inventory_device_files);
     tcase_add_test(tc, test_plan_denies_the_gpus_not_given);
+    tcase_add_test(tc, test_dmem_rebind);
+    tcase_add_test(tc, test_v2_program_replaced);
     tcase_add_test(tc, test_dmem_detection);
     tcase_add_test(tc, test_dmem_plan_and_limit);
     tcase_add_test(tc, test_dmem_applied_to_a_task);

@@ -7,17 +7,30 @@
  * room leaves it paused; a task without CUDA is paused by the freezer alone;
  * a paused task can be stopped; and a pause or a resume cut short at each of
  * its steps (the process calling it ends there, as a kill -9 of the daemon
- * would) is finished by GP_EXEC_CTL_PAUSE_RECOVER.
+ * would) is finished by GP_EXEC_CTL_PAUSE_RECOVER. A resume onto other GPUs
+ * moves what the task's binding touched at launch (its device rules, the
+ * watchdog's record) before the restore, and back if the restore fails; a
+ * task on emulated GPUs resumes on any GPU of the node.
  *
  * Needs cgroups with a freezer (root): skipped otherwise, with the reason.
+ * Every task's cgroups are made under gpexec-pause-<pid of the runner>, and
+ * the runner sweeps them (their processes killed), the fake driver's files
+ * and the tests' directories after the last test, so that a test that fails
+ * half-way (Check ends its process on the spot) leaves nothing behind.
  */
+#include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/gp_error.h"
@@ -30,6 +43,8 @@
 #define HELD_MIB 32
 
 static char build[PATH_MAX / 2], ledger[64];
+static pid_t runner; /* the process that runs the tests (and sweeps after them) */
+static char tmp_base[64];
 static void *fake; /* the fake libcuda, as the executor loads it */
 static uint64_t (*used)(int gpu);
 static CUresult (*f_init)(unsigned int);
@@ -44,16 +59,18 @@ static void find_build(void) {
     *strrchr(build, '/') = '\0'; /* build/tests/executors */
 }
 
-/* Opens the executor with cgroups and the fake driver, or skips. */
-static gp_executor *open_pausing(const char *dir, int *skip) {
+/* Opens the executor with cgroups, the fake driver and more (NULL: none),
+ * or skips. */
+static gp_executor *open_with(const char *dir, const char *more, int *skip) {
     find_build();
-    snprintf(ledger, sizeof ledger, "gpfake-pause-%d", (int)getpid());
+    snprintf(ledger, sizeof ledger, "gpfake-pause-%d-%d", (int)runner, (int)getpid());
     setenv("GPUPOOL_FAKE_LEDGER", ledger, 1);
     setenv("GPUPOOL_FAKE_GPUS", "2", 1);
     setenv("GPUPOOL_FAKE_GPU_MEMORY", "1G", 1);
-    char extra[2 * PATH_MAX], lib[PATH_MAX];
+    char extra[3 * PATH_MAX], lib[PATH_MAX];
     snprintf(lib, sizeof lib, "%s/../../fake/libcuda.so.1", build);
-    snprintf(extra, sizeof extra, "cgroup=auto,cuda=%s", lib);
+    snprintf(extra, sizeof extra, "cgroup=auto,cgroup_parent=gpexec-pause-%d,cuda=%s%s%s",
+             (int)runner, lib, more != NULL ? "," : "", more != NULL ? more : "");
     *skip = 0;
     if (geteuid() != 0) {
         *skip = 1;
@@ -84,15 +101,18 @@ static void done(gp_executor *ex, const char *dir) {
     unlink(path);
 }
 
-#define OPEN_OR_SKIP(ex, dir)                                                                      \
+#define OPEN_OR_SKIP(ex, dir) OPEN_WITH_OR_SKIP(ex, dir, NULL)
+#define OPEN_WITH_OR_SKIP(ex, dir, more)                                                           \
     int skip_;                                                                                     \
-    gp_executor *ex = open_pausing(dir, &skip_);                                                   \
+    gp_executor *ex = open_with(dir, more, &skip_);                                                \
     if (skip_ == 1)                                                                                \
         GP_TEST_SKIP("pausing needs cgroups, which need root");                                    \
     if (skip_ == 2)                                                                                \
         return;
 
-static void launch_holder(gp_executor *ex, const char *dir, char h[GP_HANDLE_MAX]) {
+/* Launches the holder on the GPUs of binding b on node (NULL: none given). */
+static void launch_holder_on(gp_executor *ex, const char *dir, char h[GP_HANDLE_MAX],
+                             const gp_node_spec *node, const gp_task_binding *b) {
     char prog[PATH_MAX], mib[16], state[PATH_MAX];
     snprintf(prog, sizeof prog, "%s/cuda-holder", build);
     snprintf(mib, sizeof mib, "%d", HELD_MIB);
@@ -100,9 +120,15 @@ static void launch_holder(gp_executor *ex, const char *dir, char h[GP_HANDLE_MAX
     const char *argv[] = {prog, ledger, "2", "1G", mib, state, NULL};
     gp_task_launch t;
     gpt_launch_init(&t, 1, argv, dir);
+    t.node = node;
+    t.binding = b;
     char err[GP_ERR_MAX] = "";
     ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "launch: %s", err);
     ck_assert(gpt_wait_file(state));
+}
+
+static void launch_holder(gp_executor *ex, const char *dir, char h[GP_HANDLE_MAX]) {
+    launch_holder_on(ex, dir, h, NULL, NULL);
 }
 
 /* The holder's last step, and whether its pattern was intact. */
@@ -136,14 +162,18 @@ static long holder_frozen(const char *dir) {
     return s;
 }
 
-/* This process takes bytes of GPU 0 (another workload); returns the pointer. */
-static CUdeviceptr take_gpu(uint64_t bytes) {
+/* This process takes bytes of GPU gpu (another workload); returns the pointer. */
+static CUdeviceptr take_gpu_on(int gpu, uint64_t bytes) {
     CUcontext c;
     CUdeviceptr d;
     ck_assert_int_eq(f_init(0), CUDA_SUCCESS);
-    ck_assert_int_eq(f_ctx(&c, 0, 0), CUDA_SUCCESS);
+    ck_assert_int_eq(f_ctx(&c, 0, gpu), CUDA_SUCCESS);
     ck_assert_int_eq(f_alloc(&d, bytes), CUDA_SUCCESS);
     return d;
+}
+
+static CUdeviceptr take_gpu(uint64_t bytes) {
+    return take_gpu_on(0, bytes);
 }
 
 static int ctl(gp_executor *ex, int op, const char *h, gp_exec_pause *p);
@@ -159,6 +189,15 @@ static void stop_and_done(gp_executor *ex, const char *dir, const char *h) {
     ck_assert_int_eq(gp_exec_stop(ex, h), 0);
     gpt_exited(ex, h);
     done(ex, dir);
+}
+
+/* A resume of h from one GPU to another (the UUIDs in from[0], to[0]). */
+static void one_gpu(gp_exec_pause *p, const char *h, const char **from, const char **to) {
+    memset(p, 0, sizeof *p);
+    p->handle = h;
+    p->ngpus = 1;
+    p->from_uuid = from;
+    p->to_uuid = to;
 }
 
 static int ctl(gp_executor *ex, int op, const char *h, gp_exec_pause *p) {
@@ -212,11 +251,7 @@ START_TEST(test_resume_on_other_gpu) {
     const char *from[] = {"GPU-67706661-6b65-2d67-7075-2d3030303000"};
     const char *to[] = {"GPU-67706661-6b65-2d67-7075-2d3030303001"};
     const char *bad[] = {"GPU-not-a-uuid"};
-    memset(&p, 0, sizeof p);
-    p.handle = h;
-    p.ngpus = 1;
-    p.from_uuid = from;
-    p.to_uuid = bad;
+    one_gpu(&p, h, from, bad);
     ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_RESUME, &p), GP_EINVAL);
     ck_assert_msg(strstr(p.detail, "gpu 0") != NULL, "%s", p.detail);
     p.to_uuid = to;
@@ -278,20 +313,30 @@ static void crash_hook(int s) {
         _exit(9);
 }
 
-/* Runs op in a child that ends at step k, as a daemon killed there would. */
-static void cut_short(gp_executor *ex, int op, const char *h, int k) {
+/* Runs op with the request req (NULL: a plain one for h) in a child that
+ * ends at step k, as a daemon killed there would. */
+static void cut_short_req(gp_executor *ex, int op, const char *h, const gp_exec_pause *req, int k) {
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         crash_at = k;
         gpx__pause_step_hook = crash_hook;
         gp_exec_pause p;
-        ctl(ex, op, h, &p);
+        if (req != NULL) {
+            p = *req;
+            gp_exec_control(ex, op, &p);
+        } else {
+            ctl(ex, op, h, &p);
+        }
         _exit(0);
     }
     int st;
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 9, "step %d was not reached", k);
+}
+
+static void cut_short(gp_executor *ex, int op, const char *h, int k) {
+    cut_short_req(ex, op, h, NULL, k);
 }
 
 START_TEST(test_crash_at_every_step) {
@@ -344,13 +389,288 @@ START_TEST(test_driver_too_old) {
 }
 END_TEST
 
+/* ---- a resume onto other GPUs -------------------------------------------------- */
+
+/* Character devices 195:0 and 195:1 (what /dev/nvidia0 and 1 are) in dir:
+ * opening one fails with EPERM where the task's device rules deny it, with
+ * ENXIO (no driver behind it) where they allow it. */
+static void make_gpu_nodes(const char *dir) {
+    for (int i = 0; i < 2; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/nvidia%d", dir, i);
+        ck_assert_msg(mknod(path, S_IFCHR | 0666, makedev(195, (unsigned)i)) == 0, "mknod %s: %s",
+                      path, strerror(errno));
+    }
+}
+
+/* The task's directory in the v1 devices tree (its cgroup file), or "". */
+static void devices_cg(const char *dir, char *out, size_t len) {
+    char file[PATH_MAX];
+    snprintf(file, sizeof file, "%s/state/w1.t0.a1/cgroup", dir);
+    char *text = gpt_slurp(file), *save = NULL;
+    ck_assert_ptr_nonnull(text);
+    out[0] = '\0';
+    for (char *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save))
+        if (strstr(l, "/devices/") != NULL)
+            snprintf(out, len, "%s", l);
+    free(text);
+}
+
+/* The task may open GPU `given` and not the other one (of 0 and 1). */
+static void only_gpu(const char *cg, const char *dir, int given) {
+    if (cg[0] == '\0')
+        return; /* no v1 devices cgroup here: said by the caller */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/nvidia%d", dir, given);
+    int e = gpt_open_in(cg, path);
+    ck_assert_msg(e != EPERM, "GPU %d, given, is denied", given);
+    snprintf(path, sizeof path, "%s/nvidia%d", dir, 1 - given);
+    e = gpt_open_in(cg, path);
+    ck_assert_msg(e == EPERM, "GPU %d, not given, opens (%s)", 1 - given, strerror(e));
+}
+
+/* The text of the task's file name (its state directory), or "". */
+static char *task_file(const char *dir, const char *name) {
+    char file[PATH_MAX];
+    snprintf(file, sizeof file, "%s/state/w1.t0.a1/%s", dir, name);
+    char *text = gpt_slurp(file);
+    return text != NULL ? text : strdup("");
+}
+
+/* The watchdog's record and the binding name the GPU at position gpu of the
+ * node (the fake NVML's index is the position), with its whole memory. */
+static void recorded_on(const char *dir, int gpu, const char *mem) {
+    char want[64];
+    snprintf(want, sizeof want, "gpu=%d %s\n", gpu, mem);
+    char *wd = task_file(dir, "gpus"), *b = task_file(dir, "binding");
+    const char *first = strstr(wd, "gpu=");
+    ck_assert_msg(first != NULL && strcmp(first, want) == 0,
+                  "the watchdog's record is '%s', not on GPU %d alone", wd, gpu);
+    snprintf(want, sizeof want, "gpu=%d ", gpu);
+    ck_assert_msg(strncmp(b, want, strlen(want)) == 0, "the binding is '%s', not GPU %d", b, gpu);
+    free(wd);
+    free(b);
+}
+
+/* The node the executor reports (one). */
+static gp_node_spec *node_of(gp_executor *ex) {
+    gp_node_spec *node = calloc(1, sizeof *node);
+    ck_assert_ptr_nonnull(node);
+    size_t n = 0;
+    int emulated = 0;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_exec_inventory(ex, node, 1, &n, &emulated, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(node->ngpus, 2);
+    return node;
+}
+
+START_TEST(test_resume_elsewhere_moves_the_binding) {
+    /* NVML (the fake one) knows the GPUs: their device files 195:0 and
+     * 195:1 and the UUIDs the driver remaps. */
+    const char *dir = gpt_tmpdir();
+    char more[PATH_MAX + 16], nvml[PATH_MAX];
+    gpt_fake_nvml(nvml, sizeof nvml);
+    snprintf(more, sizeof more, "nvml=%s", nvml);
+    OPEN_WITH_OR_SKIP(ex, dir, more);
+    gp_node_spec *node = node_of(ex);
+    gp_task_binding b = {.node = node->name, .nslices = 1};
+    b.slices[0] = (gp_slice){.gpu = 0, .milli = 1000, .mem = 0, .mig_slot = -1};
+    char h[GP_HANDLE_MAX], cg[PATH_MAX];
+    launch_holder_on(ex, dir, h, node, &b);
+    make_gpu_nodes(dir);
+    devices_cg(dir, cg, sizeof cg);
+    if (cg[0] == '\0')
+        printf("# no devices cgroup v1 here: the device rules are not checked\n");
+    only_gpu(cg, dir, 0);
+    recorded_on(dir, 0, "1073741824");
+    gp_exec_pause p;
+    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE, h, &p), 0);
+    long at = holder_frozen(dir);
+
+    /* GPU 1 is full: the restore fails, the task stays paused on GPU 0 with
+     * its rules and records as they were. */
+    const char *from[] = {node->gpus[0].uuid}, *to[] = {node->gpus[1].uuid};
+    CUdeviceptr d = take_gpu_on(1, (1ULL << 30) - (1ULL << 20));
+    one_gpu(&p, h, from, to);
+    ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_RESUME, &p), GP_ENOSPC);
+    ck_assert_int_eq(p.paused, 1);
+    only_gpu(cg, dir, 0);
+    recorded_on(dir, 0, "1073741824");
+    ck_assert_int_eq(holder_frozen(dir), at);
+
+    /* Room on GPU 1; the resume is cut short once the rules have moved and
+     * the task is thawed, and recovery finishes it there. */
+    ck_assert_int_eq(f_free(d), CUDA_SUCCESS);
+    one_gpu(&p, h, from, to);
+    cut_short_req(ex, GP_EXEC_CTL_RESUME, h, &p, 12);
+    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE_RECOVER, h, &p), 0);
+    ck_assert_msg(p.paused == 0, "%s", p.detail);
+    ck_assert_uint_eq(used(0), 0);
+    ck_assert_uint_eq(used(1), (uint64_t)HELD_MIB << 20);
+    only_gpu(cg, dir, 1);
+    recorded_on(dir, 1, "1073741824");
+    holder_goes_on(dir, at);
+    /* The watchdog judges it on GPU 1 now: polls leave it running. */
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(gpt_wait(ex, h, GP_TASK_RUNNING).state, GP_TASK_RUNNING);
+    char *why = task_file(dir, "watchdog");
+    ck_assert_msg(why[0] == '\0', "the watchdog stopped it: %s", why);
+    free(why);
+    holder_goes_on(dir, at);
+    free(node);
+    stop_and_done(ex, dir, h);
+}
+END_TEST
+
+START_TEST(test_emulated_resumes_on_any_gpu) {
+    /* Emulated GPUs have UUIDs no driver knows; a task on them is paused by
+     * the freezer alone and resumes on whichever GPU the engine gives. */
+    const char *dir = gpt_tmpdir();
+    char conf[PATH_MAX], text[2 * PATH_MAX + 64], more[PATH_MAX + 16];
+    make_gpu_nodes(dir);
+    snprintf(conf, sizeof conf, "%s/gpus.conf", dir);
+    snprintf(text, sizeof text, "gpu = H100 80G 2 dev=%s/nvidia0,%s/nvidia1\n", dir, dir);
+    gpt_spit(conf, text);
+    snprintf(more, sizeof more, "inventory=%s", conf);
+    OPEN_WITH_OR_SKIP(ex, dir, more);
+    gp_node_spec *node = node_of(ex);
+    gp_task_binding b = {.node = node->name, .nslices = 1};
+    b.slices[0] = (gp_slice){.gpu = 0, .milli = 1000, .mem = 0, .mig_slot = -1};
+    const char *argv[] = {"/bin/sh", "-c",
+                          "n=0; while :; do n=$((n+1)); echo \"$n ok\" > state.tmp; "
+                          "mv state.tmp state.txt; sleep 0.02; done",
+                          NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 1, argv, dir);
+    t.node = node;
+    t.binding = &b;
+    char h[GP_HANDLE_MAX], cg[PATH_MAX], err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "launch: %s", err);
+    ck_assert(gpt_wait_file(gpt_path(dir, "state.txt")));
+    devices_cg(dir, cg, sizeof cg);
+    only_gpu(cg, dir, 0);
+    gp_exec_pause p;
+    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE, h, &p), 0);
+    ck_assert_msg(strstr(p.detail, "freezer alone") != NULL, "%s", p.detail);
+    long at = holder_frozen(dir);
+    const char *from[] = {node->gpus[0].uuid}, *to[] = {node->gpus[1].uuid};
+    const char *elsewhere[] = {"GPU-emulated-othernode-1"};
+    one_gpu(&p, h, from, elsewhere);
+    ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_RESUME, &p), GP_EINVAL);
+    ck_assert_msg(strstr(p.detail, "gpu 0") != NULL, "%s", p.detail);
+    p.to_uuid = to;
+    int rc = gp_exec_control(ex, GP_EXEC_CTL_RESUME, &p);
+    ck_assert_msg(rc == 0, "resume: %s (%s)", gp_err_name(rc), p.detail);
+    ck_assert_int_eq(p.paused, 0);
+    only_gpu(cg, dir, 1);
+    char *bound = task_file(dir, "binding");
+    ck_assert_msg(strncmp(bound, "gpu=1 ", 6) == 0, "binding: %s", bound);
+    free(bound);
+    holder_goes_on(dir, at);
+    free(node);
+    stop_and_done(ex, dir, h);
+}
+END_TEST
+
+/* ---- the runner's sweep ------------------------------------------------------------ */
+
+static void runner_setup(void) {
+    runner = getpid();
+    const char *base = getenv("TMPDIR");
+    snprintf(tmp_base, sizeof tmp_base, "%.40s/gpexec-pause-%d",
+             base != NULL && base[0] ? base : "/tmp", (int)runner);
+    mkdir(tmp_base, 0755);
+    setenv("TMPDIR", tmp_base, 1);
+}
+
+/* Thaws and kills what is left in the cgroup dir and below, and removes
+ * them, deepest first. */
+static void sweep_cg(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        char sub[PATH_MAX];
+        if (e->d_type != DT_DIR || e->d_name[0] == '.')
+            continue;
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        sweep_cg(sub);
+    }
+    if (d != NULL)
+        closedir(d);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/freezer.state", dir);
+    if (access(path, F_OK) == 0)
+        gpt_spit(path, "THAWED");
+    snprintf(path, sizeof path, "%s/cgroup.freeze", dir);
+    if (access(path, F_OK) == 0)
+        gpt_spit(path, "0");
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    int round = 0;
+    for (; round < 500 && rmdir(dir) < 0 && errno == EBUSY; round++) {
+        FILE *f = fopen(path, "re");
+        long pid;
+        while (f != NULL && fscanf(f, "%ld", &pid) == 1)
+            kill((pid_t)pid, SIGKILL);
+        if (f != NULL)
+            fclose(f);
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (access(dir, F_OK) == 0)
+        printf("# sweep: %s stays after %d rounds: %s\n", dir, round, strerror(errno));
+}
+
+/* After the last test, in the runner: whatever a test that failed half-way
+ * left (its tasks' processes and cgroups, the fake driver's files, its
+ * directory) goes. */
+static void runner_sweep(void) {
+    if (getpid() != runner)
+        return;
+    char name[64], path[PATH_MAX];
+    snprintf(name, sizeof name, "gpexec-pause-%d", (int)runner);
+    DIR *d;
+    struct dirent *e;
+    /* Twice: a process killed in one hierarchy may leave another only once
+     * it is reaped. */
+    for (int pass = 0; pass < 2; pass++) {
+        snprintf(path, sizeof path, "/sys/fs/cgroup/%s", name);
+        if (access(path, F_OK) == 0)
+            sweep_cg(path);
+        d = opendir("/sys/fs/cgroup");
+        while (d != NULL && (e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.')
+                continue;
+            snprintf(path, sizeof path, "/sys/fs/cgroup/%s/%s", e->d_name, name);
+            if (access(path, F_OK) == 0)
+                sweep_cg(path);
+        }
+        if (d != NULL)
+            closedir(d);
+    }
+    snprintf(name, sizeof name, "gpfake-pause-%d-", (int)runner);
+    d = opendir("/dev/shm");
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, name, strlen(name)) != 0)
+            continue;
+        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+        unlink(path);
+    }
+    if (d != NULL)
+        closedir(d);
+    gpt_rmrf(tmp_base);
+}
+
 static void add_tests(TCase *tc) {
+    tcase_add_unchecked_fixture(tc, runner_setup, runner_sweep);
     tcase_add_test(tc, test_pause_frees_gpu_and_keeps_data);
     tcase_add_test(tc, test_resume_on_other_gpu);
     tcase_add_test(tc, test_restore_without_room_stays_paused);
     tcase_add_test(tc, test_no_cuda_freezer_alone_and_stop);
     tcase_add_test(tc, test_crash_at_every_step);
     tcase_add_test(tc, test_driver_too_old);
+    tcase_add_test(tc, test_resume_elsewhere_moves_the_binding);
+    tcase_add_test(tc, test_emulated_resumes_on_any_gpu);
 }
 
 GP_TEST_MAIN("executors/pause", add_tests)

@@ -310,6 +310,28 @@ static int load_program(const gpx__dev_plan *plan, char *why, size_t len) {
     return pfd;
 }
 
+/* Attaches the program pfd to the cgroup2 directory cfd (dir, for why),
+ * with BPF_F_ALLOW_MULTI, in place of the program replace (-1: none). 0 or
+ * a system code (gp_syserr) with why set. */
+static int attach_fd(int cfd, int pfd, int replace, const char *dir, char *why, size_t len) {
+    union bpf_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.target_fd = (uint32_t)cfd;
+    attr.attach_bpf_fd = (uint32_t)pfd;
+    attr.attach_type = BPF_CGROUP_DEVICE;
+    attr.attach_flags = BPF_F_ALLOW_MULTI;
+    if (replace >= 0) {
+        attr.attach_flags |= BPF_F_REPLACE;
+        attr.replace_bpf_fd = (uint32_t)replace;
+    }
+    if (sys_bpf(BPF_PROG_ATTACH, &attr) < 0) {
+        int rc = gp_syserr(errno);
+        gpx__exec_fmt(why, len, "bpf(BPF_PROG_ATTACH) to %.150s: %s", dir, gp_strerror(rc));
+        return rc;
+    }
+    return 0;
+}
+
 /* Loads the device program of a plan and attaches it to the cgroup2
  * directory dir. 0 or a system code (gp_syserr) with why set. */
 static int attach_program(const char *dir, const gpx__dev_plan *plan, char *why, size_t len) {
@@ -322,16 +344,7 @@ static int attach_program(const char *dir, const gpx__dev_plan *plan, char *why,
         rc = gp_syserr(errno);
         gpx__exec_fmt(why, len, "cannot open %.150s: %s", dir, gp_strerror(rc));
     } else {
-        union bpf_attr attr;
-        memset(&attr, 0, sizeof attr);
-        attr.target_fd = (uint32_t)cfd;
-        attr.attach_bpf_fd = (uint32_t)pfd;
-        attr.attach_type = BPF_CGROUP_DEVICE;
-        attr.attach_flags = BPF_F_ALLOW_MULTI;
-        if (sys_bpf(BPF_PROG_ATTACH, &attr) < 0) {
-            rc = gp_syserr(errno);
-            gpx__exec_fmt(why, len, "bpf(BPF_PROG_ATTACH) to %.150s: %s", dir, gp_strerror(rc));
-        }
+        rc = attach_fd(cfd, pfd, -1, dir, why, len);
         close(cfd);
     }
     /* The attachment holds the program for as long as the cgroup lives. */
@@ -419,4 +432,153 @@ int gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_plan
         note_add(tc, text);
     }
     return 0;
+}
+
+/* ======================================================================== */
+/* A paused task moved to other GPUs                                         */
+/* ======================================================================== */
+
+/* The ids of the programs attached to the cgroup2 directory fd (at most
+ * max). Their number, or a system code (gp_syserr). */
+static int attached_programs(int cfd, uint32_t *ids, uint32_t max) {
+    union bpf_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.query.target_fd = (uint32_t)cfd;
+    attr.query.attach_type = BPF_CGROUP_DEVICE;
+    attr.query.prog_ids = (uint64_t)(uintptr_t)ids;
+    attr.query.prog_cnt = max;
+    if (sys_bpf(BPF_PROG_QUERY, &attr) < 0)
+        return gp_syserr(errno);
+    return (int)(attr.query.prog_cnt < max ? attr.query.prog_cnt : max);
+}
+
+/* A descriptor of the program whose id is id, or -1 (gone meanwhile). */
+static int program_fd(uint32_t id) {
+    union bpf_attr get;
+    memset(&get, 0, sizeof get);
+    get.prog_id = id;
+    return sys_bpf(BPF_PROG_GET_FD_BY_ID, &get);
+}
+
+/* Puts the program of plan in place of the device programs attached to the
+ * cgroup2 directory dir: the first one is replaced atomically
+ * (BPF_F_REPLACE: the directory is never without a program), any others
+ * are detached; with no program there, it is attached. A plan that denies
+ * nothing leaves no program. 0 or a system code with why set. */
+static int replace_program(const char *dir, const gpx__dev_plan *plan, char *why, size_t len) {
+    int cfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (cfd < 0) {
+        int rc = gp_syserr(errno);
+        gpx__exec_fmt(why, len, "cannot open %.150s: %s", dir, gp_strerror(rc));
+        return rc;
+    }
+    uint32_t ids[8];
+    int n = attached_programs(cfd, ids, 8), rc = 0, first = 0;
+    if (n < 0) {
+        gpx__exec_fmt(why, len, "bpf(BPF_PROG_QUERY) of %.150s: %s", dir, gp_strerror(n));
+        rc = n;
+    } else if (plan->ndeny > 0) {
+        int pfd = load_program(plan, why, len);
+        int old = n > 0 ? program_fd(ids[0]) : -1;
+        rc = pfd < 0 ? pfd : attach_fd(cfd, pfd, old, dir, why, len);
+        first = old >= 0;
+        if (old >= 0)
+            close(old);
+        if (pfd >= 0)
+            close(pfd);
+    }
+    for (int i = first; rc == 0 && i < n; i++) {
+        int pfd = program_fd(ids[i]);
+        if (pfd < 0)
+            continue;
+        union bpf_attr attr;
+        memset(&attr, 0, sizeof attr);
+        attr.target_fd = (uint32_t)cfd;
+        attr.attach_bpf_fd = (uint32_t)pfd;
+        attr.attach_type = BPF_CGROUP_DEVICE;
+        if (sys_bpf(BPF_PROG_DETACH, &attr) < 0 && errno != ENOENT) {
+            rc = gp_syserr(errno);
+            gpx__exec_fmt(why, len, "bpf(BPF_PROG_DETACH) from %.150s: %s", dir, gp_strerror(rc));
+        }
+        close(pfd);
+    }
+    close(cfd);
+    return rc;
+}
+
+/* 1 if plan denies dev. */
+static int denied(const gpx__dev_plan *plan, const gpx__gpu_dev *dev) {
+    for (int i = 0; i < plan->ndeny; i++)
+        if (plan->deny[i].major == dev->major && plan->deny[i].minor == dev->minor)
+            return 1;
+    return 0;
+}
+
+/* The index in tc->dirs of parent/name, or -1 if the task has no such
+ * directory. */
+static int has_dir(const gpx__task_cg *tc, const char *parent, const char *name) {
+    char dir[PATH_MAX];
+    gpx__exec_fmt(dir, sizeof dir, "%s/%s", parent, name);
+    for (int i = 0; i < tc->ndirs; i++)
+        if (parent[0] != '\0' && strcmp(tc->dirs[i], dir) == 0)
+            return i;
+    return -1;
+}
+
+int gpx__dev_rebind(const gpx__devices *dv, const char *name, const gpx__gpu_dev *devs, int ngpus,
+                    const gpx__dev_plan *plan, const gpx__task_cg *tc, char *why, size_t whylen) {
+    why[0] = '\0';
+    int rc = 0;
+    if (dv->mode == GPX__DEV_V1) {
+        int i = has_dir(tc, dv->v1_parent, name);
+        if (i < 0 && plan->ndeny > 0) {
+            gpx__exec_fmt(why, whylen, "the task has no devices cgroup under %.150s",
+                          dv->v1_parent);
+            return -1;
+        }
+        /* The instance's cgroup allows every device, so an allow line
+         * removes the task's exception and a deny line adds one. */
+        for (int g = 0; i >= 0 && rc == 0 && g < ngpus && g < GP_MAX_GPUS_PER_NODE; g++) {
+            if (devs[g].major < 0)
+                continue;
+            char rule[64];
+            const char *file = denied(plan, &devs[g]) ? "devices.deny" : "devices.allow";
+            gpx__exec_fmt(rule, sizeof rule, "c %d:%d rwm", devs[g].major, devs[g].minor);
+            if ((rc = gpx__cg_write(tc->dirs[i], file, rule)) < 0)
+                gpx__exec_fmt(why, whylen, "cannot write '%s' to %.150s/%s: %s", rule, tc->dirs[i],
+                              file, gp_strerror(rc));
+        }
+    }
+    int i2 = dv->v2_parent[0] != '\0' ? has_dir(tc, dv->v2_parent, name) : -1;
+    if (rc == 0 && dv->mode == GPX__DEV_V2) {
+        if (i2 < 0 && plan->ndeny > 0) {
+            gpx__exec_fmt(why, whylen, "the task has no cgroup2 directory under %.150s",
+                          dv->v2_parent);
+            return -1;
+        }
+        if (i2 >= 0)
+            rc = replace_program(tc->dirs[i2], plan, why, whylen);
+    }
+    /* dmem: every region of the node's GPUs gets the plan's limit, or none
+     * ("max") where the plan sets none. */
+    for (int g = 0; rc == 0 && dv->dmem_on && i2 >= 0 && g < ngpus && g < GP_MAX_GPUS_PER_NODE;
+         g++) {
+        int r = gpx__dmem_region(&dv->dmem, devs[g].bus);
+        if (r < 0)
+            continue;
+        int64_t bytes = -1;
+        for (int l = 0; l < plan->nlimits; l++)
+            if (plan->limits[l].region == r)
+                bytes = plan->limits[l].bytes;
+        const char *region = dv->dmem.regions[r].name;
+        char line[192];
+        if (bytes >= 0)
+            gpx__exec_fmt(line, sizeof line, "%s %" PRId64, region, bytes);
+        else
+            gpx__exec_fmt(line, sizeof line, "%s max", region);
+        if ((rc = gpx__cg_write(tc->dirs[i2], "dmem.max", line)) < 0)
+            gpx__exec_fmt(why, whylen, "cannot set dmem.max of %.100s: %s", region,
+                          gp_strerror(rc));
+    }
+    return rc < 0 ? -1 : 0;
 }

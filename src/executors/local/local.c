@@ -705,9 +705,7 @@ static void write_slice_file(const gpx__local *lx, const char *key, prep *p) {
         unlink(tmp);
 }
 
-/* The device files of the node's GPUs (devs[GP_MAX_GPUS_PER_NODE]), from
- * the emulated inventory or NVML; returns how many GPUs. */
-static int gpu_devs(gpx__local *lx, gpx__gpu_dev *devs) {
+int gpx__gpu_devs(gpx__local *lx, gpx__gpu_dev *devs) {
     if (lx->emulated) {
         memcpy(devs, lx->emu_dev, sizeof lx->emu_dev);
         return lx->emu.ngpus;
@@ -721,7 +719,7 @@ static int gpu_devs(gpx__local *lx, gpx__gpu_dev *devs) {
 static int limit_devices(gpx__local *lx, const gp_task_launch *t, const char *key, gpx__task_cg *tc,
                          char *why, size_t whylen) {
     gpx__gpu_dev devs[GP_MAX_GPUS_PER_NODE];
-    int n = gpu_devs(lx, devs);
+    int n = gpx__gpu_devs(lx, devs);
     gpx__dev_plan plan;
     gpx__dev_plan_make(&lx->dev, devs, n, t->binding, &plan);
     return gpx__dev_apply(&lx->dev, key, &plan, tc, why, whylen);
@@ -796,6 +794,7 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         gpx__exec_fmt(file, sizeof file, "%s/cgroup", p->dir);
         gpx__cg_save(&p->cg, file);
         gpx__wd_record(p->dir, t);
+        gpx__bind_record(p->dir, t->binding);
         write_slice_file(lx, key, p);
         log_header(p->log_fd, lx, t, p->path, p->gpus, p->cg.note, &p->user);
         char title[96];
@@ -1060,7 +1059,7 @@ static int local_describe(void *state, gp_executor_info *d) {
     }
     gpx__exec_fmt(d->limits, sizeof d->limits, "%s", lx->cg.note);
     gpx__gpu_dev devs[GP_MAX_GPUS_PER_NODE];
-    int n = gpu_devs(lx, devs), unknown = 0;
+    int n = gpx__gpu_devs(lx, devs), unknown = 0;
     for (int i = 0; i < n; i++)
         unknown += devs[i].major < 0;
     if (lx->dev.mode != GPX__DEV_NONE && unknown > 0) {

@@ -211,6 +211,20 @@ int gpx__dev_apply(const gpx__devices *dv, const char *name, const gpx__dev_plan
                    gpx__task_cg *tc, char *why, size_t whylen);
 
 /*
+ * Rewrites the device rules of a running (paused) task named name to plan,
+ * made for other GPUs than those it was launched with (a resume onto other
+ * GPUs): v1, an allow line for each GPU of devs (ngpus, the node's order)
+ * that plan does not deny and a deny line for each it does; v2, the task's
+ * device program replaced by plan's in one step; dmem.max of every region of
+ * devs set to plan's limit or to "max". Each write states the whole rule, so
+ * running it again, or with the old plan to undo it, is safe. 0, or -1 with
+ * a sentence in why (the rules may then be half rewritten: the caller puts
+ * the old plan back).
+ */
+int gpx__dev_rebind(const gpx__devices *dv, const char *name, const gpx__gpu_dev *devs, int ngpus,
+                    const gpx__dev_plan *plan, const gpx__task_cg *tc, char *why, size_t whylen);
+
+/*
  * Reads root/cgroup.controllers and root/dmem.capacity into dm (a root that
  * lists no dmem, or has no such file, gives present 0 or no regions).
  * Returns 0, or GP_EPARSE for a malformed capacity line.
@@ -515,6 +529,10 @@ typedef struct gpx__local {
     uint64_t cpu_busy, cpu_all;
 } gpx__local;
 
+/* The device files of the node's GPUs (devs[GP_MAX_GPUS_PER_NODE]), from
+ * the emulated inventory or NVML; returns how many GPUs. */
+int gpx__gpu_devs(gpx__local *lx, gpx__gpu_dev *devs);
+
 /* GP_EXEC_CTL_NODE_USAGE (hostuse.c): this host's CPU in use since the
  * previous call (from /proc/stat) and memory in use (/proc/meminfo). */
 int gpx__host_usage(gpx__local *lx, gp_exec_node_usage *u);
@@ -599,6 +617,12 @@ int gpx__wd_task_of(const char *cgroups, const char *instance, char *key, size_t
 int gpx__wd_record(const char *dir, const gp_task_launch *t);
 int gpx__wd_limits_read(const char *dir, gpx__wd_limits *lim);
 
+/* After a resume onto other GPUs: rewrites <dir>/gpus for the binding b on
+ * node's GPUs, keeping its signal and share, so that the watchdog judges the
+ * task on the GPUs it now uses. 0 (also where nothing was recorded),
+ * GP_ECORRUPT or GP_EIO. */
+int gpx__wd_rebind(const char *dir, const gp_task_binding *b, const gp_node_spec *node);
+
 /* One pass of the watchdog over every GPU NVML reports (a no-op without
  * NVML's per-process memory): tasks over their slice are recorded and get
  * their checkpoint signal. */
@@ -635,6 +659,11 @@ int gpx__pause_ctl(struct gpx__local *lx, int op, const char *dir, gp_exec_pause
 
 /* Closes the driver if it was loaded. */
 void gpx__cuda_close(gpx__cuda *c);
+
+/* Records the task's binding (b, NULL: none) in <dir>/binding at launch,
+ * "gpu=<position> <bytes>" a slice, so that a resume onto other GPUs knows
+ * which rules to move; a resume rewrites it. 0 or GP_EIO. */
+int gpx__bind_record(const char *dir, const gp_task_binding *b);
 
 /* Tests only: called after each step of a pause (1 journal written, 2 all
  * locked, 3 all checkpointed, 4 frozen) and of a resume (11 journal written,

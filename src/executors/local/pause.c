@@ -258,11 +258,23 @@ static int cuda_pids(gpx__local *lx, const gpx__task_cg *tc, pid_t *pids,
 
 enum { J_NONE = 0, J_PAUSING, J_PAUSED, J_RESUMING };
 
+/* One slice of the task's binding moved by a resume: from the GPU at
+ * position `from` of the node to the one at `to` (the node's order, as
+ * gp_slice.gpu), with its memory (0: the whole GPU). */
+typedef struct moved_slice {
+    int from, to;
+    int64_t mem;
+} moved_slice;
+
 typedef struct journal {
     int state;
     int ngpus;
     char from[GP_MAX_GPUS_PER_NODE][GP_NAME_MAX + 1];
     char to[GP_MAX_GPUS_PER_NODE][GP_NAME_MAX + 1];
+    /* RESUMING: the task's binding before and after (the old binding comes
+     * back if the resume fails); none where it was not recorded at launch. */
+    int nslices;
+    moved_slice slices[GP_MAX_GPUS_PER_NODE];
     int64_t gpu_bytes;
     char detail[256];
 } journal;
@@ -273,18 +285,14 @@ static void j_path(const char *dir, char *out, size_t len) {
     gpx__exec_fmt(out, len, "%s/pause", dir);
 }
 
-/* Writes the journal atomically (a new file renamed over the old, synced). */
-static int j_write(const char *dir, const journal *j) {
-    char path[PATH_MAX], tmp[PATH_MAX];
-    j_path(dir, path, sizeof path);
-    gpx__exec_fmt(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "we");
-    if (f == NULL)
-        return GP_EIO;
-    fprintf(f, "state=%s\ngpu_bytes=%lld\n", j_names[j->state], (long long)j->gpu_bytes);
-    for (int i = 0; i < j->ngpus; i++)
-        fprintf(f, "gpu=%s %s\n", j->from[i], j->to[i]);
-    fprintf(f, "detail=%s\n", j->detail);
+/* A file is replaced atomically: written as <path>.tmp (open_new), synced
+ * and renamed over path (commit: 0, or GP_EIO with nothing changed). */
+static FILE *open_new(const char *path, char *tmp, size_t len) {
+    gpx__exec_fmt(tmp, len, "%s.tmp", path);
+    return fopen(tmp, "we");
+}
+
+static int commit(FILE *f, const char *tmp, const char *path) {
     int ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
     ok = fclose(f) == 0 && ok;
     if (!ok || rename(tmp, path) < 0) {
@@ -292,6 +300,23 @@ static int j_write(const char *dir, const journal *j) {
         return GP_EIO;
     }
     return 0;
+}
+
+/* Writes the journal atomically. */
+static int j_write(const char *dir, const journal *j) {
+    char path[PATH_MAX], tmp[PATH_MAX];
+    j_path(dir, path, sizeof path);
+    FILE *f = open_new(path, tmp, sizeof tmp);
+    if (f == NULL)
+        return GP_EIO;
+    fprintf(f, "state=%s\ngpu_bytes=%lld\n", j_names[j->state], (long long)j->gpu_bytes);
+    for (int i = 0; i < j->ngpus; i++)
+        fprintf(f, "gpu=%s %s\n", j->from[i], j->to[i]);
+    for (int i = 0; i < j->nslices; i++)
+        fprintf(f, "slice=%d %d %lld\n", j->slices[i].from, j->slices[i].to,
+                (long long)j->slices[i].mem);
+    fprintf(f, "detail=%s\n", j->detail);
+    return commit(f, tmp, path);
 }
 
 /* Reads the journal: 0 (state J_NONE if there is none) or GP_ECORRUPT. */
@@ -321,6 +346,13 @@ static int j_read(const char *dir, journal *j) {
             gpx__exec_fmt(j->from[j->ngpus], sizeof j->from[0], "%s", line + 4);
             gpx__exec_fmt(j->to[j->ngpus], sizeof j->to[0], "%s", sp + 1);
             j->ngpus++;
+        } else if (strncmp(line, "slice=", 6) == 0 && j->nslices < GP_MAX_GPUS_PER_NODE) {
+            moved_slice *m = &j->slices[j->nslices++];
+            long long mem;
+            if (sscanf(line + 6, "%d %d %lld", &m->from, &m->to, &mem) != 3 || m->from < 0 ||
+                m->to < 0 || m->from >= GP_MAX_GPUS_PER_NODE || m->to >= GP_MAX_GPUS_PER_NODE)
+                return GP_ECORRUPT;
+            m->mem = mem;
         } else if (strncmp(line, "detail=", 7) == 0) {
             gpx__exec_fmt(j->detail, sizeof j->detail, "%s", line + 7);
         }
@@ -334,7 +366,7 @@ static void j_remove(const char *dir) {
     unlink(path);
 }
 
-/* ---- pause and resume ------------------------------------------------------------ */
+/* ---- the task's binding ---------------------------------------------------------- */
 
 /* NVML's "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as the driver's 16 bytes. */
 static int uuid_bytes(const char *text, char out[16]) {
@@ -353,6 +385,162 @@ static int uuid_bytes(const char *text, char out[16]) {
     }
     return n == 16 ? 0 : -1;
 }
+
+/* Writes <dir>/binding: "gpu=<position> <bytes>" for each slice (atomically). */
+static int bind_write(const char *dir, const gp_task_binding *b) {
+    char path[PATH_MAX], tmp[PATH_MAX];
+    gpx__exec_fmt(path, sizeof path, "%s/binding", dir);
+    FILE *f = open_new(path, tmp, sizeof tmp);
+    if (f == NULL)
+        return GP_EIO;
+    for (int i = 0; i < b->nslices; i++)
+        fprintf(f, "gpu=%d %lld\n", (int)b->slices[i].gpu, (long long)b->slices[i].mem);
+    return commit(f, tmp, path);
+}
+
+int gpx__bind_record(const char *dir, const gp_task_binding *b) {
+    return b != NULL && b->nslices > 0 ? bind_write(dir, b) : 0;
+}
+
+/* Reads <dir>/binding into b (no file: no slice). 0 or GP_ECORRUPT. */
+static int bind_read(const char *dir, gp_task_binding *b) {
+    memset(b, 0, sizeof *b);
+    char path[PATH_MAX], buf[2048];
+    gpx__exec_fmt(path, sizeof path, "%s/binding", dir);
+    if (gpx__read_small(path, buf, sizeof buf) < 0)
+        return 0;
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        int gpu;
+        long long mem;
+        if (b->nslices == GP_MAX_GPUS_PER_NODE || sscanf(line, "gpu=%d %lld", &gpu, &mem) != 2 ||
+            gpu < 0 || gpu >= GP_MAX_GPUS_PER_NODE)
+            return GP_ECORRUPT;
+        gp_slice *sl = &b->slices[b->nslices++];
+        sl->gpu = gpu;
+        sl->mem = mem;
+        sl->mig_slot = -1;
+    }
+    return 0;
+}
+
+/* The node's GPUs (the emulated inventory or NVML's), in the node's order;
+ * node->ngpus 0 where they are not known. */
+static void node_gpus(gpx__local *lx, gp_node_spec *node) {
+    memset(node, 0, sizeof *node);
+    char err[128];
+    if (lx->emulated)
+        *node = lx->emu;
+    else if (gpx__nvml_gpus(&lx->nvml, node, err, sizeof err) < 0)
+        node->ngpus = 0;
+}
+
+/* The position of the GPU whose UUID is uuid on node, or -1. */
+static int gpu_at(const gp_node_spec *node, const char *uuid) {
+    for (int i = 0; i < node->ngpus; i++)
+        if (strcmp(node->gpus[i].uuid, uuid) == 0)
+            return i;
+    return -1;
+}
+
+/* Puts everything the task's binding touched at launch on the GPUs of the
+ * journal's new binding (to_new 1) or back on the old ones (0): its device
+ * rules and dmem limits, the watchdog's record and <dir>/binding. Each
+ * writes the whole state wanted, so it can be run again after a crash.
+ * 0, or -1 with why set. */
+static int rebind(gpx__local *lx, const char *dir, const gpx__task_cg *tc, const journal *j,
+                  int to_new, char *why, size_t len) {
+    if (j->nslices == 0)
+        return 0;
+    gp_task_binding b;
+    memset(&b, 0, sizeof b);
+    b.nslices = j->nslices;
+    for (int i = 0; i < j->nslices; i++) {
+        b.slices[i].gpu = to_new ? j->slices[i].to : j->slices[i].from;
+        b.slices[i].mem = j->slices[i].mem;
+        b.slices[i].mig_slot = -1;
+    }
+    gpx__gpu_dev devs[GP_MAX_GPUS_PER_NODE];
+    int n = gpx__gpu_devs(lx, devs);
+    gpx__dev_plan plan;
+    gpx__dev_plan_make(&lx->dev, devs, n, &b, &plan);
+    const char *key = strrchr(dir, '/') != NULL ? strrchr(dir, '/') + 1 : dir;
+    char detail[200];
+    if (gpx__dev_rebind(&lx->dev, key, devs, n, &plan, tc, detail, sizeof detail) < 0) {
+        gpx__exec_fmt(why, len, "the device rules could not be moved: %s", detail);
+        return -1;
+    }
+    gp_node_spec *node = malloc(sizeof *node);
+    int rc = node == NULL ? GP_ENOMEM : 0;
+    if (rc == 0) {
+        node_gpus(lx, node);
+        rc = gpx__wd_rebind(dir, &b, node);
+        free(node);
+    }
+    if (rc == 0)
+        rc = bind_write(dir, &b);
+    if (rc < 0) {
+        gpx__exec_fmt(why, len, "the task's record of its GPUs could not be rewritten: %s",
+                      gp_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * Fills the journal's GPUs and slices for a resume from p: each pair must
+ * name GPUs of this node or be driver UUIDs; each slice of the recorded
+ * binding on a GPU of from_uuid moves to the matching to_uuid. 0, or
+ * GP_EINVAL / GP_ENOMEM with p->detail set.
+ */
+static int plan_resume(gpx__local *lx, const char *dir, const gp_exec_pause *in, journal *j,
+                       char *detail, size_t len) {
+    gp_node_spec *node = malloc(sizeof *node);
+    if (node == NULL)
+        return GP_ENOMEM;
+    node_gpus(lx, node);
+    int at_from[GP_MAX_GPUS_PER_NODE], at_to[GP_MAX_GPUS_PER_NODE], rc = 0;
+    j->ngpus = in->ngpus;
+    for (int i = 0; rc == 0 && i < in->ngpus; i++) {
+        char b[16];
+        at_from[i] = gpu_at(node, in->from_uuid[i]);
+        at_to[i] = gpu_at(node, in->to_uuid[i]);
+        /* An emulated GPU's UUID is no driver's: it names a GPU of the node. */
+        if ((at_from[i] < 0 && uuid_bytes(in->from_uuid[i], b) < 0) ||
+            (at_to[i] < 0 && uuid_bytes(in->to_uuid[i], b) < 0)) {
+            gpx__exec_fmt(detail, len, "gpu %d: not a GPU UUID nor a GPU of this node", i);
+            rc = GP_EINVAL;
+        }
+        gpx__exec_fmt(j->from[i], sizeof j->from[0], "%s", in->from_uuid[i]);
+        gpx__exec_fmt(j->to[i], sizeof j->to[0], "%s", in->to_uuid[i]);
+    }
+    gp_task_binding was;
+    if (rc == 0 && bind_read(dir, &was) < 0) {
+        gpx__exec_fmt(detail, len, "the task's record of its GPUs (binding) is unreadable");
+        rc = GP_ECORRUPT;
+    }
+    j->nslices = 0;
+    for (int s = 0; rc == 0 && in->ngpus > 0 && s < was.nslices; s++) {
+        moved_slice *m = &j->slices[j->nslices++];
+        m->from = m->to = was.slices[s].gpu;
+        m->mem = was.slices[s].mem;
+        for (int i = 0; i < in->ngpus; i++) {
+            if (at_from[i] != m->from)
+                continue;
+            if (at_to[i] < 0) {
+                gpx__exec_fmt(detail, len, "gpu %d: %.80s is not a GPU of this node", i,
+                              in->to_uuid[i]);
+                rc = GP_EINVAL;
+            }
+            m->to = at_to[i];
+        }
+    }
+    free(node);
+    return rc;
+}
+
+/* ---- pause and resume ------------------------------------------------------------ */
 
 /* Device memory NVML sees the task's processes hold, or -1 if unknown. */
 static int64_t gpu_bytes_of(gpx__local *lx, const pid_t *pids, int n) {
@@ -535,6 +723,23 @@ static int do_pause(gpx__local *lx, const char *dir, gp_exec_pause *p) {
     return 0;
 }
 
+/* A resume that cannot finish: the task's rules go back to its old GPUs and
+ * the journal says paused again, with p->detail as the reason. */
+static void stay_paused(gpx__local *lx, const char *dir, const gpx__task_cg *tc, journal *j,
+                        gp_exec_pause *p) {
+    char why[192];
+    if (rebind(lx, dir, tc, j, 0, why, sizeof why) < 0) {
+        size_t l = strlen(p->detail);
+        gpx__exec_fmt(p->detail + l, sizeof p->detail - l, " (and %s)", why);
+    }
+    gpx__exec_fmt(j->detail, sizeof j->detail, "%s", p->detail);
+    j->state = J_PAUSED;
+    j->ngpus = 0;
+    j->nslices = 0;
+    j_write(dir, j);
+    p->paused = 1;
+}
+
 static int do_resume(gpx__local *lx, const char *dir, gp_exec_pause *p) {
     gpx__task_cg tc;
     journal j;
@@ -551,16 +756,9 @@ static int do_resume(gpx__local *lx, const char *dir, gp_exec_pause *p) {
             gpx__exec_fmt(p->detail, sizeof p->detail, "ngpus: %d is out of range", p->ngpus);
             return GP_EINVAL;
         }
-        j.ngpus = p->ngpus;
-        for (int i = 0; i < p->ngpus; i++) {
-            char b[16];
-            if (uuid_bytes(p->from_uuid[i], b) < 0 || uuid_bytes(p->to_uuid[i], b) < 0) {
-                gpx__exec_fmt(p->detail, sizeof p->detail, "gpu %d: not a GPU UUID", i);
-                return GP_EINVAL;
-            }
-            gpx__exec_fmt(j.from[i], sizeof j.from[0], "%s", p->from_uuid[i]);
-            gpx__exec_fmt(j.to[i], sizeof j.to[0], "%s", p->to_uuid[i]);
-        }
+        if ((rc = plan_resume(lx, dir, p, &j, p->detail, sizeof p->detail)) < 0)
+            return rc;
+        /* The new binding is in the journal before anything is rewritten. */
         j.state = J_RESUMING;
         if ((rc = j_write(dir, &j)) < 0)
             return rc;
@@ -568,6 +766,12 @@ static int do_resume(gpx__local *lx, const char *dir, gp_exec_pause *p) {
     step(11);
     int64_t t0 = now_ms();
     char why[192];
+    /* The device rules first: the driver's restore opens the new GPUs. */
+    if (rebind(lx, dir, &tc, &j, 1, why, sizeof why) < 0) {
+        gpx__exec_fmt(p->detail, sizeof p->detail, "still paused: %s; it will be tried again", why);
+        stay_paused(lx, dir, &tc, &j, p);
+        return GP_EIO;
+    }
     if (gpx__freeze(&tc, 0, why, sizeof why) < 0) {
         gpx__exec_fmt(p->detail, sizeof p->detail, "%s", why);
         return GP_EIO;
@@ -581,10 +785,10 @@ static int do_resume(gpx__local *lx, const char *dir, gp_exec_pause *p) {
     gp_cu_gpu_pair pairs[GP_MAX_GPUS_PER_NODE];
     gp_cu_restore_args ra;
     memset(&ra, 0, sizeof ra);
-    int remap = 0;
+    int remap = 0, driver_uuids = 1;
     for (int i = 0; i < j.ngpus; i++) {
-        uuid_bytes(j.from[i], pairs[i].old_uuid);
-        uuid_bytes(j.to[i], pairs[i].new_uuid);
+        driver_uuids &= uuid_bytes(j.from[i], pairs[i].old_uuid) == 0 &&
+                        uuid_bytes(j.to[i], pairs[i].new_uuid) == 0;
         remap |= strcmp(j.from[i], j.to[i]) != 0;
     }
     if (remap) {
@@ -594,6 +798,15 @@ static int do_resume(gpx__local *lx, const char *dir, gp_exec_pause *p) {
     for (int i = 0; i < n && rc == 0; i++) {
         if (st[i] != GP_CU_PROCESS_CHECKPOINTED)
             continue;
+        if (remap && !driver_uuids) {
+            /* Emulated GPUs: the driver knows none of them. */
+            gpx__exec_fmt(p->detail, sizeof p->detail,
+                          "still paused: process %d holds a CUDA context, which the driver cannot "
+                          "move onto GPUs it does not know (emulated UUIDs)",
+                          (int)pids[i]);
+            rc = GP_EIO;
+            break;
+        }
         int cr = lx->cuda.cuCheckpointProcessRestore(pids[i], remap ? &ra : NULL);
         if (cr == GP_CU_SUCCESS)
             st[i] = GP_CU_PROCESS_LOCKED;
@@ -617,11 +830,7 @@ static int do_resume(gpx__local *lx, const char *dir, gp_exec_pause *p) {
             if (st[i] == GP_CU_PROCESS_LOCKED)
                 lx->cuda.cuCheckpointProcessCheckpoint(pids[i], &ca);
         gpx__freeze(&tc, 1, NULL, 0);
-        gpx__exec_fmt(j.detail, sizeof j.detail, "%s", p->detail);
-        j.state = J_PAUSED;
-        j.ngpus = 0;
-        j_write(dir, &j);
-        p->paused = 1;
+        stay_paused(lx, dir, &tc, &j, p);
         return rc;
     }
     step(13);

@@ -145,23 +145,36 @@ static int write_file(const char *dir, const char *name, const char *text) {
     return 0;
 }
 
-int gpx__wd_record(const char *dir, const gp_task_launch *t) {
+/* Writes <dir>/gpus: the checkpoint signal, the compute share (0: none) and
+ * one line per slice of b (NULL: none) on a GPU of node. */
+static int write_gpus(const char *dir, int sig, int share, const gp_task_binding *b,
+                      const gp_node_spec *node) {
     char text[64 + GP_MAX_GPUS_PER_NODE * 48];
-    size_t l = (size_t)snprintf(text, sizeof text, "signal=%d\n",
-                                t->checkpoint_signal > 0 ? t->checkpoint_signal : SIGTERM);
-    if (t->compute_share > 0 && t->compute_share < 100)
-        l += (size_t)snprintf(text + l, sizeof text - l, "share=%d\n", (int)t->compute_share);
-    const gp_task_binding *b = t->binding;
-    for (int i = 0; b != NULL && t->node != NULL && i < b->nslices; i++) {
+    size_t l = (size_t)snprintf(text, sizeof text, "signal=%d\n", sig > 0 ? sig : SIGTERM);
+    if (share > 0 && share < 100)
+        l += (size_t)snprintf(text + l, sizeof text - l, "share=%d\n", share);
+    for (int i = 0; b != NULL && node != NULL && i < b->nslices; i++) {
         const gp_slice *s = &b->slices[i];
-        if (s->gpu < 0 || s->gpu >= t->node->ngpus)
+        if (s->gpu < 0 || s->gpu >= node->ngpus)
             continue;
-        const gp_gpu_spec *g = &t->node->gpus[s->gpu];
+        const gp_gpu_spec *g = &node->gpus[s->gpu];
         int64_t mem = s->mem > 0 ? s->mem : g->mem_bytes;
         l += (size_t)snprintf(text + l, sizeof text - l, "gpu=%d %lld\n", (int)g->index,
                               (long long)mem);
     }
     return write_file(dir, "gpus", text);
+}
+
+int gpx__wd_record(const char *dir, const gp_task_launch *t) {
+    return write_gpus(dir, t->checkpoint_signal, (int)t->compute_share, t->binding, t->node);
+}
+
+int gpx__wd_rebind(const char *dir, const gp_task_binding *b, const gp_node_spec *node) {
+    gpx__wd_limits lim;
+    int rc = gpx__wd_limits_read(dir, &lim);
+    if (rc < 0)
+        return rc == GP_ENOENT ? 0 : rc;
+    return write_gpus(dir, lim.sig, lim.share, b, node) == 0 ? 0 : GP_EIO;
 }
 
 int gpx__wd_limits_read(const char *dir, gpx__wd_limits *lim) {
