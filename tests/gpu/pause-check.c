@@ -7,6 +7,11 @@
  * restores and unlocks the holder, which checks its pattern. Prints the time
  * of each step and "ok" or the first failure; exit status 0 if all held.
  *
+ * Both workloads are forked before this process initialises CUDA (a child
+ * forked after cuInit cannot use the driver); the other one waits on a pipe
+ * until the holder is paused, then takes all the memory then free, which must
+ * be more than was free before the pause by most of what the holder held.
+ *
  *   pause-check GIB
  */
 #include <cuda.h>
@@ -35,14 +40,21 @@ static double now_s(void) {
         }                                                                                          \
     } while (0)
 
-/* GPU 0's primary context made current, and bytes of device memory in *p. */
-static int take(size_t bytes, CUdeviceptr *p) {
+/* GPU 0's primary context made current. */
+static int context(void) {
     CUdevice dev;
     CUcontext ctx;
     CK(cuInit(0));
     CK(cuDeviceGet(&dev, 0));
     CK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CK(cuCtxSetCurrent(ctx));
+    return 0;
+}
+
+/* GPU 0's primary context made current, and bytes of device memory in *p. */
+static int take(size_t bytes, CUdeviceptr *p) {
+    if (context() != 0)
+        return 1;
     CK(cuMemAlloc(p, bytes));
     return 0;
 }
@@ -79,19 +91,31 @@ static int holder(size_t bytes, int cmd, int ans) {
     return 0;
 }
 
-/* Another workload: takes bytes, writes over them, leaves. */
-static int other(size_t bytes) {
-    CUdeviceptr p;
-    if (take(bytes, &p) != 0)
+/* Another workload: once told (go), takes all the free memory but 512 MiB,
+ * writes over it, leaves, and reports how many MiB it had (ans). */
+static int other(int go, int ans) {
+    char c;
+    if (read(go, &c, 1) != 1)
         return 1;
+    if (context() != 0)
+        return 1;
+    size_t free_b = 0, total = 0;
+    CK(cuMemGetInfo(&free_b, &total));
+    size_t bytes = free_b > (1ULL << 30) ? free_b - (512ULL << 20) : 0;
+    CUdeviceptr p;
+    CK(cuMemAlloc(&p, bytes));
     CK(cuMemsetD8(p, 0x5a, bytes));
     CK(cuCtxSynchronize());
     CK(cuMemFree(p));
-    return 0;
+    long mib = (long)(bytes >> 20);
+    return write(ans, &mib, sizeof mib) == (ssize_t)sizeof mib ? 0 : 1;
 }
 
-static long nvml_used_mib(void) {
-    FILE *f = popen("nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0", "r");
+/* NVML's figure (nvidia-smi) of GPU 0: memory.used or memory.total, MiB. */
+static long nvml_mib(const char *what) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "nvidia-smi --query-gpu=%s --format=csv,noheader,nounits -i 0", what);
+    FILE *f = popen(cmd, "r");
     long v = -1;
     if (f != NULL) {
         if (fscanf(f, "%ld", &v) != 1)
@@ -103,9 +127,17 @@ static long nvml_used_mib(void) {
 
 int main(int argc, char **argv) {
     size_t bytes = (size_t)(argc > 1 ? atoll(argv[1]) : 40) << 30;
-    int c[2], a[2];
-    if (pipe(c) != 0 || pipe(a) != 0)
+    int c[2], a[2], og[2], oa[2];
+    if (pipe(c) != 0 || pipe(a) != 0 || pipe(og) != 0 || pipe(oa) != 0)
         return 1;
+    pid_t o = fork();
+    if (o == 0) {
+        close(og[1]);
+        close(oa[0]);
+        _exit(other(og[0], oa[1]));
+    }
+    close(og[0]);
+    close(oa[1]);
     pid_t h = fork();
     if (h == 0) {
         close(c[1]);
@@ -119,7 +151,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "not ok - the holder did not start\n");
         return 1;
     }
-    long before = nvml_used_mib();
+    long before = nvml_mib("memory.used"), total = nvml_mib("memory.total");
     CK(cuInit(0)); /* the driver's restore wants it in the caller */
     CUcheckpointLockArgs la;
     memset(&la, 0, sizeof la);
@@ -131,7 +163,7 @@ int main(int argc, char **argv) {
     double t2 = now_s();
     CUprocessState st;
     CK(cuCheckpointProcessGetState(h, &st));
-    long paused = nvml_used_mib();
+    long paused = nvml_mib("memory.used");
     printf("holding %zu GiB: NVML used %ld MiB before, %ld MiB paused (state %d)\n", bytes >> 30,
            before, paused, (int)st);
     int fails = 0;
@@ -140,12 +172,16 @@ int main(int argc, char **argv) {
         printf("not ok - the paused holder's memory was not freed\n");
         fails++;
     }
-    pid_t o = fork();
-    if (o == 0)
-        _exit(other(bytes));
+    char g = 'g';
+    long got = -1;
+    if (write(og[1], &g, 1) != 1 || read(oa[0], &got, sizeof got) != (ssize_t)sizeof got)
+        got = -1;
     int ost = 0;
     waitpid(o, &ost, 0);
-    if (!WIFEXITED(ost) || WEXITSTATUS(ost) != 0) {
+    printf("another process took %ld MiB while paused (%ld MiB were free before the pause)\n", got,
+           total - before);
+    if (!WIFEXITED(ost) || WEXITSTATUS(ost) != 0 || got < 0 ||
+        got < total - before + (long)(bytes >> 20) * 9 / 10) {
         printf("not ok - another process could not allocate the freed memory\n");
         fails++;
     }

@@ -12,12 +12,18 @@
 #   5. figures: the real context memory; added ns per allocation and per
 #      launch (with / without the library, same run); a PyTorch training
 #      step with / without the library (target: within 2 %); the busy rate
-#      of a 50 % compute share.
+#      of a 50 % compute share;
+#   6. pause against the real driver (tests/gpu/pause.sh, 40 GiB).
 #
-# Everything runs under `timeout`, about 4 minutes in all (8 at most). Exit
-# status: 0 when every check passed. Usage: tests/gpu/run.sh (from anywhere).
+# Everything runs under `timeout`, about 5 minutes in all (13 at most). Exit
+# status: 0 when every check passed. On a machine without an NVIDIA GPU it
+# says so and exits 0 as a TAP skip. Usage: tests/gpu/run.sh (from anywhere).
 set -u
 cd "$(dirname "$0")/../.."
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "1..0 # SKIP no NVIDIA GPU here (nvidia-smi finds none)"
+    exit 0
+fi
 root=$(pwd)
 out=build/gpu
 mkdir -p "$out"
@@ -79,6 +85,9 @@ full=$(slice full 100G timeout 60 python3 tests/gpu/torch_checks.py steady 10 | 
 half=$(GPUPOOL_COMPUTE_SHARE=50 slice half 100G timeout 60 python3 tests/gpu/torch_checks.py steady 10 |
     grep -o '[0-9]* matmuls')
 echo "  compute share: unlimited $full, 50 % share $half"
+
+step "6. pause against the real driver"
+sh tests/gpu/pause.sh 40 || fail "pause"
 
 if [ "$failed" = 0 ]; then echo "GPU tier: all passed"; else echo "GPU tier: $failed failed"; fi
 [ "$failed" = 0 ]
