@@ -120,9 +120,8 @@ static int queue_list(cli *c) {
     int rc = cli_get_listing(c, "/api/v1/queues", &out);
     if (rc != EXIT_OK || !out)
         return rc;
-    static const char *const head[] = {"QUEUE",   "DESERVED", "LIMIT",     "WEIGHT",
-                                       "FAIR-SHARE", "ALLOCATED", "USED", "PENDING",
-                                       "RUNNING", "ON-PREEMPT"};
+    static const char *const head[] = {"QUEUE",     "DESERVED", "LIMIT",   "WEIGHT",  "FAIR-SHARE",
+                                       "ALLOCATED", "USED",     "PENDING", "RUNNING", "ON-PREEMPT"};
     cli_table t;
     cli_table_init(&t, 10, head);
     size_t k;

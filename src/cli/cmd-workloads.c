@@ -292,8 +292,8 @@ int cmd_describe(cli *c, int argc, char **argv) {
         json_t *x;
         json_array_foreach(json_object_get(w, "tasks"), k, x) {
             char label[32];
-            snprintf(label, sizeof label, "Task %lld:",
-                     (long long)json_integer_value(json_object_get(x, "task")));
+            snprintf(label, sizeof label,
+                     "Task %lld:", (long long)json_integer_value(json_object_get(x, "task")));
             printf("%-15s node %s, handle %s\n", label, cli_str(x, "node"), cli_str(x, "handle"));
         }
         printf("\nAttempts:\n");
