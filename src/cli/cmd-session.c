@@ -480,8 +480,9 @@ static int attach_to(cli *c, uint64_t id) {
 static int wait_running(cli *c, uint64_t id);
 
 /* Attach to a session that is not running: one that is suspended (by its
- * owner, or by its project's idle policy) is resumed first, and attach
- * waits until it runs again, as run -it does. */
+ * owner, or by its project's idle policy) or paused (by the idle policy, or
+ * to give its GPUs to other work) is resumed first, and attach waits until
+ * it runs again, as run -it does. */
 int cmd_attach(cli *c, int argc, char **argv) {
     uint64_t id;
     if (argc != 2)
@@ -496,8 +497,9 @@ int cmd_attach(cli *c, int argc, char **argv) {
         return rc;
     const char *st = json_string_value(json_object_get(w, "state"));
     int suspended = st != NULL && strcmp(st, "suspended") == 0;
+    int paused = st != NULL && strcmp(st, "paused") == 0;
     int waiting = st != NULL && (strcmp(st, "pending") == 0 || strcmp(st, "starting") == 0);
-    if (suspended) {
+    if (suspended || paused) {
         /* Only its owner brings it back this way: an admin, who may resume
          * it, may still not attach, and must not resume it by trying. */
         json_t *me = NULL;
@@ -505,9 +507,9 @@ int cmd_attach(cli *c, int argc, char **argv) {
         const char *owner = json_string_value(json_object_get(w, "user"));
         if (rc == EXIT_OK && (owner == NULL || strcmp(owner, cli_str(me, "user")) != 0)) {
             fprintf(stderr,
-                    "gpupool: workload %llu is suspended and belongs to %s: only its owner may "
+                    "gpupool: workload %llu is %s and belongs to %s: only its owner may "
                     "attach to it (and so resume it)\n",
-                    (unsigned long long)id, owner != NULL ? owner : "another user");
+                    (unsigned long long)id, st, owner != NULL ? owner : "another user");
             rc = EXIT_AUTH;
         }
         json_decref(me);
@@ -517,18 +519,22 @@ int cmd_attach(cli *c, int argc, char **argv) {
         }
         const char *why = json_string_value(json_object_get(w, "reason"));
         char *shown = why != NULL ? cli_visible(why) : NULL;
-        fprintf(stderr,
-                "gpupool: workload %llu was suspended%s%s\n"
-                "gpupool: resuming it; its command starts again from the beginning\n",
-                (unsigned long long)id, shown != NULL ? ": " : "", shown != NULL ? shown : "");
+        fprintf(stderr, "gpupool: workload %llu was %s%s%s\n%s\n", (unsigned long long)id, st,
+                shown != NULL ? ": " : "", shown != NULL ? shown : "",
+                paused ? "gpupool: resuming it where it was (its processes were kept)"
+                       : "gpupool: resuming it; its command starts again from the beginning");
         free(shown);
         snprintf(path, sizeof path, "/api/v1/workloads/%llu/resume", (unsigned long long)id);
         json_t *r = NULL;
         rc = cli_call(c, "POST", path, NULL, &r, NULL, NULL);
         json_decref(r);
+        /* One paused to give its GPUs to other work resumes by itself once
+         * a GPU is free (the answer said so): attach waits for it. */
+        if (paused && rc != EXIT_AUTH)
+            rc = EXIT_OK;
     }
     json_decref(w);
-    if (rc == EXIT_OK && (suspended || waiting))
+    if (rc == EXIT_OK && (suspended || paused || waiting))
         rc = wait_running(c, id);
     if (rc != EXIT_OK)
         return rc;

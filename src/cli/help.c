@@ -74,9 +74,9 @@ static const struct {
             "Exits with the command's status once it has started (gpupool help exit-codes).\n"},
     {"attach", "usage: gpupool attach ID\n\nAttaches to an interactive workload's terminal: "
                "its recent output first,\nthen what you type goes to it. Ctrl-P Ctrl-Q "
-               "detaches. A suspended session (by its\nowner, or by its project's idle GPU "
-               "timeout) is resumed first, and attach waits\nuntil it runs again; its "
-               "command then starts again from the beginning.\n"},
+               "detaches. A suspended or paused\nsession (by its owner, or by its project's "
+               "idle GPU timeout) is resumed\nfirst, and attach waits until it runs again: a "
+               "paused one where it was, a\nsuspended one's command from the beginning.\n"},
     {"exec", "usage: gpupool exec [-it] ID -- COMMAND [ARGS...]\n\nRuns COMMAND in the "
              "workload's task (its user, cgroups, namespaces and\nenvironment); -it gives it "
              "a terminal. Exits with its status.\n"},
@@ -140,11 +140,12 @@ static const struct {
      "  --on-preempt pause|checkpoint|requeue  how its later submissions that give no\n"
      "                --on-preempt of their own are evicted (default checkpoint)\n"
      "  --idle-gpu-timeout DURATION|none  an interactive workload whose GPUs NVML saw\n"
-     "                no use on for this long is suspended and its GPUs return to the\n"
-     "                pool; its owner's resume or attach brings it back, and its command\n"
-     "                starts again (at least 10s; default none)\n"
+     "                no use on for this long is paused where its node can pause, else\n"
+     "                suspended, and its GPUs return to the pool; its owner's resume or\n"
+     "                attach brings it back, paused ones where they were, suspended ones\n"
+     "                from the beginning (at least 10s; default none)\n"
      "  --max-session-length DURATION|none  an interactive workload running this long\n"
-     "                is suspended the same way (at least 10s; default none)\n"
+     "                is paused or suspended the same way (at least 10s; default none)\n"
      "  --default-cpu N  cores each task of a submission that asks for none is given\n"
      "                (and counted on its node); default 0: none\n"
      "  --default-memory SIZE  host memory each task of a submission that asks for\n"

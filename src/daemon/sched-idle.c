@@ -17,9 +17,22 @@
  * checkpoint signal, its grace period, stop. Its GPUs go back to the pool;
  * the store keeps a row of them (store-idle.c) until its owner resumes or
  * deletes it, from which usage counts the GPU-hours the policy returned.
- * Transparent pause is not used for this yet: the command starts again from
- * the beginning when the workload is resumed, and the event says so.
+ *
+ * Where its node can pause (a single task, the executor able to pause and
+ * room left under the node's --paused-memory-max), the workload is paused
+ * instead (sched-pause.c's worker: GPU state to host memory, the task
+ * frozen): state paused, its processes kept, and the engine forgets it, so
+ * that it is resumed only when its owner asks (a->held), never by the
+ * engine when a GPU comes free. The owner's resume (or attach) puts it back
+ * in the engine paused on its node (gp_engine_restore_paused), which
+ * resumes it there as any paused workload, where it was. Elsewhere the
+ * command starts again from the beginning when it is resumed, and the
+ * event says why it was not paused. While the idle policy holds it paused,
+ * the engine does not count the host memory it holds (it checks only that
+ * the node has room when it pauses); after a restart of gpupoold it is an
+ * ordinary paused workload, which the engine resumes once a GPU is free.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,25 +100,19 @@ static int64_t gpu_milli(const active *a) {
     return m;
 }
 
-/* Tells the terminal, then suspends a; why says which bound it crossed. */
-static void suspend(gpd__sched *s, active *a, const char *why) {
-    char note[GP_SESSION_NOTICE_MAX], err[256] = "";
-    snprintf(note, sizeof note,
-             "\r\n[gpupool] workload %llu is being suspended: %s. Its GPUs go back to the pool. "
-             "'gpupool attach %llu' or 'gpupool resume %llu' brings it back; its command then "
-             "starts again from the beginning.\r\n",
-             (unsigned long long)a->id, why, (unsigned long long)a->id, (unsigned long long)a->id);
+/* Tells a's terminal note (its process sees nothing of the NOTICE). */
+static void tell(gpd__sched *s, active *a, const char *note) {
+    char err[256] = "";
     gp_session_req req = {.kind = GP_SESSION_NOTICE, .text = note};
     int fd = -1;
     if (a->ntasks > 0 && a->tasks[0].handle[0] &&
         gp_exec_session(s->ex, a->tasks[0].handle, &req, &fd, err, sizeof err) < 0)
         gpd__log("workload %llu: its terminal could not be told why it stops (%s)",
                  (unsigned long long)a->id, err);
-    snprintf(a->stop_note, sizeof a->stop_note,
-             "suspended: %s; 'gpupool resume %llu' (or attach) brings it back, and its command "
-             "restarts from the beginning (transparent pause is not used for this yet)",
-             why, (unsigned long long)a->id);
-    gpd__loop_begin_stop(s, a, GPD__STOP_SUSPEND, a->grace_ms, a->stop_note);
+}
+
+/* The store's row of the GPUs a gave back, for usage. */
+static void count_returned(gpd__sched *s, active *a) {
     gpd__idle_return r = {.workload = a->id, .gpu_milli = gpu_milli(a), .since_ms = a->deadline};
     snprintf(r.project, sizeof r.project, "%s", a->project);
     snprintf(r.user, sizeof r.user, "%s", a->user);
@@ -113,6 +120,132 @@ static void suspend(gpd__sched *s, active *a, const char *why) {
     if (gpd__store_idle_put(s->d->store, &r, &e) < 0)
         gpd__log("workload %llu: its returned GPUs are not counted (%s)", (unsigned long long)a->id,
                  e.msg);
+}
+
+/* Suspends a with the checkpoint contract; its command restarts when it is
+ * resumed. nopause: why it was not paused. */
+static void suspend(gpd__sched *s, active *a, const char *why, const char *nopause) {
+    char note[GP_SESSION_NOTICE_MAX];
+    snprintf(note, sizeof note,
+             "\r\n[gpupool] workload %llu is being suspended: %s. Its GPUs go back to the pool. "
+             "'gpupool attach %llu' or 'gpupool resume %llu' brings it back; its command then "
+             "starts again from the beginning.\r\n",
+             (unsigned long long)a->id, why, (unsigned long long)a->id, (unsigned long long)a->id);
+    tell(s, a, note);
+    snprintf(a->stop_note, sizeof a->stop_note,
+             "suspended: %s; 'gpupool resume %llu' (or attach) brings it back, and its command "
+             "restarts from the beginning (not paused: %s)",
+             why, (unsigned long long)a->id, nopause);
+    gpd__loop_begin_stop(s, a, GPD__STOP_SUSPEND, a->grace_ms, a->stop_note);
+    count_returned(s, a);
+}
+
+/* Why a cannot be paused here, or NULL if it can: a single task on a node
+ * that can pause, with room for its GPU memory under the node's bound. */
+static const char *no_pause(gpd__sched *s, const active *a) {
+    if (a->ntasks != 1 || !a->tasks[0].handle[0])
+        return "a workload of several tasks is not paused";
+    if (a->pausing != GPD__PAUSE_NONE)
+        return "a pause or a resume is under way";
+    int64_t max = 0;
+    gp_node_info ni;
+    pthread_mutex_lock(&s->eng_mu);
+    int rc = gp_engine_node_get(s->eng, a->tasks[0].node, &ni);
+    pthread_mutex_unlock(&s->eng_mu);
+    if (rc < 0)
+        return "its node is gone";
+    if (!gpd__sched_pause_of(s, ni.mem_bytes, &max))
+        return s->can_pause ? "--paused-memory-max is 0" : s->pause_note;
+    int64_t need = 0;
+    for (int k = 0; k < a->tasks[0].binding.nslices; k++)
+        need += a->tasks[0].binding.slices[k].mem;
+    if (ni.paused_mem + need > max)
+        return "the host memory paused tasks hold on its node would pass --paused-memory-max";
+    return NULL;
+}
+
+/* Pauses a where its node can, else suspends it; why says which bound it
+ * crossed. */
+static void idle_stop(gpd__sched *s, active *a, const char *why) {
+    const char *nopause = no_pause(s, a);
+    if (nopause) {
+        suspend(s, a, why, nopause);
+        return;
+    }
+    char msg[256];
+    snprintf(msg, sizeof msg, "paused: %s", why);
+    a->held = 1;
+    if (gpd__loop_pause_begin(s, a, msg) < 0) {
+        a->held = 0;
+        a->stop_note[0] = '\0';
+        suspend(s, a, why, "out of memory");
+        return;
+    }
+    char note[GP_SESSION_NOTICE_MAX];
+    snprintf(note, sizeof note,
+             "\r\n[gpupool] workload %llu is being paused: %s. Its GPUs go back to the pool; "
+             "its processes are kept as they are. 'gpupool attach %llu' or 'gpupool resume %llu' "
+             "brings it back where it was.\r\n",
+             (unsigned long long)a->id, why, (unsigned long long)a->id, (unsigned long long)a->id);
+    tell(s, a, note);
+}
+
+void gpd__loop_idle_paused(gpd__sched *s, active *a, int rc, const char *detail) {
+    if (rc < 0) {
+        /* The task runs on, as it was: suspended the old way. */
+        a->held = 0;
+        char why[sizeof a->stop_note];
+        snprintf(why, sizeof why, "%s", a->stop_note + strlen("paused: "));
+        a->stop_note[0] = '\0';
+        char nopause[300];
+        snprintf(nopause, sizeof nopause, "the pause failed: %s", detail);
+        suspend(s, a, why, nopause);
+        return;
+    }
+    /* Its GPUs back to the pool: the engine forgets it until its owner
+     * resumes it. */
+    pthread_mutex_lock(&s->eng_mu);
+    gp_engine_cancel(s->eng, a->id);
+    pthread_mutex_unlock(&s->eng_mu);
+    a->in_engine = 0;
+    count_returned(s, a);
+}
+
+int gpd__loop_idle_resume(gpd__sched *s, active *a, gpd__err *e) {
+    gpd__wl w;
+    int rc = gpd__store_wl_get(s->d->store, a->id, &w, e);
+    if (rc < 0)
+        return rc;
+    gp_workload_spec spec;
+    rc = gpd__sched_stored_spec(&w, &spec, e);
+    if (rc == 0) {
+        char err[GP_ERR_MAX] = "";
+        pthread_mutex_lock(&s->eng_mu);
+        rc = gp_engine_restore_paused(s->eng, &spec, &a->tasks[0].binding, err, sizeof err);
+        pthread_mutex_unlock(&s->eng_mu);
+        if (rc < 0)
+            rc = gpd__fail(e, GP_ESTATE, "", "cannot resume: %s", err);
+    }
+    gpd__wl_free(&w);
+    if (rc < 0)
+        return rc;
+    a->held = 0;
+    a->in_engine = 1;
+    a->stop_note[0] = '\0';
+    char msg[300];
+    snprintf(msg, sizeof msg,
+             "resumed by its owner: back in the queue, paused on node %s until a GPU is free "
+             "there, where it goes on from where it was",
+             a->tasks[0].node);
+    gpd__wl_change c;
+    gpd__wl_change_init(&c, a->id);
+    c.state = (int)GPD__WL_PAUSED;
+    c.reason = msg;
+    c.event_kind = "resume-asked";
+    c.event_msg = msg;
+    gpd__sched_record(s, &c);
+    gpd__loop_idle_forget(s, a->id);
+    return 0;
 }
 
 void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, int64_t now) {
@@ -128,10 +261,10 @@ void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, 
         free(l.b);
         return;
     }
-    /* suspend() changes a's state, never the array: an index walk holds. */
+    /* idle_stop() changes a's state, never the array: an index walk holds. */
     for (size_t i = 0; i < s->nact; i++) {
         active *a = s->act[i];
-        if (!a->interactive || a->state != GPD__WL_RUNNING)
+        if (!a->interactive || a->state != GPD__WL_RUNNING || a->pausing != GPD__PAUSE_NONE)
             continue;
         if (!all_idle(a, gpus, ngpus))
             a->busy_ms = now;
@@ -141,14 +274,14 @@ void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, 
             gp_format_duration(now - a->running_ms, d, sizeof d);
             snprintf(why, sizeof why, "it ran for %s, its project %s's max_session_length", d,
                      a->project);
-            suspend(s, a, why);
+            idle_stop(s, a, why);
         } else if (b && b->idle_ms > 0 && now - a->busy_ms >= b->idle_ms) {
             gp_format_duration(now - a->busy_ms, d, sizeof d);
             snprintf(why, sizeof why,
                      "its GPUs were idle for %s (no use reported by NVML), its project %s's "
                      "idle_gpu_timeout",
                      d, a->project);
-            suspend(s, a, why);
+            idle_stop(s, a, why);
         }
     }
     free(l.b);

@@ -59,11 +59,15 @@ typedef struct active {
     int64_t running_ms, busy_ms;
     /* STOPPING: why, when the stop's own outcome should not replace it as
      * the workload's reason ("" : the outcome is the reason). */
-    char stop_note[256];
+    char stop_note[512];
     /* Pause (sched-pause.c): where its pause stands, and a delete that
      * waits for a step under way to end. */
     int pausing; /* GPD__PAUSE_* */
     int delete_after;
+    /* Paused by the idle policy (sched-idle.c): out of the engine, it waits
+     * for its owner's resume (or attach), never resumed by the engine. Set
+     * while that pause is under way too. */
+    int held;
 } active;
 
 enum { GPD__PAUSE_NONE = 0, GPD__PAUSE_PAUSING, GPD__PAUSE_PAUSED, GPD__PAUSE_RESUMING };
@@ -220,6 +224,12 @@ void gpd__sched_usage_free(gpd__sched *s);
 void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, int64_t now);
 /* A workload the policy suspended is back (resumed) or gone (deleted). */
 void gpd__loop_idle_forget(gpd__sched *s, uint64_t id);
+/* The idle policy's pause of a (a->held) ended: rc 0, it is paused and the
+ * engine forgets it; else it is suspended as before, detail saying why. */
+void gpd__loop_idle_paused(gpd__sched *s, active *a, int rc, const char *detail);
+/* The owner resumes a workload the idle policy paused: back in the engine,
+ * paused on its node, where the engine resumes it once a GPU is free. */
+int gpd__loop_idle_resume(gpd__sched *s, active *a, gpd__err *e);
 
 /* ---- sched-recover.c ---- */
 

@@ -11,6 +11,9 @@
  * worker puts the outcome on the done list under the loop's mutex and wakes
  * the loop, which tells the engine and the store (gpd__loop_pause_results).
  *
+ * The idle policy pauses sessions through the same worker (a->held:
+ * sched-idle.c takes the outcome).
+ *
  * The worker runs one step at a time, so that two steps of one task never
  * meet; while a workload's step is under way the loop leaves its tasks
  * alone (a->pausing), other than a delete, which waits for the step to end.
@@ -183,7 +186,7 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
         gpd__loop_finish_stop(s, a, "deleted by its owner");
         return;
     }
-    char msg[720];
+    char msg[1100];
     int64_t now = gpd__now_ms();
     if (j->op == GP_EXEC_CTL_PAUSE) {
         if (j->rc == 0) {
@@ -194,6 +197,10 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
                      (long long)j->p.step_ms[0], (long long)j->p.step_ms[1],
                      (long long)j->p.step_ms[2]);
             record(s, a, GPD__WL_PAUSED, "paused", msg);
+            if (a->held) {
+                gpd__loop_idle_paused(s, a, 0, "");
+                return;
+            }
             pthread_mutex_lock(&s->eng_mu);
             int rc = gp_engine_paused(s->eng, a->id, now);
             pthread_mutex_unlock(&s->eng_mu);
@@ -204,6 +211,11 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
         }
         /* Nothing changed, the task runs on: checkpoint mode instead. */
         a->pausing = GPD__PAUSE_NONE;
+        if (a->held && j->rc != GP_ENOENT) {
+            gpd__loop_idle_paused(s, a, j->rc, j->p.detail[0] ? j->p.detail : gp_strerror(j->rc));
+            return;
+        }
+        a->held = 0;
         snprintf(msg, sizeof msg, "%s; in checkpoint mode (the pause failed: %s)", a->stop_note,
                  j->p.detail[0] ? j->p.detail : gp_strerror(j->rc));
         a->stop_note[0] = '\0';

@@ -484,7 +484,7 @@ void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
     int evict = strcmp(a->stop_kind, GPD__STOP_EVICT) == 0;
     int del = strcmp(a->stop_kind, GPD__STOP_DELETE) == 0;
     gpd__wl_state st = evict ? GPD__WL_PENDING : del ? GPD__WL_DELETED : GPD__WL_SUSPENDED;
-    char msg[720], took[80] = "";
+    char msg[1100], took[80] = "";
     if (a->stop_at > 0) {
         char d[32];
         gp_format_duration(gpd__now_ms() - a->stop_at, d, sizeof d);

@@ -188,6 +188,8 @@ static int run_command(gpd__sched *s, cmd *c) {
     gpd__err *e = c->e;
     active *a = gpd__loop_act_find(s, c->id);
     const char *kind = c->op == GPD__CMD_DELETE ? GPD__STOP_DELETE : GPD__STOP_SUSPEND;
+    if (a && c->op == GPD__CMD_RESUME && a->held && a->pausing == GPD__PAUSE_PAUSED)
+        return gpd__loop_idle_resume(s, a, e); /* paused by the idle policy */
     if (a && c->op != GPD__CMD_RESUME &&
         (a->pausing == GPD__PAUSE_PAUSING || a->pausing == GPD__PAUSE_RESUMING)) {
         /* A pause or a resume is under way on the pause worker: the task is
@@ -220,10 +222,16 @@ static int run_command(gpd__sched *s, cmd *c) {
     if (rc < 0)
         return rc;
     if (c->op == GPD__CMD_RESUME) {
-        rc = w.state == GPD__WL_SUSPENDED
-                 ? resume(s, &w, e)
-                 : gpd__fail(e, GP_ESTATE, "", "workload %llu is %s, not suspended",
-                             (unsigned long long)w.id, gpd__wl_state_name(w.state));
+        if (w.state == GPD__WL_SUSPENDED)
+            rc = resume(s, &w, e);
+        else if (w.state == GPD__WL_PAUSED)
+            rc = gpd__fail(e, GP_ESTATE, "",
+                           "workload %llu is paused to give its GPUs to other work: it resumes "
+                           "by itself on its node once a GPU is free there",
+                           (unsigned long long)w.id);
+        else
+            rc = gpd__fail(e, GP_ESTATE, "", "workload %llu is %s, not suspended",
+                           (unsigned long long)w.id, gpd__wl_state_name(w.state));
     } else if (w.state == GPD__WL_PENDING) {
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_cancel(s->eng, w.id);
@@ -333,6 +341,9 @@ static void run_cycle(gpd__sched *s, int64_t now) {
                 a->in_engine = 0;
                 snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_EVICT);
                 gpd__loop_finish_stop(s, a, why);
+            } else if (a->held) {
+                /* The idle policy's pause under way frees its GPUs (and the
+                 * engine forgets it then, sched-idle.c). */
             } else if (a->state == GPD__WL_RUNNING && dc[i].mode == GP_ON_PREEMPT_PAUSE &&
                        a->pausing == GPD__PAUSE_NONE && gpd__loop_pause_begin(s, a, why) == 0) {
                 /* Pause mode: the pause worker pauses the task; the loop

@@ -6,7 +6,10 @@
 # and its GPU runs another workload; another user cannot resume it; its
 # owner's resume, then `gpupool attach`, bring it back; the GPU-hours it
 # returned are counted for its project. Bad values are refused naming the
-# field. Waits on conditions only.
+# field. That node has no cgroup freezer, so the event says why the session
+# was not paused; a second daemon with the freezer pauses an idle shell
+# instead, keeps it paused until its owner attaches, and attach resumes the
+# same shell with its variable still set. Waits on conditions only.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 
@@ -38,6 +41,38 @@ bounds_are() { # IDLE MAX: the project's bounds as the queue API gives them
 }
 tap_ok "nothing changed: no bound is set" bounds_are null null
 
+# attach.py GP ID FIRST TYPED WANTED: attaches on a terminal, types TYPED
+# once the replay shows FIRST, waits for WANTED (\r and \n written as such),
+# detaches, and prints what it read, then ATTACHED if WANTED came.
+cat >"$TMP/attach.py" <<'PY'
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "attach", sys.argv[2]])
+buf, end = b"", time.time() + 120
+def until(needle):
+    global buf
+    while needle not in buf and time.time() < end:
+        if select.select([fd], [], [], 0.5)[0]:
+            try:
+                d = os.read(fd, 65536)
+            except OSError:
+                break
+            if not d:
+                break
+            buf += d
+    return needle in buf
+got = until(sys.argv[3].encode())
+if got:
+    os.write(fd, sys.argv[4].encode() + b"\r")
+    got = until(sys.argv[5].encode().decode("unicode_escape").encode())
+os.write(fd, b"\x10\x11")  # Ctrl-P Ctrl-Q: detach
+until(b"detached")
+os.waitpid(pid, 0)
+sys.stdout.write(buf.decode("utf-8", "replace"))
+print("\nATTACHED" if got else "\nNOT ATTACHED")
+PY
+
 # ---- Two sessions: the first on GPU 0 (idle), the second on GPU 1 (busy) ----
 session() { # NAME: submits an interactive workload with a terminal, prints its id
     api POST /api/v1/workloads "{\"project\":\"proj\",\"name\":\"$1\",\"gpu\":1,\"tty\":true,\
@@ -58,6 +93,8 @@ tap_ok "the idle session is suspended" wait_until 90 is_state "$IDLE" suspended
 ev=$(api GET "/api/v1/workloads/$IDLE/events")
 tap_ok "an event says it was idle" contains "$ev" 'GPUs were idle for [0-9.]*s'
 tap_ok "the event says the command restarts on resume" contains "$ev" 'command restarts from the beginning'
+tap_ok "and why it was not paused (this node has no cgroup freezer)" \
+    contains "$ev" 'not paused: pause is not supported on this node: tasks get no cgroup freezer'
 tap_ok "describe gives the reason" contains "$($GP describe "$IDLE")" 'suspended: its GPUs were idle'
 tap_ok "list shows it suspended" contains "$($GP list --state suspended)" "^ *$IDLE .*suspended"
 tap_ok "its terminal was told why and how to come back" \
@@ -93,35 +130,8 @@ tap_ok "and is suspended again when idle" wait_until 90 is_state "$IDLE" suspend
 
 # ---- Back by attach, on a terminal (no longer judged idle meanwhile) ----
 $GP queue set proj --idle-gpu-timeout 1h >/dev/null
-out=$(python3 - "$GP" "$IDLE" <<'PY'
-import os, pty, select, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], [sys.argv[1], "attach", sys.argv[2]])
-buf, end = b"", time.time() + 120
-def until(needle):
-    global buf
-    while needle not in buf and time.time() < end:
-        if select.select([fd], [], [], 0.5)[0]:
-            try:
-                d = os.read(fd, 65536)
-            except OSError:
-                break
-            if not d:
-                break
-            buf += d
-    return needle in buf
-got = until(b"idle started")
-if got:
-    os.write(fd, b"typed after attach\r")
-    got = until(b"typed after attach\r\ntyped after attach")
-os.write(fd, b"\x10\x11")  # Ctrl-P Ctrl-Q: detach
-until(b"detached")
-os.waitpid(pid, 0)
-sys.stdout.write(buf.decode("utf-8", "replace"))
-print("\nATTACHED" if got else "\nNOT ATTACHED")
-PY
-)
+out=$(python3 "$TMP/attach.py" "$GP" "$IDLE" 'idle started' 'typed after attach' \
+    'typed after attach\r\ntyped after attach' 2>&1)
 tap_ok "attach says it resumes a suspended session" contains "$out" 'resuming it; its command starts again'
 tap_ok "attach connects once it runs, and input reaches it" contains "$out" '^ATTACHED$'
 
@@ -144,5 +154,61 @@ $GP delete "$LONG" >/dev/null
 tap_ok "deleted meanwhile, it is deleted" wait_until 30 is_state "$LONG" deleted
 tap_ok "and its reason is its deletion, not the suspension" \
     contains "$(api GET "/api/v1/workloads/$LONG")" '"reason":"deleted by its owner"'
+gpd_stop
+
+# ---- Where the node can pause: paused, its processes kept ----
+# The same fake NVML with the cgroup freezer and the fake CUDA driver: the
+# idle session is paused instead of suspended, its GPU goes back to the
+# pool, and attach resumes the same shell, its variable still set.
+# GPUs of 1 GiB: a paused session holds that much host memory, which the
+# node's default share has room for.
+P=$TMP/idlepause
+mkdir -p "$P"
+GPUPOOL_FAKE_GPU_MEMORY=1073741824
+export GPUPOOL_FAKE_GPU_MEMORY
+CFG="state_dir=$P/tasks,nvml=$B/fake/libnvidia-ml.so.1,cuda=$B/fake/libcuda.so.1,interposer=$TMP/none.so"
+tap_ok "a second gpupoold starts, with the cgroup freezer" gpd_start "$P" --period 200ms \
+    --poll 200ms --usage-period 200ms --executor-config "$CFG"
+if ! contains "$(api GET /api/v1/nodes)" '"can_pause":true'; then
+    tap_skip "the local executor cannot pause here: $(grep -o 'pause is not supported.*' "$P.log")"
+    gpd_stop
+    tap_done
+    exit 0
+fi
+$GP queue create dept --deserved 2 >/dev/null && $GP queue create proj --parent dept --deserved 2 >/dev/null
+SH=$(api POST /api/v1/workloads '{"project":"proj","name":"shell","gpu":1,"tty":true,"grace":"1s",
+"command":["sh","-c","echo shell started; exec sh -i"]}' | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+tap_ok "a shell session runs" wait_until 60 is_state "$SH" running
+tap_is "on the idle GPU" "$(gpu_of "$SH")" 0
+out=$(python3 "$TMP/attach.py" "$GP" "$SH" 'shell started' 'KEPT=kept$((6*7)); echo "set $KEPT"' 'set kept42')
+tap_ok "a shell variable is set in it" contains "$out" '^ATTACHED$'
+$GP queue set proj --idle-gpu-timeout 10s >/dev/null
+tap_ok "the idle session is paused" wait_until 90 is_state "$SH" paused ||
+    api GET "/api/v1/workloads/$SH/events" | sed 's/^/# /'
+ev=$(api GET "/api/v1/workloads/$SH/events")
+tap_ok "an event paused" contains "$ev" '"kind":"paused"'
+tap_ok "says it was idle, and how long each step took" \
+    contains "$ev" 'paused: its GPUs were idle for [0-9.]*s.*freeze [0-9]* ms'
+tap_ok "its terminal was told that its processes are kept" \
+    contains "$(api GET "/api/v1/workloads/$SH/logs")" 'its processes are kept as they are'
+tap_ok "describe shows it paused" contains "$($GP describe "$SH")" '^State: *paused$'
+OTHER=$($GP submit --project proj --gpu 2 -- sleep 600 | grep -o '[0-9][0-9]*' | head -1)
+tap_ok "its GPU went back to the pool: a workload of both GPUs runs" wait_until 60 is_state "$OTHER" running
+tap_ok "the GPU-hours it returned are counted" wait_until 30 returned
+$GP delete "$OTHER" >/dev/null
+wait_until 30 is_state "$OTHER" deleted
+sleep 2 # ten scheduling periods with its GPU free
+tap_is "the engine does not resume it by itself when its GPU is free" "$(state_of "$SH")" paused
+$GP queue set proj --idle-gpu-timeout 1h >/dev/null
+out=$(python3 "$TMP/attach.py" "$GP" "$SH" 'shell started' 'echo "still $KEPT"' 'still kept42' 2>&1)
+tap_ok "attach says it resumes it where it was" contains "$out" 'resuming it where it was'
+tap_ok "attach resumes the same shell: its variable is still set" contains "$out" '^ATTACHED$'
+tap_is "it runs" "$(state_of "$SH")" running
+ev=$(api GET "/api/v1/workloads/$SH/events")
+tap_ok "an event says it resumed" contains "$ev" '"kind":"resumed"'
+tap_ok "in its first attempt" contains "$(api GET "/api/v1/workloads/$SH")" '"attempt":1[,}]'
+tap_is "nothing started its command again" "$(api GET "/api/v1/workloads/$SH/logs" | grep -c 'shell started')" 1
+$GP delete "$SH" >/dev/null
+tap_ok "deleted, it ends" wait_until 30 is_state "$SH" deleted
 gpd_stop
 tap_done
