@@ -217,7 +217,9 @@ typedef struct gp_executor_methods {
      *
      * Thread-safe: may be called from any thread, concurrently with every
      * other method (it reads only what a task's launch wrote and talks to
-     * the task's own endpoint), and blocks for at most a few seconds. */
+     * the task's own endpoint), and blocks for at most about 15 s (the
+     * task's side may answer opens one after another); a NOTICE, which the
+     * scheduling loop sends, for at most a few seconds. */
     int (*session)(void *state, const char *handle, const gp_session_req *req, int *fd, char *err,
                    size_t errlen);
 } gp_executor_methods;

@@ -424,8 +424,11 @@ int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, gpx__t
 /*
  * The daemon's side: opens a session of kind req->kind with the task whose
  * state directory is dir (see the session method in executor.h). Blocks at
- * most about 5 s.
+ * most about GPX__SESS_OPEN_S for an open, GPX__SESS_NOTICE_S for a notice
+ * (sent from the scheduling loop).
  */
+#define GPX__SESS_OPEN_S   15
+#define GPX__SESS_NOTICE_S 5
 int gpx__sess_open(const char *dir, const gp_session_req *req, int *fd, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------ */

@@ -953,7 +953,12 @@ int gpx__sess_open(const char *dir, const gp_session_req *req, int *out, char *e
         return GP_ESTATE;
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct timeval tv = {5, 0};
+    /* The supervisor answers opens one after another: 200 at once on a
+     * loaded machine took more than 5 s for a few. An open (on a thread of
+     * its own in the daemon) waits up to GPX__SESS_OPEN_S; a notice, sent
+     * from the scheduling loop, keeps GPX__SESS_NOTICE_S so that the loop
+     * is never held long. */
+    struct timeval tv = {req->kind == GP_SESSION_NOTICE ? GPX__SESS_NOTICE_S : GPX__SESS_OPEN_S, 0};
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0 ||
         connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
