@@ -13,7 +13,9 @@
 # a last, normal start must find every workload, finished or running on its
 # first task. GPD_OOM_STEP (default 24) is the distance between the failed
 # allocations; 1 fails each in turn (about 1,000 runs); GPD_OOM_FIRST and
-# GPD_OOM_LAST bound the sweep.
+# GPD_OOM_LAST bound the sweep. The running workload sleeps a day: a full
+# sweep takes longer than ten minutes, and a task that ended by itself would
+# read as one the daemon stopped (it did, once, near run 1,347).
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 skip_if_sanitized
@@ -22,9 +24,10 @@ D=$TMP/oom
 mkdir -p "$D"
 tap_ok "gpupoold starts" gpd_start "$D" --period 200ms --poll 200ms
 $GP queue create p >/dev/null
-$GP submit --project p -- sleep 600 >/dev/null
+$GP submit --project p -- sleep 86400 >/dev/null
 tap_ok "a workload runs" wait_until 30 has_count 1 running
-pid=$(sed -n 's/^pid=//p' "$D"/tasks/*/task | head -1)
+task=$(ls "$D"/tasks/*/task | head -1)
+pid=$(sed -n 's/^pid=//p' "$task")
 gpd_stop
 
 out=$(LD_PRELOAD=$B/tests/daemon/failalloc.so GPD_TEST_FAIL_REALLOC=512 timeout 30 \
@@ -70,6 +73,17 @@ while [ "$nth" -le "$last" ]; do
         tail -5 "$D.log" | sed 's/^/#   /'
         ;;
     esac
+    if ! kill -0 "$pid" 2>/dev/null && [ -z "$lost_task" ]; then
+        # The first time only: what its task directory and the daemon say.
+        echo "# run $nth: the running task is gone; its directory:"
+        for f in "${task%/task}"/*; do
+            [ -f "$f" ] || continue
+            echo "#  $f:"
+            tail -5 "$f" | sed 's/^/#    /'
+        done
+        echo "# the end of the daemon's log:"
+        tail -20 "$D.log" | sed 's/^/#   /'
+    fi
     kill -0 "$pid" 2>/dev/null || lost_task="$lost_task $nth"
     runs=$((runs + 1))
     nth=$((nth + step))
