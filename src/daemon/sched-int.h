@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 
+#include "daemon/mailbox.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
 #include "daemon/usage.h"
@@ -74,13 +75,16 @@ enum { GPD__PAUSE_NONE = 0, GPD__PAUSE_PAUSING, GPD__PAUSE_PAUSED, GPD__PAUSE_RE
 
 typedef struct gpd__pause_job gpd__pause_job;
 
+/* The letters of the loop's inbox: commands, which API threads (and the
+ * opening thread, for the recovery) call, and the pause worker's outcomes,
+ * which it posts. */
+enum { GPD__LETTER_CMD = 1, GPD__LETTER_PAUSE };
+
 typedef struct cmd {
+    gpd__letter l; /* GPD__LETTER_CMD */
     int op;
     uint64_t id;
     gpd__err *e;
-    int rc;
-    int done;
-    struct cmd *next;
 } cmd;
 
 struct gpd__sched {
@@ -107,18 +111,12 @@ struct gpd__sched {
      * only). */
     char (*reap_later)[GP_HANDLE_MAX];
     size_t nreap, capreap;
-    /* Loop control. */
+    /* Loop control: the loop takes commands, the pause worker's outcomes
+     * and wake-ups from its inbox, in the order they came; closing the
+     * inbox stops it. */
     pthread_t th;
     int started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv, cmd_done;
-    int stop, wake;
-    /* The recovery's outcome, as the loop thread (which runs it first) hands
-     * it to the opening thread: 0 while it runs, 1 done, <0 failed (why in
-     * recover_err). Under mu. */
-    int recovered;
-    gpd__err recover_err;
-    cmd *cmds;
+    gpd__mailbox inbox;
     pthread_mutex_t hist_mu;
     gpd__cycle_hist hist;
     /* Usage accounting (sched-usage.c): the loop samples; API threads read
@@ -133,12 +131,11 @@ struct gpd__sched {
     /* Each node's CPU and memory really in use at the last sample. */
     gp_node_usage *usage_nodes;
     size_t usage_nnodes;
-    /* The pause worker (sched-pause.c): steps to run and their outcomes,
-     * both under mu. */
+    /* The pause worker (sched-pause.c): it takes steps to run from its own
+     * mailbox and posts their outcomes into the loop's inbox. */
     pthread_t pause_th;
     int pause_started;
-    pthread_cond_t pause_cv;
-    gpd__pause_job *pause_todo, *pause_done;
+    gpd__mailbox pause_box;
 };
 
 /* ---- sched-pause.c: pause and resume off the loop ---- */
@@ -146,13 +143,17 @@ struct gpd__sched {
 /* Starts / stops the pause worker (stop after the loop has ended). */
 int gpd__pause_start(gpd__sched *s);
 void gpd__pause_stop(gpd__sched *s);
+/* Frees a chain of steps never carried out (what a closed mailbox handed
+ * back). */
+void gpd__pause_free_letters(gpd__letter *l);
 /* Hands the pause of a's single running task to the worker (why: the
  * eviction's sentence); GP_EINVAL for a gang or a task without a handle. */
 int gpd__loop_pause_begin(gpd__sched *s, active *a, const char *why);
 /* Hands the resume of paused a onto binding b to the worker. */
 int gpd__loop_resume_begin(gpd__sched *s, active *a, const gp_task_binding *b);
-/* Carries out the outcomes the worker finished (events, engine, store). */
-void gpd__loop_pause_results(gpd__sched *s);
+/* Carries out the outcome of a step the worker finished (events, engine,
+ * store) and frees it: l is a GPD__LETTER_PAUSE letter of the inbox. */
+void gpd__loop_pause_result(gpd__sched *s, gpd__letter *l);
 
 /* ---- sched-tasks.c: carrying out decisions, polling, stopping ---- */
 

@@ -7,9 +7,10 @@
  * that does not answer), so the loop never runs one itself: it hands the
  * step to the pause worker, a thread of its own that calls the executor's
  * GP_EXEC_CTL_PAUSE or GP_EXEC_CTL_RESUME and nothing else (executor.h says
- * which control operations may run there), and goes on scheduling. The
- * worker puts the outcome on the done list under the loop's mutex and wakes
- * the loop, which tells the engine and the store (gpd__loop_pause_results).
+ * which control operations may run there), and goes on scheduling. A step
+ * is one letter (mailbox.h): the loop posts it into the worker's mailbox,
+ * the worker runs it and posts it, with its outcome, into the loop's inbox,
+ * and the loop tells the engine and the store (gpd__loop_pause_result).
  *
  * The idle policy pauses sessions through the same worker (a->held:
  * sched-idle.c takes the outcome).
@@ -28,6 +29,7 @@
 
 /* One step for the worker, and its outcome. */
 struct gpd__pause_job {
+    gpd__letter l; /* GPD__LETTER_PAUSE */
     int op; /* GP_EXEC_CTL_PAUSE or GP_EXEC_CTL_RESUME */
     uint64_t id;
     char handle[GP_HANDLE_MAX];
@@ -39,48 +41,43 @@ struct gpd__pause_job {
     char node[GP_NAME_MAX + 1];
     int rc;
     int64_t queued_ms, took_ms;
-    struct gpd__pause_job *next;
 };
 
 static void *worker_main(void *arg) {
     gpd__sched *s = arg;
-    pthread_mutex_lock(&s->mu);
-    for (;;) {
-        while (!s->pause_todo && !s->stop)
-            pthread_cond_wait(&s->pause_cv, &s->mu);
-        if (s->stop)
-            break;
-        gpd__pause_job *j = s->pause_todo;
-        s->pause_todo = j->next;
-        pthread_mutex_unlock(&s->mu);
+    gpd__letter *l;
+    while (gpd__mailbox_take(&s->pause_box, -1, 1, &l) != GPD__MAIL_CLOSED) {
+        if (!l)
+            continue;
+        gpd__pause_job *j = (gpd__pause_job *)l;
         int64_t t0 = gpd__now_ms();
         j->p.handle = j->handle;
         j->p.from_uuid = j->fromp;
         j->p.to_uuid = j->top;
         j->rc = gp_exec_control(s->ex, j->op, &j->p);
         j->took_ms = gpd__now_ms() - t0;
-        pthread_mutex_lock(&s->mu);
-        j->next = s->pause_done;
-        s->pause_done = j;
-        s->wake = 1;
-        pthread_cond_signal(&s->cv);
+        j->l.kind = GPD__LETTER_PAUSE;
+        if (gpd__mailbox_post(&s->inbox, &j->l) < 0)
+            free(j); /* the loop has stopped */
     }
-    pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
 int gpd__pause_start(gpd__sched *s) {
-    pthread_cond_init(&s->pause_cv, NULL);
-    if (pthread_create(&s->pause_th, NULL, worker_main, s) != 0)
+    if (gpd__mailbox_init(&s->pause_box) < 0)
         return GP_ESYS;
+    if (pthread_create(&s->pause_th, NULL, worker_main, s) != 0) {
+        gpd__mailbox_destroy(&s->pause_box);
+        return GP_ESYS;
+    }
     s->pause_started = 1;
     return 0;
 }
 
-static void free_jobs(gpd__pause_job *l) {
+void gpd__pause_free_letters(gpd__letter *l) {
     while (l) {
-        gpd__pause_job *n = l->next;
-        free(l);
+        gpd__letter *n = l->next;
+        free(l); /* each opens a gpd__pause_job */
         l = n;
     }
 }
@@ -88,16 +85,10 @@ static void free_jobs(gpd__pause_job *l) {
 void gpd__pause_stop(gpd__sched *s) {
     if (!s->pause_started)
         return;
-    pthread_mutex_lock(&s->mu);
-    s->stop = 1;
-    pthread_cond_broadcast(&s->pause_cv);
-    pthread_mutex_unlock(&s->mu);
+    gpd__mailbox_close(&s->pause_box);
     pthread_join(s->pause_th, NULL);
     s->pause_started = 0;
-    free_jobs(s->pause_todo);
-    free_jobs(s->pause_done);
-    s->pause_todo = s->pause_done = NULL;
-    pthread_cond_destroy(&s->pause_cv);
+    gpd__pause_free_letters(gpd__mailbox_destroy(&s->pause_box));
 }
 
 /* Queues one step of a's single task for the worker (j: NULL, or a job
@@ -111,14 +102,11 @@ static int queue_step(gpd__sched *s, active *a, int op, gpd__pause_job *j) {
     j->id = a->id;
     snprintf(j->handle, sizeof j->handle, "%s", a->tasks[0].handle);
     j->queued_ms = gpd__now_ms();
+    if (gpd__mailbox_post(&s->pause_box, &j->l) < 0) {
+        free(j);
+        return GP_ESTATE; /* stopping */
+    }
     a->pausing = op == GP_EXEC_CTL_PAUSE ? GPD__PAUSE_PAUSING : GPD__PAUSE_RESUMING;
-    pthread_mutex_lock(&s->mu);
-    gpd__pause_job **tail = &s->pause_todo;
-    while (*tail)
-        tail = &(*tail)->next;
-    *tail = j;
-    pthread_cond_signal(&s->pause_cv);
-    pthread_mutex_unlock(&s->mu);
     return 0;
 }
 
@@ -252,15 +240,7 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
                  (unsigned long long)a->id, gp_strerror(rc));
 }
 
-void gpd__loop_pause_results(gpd__sched *s) {
-    pthread_mutex_lock(&s->mu);
-    gpd__pause_job *l = s->pause_done;
-    s->pause_done = NULL;
-    pthread_mutex_unlock(&s->mu);
-    while (l) {
-        gpd__pause_job *n = l->next;
-        step_done(s, l);
-        free(l);
-        l = n;
-    }
+void gpd__loop_pause_result(gpd__sched *s, gpd__letter *l) {
+    step_done(s, (gpd__pause_job *)l);
+    free(l);
 }

@@ -6,12 +6,15 @@
  * between engine and store, and the cycle itself with its latency histogram.
  *
  * The loop wakes on events (a submission, a command, a task that ended) and
- * on its period; it polls tasks every poll period. Event-driven cycles are
+ * on its period; it polls tasks every poll period. Commands and the pause
+ * worker's outcomes reach it as letters of its inbox (mailbox.h), carried out
+ * in the order they came; the recovery at start is its first command. Event-driven cycles are
  * spaced at least MIN_GAP_MS apart, so that a burst of submissions costs a
  * few cycles and not one each.
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,10 +60,7 @@ const gp_node_spec *gpd__sched_node(gpd__sched *s, const char *name) {
 }
 
 static void wake(gpd__sched *s) {
-    pthread_mutex_lock(&s->mu);
-    s->wake = 1;
-    pthread_cond_signal(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    gpd__mailbox_nudge(&s->inbox);
 }
 
 int gpd__sched_check_request(gpd__sched *s, const gpd__request *r, gpd__err *e) {
@@ -137,16 +137,12 @@ int gpd__sched_session(gpd__sched *s, const char *handle, const gp_session_req *
     return gp_exec_session(s->ex, handle, req, fd, err, errlen);
 }
 
+/* The command that rebuilds the engine at start (sched.h's are 1 and up). */
+#define CMD_RECOVER 0
+
 int gpd__sched_command(gpd__sched *s, int op, uint64_t id, gpd__err *e) {
-    cmd c = {.op = op, .id = id, .e = e};
-    pthread_mutex_lock(&s->mu);
-    c.next = s->cmds;
-    s->cmds = &c;
-    pthread_cond_signal(&s->cv);
-    while (!c.done)
-        pthread_cond_wait(&s->cmd_done, &s->mu);
-    pthread_mutex_unlock(&s->mu);
-    return c.rc;
+    cmd c = {.l.kind = GPD__LETTER_CMD, .op = op, .id = id, .e = e};
+    return gpd__mailbox_call(&s->inbox, &c.l, e);
 }
 
 static int set_final(gpd__sched *s, uint64_t id, gpd__wl_state st, const char *kind,
@@ -186,6 +182,8 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
 
 static int run_command(gpd__sched *s, cmd *c) {
     gpd__err *e = c->e;
+    if (c->op == CMD_RECOVER)
+        return gpd__loop_recover(s, e);
     active *a = gpd__loop_act_find(s, c->id);
     const char *kind = c->op == GPD__CMD_DELETE ? GPD__STOP_DELETE : GPD__STOP_SUSPEND;
     if (a && c->op == GPD__CMD_RESUME && a->held && a->pausing == GPD__PAUSE_PAUSED)
@@ -347,7 +345,7 @@ static void run_cycle(gpd__sched *s, int64_t now) {
             } else if (a->state == GPD__WL_RUNNING && dc[i].mode == GP_ON_PREEMPT_PAUSE &&
                        a->pausing == GPD__PAUSE_NONE && gpd__loop_pause_begin(s, a, why) == 0) {
                 /* Pause mode: the pause worker pauses the task; the loop
-                 * learns the outcome (gpd__loop_pause_results). */
+                 * learns the outcome (gpd__loop_pause_result). */
             } else if (a->state != GPD__WL_STOPPING && dc[i].mode == GP_ON_PREEMPT_REQUEUE) {
                 /* Requeue mode: no signal, no grace period. */
                 size_t l = strlen(why);
@@ -401,41 +399,36 @@ static void *loop_main(void *arg) {
     /* Named, so that ps, a debugger and the tests' allocation-failure
      * sweep (tests/daemon/failalloc.c) can tell the loop from the rest. */
     pthread_setname_np(pthread_self(), "gpd-loop");
-    /* The recovery first, on this thread like every other executor call;
-     * the opening thread waits for its outcome. */
-    gpd__err re = {0};
-    int rrc = gpd__loop_recover(s, &re);
-    pthread_mutex_lock(&s->mu);
-    s->recover_err = re;
-    s->recovered = rrc < 0 ? rrc : 1;
-    pthread_cond_broadcast(&s->cmd_done);
-    pthread_mutex_unlock(&s->mu);
+    /* The recovery first, on this thread like every other executor call:
+     * the opening thread called it before anyone else could. */
+    gpd__letter *l;
+    if (gpd__mailbox_take(&s->inbox, -1, 1, &l) == GPD__MAIL_CLOSED || !l)
+        return NULL;
+    int rrc = run_command(s, (cmd *)l);
+    gpd__mailbox_answer(&s->inbox, l, rrc);
     if (rrc < 0)
         return NULL;
     int64_t period = s->d->cfg.period_ms, poll = s->d->cfg.poll_ms;
     int64_t inv = s->d->cfg.inventory_ms > 0 ? s->d->cfg.inventory_ms : 10000;
     int64_t next_cycle = 0, next_poll = 0, last_cycle = 0, next_inv = gpd__now_ms() + inv;
     int want_cycle = 1;
-    pthread_mutex_lock(&s->mu);
-    while (!s->stop) {
-        cmd *cmds = s->cmds;
-        s->cmds = NULL;
-        if (s->wake)
+    int64_t until = 0; /* wall clock (the engine's); the inbox waits on the monotonic */
+    for (;;) {
+        int64_t wait = until - gpd__now_ms();
+        int got = gpd__mailbox_take(&s->inbox, gpd__mono_ms() + (wait > 0 ? wait : 0), SIZE_MAX,
+                                    &l);
+        if (got == GPD__MAIL_CLOSED)
+            break;
+        if (got == GPD__MAIL_WOKEN)
             want_cycle = 1;
-        s->wake = 0;
-        pthread_mutex_unlock(&s->mu);
-        for (cmd *c = cmds; c;) {
-            cmd *next = c->next;
-            int rc = run_command(s, c);
-            pthread_mutex_lock(&s->mu);
-            c->rc = rc;
-            c->done = 1;
-            pthread_cond_broadcast(&s->cmd_done);
-            pthread_mutex_unlock(&s->mu);
-            want_cycle = 1;
-            c = next;
+        while (l) {
+            gpd__letter *next = l->next; /* a command's caller owns it once answered */
+            if (l->kind == GPD__LETTER_CMD)
+                gpd__mailbox_answer(&s->inbox, l, run_command(s, (cmd *)l));
+            else
+                gpd__loop_pause_result(s, l);
+            l = next;
         }
-        gpd__loop_pause_results(s);
         int64_t now = gpd__now_ms();
         if (now >= next_poll) {
             size_t before = s->nact;
@@ -456,16 +449,10 @@ static void *loop_main(void *arg) {
             next_cycle = now + period;
             want_cycle = 0;
         }
-        int64_t until = next_poll < next_cycle ? next_poll : next_cycle;
+        until = next_poll < next_cycle ? next_poll : next_cycle;
         if (want_cycle && last_cycle + MIN_GAP_MS < until)
             until = last_cycle + MIN_GAP_MS;
-        pthread_mutex_lock(&s->mu);
-        if (!s->cmds && !s->wake && !s->stop && until > gpd__now_ms()) {
-            struct timespec ts = {until / 1000, (until % 1000) * 1000000};
-            pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-        }
     }
-    pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
@@ -476,14 +463,13 @@ int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
     if (!s)
         return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     s->d = d;
+    if (gpd__mailbox_init(&s->inbox) < 0) {
+        free(s);
+        return gpd__fail(e, GP_ESYS, "", "cannot set up the scheduling loop's inbox");
+    }
     pthread_mutex_init(&s->eng_mu, NULL);
-    pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->hist_mu, NULL);
     pthread_mutex_init(&s->usage_mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_cond_init(&s->cv, &ca); /* realtime clock: the deadlines are wall time */
-    pthread_cond_init(&s->cmd_done, NULL);
     d->sched = s;
     gp_engine_config ec;
     gp_engine_config_init(&ec);
@@ -504,14 +490,8 @@ int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
         rc = gpd__fail(e, GP_ESYS, "", "cannot start the scheduling thread");
     if (rc == 0) {
         s->started = 1;
-        pthread_mutex_lock(&s->mu);
-        while (s->recovered == 0)
-            pthread_cond_wait(&s->cmd_done, &s->mu);
-        if (s->recovered < 0) {
-            rc = s->recovered;
-            *e = s->recover_err;
-        }
-        pthread_mutex_unlock(&s->mu);
+        cmd recover = {.l.kind = GPD__LETTER_CMD, .op = CMD_RECOVER, .e = e};
+        rc = gpd__mailbox_call(&s->inbox, &recover.l, e);
     }
     if (rc < 0) {
         gpd__sched_close(s);
@@ -524,14 +504,12 @@ int gpd__sched_open(gpd__daemon *d, gpd__err *e) {
 void gpd__sched_close(gpd__sched *s) {
     if (!s)
         return;
-    if (s->started) {
-        pthread_mutex_lock(&s->mu);
-        s->stop = 1;
-        pthread_cond_signal(&s->cv);
-        pthread_mutex_unlock(&s->mu);
+    /* Commands not yet taken are refused ("gpupoold is stopping"). */
+    gpd__mailbox_close(&s->inbox);
+    if (s->started)
         pthread_join(s->th, NULL);
-    }
     gpd__pause_stop(s);
+    gpd__pause_free_letters(gpd__mailbox_destroy(&s->inbox));
     /* Tasks keep running: a restarted daemon finds them again. */
     for (size_t i = 0; i < s->nact; i++) {
         free(s->act[i]->tasks);
@@ -545,12 +523,9 @@ void gpd__sched_close(gpd__sched *s) {
         gp_engine_free(s->eng);
     free(s->nodes);
     pthread_mutex_destroy(&s->eng_mu);
-    pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->hist_mu);
     pthread_mutex_destroy(&s->usage_mu);
     gpd__sched_usage_free(s);
-    pthread_cond_destroy(&s->cv);
-    pthread_cond_destroy(&s->cmd_done);
     free(s);
 }
 

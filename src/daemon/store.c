@@ -1,37 +1,36 @@
 /*
  * store.c — the SQLite connection layer of store.h: opening the file with the
  * settings durability needs (WAL, synchronous=FULL), the group-commit writer
- * thread, the pool of read connections and the mapping of SQLite results to
+ * thread (writes are calls into its mailbox, mailbox.h: it commits all those
+ * waiting in one transaction), the pool of read connections and the mapping of SQLite results to
  * GP_E* codes with sentences an operator can act on.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/mailbox.h"
 #include "daemon/store.h"
 
 #define READERS_MAX 16
 
 typedef struct wreq {
+    gpd__letter l;
     gpd__store_op op;
     void *arg;
     gpd__err *e;
     int rc;
-    int done;
-    struct wreq *next;
 } wreq;
 
 struct gp_store {
     char path[1024];
     sqlite3 *wdb;
     pthread_t writer;
-    pthread_mutex_t mu;
-    pthread_cond_t work, done;
-    wreq *head, *tail;
-    int stopping;
+    gpd__mailbox box; /* the writes waiting for the writer */
     /* Idle read connections. */
     pthread_mutex_t rmu;
     sqlite3 *readers[READERS_MAX];
@@ -166,11 +165,12 @@ static int exec(sqlite3 *db, const char *sql, gpd__err *e, const char *what) {
 
 /* Runs one batch: BEGIN, each op in its own savepoint, COMMIT. If the commit
  * fails every op of the batch fails with its error. */
-static void run_batch(gp_store *st, wreq *batch) {
+static void run_batch(gp_store *st, gpd__letter *batch) {
     gpd__err berr = {0};
     int brc = exec(st->wdb, "BEGIN IMMEDIATE", &berr, "starting a transaction");
     if (brc == 0) {
-        for (wreq *r = batch; r; r = r->next) {
+        for (gpd__letter *l = batch; l; l = l->next) {
+            wreq *r = (wreq *)l;
             sqlite3_exec(st->wdb, "SAVEPOINT op", NULL, NULL, NULL);
             r->rc = r->op(st->wdb, r->arg, r->e);
             if (r->rc < 0)
@@ -182,55 +182,33 @@ static void run_batch(gp_store *st, wreq *batch) {
             sqlite3_exec(st->wdb, "ROLLBACK", NULL, NULL, NULL);
     }
     if (brc < 0)
-        for (wreq *r = batch; r; r = r->next)
+        for (gpd__letter *l = batch; l; l = l->next) {
+            wreq *r = (wreq *)l;
             if (r->rc >= 0) {
                 r->rc = brc;
                 if (r->e)
                     *r->e = berr;
             }
+        }
 }
 
 static void *writer_main(void *arg) {
     gp_store *st = arg;
-    pthread_mutex_lock(&st->mu);
-    for (;;) {
-        while (!st->head && !st->stopping)
-            pthread_cond_wait(&st->work, &st->mu);
-        if (!st->head)
-            break;
-        wreq *batch = st->head;
-        st->head = st->tail = NULL;
-        pthread_mutex_unlock(&st->mu);
+    gpd__letter *batch;
+    while (gpd__mailbox_take(&st->box, -1, SIZE_MAX, &batch) != GPD__MAIL_CLOSED) {
         run_batch(st, batch);
-        pthread_mutex_lock(&st->mu);
-        for (wreq *r = batch; r;) {
-            wreq *next = r->next; /* r lives on its caller's stack once done is set */
-            r->done = 1;
-            r = next;
+        while (batch) {
+            gpd__letter *next = batch->next; /* on its caller's stack once answered */
+            gpd__mailbox_answer(&st->box, batch, ((wreq *)batch)->rc);
+            batch = next;
         }
-        pthread_cond_broadcast(&st->done);
     }
-    pthread_mutex_unlock(&st->mu);
     return NULL;
 }
 
 int gpd__store_write(gp_store *st, gpd__store_op op, void *arg, gpd__err *e) {
     wreq r = {.op = op, .arg = arg, .e = e};
-    pthread_mutex_lock(&st->mu);
-    if (st->stopping) {
-        pthread_mutex_unlock(&st->mu);
-        return gpd__fail(e, GP_ESTATE, "", "the store is closing");
-    }
-    if (st->tail)
-        st->tail->next = &r;
-    else
-        st->head = &r;
-    st->tail = &r;
-    pthread_cond_signal(&st->work);
-    while (!r.done)
-        pthread_cond_wait(&st->done, &st->mu);
-    pthread_mutex_unlock(&st->mu);
-    return r.rc;
+    return gpd__mailbox_call(&st->box, &r.l, e);
 }
 
 /* Borrows a read connection (never NULL unless out of memory: then
@@ -298,11 +276,15 @@ int gpd__store_open(const char *path, gp_store **out, gpd__err *e) {
         free(st);
         return rc;
     }
-    pthread_mutex_init(&st->mu, NULL);
+    if (gpd__mailbox_init(&st->box) < 0) {
+        sqlite3_close(st->wdb);
+        free(st);
+        return gpd__fail(e, GP_ESYS, "", "cannot set up the store's writer");
+    }
     pthread_mutex_init(&st->rmu, NULL);
-    pthread_cond_init(&st->work, NULL);
-    pthread_cond_init(&st->done, NULL);
     if (pthread_create(&st->writer, NULL, writer_main, st) != 0) {
+        gpd__mailbox_destroy(&st->box);
+        pthread_mutex_destroy(&st->rmu);
         sqlite3_close(st->wdb);
         free(st);
         return gpd__fail(e, GP_ESYS, "", "cannot start the store's writer thread");
@@ -314,17 +296,14 @@ int gpd__store_open(const char *path, gp_store **out, gpd__err *e) {
 void gpd__store_close(gp_store *st) {
     if (!st)
         return;
-    pthread_mutex_lock(&st->mu);
-    st->stopping = 1;
-    pthread_cond_signal(&st->work);
-    pthread_mutex_unlock(&st->mu);
+    /* Writes not yet taken are refused ("gpupoold is stopping"); those of
+     * the batch under way are committed or failed as usual. */
+    gpd__mailbox_close(&st->box);
     pthread_join(st->writer, NULL);
+    gpd__mailbox_destroy(&st->box); /* writes are calls: nothing comes back */
     for (int i = 0; i < st->nreaders; i++)
         sqlite3_close(st->readers[i]);
     sqlite3_close(st->wdb);
-    pthread_mutex_destroy(&st->mu);
     pthread_mutex_destroy(&st->rmu);
-    pthread_cond_destroy(&st->work);
-    pthread_cond_destroy(&st->done);
     free(st);
 }

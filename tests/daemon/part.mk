@@ -17,11 +17,15 @@ $(DAEMON_TESTS): $(BUILD)/tests/daemon/%: $(OBJ)/tests/daemon/%.o $(OBJ)/tests/d
 DAEMON_TSAN_SCRIPTS := tests/daemon/test-scenario.sh tests/daemon/test-crash.sh \
                        tests/daemon/test-describe.sh tests/daemon/test-idle.sh
 TSAN_GOALS += build/tsan/gpupoold build/tsan/gpupool build/tsan/tests/daemon/test-hardening \
-              build/tsan/tests/daemon/test-api build/tsan/fake/libnvidia-ml.so.1
+              build/tsan/tests/daemon/test-api build/tsan/tests/daemon/test-mailbox \
+              build/tsan/fake/libnvidia-ml.so.1
 TSAN_TESTS += build/tsan/tests/daemon/test-hardening build/tsan/tests/daemon/test-api \
-              $(DAEMON_TSAN_SCRIPTS)
+              build/tsan/tests/daemon/test-mailbox $(DAEMON_TSAN_SCRIPTS)
 # test-usage checks the accounting arithmetic itself (pure, no daemon).
 $(BUILD)/tests/daemon/test-usage: $(OBJ)/src/daemon/usage.o
+# test-mailbox checks the mailbox of the daemon's threads on its own.
+$(BUILD)/tests/daemon/test-mailbox: $(OBJ)/src/daemon/mailbox.o $(OBJ)/src/daemon/util.o \
+                                    $(OBJ)/src/common/error.o
 # test-share.sh runs this workload on the fake driver (a plain program: the
 # interposer is preloaded into it by the executor, as into any workload).
 $(BUILD)/tests/daemon/share-loop: $(OBJ)/tests/daemon/share-loop.o
