@@ -15,7 +15,8 @@
  *   HANDLER  a handler is running (for example waiting for the durable
  *            commit of a submission): no deadline, the daemon itself is busy.
  *
- * A thread wakes every GUARD_TICK_MS and shuts down (shutdown(2)) the socket
+ * A thread wakes every GUARD_TICK_MS (the deadline of its wait on a mailbox,
+ * mailbox.h, that no one posts to; closing it stops the thread) and shuts down (shutdown(2)) the socket
  * of every connection past its deadline; libmicrohttpd's event loop then sees
  * the end of the stream and closes the connection as usual. A phase's
  * deadline is always the moment the phase began plus that phase's fixed
@@ -41,9 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "daemon/api.h"
+#include "daemon/mailbox.h"
 
 #define GUARD_TICK_MS 200
 
@@ -68,19 +69,12 @@ struct gpd__guard {
     int64_t log_window_start;
     int log_lines;
     uint64_t log_dropped;
-    pthread_cond_t cv;
     pthread_t thread;
-    int stop;
+    gpd__mailbox box; /* the reaper's ticks and stop */
     int64_t header_ms, request_ms;
     track lists[NLISTS]; /* circular, each headed by a sentinel */
     uint64_t expired;
 };
-
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void unlink_track(track *t) {
     t->prev->next = t->next;
@@ -100,7 +94,7 @@ static void append(gpd__guard *g, int l, track *t) {
  * a connection already cut stays unwatched. Under g->mu. */
 static void set_phase(gpd__guard *g, track *t, gpd__phase p) {
     t->phase = p;
-    t->deadline_ms = mono_ms() + (p == GPD__PHASE_HEAD ? g->header_ms : g->request_ms);
+    t->deadline_ms = gpd__mono_ms() + (p == GPD__PHASE_HEAD ? g->header_ms : g->request_ms);
     unlink_track(t);
     append(g,
            t->shut || p == GPD__PHASE_HANDLER ? LIST_UNWATCHED
@@ -125,21 +119,15 @@ static void expire(gpd__guard *g, int l, int64_t now) {
 
 static void *reaper(void *arg) {
     gpd__guard *g = arg;
-    pthread_mutex_lock(&g->mu);
-    while (!g->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += GUARD_TICK_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&g->cv, &g->mu, &ts);
-        int64_t now = mono_ms();
+    gpd__letter *none;
+    while (gpd__mailbox_take(&g->box, gpd__mono_ms() + GUARD_TICK_MS, 0, &none) !=
+           GPD__MAIL_CLOSED) {
+        pthread_mutex_lock(&g->mu);
+        int64_t now = gpd__mono_ms();
         expire(g, LIST_HEAD, now);
         expire(g, LIST_REQUEST, now);
+        pthread_mutex_unlock(&g->mu);
     }
-    pthread_mutex_unlock(&g->mu);
     return NULL;
 }
 
@@ -151,14 +139,8 @@ int gpd__guard_start(int64_t header_ms, int64_t request_ms, gpd__guard **out) {
     g->request_ms = request_ms;
     for (int l = 0; l < NLISTS; l++)
         g->lists[l].next = g->lists[l].prev = &g->lists[l];
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (pthread_create(&g->thread, NULL, reaper, g) != 0) {
-        pthread_cond_destroy(&g->cv);
+    if (gpd__mailbox_start(&g->box, &g->thread, reaper, g) < 0) {
         pthread_mutex_destroy(&g->mu);
         free(g);
         return GP_ESYS;
@@ -170,11 +152,7 @@ int gpd__guard_start(int64_t header_ms, int64_t request_ms, gpd__guard **out) {
 void gpd__guard_stop(gpd__guard *g) {
     if (!g)
         return;
-    pthread_mutex_lock(&g->mu);
-    g->stop = 1;
-    pthread_cond_signal(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-    pthread_join(g->thread, NULL);
+    gpd__mailbox_stop(&g->box, g->thread);
     /* libmicrohttpd has been stopped first and has reported every
      * connection closed; anything left is freed all the same. */
     for (int l = 0; l < NLISTS; l++)
@@ -183,7 +161,6 @@ void gpd__guard_stop(gpd__guard *g) {
             unlink_track(t);
             free(t);
         }
-    pthread_cond_destroy(&g->cv);
     pthread_mutex_destroy(&g->mu);
     free(g);
 }
@@ -191,7 +168,7 @@ void gpd__guard_stop(gpd__guard *g) {
 void gpd__guard_log(void *cls, const char *fmt, va_list ap) {
     gpd__guard *g = cls;
     pthread_mutex_lock(&g->mu);
-    int64_t now = mono_ms();
+    int64_t now = gpd__mono_ms();
     uint64_t dropped = 0;
     if (now - g->log_window_start >= LOG_WINDOW_MS) {
         dropped = g->log_dropped;

@@ -14,7 +14,8 @@
  * A janitor thread removes the logs of a workload that ended (succeeded,
  * failed or deleted) more than --log-retention ago, checking every tenth of
  * that (at least every 500 ms, at most every 10 minutes); the scheduling
- * loop never does this work. A log directory whose disk is full costs the
+ * loop never does this work. The janitor waits on a mailbox (mailbox.h) that
+ * no one posts to: its deadline is the period, its close the stop. A log directory whose disk is full costs the
  * tasks their output (counted in the log once writes succeed again), never
  * the store, which may live elsewhere.
  */
@@ -31,14 +32,13 @@
 
 #include "common/units.h"
 #include "daemon/api.h"
+#include "daemon/mailbox.h"
 #include "daemon/store.h"
 
 struct gpd__logs {
     gpd__daemon *d;
     pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int stop;
+    gpd__mailbox box;
 };
 
 /* Where task-N.log begins in the task's whole output (its .start file). */
@@ -162,20 +162,10 @@ static void *janitor(void *arg) {
         every = 500;
     if (every > 600000)
         every = 600000;
-    pthread_mutex_lock(&g->mu);
-    while (!g->stop) {
-        pthread_mutex_unlock(&g->mu);
+    gpd__letter *none;
+    do {
         sweep(g);
-        pthread_mutex_lock(&g->mu);
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t until = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + every;
-        ts.tv_sec = until / 1000;
-        ts.tv_nsec = (until % 1000) * 1000000;
-        while (!g->stop && pthread_cond_timedwait(&g->cv, &g->mu, &ts) == 0)
-            ;
-    }
-    pthread_mutex_unlock(&g->mu);
+    } while (gpd__mailbox_take(&g->box, gpd__mono_ms() + every, 0, &none) != GPD__MAIL_CLOSED);
     return NULL;
 }
 
@@ -187,18 +177,9 @@ int gpd__logs_start(gpd__daemon *d, gpd__err *e) {
     if (g == NULL)
         return gpd__fail(e, GP_ENOMEM, "", "out of memory");
     g->d = d;
-    pthread_mutex_init(&g->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&g->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    int rc = pthread_create(&g->th, NULL, janitor, g);
-    if (rc != 0) {
-        pthread_cond_destroy(&g->cv);
-        pthread_mutex_destroy(&g->mu);
+    if (gpd__mailbox_start(&g->box, &g->th, janitor, g) < 0) {
         free(g);
-        return gpd__fail(e, GP_ESYS, "", "cannot start the log janitor: %s", strerror(rc));
+        return gpd__fail(e, GP_ESYS, "", "cannot start the log janitor");
     }
     d->logs = g;
     return 0;
@@ -207,12 +188,6 @@ int gpd__logs_start(gpd__daemon *d, gpd__err *e) {
 void gpd__logs_stop(gpd__logs *g) {
     if (g == NULL)
         return;
-    pthread_mutex_lock(&g->mu);
-    g->stop = 1;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-    pthread_join(g->th, NULL);
-    pthread_cond_destroy(&g->cv);
-    pthread_mutex_destroy(&g->mu);
+    gpd__mailbox_stop(&g->box, g->th);
     free(g);
 }

@@ -169,3 +169,20 @@ void gpd__mailbox_close(gpd__mailbox *mb) {
     pthread_cond_broadcast(&mb->answered);
     pthread_mutex_unlock(&mb->mu);
 }
+
+int gpd__mailbox_start(gpd__mailbox *mb, pthread_t *th, void *(*fn)(void *), void *arg) {
+    if (gpd__mailbox_init(mb) < 0) {
+        return GP_ESYS;
+    }
+    if (pthread_create(th, NULL, fn, arg) != 0) {
+        gpd__mailbox_destroy(mb);
+        return GP_ESYS;
+    }
+    return 0;
+}
+
+gpd__letter *gpd__mailbox_stop(gpd__mailbox *mb, pthread_t th) {
+    gpd__mailbox_close(mb);
+    pthread_join(th, NULL);
+    return gpd__mailbox_destroy(mb);
+}

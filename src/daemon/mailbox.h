@@ -83,6 +83,14 @@ void gpd__mailbox_nudge(gpd__mailbox *mb);
  * were letters or a nudge, GPD__MAIL_TIMEOUT if the deadline came first. */
 int gpd__mailbox_take(gpd__mailbox *mb, int64_t deadline_ms, size_t max, gpd__letter **out);
 
+/* Sets up mb and starts its owner, the thread fn(arg), into *th: 0, or
+ * GP_ESYS with nothing to undo. */
+int gpd__mailbox_start(gpd__mailbox *mb, pthread_t *th, void *(*fn)(void *), void *arg);
+
+/* Stops the owner started by gpd__mailbox_start: closes mb, waits for th to
+ * end and destroys mb; returns what gpd__mailbox_destroy returns. */
+gpd__letter *gpd__mailbox_stop(gpd__mailbox *mb, pthread_t th);
+
 /* Closes mb: posts and calls are refused from now on, so are the calls still
  * in the box (their callers return at once), and the owner's take returns
  * GPD__MAIL_CLOSED. A call the owner already took is still answered by it.

@@ -64,12 +64,8 @@ static void *worker_main(void *arg) {
 }
 
 int gpd__pause_start(gpd__sched *s) {
-    if (gpd__mailbox_init(&s->pause_box) < 0)
+    if (gpd__mailbox_start(&s->pause_box, &s->pause_th, worker_main, s) < 0)
         return GP_ESYS;
-    if (pthread_create(&s->pause_th, NULL, worker_main, s) != 0) {
-        gpd__mailbox_destroy(&s->pause_box);
-        return GP_ESYS;
-    }
     s->pause_started = 1;
     return 0;
 }
@@ -85,10 +81,8 @@ void gpd__pause_free_letters(gpd__letter *l) {
 void gpd__pause_stop(gpd__sched *s) {
     if (!s->pause_started)
         return;
-    gpd__mailbox_close(&s->pause_box);
-    pthread_join(s->pause_th, NULL);
     s->pause_started = 0;
-    gpd__pause_free_letters(gpd__mailbox_destroy(&s->pause_box));
+    gpd__pause_free_letters(gpd__mailbox_stop(&s->pause_box, s->pause_th));
 }
 
 /* Queues one step of a's single task for the worker (j: NULL, or a job

@@ -276,14 +276,8 @@ int gpd__store_open(const char *path, gp_store **out, gpd__err *e) {
         free(st);
         return rc;
     }
-    if (gpd__mailbox_init(&st->box) < 0) {
-        sqlite3_close(st->wdb);
-        free(st);
-        return gpd__fail(e, GP_ESYS, "", "cannot set up the store's writer");
-    }
     pthread_mutex_init(&st->rmu, NULL);
-    if (pthread_create(&st->writer, NULL, writer_main, st) != 0) {
-        gpd__mailbox_destroy(&st->box);
+    if (gpd__mailbox_start(&st->box, &st->writer, writer_main, st) < 0) {
         pthread_mutex_destroy(&st->rmu);
         sqlite3_close(st->wdb);
         free(st);
@@ -298,9 +292,7 @@ void gpd__store_close(gp_store *st) {
         return;
     /* Writes not yet taken are refused ("gpupoold is stopping"); those of
      * the batch under way are committed or failed as usual. */
-    gpd__mailbox_close(&st->box);
-    pthread_join(st->writer, NULL);
-    gpd__mailbox_destroy(&st->box); /* writes are calls: nothing comes back */
+    gpd__mailbox_stop(&st->box, st->writer); /* writes are calls: nothing comes back */
     for (int i = 0; i < st->nreaders; i++)
         sqlite3_close(st->readers[i]);
     sqlite3_close(st->wdb);

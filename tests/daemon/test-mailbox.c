@@ -80,12 +80,18 @@ static void *take_forever(void *arg) {
     return NULL;
 }
 
-START_TEST(test_wake_on_post_and_nudge) {
+/* Starts a thread taking from mb with no deadline into t. */
+static void start_taker(gpd__mailbox *mb, taker *t, pthread_t *th) {
+    *t = (taker){.mb = mb};
+    ck_assert_int_eq(pthread_create(th, NULL, take_forever, t), 0);
+}
+
+START_TEST(test_wake_on_post_nudge_and_close) {
     gpd__mailbox mb;
     ck_assert_int_eq(gpd__mailbox_init(&mb), 0);
-    taker t = {.mb = &mb};
+    taker t;
     pthread_t th;
-    ck_assert_int_eq(pthread_create(&th, NULL, take_forever, &t), 0);
+    start_taker(&mb, &t, &th);
     note n = {.seq = 7};
     ck_assert_int_eq(gpd__mailbox_post(&mb, &n.l), 0);
     pthread_join(th, NULL);
@@ -94,16 +100,21 @@ START_TEST(test_wake_on_post_and_nudge) {
     ck_assert_ptr_null(t.l->next);
 
     /* A nudge wakes a take without a letter, once. */
-    t = (taker){.mb = &mb};
-    ck_assert_int_eq(pthread_create(&th, NULL, take_forever, &t), 0);
+    start_taker(&mb, &t, &th);
     gpd__mailbox_nudge(&mb);
     pthread_join(th, NULL);
     ck_assert_int_eq(t.got, GPD__MAIL_WOKEN);
     ck_assert_ptr_null(t.l);
     gpd__letter *l;
     ck_assert_int_eq(gpd__mailbox_take(&mb, 0, SIZE_MAX, &l), GPD__MAIL_TIMEOUT);
+
+    /* The close wakes it too, saying so. */
+    start_taker(&mb, &t, &th);
     gpd__mailbox_close(&mb);
-    gpd__mailbox_destroy(&mb);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(t.got, GPD__MAIL_CLOSED);
+    ck_assert_ptr_null(t.l);
+    ck_assert_ptr_null(gpd__mailbox_destroy(&mb));
 }
 END_TEST
 
@@ -191,20 +202,6 @@ START_TEST(test_close_with_waiters) {
 }
 END_TEST
 
-START_TEST(test_close_wakes_the_owner) {
-    gpd__mailbox mb;
-    ck_assert_int_eq(gpd__mailbox_init(&mb), 0);
-    taker owner = {.mb = &mb};
-    pthread_t th;
-    ck_assert_int_eq(pthread_create(&th, NULL, take_forever, &owner), 0);
-    gpd__mailbox_close(&mb);
-    pthread_join(th, NULL);
-    ck_assert_int_eq(owner.got, GPD__MAIL_CLOSED);
-    ck_assert_ptr_null(owner.l);
-    ck_assert_ptr_null(gpd__mailbox_destroy(&mb));
-}
-END_TEST
-
 enum { POSTERS = 8, EACH = 2000 };
 
 typedef struct poster {
@@ -280,10 +277,9 @@ END_TEST
 
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_order);
-    tcase_add_test(tc, test_wake_on_post_and_nudge);
+    tcase_add_test(tc, test_wake_on_post_nudge_and_close);
     tcase_add_test(tc, test_deadline);
     tcase_add_test(tc, test_close_with_waiters);
-    tcase_add_test(tc, test_close_wakes_the_owner);
     tcase_add_test(tc, test_many_posters);
 }
 
