@@ -15,22 +15,22 @@
  *   HANDLER  a handler is running (for example waiting for the durable
  *            commit of a submission): no deadline, the daemon itself is busy.
  *
- * A thread wakes every GUARD_TICK_MS (the deadline of its wait on a mailbox,
- * mailbox.h, that no one posts to; closing it stops the thread) and shuts down (shutdown(2)) the socket
- * of every connection past its deadline; libmicrohttpd's event loop then sees
- * the end of the stream and closes the connection as usual. A phase's
- * deadline is always the moment the phase began plus that phase's fixed
- * length, so each phase keeps its connections in one list in the order they
- * entered it, which is the order of their deadlines: a tick looks only at
- * the connections it cuts, and at one more per list, never at all of them
- * (with 10,000 connections held open by an attacker, a scan of all of them
- * five times a second, under the mutex every request takes, was the guard's
- * cost). Connections in HANDLER, and those already cut, wait in a third
- * list that no tick reads. The registry is
- * filled and emptied by libmicrohttpd's connection notifications, under the
- * guard's mutex: the CLOSED notification comes before libmicrohttpd closes the
- * socket, so a descriptor the guard shuts down is always still that
- * connection's, never a number reused by a later accept.
+ * A thread wakes every GUARD_TICK_MS (the deadline of its wait on a
+ * mailbox, mailbox.h, that no one posts to; closing it stops the thread) and
+ * shuts down (shutdown(2)) the socket of every connection past its deadline;
+ * libmicrohttpd's event loop then sees the end of the stream and closes the
+ * connection as usual. A phase's deadline is always the moment the phase
+ * began plus that phase's fixed length, so each phase keeps its connections
+ * in one list in the order they entered it, which is the order of their
+ * deadlines: a tick looks only at the connections it cuts, and at one more
+ * per list, never at all of them (with 10,000 connections held open by an
+ * attacker, a scan of all of them five times a second, under the mutex
+ * every request takes, was the guard's cost). Connections in HANDLER, and
+ * those already cut, wait in a third list that no tick reads. The registry
+ * is filled and emptied by libmicrohttpd's connection notifications, under
+ * the guard's mutex: the CLOSED notification comes before libmicrohttpd
+ * closes the socket, so a descriptor the guard shuts down is always still
+ * that connection's, never a number reused by a later accept.
  *
  * The guard also rate-limits libmicrohttpd's log, which writes a line for
  * every connection it refuses or sees cut: under attack that would be

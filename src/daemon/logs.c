@@ -15,9 +15,9 @@
  * failed or deleted) more than --log-retention ago, checking every tenth of
  * that (at least every 500 ms, at most every 10 minutes); the scheduling
  * loop never does this work. The janitor waits on a mailbox (mailbox.h) that
- * no one posts to: its deadline is the period, its close the stop. A log directory whose disk is full costs the
- * tasks their output (counted in the log once writes succeed again), never
- * the store, which may live elsewhere.
+ * no one posts to: its deadline is the period, its close the stop. A log
+ * directory whose disk is full costs the tasks their output (counted in the
+ * log once writes succeed again), never the store, which may live elsewhere.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -19,9 +19,8 @@ int64_t gpd__mono_ms(void) {
 int gpd__mailbox_init(gpd__mailbox *mb) {
     *mb = (gpd__mailbox){0};
     pthread_condattr_t ca;
-    if (pthread_condattr_init(&ca) != 0) {
+    if (pthread_condattr_init(&ca) != 0)
         return GP_ESYS;
-    }
     int rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     if (rc == 0 && (rc = pthread_mutex_init(&mb->mu, NULL)) == 0) {
         if ((rc = pthread_cond_init(&mb->posted, &ca)) != 0) {
@@ -37,9 +36,8 @@ int gpd__mailbox_init(gpd__mailbox *mb) {
 
 gpd__letter *gpd__mailbox_destroy(gpd__mailbox *mb) {
     pthread_mutex_lock(&mb->mu);
-    while (mb->callers > 0) {
+    while (mb->callers > 0)
         pthread_cond_wait(&mb->answered, &mb->mu);
-    }
     gpd__letter *left = mb->head;
     mb->head = mb->tail = NULL;
     pthread_mutex_unlock(&mb->mu);
@@ -52,11 +50,10 @@ gpd__letter *gpd__mailbox_destroy(gpd__mailbox *mb) {
 /* Appends l; under mb->mu, mb open. */
 static void append(gpd__mailbox *mb, gpd__letter *l) {
     l->next = NULL;
-    if (mb->tail) {
+    if (mb->tail)
         mb->tail->next = l;
-    } else {
+    else
         mb->head = l;
-    }
     mb->tail = l;
     pthread_cond_signal(&mb->posted);
 }
@@ -65,9 +62,8 @@ int gpd__mailbox_post(gpd__mailbox *mb, gpd__letter *l) {
     l->call = 0;
     pthread_mutex_lock(&mb->mu);
     int closed = mb->closed;
-    if (!closed) {
+    if (!closed)
         append(mb, l);
-    }
     pthread_mutex_unlock(&mb->mu);
     return closed ? GP_ESTATE : 0;
 }
@@ -79,13 +75,11 @@ int gpd__mailbox_call(gpd__mailbox *mb, gpd__letter *l, gpd__err *e) {
     if (l->state == WAITING) {
         mb->callers++;
         append(mb, l);
-        while (l->state == WAITING) {
+        while (l->state == WAITING)
             pthread_cond_wait(&mb->answered, &mb->mu);
-        }
         /* The last caller to leave lets gpd__mailbox_destroy go on. */
-        if (--mb->callers == 0) {
+        if (--mb->callers == 0)
             pthread_cond_broadcast(&mb->answered);
-        }
     }
     int refused = l->state == REFUSED, rc = l->rc;
     pthread_mutex_unlock(&mb->mu);
@@ -93,12 +87,23 @@ int gpd__mailbox_call(gpd__mailbox *mb, gpd__letter *l, gpd__err *e) {
 }
 
 void gpd__mailbox_answer(gpd__mailbox *mb, gpd__letter *l, int rc) {
-    if (!l->call) {
+    if (!l->call)
         return;
-    }
     pthread_mutex_lock(&mb->mu);
     l->rc = rc;
     l->state = ANSWERED;
+    pthread_cond_broadcast(&mb->answered);
+    pthread_mutex_unlock(&mb->mu);
+}
+
+void gpd__mailbox_answer_all(gpd__mailbox *mb, gpd__letter *l) {
+    pthread_mutex_lock(&mb->mu);
+    while (l) {
+        gpd__letter *next = l->next; /* l is its caller's once answered */
+        if (l->call)
+            l->state = ANSWERED;
+        l = next;
+    }
     pthread_cond_broadcast(&mb->answered);
     pthread_mutex_unlock(&mb->mu);
 }
@@ -127,9 +132,8 @@ int gpd__mailbox_take(gpd__mailbox *mb, int64_t deadline_ms, size_t max, gpd__le
             pthread_cond_wait(&mb->posted, &mb->mu);
             continue;
         }
-        if (gpd__mono_ms() >= deadline_ms) {
+        if (gpd__mono_ms() >= deadline_ms)
             break;
-        }
         struct timespec ts = {deadline_ms / 1000, (deadline_ms % 1000) * 1000000};
         pthread_cond_timedwait(&mb->posted, &mb->mu, &ts);
     }
@@ -141,9 +145,8 @@ int gpd__mailbox_take(gpd__mailbox *mb, int64_t deadline_ms, size_t max, gpd__le
         tail = &(*tail)->next;
     }
     *tail = NULL;
-    if (!mb->head) {
+    if (!mb->head)
         mb->tail = NULL;
-    }
     pthread_mutex_unlock(&mb->mu);
     return got;
 }
@@ -171,9 +174,8 @@ void gpd__mailbox_close(gpd__mailbox *mb) {
 }
 
 int gpd__mailbox_start(gpd__mailbox *mb, pthread_t *th, void *(*fn)(void *), void *arg) {
-    if (gpd__mailbox_init(mb) < 0) {
+    if (gpd__mailbox_init(mb) < 0)
         return GP_ESYS;
-    }
     if (pthread_create(th, NULL, fn, arg) != 0) {
         gpd__mailbox_destroy(mb);
         return GP_ESYS;

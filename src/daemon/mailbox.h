@@ -72,6 +72,10 @@ int gpd__mailbox_call(gpd__mailbox *mb, gpd__letter *l, gpd__err *e);
  * posted, not called, is left alone. */
 void gpd__mailbox_answer(gpd__mailbox *mb, gpd__letter *l, int rc);
 
+/* Answers every call of the chain l (as gpd__mailbox_take returned it),
+ * each with the code its rc already holds, waking their callers once. */
+void gpd__mailbox_answer_all(gpd__mailbox *mb, gpd__letter *l);
+
 /* Wakes the owner's take without a letter (there is work elsewhere). */
 void gpd__mailbox_nudge(gpd__mailbox *mb);
 

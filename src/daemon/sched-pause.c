@@ -29,7 +29,8 @@
 
 /* One step for the worker, and its outcome. */
 struct gpd__pause_job {
-    gpd__letter l; /* GPD__LETTER_PAUSE */
+    /* First: a GPD__LETTER_PAUSE letter, to the worker and back. */
+    gpd__letter l;
     int op; /* GP_EXEC_CTL_PAUSE or GP_EXEC_CTL_RESUME */
     uint64_t id;
     char handle[GP_HANDLE_MAX];

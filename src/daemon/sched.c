@@ -8,9 +8,9 @@
  * The loop wakes on events (a submission, a command, a task that ended) and
  * on its period; it polls tasks every poll period. Commands and the pause
  * worker's outcomes reach it as letters of its inbox (mailbox.h), carried out
- * in the order they came; the recovery at start is its first command. Event-driven cycles are
- * spaced at least MIN_GAP_MS apart, so that a burst of submissions costs a
- * few cycles and not one each.
+ * in the order they came; the recovery at start is its first command.
+ * Event-driven cycles are spaced at least MIN_GAP_MS apart, so that a burst
+ * of submissions costs a few cycles and not one each.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -415,8 +415,8 @@ static void *loop_main(void *arg) {
     int64_t until = 0; /* wall clock (the engine's); the inbox waits on the monotonic */
     for (;;) {
         int64_t wait = until - gpd__now_ms();
-        int got = gpd__mailbox_take(&s->inbox, gpd__mono_ms() + (wait > 0 ? wait : 0), SIZE_MAX,
-                                    &l);
+        int got =
+            gpd__mailbox_take(&s->inbox, gpd__mono_ms() + (wait > 0 ? wait : 0), SIZE_MAX, &l);
         if (got == GPD__MAIL_CLOSED)
             break;
         if (got == GPD__MAIL_WOKEN)

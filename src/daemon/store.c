@@ -22,8 +22,7 @@ typedef struct wreq {
     gpd__letter l;
     gpd__store_op op;
     void *arg;
-    gpd__err *e;
-    int rc;
+    gpd__err *e; /* its code in l.rc */
 } wreq;
 
 struct gp_store {
@@ -172,8 +171,8 @@ static void run_batch(gp_store *st, gpd__letter *batch) {
         for (gpd__letter *l = batch; l; l = l->next) {
             wreq *r = (wreq *)l;
             sqlite3_exec(st->wdb, "SAVEPOINT op", NULL, NULL, NULL);
-            r->rc = r->op(st->wdb, r->arg, r->e);
-            if (r->rc < 0)
+            r->l.rc = r->op(st->wdb, r->arg, r->e);
+            if (r->l.rc < 0)
                 sqlite3_exec(st->wdb, "ROLLBACK TO op", NULL, NULL, NULL);
             sqlite3_exec(st->wdb, "RELEASE op", NULL, NULL, NULL);
         }
@@ -184,8 +183,8 @@ static void run_batch(gp_store *st, gpd__letter *batch) {
     if (brc < 0)
         for (gpd__letter *l = batch; l; l = l->next) {
             wreq *r = (wreq *)l;
-            if (r->rc >= 0) {
-                r->rc = brc;
+            if (r->l.rc >= 0) {
+                r->l.rc = brc;
                 if (r->e)
                     *r->e = berr;
             }
@@ -197,11 +196,7 @@ static void *writer_main(void *arg) {
     gpd__letter *batch;
     while (gpd__mailbox_take(&st->box, -1, SIZE_MAX, &batch) != GPD__MAIL_CLOSED) {
         run_batch(st, batch);
-        while (batch) {
-            gpd__letter *next = batch->next; /* on its caller's stack once answered */
-            gpd__mailbox_answer(&st->box, batch, ((wreq *)batch)->rc);
-            batch = next;
-        }
+        gpd__mailbox_answer_all(&st->box, batch);
     }
     return NULL;
 }
