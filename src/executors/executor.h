@@ -258,9 +258,14 @@ enum {
     /* arg: gp_exec_pause *. Resumes a paused task on the same node: thaws it
      * and restores each CUDA process onto the GPUs to_uuid names (the
      * driver remaps from_uuid[i] to to_uuid[i]; none given: the same GPUs),
-     * then unlocks it. If a restore fails (too little free GPU memory, a
-     * driver error) the task stays paused, detail says why, and the caller
-     * retries later: GP_ENOSPC or GP_EIO. GP_ESTATE if it is not paused. */
+     * then unlocks it. Onto other GPUs, what the task's binding set up at
+     * launch (device rules, memory limits, the executor's own records)
+     * moves to them first. A UUID is the driver's (NVML's) or one of the
+     * executor's inventory (emulated GPUs: a task without a CUDA context
+     * resumes on any of them); GP_EINVAL for one that is neither. If a
+     * restore fails (too little free GPU memory, a driver error) the task
+     * stays paused on its old GPUs, detail says why, and the caller retries
+     * later: GP_ENOSPC or GP_EIO. GP_ESTATE if it is not paused. */
     GP_EXEC_CTL_RESUME = 0x1002,
     /* arg: gp_exec_pause *. After a restart of the daemon: finishes a pause
      * or a resume that was under way when it stopped (or, for a pause that
