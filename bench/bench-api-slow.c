@@ -9,7 +9,7 @@
  * against the same figures without the attack, measured in the same run.
  *
  * The attacker's connections come from 200 loopback addresses (127.1.x.y),
- * 50 from each, below the daemon's per-client cap of 64, as from 200 hosts;
+ * 50 from each, below the daemon's per-client cap (128), as from 200 hosts;
  * the measuring clients come from 127.0.0.1. The targets (issue: a front door
  * that slow clients cannot hold): p99 under 100 ms for both requests, and a
  * submission rate of at least 80% of the idle figure.
@@ -76,9 +76,9 @@ typedef struct attacker {
  * (naddr = n / PER_ADDR), so that each address's connections are opened,
  * and cut off, spread over the attack's opening time, not all at once (the
  * daemon counts a connection against its address's cap until it has cleaned
- * it up, so 50 connections cut and reopened at the same moment meet the
- * cap of 64). Odd ones trickle a request head (its first line now). Returns
- * 0 or -1. */
+ * it up, so 50 connections cut and reopened at the same moment met the
+ * cap of 64, its default then). Odd ones trickle a request head (its first
+ * line now). Returns 0 or -1. */
 static int attack_connect(attacker *a, int i) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)

@@ -14,7 +14,12 @@ timed test; the issue's targets are printed with them):
     each print 10 KiB a second, against the same with no session;
   - forward: MB/s through `gpupool port-forward` into a sink in the task and
     out of a source in the task, against the same programs reached directly
-    over loopback TCP.
+    over loopback TCP; with the CPU time gpupoold and the CLI spent per GB
+    carried (user + system, from /proc/PID/stat), steadier than MB/s on a
+    loaded machine.
+
+`--only start,echo,forward,api` runs only the parts named (GP_BENCH_FORWARD_MIB
+sets the bytes of each forward run, default 512).
 
 It starts its own gpupoold (BUILD/gpupoold, BUILD from GP_BUILD, default
 build) on a temporary data directory, with the session caps raised to fit N
@@ -40,6 +45,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "daemon"))
+from taplib import free_port  # noqa: E402
 from wsclient import WS  # noqa: E402
 
 BUILD = os.environ.get("GP_BUILD", "build")
@@ -50,6 +56,15 @@ FWD_BYTES = int(os.environ.get("GP_BENCH_FORWARD_MIB", "512")) << 20
 NWL = 20  # workloads the N printing sessions are spread over
 PROJECT = "bench"
 SERVER = TOKEN = None
+GPD_PID = None
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid):
+    """CPU seconds (user + system, every thread) pid has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def api(method, path, body=None):
@@ -232,14 +247,6 @@ SOURCE = ("import socket,sys\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
           " c.close()")
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def connect_retry(port):
     end = time.time() + 60
     while True:
@@ -324,7 +331,10 @@ def forward(prog, copy, through_pool):
                           env=env, text=True)
     try:
         local = int(re.search(r"127\.0\.0\.1:(\d+)", pf.stdout.readline()).group(1))
-        return copy(local, FWD_BYTES)
+        d0, c0 = cpu_s(GPD_PID), cpu_s(pf.pid)
+        rate = copy(local, FWD_BYTES)
+        gb = FWD_BYTES / 1e9
+        return rate, (cpu_s(GPD_PID) - d0) / gb, (cpu_s(pf.pid) - c0) / gb
     finally:
         pf.terminate()
         pf.wait()
@@ -424,9 +434,15 @@ def start_daemon(tmp):
 
 
 def main():
-    global SERVER, TOKEN
+    global SERVER, TOKEN, GPD_PID
+    parts = {"start", "echo", "forward", "api"}
+    if len(sys.argv) == 3 and sys.argv[1] == "--only":
+        parts = set(sys.argv[2].split(","))
+    elif len(sys.argv) != 1:
+        raise SystemExit("usage: bench-sessions.py [--only start,echo,forward,api]")
     tmp = tempfile.mkdtemp(prefix="bench-sessions.")
     gpd, SERVER, TOKEN = start_daemon(tmp)
+    GPD_PID = gpd.pid
     try:
         env = dict(os.environ, GPUPOOL_SERVER=SERVER, GPUPOOL_TOKEN=TOKEN)
         subprocess.run([GP, "queue", "create", PROJECT, "--deserved", "8"], env=env, check=True,
@@ -434,31 +450,39 @@ def main():
         la = os.getloadavg()[0]
         print(f"sessions: {os.cpu_count()} CPUs, load average {la:.1f}; "
               f"medians of {RUNS} runs; pool vs direct")
-        sp = [start_pool() for _ in range(RUNS)]
-        sd = [start_direct() for _ in range(RUNS)]
-        print(f"  run -it to a prompt: {med(sp) * 1000:.0f} ms "
-              f"(runs {', '.join(f'{x * 1000:.0f}' for x in sp)}); a shell on a pty: "
-              f"{med(sd) * 1000:.1f} ms; target <= 1000 ms")
-        ep = [echo_pool() for _ in range(RUNS)]
-        ed = [echo_direct() for _ in range(RUNS)]
-        p50, p99 = med(e[0] for e in ep), med(e[1] for e in ep)
-        d50, d99 = med(e[0] for e in ed), med(e[1] for e in ed)
-        print(f"  keystroke echo through gpupoold: p50 {p50:.3f} ms, p99 {p99:.3f} ms; "
-              f"on a pty: p50 {d50:.3f} ms, p99 {d99:.3f} ms ({p99 / d99:.1f}x at p99); "
-              f"target p99 <= 5 ms")
+        if "start" in parts:
+            sp = [start_pool() for _ in range(RUNS)]
+            sd = [start_direct() for _ in range(RUNS)]
+            print(f"  run -it to a prompt: {med(sp) * 1000:.0f} ms "
+                  f"(runs {', '.join(f'{x * 1000:.0f}' for x in sp)}); a shell on a pty: "
+                  f"{med(sd) * 1000:.1f} ms; target <= 1000 ms")
+        if "echo" in parts:
+            ep = [echo_pool() for _ in range(RUNS)]
+            ed = [echo_direct() for _ in range(RUNS)]
+            p50, p99 = med(e[0] for e in ep), med(e[1] for e in ep)
+            d50, d99 = med(e[0] for e in ed), med(e[1] for e in ed)
+            print(f"  keystroke echo through gpupoold: p50 {p50:.3f} ms, p99 {p99:.3f} ms; "
+                  f"on a pty: p50 {d50:.3f} ms, p99 {d99:.3f} ms ({p99 / d99:.1f}x at p99); "
+                  f"target p99 <= 5 ms")
         for name, prog, copy in (("client to task", SINK, copy_up),
                                  ("task to client", SOURCE, copy_down)):
+            if "forward" not in parts:
+                break
             fp = [forward(prog, copy, True) for _ in range(RUNS)]
             fd = [forward(prog, copy, False) for _ in range(RUNS)]
-            print(f"  port-forward {name}, {FWD_BYTES >> 20} MiB: {med(fp):.0f} MB/s "
-                  f"(runs {', '.join(f'{x:.0f}' for x in fp)}); direct loopback TCP: "
-                  f"{med(fd):.0f} MB/s ({med(fp) / med(fd) * 100:.0f}%); target >= 500 MB/s")
-        idle, busy, rate = api_under_sessions(NSESS)
-        i50, i99 = med(x[0] for x in idle), med(x[1] for x in idle)
-        b50, b99 = med(x[0] for x in busy), med(x[1] for x in busy)
-        print(f"  GET a workload with {NSESS} sessions printing 10 KiB/s ({rate / 1024:.0f} KiB/s "
-              f"read): p50 {b50:.2f} ms, p99 {b99:.2f} ms; idle: p50 {i50:.2f} ms, "
-              f"p99 {i99:.2f} ms ({b99 / i99:.2f}x at p99); target <= 2x")
+            rate = med(x[0] for x in fp)
+            print(f"  port-forward {name}, {FWD_BYTES >> 20} MiB: {rate:.0f} MB/s "
+                  f"(runs {', '.join(f'{x[0]:.0f}' for x in fp)}); direct loopback TCP: "
+                  f"{med(fd):.0f} MB/s ({rate / med(fd) * 100:.0f}%); target >= 500 MB/s; "
+                  f"CPU per GB: gpupoold {med(x[1] for x in fp):.2f} s, "
+                  f"the CLI {med(x[2] for x in fp):.2f} s")
+        if "api" in parts:
+            idle, busy, rate = api_under_sessions(NSESS)
+            i50, i99 = med(x[0] for x in idle), med(x[1] for x in idle)
+            b50, b99 = med(x[0] for x in busy), med(x[1] for x in busy)
+            print(f"  GET a workload with {NSESS} sessions printing 10 KiB/s "
+                  f"({rate / 1024:.0f} KiB/s read): p50 {b50:.2f} ms, p99 {b99:.2f} ms; idle: p50 {i50:.2f} ms, "
+                  f"p99 {i99:.2f} ms ({b99 / i99:.2f}x at p99); target <= 2x")
         print(f"  load average at the end {os.getloadavg()[0]:.1f}")
     finally:
         gpd.terminate()

@@ -44,14 +44,19 @@
 #define QUEUE_MAX  (256 * 1024)
 #define HEAD_MAX   16384
 #define RELAY_READ 65536
+#define SOCK_IO    GP_WS_IO /* bytes per recv() or send() on the WebSocket */
 
 /* ---- One WebSocket ------------------------------------------------------- */
 
 typedef struct wsconn {
     int fd;
     wslay_event_context_ptr ctx;
-    uint8_t *extra;
-    size_t nextra, off;
+    /* wslay reads and writes at most 4 KiB at a time: the socket is read
+     * and written SOCK_IO bytes per system call through these (rb first
+     * holds what came with the handshake). */
+    gp_ws_rbuf rb;
+    uint8_t *wbuf;
+    size_t wlen;
     /* What the session got: */
     int ready, ended, code; /* code: the exit status, once ended */
     char error[512];
@@ -63,22 +68,51 @@ static ssize_t ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
                           void *ud) {
     wsconn *w = ud;
     (void)flags;
-    if (w->off < w->nextra) {
-        size_t n = w->nextra - w->off < len ? w->nextra - w->off : len;
-        memcpy(buf, w->extra + w->off, n);
-        w->off += n;
-        return (ssize_t)n;
-    }
-    return gp_ws_recv(ctx, w->fd, buf, len);
+    return gp_ws_recv_buffered(ctx, w->fd, &w->rb, buf, len);
 }
 
+/* Writes what wbuf holds, as far as the socket takes it: 0, or -1 once
+ * the connection is gone. */
+static int ws_flush(wsconn *w) {
+    size_t done = 0;
+    while (done < w->wlen) {
+        ssize_t r = send(w->fd, w->wbuf + done, w->wlen - done, MSG_NOSIGNAL);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (r <= 0)
+            return -1;
+        done += (size_t)r;
+    }
+    memmove(w->wbuf, w->wbuf + done, w->wlen - done);
+    w->wlen -= done;
+    return 0;
+}
+
+/* Takes what wslay sends into wbuf, written once full or once wslay is
+ * done (ws_pump). */
 static ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
                           void *ud) {
     wsconn *w = ud;
-    ssize_t r = gp_ws_send(ctx, w->fd, data, len, flags);
-    if (r < 0)
+    (void)flags;
+    if (w->wlen == SOCK_IO && ws_flush(w) < 0) {
+        wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
         return -1;
-    return r;
+    }
+    if (w->wlen == SOCK_IO) {
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
+    size_t n = SOCK_IO - w->wlen < len ? SOCK_IO - w->wlen : len;
+    memcpy(w->wbuf + w->wlen, data, n);
+    w->wlen += n;
+    return (ssize_t)n;
+}
+
+/* 1 while something waits to be written to the socket. */
+static int ws_want_write(const wsconn *w) {
+    return w->wlen > 0 || wslay_event_want_write(w->ctx);
 }
 
 static int ws_mask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *ud) {
@@ -135,7 +169,8 @@ static void ws_close(wsconn *w) {
         wslay_event_context_free(w->ctx);
     if (w->fd >= 0)
         close(w->fd);
-    free(w->extra);
+    free(w->rb.buf);
+    free(w->wbuf);
     memset(w, 0, sizeof *w);
     w->fd = -1;
 }
@@ -280,10 +315,16 @@ static int ws_open(cli *c, const char *path, wsconn *w) {
         ws_close(w);
         return EXIT_UNREACHABLE;
     }
-    if (got > head && (w->extra = malloc(got - head)) != NULL) {
-        memcpy(w->extra, buf + head, got - head);
-        w->nextra = got - head;
+    w->rb.buf = malloc(got - head > SOCK_IO ? got - head : SOCK_IO);
+    w->rb.keep = 1;
+    w->wbuf = malloc(SOCK_IO);
+    if (w->rb.buf == NULL || w->wbuf == NULL) {
+        free(buf);
+        ws_close(w);
+        return EXIT_ERROR;
     }
+    memcpy(w->rb.buf, buf + head, got - head);
+    w->rb.len = got - head;
     free(buf);
     static const struct wslay_event_callbacks cb = {ws_recv_cb, ws_send_cb, ws_mask_cb, NULL,
                                                     NULL,       NULL,       ws_msg_cb};
@@ -298,12 +339,14 @@ static int ws_open(cli *c, const char *path, wsconn *w) {
 
 /* One round of reading and writing the WebSocket; -1 once it is gone. */
 static int ws_pump(wsconn *w, short revents) {
-    if ((revents & (POLLIN | POLLHUP | POLLERR)) || w->off < w->nextra)
+    if ((revents & (POLLIN | POLLHUP | POLLERR)) || gp_ws_rbuf_held(&w->rb))
         if (wslay_event_recv(w->ctx) != 0)
             return -1;
     if (wslay_event_want_write(w->ctx) && wslay_event_send(w->ctx) != 0)
         return -1;
-    if (!wslay_event_want_read(w->ctx) && !wslay_event_want_write(w->ctx))
+    if (ws_flush(w) < 0)
+        return -1;
+    if (!wslay_event_want_read(w->ctx) && !ws_want_write(w))
         return -1;
     return 0;
 }
@@ -373,7 +416,7 @@ static int terminal_session(wsconn *w, json_t *hello, int tty, uint64_t id, int 
     uint8_t buf[16384 + 1];
     while (!w->ended) {
         struct pollfd pf[3] = {{w->fd, POLLIN, 0}, {-1, POLLIN, 0}, {winch_pipe[0], POLLIN, 0}};
-        if (wslay_event_want_write(w->ctx))
+        if (ws_want_write(w))
             pf[0].events |= POLLOUT;
         if (stdin_open && w->ready && wslay_event_get_queued_msg_length(w->ctx) < QUEUE_MAX)
             pf[1].fd = STDIN_FILENO;
@@ -424,10 +467,10 @@ static int terminal_session(wsconn *w, json_t *hello, int tty, uint64_t id, int 
         }
         if (detached) {
             wslay_event_queue_close(w->ctx, WSLAY_CODE_NORMAL_CLOSURE, NULL, 0);
-            for (int i = 0; i < 100 && wslay_event_want_write(w->ctx); i++) {
+            for (int i = 0; i < 100 && ws_want_write(w); i++) {
                 struct pollfd p = {w->fd, POLLOUT, 0};
                 poll(&p, 1, 10);
-                if (wslay_event_send(w->ctx) != 0)
+                if (wslay_event_send(w->ctx) != 0 || ws_flush(w) < 0)
                     break;
             }
             break;
@@ -724,11 +767,19 @@ static void *relay_one(void *arg) {
     }
     w.out_fd = f->local;
     ws_put(&w, GP_CH_HELLO, "{}", 2);
-    int local_open = 1;
+    /* Each direction ends on its own (a half-close either way): the task's
+     * EOF half-closes the local connection, whose upload goes on; the
+     * local EOF is passed on after what came before it. gpupoold closes
+     * the WebSocket once both have ended. */
+    int local_open = 1, local_shut = 0;
     uint8_t *buf = malloc(RELAY_READ);
-    while (buf != NULL && !w.ended && !w.peer_eof) {
+    while (buf != NULL && !w.ended) {
+        if (w.peer_eof && !local_shut) {
+            shutdown(f->local, SHUT_WR);
+            local_shut = 1;
+        }
         struct pollfd pf[2] = {{w.fd, POLLIN, 0}, {-1, POLLIN, 0}};
-        if (wslay_event_want_write(w.ctx))
+        if (ws_want_write(&w))
             pf[0].events |= POLLOUT;
         if (local_open && w.ready && wslay_event_get_queued_msg_length(w.ctx) < QUEUE_MAX)
             pf[1].fd = f->local;
@@ -870,7 +921,7 @@ static int port_answers(cli *c, uint64_t id, int remote) {
     ws_put(&w, GP_CH_HELLO, "{}", 2);
     while (!w.ready && !w.ended) {
         struct pollfd pf = {w.fd, POLLIN, 0};
-        if (wslay_event_want_write(w.ctx))
+        if (ws_want_write(&w))
             pf.events |= POLLOUT;
         poll(&pf, 1, 1000);
         if (ws_pump(&w, pf.revents) < 0)

@@ -2,7 +2,9 @@
  * gp_ws.h — the socket side of a libwslay WebSocket, shared by gpupoold's
  * session relay and the CLI: reading and writing a non-blocking socket in
  * the shape wslay's callbacks want (EAGAIN becomes WSLAY_ERR_WOULDBLOCK, the
- * peer's end or an error WSLAY_ERR_CALLBACK_FAILURE). Framing is wslay's.
+ * peer's end or an error WSLAY_ERR_CALLBACK_FAILURE), and a read buffer in
+ * front of wslay's recv callback: wslay asks for at most 4 KiB at a time,
+ * the socket is read GP_WS_IO bytes per system call. Framing is wslay's.
  */
 #ifndef GP_WS_H
 #define GP_WS_H
@@ -20,5 +22,29 @@ ssize_t gp_ws_recv(wslay_event_context_ptr ctx, int fd, uint8_t *buf, size_t len
  * becomes MSG_MORE; never SIGPIPE): the bytes sent, or -1 with the
  * context's error set. */
 ssize_t gp_ws_send(wslay_event_context_ptr ctx, int fd, const uint8_t *data, size_t len, int flags);
+
+#define GP_WS_IO 65536
+
+/* Bytes read from a socket and not yet taken by wslay. buf is malloc'd (it
+ * may first hold what came with the handshake; then its size is at least
+ * len); keep 0 frees it whenever it is emptied, so an idle connection holds
+ * none. The owner frees buf at the end. */
+typedef struct gp_ws_rbuf {
+    uint8_t *buf;
+    size_t len, off;
+    int keep;
+} gp_ws_rbuf;
+
+/* wslay's recv callback through rb: at most len bytes from rb, which is
+ * first refilled with one recv() of up to GP_WS_IO bytes on fd when empty.
+ * The bytes served, or -1 with the context's error set (EAGAIN: would
+ * block). */
+ssize_t gp_ws_recv_buffered(wslay_event_context_ptr ctx, int fd, gp_ws_rbuf *rb, uint8_t *buf,
+                            size_t len);
+
+/* 1 while rb holds bytes wslay has not taken. */
+static inline int gp_ws_rbuf_held(const gp_ws_rbuf *rb) {
+    return rb->off < rb->len;
+}
 
 #endif /* GP_WS_H */

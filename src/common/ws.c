@@ -1,7 +1,11 @@
 /*
- * ws.c — the socket side of a libwslay WebSocket (gp_ws.h).
+ * ws.c — the socket side of a libwslay WebSocket (gp_ws.h): reads and
+ * writes in the shape wslay's callbacks want, and the read buffer that
+ * makes each recv() take up to 64 KiB instead of wslay's 4 KiB.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "common/gp_ws.h"
@@ -37,4 +41,35 @@ ssize_t gp_ws_send(wslay_event_context_ptr ctx, int fd, const uint8_t *data, siz
         return -1;
     }
     return r;
+}
+
+static void rbuf_drop(gp_ws_rbuf *rb) {
+    rb->len = rb->off = 0;
+    if (!rb->keep) {
+        free(rb->buf);
+        rb->buf = NULL;
+    }
+}
+
+ssize_t gp_ws_recv_buffered(wslay_event_context_ptr ctx, int fd, gp_ws_rbuf *rb, uint8_t *buf,
+                            size_t len) {
+    if (!gp_ws_rbuf_held(rb)) {
+        if (rb->buf == NULL && (rb->buf = malloc(GP_WS_IO)) == NULL) {
+            wslay_event_set_error(ctx, WSLAY_ERR_NOMEM);
+            return -1;
+        }
+        ssize_t r = gp_ws_recv(ctx, fd, rb->buf, GP_WS_IO);
+        if (r < 0) {
+            rbuf_drop(rb);
+            return -1;
+        }
+        rb->len = (size_t)r;
+        rb->off = 0;
+    }
+    size_t n = rb->len - rb->off < len ? rb->len - rb->off : len;
+    memcpy(buf, rb->buf + rb->off, n);
+    rb->off += n;
+    if (rb->off == rb->len)
+        rbuf_drop(rb);
+    return (ssize_t)n;
 }

@@ -31,7 +31,7 @@ void gpd__config_defaults(gpd__config *c) {
     c->inventory_ms = 10000;
     c->http_threads = 16;
     c->max_connections = 16384;
-    c->max_client_connections = 64;
+    c->max_client_connections = 128;
     c->max_user_sessions = 32;
     c->max_user_forwards = 64;
     c->header_timeout_ms = 10000;

@@ -55,7 +55,7 @@ static const char usage[] =
     "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
     "  --http-threads N         API event-loop threads (default 16)\n"
     "  --max-connections N      open API connections in all (default 16384)\n"
-    "  --max-client-connections N  per client address (default 64)\n"
+    "  --max-client-connections N  per client address (default 128)\n"
     "  --max-user-sessions N  terminals and exec sessions open at once per user (default 32)\n"
     "  --max-user-forwards N  forwarded connections open at once per user (default 64)\n"
     "  --max-pending-per-user N  pending workloads one user may have (default 1000,\n"

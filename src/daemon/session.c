@@ -68,8 +68,7 @@ struct sess {
     int fd;
     struct MHD_UpgradeResponseHandle *urh;
     wslay_event_context_ptr ctx;
-    char *extra;
-    size_t nextra, extra_off;
+    gp_ws_rbuf rb; /* read from the socket, not yet taken by wslay */
     int authed;
     gpd__principal who;
     uint64_t id;
@@ -79,12 +78,15 @@ struct sess {
     int tty;
     char **argv;
     sstate st;
+    int opening; /* its open_thread runs: it is freed only once that ends */
     int be;
     uint8_t *bin;
     size_t binlen;
     uint8_t *bout;
     size_t boutlen, boutoff;
-    int be_eof; /* the client's EOF, passed on once bout is written */
+    int be_eof;     /* the client's EOF, passed on once bout is written */
+    int be_rd_eof;  /* a forwarded port's own EOF, passed to the client */
+    int be_wr_gone; /* a terminal's task side takes no more (it closed) */
     int counted;
     int64_t born_ms, stall_ms;
     int dead;
@@ -327,7 +329,7 @@ static void sess_free(sess *s) {
     if (s->counted)
         cap_give(s->all, s->who.user, s->kind == GP_SESSION_PORT);
     free_argv(s->argv);
-    free(s->extra);
+    free(s->rb.buf);
     free(s->bin);
     free(s->bout);
     free(s);
@@ -358,7 +360,7 @@ static void sess_destroy(sess *s) {
     if (s->next != NULL)
         s->next->prev = s->prev;
     s->prev = s->next = NULL;
-    if (s->st == S_OPENING) {
+    if (s->opening) {
         s->dead = 1; /* freed when its opening comes back */
         return;
     }
@@ -403,6 +405,8 @@ static void sess_end(sess *s) {
 /* Appends bytes for the executor's side (framed unless the session is a
  * forwarded port). */
 static void be_put(sess *s, int type, const uint8_t *p, size_t len) {
+    if (s->be_wr_gone)
+        return;
     size_t need = s->boutlen + len + GP_CH_HEAD;
     uint8_t *nb = realloc(s->bout, need);
     if (nb == NULL) {
@@ -420,6 +424,7 @@ static void be_put(sess *s, int type, const uint8_t *p, size_t len) {
 
 static void *open_thread(void *arg);
 static void be_write(sess *s);
+static void port_done(sess *s);
 
 /* The first message: HELLO, JSON. */
 static void on_hello(sess *s, const uint8_t *p, size_t len) {
@@ -488,6 +493,7 @@ static void on_hello(sess *s, const uint8_t *p, size_t len) {
         return;
     }
     s->st = S_OPENING;
+    s->opening = 1;
     pthread_t th;
     pthread_attr_t at;
     pthread_attr_init(&at);
@@ -500,6 +506,7 @@ static void on_hello(sess *s, const uint8_t *p, size_t len) {
         g->openers--;
         pthread_mutex_unlock(&g->mu);
         s->st = S_HELLO;
+        s->opening = 0;
         sess_fail(s, "cannot start the session: out of threads");
     }
     pthread_attr_destroy(&at);
@@ -567,19 +574,25 @@ static void on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_
             on_hello(s, p, len);
         return;
     }
-    if (type == GP_CH_HELLO || s->st != S_OPEN) {
-        sess_fail(s, "message: HELLO was sent already, or the session is not open yet");
+    /* Messages sent right after HELLO (a browser need not wait for READY)
+     * may come in the same read as HELLO, while the session is opening:
+     * they wait in bout like any other and go to the executor's side once
+     * it is open (got_opened). No more is read meanwhile (on_recv). */
+    if (type == GP_CH_HELLO) {
+        sess_fail(s, "message: HELLO was sent already");
         return;
     }
     if (s->kind == GP_SESSION_PORT) {
-        if (type == GP_CH_DATA)
+        if (type == GP_CH_DATA && s->be_eof == 0)
             be_put(s, type, p, len);
-        else if (type == GP_CH_EOF && s->be >= 0) {
+        else if (type == GP_CH_EOF && s->be_eof == 0) {
             /* Half-closed only after what came before it: be_write. */
             s->be_eof = 1;
-            if (s->boutoff == s->boutlen)
+            if (s->be >= 0 && s->boutoff == s->boutlen)
                 be_write(s);
-        } else
+        } else if (type == GP_CH_DATA || type == GP_CH_EOF)
+            sess_fail(s, "message: DATA or EOF after the EOF");
+        else
             sess_fail(s, "message: a forwarded port takes DATA and EOF only");
         return;
     }
@@ -589,24 +602,24 @@ static void on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_
         be_put(s, type, p, len);
 }
 
+/*
+ * wslay asks for at most 4 KiB at a time: the socket is read 64 KiB per
+ * system call into the session's own buffer (gp_ws_recv_buffered; the bytes
+ * that came with the handshake are its first contents), and wslay is served
+ * from it. The buffer is freed once taken (or when nothing came), so an idle
+ * session holds none. What is already read is served whatever the state (a
+ * message sent in the same read as HELLO is kept: on_msg); only the socket
+ * is no longer read while the session is opening or the executor's side has
+ * not taken what came before (back-pressure).
+ */
 static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *ud) {
     sess *s = ud;
     (void)flags;
-    if (s->extra_off < s->nextra) {
-        size_t n = s->nextra - s->extra_off;
-        if (n > len)
-            n = len;
-        memcpy(buf, s->extra + s->extra_off, n);
-        s->extra_off += n;
-        return (ssize_t)n;
-    }
-    /* Back-pressure: nothing more is read while the executor's side has
-     * not taken what came before. */
-    if (s->boutlen - s->boutoff >= BE_OUT_MAX || s->st == S_OPENING) {
+    if (!gp_ws_rbuf_held(&s->rb) && (s->boutlen - s->boutoff >= BE_OUT_MAX || s->st == S_OPENING)) {
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
-    return gp_ws_recv(ctx, s->fd, buf, len);
+    return gp_ws_recv_buffered(ctx, s->fd, &s->rb, buf, len);
 }
 
 static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
@@ -632,8 +645,13 @@ static void be_read(sess *s) {
         if (r < 0 && (errno == EAGAIN || errno == EINTR))
             return;
         if (r <= 0) {
+            /* The port's half-close: the client may still send (its
+             * upload is not cut short); the session ends once both sides
+             * have ended theirs. */
             ws_send(s, GP_CH_EOF, NULL, 0);
-            sess_end(s);
+            s->be_rd_eof = 1;
+            if (s->be_eof == 2 || r < 0)
+                port_done(s);
             return;
         }
         s->bin[0] = GP_CH_DATA;
@@ -679,6 +697,17 @@ static void be_read(sess *s) {
     s->binlen -= off;
 }
 
+/* Both sides of a forwarded port have ended theirs (or the port is gone):
+ * the port is closed and the WebSocket with it, after what is queued. */
+static void port_done(sess *s) {
+    if (s->be >= 0) {
+        epoll_ctl(s->all->ep, EPOLL_CTL_DEL, s->be, NULL);
+        close(s->be);
+        s->be = -1;
+    }
+    sess_end(s);
+}
+
 static void be_write(sess *s) {
     while (s->boutoff < s->boutlen) {
         ssize_t w = send(s->be, s->bout + s->boutoff, s->boutlen - s->boutoff, MSG_NOSIGNAL);
@@ -686,6 +715,20 @@ static void be_write(sess *s) {
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
+        if (w <= 0 && s->kind == GP_SESSION_PORT && s->be_rd_eof) {
+            /* The port closed for good after its EOF: what the client
+             * still sends has nowhere to go. */
+            port_done(s);
+            return;
+        }
+        if (w <= 0 && s->kind != GP_SESSION_PORT) {
+            /* The task's side closed after its last message (a command's
+             * EXIT), which is still to be read: be_read ends the session
+             * with it. What was for the task is dropped. */
+            s->be_wr_gone = 1;
+            s->boutoff = s->boutlen = 0;
+            return;
+        }
         if (w <= 0) {
             sess_fail(s, "the session ended (the task's side closed it)");
             return;
@@ -696,6 +739,8 @@ static void be_write(sess *s) {
     if (s->be_eof == 1) {
         shutdown(s->be, SHUT_WR);
         s->be_eof = 2;
+        if (s->be_rd_eof)
+            port_done(s);
     }
 }
 
@@ -733,7 +778,7 @@ static int sess_arm(sess *s, int64_t now) {
     }
     if (s->be >= 0) {
         uint32_t be = 0;
-        if (queued < WS_QUEUE_MAX && s->st == S_OPEN)
+        if (queued < WS_QUEUE_MAX && s->st == S_OPEN && !s->be_rd_eof)
             be |= EPOLLIN;
         if (s->boutoff < s->boutlen)
             be |= EPOLLOUT;
@@ -769,7 +814,11 @@ static void on_be(sess *s, uint32_t ev) {
         return;
     if (ev & EPOLLOUT)
         be_write(s);
-    if (s->be >= 0 && (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
+    /* epoll reports a hang-up whatever it watches: once the port's EOF was
+     * read, it means the port is gone. */
+    if (s->be >= 0 && s->be_rd_eof && (ev & (EPOLLHUP | EPOLLERR)))
+        port_done(s);
+    if (s->be >= 0 && !s->be_rd_eof && (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
         wslay_event_get_queued_msg_length(s->ctx) < WS_QUEUE_MAX)
         be_read(s);
     if (s->ctx != NULL && wslay_event_want_write(s->ctx) && wslay_event_send(s->ctx) != 0) {
@@ -800,7 +849,7 @@ static void adopt(gpd__sessions *g, sess *s) {
         g->live->prev = s;
     g->live = s;
     /* Bytes that came with the handshake. */
-    if (s->nextra > 0)
+    if (gp_ws_rbuf_held(&s->rb))
         on_ws(s, EPOLLIN);
 }
 
@@ -810,6 +859,14 @@ static void got_opened(gpd__sessions *g, opened *o) {
         if (o->fd >= 0)
             close(o->fd);
         sess_free(s);
+        return;
+    }
+    s->opening = 0;
+    if (s->st == S_CLOSING) {
+        /* Failed while it opened (a malformed message after HELLO). */
+        if (o->fd >= 0)
+            close(o->fd);
+        on_ws(s, 0);
         return;
     }
     s->st = S_OPEN;
@@ -823,6 +880,9 @@ static void got_opened(gpd__sessions *g, opened *o) {
         s->ev_be = EPOLLIN;
         epoll_ctl(g->ep, EPOLL_CTL_ADD, s->be, &ev);
         ws_send(s, GP_CH_READY, NULL, 0);
+        /* What came while it opened, and a client's EOF among it. */
+        if (s->boutoff < s->boutlen || s->be_eof == 1)
+            be_write(s);
     }
     on_ws(s, 0);
 }
@@ -983,9 +1043,9 @@ void gpd__session_adopt(gpd__sessions *g, void *pending, int fd, const char *ext
     s->all = g;
     s->fd = fd;
     s->urh = urh;
-    if (nextra > 0 && (s->extra = malloc(nextra)) != NULL) {
-        memcpy(s->extra, extra, nextra);
-        s->nextra = nextra;
+    if (nextra > 0 && (s->rb.buf = malloc(nextra > GP_WS_IO ? nextra : GP_WS_IO)) != NULL) {
+        memcpy(s->rb.buf, extra, nextra);
+        s->rb.len = nextra;
     }
     pthread_mutex_lock(&g->mu);
     int stopped = g->stop;

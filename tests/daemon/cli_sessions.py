@@ -10,11 +10,15 @@ import pty
 import re
 import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import free_port  # noqa: E402
 
 GP = os.environ["GP"]
 GPU = os.environ.get("GP_SESS_GPU", "0.25")
@@ -150,8 +154,9 @@ ok(b"/dev/pts/" in e.expect(b"/dev/pts/") and e.wait() == 0, "exec -it runs on a
 # the exec cases was lost in CI and the server never started.
 t.type("echo ready-$((3+4))\r")
 t.expect(b"ready-7", limit=60)
-t.type("cd /tmp && python3 -m http.server 18765 --bind 127.0.0.1 >/dev/null 2>&1 &\r")
-pf = subprocess.Popen([GP, "port-forward", wid, "0:18765"], stdout=subprocess.PIPE,
+P_HTTP = free_port()
+t.type(f"cd /tmp && python3 -m http.server {P_HTTP} --bind 127.0.0.1 >/dev/null 2>&1 &\r")
+pf = subprocess.Popen([GP, "port-forward", wid, f"0:{P_HTTP}"], stdout=subprocess.PIPE,
                       stderr=subprocess.PIPE, text=True)
 line = pf.stdout.readline()
 m = re.search(r"127\.0\.0\.1:(\d+)", line)
@@ -184,6 +189,102 @@ with tempfile.NamedTemporaryFile(dir="/tmp", prefix="gpupool-fwd-") as f:
        got if not isinstance(got, bytes) else len(got))
 pf.terminate()
 pf.wait()
+
+# Half-closes through port-forward, both ways, 8 MiB each. "answer": the
+# local client sends, half-closes, and reads what the task counted. "first":
+# the task greets, half-closes first, and counts what the client still sends
+# (the CLI stopped at the task's EOF and closed the local connection, so the
+# upload was cut); it writes its count to a file. The task shares /tmp here.
+HALF = '''import os, socket, sys
+mode, port, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen(4)
+while True:
+    c, _ = s.accept()
+    if mode == "first":
+        c.sendall(b"hello-from-task")
+        c.shutdown(socket.SHUT_WR)
+    n = 0
+    while True:
+        d = c.recv(1 << 20)
+        if not d:
+            break
+        n += len(d)
+    if mode == "first":
+        with open(out + ".tmp", "w") as f:
+            f.write("count=%d" % n)
+        os.rename(out + ".tmp", out)
+    else:
+        c.sendall(b"count=%d" % n)
+    c.close()
+'''
+TOTAL = 8 << 20
+prog = f"/tmp/gpupool-half-{os.getpid()}.py"
+with open(prog, "w") as fh:
+    fh.write(HALF)
+os.chmod(prog, 0o644)
+
+
+def read_all(c):
+    """What c receives until its EOF."""
+    got = b""
+    while True:
+        d = c.recv(65536)
+        if not d:
+            return got
+        got += d
+
+
+def half_close(mode):
+    port, out = free_port(), f"/tmp/gpupool-half-{os.getpid()}-{mode}"
+    t.type(f"python3 {prog} {mode} {port} {out} >/dev/null 2>&1 &\r")
+    pf = subprocess.Popen([GP, "port-forward", wid, f"0:{port}"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    try:
+        local = int(re.search(r"127\.0\.0\.1:(\d+)", pf.stdout.readline()).group(1))
+        got, err = b"", ""
+        end = time.time() + 60
+        # Until the task listens: before, the forward's connection ends at once.
+        while time.time() < end:
+            c = socket.create_connection(("127.0.0.1", local), timeout=60)
+            try:
+                if mode == "first":
+                    greeting = read_all(c)
+                    if greeting != b"hello-from-task":
+                        raise ConnectionError(f"greeting {greeting!r}")
+                c.sendall(b"w" * TOTAL)
+                c.shutdown(socket.SHUT_WR)
+                got = read_all(c)
+                if mode == "answer" and not got:
+                    raise ConnectionError("no answer (the task did not listen yet)")
+                break
+            except OSError as ex:
+                err = repr(ex)
+                time.sleep(0.2)
+            finally:
+                c.close()
+        if mode == "first":
+            end = time.time() + 60
+            while time.time() < end and not os.path.exists(out):
+                time.sleep(0.1)
+            got = open(out, "rb").read() if os.path.exists(out) else got
+        return got, err
+    finally:
+        pf.terminate()
+        pf.wait()
+        if os.path.exists(out):
+            os.unlink(out)
+
+
+got, err = half_close("answer")
+ok(got == b"count=%d" % TOTAL, "port-forward: the local side half-closes, every byte reaches "
+   "the task and its answer comes back", (got, err))
+got, err = half_close("first")
+ok(got == b"count=%d" % TOTAL, "port-forward: the task half-closes first, and every byte the "
+   "local side still sends reaches it", (got, err))
+os.unlink(prog)
 
 # ---- refusals: at once, non-zero, with the reason ----
 tb = os.environ["GP_TOKEN_B"]

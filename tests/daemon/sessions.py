@@ -6,11 +6,12 @@ import os
 import socket
 import struct
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402
-from taplib import ok  # noqa: E402
+from taplib import free_port, ok  # noqa: E402
 from wsclient import WS  # noqa: E402
 
 SERVER = os.environ["GPUPOOL_SERVER"]
@@ -42,13 +43,41 @@ def submit(command, tty=True, **kw):
     return j.get("id"), code, j
 
 
-def attach(wid, token=TA, header=False, **hello):
+def attach(wid, token=TA, header=False, then=(), **hello):
     ws = WS(SERVER, f"/api/v1/workloads/{wid}/attach", token if header else None)
     if ws.status == 101:
         if not header:
             hello["token"] = token
-        ws.hello(**hello)
+        ws.hello(then=then, **hello)
     return ws
+
+
+def run_in(wid, argv):
+    """Runs argv in the task (exec): (exit status, output)."""
+    ex = WS(SERVER, f"/api/v1/workloads/{wid}/exec", TA)
+    ex.hello(command=argv)
+    t, p, out = ex.until(lambda t, p, o: t == "EXIT")
+    ex.close()
+    return struct.unpack(">ii", p)[0], out
+
+
+def forward_ready(wid, port, limit=30, then=()):
+    """A forward to port, once the task listens there (READY), or None."""
+    end = time.time() + limit
+    while time.time() < end:
+        f = WS(SERVER, f"/api/v1/workloads/{wid}/port-forward?port={port}", TA)
+        t = "HTTP"
+        if f.status == 101:
+            f.hello(then=then)
+            try:
+                t, p = f.recv()
+            except (EOFError, OSError):
+                t = "EOF"
+        if t == "READY":
+            return f
+        f.close()
+        time.sleep(0.2)
+    return None
 
 
 def prompt_seen(t, p, out):
@@ -114,6 +143,54 @@ t, p, out = ex.until(lambda t, p, o: t == "EXIT")
 code_, sig_ = struct.unpack(">ii", p)
 ok(f"exec-{os.environ['GP_USER_A']}".encode() in out and code_ == 7,
    "exec runs a command in the task as its user, with its exit status", (out, code_))
+# Messages sent in the same write as HELLO, before READY (a browser need not
+# wait for it), arrive in the same read as HELLO: they are kept and handled
+# once the session is open (they failed the session: "not open yet").
+ex = WS(SERVER, f"/api/v1/workloads/{wid}/exec", TA)
+ex.hello(then=[("STDIN", "same-read\n")], command=["sh", "-c", "read x; echo got-$x"])
+try:
+    t, p, out = ex.until(lambda t, p, o: t == "EXIT")
+except RuntimeError as err:
+    t, out = "ERROR", str(err).encode()
+ok(t == "EXIT" and b"got-same-read" in out,
+   "STDIN sent in the same write as HELLO reaches the command", out)
+rs = attach(wid, header=True, then=[("RESIZE", struct.pack(">HH", 41, 133))], rows=30, cols=100)
+try:
+    rs.until(lambda t, p, o: t == "READY")
+    rs.send("STDIN", "stty size\n")
+    t, p, out = rs.until(lambda t, p, o: b"41 133" in o, limit=1 << 22)
+except RuntimeError as err:
+    out = str(err).encode()
+ok(b"41 133" in out, "a RESIZE sent in the same write as HELLO reaches the terminal", out[-400:])
+rs.close()
+# A command that ends while input for it still waits in the daemon (it never
+# reads its stdin, 1 MiB is sent): the task's side closes after EXIT, the
+# daemon's write of that input fails, and that failure ended the session
+# with an ERROR in place of the EXIT still to be read (gpupool exec of a
+# short command met it at random, its stdin's EOF racing the close).
+ex = WS(SERVER, f"/api/v1/workloads/{wid}/exec", TA)
+ex.hello(command=["sh", "-c", "sleep 1; exit 4"])
+ex.until(lambda t, p, o: t == "READY")
+
+
+def flood(sock):
+    try:
+        for _ in range(16):
+            sock.sendall(WS.message("STDIN", b"i" * 65536))
+    except OSError:
+        pass
+
+
+flooder = threading.Thread(target=flood, args=(ex.sock,))
+flooder.start()
+try:
+    t, p, out = ex.until(lambda t, p, o: t == "EXIT")
+    got = ("EXIT", struct.unpack(">ii", p)[0])
+except (RuntimeError, EOFError, OSError) as err:
+    got = ("failed", str(err))
+ex.sock.close()
+flooder.join()
+ok(got == ("EXIT", 4), "a command that ends with input still waiting for it: its EXIT comes", got)
 ex = WS(SERVER, f"/api/v1/workloads/{wid}/exec", TA)
 ex.hello(command=["no-such-program-gp"])
 t, p, out = ex.until(lambda t, p, o: t == "EXIT")
@@ -184,12 +261,14 @@ still.send("STDIN", "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo flood-$(
 t, p, out = still.until(lambda t, p, o: b"flood-9" in o, limit=1 << 23)
 ok(b"flood-9" in out, "a client that never reads holds up no other session")
 
-# port-forward to a real HTTP server in the task
-ws.send("STDIN", "cd /tmp && python3 -m http.server 18642 --bind 127.0.0.1 >/dev/null 2>&1 &\n")
+# port-forward to a real HTTP server in the task (ports free on loopback now:
+# tasks share the host's network, and fixed ones collide with other tests)
+P_HTTP, P_SINK, P_HALF, P_HOLD = free_port(), free_port(), free_port(), free_port()
+ws.send("STDIN", f"cd /tmp && python3 -m http.server {P_HTTP} --bind 127.0.0.1 >/dev/null 2>&1 &\n")
 fwd_ok = False
 end = time.time() + 30
 while time.time() < end and not fwd_ok:
-    f = WS(SERVER, f"/api/v1/workloads/{wid}/port-forward?port=18642", TA)
+    f = WS(SERVER, f"/api/v1/workloads/{wid}/port-forward?port={P_HTTP}", TA)
     f.hello()
     t, p = f.recv()
     if t == "READY":
@@ -203,6 +282,49 @@ while time.time() < end and not fwd_ok:
     if not fwd_ok:
         time.sleep(0.2)
 ok(fwd_ok, "port-forward reaches a real HTTP server in the task")
+req = b"GET / HTTP/1.0\r\nHost: x\r\n\r\n"
+f = forward_ready(wid, P_HTTP, then=[("DATA", req)])
+try:
+    first = f.until(lambda t, p, o: t == "EOF", limit=1 << 22)[2].split(b"\r\n")[0] if f else b""
+except RuntimeError as err:
+    first = str(err).encode()
+ok(b"200" in first, "DATA sent in the same write as HELLO reaches the port", first)
+if f:
+    f.close()
+
+# A user within their own caps is not cut off: with the daemon's defaults
+# (this daemon sets only --max-user-sessions), 64 forwarded connections (the
+# default --max-user-forwards) beside this user's terminal sessions and API
+# calls, all from one address. The per-address limit was 64, below what one
+# user may hold: the daemon closed the 60th or so connection unanswered.
+ws.send("STDIN", "python3 -c 'import socket\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
+        "socket.SO_REUSEADDR,1);s.bind((\"127.0.0.1\",%d));s.listen(256);held=[]\n"
+        "while True: held.append(s.accept()[0])' >/dev/null 2>&1 &\n" % P_HOLD)
+first = forward_ready(wid, P_HOLD, limit=60)
+fwds, last = [first] if first else [], None
+for i in range(63 if first else 0):
+    try:
+        f = WS(SERVER, f"/api/v1/workloads/{wid}/port-forward?port={P_HOLD}", TA)
+        if f.status != 101:
+            last = (f.status, f.body)
+            break
+        f.hello()
+        last = f.recv()
+        if last[0] != "READY":
+            break
+        fwds.append(f)
+    except (OSError, EOFError, RuntimeError) as ex:
+        last = repr(ex)
+        break
+code, _ = api("GET", f"/api/v1/workloads/{wid}", TA)
+ok(len(fwds) == 64 and code == 200, "a user holding the default 64 forwards and their sessions "
+   "is not cut off, and the API still answers them", (len(fwds), last, code))
+over = WS(SERVER, f"/api/v1/workloads/{wid}/port-forward?port={P_HOLD}", TA)
+ok(over.status == 409 and b"max-user-forwards" in over.body,
+   "the 65th forward is refused by the user's cap, with its reason", (over.status, over.body))
+over.sock.close()
+for f in fwds:
+    f.close()
 
 # A client's EOF (a half-close) reaches the task's side only after every byte
 # sent before it: a sink that starts reading late, when the daemon still
@@ -210,14 +332,18 @@ ok(fwd_ok, "port-forward reaches a real HTTP server in the task")
 # answer comes back.
 ws.send("STDIN", "python3 -c 'import socket,time\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
         "socket.SO_REUSEADDR,1);s.setsockopt(socket.SOL_SOCKET,socket.SO_RCVBUF,4096);"
-        "s.bind((\"127.0.0.1\",18643));s.listen(1)\nwhile True:\n"
+        "s.bind((\"127.0.0.1\",%d));s.listen(1)\nwhile True:\n"
         " c,_=s.accept();time.sleep(1);n=0\n while True:\n  d=c.recv(1<<20)\n  if not d: break\n"
-        "  n+=len(d)\n c.sendall(b\"count=%d\" % n);c.close()' >/dev/null 2>&1 &\n")
+        "  n+=len(d)\n c.sendall(b\"count=%%d\" %% n);c.close()' >/dev/null 2>&1 &\n" % P_SINK)
 total = 8 << 20
 answer = b""
 end = time.time() + 60
 while time.time() < end and b"count=" not in answer:
-    f = WS(SERVER, f"/api/v1/workloads/{wid}/port-forward?port=18643", TA)
+    f = WS(SERVER, f"/api/v1/workloads/{wid}/port-forward?port={P_SINK}", TA)
+    if f.status != 101:  # the forwards above not all given back yet
+        f.sock.close()
+        time.sleep(0.2)
+        continue
     f.hello()
     t, p = f.recv()
     if t == "READY":
@@ -235,6 +361,43 @@ while time.time() < end and b"count=" not in answer:
         time.sleep(0.2)
 ok(answer == b"count=%d" % total, "a half-closed forward delivers every byte before the EOF, "
    "and the answer after it", answer)
+
+# The other direction: the task's side half-closes first (a greeting, then
+# its EOF) and the client still sends: the upload is not cut short (the
+# session ended at the task's EOF and dropped what followed), and the
+# session ends once both sides have sent their EOF. The task's program
+# writes what it counted to a file, read back with exec.
+ws.send("STDIN", "python3 -c 'import socket\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
+        "socket.SO_REUSEADDR,1);s.bind((\"127.0.0.1\",%d));s.listen(1)\nwhile True:\n"
+        " c,_=s.accept();c.sendall(b\"hello-from-task\");c.shutdown(socket.SHUT_WR);n=0\n"
+        " while True:\n  d=c.recv(1<<20)\n  if not d: break\n  n+=len(d)\n"
+        " open(\"/tmp/gp-half-%d.tmp\",\"w\").write(\"count=%%d\" %% n)\n"
+        " __import__(\"os\").rename(\"/tmp/gp-half-%d.tmp\",\"/tmp/gp-half-%d\");c.close()'"
+        " >/dev/null 2>&1 &\n" % (P_HALF, P_HALF, P_HALF, P_HALF))
+f = forward_ready(wid, P_HALF, limit=60)
+greeting, ended, err = b"", None, ""
+if f:
+    try:
+        greeting = f.until(lambda t, p, o: t == "EOF")[2]
+        chunk = b"z" * 65535
+        for _ in range(total // len(chunk)):
+            f.send("DATA", chunk)
+        f.send("DATA", b"z" * (total % len(chunk)))
+        f.send("EOF")
+        ended = f.until(lambda t, p, o: t == "CLOSE")[0]
+    except (RuntimeError, EOFError, OSError) as ex:
+        err = repr(ex)
+    f.close()
+ok(greeting == b"hello-from-task" and ended == "CLOSE",
+   "after the port's EOF the client still sends; the session ends after both EOFs",
+   (greeting, ended, err))
+counted = b""
+end = time.time() + 60
+while time.time() < end and counted != b"count=%d" % total:
+    counted = run_in(wid, ["sh", "-c", f"cat /tmp/gp-half-{P_HALF} 2>/dev/null; true"])[1].strip()
+    if counted != b"count=%d" % total:
+        time.sleep(0.2)
+ok(counted == b"count=%d" % total, "every byte sent after the port's EOF reaches it", counted)
 
 # the command's exit status ends the session
 ws.send("STDIN", "exit 3\n")

@@ -1,7 +1,8 @@
 """tests/daemon/taplib.py — what the Python session tests share: TAP lines
-(ok, done) and a JSON call to gpupoold's API that returns the status and
-the decoded body, errors included."""
+(ok, done), a JSON call to gpupoold's API that returns the status and the
+decoded body, errors included, and a free port on loopback."""
 import json
+import socket
 import sys
 import urllib.error
 import urllib.request
@@ -22,6 +23,16 @@ def ok(cond, name, detail=""):
     else:
         print(f"ok {_n} - {name}")
     sys.stdout.flush()
+
+
+def free_port():
+    """A port free on loopback now (tasks share the host's network): bound
+    to 0 and read back."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 def done():

@@ -273,7 +273,7 @@ static long cuts_counted(const gpd_test *t) {
 }
 
 /* 600 connections that trickle a request head (more than the old server's
- * 512 slots), 100 more from one address (past its cap): health and an
+ * 512 slots), 160 more from one address (past its cap of 128): health and an
  * authenticated list still answer. One trickling client is cut off by the
  * header deadline although it keeps sending bytes. */
 START_TEST(test_slow_clients_do_not_hold_the_api) {
@@ -286,7 +286,7 @@ START_TEST(test_slow_clients_do_not_hold_the_api) {
     gpd_test t;
     const char *const args[] = {"--header-timeout", "2s", NULL};
     gpd_test_start_args(&t, args);
-    enum { NSLOW = 600, PER_ADDR = 50, NCAPPED = 100 };
+    enum { NSLOW = 600, PER_ADDR = 50, NCAPPED = 160 };
     static int fds[NSLOW + NCAPPED];
     int opened = 0;
     for (int i = 0; i < NSLOW; i++) {

@@ -61,6 +61,11 @@ class WS:
             raise RuntimeError("bad Sec-WebSocket-Accept")
 
     def frame(self, opcode, payload, fin=True, length_override=None):
+        self.sock.sendall(self.encode(opcode, payload, fin, length_override))
+
+    @staticmethod
+    def encode(opcode, payload, fin=True, length_override=None):
+        """One masked frame, as bytes."""
         mask = os.urandom(4)
         n = len(payload) if length_override is None else length_override
         h = bytes([(0x80 if fin else 0) | opcode])
@@ -74,15 +79,23 @@ class WS:
         k = (mask * (len(payload) // 4 + 1))[:len(payload)]
         masked = (int.from_bytes(payload, "big") ^ int.from_bytes(k, "big")).to_bytes(
             len(payload), "big")
-        self.sock.sendall(h + mask + masked)
+        return h + mask + masked
 
-    def send(self, type_, payload=b""):
+    @staticmethod
+    def message(type_, payload=b""):
+        """One message (a type byte, then its payload) as a masked frame."""
         if isinstance(payload, str):
             payload = payload.encode()
-        self.frame(2, bytes([TYPES[type_] if isinstance(type_, str) else type_]) + payload)
+        return WS.encode(2, bytes([TYPES[type_] if isinstance(type_, str) else type_]) + payload)
 
-    def hello(self, **fields):
-        self.send("HELLO", json.dumps(fields))
+    def send(self, type_, payload=b""):
+        self.sock.sendall(self.message(type_, payload))
+
+    def hello(self, then=(), **fields):
+        """Sends HELLO, and the messages of then ((type, payload) pairs) in
+        the same write, as a client that does not wait for READY may."""
+        self.sock.sendall(self.message("HELLO", json.dumps(fields)) +
+                          b"".join(self.message(t, p) for t, p in then))
 
     def _frame(self):
         """One whole frame from the bytes held, or None: nothing is taken
