@@ -5,7 +5,9 @@
 // admin's workload in the researcher's project), XSS_NAME, HOME_DIR (the admin's
 // Unix user's home directory, the form's default working directory),
 // IDLE_SERVER and IDLE_TOKEN (a daemon whose console sessions end after 5 s unused),
-// IDLE_SHELL (an interactive shell on it),
+// IDLE_SHELL (an interactive shell on it), PAUSE_SERVER and PAUSE_TOKEN (a daemon
+// whose node can pause), PAUSED_ID (a borrower paused there, empty where the node
+// cannot pause) and PAUSE_OWNER (the owner's workload it was paused for),
 // GP (the gpupool command), NB_DIR (a directory for the notebook, empty without
 // jupyter-notebook), and SHOTS (a directory for screenshots of each page, or empty).
 import { chromium } from 'playwright-core';
@@ -117,6 +119,11 @@ try {
   ok(/gpu/i.test(await text(page, '#err-gpu')), 'a bad GPU amount is shown next to its field', await text(page, '#err-gpu'));
   await page.fill('#f-name', 'half-a-gpu');
   await page.fill('#f-gpu', '0.5');
+  // The eviction modes, as visible text, the project's default named first.
+  const modes = await page.locator('#f-on_preempt option').allTextContents();
+  ok(modes[0] === "the project's default (checkpoint)" && ['pause', 'checkpoint', 'requeue'].every((m) => modes.some((t) => t.startsWith(m + ': '))),
+    'the form offers on_preempt: the project\'s default, pause, checkpoint, requeue', modes.join(' | '));
+  await page.selectOption('#f-on_preempt', 'requeue');
   await shot(page, 'submit');
   await page.click('#submit-form button[type=submit]');
   await page.waitForURL(/#\/workload\/\d+/);
@@ -130,6 +137,8 @@ try {
   }
   ok(st === 'running', 'the 0.5-GPU workload submitted through the form runs', st);
   ok((await page.locator('tr:has(th:text-is("asks for")) td').first().textContent()).includes('0.5'), 'it asks for 0.5 GPU');
+  const evm = await text(page, 'tr:has(th:text-is("when evicted")) td');
+  ok(/^requeue: it is stopped at once/.test(evm), 'its page shows the eviction mode chosen in the form', evm);
   await waitText(page, '#log', /started/);
   ok(true, 'its log is tailed live');
   ok((await text(page, '#log')).includes('started in ' + env.HOME_DIR + '\n'), 'it ran in the working directory of the form', (await text(page, '#log')).slice(0, 80));
@@ -454,6 +463,38 @@ try {
     await yp.locator('#usage-young').waitFor({ state: 'visible' });
     ok(/recorded/.test(await text(yp, '#usage-young')), 'its overview says how much usage is recorded instead of drawing dots', await text(yp, '#usage-young'));
     await shot(yp, 'overview-young');
+  }
+
+  // A borrower paused for its owner (a daemon whose node can pause): its
+  // page shows it paused, with Resume and Delete, and its events paused,
+  // then resumed once the owner leaves.
+  if (env.PAUSE_SERVER && env.PAUSED_ID) {
+    const pp = await newPage();
+    await signIn(pp, env.PAUSE_TOKEN, env.PAUSE_SERVER);
+    await pp.goto(env.PAUSE_SERVER + '/#/workload/' + env.PAUSED_ID);
+    const pst = await waitText(pp, 'tr:has(th:text-is("state")) td', /./);
+    ok(pst === 'paused', 'a paused workload\'s page shows the state paused', pst);
+    const labels = await pp.locator('#page .toolbar button').allInnerTexts();
+    ok(labels.includes('Resume') && labels.includes('Delete'), 'with Resume and Delete', labels.join(' | '));
+    const pev = await pp.locator('#page table').last().innerText();
+    ok(/\bpaused\s+evicted \(reclaim\)/.test(pev), 'its events say paused, and why', pev);
+    const pm = await text(pp, 'tr:has(th:text-is("when evicted")) td');
+    ok(/^pause: its GPU state is moved to host memory/.test(pm), 'and its eviction mode, pause', pm);
+    await shot(pp, 'workload-paused');
+    const pa = { Authorization: 'Bearer ' + env.PAUSE_TOKEN };
+    await fetch(env.PAUSE_SERVER + '/api/v1/workloads/' + env.PAUSE_OWNER, { method: 'DELETE', headers: pa });
+    let pnow = '';
+    for (let i = 0; i < 240 && pnow !== 'running'; i++) {
+      await pp.waitForTimeout(250);
+      pnow = (await (await fetch(env.PAUSE_SERVER + '/api/v1/workloads/' + env.PAUSED_ID, { headers: pa })).json()).state;
+    }
+    await pp.goto(env.PAUSE_SERVER + '/#/overview');
+    await pp.goto(env.PAUSE_SERVER + '/#/workload/' + env.PAUSED_ID);
+    await waitText(pp, 'tr:has(th:text-is("state")) td', /./);
+    const rev = await pp.locator('#page table').last().innerText();
+    ok(/\bresumed\s+resumed/.test(rev), 'once its owner leaves, its events say resumed', `state ${pnow}; ${rev}`);
+  } else {
+    ok(true, '# SKIP the pause daemon\'s node cannot pause here');
   }
 
   // Signed out, the navigation is gone again (seen).

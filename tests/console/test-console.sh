@@ -6,7 +6,9 @@
 # console session (never the token) is revoked by sign-out and by the idle
 # timeout (a third daemon's, 5 s); it types into an interactive workload's
 # terminal, and starts a notebook (Debian's jupyter-notebook) that it reaches
-# through gpupool port-forward. With SHOTS=DIR it
+# through gpupool port-forward; on a fourth daemon, whose node can pause, a
+# borrower paused for its owner shows paused, with Resume and Delete, and
+# its events paused, then resumed. With SHOTS=DIR it
 # also saves a screenshot of each page there (make console-screenshots).
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
@@ -71,6 +73,39 @@ GPUPOOL_SERVER=$IDLE_SERVER GPUPOOL_TOKEN=$IDLE_TOKEN $GP queue create lab --des
 IDLE_SHELL=$(curl -s -H "Authorization: Bearer $IDLE_TOKEN" -H 'Content-Type: application/json' \
     -d '{"project": "shells", "gpu": "0.1", "tty": true, "kind": "interactive", "command": ["/bin/sh"]}' \
     "$IDLE_SERVER/api/v1/workloads" | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
+# A fourth, whose node can pause (emulated GPUs of 1 GiB, the cgroup
+# freezer): a borrower in pause mode is paused when its owner comes back.
+PZ=$TMP/pausing
+mkdir -p "$PZ"
+printf 'node = pz\ndomain = local\ngpu = T4 1G 2\n' >"$TMP/pz.conf"
+"$GPD" --data-dir "$PZ" --listen 127.0.0.1:0 --allow-root-workloads --period 300ms --poll 200ms \
+    --executor-config "state_dir=$PZ/tasks,inventory=$TMP/pz.conf,interposer=$TMP/none.so" >"$PZ.log" 2>&1 &
+GPD_OTHERS="$GPD_OTHERS $!"
+pz_up() { [ -s "$PZ/gpupoold.addr" ] && [ -s "$PZ/admin.token" ]; }
+wait_until 30 pz_up
+PAUSE_SERVER=$(cat "$PZ/gpupoold.addr" 2>/dev/null)
+PAUSE_TOKEN=$(cat "$PZ/admin.token" 2>/dev/null)
+PAUSED_ID= PAUSE_OWNER=
+pz() { GPUPOOL_SERVER=$PAUSE_SERVER GPUPOOL_TOKEN=$PAUSE_TOKEN $GP "$@"; }
+pz_state() {
+    curl -s -H "Authorization: Bearer $PAUSE_TOKEN" "$PAUSE_SERVER/api/v1/workloads/$1" |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["state"])' 2>/dev/null
+}
+pz_is() { [ "$(pz_state "$1")" = "$2" ]; }
+if curl -s -H "Authorization: Bearer $PAUSE_TOKEN" "$PAUSE_SERVER/api/v1/nodes" | grep -q '"can_pause": *true'; then
+    pz queue create A --deserved 1 >/dev/null && pz queue create a1 --parent A --deserved 1 >/dev/null &&
+        pz queue create B --deserved 1 >/dev/null && pz queue create b1 --parent B --deserved 1 >/dev/null
+    B1=$(pz --json submit --project b1 --gpu 1 --on-preempt pause --name borrower-1 -- sleep 600 | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
+    B2=$(pz --json submit --project b1 --gpu 1 --on-preempt pause --name borrower-2 -- sleep 600 | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
+    wait_until 60 pz_is "$B1" running && wait_until 60 pz_is "$B2" running
+    PAUSE_OWNER=$(pz --json submit --project a1 --gpu 1 --name owner -- sleep 600 | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
+    one_paused() { pz_is "$B1" paused || pz_is "$B2" paused; }
+    tap_ok "a borrower is paused for its owner on the fourth daemon" wait_until 60 one_paused
+    PAUSED_ID=$B2
+    pz_is "$B1" paused && PAUSED_ID=$B1
+else
+    echo "# the fourth daemon cannot pause here: $(grep -o 'pause is not supported.*' "$PZ.log")"
+fi
 # The notebook's directory (Jupyter writes the test's notebook there).
 NB_DIR=
 if [ -x /usr/bin/jupyter-notebook ]; then
@@ -81,6 +116,7 @@ SERVER=$GPUPOOL_SERVER ADMIN_TOKEN=$GPUPOOL_TOKEN RESEARCHER_TOKEN=$RESEARCHER_T
     PENDING_ID=$PENDING_ID OTHER_ID=$OTHER_ID XSS_NAME=$XSS_NAME SHOTS=${SHOTS:-} \
     HOME_DIR=$(getent passwd "$(id -un)" | cut -d: -f6) YOUNG_SERVER=$YOUNG_SERVER YOUNG_TOKEN=$YOUNG_TOKEN \
     IDLE_SERVER=$IDLE_SERVER IDLE_TOKEN=$IDLE_TOKEN IDLE_SHELL=$IDLE_SHELL GP=$GP NB_DIR=$NB_DIR \
+    PAUSE_SERVER=$PAUSE_SERVER PAUSE_TOKEN=$PAUSE_TOKEN PAUSED_ID=$PAUSED_ID PAUSE_OWNER=$PAUSE_OWNER \
     node tests/console/console.mjs >"$TMP/console.tap" 2>&1
 rc=$?
 sed -n 's/^\(not \)\{0,1\}ok [0-9]* - /&/p; /^#/p' "$TMP/console.tap" | while IFS= read -r line; do

@@ -456,7 +456,7 @@
     const r = await api('GET', '/api/v1/workloads?' + params);
     const list = r.workloads;
     const filter = (k, attrs) => el('input', Object.assign({ value: wlq[k], placeholder: k, 'aria-label': k, onchange: (e) => { wlq[k] = e.target.value.trim(); wlq.cursors = ['']; route(); } }, attrs));
-    const states = ['active', 'any', 'pending', 'running', 'stopping', 'suspended', 'succeeded', 'failed', 'deleted'];
+    const states = ['active', 'any', 'pending', 'running', 'stopping', 'paused', 'suspended', 'succeeded', 'failed', 'deleted'];
     const cols = [['id', 'id'], ['name', 'name'], ['project', 'project'], ['user', 'user'], ['state', 'state'], ['', 'asks for'], ['submitted', 'age'], ['', 'why / outcome']];
     /* A new heading's first click: newest first for id and age, else ascending. */
     const reorder = (k) => { wlq.order = wlq.order === k ? '-' + k : wlq.order === '-' + k ? k : firstClick[k] || k; wlq.cursors = ['']; route(); };
@@ -704,6 +704,8 @@
         ? 'The terminal opens here once the workload runs (it is ' + w.state + ').'
         : w.state === 'suspended' ? 'The session is suspended and its GPUs are back in the pool (its events say why): Resume brings it back, ' +
           'and its terminal opens here once it runs.'
+          : w.state === 'paused' ? 'The session is paused: its processes are kept as they are and its GPUs are back in the pool (its events say why). ' +
+          'Resume brings it back where it was, and its terminal opens here once it runs.'
           : 'The session is over (the workload is ' + w.state + '): there is no terminal to attach to.')];
     const status = el('div', { class: 'toolbar', id: 'term-status' });
     const box = el('div', { class: 'terminal', id: 'terminal' });
@@ -737,9 +739,12 @@
       try { await api(method, path); route(); } catch (e) { $('action-error').textContent = e.message; }
     } }, label);
     const actions = [];
-    if (mine && ['pending', 'starting', 'running', 'stopping', 'suspended'].includes(w.state)) actions.push(act('Delete', 'DELETE', '/api/v1/workloads/' + id, 'danger'));
+    if (mine && ['pending', 'starting', 'running', 'stopping', 'paused', 'suspended'].includes(w.state)) actions.push(act('Delete', 'DELETE', '/api/v1/workloads/' + id, 'danger'));
     if (mine && ['pending', 'starting', 'running'].includes(w.state)) actions.push(act('Suspend', 'POST', '/api/v1/workloads/' + id + '/suspend'));
-    if (mine && w.state === 'suspended') actions.push(act('Resume', 'POST', '/api/v1/workloads/' + id + '/resume'));
+    /* A paused workload resumes where it was: one the idle policy paused
+     * waits for this; one paused for reclaim resumes by itself once its
+     * node has a GPU free (the daemon's answer says so). */
+    if (mine && ['paused', 'suspended'].includes(w.state)) actions.push(act('Resume', 'POST', '/api/v1/workloads/' + id + '/resume'));
     const log = el('pre', { class: 'log', id: 'log' });
     const sessions = w.spec && w.spec.tty || isNotebook(w) ? await sessionSections(w)
       : [el('h2', {}, 'Terminal'), el('p', { class: 'muted', id: 'no-terminal' }, noTerminal(w))];
@@ -748,6 +753,7 @@
       el('div', { class: 'toolbar' }, actions, el('span', { class: 'error', id: 'action-error' })),
       el('table', {}, [['state', badge(w.state)], ['project', w.project], ['user', w.user], ['asks for', w.request],
         ['submitted', fmt.time(w.submitted_ms)], ['attempt', w.attempt], ['why it waits', w.pending_reason], ['outcome', w.reason],
+        ['when evicted', onPreemptText((w.spec && w.spec.on_preempt) || 'checkpoint')],
         ['command', w.spec && w.spec.command ? el('code', { class: 'command' }, shellQuote(w.spec.command)) : ''],
         ['working directory', w.spec && w.spec.workdir ? w.spec.workdir : '']]
         .filter((r) => r[1] !== undefined && r[1] !== '')
@@ -785,6 +791,14 @@
     state.timers.push(timer);
   };
 
+  /* How each eviction mode (on_preempt) treats a workload, for people. */
+  const onPreemptHelp = {
+    pause: 'its GPU state is moved to host memory and it is frozen, then resumed where it was',
+    checkpoint: 'it gets the checkpoint signal and its grace period, then stops and starts again from what it saved',
+    requeue: 'it is stopped at once and starts again from the beginning',
+  };
+  const onPreemptText = (m) => m + (onPreemptHelp[m] ? ': ' + onPreemptHelp[m] : '');
+
   /* ---- Submit ---------------------------------------------------------------- */
 
   pages.submit = async function (page) {
@@ -810,7 +824,18 @@
       ['gang', 'Gang (tasks)', el('input', { id: 'f-gang', placeholder: '1' })],
       ['priority', 'Priority', el('input', { id: 'f-priority', placeholder: '0 (-1000..1000)' })],
       ['grace', 'Grace period', el('input', { id: 'f-grace', placeholder: '30s before it is stopped' })],
+      ['on_preempt', 'When evicted', el('select', { id: 'f-on_preempt' }, el('option', { value: '' }, 'the project\'s default'),
+        ['pause', 'checkpoint', 'requeue'].map((m) => el('option', { value: m }, onPreemptText(m))))],
     ];
+    /* The project's default mode, named in the first choice. */
+    const modes = fields.find((f) => f[0] === 'on_preempt')[2];
+    const project = fields[0][2];
+    const showDefault = () => {
+      const qi = q.queues.find((x) => x.name === project.value);
+      modes.options[0].textContent = 'the project\'s default' + (qi && qi.on_preempt ? ' (' + qi.on_preempt + ')' : '');
+    };
+    project.addEventListener('change', showDefault);
+    showDefault();
     const general = el('p', { class: 'error', id: 'err-general' });
     const form = el('form', { id: 'submit-form' }, fields.map(([k, label, input]) =>
       el('div', { class: 'field' }, el('label', { for: input.id }, label), input, el('span', { class: 'error', id: 'err-' + k }))),
