@@ -10,3 +10,9 @@ $(BUILD)/bench-engine: $(OBJ)/bench/bench-engine.o $(ENGINE_LIB)
 # 200 printing sessions, each beside its baseline.
 BENCHES += bench/bench-sessions.py
 bench: $(BUILD)/gpupoold $(BUILD)/gpupool
+
+# The two-department story once per eviction mode through a real gpupoold
+# (bench-reclaim-modes.py starts its own from build/, or GP_BUILD): the
+# owner's wait and the borrowers' steps lost, pause against checkpoint
+# against requeue.
+BENCHES += bench/bench-reclaim-modes.py
