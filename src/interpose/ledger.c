@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -652,6 +653,77 @@ int gp_ledger_unlink(const char *name) {
 }
 
 /* ---- the node side's reader ---------------------------------------------- */
+
+/* Opens the ledger file at path and reads it into *copy: the open fd, or a
+ * negative GP_E* code with err set. */
+static int open_rows(const char *path, int flags, struct ledger_shm *copy, char *err) {
+    int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        set_err(err, "ledger %s: cannot open: %s", path, strerror(e));
+        return e == ENOENT ? GP_ENOENT : GP_ESYS;
+    }
+    /* As gp_ledger_open(): not root, only a ledger of its own closed to others. */
+    struct stat st;
+    int rc = fstat(fd, &st) == 0 ? 0 : GP_ESYS;
+    if (rc == 0 && geteuid() != 0 && (st.st_uid != geteuid() || (st.st_mode & 077))) {
+        set_err(err, "ledger %s is not owned by this user or is open to others", path);
+        rc = GP_EPERM;
+    }
+    if (rc == 0)
+        rc = read_copy(fd, copy, err);
+    if (rc == 0 && copy->ndevices > GP_LEDGER_MAX_DEVICES) {
+        set_err(err, "ledger %s: %u GPU rows", path, copy->ndevices);
+        rc = GP_ECORRUPT;
+    }
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+int gp_ledger_file_gpus(const char *path, uint8_t (*out)[16], int max, char *err) {
+    if (max < 0)
+        return GP_EINVAL;
+    struct ledger_shm *copy = malloc(sizeof *copy);
+    if (copy == NULL)
+        return GP_ENOMEM;
+    int fd = open_rows(path, O_RDONLY | O_NONBLOCK, copy, err), n = fd;
+    if (fd >= 0) {
+        n = (int)copy->ndevices;
+        for (int d = 0; d < n && d < max; d++)
+            memcpy(out[d], copy->dev[d].uuid, 16);
+        close(fd);
+    }
+    free(copy);
+    return n;
+}
+
+int gp_ledger_file_set_gpus(const char *path, const uint8_t (*uuids)[16], int n, char *err) {
+    if (n < 0 || n > GP_LEDGER_MAX_DEVICES)
+        return GP_EINVAL;
+    struct ledger_shm *copy = malloc(sizeof *copy);
+    if (copy == NULL)
+        return GP_ENOMEM;
+    int fd = open_rows(path, O_RDWR, copy, err), rc = fd < 0 ? fd : 0;
+    if (rc == 0 && copy->ndevices != (uint32_t)n) {
+        set_err(err, "ledger %s has %u GPU rows, not %d", path, copy->ndevices, n);
+        rc = GP_ESTATE;
+    }
+    for (int d = 0; rc == 0 && d < n; d++) {
+        off_t at = (off_t)(offsetof(struct ledger_shm, dev) + (size_t)d * sizeof copy->dev[0] +
+                           offsetof(struct ledger_dev, uuid));
+        if (pwrite(fd, uuids[d], 16, at) != 16) {
+            set_err(err, "ledger %s: %s", path, strerror(errno));
+            rc = GP_ESYS;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    free(copy);
+    return rc;
+}
 
 int gp_ledger_usage(gp_ledger *l, gp_ledger_device_usage *out, int max) {
     struct ledger_shm *s = l->shm;

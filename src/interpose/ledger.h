@@ -104,6 +104,27 @@ int gp_ledger_create_file(const char *path, unsigned uid, unsigned gid, char *er
  */
 int gp_ledger_open_file(const char *path, int flags, gp_ledger **out, char *err);
 
+/*
+ * The GPUs a slice's books are kept under, for a slice whose processes the
+ * driver moved onto other GPUs (a paused task resumed elsewhere): its rows
+ * are keyed by the new GPUs' UUIDs, so that a process started afterwards
+ * books into the same rows, under the same caps, as the processes moved.
+ * gp_ledger_file_gpus() reads the UUIDs of the ledger's GPU rows, in the
+ * file at path, into out[0..max) and returns how many rows there are;
+ * gp_ledger_file_set_gpus() writes uuids[0..n) over them, n being that
+ * count (GP_ESTATE otherwise: a row was added since they were read). Each
+ * row keeps its cap, its use and every process's holding. Both read and
+ * write the file with pread and pwrite, never mapping it, so whatever the
+ * workload wrote there cannot fault the caller; they are meant for a slice
+ * none of whose processes runs (its task is frozen), and writing whole rows
+ * makes a call made again come out the same. Errors: GP_ENOENT (no such
+ * file), GP_ECORRUPT (not a ledger of this version), GP_EPERM (not root, and
+ * the file is another user's or open to others), GP_EINVAL (max or n out of
+ * range), GP_ESYS; err (256 bytes, may be NULL) says why.
+ */
+int gp_ledger_file_gpus(const char *path, uint8_t (*out)[16], int max, char *err);
+int gp_ledger_file_set_gpus(const char *path, const uint8_t (*uuids)[16], int n, char *err);
+
 /* Removes the ledger of slice `name` (when the slice ends). Processes that
  * still have it mapped keep working on their copy. Returns 0, GP_EINVAL
  * for a bad name or GP_ENOENT. */

@@ -34,7 +34,9 @@ $(EXEC_CUDA_HOLDER): $(OBJ)/tests/executors/cuda-holder.o $(BUILD)/fake/libcuda.
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/fake/libcuda.so.1 -Wl,-rpath,'$$ORIGIN/../../fake' \
 	    -lpthread -lrt
-$(BUILD)/tests/executors/test-pause: | $(EXEC_CUDA_HOLDER) $(BUILD)/fake/libcuda.so.1
+# test-pause links the ledger as well: a resume onto other GPUs moves a slice's books.
+$(BUILD)/tests/executors/test-pause: $(OBJ)/src/interpose/ledger.o | $(EXEC_CUDA_HOLDER) \
+		$(BUILD)/fake/libcuda.so.1
 # `make bench`: pause and resume against the GPU memory held, on the fake driver.
 $(BUILD)/bench/bench-pause: $(OBJ)/bench/bench-pause.o $(EXEC_LIB) $(OBJ)/src/common/error.o \
 		$(OBJ)/src/common/units.o $(OBJ)/src/common/files.o | $(EXEC_CUDA_HOLDER) $(BUILD)/fake/libcuda.so.1

@@ -39,6 +39,7 @@
 #include "gptest.h"
 #include "helpers.h"
 #include "interpose/cuda_abi.h"
+#include "interpose/ledger-int.h"
 
 #define HELD_MIB 32
 
@@ -452,6 +453,19 @@ static void recorded_on(const char *dir, int gpu, const char *mem) {
     free(b);
 }
 
+/* NVML's "GPU-xxxxxxxx-xxxx-..." as 16 bytes. */
+static void uuid_of(const char *text, uint8_t out[16]) {
+    int n = 0;
+    for (const char *p = text + 4; *p != '\0' && n < 16; p++)
+        if (*p != '-') {
+            unsigned v;
+            ck_assert_int_eq(sscanf(p, "%2x", &v), 1);
+            out[n++] = (uint8_t)v;
+            p++;
+        }
+    ck_assert_int_eq(n, 16);
+}
+
 /* The node the executor reports (one). */
 static gp_node_spec *node_of(gp_executor *ex) {
     gp_node_spec *node = calloc(1, sizeof *node);
@@ -463,6 +477,36 @@ static gp_node_spec *node_of(gp_executor *ex) {
     ck_assert_int_eq(n, 1);
     ck_assert_int_eq(node->ngpus, 2);
     return node;
+}
+
+/* The slice ledger of task w1.t0.a1 under its name, as the interposer
+ * inside the task makes it, with a row for the GPU of NVML UUID `uuid`
+ * holding 1 MiB. */
+static gp_ledger *slice_ledger(const char *dir, const char *uuid) {
+    char *inst = task_file(dir, "../instance"), name[96], err[256] = "";
+    inst[strcspn(inst, "\n")] = '\0';
+    snprintf(name, sizeof name, "%s-w1-t0-a1", inst);
+    free(inst);
+    gp_ledger *l = NULL;
+    ck_assert_msg(gp_ledger_open(name, GP_LEDGER_WRITE | GP_LEDGER_CREATE, &l, err) == 0, "%s",
+                  err);
+    uint8_t row[16];
+    uuid_of(uuid, row);
+    int dev = gps__ledger_device(l, row, 1ULL << 30, 0);
+    ck_assert_int_eq(dev, 0);
+    ck_assert_int_eq(gps__ledger_charge(l, dev, 1ULL << 20, UINT64_MAX), 0);
+    return l;
+}
+
+/* The ledger's one row is the GPU of NVML UUID `uuid`, with its cap and use. */
+static void books_on(gp_ledger *l, const char *uuid) {
+    gp_ledger_device_usage u[GP_LEDGER_MAX_DEVICES];
+    uint8_t want[16];
+    uuid_of(uuid, want);
+    ck_assert_int_eq(gp_ledger_usage(l, u, GP_LEDGER_MAX_DEVICES), 1);
+    ck_assert_msg(memcmp(u[0].uuid, want, 16) == 0, "the slice's books are not under %s", uuid);
+    ck_assert_uint_eq(u[0].cap, 1ULL << 30);
+    ck_assert_uint_eq(u[0].used, 1ULL << 20);
 }
 
 START_TEST(test_resume_elsewhere_moves_the_binding) {
@@ -484,6 +528,7 @@ START_TEST(test_resume_elsewhere_moves_the_binding) {
         printf("# no devices cgroup v1 here: the device rules are not checked\n");
     only_gpu(cg, dir, 0);
     recorded_on(dir, 0, "1073741824");
+    gp_ledger *books = slice_ledger(dir, node->gpus[0].uuid);
     gp_exec_pause p;
     ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE, h, &p), 0);
     long at = holder_frozen(dir);
@@ -497,6 +542,7 @@ START_TEST(test_resume_elsewhere_moves_the_binding) {
     ck_assert_int_eq(p.paused, 1);
     only_gpu(cg, dir, 0);
     recorded_on(dir, 0, "1073741824");
+    books_on(books, node->gpus[0].uuid);
     ck_assert_int_eq(holder_frozen(dir), at);
 
     /* Room on GPU 1; the resume is cut short once the rules have moved and
@@ -510,6 +556,11 @@ START_TEST(test_resume_elsewhere_moves_the_binding) {
     ck_assert_uint_eq(used(1), (uint64_t)HELD_MIB << 20);
     only_gpu(cg, dir, 1);
     recorded_on(dir, 1, "1073741824");
+    /* The slice's books moved with it: a process started now books on GPU 1
+     * into the same row, under the same cap. */
+    books_on(books, node->gpus[1].uuid);
+    gps__ledger_release(books, 0, 1ULL << 20);
+    gp_ledger_close(books);
     holder_goes_on(dir, at);
     /* The watchdog judges it on GPU 1 now: polls leave it running. */
     for (int i = 0; i < 3; i++)

@@ -477,6 +477,63 @@ START_TEST(test_reader_survives_a_shrunk_ledger) {
 }
 END_TEST
 
+/* A slice moved onto other GPUs (a paused task resumed elsewhere) keeps
+ * its books under the new GPUs' UUIDs: a swap of two GPUs comes out right,
+ * writing the same rows again changes nothing, each row keeps its cap and
+ * use and a process's holding, and a process that opens the ledger after
+ * the move books into the moved row under its cap. A row added since the
+ * rows were read, a file that is no ledger or is missing: refused. */
+START_TEST(test_rows_moved_to_other_gpus) {
+    char path[64], other[80];
+    snprintf(path, sizeof path, "/tmp/gptest-moved-%d", (int)getpid());
+    ck_assert_int_eq(gp_ledger_create_file(path, getuid(), getgid(), NULL), 0);
+    gp_ledger *w = NULL;
+    ck_assert_int_eq(gp_ledger_open_file(path, GP_LEDGER_WRITE, &w, NULL), 0);
+    const uint8_t a[16] = {0xa}, b[16] = {0xb}, c[16] = {0xc};
+    ck_assert_int_eq(gps__ledger_device(w, a, CAP, 0), 0);
+    ck_assert_int_eq(gps__ledger_device(w, b, 2 * CAP, 0), 1);
+    ck_assert_int_eq(gps__ledger_charge(w, 0, MiB, CAP), 0);
+
+    uint8_t rows[GP_LEDGER_MAX_DEVICES][16];
+    ck_assert_int_eq(gp_ledger_file_gpus(path, rows, GP_LEDGER_MAX_DEVICES, NULL), 2);
+    ck_assert(memcmp(rows[0], a, 16) == 0 && memcmp(rows[1], b, 16) == 0);
+    const uint8_t swapped[2][16] = {{0xb}, {0xa}};
+    for (int again = 0; again < 2; again++)
+        ck_assert_int_eq(gp_ledger_file_set_gpus(path, swapped, 2, NULL), 0);
+    gp_ledger_device_usage u[GP_LEDGER_MAX_DEVICES];
+    ck_assert_int_eq(gp_ledger_usage(w, u, GP_LEDGER_MAX_DEVICES), 2);
+    ck_assert(memcmp(u[0].uuid, b, 16) == 0 && memcmp(u[1].uuid, a, 16) == 0);
+    ck_assert_uint_eq(u[0].cap, CAP);
+    ck_assert_uint_eq(u[0].used, MiB);
+    ck_assert_uint_eq(u[1].cap, 2 * CAP);
+    /* The row of the GPU now called b is the one this process holds on. */
+    ck_assert_int_eq(gps__ledger_find(w, b), 0);
+    gps__ledger_release(w, 0, MiB);
+    ck_assert_int_eq(gp_ledger_usage(w, u, GP_LEDGER_MAX_DEVICES), 2);
+    ck_assert_uint_eq(u[0].used, 0);
+
+    /* Rows read before a third was added are not written over it. */
+    ck_assert_int_eq(gps__ledger_device(w, c, CAP, 0), 2);
+    char err[256] = "";
+    ck_assert_int_eq(gp_ledger_file_set_gpus(path, swapped, 2, err), GP_ESTATE);
+    ck_assert_msg(strstr(err, "3 GPU rows") != NULL, "%s", err);
+    ck_assert_int_eq(gp_ledger_file_set_gpus(path, swapped, GP_LEDGER_MAX_DEVICES + 1, NULL),
+                     GP_EINVAL);
+    gp_ledger_close(w);
+
+    snprintf(other, sizeof other, "%s.other", path);
+    FILE *f = fopen(other, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("not a ledger", f);
+    fclose(f);
+    ck_assert_int_eq(gp_ledger_file_gpus(other, rows, 1, NULL), GP_ECORRUPT);
+    ck_assert_int_eq(gp_ledger_file_set_gpus(other, swapped, 2, NULL), GP_ECORRUPT);
+    unlink(other);
+    ck_assert_int_eq(gp_ledger_file_gpus(other, rows, 1, NULL), GP_ENOENT);
+    unlink(path);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_processes_share_the_cap);
     tcase_add_test(tc, test_reader_api);
@@ -490,6 +547,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_ledger_made_first_does_not_raise_the_cap);
     tcase_add_test(tc, test_executor_ledger_files);
     tcase_add_test(tc, test_reader_survives_a_shrunk_ledger);
+    tcase_add_test(tc, test_rows_moved_to_other_gpus);
 }
 
 GP_TEST_MAIN("interpose/ledger", add_tests)

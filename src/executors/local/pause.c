@@ -46,8 +46,15 @@
 
 #include "common/gp_error.h"
 #include "common/units.h"
+#include "executors/contract.h"
 #include "executors/registry.h"
+#include "interpose/ledger.h"
 #include "local.h"
+
+/* Optional, as in local.c: only a program that links the ledger moves a
+ * slice's books onto the GPUs a resume gives it. */
+#pragma weak gp_ledger_file_gpus
+#pragma weak gp_ledger_file_set_gpus
 
 #define DEFAULT_LOCK_TIMEOUT_MS 10000
 #define FREEZE_WAIT_MS          10000
@@ -254,6 +261,24 @@ static int cuda_pids(gpx__local *lx, const gpx__task_cg *tc, pid_t *pids,
     return k;
 }
 
+/* NVML's "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as the driver's 16 bytes. */
+static int uuid_bytes(const char *text, char out[16]) {
+    if (strncmp(text, "GPU-", 4) == 0)
+        text += 4;
+    int n = 0;
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p == '-')
+            continue;
+        int hi = gp_hex_digit((unsigned char)p[0]),
+            lo = p[1] ? gp_hex_digit((unsigned char)p[1]) : -1;
+        if (hi < 0 || lo < 0 || n == 16)
+            return -1;
+        out[n++] = (char)(hi << 4 | lo);
+        p++;
+    }
+    return n == 16 ? 0 : -1;
+}
+
 /* ---- the journal -------------------------------------------------------------- */
 
 enum { J_NONE = 0, J_PAUSING, J_PAUSED, J_RESUMING };
@@ -275,6 +300,11 @@ typedef struct journal {
      * back if the resume fails); none where it was not recorded at launch. */
     int nslices;
     moved_slice slices[GP_MAX_GPUS_PER_NODE];
+    /* RESUMING: the UUIDs of the slice ledger's GPU rows before the resume
+     * (they are written again, moved or as they were, never derived from
+     * what the ledger says by then). */
+    int nrows;
+    uint8_t rows[GP_LEDGER_MAX_DEVICES][16];
     int64_t gpu_bytes;
     char detail[256];
 } journal;
@@ -315,6 +345,12 @@ static int j_write(const char *dir, const journal *j) {
     for (int i = 0; i < j->nslices; i++)
         fprintf(f, "slice=%d %d %lld\n", j->slices[i].from, j->slices[i].to,
                 (long long)j->slices[i].mem);
+    for (int i = 0; i < j->nrows; i++) {
+        fputs("row=", f);
+        for (int k = 0; k < 16; k++)
+            fprintf(f, "%02x", j->rows[i][k]);
+        fputc('\n', f);
+    }
     fprintf(f, "detail=%s\n", j->detail);
     return commit(f, tmp, path);
 }
@@ -353,6 +389,9 @@ static int j_read(const char *dir, journal *j) {
                 m->to < 0 || m->from >= GP_MAX_GPUS_PER_NODE || m->to >= GP_MAX_GPUS_PER_NODE)
                 return GP_ECORRUPT;
             m->mem = mem;
+        } else if (strncmp(line, "row=", 4) == 0 && j->nrows < GP_LEDGER_MAX_DEVICES) {
+            if (uuid_bytes(line + 4, (char *)j->rows[j->nrows++]) < 0)
+                return GP_ECORRUPT;
         } else if (strncmp(line, "detail=", 7) == 0) {
             gpx__exec_fmt(j->detail, sizeof j->detail, "%s", line + 7);
         }
@@ -367,24 +406,6 @@ static void j_remove(const char *dir) {
 }
 
 /* ---- the task's binding ---------------------------------------------------------- */
-
-/* NVML's "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as the driver's 16 bytes. */
-static int uuid_bytes(const char *text, char out[16]) {
-    if (strncmp(text, "GPU-", 4) == 0)
-        text += 4;
-    int n = 0;
-    for (const char *p = text; *p != '\0'; p++) {
-        if (*p == '-')
-            continue;
-        int hi = gp_hex_digit((unsigned char)p[0]),
-            lo = p[1] ? gp_hex_digit((unsigned char)p[1]) : -1;
-        if (hi < 0 || lo < 0 || n == 16)
-            return -1;
-        out[n++] = (char)(hi << 4 | lo);
-        p++;
-    }
-    return n == 16 ? 0 : -1;
-}
 
 /* Writes <dir>/binding: "gpu=<position> <bytes>" for each slice (atomically). */
 static int bind_write(const char *dir, const gp_task_binding *b) {
@@ -444,6 +465,47 @@ static int gpu_at(const gp_node_spec *node, const char *uuid) {
     return -1;
 }
 
+/* The task's slice ledger: the file the executor made for it (as root),
+ * else the one its workload made under the slice's name. */
+static void ledger_file(const gpx__local *lx, const char *key, char *out, size_t len) {
+    gpx__ledger_path(lx->instance, key, out, len);
+    unsigned long long w;
+    int t, a;
+    if (access(out, F_OK) == 0 || sscanf(key, "w%llu.t%d.a%d", &w, &t, &a) != 3)
+        return;
+    char name[GP_LEDGER_NAME_MAX + 1];
+    gpx__slice_name(lx->instance, (uint64_t)w, t, a, name, sizeof name);
+    gpx__exec_fmt(out, len, "/dev/shm/gpupool-slice-%s", name);
+}
+
+/* Keys the slice ledger's rows by the journal's new GPUs (to_new 1: each
+ * row of a GPU from[i] by to[i]) or by those it had (0), so that a process
+ * the task starts after a remap books into the rows of those moved, under
+ * their caps, instead of opening rows of its own. 0, or -1 with why set. */
+static int move_books(const gpx__local *lx, const char *key, const journal *j, int to_new,
+                      char *why, size_t len) {
+    if (j->nrows == 0 || gp_ledger_file_set_gpus == NULL)
+        return 0;
+    uint8_t rows[GP_LEDGER_MAX_DEVICES][16];
+    memcpy(rows, j->rows, sizeof rows);
+    for (int r = 0; to_new && r < j->nrows; r++)
+        for (int i = 0; i < j->ngpus; i++) {
+            char from[16], to[16];
+            if (uuid_bytes(j->from[i], from) == 0 && uuid_bytes(j->to[i], to) == 0 &&
+                memcmp(j->rows[r], from, 16) == 0) {
+                memcpy(rows[r], to, 16);
+                break;
+            }
+        }
+    char file[PATH_MAX], err[256] = "";
+    ledger_file(lx, key, file, sizeof file);
+    if (gp_ledger_file_set_gpus(file, (const uint8_t(*)[16])rows, j->nrows, err) < 0) {
+        gpx__exec_fmt(why, len, "the slice's ledger could not be moved: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
 /* Puts everything the task's binding touched at launch on the GPUs of the
  * journal's new binding (to_new 1) or back on the old ones (0): its device
  * rules and dmem limits, the watchdog's record and <dir>/binding. Each
@@ -485,7 +547,7 @@ static int rebind(gpx__local *lx, const char *dir, const gpx__task_cg *tc, const
                       gp_strerror(rc));
         return -1;
     }
-    return 0;
+    return move_books(lx, key, j, to_new, why, len);
 }
 
 /*
@@ -535,6 +597,16 @@ static int plan_resume(gpx__local *lx, const char *dir, const gp_exec_pause *in,
             }
             m->to = at_to[i];
         }
+    }
+    /* The ledger's rows as they are, while no process of the task runs: a
+     * slice on whole GPUs, or with no interposer, has none. */
+    j->nrows = 0;
+    if (rc == 0 && in->ngpus > 0 && j->nslices > 0 && gp_ledger_file_gpus != NULL) {
+        char file[PATH_MAX];
+        const char *key = strrchr(dir, '/') != NULL ? strrchr(dir, '/') + 1 : dir;
+        ledger_file(lx, key, file, sizeof file);
+        int n = gp_ledger_file_gpus(file, j->rows, GP_LEDGER_MAX_DEVICES, NULL);
+        j->nrows = n > 0 ? n : 0;
     }
     free(node);
     return rc;
@@ -736,6 +808,7 @@ static void stay_paused(gpx__local *lx, const char *dir, const gpx__task_cg *tc,
     j->state = J_PAUSED;
     j->ngpus = 0;
     j->nslices = 0;
+    j->nrows = 0;
     j_write(dir, j);
     p->paused = 1;
 }
