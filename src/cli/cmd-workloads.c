@@ -294,7 +294,26 @@ int cmd_describe(cli *c, int argc, char **argv) {
             char label[32];
             snprintf(label, sizeof label,
                      "Task %lld:", (long long)json_integer_value(json_object_get(x, "task")));
-            printf("%-15s node %s, handle %s\n", label, cli_str(x, "node"), cli_str(x, "handle"));
+            /* Its GPUs, from the binding's slices [gpu, milli, mem, mig]: a
+             * whole GPU by its index, a fraction with its share. */
+            char gpus[256] = "";
+            size_t used = 0, g;
+            json_t *sl;
+            json_array_foreach(json_object_get(x, "slices"), g, sl) {
+                long long gi = (long long)json_integer_value(json_array_get(sl, 0));
+                long long milli = (long long)json_integer_value(json_array_get(sl, 1));
+                int n = milli > 0 && milli < 1000
+                            ? snprintf(gpus + used, sizeof gpus - used, "%s%lld (%g of it)",
+                                       g ? ", " : "", gi, (double)milli / 1000.0)
+                            : snprintf(gpus + used, sizeof gpus - used, "%s%lld", g ? ", " : "", gi);
+                if (n < 0 || (size_t)n >= sizeof gpus - used)
+                    break;
+                used += (size_t)n;
+            }
+            printf("%-15s node %s, %s%s%shandle %s\n", label, cli_str(x, "node"),
+                   *gpus ? (json_array_size(json_object_get(x, "slices")) > 1 ? "GPUs " : "GPU ")
+                         : "",
+                   gpus, *gpus ? ", " : "", cli_str(x, "handle"));
         }
         printf("\nAttempts:\n");
         json_array_foreach(json_object_get(w, "attempts"), k, x) {

@@ -56,4 +56,5 @@ aligned() {
     $GP describe "$1" | awk '/^[A-Z][^:]*: +[^ ]/ { match($0, /: +/); if (RSTART + RLENGTH != 17) { print "# " $0; bad = 1 } } END { exit bad }'
 }
 tap_ok "describe's values, the task's line included, start in one column" aligned "$id"
+tap_ok "describe shows each task's GPU" contains "$($GP describe "$id")" '^Task 0: *node [^,]*, GPU [0-9], handle '
 tap_done
