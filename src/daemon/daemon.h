@@ -6,7 +6,8 @@
  * Threads: libmicrohttpd runs a fixed pool of event-loop threads that call
  * the API handlers (a handler waiting for a commit holds its thread only); the store has one writer
  * thread (group commit); the scheduling loop has one thread that owns the engine and the executor.
- * Handlers reach the engine only through sched.h, under its lock.
+ * Handlers reach the engine only through sched.h, under its lock. Each thread that works for others
+ * takes its work from a mailbox (mailbox.h), which answers "gpupoold is stopping" once closed.
  */
 #ifndef GP_DAEMON_H
 #define GP_DAEMON_H
