@@ -149,11 +149,7 @@ int gpd__loop_resume_begin(gpd__sched *s, active *a, const gp_task_binding *b) {
 /* Writes the event of a finished step (and the workload's new state). */
 static void record(gpd__sched *s, active *a, gpd__wl_state st, const char *kind, const char *msg) {
     gpd__wl_change c;
-    gpd__wl_change_init(&c, a->id);
-    c.state = (int)st;
-    c.reason = msg;
-    c.event_kind = kind;
-    c.event_msg = msg;
+    gpd__wl_change_event(&c, a->id, (int)st, msg, kind, msg);
     gpd__sched_record(s, &c);
 }
 

@@ -282,11 +282,7 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
     gpd__sched_record(s, &c);
     char err[GP_ERR_MAX];
     if (!stopping && submit_spec(s, w, err, sizeof err) < 0) {
-        gpd__wl_change_init(&c, w->id);
-        c.state = GPD__WL_FAILED;
-        c.reason = err;
-        c.event_kind = "failed";
-        c.event_msg = err;
+        gpd__wl_change_event(&c, w->id, GPD__WL_FAILED, err, "failed", err);
         gpd__sched_record(s, &c);
     }
 }
@@ -295,10 +291,7 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
 static void set_state(gpd__sched *s, uint64_t id, gpd__wl_state st, const char *kind,
                       const char *msg) {
     gpd__wl_change c;
-    gpd__wl_change_init(&c, id);
-    c.state = (int)st;
-    c.event_kind = kind;
-    c.event_msg = msg;
+    gpd__wl_change_event(&c, id, (int)st, NULL, kind, msg);
     gpd__sched_record(s, &c);
 }
 
@@ -506,12 +499,9 @@ int gpd__loop_recover(gpd__sched *s, gpd__err *e) {
     if (rc == 0 && sc.oom)
         rc = gpd__fail(e, GP_ENOMEM, "", "out of memory listing the workloads to recover");
     for (size_t i = 0; rc == 0 && i < sc.refused.n; i++) {
+        const char *why = "refused by the engine at restart (its project or the pool changed)";
         gpd__wl_change c;
-        gpd__wl_change_init(&c, sc.refused.ids[i]);
-        c.state = GPD__WL_FAILED;
-        c.reason = "refused by the engine at restart (its project or the pool changed)";
-        c.event_kind = "failed";
-        c.event_msg = c.reason;
+        gpd__wl_change_event(&c, sc.refused.ids[i], GPD__WL_FAILED, why, "failed", why);
         gpd__sched_record(s, &c);
     }
     for (size_t i = 0; rc == 0 && i < sc.had_tasks.n; i++)

@@ -420,11 +420,8 @@ void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks
     gpd__wl_change_init(&c, id);
     if (rc < 0) {
         snprintf(msg, sizeof msg, "could not be launched: %s", err);
-        c.state = GPD__WL_FAILED;
-        c.reason = msg;
+        gpd__wl_change_event(&c, id, GPD__WL_FAILED, msg, "failed", msg);
         c.attempt_end = "failed";
-        c.event_kind = "failed";
-        c.event_msg = msg;
         gpd__sched_record(s, &c);
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_finished(s->eng, id);
@@ -463,13 +460,9 @@ void gpd__loop_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t gr
     snprintf(msg, sizeof msg, "%s: checkpoint signal SIG%s sent; stopped at the latest %s later",
              why, sig ? sig : "?", g);
     gpd__wl_change c;
-    gpd__wl_change_init(&c, a->id);
-    c.state = GPD__WL_STOPPING;
+    gpd__wl_change_event(&c, a->id, GPD__WL_STOPPING, why, "checkpoint-signal", msg);
     c.stop_kind = kind;
     c.stop_deadline_ms = a->deadline;
-    c.reason = why;
-    c.event_kind = "checkpoint-signal";
-    c.event_msg = msg;
     gpd__sched_record(s, &c);
     a->state = GPD__WL_STOPPING;
     for (int t = 0; t < a->ntasks; t++)
@@ -534,13 +527,9 @@ static void conclude(gpd__sched *s, active *a, gpd__wl_state st, const char *out
     char msg[400];
     snprintf(msg, sizeof msg, "attempt %d %s: %s", a->attempt, outcome, why);
     gpd__wl_change c;
-    gpd__wl_change_init(&c, a->id);
-    c.state = (int)st;
-    c.reason = why;
+    gpd__wl_change_event(&c, a->id, (int)st, why, outcome, msg);
     c.exit_code = exit_code;
     c.attempt_end = outcome;
-    c.event_kind = outcome;
-    c.event_msg = msg;
     gpd__sched_record(s, &c);
     pthread_mutex_lock(&s->eng_mu);
     if (st == GPD__WL_PENDING)

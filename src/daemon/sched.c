@@ -83,11 +83,7 @@ void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, con
         /* Checked before the commit, so only a race with a queue change gets
          * here: the workload is kept, failed, with the engine's reason. */
         gpd__wl_change c;
-        gpd__wl_change_init(&c, id);
-        c.state = GPD__WL_FAILED;
-        c.reason = err;
-        c.event_kind = "failed";
-        c.event_msg = err;
+        gpd__wl_change_event(&c, id, GPD__WL_FAILED, err, "failed", err);
         gpd__sched_record(s, &c);
     }
     wake(s);
@@ -148,11 +144,7 @@ int gpd__sched_command(gpd__sched *s, int op, uint64_t id, gpd__err *e) {
 static int set_final(gpd__sched *s, uint64_t id, gpd__wl_state st, const char *kind,
                      const char *msg, gpd__err *e) {
     gpd__wl_change c;
-    gpd__wl_change_init(&c, id);
-    c.state = (int)st;
-    c.reason = msg;
-    c.event_kind = kind;
-    c.event_msg = msg;
+    gpd__wl_change_event(&c, id, (int)st, msg, kind, msg);
     return gpd__store_wl_apply(s->d->store, &c, 1, e);
 }
 

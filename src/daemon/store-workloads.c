@@ -429,6 +429,15 @@ void gpd__wl_change_init(gpd__wl_change *c, uint64_t id) {
     c->stop_deadline_ms = -1;
 }
 
+void gpd__wl_change_event(gpd__wl_change *c, uint64_t id, int st, const char *reason,
+                          const char *kind, const char *msg) {
+    gpd__wl_change_init(c, id);
+    c->state = st;
+    c->reason = reason;
+    c->event_kind = kind;
+    c->event_msg = msg;
+}
+
 typedef struct apply_arg {
     const gpd__wl_change *c;
     int n;

@@ -210,6 +210,11 @@ typedef struct gpd__wl_change {
 } gpd__wl_change;
 
 void gpd__wl_change_init(gpd__wl_change *c, uint64_t id);
+/* Fills c as gpd__wl_change_init does, for workload id moving to state st
+ * (-1: keeping its state) with the event kind and msg; reason is its new
+ * reason (NULL: keep). The caller sets any other field. */
+void gpd__wl_change_event(gpd__wl_change *c, uint64_t id, int st, const char *reason,
+                          const char *kind, const char *msg);
 
 int gpd__store_wl_apply(gp_store *st, const gpd__wl_change *c, int n, gpd__err *e);
 
