@@ -18,6 +18,9 @@
  * The worker runs one step at a time, so that two steps of one task never
  * meet; while a workload's step is under way the loop leaves its tasks
  * alone (a->pausing), other than a delete, which waits for the step to end.
+ * A resume that fails leaves the workload paused, and the engine holds the
+ * next try off for a backoff that doubles at each failure in a row
+ * (resume_backoff_ms), which the event states.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -146,6 +149,16 @@ int gpd__loop_resume_begin(gpd__sched *s, active *a, const gp_task_binding *b) {
     return queue_step(s, a, GP_EXEC_CTL_RESUME, j);
 }
 
+/* The wait before the next resume after `fails` failed in a row: 1 s,
+ * doubled at each, at most GPD__RESUME_BACKOFF_MAX_MS. */
+#define GPD__RESUME_BACKOFF_MAX_MS 60000
+static int64_t resume_backoff_ms(int fails) {
+    int64_t ms = 1000;
+    for (int i = 1; i < fails && ms < GPD__RESUME_BACKOFF_MAX_MS; i++)
+        ms *= 2;
+    return ms < GPD__RESUME_BACKOFF_MAX_MS ? ms : GPD__RESUME_BACKOFF_MAX_MS;
+}
+
 /* Writes the event of a finished step (and the workload's new state). */
 static void record(gpd__sched *s, active *a, gpd__wl_state st, const char *kind, const char *msg) {
     gpd__wl_change c;
@@ -205,7 +218,12 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
     }
     if (j->rc == 0) {
         a->pausing = GPD__PAUSE_NONE;
+        a->resume_fails = 0;
         a->state = GPD__WL_RUNNING;
+        /* An interactive session's idle timer starts again: paused, its
+         * GPUs were not its own, and counting that time would suspend it
+         * as soon as it is back. */
+        a->busy_ms = now;
         a->stop_note[0] = '\0';
         a->tasks[0].binding = j->b;
         a->tasks[0].binding.node = a->tasks[0].node;
@@ -217,14 +235,22 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
         pthread_mutex_unlock(&s->eng_mu);
         return;
     }
-    /* It stays paused, with the reason, and is tried again: never
-     * restarted from the beginning. */
+    /* It stays paused, with the reason, and is tried again after a backoff
+     * (1 s, doubled at each failure in a row, at most 60 s): never restarted
+     * from the beginning, and not thawed and frozen again at every cycle
+     * while what blocks it lasts. */
     a->pausing = GPD__PAUSE_PAUSED;
-    snprintf(msg, sizeof msg, "still paused: %s",
-             j->p.detail[0] ? j->p.detail : gp_strerror(j->rc));
+    int64_t wait = resume_backoff_ms(++a->resume_fails);
+    const char *why = j->p.detail[0] ? j->p.detail : gp_strerror(j->rc);
+    if (strncmp(why, "still paused: ", 14) == 0)
+        why += 14;
+    snprintf(msg, sizeof msg, "still paused: %s; resume try %d failed, the next in %lld s", why,
+             a->resume_fails, (long long)(wait / 1000));
     record(s, a, GPD__WL_PAUSED, "resume-failed", msg);
     pthread_mutex_lock(&s->eng_mu);
     int rc = gp_engine_paused(s->eng, a->id, now);
+    if (rc == 0)
+        rc = gp_engine_resume_after(s->eng, a->id, now + wait);
     pthread_mutex_unlock(&s->eng_mu);
     if (rc < 0)
         gpd__log("workload %llu: the engine refused its failed resume: %s",

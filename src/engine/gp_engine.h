@@ -477,6 +477,15 @@ int gp_engine_requeue(gp_engine *e, uint64_t id);
  */
 int gp_engine_paused(gp_engine *e, uint64_t id, gp_time_ms now);
 
+/*
+ * A paused workload (PENDING, paused on a node) is not resumed before `when`:
+ * the caller's backoff after a resume that failed, so that a restore that
+ * keeps failing (too little GPU memory, held outside the pool) is not tried
+ * at every cycle. A later pause of it starts with no such bound. GP_ENOENT
+ * for an unknown workload, GP_ESTATE if it is not paused (nothing changes).
+ */
+int gp_engine_resume_after(gp_engine *e, uint64_t id, gp_time_ms when);
+
 typedef struct gp_slice {
     int32_t gpu;      /* index into the node's gpus[] */
     int32_t milli;    /* milli-GPU charged */

@@ -177,11 +177,14 @@ struct gp__wl {
     /* Pause (pause.c): the node (id + 1; 0: none) it is paused on (PENDING)
      * or being paused on (EVICTING in pause mode), the GPU model it resumes
      * on (-1: any, for a task without GPUs), and the host memory it holds
-     * paused. resume: BOUND by resuming, for the decision. */
+     * paused. resume: BOUND by resuming, for the decision. resume_after:
+     * paused, it is not resumed before then (the caller's backoff after a
+     * resume that failed; 0: at once). */
     uint32_t paused_on;
     int32_t paused_model;
     int64_t pause_mem;
     uint8_t resume;
+    gp_time_ms resume_after;
     uint64_t mark; /* scratch stamp for de-duplicating victims */
     uint64_t elig; /* stamp of the last search that found it eligible */
 };

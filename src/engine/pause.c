@@ -19,7 +19,9 @@
  * its GPUs and CPU are free, pause_mem stays charged to the node, and it is
  * tried in its queue's order like any pending workload but placed only on
  * its node, on GPUs of the model it had; it makes no room for itself by
- * evicting others (it waits GP_WAIT_PAUSED until room is there).
+ * evicting others (it waits GP_WAIT_PAUSED until room is there). After a
+ * resume that failed, the caller may hold the next try off until a time of
+ * its choosing (gp_engine_resume_after: its backoff).
  */
 #include <string.h>
 
@@ -93,6 +95,7 @@ gp_on_preempt gp__pause_mode(gp_engine *e, gp__wl *v, gp_evict_reason why, gp_mo
     v->paused_on = n->id + 1;
     v->pause_mem = cost;
     v->paused_model = model;
+    v->resume_after = 0;
     return GP_ON_PREEMPT_PAUSE;
 }
 
@@ -115,6 +118,11 @@ void gp__pause_drop(gp_engine *e, gp__wl *w) {
 
 int gp__pause_try_resume(gp_engine *e, gp__wl *w, uint64_t models) {
     gp__node *n = gp__node_at(e, w->paused_on - 1);
+    if (e->now < w->resume_after) {
+        gp__wait_set(w, GP_WAIT_PAUSED);
+        w->wait_node = n->id;
+        return 0;
+    }
     if (w->paused_model >= 0)
         models &= UINT64_C(1) << w->paused_model;
     /* The binding charges the task's own memory again. */
@@ -125,6 +133,7 @@ int gp__pause_try_resume(gp_engine *e, gp__wl *w, uint64_t models) {
         w->paused_on = 0;
         w->pause_mem = 0;
         w->resume = 1;
+        w->resume_after = 0;
         return 1;
     }
     hold(e, n, w->pause_mem, +1);
@@ -185,6 +194,16 @@ int gp_engine_paused(gp_engine *e, uint64_t id, gp_time_ms now) {
         hold(e, n, cost, +1);
     }
     set_paused(w, n, cost, model);
+    return 0;
+}
+
+int gp_engine_resume_after(gp_engine *e, uint64_t id, gp_time_ms when) {
+    gp__wl *w = gp__wl_find(e, id);
+    if (!w)
+        return GP_ENOENT;
+    if (w->state != GP_STATE_PENDING || !w->paused_on)
+        return GP_ESTATE;
+    w->resume_after = when;
     return 0;
 }
 

@@ -37,3 +37,11 @@ $(BUILD)/tests/daemon/failalloc.so: tests/daemon/failalloc.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared $< -o $@ -ldl
 TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/failalloc.so
+# test-pause-faults.sh kills this copy of gpupoold at each step of a pause
+# and a resume (GPUPOOL_TEST_PAUSE_KILL, pause-kill.c); only tests build it.
+$(BUILD)/tests/daemon/gpupoold-pausekill: $(OBJ)/tests/daemon/pause-kill.o $(DAEMON_OBJS) \
+		$(OBJ)/src/interpose/ledger.o $(BUILD)/libgpexec.a $(BUILD)/libgpupool.a \
+		$(BUILD)/libgpcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(shell pkg-config --libs $(DAEMON_PKGS)) -lwslay -lpthread -ldl $(LDLIBS)
+TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/gpupoold-pausekill $(BUILD)/tests/executors/cuda-holder

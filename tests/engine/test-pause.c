@@ -191,7 +191,8 @@ END_TEST
 /* A pause that failed (a lock timeout) is stopped in checkpoint mode and
  * released: nothing stays held for it. Paused on n1, the other is not started
  * on the idle n2; a resume that fails leaves it paused again; a lost node
- * reports it so that its task is ended. */
+ * reports it so that its task is ended. The caller's backoff after a failed
+ * resume (gp_engine_resume_after) holds the next one off until its time. */
 START_TEST(test_resumes_only_on_its_node) {
     reclaim r = reclaimed(GP_ON_PREEMPT_PAUSE, 1, 400);
     gp_engine *e = r.e;
@@ -224,6 +225,20 @@ START_TEST(test_resumes_only_on_its_node) {
     ck_assert_int_eq(gp_engine_workload_get(e, v, &wi), 0);
     ck_assert_str_eq(wi.paused_on, "n1");
     ck_assert_int_eq(node_info(e, "n1").paused, 1);
+    /* Its next resume waits for the caller's backoff, then comes. */
+    ck_assert_int_eq(gp_engine_resume_after(e, v, 6900), 0);
+    ck_assert_int_eq(gp_engine_resume_after(e, 12345, 6900), GP_ENOENT);
+    n = t_cycle(e, 6600, 0, 0, &d);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(!(d[i].type == GP_DECISION_BIND && d[i].workload == v));
+    ck_assert_int_eq(t_state(e, v), GP_STATE_PENDING);
+    n = t_cycle(e, 6900, 0, 0, &d);
+    resumed = 0;
+    for (size_t i = 0; i < n; i++)
+        resumed += d[i].type == GP_DECISION_BIND && d[i].workload == v && d[i].resume;
+    ck_assert_int_eq(resumed, 1);
+    ck_assert_int_eq(gp_engine_resume_after(e, v, 9000), GP_ESTATE);
+    ck_assert_int_eq(gp_engine_paused(e, v, 6950), 0);
     char err[GP_ERR_MAX];
     ck_assert_int_eq(gp_engine_check(e, err, sizeof err), 0);
     ck_assert_int_eq(gp_engine_node_remove(e, "n1"), 0);
