@@ -69,11 +69,28 @@ void gpd_test_start_args(gpd_test *t, const char *const *extra) {
     ck_assert_int_eq(read_line(addr, t->admin, sizeof t->admin), 0);
 }
 
+/* Kills what the stopped daemon of t left running (a stopped gpupoold
+ * leaves its tasks for its next start to find): each task's process group
+ * and its supervisor, as tests/daemon/lib.sh's cleanup does. */
+static void kill_tasks(const gpd_test *t) {
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd,
+             "for f in '%s'/tasks/*/task; do [ -f \"$f\" ] || continue; "
+             "pid=$(sed -n 's/^pid=//p' \"$f\"); [ -n \"$pid\" ] && kill -9 \"-$pid\" 2>/dev/null; "
+             "done; for f in '%s'/tasks/*/handle; do [ -f \"$f\" ] || continue; "
+             "spid=$(cut -d: -f3 \"$f\"); [ -n \"$spid\" ] && kill -9 \"$spid\" 2>/dev/null; "
+             "done; true",
+             t->dir, t->dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not stop the tasks of %s\n", t->dir);
+}
+
 void gpd_test_stop(gpd_test *t) {
     if (t->pid > 0) {
         kill(t->pid, SIGTERM);
         waitpid(t->pid, NULL, 0);
     }
+    kill_tasks(t);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.log'", t->dir, t->dir);
     if (system(cmd) != 0)

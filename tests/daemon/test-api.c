@@ -751,6 +751,52 @@ START_TEST(test_project_default_resources) {
 }
 END_TEST
 
+/* Whether process pid still runs (a zombie not yet reaped does not). */
+static int runs(int pid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && paren[2] != 'Z';
+}
+
+/* A stopped gpupoold leaves its tasks running for its next start, so the
+ * harness kills them when a test stops its daemon: every test of this file
+ * that ran a "sleep 600" left it running for ten minutes. */
+START_TEST(test_stop_leaves_no_task) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "POST", "/api/v1/workloads",
+                              "{\"project\":\"a1\",\"command\":[\"sleep\",\"600\"],\"gpu\":1}",
+                              NULL),
+                     201);
+    wait_in_state(&t, "running", 1);
+    char cmd[600], line[32] = "";
+    snprintf(cmd, sizeof cmd, "sed -n 's/^pid=//p' '%s'/tasks/*/task | head -1", t.dir);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, p));
+    pclose(p);
+    int pid = atoi(line);
+    ck_assert_int_gt(pid, 1);
+    ck_assert(runs(pid));
+    gpd_test_stop(&t);
+    int alive = 1;
+    for (int i = 0; i < 300 && alive; i++) {
+        alive = runs(pid);
+        if (alive)
+            usleep(100 * 1000);
+    }
+    ck_assert_msg(!alive, "task %d still runs 30 s after its daemon's test stopped", pid);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_input_changes_nothing);
     tcase_add_test(tc, test_reserved_environment);
@@ -765,6 +811,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_list_orders);
     tcase_add_test(tc, test_delete_at_any_moment);
     tcase_add_test(tc, test_pending_reasons_name_the_cli);
+    tcase_add_test(tc, test_stop_leaves_no_task);
 }
 
 GP_TEST_MAIN("daemon/api", add_tests)
