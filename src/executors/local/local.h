@@ -396,12 +396,6 @@ ssize_t gpx__read_small(const char *path, char *buf, size_t cap);
 
 /* The session socket in a task's state directory. */
 #define GPX__SESS_SOCK "session.sock"
-/* Recent terminal output kept per task (replayed on attach). */
-#define GPX__SESS_RING (64 * 1024)
-/* Sessions (attached clients and exec'd commands) one task may hold. */
-#define GPX__SESS_CLIENTS 64
-/* How long an attached client may hold the terminal up without reading. */
-#define GPX__SESS_STUCK_S 30
 
 /*
  * For the supervisor of a tty task, before it forks the task: a
@@ -413,7 +407,7 @@ int gpx__sess_prepare(const gpx__spawn *s, int *master, int *slave, int *lfd);
 
 /*
  * The supervisor's loop for a tty task, in place of waiting for it: serves
- * the session socket until the task tpid ends, sends its exit status to the
+ * the session socket (session-server.c's gpx__sessd_serve) until the task tpid ends, sends its exit status to the
  * attached clients, and returns it in *code / *sig (the task is left a
  * zombie, as wait_task leaves it). Closes master and lfd. -1 if it could
  * not start (no memory): the caller then waits for the task itself.
