@@ -24,7 +24,8 @@ SYSCONFDIR ?= /etc
 
 GP_VERSION := $(shell awk 'NR == 1 { gsub(/[()]/, "", $$2); print $$2 }' debian/changelog)
 
-INSTALL_FILES := $(BUILD)/gpupool $(BUILD)/gpupool-sim $(BUILD)/gpupoold $(BUILD)/libgpuslice.so
+INSTALL_FILES := $(BUILD)/gpupool $(BUILD)/gpupool-sim $(BUILD)/gpupoold $(BUILD)/libgpuslice.so \
+                 $(BUILD)/gpupool-slurm-session
 
 .PHONY: install uninstall deb
 $(BUILD)/gpupoold.service: contrib/gpupoold.service.in
@@ -41,6 +42,7 @@ install: $(INSTALL_FILES)
 	install -m 755 $(BUILD)/gpupool $(BUILD)/gpupool-sim $(DESTDIR)$(BINDIR)/
 	install -m 755 $(BUILD)/gpupoold $(DESTDIR)$(SBINDIR)/
 	install -m 644 $(BUILD)/libgpuslice.so $(DESTDIR)$(GPLIBDIR)/
+	install -m 755 $(BUILD)/gpupool-slurm-session $(DESTDIR)$(GPLIBDIR)/
 	install -m 644 contrib/gpupool.1 contrib/gpupool-sim.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 contrib/gpupoold.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 contrib/gpupool.bash-completion $(DESTDIR)$(BASHCOMPDIR)/gpupool
@@ -56,6 +58,7 @@ install: $(INSTALL_FILES)
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpupool $(DESTDIR)$(BINDIR)/gpupool-sim \
 	    $(DESTDIR)$(SBINDIR)/gpupoold $(DESTDIR)$(GPLIBDIR)/libgpuslice.so \
+	    $(DESTDIR)$(GPLIBDIR)/gpupool-slurm-session \
 	    $(DESTDIR)$(MANDIR)/man1/gpupool.1 $(DESTDIR)$(MANDIR)/man1/gpupool-sim.1 \
 	    $(DESTDIR)$(MANDIR)/man8/gpupoold.8 $(DESTDIR)$(BASHCOMPDIR)/gpupool \
 	    $(DESTDIR)$(DATADIR)/grafana/gpupool-dashboard.json \

@@ -1,14 +1,19 @@
 """tests/daemon/taplib.py — what the Python session tests share: TAP lines
 (ok, done), a JSON call to gpupoold's API that returns the status and the
-decoded body, errors included, and a free port on loopback."""
+decoded body, errors included, and a free port on loopback. A script run
+after another in one TAP stream numbers on from GP_TAP_FIRST, names its
+cases with GP_TAP_PREFIX, and leaves the plan to the last one when
+GP_TAP_NOPLAN is set."""
 import json
+import os
 import socket
 import sys
 import urllib.error
 import urllib.request
 
-_n = 0
+_n = int(os.environ.get("GP_TAP_FIRST", "1")) - 1
 _failed = 0
+_prefix = os.environ.get("GP_TAP_PREFIX", "")
 
 
 def ok(cond, name, detail=""):
@@ -17,11 +22,11 @@ def ok(cond, name, detail=""):
     _n += 1
     if not cond:
         _failed += 1
-        print(f"not ok {_n} - {name}")
+        print(f"not ok {_n} - {_prefix}{name}")
         for line in str(detail).splitlines()[-15:]:
             print(f"#   {line}")
     else:
-        print(f"ok {_n} - {name}")
+        print(f"ok {_n} - {_prefix}{name}")
     sys.stdout.flush()
 
 
@@ -37,7 +42,8 @@ def free_port():
 
 def done():
     """Prints the plan and exits: 1 if any case failed."""
-    print(f"1..{_n}")
+    if not os.environ.get("GP_TAP_NOPLAN"):
+        print(f"1..{_n}")
     sys.exit(1 if _failed else 0)
 
 

@@ -67,9 +67,13 @@ pid_of() {
 
 write_conf() {
     mkdir -p "$DIR/etc" "$DIR/run" "$DIR/log" "$DIR/spool" "$DIR/dev" "$DIR/munge" \
-        "$DIR/state" "$DIR/db"
+        "$DIR/munge-run" "$DIR/state" "$DIR/db"
     chmod 700 "$DIR/db"
     chmod 700 "$DIR/munge"
+    # munge's socket is every user's, as /run/munge is on a real cluster
+    # (a user's own srun, or root's with --uid, signs its requests there);
+    # its key stays root's.
+    chmod 755 "$DIR/munge-run"
     # Jobs of other users than root run their script from the spool below
     # DIR: they must pass through it (a mktemp directory is 0700).
     chmod 711 "$DIR"
@@ -93,7 +97,7 @@ SlurmUser=$user
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$DIR/munge/munge.sock
+AuthInfo=socket=$DIR/munge-run/munge.sock
 StateSaveLocation=$DIR/state
 SlurmdSpoolDir=$DIR/spool/%n
 SlurmctldPidFile=$DIR/run/slurmctld.pid
@@ -151,7 +155,7 @@ EOF
         cat >"$DIR/etc/slurmdbd.conf" <<EOF
 # Written by tests/slurm/cluster.sh: the test cluster's accounting.
 AuthType=auth/munge
-AuthInfo=socket=$DIR/munge/munge.sock
+AuthInfo=socket=$DIR/munge-run/munge.sock
 DbdHost=localhost
 DbdAddr=127.0.0.1
 DbdPort=$((PORT + 6))
@@ -181,7 +185,7 @@ accounting_conf() {
     if [ "$ACCT" = 1 ]; then
         printf '%s\n' "AccountingStorageType=accounting_storage/slurmdbd" \
             "AccountingStorageHost=127.0.0.1" "AccountingStoragePort=$((PORT + 6))" \
-            "AccountingStoreFlags=job_comment" "AccountingStoragePass=$DIR/munge/munge.sock"
+            "AccountingStoreFlags=job_comment" "AccountingStoragePass=$DIR/munge-run/munge.sock"
     else
         echo "AccountingStorageType=accounting_storage/none"
     fi
@@ -205,11 +209,11 @@ all_idle() {
 
 start_munge() {
     pid_of munged >/dev/null && return 0
-    munged --socket="$DIR/munge/munge.sock" --key-file="$DIR/munge/munge.key" \
+    munged --socket="$DIR/munge-run/munge.sock" --key-file="$DIR/munge/munge.key" \
         --pid-file="$DIR/run/munged.pid" --log-file="$DIR/log/munged.log" \
         --seed-file="$DIR/munge/munged.seed" --force ||
         skip "munged did not start (see $DIR/log/munged.log)"
-    wait_for 10 test -S "$DIR/munge/munge.sock" || skip "munged made no socket"
+    wait_for 10 test -S "$DIR/munge-run/munge.sock" || skip "munged made no socket"
 }
 
 # The MariaDB server of the accounting: a data directory of its own (made

@@ -7,7 +7,8 @@ SX_TAG=t$$
 
 # sx_start DATA_DIR [gpupoold flags...]: gpupoold on the slurm executor of the
 # test cluster, with its state and checkpoints under DATA_DIR, on the
-# partitions SX_PARTITIONS names (default gpu: every node).
+# partitions SX_PARTITIONS names (default gpu: every node), with
+# SX_CONFIG_EXTRA's key=value pairs added to its configuration.
 sx_start() {
     sx_dir=$1
     shift
@@ -17,7 +18,7 @@ sx_start() {
     sx_slice=
     case $B in *asan* | *tsan*) sx_slice=",interposer=$(pwd)/build/libgpuslice.so" ;; esac
     gpd_start "$sx_dir" --period 300ms --poll 300ms --inventory-period 1s --executor slurm --executor-config \
-        "slurm_conf=$SLURM_CONF,state_dir=$sx_dir/slurm-state,checkpoint_dir=$sx_dir/ckpt,partitions=${SX_PARTITIONS:-gpu},gpu_mem.a100=40G,gpu_mem.h100=80G,tag=$SX_TAG$sx_slice" "$@"
+        "slurm_conf=$SLURM_CONF,state_dir=$sx_dir/slurm-state,checkpoint_dir=$sx_dir/ckpt,partitions=${SX_PARTITIONS:-gpu},gpu_mem.a100=40G,gpu_mem.h100=80G,tag=$SX_TAG$sx_slice${SX_CONFIG_EXTRA:+,$SX_CONFIG_EXTRA}" "$@"
 }
 
 # sx_jobs [STATES]: this test's gpupool jobs that Slurm knows (default: in any

@@ -3,5 +3,5 @@
 # not part of `make check` (it needs Slurm and a few minutes); `make
 # test-slurm` runs it alone and `make test` (tests/all.sh) runs it last.
 .PHONY: test-slurm
-test-slurm: $(BUILD)/gpupoold $(BUILD)/gpupool
+test-slurm: $(BUILD)/gpupoold $(BUILD)/gpupool $(BUILD)/gpupool-slurm-session
 	@tests/slurm/run.sh $(BUILD) $(SLURM_TESTS)

@@ -224,6 +224,17 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
           "the working directory $0\"; exit 126; }; exec \"$@\"' ",
           f);
     put_quoted(f, t->workdir != NULL && t->workdir[0] != '\0' ? t->workdir : ckpt);
+    if (t->tty) {
+        /* An interactive task: the session server owns its terminal and
+         * runs it (session.c). */
+        char name[GPX__SLURM_KEY_MAX + 40];
+        gpx__slurm_sess_name(sx, key, name, sizeof name);
+        fputc(' ', f);
+        put_quoted(f, sx->session_prog);
+        fputs(" serve ", f);
+        put_quoted(f, name);
+        fputs(" --", f);
+    }
     for (size_t i = 0; t->argv[i] != NULL; i++) {
         fputc(' ', f);
         put_quoted(f, t->argv[i]);

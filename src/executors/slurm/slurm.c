@@ -37,6 +37,7 @@ extern char **environ;
 
 #define DEFAULT_INTERPOSER "/usr/lib/gpupool/libgpuslice.so"
 #define DEFAULT_GPU_MEM    (80LL << 30)
+#define DEFAULT_SESSION_PROG "/usr/lib/gpupool/gpupool-slurm-session"
 
 /* ======================================================================== */
 /* Configuration                                                             */
@@ -106,6 +107,8 @@ static int set_key(void *arg, const char *key, const char *val, char *err, size_
         return set_path(sx->ckpt_root, sizeof sx->ckpt_root, key, val, 1, err, errlen);
     if (strcmp(key, "interposer") == 0)
         return set_path(sx->interposer, sizeof sx->interposer, key, val, 1, err, errlen);
+    if (strcmp(key, "session_program") == 0)
+        return set_path(sx->session_prog, sizeof sx->session_prog, key, val, 1, err, errlen);
     if (strcmp(key, "partitions") == 0)
         return set_partitions(sx, val, err, errlen);
     if (strcmp(key, "gpu_mem") == 0 || strncmp(key, "gpu_mem.", 8) == 0)
@@ -174,6 +177,9 @@ static void slurm_close(void *state) {
     gpx__slurm *sx = state;
     if (sx == NULL)
         return;
+    gpx__slurm_sess_reap(sx, 1);
+    pthread_mutex_destroy(&sx->sess_mu);
+    free(sx->sess);
     pthread_mutex_destroy(&sx->ended_mu);
     free(sx->ended);
     for (size_t i = 0; sx->envp != NULL && sx->envp[i] != NULL; i++)
@@ -193,7 +199,9 @@ static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state
     if (sx == NULL)
         return GP_ENOMEM;
     pthread_mutex_init(&sx->ended_mu, NULL);
+    pthread_mutex_init(&sx->sess_mu, NULL);
     snprintf(sx->interposer, sizeof sx->interposer, "%s", DEFAULT_INTERPOSER);
+    snprintf(sx->session_prog, sizeof sx->session_prog, "%s", DEFAULT_SESSION_PROG);
     snprintf(sx->tag, sizeof sx->tag, "gpupool");
     sx->gpu_mem_default = DEFAULT_GPU_MEM;
     char lib[PATH_MAX];
@@ -201,6 +209,10 @@ static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state
         gpx__exec_fmt(lib, sizeof lib, "%s/libgpuslice.so", ctx->lib_dir) == 0 &&
         access(lib, R_OK) == 0)
         memcpy(sx->interposer, lib, sizeof lib);
+    if (ctx->lib_dir != NULL && ctx->lib_dir[0] != '\0' &&
+        gpx__exec_fmt(lib, sizeof lib, "%s/gpupool-slurm-session", ctx->lib_dir) == 0 &&
+        access(lib, X_OK) == 0)
+        memcpy(sx->session_prog, lib, sizeof lib);
     sx->allow_root = ctx->allow_root_workloads;
     if (ctx->data_dir != NULL && ctx->data_dir[0] == '/')
         gpx__exec_fmt(sx->state_dir, sizeof sx->state_dir, "%s/slurm", ctx->data_dir);
@@ -355,6 +367,8 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         return GP_EINVAL;
     }
     rc = gpx__slurm_user_files(&u, dir, ckpt_dir, t->log_path, frac >= 0, err, errlen);
+    if (rc == 0 && t->tty && (rc = gpx__slurm_sess_mark(dir, &u)) < 0)
+        gp_errf(err, errlen, "state_dir: cannot write %s/tty", dir);
     if (rc == 0)
         rc = gpx__slurm_write_script(sx, t, dir, ckpt_dir, frac >= 0, &u, err, errlen);
     if (rc == 0 && frac >= 0) {
@@ -636,6 +650,7 @@ static int cmp_job(const void *a, const void *b) {
 
 static int slurm_poll(void *state, gp_task_status *tasks, size_t n) {
     gpx__slurm *sx = state;
+    gpx__slurm_sess_reap(sx, 0);
     if (n == 0)
         return 0;
     long *ids = calloc(n, sizeof *ids);
@@ -749,8 +764,22 @@ static int slurm_describe(void *state, gp_executor_info *info) {
     return 0;
 }
 
+/* Thread-safe, as the method must be: it reads the task's files and starts
+ * an srun (session.c). */
+static int slurm_session(void *state, const char *handle, const gp_session_req *req, int *fd,
+                         char *err, size_t errlen) {
+    long jobid;
+    char key[GPX__SLURM_KEY_MAX];
+    *fd = -1;
+    if (parse_handle(handle, &jobid, key) < 0) {
+        gp_errf(err, errlen, "not a handle of the slurm executor");
+        return GP_EINVAL;
+    }
+    return gpx__slurm_session(state, jobid, key, req, fd, err, errlen);
+}
+
 const gp_executor_methods gpx__slurm_methods = {
-    .version = 2,
+    .version = 3,
     .name = "slurm",
     .open_ctx = slurm_open,
     .tasks = slurm_tasks,
@@ -763,4 +792,5 @@ const gp_executor_methods gpx__slurm_methods = {
     .poll = slurm_poll,
     .reap = slurm_reap,
     .control = slurm_control,
+    .session = slurm_session,
 };

@@ -23,7 +23,9 @@
  *            user's directory, where its script writes "exit" instead
  *            (the task directory stays gpupoold's);
  *   released for a gang, in the directory of its task 0: every task's job
- *            was released from its hold (see gpx__slurm_gang_release).
+ *            was released from its hold (see gpx__slurm_gang_release);
+ *   tty      for an interactive task: "<uid> <gid>\n" of the user its
+ *            session server runs as (session.c).
  * A handle is "slurm:<jobid>:<key>".
  */
 #ifndef GP_EXECUTORS_SLURM_H
@@ -49,6 +51,12 @@ typedef struct gpx__model_mem {
     int64_t bytes;
 } gpx__model_mem;
 
+/* An srun that carries a session, reaped once it has ended (session.c). */
+typedef struct gpx__slurm_sess_proc {
+    pid_t pid;
+    int errfd; /* the read end of its standard error */
+} gpx__slurm_sess_proc;
+
 typedef struct gpx__slurm {
     char conf[PATH_MAX];      /* SLURM_CONF for the commands ("" : Slurm's default) */
     char bin[PATH_MAX];       /* directory of the commands ("" : PATH) */
@@ -68,6 +76,13 @@ typedef struct gpx__slurm {
     pthread_mutex_t ended_mu;
     long *ended;
     size_t nended, capended;
+    /* gpupool-slurm-session on the nodes (session.c). */
+    char session_prog[PATH_MAX];
+    /* The sruns of open sessions, under sess_mu (session() runs on any
+     * thread). */
+    pthread_mutex_t sess_mu;
+    gpx__slurm_sess_proc *sess;
+    size_t nsess, capsess;
 } gpx__slurm;
 
 /* Whose a job is: the Unix user it runs as. */
@@ -272,5 +287,30 @@ int gpx__slurm_slice_stop(const gpx__slurm *sx, const char *dir, const char *key
 /* Forgets the slice in its holder; cancels the holder when it was the last,
  * which gives the GPU back to Slurm. */
 void gpx__slurm_slice_reap(const gpx__slurm *sx, const char *dir, const char *key);
+
+/* ------------------------------------------------------------------------ */
+/* session.c                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* The name of an interactive task's session socket on its node,
+ * "gp-<tag>.<key>" (gpupool-slurm-session adds the directory). */
+void gpx__slurm_sess_name(const gpx__slurm *sx, const char *key, char *buf, size_t len);
+
+/* Records, in the task directory dir, that the task of user u has a
+ * terminal and whom its session server runs as. 0 or GP_ESYS. */
+int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u);
+
+/*
+ * The session method for the task of job jobid (its holder's for a slice)
+ * and key: an srun into the job runs gpupool-slurm-session connect as the
+ * task's user, and its standard input and output become *fd. A NOTICE is
+ * handed to its srun and not waited for. See executor.h for the rest.
+ */
+int gpx__slurm_session(gpx__slurm *sx, long jobid, const char *key, const gp_session_req *req,
+                       int *fd, char *err, size_t errlen);
+
+/* Reaps the sruns of sessions that have ended; with wait_all (at close),
+ * ends the others first. */
+void gpx__slurm_sess_reap(gpx__slurm *sx, int wait_all);
 
 #endif /* GP_EXECUTORS_SLURM_H */

@@ -1,0 +1,11 @@
+# src/executors/slurm/part.mk — gpupool-slurm-session, the program the slurm
+# executor runs inside a job for an interactive task (its terminal and
+# session server) and to open a session with it (srun --overlap); installed
+# beside gpupoold. It links the session server every executor shares and
+# nothing of gpupoold's.
+SLURM_SESSION_BIN := $(BUILD)/gpupool-slurm-session
+BINS += $(SLURM_SESSION_BIN)
+$(SLURM_SESSION_BIN): $(OBJ)/src/executors/slurm/prog/gpupool-slurm-session.o \
+                      $(OBJ)/src/executors/session-server.o $(OBJ)/src/common/error.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)

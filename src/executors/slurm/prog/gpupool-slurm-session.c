@@ -1,0 +1,334 @@
+/*
+ * gpupool-slurm-session.c — the session server of an interactive task on
+ * the Slurm executor, and its relay; installed beside gpupoold and run only
+ * inside Slurm jobs.
+ *
+ *   gpupool-slurm-session serve NAME -- COMMAND [ARG...]
+ *     The job script of an interactive task runs this in place of the
+ *     command, as the task's user, in the task's environment and working
+ *     directory. It makes the task's pseudo-terminal and a listening unix
+ *     socket /tmp/gpupool-session.<uid>/NAME.sock (in a directory of the
+ *     user's, mode 0700), forks COMMAND onto the terminal and serves the
+ *     socket with the session server every executor shares
+ *     (../../session-server.c: the ring of recent output, exec, port
+ *     forwarding, notices) until COMMAND ends. The terminal's output also
+ *     goes to standard output, which is the job's log. It ignores the
+ *     checkpoint signals Slurm sends every process of the job (the command
+ *     gets them with their default handling) and exits with the command's
+ *     status, or 128 + the signal that ended it, as a shell would report.
+ *
+ *   gpupool-slurm-session connect NAME
+ *     What gpupoold runs in the job with `srun --jobid J --overlap` to open
+ *     a session: it connects to NAME's socket (as the same user) and relays
+ *     bytes between its standard input and output and the server. When the
+ *     server passes it a connection to a port (a READY message with the
+ *     descriptor), it sends the READY on and relays the port's bytes from
+ *     then on. Its standard input's end becomes a half-close of what it
+ *     relays to; the end of what it relays from ends it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/gp_channel.h"
+#include "executors/session-server.h"
+
+/* The signals Slurm's checkpoint delivery (scancel --full --signal) may send
+ * every process of the job: the server outlives them, the command not. */
+static const int ckpt_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGQUIT};
+
+static void write_all(int fd, const char *buf, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        buf += w;
+        n -= (size_t)w;
+    }
+}
+
+static void put_str(int fd, const char *s) {
+    write_all(fd, s, strlen(s));
+}
+
+/* The directory of the user's session sockets: made 0700 if missing, and
+ * refused unless it is a directory of this user's (not a link another user
+ * planted in /tmp). 0 or -1 with why. */
+static int sock_dir(char *dir, size_t len, const char **why) {
+    snprintf(dir, len, "/tmp/gpupool-session.%u", (unsigned)getuid());
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        *why = "cannot make the session directory in /tmp";
+        return -1;
+    }
+    struct stat st;
+    if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
+        *why = "the session directory in /tmp is not this user's";
+        return -1;
+    }
+    if ((st.st_mode & 077) != 0 && chmod(dir, 0700) < 0) {
+        *why = "cannot make the session directory private";
+        return -1;
+    }
+    return 0;
+}
+
+/* A socket name: gpupoold's "gp-<tag>.w<id>.t<task>.a<attempt>" (no '/'). */
+static int name_ok(const char *name) {
+    size_t n = strlen(name);
+    return n > 0 && n < 80 && strchr(name, '/') == NULL && name[0] != '.';
+}
+
+/* ---- serve ------------------------------------------------------------- */
+
+static void host_log(void *ctx, const char *buf, size_t n) {
+    (void)ctx;
+    write_all(STDOUT_FILENO, buf, n);
+}
+
+static void default_signals(void) {
+    for (size_t i = 0; i < sizeof ckpt_signals / sizeof ckpt_signals[0]; i++)
+        signal(ckpt_signals[i], SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* The command's side of a fork: a session of its own, the streams given,
+ * then argv. Never returns. */
+static void run_in_job(int in, int out, int err, int tty, char *const *argv) {
+    default_signals();
+    setsid();
+    int ok;
+    if (tty)
+        ok = ioctl(in, TIOCSCTTY, 0) == 0 && dup2(in, 0) >= 0 && dup2(in, 1) >= 0 &&
+             dup2(in, 2) >= 0;
+    else
+        ok = dup2(in, 0) >= 0 && dup2(out, 1) >= 0 && dup2(err, 2) >= 0;
+    const char *why = "cannot set up its standard streams";
+    if (ok) {
+        execvp(argv[0], argv);
+        why = errno == ENOENT ? "no such program in the task's PATH" : "cannot execute it";
+    }
+    put_str(2, "gpupool: exec: ");
+    put_str(2, argv[0]);
+    put_str(2, ": ");
+    put_str(2, why);
+    put_str(2, "\n");
+    _exit(127);
+}
+
+/* An exec'd command runs in the job as the server does: its user, cgroup,
+ * namespaces and environment are the job's. */
+static void host_exec(void *ctx, pid_t tpid, int in, int out, int err, int tty,
+                      char *const *argv) {
+    (void)ctx;
+    (void)tpid;
+    run_in_job(in, out, err, tty, argv);
+}
+
+static int serve(const char *name, char **argv) {
+    char dir[64], sock[160];
+    const char *why = NULL;
+    if (sock_dir(dir, sizeof dir, &why) < 0) {
+        fprintf(stderr, "gpupool-slurm-session: %s (%s)\n", why, dir);
+        return 126;
+    }
+    snprintf(sock, sizeof sock, "%s.sock", name);
+    int master = -1, slave = -1, lfd = -1;
+    if (gpx__sessd_listen(dir, sock, -1, &master, &slave, &lfd) < 0) {
+        fprintf(stderr, "gpupool-slurm-session: cannot make the terminal or %s/%s: %s\n", dir,
+                sock, strerror(errno));
+        return 126;
+    }
+    for (size_t i = 0; i < sizeof ckpt_signals / sizeof ckpt_signals[0]; i++)
+        signal(ckpt_signals[i], SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "gpupool-slurm-session: fork: %s\n", strerror(errno));
+        return 126;
+    }
+    if (pid == 0) {
+        close(master);
+        close(lfd);
+        run_in_job(slave, slave, slave, 1, argv);
+    }
+    close(slave);
+    gpx__sessd_host h = {host_log, host_exec, NULL, -1};
+    int code = 0, sig = 0, st = 0;
+    if (gpx__sessd_serve(&h, pid, master, lfd, &code, &sig) < 0) {
+        close(master);
+        close(lfd);
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+        sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    } else {
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+    }
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, sock);
+    unlink(path);
+    return sig != 0 ? 128 + sig : code;
+}
+
+/* ---- connect ----------------------------------------------------------- */
+
+/* One direction of the relay. */
+typedef struct pipe_buf {
+    char data[65536];
+    size_t len, off;
+    int eof; /* its source has ended */
+} pipe_buf;
+
+/* Reads from fd, taking a passed descriptor into *passed. */
+static ssize_t read_fd(int fd, char *buf, size_t n, int *passed) {
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } u;
+    memset(&u, 0, sizeof u);
+    struct iovec iov = {buf, n};
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = u.buf;
+    mh.msg_controllen = sizeof u.buf;
+    ssize_t r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+    for (struct cmsghdr *cm = r >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm != NULL;
+         cm = CMSG_NXTHDR(&mh, cm)) {
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+            int got;
+            memcpy(&got, CMSG_DATA(cm), sizeof got);
+            if (*passed < 0)
+                *passed = got;
+            else
+                close(got);
+        }
+    }
+    return r;
+}
+
+/* Writes an ERROR message, the only thing gpupoold reads when no server
+ * answers. */
+static int refuse(const char *a, const char *b) {
+    char text[256];
+    int n = snprintf(text, sizeof text, "%s%s", a, b);
+    uint8_t head[GP_CH_HEAD];
+    gp_ch_head(head, GP_CH_ERROR, (size_t)n);
+    write_all(STDOUT_FILENO, (const char *)head, sizeof head);
+    write_all(STDOUT_FILENO, text, (size_t)n);
+    return 1;
+}
+
+static int relay(const char *name) {
+    char dir[64];
+    const char *why = NULL;
+    if (sock_dir(dir, sizeof dir, &why) < 0)
+        return refuse("the task's session endpoint cannot be reached: ", why);
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s.sock", dir, name);
+    int x = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (x < 0 || connect(x, (struct sockaddr *)&sa, sizeof sa) < 0)
+        return refuse("the task's session endpoint does not answer (has the task ended?): ",
+                      strerror(errno));
+    signal(SIGPIPE, SIG_IGN);
+    /* in: standard input to x; out: x to standard output. */
+    static pipe_buf in, out;
+    int passed = -1, port = 0, x_wr_shut = 0;
+    for (;;) {
+        if (out.eof && out.len == 0)
+            return 0;
+        if (in.eof && in.len == 0 && !x_wr_shut) {
+            shutdown(x, SHUT_WR);
+            x_wr_shut = 1;
+        }
+        struct pollfd pf[4];
+        int np = 0, i_in = -1, i_x = -1, i_out = -1;
+        if (!in.eof && in.len == 0)
+            pf[i_in = np++] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
+        short xe = (short)((in.len > 0 ? POLLOUT : 0) | (!out.eof && out.len == 0 ? POLLIN : 0));
+        if (xe != 0)
+            pf[i_x = np++] = (struct pollfd){x, xe, 0};
+        if (out.len > 0)
+            pf[i_out = np++] = (struct pollfd){STDOUT_FILENO, POLLOUT, 0};
+        if (poll(pf, (nfds_t)np, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return 1;
+        }
+        if (i_in >= 0 && pf[i_in].revents != 0) {
+            ssize_t r = read(STDIN_FILENO, in.data, sizeof in.data);
+            if (r > 0)
+                in.len = (size_t)r, in.off = 0;
+            else if (r == 0 || errno != EINTR)
+                in.eof = 1;
+        }
+        if (i_x >= 0 && (pf[i_x].revents & POLLOUT) && in.len > 0) {
+            ssize_t w = send(x, in.data + in.off, in.len - in.off, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (w > 0) {
+                in.off += (size_t)w;
+                if (in.off == in.len)
+                    in.len = in.off = 0;
+            } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+                in.len = in.off = 0; /* the far side is gone: what it would get is dropped */
+                in.eof = 1;
+            }
+        }
+        if (i_x >= 0 && (pf[i_x].revents & (POLLIN | POLLHUP | POLLERR)) && out.len == 0) {
+            ssize_t r = port ? read(x, out.data, sizeof out.data)
+                             : read_fd(x, out.data, sizeof out.data, &passed);
+            if (r > 0) {
+                out.len = (size_t)r, out.off = 0;
+            } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+                out.eof = 1;
+            }
+            if (passed >= 0 && !port) {
+                /* A port's connection: the READY goes on, its bytes follow. */
+                close(x);
+                x = passed;
+                port = 1;
+                out.eof = 0;
+            }
+        }
+        if (i_out >= 0 && (pf[i_out].revents != 0)) {
+            ssize_t w = write(STDOUT_FILENO, out.data + out.off, out.len - out.off);
+            if (w > 0) {
+                out.off += (size_t)w;
+                if (out.off == out.len)
+                    out.len = out.off = 0;
+            } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+                return 1;
+            }
+        }
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 5 && strcmp(argv[1], "serve") == 0 && name_ok(argv[2]) &&
+        strcmp(argv[3], "--") == 0)
+        return serve(argv[2], argv + 4);
+    if (argc == 3 && strcmp(argv[1], "connect") == 0 && name_ok(argv[2]))
+        return relay(argv[2]);
+    fprintf(stderr, "usage: gpupool-slurm-session serve NAME -- COMMAND [ARG...]\n"
+                    "       gpupool-slurm-session connect NAME\n"
+                    "(run inside Slurm jobs by gpupool's slurm executor)\n");
+    return 2;
+}

@@ -1,0 +1,274 @@
+/*
+ * session.c — sessions with the interactive tasks of the slurm executor,
+ * reached by Slurm's own means.
+ *
+ * An interactive task's job script runs `gpupool-slurm-session serve NAME
+ * -- COMMAND` (job.c) as the task's user: the program owns the terminal and
+ * the session server that every executor shares (../session-server.c) and
+ * listens on a unix socket on the task's node. To open a session gpupoold
+ * starts, on the calling thread,
+ *
+ *   srun --jobid=J --overlap --unbuffered --quiet -N1 -n1 [--uid=U --gid=G] \
+ *        [setpriv --reuid=U --regid=G --init-groups --no-new-privs --] \
+ *        gpupool-slurm-session connect NAME
+ *
+ * a step of the task's own job, as the task's user (gpupoold is root when a
+ * job is another user's: Slurm lets only a job's user add steps to it, and
+ * root act as that user with --uid/--gid); for a slice, a step of its GPU
+ * holder, which is gpupoold's, whose relay becomes the task's user with
+ * setpriv as the slice itself does; with one end of a socketpair as its
+ * standard input and output. The relay connects to the server as the same
+ * user (the server accepts no other), so the opening message and the
+ * server's answer pass through srun unchanged and the caller gets the
+ * socketpair's other end: the stream-framed session for ATTACH and EXEC,
+ * the port's bytes for PORT (the relay carries the connection the server
+ * passes it). Never ssh: Slurm authenticates the step and puts it in the
+ * job's cgroup on its node.
+ *
+ * A NOTICE (which gpupoold's scheduling loop sends before it suspends a
+ * session) is written to its srun's standard input and not waited for, so
+ * the loop never waits on srun; the notice reaches the terminal while the
+ * task's grace period runs.
+ *
+ * The sruns are children of gpupoold: each is kept in sx->sess (under
+ * sx->sess_mu, since session() runs on any thread) with its standard
+ * error, and reaped by gpx__slurm_sess_reap, which poll() calls.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/gp_error.h"
+#include "executors/registry.h"
+#include "executors/session-server.h"
+#include "executors/slurm/slurm.h"
+
+/* How long srun may take to start the relay and the server to answer: a
+ * step launch on a loaded node takes a second or more. */
+#define OPEN_TIMEOUT_S 20
+
+void gpx__slurm_sess_name(const gpx__slurm *sx, const char *key, char *buf, size_t len) {
+    snprintf(buf, len, "gp-%s.%s", sx->tag, key);
+}
+
+int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u) {
+    char text[64];
+    snprintf(text, sizeof text, "%u %u\n", (unsigned)(u->switch_to ? u->uid : getuid()),
+             (unsigned)(u->switch_to ? u->gid : getgid()));
+    return gpx__slurm_write(dir, "tty", text) < 0 ? GP_ESYS : 0;
+}
+
+/* Keeps an srun for reaping; without memory for it, it is reaped now
+ * (after it was told to end) so that no zombie is left behind. */
+static void keep(gpx__slurm *sx, pid_t pid, int errfd) {
+    pthread_mutex_lock(&sx->sess_mu);
+    if (sx->nsess == sx->capsess) {
+        size_t cap = sx->capsess ? sx->capsess * 2 : 16;
+        gpx__slurm_sess_proc *n = realloc(sx->sess, cap * sizeof *n);
+        if (n != NULL) {
+            sx->sess = n;
+            sx->capsess = cap;
+        }
+    }
+    if (sx->nsess < sx->capsess) {
+        sx->sess[sx->nsess++] = (gpx__slurm_sess_proc){pid, errfd};
+        pthread_mutex_unlock(&sx->sess_mu);
+        return;
+    }
+    pthread_mutex_unlock(&sx->sess_mu);
+    kill(pid, SIGTERM);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    if (errfd >= 0)
+        close(errfd);
+}
+
+void gpx__slurm_sess_reap(gpx__slurm *sx, int wait_all) {
+    pthread_mutex_lock(&sx->sess_mu);
+    for (size_t i = 0; wait_all && i < sx->nsess; i++)
+        kill(sx->sess[i].pid, SIGTERM);
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (size_t i = 0; i < sx->nsess;) {
+        pid_t r = waitpid(sx->sess[i].pid, NULL, WNOHANG);
+        if (r == 0 && wait_all) {
+            struct timespec now, nap = {0, 20 * 1000 * 1000};
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec - start.tv_sec >= 5)
+                kill(sx->sess[i].pid, SIGKILL);
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        if (r == 0) {
+            i++;
+            continue;
+        }
+        if (sx->sess[i].errfd >= 0)
+            close(sx->sess[i].errfd);
+        sx->sess[i] = sx->sess[--sx->nsess];
+    }
+    pthread_mutex_unlock(&sx->sess_mu);
+}
+
+/* What srun said on its standard error, waited for up to a second (it
+ * writes why it failed as it exits). */
+static void srun_said(int errfd, char *buf, size_t len) {
+    size_t n = 0;
+    buf[0] = '\0';
+    struct pollfd pf = {errfd, POLLIN, 0};
+    while (n + 1 < len && poll(&pf, 1, 1000) == 1) {
+        ssize_t r = read(errfd, buf + n, len - 1 - n);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+int gpx__slurm_session(gpx__slurm *sx, long jobid, const char *key, const gp_session_req *req,
+                       int *out, char *err, size_t errlen) {
+    *out = -1;
+    gpx__slurm_sess_reap(sx, 0);
+    uint8_t msg[GP_CH_HEAD + GP_CH_PAYLOAD_MAX];
+    size_t len = 0;
+    int rc = gpx__sessd_request(req, msg, &len, err, errlen);
+    if (rc < 0)
+        return rc;
+    char dir[PATH_MAX], buf[64], name[GPX__SLURM_KEY_MAX + 40];
+    unsigned uid = 0, gid = 0;
+    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0 ||
+        gpx__slurm_read(dir, "tty", buf, sizeof buf) <= 0 ||
+        sscanf(buf, "%u %u", &uid, &gid) != 2) {
+        gp_errf(err, errlen, "the task has no terminal (it was not started interactive)");
+        return GP_ESTATE;
+    }
+    if (gpx__slurm_read(dir, "exit", buf, sizeof buf) > 0 ||
+        gpx__slurm_read(dir, "user/exit", buf, sizeof buf) > 0) {
+        gp_errf(err, errlen, "the task has ended");
+        return GP_ESTATE;
+    }
+    gpx__slurm_sess_name(sx, key, name, sizeof name);
+    char path[PATH_MAX], job[48], reuid[32], regid[32];
+    if (sx->bin[0] != '\0' && gpx__exec_fmt(path, sizeof path, "%s/srun", sx->bin) < 0) {
+        gp_errf(err, errlen, "bin_dir: path too long");
+        return GP_EINVAL;
+    }
+    if (sx->bin[0] == '\0')
+        snprintf(path, sizeof path, "srun");
+    snprintf(job, sizeof job, "--jobid=%ld", jobid);
+    snprintf(reuid, sizeof reuid, "--reuid=%u", uid);
+    snprintf(regid, sizeof regid, "--regid=%u", gid);
+    const char *argv[24];
+    int k = 0;
+    argv[k++] = "srun";
+    argv[k++] = job;
+    argv[k++] = "--overlap";
+    argv[k++] = "--unbuffered";
+    argv[k++] = "--quiet";
+    argv[k++] = "--nodes=1";
+    argv[k++] = "--ntasks=1";
+    argv[k++] = "--job-name=gp-session";
+    char hdir[PATH_MAX], suid[32], sgid[32];
+    int slice = gpx__slurm_is_slice(dir, hdir, sizeof hdir);
+    snprintf(suid, sizeof suid, "--uid=%u", uid);
+    snprintf(sgid, sizeof sgid, "--gid=%u", gid);
+    if (uid != (unsigned)getuid() && !slice) {
+        /* The user's own job: only its user may add a step to it, and
+         * root may act as that user. */
+        argv[k++] = suid;
+        argv[k++] = sgid;
+    }
+    if (uid != (unsigned)getuid() && slice) {
+        argv[k++] = "setpriv";
+        argv[k++] = reuid;
+        argv[k++] = regid;
+        argv[k++] = "--init-groups";
+        argv[k++] = "--no-new-privs";
+        argv[k++] = "--";
+    }
+    argv[k++] = sx->session_prog;
+    argv[k++] = "connect";
+    argv[k++] = name;
+    argv[k] = NULL;
+    int sp[2] = {-1, -1}, ep[2] = {-1, -1};
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+        gp_errf(err, errlen, "socketpair: %s", strerror(errno));
+        for (int i = 0; i < 2; i++) {
+            if (sp[i] >= 0)
+                close(sp[i]);
+            if (ep[i] >= 0)
+                close(ep[i]);
+        }
+        return GP_ESYS;
+    }
+    /* The child only makes async-signal-safe calls: gpupoold is threaded. */
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(sp[1], 0);
+        dup2(sp[1], 1);
+        dup2(ep[1], 2);
+        signal(SIGPIPE, SIG_DFL);
+        /* exec takes char *const[]: the strings are not written to. */
+        const char *const *cargv = argv;
+        char *const *av;
+        memcpy(&av, &cargv, sizeof av);
+        if (strchr(path, '/') != NULL)
+            execve(path, av, sx->envp);
+        else
+            execvpe(path, av, sx->envp);
+        _exit(127);
+    }
+    int e = errno;
+    close(sp[1]);
+    close(ep[1]);
+    if (pid < 0) {
+        close(sp[0]);
+        close(ep[0]);
+        gp_errf(err, errlen, "srun: fork: %s", strerror(e));
+        return GP_ESYS;
+    }
+    if (req->kind == GP_SESSION_NOTICE) {
+        /* Handed over, not waited for (the caller may be the scheduling
+         * loop): the message fits the socketpair's buffer, and the relay
+         * ends once the server has read it. */
+        rc = send(sp[0], msg, len, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)len ? 0 : GP_EIO;
+        if (rc < 0)
+            gp_errf(err, errlen, "the notice could not be handed to srun");
+        close(sp[0]);
+        keep(sx, pid, ep[0]);
+        return rc;
+    }
+    struct timeval tv = {OPEN_TIMEOUT_S, 0};
+    setsockopt(sp[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(sp[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    int passed = -1;
+    rc = gpx__sessd_handshake(sp[0], msg, len, &passed, err, errlen);
+    if (passed >= 0)
+        close(passed); /* the relay passes none through srun */
+    if (rc < 0) {
+        char said[200];
+        kill(pid, SIGTERM);
+        srun_said(ep[0], said, sizeof said);
+        if (said[0] != '\0' && strstr(err, "did not answer") != NULL)
+            gp_errf(err, errlen, "the task's session endpoint did not answer (%s)", said);
+        close(sp[0]);
+        keep(sx, pid, ep[0]);
+        return rc;
+    }
+    struct timeval none = {0, 0};
+    setsockopt(sp[0], SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
+    setsockopt(sp[0], SOL_SOCKET, SO_SNDTIMEO, &none, sizeof none);
+    keep(sx, pid, ep[0]);
+    *out = sp[0];
+    return 0;
+}

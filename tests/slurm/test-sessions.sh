@@ -1,0 +1,64 @@
+#!/bin/sh
+# Sessions on the Slurm executor, on the real test cluster: the cases of
+# tests/daemon/sessions.py (a terminal typed into, resized, interrupted,
+# detached and attached again with its recent output; exec; port-forward to
+# a real HTTP server and a half-closed forward; the refusals) against a
+# gpupoold on the slurm executor, once on a fraction of a GPU (a step of its
+# GPU holder job) and once on a whole GPU (its own job); then the Slurm-only
+# cases of tests/slurm/sessions-slurm.py: the session is a step of the
+# workload's own job, exec sees the job's environment, and a session past
+# its project's maximum length is told on its terminal, suspended and
+# resumed. gpupoold reaches each task by `srun --overlap` into its job.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+. tests/slurm/lib.sh
+if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null; then
+    echo "1..1"
+    echo "ok 1 - # SKIP needs root and useradd (tasks run as a second user)"
+    exit 0
+fi
+UA=gpsa$$
+UB=gpsb$$
+useradd -m -d "$TMP/home-$UA" -s /bin/bash "$UA" && useradd -m -d "$TMP/home-$UB" "$UB" || exit 1
+chmod 711 "$TMP"
+# The processes a task left in the background (Slurm's linuxproc tracking
+# loses what its shell left when it ended) are the test user's own.
+cleanup_all() {
+    pkill -9 -u "$UA" 2>/dev/null
+    rm -rf "/tmp/gpupool-session.$(id -u "$UA")" "/tmp/gpupool-session.$(id -u "$UB")"
+    sx_cleanup
+    userdel "$UA" 2>/dev/null
+    userdel "$UB" 2>/dev/null
+}
+trap cleanup_all EXIT
+# A sanitizer build's programs cannot run as the task's user under
+# --no-new-privs with LeakSanitizer, and its interposer cannot be
+# preloaded: the normal build's session program serves the tasks then.
+case $B in *asan* | *tsan*) SX_CONFIG_EXTRA="session_program=$(pwd)/build/gpupool-slurm-session" ;; esac
+D=$TMP/pool
+mkdir -p "$D"
+tap_ok "gpupoold starts on the slurm executor" sx_start "$D" --max-user-sessions 8 --usage-period 1s
+$GP queue create dept --deserved 8 >/dev/null && $GP queue create proj --parent dept --deserved 8 >/dev/null
+tap_is "queues created" "$?" 0
+TA=$($GP token create --user "$UA" --role researcher --scope proj | head -1)
+TB=$($GP token create --user "$UB" --role researcher --scope proj | head -1)
+export GP_TOKEN_A="$TA" GP_TOKEN_B="$TB" GP_ADMIN="$GPUPOOL_TOKEN" GP_USER_A="$UA" SX_TAG
+export GP_TAP_NOPLAN=1
+cases() {
+    out=$(GP_TAP_FIRST=$((tap_n + 1)) python3 "$@" 2>&1)
+    rc=$?
+    printf '%s\n' "$out" | sed '/^\(not \)\{0,1\}ok /!s/^/# /'
+    tap_n=$((tap_n + $(printf '%s\n' "$out" | grep -c -E '^(not )?ok ')))
+    # A script that ended early (an exception) has failed, whatever it printed.
+    if [ "$rc" != 0 ] && ! printf '%s\n' "$out" | grep -q '^not ok '; then
+        tap_n=$((tap_n + 1))
+        echo "not ok $tap_n - $1 ended early (status $rc)"
+    fi
+}
+GP_SESS_GPU=0.25 GP_TAP_PREFIX="fraction: " \
+    cases tests/daemon/sessions.py
+pkill -9 -u "$UA" 2>/dev/null
+GP_SESS_GPU=1 GP_TAP_PREFIX="whole GPU: " \
+    cases tests/daemon/sessions.py
+cases tests/slurm/sessions-slurm.py
+tap_done
