@@ -150,6 +150,21 @@ skip_unless_root_useradd() {
 }
 
 # has_count N STATE [PROJECT]: succeeds if exactly N workloads are in STATE.
+# session_users: the two users of the session tests, UA (its shell bash) and
+# UB, made with homes under $TMP (which they may pass); or the test ends as a
+# skip where it cannot (not root, no useradd). The caller removes them.
+session_users() {
+    if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null; then
+        echo "1..1"
+        echo "ok 1 - # SKIP needs root and useradd (tasks run as a second user)"
+        exit 0
+    fi
+    UA=gpsa$$
+    UB=gpsb$$
+    useradd -m -d "$TMP/home-$UA" -s /bin/bash "$UA" && useradd -m -d "$TMP/home-$UB" "$UB" || exit 1
+    chmod 711 "$TMP"
+}
+
 has_count() {
     [ "$(count_state "$2" "${3:-}")" = "$1" ]
 }

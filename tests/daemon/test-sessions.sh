@@ -18,15 +18,7 @@ case $B in
 esac
 export GP_SESS_GPU
 trap 'cleanup' EXIT
-if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null; then
-    echo "1..1"
-    echo "ok 1 - # SKIP needs root and useradd (tasks run as a second user)"
-    exit 0
-fi
-UA=gpsa$$
-UB=gpsb$$
-useradd -m -d "$TMP/home-$UA" -s /bin/bash "$UA" && useradd -m -d "$TMP/home-$UB" "$UB" || exit 1
-chmod 711 "$TMP"
+session_users
 cleanup_all() {
     pkill -9 -u "$UA" 2>/dev/null
     cleanup

@@ -12,15 +12,7 @@
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 . tests/slurm/lib.sh
-if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null; then
-    echo "1..1"
-    echo "ok 1 - # SKIP needs root and useradd (tasks run as a second user)"
-    exit 0
-fi
-UA=gpsa$$
-UB=gpsb$$
-useradd -m -d "$TMP/home-$UA" -s /bin/bash "$UA" && useradd -m -d "$TMP/home-$UB" "$UB" || exit 1
-chmod 711 "$TMP"
+session_users
 # The processes a task left in the background (Slurm's linuxproc tracking
 # loses what its shell left when it ended) are the test user's own.
 cleanup_all() {
