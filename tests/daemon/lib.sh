@@ -161,8 +161,26 @@ session_users() {
     fi
     UA=gpsa$$
     UB=gpsb$$
-    useradd -m -d "$TMP/home-$UA" -s /bin/bash "$UA" && useradd -m -d "$TMP/home-$UB" "$UB" || exit 1
+    add_user -m -d "$TMP/home-$UA" -s /bin/bash "$UA" && add_user -m -d "$TMP/home-$UB" "$UB" || exit 1
     chmod 711 "$TMP"
+}
+
+# add_user ARGS...: useradd, tried again while another test's useradd or
+# userdel holds the password or group file's lock (its status 1 or 10), for
+# up to 60 s; its complaint is shown if it fails for good.
+add_user() {
+    add_user_n=0
+    while :; do
+        useradd "$@" 2>"$TMP/useradd.err"
+        add_user_rc=$?
+        [ "$add_user_rc" = 0 ] && return 0
+        add_user_n=$((add_user_n + 1))
+        if { [ "$add_user_rc" != 1 ] && [ "$add_user_rc" != 10 ]; } || [ "$add_user_n" -ge 300 ]; then
+            sed 's/^/# /' "$TMP/useradd.err"
+            return 1
+        fi
+        sleep 0.2
+    done
 }
 
 has_count() {
