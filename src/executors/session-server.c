@@ -85,7 +85,6 @@ typedef struct arena {
     client c[GPX__SESSD_CLIENTS];
 } arena;
 
-
 /* ======================================================================== */
 /* The supervisor's side (system calls only)                                 */
 /* ======================================================================== */
@@ -199,8 +198,7 @@ int gpx__sessd_listen(const char *dir, const char *name, int uid, int *master, i
         return -1;
     /* The terminal is the task user's, as login(1) makes it: a session
      * whose terminal cannot be given to its user is not started. */
-    if ((uid >= 0 && fchown(*slave, (uid_t)uid, (gid_t)-1) < 0) ||
-        fchmod(*slave, 0620) < 0) {
+    if ((uid >= 0 && fchown(*slave, (uid_t)uid, (gid_t)-1) < 0) || fchmod(*slave, 0620) < 0) {
         int e = errno;
         close(*master);
         close(*slave);

@@ -39,8 +39,7 @@ static void host_log(void *ctx, const char *buf, size_t n) {
     gpx__tasklog_write(((host_ctx *)ctx)->log, buf, n);
 }
 
-static void host_exec(void *ctx, pid_t tpid, int in, int out, int err, int tty,
-                      char *const *argv) {
+static void host_exec(void *ctx, pid_t tpid, int in, int out, int err, int tty, char *const *argv) {
     gpx__exec_in_task(((host_ctx *)ctx)->s, tpid, in, out, err, tty, argv);
 }
 

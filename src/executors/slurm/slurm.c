@@ -35,8 +35,8 @@
 
 extern char **environ;
 
-#define DEFAULT_INTERPOSER "/usr/lib/gpupool/libgpuslice.so"
-#define DEFAULT_GPU_MEM    (80LL << 30)
+#define DEFAULT_INTERPOSER   "/usr/lib/gpupool/libgpuslice.so"
+#define DEFAULT_GPU_MEM      (80LL << 30)
 #define DEFAULT_SESSION_PROG "/usr/lib/gpupool/gpupool-slurm-session"
 
 /* ======================================================================== */

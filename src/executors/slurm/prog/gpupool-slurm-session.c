@@ -132,8 +132,7 @@ static void run_in_job(int in, int out, int err, int tty, char *const *argv) {
 
 /* An exec'd command runs in the job as the server does: its user, cgroup,
  * namespaces and environment are the job's. */
-static void host_exec(void *ctx, pid_t tpid, int in, int out, int err, int tty,
-                      char *const *argv) {
+static void host_exec(void *ctx, pid_t tpid, int in, int out, int err, int tty, char *const *argv) {
     (void)ctx;
     (void)tpid;
     run_in_job(in, out, err, tty, argv);
@@ -149,8 +148,8 @@ static int serve(const char *name, char **argv) {
     snprintf(sock, sizeof sock, "%s.sock", name);
     int master = -1, slave = -1, lfd = -1;
     if (gpx__sessd_listen(dir, sock, -1, &master, &slave, &lfd) < 0) {
-        fprintf(stderr, "gpupool-slurm-session: cannot make the terminal or %s/%s: %s\n", dir,
-                sock, strerror(errno));
+        fprintf(stderr, "gpupool-slurm-session: cannot make the terminal or %s/%s: %s\n", dir, sock,
+                strerror(errno));
         return 126;
     }
     for (size_t i = 0; i < sizeof ckpt_signals / sizeof ckpt_signals[0]; i++)
@@ -295,11 +294,10 @@ static int relay(const char *name) {
         if (i_x >= 0 && (pf[i_x].revents & (POLLIN | POLLHUP | POLLERR)) && out.len == 0) {
             ssize_t r = port ? read(x, out.data, sizeof out.data)
                              : read_fd(x, out.data, sizeof out.data, &passed);
-            if (r > 0) {
+            if (r > 0)
                 out.len = (size_t)r, out.off = 0;
-            } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+            else if (r == 0 || (errno != EAGAIN && errno != EINTR))
                 out.eof = 1;
-            }
             if (passed >= 0 && !port) {
                 /* A port's connection: the READY goes on, its bytes follow. */
                 close(x);
