@@ -24,7 +24,8 @@
  *     server passes it a connection to a port (a READY message with the
  *     descriptor), it sends the READY on and relays the port's bytes from
  *     then on. Its standard input's end becomes a half-close of what it
- *     relays to; the end of what it relays from ends it.
+ *     relays to; the end of what it relays from ends it. It ignores the
+ *     checkpoint signals, as the server does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -248,6 +249,12 @@ static int relay(const char *name) {
     if (x < 0 || connect(x, (struct sockaddr *)&sa, sizeof sa) < 0)
         return refuse("the task's session endpoint does not answer (has the task ended?): ",
                       strerror(errno));
+    /* The relay is a step of the job too: the checkpoint signal Slurm sends
+     * the job's steps is the task's, and an attached terminal stays open
+     * through its grace period (to show a notice and what the task prints
+     * as it stops); the relay ends with its srun or the server. */
+    for (size_t i = 0; i < sizeof ckpt_signals / sizeof ckpt_signals[0]; i++)
+        signal(ckpt_signals[i], SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
     /* in: standard input to x; out: x to standard output. */
     static pipe_buf in, out;
