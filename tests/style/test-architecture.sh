@@ -54,7 +54,9 @@ globals_of() {
     case $1 in
     engine) echo '^(gp__|gp_)' ;;
     daemon) echo '^(gpd__|main$)' ;;
-    executors) echo '^(gpx__|gp_exec_|gp_executor_)' ;;
+    # main: gpupool-slurm-session, the program the slurm executor runs in
+    # its jobs (src/executors/slurm/prog).
+    executors) echo '^(gpx__|gp_exec_|gp_executor_|main$)' ;;
     # The interposer exports the CUDA and NVML entry points it wraps, dlsym,
     # dlvsym, dlopen, dlmopen and the ledger reader's public gp_ledger_*
     # functions.

@@ -407,10 +407,10 @@ int gpx__sess_prepare(const gpx__spawn *s, int *master, int *slave, int *lfd);
 
 /*
  * The supervisor's loop for a tty task, in place of waiting for it: serves
- * the session socket (session-server.c's gpx__sessd_serve) until the task tpid ends, sends its exit status to the
- * attached clients, and returns it in *code / *sig (the task is left a
- * zombie, as wait_task leaves it). Closes master and lfd. -1 if it could
- * not start (no memory): the caller then waits for the task itself.
+ * the session socket (session-server.c's gpx__sessd_serve) until the task tpid ends, sends its exit
+ * status to the attached clients, and returns it in *code / *sig (the task is left a zombie, as
+ * wait_task leaves it). Closes master and lfd. -1 if it could not start (no memory): the caller
+ * then waits for the task itself.
  */
 int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, gpx__tasklog *log,
                     int *code, int *sig);
