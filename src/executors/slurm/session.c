@@ -53,8 +53,9 @@
 #include "executors/slurm/slurm.h"
 
 /* How long srun may take to start the relay and the server to answer: a
- * step launch on a loaded node takes a second or more. */
-#define OPEN_TIMEOUT_S 20
+ * step launch on a loaded node takes a second or more; the session
+ * method's contract (executor.h) allows about 15 s. */
+#define OPEN_TIMEOUT_S 15
 
 void gpx__slurm_sess_name(const gpx__slurm *sx, const char *key, char *buf, size_t len) {
     snprintf(buf, len, "gp-%s.%s", sx->tag, key);
