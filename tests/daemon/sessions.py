@@ -367,37 +367,45 @@ ok(answer == b"count=%d" % total, "a half-closed forward delivers every byte bef
 # session ended at the task's EOF and dropped what followed), and the
 # session ends once both sides have sent their EOF. The task's program
 # writes what it counted to a file, read back with exec.
-ws.send("STDIN", "python3 -c 'import socket\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
-        "socket.SO_REUSEADDR,1);s.bind((\"127.0.0.1\",%d));s.listen(1)\nwhile True:\n"
-        " c,_=s.accept();c.sendall(b\"hello-from-task\");c.shutdown(socket.SHUT_WR);n=0\n"
-        " while True:\n  d=c.recv(1<<20)\n  if not d: break\n  n+=len(d)\n"
-        " open(\"/tmp/gp-half-%d.tmp\",\"w\").write(\"count=%%d\" %% n)\n"
-        " __import__(\"os\").rename(\"/tmp/gp-half-%d.tmp\",\"/tmp/gp-half-%d\");c.close()'"
-        " >/dev/null 2>&1 &\n" % (P_HALF, P_HALF, P_HALF, P_HALF))
-f = forward_ready(wid, P_HALF, limit=60)
-greeting, ended, err = b"", None, ""
-if f:
-    try:
-        greeting = f.until(lambda t, p, o: t == "EOF")[2]
-        chunk = b"z" * 65535
-        for _ in range(total // len(chunk)):
-            f.send("DATA", chunk)
-        f.send("DATA", b"z" * (total % len(chunk)))
-        f.send("EOF")
-        ended = f.until(lambda t, p, o: t == "CLOSE")[0]
-    except (RuntimeError, EOFError, OSError) as ex:
-        err = repr(ex)
-    f.close()
-ok(greeting == b"hello-from-task" and ended == "CLOSE",
-   "after the port's EOF the client still sends; the session ends after both EOFs",
-   (greeting, ended, err))
-counted = b""
-end = time.time() + 60
-while time.time() < end and counted != b"count=%d" % total:
-    counted = run_in(wid, ["sh", "-c", f"cat /tmp/gp-half-{P_HALF} 2>/dev/null; true"])[1].strip()
-    if counted != b"count=%d" % total:
-        time.sleep(0.2)
-ok(counted == b"count=%d" % total, "every byte sent after the port's EOF reaches it", counted)
+# An executor that cannot carry the task's half-close alone (the slurm
+# executor's relay through srun, whose output ends only with its step) sets
+# GP_SESS_TASK_HALF_CLOSE=no: these two cases are then skipped.
+if os.environ.get("GP_SESS_TASK_HALF_CLOSE", "yes") != "no":
+    ws.send("STDIN", "python3 -c 'import socket\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
+            "socket.SO_REUSEADDR,1);s.bind((\"127.0.0.1\",%d));s.listen(1)\nwhile True:\n"
+            " c,_=s.accept();c.sendall(b\"hello-from-task\");c.shutdown(socket.SHUT_WR);n=0\n"
+            " while True:\n  d=c.recv(1<<20)\n  if not d: break\n  n+=len(d)\n"
+            " open(\"/tmp/gp-half-%d.tmp\",\"w\").write(\"count=%%d\" %% n)\n"
+            " __import__(\"os\").rename(\"/tmp/gp-half-%d.tmp\",\"/tmp/gp-half-%d\");c.close()'"
+            " >/dev/null 2>&1 &\n" % (P_HALF, P_HALF, P_HALF, P_HALF))
+    f = forward_ready(wid, P_HALF, limit=60)
+    greeting, ended, err = b"", None, ""
+    if f:
+        try:
+            greeting = f.until(lambda t, p, o: t == "EOF")[2]
+            chunk = b"z" * 65535
+            for _ in range(total // len(chunk)):
+                f.send("DATA", chunk)
+            f.send("DATA", b"z" * (total % len(chunk)))
+            f.send("EOF")
+            ended = f.until(lambda t, p, o: t == "CLOSE")[0]
+        except (RuntimeError, EOFError, OSError) as ex:
+            err = repr(ex)
+        f.close()
+    ok(greeting == b"hello-from-task" and ended == "CLOSE",
+       "after the port's EOF the client still sends; the session ends after both EOFs",
+       (greeting, ended, err))
+    counted = b""
+    end = time.time() + 60
+    while time.time() < end and counted != b"count=%d" % total:
+        counted = run_in(wid, ["sh", "-c", f"cat /tmp/gp-half-{P_HALF} 2>/dev/null; true"])[1].strip()
+        if counted != b"count=%d" % total:
+            time.sleep(0.2)
+    ok(counted == b"count=%d" % total, "every byte sent after the port's EOF reaches it", counted)
+else:
+    why = "# SKIP the executor cannot carry the task's half-close alone"
+    ok(True, "after the port's EOF the client still sends " + why)
+    ok(True, "every byte sent after the port's EOF reaches it " + why)
 
 # the command's exit status ends the session
 ws.send("STDIN", "exit 3\n")
