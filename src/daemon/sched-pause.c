@@ -146,6 +146,17 @@ int gpd__loop_resume_begin(gpd__sched *s, active *a, const gp_task_binding *b) {
     j->b = *b;
     snprintf(j->node, sizeof j->node, "%s", a->tasks[0].node);
     j->b.node = j->node;
+    /* The new GPUs are stored before the executor moves anything: after a
+     * kill -9 during or after the resume, recovery finishes it there and
+     * the engine books those GPUs (a failed resume stores the old again). */
+    gpd__err e = {0};
+    int rc = remap ? gpd__loop_store_binding(s, a, &j->b, &e) : 0;
+    if (rc < 0) {
+        gpd__log("workload %llu: not resumed onto other GPUs (%s)", (unsigned long long)a->id,
+                 rc == GP_ENOMEM ? "out of memory" : e.msg);
+        free(j);
+        return rc;
+    }
     return queue_step(s, a, GP_EXEC_CTL_RESUME, j);
 }
 
@@ -240,6 +251,13 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
      * from the beginning, and not thawed and frozen again at every cycle
      * while what blocks it lasts. */
     a->pausing = GPD__PAUSE_PAUSED;
+    if (j->p.ngpus > 0) {
+        /* The task stays on the GPUs it had: so does its stored row. */
+        gpd__err e = {0};
+        if (gpd__loop_store_binding(s, a, &a->tasks[0].binding, &e) < 0)
+            gpd__log("workload %llu: its stored GPUs are those of a failed resume: %s",
+                     (unsigned long long)a->id, e.msg);
+    }
     int64_t wait = resume_backoff_ms(++a->resume_fails);
     const char *why = j->p.detail[0] ? j->p.detail : gp_strerror(j->rc);
     if (strncmp(why, "still paused: ", 14) == 0)

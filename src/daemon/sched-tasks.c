@@ -164,6 +164,23 @@ static char *binding_to_json(const gp_task_binding *b) {
     return s;
 }
 
+int gpd__loop_store_binding(gpd__sched *s, const active *a, const gp_task_binding *b, gpd__err *e) {
+    gpd__task_rec r;
+    memset(&r, 0, sizeof r);
+    r.attempt = a->attempt;
+    snprintf(r.node, sizeof r.node, "%s", a->tasks[0].node);
+    snprintf(r.handle, sizeof r.handle, "%s", a->tasks[0].handle);
+    if (!(r.binding = binding_to_json(b)))
+        return GP_ENOMEM;
+    gpd__wl_change c;
+    gpd__wl_change_init(&c, a->id);
+    c.ntasks = 1;
+    c.tasks = &r;
+    int rc = gpd__store_wl_apply(s->d->store, &c, 1, e);
+    free(r.binding);
+    return rc;
+}
+
 /* Parses JSON the daemon stored itself into *j: 0, GP_ENOMEM or
  * GP_ECORRUPT. jansson reports an allocation that failed as a syntax error,
  * or as nothing, so a failure is tried again: a text that parses then, or
