@@ -302,10 +302,11 @@ int cmd_describe(cli *c, int argc, char **argv) {
             json_array_foreach(json_object_get(x, "slices"), g, sl) {
                 long long gi = (long long)json_integer_value(json_array_get(sl, 0));
                 long long milli = (long long)json_integer_value(json_array_get(sl, 1));
-                int n = milli > 0 && milli < 1000
-                            ? snprintf(gpus + used, sizeof gpus - used, "%s%lld (%g of it)",
-                                       g ? ", " : "", gi, (double)milli / 1000.0)
-                            : snprintf(gpus + used, sizeof gpus - used, "%s%lld", g ? ", " : "", gi);
+                int n =
+                    milli > 0 && milli < 1000
+                        ? snprintf(gpus + used, sizeof gpus - used, "%s%lld (%g of it)",
+                                   g ? ", " : "", gi, (double)milli / 1000.0)
+                        : snprintf(gpus + used, sizeof gpus - used, "%s%lld", g ? ", " : "", gi);
                 if (n < 0 || (size_t)n >= sizeof gpus - used)
                     break;
                 used += (size_t)n;

@@ -156,8 +156,7 @@ int gpd__loop_resume_begin(gpd__sched *s, active *a, const gp_task_binding *b);
 /* Rewrites the stored row of single-task a's task with binding b (a resume
  * onto other GPUs, and its undoing), so that a restart books the GPUs the
  * task really holds: 0 or the store's error. */
-int gpd__loop_store_binding(gpd__sched *s, const active *a, const gp_task_binding *b,
-                            gpd__err *e);
+int gpd__loop_store_binding(gpd__sched *s, const active *a, const gp_task_binding *b, gpd__err *e);
 /* Carries out the outcome of a step the worker finished (events, engine,
  * store) and frees it: l is a GPD__LETTER_PAUSE letter of the inbox. */
 void gpd__loop_pause_result(gpd__sched *s, gpd__letter *l);
