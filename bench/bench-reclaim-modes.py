@@ -34,6 +34,8 @@ import tempfile
 import time
 import urllib.request
 
+from benchpool import start_gpupoold
+
 BUILD = os.environ.get("GP_BUILD", "build")
 RUNS = int(os.environ.get("GP_BENCH_RUNS", "3"))
 GRACE = "30s"
@@ -151,24 +153,13 @@ def cleanup(gpd):
 
 def start_daemon(tmp):
     global DATA
-    DATA = os.path.join(tmp, "data")
     inv = os.path.join(tmp, "inventory.conf")
     with open(inv, "w") as f:
         f.write("node = local\ndomain = local\ngpu = T4 1G 4\n")
-    flags = ["--data-dir", DATA, "--listen", "127.0.0.1:0", "--period", "200ms", "--poll",
-             "100ms", "--executor-config",
-             f"state_dir={os.path.join(tmp, 'tasks')},inventory={inv}"]
-    if os.geteuid() == 0:
-        flags.append("--allow-root-workloads")
-    log = open(os.path.join(tmp, "gpupoold.log"), "w")
-    p = subprocess.Popen([os.path.join(BUILD, "gpupoold")] + flags, stdout=log, stderr=log)
-    addr = os.path.join(DATA, "gpupoold.addr")
-    end = time.time() + 60
-    while not (os.path.exists(addr) and os.path.getsize(addr) > 0):
-        if p.poll() is not None or time.time() > end:
-            raise RuntimeError("gpupoold did not start; see " + log.name)
-        time.sleep(0.05)
-    return p, open(addr).read().strip(), open(os.path.join(DATA, "admin.token")).read().strip()
+    p, server, token, DATA = start_gpupoold(BUILD, tmp, [
+        "--period", "200ms", "--poll", "100ms", "--executor-config",
+        f"state_dir={os.path.join(tmp, 'tasks')},inventory={inv}"])
+    return p, server, token
 
 
 def stop_on_signal(signum, frame):

@@ -47,6 +47,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "daemon"))
 from taplib import free_port  # noqa: E402
 from wsclient import WS  # noqa: E402
+from benchpool import start_gpupoold  # noqa: E402
 
 BUILD = os.environ.get("GP_BUILD", "build")
 GP = os.path.join(BUILD, "gpupool")
@@ -416,21 +417,10 @@ def api_under_sessions(nsess):
 
 
 def start_daemon(tmp):
-    d = os.path.join(tmp, "data")
-    flags = ["--data-dir", d, "--listen", "127.0.0.1:0", "--period", "50ms", "--poll", "100ms",
-             "--max-user-sessions", str(NSESS + 16), "--max-user-forwards", "64",
-             "--max-client-connections", str(NSESS + 128)]
-    if os.geteuid() == 0:
-        flags.append("--allow-root-workloads")
-    log = open(os.path.join(tmp, "gpupoold.log"), "w")
-    p = subprocess.Popen([os.path.join(BUILD, "gpupoold")] + flags, stdout=log, stderr=log)
-    addr = os.path.join(d, "gpupoold.addr")
-    end = time.time() + 60
-    while not (os.path.exists(addr) and os.path.getsize(addr) > 0):
-        if p.poll() is not None or time.time() > end:
-            raise RuntimeError("gpupoold did not start; see " + log.name)
-        time.sleep(0.05)
-    return p, open(addr).read().strip(), open(os.path.join(d, "admin.token")).read().strip()
+    p, server, token, _ = start_gpupoold(BUILD, tmp, [
+        "--period", "50ms", "--poll", "100ms", "--max-user-sessions", str(NSESS + 16),
+        "--max-user-forwards", "64", "--max-client-connections", str(NSESS + 128)])
+    return p, server, token
 
 
 def main():
