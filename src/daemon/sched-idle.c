@@ -140,8 +140,42 @@ static void suspend(gpd__sched *s, active *a, const char *why, const char *nopau
     count_returned(s, a);
 }
 
+/* Host memory a's task holds paused, as the engine counts a pause: the
+ * GPU memory of its slices and what it asked for of the node's memory
+ * (which the engine no longer charges once it forgets the workload). */
+static int64_t held_of(gpd__sched *s, const active *a) {
+    int64_t need = 0;
+    for (int k = 0; k < a->tasks[0].binding.nslices; k++)
+        need += a->tasks[0].binding.slices[k].mem;
+    gpd__wl w;
+    gpd__err e = {0};
+    if (gpd__store_wl_get(s->d->store, a->id, &w, &e) == 0) {
+        gp_workload_spec spec;
+        if (gpd__sched_stored_spec(&w, &spec, &e) == 0)
+            need += spec.req.mem_bytes;
+        gpd__wl_free(&w);
+    }
+    return need;
+}
+
+void gpd__loop_idle_books(gpd__sched *s, const char *node) {
+    int64_t sum = 0;
+    pthread_mutex_lock(&s->eng_mu);
+    for (size_t i = 0; i < s->nact; i++) {
+        const active *x = s->act[i];
+        if (x->held_mem > 0 && x->ntasks > 0 && strcmp(x->tasks[0].node, node) == 0)
+            sum += x->held_mem;
+    }
+    int rc = gp_engine_node_paused_outside(s->eng, node, sum);
+    pthread_mutex_unlock(&s->eng_mu);
+    if (rc < 0 && rc != GP_ENOENT)
+        gpd__log("node %s: the engine refused the host memory idle sessions hold paused: %s", node,
+                 gp_strerror(rc));
+}
+
 /* Why a cannot be paused here, or NULL if it can: a single task on a node
- * that can pause, with room for its GPU memory under the node's bound. */
+ * that can pause, with room for what it holds paused under the node's bound
+ * (which counts the sessions paused so before it). */
 static const char *no_pause(gpd__sched *s, const active *a) {
     if (a->ntasks != 1 || !a->tasks[0].handle[0])
         return "a workload of several tasks is not paused";
@@ -156,9 +190,7 @@ static const char *no_pause(gpd__sched *s, const active *a) {
         return "its node is gone";
     if (!gpd__sched_pause_of(s, ni.mem_bytes, &max))
         return s->can_pause ? "--paused-memory-max is 0" : s->pause_note;
-    int64_t need = 0;
-    for (int k = 0; k < a->tasks[0].binding.nslices; k++)
-        need += a->tasks[0].binding.slices[k].mem;
+    int64_t need = held_of(s, a);
     if (ni.paused_mem + need > max)
         return "the host memory paused tasks hold on its node would pass --paused-memory-max";
     return NULL;
@@ -208,6 +240,9 @@ void gpd__loop_idle_paused(gpd__sched *s, active *a, int rc, const char *detail)
     gp_engine_cancel(s->eng, a->id);
     pthread_mutex_unlock(&s->eng_mu);
     a->in_engine = 0;
+    /* What it holds paused stays in the node's books. */
+    a->held_mem = held_of(s, a);
+    gpd__loop_idle_books(s, a->tasks[0].node);
     count_returned(s, a);
 }
 
@@ -219,12 +254,20 @@ int gpd__loop_idle_resume(gpd__sched *s, active *a, gpd__err *e) {
     gp_workload_spec spec;
     rc = gpd__sched_stored_spec(&w, &spec, e);
     if (rc == 0) {
+        /* The engine holds its host memory from now on, as its own paused
+         * task's: out of the books of those paused outside it first. */
+        int64_t held = a->held_mem;
+        a->held_mem = 0;
+        gpd__loop_idle_books(s, a->tasks[0].node);
         char err[GP_ERR_MAX] = "";
         pthread_mutex_lock(&s->eng_mu);
         rc = gp_engine_restore_paused(s->eng, &spec, &a->tasks[0].binding, err, sizeof err);
         pthread_mutex_unlock(&s->eng_mu);
-        if (rc < 0)
+        if (rc < 0) {
+            a->held_mem = held;
+            gpd__loop_idle_books(s, a->tasks[0].node);
             rc = gpd__fail(e, GP_ESTATE, "", "cannot resume: %s", err);
+        }
     }
     gpd__wl_free(&w);
     if (rc < 0)

@@ -71,6 +71,10 @@ typedef struct active {
      * for its owner's resume (or attach), never resumed by the engine. Set
      * while that pause is under way too. */
     int held;
+    /* Paused by the idle policy: the host memory its task holds, which the
+     * engine counts on its node as paused outside its decisions
+     * (gpd__loop_idle_books). */
+    int64_t held_mem;
 } active;
 
 enum { GPD__PAUSE_NONE = 0, GPD__PAUSE_PAUSING, GPD__PAUSE_PAUSED, GPD__PAUSE_RESUMING };
@@ -237,6 +241,10 @@ void gpd__loop_idle_paused(gpd__sched *s, active *a, int rc, const char *detail)
 /* The owner resumes a workload the idle policy paused: back in the engine,
  * paused on its node, where the engine resumes it once a GPU is free. */
 int gpd__loop_idle_resume(gpd__sched *s, active *a, gpd__err *e);
+/* Tells the engine the host memory that sessions the idle policy paused on
+ * node hold (the sum of their held_mem), so that pauses and placements there
+ * count on it. */
+void gpd__loop_idle_books(gpd__sched *s, const char *node);
 
 /* ---- sched-recover.c ---- */
 

@@ -77,6 +77,9 @@ static void act_remove(gpd__sched *s, active *a) {
             break;
         }
     pthread_mutex_unlock(&s->eng_mu);
+    /* A session the idle policy paused, gone: its host memory is free. */
+    if (a->held_mem > 0 && a->ntasks > 0)
+        gpd__loop_idle_books(s, a->tasks[0].node);
     free(a->tasks);
     free(a);
 }

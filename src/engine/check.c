@@ -150,8 +150,8 @@ static int check_nodes(const gp_engine *e, char *err, size_t errlen) {
             !linked(e, &e->by_frac[n->in_frac], n, 1))
             FAIL("node %s: not in the capacity buckets its free GPUs say", n->spec.name);
         if (n->spec.cpu_milli - n->cpu_free != cpu ||
-            n->spec.mem_bytes - n->mem_free != hmem + n->held_mem || n->cpu_free < 0 ||
-            n->mem_free < 0)
+            n->spec.mem_bytes - n->mem_free != hmem + n->held_mem + n->paused_outside ||
+            n->cpu_free < 0 || n->mem_free < 0)
             FAIL("node %s: CPU or memory books disagree with its tasks", n->spec.name);
     }
 out:

@@ -371,7 +371,8 @@ typedef struct gp_node_info {
     int32_t gpus_taken;  /* as the spec says */
     int32_t taken_bound; /* of them, GPUs that stay bound (not withheld) */
     int32_t paused;      /* workloads paused here, or being paused */
-    int64_t paused_mem;  /* host memory they hold or will (<= spec's paused_mem_max) */
+    int64_t paused_mem;  /* host memory they hold or will, with what tasks paused outside the
+                          * engine hold (gp_engine_node_paused_outside): <= paused_mem_max */
 } gp_node_info;
 
 size_t gp_engine_node_count(const gp_engine *e);
@@ -485,6 +486,18 @@ int gp_engine_paused(gp_engine *e, uint64_t id, gp_time_ms now);
  * for an unknown workload, GP_ESTATE if it is not paused (nothing changes).
  */
 int gp_engine_resume_after(gp_engine *e, uint64_t id, gp_time_ms when);
+
+/*
+ * Host memory that tasks paused outside the engine's decisions hold on node
+ * `name` (sessions the caller paused for being idle, which the engine no
+ * longer schedules): counted with the engine's own paused tasks against the
+ * node's paused_mem_max, so that a pause never takes the node past it, and
+ * charged to the node's memory, so that no placement counts on it. bytes
+ * replaces what was set before (0 releases it all); gp_node_info's
+ * paused_mem includes it. GP_ENOENT for an unknown node, GP_EINVAL for a
+ * negative amount (nothing changes).
+ */
+int gp_engine_node_paused_outside(gp_engine *e, const char *name, int64_t bytes);
 
 typedef struct gp_slice {
     int32_t gpu;      /* index into the node's gpus[] */

@@ -71,6 +71,9 @@ typedef struct gp__node {
      * of it what the node's books charge beyond bound tasks (held_mem). */
     int32_t npaused;
     int64_t paused_mem, held_mem;
+    /* Held by tasks paused outside the engine (gp_engine_node_paused_outside):
+     * against spec.paused_mem_max with paused_mem, and charged to mem_free. */
+    int64_t paused_outside;
     gp__pnode view;            /* points into the arrays above */
     int32_t best_free_milli;   /* largest free_milli of a non-MIG GPU */
     int32_t free_whole;        /* fully free non-MIG GPUs */

@@ -470,7 +470,7 @@ static void fill_info(const gp_engine *e, const gp__node *n, gp_node_info *out) 
     out->gpus_taken = n->spec.gpus_taken;
     out->taken_bound = n->taken_short;
     out->paused = n->npaused;
-    out->paused_mem = n->paused_mem;
+    out->paused_mem = n->paused_mem + n->paused_outside;
     for (int32_t g = 0; g < n->spec.ngpus; g++) {
         const gp_gpu_spec *gs = &n->spec.gpus[g];
         gp_gpu_info *gi = &out->gpus[g];

@@ -85,7 +85,7 @@ gp_on_preempt gp__pause_mode(gp_engine *e, gp__wl *v, gp_evict_reason why, gp_mo
     int32_t model;
     int64_t cost = pause_cost(n, &v->tasks[0].b, v->spec.req.mem_bytes, &model);
     int64_t extra = cost - v->spec.req.mem_bytes;
-    if (n->paused_mem + cost > n->spec.paused_mem_max || n->mem_free < extra) {
+    if (n->paused_mem + n->paused_outside + cost > n->spec.paused_mem_max || n->mem_free < extra) {
         *mw = GP_MODE_HOST_MEMORY;
         return GP_ON_PREEMPT_CHECKPOINT;
     }
@@ -204,6 +204,18 @@ int gp_engine_resume_after(gp_engine *e, uint64_t id, gp_time_ms when) {
     if (w->state != GP_STATE_PENDING || !w->paused_on)
         return GP_ESTATE;
     w->resume_after = when;
+    return 0;
+}
+
+int gp_engine_node_paused_outside(gp_engine *e, const char *name, int64_t bytes) {
+    gp__node *n = name ? gp__strmap_get(&e->node_by_name, name) : NULL;
+    if (!n)
+        return GP_ENOENT;
+    if (bytes < 0)
+        return GP_EINVAL;
+    gp__node_cpu(e, n, 0, bytes - n->paused_outside, +1);
+    n->paused_outside = bytes;
+    gp__node_refresh(e, n);
     return 0;
 }
 

@@ -192,6 +192,14 @@ tap_ok "says it was idle, and how long each step took" \
 tap_ok "its terminal was told that its processes are kept" \
     contains "$(api GET "/api/v1/workloads/$SH/logs")" 'its processes are kept as they are'
 tap_ok "describe shows it paused" contains "$($GP describe "$SH")" '^State: *paused$'
+# The host memory it holds paused stays in its node's books (the engine had
+# forgotten it with the workload: 0), so that pauses and placements there
+# count on it; once it runs again, nothing is held so.
+paused_memory() { api GET /api/v1/nodes | grep -o '"paused_memory": *[0-9]*' | head -1 | grep -o '[0-9]*$'; }
+holds_gpu() { [ "$(paused_memory)" -ge 1073741824 ]; }
+holds_none() { [ "$(paused_memory)" = 0 ]; }
+tap_ok "its node counts the host memory it holds paused" holds_gpu ||
+    api GET /api/v1/nodes | sed 's/^/# /'
 OTHER=$($GP submit --project proj --gpu 2 -- sleep 600 | grep -o '[0-9][0-9]*' | head -1)
 tap_ok "its GPU went back to the pool: a workload of both GPUs runs" wait_until 60 is_state "$OTHER" running
 tap_ok "the GPU-hours it returned are counted" wait_until 30 returned
@@ -204,6 +212,7 @@ out=$(python3 "$TMP/attach.py" "$GP" "$SH" 'shell started' 'echo "still $KEPT"' 
 tap_ok "attach says it resumes it where it was" contains "$out" 'resuming it where it was'
 tap_ok "attach resumes the same shell: its variable is still set" contains "$out" '^ATTACHED$'
 tap_is "it runs" "$(state_of "$SH")" running
+tap_ok "and its node holds nothing paused any more" wait_until 30 holds_none
 ev=$(api GET "/api/v1/workloads/$SH/events")
 tap_ok "an event says it resumed" contains "$ev" '"kind":"resumed"'
 tap_ok "in its first attempt" contains "$(api GET "/api/v1/workloads/$SH")" '"attempt":1[,}]'

@@ -152,6 +152,41 @@ START_TEST(test_host_memory_bound) {
 }
 END_TEST
 
+/* Host memory held by tasks paused outside the engine (idle sessions the
+ * caller paused) counts against the node's bound and is charged to its
+ * memory: with 100 of 200 GiB held so, there is room for one paused task
+ * (84 GiB), not two; released, the room is back. */
+START_TEST(test_paused_outside_counts) {
+    gp_engine *e = t_engine();
+    pause_node(e, "n1", 1, 200);
+    ck_assert_int_eq(gp_engine_node_paused_outside(e, "n1", 100 * GIB), 0);
+    gp_node_info ni = node_info(e, "n1");
+    ck_assert_int_eq(ni.paused_mem, 100 * GIB);
+    ck_assert_int_eq(ni.mem_used, 100 * GIB);
+    ck_assert_int_eq(gp_engine_node_paused_outside(e, "n1", -1), GP_EINVAL);
+    ck_assert_int_eq(gp_engine_node_paused_outside(e, "n9", GIB), GP_ENOENT);
+    ck_assert_int_eq(gp_engine_node_paused_outside(e, NULL, GIB), GP_ENOENT);
+    const gp_decision *d;
+    size_t n = borrow_then_reclaim(e, GP_ON_PREEMPT_PAUSE, &d);
+    int paused = 0, bounded = 0;
+    for (size_t i = 0; i < n; i++) {
+        paused += d[i].type == GP_DECISION_EVICT && d[i].mode == GP_ON_PREEMPT_PAUSE;
+        bounded += d[i].type == GP_DECISION_EVICT && d[i].mode_why == GP_MODE_HOST_MEMORY;
+    }
+    ck_assert_int_eq(paused, 1);
+    ck_assert_int_eq(bounded, 1);
+    ni = node_info(e, "n1");
+    ck_assert_int_eq(ni.paused_mem, 100 * GIB + (80 + 4) * GIB);
+    char err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_engine_check(e, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(gp_engine_node_paused_outside(e, "n1", 0), 0);
+    ni = node_info(e, "n1");
+    ck_assert_int_eq(ni.paused_mem, (80 + 4) * GIB);
+    ck_assert_msg(gp_engine_check(e, err, sizeof err) == 0, "%s", err);
+    gp_engine_free(e);
+}
+END_TEST
+
 /* A node that cannot pause: checkpoint mode, saying why; a workload asking
  * for requeue keeps it; neither holds host memory. */
 START_TEST(test_no_pause_without_node_or_mode) {
@@ -292,6 +327,7 @@ END_TEST
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_reclaim_pauses_and_resumes_in_place);
     tcase_add_test(tc, test_host_memory_bound);
+    tcase_add_test(tc, test_paused_outside_counts);
     tcase_add_test(tc, test_no_pause_without_node_or_mode);
     tcase_add_test(tc, test_gang_is_not_paused);
     tcase_add_test(tc, test_resumes_only_on_its_node);
