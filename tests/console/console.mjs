@@ -59,12 +59,13 @@ const text = (page, sel) => page.locator(sel).first().textContent();
 // Polls until the text of sel matches re (waitForFunction would need eval,
 // which the console's Content-Security-Policy rightly forbids).
 async function waitText(page, sel, re) {
+  let t = '';
   for (let i = 0; i < 120; i++) {
-    const t = (await page.locator(sel).first().textContent().catch(() => '')) || '';
+    t = (await page.locator(sel).first().textContent().catch(() => '')) || '';
     if (re.test(t)) return t;
     await page.waitForTimeout(250);
   }
-  throw new Error(`${sel} never matched ${re}`);
+  throw new Error(`${sel} never matched ${re} (it said '${t}')`);
 }
 
 // As waitText, for up to secs seconds (a session or Jupyter starting on a

@@ -32,8 +32,13 @@ $GP queue create research --deserved 1 >/dev/null && $GP queue create nlp --pare
     $GP queue create vision --parent research >/dev/null &&
     $GP queue create ops --deserved 1 >/dev/null && $GP queue create infra --parent ops --deserved 1 --limit 1 >/dev/null &&
     $GP queue create lab --deserved 1 >/dev/null && $GP queue create notebooks --parent lab --deserved 1 >/dev/null
-OTHER_ID=$($GP --json submit --project nlp --gpu 1 --name training -- sleep 300 | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
-$GP submit --project infra --gpu 1 --name service -- sleep 300 >/dev/null
+# Neither may be evicted (each runs within its project's deserved quota), so
+# the nodes page shows both projects later and infra's limit keeps the rest
+# of infra waiting: in one run under the sanitizers the nodes page showed one
+# project and fewer than 1,000 of infra's workloads were left waiting, as when
+# service leaves its GPU.
+OTHER_ID=$($GP --json submit --project nlp --gpu 1 --no-preempt --name training -- sleep 300 | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
+$GP submit --project infra --gpu 1 --no-preempt --name service -- sleep 300 >/dev/null
 PENDING_ID=$($GP --json submit --project infra --gpu 1 --name second -- sleep 1 | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
 # More than a page of workloads (at 10 a page), waiting behind infra's limit.
 for i in 1 2 3 4 5 6 7 8 9 10; do
