@@ -23,7 +23,6 @@ GPUs of 1 GiB and the cgroup freezer (root; pause needs the freezer: without
 it the pause run is evicted in checkpoint mode, which the output says). Every
 workload it submitted is deleted, and its tasks gone, before it stops
 gpupoold, also when it is interrupted (SIGINT, SIGTERM)."""
-import json
 import os
 import shutil
 import signal
@@ -32,9 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
-from benchpool import start_gpupoold
+from benchpool import call, start_gpupoold
 
 BUILD = os.environ.get("GP_BUILD", "build")
 RUNS = int(os.environ.get("GP_BENCH_RUNS", "3"))
@@ -55,11 +53,7 @@ done
 
 
 def api(method, path, body=None):
-    req = urllib.request.Request(SERVER + path, method=method,
-                                 data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Authorization": f"Bearer {TOKEN}"})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return json.loads(r.read() or b"{}")
+    return call(SERVER, TOKEN, method, path, body)
 
 
 def submit(project, name, cmd, **extra):

@@ -27,7 +27,6 @@ build) on a temporary data directory, with the session caps raised to fit N
 workloads ask for no CPU: interactive work runs only inside its project's
 deserved quota, so a CPU request in a project deserving no CPU stays pending.
 Each figure is the median of GP_BENCH_RUNS runs (default 3)."""
-import json
 import os
 import pty
 import re
@@ -47,7 +46,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "daemon"))
 from taplib import free_port  # noqa: E402
 from wsclient import WS  # noqa: E402
-from benchpool import start_gpupoold  # noqa: E402
+from benchpool import call, start_gpupoold  # noqa: E402
 
 BUILD = os.environ.get("GP_BUILD", "build")
 GP = os.path.join(BUILD, "gpupool")
@@ -69,11 +68,7 @@ def cpu_s(pid):
 
 
 def api(method, path, body=None):
-    req = urllib.request.Request(SERVER + path, method=method,
-                                 data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Authorization": f"Bearer {TOKEN}"})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return json.loads(r.read() or b"{}")
+    return call(SERVER, TOKEN, method, path, body)
 
 
 def submit(cmd, env=None):

@@ -1,13 +1,24 @@
-"""benchpool.py — starting a gpupoold of its own for a Python bench.
+"""benchpool.py — a gpupoold of its own for a Python bench, and its API.
 
 A bench starts the daemon from the build (BUILD) on a fresh data directory
 under tmp, listening on a free loopback port, with the flags it adds, and
 waits (at most a minute) for it to write its address; the daemon's output
-goes to tmp/gpupoold.log, which an error names.
+goes to tmp/gpupoold.log, which an error names. call() makes one API call.
 """
+import json
 import os
 import subprocess
 import time
+import urllib.request
+
+
+def call(server, token, method, path, body=None):
+    """The JSON answer of one API call (an HTTP error raises)."""
+    req = urllib.request.Request(server + path, method=method,
+                                 data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.loads(r.read() or b"{}")
 
 
 def start_gpupoold(build, tmp, flags):
