@@ -44,7 +44,10 @@ for prog in "$@"; do
     if [ "$f" != 0 ]; then
         failed_names="$failed_names $prog"
         printf 'FAIL %-50s %4d passed, %d failed (log: %s)\n' "$prog" "$p" "$f" "$log"
-        grep -E '^not ok|:[0-9]+:[EF]:' "$log" | head -20 | sed 's/^/    /'
+        # Each failure with the comment lines its test printed after it (what
+        # it got, what it expected, why), so that a run's summary says why.
+        awk '/^not ok|:[0-9]+:[EF]:/ { print; k = 0; d = 1; next }
+             d && /^#/ && k < 8 { print; k++; next } { d = 0 }' "$log" | head -40 | sed 's/^/    /'
     else
         printf 'ok   %-50s %4d passed%s\n' "$prog" "$p" "$note"
     fi

@@ -44,7 +44,8 @@
     XX(ESYS, 18, "system call failed")                                                             \
     XX(ENOTFOUND, 19, "route not found")                                                           \
     XX(ECONFLICT, 20, "conflicting change")                                                        \
-    XX(ETOOMANY, 21, "too many")
+    XX(ETOOMANY, 21, "too many")                                                                   \
+    XX(EAGAIN, 22, "temporarily unavailable; try again")
 
 /* The largest errno the kernel returns (its MAX_ERRNO): -1 .. -4095 are
  * system codes, and every GP_E* code lies below them. */

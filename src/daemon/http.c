@@ -88,6 +88,7 @@ static int http_status(int code) {
     case GP_ENOSPC:
         return MHD_HTTP_INSUFFICIENT_STORAGE;
     case GP_EROFS:
+    case GP_EAGAIN:
         return MHD_HTTP_SERVICE_UNAVAILABLE;
     case GP_ENOTSUP:
         return MHD_HTTP_NOT_IMPLEMENTED;

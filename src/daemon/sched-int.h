@@ -54,6 +54,12 @@ typedef struct active {
     gp_on_preempt on_preempt; /* how the engine's evictions stop it */
     int in_engine;            /* 0: the engine already took it back (node gone) */
     int64_t launched_ms;      /* STARTING: when its tasks were launched */
+    /* STARTING, a launch the executor asked to try again (GP_EAGAIN): when
+     * the next try is due (0: none), the tries that failed in a row, and
+     * since when they fail. */
+    int64_t relaunch_at;
+    int launch_fails;
+    int64_t launch_failing_ms;
     /* Interactive workloads (sched-idle.c): when it began to run and when
      * its GPUs were last seen busy (or their use unknown). */
     int interactive;
@@ -187,9 +193,16 @@ int gpd__sched_stored_spec(const gpd__wl *w, gp_workload_spec *out, gpd__err *e)
 int gpd__sched_load_request(gpd__sched *s, uint64_t id, gpd__wl *w, json_t **j, gpd__request *r,
                             gpd__err *e);
 /* Launches every task of a that has no handle yet (the executor's launch is
- * idempotent per key); on failure stops those launched, err says why. */
+ * idempotent per key); on failure stops those launched, err says why, but
+ * where the executor asks to try again (GP_EAGAIN), which keeps them. */
 int gpd__loop_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__request *r,
                          char *err, size_t errlen);
+/* How long the daemon tries a launch again that the executor says may
+ * succeed later, before the workload fails. */
+#define GPD__LAUNCH_RETRY_MS (10 * 60 * 1000)
+/* The executor's poll of n statuses, of which those with no handle (a task
+ * whose launch is to be tried again) are left out and reported STARTING. */
+int gpd__loop_exec_poll(gpd__sched *s, gp_task_status *st, size_t n);
 /* Starts a graceful stop: checkpoint signal now, stop after grace_ms. */
 void gpd__loop_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t grace_ms,
                           const char *why);

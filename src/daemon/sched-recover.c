@@ -357,7 +357,14 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         rc = lerr;
         goto out;
     }
-    if (lerr < 0) {
+    if (lerr == GP_EAGAIN) {
+        /* To be tried again by the loop, the same key, as a launch that
+         * had to wait before the restart. */
+        a->relaunch_at = gpd__now_ms() + 1000;
+        a->launch_fails = 1;
+        a->launch_failing_ms = gpd__now_ms();
+        gpd__log("workload %llu: launch to be tried again (%s)", (unsigned long long)id, err);
+    } else if (lerr < 0) {
         snprintf(why, sizeof why, "could not be launched after a restart: %s", err);
         requeue_lost(s, a, &w, why);
         goto out;
@@ -366,7 +373,7 @@ static int recover_one(gpd__sched *s, uint64_t id) {
     memset(st, 0, sizeof st);
     for (int t = 0; t < n; t++)
         snprintf(st[t].handle, sizeof st[t].handle, "%s", a->tasks[t].handle);
-    int prc = gp_exec_poll(s->ex, st, (size_t)n);
+    int prc = gpd__loop_exec_poll(s, st, (size_t)n);
     if (prc == GP_ENOMEM) {
         rc = prc;
         goto out;
@@ -439,8 +446,14 @@ static int recover_one(gpd__sched *s, uint64_t id) {
     snprintf(a->stop_kind, sizeof a->stop_kind, "%s", w.stop_kind);
     a->deadline = w.stop_deadline_ms;
     a->launched_ms = gpd__now_ms();
-    if (w.state == GPD__WL_STARTING)
-        gpd__loop_record_launched(s, a, n, "launch confirmed after a restart of gpupoold");
+    if (w.state == GPD__WL_STARTING) {
+        char msg[400];
+        if (a->relaunch_at)
+            snprintf(msg, sizeof msg,
+                     "launch to be tried again after a restart of gpupoold (%.300s)", err);
+        gpd__loop_record_launched(
+            s, a, n, a->relaunch_at ? msg : "launch confirmed after a restart of gpupoold");
+    }
     if ((rc = gpd__loop_act_add(s, a)) == 0)
         a = NULL;
 out:

@@ -346,13 +346,100 @@ int gpd__loop_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__
         int rc =
             launch_task(s, w, r, t, a->attempt, a->ntasks, &a->tasks[0], &a->tasks[t], err, errlen);
         if (rc < 0) {
-            for (int k = 0; k < a->ntasks; k++)
+            for (int k = 0; rc != GP_EAGAIN && k < a->ntasks; k++)
                 if (a->tasks[k].handle[0])
                     gp_exec_stop(s->ex, a->tasks[k].handle);
             return rc;
         }
     }
     return 0;
+}
+
+/* What a launch (first, or tried again) came to: launched, waiting for the
+ * executor to start it; to be tried again with the same key, the executor
+ * having said it may succeed later (its GPUs stay taken, as a launched
+ * workload's: it may be evicted meanwhile); or failed, having stopped any
+ * task it launched. */
+static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, int64_t now) {
+    char msg[512], d[32];
+    gpd__wl_change c;
+    if (rc == GP_EAGAIN &&
+        (a->launch_fails == 0 || now - a->launch_failing_ms < GPD__LAUNCH_RETRY_MS)) {
+        if (a->launch_fails++ == 0)
+            a->launch_failing_ms = now;
+        int64_t wait = a->launch_fails < 6 ? 1000LL << (a->launch_fails - 1) : 30000;
+        a->relaunch_at = now + wait;
+        gp_format_duration(wait, d, sizeof d);
+        snprintf(msg, sizeof msg, "attempt %d not launched yet (%s); trying again in %s",
+                 a->attempt, err, d);
+        record_handles(s, a, a->ntasks, GPD__WL_STARTING, "launch-deferred", msg);
+        if (a->launch_fails == 1) {
+            pthread_mutex_lock(&s->eng_mu);
+            gp_engine_started(s->eng, a->id, now);
+            pthread_mutex_unlock(&s->eng_mu);
+        }
+        return;
+    }
+    if (rc < 0) {
+        for (int k = 0; rc == GP_EAGAIN && k < a->ntasks; k++)
+            if (a->tasks[k].handle[0])
+                gp_exec_stop(s->ex, a->tasks[k].handle);
+        if (rc == GP_EAGAIN) {
+            gp_format_duration(now - a->launch_failing_ms, d, sizeof d);
+            snprintf(msg, sizeof msg, "could not be launched in %s of trying: %s", d, err);
+        } else {
+            snprintf(msg, sizeof msg, "could not be launched: %s", err);
+        }
+        gpd__wl_change_event(&c, a->id, GPD__WL_FAILED, msg, "failed", msg);
+        c.attempt_end = "failed";
+        gpd__sched_record(s, &c);
+        pthread_mutex_lock(&s->eng_mu);
+        gp_engine_finished(s->eng, a->id);
+        pthread_mutex_unlock(&s->eng_mu);
+        act_remove(s, a);
+        return;
+    }
+    /* Launched, not yet running: the next poll says when it runs. The
+     * engine counts it started (its GPUs are taken, it may be evicted). */
+    snprintf(msg, sizeof msg,
+             "attempt %d launched (%d task%s); waiting for the executor to "
+             "start it",
+             a->attempt, a->ntasks, a->ntasks > 1 ? "s" : "");
+    gpd__loop_record_launched(s, a, a->ntasks, msg);
+    pthread_mutex_lock(&s->eng_mu);
+    if (a->launch_fails == 0)
+        gp_engine_started(s->eng, a->id, now);
+    a->launched_ms = now;
+    a->relaunch_at = 0;
+    a->launch_fails = 0;
+    pthread_mutex_unlock(&s->eng_mu);
+}
+
+/* Tries again the launches that are due (launch_outcome). */
+static void relaunch_due(gpd__sched *s, int64_t now) {
+    /* launch_outcome may remove the workload it looks at: walk from the end. */
+    for (size_t i = s->nact; i-- > 0;) {
+        if (i >= s->nact)
+            continue;
+        active *a = s->act[i];
+        if (a->state != GPD__WL_STARTING || a->relaunch_at == 0 || now < a->relaunch_at)
+            continue;
+        gpd__wl w;
+        json_t *j = NULL;
+        gpd__request r;
+        gpd__err e = {0};
+        char err[256] = "";
+        int rc = gpd__sched_load_request(s, a->id, &w, &j, &r, &e);
+        if (rc < 0) {
+            snprintf(err, sizeof err, "cannot read its request back: %.200s", e.msg);
+            rc = rc == GP_ENOMEM ? GP_EAGAIN : rc;
+        } else {
+            rc = gpd__loop_launch_all(s, a, &w, &r, err, sizeof err);
+            json_decref(j);
+            gpd__wl_free(&w);
+        }
+        launch_outcome(s, a, rc, err, now);
+    }
 }
 
 static void describe_binding(const task_rt *tasks, int n, char *buf, size_t len) {
@@ -437,29 +524,7 @@ void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks
     }
     char err[256] = "";
     rc = gpd__loop_launch_all(s, a, &w, &r, err, sizeof err);
-    gpd__wl_change_init(&c, id);
-    if (rc < 0) {
-        snprintf(msg, sizeof msg, "could not be launched: %s", err);
-        gpd__wl_change_event(&c, id, GPD__WL_FAILED, msg, "failed", msg);
-        c.attempt_end = "failed";
-        gpd__sched_record(s, &c);
-        pthread_mutex_lock(&s->eng_mu);
-        gp_engine_finished(s->eng, id);
-        pthread_mutex_unlock(&s->eng_mu);
-        act_remove(s, a);
-    } else {
-        /* Launched, not yet running: the next poll says when it runs. The
-         * engine counts it started (its GPUs are taken, it may be evicted). */
-        snprintf(msg, sizeof msg,
-                 "attempt %d launched (%d task%s); waiting for the executor to "
-                 "start it",
-                 a->attempt, ntasks, ntasks > 1 ? "s" : "");
-        gpd__loop_record_launched(s, a, ntasks, msg);
-        pthread_mutex_lock(&s->eng_mu);
-        gp_engine_started(s->eng, id, gpd__now_ms());
-        a->launched_ms = gpd__now_ms();
-        pthread_mutex_unlock(&s->eng_mu);
-    }
+    launch_outcome(s, a, rc, err, gpd__now_ms());
     json_decref(j);
     gpd__wl_free(&w);
 }
@@ -602,7 +667,9 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
         else if (tk->state == GP_TASK_EXITED &&
                  (tk->exit_code != 0 || tk->term_signal || tk->detail[0]))
             bad = t; /* a detail: the executor itself stopped it (executor.h) */
-        if (tk->state >= GP_TASK_EXITED)
+        /* A task never launched (its launch to be tried again) is down
+         * for a stop. */
+        if (tk->state >= GP_TASK_EXITED || (a->state == GPD__WL_STOPPING && !tk->handle[0]))
             down++;
     }
     if (a->state == GPD__WL_STOPPING) {
@@ -639,8 +706,37 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
     }
 }
 
+int gpd__loop_exec_poll(gpd__sched *s, gp_task_status *st, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += st[i].handle[0] != '\0';
+    if (k == n)
+        return gp_exec_poll(s->ex, st, n);
+    gp_task_status *some = k > 0 ? calloc(k, sizeof *some) : NULL;
+    if (k > 0 && some == NULL)
+        return GP_ENOMEM;
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (st[i].handle[0] != '\0')
+            memcpy(some[k++].handle, st[i].handle, sizeof st[i].handle);
+    int rc = k > 0 ? gp_exec_poll(s->ex, some, k) : 0;
+    k = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (st[i].handle[0] != '\0') {
+            st[i] = some[k++];
+        } else {
+            memset(&st[i], 0, sizeof st[i]);
+            st[i].state = GP_TASK_STARTING;
+            st[i].gpu_mem_used = -1;
+        }
+    }
+    free(some);
+    return rc;
+}
+
 void gpd__loop_poll(gpd__sched *s, int64_t now) {
     reap_pending(s);
+    relaunch_due(s, now);
     size_t n = 0;
     for (size_t i = 0; i < s->nact; i++)
         n += (size_t)s->act[i]->ntasks;
@@ -653,7 +749,7 @@ void gpd__loop_poll(gpd__sched *s, int64_t now) {
     for (size_t i = 0; i < s->nact; i++)
         for (int t = 0; t < s->act[i]->ntasks; t++)
             snprintf(st[k++].handle, sizeof st->handle, "%s", s->act[i]->tasks[t].handle);
-    int rc = gp_exec_poll(s->ex, st, n);
+    int rc = gpd__loop_exec_poll(s, st, n);
     if (rc < 0) {
         gpd__log("polling %zu tasks failed: %s", n, gp_strerror(rc));
         free(st);

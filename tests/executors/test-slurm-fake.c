@@ -237,17 +237,53 @@ START_TEST(test_launch_is_one_sbatch) {
 }
 END_TEST
 
-/* Polls workload 5's task with squeue saying state (NULL: no such job). */
-static gp_task_status poll_with(gp_executor *ex, const char *state) {
+/* sbatch failing with Slurm's words for a controller busy or out of reach
+ * is a launch to try again (GP_EAGAIN); with words for a request Slurm
+ * refuses, it is not. The try again finds the job by its name (the
+ * controller may have taken it before its answer was lost): no second
+ * sbatch. */
+START_TEST(test_launch_try_again) {
+    gp_executor *ex = open_fake();
+    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "", script[PATH_MAX + 128];
+    put("sbatch",
+        "#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Socket timed "
+        "out on send/recv operation' >&2\nexit 1\n",
+        1);
+    ck_assert_int_eq(launch_task(ex, 5, 0, 0, 2, 1000, NULL, h, err, sizeof err), GP_EAGAIN);
+    ck_assert_msg(strstr(err, "sbatch failed"), "%s", err);
+    squeue_text("101|PENDING|0|None|gp-t.w5.t0.a1\n");
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >>'%s/sbatch.args'\necho 102\n", dir);
+    put("sbatch", script, 1);
+    ck_assert_int_eq(launch_task(ex, 5, 0, 0, 2, 1000, NULL, h, err, sizeof err), 0);
+    ck_assert_str_eq(h, "slurm:101:w5.t0.a1");
+    ck_assert_str_eq(get("sbatch.args"), "");
+    put("sbatch",
+        "#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Invalid "
+        "partition name specified' >&2\nexit 1\n",
+        1);
+    ck_assert_int_eq(launch_task(ex, 7, 0, 0, 2, 1000, NULL, h, err, sizeof err), GP_EIO);
+    ck_assert_msg(strstr(err, "Invalid partition"), "%s", err);
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+/* Polls workload 5's task with squeue saying state and reason (state NULL:
+ * no such job). */
+static gp_task_status poll_why(gp_executor *ex, const char *state, const char *reason) {
     char job[256] = "";
     if (state != NULL)
-        snprintf(job, sizeof job, "101|%s|256|gp-t.w5.t0.a1\n", state);
+        snprintf(job, sizeof job, "101|%s|256|%s|gp-t.w5.t0.a1\n", state, reason);
     squeue_text(job);
     gp_task_status st;
     memset(&st, 0, sizeof st);
     snprintf(st.handle, sizeof st.handle, "slurm:101:w5.t0.a1");
     ck_assert_int_eq(gp_exec_poll(ex, &st, 1), 0);
     return st;
+}
+
+static gp_task_status poll_with(gp_executor *ex, const char *state) {
+    return poll_why(ex, state, "None");
 }
 
 START_TEST(test_poll_maps_every_state) {
@@ -264,6 +300,10 @@ START_TEST(test_poll_maps_every_state) {
     st = poll_with(ex, "FAILED"); /* no exit file: Slurm's wait status 256 */
     ck_assert_int_eq(st.state, GP_TASK_EXITED);
     ck_assert_int_eq(st.exit_code, 1);
+    /* Its node could not start the script: the command never ran. */
+    st = poll_why(ex, "FAILED", "JobLaunchFailure");
+    ck_assert_int_eq(st.state, GP_TASK_LOST);
+    ck_assert_msg(strstr(st.detail, "could not launch job 101"), "%s", st.detail);
     st = poll_with(ex, NULL);
     ck_assert_int_eq(st.state, GP_TASK_LOST);
     put("state/w5.t0.a1/exit", "status=137\n", 0);
@@ -349,20 +389,22 @@ END_TEST
 START_TEST(test_squeue_lines) {
     gpx__slurm_job *jobs;
     size_t n;
-    ck_assert_int_eq(gpx__slurm_parse_jobs("21|FAILED|768|wrap\n"
-                                           "23|COMPLETED|0|gp-t.w1.t0.a1|x\n"
-                                           "24_3|RUNNING|0|array\n"
-                                           "25||0|no state\n"
-                                           "26|RUNNING|-1|negative\n"
-                                           "27|RUNNING|0\n"
-                                           "28|PENDING|0|",
+    ck_assert_int_eq(gpx__slurm_parse_jobs("21|FAILED|768|NonZeroExitCode|wrap\n"
+                                           "23|COMPLETED|0|None|gp-t.w1.t0.a1|x\n"
+                                           "24_3|RUNNING|0|None|array\n"
+                                           "25||0|None|no state\n"
+                                           "26|RUNNING|-1|None|negative\n"
+                                           "27|RUNNING|0|None\n"
+                                           "28|PENDING|0||",
                                            &jobs, &n),
                      0);
     ck_assert_uint_eq(n, 3);
     ck_assert_int_eq(jobs[0].id, 21);
     ck_assert_str_eq(jobs[0].state, "FAILED");
     ck_assert_int_eq(jobs[0].wstatus, 768);
+    ck_assert_str_eq(jobs[0].reason, "NonZeroExitCode");
     ck_assert_str_eq(jobs[1].name, "gp-t.w1.t0.a1|x");
+    ck_assert_str_eq(jobs[2].reason, "");
     ck_assert_int_eq(jobs[2].id, 28);
     ck_assert_str_eq(jobs[2].name, "");
     free(jobs);
@@ -387,7 +429,7 @@ START_TEST(test_slice_launch_after_crash_before_queue) {
     ck_assert(exists("state/w6.t0.a1/slice"));
     ck_assert(exists("state/holders/n1.g0/queue/w6.t0.a1"));
     size_t submitted = strlen(get("sbatch.args"));
-    squeue_text("101|RUNNING|0|gp-t.hold.n1.g0\n");
+    squeue_text("101|RUNNING|0|None|gp-t.hold.n1.g0\n");
 
     /* The crash: marked, never queued, no job id recorded. The executor
      * keeps nothing in memory, so this instance stands for a new one. */
@@ -563,6 +605,7 @@ START_TEST(test_script_delivers_the_contract) {
 END_TEST
 
 static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_launch_try_again);
     tcase_add_test(tc, test_gang_is_held_then_released_together);
     tcase_add_test(tc, test_gang_with_a_refused_task_never_runs);
     tcase_add_test(tc, test_job_runs_as_its_user);

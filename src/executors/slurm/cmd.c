@@ -79,6 +79,31 @@ static void drain(int ofd, int efd, outbuf *out, outbuf *errb) {
     }
 }
 
+/* True if what a failed command printed says it may succeed later: Slurm's
+ * words for a controller that is busy, restarting or out of reach, and for
+ * munged out of reach (slurm_errno.c). Anything else (a partition that does
+ * not exist, a request Slurm refuses) fails the same way every time. */
+static int transient(const char *msg) {
+    static const char *const words[] = {
+        "Socket timed out",
+        "Unable to contact slurm controller",
+        "Zero Bytes were transmitted or received",
+        "Communication connection failure",
+        "Message send failure",
+        "Message receive failure",
+        "Resource temporarily unavailable",
+        "temporarily unable to accept job",
+        "standby mode",
+        "Connection refused",
+        "Munge encode failed",
+        NULL,
+    };
+    for (size_t i = 0; msg != NULL && words[i] != NULL; i++)
+        if (strstr(msg, words[i]) != NULL)
+            return 1;
+    return 0;
+}
+
 int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, char *err,
                    size_t errlen) {
     char path[PATH_MAX];
@@ -103,12 +128,13 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
     }
     pid_t pid = fork();
     if (pid < 0) {
-        gp_errf(err, errlen, "%s: fork: %s", argv[0], strerror(errno));
+        int fe = errno;
+        gp_errf(err, errlen, "%s: fork: %s", argv[0], strerror(fe));
         close(op[0]);
         close(op[1]);
         close(ep[0]);
         close(ep[1]);
-        return GP_ESYS;
+        return fe == EAGAIN || fe == ENOMEM ? GP_EAGAIN : GP_ESYS;
     }
     if (pid == 0) {
         dup2(op[1], 1);
@@ -142,7 +168,7 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
             gp_errf(err, errlen, "%s: cannot be executed (is Slurm installed?)", path);
         else
             gp_errf(err, errlen, "%s failed: %.*s", argv[0], (int)(len > 200 ? 200 : len), msg);
-        rc = GP_EIO;
+        rc = transient(e.p) ? GP_EAGAIN : GP_EIO;
     } else if (o.oom || e.oom) {
         gp_errf(err, errlen, "%s: out of memory reading its output", argv[0]);
         rc = GP_ENOMEM;
@@ -266,8 +292,9 @@ int gpx__slurm_parse_jobs(const char *text, gpx__slurm_job **jobs, size_t *n) {
         const char *bar1 = memchr(p, '|', len);
         const char *bar2 = bar1 != NULL ? memchr(bar1 + 1, '|', (size_t)(end - bar1 - 1)) : NULL;
         const char *bar3 = bar2 != NULL ? memchr(bar2 + 1, '|', (size_t)(end - bar2 - 1)) : NULL;
+        const char *bar4 = bar3 != NULL ? memchr(bar3 + 1, '|', (size_t)(end - bar3 - 1)) : NULL;
         line = next;
-        if (bar3 == NULL || p[0] < '1' || p[0] > '9')
+        if (bar4 == NULL || p[0] < '1' || p[0] > '9')
             continue;
         errno = 0;
         j.id = strtol(p, &q, 10);
@@ -287,9 +314,12 @@ int gpx__slurm_parse_jobs(const char *text, gpx__slurm_job **jobs, size_t *n) {
         if (bad)
             continue;
         j.wstatus = (int)ws;
-        size_t nlen = (size_t)(end - bar3 - 1);
+        size_t rlen = (size_t)(bar4 - bar3 - 1);
+        if (rlen < sizeof j.reason)
+            memcpy(j.reason, bar3 + 1, rlen);
+        size_t nlen = (size_t)(end - bar4 - 1);
         if (nlen < sizeof j.name)
-            memcpy(j.name, bar3 + 1, nlen);
+            memcpy(j.name, bar4 + 1, nlen);
         if (*n == cap) {
             cap = cap ? cap * 2 : 32;
             gpx__slurm_job *nj = realloc(*jobs, cap * sizeof *nj);

@@ -629,6 +629,15 @@ static void judge(const gpx__slurm *sx, long jobid, const char *key, const gpx__
         snprintf(st->detail, sizeof st->detail, "Slurm job %ld ended with %s", jobid, state);
         return;
     }
+    if (strcmp(job->reason, "JobLaunchFailure") == 0) {
+        /* Its node could not start the script (which records the status
+         * before anything else can end it): the command never ran, and the
+         * attempt is lost, not failed. */
+        st->state = GP_TASK_LOST;
+        snprintf(st->detail, sizeof st->detail, "Slurm could not launch job %ld (%s)", jobid,
+                 job->reason);
+        return;
+    }
     /* Ended without the script recording a status: timed out, killed for
      * memory. Slurm's exit_code is a wait status. */
     int ws = job->wstatus;

@@ -103,9 +103,11 @@ typedef struct gpx__slurm_user {
  * Runs the Slurm command argv[0] (looked up in sx->bin, or PATH) with argv,
  * in sx->envp, and waits for it. Its standard output is returned in *out
  * (malloc'd, NUL-terminated; the caller frees it) when out is not NULL.
- * Returns 0 if it exited with status 0; GP_EIO otherwise, with err holding
- * the command's name and the first line of its standard error; GP_ESYS if it
- * could not be started.
+ * Returns 0 if it exited with status 0; otherwise GP_EAGAIN where what it
+ * printed says it may succeed later (the controller busy or out of reach),
+ * else GP_EIO, with err holding the command's name and the first line of its
+ * standard error; GP_ESYS if it could not be started (GP_EAGAIN if fork
+ * lacked the resources).
  */
 int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, char *err,
                    size_t errlen);
@@ -118,21 +120,22 @@ int gpx__slurm_json(const gpx__slurm *sx, const char *const *argv, json_t **root
 /* One job as `squeue` lists it (gpx__slurm_squeue). */
 typedef struct gpx__slurm_job {
     long id;
-    char state[24]; /* job_state: "PENDING", "RUNNING", "COMPLETED", ... */
-    int wstatus;    /* Slurm's exit_code: a wait status */
-    char name[160]; /* "" if longer than this holds */
+    char state[24];  /* job_state: "PENDING", "RUNNING", "COMPLETED", ... */
+    int wstatus;     /* Slurm's exit_code: a wait status */
+    char reason[32]; /* why it waits or ended: "JobLaunchFailure", ... ("" if longer) */
+    char name[160];  /* "" if longer than this holds */
 } gpx__slurm_job;
 
 /*
  * Parses squeue's text answer to GPX__SLURM_SQUEUE_FORMAT: one job a line,
- * "<id>|<state>|<exit code>|<name>" (the name last, since another user's
+ * "<id>|<state>|<exit code>|<reason>|<name>" (the name last, since another user's
  * job name may hold '|'). A line that is not of this form (an array or het
  * job's "12_3" id, a state too long) is skipped. 0 with *jobs (malloc'd, or
  * NULL when *n is 0) and *n, or GP_ENOMEM with nothing allocated.
  */
 int gpx__slurm_parse_jobs(const char *text, gpx__slurm_job **jobs, size_t *n);
 
-#define GPX__SLURM_SQUEUE_FORMAT "JobID:|,State:|,exit_code:|,Name:"
+#define GPX__SLURM_SQUEUE_FORMAT "JobID:|,State:|,exit_code:|,Reason:|,Name:"
 
 /*
  * Asks squeue about the jobs filter selects ("--jobs=1,2,3" or
