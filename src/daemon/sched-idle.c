@@ -29,8 +29,9 @@
  * command starts again from the beginning when it is resumed, and the
  * event says why it was not paused. While the idle policy holds it paused,
  * the engine does not count the host memory it holds (it checks only that
- * the node has room when it pauses); after a restart of gpupoold it is an
- * ordinary paused workload, which the engine resumes once a GPU is free.
+ * the node has room when it pauses). A restart of gpupoold finds it held
+ * again by its row of returned GPUs, which the store keeps until its owner
+ * resumes or deletes it (gpd__loop_idle_was_held).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -285,6 +286,33 @@ int gpd__loop_idle_resume(gpd__sched *s, active *a, gpd__err *e) {
     gpd__sched_record(s, &c);
     gpd__loop_idle_forget(s, a->id);
     return 0;
+}
+
+typedef struct find_row {
+    uint64_t id;
+    int found;
+} find_row;
+
+static int is_row(const gpd__idle_return *r, void *arg) {
+    find_row *f = arg;
+    f->found |= r->workload == f->id;
+    return 0;
+}
+
+int gpd__loop_idle_was_held(gpd__sched *s, uint64_t id) {
+    find_row f = {.id = id};
+    gpd__err e = {0};
+    if (gpd__store_idle_list(s->d->store, is_row, &f, &e) < 0)
+        gpd__log("workload %llu: cannot tell whether the idle policy paused it (%s)",
+                 (unsigned long long)id, e.msg);
+    return f.found;
+}
+
+void gpd__loop_idle_rehold(gpd__sched *s, active *a) {
+    a->held = 1;
+    a->in_engine = 0;
+    a->held_mem = held_of(s, a);
+    gpd__loop_idle_books(s, a->tasks[0].node);
 }
 
 void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, int64_t now) {

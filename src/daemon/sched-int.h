@@ -254,6 +254,13 @@ void gpd__loop_idle_paused(gpd__sched *s, active *a, int rc, const char *detail)
 /* The owner resumes a workload the idle policy paused: back in the engine,
  * paused on its node, where the engine resumes it once a GPU is free. */
 int gpd__loop_idle_resume(gpd__sched *s, active *a, gpd__err *e);
+/* After a restart of gpupoold: true if workload id, found paused, was paused
+ * by the idle policy (the store still has its row of returned GPUs). */
+int gpd__loop_idle_was_held(gpd__sched *s, uint64_t id);
+/* After a restart of gpupoold, for such a workload, added to the active
+ * array outside the engine: held again, its host memory in its node's
+ * books, resumed only when its owner asks. */
+void gpd__loop_idle_rehold(gpd__sched *s, active *a);
 /* Tells the engine the host memory that sessions the idle policy paused on
  * node hold (the sum of their held_mem), so that pauses and placements there
  * count on it. */

@@ -407,6 +407,20 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         else if (p.detail[0])
             gpd__log("workload %llu: %s", (unsigned long long)id, p.detail);
     }
+    if (!why[0] && paused && gpd__loop_idle_was_held(s, id)) {
+        /* Paused by the idle policy: it stays out of the engine, until its
+         * owner resumes it. */
+        a->state = GPD__WL_PAUSED;
+        a->pausing = GPD__PAUSE_PAUSED;
+        if (w.state != GPD__WL_PAUSED)
+            set_state(s, id, GPD__WL_PAUSED, "paused",
+                      "paused: the pause under way when gpupoold stopped was finished");
+        if ((rc = gpd__loop_act_add(s, a)) == 0) {
+            gpd__loop_idle_rehold(s, a);
+            a = NULL;
+        }
+        goto out;
+    }
     if (!why[0] && paused) {
         int rprc = gp_engine_restore_paused(s->eng, &spec, &b[0], err, sizeof err);
         if (rprc == GP_ENOMEM) {

@@ -207,6 +207,16 @@ $GP delete "$OTHER" >/dev/null
 wait_until 30 is_state "$OTHER" deleted
 sleep 2 # ten scheduling periods with its GPU free
 tap_is "the engine does not resume it by itself when its GPU is free" "$(state_of "$SH")" paused
+# A restart of gpupoold finds it held by the idle policy still: not an
+# ordinary paused workload, which the engine would resume at once.
+gpd_stop
+tap_ok "gpupoold restarts" gpd_start "$P" --period 200ms --poll 200ms --usage-period 200ms \
+    --executor-config "$CFG"
+tap_ok "it is paused after the restart" wait_until 30 is_state "$SH" paused
+tap_ok "its node counts the host memory it holds paused again" wait_until 30 holds_gpu
+sleep 2 # ten scheduling periods with its GPU free
+tap_is "the engine does not resume it after the restart either" \
+    "$(state_of "$SH") $(api GET "/api/v1/workloads/$SH/events" | grep -o '"kind":"resumed"' | wc -l)" "paused 0"
 $GP queue set proj --idle-gpu-timeout 1h >/dev/null
 out=$(python3 "$TMP/attach.py" "$GP" "$SH" 'shell started' 'echo "still $KEPT"' 'still kept42' 2>&1)
 tap_ok "attach says it resumes it where it was" contains "$out" 'resuming it where it was'
