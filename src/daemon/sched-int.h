@@ -123,6 +123,14 @@ struct gpd__sched {
      * only). */
     char (*reap_later)[GP_HANDLE_MAX];
     size_t nreap, capreap;
+    /* The executor's last GP_EAGAIN on a launch (loop thread only): until
+     * hold_until no launch is asked of it, each taken as deferred for the
+     * same reason, so that a controller out of reach costs one try per
+     * hold, not one per workload; the hold doubles with each GP_EAGAIN in
+     * a row (1 s ... 30 s), and a launch that succeeds ends the run. */
+    int64_t launch_hold_until;
+    int launch_holds;
+    char launch_hold_why[256];
     /* Loop control: the loop takes commands, the pause worker's outcomes
      * and wake-ups from its inbox, in the order they came; closing the
      * inbox stops it. */

@@ -343,8 +343,21 @@ int gpd__loop_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__
     for (int t = 0; t < a->ntasks; t++) {
         if (a->tasks[t].handle[0])
             continue;
+        int64_t now = gpd__now_ms();
+        if (now < s->launch_hold_until) {
+            snprintf(err, errlen, "%s", s->launch_hold_why);
+            return GP_EAGAIN;
+        }
         int rc =
             launch_task(s, w, r, t, a->attempt, a->ntasks, &a->tasks[0], &a->tasks[t], err, errlen);
+        if (rc == GP_EAGAIN) {
+            s->launch_holds++;
+            s->launch_hold_until =
+                now + (s->launch_holds < 6 ? 1000LL << (s->launch_holds - 1) : 30000);
+            snprintf(s->launch_hold_why, sizeof s->launch_hold_why, "%.200s", err);
+        } else if (rc == 0) {
+            s->launch_holds = 0;
+        }
         if (rc < 0) {
             for (int k = 0; rc != GP_EAGAIN && k < a->ntasks; k++)
                 if (a->tasks[k].handle[0])

@@ -26,6 +26,11 @@ real=$(command -v sbatch)
 # "refused" (a partition Slurm does not know); no line left: the real sbatch.
 cat >"$BIN/sbatch" <<EOF
 #!/bin/sh
+if [ -e "$BIN/down" ]; then
+    date +%s.%N >>"$BIN/down-calls"
+    echo "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)" >&2
+    exit 1
+fi
 how=\$(head -1 "$BIN/fail" 2>/dev/null)
 [ -n "\$how" ] && sed -i 1d "$BIN/fail"
 echo "\$how" >>"$BIN/calls"
@@ -64,11 +69,24 @@ tap_ok "a controller out of reach for two tries: the third launches it" \
 tap_is "sbatch was called three more times" "$(wc -l <"$BIN/calls")" 4
 tap_is "Slurm has one job of it" "$(sx_jobs all | grep -c "\\.w2\\.")" 1
 
+# The controller out of reach for a while, four workloads to launch: one
+# try per hold of the whole pool's launches (1 s, 2 s, 4 s ...), not one
+# per workload and per second.
+touch "$BIN/down"
+for i in 1 2 3 4; do $GP submit --project r1 --gpu 1 -- true >/dev/null; done
+down_calls() { [ "$(wc -l <"$BIN/down-calls")" -ge 3 ]; }
+tap_ok "while it is down, sbatch is tried again" wait_until 60 down_calls
+rm -f "$BIN/down"
+tap_ok "once it is back, all four launch and succeed" wait_until 90 has_count 6 succeeded r1
+tap_ok "the tries were spread out: 2 s or more from the first to the third" \
+    awk 'NR == 1 { t = $1 } NR == 3 { exit !($1 - t >= 2) }' "$BIN/down-calls"
+tap_is "Slurm has one job of each" "$(sx_jobs all | grep -c '\.w[3-6]\.')" 4
+
 printf 'refused\n' >"$BIN/fail"
 $GP submit --project r1 --gpu 1 -- true >/dev/null
 tap_ok "a launch Slurm refuses fails the workload" wait_until 30 has_count 1 failed r1
-tap_ok "with Slurm's reason" sh -c "$GP describe 3 | grep -q 'could not be launched: sbatch failed: .*Invalid partition'"
-tap_is "and was not tried again" "$(wc -l <"$BIN/calls")" 5
+tap_ok "with Slurm's reason" sh -c "$GP describe 7 | grep -q 'could not be launched: sbatch failed: .*Invalid partition'"
+tap_is "and was not tried again" "$(wc -l <"$BIN/calls")" 9
 
 sx_cleanup
 tap_done
