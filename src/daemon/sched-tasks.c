@@ -70,6 +70,18 @@ int gpd__loop_act_add(gpd__sched *s, active *a) {
 }
 
 static void act_remove(gpd__sched *s, active *a) {
+    /* Launches it deferred and never made: the executor forgets them, and
+     * ends what one began before its answer was lost. */
+    for (int t = 0; a->launch_fails > 0 && t < a->ntasks; t++) {
+        if (a->tasks[t].handle[0])
+            continue;
+        gp_exec_abandon ab = {.workload = a->id, .task = t, .attempt = a->attempt};
+        int rc = gp_exec_control(s->ex, GP_EXEC_CTL_ABANDON, &ab);
+        if (rc < 0 && rc != GP_ENOTSUP)
+            gpd__log("workload %llu task %d: its deferred launch could not be abandoned (%s); "
+                     "a task it began may remain in the executor",
+                     (unsigned long long)a->id, t, gp_strerror(rc));
+    }
     pthread_mutex_lock(&s->eng_mu);
     for (size_t i = 0; i < s->nact; i++)
         if (s->act[i] == a) {

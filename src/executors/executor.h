@@ -282,8 +282,22 @@ enum {
     /* arg: gp_exec_node_usage *. How much CPU and memory each node really
      * uses now (all its processes, not what tasks asked for); -1 where it
      * cannot be told (e.g. the first sample of a rate). */
-    GP_EXEC_CTL_NODE_USAGE = 0x1005
+    GP_EXEC_CTL_NODE_USAGE = 0x1005,
+    /* arg: gp_exec_abandon *. A launch that returned GP_EAGAIN will not be
+     * tried again (its workload was stopped meanwhile, or its tries ran
+     * out): whatever it began is ended for good and forgotten, so that a
+     * task the cluster took before its answer was lost never runs. 0; or
+     * the reason it could not (the controller still out of reach), when a
+     * task may remain. */
+    GP_EXEC_CTL_ABANDON = 0x1006
 };
+
+/* The key of a launch to abandon (GP_EXEC_CTL_ABANDON). */
+typedef struct gp_exec_abandon {
+    uint64_t workload;
+    int32_t task;
+    int32_t attempt;
+} gp_exec_abandon;
 
 /* One node as GP_EXEC_CTL_NODE_USAGE saw it. */
 typedef struct gp_node_usage {

@@ -242,6 +242,8 @@ END_TEST
  * refuses, it is not. The try again finds the job by its name (the
  * controller may have taken it before its answer was lost): no second
  * sbatch. */
+static int exists(const char *name);
+
 START_TEST(test_launch_try_again) {
     gp_executor *ex = open_fake();
     char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "", script[PATH_MAX + 128];
@@ -263,6 +265,19 @@ START_TEST(test_launch_try_again) {
         1);
     ck_assert_int_eq(launch_task(ex, 7, 0, 0, 2, 1000, NULL, h, err, sizeof err), GP_EIO);
     ck_assert_msg(strstr(err, "Invalid partition"), "%s", err);
+    /* A launch given up: its job, if Slurm took it, is cancelled by name,
+     * and its key forgotten. */
+    put("sbatch",
+        "#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Socket timed "
+        "out on send/recv operation' >&2\nexit 1\n",
+        1);
+    ck_assert_int_eq(launch_task(ex, 8, 0, 0, 2, 1000, NULL, h, err, sizeof err), GP_EAGAIN);
+    ck_assert_int_eq(exists("state/w8.t0.a1"), 1);
+    gp_exec_abandon ab = {.workload = 8, .task = 0, .attempt = 1};
+    ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_ABANDON, &ab), 0);
+    ck_assert_msg(strstr(get("scancel.args"), "--name=gp-t.w8.t0.a1") != NULL, "scancel %s",
+                  get("scancel.args"));
+    ck_assert_int_eq(exists("state/w8.t0.a1"), 0);
     gp_executor_close(ex);
     gpt_rmrf(dir);
 }

@@ -17,10 +17,19 @@
 D=$TMP/pool
 BIN=$TMP/bin
 mkdir -p "$D" "$BIN"
-for c in sinfo squeue scancel scontrol srun sacct; do
+for c in sinfo scancel scontrol srun sacct; do
     p=$(command -v "$c") && ln -s "$p" "$BIN/$c"
 done
 real=$(command -v sbatch)
+# squeue fails a lookup by name (a launch tried again asks Slurm for its job
+# by its name) while $BIN/noname exists.
+cat >"$BIN/squeue" <<EOF
+#!/bin/sh
+case "\$*" in *--name=*) [ -e "$BIN/noname" ] && {
+    echo "squeue: error: Socket timed out on send/recv operation" >&2; exit 1; } ;; esac
+exec $(command -v squeue) "\$@"
+EOF
+chmod +x "$BIN/squeue"
 # $BIN/fail: one word a line, each the way one call fails: "taken" (the job
 # is submitted, then the answer times out), "timeout" (nothing submitted),
 # "refused" (a partition Slurm does not know); no line left: the real sbatch.
@@ -87,6 +96,21 @@ $GP submit --project r1 --gpu 1 -- true >/dev/null
 tap_ok "a launch Slurm refuses fails the workload" wait_until 30 has_count 1 failed r1
 tap_ok "with Slurm's reason" sh -c "$GP describe 7 | grep -q 'could not be launched: sbatch failed: .*Invalid partition'"
 tap_is "and was not tried again" "$(wc -l <"$BIN/calls")" 9
+
+# Deleted while its launch waits to be tried again, when Slurm had taken
+# the job before its answer was lost: the job is cancelled by its name, so
+# that a deleted workload's command never runs on.
+touch "$BIN/noname"
+printf 'taken\n' >"$BIN/fail"
+$GP submit --project r1 --gpu 1 -- sleep 600 >/dev/null
+deferred_twice() { [ "$($GP describe 8 | grep -c 'not launched yet')" -ge 2 ]; }
+tap_ok "its launch is tried again and cannot find the job" wait_until 60 deferred_twice
+tap_is "Slurm has its job" "$(sx_jobs all | grep -c '\.w8\.')" 1
+$GP delete 8 >/dev/null
+tap_ok "deleted" wait_until 30 has_count 1 deleted r1
+w8_gone() { [ "$(sx_jobs PENDING,RUNNING | grep -c '\.w8\.')" = 0 ]; }
+tap_ok "its job is cancelled in Slurm" wait_until 60 w8_gone
+rm -f "$BIN/noname"
 
 sx_cleanup
 tap_done

@@ -723,10 +723,43 @@ static int slurm_poll(void *state, gp_task_status *tasks, size_t n) {
     return rc;
 }
 
+/* GP_EXEC_CTL_ABANDON: a launch that got no answer will not be tried
+ * again. A slice handed to its holder is stopped there; a job of the key,
+ * which Slurm may have taken before its answer was lost, is cancelled by
+ * its name (scancel --name: no job id is known); then the key is forgotten.
+ * If scancel cannot reach the controller, the directory stays, for a
+ * restart's reaping of orphans to find by the job's name. */
+static int abandon(gpx__slurm *sx, const gp_exec_abandon *ab) {
+    gp_task_launch t;
+    memset(&t, 0, sizeof t);
+    t.workload = ab->workload;
+    t.task = ab->task;
+    t.attempt = ab->attempt;
+    char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX], hdir[PATH_MAX], name[176], err[256];
+    gpx__slurm_key(&t, key, sizeof key);
+    struct stat st;
+    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0)
+        return GP_EINVAL;
+    if (stat(dir, &st) < 0)
+        return 0; /* nothing was begun */
+    if (gpx__slurm_is_slice(dir, hdir, sizeof hdir)) {
+        if (gpx__slurm_slice_queued(dir, hdir, key))
+            gpx__slurm_slice_stop(sx, dir, key);
+        gpx__slurm_slice_reap(sx, dir, key);
+    } else {
+        snprintf(name, sizeof name, "--name=gp-%s.%s", sx->tag, key);
+        const char *argv[] = {"scancel", name, NULL};
+        int rc = gpx__slurm_run(sx, argv, NULL, err, sizeof err);
+        if (rc < 0)
+            return rc;
+    }
+    remove_tree(AT_FDCWD, dir, 0);
+    return 0;
+}
+
 static int slurm_control(void *state, int op, void *arg) {
-    (void)state;
-    (void)op;
-    (void)arg;
+    if (op == GP_EXEC_CTL_ABANDON && arg != NULL)
+        return abandon(state, arg);
     return GP_ENOTSUP;
 }
 
