@@ -55,8 +55,18 @@ cases() {
         echo "not ok $tap_n - $1 ended early (status $rc)"
     fi
 }
+# A socket left by a session server that died (its job killed with
+# SIGKILL) in the task user's directory, beside a file that is no socket:
+# the next server removes the one nothing answers, and only it.
+SD=/tmp/gpupool-session.$(id -u "$UA")
+mkdir -p "$SD" && chmod 700 "$SD" && chown "$UA" "$SD"
+python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$SD/gp-dead.w1.t0.a1.sock"
+: >"$SD/notes.sock.txt"
+chown "$UA" "$SD"/*
 GP_SESS_GPU=0.25 GP_TAP_PREFIX="fraction: " \
     cases tests/daemon/sessions.py
+tap_ok "the stale socket of a dead server is removed" test ! -e "$SD/gp-dead.w1.t0.a1.sock"
+tap_ok "and nothing else" test -e "$SD/notes.sock.txt"
 pkill -9 -u "$UA" 2>/dev/null
 GP_SESS_GPU=1 GP_TAP_PREFIX="whole GPU: " \
     cases tests/daemon/sessions.py

@@ -12,7 +12,9 @@
  *     socket with the session server every executor shares
  *     (../../session-server.c: the ring of recent output, exec, port
  *     forwarding, notices) until COMMAND ends. The terminal's output also
- *     goes to standard output, which is the job's log. It ignores the
+ *     goes to standard output, which is the job's log. It first removes
+ *     the sockets of the directory that no server answers any more (a job
+ *     killed with SIGKILL leaves its socket behind). It ignores the
  *     checkpoint signals Slurm sends every process of the job (the command
  *     gets them with their default handling) and exits with the command's
  *     status, or 128 + the signal that ended it, as a shell would report.
@@ -27,6 +29,7 @@
  *     relays to; the end of what it relays from ends it. It ignores the
  *     checkpoint signals, as the server does.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -139,6 +142,32 @@ static void host_exec(void *ctx, pid_t tpid, int in, int out, int err, int tty, 
     run_in_job(in, out, err, tty, argv);
 }
 
+/* Removes the sockets of dir that no server listens on any more. A live
+ * server takes the probe for a client that left before saying hello. */
+static void sweep_stale(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+        struct sockaddr_un sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sun_family = AF_UNIX;
+        if (n < 6 || strcmp(de->d_name + n - 5, ".sock") != 0 ||
+            (size_t)snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s", dir, de->d_name) >=
+                sizeof sa.sun_path)
+            continue;
+        int x = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (x < 0)
+            break;
+        if (connect(x, (struct sockaddr *)&sa, sizeof sa) < 0 && errno == ECONNREFUSED)
+            unlink(sa.sun_path);
+        close(x);
+    }
+    closedir(d);
+}
+
 static int serve(const char *name, char **argv) {
     char dir[64], sock[160];
     const char *why = NULL;
@@ -146,6 +175,7 @@ static int serve(const char *name, char **argv) {
         fprintf(stderr, "gpupool-slurm-session: %s (%s)\n", why, dir);
         return 126;
     }
+    sweep_stale(dir);
     snprintf(sock, sizeof sock, "%s.sock", name);
     int master = -1, slave = -1, lfd = -1;
     if (gpx__sessd_listen(dir, sock, -1, &master, &slave, &lfd) < 0) {
