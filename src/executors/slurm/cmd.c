@@ -163,6 +163,10 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
     int rc = 0;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         const char *msg = e.p != NULL ? e.p : "";
+        /* "sbatch: error: ..." after "sbatch failed: " says sbatch twice. */
+        size_t cl = strlen(argv[0]);
+        if (strncmp(msg, argv[0], cl) == 0 && strncmp(msg + cl, ": error: ", 9) == 0)
+            msg += cl + 9;
         size_t len = strcspn(msg, "\n");
         if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && len == 0)
             gp_errf(err, errlen, "%s: cannot be executed (is Slurm installed?)", path);
