@@ -244,13 +244,19 @@ END_TEST
  * sbatch. */
 static int exists(const char *name);
 
+/* sbatch fails from now on, saying words as Slurm's sbatch does. */
+static void sbatch_fails(const char *words) {
+    char script[256];
+    snprintf(script, sizeof script,
+             "#!/bin/sh\necho 'sbatch: error: Batch job submission failed: %s' >&2\nexit 1\n",
+             words);
+    put("sbatch", script, 1);
+}
+
 START_TEST(test_launch_try_again) {
     gp_executor *ex = open_fake();
     char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "", script[PATH_MAX + 128];
-    put("sbatch",
-        "#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Socket timed "
-        "out on send/recv operation' >&2\nexit 1\n",
-        1);
+    sbatch_fails("Socket timed out on send/recv operation");
     ck_assert_int_eq(launch_task(ex, 5, 0, 0, 2, 1000, NULL, h, err, sizeof err), GP_EAGAIN);
     ck_assert_msg(strstr(err, "sbatch failed"), "%s", err);
     squeue_text("101|PENDING|0|None|gp-t.w5.t0.a1\n");
@@ -259,18 +265,12 @@ START_TEST(test_launch_try_again) {
     ck_assert_int_eq(launch_task(ex, 5, 0, 0, 2, 1000, NULL, h, err, sizeof err), 0);
     ck_assert_str_eq(h, "slurm:101:w5.t0.a1");
     ck_assert_str_eq(get("sbatch.args"), "");
-    put("sbatch",
-        "#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Invalid "
-        "partition name specified' >&2\nexit 1\n",
-        1);
+    sbatch_fails("Invalid partition name specified");
     ck_assert_int_eq(launch_task(ex, 7, 0, 0, 2, 1000, NULL, h, err, sizeof err), GP_EIO);
     ck_assert_msg(strstr(err, "Invalid partition"), "%s", err);
     /* A launch given up: its job, if Slurm took it, is cancelled by name,
      * and its key forgotten. */
-    put("sbatch",
-        "#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Socket timed "
-        "out on send/recv operation' >&2\nexit 1\n",
-        1);
+    sbatch_fails("Socket timed out on send/recv operation");
     ck_assert_int_eq(launch_task(ex, 8, 0, 0, 2, 1000, NULL, h, err, sizeof err), GP_EAGAIN);
     ck_assert_int_eq(exists("state/w8.t0.a1"), 1);
     gp_exec_abandon ab = {.workload = 8, .task = 0, .attempt = 1};
