@@ -727,8 +727,9 @@ static int slurm_poll(void *state, gp_task_status *tasks, size_t n) {
  * again. A slice handed to its holder is stopped there; a job of the key,
  * which Slurm may have taken before its answer was lost, is cancelled by
  * its name (scancel --name: no job id is known); then the key is forgotten.
- * If scancel cannot reach the controller, the directory stays, for a
- * restart's reaping of orphans to find by the job's name. */
+ * If scancel cannot reach the controller either, its error is returned and
+ * the directory stays: a job of the key may then run, which the daemon
+ * logs (nothing looks for it later). */
 static int abandon(gpx__slurm *sx, const gp_exec_abandon *ab) {
     gp_task_launch t;
     memset(&t, 0, sizeof t);
