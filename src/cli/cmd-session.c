@@ -910,14 +910,18 @@ int cmd_port_forward(cli *c, int argc, char **argv) {
 
 /* ---- notebook ------------------------------------------------------------ */
 
-/* 1 once the task's port takes a connection. */
+/* 1 once the task's port takes a connection; 0 while it does not yet, or
+ * the session could not be opened for now (not in time on a busy node, the
+ * server busy): the caller asks again while the workload runs; -1 if it is
+ * refused for good (not this user's, gone). */
 static int port_answers(cli *c, uint64_t id, int remote) {
     char path[160];
     snprintf(path, sizeof path, "/api/v1/workloads/%llu/port-forward?port=%d",
              (unsigned long long)id, remote);
     wsconn w;
-    if (ws_open(c, path, &w) != EXIT_OK)
-        return -1;
+    int rc = ws_open(c, path, &w);
+    if (rc != EXIT_OK)
+        return rc == EXIT_AUTH || rc == EXIT_NOTFOUND || rc == EXIT_USAGE ? -1 : 0;
     ws_put(&w, GP_CH_HELLO, "{}", 2);
     while (!w.ready && !w.ended) {
         struct pollfd pf = {w.fd, POLLIN, 0};

@@ -318,7 +318,16 @@ if os.path.exists("/usr/bin/jupyter-notebook"):
                 break
             if not line:
                 break
-    ok(url is not None, "gpupool notebook prints the local URL with Jupyter's token")
+    said = ""
+    if url is None:
+        # Why, from the CLI itself (it may still be waiting).
+        nb.terminate()
+        try:
+            said = nb.communicate(timeout=30)[1]
+        except subprocess.TimeoutExpired:
+            nb.kill()
+            said = "(gpupool notebook did not end)"
+    ok(url is not None, "gpupool notebook prints the local URL with Jupyter's token", said)
     status = None
     if url:
         req = urllib.request.Request(url.group(1) + "/api/status",
