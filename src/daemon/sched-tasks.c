@@ -350,6 +350,12 @@ int gpd__sched_stored_spec(const gpd__wl *w, gp_workload_spec *out, gpd__err *e)
     return rc;
 }
 
+/* The wait before the next launch after n failures in a row that the
+ * executor asked to try again: 1 s, 2 s, 4 s, 8 s, 16 s, then 30 s. */
+static int64_t launch_backoff_ms(int n) {
+    return n < 6 ? 1000LL << (n - 1) : 30000;
+}
+
 int gpd__loop_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__request *r,
                          char *err, size_t errlen) {
     for (int t = 0; t < a->ntasks; t++) {
@@ -364,8 +370,7 @@ int gpd__loop_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__
             launch_task(s, w, r, t, a->attempt, a->ntasks, &a->tasks[0], &a->tasks[t], err, errlen);
         if (rc == GP_EAGAIN) {
             s->launch_holds++;
-            s->launch_hold_until =
-                now + (s->launch_holds < 6 ? 1000LL << (s->launch_holds - 1) : 30000);
+            s->launch_hold_until = now + launch_backoff_ms(s->launch_holds);
             snprintf(s->launch_hold_why, sizeof s->launch_hold_why, "%.200s", err);
         } else if (rc == 0) {
             s->launch_holds = 0;
@@ -392,7 +397,7 @@ static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, in
         (a->launch_fails == 0 || now - a->launch_failing_ms < GPD__LAUNCH_RETRY_MS)) {
         if (a->launch_fails++ == 0)
             a->launch_failing_ms = now;
-        int64_t wait = a->launch_fails < 6 ? 1000LL << (a->launch_fails - 1) : 30000;
+        int64_t wait = launch_backoff_ms(a->launch_fails);
         a->relaunch_at = now + wait;
         gp_format_duration(wait, d, sizeof d);
         snprintf(msg, sizeof msg, "attempt %d not launched yet (%s); trying again in %s",
