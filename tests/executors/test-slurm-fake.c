@@ -8,6 +8,7 @@
  * queueing it, and every job state poll() maps. The real cluster is the
  * Slurm tier's (tests/slurm).
  */
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -619,6 +620,41 @@ START_TEST(test_script_delivers_the_contract) {
 }
 END_TEST
 
+/* A job of another user writes its own "user" directory: a FIFO where its
+ * exit file would be must not hold a session call (which gpupoold makes on
+ * an API thread) waiting for a writer that never comes. The call answers
+ * at once: the task has not ended, so it goes on to srun (absent here). */
+START_TEST(test_session_ignores_a_fifo_for_exit) {
+    gp_executor *ex = open_fake();
+    gp_node_spec node;
+    memset(&node, 0, sizeof node);
+    snprintf(node.name, sizeof node.name, "n1");
+    const char *argv[] = {"sh", NULL};
+    gp_task_launch t;
+    memset(&t, 0, sizeof t);
+    t.workload = 11;
+    t.attempt = 1;
+    t.argv = argv;
+    t.node = &node;
+    t.tty = 1;
+    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "", path[PATH_MAX + 64];
+    ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "%s", err);
+    snprintf(path, sizeof path, "%s/state/w11.t0.a1/user", dir);
+    ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+    snprintf(path, sizeof path, "%s/state/w11.t0.a1/user/exit", dir);
+    ck_assert_int_eq(mkfifo(path, 0644), 0);
+    alarm(5); /* before the fix, the call never returned */
+    gp_session_req req = {.kind = GP_SESSION_ATTACH, .rows = 24, .cols = 80};
+    int fd = -1;
+    int rc = gp_exec_session(ex, h, &req, &fd, err, sizeof err);
+    alarm(0);
+    ck_assert_int_lt(rc, 0);
+    ck_assert_msg(strstr(err, "ended") == NULL, "%s", err);
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_launch_try_again);
     tcase_add_test(tc, test_gang_is_held_then_released_together);
@@ -632,6 +668,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_squeue_lines);
     tcase_add_test(tc, test_script_delivers_the_contract);
     tcase_add_test(tc, test_slice_launch_after_crash_before_queue);
+    tcase_add_test(tc, test_session_ignores_a_fifo_for_exit);
 }
 
 GP_TEST_MAIN("executors/slurm-fake", add_tests)

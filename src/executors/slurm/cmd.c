@@ -201,6 +201,23 @@ ssize_t gpx__slurm_read(const char *dir, const char *name, char *buf, size_t cap
     return (ssize_t)n;
 }
 
+ssize_t gpx__slurm_read_untrusted(const char *dir, const char *name, char *buf, size_t cap) {
+    char path[PATH_MAX];
+    buf[0] = '\0';
+    if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name) < 0)
+        return GP_ERANGE;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return gp_syserr(errno);
+    struct stat st;
+    ssize_t n = GP_EINVAL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (n = read(fd, buf, cap - 1)) < 0)
+        n = gp_syserr(errno);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    return n;
+}
+
 int gpx__slurm_write(const char *dir, const char *name, const char *text) {
     char path[PATH_MAX], tmp[PATH_MAX];
     if (gpx__exec_fmt(path, sizeof path, "%s/%s", dir, name) < 0 ||

@@ -154,7 +154,7 @@ int gpx__slurm_session(gpx__slurm *sx, long jobid, const char *key, const gp_ses
         return GP_ESTATE;
     }
     if (gpx__slurm_read(dir, "exit", buf, sizeof buf) > 0 ||
-        gpx__slurm_read(dir, "user/exit", buf, sizeof buf) > 0) {
+        gpx__slurm_read_untrusted(dir, "user/exit", buf, sizeof buf) > 0) {
         gp_errf(err, errlen, "the task has ended");
         return GP_ESTATE;
     }

@@ -545,31 +545,15 @@ static int slurm_reap(void *state, const char *handle) {
 /* Poll                                                                      */
 /* ======================================================================== */
 
-/* Reads the small regular file path into buf (NUL-terminated): without
- * following a link or waiting on a FIFO, because a job of another user
- * writes it. Its length, or -1. */
-static ssize_t read_untrusted(const char *path, char *buf, size_t cap) {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    ssize_t n = -1;
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        n = read(fd, buf, cap - 1);
-    if (fd >= 0)
-        close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    return n;
-}
-
 /* Fills st from the status the script recorded ("status=N", the shell's $?:
  * 128+N for a command killed by signal N) in the task directory, or, for a
  * job of another user, in its "user" directory. 1 if there was one. */
 static int from_exit_file(const gpx__slurm *sx, const char *key, gp_task_status *st) {
-    char dir[PATH_MAX], path[PATH_MAX], buf[64];
+    char dir[PATH_MAX], buf[64];
     if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0)
         return 0;
     if (gpx__slurm_read(dir, "exit", buf, sizeof buf) <= 0 &&
-        (gpx__exec_fmt(path, sizeof path, "%s/user/exit", dir) < 0 ||
-         read_untrusted(path, buf, sizeof buf) <= 0))
+        gpx__slurm_read_untrusted(dir, "user/exit", buf, sizeof buf) <= 0)
         return 0;
     if (strncmp(buf, "status=", 7) != 0)
         return 0;

@@ -161,6 +161,11 @@ int gpx__slurm_sbatch(const gpx__slurm *sx, const gp_node_spec *node, const char
  * NUL-terminated; its length or a system code (gp_syserr). */
 ssize_t gpx__slurm_read(const char *dir, const char *name, char *buf, size_t cap);
 
+/* gpx__slurm_read for a file a job of another user writes (in its "user"
+ * directory): never follows a link in its last component nor waits on a
+ * FIFO, and reads only a regular file (GP_EINVAL otherwise). */
+ssize_t gpx__slurm_read_untrusted(const char *dir, const char *name, char *buf, size_t cap);
+
 /* Writes "<dir>/<name>" atomically (temporary file, fsync, rename); 0 or
  * GP_EINVAL (path too long) / GP_ESYS. */
 int gpx__slurm_write(const char *dir, const char *name, const char *text);
