@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/gp_array.h"
 #include "common/units.h"
 #include "daemon/api.h"
 #include "daemon/sched.h"
@@ -99,14 +100,8 @@ static key_sum *key_of(collect *c, const char *key) {
     for (size_t i = 0; i < c->n; i++)
         if (strcmp(c->k[i].key, key) == 0)
             return &c->k[c->last = i];
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        key_sum *nk = realloc(c->k, cap * sizeof *nk);
-        if (!nk)
-            return NULL;
-        c->k = nk;
-        c->cap = cap;
-    }
+    if (GP_ARRAY_ROOM(c->k, c->n, c->cap, 16) < 0)
+        return NULL;
     key_sum *k = &c->k[c->last = c->n++];
     memset(k, 0, sizeof *k);
     snprintf(k->key, sizeof k->key, "%s", key);

@@ -5,6 +5,7 @@
  * the console's sessions (hashed secrets with their idle and absolute
  * deadlines, in memory only).
  */
+#include "common/gp_array.h"
 #include "daemon/auth.h"
 
 #include <errno.h>
@@ -340,19 +341,10 @@ int gpd__auth_session_open(gpd__auth *a, const gpd__principal *who, char *secret
     } else if (a->nsess >= GPD__SESSIONS_MAX) {
         rc = gpd__fail(e, GP_ETOOMANY, "", "%d console sessions are open, the most there may be",
                        GPD__SESSIONS_MAX);
+    } else if (GP_ARRAY_ROOM(a->sess, a->nsess, a->capsess, 16) < 0) {
+        rc = gpd__fail(e, GP_ENOMEM, "", "out of memory");
     } else {
-        if (a->nsess == a->capsess) {
-            size_t cap = a->capsess ? 2 * a->capsess : 16;
-            csession *ns = realloc(a->sess, sizeof *ns * cap);
-            if (ns == NULL)
-                rc = gpd__fail(e, GP_ENOMEM, "", "out of memory");
-            else {
-                a->sess = ns;
-                a->capsess = cap;
-            }
-        }
-        if (rc == 0)
-            a->sess[a->nsess++] = s;
+        a->sess[a->nsess++] = s;
     }
     *expires_ms = gpd__now_ms() + a->life_ms;
     pthread_mutex_unlock(&a->mu);

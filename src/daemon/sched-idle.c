@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gp_array.h"
 #include "common/units.h"
 #include "daemon/sched-int.h"
 
@@ -48,21 +49,19 @@ typedef struct bounds {
 
 typedef struct bounds_list {
     bounds *b;
-    size_t n;
+    size_t n, cap;
 } bounds_list;
 
 static int collect(const gp_queue_spec *q, void *arg) {
     bounds_list *l = arg;
     if (!q->idle_gpu_timeout && !q->max_session_length)
         return 0;
-    bounds *nb = realloc(l->b, (l->n + 1) * sizeof *nb);
-    if (!nb)
+    if (GP_ARRAY_ROOM(l->b, l->n, l->cap, 8) < 0)
         return 1;
-    l->b = nb;
-    snprintf(nb[l->n].name, sizeof nb[l->n].name, "%s", q->name);
-    nb[l->n].idle_ms = q->idle_gpu_timeout;
-    nb[l->n].max_ms = q->max_session_length;
-    l->n++;
+    bounds *nb = &l->b[l->n++];
+    snprintf(nb->name, sizeof nb->name, "%s", q->name);
+    nb->idle_ms = q->idle_gpu_timeout;
+    nb->max_ms = q->max_session_length;
     return 0;
 }
 

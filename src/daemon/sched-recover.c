@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gp_array.h"
 #include "daemon/sched-int.h"
 
 #define MAX_NODES 1024
@@ -214,14 +215,8 @@ typedef struct idlist {
  * lists would be lost to the restart (its tasks reaped as orphans), so the
  * caller fails the recovery instead. */
 static int push(idlist *l, uint64_t id) {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        uint64_t *ni = realloc(l->ids, cap * sizeof *ni);
-        if (!ni)
-            return GP_ENOMEM;
-        l->ids = ni;
-        l->cap = cap;
-    }
+    if (GP_ARRAY_ROOM(l->ids, l->n, l->cap, 64) < 0)
+        return GP_ENOMEM;
     l->ids[l->n++] = id;
     return 0;
 }

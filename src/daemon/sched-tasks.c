@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/gp_array.h"
 #include "common/files.h"
 #include "common/units.h"
 #include "daemon/sched-int.h"
@@ -54,15 +55,9 @@ void gpd__active_init(active *a, const gpd__wl *w, const gpd__request *r, int32_
 
 int gpd__loop_act_add(gpd__sched *s, active *a) {
     pthread_mutex_lock(&s->eng_mu);
-    if (s->nact == s->capact) {
-        size_t cap = s->capact ? s->capact * 2 : 16;
-        active **na = realloc(s->act, cap * sizeof *na);
-        if (!na) {
-            pthread_mutex_unlock(&s->eng_mu);
-            return GP_ENOMEM;
-        }
-        s->act = na;
-        s->capact = cap;
+    if (GP_ARRAY_ROOM(s->act, s->nact, s->capact, 16) < 0) {
+        pthread_mutex_unlock(&s->eng_mu);
+        return GP_ENOMEM;
     }
     s->act[s->nact++] = a;
     pthread_mutex_unlock(&s->eng_mu);
@@ -78,8 +73,8 @@ static void act_remove(gpd__sched *s, active *a) {
         gp_exec_abandon ab = {.workload = a->id, .task = t, .attempt = a->attempt};
         int rc = gp_exec_control(s->ex, GP_EXEC_CTL_ABANDON, &ab);
         if (rc < 0 && rc != GP_ENOTSUP)
-            gpd__log("workload %llu task %d: its deferred launch could not be abandoned (%s); "
-                     "a task it began may remain in the executor",
+            gpd__log("workload %llu task %d: its deferred launch could not be abandoned yet (%s); "
+                     "the executor keeps trying to end what it began",
                      (unsigned long long)a->id, t, gp_strerror(rc));
     }
     pthread_mutex_lock(&s->eng_mu);
@@ -140,15 +135,9 @@ void gpd__loop_reap(gpd__sched *s, const char *handle) {
     for (size_t i = 0; i < s->nreap; i++)
         if (strcmp(s->reap_later[i], handle) == 0)
             return;
-    if (s->nreap == s->capreap) {
-        size_t cap = s->capreap ? s->capreap * 2 : 16;
-        char(*nr)[GP_HANDLE_MAX] = realloc(s->reap_later, cap * sizeof *nr);
-        if (!nr) {
-            gpd__log("task %s: no memory to remember its reap; a restart will do it", handle);
-            return;
-        }
-        s->reap_later = nr;
-        s->capreap = cap;
+    if (GP_ARRAY_ROOM(s->reap_later, s->nreap, s->capreap, 16) < 0) {
+        gpd__log("task %s: no memory to remember its reap; a restart will do it", handle);
+        return;
     }
     snprintf(s->reap_later[s->nreap++], GP_HANDLE_MAX, "%s", handle);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gp_array.h"
 #include "daemon/sched-int.h"
 
 #define MAX_GPUS  4096
@@ -79,14 +80,8 @@ static int one_return(const gpd__idle_return *r, void *arg) {
     returns *x = arg;
     if (r->since_ms > x->now)
         return 0;
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? x->cap * 2 : 8;
-        gpd__idle_return *nr = realloc(x->rows, cap * sizeof *nr);
-        if (!nr)
-            return 1;
-        x->rows = nr;
-        x->cap = cap;
-    }
+    if (GP_ARRAY_ROOM(x->rows, x->n, x->cap, 8) < 0)
+        return 1;
     x->rows[x->n++] = *r;
     return 0;
 }

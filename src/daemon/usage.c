@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gp_array.h"
 #include "common/gp_error.h"
 #include "daemon/usage.h"
 
@@ -36,15 +37,9 @@ static gpd__usage_rate *slot(table *t, gpd__usage_kind kind, const char *key) {
     for (size_t i = 0; i < t->n; i++)
         if (t->r[i].kind == kind && strcmp(t->r[i].key, key) == 0)
             return &t->r[i];
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 32;
-        gpd__usage_rate *nr = realloc(t->r, cap * sizeof *nr);
-        if (!nr) {
-            t->oom = 1;
-            return NULL;
-        }
-        t->r = nr;
-        t->cap = cap;
+    if (GP_ARRAY_ROOM(t->r, t->n, t->cap, 32) < 0) {
+        t->oom = 1;
+        return NULL;
     }
     gpd__usage_rate *x = &t->r[t->n++];
     memset(x, 0, sizeof *x);

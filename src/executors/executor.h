@@ -287,8 +287,9 @@ enum {
      * tried again (its workload was stopped meanwhile, or its tries ran
      * out): whatever it began is ended for good and forgotten, so that a
      * task the cluster took before its answer was lost never runs. 0; or
-     * the reason it could not (the controller still out of reach), when a
-     * task may remain. */
+     * the reason it could not yet (the controller still out of reach): the
+     * executor then keeps trying on its own (the slurm executor at each
+     * inventory, across restarts), and the caller need not call again. */
     GP_EXEC_CTL_ABANDON = 0x1006
 };
 

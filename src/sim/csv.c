@@ -2,6 +2,7 @@
  * csv.c — reading comma-separated trace files record by record, with error
  * messages that name the file, the line and the field (see csv.h).
  */
+#include "common/gp_array.h"
 #include "sim/csv.h"
 
 #include <errno.h>
@@ -61,14 +62,8 @@ static int read_line(sim_csv *c, char *err, size_t errlen) {
 }
 
 static int push_field(sim_csv *c, char *f) {
-    if (c->nfield == c->capfield) {
-        size_t ncap = c->capfield ? 2 * c->capfield : 16;
-        char **nf = realloc(c->field, ncap * sizeof *nf);
-        if (!nf)
-            return GP_ENOMEM;
-        c->field = nf;
-        c->capfield = ncap;
-    }
+    if (GP_ARRAY_ROOM(c->field, c->nfield, c->capfield, 16) < 0)
+        return GP_ENOMEM;
     c->field[c->nfield++] = f;
     return 0;
 }

@@ -2,6 +2,7 @@
  * projects.c — the projects file, the default tree, the pod-to-project rule,
  * quota scaling and the static node split (see projects.h).
  */
+#include "common/gp_array.h"
 #include "sim/projects.h"
 
 #include <math.h>
@@ -84,18 +85,10 @@ static int read_projects(sim_csv *c, sim_project **out, size_t *n, char *err, si
         if (!rc && cprio >= 0 &&
             !(rc = sim_csv_int(c, cprio, -1000000, 1000000, 0, &v, err, errlen)))
             p.priority = (int32_t)v;
-        if (!rc && cnt == cap) {
-            size_t ncap = cap ? 2 * cap : 16;
-            sim_project *a = realloc(arr, ncap * sizeof *a);
-            if (!a)
-                rc = sim_errf(err, errlen, GP_ENOMEM, "%s: out of memory", c->path);
-            else {
-                arr = a;
-                cap = ncap;
-            }
-        }
-        if (!rc)
+        if (!rc && GP_ARRAY_ROOM(arr, cnt, cap, 16) == 0)
             arr[cnt++] = p;
+        else if (!rc)
+            rc = sim_errf(err, errlen, GP_ENOMEM, "%s: out of memory", c->path);
     }
     if (!rc && cnt == 0)
         rc = sim_errf(err, errlen, GP_EINVAL, "%s: no projects listed", c->path);
@@ -167,14 +160,9 @@ int sim_default_projects(const sim_pod *pods, size_t npods, sim_project **out, s
         } else {
             break;
         }
-        if (cnt == cap) {
-            sim_project *a = realloc(arr, 2 * cap * sizeof *a);
-            if (!a) {
-                free(arr);
-                return GP_ENOMEM;
-            }
-            arr = a;
-            cap *= 2;
+        if (GP_ARRAY_ROOM(arr, cnt, cap, 16) < 0) {
+            free(arr);
+            return GP_ENOMEM;
         }
         sim_project *p = &arr[cnt++];
         memset(p, 0, sizeof *p);

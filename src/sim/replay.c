@@ -6,6 +6,7 @@
  * measurements: time-weighted allocation, queueing delay and completion
  * time percentiles, preemptions, per-project share against deserved quota.
  */
+#include "common/gp_array.h"
 #include "sim/replay.h"
 
 #include <stdio.h>
@@ -103,22 +104,8 @@ static int ev_less(const event *a, const event *b) {
     return a->t != b->t ? a->t < b->t : a->seq < b->seq;
 }
 
-/* Makes room for one more item in a growable array *arr of *cap items of
- * `size` bytes holding n; GP_ENOMEM (array unchanged) if out of memory. */
-static int grow(void **arr, size_t n, size_t *cap, size_t size) {
-    if (n < *cap)
-        return 0;
-    size_t ncap = *cap ? 2 * *cap : 1024;
-    void *a = realloc(*arr, ncap * size);
-    if (!a)
-        return GP_ENOMEM;
-    *arr = a;
-    *cap = ncap;
-    return 0;
-}
-
 static int heap_push(heap *h, int64_t t, int type, size_t job, uint32_t epoch) {
-    if (grow((void **)&h->v, h->n, &h->cap, sizeof *h->v) < 0)
+    if (GP_ARRAY_ROOM(h->v, h->n, h->cap, 1024) < 0)
         return GP_ENOMEM;
     size_t i = h->n++;
     event e = {t, h->seq++, type, epoch, job};
@@ -333,7 +320,7 @@ static int alloc_change(run *r, int64_t t, int32_t i, int64_t d) {
         res->series[res->nseries - 1].milli = r->alloc;
         return 0;
     }
-    if (grow((void **)&res->series, res->nseries, &r->cap_series, sizeof *res->series) < 0)
+    if (GP_ARRAY_ROOM(res->series, res->nseries, r->cap_series, 1024) < 0)
         return GP_ENOMEM;
     res->series[res->nseries++] = (sim_point){t, r->alloc};
     return 0;

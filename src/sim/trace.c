@@ -3,6 +3,7 @@
  * Every reader builds its array privately and hands it out only when the
  * whole file was good, so a bad file leaves nothing half-read behind.
  */
+#include "common/gp_array.h"
 #include "sim/trace.h"
 
 #include <stdio.h>
@@ -30,21 +31,6 @@ static int get_name(const sim_csv *c, int col, char *dst, size_t size, int requi
         return sim_errf(err, errlen, GP_ERANGE, "%s:%ld: field %s: longer than %zu characters",
                         c->path, c->line, c->header[col], size - 1);
     memcpy(dst, s, strlen(s) + 1);
-    return 0;
-}
-
-/* Appends item to a growable array. */
-static int push(void **arr, size_t *n, size_t *cap, size_t size, const void *item) {
-    if (*n == *cap) {
-        size_t ncap = *cap ? 2 * *cap : 256;
-        void *a = realloc(*arr, ncap * size);
-        if (!a)
-            return GP_ENOMEM;
-        *arr = a;
-        *cap = ncap;
-    }
-    memcpy((char *)*arr + *n * size, item, size);
-    (*n)++;
     return 0;
 }
 
@@ -78,7 +64,9 @@ static int read_nodes(sim_csv *c, sim_node **out, size_t *n, char *err, size_t e
         if (!rc && nd.ngpus > 0 && !nd.model[0])
             rc = sim_errf(err, errlen, GP_EPARSE, "%s:%ld: field model: empty for a node with GPUs",
                           c->path, c->line);
-        if (!rc && push((void **)&arr, &cnt, &cap, sizeof nd, &nd) < 0)
+        if (!rc && GP_ARRAY_ROOM(arr, cnt, cap, 256) == 0)
+            arr[cnt++] = nd;
+        else if (!rc)
             rc = sim_errf(err, errlen, GP_ENOMEM, "%s: out of memory", c->path);
     }
     if (rc < 0) {
@@ -219,7 +207,9 @@ static int read_pods(sim_csv *c, sim_pod **out, size_t *n, char *err, size_t err
             p.priority = (int32_t)v;
         if (!rc && ctasks >= 0 && !(rc = sim_csv_int(c, ctasks, 1, 4096, 1, &v, err, errlen)))
             p.tasks = (int32_t)v;
-        if (!rc && push((void **)&arr, &cnt, &cap, sizeof p, &p) < 0)
+        if (!rc && GP_ARRAY_ROOM(arr, cnt, cap, 256) == 0)
+            arr[cnt++] = p;
+        else if (!rc)
             rc = sim_errf(err, errlen, GP_ENOMEM, "%s: out of memory", c->path);
     }
     if (rc < 0) {

@@ -77,6 +77,8 @@ static void squeue_text(const char *lines) {
     put("squeue.txt", lines, 0);
 }
 
+static gp_executor *reopen_fake(void);
+
 static gp_executor *open_fake(void) {
     snprintf(dir, sizeof dir, "%s", gpt_tmpdir());
     char script[PATH_MAX * 2];
@@ -98,6 +100,11 @@ static gp_executor *open_fake(void) {
     squeue_says("{\"job_id\": 7, \"name\": \"gp-t.w1.t0.a1\", \"job_state\": \"RUNNING\","
                 " \"gres_detail\": [\"gpu:a100:1(IDX:2)\"],"
                 " \"job_resources\": {\"allocated_nodes\": [{\"nodename\": \"n1\"}]}}");
+    return reopen_fake();
+}
+
+/* Opens the executor again on open_fake's directory (a restart). */
+static gp_executor *reopen_fake(void) {
     char config[PATH_MAX * 3 + 128];
     snprintf(config, sizeof config,
              "bin_dir=%s,state_dir=%s/state,partitions=gpu,tag=t,gpu_mem.a100=40G", dir, dir);
@@ -244,6 +251,7 @@ END_TEST
  * controller may have taken it before its answer was lost): no second
  * sbatch. */
 static int exists(const char *name);
+static void remove_file(const char *name);
 
 /* sbatch fails from now on, saying words as Slurm's sbatch does. */
 static void sbatch_fails(const char *words) {
@@ -279,6 +287,46 @@ START_TEST(test_launch_try_again) {
     ck_assert_msg(strstr(get("scancel.args"), "--name=gp-t.w8.t0.a1") != NULL, "scancel %s",
                   get("scancel.args"));
     ck_assert_int_eq(exists("state/w8.t0.a1"), 0);
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+/* A launch abandoned while scancel cannot reach the controller either: the
+ * key is marked and cancelled again at each inventory, after a restart
+ * too, until Slurm answers; then it is forgotten. */
+START_TEST(test_abandon_retried_until_slurm_answers) {
+    gp_executor *ex = open_fake();
+    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "", script[PATH_MAX * 2 + 256];
+    sbatch_fails("Unable to contact slurm controller (connect failure)");
+    ck_assert_int_eq(launch_task(ex, 8, 0, 0, 2, 1000, NULL, h, err, sizeof err), GP_EAGAIN);
+    snprintf(script, sizeof script,
+             "#!/bin/sh\necho \"$*\" >>'%s/scancel.args'\n"
+             "[ -f '%s/scancel.fail' ] && { echo 'scancel: error: Unable to contact slurm "
+             "controller (connect failure)' >&2; exit 1; }\nexit 0\n",
+             dir, dir);
+    put("scancel", script, 1);
+    put("scancel.fail", "", 0);
+    gp_exec_abandon ab = {.workload = 8, .task = 0, .attempt = 1};
+    ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_ABANDON, &ab), GP_EAGAIN);
+    ck_assert_int_eq(exists("state/w8.t0.a1/abandoned"), 1);
+    gp_node_spec nodes[4];
+    size_t n;
+    int emulated;
+    ck_assert_int_eq(gp_exec_inventory(ex, nodes, 4, &n, &emulated, err, sizeof err), 0);
+    ck_assert_int_eq(exists("state/w8.t0.a1"), 1); /* still out of reach */
+    /* A restart finds the key by its mark. */
+    gp_executor_close(ex);
+    ex = reopen_fake();
+    remove_file("scancel.args");
+    remove_file("scancel.fail");
+    ck_assert_int_eq(gp_exec_inventory(ex, nodes, 4, &n, &emulated, err, sizeof err), 0);
+    ck_assert_msg(strstr(get("scancel.args"), "--name=gp-t.w8.t0.a1") != NULL, "scancel %s",
+                  get("scancel.args"));
+    ck_assert_int_eq(exists("state/w8.t0.a1"), 0);
+    remove_file("scancel.args");
+    ck_assert_int_eq(gp_exec_inventory(ex, nodes, 4, &n, &emulated, err, sizeof err), 0);
+    ck_assert_str_eq(get("scancel.args"), ""); /* forgotten */
     gp_executor_close(ex);
     gpt_rmrf(dir);
 }
@@ -657,6 +705,7 @@ END_TEST
 
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_launch_try_again);
+    tcase_add_test(tc, test_abandon_retried_until_slurm_answers);
     tcase_add_test(tc, test_gang_is_held_then_released_together);
     tcase_add_test(tc, test_gang_with_a_refused_task_never_runs);
     tcase_add_test(tc, test_job_runs_as_its_user);

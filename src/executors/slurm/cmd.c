@@ -23,6 +23,7 @@
 
 #include <jansson.h>
 
+#include "common/gp_array.h"
 #include "common/gp_error.h"
 #include "executors/registry.h"
 #include "executors/slurm/slurm.h"
@@ -341,16 +342,11 @@ int gpx__slurm_parse_jobs(const char *text, gpx__slurm_job **jobs, size_t *n) {
         size_t nlen = (size_t)(end - bar4 - 1);
         if (nlen < sizeof j.name)
             memcpy(j.name, bar4 + 1, nlen);
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 32;
-            gpx__slurm_job *nj = realloc(*jobs, cap * sizeof *nj);
-            if (nj == NULL) {
-                free(*jobs);
-                *jobs = NULL;
-                *n = 0;
-                return GP_ENOMEM;
-            }
-            *jobs = nj;
+        if (GP_ARRAY_ROOM(*jobs, *n, cap, 32) < 0) {
+            free(*jobs);
+            *jobs = NULL;
+            *n = 0;
+            return GP_ENOMEM;
         }
         (*jobs)[(*n)++] = j;
     }

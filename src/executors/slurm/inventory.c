@@ -33,6 +33,7 @@
 
 #include <jansson.h>
 
+#include "common/gp_array.h"
 #include "common/gp_error.h"
 #include "executors/registry.h"
 #include "executors/slurm/slurm.h"
@@ -287,14 +288,9 @@ static int own_gpus(const gpx__slurm *sx, held **out, size_t *nout, char *err, s
             gpu_set g = gres_gpus(json_string_value(json_array_get(detail, k)));
             if (nn == NULL || g.count == 0)
                 continue;
-            if (*nout == cap) {
-                cap = cap ? cap * 2 : 64;
-                held *nh = realloc(*out, cap * sizeof *nh);
-                if (nh == NULL) {
-                    json_decref(root);
-                    return GP_ENOMEM;
-                }
-                *out = nh;
+            if (GP_ARRAY_ROOM(*out, *nout, cap, 64) < 0) {
+                json_decref(root);
+                return GP_ENOMEM;
             }
             snprintf((*out)[*nout].node, GP_NAME_MAX + 1, "%s", nn);
             (*out)[(*nout)++].gpus = g;

@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/gp_array.h"
 #include "common/gp_error.h"
 #include "executors/registry.h"
 #include "executors/session-server.h"
@@ -72,15 +73,7 @@ int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u) {
  * (after it was told to end) so that no zombie is left behind. */
 static void keep(gpx__slurm *sx, pid_t pid, int errfd) {
     pthread_mutex_lock(&sx->sess_mu);
-    if (sx->nsess == sx->capsess) {
-        size_t cap = sx->capsess ? sx->capsess * 2 : 16;
-        gpx__slurm_sess_proc *n = realloc(sx->sess, cap * sizeof *n);
-        if (n != NULL) {
-            sx->sess = n;
-            sx->capsess = cap;
-        }
-    }
-    if (sx->nsess < sx->capsess) {
+    if (GP_ARRAY_ROOM(sx->sess, sx->nsess, sx->capsess, 16) == 0) {
         sx->sess[sx->nsess++] = (gpx__slurm_sess_proc){pid, errfd};
         pthread_mutex_unlock(&sx->sess_mu);
         return;

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/gp_array.h"
 #include "common/gp_error.h"
 #include "common/units.h"
 #include "executors/registry.h"
@@ -182,11 +183,16 @@ static void slurm_close(void *state) {
     free(sx->sess);
     pthread_mutex_destroy(&sx->ended_mu);
     free(sx->ended);
+    free(sx->abandoned);
     for (size_t i = 0; sx->envp != NULL && sx->envp[i] != NULL; i++)
         free(sx->envp[i]);
     free(sx->envp);
     free(sx);
 }
+
+/* Abandoned launches (below, Abandon). */
+static void find_abandoned(gpx__slurm *sx);
+static void retry_abandoned(gpx__slurm *sx);
 
 /*
  * Opens an instance. Defaults come from what the daemon says about itself:
@@ -236,6 +242,7 @@ static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state
         slurm_close(sx);
         return rc;
     }
+    find_abandoned(sx);
     *state = sx;
     return 0;
 }
@@ -243,6 +250,7 @@ static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state
 static int slurm_inventory(void *state, gp_node_spec *nodes, size_t max, size_t *n, int *emulated,
                            char *err, size_t errlen) {
     *emulated = 0;
+    retry_abandoned(state);
     return gpx__slurm_inventory(state, nodes, max, n, err, errlen);
 }
 
@@ -412,15 +420,7 @@ static void ended_add(gpx__slurm *sx, long id) {
     while (i < sx->nended && sx->ended[i] != id)
         i++;
     if (i == sx->nended) {
-        if (sx->nended == sx->capended) {
-            size_t cap = sx->capended ? sx->capended * 2 : 64;
-            long *n = realloc(sx->ended, cap * sizeof *n);
-            if (n != NULL) {
-                sx->ended = n;
-                sx->capended = cap;
-            }
-        }
-        if (sx->nended < sx->capended)
+        if (GP_ARRAY_ROOM(sx->ended, sx->nended, sx->capended, 64) == 0)
             sx->ended[sx->nended++] = id;
     }
     pthread_mutex_unlock(&sx->ended_mu);
@@ -707,20 +707,71 @@ static int slurm_poll(void *state, gp_task_status *tasks, size_t n) {
     return rc;
 }
 
+/* ======================================================================== */
+/* Abandon                                                                   */
+/* ======================================================================== */
+
+/* Cancels any job of an abandoned key by its name (scancel --name: no job
+ * id is known) and forgets the key. 0, or scancel's error with the key's
+ * directory kept. */
+static int cancel_abandoned(gpx__slurm *sx, const char *key) {
+    char dir[PATH_MAX], name[176], err[256];
+    if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0)
+        return GP_EINVAL;
+    snprintf(name, sizeof name, "--name=gp-%s.%s", sx->tag, key);
+    const char *argv[] = {"scancel", name, NULL};
+    int rc = gpx__slurm_run(sx, argv, NULL, err, sizeof err);
+    if (rc == 0)
+        remove_tree(AT_FDCWD, dir, 0);
+    return rc;
+}
+
+/* Remembers an abandoned key whose cancel failed, for retry_abandoned. */
+static void keep_abandoned(gpx__slurm *sx, const char *key) {
+    for (size_t i = 0; i < sx->nabandoned; i++)
+        if (strcmp(sx->abandoned[i], key) == 0)
+            return;
+    if (GP_ARRAY_ROOM(sx->abandoned, sx->nabandoned, sx->capabandoned, 8) == 0)
+        snprintf(sx->abandoned[sx->nabandoned++], GPX__SLURM_KEY_MAX, "%s", key);
+}
+
+/* Cancels again the abandoned keys whose cancel failed, until the first
+ * that fails again (the controller is still out of reach). */
+static void retry_abandoned(gpx__slurm *sx) {
+    while (sx->nabandoned > 0 && cancel_abandoned(sx, sx->abandoned[sx->nabandoned - 1]) == 0)
+        sx->nabandoned--;
+}
+
+/* The keys marked abandoned in the state directory, at open: a daemon that
+ * stopped before their cancel succeeded. */
+static void find_abandoned(gpx__slurm *sx) {
+    DIR *d = opendir(sx->state_dir);
+    struct dirent *de;
+    while (d != NULL && (de = readdir(d)) != NULL) {
+        char dir[PATH_MAX], buf[8];
+        if (de->d_name[0] == 'w' && strlen(de->d_name) < GPX__SLURM_KEY_MAX &&
+            gpx__slurm_task_dir(sx, de->d_name, dir, sizeof dir) == 0 &&
+            gpx__slurm_read(dir, "abandoned", buf, sizeof buf) > 0)
+            keep_abandoned(sx, de->d_name);
+    }
+    if (d != NULL)
+        closedir(d);
+}
+
 /* GP_EXEC_CTL_ABANDON: a launch that got no answer will not be tried
  * again. A slice handed to its holder is stopped there; a job of the key,
  * which Slurm may have taken before its answer was lost, is cancelled by
- * its name (scancel --name: no job id is known); then the key is forgotten.
- * If scancel cannot reach the controller either, its error is returned and
- * the directory stays: a job of the key may then run, which the daemon
- * logs (nothing looks for it later). */
+ * its name; then the key is forgotten. If scancel cannot reach the
+ * controller either, its error is returned, and the key is marked
+ * "abandoned" and cancelled again at each inventory (after a restart too)
+ * until Slurm answers. */
 static int abandon(gpx__slurm *sx, const gp_exec_abandon *ab) {
     gp_task_launch t;
     memset(&t, 0, sizeof t);
     t.workload = ab->workload;
     t.task = ab->task;
     t.attempt = ab->attempt;
-    char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX], hdir[PATH_MAX], name[176], err[256];
+    char key[GPX__SLURM_KEY_MAX], dir[PATH_MAX], hdir[PATH_MAX];
     gpx__slurm_key(&t, key, sizeof key);
     struct stat st;
     if (gpx__slurm_task_dir(sx, key, dir, sizeof dir) < 0)
@@ -731,15 +782,15 @@ static int abandon(gpx__slurm *sx, const gp_exec_abandon *ab) {
         if (gpx__slurm_slice_queued(dir, hdir, key))
             gpx__slurm_slice_stop(sx, dir, key);
         gpx__slurm_slice_reap(sx, dir, key);
-    } else {
-        snprintf(name, sizeof name, "--name=gp-%s.%s", sx->tag, key);
-        const char *argv[] = {"scancel", name, NULL};
-        int rc = gpx__slurm_run(sx, argv, NULL, err, sizeof err);
-        if (rc < 0)
-            return rc;
+        remove_tree(AT_FDCWD, dir, 0);
+        return 0;
     }
-    remove_tree(AT_FDCWD, dir, 0);
-    return 0;
+    int rc = cancel_abandoned(sx, key);
+    if (rc < 0) {
+        gpx__slurm_write(dir, "abandoned", "1\n");
+        keep_abandoned(sx, key);
+    }
+    return rc;
 }
 
 static int slurm_control(void *state, int op, void *arg) {

@@ -83,6 +83,11 @@ typedef struct gpx__slurm {
     pthread_mutex_t sess_mu;
     gpx__slurm_sess_proc *sess;
     size_t nsess, capsess;
+    /* Abandoned launches whose cancel could not reach the controller: their
+     * keys, cancelled again at each inventory until Slurm answers (loop
+     * thread only); a restart finds them by their "abandoned" mark. */
+    char (*abandoned)[GPX__SLURM_KEY_MAX];
+    size_t nabandoned, capabandoned;
 } gpx__slurm;
 
 /* Whose a job is: the Unix user it runs as. */
