@@ -5,7 +5,8 @@
 # links it adds -ldl (NVML is loaded at run time) and libgpcommon's error.o,
 # units.o and files.o (gp_strerror, sizes parsed as the daemon and the CLI do,
 # gp_mkdirs).
-EXEC_SRCS := src/executors/config.c src/executors/contract.c src/executors/registry.c \
+EXEC_SRCS := src/executors/config.c src/executors/contract.c src/executors/nvml.c \
+             src/executors/registry.c \
              src/executors/session-server.c src/executors/util.c \
              $(sort $(wildcard src/executors/local/*.c)) \
              $(sort $(wildcard src/executors/slurm/*.c))

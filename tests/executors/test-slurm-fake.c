@@ -15,10 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/gp_error.h"
 #include "executors/executor.h"
+#include "executors/slurm/gpuuse.h"
 #include "executors/slurm/slurm.h"
 #include "gptest.h"
 #include "helpers.h"
@@ -174,11 +176,22 @@ START_TEST(test_inventory) {
 }
 END_TEST
 
+static int launch_as(gp_executor *ex, uint64_t wl, int task, int gang, int nslices, int milli,
+                     const char *run_as, int tty, char handle[GP_HANDLE_MAX], char *err,
+                     size_t errlen);
+
 /* Launches task `task` of workload wl (a gang of gang tasks; 0: alone) on
  * n1 with GPUs 0 to nslices-1, milli thousandths of each (less than 1000: a
  * slice, in a GPU holder job), as run_as. Returns launch's result. */
 static int launch_task(gp_executor *ex, uint64_t wl, int task, int gang, int nslices, int milli,
                        const char *run_as, char handle[GP_HANDLE_MAX], char *err, size_t errlen) {
+    return launch_as(ex, wl, task, gang, nslices, milli, run_as, 0, handle, err, errlen);
+}
+
+/* launch_task, with a terminal if tty. */
+static int launch_as(gp_executor *ex, uint64_t wl, int task, int gang, int nslices, int milli,
+                     const char *run_as, int tty, char handle[GP_HANDLE_MAX], char *err,
+                     size_t errlen) {
     gp_node_spec node;
     memset(&node, 0, sizeof node);
     snprintf(node.name, sizeof node.name, "n1");
@@ -203,6 +216,7 @@ static int launch_task(gp_executor *ex, uint64_t wl, int task, int gang, int nsl
     t.gang_size = gang;
     t.gang_first = &node;
     t.run_as = run_as;
+    t.tty = tty;
     return gp_exec_launch(ex, &t, handle, err, errlen);
 }
 
@@ -703,6 +717,112 @@ START_TEST(test_session_ignores_a_fifo_for_exit) {
 }
 END_TEST
 
+/* Launches workload wl's task on n1, interactive, on GPUs 0..nslices-1
+ * (milli thousandths of each). */
+static void launch_tty(gp_executor *ex, uint64_t wl, int nslices, int milli,
+                       char handle[GP_HANDLE_MAX]) {
+    char err[GP_ERR_MAX] = "";
+    ck_assert_msg(launch_as(ex, wl, 0, 0, nslices, milli, NULL, 1, handle, err, sizeof err) == 0,
+                  "%s", err);
+}
+
+/* Writes a GPU use record for workload wl's task, at now + age seconds. */
+static void use_record(uint64_t wl, long age, const char *figures) {
+    char name[64], text[256];
+    snprintf(name, sizeof name, "state/w%llu.t0.a1/gpu-use", (unsigned long long)wl);
+    snprintf(text, sizeof text, "gpupool-gpu-use at=%lld %s\n", (long long)time(NULL) + age,
+             figures);
+    put(name, text, 0);
+}
+
+/* The GPU use samples: n, with the busy figure of n1's GPU gpu in *busy
+ * (-2 if it is not sampled). */
+static size_t sampled(gp_executor *ex, int gpu, int32_t *busy) {
+    gp_gpu_usage g[8];
+    gp_exec_gpu_usage u = {.gpus = g, .max = 8};
+    ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_GPU_USAGE, &u), 0);
+    *busy = -2;
+    for (size_t i = 0; i < u.n; i++)
+        if (strcmp(g[i].node, "n1") == 0 && g[i].index == gpu)
+            *busy = g[i].busy_permille;
+    return u.n;
+}
+
+/* An interactive task's GPU use: its job script opens the record for the
+ * session server's sampler, the executor reads it as the task's node and
+ * GPU numbers, and ignores a record that is stale, malformed, not a
+ * regular file (without waiting on a FIFO) or of a task that has ended;
+ * slices of one GPU count its busiest figure. */
+START_TEST(test_gpu_use_of_interactive_tasks) {
+    gp_executor *ex = open_fake();
+    char h[GP_HANDLE_MAX], path[PATH_MAX + 64];
+    int32_t busy;
+    launch_tty(ex, 12, 2, 1000, h);
+    ck_assert_str_eq(get("state/w12.t0.a1/bound"), "n1 0,1\n");
+    ck_assert_msg(strstr(get("state/w12.t0.a1/job.sh"), "exec 8>") != NULL &&
+                      strstr(get("state/w12.t0.a1/job.sh"),
+                             " --gpu-use 8 --nvml 'libnvidia-ml.so.1' --") != NULL,
+                  "%s", get("state/w12.t0.a1/job.sh"));
+    ck_assert_int_eq((int)sampled(ex, 0, &busy), 0); /* no record yet */
+    use_record(12, 0, "n=2 busy=0,250 mem=0,1048576");
+    ck_assert_int_eq((int)sampled(ex, 0, &busy), 2);
+    ck_assert_int_eq(busy, 0);
+    sampled(ex, 1, &busy);
+    ck_assert_int_eq(busy, 250);
+    use_record(12, -100, "n=2 busy=0,250 mem=0,0");
+    ck_assert_int_eq((int)sampled(ex, 0, &busy), 0);
+    use_record(12, 0, "n=2 busy=0,2500 mem=0,0");
+    ck_assert_int_eq((int)sampled(ex, 0, &busy), 0);
+    use_record(12, 0, "n=2 busy=0 mem=0,0");
+    ck_assert_int_eq((int)sampled(ex, 0, &busy), 0);
+    remove_file("state/w12.t0.a1/gpu-use");
+    snprintf(path, sizeof path, "%s/state/w12.t0.a1/gpu-use", dir);
+    ck_assert_int_eq(mkfifo(path, 0644), 0);
+    alarm(5); /* a FIFO is never waited on */
+    ck_assert_int_eq((int)sampled(ex, 0, &busy), 0);
+    alarm(0);
+    remove_file("state/w12.t0.a1/gpu-use");
+    use_record(12, 0, "n=2 busy=0,0 mem=0,0");
+    put("state/w12.t0.a1/exit", "status=0\n", 0);
+    ck_assert_int_eq((int)sampled(ex, 0, &busy), 0);
+    /* Two slices of GPU 0: the busiest counts. */
+    launch_tty(ex, 13, 1, 500, h);
+    launch_tty(ex, 14, 1, 500, h);
+    use_record(13, 0, "n=1 busy=0 mem=10");
+    use_record(14, 0, "n=1 busy=300 mem=5");
+    ck_assert_int_eq((int)sampled(ex, 0, &busy), 1);
+    ck_assert_int_eq(busy, 300);
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
+/* The record's form: what the sampler writes reads back; anything out of
+ * form or range is refused whole. */
+START_TEST(test_gpu_use_record) {
+    gpx__gpu_use u = {.at = 1796462614, .n = 2, .busy = {0, 1000}, .mem = {-1, 80LL << 30}}, v;
+    char rec[GPX__GPU_USE_RECORD];
+    ck_assert_int_eq(gpx__gpu_use_format(&u, rec), 0);
+    ck_assert_int_eq(rec[GPX__GPU_USE_RECORD - 1], '\n');
+    ck_assert_int_eq(gpx__gpu_use_parse(rec, sizeof rec, &v), 0);
+    ck_assert_int_eq(memcmp(&u, &v, sizeof u), 0);
+    static const char *const bad[] = {
+        "gpupool-gpu-use at=1 n=1 busy=1001 mem=0",
+        "gpupool-gpu-use at=1 n=1 busy=-2 mem=0",
+        "gpupool-gpu-use at=1 n=2 busy=0 mem=0,0",
+        "gpupool-gpu-use at=1 n=17 busy= mem=",
+        "gpupool-gpu-use at=1 n=1 busy=0 mem=0 extra",
+        "gpupool-gpu-use at=-5 n=0 busy= mem=",
+        "gpupool-gpu-use at=99999999999999999999 n=0 busy= mem=",
+        "gpupool-gpu-use at=1 n=1 busy=0 mem=99999999999999999999",
+        "other at=1 n=0 busy= mem=",
+        "",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(gpx__gpu_use_parse(bad[i], strlen(bad[i]), &v) == GP_EINVAL, "%s", bad[i]);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_launch_try_again);
     tcase_add_test(tc, test_abandon_retried_until_slurm_answers);
@@ -718,6 +838,8 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_script_delivers_the_contract);
     tcase_add_test(tc, test_slice_launch_after_crash_before_queue);
     tcase_add_test(tc, test_session_ignores_a_fifo_for_exit);
+    tcase_add_test(tc, test_gpu_use_of_interactive_tasks);
+    tcase_add_test(tc, test_gpu_use_record);
 }
 
 GP_TEST_MAIN("executors/slurm-fake", add_tests)

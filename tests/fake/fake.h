@@ -39,6 +39,10 @@
  *   GPUPOOL_FAKE_NVML_INIT_FAIL  if set, nvmlInit_v2 fails with
  *                                DRIVER_NOT_LOADED, as without a driver
  *
+ * Each may also be set in a file fake.env beside the fake libcuda.so.1
+ * (gpfake_getenv), one NAME=VALUE a line, for programs that do not get the
+ * test's environment (the jobs of the Slurm tier's cluster).
+ *
  * The fake keeps the authoritative books of what is really allocated on
  * each GPU (used, peak, per process) and a timeline of kernel busy time per
  * GPU, on which launches of all processes are serialised; NVML's
@@ -59,6 +63,13 @@
 #define GPFAKE_MAX_GPUS 8
 
 #pragma GCC visibility push(default)
+
+/* The fake's setting name: the environment's, else a NAME=VALUE line of
+ * the file fake.env beside the fake libcuda.so.1 (for programs whose
+ * environment a test cannot set, as the jobs of a Slurm cluster), read at
+ * each call; NULL if neither sets it. The answer lasts until the calling
+ * thread's next call. */
+const char *gpfake_getenv(const char *name);
 
 /* Device memory really allocated on GPU gpu now, and its highest value
  * since the fake state was made (or since gpfake_reset_peak). */

@@ -37,7 +37,7 @@ static int valid(nvmlDevice_t d) {
 
 /* The GPU in MIG mode (GPUPOOL_FAKE_MIG), or -1. */
 static int mig_index(void) {
-    const char *s = getenv("GPUPOOL_FAKE_MIG");
+    const char *s = gpfake_getenv("GPUPOOL_FAKE_MIG");
     return s != NULL && *s != '\0' ? atoi(s) : -1;
 }
 
@@ -48,7 +48,8 @@ static unsigned long long now_us(void) {
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) {
-    return getenv("GPUPOOL_FAKE_NVML_INIT_FAIL") ? NVML_ERROR_DRIVER_NOT_LOADED : NVML_SUCCESS;
+    return gpfake_getenv("GPUPOOL_FAKE_NVML_INIT_FAIL") ? NVML_ERROR_DRIVER_NOT_LOADED
+                                                        : NVML_SUCCESS;
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlShutdown(void) {
@@ -101,7 +102,7 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t dev, char *name, unsigned int len) {
-    const char *s = getenv("GPUPOOL_FAKE_GPU_NAME");
+    const char *s = gpfake_getenv("GPUPOOL_FAKE_GPU_NAME");
     if (!valid(dev) || !name)
         return NVML_ERROR_INVALID_ARGUMENT;
     if (!s || !*s)
@@ -115,7 +116,7 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t dev, char *name, unsigne
 /* Memory in use on a GPU: the fake driver's books plus what the environment
  * says is held outside them, never beyond the total. */
 static unsigned long long used_on(int gpu) {
-    const char *s = getenv("GPUPOOL_FAKE_OTHER_MEMORY");
+    const char *s = gpfake_getenv("GPUPOOL_FAKE_OTHER_MEMORY");
     unsigned long long total = gpfake_total(gpu);
     unsigned long long used = gpfake_used(gpu) + (s ? strtoull(s, NULL, 10) : 0);
     return used < total ? used : total;
@@ -156,7 +157,7 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t dev, nvmlUti
         return NVML_ERROR_INVALID_ARGUMENT;
     if (dev->index == mig_index())
         return NVML_ERROR_NOT_SUPPORTED;
-    const char *s = getenv("GPUPOOL_FAKE_BUSY");
+    const char *s = gpfake_getenv("GPUPOOL_FAKE_BUSY");
     unsigned int busy = 0;
     if (s && *s) {
         for (int i = 0; *s != '\0' && i <= dev->index; i++) {

@@ -13,6 +13,7 @@
 #include "common/units.h"
 #include "interpose/gpuslice.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -79,8 +80,33 @@ void fake_sleep_until(int64_t t) {
         ;
 }
 
-static uint64_t env_size(const char *name, uint64_t def) {
+const char *gpfake_getenv(const char *name) {
     const char *v = getenv(name);
+    if (v != NULL)
+        return v;
+    static __thread char line[512];
+    char path[4096];
+    Dl_info info;
+    if (dladdr((void *)gpfake_getenv, &info) == 0 || info.dli_fname == NULL)
+        return NULL;
+    const char *slash = strrchr(info.dli_fname, '/');
+    snprintf(path, sizeof path, "%.*s/fake.env", slash ? (int)(slash - info.dli_fname) : 1,
+             slash ? info.dli_fname : ".");
+    FILE *f = fopen(path, "re");
+    size_t n = strlen(name);
+    v = NULL;
+    while (f != NULL && v == NULL && fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, name, n) == 0 && line[n] == '=') {
+            line[strcspn(line, "\n")] = '\0';
+            v = line + n + 1;
+        }
+    if (f != NULL)
+        fclose(f);
+    return v;
+}
+
+static uint64_t env_size(const char *name, uint64_t def) {
+    const char *v = gpfake_getenv(name);
     int64_t out;
     return v && *v && gp_parse_size(v, &out) == 0 && out >= 0 ? (uint64_t)out : def;
 }
@@ -128,7 +154,7 @@ static void init(void) {
     fake_cfg.ctx_memory = env_size("GPUPOOL_FAKE_CONTEXT_MEMORY", 0);
     fake_cfg.alloc_delay_us = env_size("GPUPOOL_FAKE_ALLOC_DELAY_US", 0);
     fake_cfg.no_backing = env_size("GPUPOOL_FAKE_NO_BACKING", 0) != 0;
-    const char *name = getenv("GPUPOOL_FAKE_LEDGER");
+    const char *name = gpfake_getenv("GPUPOOL_FAKE_LEDGER");
     if (name && *name) {
         shared = map_named(name);
     } else {

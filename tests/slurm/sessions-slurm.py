@@ -4,14 +4,21 @@ printed as TAP (numbered on from GP_TAP_FIRST): a whole-GPU job's session is
 a step of that job in Slurm's books; exec sees the job's environment (what
 Slurm set for it and the workload's own variables); a session past its
 project's maximum length is told on its terminal, suspended through the
-checkpoint contract, and resumed by its owner. Waits on conditions, never
-on fixed sleeps."""
+checkpoint contract, and resumed by its owner; a session whose GPUs stay
+idle past its project's idle GPU timeout is suspended and resumed, on a
+whole GPU (a job of its own, whose record its user writes) and on a
+fraction (a step of its holder, through the descriptor its root script
+opened): gpupool-slurm-session samples the job's GPUs with the fake NVML of
+the tests, whose busy figure the test sets in the fake.env file beside it
+(GP_FAKE_ENV). Waits on conditions, never on fixed sleeps."""
 import json
 import os
+import re
 import subprocess
 import struct
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
 import taplib  # noqa: E402
@@ -115,4 +122,52 @@ ok(b"again-25" in out, "attach after the resume reaches the restarted shell")
 ws.send("STDIN", "exit 0\n")
 t, p, out = ws.until(lambda t, p, o: t == "EXIT", limit=1 << 24)
 ok(struct.unpack(">ii", p)[0] == 0, "it ends with its exit status", p)
+
+# Idle GPUs handed back on Slurm.
+FAKE_ENV = os.environ["GP_FAKE_ENV"]
+
+
+def set_busy(percent):
+    with open(FAKE_ENV + ".tmp", "w") as f:
+        f.write(f"GPUPOOL_FAKE_GPUS=8\nGPUPOOL_FAKE_BUSY={percent}\n")
+    os.chmod(FAKE_ENV + ".tmp", 0o644)
+    os.replace(FAKE_ENV + ".tmp", FAKE_ENV)
+
+
+def busy_on(wid):
+    """The busy ratios /metrics reports for the GPUs of wid's node."""
+    m = re.search(r'"node": ?"([^"]+)"', json.dumps(api("GET", f"/api/v1/workloads/{wid}", TA)[1]))
+    req = urllib.request.Request(SERVER + "/metrics",
+                                 headers={"Authorization": f"Bearer {ADMIN}"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        text = r.read().decode()
+    return [line.rsplit(" ", 1)[1] for line in text.splitlines()
+            if m and line.startswith("gpupool_gpu_busy_ratio{") and f'node="{m[1]}"' in line]
+
+
+set_busy(40)
+ids = []
+for gpu in ("1", "0.5"):
+    body = {"project": "proj", "command": ["/bin/sh", "-i"], "gpu": gpu, "tty": True}
+    code, j = api("POST", "/api/v1/workloads", TA, body)
+    ids.append(j.get("id"))
+    ok(code == 201 and wait_for(lambda: state(ids[-1]) == "running", limit=90) == True,
+       f"a session on {gpu} GPU runs", (code, j))
+for wid, gpu in zip(ids, ("1", "0.5")):
+    ok(wait_for(lambda: "0.4" in busy_on(wid), limit=60),
+       f"its job's GPU use reaches gpupoold ({gpu} GPU): busy 0.4 in /metrics", busy_on(wid))
+code, j = api("PATCH", "/api/v1/queues/proj", ADMIN, {"idle_gpu_timeout": "10s"})
+ok(code == 200, "the project's idle GPU timeout set to 10 s", j)
+set_busy(0)
+for wid, gpu in zip(ids, ("1", "0.5")):
+    ok(wait_for(lambda: state(wid) == "suspended", limit=120) == True,
+       f"idle for 10 s, the session on {gpu} GPU is suspended", state(wid))
+    _, ev = api("GET", f"/api/v1/workloads/{wid}/events", TA)
+    ok("idle" in json.dumps(ev), "an event says it was idle", ev)
+code, j = api("PATCH", "/api/v1/queues/proj", ADMIN, {"idle_gpu_timeout": "none"})
+for wid, gpu in zip(ids, ("1", "0.5")):
+    code, j = api("POST", f"/api/v1/workloads/{wid}/resume", TA)
+    ok(code in (200, 202) and wait_for(lambda: state(wid) == "running", limit=90) == True,
+       f"its owner resumes the session on {gpu} GPU: running again", (code, j, state(wid)))
+    api("DELETE", f"/api/v1/workloads/{wid}", TA)
 taplib.done()

@@ -8,7 +8,9 @@
 # cases of tests/slurm/sessions-slurm.py: the session is a step of the
 # workload's own job, exec sees the job's environment, and a session past
 # its project's maximum length is told on its terminal, suspended and
-# resumed. gpupoold reaches each task by `srun --overlap` into its job.
+# resumed, and a session left idle past its project's idle GPU timeout is
+# suspended and resumed. gpupoold reaches each task by `srun --overlap`
+# into its job.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 . tests/slurm/lib.sh
@@ -27,6 +29,15 @@ trap cleanup_all EXIT
 # --no-new-privs with LeakSanitizer, and its interposer cannot be
 # preloaded: the normal build's session program serves the tasks then.
 case $B in *asan* | *tsan*) SX_CONFIG_EXTRA="session_program=$(pwd)/build/gpupool-slurm-session" ;; esac
+# The jobs' session servers sample their GPUs with the tests' fake NVML
+# (the normal build's, which the normal build's session program loads),
+# copied where the task's user can read it, with its settings in fake.env
+# beside it: a job's environment is not the test's.
+NV=$TMP/nvml
+mkdir -p "$NV" && cp build/fake/libcuda.so.1 build/fake/libnvidia-ml.so.1 "$NV"/ &&
+    printf 'GPUPOOL_FAKE_GPUS=8\n' >"$NV/fake.env" && chmod 755 "$NV" && chmod 644 "$NV/fake.env"
+SX_CONFIG_EXTRA="${SX_CONFIG_EXTRA:+$SX_CONFIG_EXTRA,}nvml=$NV/libnvidia-ml.so.1"
+export GP_FAKE_ENV="$NV/fake.env"
 D=$TMP/pool
 mkdir -p "$D"
 tap_ok "gpupoold starts on the slurm executor" sx_start "$D" --max-user-sessions 8 --usage-period 1s

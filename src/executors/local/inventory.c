@@ -3,10 +3,9 @@
  * from NVML loaded at run time or from an emulated inventory file, and the
  * host's CPU and memory.
  *
- * NVML is opened with dlopen, so that one binary runs on machines with and
- * without NVIDIA's driver; its types and entry points are gpupool's one
- * description of NVML (common/gp_nvml.h), so no NVML or CUDA header is needed
- * to build. The emulated inventory file lets
+ * NVML is loaded at run time (executors/nvml.c), so that one binary runs on
+ * machines with and without NVIDIA's driver, and no NVML or CUDA header is
+ * needed to build. The emulated inventory file lets
  * a new user try everything on a laptop; its format (docs/executors.md):
  *
  *     # comments run from '#' to the end of the line
@@ -25,7 +24,6 @@
  * order, so that handles and bindings stay valid across restarts.
  */
 #include <ctype.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -343,67 +341,6 @@ int gpx__inv_emulate(const char *path, gp_node_spec *node, gpx__gpu_dev *devs, c
 /* NVML                                                                      */
 /* ======================================================================== */
 
-/* The entry points without which NVML is not used; the others are only
- * asked of drivers that have them (MIG mode, busy time, per-process memory). */
-#define REQUIRED(X)                                                                                \
-    X(nvmlInit_v2)                                                                                 \
-    X(nvmlShutdown)                                                                                \
-    X(nvmlDeviceGetCount_v2)                                                                       \
-    X(nvmlDeviceGetHandleByIndex_v2)                                                               \
-    X(nvmlDeviceGetUUID)                                                                           \
-    X(nvmlDeviceGetName)                                                                           \
-    X(nvmlDeviceGetMemoryInfo)
-
-int gpx__nvml_open(gpx__nvml *nv, const char *lib, int required, char *err, size_t errlen) {
-    memset(nv, 0, sizeof *nv);
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        const char *why = dlerror();
-        gpx__exec_fmt(nv->note, sizeof nv->note, "NVML not loaded (%.200s)", why ? why : lib);
-        if (required) {
-            gp_errf(err, errlen, "nvml: cannot load %s: %s", lib, why ? why : "unknown error");
-            return GP_ENOENT;
-        }
-        return 0;
-    }
-    const char *missing = NULL;
-#define RESOLVE(sym, params, args) *(void **)&nv->sym = dlsym(h, #sym);
-#define CHECK(sym)                                                                                 \
-    if (nv->sym == NULL && missing == NULL)                                                        \
-        missing = #sym;
-    GP_NVML_ENTRIES(RESOLVE)
-    REQUIRED(CHECK)
-#undef RESOLVE
-#undef CHECK
-    int rc = missing == NULL ? nv->nvmlInit_v2() : -1;
-    if (rc != NVML_SUCCESS) {
-        char note[256];
-        if (missing != NULL)
-            gpx__exec_fmt(note, sizeof note, "NVML from %.200s lacks %s", lib, missing);
-        else
-            gpx__exec_fmt(note, sizeof note, "NVML from %.200s: nvmlInit_v2 failed (%d)", lib, rc);
-        dlclose(h);
-        memset(nv, 0, sizeof *nv);
-        gpx__exec_fmt(nv->note, sizeof nv->note, "%s", note);
-        if (required) {
-            gp_errf(err, errlen, "nvml: %s", note);
-            return GP_EIO;
-        }
-        return 0;
-    }
-    nv->lib = h;
-    gpx__exec_fmt(nv->note, sizeof nv->note, "NVML from %s", lib);
-    return 0;
-}
-
-void gpx__nvml_close(gpx__nvml *nv) {
-    if (nv->lib != NULL) {
-        nv->nvmlShutdown();
-        dlclose(nv->lib);
-    }
-    memset(nv, 0, sizeof *nv);
-}
-
 /* "NVIDIA H100 80GB HBM3" -> "H100-80GB-HBM3": a model name without spaces. */
 static void model_from_name(const char *name, char *out, size_t len) {
     if (strncmp(name, "NVIDIA ", 7) == 0)
@@ -499,27 +436,12 @@ int gpx__nvml_usage(gpx__nvml *nv, const char *node, gp_exec_gpu_usage *u) {
     }
     int busy_unknown = 0;
     for (unsigned int i = 0; i < count && u->n < u->max; i++) {
-        nvmlDevice_t dev;
         gp_gpu_usage *g = &u->gpus[u->n++];
         memset(g, 0, sizeof *g);
         gpx__exec_fmt(g->node, sizeof g->node, "%s", node);
         g->index = (int32_t)i;
-        g->busy_permille = -1;
-        g->mem_used = -1;
-        if (nv->nvmlDeviceGetHandleByIndex_v2(i, &dev) != NVML_SUCCESS) {
-            busy_unknown = 1;
-            continue;
-        }
-        nvmlMemory_t mem;
-        if (nv->nvmlDeviceGetMemoryInfo(dev, &mem) == NVML_SUCCESS)
-            g->mem_used = mem.used > (unsigned long long)INT64_MAX ? INT64_MAX : (int64_t)mem.used;
-        /* MIG GPUs and old drivers answer NOT_SUPPORTED: busy stays unknown. */
-        nvmlUtilization_t ut;
-        if (nv->nvmlDeviceGetUtilizationRates != NULL &&
-            nv->nvmlDeviceGetUtilizationRates(dev, &ut) == NVML_SUCCESS && ut.gpu <= 100)
-            g->busy_permille = (int32_t)ut.gpu * 10;
-        else
-            busy_unknown = 1;
+        gpx__nvml_sample(nv, i, &g->busy_permille, &g->mem_used);
+        busy_unknown |= g->busy_permille < 0;
     }
     gpx__exec_fmt(u->note, sizeof u->note, "%s%s", nv->note,
                   busy_unknown ? "; busy time unknown on some GPUs (MIG or an old driver)" : "");

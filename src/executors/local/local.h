@@ -28,7 +28,7 @@
 #include <sys/types.h>
 
 #include "common/gp_cuckpt.h"
-#include "common/gp_nvml.h"
+#include "executors/nvml.h"
 #include "executors/contract.h"
 #include "executors/executor.h"
 
@@ -428,25 +428,6 @@ int gpx__sess_open(const char *dir, const gp_session_req *req, int *fd, char *er
 /* ------------------------------------------------------------------------ */
 /* inventory.c                                                               */
 /* ------------------------------------------------------------------------ */
-
-/* NVML as this instance loaded it: one typed pointer per entry point of
- * common/gp_nvml.h, NULL where the library lacks it. */
-typedef struct gpx__nvml {
-    void *lib; /* NULL: NVML is not in use */
-#define GPX__NVML_FIELD(sym, params, args) gp_nvml_pfn_##sym sym;
-    GP_NVML_ENTRIES(GPX__NVML_FIELD)
-#undef GPX__NVML_FIELD
-    char note[256]; /* where it was loaded from, or why not */
-} gpx__nvml;
-
-/*
- * Loads NVML from lib (a file name for dlopen) and initialises it. With
- * required 0, a missing library or a failed nvmlInit is not an error: NVML is
- * simply not used and nv->note says why (returns 0). With required 1 those
- * fail with GP_ENOENT / GP_EIO and err says why.
- */
-int gpx__nvml_open(gpx__nvml *nv, const char *lib, int required, char *err, size_t errlen);
-void gpx__nvml_close(gpx__nvml *nv);
 
 /* Fills node->gpus from NVML (node->ngpus set). GP_EIO with err on failure. */
 int gpx__nvml_gpus(gpx__nvml *nv, gp_node_spec *node, char *err, size_t errlen);

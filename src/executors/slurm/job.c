@@ -218,6 +218,15 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         snprintf(as_user, sizeof as_user,
                  "setpriv --reuid=%u --regid=%u --init-groups --no-new-privs -- ", (unsigned)u->uid,
                  (unsigned)u->gid);
+    /* An interactive task's session server samples its GPUs into a record
+     * this script opens (as root for a slice, whose directory stays
+     * gpupoold's; as the user in its own directory otherwise), so that the
+     * user writes it only through the descriptor (gpuuse.h). Without it
+     * the session runs all the same. */
+    int use = t->tty && sx->nvml[0] != '\0';
+    if (use)
+        fprintf(f, "{ exec 8>'%s/%s'; } 2>/dev/null || exec 8>/dev/null\n", dir,
+                gpx__slurm_gpu_use_file(u, slice));
     checkpoint_fence(f, as_user, ckpt_dir, t->attempt);
     fputs(as_user, f);
     fputs("/bin/sh -c 'mkdir -p \"$0\" && cd \"$0\" || { echo \"=== gpupool: cannot enter "
@@ -233,6 +242,10 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         put_quoted(f, sx->session_prog);
         fputs(" serve ", f);
         put_quoted(f, name);
+        if (use) {
+            fputs(" --gpu-use 8 --nvml ", f);
+            put_quoted(f, sx->nvml);
+        }
         fputs(" --", f);
     }
     for (size_t i = 0; t->argv[i] != NULL; i++) {

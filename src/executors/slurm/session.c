@@ -34,6 +34,7 @@
  * sx->sess_mu, since session() runs on any thread) with its standard
  * error, and reaped by gpx__slurm_sess_reap, which poll() calls.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -51,6 +52,7 @@
 #include "common/gp_error.h"
 #include "executors/registry.h"
 #include "executors/session-server.h"
+#include "executors/slurm/gpuuse.h"
 #include "executors/slurm/slurm.h"
 
 /* How long srun may take to start the relay and the server to answer: a
@@ -62,11 +64,103 @@ void gpx__slurm_sess_name(const gpx__slurm *sx, const char *key, char *buf, size
     snprintf(buf, len, "gp-%s.%s", sx->tag, key);
 }
 
-int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u) {
-    char text[64];
+int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u, const gp_task_launch *t) {
+    char text[64], bound[GP_NAME_MAX + 8 * GP_MAX_GPUS_PER_NODE + 8];
     snprintf(text, sizeof text, "%u %u\n", (unsigned)(u->switch_to ? u->uid : getuid()),
              (unsigned)(u->switch_to ? u->gid : getgid()));
-    return gpx__slurm_write(dir, "tty", text) < 0 ? GP_ESYS : 0;
+    size_t k = (size_t)snprintf(bound, sizeof bound, "%s ", t->node->name);
+    for (int i = 0; t->binding != NULL && i < t->binding->nslices && k < sizeof bound; i++)
+        k += (size_t)snprintf(bound + k, sizeof bound - k, "%s%d", i ? "," : "",
+                              (int)t->binding->slices[i].gpu);
+    if (k < sizeof bound)
+        snprintf(bound + k, sizeof bound - k, "\n");
+    return gpx__slurm_write(dir, "tty", text) < 0 || gpx__slurm_write(dir, "bound", bound) < 0
+               ? GP_ESYS
+               : 0;
+}
+
+const char *gpx__slurm_gpu_use_file(const gpx__slurm_user *u, int slice) {
+    return u->switch_to && !slice ? "user/gpu-use" : "gpu-use";
+}
+
+/* The task directory dir's "bound" record: its node and up to max GPU
+ * numbers. The count, or -1. */
+static int read_bound(const char *dir, char *node, size_t nlen, int32_t *gpus, int max) {
+    char buf[GP_NAME_MAX + 8 * GP_MAX_GPUS_PER_NODE + 8];
+    if (gpx__slurm_read(dir, "bound", buf, sizeof buf) <= 0)
+        return -1;
+    size_t len = strcspn(buf, " \n");
+    if (len == 0 || len >= nlen || buf[len] != ' ')
+        return -1;
+    snprintf(node, nlen, "%.*s", (int)len, buf);
+    int n = 0;
+    for (char *p = buf + len + 1, *end; *p >= '0' && *p <= '9' && n < max; p = end + 1) {
+        gpus[n++] = (int32_t)strtol(p, &end, 10);
+        if (*end != ',')
+            break;
+    }
+    return n;
+}
+
+/* Adds one GPU's figures to u, or takes the busiest where u has that GPU
+ * already (slices of one GPU). */
+static void add_use(gp_exec_gpu_usage *u, const char *node, int32_t gpu, int32_t busy,
+                    int64_t mem) {
+    for (size_t i = 0; i < u->n; i++) {
+        gp_gpu_usage *g = &u->gpus[i];
+        if (g->index == gpu && strcmp(g->node, node) == 0) {
+            if (g->busy_permille >= 0 && (busy < 0 || busy > g->busy_permille))
+                g->busy_permille = busy;
+            if (mem > g->mem_used)
+                g->mem_used = mem;
+            return;
+        }
+    }
+    if (u->n < u->max) {
+        gp_gpu_usage *g = &u->gpus[u->n++];
+        memset(g, 0, sizeof *g);
+        snprintf(g->node, sizeof g->node, "%s", node);
+        g->index = gpu;
+        g->busy_permille = busy;
+        g->mem_used = mem;
+    }
+}
+
+int gpx__slurm_gpu_usage(gpx__slurm *sx, gp_exec_gpu_usage *u) {
+    u->n = 0;
+    if (sx->nvml[0] == '\0') {
+        snprintf(u->note, sizeof u->note, "nvml=off: GPU use is not sampled in Slurm jobs");
+        return GP_ENOTSUP;
+    }
+    snprintf(u->note, sizeof u->note,
+             "GPU use of interactive tasks, sampled in their jobs with NVML; unknown for batch "
+             "jobs");
+    DIR *d = opendir(sx->state_dir);
+    if (d == NULL)
+        return 0;
+    int64_t now = (int64_t)time(NULL);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char dir[PATH_MAX], node[GP_NAME_MAX + 1], rec[GPX__GPU_USE_RECORD + 1];
+        int32_t gpus[GP_MAX_GPUS_PER_NODE];
+        gpx__gpu_use g;
+        int n;
+        if (de->d_name[0] != 'w' || strlen(de->d_name) >= GPX__SLURM_KEY_MAX ||
+            gpx__slurm_task_dir(sx, de->d_name, dir, sizeof dir) < 0 ||
+            (n = read_bound(dir, node, sizeof node, gpus, GP_MAX_GPUS_PER_NODE)) <= 0 ||
+            gpx__slurm_read(dir, "exit", rec, sizeof rec) > 0)
+            continue;
+        ssize_t len = gpx__slurm_read_untrusted(dir, "gpu-use", rec, sizeof rec);
+        if (len <= 0)
+            len = gpx__slurm_read_untrusted(dir, "user/gpu-use", rec, sizeof rec);
+        if (len <= 0 || gpx__gpu_use_parse(rec, (size_t)len, &g) < 0 ||
+            g.at < now - GPX__GPU_USE_STALE_S || g.at > now + GPX__GPU_USE_STALE_S)
+            continue;
+        for (int i = 0; i < n && i < g.n; i++)
+            add_use(u, node, gpus[i], g.busy[i], g.mem[i]);
+    }
+    closedir(d);
+    return 0;
 }
 
 /* Keeps an srun for reaping; without memory for it, it is reaped now

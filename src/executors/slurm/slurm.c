@@ -39,6 +39,7 @@ extern char **environ;
 #define DEFAULT_INTERPOSER   "/usr/lib/gpupool/libgpuslice.so"
 #define DEFAULT_GPU_MEM      (80LL << 30)
 #define DEFAULT_SESSION_PROG "/usr/lib/gpupool/gpupool-slurm-session"
+#define DEFAULT_NVML         "libnvidia-ml.so.1"
 
 /* ======================================================================== */
 /* Configuration                                                             */
@@ -112,6 +113,15 @@ static int set_key(void *arg, const char *key, const char *val, char *err, size_
         return set_path(sx->session_prog, sizeof sx->session_prog, key, val, 1, err, errlen);
     if (strcmp(key, "partitions") == 0)
         return set_partitions(sx, val, err, errlen);
+    if (strcmp(key, "nvml") == 0) {
+        if (strcmp(val, "off") == 0) {
+            sx->nvml[0] = '\0';
+            return 0;
+        }
+        return set_path(sx->nvml, sizeof sx->nvml, key,
+                        strcmp(val, "auto") == 0 ? DEFAULT_NVML : val, strcmp(val, "auto") != 0,
+                        err, errlen);
+    }
     if (strcmp(key, "gpu_mem") == 0 || strncmp(key, "gpu_mem.", 8) == 0)
         return set_gpu_mem(sx, key, val, err, errlen);
     if (strcmp(key, "tag") == 0) {
@@ -208,6 +218,7 @@ static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state
     pthread_mutex_init(&sx->sess_mu, NULL);
     snprintf(sx->interposer, sizeof sx->interposer, "%s", DEFAULT_INTERPOSER);
     snprintf(sx->session_prog, sizeof sx->session_prog, "%s", DEFAULT_SESSION_PROG);
+    snprintf(sx->nvml, sizeof sx->nvml, "%s", DEFAULT_NVML);
     snprintf(sx->tag, sizeof sx->tag, "gpupool");
     sx->gpu_mem_default = DEFAULT_GPU_MEM;
     char lib[PATH_MAX];
@@ -375,7 +386,7 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         return GP_EINVAL;
     }
     rc = gpx__slurm_user_files(&u, dir, ckpt_dir, t->log_path, frac >= 0, err, errlen);
-    if (rc == 0 && t->tty && (rc = gpx__slurm_sess_mark(dir, &u)) < 0)
+    if (rc == 0 && t->tty && (rc = gpx__slurm_sess_mark(dir, &u, t)) < 0)
         gp_errf(err, errlen, "state_dir: cannot write %s/tty", dir);
     if (rc == 0)
         rc = gpx__slurm_write_script(sx, t, dir, ckpt_dir, frac >= 0, &u, err, errlen);
@@ -796,6 +807,8 @@ static int abandon(gpx__slurm *sx, const gp_exec_abandon *ab) {
 static int slurm_control(void *state, int op, void *arg) {
     if (op == GP_EXEC_CTL_ABANDON && arg != NULL)
         return abandon(state, arg);
+    if (op == GP_EXEC_CTL_GPU_USAGE && arg != NULL)
+        return gpx__slurm_gpu_usage(state, arg);
     return GP_ENOTSUP;
 }
 

@@ -78,6 +78,9 @@ typedef struct gpx__slurm {
     size_t nended, capended;
     /* gpupool-slurm-session on the nodes (session.c). */
     char session_prog[PATH_MAX];
+    /* The NVML it samples an interactive task's GPUs with on the nodes (""
+     * : none, nvml=off). */
+    char nvml[PATH_MAX];
     /* The sruns of open sessions, under sess_mu (session() runs on any
      * thread). */
     pthread_mutex_t sess_mu;
@@ -309,9 +312,29 @@ void gpx__slurm_slice_reap(const gpx__slurm *sx, const char *dir, const char *ke
  * "gp-<tag>.<key>" (gpupool-slurm-session adds the directory). */
 void gpx__slurm_sess_name(const gpx__slurm *sx, const char *key, char *buf, size_t len);
 
-/* Records, in the task directory dir, that the task of user u has a
- * terminal and whom its session server runs as. 0 or GP_ESYS. */
-int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u);
+/* Records, in the task directory dir, that the task t of user u has a
+ * terminal and whom its session server runs as ("tty"), and its node and
+ * GPUs ("bound": "<node> <gpu>,<gpu>...", gpupool's numbers) for
+ * gpx__slurm_gpu_usage. 0 or GP_ESYS. */
+int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u, const gp_task_launch *t);
+
+/* The name of an interactive task's GPU use record in its task directory:
+ * "user/gpu-use" for a job of another user on whole GPUs (its script runs
+ * as that user), else "gpu-use" (gpuuse.h). */
+const char *gpx__slurm_gpu_use_file(const gpx__slurm_user *u, int slice);
+
+/*
+ * GP_EXEC_CTL_GPU_USAGE: how busy the GPUs of the running interactive
+ * tasks are, from the records gpupool-slurm-session writes in their jobs
+ * (gpuuse.h), each as the task's node and GPU numbers. A record older than
+ * GPX__GPU_USE_STALE_S seconds (its sampler gone, or the node's clock far
+ * from this host's) counts for nothing: those GPUs are not in the sample,
+ * so unknown, as every GPU of a batch job is. Slices of one GPU report the
+ * same GPU: the busiest figure counts. GP_ENOTSUP when nvml=off.
+ */
+int gpx__slurm_gpu_usage(gpx__slurm *sx, gp_exec_gpu_usage *u);
+
+#define GPX__GPU_USE_STALE_S 30
 
 /*
  * The session method for the task of job jobid (its holder's for a slice)

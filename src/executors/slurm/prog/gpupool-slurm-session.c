@@ -3,7 +3,7 @@
  * the Slurm executor, and its relay; installed beside gpupoold and run only
  * inside Slurm jobs.
  *
- *   gpupool-slurm-session serve NAME -- COMMAND [ARG...]
+ *   gpupool-slurm-session serve NAME [--gpu-use FD --nvml LIB] -- COMMAND [ARG...]
  *     The job script of an interactive task runs this in place of the
  *     command, as the task's user, in the task's environment and working
  *     directory. It makes the task's pseudo-terminal and a listening unix
@@ -18,6 +18,14 @@
  *     checkpoint signals Slurm sends every process of the job (the command
  *     gets them with their default handling) and exits with the command's
  *     status, or 128 + the signal that ended it, as a shell would report.
+ *
+ *     With --gpu-use FD (a descriptor the job script opened on the task's
+ *     GPU use record, executors/slurm/gpuuse.h) and --nvml LIB, a child of
+ *     the server samples the job's GPUs (those its CUDA_VISIBLE_DEVICES
+ *     names) with NVML every second and rewrites the record every five
+ *     (GPU_USE_WRITE_S), so that gpupoold's idle GPU timeout sees an idle
+ *     session on Slurm as it does on its own host. The descriptor never
+ *     reaches COMMAND.
  *
  *   gpupool-slurm-session connect NAME
  *     What gpupoold runs in the job with `srun --jobid J --overlap` to open
@@ -38,14 +46,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/gp_channel.h"
+#include "executors/nvml.h"
 #include "executors/session-server.h"
+#include "executors/slurm/gpuuse.h"
 
 /* The signals Slurm's checkpoint delivery (scancel --full --signal) may send
  * every process of the job: the server outlives them, the command not. */
@@ -168,7 +180,113 @@ static void sweep_stale(const char *dir) {
     closedir(d);
 }
 
-static int serve(const char *name, char **argv) {
+/* ---- GPU use ----------------------------------------------------------- */
+
+#define GPU_USE_WRITE_S 5 /* seconds between records; a sample each second */
+
+/* The NVML indices of the job's GPUs: CUDA_VISIBLE_DEVICES's entries, a
+ * number each (Slurm's GRES index, NVML's order where gres.conf lists the
+ * GPUs as NVML does, as AutoDetect=nvml writes it; with ConstrainDevices
+ * the job sees only its own, numbered from 0) or a GPU's UUID. None where
+ * it names none ("NoDevFiles", empty, unset). */
+static int job_gpus(gpx__nvml *nv, unsigned *idx, int max) {
+    const char *s = getenv("CUDA_VISIBLE_DEVICES");
+    unsigned count = 0;
+    int n = 0;
+    if (s == NULL || nv->nvmlDeviceGetCount_v2(&count) != NVML_SUCCESS)
+        return 0;
+    while (*s != '\0' && n < max) {
+        size_t len = strcspn(s, ",");
+        char one[96];
+        snprintf(one, sizeof one, "%.*s", (int)(len < sizeof one ? len : sizeof one - 1), s);
+        char *end;
+        unsigned long i = strtoul(one, &end, 10);
+        if (one[0] >= '0' && one[0] <= '9' && *end == '\0' && i < count) {
+            idx[n++] = (unsigned)i;
+        } else if (strncmp(one, "GPU-", 4) == 0) {
+            for (unsigned k = 0; k < count; k++) {
+                nvmlDevice_t dev;
+                char uuid[96];
+                if (nv->nvmlDeviceGetHandleByIndex_v2(k, &dev) == NVML_SUCCESS &&
+                    nv->nvmlDeviceGetUUID(dev, uuid, sizeof uuid) == NVML_SUCCESS &&
+                    strcmp(uuid, one) == 0)
+                    idx[n++] = k;
+            }
+        }
+        s += len;
+        s += *s == ',';
+    }
+    return n;
+}
+
+/* The sampler, a child of the server that ends with it: samples the job's
+ * GPUs each second and writes a record into fd every GPU_USE_WRITE_S
+ * seconds, busy the mean of its samples rounded up (so that any busy
+ * second shows) or -1 if any was unknown. */
+static void sample_gpus(int fd, const char *lib, pid_t server) {
+    char err[256];
+    gpx__nvml nv;
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (visible == NULL || visible[0] == '\0')
+        _exit(0); /* a job without GPUs */
+    if (gpx__nvml_open(&nv, lib, 1, err, sizeof err) < 0) {
+        fprintf(stderr,
+                "gpupool: this session's GPU use is not sampled, so its project's idle GPU "
+                "timeout cannot see it: %s\n",
+                err);
+        _exit(0);
+    }
+    unsigned idx[GPX__GPU_USE_MAX];
+    int n = job_gpus(&nv, idx, GPX__GPU_USE_MAX);
+    int64_t sum[GPX__GPU_USE_MAX];
+    int unknown[GPX__GPU_USE_MAX];
+    gpx__gpu_use u = {.n = n};
+    for (int taken = 0; getppid() == server;) {
+        if (taken == 0) {
+            memset(sum, 0, sizeof sum);
+            memset(unknown, 0, sizeof unknown);
+        }
+        for (int i = 0; i < n; i++) {
+            int32_t busy;
+            gpx__nvml_sample(&nv, idx[i], &busy, &u.mem[i]);
+            sum[i] += busy;
+            unknown[i] |= busy < 0;
+        }
+        if (++taken == GPU_USE_WRITE_S) {
+            char rec[GPX__GPU_USE_RECORD];
+            for (int i = 0; i < n; i++)
+                u.busy[i] = unknown[i] ? -1 : (int32_t)((sum[i] + taken - 1) / taken);
+            u.at = (int64_t)time(NULL);
+            /* One write of the whole record in place; flushed, for a state
+             * directory on NFS whose readers are on other hosts. */
+            if (gpx__gpu_use_format(&u, rec) == 0 &&
+                pwrite(fd, rec, sizeof rec, 0) == (ssize_t)sizeof rec)
+                fdatasync(fd);
+            taken = 0;
+        }
+        sleep(1);
+    }
+    _exit(0);
+}
+
+/* Starts the sampler on the descriptor use_fd (a regular file) if NVML is
+ * given; the descriptor is closed here either way, so that COMMAND never
+ * gets it. The sampler's pid, or -1. */
+static pid_t start_sampler(int use_fd, const char *lib) {
+    struct stat st;
+    pid_t pid = -1, server = getpid();
+    if (use_fd >= 0 && lib != NULL && fstat(use_fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        (pid = fork()) == 0) {
+        /* It ends with the server even if the server is killed. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        sample_gpus(use_fd, lib, server);
+    }
+    if (use_fd >= 0)
+        close(use_fd);
+    return pid;
+}
+
+static int serve(const char *name, int use_fd, const char *nvml, char **argv) {
     char dir[64], sock[160];
     const char *why = NULL;
     if (sock_dir(dir, sizeof dir, &why) < 0) {
@@ -187,6 +305,7 @@ static int serve(const char *name, char **argv) {
         signal(ckpt_signals[i], SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
     fflush(NULL);
+    pid_t sampler = start_sampler(use_fd, nvml);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "gpupool-slurm-session: fork: %s\n", strerror(errno));
@@ -214,6 +333,11 @@ static int serve(const char *name, char **argv) {
     char path[256];
     snprintf(path, sizeof path, "%s/%s", dir, sock);
     unlink(path);
+    if (sampler > 0) {
+        kill(sampler, SIGKILL);
+        while (waitpid(sampler, &st, 0) < 0 && errno == EINTR) {
+        }
+    }
     return sig != 0 ? 128 + sig : code;
 }
 
@@ -356,13 +480,39 @@ static int relay(const char *name) {
     }
 }
 
+/* serve's options after NAME, up to "--": 0 with *use_fd and *nvml set
+ * (-1 and NULL when absent), *cmd the index of COMMAND; -1 if malformed. */
+static int serve_opts(int argc, char **argv, int *use_fd, const char **nvml, int *cmd) {
+    int i = 3;
+    *use_fd = -1;
+    *nvml = NULL;
+    for (; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2) {
+        char *end;
+        long fd = strtol(argv[i + 1], &end, 10);
+        if (strcmp(argv[i], "--gpu-use") == 0 && *end == '\0' && fd > 2 && fd < 1024)
+            *use_fd = (int)fd;
+        else if (strcmp(argv[i], "--nvml") == 0 && argv[i + 1][0] != '\0')
+            *nvml = argv[i + 1];
+        else
+            return -1;
+    }
+    *cmd = i + 1;
+    return i < argc && strcmp(argv[i], "--") == 0 && *cmd < argc ? 0 : -1;
+}
+
 int main(int argc, char **argv) {
+    int use_fd, cmd;
+    const char *nvml;
     if (argc >= 5 && strcmp(argv[1], "serve") == 0 && name_ok(argv[2]) &&
-        strcmp(argv[3], "--") == 0)
-        return serve(argv[2], argv + 4);
+        serve_opts(argc, argv, &use_fd, &nvml, &cmd) == 0) {
+        if (use_fd >= 0)
+            fcntl(use_fd, F_SETFD, FD_CLOEXEC);
+        return serve(argv[2], use_fd, nvml, argv + cmd);
+    }
     if (argc == 3 && strcmp(argv[1], "connect") == 0 && name_ok(argv[2]))
         return relay(argv[2]);
-    fprintf(stderr, "usage: gpupool-slurm-session serve NAME -- COMMAND [ARG...]\n"
+    fprintf(stderr, "usage: gpupool-slurm-session serve NAME [--gpu-use FD --nvml LIB] -- "
+                    "COMMAND [ARG...]\n"
                     "       gpupool-slurm-session connect NAME\n"
                     "(run inside Slurm jobs by gpupool's slurm executor)\n");
     return 2;
