@@ -38,8 +38,7 @@ static int read_nodes(sim_csv *c, sim_node **out, size_t *n, char *err, size_t e
     static const char *const known[] = {"sn",  "name",  "cpu_milli", "memory_mib",
                                         "gpu", "model", NULL};
     static const char *const required[] = {"cpu_milli", "memory_mib", "gpu", NULL};
-    sim_node *arr = NULL;
-    size_t cnt = 0, cap = 0;
+    size_t cap = 0;
     int rc = sim_csv_check_header(c, known, required, err, errlen);
     int cname = sim_csv_col(c, "sn") >= 0 ? sim_csv_col(c, "sn") : sim_csv_col(c, "name");
     if (!rc && cname < 0)
@@ -64,20 +63,12 @@ static int read_nodes(sim_csv *c, sim_node **out, size_t *n, char *err, size_t e
         if (!rc && nd.ngpus > 0 && !nd.model[0])
             rc = sim_errf(err, errlen, GP_EPARSE, "%s:%ld: field model: empty for a node with GPUs",
                           c->path, c->line);
-        if (!rc && GP_ARRAY_ROOM(arr, cnt, cap, 256) == 0)
-            arr[cnt++] = nd;
+        if (!rc && GP_ARRAY_ROOM(*out, *n, cap, 256) == 0)
+            (*out)[(*n)++] = nd;
         else if (!rc)
             rc = sim_errf(err, errlen, GP_ENOMEM, "%s: out of memory", c->path);
     }
-    if (rc < 0) {
-        free(arr);
-        *out = NULL;
-        *n = 0;
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
-    return 0;
+    return rc < 0 ? rc : 0;
 }
 
 static int check_spec(const sim_csv *c, const char *spec, char *err, size_t errlen) {
@@ -145,8 +136,7 @@ static int read_pods(sim_csv *c, sim_pod **out, size_t *n, char *err, size_t err
         "tasks",          NULL};
     static const char *const required[] = {"name",    "cpu_milli", "memory_mib",
                                            "num_gpu", "gpu_milli", NULL};
-    sim_pod *arr = NULL;
-    size_t cnt = 0, cap = 0;
+    size_t cap = 0;
     int rc = sim_csv_check_header(c, known, required, err, errlen);
     int cname = sim_csv_col(c, "name"), ccpu = sim_csv_col(c, "cpu_milli"),
         cmem = sim_csv_col(c, "memory_mib"), cng = sim_csv_col(c, "num_gpu"),
@@ -207,24 +197,17 @@ static int read_pods(sim_csv *c, sim_pod **out, size_t *n, char *err, size_t err
             p.priority = (int32_t)v;
         if (!rc && ctasks >= 0 && !(rc = sim_csv_int(c, ctasks, 1, 4096, 1, &v, err, errlen)))
             p.tasks = (int32_t)v;
-        if (!rc && GP_ARRAY_ROOM(arr, cnt, cap, 256) == 0)
-            arr[cnt++] = p;
+        if (!rc && GP_ARRAY_ROOM(*out, *n, cap, 256) == 0)
+            (*out)[(*n)++] = p;
         else if (!rc)
             rc = sim_errf(err, errlen, GP_ENOMEM, "%s: out of memory", c->path);
     }
-    if (rc < 0) {
-        free(arr);
-        *out = NULL;
-        *n = 0;
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
-    return 0;
+    return rc < 0 ? rc : 0;
 }
 
 /* Opens a CSV from a path (len == 0 and data == NULL) or from memory, runs
- * one of the readers over it and closes it. */
+ * one of the readers over it (which appends its rows to *out and *n) and
+ * closes it; on an error, nothing is kept. */
 typedef int (*reader_fn)(sim_csv *c, void **out, size_t *n, char *err, size_t errlen);
 
 static int with_csv(const char *name, const char *data, size_t len, reader_fn fn, void **out,
@@ -238,6 +221,11 @@ static int with_csv(const char *name, const char *data, size_t len, reader_fn fn
         return rc;
     rc = fn(&c, out, n, err, errlen);
     sim_csv_close(&c);
+    if (rc < 0) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
     return rc;
 }
 
