@@ -112,5 +112,25 @@ w8_gone() { [ "$(sx_jobs PENDING,RUNNING | grep -c '\.w8\.')" = 0 ]; }
 tap_ok "its job is cancelled in Slurm" wait_until 60 w8_gone
 rm -f "$BIN/noname"
 
+# gpupoold killed while a launch waits to be tried again, its job taken by
+# Slurm before the answer was lost: the restart keeps the workload starting
+# (its attempt was never known to run, so it is not lost) and tries the same
+# key again, which finds the job by its name and adopts it: one job, one
+# run of its command.
+touch "$BIN/noname"
+printf 'taken\n' >"$BIN/fail"
+$GP submit --project r1 --gpu 1 -- sh -c 'echo ran once; sleep 3' >/dev/null
+deferred9() { $GP describe 9 | grep -q 'not launched yet'; }
+tap_ok "a launch waits to be tried again" wait_until 60 deferred9
+gpd_kill9
+rm -f "$BIN/noname"
+tap_ok "gpupoold starts again" sx_start "$D"
+tap_ok "the workload succeeds" wait_until 90 has_count 7 succeeded r1
+tap_is "it is still attempt 1: the restart did not count it lost" \
+    "$($GP describe 9 | grep -c 'attempt 2')" 0
+tap_is "sbatch was called once for it (the taken job), not again" "$(wc -l <"$BIN/calls")" 11
+tap_is "Slurm has one job of it" "$(sx_jobs all | grep -c '\.w9\.')" 1
+tap_is "its command ran once" "$(grep -c '^ran once$' "$D"/logs/9/task-0.log)" 1
+
 sx_cleanup
 tap_done
