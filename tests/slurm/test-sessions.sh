@@ -47,14 +47,6 @@ TA=$($GP token create --user "$UA" --role researcher --scope proj | head -1)
 TB=$($GP token create --user "$UB" --role researcher --scope proj | head -1)
 export GP_TOKEN_A="$TA" GP_TOKEN_B="$TB" GP_ADMIN="$GPUPOOL_TOKEN" GP_USER_A="$UA" SX_TAG
 export GP_TAP_NOPLAN=1
-# The relay through srun cannot pass on a forwarded port's half-close by the
-# task alone (srun ends its output only with its step): those cases are
-# skipped (docs/executors.md, Sessions).
-export GP_SESS_TASK_HALF_CLOSE=no
-# A client's half-close through srun passed every run but one, under the
-# sanitizers, whose connection was reset before the task's answer came (not
-# yet understood): skipped here until it is, and run on the local executor.
-export GP_SESS_CLIENT_HALF_CLOSE=no
 cases() {
     out=$(GP_TAP_FIRST=$((tap_n + 1)) python3 "$@" 2>&1)
     rc=$?

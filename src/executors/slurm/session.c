@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@
 #include <unistd.h>
 
 #include "common/gp_array.h"
+#include "common/gp_channel.h"
 #include "common/gp_error.h"
 #include "executors/registry.h"
 #include "executors/session-server.h"
@@ -223,6 +225,147 @@ static void srun_said(int errfd, char *buf, size_t len) {
     buf[strcspn(buf, "\n")] = '\0';
 }
 
+/* ---- A forwarded port through srun --------------------------------------
+ *
+ * srun ends the relay's output only when its step ends, so the relay frames
+ * what the port sends (DATA messages, and an EOF message at the port's
+ * half-close; gpupool-slurm-session.c) and two threads of this executor
+ * turn it back into the bytes of a socket the caller gets: one unframes
+ * srun's output into it, the other passes what the caller writes on to
+ * srun as it is, its end becoming the end of srun's input. Each blocks on
+ * its own direction only, so neither waits on the other. */
+
+typedef struct port_link {
+    int srun_fd, user_fd; /* srun's socketpair end; the caller's end's peer */
+    pthread_mutex_t mu;
+    int left; /* directions still running; the last closes and frees */
+    uint8_t down[GP_CH_HEAD + GP_CH_PAYLOAD_MAX], up[GP_CH_PAYLOAD_MAX];
+} port_link;
+
+static int send_all(int fd, const uint8_t *p, size_t n) {
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void link_done(port_link *l) {
+    pthread_mutex_lock(&l->mu);
+    int last = --l->left == 0;
+    pthread_mutex_unlock(&l->mu);
+    if (!last)
+        return;
+    close(l->srun_fd);
+    close(l->user_fd);
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
+
+/* srun to the caller: DATA as bytes, EOF as a half-close. A malformed
+ * stream, or a caller gone, ends both directions. */
+static void *port_down(void *arg) {
+    port_link *l = arg;
+    size_t have = 0;
+    int broken = 0;
+    for (;;) {
+        ssize_t r = read(l->srun_fd, l->down + have, sizeof l->down - have);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        have += (size_t)r;
+        size_t off = 0;
+        gp_ch_msg m;
+        long n;
+        while (!broken && (n = gp_ch_parse(l->down + off, have - off, &m)) > 0) {
+            if (m.type == GP_CH_DATA)
+                broken = send_all(l->user_fd, m.payload, m.len) < 0;
+            else if (m.type == GP_CH_EOF)
+                shutdown(l->user_fd, SHUT_WR);
+            else
+                broken = 1;
+            off += (size_t)n;
+        }
+        if (broken || n < 0)
+            break;
+        memmove(l->down, l->down + off, have - off);
+        have -= off;
+    }
+    shutdown(l->user_fd, broken ? SHUT_RDWR : SHUT_WR);
+    if (broken)
+        shutdown(l->srun_fd, SHUT_RDWR);
+    link_done(l);
+    return NULL;
+}
+
+/* The caller to srun, as it is; the caller's end ends srun's input. */
+static void *port_up(void *arg) {
+    port_link *l = arg;
+    for (;;) {
+        ssize_t r = read(l->user_fd, l->up, sizeof l->up);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0 || send_all(l->srun_fd, l->up, (size_t)r) < 0)
+            break;
+    }
+    shutdown(l->srun_fd, SHUT_WR);
+    link_done(l);
+    return NULL;
+}
+
+/* Puts the two threads between srun's end srun_fd (taken) and a new
+ * socket, whose other end is returned in *out. 0, or GP_ESYS with srun_fd
+ * closed. */
+static int link_port(int srun_fd, int *out, char *err, size_t errlen) {
+    int sp[2];
+    port_link *l = calloc(1, sizeof *l);
+    if (l == NULL || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+        gp_errf(err, errlen, "the forward could not be set up: %s",
+                l == NULL ? "out of memory" : strerror(errno));
+        free(l);
+        close(srun_fd);
+        return GP_ESYS;
+    }
+    l->srun_fd = srun_fd;
+    l->user_fd = sp[1];
+    l->left = 2;
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 256 * 1024);
+    pthread_t t;
+    if (pthread_create(&t, &a, port_down, l) != 0) {
+        pthread_attr_destroy(&a);
+        close(sp[0]);
+        close(sp[1]);
+        close(srun_fd);
+        pthread_mutex_destroy(&l->mu);
+        free(l);
+        gp_errf(err, errlen, "the forward could not be set up: no thread");
+        return GP_ESYS;
+    }
+    if (pthread_create(&t, &a, port_up, l) != 0) {
+        /* port_down ends on the shut sockets; this is port_up's share. */
+        pthread_attr_destroy(&a);
+        shutdown(srun_fd, SHUT_RDWR);
+        shutdown(sp[1], SHUT_RDWR);
+        close(sp[0]);
+        link_done(l);
+        gp_errf(err, errlen, "the forward could not be set up: no thread");
+        return GP_ESYS;
+    }
+    pthread_attr_destroy(&a);
+    *out = sp[0];
+    return 0;
+}
+
 int gpx__slurm_session(gpx__slurm *sx, long jobid, const char *key, const gp_session_req *req,
                        int *out, char *err, size_t errlen) {
     *out = -1;
@@ -357,6 +500,8 @@ int gpx__slurm_session(gpx__slurm *sx, long jobid, const char *key, const gp_ses
     setsockopt(sp[0], SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
     setsockopt(sp[0], SOL_SOCKET, SO_SNDTIMEO, &none, sizeof none);
     keep(sx, pid, ep[0]);
+    if (req->kind == GP_SESSION_PORT)
+        return link_port(sp[0], out, err, errlen);
     *out = sp[0];
     return 0;
 }

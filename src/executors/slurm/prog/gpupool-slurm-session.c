@@ -33,9 +33,13 @@
  *     bytes between its standard input and output and the server. When the
  *     server passes it a connection to a port (a READY message with the
  *     descriptor), it sends the READY on and relays the port's bytes from
- *     then on. Its standard input's end becomes a half-close of what it
- *     relays to; the end of what it relays from ends it. It ignores the
- *     checkpoint signals, as the server does.
+ *     then on: the client's as they come, the port's as DATA messages and
+ *     its half-close as an EOF message, since srun ends the relay's output
+ *     only when its step ends (the slurm executor turns them back into
+ *     bytes, session.c). Its standard input's end becomes a half-close of
+ *     what it relays to; the end of what it relays from ends it (for a port,
+ *     once both sides have ended theirs). It ignores the checkpoint
+ *     signals, as the server does.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -414,7 +418,7 @@ static int relay(const char *name) {
     static pipe_buf in, out;
     int passed = -1, port = 0, x_wr_shut = 0;
     for (;;) {
-        if (out.eof && out.len == 0)
+        if (out.eof && out.len == 0 && (!port || (in.eof && in.len == 0)))
             return 0;
         if (in.eof && in.len == 0 && !x_wr_shut) {
             shutdown(x, SHUT_WR);
@@ -452,9 +456,19 @@ static int relay(const char *name) {
                 in.eof = 1;
             }
         }
-        if (i_x >= 0 && (pf[i_x].revents & (POLLIN | POLLHUP | POLLERR)) && out.len == 0) {
-            ssize_t r = port ? read(x, out.data, sizeof out.data)
-                             : read_fd(x, out.data, sizeof out.data, &passed);
+        if (i_x >= 0 && (pf[i_x].revents & (POLLIN | POLLHUP | POLLERR)) && out.len == 0 && port &&
+            !out.eof) {
+            /* The port's bytes as a DATA message; its end as an EOF one. */
+            ssize_t r = read(x, out.data + GP_CH_HEAD, sizeof out.data - GP_CH_HEAD);
+            if (!(r < 0 && (errno == EAGAIN || errno == EINTR))) {
+                size_t n = r > 0 ? (size_t)r : 0;
+                gp_ch_head((uint8_t *)out.data, n > 0 ? GP_CH_DATA : GP_CH_EOF, n);
+                out.len = GP_CH_HEAD + n, out.off = 0;
+                out.eof = n == 0;
+            }
+        } else if (i_x >= 0 && (pf[i_x].revents & (POLLIN | POLLHUP | POLLERR)) && out.len == 0 &&
+                   !port) {
+            ssize_t r = read_fd(x, out.data, sizeof out.data, &passed);
             if (r > 0)
                 out.len = (size_t)r, out.off = 0;
             else if (r == 0 || (errno != EAGAIN && errno != EINTR))
