@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/gp_error.h"
@@ -30,10 +31,11 @@ int gp_mkdirs(const char *path, unsigned mode) {
     }
 }
 
-int gp_write_all(int fd, const void *data, size_t n) {
+/* Writes all n bytes with write(2) (flags < 0) or send(2) with flags. */
+static int put_all(int fd, const void *data, size_t n, int flags) {
     const char *p = data;
     while (n > 0) {
-        ssize_t w = write(fd, p, n);
+        ssize_t w = flags < 0 ? write(fd, p, n) : send(fd, p, n, flags);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -42,4 +44,12 @@ int gp_write_all(int fd, const void *data, size_t n) {
         n -= (size_t)w;
     }
     return 0;
+}
+
+int gp_write_all(int fd, const void *data, size_t n) {
+    return put_all(fd, data, n, -1);
+}
+
+int gp_send_all(int fd, const void *data, size_t n) {
+    return put_all(fd, data, n, MSG_NOSIGNAL);
 }

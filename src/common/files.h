@@ -1,6 +1,6 @@
 /*
  * files.h — file helpers every part shares: mkdir -p, and writing a whole
- * buffer. One copy, so that every caller reports a directory it could not
+ * buffer to a file or a socket. One copy, so that every caller reports a directory it could not
  * make the same way.
  */
 #ifndef GP_FILES_H
@@ -23,5 +23,9 @@ int gp_mkdirs(const char *path, unsigned mode);
  * handler.
  */
 int gp_write_all(int fd, const void *data, size_t n);
+
+/* gp_write_all for a socket: send(2) with MSG_NOSIGNAL, so that a peer
+ * gone is -1 with EPIPE, never SIGPIPE. */
+int gp_send_all(int fd, const void *data, size_t n);
 
 #endif /* GP_FILES_H */

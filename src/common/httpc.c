@@ -18,6 +18,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "common/files.h"
 #include "common/gp_error.h"
 #include "common/units.h"
 
@@ -125,20 +126,6 @@ void gp_http_close(gp_http_conn *c) {
         return;
     close(c->fd);
     free(c);
-}
-
-static int send_all(int fd, const char *p, size_t n) {
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
 }
 
 /* Ensures at least one unread byte in the buffer; -1 on EOF or error. */
@@ -352,7 +339,8 @@ int gp_http_send(gp_http_conn *c, const char *method, const char *path, const ch
         snprintf(err, errlen, "request head too long (path %s)", path);
         return GP_EINVAL;
     }
-    if (send_all(c->fd, head, (size_t)n) < 0 || (body && send_all(c->fd, body, body_len) < 0)) {
+    if (gp_send_all(c->fd, head, (size_t)n) < 0 ||
+        (body && gp_send_all(c->fd, body, body_len) < 0)) {
         snprintf(err, errlen, "sending to %s failed: %s", c->host, strerror(errno));
         return GP_EIO;
     }

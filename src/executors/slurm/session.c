@@ -51,6 +51,7 @@
 
 #include "common/gp_array.h"
 #include "common/gp_channel.h"
+#include "common/files.h"
 #include "common/gp_error.h"
 #include "executors/registry.h"
 #include "executors/session-server.h"
@@ -242,19 +243,6 @@ typedef struct port_link {
     uint8_t down[GP_CH_HEAD + GP_CH_PAYLOAD_MAX], up[GP_CH_PAYLOAD_MAX];
 } port_link;
 
-static int send_all(int fd, const uint8_t *p, size_t n) {
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void link_done(port_link *l) {
     pthread_mutex_lock(&l->mu);
     int last = --l->left == 0;
@@ -285,7 +273,7 @@ static void *port_down(void *arg) {
         long n;
         while (!broken && (n = gp_ch_parse(l->down + off, have - off, &m)) > 0) {
             if (m.type == GP_CH_DATA)
-                broken = send_all(l->user_fd, m.payload, m.len) < 0;
+                broken = gp_send_all(l->user_fd, m.payload, m.len) < 0;
             else if (m.type == GP_CH_EOF)
                 shutdown(l->user_fd, SHUT_WR);
             else
@@ -311,7 +299,7 @@ static void *port_up(void *arg) {
         ssize_t r = read(l->user_fd, l->up, sizeof l->up);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0 || send_all(l->srun_fd, l->up, (size_t)r) < 0)
+        if (r <= 0 || gp_send_all(l->srun_fd, l->up, (size_t)r) < 0)
             break;
     }
     shutdown(l->srun_fd, SHUT_WR);
