@@ -26,7 +26,7 @@ $(BUILD)/tests/executors/contract-names: $(OBJ)/tests/executors/contract-names.o
 		$(OBJ)/src/common/error.o $(OBJ)/src/common/units.o $(OBJ)/src/common/files.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXEC_LDLIBS) $(LDLIBS)
-TEST_SCRIPTS += tests/executors/test-contract-doc.sh
+TEST_SCRIPTS += tests/executors/test-contract-doc.sh tests/executors/test-slurm-sampler.sh
 TEST_SCRIPTS_DEPS += $(BUILD)/tests/executors/contract-names
 # The CUDA workload of the pause tests, over the fake driver.
 EXEC_CUDA_HOLDER := $(BUILD)/tests/executors/cuda-holder

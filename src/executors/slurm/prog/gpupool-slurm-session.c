@@ -242,6 +242,10 @@ static void sample_gpus(int fd, const char *lib, pid_t server) {
     }
     unsigned idx[GPX__GPU_USE_MAX];
     int n = job_gpus(&nv, idx, GPX__GPU_USE_MAX);
+    if (n == 0) {
+        gpx__nvml_close(&nv);
+        _exit(0); /* none that NVML knows ("NoDevFiles") */
+    }
     int64_t sum[GPX__GPU_USE_MAX];
     int unknown[GPX__GPU_USE_MAX];
     gpx__gpu_use u = {.n = n};
