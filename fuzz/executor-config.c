@@ -6,15 +6,14 @@
  * usual (local.o itself is then not needed from the archive).
  */
 #include "executors/local/local.c"
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char *text = malloc(size + 1);
-    if (!text)
+    char *text = fuzz_text(data, size);
+    if (text == NULL)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     gpx__local *lx = calloc(1, sizeof *lx);
     config c;
     memset(&c, 0, sizeof c);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "interpose/gpuslice.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -50,11 +51,9 @@ static int set_var(size_t i, const char *value) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char *text = malloc(size + 1);
-    if (!text)
+    char *text = fuzz_text(data, size);
+    if (text == NULL)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     char *p = text;
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         char *nl = p ? strchr(p, '\n') : NULL;

@@ -7,16 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "executors/slurm/slurm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (text == NULL)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     gpx__slurm_job *jobs;
     size_t n;
     if (gpx__slurm_parse_jobs(text, &jobs, &n) == 0) {

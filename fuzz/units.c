@@ -8,16 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "common/units.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char *s = malloc(size + 1);
-    if (!s)
+    char *s = fuzz_text(data, size);
+    if (s == NULL)
         return 0;
-    memcpy(s, data, size);
-    s[size] = '\0';
     int64_t v, back;
     int sig;
     char buf[64];

@@ -66,15 +66,8 @@ static const char sinfo_json[] =
     " \"state_flags\": [], \"partitions\": [\"cpu\"], \"gres\": \"\", \"gres_used\": \"\"}"
     "]}\n";
 
-/* squeue --json answers with the file squeue.json of the test's choosing
- * (the inventory asks for GRES details); its text form with squeue.txt
- * (poll asks for states), or, where squeue.fail exists, fails with it. */
-static void squeue_says(const char *jobs) {
-    char text[4096];
-    snprintf(text, sizeof text, "{\"jobs\": [%s]}\n", jobs);
-    put("squeue.json", text, 0);
-}
-
+/* squeue (in text) answers with squeue.txt, or, where squeue.fail exists,
+ * fails with it. */
 static void squeue_text(const char *lines) {
     put("squeue.txt", lines, 0);
 }
@@ -89,8 +82,7 @@ static gp_executor *open_fake(void) {
     put("sinfo", script, 1);
     snprintf(script, sizeof script,
              "#!/bin/sh\necho \"$*\" >>'%s/squeue.args'\ncd '%s'\n"
-             "case \"$*\" in *--json*) cat squeue.json ;;\n"
-             "*) [ -f squeue.fail ] && { cat squeue.fail >&2; exit 1; }; cat squeue.txt ;; esac\n",
+             "[ -f squeue.fail ] && { cat squeue.fail >&2; exit 1; }; cat squeue.txt\n",
              dir, dir);
     put("squeue", script, 1);
     squeue_text("");
@@ -99,9 +91,6 @@ static gp_executor *open_fake(void) {
     snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >>'%s/scancel.args'\n", dir);
     put("scancel", script, 1);
     put("sinfo.json", sinfo_json, 0);
-    squeue_says("{\"job_id\": 7, \"name\": \"gp-t.w1.t0.a1\", \"job_state\": \"RUNNING\","
-                " \"gres_detail\": [\"gpu:a100:1(IDX:2)\"],"
-                " \"job_resources\": {\"allocated_nodes\": [{\"nodename\": \"n1\"}]}}");
     return reopen_fake();
 }
 
@@ -116,27 +105,42 @@ static gp_executor *reopen_fake(void) {
     return ex;
 }
 
+/* A task directory of this instance's: job id, the GPUs it asked for and
+ * the record its script wrote of which Slurm gave (rec NULL: none yet). */
+static void own_job(const char *key, const char *jobid, const char *ngpus, const char *rec) {
+    char path[PATH_MAX], name[160];
+    snprintf(path, sizeof path, "%s/state/%s", dir, key);
+    ck_assert(mkdir(path, 0700) == 0 || errno == EEXIST);
+    snprintf(name, sizeof name, "state/%s/jobid", key);
+    put(name, jobid, 0);
+    snprintf(name, sizeof name, "state/%s/ngpus", key);
+    put(name, ngpus, 0);
+    if (rec != NULL) {
+        snprintf(name, sizeof name, "state/%s/gpus", key);
+        put(name, rec, 0);
+    }
+}
+
 START_TEST(test_inventory) {
     gp_executor *ex = open_fake();
-    /* Job 7 is gpupool's (its task directory records it); job 9 is named
-     * like one of gpupool's, but was submitted by someone else; job 8 is
-     * gpupool's, still COMPLETING, its GPU already back in sinfo. */
-    squeue_says("{\"job_id\": 7, \"name\": \"gp-t.w1.t0.a1\", \"job_state\": \"RUNNING\","
-                " \"gres_detail\": [\"gpu:a100:1(IDX:2)\"],"
-                " \"job_resources\": {\"allocated_nodes\": [{\"nodename\": \"n1\"}]}},"
-                "{\"job_id\": 8, \"name\": \"gp-t.w3.t0.a1\", \"job_state\": \"COMPLETING\","
-                " \"gres_detail\": [\"gpu:a100:1(IDX:3)\"],"
-                " \"job_resources\": {\"allocated_nodes\": [{\"nodename\": \"n1\"}]}},"
-                "{\"job_id\": 9, \"name\": \"gp-t.w2.t0.a1\", \"job_state\": \"RUNNING\","
-                " \"gres_detail\": [\"gpu:a100:1(IDX:1)\"],"
-                " \"job_resources\": {\"allocated_nodes\": [{\"nodename\": \"n1\"}]}}");
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/state/w1.t0.a1", dir);
-    ck_assert_int_eq(mkdir(path, 0700), 0);
-    put("state/w1.t0.a1/jobid", "7\n", 0);
-    snprintf(path, sizeof path, "%s/state/w3.t0.a1", dir);
-    ck_assert_int_eq(mkdir(path, 0700), 0);
-    put("state/w3.t0.a1/jobid", "8\n", 0);
+    /* sinfo: n1's Slurm GPUs 0-2 in use. Job 7 is gpupool's, running on
+     * GPU 2 (its script's record); job 8 is gpupool's, COMPLETING, its GPU 3
+     * already back in sinfo; job 9 is named like one of gpupool's but is
+     * someone else's (no task directory of this instance records it); job
+     * 10 is gpupool's and running, but its record, which its user may
+     * write, claims two GPUs for a job that asked for one; job 11's record
+     * is of another job (a holder's predecessor); job 12 has none yet. */
+    squeue_text("7|RUNNING|0|None|gp-t.w1.t0.a1\n"
+                "8|COMPLETING|0|None|gp-t.w3.t0.a1\n"
+                "9|RUNNING|0|None|gp-t.w2.t0.a1\n"
+                "10|RUNNING|0|None|gp-t.w4.t0.a1\n"
+                "11|RUNNING|0|None|gp-t.w5.t0.a1\n"
+                "12|RUNNING|0|None|gp-t.w6.t0.a1\n");
+    own_job("w1.t0.a1", "7\n", "1\n", "job=7 node=n1 gpus=2\n");
+    own_job("w3.t0.a1", "8\n", "1\n", "job=8 node=n1 gpus=3\n");
+    own_job("w4.t0.a1", "10\n", "1\n", "job=10 node=n1 gpus=0-1\n");
+    own_job("w5.t0.a1", "11\n", "1\n", "job=4 node=n1 gpus=1\n");
+    own_job("w6.t0.a1", "12\n", "1\n", NULL);
     gp_node_spec nodes[4];
     size_t n = 0;
     int emulated = 1;
@@ -149,8 +153,9 @@ START_TEST(test_inventory) {
     ck_assert_int_eq(nodes[0].cpu_milli, 32000);
     ck_assert_int_eq(nodes[0].mem_bytes, 1024LL << 20);
     /* 4 GPUs, keeping their numbers; Slurm's 0-2 in use, 2 by gpupool's own
-     * job (not 1, by the one only named like it; and the completing job's 3
-     * is free again, so it takes nothing off): 2 held by others. */
+     * job (not 1, by the one only named like it; 0 and 1 are not taken off
+     * on the word of records that do not fit their jobs; and the completing
+     * job's 3 is free again, so it takes nothing off): 2 held by others. */
     ck_assert_int_eq(nodes[0].ngpus, 4);
     ck_assert_int_eq(nodes[0].gpus_taken, 2);
     ck_assert_int_eq(nodes[0].gpus[3].index, 3);
@@ -171,8 +176,42 @@ START_TEST(test_inventory) {
     ck_assert_str_eq(nodes[1].gpus[2].model, "l4");
     ck_assert_int_eq(nodes[1].gpus[2].mem_bytes, 80LL << 30);
     ck_assert_str_eq(nodes[1].domain, "gpu");
+    /* One squeue, in text, of this instance's jobs only. */
+    ck_assert_msg(strstr(get("squeue.args"), "--json") == NULL &&
+                      strstr(get("squeue.args"), "--jobs=") != NULL,
+                  "%s", get("squeue.args"));
     gp_executor_close(ex);
     gpt_rmrf(dir);
+}
+END_TEST
+
+/* The record a job's script writes of its GPUs, which its user may write:
+ * what it says, or a refusal of anything out of form. */
+START_TEST(test_gpus_record) {
+    long job;
+    char node[GP_NAME_MAX + 1];
+    uint32_t idx;
+    int count;
+    ck_assert_int_eq(gpx__slurm_parse_gpus_record("job=42 node=n1 gpus=0,2-3\n", &job, node,
+                                                  sizeof node, &idx, &count),
+                     0);
+    ck_assert(job == 42 && strcmp(node, "n1") == 0 && idx == 0xd && count == 3);
+    ck_assert_int_eq(
+        gpx__slurm_parse_gpus_record("job=5 node=n2 gpus=", &job, node, sizeof node, &idx, &count),
+        0);
+    ck_assert_int_eq(count, 0);
+    static const char *const bad[] = {
+        "job=0 node=n1 gpus=1",    "job=-3 node=n1 gpus=1",
+        "job=7 node= gpus=1",      "job=7 node=n/1 gpus=1",
+        "job=7 node=n1 gpus=32",   "job=7 node=n1 gpus=1,",
+        "job=7 node=n1 gpus=3-1",  "job=7 node=n1 gpus=a",
+        "job=7 node=n1 gpus=1\nx", "job=99999999999999999999 node=n1 gpus=1",
+        "node=n1 gpus=1",          "",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(gpx__slurm_parse_gpus_record(bad[i], &job, node, sizeof node, &idx, &count) ==
+                          GP_EINVAL,
+                      "%s", bad[i]);
 }
 END_TEST
 
@@ -830,6 +869,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_gang_with_a_refused_task_never_runs);
     tcase_add_test(tc, test_job_runs_as_its_user);
     tcase_add_test(tc, test_inventory);
+    tcase_add_test(tc, test_gpus_record);
     tcase_add_test(tc, test_launch_is_one_sbatch);
     tcase_add_test(tc, test_poll_maps_every_state);
     tcase_add_test(tc, test_poll_asks_for_its_jobs_only);

@@ -90,6 +90,8 @@ static int write_holder_script(const char *hdir, char *err, size_t errlen) {
             "d='%s'\n"
             "echo \"holder: job $SLURM_JOB_ID holds GPU '$CUDA_VISIBLE_DEVICES' on "
             "$SLURMD_NODENAME\"\n"
+            "printf 'job=%%s node=%%s gpus=%%s\\n' \"$SLURM_JOB_ID\" \"$SLURMD_NODENAME\" "
+            "\"${SLURM_JOB_GPUS-}\" >\"$d/gpus.tmp\" && mv -f \"$d/gpus.tmp\" \"$d/gpus\"\n"
             "while :; do\n"
             "  for f in \"$d\"/queue/*; do\n"
             "    [ -f \"$f\" ] || continue\n"

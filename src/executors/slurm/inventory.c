@@ -16,16 +16,18 @@
  *
  * GPUs that Slurm gave to jobs that are not gpupool's (submitted to Slurm
  * directly) are not offered: a node's GPUs are its GRES less those in use by
- * others (sinfo's gres_used less what gpupool's own jobs hold, from one
- * squeue of the running jobs, gpupool's known by their names and the job
- * ids recorded in the state directory). gpupool's GPU numbers on a node
- * count GPUs; Slurm picks the devices (docs/executors.md).
+ * others (sinfo's gres_used less what gpupool's own running jobs hold, by
+ * the records their scripts write, own_gpus). gpupool's GPU numbers on a
+ * node count GPUs; Slurm picks the devices (docs/executors.md).
  *
  * Cost at 1,000 nodes: one sinfo call (one RPC to slurmctld) returning about
- * 1.5 KB of JSON per node, 1.5 MB in all, and one squeue of gpupool's own
- * running jobs (about 3 KB each), parsed in some tens of milliseconds.
+ * 1.5 KB of JSON per node, 1.5 MB in all, parsed in some tens of
+ * milliseconds; one squeue of this instance's own job ids, in text (about
+ * 40 bytes a job), and three small reads per task directory.
  */
 #include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@
 
 #include <jansson.h>
 
+#include "common/gp_array.h"
 #include "common/gp_array.h"
 #include "common/gp_error.h"
 #include "executors/registry.h"
@@ -237,67 +240,168 @@ typedef struct held {
     gpu_set gpus;
 } held;
 
-/*
- * 1 if the job named name with id is one this instance submitted: its name
- * is "gp-<tag>.<key>" of a task directory, or "gp-<tag>.hold.<node>.g<gpu>"
- * of a holder, whose recorded job id is id. The name alone would not do:
- * gpupool's jobs run as their workloads' users, so anyone may name a job
- * like one of them.
- */
-static int is_ours(const gpx__slurm *sx, const char *name, long id) {
-    char prefix[48], dir[PATH_MAX], buf[64];
-    snprintf(prefix, sizeof prefix, "gp-%s.", sx->tag);
-    size_t n = strlen(prefix);
-    if (strncmp(name, prefix, n) != 0 || strchr(name + n, '/') != NULL || name[n] == '.')
+int gpx__slurm_parse_gpus_record(const char *text, long *job, char *node, size_t nlen,
+                                 uint32_t *idx, int *count) {
+    char *end;
+    *idx = 0;
+    *count = 0;
+    if (strncmp(text, "job=", 4) != 0 || text[4] < '1' || text[4] > '9')
+        return GP_EINVAL;
+    errno = 0;
+    *job = strtol(text + 4, &end, 10);
+    if (errno != 0 || strncmp(end, " node=", 6) != 0)
+        return GP_EINVAL;
+    const char *n = end + 6;
+    size_t len = strcspn(n, " ");
+    if (len == 0 || len >= nlen ||
+        strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                  "0123456789._-") != len ||
+        strncmp(n + len, " gpus=", 6) != 0)
+        return GP_EINVAL;
+    memcpy(node, n, len);
+    node[len] = '\0';
+    const char *g = n + len + 6;
+    size_t glen = strcspn(g, "\n");
+    if (g[glen] == '\n' && g[glen + 1] != '\0')
+        return GP_EINVAL;
+    /* Numbers and ranges of them, each below 32: a mask of them is what
+     * sinfo's IDX is read into. */
+    for (size_t i = 0; i < glen;) {
+        if (g[i] < '0' || g[i] > '9')
+            return GP_EINVAL;
+        for (long v = 0; i < glen && g[i] >= '0' && g[i] <= '9'; i++)
+            if ((v = v * 10 + (g[i] - '0')) > 31)
+                return GP_EINVAL;
+        if (i < glen && ((g[i] != ',' && g[i] != '-') || i + 1 == glen))
+            return GP_EINVAL;
+        i += i < glen;
+    }
+    if (glen > 0 && !idx_list(g, glen, idx))
+        return GP_EINVAL;
+    *count = __builtin_popcount(*idx);
+    return 0;
+}
+
+/* One job of this instance's that may hold GPUs: its id, the directory
+ * whose record says which (gpus, or user/gpus for a job of another user,
+ * which that user writes), and how many GPUs it asked Slurm for. */
+typedef struct own_job {
+    long id;
+    char dir[PATH_MAX];
+    int ngpus;
+} own_job;
+
+typedef struct own_list {
+    own_job *j;
+    size_t n, cap;
+} own_list;
+
+/* Adds the jobs of the directories below root: task directories (not a
+ * slice's: its GPU is its holder's) or holders. */
+static int list_own(const char *root, int holders, own_list *l) {
+    DIR *d = opendir(root);
+    if (d == NULL)
         return 0;
-    int rc = strncmp(name + n, "hold.", 5) == 0
-                 ? gpx__exec_fmt(dir, sizeof dir, "%s/holders/%s", sx->state_dir, name + n + 5)
-                 : gpx__slurm_task_dir(sx, name + n, dir, sizeof dir);
-    return rc == 0 && gpx__slurm_read(dir, "jobid", buf, sizeof buf) > 0 &&
-           strtol(buf, NULL, 10) == id;
+    struct dirent *de;
+    int rc = 0;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        own_job o = {0};
+        char buf[64];
+        if (de->d_name[0] == '.' || (!holders && de->d_name[0] != 'w') ||
+            gpx__exec_fmt(o.dir, sizeof o.dir, "%s/%s", root, de->d_name) < 0 ||
+            gpx__slurm_read(o.dir, "jobid", buf, sizeof buf) <= 0 ||
+            (o.id = strtol(buf, NULL, 10)) <= 0 ||
+            (!holders && gpx__slurm_read(o.dir, "slice", buf, sizeof buf) > 0))
+            continue;
+        o.ngpus = 1;
+        if (!holders)
+            o.ngpus = gpx__slurm_read(o.dir, "ngpus", buf, sizeof buf) > 0 ? atoi(buf) : 0;
+        if (o.ngpus <= 0)
+            continue;
+        if (GP_ARRAY_ROOM(l->j, l->n, l->cap, 64) < 0)
+            rc = GP_ENOMEM;
+        else
+            l->j[l->n++] = o;
+    }
+    closedir(d);
+    return rc;
 }
 
 /*
- * Lists, per node, the GPUs that gpupool's own jobs hold: one `squeue
- * --json` of the jobs that hold resources, gpupool's known by their names
- * and recorded job ids (is_ours). Fills *out (malloc'd, *nout entries).
- * GP_EIO with err if Slurm cannot be asked.
+ * Lists, per node, the GPUs that gpupool's own jobs hold: the jobs this
+ * instance submitted (its task and holder directories with a job id),
+ * those of them Slurm says RUNNING or SUSPENDED (one squeue of their ids,
+ * in text), and the GPUs each job's script recorded as it started
+ * (SLURM_JOB_GPUS, Slurm's indices on its node: "job=<id> node=<node>
+ * gpus=<list>", job.c and holder.c). A record of another job id (a holder
+ * replaced), of more or fewer GPUs than the job asked for (one its user
+ * wrote), or none yet (a job just started) leaves the job's GPUs counted
+ * as others', never the other way round. Fills *out (malloc'd, *nout
+ * entries). GP_EIO with err if Slurm cannot be asked.
+ *
+ * Called after sinfo, so that a job's end between the two calls counts
+ * its GPUs as others' (they were in use at sinfo's time), never the GPUs
+ * of a job that took them meanwhile as gpupool's. Before, one `squeue
+ * --json` of every job slurmctld remembered gave the GPU indices (about
+ * 3.7 MB, 0.55 s for 1,000 remembered jobs on the test cluster, on the
+ * scheduling loop's thread at each inventory).
  */
 static int own_gpus(const gpx__slurm *sx, held **out, size_t *nout, char *err, size_t errlen) {
-    /* Every user's: gpupool's jobs run as their workloads' users. */
-    const char *argv[] = {"squeue", "--json", "--states=RUNNING,SUSPENDED,COMPLETING", NULL};
-    json_t *root;
     *out = NULL;
     *nout = 0;
-    int rc = gpx__slurm_json(sx, argv, &root, err, errlen);
-    if (rc < 0)
+    own_list l = {0};
+    char hroot[PATH_MAX];
+    int rc = list_own(sx->state_dir, 0, &l);
+    if (rc == 0 && gpx__exec_fmt(hroot, sizeof hroot, "%s/holders", sx->state_dir) == 0)
+        rc = list_own(hroot, 1, &l);
+    if (rc < 0 || l.n == 0) {
+        free(l.j);
         return rc;
-    json_t *jobs = json_object_get(root, "jobs");
-    size_t cap = 0, i;
-    json_t *j;
-    json_array_foreach(jobs, i, j) {
-        const char *name = json_string_value(json_object_get(j, "name"));
-        if (name == NULL ||
-            !is_ours(sx, name, (long)json_integer_value(json_object_get(j, "job_id"))))
-            continue;
-        json_t *detail = json_object_get(j, "gres_detail");
-        json_t *nodes = json_object_get(json_object_get(j, "job_resources"), "allocated_nodes");
-        for (size_t k = 0; k < json_array_size(detail) && k < json_array_size(nodes); k++) {
-            const char *nn =
-                json_string_value(json_object_get(json_array_get(nodes, k), "nodename"));
-            gpu_set g = gres_gpus(json_string_value(json_array_get(detail, k)));
-            if (nn == NULL || g.count == 0)
-                continue;
-            if (GP_ARRAY_ROOM(*out, *nout, cap, 64) < 0) {
-                json_decref(root);
-                return GP_ENOMEM;
-            }
-            snprintf((*out)[*nout].node, GP_NAME_MAX + 1, "%s", nn);
-            (*out)[(*nout)++].gpus = g;
-        }
     }
-    json_decref(root);
-    return 0;
+    size_t cap = 16 + l.n * 21, len;
+    char *filter = malloc(cap);
+    if (filter == NULL) {
+        free(l.j);
+        return GP_ENOMEM;
+    }
+    len = (size_t)snprintf(filter, cap, "--jobs=");
+    for (size_t i = 0; i < l.n; i++)
+        len += (size_t)snprintf(filter + len, cap - len, "%s%ld", i ? "," : "", l.j[i].id);
+    gpx__slurm_job *jobs = NULL;
+    size_t nj = 0, hcap = 0;
+    rc = gpx__slurm_squeue(sx, filter, &jobs, &nj, err, errlen);
+    free(filter);
+    for (size_t i = 0; rc == 0 && i < l.n; i++) {
+        int running = 0;
+        for (size_t k = 0; k < nj && !running; k++)
+            running = jobs[k].id == l.j[i].id && (strcmp(jobs[k].state, "RUNNING") == 0 ||
+                                                  strcmp(jobs[k].state, "SUSPENDED") == 0);
+        char rec[GP_NAME_MAX + 200], node[GP_NAME_MAX + 1];
+        long job;
+        uint32_t idx;
+        int count;
+        if (!running ||
+            (gpx__slurm_read_untrusted(l.j[i].dir, "gpus", rec, sizeof rec) <= 0 &&
+             gpx__slurm_read_untrusted(l.j[i].dir, "user/gpus", rec, sizeof rec) <= 0) ||
+            gpx__slurm_parse_gpus_record(rec, &job, node, sizeof node, &idx, &count) < 0 ||
+            job != l.j[i].id || count != l.j[i].ngpus)
+            continue;
+        if (GP_ARRAY_ROOM(*out, *nout, hcap, 64) < 0) {
+            rc = GP_ENOMEM;
+            break;
+        }
+        held *h = &(*out)[(*nout)++];
+        snprintf(h->node, sizeof h->node, "%s", node);
+        h->gpus = (gpu_set){count, idx, 1};
+    }
+    free(jobs);
+    free(l.j);
+    if (rc < 0) {
+        free(*out);
+        *out = NULL;
+        *nout = 0;
+    }
+    return rc;
 }
 
 /*
@@ -358,15 +462,16 @@ static void add_features(gp_node_spec *node, const char *features, const char *p
 
 int gpx__slurm_inventory(const gpx__slurm *sx, gp_node_spec *nodes, size_t max, size_t *n,
                          char *err, size_t errlen) {
-    held *own = NULL;
-    size_t nown = 0;
-    int rc = own_gpus(sx, &own, &nown, err, errlen);
-    if (rc < 0)
-        return rc;
     const char *argv[] = {"sinfo", "--json", NULL};
     json_t *root;
-    if ((rc = gpx__slurm_json(sx, argv, &root, err, errlen)) < 0) {
-        free(own);
+    int rc = gpx__slurm_json(sx, argv, &root, err, errlen);
+    if (rc < 0)
+        return rc;
+    /* After sinfo (own_gpus says why). */
+    held *own = NULL;
+    size_t nown = 0;
+    if ((rc = own_gpus(sx, &own, &nown, err, errlen)) < 0) {
+        json_decref(root);
         return rc;
     }
     json_t *list = json_object_get(root, "nodes");

@@ -41,6 +41,14 @@ void gpx__slurm_key(const gp_task_launch *t, char *buf, size_t len) {
     snprintf(buf, len, "w%llu.t%d.a%d", (unsigned long long)t->workload, t->task, t->attempt);
 }
 
+/* The whole GPUs t was bound to, which its job asks Slurm for. */
+static int whole_gpus(const gp_task_launch *t) {
+    int whole = 0;
+    for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++)
+        whole += t->binding->slices[i].milli >= GP_MILLI;
+    return whole;
+}
+
 /* Writes s as one single-quoted shell word. */
 static void put_quoted(FILE *f, const char *s) {
     fputc('\'', f);
@@ -184,6 +192,18 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
                 "\"$d/step\"\n",
                 dir);
     }
+    /* Which GPUs Slurm gave the job, for the inventory (inventory.c,
+     * own_gpus), in the task's directory or, for a job of another user, in
+     * its own; first thing, while PATH is still set (for mv). A slice's
+     * GPU is its holder's, which records it. */
+    if (!slice && whole_gpus(t) > 0) {
+        const char *r = u->switch_to ? "/user" : "";
+        fprintf(f,
+                "printf 'job=%%s node=%%s gpus=%%s\\n' \"$SLURM_JOB_ID\" \"$SLURMD_NODENAME\" "
+                "\"${SLURM_JOB_GPUS-}\" >'%s%s/gpus.tmp' 2>/dev/null && mv -f '%s%s/gpus.tmp' "
+                "'%s%s/gpus'\n",
+                dir, r, dir, r, dir, r);
+    }
     /* A clean environment, never gpupoold's (which may hold its secrets):
      * what Slurm set for the job, the GPUs it gave, and the user's own
      * basics, as the local executor gives its tasks. */
@@ -288,9 +308,7 @@ int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char 
     snprintf(cpus, sizeof cpus, "--cpus-per-task=%lld", (long long)(c > 0 ? c : 1));
     int64_t mb = (t->mem_bytes + (1 << 20) - 1) >> 20;
     snprintf(mem, sizeof mem, "--mem=%lld", (long long)(mb > 0 ? mb : 64));
-    int whole = 0;
-    for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++)
-        whole += t->binding->slices[i].milli >= GP_MILLI;
+    int whole = whole_gpus(t);
     snprintf(gres, sizeof gres, "--gres=gpu:%d", whole);
     const char *log = t->log_path != NULL && t->log_path[0] ? t->log_path : "/dev/null";
     if (gpx__exec_fmt(out, sizeof out, "--output=%s", log) < 0 ||

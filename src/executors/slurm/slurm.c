@@ -386,6 +386,15 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         return GP_EINVAL;
     }
     rc = gpx__slurm_user_files(&u, dir, ckpt_dir, t->log_path, frac >= 0, err, errlen);
+    if (rc == 0 && whole > 0) {
+        /* How many GPUs the job asks for: its record of which must say as
+         * many (inventory.c). */
+        snprintf(buf, sizeof buf, "%d\n", whole);
+        if (gpx__slurm_write(dir, "ngpus", buf) < 0) {
+            gp_errf(err, errlen, "state_dir: cannot write %s/ngpus", dir);
+            rc = GP_ESYS;
+        }
+    }
     if (rc == 0 && t->tty && (rc = gpx__slurm_sess_mark(dir, &u, t)) < 0)
         gp_errf(err, errlen, "state_dir: cannot write %s/tty", dir);
     if (rc == 0)

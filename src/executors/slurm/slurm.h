@@ -143,6 +143,16 @@ typedef struct gpx__slurm_job {
  */
 int gpx__slurm_parse_jobs(const char *text, gpx__slurm_job **jobs, size_t *n);
 
+/*
+ * Parses a job's record of the GPUs Slurm gave it, which its script writes
+ * as it starts: "job=<id> node=<node> gpus=<Slurm's indices>" (a list such
+ * as "0,2" or "0-3", empty for none; one line). The job's user may write
+ * it, so every field is checked: 0 with *job, node, the indices as a mask
+ * *idx and their number *count; GP_EINVAL if it is out of form.
+ */
+int gpx__slurm_parse_gpus_record(const char *text, long *job, char *node, size_t nlen,
+                                 uint32_t *idx, int *count);
+
 #define GPX__SLURM_SQUEUE_FORMAT "JobID:|,State:|,exit_code:|,Reason:|,Name:"
 
 /*
