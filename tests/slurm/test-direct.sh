@@ -52,7 +52,10 @@ out=$(api POST /api/v1/workloads '{"project":"s1","gpu":"4","gang":2,"command":[
 tap_ok "a gang of two 4-GPU tasks is accepted while every node has others' jobs ($out)" \
     contains "$out" ' 20[01]$'
 gang=$(echo "$out" | grep -o '"id": *[0-9]*' | grep -o '[0-9]*$')
-tap_ok "and waits" wait_until 20 sh -c "$GP describe $gang | grep -qi pending"
+gang_waits() { $GP describe "$gang" | grep -qi pending; }
+tap_ok "and waits" wait_until 20 gang_waits
+gang_waits || { $GP describe "$gang" 2>&1 | tail -15 | sed 's/^/# /'; $GP --json node list |
+    jq -c '.nodes[] | [.name, .gpus_taken]' 2>&1 | sed 's/^/# /'; }
 $GP delete "$gang" >/dev/null
 
 # gpupool's work on n1 (the only a100 node with room): 4 one-GPU workloads.
