@@ -54,4 +54,4 @@ done
 g=$(median <"$dir/gp")
 b=$(median <"$dir/bare")
 echo "median jobs/s: through gpupool $g, bare sbatch $b, ratio $(awk -v g="$g" -v b="$b" 'BEGIN {printf "%.2f", (b > 0 ? g / b : 0)}')"
-[ -n "${GP_BENCH_KEEP:-}" ] && cp "$dir/pool.log" "$GP_BENCH_KEEP"
+if [ -n "${GP_BENCH_KEEP:-}" ]; then cp "$dir/pool.log" "$GP_BENCH_KEEP"; fi
