@@ -36,7 +36,6 @@
 #include <jansson.h>
 
 #include "common/gp_array.h"
-#include "common/gp_array.h"
 #include "common/gp_error.h"
 #include "executors/registry.h"
 #include "executors/slurm/slurm.h"
