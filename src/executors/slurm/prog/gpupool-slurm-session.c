@@ -213,8 +213,10 @@ static int job_gpus(gpx__nvml *nv, unsigned *idx, int max) {
                 char uuid[96];
                 if (nv->nvmlDeviceGetHandleByIndex_v2(k, &dev) == NVML_SUCCESS &&
                     nv->nvmlDeviceGetUUID(dev, uuid, sizeof uuid) == NVML_SUCCESS &&
-                    strcmp(uuid, one) == 0)
-                    idx[n++] = k;
+                    strcmp(uuid, one) == 0) {
+                    idx[n++] = k; /* one GPU a UUID, whatever the library says */
+                    break;
+                }
             }
         }
         s += len;
