@@ -29,6 +29,7 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,8 +44,10 @@
 #define DETACH_2   0x11 /* Ctrl-Q */
 #define QUEUE_MAX  (256 * 1024)
 #define HEAD_MAX   16384
-#define RELAY_READ 65536
+#define RELAY_MSGS 4 /* DATA messages read from a forwarded connection at a time */
+#define RELAY_SLOT (1 + GP_CH_PAYLOAD_MAX)
 #define SOCK_IO    GP_WS_IO /* bytes per recv() or send() on the WebSocket */
+#define MASK_KEYS  256
 
 /* ---- One WebSocket ------------------------------------------------------- */
 
@@ -57,6 +60,8 @@ typedef struct wsconn {
     gp_ws_rbuf rb;
     uint8_t *wbuf;
     size_t wlen;
+    uint8_t keys[MASK_KEYS]; /* random bytes for masking keys, used from the end */
+    size_t nkeys;
     /* What the session got: */
     int ready, ended, code; /* code: the exit status, once ended */
     char error[512];
@@ -115,10 +120,21 @@ static int ws_want_write(const wsconn *w) {
     return w->wlen > 0 || wslay_event_want_write(w->ctx);
 }
 
+/* A frame's masking key: from getrandom, MASK_KEYS bytes per system call
+ * instead of one system call per frame. */
 static int ws_mask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *ud) {
+    wsconn *w = ud;
     (void)ctx;
-    (void)ud;
-    return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -1;
+    if (len > sizeof w->keys)
+        return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -1;
+    if (w->nkeys < len) {
+        if (getrandom(w->keys, sizeof w->keys, 0) != (ssize_t)sizeof w->keys)
+            return -1;
+        w->nkeys = sizeof w->keys;
+    }
+    w->nkeys -= len;
+    memcpy(buf, w->keys + w->nkeys, len);
+    return 0;
 }
 
 static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
@@ -339,6 +355,8 @@ static int ws_open(cli *c, const char *path, wsconn *w) {
 
 /* One round of reading and writing the WebSocket; -1 once it is gone. */
 static int ws_pump(wsconn *w, short revents) {
+    if (revents & (POLLIN | POLLHUP | POLLERR))
+        gp_ws_rbuf_ready(&w->rb);
     if ((revents & (POLLIN | POLLHUP | POLLERR)) || gp_ws_rbuf_held(&w->rb))
         if (wslay_event_recv(w->ctx) != 0)
             return -1;
@@ -772,7 +790,7 @@ static void *relay_one(void *arg) {
      * local EOF is passed on after what came before it. gpupoold closes
      * the WebSocket once both have ended. */
     int local_open = 1, local_shut = 0;
-    uint8_t *buf = malloc(RELAY_READ);
+    uint8_t *buf = malloc(RELAY_MSGS * RELAY_SLOT);
     while (buf != NULL && !w.ended) {
         if (w.peer_eof && !local_shut) {
             shutdown(f->local, SHUT_WR);
@@ -786,12 +804,24 @@ static void *relay_one(void *arg) {
         if (poll(pf, 2, -1) < 0 && errno != EINTR)
             break;
         if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-            ssize_t r = read(f->local, buf, RELAY_READ);
+            /* One readv into RELAY_MSGS messages of GP_CH_PAYLOAD_MAX
+             * bytes, each after its type byte: one system call, and each
+             * message is queued from where it was read. */
+            struct iovec iov[RELAY_MSGS];
+            for (int i = 0; i < RELAY_MSGS; i++)
+                iov[i] = (struct iovec){buf + i * RELAY_SLOT + 1, GP_CH_PAYLOAD_MAX};
+            ssize_t r = readv(f->local, iov, RELAY_MSGS);
             if (r <= 0) {
                 local_open = 0;
                 ws_put(&w, GP_CH_EOF, NULL, 0);
-            } else {
-                ws_put(&w, GP_CH_DATA, buf, (size_t)r);
+            }
+            for (size_t off = 0; r > 0 && off < (size_t)r; off += GP_CH_PAYLOAD_MAX) {
+                uint8_t *m = buf + off / GP_CH_PAYLOAD_MAX * RELAY_SLOT;
+                size_t n =
+                    (size_t)r - off < GP_CH_PAYLOAD_MAX ? (size_t)r - off : GP_CH_PAYLOAD_MAX;
+                m[0] = GP_CH_DATA;
+                struct wslay_event_msg msg = {WSLAY_BINARY_FRAME, m, n + 1};
+                wslay_event_queue_msg(w.ctx, &msg);
             }
         }
         if (ws_pump(&w, pf[0].revents) < 0)

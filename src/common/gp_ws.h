@@ -23,7 +23,7 @@ ssize_t gp_ws_recv(wslay_event_context_ptr ctx, int fd, uint8_t *buf, size_t len
  * context's error set. */
 ssize_t gp_ws_send(wslay_event_context_ptr ctx, int fd, const uint8_t *data, size_t len, int flags);
 
-#define GP_WS_IO 65536
+#define GP_WS_IO 262144
 
 /* Bytes read from a socket and not yet taken by wslay. buf is malloc'd (it
  * may first hold what came with the handshake; then its size is at least
@@ -33,14 +33,23 @@ typedef struct gp_ws_rbuf {
     uint8_t *buf;
     size_t len, off;
     int keep;
+    int drained; /* the last recv() came back short: the socket is taken
+                    to be empty until the next readiness (gp_ws_rbuf_ready)
+                    instead of asking it with a recv() that fails */
 } gp_ws_rbuf;
 
 /* wslay's recv callback through rb: at most len bytes from rb, which is
- * first refilled with one recv() of up to GP_WS_IO bytes on fd when empty.
- * The bytes served, or -1 with the context's error set (EAGAIN: would
- * block). */
+ * first refilled with one recv() of up to GP_WS_IO bytes on fd when empty
+ * (none after a short one until gp_ws_rbuf_ready). The bytes served, or -1
+ * with the context's error set (EAGAIN: would block). */
 ssize_t gp_ws_recv_buffered(wslay_event_context_ptr ctx, int fd, gp_ws_rbuf *rb, uint8_t *buf,
                             size_t len);
+
+/* The socket was reported readable (poll, epoll; level-triggered): the
+ * next refill reads it. */
+static inline void gp_ws_rbuf_ready(gp_ws_rbuf *rb) {
+    rb->drained = 0;
+}
 
 /* 1 while rb holds bytes wslay has not taken. */
 static inline int gp_ws_rbuf_held(const gp_ws_rbuf *rb) {

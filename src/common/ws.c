@@ -1,7 +1,7 @@
 /*
  * ws.c — the socket side of a libwslay WebSocket (gp_ws.h): reads and
  * writes in the shape wslay's callbacks want, and the read buffer that
- * makes each recv() take up to 64 KiB instead of wslay's 4 KiB.
+ * makes each recv() take up to GP_WS_IO bytes instead of wslay's 4 KiB.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -54,6 +54,11 @@ static void rbuf_drop(gp_ws_rbuf *rb) {
 ssize_t gp_ws_recv_buffered(wslay_event_context_ptr ctx, int fd, gp_ws_rbuf *rb, uint8_t *buf,
                             size_t len) {
     if (!gp_ws_rbuf_held(rb)) {
+        if (rb->drained) {
+            /* Most likely EAGAIN: a system call saved each round. */
+            wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+            return -1;
+        }
         if (rb->buf == NULL && (rb->buf = malloc(GP_WS_IO)) == NULL) {
             wslay_event_set_error(ctx, WSLAY_ERR_NOMEM);
             return -1;
@@ -65,6 +70,7 @@ ssize_t gp_ws_recv_buffered(wslay_event_context_ptr ctx, int fd, gp_ws_rbuf *rb,
         }
         rb->len = (size_t)r;
         rb->off = 0;
+        rb->drained = (size_t)r < GP_WS_IO;
     }
     size_t n = rb->len - rb->off < len ? rb->len - rb->off : len;
     memcpy(buf, rb->buf + rb->off, n);

@@ -25,8 +25,13 @@
  * fills and the program's output waits); toward the executor at most
  * BE_OUT_MAX bytes wait before the WebSocket is no longer read. A client
  * that takes nothing for STALL_MS while its queue is full, or sends no
- * HELLO within HELLO_MS, is cut off. A message over GP_CH_PAYLOAD_MAX is
- * refused by wslay (close 1009).
+ * HELLO within HELLO_MS, is cut off. A frame over GP_CH_PAYLOAD_MAX + 1
+ * bytes is refused by wslay (close 1009), a message of several frames that
+ * adds up to more by on_chunk (ERROR).
+ *
+ * wslay does not gather messages (no buffering): the frame callbacks take
+ * each piece as wslay unmasks it, and a forwarded port's DATA goes to the
+ * executor's side as it comes, not copied whole twice by wslay first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +54,7 @@
 #include "daemon/store.h"
 
 #define WS_QUEUE_MAX (256 * 1024)
-#define BE_OUT_MAX   (128 * 1024)
+#define BE_OUT_MAX   (512 * 1024)
 #define BE_IN        (GP_CH_HEAD + GP_CH_PAYLOAD_MAX)
 #define STALL_MS     30000
 #define HELLO_MS     10000
@@ -80,10 +85,19 @@ struct sess {
     sstate st;
     int opening; /* its open_thread runs: it is freed only once that ends */
     int be;
+    /* The message being received, piece by piece as wslay unmasks it (it
+     * is set not to buffer messages): a forwarded port's DATA goes to
+     * bout as it comes; any other message is gathered in msg first. */
+    int in_ctrl;   /* the frame is a control frame: wslay answers those */
+    int in_fin;    /* the frame ends its message */
+    int in_type;   /* the message's type byte; -1 until it came */
+    int in_stream; /* a port's DATA, passed on as it comes */
+    size_t in_len; /* payload bytes of the message so far */
+    uint8_t *msg;  /* the payload of a gathered message */
     uint8_t *bin;
     size_t binlen;
     uint8_t *bout;
-    size_t boutlen, boutoff;
+    size_t boutlen, boutoff, boutcap;
     int be_eof;     /* the client's EOF, passed on once bout is written */
     int be_rd_eof;  /* a forwarded port's own EOF, passed to the client */
     int be_wr_gone; /* a terminal's task side takes no more (it closed) */
@@ -330,6 +344,7 @@ static void sess_free(sess *s) {
         cap_give(s->all, s->who.user, s->kind == GP_SESSION_PORT);
     free_argv(s->argv);
     free(s->rb.buf);
+    free(s->msg);
     free(s->bin);
     free(s->bout);
     free(s);
@@ -408,17 +423,33 @@ static void be_put(sess *s, int type, const uint8_t *p, size_t len) {
     if (s->be_wr_gone)
         return;
     size_t need = s->boutlen + len + GP_CH_HEAD;
-    uint8_t *nb = realloc(s->bout, need);
-    if (nb == NULL) {
-        sess_fail(s, "out of memory");
-        return;
+    if (need > s->boutcap && s->boutoff > 0) {
+        memmove(s->bout, s->bout + s->boutoff, s->boutlen - s->boutoff);
+        s->boutlen -= s->boutoff;
+        need -= s->boutoff;
+        s->boutoff = 0;
     }
-    s->bout = nb;
+    if (need > s->boutcap) {
+        /* Doubled: a port's DATA comes in wslay's pieces of 4 KiB, and a
+         * realloc for each was a system call each once bout was large
+         * enough to be mmap'd. */
+        size_t cap = s->boutcap ? s->boutcap : 4096;
+        while (cap < need)
+            cap *= 2;
+        uint8_t *nb = realloc(s->bout, cap);
+        if (nb == NULL) {
+            sess_fail(s, "out of memory");
+            return;
+        }
+        s->bout = nb;
+        s->boutcap = cap;
+    }
     if (s->kind != GP_SESSION_PORT) {
         gp_ch_head(s->bout + s->boutlen, type, len);
         s->boutlen += GP_CH_HEAD;
     }
-    memcpy(s->bout + s->boutlen, p, len);
+    if (len > 0) /* p is NULL for a message without payload */
+        memcpy(s->bout + s->boutlen, p, len);
     s->boutlen += len;
 }
 
@@ -548,20 +579,11 @@ static void *open_thread(void *arg) {
 }
 
 /* A message from the client. */
-static void on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
-                   void *ud) {
-    sess *s = ud;
-    (void)ctx;
-    if (s->st == S_CLOSING || arg->opcode == WSLAY_CONNECTION_CLOSE || arg->opcode == WSLAY_PING ||
-        arg->opcode == WSLAY_PONG)
+/* A whole message from the client (a port's DATA is passed on as it comes
+ * instead: on_chunk). */
+static void on_msg(sess *s, int type, const uint8_t *p, size_t len) {
+    if (s->st == S_CLOSING)
         return;
-    if (arg->opcode != WSLAY_BINARY_FRAME || arg->msg_length < 1) {
-        sess_fail(s, "message: every message is binary: a type byte, then its payload");
-        return;
-    }
-    int type = arg->msg[0];
-    const uint8_t *p = arg->msg + 1;
-    size_t len = arg->msg_length - 1;
     char why[128];
     if (gp_ch_client_check(type, p, len, why, sizeof why) < 0) {
         sess_fail(s, why);
@@ -602,8 +624,74 @@ static void on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_
         be_put(s, type, p, len);
 }
 
+static const char not_binary[] = "message: every message is binary: a type byte, then its payload";
+
+static void on_start(wslay_event_context_ptr ctx,
+                     const struct wslay_event_on_frame_recv_start_arg *arg, void *ud) {
+    sess *s = ud;
+    (void)ctx;
+    s->in_ctrl = (arg->opcode & 0x8) != 0;
+    if (s->in_ctrl)
+        return;
+    s->in_fin = arg->fin;
+    if (arg->opcode == WSLAY_CONTINUATION_FRAME)
+        return; /* wslay checks that a message was begun */
+    if (arg->opcode != WSLAY_BINARY_FRAME && s->st != S_CLOSING)
+        sess_fail(s, not_binary);
+    s->in_type = -1;
+    s->in_stream = 0;
+    s->in_len = 0;
+}
+
+static void on_chunk(wslay_event_context_ptr ctx,
+                     const struct wslay_event_on_frame_recv_chunk_arg *arg, void *ud) {
+    sess *s = ud;
+    (void)ctx;
+    const uint8_t *p = arg->data;
+    size_t n = arg->data_length;
+    if (s->in_ctrl || s->st == S_CLOSING || n == 0)
+        return;
+    if (s->in_type < 0) {
+        s->in_type = *p++;
+        n--;
+        s->in_stream = s->kind == GP_SESSION_PORT && s->in_type == GP_CH_DATA && s->st != S_HELLO &&
+                       s->be_eof == 0;
+    }
+    /* wslay bounds a frame, not a message of many frames. */
+    if (s->in_len + n > GP_CH_PAYLOAD_MAX) {
+        sess_fail(s, "message: the payload is longer than 65536 bytes");
+        return;
+    }
+    if (s->in_stream) {
+        be_put(s, GP_CH_DATA, p, n);
+    } else if (n > 0) {
+        uint8_t *m = realloc(s->msg, s->in_len + n);
+        if (m == NULL) {
+            sess_fail(s, "out of memory");
+            return;
+        }
+        s->msg = m;
+        memcpy(s->msg + s->in_len, p, n);
+    }
+    s->in_len += n;
+}
+
+static void on_end(wslay_event_context_ptr ctx, void *ud) {
+    sess *s = ud;
+    (void)ctx;
+    if (s->in_ctrl || !s->in_fin)
+        return;
+    if (s->st != S_CLOSING && s->in_type < 0)
+        sess_fail(s, not_binary);
+    else if (!s->in_stream)
+        on_msg(s, s->in_type, s->msg, s->in_len);
+    free(s->msg);
+    s->msg = NULL;
+    s->in_type = -1;
+}
+
 /*
- * wslay asks for at most 4 KiB at a time: the socket is read 64 KiB per
+ * wslay asks for at most 4 KiB at a time: the socket is read GP_WS_IO bytes per
  * system call into the session's own buffer (gp_ws_recv_buffered; the bytes
  * that came with the handshake are its first contents), and wslay is served
  * from it. The buffer is freed once taken (or when nothing came), so an idle
@@ -794,9 +882,12 @@ static int sess_arm(sess *s, int64_t now) {
 static void on_ws(sess *s, uint32_t ev) {
     if (s->gone)
         return;
-    if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && wslay_event_recv(s->ctx) != 0) {
-        sess_destroy(s);
-        return;
+    if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+        gp_ws_rbuf_ready(&s->rb);
+        if (wslay_event_recv(s->ctx) != 0) {
+            sess_destroy(s);
+            return;
+        }
     }
     if (s->be >= 0 && s->boutoff < s->boutlen)
         be_write(s);
@@ -829,8 +920,8 @@ static void on_be(sess *s, uint32_t ev) {
 }
 
 static void adopt(gpd__sessions *g, sess *s) {
-    static const struct wslay_event_callbacks cb = {on_recv, on_send, NULL,  NULL,
-                                                    NULL,    NULL,    on_msg};
+    static const struct wslay_event_callbacks cb = {on_recv,  on_send, NULL, on_start,
+                                                    on_chunk, on_end,  NULL};
     s->tws = (tag){s, 0};
     s->tbe = (tag){s, 1};
     s->born_ms = gpd__now_ms();
@@ -844,6 +935,7 @@ static void adopt(gpd__sessions *g, sess *s) {
         return;
     }
     wslay_event_config_set_max_recv_msg_length(s->ctx, GP_CH_PAYLOAD_MAX + 1);
+    wslay_event_config_set_no_buffering(s->ctx, 1);
     s->next = g->live;
     if (g->live != NULL)
         g->live->prev = s;

@@ -12,7 +12,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402
 from taplib import free_port, ok  # noqa: E402
-from wsclient import WS  # noqa: E402
+from wsclient import TYPES, WS  # noqa: E402
 
 SERVER = os.environ["GPUPOOL_SERVER"]
 TA, TB, ADMIN = os.environ["GP_TOKEN_A"], os.environ["GP_TOKEN_B"], os.environ["GP_ADMIN"]
@@ -291,6 +291,41 @@ except RuntimeError as err:
 ok(b"200" in first, "DATA sent in the same write as HELLO reaches the port", first)
 if f:
     f.close()
+
+# A message may come in several frames, a control frame between them, the
+# type byte itself in a continuation (gpupoold passes a port's DATA on as
+# wslay unmasks each piece, and bounds the whole message itself).
+D = bytes([TYPES["DATA"]])
+f = forward_ready(wid, P_HTTP)
+first = b""
+if f:
+    f.frame(2, b"", fin=False)
+    f.frame(0, D + req[:5], fin=False)
+    f.frame(9, b"ping")
+    f.frame(0, req[5:12], fin=False)
+    f.frame(0, req[12:])
+    try:
+        first = f.until(lambda t, p, o: t == "EOF", limit=1 << 22)[2].split(b"\r\n")[0]
+    except (RuntimeError, EOFError, OSError) as err:
+        first = str(err).encode()
+    f.close()
+ok(b"200" in first, "DATA in four frames, a PING between them, reaches the port whole", first)
+for what, frames, want in (
+        ("a text frame", [(1, b"hello", True)], b"every message is binary"),
+        ("an empty message", [(2, b"", True)], b"every message is binary"),
+        ("DATA of 65,537 bytes in two frames", [(2, D + b"x" * 40000, False),
+                                                 (0, b"x" * 25537, True)], b"longer than 65536")):
+    f = forward_ready(wid, P_HTTP)
+    got = b""
+    if f:
+        for op, payload, fin in frames:
+            f.frame(op, payload, fin=fin)
+        try:
+            got = f.until(lambda t, p, o: t == "ERROR")[1]
+        except (RuntimeError, EOFError, OSError) as err:
+            got = str(err).encode()
+        f.close()
+    ok(want in got, f"{what} on a forwarded port is refused with the reason", got)
 
 # A user within their own caps is not cut off: with the daemon's defaults
 # (this daemon sets only --max-user-sessions), 64 forwarded connections (the
