@@ -8,12 +8,14 @@
  * without limits, which test_no_cgroups checks is said in the task's log.
  * Every test uses a parent cgroup of its own and removes it at the end.
  */
+#include <errno.h>
 #include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/gp_error.h"
@@ -287,12 +289,77 @@ START_TEST(test_explicit_mode_that_is_missing) {
 }
 END_TEST
 
+/* Puts this test process into a pids cgroup of its own (v1, or v2 under
+ * the root with pids enabled), written to cg; -1 (and says why) where the
+ * machine does not allow it. */
+static int join_own_pids_cgroup(char *cg, size_t len) {
+    char mnt[PATH_MAX - 64], pid[32];
+    int v2 = gpx__cg_find_mount(0, "pids", mnt, sizeof mnt) < 0;
+    if (v2 && (gpx__cg_find_mount(1, "pids", mnt, sizeof mnt) < 0 ||
+               gpx__cg_write(mnt, "cgroup.subtree_control", "+pids") != 0)) {
+        printf("# SKIP no pids cgroup controller to use here\n");
+        return -1;
+    }
+    snprintf(cg, len, "%s/gpexec-fork-%d", mnt, (int)getpid());
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    if (mkdir(cg, 0755) < 0 || gpx__cg_write(cg, "cgroup.procs", pid) != 0) {
+        printf("# SKIP cannot make and join a pids cgroup under %s\n", mnt);
+        rmdir(cg);
+        return -1;
+    }
+    return 0;
+}
+
+/* A launch whose fork failed for want of a process slot (this process's
+ * pids cgroup full, as a user's or the host's limit would be) failed the
+ * workload at once: GP_ESYS. It may pass: now launch says GP_EAGAIN,
+ * leaves no state directory behind, and the same key launches once a slot
+ * is free. With no slot the daemon's fork fails; with one, the
+ * intermediate's fork of the supervisor. */
+START_TEST(test_fork_without_a_slot_may_pass) {
+    char cg[PATH_MAX];
+    if (join_own_pids_cgroup(cg, sizeof cg) < 0)
+        return;
+    const char *dir = gpt_tmpdir();
+    gp_executor *ex = gpt_open(dir, NULL);
+    for (int slots = 0; slots <= 1; slots++) {
+        char *cur = first_line(cg, "pids.current"), max[32];
+        snprintf(max, sizeof max, "%d", atoi(cur) + slots);
+        free(cur);
+        ck_assert_int_eq(gpx__cg_write(cg, "pids.max", max), 0);
+        const char *argv[] = {"/bin/sh", "-c", "exit 3", NULL};
+        gp_task_launch t;
+        gpt_launch_init(&t, 10 + (uint64_t)slots, argv, dir);
+        char h[GP_HANDLE_MAX] = "", err[GP_ERR_MAX] = "";
+        int rc = gp_exec_launch(ex, &t, h, err, sizeof err);
+        ck_assert_int_eq(gpx__cg_write(cg, "pids.max", "max"), 0);
+        ck_assert_msg(rc == GP_EAGAIN, "%d slot(s): launch: %s (%s)", slots, gp_err_name(rc), err);
+        ck_assert_msg(strstr(err, strerror(EAGAIN)) != NULL, "err: %s", err);
+        char state[64];
+        snprintf(state, sizeof state, "state/w%d.t0.a1", 10 + slots);
+        ck_assert_msg(access(gpt_path(dir, state), F_OK) != 0, "%s was left behind", state);
+        rc = gp_exec_launch(ex, &t, h, err, sizeof err);
+        ck_assert_msg(rc == 0, "the launch again: %s (%s)", gp_err_name(rc), err);
+        ck_assert_int_eq(gpt_exited(ex, h).exit_code, 3);
+        ck_assert_int_eq(gp_exec_reap(ex, h), 0);
+    }
+    gpt_done(ex, dir);
+    char parent[PATH_MAX], pid[32];
+    snprintf(parent, sizeof parent, "%s", cg);
+    *strrchr(parent, '/') = '\0';
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    gpx__cg_write(parent, "cgroup.procs", pid);
+    ck_assert_msg(rmdir(cg) == 0, "cannot remove %s", cg);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_limits_applied);
     tcase_add_test(tc, test_signal_reaches_cgroup_members);
     tcase_add_test(tc, test_process_limit);
     tcase_add_test(tc, test_no_cgroups);
     tcase_add_test(tc, test_explicit_mode_that_is_missing);
+    tcase_add_test(tc, test_fork_without_a_slot_may_pass);
 }
 
 GP_TEST_MAIN("executors/cgroup", add_tests)

@@ -818,7 +818,9 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         rc = gpx__spawn_task(&s, &sp, err, errlen);
         if (rc == 0 && sp.stage != GPX__STAGE_NONE) {
             start_error(t, p->path, p->workdir, sp.stage, sp.start_errno, err, errlen);
-            rc = sp.stage == GPX__STAGE_SUPERVISOR ? GP_ESYS : GP_ENOENT;
+            rc = sp.stage != GPX__STAGE_SUPERVISOR      ? GP_ENOENT
+                 : gpx__spawn_transient(sp.start_errno) ? GP_EAGAIN
+                                                        : GP_ESYS;
         }
     }
     if (rc < 0 && spawned) {
@@ -828,9 +830,10 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     if (rc == 0) {
         gpx__exec_fmt(handle, GP_HANDLE_MAX, "local:%s:%d:%llu", key, (int)sp.spid,
                       (unsigned long long)sp.sstart);
-    } else if (!spawned) {
-        /* Nothing ran: leave no directory that a relaunch would take for a
-         * start in flight. */
+    } else if (!spawned || rc == GP_EAGAIN) {
+        /* Nothing ran (a supervisor that could not fork has reported and
+         * ended): leave no directory that a relaunch of the key, now or
+         * after GP_EAGAIN, would take for a start in flight or a failure. */
         remove_dir(p->dir);
     }
     if (p->log_fd >= 0)

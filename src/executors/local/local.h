@@ -23,6 +23,7 @@
 #ifndef GP_EXECUTORS_LOCAL_H
 #define GP_EXECUTORS_LOCAL_H
 
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -343,9 +344,17 @@ typedef struct gpx__spawned {
  * setsid()s, so neither it nor the task depends on the daemon's life. Returns
  * 0 with *out filled (out->stage says whether the task started), or
  * GP_ESYS/GP_EIO with err set if the supervisor could not be started or
- * vanished before reporting.
+ * vanished before reporting: GP_EAGAIN where the daemon could not fork for
+ * want of processes or memory (gpx__spawn_transient), which may pass.
  */
 int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t errlen);
+
+/* 1 if a fork that failed with errno e may succeed later: no process slot
+ * (a pids cgroup's or the user's limit, the system's pid_max) or no memory
+ * for now. */
+static inline int gpx__spawn_transient(int e) {
+    return e == EAGAIN || e == ENOMEM;
+}
 
 /*
  * Runs argv inside the task whose main process is tpid, as s describes it:

@@ -1007,7 +1007,7 @@ int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t er
         close(rep[0]);
         close(rep[1]);
         gp_errf(err, errlen, "launch: cannot fork: %s", strerror(e));
-        return GP_ESYS;
+        return gpx__spawn_transient(e) ? GP_EAGAIN : GP_ESYS;
     }
     if (mid == 0) {
         close(rep[0]);
