@@ -6,7 +6,8 @@
 # (numbers, or a GPU's UUID), in that order, into the descriptor; a job
 # without GPUs ("NoDevFiles", empty or unset) gets none, and neither does
 # one whose NVML cannot be loaded, whose command runs all the same. The
-# command never gets the descriptor.
+# command never gets the descriptor. Then `sample FD LIB`, a batch task's
+# sampler.
 set -u
 build=${GP_BUILD:-build}
 . tests/lib/tap.sh
@@ -51,4 +52,24 @@ tap_is "CUDA_VISIBLE_DEVICES unset: no record" "$(rec unset)" ""
 tap_is "NVML not loadable: no record" "$(rec nolib)" ""
 tap_ok "and the session is told why" grep -q "GPU use is not sampled.*no-such-libnvidia-ml" "$T/nolib.out"
 tap_ok "the command does not get the descriptor" grep -q "^no fd 8" "$T/two.out"
+
+# `sample FD LIB`, a batch task's sampler: started in the background by a
+# shell (its job script), it writes the same record, shrugs off the
+# checkpoint signal, and ends with the shell that started it.
+: >"$T/batch.rec"
+CUDA_VISIBLE_DEVICES=0 sh -c '"$0" sample 8 "$1" 8<>"$2" & echo $! >"$3"; exec sleep 600'     "$build/gpupool-slurm-session" "$T/libnvidia-ml.so.1" "$T/batch.rec" "$T/batch.pid" &
+shell=$!
+i=0
+while [ ! -s "$T/batch.rec" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+tap_is "a batch task's sampler writes the record" "$(rec batch)" "gpupool-gpu-use n=1 busy=100 mem=0"
+sampler=$(cat "$T/batch.pid")
+ign=$(awk '/^SigIgn:/ { print $2 }' "/proc/$sampler/status")
+tap_ok "it ignores the checkpoint signal (SIGTERM)" test $((0x$ign & 0x4000)) -ne 0
+kill -KILL "$shell"
+i=0
+while kill -0 "$sampler" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+tap_ok "it ends with the shell that started it" sh -c "! kill -0 $sampler 2>/dev/null"
+tap_is "malformed: a descriptor out of range" \
+    "$("$build/gpupool-slurm-session" sample 2 "$T/libnvidia-ml.so.1" 2>&1 >/dev/null | head -1)" \
+    "usage: gpupool-slurm-session serve NAME [--gpu-use FD --nvml LIB] -- COMMAND [ARG...]"
 tap_done

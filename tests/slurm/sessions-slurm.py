@@ -10,7 +10,9 @@ whole GPU (a job of its own, whose record its user writes) and on a
 fraction (a step of its holder, through the descriptor its root script
 opened): gpupool-slurm-session samples the job's GPUs with the fake NVML of
 the tests, whose busy figure the test sets in the fake.env file beside it
-(GP_FAKE_ENV). Waits on conditions, never on fixed sleeps."""
+(GP_FAKE_ENV); batch workloads' GPUs are sampled too, by a sampler beside
+the command that the command cannot write through and that ends with the
+job. Waits on conditions, never on fixed sleeps."""
 import json
 import os
 import re
@@ -18,6 +20,7 @@ import subprocess
 import struct
 import sys
 import time
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
@@ -145,17 +148,25 @@ def busy_on(wid):
             if m and line.startswith("gpupool_gpu_busy_ratio{") and f'node="{m[1]}"' in line]
 
 
-set_busy(40)
-ids = []
-for gpu in ("1", "0.5"):
-    body = {"project": "proj", "command": ["/bin/sh", "-i"], "gpu": gpu, "tty": True}
-    code, j = api("POST", "/api/v1/workloads", TA, body)
-    ids.append(j.get("id"))
-    ok(code == 201 and wait_for(lambda: state(ids[-1]) == "running", limit=90) == True,
-       f"a session on {gpu} GPU runs", (code, j))
-for wid, gpu in zip(ids, ("1", "0.5")):
-    ok(wait_for(lambda: "0.4" in busy_on(wid), limit=60),
-       f"its job's GPU use reaches gpupoold ({gpu} GPU): busy 0.4 in /metrics", busy_on(wid))
+def sampled_pair(what, extra):
+    """Runs a workload (what, body fields extra) on 1 and on 0.5 GPU with the
+    fake NVML 40% busy, until each one's busy figure reaches /metrics; their
+    ids."""
+    set_busy(40)
+    ids = []
+    for gpu in ("1", "0.5"):
+        code, j = api("POST", "/api/v1/workloads", TA, dict(extra, project="proj", gpu=gpu))
+        ids.append(j.get("id"))
+        ok(code == 201 and wait_for(lambda: state(ids[-1]) == "running", limit=90) == True,
+           f"a {what} on {gpu} GPU runs", (code, j))
+    for wid, gpu in zip(ids, ("1", "0.5")):
+        ok(wait_for(lambda: "0.4" in busy_on(wid), limit=60),
+           f"its job's GPU use reaches gpupoold ({what}, {gpu} GPU): busy 0.4 in /metrics",
+           busy_on(wid))
+    return ids
+
+
+ids = sampled_pair("session", {"command": ["/bin/sh", "-i"], "tty": True})
 code, j = api("PATCH", "/api/v1/queues/proj", ADMIN, {"idle_gpu_timeout": "10s"})
 ok(code == 200, "the project's idle GPU timeout set to 10 s", j)
 set_busy(0)
@@ -170,4 +181,40 @@ for wid, gpu in zip(ids, ("1", "0.5")):
     ok(code in (200, 202) and wait_for(lambda: state(wid) == "running", limit=90) == True,
        f"its owner resumes the session on {gpu} GPU: running again", (code, j, state(wid)))
     api("DELETE", f"/api/v1/workloads/{wid}", TA)
+
+# A batch task's GPU use is sampled too (usage's "used"; before, it was
+# unknown for every batch job on Slurm), by a sampler its job script starts
+# beside the command, which does not get the record's descriptor and ends
+# with its own status; the sampler ends with the job.
+
+
+def log_of(wid):
+    req = urllib.request.Request(SERVER + f"/api/v1/workloads/{wid}/logs",
+                                 headers={"Authorization": f"Bearer {TA}"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.read().decode(errors="replace")
+    except urllib.error.HTTPError:
+        return ""
+
+
+def samplers():
+    return subprocess.run(["pgrep", "-f", "gpupool-slurm-session sample "], capture_output=True,
+                          text=True).stdout.split()
+
+
+ids = sampled_pair("batch workload", {"command": [
+    "/bin/sh", "-c", "[ -e /proc/$$/fd/8 ] && echo fd8-open || echo fd8-closed; exec sleep 600"]})
+for wid, gpu in zip(ids, ("1", "0.5")):
+    ok(wait_for(lambda: "fd8-" in log_of(wid)) and "fd8-closed" in log_of(wid),
+       f"the batch command ({gpu} GPU) does not get the record's descriptor", log_of(wid)[-300:])
+for wid in ids:
+    api("DELETE", f"/api/v1/workloads/{wid}", TA)
+code, j = api("POST", "/api/v1/workloads", TA,
+              {"project": "proj", "gpu": "1", "command": ["/bin/sh", "-c", "sleep 6; exit 3"]})
+wid = j.get("id")
+ok(code == 201 and wait_for(lambda: state(wid) == "failed", limit=120) == True,
+   "a sampled batch command's own status is its workload's: exit 3, failed", state(wid))
+ok(wait_for(lambda: not samplers(), limit=60) == True,
+   "no sampler outlives its job (ended or cancelled)", samplers())
 taplib.done()

@@ -8,8 +8,8 @@
 # cases of tests/slurm/sessions-slurm.py: the session is a step of the
 # workload's own job, exec sees the job's environment, and a session past
 # its project's maximum length is told on its terminal, suspended and
-# resumed, and a session left idle past its project's idle GPU timeout is
-# suspended and resumed. gpupoold reaches each task by `srun --overlap`
+# resumed, a session left idle past its project's idle GPU timeout is
+# suspended and resumed, and batch workloads' GPU use is sampled too. gpupoold reaches each task by `srun --overlap`
 # into its job.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh

@@ -238,15 +238,24 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         snprintf(as_user, sizeof as_user,
                  "setpriv --reuid=%u --regid=%u --init-groups --no-new-privs -- ", (unsigned)u->uid,
                  (unsigned)u->gid);
-    /* An interactive task's session server samples its GPUs into a record
-     * this script opens (as root for a slice, whose directory stays
-     * gpupoold's; as the user in its own directory otherwise), so that the
-     * user writes it only through the descriptor (gpuuse.h). Without it
-     * the session runs all the same. */
-    int use = t->tty && sx->nvml[0] != '\0';
+    /* A task with GPUs has them sampled into a record this script opens
+     * (as root for a slice, whose directory stays gpupoold's; as the user
+     * in its own directory otherwise), so that the user writes it only
+     * through the descriptor (gpuuse.h): by an interactive task's session
+     * server, or for a batch task by the sampler started here beside the
+     * command, which does not get the descriptor. Without it the task runs
+     * all the same. */
+    int use = gpx__slurm_samples(sx, t);
     if (use)
         fprintf(f, "{ exec 8>'%s/%s'; } 2>/dev/null || exec 8>/dev/null\n", dir,
                 gpx__slurm_gpu_use_file(u, slice));
+    if (use && !t->tty) {
+        fputs(as_user, f);
+        put_quoted(f, sx->session_prog);
+        fputs(" sample 8 ", f);
+        put_quoted(f, sx->nvml);
+        fputs(" &\ngp_sampler=$!\n", f);
+    }
     checkpoint_fence(f, as_user, ckpt_dir, t->attempt);
     fputs(as_user, f);
     fputs("/bin/sh -c 'mkdir -p \"$0\" && cd \"$0\" || { echo \"=== gpupool: cannot enter "
@@ -272,10 +281,14 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         fputc(' ', f);
         put_quoted(f, t->argv[i]);
     }
+    if (use && !t->tty)
+        fputs(" 8>&-", f);
     /* A job of another user records its end in its own directory; the
      * task directory stays gpupoold's. */
     const char *x = u->switch_to && !slice ? "/user" : "";
     fputs("\nstatus=$?\n", f);
+    if (use && !t->tty)
+        fputs("kill -KILL $gp_sampler 2>/dev/null\n", f);
     fputs("printf 'status=%d\\n' \"$status\" >", f);
     fprintf(f, "'%s%s/exit.tmp' && mv -f '%s%s/exit.tmp' '%s%s/exit'\n", dir, x, dir, x, dir, x);
     fputs("echo \"=== gpupool: attempt ended $(date -u +%FT%TZ) with status $status\"\n"

@@ -67,19 +67,26 @@ void gpx__slurm_sess_name(const gpx__slurm *sx, const char *key, char *buf, size
     snprintf(buf, len, "gp-%s.%s", sx->tag, key);
 }
 
-int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u, const gp_task_launch *t) {
-    char text[64], bound[GP_NAME_MAX + 8 * GP_MAX_GPUS_PER_NODE + 8];
+int gpx__slurm_samples(const gpx__slurm *sx, const gp_task_launch *t) {
+    return sx->nvml[0] != '\0' && t->binding != NULL && t->binding->nslices > 0;
+}
+
+int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u) {
+    char text[64];
     snprintf(text, sizeof text, "%u %u\n", (unsigned)(u->switch_to ? u->uid : getuid()),
              (unsigned)(u->switch_to ? u->gid : getgid()));
+    return gpx__slurm_write(dir, "tty", text) < 0 ? GP_ESYS : 0;
+}
+
+int gpx__slurm_bound_mark(const char *dir, const gp_task_launch *t) {
+    char bound[GP_NAME_MAX + 8 * GP_MAX_GPUS_PER_NODE + 8];
     size_t k = (size_t)snprintf(bound, sizeof bound, "%s ", t->node->name);
     for (int i = 0; t->binding != NULL && i < t->binding->nslices && k < sizeof bound; i++)
         k += (size_t)snprintf(bound + k, sizeof bound - k, "%s%d", i ? "," : "",
                               (int)t->binding->slices[i].gpu);
     if (k < sizeof bound)
         snprintf(bound + k, sizeof bound - k, "\n");
-    return gpx__slurm_write(dir, "tty", text) < 0 || gpx__slurm_write(dir, "bound", bound) < 0
-               ? GP_ESYS
-               : 0;
+    return gpx__slurm_write(dir, "bound", bound) < 0 ? GP_ESYS : 0;
 }
 
 const char *gpx__slurm_gpu_use_file(const gpx__slurm_user *u, int slice) {
@@ -136,8 +143,7 @@ int gpx__slurm_gpu_usage(gpx__slurm *sx, gp_exec_gpu_usage *u) {
         return GP_ENOTSUP;
     }
     snprintf(u->note, sizeof u->note,
-             "GPU use of interactive tasks, sampled in their jobs with NVML; unknown for batch "
-             "jobs");
+             "GPU use of every task with GPUs, sampled in its job with NVML");
     DIR *d = opendir(sx->state_dir);
     if (d == NULL)
         return 0;

@@ -395,8 +395,10 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
             rc = GP_ESYS;
         }
     }
-    if (rc == 0 && t->tty && (rc = gpx__slurm_sess_mark(dir, &u, t)) < 0)
+    if (rc == 0 && t->tty && (rc = gpx__slurm_sess_mark(dir, &u)) < 0)
         gp_errf(err, errlen, "state_dir: cannot write %s/tty", dir);
+    if (rc == 0 && gpx__slurm_samples(sx, t) && (rc = gpx__slurm_bound_mark(dir, t)) < 0)
+        gp_errf(err, errlen, "state_dir: cannot write %s/bound", dir);
     if (rc == 0)
         rc = gpx__slurm_write_script(sx, t, dir, ckpt_dir, frac >= 0, &u, err, errlen);
     if (rc == 0 && frac >= 0) {

@@ -323,10 +323,18 @@ void gpx__slurm_slice_reap(const gpx__slurm *sx, const char *dir, const char *ke
 void gpx__slurm_sess_name(const gpx__slurm *sx, const char *key, char *buf, size_t len);
 
 /* Records, in the task directory dir, that the task t of user u has a
- * terminal and whom its session server runs as ("tty"), and its node and
- * GPUs ("bound": "<node> <gpu>,<gpu>...", gpupool's numbers) for
+ * terminal and whom its session server runs as ("tty"). 0 or GP_ESYS. */
+int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u);
+
+/* 1 if the job of task t samples its GPUs (it has some, and nvml is not
+ * off): its script opens the record and starts the sampler, and launch
+ * records its node and GPUs with gpx__slurm_bound_mark. */
+int gpx__slurm_samples(const gpx__slurm *sx, const gp_task_launch *t);
+
+/* Records, in the task directory dir, the node and GPUs of task t
+ * ("bound": "<node> <gpu>,<gpu>...", gpupool's numbers) for
  * gpx__slurm_gpu_usage. 0 or GP_ESYS. */
-int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u, const gp_task_launch *t);
+int gpx__slurm_bound_mark(const char *dir, const gp_task_launch *t);
 
 /* The name of an interactive task's GPU use record in its task directory:
  * "user/gpu-use" for a job of another user on whole GPUs (its script runs

@@ -27,6 +27,14 @@
  *     session on Slurm as it does on its own host. The descriptor never
  *     reaches COMMAND.
  *
+ *   gpupool-slurm-session sample FD LIB
+ *     The same sampler for a batch task: its job script starts it in the
+ *     background, on the record it opened as FD, before the command (which
+ *     does not get FD), and kills it once the command has ended; it also
+ *     ends with the script (PR_SET_PDEATHSIG) and ignores the checkpoint
+ *     signals, so that usage's "used" is known for batch work on Slurm as
+ *     it is on gpupoold's own host.
+ *
  *   gpupool-slurm-session connect NAME
  *     What gpupoold runs in the job with `srun --jobid J --overlap` to open
  *     a session: it connects to NAME's socket (as the same user) and relays
@@ -225,11 +233,12 @@ static int job_gpus(gpx__nvml *nv, unsigned *idx, int max) {
     return n;
 }
 
-/* The sampler, a child of the server that ends with it: samples the job's
- * GPUs each second and writes a record into fd every GPU_USE_WRITE_S
- * seconds, busy the mean of its samples rounded up (so that any busy
- * second shows) or -1 if any was unknown. */
-static void sample_gpus(int fd, const char *lib, pid_t server) {
+/* The sampler, a child of the server (or of a batch task's job script)
+ * that ends with its parent: samples the job's GPUs each second and writes
+ * a record into fd every GPU_USE_WRITE_S seconds, busy the mean of its
+ * samples rounded up (so that any busy second shows) or -1 if any was
+ * unknown. */
+static void sample_gpus(int fd, const char *lib, pid_t parent) {
     char err[256];
     gpx__nvml nv;
     const char *visible = getenv("CUDA_VISIBLE_DEVICES");
@@ -237,8 +246,8 @@ static void sample_gpus(int fd, const char *lib, pid_t server) {
         _exit(0); /* a job without GPUs */
     if (gpx__nvml_open(&nv, lib, 1, err, sizeof err) < 0) {
         fprintf(stderr,
-                "gpupool: this session's GPU use is not sampled, so its project's idle GPU "
-                "timeout cannot see it: %s\n",
+                "gpupool: this task's GPU use is not sampled, so neither its project's idle "
+                "GPU timeout nor usage's \"used\" can see it: %s\n",
                 err);
         _exit(0);
     }
@@ -251,7 +260,7 @@ static void sample_gpus(int fd, const char *lib, pid_t server) {
     int64_t sum[GPX__GPU_USE_MAX];
     int unknown[GPX__GPU_USE_MAX];
     gpx__gpu_use u = {.n = n};
-    for (int taken = 0; getppid() == server;) {
+    for (int taken = 0; getppid() == parent;) {
         if (taken == 0) {
             memset(sum, 0, sizeof sum);
             memset(unknown, 0, sizeof unknown);
@@ -294,6 +303,22 @@ static pid_t start_sampler(int use_fd, const char *lib) {
     if (use_fd >= 0)
         close(use_fd);
     return pid;
+}
+
+/* sample FD LIB: samples for the job script that started it, until the
+ * script ends or kills it. */
+static int sample_for_script(int use_fd, const char *lib) {
+    pid_t script = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != script)
+        return 0; /* the script ended before PDEATHSIG was set */
+    for (size_t i = 0; i < sizeof ckpt_signals / sizeof ckpt_signals[0]; i++)
+        signal(ckpt_signals[i], SIG_IGN);
+    struct stat st;
+    if (fstat(use_fd, &st) < 0 || !S_ISREG(st.st_mode))
+        return 0; /* the record could not be opened: /dev/null */
+    sample_gpus(use_fd, lib, script);
+    return 0;
 }
 
 static int serve(const char *name, int use_fd, const char *nvml, char **argv) {
@@ -500,22 +525,26 @@ static int relay(const char *name) {
     }
 }
 
+/* A descriptor number given on the command line (3 to 1023), or -1. */
+static int fd_arg(const char *s) {
+    char *end;
+    long fd = strtol(s, &end, 10);
+    return *end == '\0' && fd > 2 && fd < 1024 ? (int)fd : -1;
+}
+
 /* serve's options after NAME, up to "--": 0 with *use_fd and *nvml set
  * (-1 and NULL when absent), *cmd the index of COMMAND; -1 if malformed. */
 static int serve_opts(int argc, char **argv, int *use_fd, const char **nvml, int *cmd) {
     int i = 3;
     *use_fd = -1;
     *nvml = NULL;
-    for (; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2) {
-        char *end;
-        long fd = strtol(argv[i + 1], &end, 10);
-        if (strcmp(argv[i], "--gpu-use") == 0 && *end == '\0' && fd > 2 && fd < 1024)
-            *use_fd = (int)fd;
+    for (; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2)
+        if (strcmp(argv[i], "--gpu-use") == 0 && fd_arg(argv[i + 1]) >= 0)
+            *use_fd = fd_arg(argv[i + 1]);
         else if (strcmp(argv[i], "--nvml") == 0 && argv[i + 1][0] != '\0')
             *nvml = argv[i + 1];
         else
             return -1;
-    }
     *cmd = i + 1;
     return i < argc && strcmp(argv[i], "--") == 0 && *cmd < argc ? 0 : -1;
 }
@@ -531,8 +560,11 @@ int main(int argc, char **argv) {
     }
     if (argc == 3 && strcmp(argv[1], "connect") == 0 && name_ok(argv[2]))
         return relay(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "sample") == 0 && fd_arg(argv[2]) >= 0 && argv[3][0] != '\0')
+        return sample_for_script(fd_arg(argv[2]), argv[3]);
     fprintf(stderr, "usage: gpupool-slurm-session serve NAME [--gpu-use FD --nvml LIB] -- "
                     "COMMAND [ARG...]\n"
+                    "       gpupool-slurm-session sample FD LIB\n"
                     "       gpupool-slurm-session connect NAME\n"
                     "(run inside Slurm jobs by gpupool's slurm executor)\n");
     return 2;
