@@ -54,11 +54,15 @@
 #include "daemon/store.h"
 
 #define WS_QUEUE_MAX (256 * 1024)
-#define BE_OUT_MAX   (512 * 1024)
-#define BE_IN        (GP_CH_HEAD + GP_CH_PAYLOAD_MAX)
-#define STALL_MS     30000
-#define HELLO_MS     10000
-#define MAX_ARGV     256
+#define BE_OUT_MAX   (256 * 1024)
+/* The most bout needs: BE_OUT_MAX, then what one read of the socket brought
+ * (it is served whatever bout holds; a message's head there, 5 bytes, is
+ * shorter than its frame's, a client's frames being masked). */
+#define BOUT_ROOM (BE_OUT_MAX + GP_WS_IO)
+#define BE_IN     (GP_CH_HEAD + GP_CH_PAYLOAD_MAX)
+#define STALL_MS  30000
+#define HELLO_MS  10000
+#define MAX_ARGV  256
 
 typedef enum { S_HELLO, S_OPENING, S_OPEN, S_CLOSING } sstate;
 
@@ -436,6 +440,8 @@ static void be_put(sess *s, int type, const uint8_t *p, size_t len) {
         size_t cap = s->boutcap ? s->boutcap : 4096;
         while (cap < need)
             cap *= 2;
+        if (cap > BOUT_ROOM)
+            cap = need > BOUT_ROOM ? need : BOUT_ROOM;
         uint8_t *nb = realloc(s->bout, cap);
         if (nb == NULL) {
             sess_fail(s, "out of memory");
