@@ -28,6 +28,7 @@ FUZZ_COMMON := $(BUILD)/libgpcommon.a $(OBJ)/src/common/error.o
 # What each target links besides its own object and the driver.
 FUZZ_DEPS_units := $(FUZZ_COMMON)
 FUZZ_DEPS_channel := $(FUZZ_COMMON)
+FUZZ_DEPS_ws-in := $(FUZZ_COMMON)
 FUZZ_DEPS_http-response := $(FUZZ_COMMON)
 FUZZ_DEPS_request := $(OBJ)/src/daemon/request.o $(OBJ)/src/daemon/util.o $(FUZZ_COMMON) $(ENGINE_LIB)
 FUZZ_DEPS_queue-body := $(FUZZ_DEPS_request)
@@ -41,6 +42,7 @@ FUZZ_DEPS_interposer-env := $(OBJ)/src/interpose/config.o $(FUZZ_COMMON)
 FUZZ_DEPS_sim-trace := $(SIM_LIB) $(ENGINE_LIB)
 FUZZ_DEPS_http-head := $(OBJ)/src/daemon/http-head.o $(OBJ)/src/daemon/util.o $(FUZZ_COMMON)
 # Targets that need more libraries than jansson.
+FUZZ_LIBS_ws-in := -lwslay
 FUZZ_LIBS_http-head := $(shell pkg-config --libs libmicrohttpd)
 $(OBJ)/fuzz/http-head.o: CPPFLAGS += $(shell pkg-config --cflags libmicrohttpd)
 

@@ -4,7 +4,8 @@
  * the shape wslay's callbacks want (EAGAIN becomes WSLAY_ERR_WOULDBLOCK, the
  * peer's end or an error WSLAY_ERR_CALLBACK_FAILURE), and a read buffer in
  * front of wslay's recv callback: wslay asks for at most 4 KiB at a time,
- * the socket is read GP_WS_IO bytes per system call. Framing is wslay's.
+ * the socket is read GP_WS_IO bytes per system call; and a client's messages
+ * taken in pieces as wslay unmasks them (gp_ws_in). Framing is wslay's.
  */
 #ifndef GP_WS_H
 #define GP_WS_H
@@ -13,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <wslay/wslay.h>
+
+#include "common/gp_channel.h"
 
 /* recv() on fd for wslay's recv callback: the bytes read, or -1 with the
  * context's error set. */
@@ -55,5 +58,50 @@ static inline void gp_ws_rbuf_ready(gp_ws_rbuf *rb) {
 static inline int gp_ws_rbuf_held(const gp_ws_rbuf *rb) {
     return rb->off < rb->len;
 }
+
+/*
+ * A client's messages as wslay hands them over with its buffering off
+ * (wslay_event_config_set_no_buffering; the frame callbacks call the three
+ * functions below): each message a type byte, then its payload, in pieces
+ * as wslay unmasks them. A message the owner streams (stream() says so once
+ * its type is known) goes to piece() as it comes; any other is gathered and
+ * goes whole to whole(). A message of several frames is bounded here, to
+ * GP_CH_PAYLOAD_MAX bytes of payload (wslay bounds each frame only). Control
+ * frames, which wslay answers itself, are passed over.
+ */
+typedef struct gp_ws_in {
+    int (*stream)(void *ud, int type);
+    void (*piece)(void *ud, const uint8_t *p, size_t n);
+    void (*whole)(void *ud, int type, const uint8_t *p, size_t n);
+    void *ud;
+    int ctrl, fin; /* the frame now: a control frame; the message's last */
+    int type;      /* the message's type byte; -1 until it came */
+    int streaming; /* stream() said yes */
+    size_t len;    /* payload bytes so far */
+    uint8_t *msg;  /* a gathered payload (malloc'd; gp_ws_in_free) */
+} gp_ws_in;
+
+#define GP_WS_IN_NOT_BINARY (-1)
+#define GP_WS_IN_TOO_LONG   (-2)
+#define GP_WS_IN_NOMEM      (-3)
+
+/* A frame begins (wslay's on_frame_recv_start). 0, or GP_WS_IN_NOT_BINARY
+ * where a message begins that is not binary. */
+int gp_ws_in_start(gp_ws_in *in, int opcode, int fin);
+
+/* A piece of the frame (on_frame_recv_chunk). 0, or GP_WS_IN_TOO_LONG,
+ * GP_WS_IN_NOMEM: the message is then dropped. */
+int gp_ws_in_chunk(gp_ws_in *in, const uint8_t *p, size_t n);
+
+/* The frame is over (on_frame_recv_end): a gathered message that is whole
+ * goes to whole(). 0, or GP_WS_IN_NOT_BINARY for a message without its
+ * type byte. */
+int gp_ws_in_end(gp_ws_in *in);
+
+/* The sentence for a GP_WS_IN_* code, naming what was wrong. */
+const char *gp_ws_in_why(int rc);
+
+/* Frees what a message half received holds. */
+void gp_ws_in_free(gp_ws_in *in);
 
 #endif /* GP_WS_H */

@@ -1,7 +1,8 @@
 /*
  * ws.c — the socket side of a libwslay WebSocket (gp_ws.h): reads and
  * writes in the shape wslay's callbacks want, and the read buffer that
- * makes each recv() take up to GP_WS_IO bytes instead of wslay's 4 KiB.
+ * makes each recv() take up to GP_WS_IO bytes instead of wslay's 4 KiB;
+ * and a client's messages taken in pieces as wslay unmasks them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -78,4 +79,76 @@ ssize_t gp_ws_recv_buffered(wslay_event_context_ptr ctx, int fd, gp_ws_rbuf *rb,
     if (rb->off == rb->len)
         rbuf_drop(rb);
     return (ssize_t)n;
+}
+
+/* ---- A client's messages in pieces --------------------------------------- */
+
+int gp_ws_in_start(gp_ws_in *in, int opcode, int fin) {
+    in->ctrl = (opcode & 0x8) != 0;
+    if (in->ctrl)
+        return 0;
+    in->fin = fin;
+    if (opcode == WSLAY_CONTINUATION_FRAME)
+        return 0; /* wslay checks that a message was begun */
+    free(in->msg);
+    in->msg = NULL;
+    in->type = -1;
+    in->streaming = 0;
+    in->len = 0;
+    return opcode == WSLAY_BINARY_FRAME ? 0 : GP_WS_IN_NOT_BINARY;
+}
+
+int gp_ws_in_chunk(gp_ws_in *in, const uint8_t *p, size_t n) {
+    if (in->ctrl || n == 0)
+        return 0;
+    if (in->type < 0) {
+        in->type = *p++;
+        n--;
+        in->streaming = in->stream(in->ud, in->type);
+    }
+    if (in->len + n > GP_CH_PAYLOAD_MAX)
+        return GP_WS_IN_TOO_LONG;
+    if (n == 0)
+        return 0;
+    if (in->streaming) {
+        in->piece(in->ud, p, n);
+    } else {
+        uint8_t *m = realloc(in->msg, in->len + n);
+        if (m == NULL)
+            return GP_WS_IN_NOMEM;
+        in->msg = m;
+        memcpy(in->msg + in->len, p, n);
+    }
+    in->len += n;
+    return 0;
+}
+
+int gp_ws_in_end(gp_ws_in *in) {
+    if (in->ctrl || !in->fin)
+        return 0;
+    int rc = in->type < 0 ? GP_WS_IN_NOT_BINARY : 0;
+    if (rc == 0 && !in->streaming)
+        in->whole(in->ud, in->type, in->msg, in->len);
+    gp_ws_in_free(in);
+    in->type = -1;
+    in->len = 0;
+    return rc;
+}
+
+const char *gp_ws_in_why(int rc) {
+    switch (rc) {
+    case GP_WS_IN_NOT_BINARY:
+        return "message: every message is binary: a type byte, then its payload";
+    case GP_WS_IN_TOO_LONG:
+        return "message: the payload is longer than 65536 bytes";
+    case GP_WS_IN_NOMEM:
+        return "out of memory";
+    default:
+        return "message: malformed";
+    }
+}
+
+void gp_ws_in_free(gp_ws_in *in) {
+    free(in->msg);
+    in->msg = NULL;
 }

@@ -91,13 +91,8 @@ struct sess {
     int be;
     /* The message being received, piece by piece as wslay unmasks it (it
      * is set not to buffer messages): a forwarded port's DATA goes to
-     * bout as it comes; any other message is gathered in msg first. */
-    int in_ctrl;   /* the frame is a control frame: wslay answers those */
-    int in_fin;    /* the frame ends its message */
-    int in_type;   /* the message's type byte; -1 until it came */
-    int in_stream; /* a port's DATA, passed on as it comes */
-    size_t in_len; /* payload bytes of the message so far */
-    uint8_t *msg;  /* the payload of a gathered message */
+     * bout as it comes; any other message is gathered first (on_msg). */
+    gp_ws_in in;
     uint8_t *bin;
     size_t binlen;
     uint8_t *bout;
@@ -348,7 +343,7 @@ static void sess_free(sess *s) {
         cap_give(s->all, s->who.user, s->kind == GP_SESSION_PORT);
     free_argv(s->argv);
     free(s->rb.buf);
-    free(s->msg);
+    gp_ws_in_free(&s->in);
     free(s->bin);
     free(s->bout);
     free(s);
@@ -584,7 +579,6 @@ static void *open_thread(void *arg) {
     return NULL;
 }
 
-/* A message from the client. */
 /* A whole message from the client (a port's DATA is passed on as it comes
  * instead: on_chunk). */
 static void on_msg(sess *s, int type, const uint8_t *p, size_t len) {
@@ -630,70 +624,45 @@ static void on_msg(sess *s, int type, const uint8_t *p, size_t len) {
         be_put(s, type, p, len);
 }
 
-static const char not_binary[] = "message: every message is binary: a type byte, then its payload";
+/* A port's DATA that is not after its EOF, once the session is past
+ * HELLO, is passed on as it comes (in_piece); on_msg judges the rest. */
+static int in_stream(void *ud, int type) {
+    sess *s = ud;
+    return s->kind == GP_SESSION_PORT && type == GP_CH_DATA && s->st != S_HELLO && s->be_eof == 0;
+}
+
+static void in_piece(void *ud, const uint8_t *p, size_t n) {
+    be_put(ud, GP_CH_DATA, p, n);
+}
+
+static void in_whole(void *ud, int type, const uint8_t *p, size_t n) {
+    on_msg(ud, type, p, n);
+}
 
 static void on_start(wslay_event_context_ptr ctx,
                      const struct wslay_event_on_frame_recv_start_arg *arg, void *ud) {
     sess *s = ud;
     (void)ctx;
-    s->in_ctrl = (arg->opcode & 0x8) != 0;
-    if (s->in_ctrl)
-        return;
-    s->in_fin = arg->fin;
-    if (arg->opcode == WSLAY_CONTINUATION_FRAME)
-        return; /* wslay checks that a message was begun */
-    if (arg->opcode != WSLAY_BINARY_FRAME && s->st != S_CLOSING)
-        sess_fail(s, not_binary);
-    s->in_type = -1;
-    s->in_stream = 0;
-    s->in_len = 0;
+    int rc = gp_ws_in_start(&s->in, arg->opcode, arg->fin);
+    if (rc < 0 && s->st != S_CLOSING)
+        sess_fail(s, gp_ws_in_why(rc));
 }
 
 static void on_chunk(wslay_event_context_ptr ctx,
                      const struct wslay_event_on_frame_recv_chunk_arg *arg, void *ud) {
     sess *s = ud;
     (void)ctx;
-    const uint8_t *p = arg->data;
-    size_t n = arg->data_length;
-    if (s->in_ctrl || s->st == S_CLOSING || n == 0)
-        return;
-    if (s->in_type < 0) {
-        s->in_type = *p++;
-        n--;
-        s->in_stream = s->kind == GP_SESSION_PORT && s->in_type == GP_CH_DATA && s->st != S_HELLO &&
-                       s->be_eof == 0;
-    }
-    /* wslay bounds a frame, not a message of many frames. */
-    if (s->in_len + n > GP_CH_PAYLOAD_MAX) {
-        sess_fail(s, "message: the payload is longer than 65536 bytes");
-        return;
-    }
-    if (s->in_stream) {
-        be_put(s, GP_CH_DATA, p, n);
-    } else if (n > 0) {
-        uint8_t *m = realloc(s->msg, s->in_len + n);
-        if (m == NULL) {
-            sess_fail(s, "out of memory");
-            return;
-        }
-        s->msg = m;
-        memcpy(s->msg + s->in_len, p, n);
-    }
-    s->in_len += n;
+    int rc;
+    if (s->st != S_CLOSING && (rc = gp_ws_in_chunk(&s->in, arg->data, arg->data_length)) < 0)
+        sess_fail(s, gp_ws_in_why(rc));
 }
 
 static void on_end(wslay_event_context_ptr ctx, void *ud) {
     sess *s = ud;
     (void)ctx;
-    if (s->in_ctrl || !s->in_fin)
-        return;
-    if (s->st != S_CLOSING && s->in_type < 0)
-        sess_fail(s, not_binary);
-    else if (!s->in_stream)
-        on_msg(s, s->in_type, s->msg, s->in_len);
-    free(s->msg);
-    s->msg = NULL;
-    s->in_type = -1;
+    int rc = gp_ws_in_end(&s->in); /* on_msg passes over a closing session's */
+    if (rc < 0 && s->st != S_CLOSING)
+        sess_fail(s, gp_ws_in_why(rc));
 }
 
 /*
@@ -930,6 +899,8 @@ static void adopt(gpd__sessions *g, sess *s) {
                                                     on_chunk, on_end,  NULL};
     s->tws = (tag){s, 0};
     s->tbe = (tag){s, 1};
+    s->in =
+        (gp_ws_in){.stream = in_stream, .piece = in_piece, .whole = in_whole, .ud = s, .type = -1};
     s->born_ms = gpd__now_ms();
     int fl = fcntl(s->fd, F_GETFL);
     fcntl(s->fd, F_SETFL, fl | O_NONBLOCK);
