@@ -1,9 +1,10 @@
 /*
  * cmd-session.c — interactive work from the command line: `run -it`,
  * `attach`, `exec`, `port-forward` and `notebook`. Each session is one
- * WebSocket (RFC 6455, framed by libwslay) to gpupoold's session routes,
- * carrying the channel messages of common/gp_channel.h (docs/api.md,
- * "Sessions").
+ * WebSocket (RFC 6455, framed by libwslay, but for a forwarded port's data,
+ * which is framed and masked here a word at a time: gp_ws_client_frame) to
+ * gpupoold's session routes, carrying the channel messages of
+ * common/gp_channel.h (docs/api.md, "Sessions").
  *
  * A terminal session puts the local terminal in raw mode (restored on every
  * way out), sends its size at the start and on SIGWINCH, passes every byte
@@ -46,7 +47,9 @@
 #define HEAD_MAX   16384
 #define RELAY_MSGS 4 /* DATA messages read from a forwarded connection at a time */
 #define RELAY_SLOT (1 + GP_CH_PAYLOAD_MAX)
-#define SOCK_IO    GP_WS_IO /* bytes per recv() or send() on the WebSocket */
+#define SOCK_IO    GP_WS_IO                             /* bytes per recv() on the WebSocket */
+#define FRAME_MAX  (GP_WS_CLIENT_HEAD_MAX + RELAY_SLOT) /* one DATA message framed */
+#define WBUF_CAP   (RELAY_MSGS * FRAME_MAX)             /* bytes per send() at most */
 #define MASK_KEYS  256
 
 /* ---- One WebSocket ------------------------------------------------------- */
@@ -55,8 +58,9 @@ typedef struct wsconn {
     int fd;
     wslay_event_context_ptr ctx;
     /* wslay reads and writes at most 4 KiB at a time: the socket is read
-     * and written SOCK_IO bytes per system call through these (rb first
-     * holds what came with the handshake). */
+     * SOCK_IO bytes and written up to WBUF_CAP bytes per system call
+     * through these (rb first holds what came with the handshake; wbuf
+     * also takes the frames a forwarded port's data is written in). */
     gp_ws_rbuf rb;
     uint8_t *wbuf;
     size_t wlen;
@@ -101,15 +105,15 @@ static ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size
                           void *ud) {
     wsconn *w = ud;
     (void)flags;
-    if (w->wlen == SOCK_IO && ws_flush(w) < 0) {
+    if (w->wlen == WBUF_CAP && ws_flush(w) < 0) {
         wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
         return -1;
     }
-    if (w->wlen == SOCK_IO) {
+    if (w->wlen == WBUF_CAP) {
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
-    size_t n = SOCK_IO - w->wlen < len ? SOCK_IO - w->wlen : len;
+    size_t n = WBUF_CAP - w->wlen < len ? WBUF_CAP - w->wlen : len;
     memcpy(w->wbuf + w->wlen, data, n);
     w->wlen += n;
     return (ssize_t)n;
@@ -333,7 +337,7 @@ static int ws_open(cli *c, const char *path, wsconn *w) {
     }
     w->rb.buf = malloc(got - head > SOCK_IO ? got - head : SOCK_IO);
     w->rb.keep = 1;
-    w->wbuf = malloc(SOCK_IO);
+    w->wbuf = malloc(WBUF_CAP);
     if (w->rb.buf == NULL || w->wbuf == NULL) {
         free(buf);
         ws_close(w);
@@ -799,18 +803,24 @@ static void *relay_one(void *arg) {
         struct pollfd pf[2] = {{w.fd, POLLIN, 0}, {-1, POLLIN, 0}};
         if (ws_want_write(&w))
             pf[0].events |= POLLOUT;
-        if (local_open && w.ready && wslay_event_get_queued_msg_length(w.ctx) < QUEUE_MAX)
+        /* While wslay has nothing of its own to send, the data is framed
+         * straight into wbuf (as many messages as it has room for);
+         * otherwise it is queued to wslay, after what wslay holds. */
+        int direct = !wslay_event_want_write(w.ctx);
+        int msgs = direct ? (int)((WBUF_CAP - w.wlen) / FRAME_MAX) : RELAY_MSGS;
+        if (local_open && w.ready && msgs > 0 &&
+            (direct || wslay_event_get_queued_msg_length(w.ctx) < QUEUE_MAX))
             pf[1].fd = f->local;
         if (poll(pf, 2, -1) < 0 && errno != EINTR)
             break;
         if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-            /* One readv into RELAY_MSGS messages of GP_CH_PAYLOAD_MAX
-             * bytes, each after its type byte: one system call, and each
-             * message is queued from where it was read. */
+            /* One readv into msgs messages of GP_CH_PAYLOAD_MAX bytes,
+             * each after its type byte: one system call, and each message
+             * is framed or queued from where it was read. */
             struct iovec iov[RELAY_MSGS];
-            for (int i = 0; i < RELAY_MSGS; i++)
+            for (int i = 0; i < msgs; i++)
                 iov[i] = (struct iovec){buf + i * RELAY_SLOT + 1, GP_CH_PAYLOAD_MAX};
-            ssize_t r = readv(f->local, iov, RELAY_MSGS);
+            ssize_t r = readv(f->local, iov, msgs);
             if (r <= 0) {
                 local_open = 0;
                 ws_put(&w, GP_CH_EOF, NULL, 0);
@@ -820,8 +830,14 @@ static void *relay_one(void *arg) {
                 size_t n =
                     (size_t)r - off < GP_CH_PAYLOAD_MAX ? (size_t)r - off : GP_CH_PAYLOAD_MAX;
                 m[0] = GP_CH_DATA;
-                struct wslay_event_msg msg = {WSLAY_BINARY_FRAME, m, n + 1};
-                wslay_event_queue_msg(w.ctx, &msg);
+                uint8_t key[4];
+                if (direct && ws_mask_cb(w.ctx, key, sizeof key, &w) == 0) {
+                    w.wlen += gp_ws_client_frame(w.wbuf + w.wlen, key, m, n + 1);
+                } else {
+                    direct = 0; /* later messages stay behind this one */
+                    struct wslay_event_msg msg = {WSLAY_BINARY_FRAME, m, n + 1};
+                    wslay_event_queue_msg(w.ctx, &msg);
+                }
             }
         }
         if (ws_pump(&w, pf[0].revents) < 0)

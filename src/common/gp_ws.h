@@ -5,7 +5,9 @@
  * peer's end or an error WSLAY_ERR_CALLBACK_FAILURE), and a read buffer in
  * front of wslay's recv callback: wslay asks for at most 4 KiB at a time,
  * the socket is read GP_WS_IO bytes per system call; and a client's messages
- * taken in pieces as wslay unmasks them (gp_ws_in). Framing is wslay's.
+ * taken in pieces as wslay unmasks them (gp_ws_in). Framing is wslay's but
+ * for one case: the CLI's bulk data, a client's frame of one whole binary
+ * message (gp_ws_client_frame), which wslay masks a byte at a time.
  */
 #ifndef GP_WS_H
 #define GP_WS_H
@@ -103,5 +105,21 @@ const char *gp_ws_in_why(int rc);
 
 /* Frees what a message half received holds. */
 void gp_ws_in_free(gp_ws_in *in);
+
+/* The most bytes a client's frame header takes: 2, 8 of extended length
+ * and 4 of masking key (RFC 6455, 5.2). */
+#define GP_WS_CLIENT_HEAD_MAX 14
+
+/*
+ * One whole binary message msg[0..len) as a client sends it (RFC 6455, 5.2
+ * and 5.3): a frame with FIN set, opcode 2, masked with key, written to
+ * out, which has room for GP_WS_CLIENT_HEAD_MAX + len bytes. Returns the
+ * frame's length. The CLI writes its bulk data this way, 8 bytes masked at
+ * a time, while its wslay context has nothing half sent (nothing of wslay's
+ * may stand between a frame's bytes); everything either side receives is
+ * still read by wslay, and tests/common/test-ws.c reads these frames with
+ * it.
+ */
+size_t gp_ws_client_frame(uint8_t *out, const uint8_t key[4], const uint8_t *msg, size_t len);
 
 #endif /* GP_WS_H */

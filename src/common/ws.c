@@ -2,7 +2,8 @@
  * ws.c — the socket side of a libwslay WebSocket (gp_ws.h): reads and
  * writes in the shape wslay's callbacks want, and the read buffer that
  * makes each recv() take up to GP_WS_IO bytes instead of wslay's 4 KiB;
- * and a client's messages taken in pieces as wslay unmasks them.
+ * a client's messages taken in pieces as wslay unmasks them; and the one
+ * frame gpupool writes itself, the CLI's bulk data.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -151,4 +152,42 @@ const char *gp_ws_in_why(int rc) {
 void gp_ws_in_free(gp_ws_in *in) {
     free(in->msg);
     in->msg = NULL;
+}
+
+/* ---- A client's frame of one whole binary message ------------------------- */
+
+size_t gp_ws_client_frame(uint8_t *out, const uint8_t key[4], const uint8_t *msg, size_t len) {
+    size_t h = 0;
+    out[h++] = 0x80 | WSLAY_BINARY_FRAME; /* FIN */
+    if (len < 126) {
+        out[h++] = 0x80 | (uint8_t)len; /* MASK */
+    } else if (len <= UINT16_MAX) {
+        out[h++] = 0x80 | 126;
+        out[h++] = (uint8_t)(len >> 8);
+        out[h++] = (uint8_t)len;
+    } else {
+        out[h++] = 0x80 | 127;
+        for (int shift = 56; shift >= 0; shift -= 8)
+            out[h++] = (uint8_t)((uint64_t)len >> shift);
+    }
+    memcpy(out + h, key, 4);
+    h += 4;
+    /* Byte i is masked with key[i % 4]: eight bytes at a time against the
+     * key twice over, whatever the machine's byte order. */
+    uint8_t *dst = out + h;
+    uint8_t key8[8];
+    uint64_t k;
+    memcpy(key8, key, 4);
+    memcpy(key8 + 4, key, 4);
+    memcpy(&k, key8, 8);
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t v;
+        memcpy(&v, msg + i, 8);
+        v ^= k;
+        memcpy(dst + i, &v, 8);
+    }
+    for (; i < len; i++)
+        dst[i] = msg[i] ^ key[i & 3];
+    return h + len;
 }

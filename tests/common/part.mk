@@ -1,13 +1,15 @@
 # tests/common/part.mk — tests of libgpcommon (units, the error list, the HTTP
-# client's response reader against hostile answers), linked with the library
-# and the error list.
+# client's response reader against hostile answers, the WebSocket frame the
+# CLI writes), linked with the library and the error list, and what a test
+# names in COMMON_TEST_LIBS_<name>.
 COMMON_TEST_SRCS := $(sort $(wildcard tests/common/test-*.c))
 COMMON_TESTS := $(patsubst tests/common/%.c,$(BUILD)/tests/common/%,$(COMMON_TEST_SRCS))
 TESTS += $(COMMON_TESTS)
 $(COMMON_TESTS): $(BUILD)/tests/common/%: $(OBJ)/tests/common/%.o $(BUILD)/libgpcommon.a \
 		$(OBJ)/src/common/error.o
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(COMMON_TEST_LIBS_$*) $(CHECK_LIBS) $(LDLIBS)
+COMMON_TEST_LIBS_test-ws := -lwslay
 # What the one list of a submission's fields says, for test-submit-fields.sh.
 $(BUILD)/tests/common/submit-fields: $(OBJ)/tests/common/submit-fields.o $(BUILD)/libgpcommon.a
 	@mkdir -p $(@D)

@@ -4,6 +4,7 @@ the gpupool command on a real pseudo-terminal (python's pty module) against
 a real gpupoold: run -it, detach, attach, Ctrl-C, exit status, exec,
 port-forward to a real HTTP server in the task, refusals, and a real Jupyter
 reached through gpupool notebook. Waits on conditions, never on fixed sleeps."""
+import hashlib
 import json
 import os
 import pty
@@ -191,11 +192,13 @@ pf.terminate()
 pf.wait()
 
 # Half-closes through port-forward, both ways, 8 MiB each. "answer": the
-# local client sends, half-closes, and reads what the task counted. "first":
+# local client sends, half-closes, and reads what the task counted and the
+# SHA-256 of what it got (the CLI frames and masks the upload itself, so a
+# byte masked wrong changes the sum, not the count). "first":
 # the task greets, half-closes first, and counts what the client still sends
 # (the CLI stopped at the task's EOF and closed the local connection, so the
 # upload was cut); it writes its count to a file. The task shares /tmp here.
-HALF = '''import os, socket, sys
+HALF = '''import hashlib, os, socket, sys
 mode, port, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -206,21 +209,25 @@ while True:
     if mode == "first":
         c.sendall(b"hello-from-task")
         c.shutdown(socket.SHUT_WR)
-    n = 0
+    n, h = 0, hashlib.sha256()
     while True:
         d = c.recv(1 << 20)
         if not d:
             break
         n += len(d)
+        h.update(d)
+    said = "count=%d sha256=%s" % (n, h.hexdigest())
     if mode == "first":
         with open(out + ".tmp", "w") as f:
-            f.write("count=%d" % n)
+            f.write(said)
         os.rename(out + ".tmp", out)
     else:
-        c.sendall(b"count=%d" % n)
+        c.sendall(said.encode())
     c.close()
 '''
 TOTAL = 8 << 20
+UPLOAD = os.urandom(TOTAL)
+COUNTED = b"count=%d sha256=%s" % (TOTAL, hashlib.sha256(UPLOAD).hexdigest().encode())
 prog = f"/tmp/gpupool-half-{os.getpid()}.py"
 with open(prog, "w") as fh:
     fh.write(HALF)
@@ -254,7 +261,7 @@ def half_close(mode):
                     greeting = read_all(c)
                     if greeting != b"hello-from-task":
                         raise ConnectionError(f"greeting {greeting!r}")
-                c.sendall(b"w" * TOTAL)
+                c.sendall(UPLOAD)
                 c.shutdown(socket.SHUT_WR)
                 got = read_all(c)
                 if mode == "answer" and not got:
@@ -279,11 +286,11 @@ def half_close(mode):
 
 
 got, err = half_close("answer")
-ok(got == b"count=%d" % TOTAL, "port-forward: the local side half-closes, every byte reaches "
-   "the task and its answer comes back", (got, err))
+ok(got == COUNTED, "port-forward: the local side half-closes, every byte reaches "
+   "the task as sent and its answer comes back", (got, err))
 got, err = half_close("first")
-ok(got == b"count=%d" % TOTAL, "port-forward: the task half-closes first, and every byte the "
-   "local side still sends reaches it", (got, err))
+ok(got == COUNTED, "port-forward: the task half-closes first, and every byte the "
+   "local side still sends reaches it as sent", (got, err))
 os.unlink(prog)
 
 # ---- refusals: at once, non-zero, with the reason ----
