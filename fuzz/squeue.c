@@ -1,7 +1,8 @@
 /*
  * squeue.c — fuzz target for the slurm executor's reading of squeue's text
  * answer (gpx__slurm_parse_jobs): one job a line, "<id>|<state>|<exit
- * code>|<name>", where the name is whatever a user called a job.
+ * code>|<reason>|<nodes>|<name>", where the name is whatever a user called
+ * a job.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,7 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (jobs[i].id <= 0 || jobs[i].wstatus < 0 || jobs[i].state[0] == '\0' ||
                 memchr(jobs[i].state, '\0', sizeof jobs[i].state) == NULL ||
                 memchr(jobs[i].name, '\0', sizeof jobs[i].name) == NULL ||
-                strchr(jobs[i].state, '|') != NULL || strchr(jobs[i].name, '\n') != NULL)
+                memchr(jobs[i].nodes, '\0', sizeof jobs[i].nodes) == NULL ||
+                strchr(jobs[i].state, '|') != NULL || strchr(jobs[i].nodes, '|') != NULL ||
+                strchr(jobs[i].name, '\n') != NULL)
                 __builtin_trap();
         free(jobs);
     }

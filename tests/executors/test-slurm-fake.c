@@ -129,18 +129,21 @@ START_TEST(test_inventory) {
      * someone else's (no task directory of this instance records it); job
      * 10 is gpupool's and running, but its record, which its user may
      * write, claims two GPUs for a job that asked for one; job 11's record
-     * is of another job (a holder's predecessor); job 12 has none yet. */
-    squeue_text("7|RUNNING|0|None|gp-t.w1.t0.a1\n"
-                "8|COMPLETING|0|None|gp-t.w3.t0.a1\n"
-                "9|RUNNING|0|None|gp-t.w2.t0.a1\n"
-                "10|RUNNING|0|None|gp-t.w4.t0.a1\n"
-                "11|RUNNING|0|None|gp-t.w5.t0.a1\n"
-                "12|RUNNING|0|None|gp-t.w6.t0.a1\n");
+     * is of another job (a holder's predecessor); job 12 has none yet; job
+     * 13 runs on n2, and its record (its user's) claims n1's GPU 0. */
+    squeue_text("7|RUNNING|0|None|n1|gp-t.w1.t0.a1\n"
+                "8|COMPLETING|0|None|n1|gp-t.w3.t0.a1\n"
+                "9|RUNNING|0|None|n1|gp-t.w2.t0.a1\n"
+                "10|RUNNING|0|None|n1|gp-t.w4.t0.a1\n"
+                "11|RUNNING|0|None|n1|gp-t.w5.t0.a1\n"
+                "12|RUNNING|0|None|n1|gp-t.w6.t0.a1\n"
+                "13|RUNNING|0|None|n2|gp-t.w7.t0.a1\n");
     own_job("w1.t0.a1", "7\n", "1\n", "job=7 node=n1 gpus=2\n");
     own_job("w3.t0.a1", "8\n", "1\n", "job=8 node=n1 gpus=3\n");
     own_job("w4.t0.a1", "10\n", "1\n", "job=10 node=n1 gpus=0-1\n");
     own_job("w5.t0.a1", "11\n", "1\n", "job=4 node=n1 gpus=1\n");
     own_job("w6.t0.a1", "12\n", "1\n", NULL);
+    own_job("w7.t0.a1", "13\n", "1\n", "job=13 node=n1 gpus=0\n");
     gp_node_spec nodes[4];
     size_t n = 0;
     int emulated = 1;
@@ -154,8 +157,9 @@ START_TEST(test_inventory) {
     ck_assert_int_eq(nodes[0].mem_bytes, 1024LL << 20);
     /* 4 GPUs, keeping their numbers; Slurm's 0-2 in use, 2 by gpupool's own
      * job (not 1, by the one only named like it; 0 and 1 are not taken off
-     * on the word of records that do not fit their jobs; and the completing
-     * job's 3 is free again, so it takes nothing off): 2 held by others. */
+     * on the word of records that do not fit their jobs, 0 not on that of a
+     * job on another node; and the completing job's 3 is free again, so it
+     * takes nothing off): 2 held by others. */
     ck_assert_int_eq(nodes[0].ngpus, 4);
     ck_assert_int_eq(nodes[0].gpus_taken, 2);
     ck_assert_int_eq(nodes[0].gpus[3].index, 3);
@@ -321,7 +325,7 @@ START_TEST(test_launch_try_again) {
     sbatch_fails("Socket timed out on send/recv operation");
     ck_assert_int_eq(launch_task(ex, 5, 0, 0, 2, 1000, NULL, h, err, sizeof err), GP_EAGAIN);
     ck_assert_msg(strstr(err, "sbatch failed"), "%s", err);
-    squeue_text("101|PENDING|0|None|gp-t.w5.t0.a1\n");
+    squeue_text("101|PENDING|0|None||gp-t.w5.t0.a1\n");
     snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >>'%s/sbatch.args'\necho 102\n", dir);
     put("sbatch", script, 1);
     ck_assert_int_eq(launch_task(ex, 5, 0, 0, 2, 1000, NULL, h, err, sizeof err), 0);
@@ -390,7 +394,7 @@ END_TEST
 static gp_task_status poll_why(gp_executor *ex, const char *state, const char *reason) {
     char job[256] = "";
     if (state != NULL)
-        snprintf(job, sizeof job, "101|%s|256|%s|gp-t.w5.t0.a1\n", state, reason);
+        snprintf(job, sizeof job, "101|%s|256|%s|n1|gp-t.w5.t0.a1\n", state, reason);
     squeue_text(job);
     gp_task_status st;
     memset(&st, 0, sizeof st);
@@ -501,18 +505,19 @@ START_TEST(test_stop_after_end_runs_no_scancel) {
 }
 END_TEST
 
-/* squeue's text lines: the name last and whole (a user's job name may hold
- * '|'); lines that are not a plain job's are skipped. */
+/* squeue's text lines: the nodes, then the name last and whole (a user's
+ * job name may hold '|'); lines that are not a plain job's, or of too few
+ * fields, are skipped. */
 START_TEST(test_squeue_lines) {
     gpx__slurm_job *jobs;
     size_t n;
-    ck_assert_int_eq(gpx__slurm_parse_jobs("21|FAILED|768|NonZeroExitCode|wrap\n"
-                                           "23|COMPLETED|0|None|gp-t.w1.t0.a1|x\n"
-                                           "24_3|RUNNING|0|None|array\n"
-                                           "25||0|None|no state\n"
-                                           "26|RUNNING|-1|None|negative\n"
-                                           "27|RUNNING|0|None\n"
-                                           "28|PENDING|0||",
+    ck_assert_int_eq(gpx__slurm_parse_jobs("21|FAILED|768|NonZeroExitCode|n1|wrap\n"
+                                           "23|COMPLETED|0|None|n[1-2]|gp-t.w1.t0.a1|x\n"
+                                           "24_3|RUNNING|0|None|n1|array\n"
+                                           "25||0|None|n1|no state\n"
+                                           "26|RUNNING|-1|None|n1|negative\n"
+                                           "27|RUNNING|0|None|gp-t.w2.t0.a1\n"
+                                           "28|PENDING|0|||",
                                            &jobs, &n),
                      0);
     ck_assert_uint_eq(n, 3);
@@ -520,8 +525,11 @@ START_TEST(test_squeue_lines) {
     ck_assert_str_eq(jobs[0].state, "FAILED");
     ck_assert_int_eq(jobs[0].wstatus, 768);
     ck_assert_str_eq(jobs[0].reason, "NonZeroExitCode");
+    ck_assert_str_eq(jobs[0].nodes, "n1");
     ck_assert_str_eq(jobs[1].name, "gp-t.w1.t0.a1|x");
+    ck_assert_str_eq(jobs[1].nodes, "n[1-2]");
     ck_assert_str_eq(jobs[2].reason, "");
+    ck_assert_str_eq(jobs[2].nodes, "");
     ck_assert_int_eq(jobs[2].id, 28);
     ck_assert_str_eq(jobs[2].name, "");
     free(jobs);
@@ -546,7 +554,7 @@ START_TEST(test_slice_launch_after_crash_before_queue) {
     ck_assert(exists("state/w6.t0.a1/slice"));
     ck_assert(exists("state/holders/n1.g0/queue/w6.t0.a1"));
     size_t submitted = strlen(get("sbatch.args"));
-    squeue_text("101|RUNNING|0|None|gp-t.hold.n1.g0\n");
+    squeue_text("101|RUNNING|0|None|n1|gp-t.hold.n1.g0\n");
 
     /* The crash: marked, never queued, no job id recorded. The executor
      * keeps nothing in memory, so this instance stands for a new one. */

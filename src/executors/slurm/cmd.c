@@ -315,8 +315,9 @@ int gpx__slurm_parse_jobs(const char *text, gpx__slurm_job **jobs, size_t *n) {
         const char *bar2 = bar1 != NULL ? memchr(bar1 + 1, '|', (size_t)(end - bar1 - 1)) : NULL;
         const char *bar3 = bar2 != NULL ? memchr(bar2 + 1, '|', (size_t)(end - bar2 - 1)) : NULL;
         const char *bar4 = bar3 != NULL ? memchr(bar3 + 1, '|', (size_t)(end - bar3 - 1)) : NULL;
+        const char *bar5 = bar4 != NULL ? memchr(bar4 + 1, '|', (size_t)(end - bar4 - 1)) : NULL;
         line = next;
-        if (bar4 == NULL || p[0] < '1' || p[0] > '9')
+        if (bar5 == NULL || p[0] < '1' || p[0] > '9')
             continue;
         errno = 0;
         j.id = strtol(p, &q, 10);
@@ -339,9 +340,12 @@ int gpx__slurm_parse_jobs(const char *text, gpx__slurm_job **jobs, size_t *n) {
         size_t rlen = (size_t)(bar4 - bar3 - 1);
         if (rlen < sizeof j.reason)
             memcpy(j.reason, bar3 + 1, rlen);
-        size_t nlen = (size_t)(end - bar4 - 1);
+        size_t llen = (size_t)(bar5 - bar4 - 1);
+        if (llen < sizeof j.nodes)
+            memcpy(j.nodes, bar4 + 1, llen);
+        size_t nlen = (size_t)(end - bar5 - 1);
         if (nlen < sizeof j.name)
-            memcpy(j.name, bar4 + 1, nlen);
+            memcpy(j.name, bar5 + 1, nlen);
         if (GP_ARRAY_ROOM(*jobs, *n, cap, 32) < 0) {
             free(*jobs);
             *jobs = NULL;

@@ -333,9 +333,11 @@ static int list_own(const char *root, int holders, own_list *l) {
  * in text), and the GPUs each job's script recorded as it started
  * (SLURM_JOB_GPUS, Slurm's indices on its node: "job=<id> node=<node>
  * gpus=<list>", job.c and holder.c). A record of another job id (a holder
- * replaced), of more or fewer GPUs than the job asked for (one its user
- * wrote), or none yet (a job just started) leaves the job's GPUs counted
- * as others', never the other way round. Fills *out (malloc'd, *nout
+ * replaced), of more or fewer GPUs than the job asked for or of a node
+ * other than the one Slurm says the job runs on (one its user wrote), or
+ * none yet (a job just started) leaves the job's GPUs counted as others',
+ * never the other way round: a record cannot make another node's GPUs
+ * look free. Fills *out (malloc'd, *nout
  * entries). GP_EIO with err if Slurm cannot be asked.
  *
  * Called after sinfo, so that a job's end between the two calls counts
@@ -371,19 +373,20 @@ static int own_gpus(const gpx__slurm *sx, held **out, size_t *nout, char *err, s
     rc = gpx__slurm_squeue(sx, filter, &jobs, &nj, err, errlen);
     free(filter);
     for (size_t i = 0; rc == 0 && i < l.n; i++) {
-        int running = 0;
-        for (size_t k = 0; k < nj && !running; k++)
-            running = jobs[k].id == l.j[i].id && (strcmp(jobs[k].state, "RUNNING") == 0 ||
-                                                  strcmp(jobs[k].state, "SUSPENDED") == 0);
+        const gpx__slurm_job *running = NULL;
+        for (size_t k = 0; k < nj && running == NULL; k++)
+            if (jobs[k].id == l.j[i].id &&
+                (strcmp(jobs[k].state, "RUNNING") == 0 || strcmp(jobs[k].state, "SUSPENDED") == 0))
+                running = &jobs[k];
         char rec[GP_NAME_MAX + 200], node[GP_NAME_MAX + 1];
         long job;
         uint32_t idx;
         int count;
-        if (!running ||
+        if (running == NULL ||
             (gpx__slurm_read_untrusted(l.j[i].dir, "gpus", rec, sizeof rec) <= 0 &&
              gpx__slurm_read_untrusted(l.j[i].dir, "user/gpus", rec, sizeof rec) <= 0) ||
             gpx__slurm_parse_gpus_record(rec, &job, node, sizeof node, &idx, &count) < 0 ||
-            job != l.j[i].id || count != l.j[i].ngpus)
+            job != l.j[i].id || count != l.j[i].ngpus || strcmp(node, running->nodes) != 0)
             continue;
         if (GP_ARRAY_ROOM(*out, *nout, hcap, 64) < 0) {
             rc = GP_ENOMEM;

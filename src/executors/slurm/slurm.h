@@ -128,16 +128,17 @@ int gpx__slurm_json(const gpx__slurm *sx, const char *const *argv, json_t **root
 /* One job as `squeue` lists it (gpx__slurm_squeue). */
 typedef struct gpx__slurm_job {
     long id;
-    char state[24];  /* job_state: "PENDING", "RUNNING", "COMPLETED", ... */
-    int wstatus;     /* Slurm's exit_code: a wait status */
-    char reason[32]; /* why it waits or ended: "JobLaunchFailure", ... ("" if longer) */
-    char name[160];  /* "" if longer than this holds */
+    char state[24];              /* job_state: "PENDING", "RUNNING", "COMPLETED", ... */
+    int wstatus;                 /* Slurm's exit_code: a wait status */
+    char reason[32];             /* why it waits or ended: "JobLaunchFailure", ... ("" if longer) */
+    char nodes[GP_NAME_MAX + 1]; /* where it runs: "n1", "n[1-2]" ("" if none yet, or longer) */
+    char name[160];              /* "" if longer than this holds */
 } gpx__slurm_job;
 
 /*
  * Parses squeue's text answer to GPX__SLURM_SQUEUE_FORMAT: one job a line,
- * "<id>|<state>|<exit code>|<reason>|<name>" (the name last, since another user's
- * job name may hold '|'). A line that is not of this form (an array or het
+ * "<id>|<state>|<exit code>|<reason>|<nodes>|<name>" (the name last, since another
+ * user's job name may hold '|'). A line that is not of this form (an array or het
  * job's "12_3" id, a state too long) is skipped. 0 with *jobs (malloc'd, or
  * NULL when *n is 0) and *n, or GP_ENOMEM with nothing allocated.
  */
@@ -153,7 +154,7 @@ int gpx__slurm_parse_jobs(const char *text, gpx__slurm_job **jobs, size_t *n);
 int gpx__slurm_parse_gpus_record(const char *text, long *job, char *node, size_t nlen,
                                  uint32_t *idx, int *count);
 
-#define GPX__SLURM_SQUEUE_FORMAT "JobID:|,State:|,exit_code:|,Reason:|,Name:"
+#define GPX__SLURM_SQUEUE_FORMAT "JobID:|,State:|,exit_code:|,Reason:|,NodeList:|,Name:"
 
 /*
  * Asks squeue about the jobs filter selects ("--jobs=1,2,3" or
