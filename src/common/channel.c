@@ -18,7 +18,7 @@ static int refuse(char *why, size_t whylen, const char *text) {
 
 int gp_ch_client_check(int type, const uint8_t *payload, size_t len, char *why, size_t whylen) {
     if (len > GP_CH_PAYLOAD_MAX)
-        return refuse(why, whylen, "message: the payload is longer than 65536 bytes");
+        return refuse(why, whylen, GP_CH_TOO_LONG);
     switch (type) {
     case GP_CH_STDIN:
     case GP_CH_DATA:

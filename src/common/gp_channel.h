@@ -21,8 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The largest payload of one message (a larger one is malformed). */
+/* The largest payload of one message (a larger one is malformed), and the
+ * sentence that refuses a larger one, wherever it is found. */
 #define GP_CH_PAYLOAD_MAX 65536
+#define GP_CH_TOO_LONG    "message: the payload is longer than 65536 bytes"
 /* Bytes in front of a payload on a byte stream. */
 #define GP_CH_HEAD 5
 

@@ -141,7 +141,7 @@ const char *gp_ws_in_why(int rc) {
     case GP_WS_IN_NOT_BINARY:
         return "message: every message is binary: a type byte, then its payload";
     case GP_WS_IN_TOO_LONG:
-        return "message: the payload is longer than 65536 bytes";
+        return GP_CH_TOO_LONG;
     case GP_WS_IN_NOMEM:
         return "out of memory";
     default:
