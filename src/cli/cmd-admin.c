@@ -145,8 +145,9 @@ static int queue_list(cli *c) {
                  (long long)json_integer_value(json_object_get(q, "pending")));
         snprintf(ru, sizeof ru, "%lld",
                  (long long)json_integer_value(json_object_get(q, "running")));
-        /* A project's default eviction mode; a department has none. */
-        const char *mode = cli_str(q, "on_preempt");
+        /* A project's default eviction mode; a department has none (its
+         * submissions are its projects', which take theirs). */
+        const char *mode = json_is_true(json_object_get(q, "leaf")) ? cli_str(q, "on_preempt") : "";
         const char *row[] = {name, des, lim, w, fs, al, us, pe, ru, *mode ? mode : "-"};
         cli_table_add(&t, row);
     }
