@@ -197,7 +197,8 @@ pf.wait()
 # byte masked wrong changes the sum, not the count). "first":
 # the task greets, half-closes first, and counts what the client still sends
 # (the CLI stopped at the task's EOF and closed the local connection, so the
-# upload was cut); it writes its count to a file. The task shares /tmp here.
+# upload was cut); it writes the same count and sum to a file. The task
+# shares /tmp here.
 HALF = '''import hashlib, os, socket, sys
 mode, port, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 s = socket.socket()

@@ -337,8 +337,8 @@ static int list_own(const char *root, int holders, own_list *l) {
  * other than the one Slurm says the job runs on (one its user wrote), or
  * none yet (a job just started) leaves the job's GPUs counted as others',
  * never the other way round: a record cannot make another node's GPUs
- * look free. Fills *out (malloc'd, *nout
- * entries). GP_EIO with err if Slurm cannot be asked.
+ * look free. Fills *out (malloc'd, *nout entries). GP_EIO with err if
+ * Slurm cannot be asked.
  *
  * Called after sinfo, so that a job's end between the two calls counts
  * its GPUs as others' (they were in use at sinfo's time), never the GPUs
