@@ -35,6 +35,9 @@ START_TEST(test_bad_keys_are_named) {
         {"state_dir=/tmp/x,gpu_mem=80X", "gpu_mem: '80X' is not a size"},
         {"state_dir=/tmp/x,gpu_mem.a100=-1", "gpu_mem.a100: '-1' is not a size"},
         {"state_dir=/tmp/x,tag=a/b", "tag: 1 to"},
+        {"state_dir=/tmp/x,gpu_hold=2h", "gpu_hold: '2h' is not a duration from 0 to 1h"},
+        {"state_dir=/tmp/x,gpu_hold=-1s", "gpu_hold: '-1s' is not a duration"},
+        {"state_dir=/tmp/x,gpu_hold=soon", "gpu_hold: 'soon' is not a duration"},
         {"state_dir=/tmp/x,partitions=a::b", "partitions: at most"},
         {"state_dir=/tmp/x,slurm_conf=etc/slurm.conf", "slurm_conf must be an absolute path"},
     };

@@ -1,6 +1,6 @@
 /*
- * holder.c — fractions of one GPU in Slurm's books: a holder job per shared
- * GPU, and each slice as a step of it.
+ * holder.c — a holder job per shared GPU, and each slice as a step of it;
+ * with gpu_hold, one-GPU tasks too, in holders kept between tasks.
  *
  * Slurm allocates GPUs whole (gres/gpu), so a GPU that gpupool shares
  * between slices must be held whole in Slurm's name, or Slurm would hand it
@@ -14,19 +14,31 @@
  * The holder lives while at least one slice refers to it; reap() of the last
  * one cancels it, which gives the GPU back to Slurm.
  *
+ * With gpu_hold, a batch task of one whole GPU also runs as a step of that
+ * GPU's holder, and reap() of the last task only marks the holder idle: the
+ * inventory's sweep cancels it once it has had no task for gpu_hold. A task
+ * on a GPU whose holder is kept then starts as soon as the holder sees it
+ * (a tenth of a second), where a job of its own waits for Slurm's next
+ * scheduling pass (sched_interval, batch_sched_delay: seconds). The price:
+ * Slurm's books name gpupoold's user for such tasks (the step names the
+ * workload), and a GPU stays held for gpu_hold after its last task.
+ *
  * The daemon's state lives in the shared state directory:
  *   holders/<N>.g<g>/jobid        the holder's job id
  *   holders/<N>.g<g>/queue/<key>  a slice to start: its task directory, job
  *                                 name and log, one a line; the holder
  *                                 claims it by renaming it
  *   holders/<N>.g<g>/slices/<key> a slice that refers to the holder
+ *   holders/<N>.g<g>/idle         with gpu_hold: since when (wall-clock ms)
+ *                                 no slice has referred to it
  *   <key>/slice                   marks the task as a slice; names the holder
  *   <key>/claimed                 the holder's claim, moved here once read
  *   <key>/step                    "<job>.<step>", written by the step
  *   <key>/stopped                 stop() came first: the step must not start
  *
- * A slice's request moves forward by renames only, queue/<key> to
- * claimed.<key> to <key>/claimed, so that at every moment one of them says
+ * A slice's request moves forward by one rename, queue/<key> to
+ * <key>/claimed (holders written by earlier versions went through
+ * claimed.<key> in between), so that at every moment one of them says
  * that the slice was handed to its holder: gpx__slurm_slice_queued() can
  * tell a slice that may run from one gpupoold marked but died before
  * queueing, which would otherwise wait for ever.
@@ -41,8 +53,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/gp_array.h"
 #include "common/gp_error.h"
 #include "executors/registry.h"
 #include "executors/slurm/slurm.h"
@@ -92,18 +106,28 @@ static int write_holder_script(const char *hdir, char *err, size_t errlen) {
             "$SLURMD_NODENAME\"\n"
             "printf 'job=%%s node=%%s gpus=%%s\\n' \"$SLURM_JOB_ID\" \"$SLURMD_NODENAME\" "
             "\"${SLURM_JOB_GPUS-}\" >\"$d/gpus.tmp\" && mv -f \"$d/gpus.tmp\" \"$d/gpus\"\n"
+            /* Waits between looks at the queue without a process each
+             * time: a read that times out on a FIFO of its own that nothing
+             * writes (sleep where none can be made). Sixteen holders that
+             * fork a sleep five times a second took a third of a 2-core
+             * test host. */
+            "nap() { sleep 0.1; }\n"
+            "p=$(mktemp -u \"${TMPDIR:-/tmp}/gpupool-holder.XXXXXX\") && mkfifo -m 600 \"$p\" "
+            "&& exec 7<>\"$p\" && nap() { read -r -t 0.1 -u 7 _; }\n"
+            "rm -f \"$p\"\n"
             "while :; do\n"
             "  for f in \"$d\"/queue/*; do\n"
-            "    [ -f \"$f\" ] || continue\n"
-            "    k=${f##*/}\n"
-            "    mv \"$f\" \"$d/claimed.$k\" 2>/dev/null || continue\n"
-            "    { read -r tdir; read -r name; read -r log; } <\"$d/claimed.$k\"\n"
-            "    mv -f \"$d/claimed.$k\" \"$tdir/claimed\" 2>/dev/null || rm -f \"$d/claimed.$k\"\n"
+            "    { read -r tdir; read -r name; read -r log; } <\"$f\" 2>/dev/null || continue\n"
+            /* The claim is one rename into the task's directory: stop()
+             * taking the request back first makes it fail; a task directory
+             * gone meanwhile (reaped) leaves nothing to start. */
+            "    mv \"$f\" \"$tdir/claimed\" 2>/dev/null || { [ -d \"$tdir\" ] || rm -f \"$f\"; "
+            "continue; }\n"
             "    srun --overlap --jobid=\"$SLURM_JOB_ID\" --nodes=1 --ntasks=1 "
             "--job-name=\"$name\" --output=\"$log\" --open-mode=append bash \"$tdir/job.sh\" "
-            "</dev/null &\n"
+            "</dev/null 7<&- &\n"
             "  done\n"
-            "  sleep 0.2\n"
+            "  nap\n"
             "done\n",
             hdir);
     if (fclose(f) != 0) {
@@ -113,13 +137,54 @@ static int write_holder_script(const char *hdir, char *err, size_t errlen) {
     return 0;
 }
 
+/* Monotonic milliseconds. */
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* How long a poll's word that a holder runs spares a launch asking Slurm.
+ * A holder that ended within it (its node lost, cancelled behind gpupool's
+ * back) gets the task all the same; its poll then finds the task LOST
+ * before it ran, and the daemon starts it again. */
+#define SEEN_FRESH_MS 3000
+
+void gpx__slurm_holder_seen(gpx__slurm *sx, long id) {
+    int64_t now = mono_ms();
+    size_t k = 0;
+    int found = 0;
+    for (size_t i = 0; i < sx->nseen; i++) {
+        if (sx->seen[i].id == id)
+            sx->seen[i].ms = now, found = 1;
+        if (now - sx->seen[i].ms < SEEN_FRESH_MS)
+            sx->seen[k++] = sx->seen[i];
+    }
+    sx->nseen = k;
+    if (!found && GP_ARRAY_ROOM(sx->seen, sx->nseen, sx->capseen, 16) == 0)
+        sx->seen[sx->nseen++] = (gpx__slurm_seen){id, now};
+}
+
+/* 1 if a poll found holder id RUNNING within SEEN_FRESH_MS. */
+static int seen_running(const gpx__slurm *sx, long id) {
+    int64_t now = mono_ms();
+    for (size_t i = 0; i < sx->nseen; i++)
+        if (sx->seen[i].id == id)
+            return now - sx->seen[i].ms < SEEN_FRESH_MS;
+    return 0;
+}
+
 /* The job id of a live holder for GPU g of t's node, submitting one if there
  * is none (or the last one ended). */
-static int ensure_holder(const gpx__slurm *sx, const gp_task_launch *t, int g, const char *hdir,
+static int ensure_holder(gpx__slurm *sx, const gp_task_launch *t, int g, const char *hdir,
                          long *jobid, char *err, size_t errlen) {
     char buf[64], state[32];
     long id;
     if (gpx__slurm_read(hdir, "jobid", buf, sizeof buf) > 0 && (id = strtol(buf, NULL, 10)) > 0) {
+        if (seen_running(sx, id)) {
+            *jobid = id;
+            return 0;
+        }
         int rc = job_state(sx, id, state, sizeof state, err, errlen);
         if (rc < 0)
             return rc;
@@ -152,6 +217,9 @@ static int ensure_holder(const gpx__slurm *sx, const gp_task_launch *t, int g, c
         gp_errf(err, errlen, "state_dir: path too long");
         return GP_EINVAL;
     }
+    /* Room for it in Slurm: kept holders of the node's other GPUs give
+     * theirs back (the engine counts them free). */
+    gpx__slurm_holders_release(sx, t->node->name, hdir);
     const char *opts[] = {name, comment, node, "--gres=gpu:1", "--mem=64", out, NULL};
     if ((rc = gpx__slurm_sbatch(sx, t->node, opts, script, &id, err, errlen)) < 0)
         return rc;
@@ -164,7 +232,7 @@ static int ensure_holder(const gpx__slurm *sx, const gp_task_launch *t, int g, c
     return 0;
 }
 
-int gpx__slurm_slice_launch(const gpx__slurm *sx, const gp_task_launch *t, const char *key,
+int gpx__slurm_slice_launch(gpx__slurm *sx, const gp_task_launch *t, const char *key,
                             const char *dir, int g, long *jobid, char *err, size_t errlen) {
     char hdir[PATH_MAX], buf[PATH_MAX * 2 + 256], file[PATH_MAX];
     if (holder_dir(sx, t->node->name, g, hdir, sizeof hdir) < 0) {
@@ -188,6 +256,9 @@ int gpx__slurm_slice_launch(const gpx__slurm *sx, const gp_task_launch *t, const
         gp_errf(err, errlen, "state_dir: cannot queue the slice %s", key);
         return GP_ESYS;
     }
+    /* Busy again: a holder kept idle is no longer swept. */
+    if (gpx__exec_fmt(file, sizeof file, "%s/idle", hdir) == 0)
+        unlink(file);
     return 0;
 }
 
@@ -247,6 +318,10 @@ int gpx__slurm_slice_signal(const gpx__slurm *sx, const char *dir, int sig) {
 
 int gpx__slurm_slice_stop(const gpx__slurm *sx, const char *dir, const char *key) {
     char hdir[PATH_MAX], file[PATH_MAX];
+    /* A step that recorded its end has nothing left to stop (the daemon
+     * stops every task of a workload it concludes). */
+    if (gpx__exec_fmt(file, sizeof file, "%s/exit", dir) == 0 && access(file, F_OK) == 0)
+        return 0;
     gpx__slurm_write(dir, "stopped", "1\n");
     if (gpx__slurm_is_slice(dir, hdir, sizeof hdir) &&
         gpx__exec_fmt(file, sizeof file, "%s/queue/%s", hdir, key) == 0 && unlink(file) == 0) {
@@ -257,13 +332,11 @@ int gpx__slurm_slice_stop(const gpx__slurm *sx, const char *dir, const char *key
     return gpx__slurm_slice_signal(sx, dir, SIGKILL);
 }
 
-void gpx__slurm_slice_reap(const gpx__slurm *sx, const char *dir, const char *key) {
-    char hdir[PATH_MAX], file[PATH_MAX], buf[64];
-    if (!gpx__slurm_is_slice(dir, hdir, sizeof hdir) ||
-        gpx__exec_fmt(file, sizeof file, "%s/slices/%s", hdir, key) < 0)
-        return;
-    unlink(file);
-    gpx__exec_fmt(file, sizeof file, "%s/slices", hdir);
+/* The number of slices that refer to the holder of hdir (0 if unreadable). */
+static int slices_left(const char *hdir) {
+    char file[PATH_MAX];
+    if (gpx__exec_fmt(file, sizeof file, "%s/slices", hdir) < 0)
+        return 0;
     DIR *d = opendir(file);
     int left = 0;
     struct dirent *de;
@@ -271,14 +344,90 @@ void gpx__slurm_slice_reap(const gpx__slurm *sx, const char *dir, const char *ke
         left += de->d_name[0] != '.';
     if (d != NULL)
         closedir(d);
-    if (left > 0 || gpx__slurm_read(hdir, "jobid", buf, sizeof buf) <= 0)
+    return left;
+}
+
+/* Cancels the holder of hdir, which gives its GPU back to Slurm, and
+ * forgets its job id (the next task on the GPU submits a new holder). */
+static void cancel_holder(const gpx__slurm *sx, const char *hdir) {
+    char file[PATH_MAX], buf[64];
+    if (gpx__slurm_read(hdir, "jobid", buf, sizeof buf) <= 0)
         return;
-    /* The last slice is gone: the GPU goes back to Slurm. */
     buf[strcspn(buf, "\n")] = '\0';
     const char *argv[] = {"scancel", buf, NULL};
     char err[256];
     if (gpx__slurm_run(sx, argv, NULL, err, sizeof err) == 0 || strtol(buf, NULL, 10) > 0) {
         gpx__exec_fmt(file, sizeof file, "%s/jobid", hdir);
         unlink(file);
+        gpx__exec_fmt(file, sizeof file, "%s/idle", hdir);
+        unlink(file);
     }
+}
+
+/* Wall-clock milliseconds: an idle mark must mean the same after a restart. */
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void gpx__slurm_slice_reap(const gpx__slurm *sx, const char *dir, const char *key) {
+    char hdir[PATH_MAX], file[PATH_MAX], buf[64];
+    if (!gpx__slurm_is_slice(dir, hdir, sizeof hdir) ||
+        gpx__exec_fmt(file, sizeof file, "%s/slices/%s", hdir, key) < 0)
+        return;
+    unlink(file);
+    if (slices_left(hdir) > 0)
+        return;
+    if (sx->hold_ms <= 0) {
+        /* The last slice is gone: the GPU goes back to Slurm. */
+        cancel_holder(sx, hdir);
+        return;
+    }
+    /* Kept for the next task on this GPU, until the sweep finds it idle for
+     * gpu_hold. */
+    snprintf(buf, sizeof buf, "%lld\n", (long long)wall_ms());
+    gpx__slurm_write(hdir, "idle", buf);
+}
+
+/* 1 if holder directory name (<node>.g<g>) is one of node's. */
+static int holder_of_node(const char *name, const char *node) {
+    const char *dot = strrchr(name, '.');
+    size_t n = strlen(node);
+    return dot != NULL && (size_t)(dot - name) == n && strncmp(name, node, n) == 0 &&
+           dot[1] == 'g' && dot[2] != '\0' && strspn(dot + 2, "0123456789") == strlen(dot + 2);
+}
+
+/* Cancels the kept holders (idle, no task) that match: on node (NULL: any)
+ * other than keep, or those idle for gpu_hold. */
+static void cancel_idle(const gpx__slurm *sx, const char *node, const char *keep,
+                        int expired_only) {
+    char root[PATH_MAX], hdir[PATH_MAX], buf[64];
+    if (sx->envp == NULL || gpx__exec_fmt(root, sizeof root, "%s/holders", sx->state_dir) < 0)
+        return;
+    DIR *d = opendir(root);
+    if (d == NULL)
+        return;
+    int64_t now = wall_ms();
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        /* A holder without an idle mark has tasks, or was reaped by a
+         * daemon without gpu_hold, which cancelled it then. */
+        if (de->d_name[0] == '.' || (node != NULL && !holder_of_node(de->d_name, node)) ||
+            gpx__exec_fmt(hdir, sizeof hdir, "%s/%s", root, de->d_name) < 0 ||
+            (keep != NULL && strcmp(hdir, keep) == 0) ||
+            gpx__slurm_read(hdir, "idle", buf, sizeof buf) <= 0 || slices_left(hdir) > 0)
+            continue;
+        if (!expired_only || now - strtoll(buf, NULL, 10) >= sx->hold_ms)
+            cancel_holder(sx, hdir);
+    }
+    closedir(d);
+}
+
+void gpx__slurm_holders_release(const gpx__slurm *sx, const char *node, const char *keep) {
+    cancel_idle(sx, node, keep, 0);
+}
+
+void gpx__slurm_holders_sweep(const gpx__slurm *sx, int now_all) {
+    cancel_idle(sx, NULL, NULL, !now_all);
 }

@@ -124,6 +124,15 @@ static int set_key(void *arg, const char *key, const char *val, char *err, size_
     }
     if (strcmp(key, "gpu_mem") == 0 || strncmp(key, "gpu_mem.", 8) == 0)
         return set_gpu_mem(sx, key, val, err, errlen);
+    if (strcmp(key, "gpu_hold") == 0) {
+        if (gp_parse_duration_ms(val, &sx->hold_ms) < 0 || sx->hold_ms > GPX__SLURM_HOLD_MAX_MS) {
+            gp_errf(err, errlen,
+                    "executor-config: gpu_hold: '%s' is not a duration from 0 to 1h (e.g. 10s)",
+                    val);
+            return GP_EINVAL;
+        }
+        return 0;
+    }
     if (strcmp(key, "tag") == 0) {
         size_t n = strlen(val);
         if (n == 0 || n >= sizeof sx->tag ||
@@ -189,11 +198,15 @@ static void slurm_close(void *state) {
     if (sx == NULL)
         return;
     gpx__slurm_sess_reap(sx, 1);
+    /* A holder kept for a next task that will not come from this daemon
+     * gives its GPU back now; one with tasks stays for them. */
+    gpx__slurm_holders_sweep(sx, 1);
     pthread_mutex_destroy(&sx->sess_mu);
     free(sx->sess);
     pthread_mutex_destroy(&sx->ended_mu);
     free(sx->ended);
     free(sx->abandoned);
+    free(sx->seen);
     for (size_t i = 0; sx->envp != NULL && sx->envp[i] != NULL; i++)
         free(sx->envp[i]);
     free(sx->envp);
@@ -262,6 +275,7 @@ static int slurm_inventory(void *state, gp_node_spec *nodes, size_t max, size_t 
                            char *err, size_t errlen) {
     *emulated = 0;
     retry_abandoned(state);
+    gpx__slurm_holders_sweep(state, 0);
     return gpx__slurm_inventory(state, nodes, max, n, err, errlen);
 }
 
@@ -375,18 +389,26 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         gpx__exec_fmt(ckpt, sizeof ckpt, "%s/%llu", sx->ckpt_root, (unsigned long long)t->workload);
         ckpt_dir = ckpt;
     }
-    int whole = 0, frac = -1;
+    int whole = 0, frac = -1, first = -1;
     for (int i = 0; t->binding != NULL && i < t->binding->nslices; i++)
         if (t->binding->slices[i].milli >= GP_MILLI)
-            whole++;
+            whole++, first = first < 0 ? t->binding->slices[i].gpu : first;
         else
             frac = t->binding->slices[i].gpu;
     if (frac >= 0 && whole > 0) {
         gp_errf(err, errlen, "binding: whole GPUs and a fraction in one task");
         return GP_EINVAL;
     }
-    rc = gpx__slurm_user_files(&u, dir, ckpt_dir, t->log_path, frac >= 0, err, errlen);
-    if (rc == 0 && whole > 0) {
+    /* With gpu_hold, a batch task of one whole GPU runs as a step of that
+     * GPU's holder, as a fraction does: started at once in a holder kept
+     * from the task before, not at Slurm's next scheduling pass. A gang's
+     * task (released with its gang) and an interactive one keep their own
+     * job. */
+    int held = frac;
+    if (held < 0 && sx->hold_ms > 0 && whole == 1 && t->gang_size <= 1 && !t->tty)
+        held = first;
+    rc = gpx__slurm_user_files(&u, dir, ckpt_dir, t->log_path, held >= 0, err, errlen);
+    if (rc == 0 && whole > 0 && held < 0) {
         /* How many GPUs the job asks for: its record of which must say as
          * many (inventory.c). */
         snprintf(buf, sizeof buf, "%d\n", whole);
@@ -400,10 +422,12 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     if (rc == 0 && gpx__slurm_samples(sx, t) && (rc = gpx__slurm_bound_mark(dir, t)) < 0)
         gp_errf(err, errlen, "state_dir: cannot write %s/bound", dir);
     if (rc == 0)
-        rc = gpx__slurm_write_script(sx, t, dir, ckpt_dir, frac >= 0, &u, err, errlen);
-    if (rc == 0 && frac >= 0) {
-        rc = gpx__slurm_slice_launch(sx, t, key, dir, frac, &jobid, err, errlen);
+        rc = gpx__slurm_write_script(sx, t, dir, ckpt_dir, held >= 0, &u, err, errlen);
+    if (rc == 0 && held >= 0) {
+        rc = gpx__slurm_slice_launch(sx, t, key, dir, held, &jobid, err, errlen);
     } else if (rc == 0) {
+        if (whole > 0)
+            gpx__slurm_holders_release(sx, t->node->name, NULL);
         /* A gang's jobs are submitted held and released together. */
         rc = gpx__slurm_submit(sx, t, dir, key, &u, t->gang_size > 1, &jobid, err, errlen);
     }
@@ -422,7 +446,7 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
          * stays). */
         buf[strcspn(buf, "\n")] = '\0';
         const char *argv[] = {"scancel", buf, NULL};
-        if (frac < 0)
+        if (held < 0)
             gpx__slurm_run(sx, argv, NULL, NULL, 0);
         return rc;
     }
@@ -714,6 +738,8 @@ static int slurm_poll(void *state, gp_task_status *tasks, size_t n) {
         char dir[PATH_MAX], hdir[PATH_MAX];
         if (gpx__slurm_task_dir(sx, keys[i], dir, sizeof dir) == 0 &&
             gpx__slurm_is_slice(dir, hdir, sizeof hdir)) {
+            if (hit != NULL && strcmp(hit->state, "RUNNING") == 0)
+                gpx__slurm_holder_seen(sx, ids[i]);
             if (!from_exit_file(sx, keys[i], &tasks[i]))
                 gpx__slurm_slice_judge(dir, hit != NULL ? hit->state : NULL, ids[i], &tasks[i]);
             continue;

@@ -41,9 +41,10 @@
 
 #include "executors/executor.h"
 
-#define GPX__SLURM_KEY_MAX   64
-#define GPX__SLURM_PARTS     8
-#define GPX__SLURM_MODEL_MEM 16
+#define GPX__SLURM_KEY_MAX     64
+#define GPX__SLURM_PARTS       8
+#define GPX__SLURM_MODEL_MEM   16
+#define GPX__SLURM_HOLD_MAX_MS (3600 * 1000) /* gpu_hold's largest value */
 
 /* One GPU model's memory (Slurm's GRES do not say how much a GPU has). */
 typedef struct gpx__model_mem {
@@ -57,6 +58,12 @@ typedef struct gpx__slurm_sess_proc {
     int errfd; /* the read end of its standard error */
 } gpx__slurm_sess_proc;
 
+/* A job id and when it was last seen running. */
+typedef struct gpx__slurm_seen {
+    long id;
+    int64_t ms;
+} gpx__slurm_seen;
+
 typedef struct gpx__slurm {
     char conf[PATH_MAX];      /* SLURM_CONF for the commands ("" : Slurm's default) */
     char bin[PATH_MAX];       /* directory of the commands ("" : PATH) */
@@ -64,6 +71,10 @@ typedef struct gpx__slurm {
     char ckpt_root[PATH_MAX]; /* "" : the daemon's checkpoint_dir */
     char interposer[PATH_MAX];
     char tag[32]; /* job names start "gp-<tag>." */
+    /* gpu_hold: 0, each whole-GPU task is its own job and a holder ends
+     * with its last slice; otherwise one-GPU tasks run in holders too, and
+     * a holder without a task is kept this long for the next (holder.c). */
+    int64_t hold_ms;
     int npart;
     char parts[GPX__SLURM_PARTS][GP_NAME_MAX + 1];
     int64_t gpu_mem_default;
@@ -91,6 +102,11 @@ typedef struct gpx__slurm {
      * thread only); a restart finds them by their "abandoned" mark. */
     char (*abandoned)[GPX__SLURM_KEY_MAX];
     size_t nabandoned, capabandoned;
+    /* Holder jobs a poll found RUNNING, and when (monotonic ms): a launch
+     * onto one seen just now asks Slurm nothing (holder.c; loop thread
+     * only). */
+    gpx__slurm_seen *seen;
+    size_t nseen, capseen;
 } gpx__slurm;
 
 /* Whose a job is: the Unix user it runs as. */
@@ -286,7 +302,7 @@ void gpx__slurm_user_mode(const gpx__slurm *sx, char *out, size_t len);
  * if there is none. Fills *jobid with the holder's job id. GP_EIO / GP_ESYS
  * with err set on failure.
  */
-int gpx__slurm_slice_launch(const gpx__slurm *sx, const gp_task_launch *t, const char *key,
+int gpx__slurm_slice_launch(gpx__slurm *sx, const gp_task_launch *t, const char *key,
                             const char *dir, int g, long *jobid, char *err, size_t errlen);
 
 /* 1 if the task directory dir is a slice's (hdir gets its holder's
@@ -298,6 +314,9 @@ int gpx__slurm_is_slice(const char *dir, char *hdir, size_t len);
  * too long to tell. 0 if gpupoold marked it a slice but died before queueing
  * it: it never ran, and launching it again runs it once. */
 int gpx__slurm_slice_queued(const char *dir, const char *hdir, const char *key);
+
+/* Notes that a poll found holder job id RUNNING (loop thread only). */
+void gpx__slurm_holder_seen(gpx__slurm *sx, long id);
 
 /* Judges a slice without an exit status from its holder's Slurm state
  * (NULL: Slurm does not know the holder) and its step file. */
@@ -311,9 +330,20 @@ int gpx__slurm_slice_signal(const gpx__slurm *sx, const char *dir, int sig);
  * its step; a step not yet started will not start. */
 int gpx__slurm_slice_stop(const gpx__slurm *sx, const char *dir, const char *key);
 
-/* Forgets the slice in its holder; cancels the holder when it was the last,
- * which gives the GPU back to Slurm. */
+/* Forgets the slice in its holder. When it was the last, cancels the
+ * holder, which gives the GPU back to Slurm, or, with gpu_hold, marks the
+ * holder idle since now (gpx__slurm_holders_sweep cancels it later). */
 void gpx__slurm_slice_reap(const gpx__slurm *sx, const char *dir, const char *key);
+
+/* Cancels the holders that have had no task for gpu_hold (all idle ones
+ * if now_all), giving their GPUs back to Slurm. Loop thread only, as
+ * launch and reap, so that no task is queued to a holder being cancelled. */
+void gpx__slurm_holders_sweep(const gpx__slurm *sx, int now_all);
+
+/* Cancels the kept holders of node's GPUs but keep (a holder directory, or
+ * NULL), so that a job about to be submitted there finds their GPUs free in
+ * Slurm, as the engine counts them (loop thread only). */
+void gpx__slurm_holders_release(const gpx__slurm *sx, const char *node, const char *keep);
 
 /* ------------------------------------------------------------------------ */
 /* session.c                                                                 */

@@ -1,0 +1,96 @@
+#!/bin/sh
+# gpu_hold on a real Slurm cluster: a batch task of one whole GPU runs as a
+# step of its GPU's holder job, the holder is kept between tasks (the next
+# task on that GPU is a step of the same job, with no new Slurm job), and it
+# is cancelled once it has had no task for gpu_hold, or when gpupoold stops,
+# giving the GPU back to Slurm; a direct job then gets it. A task of four
+# GPUs keeps a job of its own, and kept holders on its node give their GPUs
+# back for it at once; a held task deleted while it runs is killed as a step,
+# and the holder outlives it.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+. tests/slurm/lib.sh
+
+# One node, so that every task lands on n1 and its GPUs are easy to count.
+for n in n2 n3 n4; do scontrol update nodename=$n state=drain reason=gpupool-test; done
+direct=
+restore() {
+    [ -n "$direct" ] && scancel "$direct"
+    for n in n2 n3 n4; do scontrol update nodename=$n state=resume; done
+    sx_cleanup
+}
+trap restore EXIT
+
+D=$TMP/pool
+mkdir -p "$D"
+SX_CONFIG_EXTRA=gpu_hold=30s
+tap_ok "gpupoold starts on the slurm executor with gpu_hold=30s" sx_start "$D"
+n1_free() { [ "$($GP --json node list | jq '.nodes[] | select(.name == "n1") | [.gpus[] | select(.taken | not)] | length')" = "$1" ]; }
+tap_ok "gpupool offers n1's 4 GPUs" wait_until 20 n1_free 4
+$GP queue create X --deserved 4 >/dev/null && $GP queue create x1 --parent X --deserved 4 >/dev/null
+tap_is "queues created" "$?" 0
+
+cmd='echo "job=$SLURM_JOB_ID step=$SLURM_STEP_ID gpus=$CUDA_VISIBLE_DEVICES slice=${GPUPOOL_MEMORY_LIMIT-none}"'
+holders() { squeue -h -o '%i %j %T' | grep " gp-$SX_TAG\.hold\.n1\.g[0-9]* RUNNING$"; }
+job_of() { $GP logs "$1" | sed -n 's/^job=\([0-9]*\) .*/\1/p'; }
+
+$GP submit --project x1 --gpu 1 -- sh -c "$cmd" >/dev/null
+tap_ok "a one-GPU workload succeeds" wait_until 60 has_count 1 succeeded
+l1=$($GP logs 1)
+tap_ok "it ran as a step of its GPU's holder" contains "$l1" "step [0-9]* (in its GPU holder)"
+tap_ok "on one GPU, with no slice's memory cap" contains "$l1" "slice=none"
+j1=$(job_of 1)
+tap_ok "in the holder's job ($j1)" holders
+tap_is "the holder is the only Slurm job of gpupool's" "$(sx_jobs all | wc -l)" 1
+tap_ok "the holder is kept after its task ended" test -n "$(holders)"
+
+$GP submit --project x1 --gpu 1 -- sh -c "$cmd" >/dev/null
+tap_ok "a second one-GPU workload succeeds" wait_until 60 has_count 2 succeeded
+tap_is "as a step of the same holder job" "$(job_of 2)" "$j1"
+tap_is "and Slurm got no new job for it" "$(sx_jobs all | wc -l)" 1
+
+# Four GPUs right after four one-GPU tasks: a job of its own, for which the
+# four kept holders give their GPUs back at once, not after gpu_hold.
+for i in 3 4 5 6; do $GP submit --project x1 --gpu 1 -- sh -c "$cmd; sleep 3" >/dev/null; done
+four_held() { [ "$(holders | wc -l)" = 4 ]; }
+tap_ok "four one-GPU workloads run at once, in four holders" wait_until 60 four_held
+tap_ok "they succeed" wait_until 60 has_count 6 succeeded
+tap_is "the four holders are kept" "$(holders | wc -l)" 4
+t0=$(date +%s)
+$GP submit --project x1 --gpu 4 -- sh -c "$cmd" >/dev/null
+tap_ok "a four-GPU workload then succeeds" wait_until 60 has_count 7 succeeded
+t1=$(date +%s)
+tap_ok "before gpu_hold had passed ($((t1 - t0)) s)" test $((t1 - t0)) -lt 30
+l7=$($GP logs 7)
+tap_ok "as a job of its own, not a holder's step" sh -c '! echo "$1" | grep -q "in its GPU holder"' _ "$l7"
+tap_ok "with the four GPUs" contains "$l7" "gpus=0,1,2,3 "
+tap_is "no holder is left" "$(holders | wc -l)" 0
+
+# A holder with no task for gpu_hold is cancelled.
+$GP submit --project x1 --gpu 1 -- sh -c "$cmd" >/dev/null
+tap_ok "one more one-GPU workload succeeds" wait_until 60 has_count 8 succeeded
+tap_ok "in a new holder, kept" test -n "$(holders)"
+holder_gone() { [ -z "$(holders)" ]; }
+tap_ok "with no task for gpu_hold, the holder is cancelled" wait_until 60 holder_gone
+gpus_back() { [ "$(sinfo -h -p gpu -n n1 -O GresUsed:40 | tr -d ' ')" = "gpu:a100:0(IDX:N/A)" ]; }
+tap_ok "and n1's GPUs are all Slurm's again" wait_until 30 gpus_back
+
+# A held task deleted while it runs: its step is killed, the holder stays.
+$GP submit --project x1 --gpu 1 -- sh -c 'echo up; sleep 300' >/dev/null
+runs4() { has_count 1 running && $GP logs 9 | grep -q '^up$'; }
+tap_ok "a long one-GPU workload runs, as a holder's step" wait_until 60 runs4
+step4() { squeue -h -s -o '%j' | grep -q "^gp-$SX_TAG\.w9\.t0\.a1$"; }
+tap_ok "its step is named after it" wait_until 20 step4
+tap_ok "deleted while it runs" $GP delete 9
+no_step4() { ! step4; }
+tap_ok "its step is gone from Slurm" wait_until 30 no_step4
+tap_ok "its holder is kept for gpu_hold" test -n "$(holders)"
+
+# gpupoold stopping gives a kept holder's GPU back at once.
+gpd_stop
+tap_ok "when gpupoold stops, the kept holder is cancelled" wait_until 20 holder_gone
+direct=$(sbatch --parsable --job-name=direct --nodelist=n1 --gres=gpu:4 --mem=64 \
+    --output=/dev/null --wrap 'sleep 600')
+direct_runs() { [ "$(squeue -h -j "$direct" -o %T)" = RUNNING ]; }
+tap_ok "a direct job then gets all four of n1's GPUs" wait_until 30 direct_runs
+tap_done
