@@ -1,15 +1,16 @@
 #!/bin/sh
 # bench/slurm-throughput.sh — sustained launches on a real Slurm cluster
 # started on this host (tests/slurm/cluster.sh: 4 nodes of 4 GPUs): N
-# one-GPU jobs of `true` (or `sleep S`), each round three ways on the same cluster, one
-# after the other:
+# one-GPU jobs of `true` (or `sleep S`), each round three ways on the same
+# cluster, one after the other:
 #   own jobs  `gpupool submit --gpu 1 -- true` to a gpupoold with the slurm
 #             executor's defaults (each task its own Slurm job);
 #   gpu_hold  the same to a second gpupoold with gpu_hold (each task a step
 #             of its GPU's holder job, kept between tasks);
 #   sbatch    `sbatch --gres=gpu:1 --wrap true`, straight to Slurm;
 # each from the first submit to the moment the last has ended (no workload
-# active; squeue lists none). Each way starts on an idle cluster: the next
+# active; squeue lists none), asked every half second so that the asking
+# takes little of the host. Each way starts on an idle cluster: the next
 # waits until Slurm lists no job at all. Per way it prints the rate and the
 # host's CPU time per job (all processes, from /proc/stat: on one host the
 # cluster, gpupoold and the submitting loop share the same cores), then the
@@ -56,7 +57,7 @@ through() {
         "$B/gpupool" submit --project t1 --gpu 1 -- $CMD >/dev/null || echo "submit $i failed"
     done
     t1=$(now_ms)
-    until [ "$(count active)" = 0 ]; do sleep 0.1; done
+    until [ "$(count active)" = 0 ]; do sleep 0.5; done
     t2=$(now_ms) c1=$(busy)
     r=$(rate "$N" $((t2 - t0)))
     echo "round $round, $1: submitted in $((t1 - t0)) ms, all ended after $((t2 - t0)) ms" \
@@ -77,7 +78,7 @@ for round in $(seq "$R"); do
             --wrap "$CMD" >/dev/null
     done
     t1=$(now_ms)
-    until [ "$(squeue -h --name=bench-bare | wc -l)" = 0 ]; do sleep 0.1; done
+    until [ "$(squeue -h --name=bench-bare | wc -l)" = 0 ]; do sleep 0.5; done
     t2=$(now_ms) c1=$(busy)
     r=$(rate "$N" $((t2 - t0)))
     echo "round $round, bare sbatch: submitted in $((t1 - t0)) ms, all ended after" \

@@ -51,7 +51,7 @@ tap_is "and Slurm got no new job for it" "$(sx_jobs all | wc -l)" 1
 
 # Four GPUs right after four one-GPU tasks: a job of its own, for which the
 # four kept holders give their GPUs back at once, not after gpu_hold.
-for i in 3 4 5 6; do $GP submit --project x1 --gpu 1 -- sh -c "$cmd; sleep 3" >/dev/null; done
+for i in 3 4 5 6; do $GP submit --project x1 --gpu 1 -- sh -c "$cmd; sleep 8" >/dev/null; done
 four_held() { [ "$(holders | wc -l)" = 4 ]; }
 tap_ok "four one-GPU workloads run at once, in four holders" wait_until 60 four_held
 tap_ok "they succeed" wait_until 60 has_count 6 succeeded
