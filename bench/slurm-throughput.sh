@@ -49,41 +49,37 @@ rate() { awk -v n="$1" -v ms="$2" 'BEGIN {printf "%.2f", n * 1000 / ms}'; }
 cpu_per_job() { awk -v n="$N" -v t="$1" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.3f", t / hz / n}'; }
 idle_cluster() { until [ -z "$(squeue -h -o %i)" ]; do sleep 0.2; done; }
 
-# through WAY: N workloads through the pool in GPUPOOL_SERVER.
-through() {
+# way NAME SUBMIT ENDED [NOTE]: N jobs, each submitted by the command SUBMIT,
+# from the first submit until ENDED succeeds; NOTE prints a word about them.
+way() {
     idle_cluster
     t0=$(now_ms) c0=$(busy)
     for i in $(seq "$N"); do
-        "$B/gpupool" submit --project t1 --gpu 1 -- $CMD >/dev/null || echo "submit $i failed"
+        $2 >/dev/null || echo "submit $i failed"
     done
     t1=$(now_ms)
-    until [ "$(count active)" = 0 ]; do sleep 0.5; done
+    until $3; do sleep 0.5; done
     t2=$(now_ms) c1=$(busy)
     r=$(rate "$N" $((t2 - t0)))
-    echo "round $round, $1: submitted in $((t1 - t0)) ms, all ended after $((t2 - t0)) ms" \
-        "($(count failed) failed in all): $r jobs/s, $(cpu_per_job $((c1 - c0))) CPU-s a job"
+    echo "round $round, $1: submitted in $((t1 - t0)) ms, all ended after" \
+        "$((t2 - t0)) ms${4:+ ($($4))}: $r jobs/s, $(cpu_per_job $((c1 - c0))) CPU-s a job"
     echo "$r" >>"$dir/rate.$1"
 }
+gp_submit() { "$B/gpupool" submit --project t1 --gpu 1 -- $CMD; }
+gp_ended() { [ "$(count active)" = 0 ]; }
+gp_failed() { echo "$(count failed) failed in all"; }
+bare_submit() {
+    sbatch --parsable --job-name=bench-bare --output=/dev/null --gres=gpu:1 --mem=64 --wrap "$CMD"
+}
+bare_ended() { [ "$(squeue -h --name=bench-bare | wc -l)" = 0 ]; }
 
 : >"$dir/rate.own" && : >"$dir/rate.held" && : >"$dir/rate.bare"
 for round in $(seq "$R"); do
     export GPUPOOL_SERVER=$OWN_SERVER GPUPOOL_TOKEN=$OWN_TOKEN
-    through own
+    way own gp_submit gp_ended gp_failed
     export GPUPOOL_SERVER=$HELD_SERVER GPUPOOL_TOKEN=$HELD_TOKEN
-    through held
-    idle_cluster
-    t0=$(now_ms) c0=$(busy)
-    for i in $(seq "$N"); do
-        sbatch --parsable --job-name=bench-bare --output=/dev/null --gres=gpu:1 --mem=64 \
-            --wrap "$CMD" >/dev/null
-    done
-    t1=$(now_ms)
-    until [ "$(squeue -h --name=bench-bare | wc -l)" = 0 ]; do sleep 0.5; done
-    t2=$(now_ms) c1=$(busy)
-    r=$(rate "$N" $((t2 - t0)))
-    echo "round $round, bare sbatch: submitted in $((t1 - t0)) ms, all ended after" \
-        "$((t2 - t0)) ms: $r jobs/s, $(cpu_per_job $((c1 - c0))) CPU-s a job"
-    echo "$r" >>"$dir/rate.bare"
+    way held gp_submit gp_ended gp_failed
+    way bare bare_submit bare_ended
 done
 o=$(median <"$dir/rate.own")
 h=$(median <"$dir/rate.held")

@@ -882,8 +882,17 @@ static int slurm_describe(void *state, gp_executor_info *info) {
     }
     snprintf(info->gpus, sizeof info->gpus, "Slurm GRES of the nodes of partition(s) %.160s",
              sx->npart ? parts : "(all)");
-    snprintf(info->limits, sizeof info->limits,
-             "by Slurm: each task is a job with --cpus-per-task and --mem");
+    char hold[32];
+    gp_format_duration(sx->hold_ms, hold, sizeof hold);
+    if (sx->hold_ms > 0)
+        snprintf(info->limits, sizeof info->limits,
+                 "by Slurm: each task is a job with --cpus-per-task and --mem, but for a batch "
+                 "task of one GPU, a step of its GPU's holder (gpu_hold=%s), whose CPU and memory "
+                 "gpupool accounts and Slurm does not limit",
+                 hold);
+    else
+        snprintf(info->limits, sizeof info->limits,
+                 "by Slurm: each task is a job with --cpus-per-task and --mem");
     snprintf(info->slices, sizeof info->slices, "%s %.200s",
              access(sx->interposer, R_OK) == 0 ? "enforced by" : "NOT ENFORCED: missing",
              sx->interposer);
