@@ -18,8 +18,9 @@
  * GPU's holder, and reap() of the last task only marks the holder idle: the
  * inventory's sweep cancels it once it has had no task for gpu_hold. A task
  * on a GPU whose holder is kept then starts as soon as the holder sees it
- * (a tenth of a second), where a job of its own waits for Slurm's next
- * scheduling pass (sched_interval, batch_sched_delay: seconds). The price:
+ * (within a tenth of a second) and srun starts its step, where a job of its
+ * own waits for Slurm's next scheduling pass (sched_interval,
+ * batch_sched_delay: seconds). The price:
  * Slurm's books name gpupoold's user for such tasks (the step names the
  * workload), and a GPU stays held for gpu_hold after its last task.
  *
