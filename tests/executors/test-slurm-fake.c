@@ -73,6 +73,7 @@ static void squeue_text(const char *lines) {
 }
 
 static gp_executor *reopen_fake(void);
+static gp_executor *reopen_fake_with(const char *more);
 
 static gp_executor *open_fake(void) {
     snprintf(dir, sizeof dir, "%s", gpt_tmpdir());
@@ -96,9 +97,15 @@ static gp_executor *open_fake(void) {
 
 /* Opens the executor again on open_fake's directory (a restart). */
 static gp_executor *reopen_fake(void) {
-    char config[PATH_MAX * 3 + 128];
+    return reopen_fake_with("");
+}
+
+/* reopen_fake, with more keys of configuration (",key=value..."). */
+static gp_executor *reopen_fake_with(const char *more) {
+    char config[PATH_MAX * 4 + 128];
     snprintf(config, sizeof config,
-             "bin_dir=%s,state_dir=%s/state,partitions=gpu,tag=t,gpu_mem.a100=40G", dir, dir);
+             "bin_dir=%s,state_dir=%s/state,partitions=gpu,tag=t,gpu_mem.a100=40G%s", dir, dir,
+             more);
     gp_executor *ex = NULL;
     char err[GP_ERR_MAX] = "";
     ck_assert_msg(gp_executor_open("slurm", config, &ex, err, sizeof err) == 0, "open: %s", err);
@@ -870,6 +877,41 @@ START_TEST(test_gpu_use_record) {
 }
 END_TEST
 
+/* A batch task's GPU use sampler: with nvml=auto only on a node with
+ * NVIDIA's driver (elsewhere NVML finds no GPU, and it would be a process
+ * for nothing); with a library named, always. Either way the command runs
+ * and its end is recorded. */
+START_TEST(test_sampler_only_where_the_driver_is) {
+    gp_executor *ex = open_fake();
+    gp_executor_close(ex);
+    char script[PATH_MAX + 128], more[PATH_MAX * 2 + 64], cmd[PATH_MAX * 2];
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >>'%s/sampled'\n", dir);
+    put("session", script, 1);
+    int driver = access("/dev/nvidiactl", F_OK) == 0;
+    for (int named = 0; named < 2; named++) {
+        snprintf(more, sizeof more, ",session_program=%s/session%s%s", dir, named ? ",nvml=" : "",
+                 named ? dir : "");
+        if (named)
+            snprintf(more + strlen(more), sizeof more - strlen(more), "/libnvidia-ml.so.1");
+        ex = reopen_fake_with(more);
+        char h[GP_HANDLE_MAX];
+        launch_on_n1(ex, 20 + (uint64_t)named, 1, 1000, h);
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && rm -f sampled && bash state/w%d.t0.a1/job.sh >/dev/null 2>&1", dir,
+                 20 + named);
+        ck_assert_int_eq(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "state/w%d.t0.a1/exit", 20 + named);
+        ck_assert_str_eq(get(cmd), "status=0\n");
+        if (named || driver)
+            ck_assert_msg(strstr(get("sampled"), "sample 8 ") != NULL, "named %d", named);
+        else
+            ck_assert_msg(!exists("sampled"), "sampled without a driver: %s", get("sampled"));
+        gp_executor_close(ex);
+    }
+    gpt_rmrf(dir);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_launch_try_again);
     tcase_add_test(tc, test_abandon_retried_until_slurm_answers);
@@ -888,6 +930,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_session_ignores_a_fifo_for_exit);
     tcase_add_test(tc, test_gpu_use_of_interactive_tasks);
     tcase_add_test(tc, test_gpu_use_record);
+    tcase_add_test(tc, test_sampler_only_where_the_driver_is);
 }
 
 GP_TEST_MAIN("executors/slurm-fake", add_tests)

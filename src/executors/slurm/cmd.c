@@ -377,3 +377,21 @@ int gpx__slurm_squeue(const gpx__slurm *sx, const char *filter, gpx__slurm_job *
         gp_errf(err, errlen, "squeue: out of memory reading its output");
     return rc;
 }
+
+int gpx__slurm_squeue_one(const gpx__slurm *sx, const char *filter, long id, const char *name,
+                          gpx__slurm_job *job, char *err, size_t errlen) {
+    gpx__slurm_job *jobs;
+    size_t nj;
+    int rc = gpx__slurm_squeue(sx, filter, &jobs, &nj, err, errlen);
+    if (rc < 0)
+        return rc;
+    int found = 0;
+    for (size_t i = 0; i < nj; i++)
+        if ((id <= 0 || jobs[i].id == id) && (name == NULL || strcmp(jobs[i].name, name) == 0)) {
+            found = 1;
+            if (job != NULL)
+                *job = jobs[i];
+        }
+    free(jobs);
+    return found;
+}

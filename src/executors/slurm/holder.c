@@ -73,16 +73,11 @@ static int job_state(const gpx__slurm *sx, long id, char *state, size_t len, cha
                      size_t errlen) {
     char filter[48];
     snprintf(filter, sizeof filter, "--jobs=%ld", id);
-    gpx__slurm_job *jobs;
-    size_t nj;
-    int rc = gpx__slurm_squeue(sx, filter, &jobs, &nj, err, errlen);
+    gpx__slurm_job job;
+    int rc = gpx__slurm_squeue_one(sx, filter, id, NULL, &job, err, errlen);
     if (rc < 0)
         return rc;
-    state[0] = '\0';
-    for (size_t i = 0; i < nj; i++)
-        if (jobs[i].id == id)
-            snprintf(state, len, "%s", jobs[i].state);
-    free(jobs);
+    snprintf(state, len, "%s", rc == 1 ? job.state : "");
     return 0;
 }
 

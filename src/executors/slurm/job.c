@@ -126,22 +126,29 @@ static int put_env(FILE *f, const gpx__slurm *sx, const gp_task_launch *t, const
 }
 
 /*
- * Writes the script's first step: the attempt's own checkpoint directory,
- * <root>/a<attempt>, seeded with a copy of the newest earlier attempt's
- * directory that was seeded completely (its .gpupool-attempt written last),
- * or, for the first attempt of a workload checkpointed before attempts had
- * directories, with what <root> holds. Under a lock on <root>/.lock, so that
- * the tasks of a gang seed it once; directories of attempts older than the
- * one copied are removed. An attempt that Slurm still runs after gpupool
- * recorded it lost (its node unreachable) writes only its own directory,
- * which no later attempt reads once a newer one exists: it can never write
- * the checkpoint a new attempt resumes from. Followed by "&&": a directory
- * that cannot be made fails the attempt before the command runs.
+ * Writes the command's start: one shell, as the task's user, that first
+ * makes the attempt's own checkpoint directory, <root>/a<attempt>, seeded
+ * with a copy of the newest earlier attempt's directory that was seeded
+ * completely (its .gpupool-attempt written last), or, for the first attempt
+ * of a workload checkpointed before attempts had directories, with what
+ * <root> holds. Under a lock on <root>/.lock, so that the tasks of a gang
+ * seed it once; directories of attempts older than the one copied are
+ * removed. An attempt that Slurm still runs after gpupool recorded it lost
+ * (its node unreachable) writes only its own directory, which no later
+ * attempt reads once a newer one exists: it can never write the checkpoint
+ * a new attempt resumes from. A directory that cannot be made ends the
+ * attempt with 75 before the command runs. The shell then lets go of the
+ * lock, enters the working directory (made if missing; 126 if it cannot)
+ * and becomes the command, whose arguments the caller writes next. One
+ * shell, not one for each part: a process less for each of thousands of
+ * short tasks.
  */
-static void checkpoint_fence(FILE *f, const char *as_user, const char *root, int attempt) {
+static void put_start(FILE *f, const char *as_user, const char *root, int attempt,
+                      const char *workdir) {
     fputs(as_user, f);
-    fputs("/bin/sh -c 'r=$0 n=$1 a=$0/a$1; exec 9>>\"$r/.lock\" && flock 9 || exit 75; "
-          "[ -e \"$a/.gpupool-attempt\" ] && exit 0; src=; "
+    fputs("/bin/sh -c 'r=$0 n=$1 w=$2 a=$0/a$1; shift 2; "
+          "exec 9>>\"$r/.lock\" && flock 9 || exit 75; "
+          "if [ ! -e \"$a/.gpupool-attempt\" ]; then src=; "
           "for d in \"$r\"/a[0-9]*; do k=${d##*/a}; case $k in *[!0-9]*) continue;; esac; "
           "[ \"$k\" -lt \"$n\" ] && [ -e \"$d/.gpupool-attempt\" ] && "
           "{ [ -z \"$src\" ] || [ \"$k\" -gt \"$src\" ]; } && src=$k; done; "
@@ -151,10 +158,14 @@ static void checkpoint_fence(FILE *f, const char *as_user, const char *root, int
           "[ \"$k\" -lt \"$src\" ] && rm -rf \"$d\"; done; "
           "else for x in \"$r\"/* \"$r\"/.[!.]*; do [ -e \"$x\" ] || continue; "
           "case ${x##*/} in .lock|a[0-9]*) continue;; esac; cp -a \"$x\" \"$a/\" || exit 75; "
-          "done; fi; echo \"$n\" >\"$a/.gpupool-attempt\"' ",
+          "done; fi; echo \"$n\" >\"$a/.gpupool-attempt\" || exit 75; fi; exec 9>&-; "
+          "{ [ -d \"$w\" ] || mkdir -p \"$w\"; } && cd \"$w\" || "
+          "{ echo \"=== gpupool: cannot enter the working directory $w\"; exit 126; }; "
+          "exec \"$@\"' ",
           f);
     put_quoted(f, root);
-    fprintf(f, " %d && ", attempt);
+    fprintf(f, " %d ", attempt);
+    put_quoted(f, workdir);
 }
 
 int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
@@ -171,7 +182,7 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         gp_errf(err, errlen, "state_dir: path too long");
         return GP_EINVAL;
     }
-    /* The attempt's own checkpoint directory (checkpoint_fence). */
+    /* The attempt's own checkpoint directory (put_start). */
     if (gpx__exec_fmt(ckpt, sizeof ckpt, "%s/a%d", ckpt_dir, t->attempt) < 0) {
         gp_errf(err, errlen, "checkpoint_dir: path too long");
         return GP_EINVAL;
@@ -251,19 +262,21 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         fprintf(f, "{ exec 8>'%s/%s'; } 2>/dev/null || exec 8>/dev/null\n", dir,
                 gpx__slurm_gpu_use_file(u, slice));
     if (use && !t->tty) {
+        /* With nvml=auto, only where NVIDIA's driver is: elsewhere the
+         * library finds no GPU, and the sampler would be a process for
+         * nothing. */
+        fputs("gp_sampler=\n", f);
+        if (sx->nvml_auto)
+            fputs("[ -e /dev/nvidiactl ] && ", f);
+        fputs("{ ", f);
         fputs(as_user, f);
         put_quoted(f, sx->session_prog);
         fputs(" sample 8 ", f);
         put_quoted(f, sx->nvml);
-        fputs(" &\ngp_sampler=$!\n", f);
+        fputs(" & gp_sampler=$!; }\n", f);
     }
-    checkpoint_fence(f, as_user, ckpt_dir, t->attempt);
-    fputs(as_user, f);
-    fputs("/bin/sh -c '{ [ -d \"$0\" ] || mkdir -p \"$0\"; } && cd \"$0\" || { echo \"=== gpupool: "
-          "cannot enter "
-          "the working directory $0\"; exit 126; }; exec \"$@\"' ",
-          f);
-    put_quoted(f, t->workdir != NULL && t->workdir[0] != '\0' ? t->workdir : ckpt);
+    put_start(f, as_user, ckpt_dir, t->attempt,
+              t->workdir != NULL && t->workdir[0] != '\0' ? t->workdir : ckpt);
     if (t->tty) {
         /* An interactive task: the session server owns its terminal and
          * runs it (session.c). */
@@ -290,7 +303,7 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
     const char *x = u->switch_to && !slice ? "/user" : "";
     fputs("\nstatus=$?\n", f);
     if (use && !t->tty)
-        fputs("kill -KILL $gp_sampler 2>/dev/null\n", f);
+        fputs("[ -z \"$gp_sampler\" ] || kill -KILL \"$gp_sampler\" 2>/dev/null\n", f);
     fputs("printf 'status=%d\\n' \"$status\" >", f);
     fprintf(f, "'%s%s/exit.tmp' && mv -f '%s%s/exit.tmp' '%s%s/exit'\n", dir, x, dir, x, dir, x);
     /* The times come from bash's own strftime, as date(1) would print

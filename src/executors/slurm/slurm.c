@@ -114,6 +114,7 @@ static int set_key(void *arg, const char *key, const char *val, char *err, size_
     if (strcmp(key, "partitions") == 0)
         return set_partitions(sx, val, err, errlen);
     if (strcmp(key, "nvml") == 0) {
+        sx->nvml_auto = strcmp(val, "auto") == 0;
         if (strcmp(val, "off") == 0) {
             sx->nvml[0] = '\0';
             return 0;
@@ -232,6 +233,7 @@ static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state
     snprintf(sx->interposer, sizeof sx->interposer, "%s", DEFAULT_INTERPOSER);
     snprintf(sx->session_prog, sizeof sx->session_prog, "%s", DEFAULT_SESSION_PROG);
     snprintf(sx->nvml, sizeof sx->nvml, "%s", DEFAULT_NVML);
+    sx->nvml_auto = 1;
     snprintf(sx->tag, sizeof sx->tag, "gpupool");
     sx->gpu_mem_default = DEFAULT_GPU_MEM;
     char lib[PATH_MAX];
@@ -311,19 +313,11 @@ static int find_by_name(const gpx__slurm *sx, const char *key, long *jobid, char
     char filter[176], want[160];
     snprintf(want, sizeof want, "gp-%s.%s", sx->tag, key);
     snprintf(filter, sizeof filter, "--name=%s", want);
-    gpx__slurm_job *jobs;
-    size_t nj;
-    int rc = gpx__slurm_squeue(sx, filter, &jobs, &nj, err, errlen);
-    if (rc < 0)
-        return rc;
-    int found = 0;
-    for (size_t i = 0; i < nj; i++)
-        if (strcmp(jobs[i].name, want) == 0) {
-            *jobid = jobs[i].id;
-            found = 1;
-        }
-    free(jobs);
-    return found;
+    gpx__slurm_job job;
+    int rc = gpx__slurm_squeue_one(sx, filter, 0, want, &job, err, errlen);
+    if (rc == 1)
+        *jobid = job.id;
+    return rc;
 }
 
 /* ======================================================================== */

@@ -92,6 +92,10 @@ typedef struct gpx__slurm {
     /* The NVML it samples an interactive task's GPUs with on the nodes (""
      * : none, nvml=off). */
     char nvml[PATH_MAX];
+    /* 1 while nvml is "auto" (the default): a batch task's sampler starts
+     * only on a node with NVIDIA's driver (/dev/nvidiactl), where that
+     * library can see a GPU; a path that was named is always tried. */
+    int nvml_auto;
     /* The sruns of open sessions, under sess_mu (session() runs on any
      * thread). */
     pthread_mutex_t sess_mu;
@@ -185,6 +189,13 @@ int gpx__slurm_parse_gpus_record(const char *text, long *job, char *node, size_t
 int gpx__slurm_squeue(const gpx__slurm *sx, const char *filter, gpx__slurm_job **jobs, size_t *n,
                       char *err, size_t errlen);
 
+/* Asks squeue about the jobs filter selects, as gpx__slurm_squeue, for one
+ * of them: the job numbered id (when id > 0) and named name (when not
+ * NULL). 1 with *job (when not NULL; the last listed, if several) if Slurm
+ * lists one, 0 if not, or the command's error with err set. */
+int gpx__slurm_squeue_one(const gpx__slurm *sx, const char *filter, long id, const char *name,
+                          gpx__slurm_job *job, char *err, size_t errlen);
+
 /* Submits script with `sbatch --parsable --nodes=1 --ntasks=1 --no-requeue`,
  * node's partition (its label slurm.partition; else the first configured)
  * and opts (NULL-terminated, at most 24). Fills *jobid. GP_EIO with err set
@@ -236,7 +247,7 @@ void gpx__slurm_key(const gp_task_launch *t, char *buf, size_t len);
  * working directory (t's workdir, else the attempt's checkpoint directory),
  * the exit file. ckpt_dir is the workload's checkpoint root: each attempt
  * gets <ckpt_dir>/a<attempt>, seeded with the newest earlier attempt's
- * (job.c, checkpoint_fence). With slice
+ * (job.c, put_start). With slice
  * set it is a step of a GPU holder job (holder.c): it records its step id in
  * <dir>/step, does not start if <dir>/stopped exists, and runs the command
  * as u with setpriv (the holder is gpupoold's). Returns 0 or GP_ESYS /
