@@ -111,6 +111,19 @@ static void tell(gpd__sched *s, active *a, const char *note) {
                  (unsigned long long)a->id, err);
 }
 
+/* Tells a's terminal that it is being put aside (done: "suspended",
+ * "paused") for why, what is kept of it, and how it comes back. */
+static void tell_aside(gpd__sched *s, active *a, const char *done, const char *why,
+                       const char *kept, const char *back) {
+    char note[GP_SESSION_NOTICE_MAX];
+    unsigned long long id = (unsigned long long)a->id;
+    snprintf(note, sizeof note,
+             "\r\n[gpupool] workload %llu is being %s: %s. Its GPUs go back to the pool%s. "
+             "'gpupool attach %llu' or 'gpupool resume %llu' brings it back%s.\r\n",
+             id, done, why, kept, id, id, back);
+    tell(s, a, note);
+}
+
 /* The store's row of the GPUs a gave back, for usage. */
 static void count_returned(gpd__sched *s, active *a) {
     gpd__idle_return r = {.workload = a->id, .gpu_milli = gpu_milli(a), .since_ms = a->deadline};
@@ -125,13 +138,7 @@ static void count_returned(gpd__sched *s, active *a) {
 /* Suspends a with the checkpoint contract; its command restarts when it is
  * resumed. nopause: why it was not paused. */
 static void suspend(gpd__sched *s, active *a, const char *why, const char *nopause) {
-    char note[GP_SESSION_NOTICE_MAX];
-    snprintf(note, sizeof note,
-             "\r\n[gpupool] workload %llu is being suspended: %s. Its GPUs go back to the pool. "
-             "'gpupool attach %llu' or 'gpupool resume %llu' brings it back; its command then "
-             "starts again from the beginning.\r\n",
-             (unsigned long long)a->id, why, (unsigned long long)a->id, (unsigned long long)a->id);
-    tell(s, a, note);
+    tell_aside(s, a, "suspended", why, "", "; its command then starts again from the beginning");
     snprintf(a->stop_note, sizeof a->stop_note,
              "suspended: %s; 'gpupool resume %llu' (or attach) brings it back, and its command "
              "restarts from the beginning (not paused: %s)",
@@ -213,13 +220,7 @@ static void idle_stop(gpd__sched *s, active *a, const char *why) {
         suspend(s, a, why, "out of memory");
         return;
     }
-    char note[GP_SESSION_NOTICE_MAX];
-    snprintf(note, sizeof note,
-             "\r\n[gpupool] workload %llu is being paused: %s. Its GPUs go back to the pool; "
-             "its processes are kept as they are. 'gpupool attach %llu' or 'gpupool resume %llu' "
-             "brings it back where it was.\r\n",
-             (unsigned long long)a->id, why, (unsigned long long)a->id, (unsigned long long)a->id);
-    tell(s, a, note);
+    tell_aside(s, a, "paused", why, "; its processes are kept as they are", " where it was");
 }
 
 void gpd__loop_idle_paused(gpd__sched *s, active *a, int rc, const char *detail) {

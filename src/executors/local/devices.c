@@ -47,24 +47,33 @@
 
 static int load_program(const gpx__dev_plan *plan, char *why, size_t len);
 
+/* Makes the instance's parent cgroup for mode under mnt into out (one of
+ * dv's parents) and says in dv's note that tasks are filtered by what (the
+ * mechanism), or why not: 0, or -1 with out emptied. */
+static int use_parent(gpx__devices *dv, gpx__dev_mode mode, const char *mnt, const char *parent,
+                      char *out, size_t outlen, const char *what) {
+    int rc = gpx__cg_make_parent(mnt, parent, NULL, out, outlen);
+    if (rc < 0) {
+        gpx__exec_fmt(dv->note, sizeof dv->note, "%s: cannot create %.150s: %s", what, out,
+                      gp_strerror(rc));
+        out[0] = '\0';
+        return -1;
+    }
+    dv->mode = mode;
+    gpx__exec_fmt(dv->note, sizeof dv->note,
+                  "GPU devices: each task is denied the GPUs it was not given (%s under %.120s)",
+                  what, out);
+    return 0;
+}
+
 static int try_v1(gpx__devices *dv, const char *parent) {
     char mnt[PATH_MAX];
     if (gpx__cg_find_mount(0, "devices", mnt, sizeof mnt) < 0) {
         gpx__exec_fmt(dv->note, sizeof dv->note, "no cgroup v1 devices hierarchy is mounted");
         return -1;
     }
-    int rc = gpx__cg_make_parent(mnt, parent, NULL, dv->v1_parent, sizeof dv->v1_parent);
-    if (rc < 0) {
-        gpx__exec_fmt(dv->note, sizeof dv->note, "devices cgroup v1: cannot create %.150s: %s",
-                      dv->v1_parent, gp_strerror(rc));
-        return -1;
-    }
-    dv->mode = GPX__DEV_V1;
-    gpx__exec_fmt(dv->note, sizeof dv->note,
-                  "GPU devices: each task is denied the GPUs it was not given (devices cgroup v1 "
-                  "under %.120s)",
-                  dv->v1_parent);
-    return 0;
+    return use_parent(dv, GPX__DEV_V1, mnt, parent, dv->v1_parent, sizeof dv->v1_parent,
+                      "devices cgroup v1");
 }
 
 static int try_v2(gpx__devices *dv, const char *root, const char *parent) {
@@ -83,19 +92,8 @@ static int try_v2(gpx__devices *dv, const char *root, const char *parent) {
         return -1;
     }
     close(pfd);
-    int rc = gpx__cg_make_parent(root, parent, NULL, dv->v2_parent, sizeof dv->v2_parent);
-    if (rc < 0) {
-        gpx__exec_fmt(dv->note, sizeof dv->note, "cgroup2 device program: cannot create %.150s: %s",
-                      dv->v2_parent, gp_strerror(rc));
-        dv->v2_parent[0] = '\0';
-        return -1;
-    }
-    dv->mode = GPX__DEV_V2;
-    gpx__exec_fmt(dv->note, sizeof dv->note,
-                  "GPU devices: each task is denied the GPUs it was not given (cgroup2 BPF device "
-                  "program under %.120s)",
-                  dv->v2_parent);
-    return 0;
+    return use_parent(dv, GPX__DEV_V2, root, parent, dv->v2_parent, sizeof dv->v2_parent,
+                      "cgroup2 BPF device program");
 }
 
 /* Turns dmem on where the controller and regions exist and the instance's
