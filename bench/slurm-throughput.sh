@@ -19,13 +19,15 @@
 #        (GP_BENCH_N: jobs per round, default 1000; GP_BENCH_ROUNDS: 3;
 #         GP_BENCH_HOLD: the second pool's gpu_hold, default 10s;
 #         GP_BENCH_SLEEP: each job sleeps this many seconds instead of
-#         running `true`, default 0)
+#         running `true`, default 0; GP_BENCH_WAYS: which ways, default
+#         "own held bare")
 set -u
 B=${1:-build}
 N=${GP_BENCH_N:-1000}
 R=${GP_BENCH_ROUNDS:-3}
 HOLD=${GP_BENCH_HOLD:-10s}
 S=${GP_BENCH_SLEEP:-0}
+WAYS=${GP_BENCH_WAYS:-own held bare}
 if [ "$S" = 0 ]; then CMD=true; else CMD="sleep $S"; fi
 POOL_NAME=slurm-tput . bench/slurm-pool.sh
 OWN_SERVER=$GPUPOOL_SERVER OWN_TOKEN=$GPUPOOL_TOKEN
@@ -75,16 +77,25 @@ bare_ended() { [ "$(squeue -h --name=bench-bare | wc -l)" = 0 ]; }
 
 : >"$dir/rate.own" && : >"$dir/rate.held" && : >"$dir/rate.bare"
 for round in $(seq "$R"); do
-    export GPUPOOL_SERVER=$OWN_SERVER GPUPOOL_TOKEN=$OWN_TOKEN
-    way own gp_submit gp_ended gp_failed
-    export GPUPOOL_SERVER=$HELD_SERVER GPUPOOL_TOKEN=$HELD_TOKEN
-    way held gp_submit gp_ended gp_failed
-    way bare bare_submit bare_ended
+    for w in $WAYS; do
+        case $w in
+        own)
+            export GPUPOOL_SERVER=$OWN_SERVER GPUPOOL_TOKEN=$OWN_TOKEN
+            way own gp_submit gp_ended gp_failed
+            ;;
+        held)
+            export GPUPOOL_SERVER=$HELD_SERVER GPUPOOL_TOKEN=$HELD_TOKEN
+            way held gp_submit gp_ended gp_failed
+            ;;
+        bare) way bare bare_submit bare_ended ;;
+        *) echo "GP_BENCH_WAYS: no way named $w (own, held, bare)" >&2 && exit 2 ;;
+        esac
+    done
 done
 o=$(median <"$dir/rate.own")
 h=$(median <"$dir/rate.held")
 b=$(median <"$dir/rate.bare")
-ratio() { awk -v g="$1" -v b="$b" 'BEGIN {printf "%.2f", (b > 0 ? g / b : 0)}'; }
-echo "median jobs/s: own jobs $o, gpu_hold=$HOLD $h, bare sbatch $b;" \
+ratio() { awk -v g="$1" -v b="$b" 'BEGIN {printf (g == "" || b == "" ? "-" : "%.2f"), g / (b > 0 ? b : 1)}'; }
+echo "median jobs/s: own jobs ${o:--}, gpu_hold=$HOLD ${h:--}, bare sbatch ${b:--};" \
     "ratios to bare sbatch: own jobs $(ratio "$o"), gpu_hold $(ratio "$h")"
 if [ -n "${GP_BENCH_KEEP:-}" ]; then cp "$dir/pool.log" "$dir/held.log" "$GP_BENCH_KEEP"; fi
