@@ -6,7 +6,7 @@
 # (numbers, or a GPU's UUID), in that order, into the descriptor; a job
 # without GPUs ("NoDevFiles", empty or unset) gets none, and neither does
 # one whose NVML cannot be loaded, whose command runs all the same. The
-# command never gets the descriptor. Then `sample FD LIB`, a batch task's
+# command never gets the descriptor. Then `sample FD LIB PID`, a batch task's
 # sampler.
 set -u
 build=${GP_BUILD:-build}
@@ -53,11 +53,11 @@ tap_is "NVML not loadable: no record" "$(rec nolib)" ""
 tap_ok "and the session is told why" grep -q "GPU use is not sampled.*no-such-libnvidia-ml" "$T/nolib.out"
 tap_ok "the command does not get the descriptor" grep -q "^no fd 8" "$T/two.out"
 
-# `sample FD LIB`, a batch task's sampler: started in the background by a
-# shell (its job script), it writes the same record, shrugs off the
+# `sample FD LIB PID`, a batch task's sampler: started in the background by
+# a shell (its job script, PID), it writes the same record, shrugs off the
 # checkpoint signal, and ends with the shell that started it.
 : >"$T/batch.rec"
-CUDA_VISIBLE_DEVICES=0 sh -c '"$0" sample 8 "$1" 8<>"$2" & echo $! >"$3"; exec sleep 600'     "$build/gpupool-slurm-session" "$T/libnvidia-ml.so.1" "$T/batch.rec" "$T/batch.pid" &
+CUDA_VISIBLE_DEVICES=0 sh -c '"$0" sample 8 "$1" $$ 8<>"$2" & echo $! >"$3"; exec sleep 600'     "$build/gpupool-slurm-session" "$T/libnvidia-ml.so.1" "$T/batch.rec" "$T/batch.pid" &
 shell=$!
 i=0
 while [ ! -s "$T/batch.rec" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
@@ -69,6 +69,17 @@ kill -KILL "$shell"
 i=0
 while kill -0 "$sampler" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 tap_ok "it ends with the shell that started it" sh -c "! kill -0 $sampler 2>/dev/null"
+# A sampler whose script (the PID it is given) is not its parent any more,
+# the script having ended before the sampler could ask to end with it, ends
+# at once rather than sample with nothing to end it.
+sleep 600 &
+other=$!
+: >"$T/orphan.rec"
+CUDA_VISIBLE_DEVICES=0 timeout 30 "$build/gpupool-slurm-session" sample 8 "$T/libnvidia-ml.so.1" \
+    "$other" 8<>"$T/orphan.rec"
+tap_is "a sampler whose script has ended ends at once" "$?" 0
+tap_is "and writes nothing" "$(wc -c <"$T/orphan.rec")" 0
+kill "$other"
 tap_is "malformed: a descriptor out of range" \
     "$("$build/gpupool-slurm-session" sample 2 "$T/libnvidia-ml.so.1" 2>&1 >/dev/null | head -1)" \
     "usage: gpupool-slurm-session serve NAME [--gpu-use FD --nvml LIB] -- COMMAND [ARG...]"

@@ -273,7 +273,7 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         put_quoted(f, sx->session_prog);
         fputs(" sample 8 ", f);
         put_quoted(f, sx->nvml);
-        fputs(" & gp_sampler=$!; }\n", f);
+        fputs(" $$ & gp_sampler=$!; }\n", f);
     }
     put_start(f, as_user, ckpt_dir, t->attempt,
               t->workdir != NULL && t->workdir[0] != '\0' ? t->workdir : ckpt);

@@ -27,13 +27,15 @@
  *     session on Slurm as it does on its own host. The descriptor never
  *     reaches COMMAND.
  *
- *   gpupool-slurm-session sample FD LIB
- *     The same sampler for a batch task: its job script starts it in the
- *     background, on the record it opened as FD, before the command (which
- *     does not get FD), and kills it once the command has ended; it also
- *     ends with the script (PR_SET_PDEATHSIG) and ignores the checkpoint
- *     signals, so that usage's "used" is known for batch work on Slurm as
- *     it is on gpupoold's own host.
+ *   gpupool-slurm-session sample FD LIB [PID]
+ *     The same sampler for a batch task: its job script (process PID, its
+ *     $$) starts it in the background, on the record it opened as FD,
+ *     before the command (which does not get FD), and kills it once the
+ *     command has ended; it also ends with the script (PR_SET_PDEATHSIG),
+ *     ends at once if its parent is not PID (the script ended before it
+ *     could ask for that), and ignores the checkpoint signals, so that
+ *     usage's "used" is known for batch work on Slurm as it is on
+ *     gpupoold's own host.
  *
  *   gpupool-slurm-session connect NAME
  *     What gpupoold runs in the job with `srun --jobid J --overlap` to open
@@ -305,10 +307,14 @@ static pid_t start_sampler(int use_fd, const char *lib) {
     return pid;
 }
 
-/* sample FD LIB: samples for the job script that started it, until the
- * script ends or kills it. */
-static int sample_for_script(int use_fd, const char *lib) {
-    pid_t script = getppid();
+/* sample FD LIB [PID]: samples for the job script script (its parent;
+ * without PID, whichever process is its parent at the start), until the
+ * script ends or kills it. A script that ended before PDEATHSIG was set
+ * has left the sampler to another parent: without PID it would be taken
+ * for the script, and the sampler would run on with nothing to end it. */
+static int sample_for_script(int use_fd, const char *lib, pid_t script) {
+    if (script <= 0)
+        script = getppid();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != script)
         return 0; /* the script ended before PDEATHSIG was set */
@@ -532,6 +538,14 @@ static int fd_arg(const char *s) {
     return *end == '\0' && fd > 2 && fd < 1024 ? (int)fd : -1;
 }
 
+/* A process id from the command line, or -1. */
+static pid_t pid_arg(const char *s) {
+    char *end;
+    errno = 0;
+    long pid = strtol(s, &end, 10);
+    return end != s && *end == '\0' && errno == 0 && pid > 1 && pid <= 0x3fffffff ? (pid_t)pid : -1;
+}
+
 /* serve's options after NAME, up to "--": 0 with *use_fd and *nvml set
  * (-1 and NULL when absent), *cmd the index of COMMAND; -1 if malformed. */
 static int serve_opts(int argc, char **argv, int *use_fd, const char **nvml, int *cmd) {
@@ -560,11 +574,12 @@ int main(int argc, char **argv) {
     }
     if (argc == 3 && strcmp(argv[1], "connect") == 0 && name_ok(argv[2]))
         return relay(argv[2]);
-    if (argc == 4 && strcmp(argv[1], "sample") == 0 && fd_arg(argv[2]) >= 0 && argv[3][0] != '\0')
-        return sample_for_script(fd_arg(argv[2]), argv[3]);
+    if ((argc == 4 || (argc == 5 && pid_arg(argv[4]) > 0)) && strcmp(argv[1], "sample") == 0 &&
+        fd_arg(argv[2]) >= 0 && argv[3][0] != '\0')
+        return sample_for_script(fd_arg(argv[2]), argv[3], argc == 5 ? pid_arg(argv[4]) : 0);
     fprintf(stderr, "usage: gpupool-slurm-session serve NAME [--gpu-use FD --nvml LIB] -- "
                     "COMMAND [ARG...]\n"
-                    "       gpupool-slurm-session sample FD LIB\n"
+                    "       gpupool-slurm-session sample FD LIB [PID]\n"
                     "       gpupool-slurm-session connect NAME\n"
                     "(run inside Slurm jobs by gpupool's slurm executor)\n");
     return 2;
