@@ -38,6 +38,9 @@ START_TEST(test_bad_keys_are_named) {
         {"state_dir=/tmp/x,gpu_hold=2h", "gpu_hold: '2h' is not a duration from 0 to 1h"},
         {"state_dir=/tmp/x,gpu_hold=-1s", "gpu_hold: '-1s' is not a duration"},
         {"state_dir=/tmp/x,gpu_hold=soon", "gpu_hold: 'soon' is not a duration"},
+        {"state_dir=/tmp/x,holder_expiry=0", "holder_expiry: '0' is not a duration from 1s to 24h"},
+        {"state_dir=/tmp/x,holder_expiry=2d", "holder_expiry: '2d' is not a duration"},
+        {"state_dir=/tmp/x,holder_expiry=later", "holder_expiry: 'later' is not a duration"},
         {"state_dir=/tmp/x,partitions=a::b", "partitions: at most"},
         {"state_dir=/tmp/x,slurm_conf=etc/slurm.conf", "slurm_conf must be an absolute path"},
     };

@@ -6,7 +6,9 @@
 # giving the GPU back to Slurm; a direct job then gets it. A task of four
 # GPUs keeps a job of its own, and kept holders on its node give their GPUs
 # back for it at once; a held task deleted while it runs is killed as a step,
-# and the holder outlives it.
+# and the holder outlives it. A holder whose gpupoold was killed for good
+# ends by itself after gpu_hold plus holder_expiry, and the GPU is Slurm's
+# again.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 . tests/slurm/lib.sh
@@ -23,7 +25,7 @@ trap restore EXIT
 
 D=$TMP/pool
 mkdir -p "$D"
-SX_CONFIG_EXTRA=gpu_hold=30s
+SX_CONFIG_EXTRA=gpu_hold=30s,holder_expiry=5s
 tap_ok "gpupoold starts on the slurm executor with gpu_hold=30s" sx_start "$D"
 n1_free() { [ "$($GP --json node list | jq '.nodes[] | select(.name == "n1") | [.gpus[] | select(.taken | not)] | length')" = "$1" ]; }
 tap_ok "gpupool offers n1's 4 GPUs" wait_until 20 n1_free 4
@@ -93,4 +95,22 @@ direct=$(sbatch --parsable --job-name=direct --nodelist=n1 --gres=gpu:4 --mem=64
     --output=/dev/null --wrap 'sleep 600')
 direct_runs() { [ "$(squeue -h -j "$direct" -o %T)" = RUNNING ]; }
 tap_ok "a direct job then gets all four of n1's GPUs" wait_until 30 direct_runs
+scancel "$direct"
+direct=
+
+# gpupoold killed and never started again: nothing cancels its kept holder,
+# which ends by itself once it has had no task for gpu_hold plus
+# holder_expiry (35 s here).
+tap_ok "gpupoold starts again" sx_start "$D"
+$GP submit --project x1 --gpu 1 -- sh -c "$cmd" >/dev/null
+tap_ok "a one-GPU workload succeeds" wait_until 60 has_count 9 succeeded
+tap_ok "its holder is kept" test -n "$(holders)"
+gpd_kill9
+t0=$(date +%s)
+tap_ok "with gpupoold killed, the holder ends by itself" wait_until 90 holder_gone
+t1=$(date +%s)
+tap_ok "not before gpu_hold plus holder_expiry ($((t1 - t0)) s after the kill)" test $((t1 - t0)) -ge 25
+tap_ok "and n1's GPUs are all Slurm's again" wait_until 30 gpus_back
+tap_ok "its log says why" grep -q "no task for 35s and gpupoold has not cancelled it" \
+    "$D"/slurm-state/holders/n1.g*/log
 tap_done

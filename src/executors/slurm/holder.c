@@ -12,7 +12,9 @@
  * cgroup, where Slurm constrains devices), is named after its workload in
  * `squeue --steps` and `sacct`, and is signalled and cancelled as a step.
  * The holder lives while at least one slice refers to it; reap() of the last
- * one cancels it, which gives the GPU back to Slurm.
+ * one cancels it, which gives the GPU back to Slurm. A holder that has had
+ * no task for gpu_hold plus holder_expiry ends by itself: its gpupoold would
+ * have cancelled it long before, so it has lost it for good.
  *
  * With gpu_hold, a batch task of one whole GPU also runs as a step of that
  * GPU's holder, and reap() of the last task only marks the holder idle: the
@@ -81,8 +83,9 @@ static int job_state(const gpx__slurm *sx, long id, char *state, size_t len, cha
     return 0;
 }
 
-/* Writes the holder's loop into <hdir>/holder.sh. */
-static int write_holder_script(const char *hdir, char *err, size_t errlen) {
+/* Writes the holder's loop into <hdir>/holder.sh: it ends by itself once it
+ * has had no task (none queued, no step running) for expiry_s seconds. */
+static int write_holder_script(const char *hdir, long long expiry_s, char *err, size_t errlen) {
     char path[PATH_MAX];
     if (gpx__exec_fmt(path, sizeof path, "%s/holder.sh", hdir) < 0) {
         gp_errf(err, errlen, "state_dir: path too long");
@@ -111,6 +114,9 @@ static int write_holder_script(const char *hdir, char *err, size_t errlen) {
             "p=$(mktemp -u \"${TMPDIR:-/tmp}/gpupool-holder.XXXXXX\") && mkfifo -m 600 \"$p\" "
             "&& exec 7<>\"$p\" && nap() { read -r -t 0.1 -u 7 _; }\n"
             "rm -f \"$p\"\n"
+            /* Its steps' sruns, and when it last had one (bash's SECONDS):
+             * kill -0 and SECONDS are the shell's own, no process. */
+            "expiry=%lld steps=() busy=$SECONDS\n"
             "while :; do\n"
             "  for f in \"$d\"/queue/*; do\n"
             "    { read -r tdir; read -r name; read -r log; } <\"$f\" 2>/dev/null || continue\n"
@@ -122,10 +128,25 @@ static int write_holder_script(const char *hdir, char *err, size_t errlen) {
             "    srun --overlap --jobid=\"$SLURM_JOB_ID\" --nodes=1 --ntasks=1 "
             "--job-name=\"$name\" --output=\"$log\" --open-mode=append bash \"$tdir/job.sh\" "
             "</dev/null 7<&- &\n"
+            "    steps+=($!)\n"
             "  done\n"
+            "  live=()\n"
+            "  for s in \"${steps[@]}\"; do kill -0 \"$s\" 2>/dev/null && live+=(\"$s\"); done\n"
+            "  steps=(\"${live[@]}\")\n"
+            "  if [ ${#steps[@]} -gt 0 ]; then busy=$SECONDS\n"
+            /* gpupoold cancels a holder with no task after gpu_hold (at
+             * once without it); one that is still here long after has
+             * lost its gpupoold, and gives the GPU back to Slurm. A task
+             * queued in the last moment is found LOST by the next
+             * gpupoold, before it ran, and started again. */
+            "  elif [ $((SECONDS - busy)) -ge \"$expiry\" ]; then\n"
+            "    set -- \"$d\"/queue/*\n"
+            "    [ -e \"$1\" ] || { echo \"holder: no task for ${expiry}s and gpupoold has not "
+            "cancelled it: it ends, and the GPU goes back to Slurm\"; exit 0; }\n"
+            "  fi\n"
             "  nap\n"
             "done\n",
-            hdir);
+            hdir, expiry_s);
     if (fclose(f) != 0) {
         gp_errf(err, errlen, "state_dir: cannot write %s", path);
         return GP_ESYS;
@@ -200,7 +221,8 @@ static int ensure_holder(gpx__slurm *sx, const gp_task_launch *t, int g, const c
         gp_errf(err, errlen, "state_dir: cannot create %s", hdir);
         return rc;
     }
-    if ((rc = write_holder_script(hdir, err, errlen)) < 0)
+    if ((rc = write_holder_script(hdir, (sx->hold_ms + sx->expiry_ms + 999) / 1000, err, errlen)) <
+        0)
         return rc;
     char name[160], node[GP_NAME_MAX + 32], out[PATH_MAX + 16], script[PATH_MAX],
         comment[GP_NAME_MAX + 64];

@@ -134,6 +134,17 @@ static int set_key(void *arg, const char *key, const char *val, char *err, size_
         }
         return 0;
     }
+    if (strcmp(key, "holder_expiry") == 0) {
+        if (gp_parse_duration_ms(val, &sx->expiry_ms) < 0 || sx->expiry_ms < 1000 ||
+            sx->expiry_ms > GPX__SLURM_EXPIRY_MAX_MS) {
+            gp_errf(err, errlen,
+                    "executor-config: holder_expiry: '%s' is not a duration from 1s to 24h "
+                    "(e.g. 10m)",
+                    val);
+            return GP_EINVAL;
+        }
+        return 0;
+    }
     if (strcmp(key, "tag") == 0) {
         size_t n = strlen(val);
         if (n == 0 || n >= sizeof sx->tag ||
@@ -234,6 +245,7 @@ static int slurm_open(const gp_executor_ctx *ctx, const char *text, void **state
     snprintf(sx->session_prog, sizeof sx->session_prog, "%s", DEFAULT_SESSION_PROG);
     snprintf(sx->nvml, sizeof sx->nvml, "%s", DEFAULT_NVML);
     sx->nvml_auto = 1;
+    sx->expiry_ms = GPX__SLURM_EXPIRY_DEFAULT_MS;
     snprintf(sx->tag, sizeof sx->tag, "gpupool");
     sx->gpu_mem_default = DEFAULT_GPU_MEM;
     char lib[PATH_MAX];

@@ -45,6 +45,9 @@
 #define GPX__SLURM_PARTS       8
 #define GPX__SLURM_MODEL_MEM   16
 #define GPX__SLURM_HOLD_MAX_MS (3600 * 1000) /* gpu_hold's largest value */
+/* holder_expiry's default and largest values */
+#define GPX__SLURM_EXPIRY_DEFAULT_MS (600 * 1000)
+#define GPX__SLURM_EXPIRY_MAX_MS     (24 * 3600 * 1000)
 
 /* One GPU model's memory (Slurm's GRES do not say how much a GPU has). */
 typedef struct gpx__model_mem {
@@ -75,6 +78,10 @@ typedef struct gpx__slurm {
      * with its last slice; otherwise one-GPU tasks run in holders too, and
      * a holder without a task is kept this long for the next (holder.c). */
     int64_t hold_ms;
+    /* holder_expiry: a holder that has had no task for hold_ms plus this
+     * ends by itself, so that a gpupoold gone for good (which would have
+     * cancelled it by then) leaves no GPU held in Slurm for ever. */
+    int64_t expiry_ms;
     int npart;
     char parts[GPX__SLURM_PARTS][GP_NAME_MAX + 1];
     int64_t gpu_mem_default;
