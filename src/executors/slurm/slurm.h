@@ -96,7 +96,8 @@ typedef struct gpx__slurm {
     size_t nended, capended;
     /* gpupool-slurm-session on the nodes (session.c). */
     char session_prog[PATH_MAX];
-    /* The NVML it samples an interactive task's GPUs with on the nodes (""
+    /* The NVML with which a task's GPUs are sampled on the nodes, by an
+     * interactive task's session server or a batch task's sampler (""
      * : none, nvml=off). */
     char nvml[PATH_MAX];
     /* 1 while nvml is "auto" (the default): a batch task's sampler starts
