@@ -175,11 +175,11 @@ static int token_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     gpd__token t;
     memset(&t, 0, sizeof t);
     t.id = sqlite3_column_int64(s, 0);
-    snprintf(t.name, sizeof t.name, "%s", sqlite3_column_text(s, 1));
-    snprintf(t.user, sizeof t.user, "%s", sqlite3_column_text(s, 2));
-    snprintf(t.role, sizeof t.role, "%s", sqlite3_column_text(s, 3));
-    snprintf(t.scope, sizeof t.scope, "%s", sqlite3_column_text(s, 4));
-    snprintf(t.hash, sizeof t.hash, "%s", sqlite3_column_text(s, 5));
+    gpd__store_text(t.name, sizeof t.name, s, 1);
+    gpd__store_text(t.user, sizeof t.user, s, 2);
+    gpd__store_text(t.role, sizeof t.role, s, 3);
+    gpd__store_text(t.scope, sizeof t.scope, s, 4);
+    gpd__store_text(t.hash, sizeof t.hash, s, 5);
     t.created_ms = sqlite3_column_int64(s, 6);
     const unsigned char *ux = sqlite3_column_text(s, 7);
     snprintf(t.unix_user, sizeof t.unix_user, "%s", ux && ux[0] ? (const char *)ux : t.user);

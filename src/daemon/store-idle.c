@@ -4,7 +4,6 @@
  * removed when its owner resumes or deletes it. Usage accounting counts
  * their GPUs, from since_ms on, as GPU time the policy returned to the pool.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "daemon/store.h"
@@ -44,8 +43,8 @@ static int idle_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     gpd__idle_return r;
     memset(&r, 0, sizeof r);
     r.workload = (uint64_t)sqlite3_column_int64(s, 0);
-    snprintf(r.project, sizeof r.project, "%s", (const char *)sqlite3_column_text(s, 1));
-    snprintf(r.user, sizeof r.user, "%s", (const char *)sqlite3_column_text(s, 2));
+    gpd__store_text(r.project, sizeof r.project, s, 1);
+    gpd__store_text(r.user, sizeof r.user, s, 2);
     r.gpu_milli = sqlite3_column_int64(s, 3);
     r.since_ms = sqlite3_column_int64(s, 4);
     return ir->fn(&r, ir->arg) != 0;

@@ -18,29 +18,24 @@
     "id, name, project, user, state, attempt, submitted_ms, updated_ms, request, "                 \
     "spec, reason, exit_code, stop_kind, stop_deadline_ms"
 
-static void copy_text(char *dst, size_t len, sqlite3_stmt *st, int col) {
-    const unsigned char *t = sqlite3_column_text(st, col);
-    snprintf(dst, len, "%s", t ? (const char *)t : "");
-}
-
 static int row_to_wl(sqlite3_stmt *st, gpd__wl *w, gpd__err *e) {
     memset(w, 0, sizeof *w);
     w->id = (uint64_t)sqlite3_column_int64(st, 0);
-    copy_text(w->name, sizeof w->name, st, 1);
-    copy_text(w->project, sizeof w->project, st, 2);
-    copy_text(w->user, sizeof w->user, st, 3);
+    gpd__store_text(w->name, sizeof w->name, st, 1);
+    gpd__store_text(w->project, sizeof w->project, st, 2);
+    gpd__store_text(w->user, sizeof w->user, st, 3);
     w->state = (gpd__wl_state)sqlite3_column_int(st, 4);
     w->attempt = sqlite3_column_int(st, 5);
     w->submitted_ms = sqlite3_column_int64(st, 6);
     w->updated_ms = sqlite3_column_int64(st, 7);
-    copy_text(w->request, sizeof w->request, st, 8);
+    gpd__store_text(w->request, sizeof w->request, st, 8);
     const unsigned char *spec = sqlite3_column_text(st, 9);
     w->spec = strdup(spec ? (const char *)spec : "{}");
     if (!w->spec)
         return gpd__fail(e, GP_ENOMEM, "", "out of memory reading a workload");
-    copy_text(w->reason, sizeof w->reason, st, 10);
+    gpd__store_text(w->reason, sizeof w->reason, st, 10);
     w->exit_code = sqlite3_column_int(st, 11);
-    copy_text(w->stop_kind, sizeof w->stop_kind, st, 12);
+    gpd__store_text(w->stop_kind, sizeof w->stop_kind, st, 12);
     w->stop_deadline_ms = sqlite3_column_int64(st, 13);
     return 0;
 }
@@ -336,12 +331,12 @@ static int task_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     memset(t, 0, sizeof *t);
     t->task = sqlite3_column_int(s, 0);
     t->attempt = sqlite3_column_int(s, 1);
-    copy_text(t->node, sizeof t->node, s, 2);
+    gpd__store_text(t->node, sizeof t->node, s, 2);
     const unsigned char *b = sqlite3_column_text(s, 3);
     t->binding = strdup(b ? (const char *)b : "{}");
     if (!t->binding)
         return gpd__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
-    copy_text(t->handle, sizeof t->handle, s, 4);
+    gpd__store_text(t->handle, sizeof t->handle, s, 4);
     return 0;
 }
 
@@ -377,8 +372,8 @@ static int event_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     const event_rows *er = arg;
     gpd__event ev;
     ev.ts_ms = sqlite3_column_int64(s, 0);
-    copy_text(ev.kind, sizeof ev.kind, s, 1);
-    copy_text(ev.message, sizeof ev.message, s, 2);
+    gpd__store_text(ev.kind, sizeof ev.kind, s, 1);
+    gpd__store_text(ev.message, sizeof ev.message, s, 2);
     return er->fn(&ev, er->arg) != 0;
 }
 
@@ -400,11 +395,11 @@ static int attempt_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     const attempt_rows *ar = arg;
     gpd__attempt a;
     a.attempt = sqlite3_column_int(s, 0);
-    copy_text(a.node, sizeof a.node, s, 1);
+    gpd__store_text(a.node, sizeof a.node, s, 1);
     a.started_ms = sqlite3_column_int64(s, 2);
     a.ended_ms = sqlite3_column_int64(s, 3);
-    copy_text(a.outcome, sizeof a.outcome, s, 4);
-    copy_text(a.reason, sizeof a.reason, s, 5);
+    gpd__store_text(a.outcome, sizeof a.outcome, s, 4);
+    gpd__store_text(a.reason, sizeof a.reason, s, 5);
     a.exit_code = sqlite3_column_int(s, 6);
     return ar->fn(&a, ar->arg) != 0;
 }

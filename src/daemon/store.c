@@ -73,6 +73,11 @@ int gpd__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gpd__err
     return 0;
 }
 
+void gpd__store_text(char *dst, size_t len, sqlite3_stmt *s, int col) {
+    const unsigned char *t = sqlite3_column_text(s, col);
+    snprintf(dst, len, "%s", t ? (const char *)t : "");
+}
+
 /* Binds the int64 / text arguments ap ("i" and "t" in kinds) to s. */
 static void bind_args(sqlite3_stmt *s, const char *kinds, va_list ap) {
     for (int i = 0; kinds[i]; i++)

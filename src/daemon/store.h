@@ -46,6 +46,10 @@ int gpd__store_fail(sqlite3 *db, int rc, gpd__err *e, const char *what);
  * not available, so statements are prepared per call; they are small). */
 int gpd__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gpd__err *e);
 
+/* Copies the text of column col of s's row into dst (len bytes), cut to fit;
+ * "" where the column is NULL. */
+void gpd__store_text(char *dst, size_t len, sqlite3_stmt *s, int col);
+
 /* Runs one statement on db with its binds, given by kinds: 'i' an int64_t,
  * 't' a string; what names the action in the error. */
 int gpd__store_run(sqlite3 *db, gpd__err *e, const char *what, const char *sql, const char *kinds,
