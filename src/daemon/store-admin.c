@@ -76,14 +76,9 @@ int gpd__store_queue_delete(gp_store *st, const char *name, gpd__err *e) {
     return gpd__store_write(st, queue_delete_op, (void *)(uintptr_t)name, e);
 }
 
-typedef struct queue_rows {
-    int (*fn)(const gp_queue_spec *q, void *arg);
-    void *arg;
-} queue_rows;
-
 static int queue_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     (void)e;
-    const queue_rows *qr = arg;
+    const gpd__store_each *each = arg;
     gp_queue_spec q;
     gp_queue_spec_init(&q, (const char *)sqlite3_column_text(s, 0),
                        (const char *)sqlite3_column_text(s, 1));
@@ -105,13 +100,13 @@ static int queue_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     q.max_session_length = sqlite3_column_int64(s, 16);
     q.default_cpu_milli = sqlite3_column_int64(s, 17);
     q.default_mem_bytes = sqlite3_column_int64(s, 18);
-    return qr->fn(&q, qr->arg) != 0;
+    return each->fn.queue(&q, each->arg) != 0;
 }
 
 int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg), void *arg,
                       gpd__err *e) {
-    queue_rows qr = {fn, arg};
-    return gpd__store_select(st, e, "listing queues", queue_row, &qr,
+    gpd__store_each each = {.fn.queue = fn, .arg = arg};
+    return gpd__store_select(st, e, "listing queues", queue_row, &each,
                              "SELECT name, parent, priority, gpu_deserved, gpu_limit,"
                              " gpu_weight, cpu_deserved, cpu_limit, cpu_weight, mem_deserved,"
                              " mem_limit, mem_weight, min_runtime_max_ms, reclaim_grace_max_ms,"
@@ -164,14 +159,9 @@ int gpd__store_token_delete(gp_store *st, int64_t id, gpd__err *e) {
     return gpd__store_write(st, token_delete_op, &id, e);
 }
 
-typedef struct token_rows {
-    int (*fn)(const gpd__token *t, void *arg);
-    void *arg;
-} token_rows;
-
 static int token_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     (void)e;
-    const token_rows *tr = arg;
+    const gpd__store_each *each = arg;
     gpd__token t;
     memset(&t, 0, sizeof t);
     t.id = sqlite3_column_int64(s, 0);
@@ -183,14 +173,14 @@ static int token_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     t.created_ms = sqlite3_column_int64(s, 6);
     const unsigned char *ux = sqlite3_column_text(s, 7);
     snprintf(t.unix_user, sizeof t.unix_user, "%s", ux && ux[0] ? (const char *)ux : t.user);
-    return tr->fn(&t, tr->arg) != 0;
+    return each->fn.token(&t, each->arg) != 0;
 }
 
 int gpd__store_tokens(gp_store *st, int (*fn)(const gpd__token *t, void *arg), void *arg,
                       gpd__err *e) {
-    token_rows tr = {fn, arg};
+    gpd__store_each each = {.fn.token = fn, .arg = arg};
     return gpd__store_select(
-        st, e, "listing tokens", token_row, &tr,
+        st, e, "listing tokens", token_row, &each,
         "SELECT id, name, user, role, scope, hash, created_ms, unix_user FROM tokens"
         " ORDER BY id",
         "");

@@ -162,18 +162,13 @@ int gpd__store_wl_get(gp_store *st, uint64_t id, gpd__wl *out, gpd__err *e) {
     return rc;
 }
 
-typedef struct wl_rows {
-    int (*fn)(const gpd__wl *w, void *arg);
-    void *arg;
-} wl_rows;
-
 static int wl_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
-    const wl_rows *wr = arg;
+    const gpd__store_each *each = arg;
     gpd__wl w;
     int rc = row_to_wl(s, &w, e);
     if (rc < 0)
         return rc;
-    int stop = wr->fn(&w, wr->arg);
+    int stop = each->fn.wl(&w, each->arg);
     gpd__wl_free(&w);
     return stop != 0;
 }
@@ -281,8 +276,8 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
     for (int i = 0; i < nproj; i++)
         sqlite3_bind_text(s, k++, f->projects[i], -1, SQLITE_STATIC);
     sqlite3_bind_int(s, k++, f->limit > 0 ? f->limit : -1);
-    wl_rows wr = {fn, arg};
-    rc = gpd__store_rows(db, s, "listing workloads", wl_row, &wr, e);
+    gpd__store_each each = {.fn.wl = fn, .arg = arg};
+    rc = gpd__store_rows(db, s, "listing workloads", wl_row, &each, e);
     gpd__store_release(st, db);
     return rc;
 }
@@ -362,37 +357,27 @@ void gpd__task_recs_free(gpd__task_rec *tasks, int n) {
     free(tasks);
 }
 
-typedef struct event_rows {
-    int (*fn)(const gpd__event *ev, void *arg);
-    void *arg;
-} event_rows;
-
 static int event_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     (void)e;
-    const event_rows *er = arg;
+    const gpd__store_each *each = arg;
     gpd__event ev;
     ev.ts_ms = sqlite3_column_int64(s, 0);
     gpd__store_text(ev.kind, sizeof ev.kind, s, 1);
     gpd__store_text(ev.message, sizeof ev.message, s, 2);
-    return er->fn(&ev, er->arg) != 0;
+    return each->fn.event(&ev, each->arg) != 0;
 }
 
 int gpd__store_events(gp_store *st, uint64_t id, int (*fn)(const gpd__event *ev, void *arg),
                       void *arg, gpd__err *e) {
-    event_rows er = {fn, arg};
-    return gpd__store_select(st, e, "reading events", event_row, &er,
+    gpd__store_each each = {.fn.event = fn, .arg = arg};
+    return gpd__store_select(st, e, "reading events", event_row, &each,
                              "SELECT ts_ms, kind, message FROM events WHERE workload=? ORDER BY id",
                              "i", (int64_t)id);
 }
 
-typedef struct attempt_rows {
-    int (*fn)(const gpd__attempt *a, void *arg);
-    void *arg;
-} attempt_rows;
-
 static int attempt_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     (void)e;
-    const attempt_rows *ar = arg;
+    const gpd__store_each *each = arg;
     gpd__attempt a;
     a.attempt = sqlite3_column_int(s, 0);
     gpd__store_text(a.node, sizeof a.node, s, 1);
@@ -401,13 +386,13 @@ static int attempt_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     gpd__store_text(a.outcome, sizeof a.outcome, s, 4);
     gpd__store_text(a.reason, sizeof a.reason, s, 5);
     a.exit_code = sqlite3_column_int(s, 6);
-    return ar->fn(&a, ar->arg) != 0;
+    return each->fn.attempt(&a, each->arg) != 0;
 }
 
 int gpd__store_attempts(gp_store *st, uint64_t id, int (*fn)(const gpd__attempt *a, void *arg),
                         void *arg, gpd__err *e) {
-    attempt_rows ar = {fn, arg};
-    return gpd__store_select(st, e, "reading attempts", attempt_row, &ar,
+    gpd__store_each each = {.fn.attempt = fn, .arg = arg};
+    return gpd__store_select(st, e, "reading attempts", attempt_row, &each,
                              "SELECT attempt, node, started_ms, ended_ms, outcome, reason, "
                              "exit_code FROM attempts WHERE workload=? ORDER BY attempt",
                              "i", (int64_t)id);

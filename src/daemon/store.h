@@ -291,4 +291,22 @@ int gpd__store_usage_query(gp_store *st, int32_t res, int kind, int64_t from_s, 
                            int64_t step, int (*fn)(const gpd__usage_point *p, void *arg), void *arg,
                            gpd__err *e);
 
+/* ---- The caller of a list read (the store's files) ---- */
+
+/* What a list read's row function hands each item to: the caller's callback,
+ * in the member for the item's type, and its argument; the callback returns
+ * non-zero to stop. */
+typedef struct gpd__store_each {
+    union {
+        int (*wl)(const gpd__wl *w, void *arg);
+        int (*event)(const gpd__event *ev, void *arg);
+        int (*attempt)(const gpd__attempt *a, void *arg);
+        int (*queue)(const gp_queue_spec *q, void *arg);
+        int (*idle)(const gpd__idle_return *r, void *arg);
+        int (*token)(const gpd__token *t, void *arg);
+        int (*usage)(const gpd__usage_point *p, void *arg);
+    } fn;
+    void *arg;
+} gpd__store_each;
+
 #endif /* GP_STORE_H */
