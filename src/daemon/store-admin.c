@@ -121,26 +121,14 @@ int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg)
 
 static int token_put_op(sqlite3 *db, void *arg, gpd__err *e) {
     gpd__token *t = arg;
-    sqlite3_stmt *s;
-    int rc = gpd__store_prepare(db,
-                                "INSERT INTO tokens(name, user, role, scope, hash, created_ms,"
-                                " unix_user) VALUES(?,?,?,?,?,?,?)",
-                                &s, e);
-    if (rc < 0)
-        return rc;
-    sqlite3_bind_text(s, 1, t->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, t->user, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 3, t->role, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 4, t->scope, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 5, t->hash, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 6, t->created_ms);
-    sqlite3_bind_text(s, 7, t->unix_user, -1, SQLITE_STATIC);
-    rc = sqlite3_step(s);
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE)
-        return gpd__store_fail(db, rc, e, "storing the token");
-    t->id = sqlite3_last_insert_rowid(db);
-    return 0;
+    int rc = gpd__store_run(db, e, "storing the token",
+                            "INSERT INTO tokens(name, user, role, scope, hash, created_ms,"
+                            " unix_user) VALUES(?,?,?,?,?,?,?)",
+                            "tttttit", t->name, t->user, t->role, t->scope, t->hash, t->created_ms,
+                            t->unix_user);
+    if (rc == 0)
+        t->id = sqlite3_last_insert_rowid(db);
+    return rc;
 }
 
 int gpd__store_token_put(gp_store *st, gpd__token *t, gpd__err *e) {

@@ -18,6 +18,13 @@
     "id, name, project, user, state, attempt, submitted_ms, updated_ms, request, "                 \
     "spec, reason, exit_code, stop_kind, stop_deadline_ms"
 
+/* The JSON of column col of s's row ("{}" where NULL), malloc'ed: NULL only
+ * when out of memory. */
+static char *json_text(sqlite3_stmt *s, int col) {
+    const unsigned char *t = sqlite3_column_text(s, col);
+    return strdup(t ? (const char *)t : "{}");
+}
+
 static int row_to_wl(sqlite3_stmt *st, gpd__wl *w, gpd__err *e) {
     memset(w, 0, sizeof *w);
     w->id = (uint64_t)sqlite3_column_int64(st, 0);
@@ -29,8 +36,7 @@ static int row_to_wl(sqlite3_stmt *st, gpd__wl *w, gpd__err *e) {
     w->submitted_ms = sqlite3_column_int64(st, 6);
     w->updated_ms = sqlite3_column_int64(st, 7);
     gpd__store_text(w->request, sizeof w->request, st, 8);
-    const unsigned char *spec = sqlite3_column_text(st, 9);
-    w->spec = strdup(spec ? (const char *)spec : "{}");
+    w->spec = json_text(st, 9);
     if (!w->spec)
         return gpd__fail(e, GP_ENOMEM, "", "out of memory reading a workload");
     gpd__store_text(w->reason, sizeof w->reason, st, 10);
@@ -47,18 +53,9 @@ void gpd__wl_free(gpd__wl *w) {
 
 static int add_event(sqlite3 *db, uint64_t id, int64_t now, const char *kind, const char *msg,
                      gpd__err *e) {
-    sqlite3_stmt *st;
-    int rc = gpd__store_prepare(
-        db, "INSERT INTO events(workload, ts_ms, kind, message) VALUES(?,?,?,?)", &st, e);
-    if (rc < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
-    sqlite3_bind_int64(st, 2, now);
-    sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, msg, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : gpd__store_fail(db, rc, e, "recording an event");
+    return gpd__store_run(db, e, "recording an event",
+                          "INSERT INTO events(workload, ts_ms, kind, message) VALUES(?,?,?,?)",
+                          "iitt", (int64_t)id, now, kind, msg);
 }
 
 /* ---- Insert ---------------------------------------------------------- */
@@ -327,8 +324,7 @@ static int task_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     t->task = sqlite3_column_int(s, 0);
     t->attempt = sqlite3_column_int(s, 1);
     gpd__store_text(t->node, sizeof t->node, s, 2);
-    const unsigned char *b = sqlite3_column_text(s, 3);
-    t->binding = strdup(b ? (const char *)b : "{}");
+    t->binding = json_text(s, 3);
     if (!t->binding)
         return gpd__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
     gpd__store_text(t->handle, sizeof t->handle, s, 4);
