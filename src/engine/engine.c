@@ -149,49 +149,32 @@ const char *gp_resource_name(gp_resource r) {
     return (unsigned)r < GP_RES_COUNT ? names[r] : "unknown";
 }
 
-static const char *const placement_names[GP_PLACE_COUNT] = {
-    "gpupool",       "binpack",    "spread",  "random", "dotprod",
-    "gpuclustering", "gpupacking", "bestfit", "fgd"};
+/*
+ * Defines gp_<what>_name (the name of a value, "unknown" out of range) and
+ * gp_<what>_parse (the value named name into *out: 0, or GP_EINVAL) for an
+ * enum whose values run from 0 in the order of the names listed.
+ */
+#define NAMED_ENUM(what, type, ...)                                                                \
+    static const char *const what##_names[] = {__VA_ARGS__};                                       \
+    enum { what##_count = sizeof what##_names / sizeof what##_names[0] };                          \
+    const char *gp_##what##_name(type v) {                                                         \
+        return (unsigned)v < what##_count ? what##_names[v] : "unknown";                           \
+    }                                                                                              \
+    int gp_##what##_parse(const char *name, type *out) {                                           \
+        int i = name_index(what##_names, what##_count, name);                                      \
+        if (i < 0)                                                                                 \
+            return GP_EINVAL;                                                                      \
+        *out = (type)i;                                                                            \
+        return 0;                                                                                  \
+    }
 
-const char *gp_placement_name(gp_placement p) {
-    return (unsigned)p < GP_PLACE_COUNT ? placement_names[p] : "unknown";
-}
-
-int gp_placement_parse(const char *name, gp_placement *out) {
-    int i = name_index(placement_names, GP_PLACE_COUNT, name);
-    if (i < 0)
-        return GP_EINVAL;
-    *out = (gp_placement)i;
-    return 0;
-}
-
-static const char *const kind_names[] = {"train", "interactive", "inference"};
-
-const char *gp_kind_name(gp_kind k) {
-    return (unsigned)k < 3 ? kind_names[k] : "unknown";
-}
-
-int gp_kind_parse(const char *name, gp_kind *out) {
-    int i = name_index(kind_names, 3, name);
-    if (i < 0)
-        return GP_EINVAL;
-    *out = (gp_kind)i;
-    return 0;
-}
-
-static const char *const on_preempt_names[] = {"checkpoint", "pause", "requeue"};
-
-const char *gp_on_preempt_name(gp_on_preempt m) {
-    return (unsigned)m < 3 ? on_preempt_names[m] : "unknown";
-}
-
-int gp_on_preempt_parse(const char *name, gp_on_preempt *out) {
-    int i = name_index(on_preempt_names, 3, name);
-    if (i < 0)
-        return GP_EINVAL;
-    *out = (gp_on_preempt)i;
-    return 0;
-}
+NAMED_ENUM(placement, gp_placement, "gpupool", "binpack", "spread", "random", "dotprod",
+           "gpuclustering", "gpupacking", "bestfit", "fgd")
+_Static_assert((int)placement_count == GP_PLACE_COUNT, "a name for every placement policy");
+NAMED_ENUM(kind, gp_kind, "train", "interactive", "inference")
+_Static_assert((int)kind_count == GP_KIND_INFERENCE + 1, "a name for every kind");
+NAMED_ENUM(on_preempt, gp_on_preempt, "checkpoint", "pause", "requeue")
+_Static_assert((int)on_preempt_count == GP_ON_PREEMPT_REQUEUE + 1, "a name for every mode");
 
 const char *gp_state_name(gp_state s) {
     static const char *const names[] = {"pending", "bound", "running", "evicting"};
