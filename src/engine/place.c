@@ -202,34 +202,6 @@ int gp__place(gp_engine *e, gp__wl *w, uint64_t models, int commit) {
 
 /* ---- Why it does not fit ---- */
 
-/* Whether an empty node n could ever hold one task of w. */
-static int could_ever_fit(const gp__node *n, const gp__wl *w, uint64_t models) {
-    const gp__preq *r = &w->preq;
-    if (n->spec.cpu_milli < r->cpu || n->spec.mem_bytes < r->mem)
-        return 0;
-    if (w->spec.req.gpu == GP_GPU_NONE)
-        return 1;
-    int32_t whole = 0;
-    for (int32_t g = 0; g < n->spec.ngpus; g++) {
-        const gp_gpu_spec *gs = &n->spec.gpus[g];
-        if (!(models & (UINT64_C(1) << n->gpu_model[g])))
-            continue;
-        if (w->mig_profile >= 0) {
-            for (int32_t k = 0; k < gs->nmig; k++)
-                if (gs->mig && strncmp(gs->mig_layout[k], w->spec.req.mig_profile, 16) == 0)
-                    return 1;
-            continue;
-        }
-        if (gs->mig)
-            continue;
-        if (r->ngpus > 0)
-            whole++;
-        else if (r->gpu_mem <= gs->mem_bytes)
-            return 1;
-    }
-    return r->ngpus > 0 && whole >= r->ngpus;
-}
-
 /* How many tasks of w node n could hold at once were it empty: an upper
  * bound, each of GPU, CPU and memory counted on its own. */
 static int64_t empty_tasks(const gp__node *n, const gp__wl *w, uint64_t models) {
@@ -261,6 +233,11 @@ static int64_t empty_tasks(const gp__node *n, const gp__wl *w, uint64_t models) 
     if (r->ngpus > 0)
         g /= r->ngpus;
     return g < k ? g : k;
+}
+
+/* Whether an empty node n could ever hold one task of w. */
+static int could_ever_fit(const gp__node *n, const gp__wl *w, uint64_t models) {
+    return empty_tasks(n, w, models) > 0;
 }
 
 int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models, int cordoned,
