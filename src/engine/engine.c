@@ -230,6 +230,36 @@ int gp__domain_intern(gp_engine *e, const char *domain) {
     return e->ndomains - 1;
 }
 
+int gp__too_long(const char *s, size_t size, const char *field, char *err, size_t errlen) {
+    if (strnlen(s, size) < size)
+        return 0;
+    if (field != NULL)
+        gp_errf(err, errlen, "%s: longer than %d characters", field, GP_NAME_MAX);
+    return 1;
+}
+
+int gp__bad_name(const char *s, size_t size, const char *field, char *err, size_t errlen) {
+    if (s[0] != '\0' && strnlen(s, size) < size)
+        return 0;
+    if (field != NULL)
+        gp_errf(err, errlen, "%s: must be 1 to %d characters", field, GP_NAME_MAX);
+    return 1;
+}
+
+int gp__negative(int64_t v, const char *field, char *err, size_t errlen) {
+    if (v >= 0)
+        return 0;
+    gp_errf(err, errlen, "%s: must not be negative", field);
+    return 1;
+}
+
+int gp__not_count(int32_t v, int32_t max, const char *field, char *err, size_t errlen) {
+    if (v >= 0 && v <= max)
+        return 0;
+    gp_errf(err, errlen, "%s: must be 0 to %d", field, max);
+    return 1;
+}
+
 /* Grows an array of size-byte items to hold at least need of them, so that
  * the pushes that follow cannot fail; GP_ENOMEM leaves it as is. */
 int gp__reserve(const gp_allocator *a, void **arr, uint32_t need, uint32_t *cap, size_t size) {

@@ -272,6 +272,17 @@ int gp__domain_intern(gp_engine *e, const char *domain);
 int gp__reserve(const gp_allocator *a, void **arr, uint32_t need, uint32_t *cap, size_t size);
 int gp__push(const gp_allocator *a, void **arr, uint32_t *n, uint32_t *cap, size_t size,
              const void *item);
+/* The rules every spec's fields follow (nodes, queues, workloads). Each
+ * function is true for a field that breaks its rule, and then fills err with
+ * "<field>: ..." saying the rule; gp__too_long and gp__bad_name fill nothing
+ * if field is NULL, for a caller that words its own. A name field holds 1 to
+ * GP_NAME_MAX characters and its NUL: gp__bad_name is true for one that is
+ * empty or fills its size bytes with no NUL, gp__too_long for one with no NUL
+ * (an optional name). */
+int gp__too_long(const char *s, size_t size, const char *field, char *err, size_t errlen);
+int gp__bad_name(const char *s, size_t size, const char *field, char *err, size_t errlen);
+int gp__negative(int64_t v, const char *field, char *err, size_t errlen);
+int gp__not_count(int32_t v, int32_t max, const char *field, char *err, size_t errlen);
 
 /* ---- node.c ---- */
 /* Charges (sign +1) or refunds (sign -1) slice s on node n, keeping the

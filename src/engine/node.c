@@ -20,49 +20,30 @@ void gp_node_spec_init(gp_node_spec *n, const char *name) {
     n->schedulable = 1;
 }
 
-static int bad_name(const char *s, size_t size) {
-    return s[0] == '\0' || strnlen(s, size) == size;
-}
-
 /* Validates a node spec; fills err naming the field. */
 static int validate(const gp_engine *e, const gp_node_spec *n, char *err, size_t errlen) {
-    if (bad_name(n->name, sizeof n->name)) {
-        gp_errf(err, errlen, "name: must be 1 to %d characters", GP_NAME_MAX);
+    if (gp__bad_name(n->name, sizeof n->name, "name", err, errlen) ||
+        gp__too_long(n->domain, sizeof n->domain, "domain", err, errlen) ||
+        gp__negative(n->cpu_milli, "cpu_milli", err, errlen) ||
+        gp__negative(n->mem_bytes, "mem_bytes", err, errlen) ||
+        gp__not_count(n->ngpus, GP_MAX_GPUS_PER_NODE, "ngpus", err, errlen))
         return GP_EINVAL;
-    }
-    if (strnlen(n->domain, sizeof n->domain) == sizeof n->domain) {
-        gp_errf(err, errlen, "domain: longer than %d characters", GP_NAME_MAX);
-        return GP_EINVAL;
-    }
-    if (n->cpu_milli < 0 || n->mem_bytes < 0) {
-        gp_errf(err, errlen, "%s: must not be negative",
-                n->cpu_milli < 0 ? "cpu_milli" : "mem_bytes");
-        return GP_EINVAL;
-    }
-    if (n->ngpus < 0 || n->ngpus > GP_MAX_GPUS_PER_NODE) {
-        gp_errf(err, errlen, "ngpus: must be 0 to %d", GP_MAX_GPUS_PER_NODE);
-        return GP_EINVAL;
-    }
     if (n->can_pause != 0 && n->can_pause != 1) {
         gp_errf(err, errlen, "can_pause: must be 0 or 1");
         return GP_EINVAL;
     }
-    if (n->paused_mem_max < 0) {
-        gp_errf(err, errlen, "paused_mem_max: must not be negative");
+    if (gp__negative(n->paused_mem_max, "paused_mem_max", err, errlen))
         return GP_EINVAL;
-    }
     if (n->gpus_taken < 0 || n->gpus_taken > n->ngpus) {
         gp_errf(err, errlen, "gpus_taken: must be 0 to ngpus (%d)", n->ngpus);
         return GP_EINVAL;
     }
-    if (n->nlabels < 0 || n->nlabels > GP_MAX_LABELS) {
-        gp_errf(err, errlen, "nlabels: must be 0 to %d", GP_MAX_LABELS);
+    if (gp__not_count(n->nlabels, GP_MAX_LABELS, "nlabels", err, errlen))
         return GP_EINVAL;
-    }
     int new_models = 0;
     for (int32_t i = 0; i < n->ngpus; i++) {
         const gp_gpu_spec *g = &n->gpus[i];
-        if (bad_name(g->model, sizeof g->model)) {
+        if (gp__bad_name(g->model, sizeof g->model, NULL, NULL, 0)) {
             gp_errf(err, errlen, "gpus[%d].model: must be 1 to %d characters", i, GP_NAME_MAX);
             return GP_EINVAL;
         }

@@ -53,14 +53,9 @@ static int check_quota(const gp_quota *q, const char *what, char *err, size_t er
 
 static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__queue **parent,
                     char *err, size_t errlen) {
-    if (s->name[0] == '\0' || strnlen(s->name, sizeof s->name) == sizeof s->name) {
-        gp_errf(err, errlen, "name: must be 1 to %d characters", GP_NAME_MAX);
+    if (gp__bad_name(s->name, sizeof s->name, "name", err, errlen) ||
+        gp__too_long(s->parent, sizeof s->parent, "parent", err, errlen))
         return GP_EINVAL;
-    }
-    if (strnlen(s->parent, sizeof s->parent) == sizeof s->parent) {
-        gp_errf(err, errlen, "parent: longer than %d characters", GP_NAME_MAX);
-        return GP_EINVAL;
-    }
     *parent = NULL;
     if (s->parent[0]) {
         *parent = gp__queue_find(e, s->parent);
@@ -89,37 +84,23 @@ static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__q
         if (rc)
             return rc;
     }
-    if (s->min_runtime_max < 0) {
-        gp_errf(err, errlen, "min_runtime_max: must not be negative");
+    if (gp__negative(s->min_runtime_max, "min_runtime_max", err, errlen) ||
+        gp__negative(s->reclaim_grace_max, "reclaim_grace_max", err, errlen))
         return GP_EINVAL;
-    }
-    if (s->reclaim_grace_max < 0) {
-        gp_errf(err, errlen, "reclaim_grace_max: must not be negative");
-        return GP_EINVAL;
-    }
     if ((unsigned)s->on_preempt > GP_ON_PREEMPT_REQUEUE) {
         gp_errf(err, errlen, "on_preempt: must be checkpoint, pause or requeue");
         return GP_EINVAL;
     }
-    if (s->default_cpu_milli < 0 || s->default_mem_bytes < 0) {
-        gp_errf(err, errlen, "%s: must not be negative",
-                s->default_cpu_milli < 0 ? "default_cpu" : "default_memory");
+    if (gp__negative(s->default_cpu_milli, "default_cpu", err, errlen) ||
+        gp__negative(s->default_mem_bytes, "default_memory", err, errlen) ||
+        gp__negative(s->idle_gpu_timeout, "idle_gpu_timeout", err, errlen) ||
+        gp__negative(s->max_session_length, "max_session_length", err, errlen) ||
+        gp__not_count(s->nmodels, GP_MAX_MODEL_QUOTAS, "nmodels", err, errlen))
         return GP_EINVAL;
-    }
-    if (s->idle_gpu_timeout < 0 || s->max_session_length < 0) {
-        gp_errf(err, errlen, "%s: must not be negative",
-                s->idle_gpu_timeout < 0 ? "idle_gpu_timeout" : "max_session_length");
-        return GP_EINVAL;
-    }
-    if (s->nmodels < 0 || s->nmodels > GP_MAX_MODEL_QUOTAS) {
-        gp_errf(err, errlen, "nmodels: must be 0 to %d", GP_MAX_MODEL_QUOTAS);
-        return GP_EINVAL;
-    }
     for (int32_t i = 0; i < s->nmodels; i++) {
         char what[48];
         snprintf(what, sizeof what, "models[%d].gpu", i);
-        if (s->models[i].model[0] == '\0' ||
-            strnlen(s->models[i].model, sizeof s->models[i].model) == sizeof s->models[i].model) {
+        if (gp__bad_name(s->models[i].model, sizeof s->models[i].model, NULL, NULL, 0)) {
             gp_errf(err, errlen, "models[%d].model: must be 1 to %d characters", i, GP_NAME_MAX);
             return GP_EINVAL;
         }

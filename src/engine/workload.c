@@ -61,10 +61,6 @@ void gp_workload_spec_init(gp_workload_spec *w, uint64_t id, const char *queue) 
     w->req.gpu = GP_GPU_NONE;
 }
 
-static int too_long(const char *s, size_t size) {
-    return strnlen(s, size) == size;
-}
-
 static int validate_req(const gp_engine *e, const gp_task_req *r, char *err, size_t errlen) {
     int pool = e->live_nodes > 0;
     switch (r->gpu) {
@@ -103,7 +99,7 @@ static int validate_req(const gp_engine *e, const gp_task_req *r, char *err, siz
         }
         break;
     case GP_GPU_MIG:
-        if (too_long(r->mig_profile, sizeof r->mig_profile) ||
+        if (gp__too_long(r->mig_profile, sizeof r->mig_profile, NULL, NULL, 0) ||
             gp__mig_profile_find(r->mig_profile) < 0) {
             gp_errf(err, errlen, "req.mig_profile: unknown MIG profile '%.16s'", r->mig_profile);
             return GP_EINVAL;
@@ -113,17 +109,12 @@ static int validate_req(const gp_engine *e, const gp_task_req *r, char *err, siz
         gp_errf(err, errlen, "req.gpu: unknown kind of GPU request");
         return GP_EINVAL;
     }
-    if (r->cpu_milli < 0 || r->mem_bytes < 0) {
-        gp_errf(err, errlen, "%s: must not be negative",
-                r->cpu_milli < 0 ? "req.cpu_milli" : "req.mem_bytes");
+    if (gp__negative(r->cpu_milli, "req.cpu_milli", err, errlen) ||
+        gp__negative(r->mem_bytes, "req.mem_bytes", err, errlen) ||
+        gp__not_count(r->nmodels, GP_MAX_MODELS, "req.nmodels", err, errlen))
         return GP_EINVAL;
-    }
-    if (r->nmodels < 0 || r->nmodels > GP_MAX_MODELS) {
-        gp_errf(err, errlen, "req.nmodels: must be 0 to %d", GP_MAX_MODELS);
-        return GP_EINVAL;
-    }
     for (int32_t i = 0; i < r->nmodels; i++) {
-        if (r->models[i][0] == '\0' || too_long(r->models[i], sizeof r->models[i])) {
+        if (gp__bad_name(r->models[i], sizeof r->models[i], NULL, NULL, 0)) {
             gp_errf(err, errlen, "req.models[%d]: must be 1 to %d characters", i, GP_NAME_MAX);
             return GP_EINVAL;
         }
@@ -133,14 +124,11 @@ static int validate_req(const gp_engine *e, const gp_task_req *r, char *err, siz
             return GP_EINVAL;
         }
     }
-    if (r->nselectors < 0 || r->nselectors > GP_MAX_SELECTORS) {
-        gp_errf(err, errlen, "req.nselectors: must be 0 to %d", GP_MAX_SELECTORS);
+    if (gp__not_count(r->nselectors, GP_MAX_SELECTORS, "req.nselectors", err, errlen))
         return GP_EINVAL;
-    }
     for (int32_t i = 0; i < r->nselectors; i++) {
-        if (r->selectors[i].key[0] == '\0' ||
-            too_long(r->selectors[i].key, sizeof r->selectors[i].key) ||
-            too_long(r->selectors[i].value, sizeof r->selectors[i].value)) {
+        if (gp__bad_name(r->selectors[i].key, sizeof r->selectors[i].key, NULL, NULL, 0) ||
+            gp__too_long(r->selectors[i].value, sizeof r->selectors[i].value, NULL, NULL, 0)) {
             gp_errf(err, errlen, "req.selectors[%d]: key must be 1 to %d characters", i,
                     GP_NAME_MAX);
             return GP_EINVAL;
@@ -160,11 +148,9 @@ static int validate(const gp_engine *e, const gp_workload_spec *w, int check_id,
         gp_errf(err, errlen, "id: workload %llu exists", (unsigned long long)w->id);
         return GP_EEXIST;
     }
-    if (too_long(w->queue, sizeof w->queue) || too_long(w->user, sizeof w->user)) {
-        gp_errf(err, errlen, "%s: longer than %d characters",
-                too_long(w->queue, sizeof w->queue) ? "queue" : "user", GP_NAME_MAX);
+    if (gp__too_long(w->queue, sizeof w->queue, "queue", err, errlen) ||
+        gp__too_long(w->user, sizeof w->user, "user", err, errlen))
         return GP_EINVAL;
-    }
     *q = gp__queue_find(e, w->queue);
     if (!*q) {
         gp_errf(err, errlen, "queue: no project named '%s'", w->queue);
@@ -187,10 +173,8 @@ static int validate(const gp_engine *e, const gp_workload_spec *w, int check_id,
         gp_errf(err, errlen, "preemptible: must be 0, 1 or default");
         return GP_EINVAL;
     }
-    if (w->min_runtime < 0) {
-        gp_errf(err, errlen, "min_runtime: must not be negative");
+    if (gp__negative(w->min_runtime, "min_runtime", err, errlen))
         return GP_EINVAL;
-    }
     if (w->tasks < 1 || w->tasks > 100000) {
         gp_errf(err, errlen, "tasks: must be 1 to 100000");
         return GP_EINVAL;
@@ -631,10 +615,8 @@ static int restore_fits(const gp__node *node, const gp__wl *w, const gp_slice *s
                         char *err, size_t errlen) {
     int32_t milli[GP_MAX_GPUS_PER_NODE] = {0};
     int64_t mem[GP_MAX_GPUS_PER_NODE] = {0};
-    if (n < 0 || n > GP_MAX_GPUS_PER_NODE) {
-        gp_errf(err, errlen, "tasks.nslices: must be 0 to %d", GP_MAX_GPUS_PER_NODE);
+    if (gp__not_count(n, GP_MAX_GPUS_PER_NODE, "tasks.nslices", err, errlen))
         return GP_EINVAL;
-    }
     for (int32_t i = 0; i < n; i++) {
         int32_t g = s[i].gpu;
         if (g < 0 || g >= node->spec.ngpus) {
