@@ -23,26 +23,14 @@ static const char *const colour[SIM_MODE_COUNT] = {"#c0392b", "#2471a3", "#22995
 
 /* Writes s with the five HTML special characters escaped. */
 static void esc(FILE *f, const char *s) {
+    static const char special[] = "<>&\"'";
+    static const char *const entity[] = {"&lt;", "&gt;", "&amp;", "&quot;", "&#39;"};
     for (; *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
+        const char *c = strchr(special, *s);
+        if (c != NULL)
+            fputs(entity[c - special], f);
+        else
             fputc(*s, f);
-        }
     }
 }
 
@@ -279,6 +267,16 @@ static void money(FILE *f, const sim_plan *p, double v) {
     fputs(out, f);
 }
 
+/* What GPUS GPUs cost, between BEFORE and AFTER; nothing where no price was
+ * given. */
+static void cost(FILE *f, const sim_plan *p, int64_t gpus, const char *before, const char *after) {
+    if (p->price_per_gpu <= 0)
+        return;
+    fputs(before, f);
+    money(f, p, (double)gpus * p->price_per_gpu);
+    fputs(after, f);
+}
+
 /* The answer first: GPUs and money per mode, in sentences and a table. */
 static void answer(FILE *f, const sim_plan *p) {
     const sim_plan_mode *st = &p->modes[SIM_MODE_STATIC], *po = &p->modes[SIM_MODE_POOLED],
@@ -287,11 +285,7 @@ static void answer(FILE *f, const sim_plan *p) {
     if (st->found && po->found && st->gpus_needed > po->gpus_needed) {
         fprintf(f, "Pooling needs %lld fewer GPUs than static ownership for the same wait",
                 (long long)(st->gpus_needed - po->gpus_needed));
-        if (p->price_per_gpu > 0) {
-            fputs(": ", f);
-            money(f, p, (double)(st->gpus_needed - po->gpus_needed) * p->price_per_gpu);
-            fputs(" not spent", f);
-        }
+        cost(f, p, st->gpus_needed - po->gpus_needed, ": ", " not spent");
         fputs(".", f);
     } else if (st->found && po->found) {
         fputs("On this history pooling needs no fewer GPUs than static ownership.", f);
@@ -301,11 +295,7 @@ static void answer(FILE *f, const sim_plan *p) {
     if (po->found && fr->found && po->gpus_needed > fr->gpus_needed) {
         fprintf(f, " Sharing GPUs in fractions saves %lld more",
                 (long long)(po->gpus_needed - fr->gpus_needed));
-        if (p->price_per_gpu > 0) {
-            fputs(" (", f);
-            money(f, p, (double)(po->gpus_needed - fr->gpus_needed) * p->price_per_gpu);
-            fputs(")", f);
-        }
+        cost(f, p, po->gpus_needed - fr->gpus_needed, " (", ")");
         fputs(".", f);
     }
     fputs("</p>\n<table><tr><th>mode</th><th class='words'>what it means</th><th>GPUs needed</th>",
@@ -324,11 +314,7 @@ static void answer(FILE *f, const sim_plan *p) {
             continue;
         }
         fprintf(f, "<td>%lld</td>", (long long)pm->gpus_needed);
-        if (p->price_per_gpu > 0) {
-            fputs("<td>", f);
-            money(f, p, (double)pm->gpus_needed * p->price_per_gpu);
-            fputs("</td>", f);
-        }
+        cost(f, p, pm->gpus_needed, "<td>", "</td>");
         fprintf(f, "<td>%.0f%%</td><td>%.0f s</td></tr>\n", pm->needed.alloc_pct,
                 pm->needed.delay_p95);
     }
