@@ -403,15 +403,23 @@ static int parse(int argc, char **argv, int plan, cmd_opts *c) {
             if (gp_placement_parse(v, &c->o.policy) < 0)
                 return usage_error(cmd, "unknown policy", v);
         } else {
-            /* The numeric options: name, range, and where the value goes. */
+            /* The numeric options: name, range, and where the value goes
+             * (the one pointer set, of the option's type). */
             struct {
                 const char *name;
                 double min, max;
                 int plan_only;
-            } nums[] = {{"--seed", 0, 1e18, 0},       {"--grace", 0, 1e9, 0},
-                        {"--min-runtime", 0, 1e9, 0}, {"--tick", 0, 1e9, 0},
-                        {"--scale", 1e-6, 1, 0},      {"--compress", 1, 1e6, 0},
-                        {"--p95-target", 0, 1e12, 1}, {"--price-per-gpu", 0, 1e12, 1}};
+                uint64_t *u64;
+                int64_t *i64;
+                double *f64;
+            } nums[] = {{"--seed", 0, 1e18, 0, .u64 = &c->o.seed},
+                        {"--grace", 0, 1e9, 0, .i64 = &c->o.grace_s},
+                        {"--min-runtime", 0, 1e9, 0, .i64 = &c->o.min_runtime_s},
+                        {"--tick", 0, 1e9, 0, .i64 = &c->o.tick_s},
+                        {"--scale", 1e-6, 1, 0, .f64 = &c->scale},
+                        {"--compress", 1, 1e6, 0, .f64 = &c->compress},
+                        {"--p95-target", 0, 1e12, 1, .f64 = &c->target},
+                        {"--price-per-gpu", 0, 1e12, 1, .f64 = &c->price}};
             size_t k = 0, nn = sizeof nums / sizeof *nums;
             while (k < nn && (strcmp(a, nums[k].name) || (nums[k].plan_only && !plan)))
                 k++;
@@ -419,32 +427,12 @@ static int parse(int argc, char **argv, int plan, cmd_opts *c) {
                 return usage_error(cmd, "unknown option", a);
             if ((rc = num(cmd, a, v, nums[k].min, nums[k].max, &d)))
                 return rc;
-            switch (k) {
-            case 0:
-                c->o.seed = (uint64_t)d;
-                break;
-            case 1:
-                c->o.grace_s = (int64_t)d;
-                break;
-            case 2:
-                c->o.min_runtime_s = (int64_t)d;
-                break;
-            case 3:
-                c->o.tick_s = (int64_t)d;
-                break;
-            case 4:
-                c->scale = d;
-                break;
-            case 5:
-                c->compress = d;
-                break;
-            case 6:
-                c->target = d;
-                break;
-            default:
-                c->price = d;
-                break;
-            }
+            if (nums[k].u64 != NULL)
+                *nums[k].u64 = (uint64_t)d;
+            else if (nums[k].i64 != NULL)
+                *nums[k].i64 = (int64_t)d;
+            else
+                *nums[k].f64 = d;
         }
     }
     if (!c->in.nodes_path || !c->in.pods_path)
