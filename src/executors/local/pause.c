@@ -68,9 +68,7 @@ static void step(int n) {
 }
 
 static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return gpx__exec_clock_ms(CLOCK_MONOTONIC);
 }
 
 static void nap_ms(long ms) {

@@ -209,9 +209,7 @@ int gpx__wd_limits_read(const char *dir, gpx__wd_limits *lim) {
 
 /* Milliseconds since boot: comparable across restarts of the daemon. */
 static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_BOOTTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return gpx__exec_clock_ms(CLOCK_BOOTTIME);
 }
 
 /* Reads <dir>/watchdog: 1 with *since and why filled, or 0 if there is none. */
@@ -289,9 +287,7 @@ typedef struct throttle_state {
 } throttle_state;
 
 static int64_t real_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return gpx__exec_clock_ms(CLOCK_REALTIME);
 }
 
 static void throttle_read(const char *dir, throttle_state *t) {

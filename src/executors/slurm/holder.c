@@ -156,9 +156,7 @@ static int write_holder_script(const char *hdir, long long expiry_s, char *err, 
 
 /* Monotonic milliseconds. */
 static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return gpx__exec_clock_ms(CLOCK_MONOTONIC);
 }
 
 /* How long a poll's word that a holder runs spares a launch asking Slurm.
@@ -384,9 +382,7 @@ static void cancel_holder(const gpx__slurm *sx, const char *hdir) {
 
 /* Wall-clock milliseconds: an idle mark must mean the same after a restart. */
 static int64_t wall_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return gpx__exec_clock_ms(CLOCK_REALTIME);
 }
 
 void gpx__slurm_slice_reap(const gpx__slurm *sx, const char *dir, const char *key) {
