@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,22 +96,27 @@ static int set_gpu_mem(gpx__slurm *sx, const char *key, const char *val, char *e
     return 0;
 }
 
+/* The keys whose value is an absolute path, and the field each fills. */
+#define PATH_KEY(k, field)                                                                         \
+    { k, offsetof(gpx__slurm, field), sizeof((gpx__slurm *)0)->field }
+static const struct {
+    const char *key;
+    size_t off, len;
+} path_keys[] = {
+    PATH_KEY("slurm_conf", conf),       PATH_KEY("bin_dir", bin),
+    PATH_KEY("state_dir", state_dir),   PATH_KEY("checkpoint_dir", ckpt_root),
+    PATH_KEY("interposer", interposer), PATH_KEY("session_program", session_prog),
+};
+#undef PATH_KEY
+
 /* One key=value of the configuration into the gpx__slurm arg
  * (a gpx__config_set): 0, or GP_EINVAL naming the key. */
 static int set_key(void *arg, const char *key, const char *val, char *err, size_t errlen) {
     gpx__slurm *sx = arg;
-    if (strcmp(key, "slurm_conf") == 0)
-        return set_path(sx->conf, sizeof sx->conf, key, val, 1, err, errlen);
-    if (strcmp(key, "bin_dir") == 0)
-        return set_path(sx->bin, sizeof sx->bin, key, val, 1, err, errlen);
-    if (strcmp(key, "state_dir") == 0)
-        return set_path(sx->state_dir, sizeof sx->state_dir, key, val, 1, err, errlen);
-    if (strcmp(key, "checkpoint_dir") == 0)
-        return set_path(sx->ckpt_root, sizeof sx->ckpt_root, key, val, 1, err, errlen);
-    if (strcmp(key, "interposer") == 0)
-        return set_path(sx->interposer, sizeof sx->interposer, key, val, 1, err, errlen);
-    if (strcmp(key, "session_program") == 0)
-        return set_path(sx->session_prog, sizeof sx->session_prog, key, val, 1, err, errlen);
+    for (size_t i = 0; i < sizeof path_keys / sizeof path_keys[0]; i++)
+        if (strcmp(key, path_keys[i].key) == 0)
+            return set_path((char *)sx + path_keys[i].off, path_keys[i].len, key, val, 1, err,
+                            errlen);
     if (strcmp(key, "partitions") == 0)
         return set_partitions(sx, val, err, errlen);
     if (strcmp(key, "nvml") == 0) {
