@@ -105,6 +105,17 @@ static int transient(const char *msg) {
     return 0;
 }
 
+void gpx__slurm_exec(const gpx__slurm *sx, const char *path, const char *const *argv) {
+    /* exec takes char *const[]: the strings are not written to. */
+    char *const *av;
+    memcpy(&av, &argv, sizeof av);
+    if (strchr(path, '/') != NULL)
+        execve(path, av, sx->envp);
+    else
+        execvpe(path, av, sx->envp);
+    _exit(127);
+}
+
 int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, char *err,
                    size_t errlen) {
     char path[PATH_MAX];
@@ -143,14 +154,7 @@ int gpx__slurm_run(const gpx__slurm *sx, const char *const *argv, char **out, ch
         int nul = open("/dev/null", O_RDONLY);
         if (nul >= 0)
             dup2(nul, 0);
-        /* exec takes char *const[]: the strings are not written to. */
-        char *const *av;
-        memcpy(&av, &argv, sizeof av);
-        if (strchr(path, '/') != NULL)
-            execve(path, av, sx->envp);
-        else
-            execvpe(path, av, sx->envp);
-        _exit(127);
+        gpx__slurm_exec(sx, path, argv);
     }
     close(op[1]);
     close(ep[1]);

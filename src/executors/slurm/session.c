@@ -443,15 +443,7 @@ int gpx__slurm_session(gpx__slurm *sx, long jobid, const char *key, const gp_ses
         dup2(sp[1], 1);
         dup2(ep[1], 2);
         signal(SIGPIPE, SIG_DFL);
-        /* exec takes char *const[]: the strings are not written to. */
-        const char *const *cargv = argv;
-        char *const *av;
-        memcpy(&av, &cargv, sizeof av);
-        if (strchr(path, '/') != NULL)
-            execve(path, av, sx->envp);
-        else
-            execvpe(path, av, sx->envp);
-        _exit(127);
+        gpx__slurm_exec(sx, path, argv);
     }
     int e = errno;
     close(sp[1]);

@@ -211,6 +211,12 @@ int gpx__slurm_squeue_one(const gpx__slurm *sx, const char *filter, long id, con
 int gpx__slurm_sbatch(const gpx__slurm *sx, const gp_node_spec *node, const char *const *opts,
                       const char *script, long *jobid, char *err, size_t errlen);
 
+/* In a child of fork(): runs path (looked up in PATH if it has no '/')
+ * with argv and the commands' environment (sx->envp); _exit(127) if it
+ * cannot. */
+void gpx__slurm_exec(const gpx__slurm *sx, const char *path, const char *const *argv)
+    __attribute__((noreturn));
+
 /* Reads "<dir>/<name>" (a small file, at most cap-1 bytes) into buf,
  * NUL-terminated; its length or a system code (gp_syserr). */
 ssize_t gpx__slurm_read(const char *dir, const char *name, char *buf, size_t cap);
