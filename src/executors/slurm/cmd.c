@@ -241,6 +241,22 @@ int gpx__slurm_write(const char *dir, const char *name, const char *text) {
     return 0;
 }
 
+FILE *gpx__slurm_create(const char *path, char *err, size_t errlen) {
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        gp_errf(err, errlen, "state_dir: cannot write %s: %s", path, strerror(errno));
+    return f;
+}
+
+int gpx__slurm_finish(FILE *f, const char *path, char *err, size_t errlen) {
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        gp_errf(err, errlen, "state_dir: cannot write %s", path);
+        return GP_ESYS;
+    }
+    return 0;
+}
+
 int gpx__slurm_task_dir(const gpx__slurm *sx, const char *key, char *dir, size_t len) {
     return gpx__exec_fmt(dir, len, "%s/%s", sx->state_dir, key);
 }

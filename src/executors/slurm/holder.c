@@ -91,11 +91,9 @@ static int write_holder_script(const char *hdir, long long expiry_s, char *err, 
         gp_errf(err, errlen, "state_dir: path too long");
         return GP_EINVAL;
     }
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        gp_errf(err, errlen, "state_dir: cannot write %s: %s", path, strerror(errno));
+    FILE *f = gpx__slurm_create(path, err, errlen);
+    if (f == NULL)
         return GP_ESYS;
-    }
     fprintf(f,
             "#!/bin/bash\n"
             "# gpupool GPU holder: holds one GPU in Slurm's books and starts the\n"
@@ -147,11 +145,7 @@ static int write_holder_script(const char *hdir, long long expiry_s, char *err, 
             "  nap\n"
             "done\n",
             hdir, expiry_s);
-    if (fclose(f) != 0) {
-        gp_errf(err, errlen, "state_dir: cannot write %s", path);
-        return GP_ESYS;
-    }
-    return 0;
+    return gpx__slurm_finish(f, path, err, errlen);
 }
 
 /* Monotonic milliseconds. */

@@ -187,11 +187,9 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
         gp_errf(err, errlen, "checkpoint_dir: path too long");
         return GP_EINVAL;
     }
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        gp_errf(err, errlen, "state_dir: cannot write %s: %s", tmp, strerror(errno));
+    FILE *f = gpx__slurm_create(tmp, err, errlen);
+    if (f == NULL)
         return GP_ESYS;
-    }
     fprintf(f, "#!/bin/bash\n# gpupool task %s: written by gpupoold's slurm executor.\n", key);
     if (slice) {
         /* A step of a GPU holder job: stopped before it started, it ends at
@@ -312,11 +310,8 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
           "echo \"=== gpupool: attempt ended $gp_t with status $status\"\n"
           "exit $status\n",
           f);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        gp_errf(err, errlen, "state_dir: cannot write %s", tmp);
-        return GP_ESYS;
-    }
+    if ((rc = gpx__slurm_finish(f, tmp, err, errlen)) < 0)
+        return rc;
     if (rename(tmp, path) < 0) {
         gp_errf(err, errlen, "state_dir: cannot rename %s: %s", tmp, strerror(errno));
         return GP_ESYS;

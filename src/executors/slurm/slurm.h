@@ -35,6 +35,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -229,6 +230,14 @@ ssize_t gpx__slurm_read_untrusted(const char *dir, const char *name, char *buf, 
 /* Writes "<dir>/<name>" atomically (temporary file, fsync, rename); 0 or
  * GP_EINVAL (path too long) / GP_ESYS. */
 int gpx__slurm_write(const char *dir, const char *name, const char *text);
+
+/* Opens path, a file of the state directory, to be written from the start:
+ * the stream, or NULL with err set ("state_dir: cannot write <path>: ..."). */
+FILE *gpx__slurm_create(const char *path, char *err, size_t errlen);
+
+/* Closes f, from gpx__slurm_create: 0, or GP_ESYS with err set if a write
+ * or the close failed ("state_dir: cannot write <path>"). */
+int gpx__slurm_finish(FILE *f, const char *path, char *err, size_t errlen);
 
 /* The directory of a task attempt, <state_dir>/<key>; GP_ERANGE if too long. */
 int gpx__slurm_task_dir(const gpx__slurm *sx, const char *key, char *dir, size_t len);
