@@ -195,21 +195,6 @@ static void ws_close(wsconn *w) {
     w->fd = -1;
 }
 
-/* Queues a message: the type byte and the payload. */
-static void ws_put(wsconn *w, int type, const void *p, size_t n) {
-    uint8_t small[512];
-    uint8_t *buf = n + 1 <= sizeof small ? small : malloc(n + 1);
-    if (buf == NULL)
-        return;
-    buf[0] = (uint8_t)type;
-    if (n > 0)
-        memcpy(buf + 1, p, n);
-    struct wslay_event_msg m = {WSLAY_BINARY_FRAME, buf, n + 1};
-    wslay_event_queue_msg(w->ctx, &m);
-    if (buf != small)
-        free(buf);
-}
-
 /* Sec-WebSocket-Accept for key. */
 static void accept_of(const char *key, char out[32]) {
     char buf[128];
@@ -417,7 +402,7 @@ static int terminal_session(wsconn *w, json_t *hello, int tty, uint64_t id, int 
         json_object_set_new(hello, "cols", json_integer(cols));
     }
     char *text = json_dumps(hello, JSON_COMPACT);
-    ws_put(w, GP_CH_HELLO, text, strlen(text));
+    gp_ws_queue(w->ctx, GP_CH_HELLO, text, strlen(text));
     free(text);
     if (interactive && tcgetattr(STDIN_FILENO, &saved) == 0) {
         struct termios raw = saved;
@@ -452,14 +437,14 @@ static int terminal_session(wsconn *w, json_t *hello, int tty, uint64_t id, int 
             term_size(&rows, &cols);
             gp_ch_put16(p, rows);
             gp_ch_put16(p + 2, cols);
-            ws_put(w, GP_CH_RESIZE, p, 4);
+            gp_ws_queue(w->ctx, GP_CH_RESIZE, p, 4);
         }
         if (pf[1].revents & (POLLIN | POLLHUP)) {
             ssize_t r = read(STDIN_FILENO, buf + 1, sizeof buf - 1);
             if (r <= 0) {
                 stdin_open = 0;
                 if (!tty)
-                    ws_put(w, GP_CH_EOF, NULL, 0);
+                    gp_ws_queue(w->ctx, GP_CH_EOF, NULL, 0);
             }
             /* The detach sequence, Ctrl-P Ctrl-Q, may come split over two
              * reads: a Ctrl-P at the end is held back until the next. */
@@ -480,7 +465,7 @@ static int terminal_session(wsconn *w, json_t *hello, int tty, uint64_t id, int 
                 n--;
             }
             if (n > start)
-                ws_put(w, GP_CH_STDIN, buf + start, n - start);
+                gp_ws_queue(w->ctx, GP_CH_STDIN, buf + start, n - start);
         }
         if (ws_pump(w, pf[0].revents) < 0) {
             if (!w->ended)
@@ -788,7 +773,7 @@ static void *relay_one(void *arg) {
         return NULL;
     }
     w.out_fd = f->local;
-    ws_put(&w, GP_CH_HELLO, "{}", 2);
+    gp_ws_queue(w.ctx, GP_CH_HELLO, "{}", 2);
     /* Each direction ends on its own (a half-close either way): the task's
      * EOF half-closes the local connection, whose upload goes on; the
      * local EOF is passed on after what came before it. gpupoold closes
@@ -823,7 +808,7 @@ static void *relay_one(void *arg) {
             ssize_t r = readv(f->local, iov, msgs);
             if (r <= 0) {
                 local_open = 0;
-                ws_put(&w, GP_CH_EOF, NULL, 0);
+                gp_ws_queue(w.ctx, GP_CH_EOF, NULL, 0);
             }
             for (size_t off = 0; r > 0 && off < (size_t)r; off += GP_CH_PAYLOAD_MAX) {
                 uint8_t *m = buf + off / GP_CH_PAYLOAD_MAX * RELAY_SLOT;
@@ -968,7 +953,7 @@ static int port_answers(cli *c, uint64_t id, int remote) {
     int rc = ws_open(c, path, &w);
     if (rc != EXIT_OK)
         return rc == EXIT_AUTH || rc == EXIT_NOTFOUND || rc == EXIT_USAGE ? -1 : 0;
-    ws_put(&w, GP_CH_HELLO, "{}", 2);
+    gp_ws_queue(w.ctx, GP_CH_HELLO, "{}", 2);
     while (!w.ready && !w.ended) {
         struct pollfd pf = {w.fd, POLLIN, 0};
         if (ws_want_write(&w))

@@ -28,6 +28,11 @@ ssize_t gp_ws_recv(wslay_event_context_ptr ctx, int fd, uint8_t *buf, size_t len
  * context's error set. */
 ssize_t gp_ws_send(wslay_event_context_ptr ctx, int fd, const uint8_t *data, size_t len, int flags);
 
+/* Queues one channel message on ctx as one binary WebSocket message: the
+ * type byte, then the n bytes at p (none where n is 0). Nothing is queued
+ * where memory runs out. */
+void gp_ws_queue(wslay_event_context_ptr ctx, int type, const void *p, size_t n);
+
 #define GP_WS_IO 262144
 
 /* Bytes read from a socket and not yet taken by wslay. buf is malloc'd (it

@@ -45,6 +45,20 @@ ssize_t gp_ws_send(wslay_event_context_ptr ctx, int fd, const uint8_t *data, siz
     return r;
 }
 
+void gp_ws_queue(wslay_event_context_ptr ctx, int type, const void *p, size_t n) {
+    uint8_t small[512];
+    uint8_t *buf = n + 1 <= sizeof small ? small : malloc(n + 1);
+    if (buf == NULL)
+        return;
+    buf[0] = (uint8_t)type;
+    if (n > 0)
+        memcpy(buf + 1, p, n);
+    struct wslay_event_msg m = {WSLAY_BINARY_FRAME, buf, n + 1};
+    wslay_event_queue_msg(ctx, &m);
+    if (buf != small)
+        free(buf);
+}
+
 static void rbuf_drop(gp_ws_rbuf *rb) {
     rb->len = rb->off = 0;
     if (!rb->keep) {

@@ -388,17 +388,7 @@ static void sess_destroy(sess *s) {
 static void ws_send(sess *s, int type, const void *payload, size_t len) {
     if (s->ctx == NULL || s->st == S_CLOSING)
         return;
-    uint8_t small[512];
-    uint8_t *buf = len + 1 <= sizeof small ? small : malloc(len + 1);
-    if (buf == NULL)
-        return;
-    buf[0] = (uint8_t)type;
-    if (len > 0)
-        memcpy(buf + 1, payload, len);
-    struct wslay_event_msg m = {WSLAY_BINARY_FRAME, buf, len + 1};
-    wslay_event_queue_msg(s->ctx, &m);
-    if (buf != small)
-        free(buf);
+    gp_ws_queue(s->ctx, type, payload, len);
 }
 
 /* Sends ERROR (text) and closes the WebSocket. */
