@@ -214,6 +214,14 @@ static int parse_typed(const gp_submit_field *f, json_t *v, int64_t *x, gpd__err
     }
 }
 
+/* A field stored as parse_typed read it (its range checked there). */
+#define STORED_FIELD_(name, member, type)                                                          \
+    static int parse_##name(const field_in *in, gpd__request *r, gpd__err *e) {                    \
+        (void)e;                                                                                   \
+        r->member = (type)in->x;                                                                   \
+        return 0;                                                                                  \
+    }
+
 static int parse_project(const field_in *in, gpd__request *r, gpd__err *e) {
     json_t *v = in->v;
     if (!v)
@@ -438,19 +446,9 @@ static int parse_cpu(const field_in *in, gpd__request *r, gpd__err *e) {
     return 0;
 }
 
-static int parse_memory(const field_in *in, gpd__request *r, gpd__err *e) {
-    int64_t bytes = in->x;
-    (void)e;
-    r->spec.req.mem_bytes = bytes;
-    return 0;
-}
+STORED_FIELD_(memory, spec.req.mem_bytes, int64_t)
 
-static int parse_gang(const field_in *in, gpd__request *r, gpd__err *e) {
-    int64_t n = in->x;
-    (void)e;
-    r->spec.tasks = (int32_t)n;
-    return 0;
-}
+STORED_FIELD_(gang, spec.tasks, int32_t)
 
 static int parse_min_gang(const field_in *in, gpd__request *r, gpd__err *e) {
     int64_t n = in->x;
@@ -492,26 +490,11 @@ static int parse_tty(const field_in *in, gpd__request *r, gpd__err *e) {
     return 0;
 }
 
-static int parse_priority(const field_in *in, gpd__request *r, gpd__err *e) {
-    int64_t p = in->x;
-    (void)e;
-    r->spec.priority = (int32_t)p;
-    return 0;
-}
+STORED_FIELD_(priority, spec.priority, int32_t)
 
-static int parse_preemptible(const field_in *in, gpd__request *r, gpd__err *e) {
-    int64_t on = in->x;
-    (void)e;
-    r->spec.preemptible = (int)on;
-    return 0;
-}
+STORED_FIELD_(preemptible, spec.preemptible, int)
 
-static int parse_same_domain(const field_in *in, gpd__request *r, gpd__err *e) {
-    int64_t on = in->x;
-    (void)e;
-    r->spec.same_domain = (int)on;
-    return 0;
-}
+STORED_FIELD_(same_domain, spec.same_domain, int)
 
 static int parse_grace(const field_in *in, gpd__request *r, gpd__err *e) {
     int64_t ms = in->x;
@@ -522,12 +505,7 @@ static int parse_grace(const field_in *in, gpd__request *r, gpd__err *e) {
     return 0;
 }
 
-static int parse_min_runtime(const field_in *in, gpd__request *r, gpd__err *e) {
-    int64_t ms = in->x;
-    (void)e;
-    r->spec.min_runtime = ms;
-    return 0;
-}
+STORED_FIELD_(min_runtime, spec.min_runtime, int64_t)
 
 static int parse_checkpoint_signal(const field_in *in, gpd__request *r, gpd__err *e) {
     json_t *v = in->v;
