@@ -574,6 +574,15 @@ void gpd__loop_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t gr
             gp_exec_signal(s->ex, a->tasks[t].handle, a->ckpt_signal);
 }
 
+/* The attempt is over: its tasks' handles are reaped and it leaves the
+ * active workloads. */
+static void reap_and_remove(gpd__sched *s, active *a) {
+    for (int t = 0; t < a->ntasks; t++)
+        if (a->tasks[t].handle[0])
+            gpd__loop_reap(s, a->tasks[t].handle);
+    act_remove(s, a);
+}
+
 void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
@@ -614,10 +623,7 @@ void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
         gp_engine_cancel(s->eng, a->id);
     }
     pthread_mutex_unlock(&s->eng_mu);
-    for (int t = 0; t < a->ntasks; t++)
-        if (a->tasks[t].handle[0])
-            gpd__loop_reap(s, a->tasks[t].handle);
-    act_remove(s, a);
+    reap_and_remove(s, a);
 }
 
 /* ---- Polling ---------------------------------------------------------- */
@@ -641,10 +647,7 @@ static void conclude(gpd__sched *s, active *a, gpd__wl_state st, const char *out
     else
         gp_engine_finished(s->eng, a->id);
     pthread_mutex_unlock(&s->eng_mu);
-    for (int t = 0; t < a->ntasks; t++)
-        if (a->tasks[t].handle[0])
-            gpd__loop_reap(s, a->tasks[t].handle);
-    act_remove(s, a);
+    reap_and_remove(s, a);
 }
 
 /* A launched workload whose tasks the executor no longer holds back (each
