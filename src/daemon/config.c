@@ -162,12 +162,55 @@ static int is(const char *key, const char *name) {
 }
 
 int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err, size_t errlen) {
+    /* The settings read the same way as others: a string, a duration of up
+     * to an hour, a whole number. */
+    const struct {
+        const char *key;
+        char *field;
+        size_t len;
+    } strs[] = {
+        {"data-dir", c->data_dir, sizeof c->data_dir},
+        {"log-dir", c->log_dir, sizeof c->log_dir},
+        {"executor", c->executor, sizeof c->executor},
+        {"executor-config", c->executor_config, sizeof c->executor_config},
+        {"tls-cert", c->tls_cert, sizeof c->tls_cert},
+        {"tls-key", c->tls_key, sizeof c->tls_key},
+    };
+    const struct {
+        const char *key;
+        int64_t *field;
+        int64_t min_ms;
+    } durations[] = {
+        {"period", &c->period_ms, 10},
+        {"poll", &c->poll_ms, 10},
+        {"usage-period", &c->usage_ms, 10},
+        {"inventory-period", &c->inventory_ms, 10},
+        {"header-timeout", &c->header_timeout_ms, 100},
+        {"request-timeout", &c->request_timeout_ms, 100},
+    };
+    const struct {
+        const char *key;
+        int *field;
+        long min, max;
+    } counts[] = {
+        {"http-threads", &c->http_threads, 1, 256},
+        {"max-connections", &c->max_connections, 1, 1000000},
+        {"max-client-connections", &c->max_client_connections, 1, 1000000},
+        {"max-user-sessions", &c->max_user_sessions, 1, 100000},
+        {"max-user-forwards", &c->max_user_forwards, 1, 100000},
+        {"max-pending-per-user", &c->max_pending_per_user, 0, 100000000},
+    };
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+        if (is(key, strs[i].key))
+            return set_str(strs[i].field, strs[i].len, key, val, err, errlen);
+    for (size_t i = 0; i < sizeof durations / sizeof durations[0]; i++)
+        if (is(key, durations[i].key))
+            return set_duration(durations[i].field, key, val, durations[i].min_ms, err, errlen);
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (is(key, counts[i].key))
+            return set_count(counts[i].field, key, val, counts[i].min, counts[i].max, err, errlen);
     if (is(key, "listen"))
         return set_listen(c, key, val, err, errlen);
-    if (is(key, "data-dir"))
-        return set_str(c->data_dir, sizeof c->data_dir, key, val, err, errlen);
-    if (is(key, "log-dir"))
-        return set_str(c->log_dir, sizeof c->log_dir, key, val, err, errlen);
     if (is(key, "log-retention")) {
         /* 0: kept as long as the directory is; else from a second to a year. */
         if (strcmp(val, "0") == 0) {
@@ -185,22 +228,6 @@ int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err,
         c->allow_root_workloads = val[0] == 'y';
         return 0;
     }
-    if (is(key, "executor"))
-        return set_str(c->executor, sizeof c->executor, key, val, err, errlen);
-    if (is(key, "executor-config"))
-        return set_str(c->executor_config, sizeof c->executor_config, key, val, err, errlen);
-    if (is(key, "tls-cert"))
-        return set_str(c->tls_cert, sizeof c->tls_cert, key, val, err, errlen);
-    if (is(key, "tls-key"))
-        return set_str(c->tls_key, sizeof c->tls_key, key, val, err, errlen);
-    if (is(key, "period"))
-        return set_duration(&c->period_ms, key, val, 10, err, errlen);
-    if (is(key, "poll"))
-        return set_duration(&c->poll_ms, key, val, 10, err, errlen);
-    if (is(key, "usage-period"))
-        return set_duration(&c->usage_ms, key, val, 10, err, errlen);
-    if (is(key, "inventory-period"))
-        return set_duration(&c->inventory_ms, key, val, 10, err, errlen);
     if (is(key, "usage-half-life")) {
         /* Time-based fair share: 0 is off; a half-life is hours or days. */
         int64_t ms;
@@ -211,22 +238,6 @@ int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err,
         c->half_life_ms = ms;
         return 0;
     }
-    if (is(key, "header-timeout"))
-        return set_duration(&c->header_timeout_ms, key, val, 100, err, errlen);
-    if (is(key, "request-timeout"))
-        return set_duration(&c->request_timeout_ms, key, val, 100, err, errlen);
-    if (is(key, "http-threads"))
-        return set_count(&c->http_threads, key, val, 1, 256, err, errlen);
-    if (is(key, "max-connections"))
-        return set_count(&c->max_connections, key, val, 1, 1000000, err, errlen);
-    if (is(key, "max-client-connections"))
-        return set_count(&c->max_client_connections, key, val, 1, 1000000, err, errlen);
-    if (is(key, "max-user-sessions"))
-        return set_count(&c->max_user_sessions, key, val, 1, 100000, err, errlen);
-    if (is(key, "max-user-forwards"))
-        return set_count(&c->max_user_forwards, key, val, 1, 100000, err, errlen);
-    if (is(key, "max-pending-per-user"))
-        return set_count(&c->max_pending_per_user, key, val, 0, 100000000, err, errlen);
     if (is(key, "console-idle-timeout"))
         return set_span(&c->console_idle_ms, key, val, 1000, INT64_C(30) * 86400000, "30d", err,
                         errlen);
