@@ -6,6 +6,7 @@
  * deadlines, in memory only).
  */
 #include "common/gp_array.h"
+#include "common/gp_names.h"
 #include "daemon/auth.h"
 
 #include <errno.h>
@@ -44,13 +45,13 @@ const char *gpd__role_name(gpd__role r) {
     return (unsigned)r <= GPD__ROLE_ADMIN ? role_names[r] : "none";
 }
 
+/* "none" is no role one can be given, so it is not parsed. */
 int gpd__role_parse(const char *s, gpd__role *out) {
-    for (int i = 1; i <= GPD__ROLE_ADMIN; i++)
-        if (strcmp(s, role_names[i]) == 0) {
-            *out = (gpd__role)i;
-            return 0;
-        }
-    return GP_EINVAL;
+    int i = gp_name_index(role_names + 1, GPD__ROLE_ADMIN, s);
+    if (i < 0)
+        return GP_EINVAL;
+    *out = (gpd__role)(i + 1);
+    return 0;
 }
 
 int gpd__scope_has(const char *scope, const char *project) {

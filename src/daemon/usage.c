@@ -9,22 +9,10 @@
 
 #include "common/gp_array.h"
 #include "common/gp_error.h"
+#include "common/gp_names.h"
 #include "daemon/usage.h"
 
-static const char *const kind_names[GPD__USAGE_NKINDS] = {"queue", "user", "node"};
-
-const char *gpd__usage_kind_name(gpd__usage_kind k) {
-    return (unsigned)k < GPD__USAGE_NKINDS ? kind_names[k] : "?";
-}
-
-int gpd__usage_kind_parse(const char *s, gpd__usage_kind *out) {
-    for (int k = 0; k < GPD__USAGE_NKINDS; k++)
-        if (s && strcmp(s, kind_names[k]) == 0) {
-            *out = (gpd__usage_kind)k;
-            return 0;
-        }
-    return GP_EINVAL;
-}
+GP_NAMED_ENUM(gpd__usage_kind, gpd__usage_kind, GPD__USAGE_NKINDS, "?", "queue", "user", "node")
 
 /* A growing table of rates, found by (kind, key). */
 typedef struct table {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/gp_names.h"
 #include "daemon/daemon.h"
 
 int gpd__fail(gpd__err *e, int code, const char *field, const char *fmt, ...) {
@@ -31,24 +32,10 @@ int64_t gpd__now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static const char *const state_names[] = {
 #define GPD__WL_NAME_(sym, name) name,
-    GPD__WL_STATES(GPD__WL_NAME_)
+GP_NAMED_ENUM(gpd__wl_state, gpd__wl_state, GPD__WL_NSTATES, "unknown",
+              GPD__WL_STATES(GPD__WL_NAME_))
 #undef GPD__WL_NAME_
-};
-
-const char *gpd__wl_state_name(gpd__wl_state s) {
-    return (unsigned)s < GPD__WL_NSTATES ? state_names[s] : "unknown";
-}
-
-int gpd__wl_state_parse(const char *name, gpd__wl_state *out) {
-    for (int i = 0; i < GPD__WL_NSTATES; i++)
-        if (strcmp(name, state_names[i]) == 0) {
-            *out = (gpd__wl_state)i;
-            return 0;
-        }
-    return GP_EINVAL;
-}
 
 void gpd__log(const char *fmt, ...) {
     char ts[32];

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gp_names.h"
 #include "engine/internal.h"
 
 void gp_engine_config_init(gp_engine_config *c) {
@@ -136,45 +137,17 @@ void gp_engine_free(gp_engine *e) {
 
 /* ---- Name tables ---- */
 
-/* The index of name in names[n], or -1. */
-static int name_index(const char *const *names, int n, const char *name) {
-    for (int i = 0; name && i < n; i++)
-        if (strcmp(name, names[i]) == 0)
-            return i;
-    return -1;
-}
-
 const char *gp_resource_name(gp_resource r) {
     static const char *const names[] = {"gpu", "cpu", "memory"};
     return (unsigned)r < GP_RES_COUNT ? names[r] : "unknown";
 }
 
-/*
- * Defines gp_<what>_name (the name of a value, "unknown" out of range) and
- * gp_<what>_parse (the value named name into *out: 0, or GP_EINVAL) for an
- * enum whose values run from 0 in the order of the names listed.
- */
-#define NAMED_ENUM(what, type, ...)                                                                \
-    static const char *const what##_names[] = {__VA_ARGS__};                                       \
-    enum { what##_count = sizeof what##_names / sizeof what##_names[0] };                          \
-    const char *gp_##what##_name(type v) {                                                         \
-        return (unsigned)v < what##_count ? what##_names[v] : "unknown";                           \
-    }                                                                                              \
-    int gp_##what##_parse(const char *name, type *out) {                                           \
-        int i = name_index(what##_names, what##_count, name);                                      \
-        if (i < 0)                                                                                 \
-            return GP_EINVAL;                                                                      \
-        *out = (type)i;                                                                            \
-        return 0;                                                                                  \
-    }
-
-NAMED_ENUM(placement, gp_placement, "gpupool", "binpack", "spread", "random", "dotprod",
-           "gpuclustering", "gpupacking", "bestfit", "fgd")
-_Static_assert((int)placement_count == GP_PLACE_COUNT, "a name for every placement policy");
-NAMED_ENUM(kind, gp_kind, "train", "interactive", "inference")
-_Static_assert((int)kind_count == GP_KIND_INFERENCE + 1, "a name for every kind");
-NAMED_ENUM(on_preempt, gp_on_preempt, "checkpoint", "pause", "requeue")
-_Static_assert((int)on_preempt_count == GP_ON_PREEMPT_REQUEUE + 1, "a name for every mode");
+GP_NAMED_ENUM(gp_placement, gp_placement, GP_PLACE_COUNT, "unknown", "gpupool", "binpack", "spread",
+              "random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd")
+GP_NAMED_ENUM(gp_kind, gp_kind, GP_KIND_INFERENCE + 1, "unknown", "train", "interactive",
+              "inference")
+GP_NAMED_ENUM(gp_on_preempt, gp_on_preempt, GP_ON_PREEMPT_REQUEUE + 1, "unknown", "checkpoint",
+              "pause", "requeue")
 
 const char *gp_state_name(gp_state s) {
     static const char *const names[] = {"pending", "bound", "running", "evicting"};

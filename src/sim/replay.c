@@ -7,6 +7,7 @@
  * time percentiles, preemptions, per-project share against deserved quota.
  */
 #include "common/gp_array.h"
+#include "common/gp_names.h"
 #include "sim/replay.h"
 
 #include <stdio.h>
@@ -19,20 +20,7 @@
 
 #define PROJECT_LABEL "gpupool.io/project"
 
-static const char *const mode_names[SIM_MODE_COUNT] = {"static", "pooled", "pooled-fractional"};
-
-const char *sim_mode_name(sim_mode m) {
-    return (unsigned)m < SIM_MODE_COUNT ? mode_names[m] : "?";
-}
-
-int sim_mode_parse(const char *s, sim_mode *out) {
-    for (int m = 0; m < SIM_MODE_COUNT; m++)
-        if (!strcmp(s, mode_names[m])) {
-            *out = (sim_mode)m;
-            return 0;
-        }
-    return GP_EINVAL;
-}
+GP_NAMED_ENUM(sim_mode, sim_mode, SIM_MODE_COUNT, "?", "static", "pooled", "pooled-fractional")
 
 void sim_replay_opts_init(sim_replay_opts *o) {
     memset(o, 0, sizeof *o);
