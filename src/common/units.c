@@ -108,36 +108,21 @@ static int scaled(const char *s, const char *u, int64_t mult, int64_t *out) {
     return 0;
 }
 
+/* The prefixes of a size, each 1024 times the one before: K is 2^10 bytes. */
+static const char size_prefixes[] = "KMGTP";
+enum { NSIZE_PREFIXES = sizeof size_prefixes - 1 };
+
 int gp_parse_size(const char *s, int64_t *out) {
     if (!s || !*s)
         return GP_EINVAL;
     const char *u = unit_of(s);
     int64_t mult = 1;
     const char *rest = u;
-    switch (toupper((unsigned char)*u)) {
-    case 'K':
-        mult = INT64_C(1) << 10;
-        rest++;
-        break;
-    case 'M':
-        mult = INT64_C(1) << 20;
-        rest++;
-        break;
-    case 'G':
-        mult = INT64_C(1) << 30;
-        rest++;
-        break;
-    case 'T':
-        mult = INT64_C(1) << 40;
-        rest++;
-        break;
-    case 'P':
-        mult = INT64_C(1) << 50;
-        rest++;
-        break;
-    default:
-        break;
-    }
+    for (int i = 0; i < NSIZE_PREFIXES; i++)
+        if (toupper((unsigned char)*u) == size_prefixes[i]) {
+            mult = INT64_C(1) << (10 * (i + 1));
+            rest++;
+        }
     if (mult > 1 && (*rest == 'i' || *rest == 'I'))
         rest++;
     if (*rest == 'B' || *rest == 'b')
@@ -262,12 +247,12 @@ static void format_scaled(int64_t v, int64_t div, int digits, const char *suffix
 }
 
 void gp_format_size(int64_t bytes, char *buf, size_t len) {
-    static const char *const units[] = {"P", "T", "G", "M", "K"};
-    for (int i = 0; i < 5; i++) {
-        int64_t m = INT64_C(1) << (10 * (5 - i));
+    for (int i = NSIZE_PREFIXES - 1; i >= 0; i--) {
+        int64_t m = INT64_C(1) << (10 * (i + 1));
         /* Use a unit when the value is at least one of it and exact to 0.01. */
         if (bytes >= m && ((__int128)bytes * 100) % m == 0) {
-            format_scaled(bytes, m, 2, units[i], buf, len);
+            const char unit[] = {size_prefixes[i], '\0'};
+            format_scaled(bytes, m, 2, unit, buf, len);
             return;
         }
     }
