@@ -3,9 +3,9 @@
  *
  * Every gpupool function that can fail returns 0 (or a non-negative count) on
  * success and one of the negative GP_E* codes below on failure. The list is
- * written once, as the X-macro GP_ERRNO_MAP, and generates the enum, the
- * message table behind gp_strerror() and the name table behind gp_err_name()
- * (the same shape as libuv's UV_ERRNO_MAP). Mapping to HTTP status codes and
+ * written once, as the X-macro GP_ERRNO_MAP, and generates the enum and the
+ * table of messages and names behind gp_strerror() and gp_err_name() (the
+ * same shape as libuv's UV_ERRNO_MAP). Mapping to HTTP status codes and
  * to process exit codes happens in one place each, in the daemon and the CLI.
  * Codes are only ever appended so that their values stay stable.
  *
