@@ -102,16 +102,32 @@ static int nvml_dev(nvmlDevice_t device) {
     return d < 0 ? -1 : d;
 }
 
+/* Replaces NVML's figures of device's memory with the slice's. v1's have no
+ * reservation (reserved is NULL): they come out as v2's with none. */
+static void nvml_slice(nvmlDevice_t device, unsigned long long *total, unsigned long long *reserved,
+                       unsigned long long *used, unsigned long long *avail) {
+    if (!gps__ledger())
+        return;
+    struct view v = slice_view(nvml_dev(device), *total, *avail);
+    /* The driver's reservation stays visible, inside the slice's total. */
+    uint64_t held = 0;
+    if (reserved != NULL) {
+        held = *reserved < v.total ? *reserved : v.total;
+        *reserved = held;
+    }
+    *total = v.total;
+    *used = v.used < v.total - held ? v.used : v.total - held;
+    *avail = v.total - held - *used;
+    if (*avail > v.free)
+        *avail = v.free;
+}
+
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) {
     if (!gps__nvml_ready())
         return NVML_ERROR_UNINITIALIZED;
     nvmlReturn_t r = GP_NVML(nvmlDeviceGetMemoryInfo, device, memory);
-    if (r == NVML_SUCCESS && gps__ledger()) {
-        struct view v = slice_view(nvml_dev(device), memory->total, memory->free);
-        memory->total = v.total;
-        memory->used = v.used < v.total ? v.used : v.total;
-        memory->free = v.free;
-    }
+    if (r == NVML_SUCCESS)
+        nvml_slice(device, &memory->total, NULL, &memory->used, &memory->free);
     return r;
 }
 
@@ -119,16 +135,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *me
     if (!gps__nvml_ready())
         return NVML_ERROR_UNINITIALIZED;
     nvmlReturn_t r = GP_NVML(nvmlDeviceGetMemoryInfo_v2, device, memory);
-    if (r == NVML_SUCCESS && gps__ledger()) {
-        struct view v = slice_view(nvml_dev(device), memory->total, memory->free);
-        /* The driver's reservation stays visible, inside the slice's total. */
-        uint64_t reserved = memory->reserved < v.total ? memory->reserved : v.total;
-        memory->total = v.total;
-        memory->reserved = reserved;
-        memory->used = v.used < v.total - reserved ? v.used : v.total - reserved;
-        memory->free = v.total - reserved - memory->used;
-        if (memory->free > v.free)
-            memory->free = v.free;
-    }
+    if (r == NVML_SUCCESS)
+        nvml_slice(device, &memory->total, &memory->reserved, &memory->used, &memory->free);
     return r;
 }
