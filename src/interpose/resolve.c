@@ -124,27 +124,31 @@ enum { N_OTHER, N_CU_WRAPPED, N_NVML_WRAPPED, N_DL, N_CU, N_NVML };
 static const char *const dl_name[] = {"dlsym", "dlvsym", "dlopen", "dlmopen"};
 #define N_DL_NAMES ((int)(sizeof dl_name / sizeof dl_name[0]))
 
+/* The index of name in names[0..n-1], or -1. */
+NO_SANITIZE static int find(const char *const *names, int n, const char *name) {
+    for (int i = 0; i < n; i++)
+        if (gps__streq(names[i], name))
+            return i;
+    return -1;
+}
+
 /* Classifies name; *id is the index of a wrapped one. Cheap for the names
  * the sanitizers and most programs look up (first letter). */
 NO_SANITIZE static int classify(const char *name, int *id) {
     if (!name)
         return N_OTHER;
     if (name[0] == 'c' && name[1] == 'u') {
-        for (int i = 0; i < GP_CU_NWRAPPED; i++)
-            if (gps__streq(cu_name[i], name))
-                return *id = i, N_CU_WRAPPED;
-        return N_CU;
+        *id = find(cu_name, GP_CU_NWRAPPED, name);
+        return *id >= 0 ? N_CU_WRAPPED : N_CU;
     }
     if (name[0] == 'n' && starts(name, "nvml")) {
-        for (int i = 0; i < GP_NVML_NWRAPPED; i++)
-            if (gps__streq(nvml_wrap_name[i], name))
-                return *id = i, N_NVML_WRAPPED;
-        return N_NVML;
+        *id = find(nvml_wrap_name, GP_NVML_NWRAPPED, name);
+        return *id >= 0 ? N_NVML_WRAPPED : N_NVML;
     }
     if (name[0] == 'd' && name[1] == 'l') {
-        for (int i = 0; i < N_DL_NAMES; i++)
-            if (gps__streq(dl_name[i], name))
-                return *id = i, N_DL;
+        *id = find(dl_name, N_DL_NAMES, name);
+        if (*id >= 0)
+            return N_DL;
     }
     return N_OTHER;
 }
