@@ -66,6 +66,22 @@ wait_until() {
     done
 }
 
+# proj_pool DATA_DIR [gpupoold flags...]: starts the daemon as the first test
+# and makes the queues dept/proj.
+proj_pool() {
+    mkdir -p "$1"
+    tap_ok "gpupoold starts" gpd_start "$@"
+    $GP queue create dept >/dev/null && $GP queue create proj --parent dept >/dev/null
+}
+
+# state_of ID: the workload's state ("running", "failed", ...).
+state_of() {
+    $GP --json describe "$1" 2>/dev/null | grep -o '"state": *"[a-z]*"' | head -1 | sed 's/.*"\([a-z]*\)"$/\1/'
+}
+
+# is_state ID STATE: succeeds if the workload is in STATE.
+is_state() { [ "$(state_of "$1")" = "$2" ]; }
+
 # count_state STATE [PROJECT]: workloads in a state.
 count_state() {
     q="state=$1&limit=1000"

@@ -7,14 +7,8 @@
 . tests/daemon/lib.sh
 
 D=$TMP/pool
-mkdir -p "$D"
-tap_ok "gpupoold starts" gpd_start "$D" --period 300ms --poll 200ms
-$GP queue create dept >/dev/null && $GP queue create proj --parent dept >/dev/null
+proj_pool "$D" --period 300ms --poll 200ms
 
-state_of() {
-    $GP --json describe "$1" 2>/dev/null | grep -o '"state": *"[a-z]*"' | head -1 | sed 's/.*"\([a-z]*\)"$/\1/'
-}
-is_state() { [ "$(state_of "$1")" = "$2" ]; }
 # no_trace KEY CGROUPS: the task directory and every cgroup listed are gone.
 no_trace() {
     [ ! -e "$D/tasks/$1" ] || return 1
