@@ -142,6 +142,17 @@ void gpd__loop_reap(gpd__sched *s, const char *handle) {
     snprintf(s->reap_later[s->nreap++], GP_HANDLE_MAX, "%s", handle);
 }
 
+/* The attempt is over (stopped, concluded, or its launch failed for good):
+ * its tasks' handles, stopped by the caller, are reaped, so that the
+ * executor frees what they held (their state, cgroups, slice files), and it
+ * leaves the active workloads. */
+static void reap_and_remove(gpd__sched *s, active *a) {
+    for (int t = 0; t < a->ntasks; t++)
+        if (a->tasks[t].handle[0])
+            gpd__loop_reap(s, a->tasks[t].handle);
+    act_remove(s, a);
+}
+
 /* Retries the reaps that were refused; keeps those still refused. A task
  * that never ends (stuck in the kernel) is stopped again on every try. */
 static void reap_pending(gpd__sched *s) {
@@ -377,8 +388,8 @@ int gpd__loop_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__
 /* What a launch (first, or tried again) came to: launched, waiting for the
  * executor to start it; to be tried again with the same key, the executor
  * having said it may succeed later (its GPUs stay taken, as a launched
- * workload's: it may be evicted meanwhile); or failed, having stopped any
- * task it launched. */
+ * workload's: it may be evicted meanwhile); or failed, having stopped and
+ * reaped any task it launched. */
 static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, int64_t now) {
     char msg[512], d[32];
     gpd__wl_change c;
@@ -415,7 +426,7 @@ static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, in
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_finished(s->eng, a->id);
         pthread_mutex_unlock(&s->eng_mu);
-        act_remove(s, a);
+        reap_and_remove(s, a);
         return;
     }
     /* Launched, not yet running: the next poll says when it runs. The
@@ -572,15 +583,6 @@ void gpd__loop_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t gr
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
             gp_exec_signal(s->ex, a->tasks[t].handle, a->ckpt_signal);
-}
-
-/* The attempt is over: its tasks' handles are reaped and it leaves the
- * active workloads. */
-static void reap_and_remove(gpd__sched *s, active *a) {
-    for (int t = 0; t < a->ntasks; t++)
-        if (a->tasks[t].handle[0])
-            gpd__loop_reap(s, a->tasks[t].handle);
-    act_remove(s, a);
 }
 
 void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
