@@ -82,18 +82,23 @@ static int insert_op(sqlite3 *db, void *arg, gpd__err *e) {
     int rc;
     char key[sizeof a->w->user + sizeof a->w->project + 192];
     if (a->client_key) {
+        int64_t id = 0; /* ids start at 1 */
         scoped_key(a->w, a->client_key, key, sizeof key);
         if ((rc = gpd__store_prepare(db, "SELECT id FROM workloads WHERE client_key=?", &st, e)) <
             0)
             return rc;
         sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            a->w->id = (uint64_t)sqlite3_column_int64(st, 0);
+        /* Only the end of the rows says the key is unused: a lookup that
+         * failed (busy, I/O, out of memory) fails the submission, which
+         * stores nothing, rather than insert without knowing. */
+        if ((rc = gpd__store_rows(db, st, "looking up the client key", gpd__store_int_row, &id,
+                                  e)) < 0)
+            return rc;
+        if (id > 0) {
+            a->w->id = (uint64_t)id;
             *a->existed = 1;
-            sqlite3_finalize(st);
             return 0;
         }
-        sqlite3_finalize(st);
     }
     rc = gpd__store_prepare(db,
                             "INSERT INTO workloads(name, project, user, state, attempt, "
@@ -288,16 +293,10 @@ static int count_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     return 0;
 }
 
-static int one_count(sqlite3_stmt *s, void *arg, gpd__err *e) {
-    (void)e;
-    *(int64_t *)arg = sqlite3_column_int64(s, 0);
-    return 1;
-}
-
 int gpd__store_wl_count_user(gp_store *st, const char *user, gpd__wl_state state, int64_t *n,
                              gpd__err *e) {
     *n = 0;
-    return gpd__store_select(st, e, "counting a user's workloads", one_count, n,
+    return gpd__store_select(st, e, "counting a user's workloads", gpd__store_int_row, n,
                              "SELECT count(*) FROM workloads WHERE user=? AND state=?", "ti", user,
                              (int64_t)state);
 }

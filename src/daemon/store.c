@@ -122,6 +122,12 @@ int gpd__store_rows(sqlite3 *db, sqlite3_stmt *s, const char *what, gpd__store_r
     return rc < 0 ? rc : 0;
 }
 
+int gpd__store_int_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
+    (void)e;
+    *(int64_t *)arg = sqlite3_column_int64(s, 0);
+    return 1;
+}
+
 static int reader(gp_store *st, sqlite3 **db, gpd__err *e);
 
 int gpd__store_select(gp_store *st, gpd__err *e, const char *what, gpd__store_row row, void *arg,

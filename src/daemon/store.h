@@ -65,6 +65,11 @@ typedef int (*gpd__store_row)(sqlite3_stmt *s, void *arg, gpd__err *e);
 int gpd__store_rows(sqlite3 *db, sqlite3_stmt *s, const char *what, gpd__store_row row, void *arg,
                     gpd__err *e);
 
+/* A gpd__store_row that keeps column 0 of the first row, a whole number, in
+ * *(int64_t *)arg and stops there: arg keeps its value when there is no row,
+ * and a step that failed is an error, not "no row". */
+int gpd__store_int_row(sqlite3_stmt *s, void *arg, gpd__err *e);
+
 /* A read query on a borrowed read connection: sql with its binds as for
  * gpd__store_run, row called on each row as for gpd__store_rows. */
 int gpd__store_select(gp_store *st, gpd__err *e, const char *what, gpd__store_row row, void *arg,

@@ -37,6 +37,11 @@ $(BUILD)/tests/daemon/failalloc.so: tests/daemon/failalloc.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared $< -o $@ -ldl
 TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/failalloc.so
+# test-store-errors.sh preloads this into gpupoold to make a store statement fail.
+$(BUILD)/tests/daemon/failstep.so: tests/daemon/failstep.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(shell pkg-config --cflags sqlite3) $(CFLAGS) -shared $< -o $@ -ldl
+TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/failstep.so
 # test-pause-faults.sh kills this copy of gpupoold at each step of a pause
 # and a resume (GPUPOOL_TEST_PAUSE_KILL, pause-kill.c); only tests build it.
 $(BUILD)/tests/daemon/gpupoold-pausekill: $(OBJ)/tests/daemon/pause-kill.o $(DAEMON_OBJS) \

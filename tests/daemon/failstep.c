@@ -1,0 +1,39 @@
+/*
+ * failstep.c — preloaded into gpupoold by the daemon's tests of store errors
+ * (test-store-errors.sh): makes SQLite's sqlite3_step fail for one statement,
+ * as a store that is out of memory, busy or cannot read its file would, a
+ * black-box way without a hook in the daemon itself. By environment:
+ *
+ *   GPD_TEST_FAIL_STEP=SQL      the statements whose text begins with SQL;
+ *   GPD_TEST_FAIL_STEP_NTH=N    from the Nth step of those on (1 unless set),
+ *                               each fails, without running, with
+ *   GPD_TEST_FAIL_STEP_RC=RC    SQLite's result code RC (SQLITE_NOMEM, 7,
+ *                               unless set).
+ *
+ * Every other step goes to SQLite's sqlite3_step.
+ */
+#include <dlfcn.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long counted; /* steps of the statements named so far */
+
+int sqlite3_step(sqlite3_stmt *s) {
+    static int (*real_step)(sqlite3_stmt *);
+    static const char *(*real_sql)(sqlite3_stmt *);
+    if (real_step == NULL) {
+        real_step = (int (*)(sqlite3_stmt *))dlsym(RTLD_NEXT, "sqlite3_step");
+        real_sql = (const char *(*)(sqlite3_stmt *))dlsym(RTLD_NEXT, "sqlite3_sql");
+    }
+    const char *want = getenv("GPD_TEST_FAIL_STEP");
+    const char *sql = want != NULL && real_sql != NULL ? real_sql(s) : NULL;
+    if (sql != NULL && strncmp(sql, want, strlen(want)) == 0) {
+        const char *nth = getenv("GPD_TEST_FAIL_STEP_NTH");
+        const char *rc = getenv("GPD_TEST_FAIL_STEP_RC");
+        long k = __atomic_add_fetch(&counted, 1, __ATOMIC_RELAXED);
+        if (k >= (nth != NULL ? strtol(nth, NULL, 10) : 1))
+            return rc != NULL ? (int)strtol(rc, NULL, 10) : SQLITE_NOMEM;
+    }
+    return real_step(s);
+}

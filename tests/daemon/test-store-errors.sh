@@ -1,0 +1,42 @@
+#!/bin/sh
+# A store query that fails is an error, never "nothing found". failstep.so
+# makes SQLite's steps of one statement fail (SQLITE_NOMEM) without running.
+#
+# The lookup of a submission's client_key: it once took any failed step for
+# "key not used" and went on to insert, so the error was lost: a retry was
+# answered 409 "UNIQUE constraint failed", and a new key was stored although
+# the store had failed. Now the submission fails with the store's error and
+# stores nothing; the same keys once the store works again give the first
+# workload back, and a new one.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+skip_if_sanitized
+
+D=$TMP/d
+mkdir -p "$D"
+body() { echo "{\"project\":\"p\",\"command\":[\"true\"],\"client_key\":\"$1\"}"; }
+GPD_TEST_FAIL_STEP='SELECT id FROM workloads WHERE client_key' GPD_TEST_FAIL_STEP_NTH=2 \
+    LD_PRELOAD=$B/tests/daemon/failstep.so \
+    tap_ok "gpupoold starts, its client-key lookups failing from the second on" gpd_start "$D"
+$GP queue create p >/dev/null
+out=$(api POST /api/v1/workloads "$(body k1)")
+tap_is "a first submission with key k1 is created" "${out##* }" 201
+id=$(echo "$out" | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
+out=$(api POST /api/v1/workloads "$(body k1)")
+tap_is "its retry, the lookup failing, answers 500" "${out##* }" 500
+tap_ok "with the store's error" contains "$out" "looking up the client key: out of memory"
+out=$(api POST /api/v1/workloads "$(body k2)")
+tap_is "a new key k2, the lookup failing, answers 500" "${out##* }" 500
+tap_ok "with the store's error" contains "$out" "looking up the client key: out of memory"
+tap_is "one workload is stored" "$(api GET '/api/v1/workloads?limit=100' | grep -o '"id":' | wc -l)" 1
+gpd_stop
+
+tap_ok "gpupoold starts again" gpd_start "$D"
+out=$(api POST /api/v1/workloads "$(body k1)")
+tap_is "k1 again answers 200" "${out##* }" 200
+tap_ok "with the first workload" contains "$out" "\"id\": *$id[,}]"
+out=$(api POST /api/v1/workloads "$(body k2)")
+tap_is "k2 again is created: the failed one stored nothing" "${out##* }" 201
+gpd_stop
+
+tap_done
