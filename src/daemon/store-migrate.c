@@ -104,10 +104,14 @@ static int version_of(sqlite3 *db, int *v, gpd__err *e) {
     if (rc != SQLITE_OK)
         return gpd__store_fail(db, rc, e, "creating the schema_version table");
     sqlite3_stmt *st;
-    if ((rc = gpd__store_prepare(db, "SELECT version FROM schema_version", &st, e)) < 0)
+    int64_t version = 0;
+    /* A read that failed is an error: as version 0 it re-ran the first
+     * migration on a store that had it. */
+    if ((rc = gpd__store_prepare(db, "SELECT version FROM schema_version", &st, e)) < 0 ||
+        (rc = gpd__store_rows(db, st, "reading the schema version", gpd__store_int_row, &version,
+                              e)) < 0)
         return rc;
-    *v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-    sqlite3_finalize(st);
+    *v = (int)version;
     return 0;
 }
 

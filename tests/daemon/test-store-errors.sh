@@ -8,6 +8,10 @@
 # the store had failed. Now the submission fails with the store's error and
 # stores nothing; the same keys once the store works again give the first
 # workload back, and a new one.
+#
+# The schema version read at start: a failed read was version 0, and the
+# start failed re-running the first migration ("table queues already
+# exists"). Now the start fails saying the version could not be read.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 skip_if_sanitized
@@ -39,4 +43,10 @@ out=$(api POST /api/v1/workloads "$(body k2)")
 tap_is "k2 again is created: the failed one stored nothing" "${out##* }" 201
 gpd_stop
 
+msg=$(GPD_TEST_FAIL_STEP='SELECT version FROM schema_version' \
+    LD_PRELOAD="$B/tests/daemon/failstep.so" "$GPD" --data-dir "$D" --listen 127.0.0.1:0 2>&1)
+tap_ok "a start whose schema version cannot be read fails" test $? != 0
+tap_ok "saying so" contains "$msg" "reading the schema version: out of memory"
+tap_ok "the next start comes up" gpd_start "$D"
+tap_is "with both workloads" "$(api GET '/api/v1/workloads?limit=100' | grep -o '"id":' | wc -l)" 2
 tap_done
