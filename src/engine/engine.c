@@ -219,6 +219,19 @@ int gp__bad_name(const char *s, size_t size, const char *field, char *err, size_
     return 1;
 }
 
+int gp__bad_labels(const gp_label *l, int32_t n, const char *field, char *err, size_t errlen) {
+    char what[48];
+    for (int32_t i = 0; i < n; i++) {
+        snprintf(what, sizeof what, "%s[%d].key", field, i);
+        if (gp__bad_name(l[i].key, sizeof l[i].key, what, err, errlen))
+            return 1;
+        snprintf(what, sizeof what, "%s[%d].value", field, i);
+        if (gp__too_long(l[i].value, sizeof l[i].value, what, err, errlen))
+            return 1;
+    }
+    return 0;
+}
+
 int gp__negative(int64_t v, const char *field, char *err, size_t errlen) {
     if (v >= 0)
         return 0;

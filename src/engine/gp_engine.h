@@ -288,6 +288,10 @@ const char *gp_engine_warning(const gp_engine *e, size_t i);
 /* Nodes                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* A node's label, or a request's node selector: a key of 1 to GP_NAME_MAX
+ * characters and a value of at most GP_NAME_MAX, each ending with its NUL
+ * within its field; a node or request with a label that does not is refused
+ * (GP_EINVAL, err naming "labels[i].key", "req.selectors[i].value", ...). */
 typedef struct gp_label {
     char key[GP_NAME_MAX + 1];
     char value[GP_NAME_MAX + 1];

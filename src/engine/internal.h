@@ -278,9 +278,12 @@ int gp__push(const gp_allocator *a, void **arr, uint32_t *n, uint32_t *cap, size
  * if field is NULL, for a caller that words its own. A name field holds 1 to
  * GP_NAME_MAX characters and its NUL: gp__bad_name is true for one that is
  * empty or fills its size bytes with no NUL, gp__too_long for one with no NUL
- * (an optional name). */
+ * (an optional name). A label (a node's, or a request's node selector) has a
+ * name for its key and an optional name for its value: gp__bad_labels is true
+ * if one of l[0..n) breaks that, naming "<field>[i].key" or "<field>[i].value". */
 int gp__too_long(const char *s, size_t size, const char *field, char *err, size_t errlen);
 int gp__bad_name(const char *s, size_t size, const char *field, char *err, size_t errlen);
+int gp__bad_labels(const gp_label *l, int32_t n, const char *field, char *err, size_t errlen);
 int gp__negative(int64_t v, const char *field, char *err, size_t errlen);
 int gp__not_count(int32_t v, int32_t max, const char *field, char *err, size_t errlen);
 

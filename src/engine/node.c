@@ -38,7 +38,8 @@ static int validate(const gp_engine *e, const gp_node_spec *n, char *err, size_t
         gp_errf(err, errlen, "gpus_taken: must be 0 to ngpus (%d)", n->ngpus);
         return GP_EINVAL;
     }
-    if (gp__not_count(n->nlabels, GP_MAX_LABELS, "nlabels", err, errlen))
+    if (gp__not_count(n->nlabels, GP_MAX_LABELS, "nlabels", err, errlen) ||
+        gp__bad_labels(n->labels, n->nlabels, "labels", err, errlen))
         return GP_EINVAL;
     int new_models = 0;
     for (int32_t i = 0; i < n->ngpus; i++) {

@@ -124,16 +124,9 @@ static int validate_req(const gp_engine *e, const gp_task_req *r, char *err, siz
             return GP_EINVAL;
         }
     }
-    if (gp__not_count(r->nselectors, GP_MAX_SELECTORS, "req.nselectors", err, errlen))
+    if (gp__not_count(r->nselectors, GP_MAX_SELECTORS, "req.nselectors", err, errlen) ||
+        gp__bad_labels(r->selectors, r->nselectors, "req.selectors", err, errlen))
         return GP_EINVAL;
-    for (int32_t i = 0; i < r->nselectors; i++) {
-        if (gp__bad_name(r->selectors[i].key, sizeof r->selectors[i].key, NULL, NULL, 0) ||
-            gp__too_long(r->selectors[i].value, sizeof r->selectors[i].value, NULL, NULL, 0)) {
-            gp_errf(err, errlen, "req.selectors[%d]: key must be 1 to %d characters", i,
-                    GP_NAME_MAX);
-            return GP_EINVAL;
-        }
-    }
     return 0;
 }
 

@@ -105,6 +105,24 @@ START_TEST(test_absurd_requests_refused) {
 }
 END_TEST
 
+/* A selector is a key of 1 to 63 characters and a value of at most 63, each
+ * ending within its field: the error names the part that breaks the rule. */
+START_TEST(test_bad_selectors_refused) {
+    gp_engine *e = pool();
+    gp_workload_spec w;
+    gp_workload_spec_init(&w, 1, "nlp");
+    w.req.nselectors = 1;
+    memset(w.req.selectors[0].key, 'k', sizeof w.req.selectors[0].key); /* no NUL */
+    refused(e, &w, GP_EINVAL, "req.selectors[0].key: must be 1 to 63 characters");
+    w.req.selectors[0].key[0] = '\0';
+    refused(e, &w, GP_EINVAL, "req.selectors[0].key: must be 1 to 63 characters");
+    strcpy(w.req.selectors[0].key, "zone");
+    memset(w.req.selectors[0].value, 'v', sizeof w.req.selectors[0].value);
+    refused(e, &w, GP_EINVAL, "req.selectors[0].value: longer than 63 characters");
+    gp_engine_free(e);
+}
+END_TEST
+
 /* The dry run accepts what gp_engine_submit would, id aside, and changes
  * nothing. */
 START_TEST(test_dry_run_changes_nothing) {
@@ -198,6 +216,50 @@ START_TEST(test_bad_nodes_refused) {
 }
 END_TEST
 
+/* Sets node n, which must be refused with GP_EINVAL and the error want, and
+ * checks that the pool still holds node n1 alone, as pool() made it. */
+static void node_refused(gp_engine *e, const gp_node_spec *n, const char *want) {
+    char err[GP_ERR_MAX] = "";
+    gp_node_info ni;
+    ck_assert_int_eq(gp_engine_node_set(e, n, err, sizeof err), GP_EINVAL);
+    ck_assert_str_eq(err, want);
+    ck_assert_uint_eq(gp_engine_node_count(e), 1);
+    ck_assert_int_eq(gp_engine_node_get(e, "n2", &ni), GP_ENOENT);
+    ck_assert_int_eq(gp_engine_node_get(e, "n1", &ni), 0);
+    ck_assert_int_eq(ni.cpu_milli, 64000);
+    ck_assert_int_eq(ni.ngpus, 8);
+}
+
+/* A node's labels follow the rule of a request's selectors: a key of 1 to 63
+ * characters and a value of at most 63, each ending within its field. A node
+ * whose label breaks it is refused naming the label, and is neither added nor
+ * changed. */
+START_TEST(test_bad_node_labels_refused) {
+    gp_engine *e = pool();
+    gp_node_spec n;
+    gp_node_spec_init(&n, "n2");
+    n.nlabels = 2;
+    strcpy(n.labels[0].key, "zone");
+    strcpy(n.labels[0].value, "lab");
+    memset(n.labels[1].key, 'k', sizeof n.labels[1].key); /* no NUL */
+    node_refused(e, &n, "labels[1].key: must be 1 to 63 characters");
+    n.labels[1].key[0] = '\0';
+    node_refused(e, &n, "labels[1].key: must be 1 to 63 characters");
+    strcpy(n.labels[1].key, "rack");
+    memset(n.labels[1].value, 'v', sizeof n.labels[1].value); /* no NUL */
+    node_refused(e, &n, "labels[1].value: longer than 63 characters");
+    strcpy(n.name, "n1"); /* a change of an existing node, refused alike */
+    n.cpu_milli = 1000;
+    node_refused(e, &n, "labels[1].value: longer than 63 characters");
+    strcpy(n.labels[1].value, "r1"); /* the same node with good labels is taken */
+    strcpy(n.name, "n2");
+    char err[GP_ERR_MAX] = "";
+    ck_assert_int_eq(gp_engine_node_set(e, &n, err, sizeof err), 0);
+    ck_assert_uint_eq(gp_engine_node_count(e), 2);
+    gp_engine_free(e);
+}
+END_TEST
+
 START_TEST(test_queue_removal_rules) {
     gp_engine *e = pool();
     ck_assert_int_eq(gp_engine_queue_remove(e, "dept"), GP_EBUSY);
@@ -228,10 +290,12 @@ END_TEST
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_config_refused);
     tcase_add_test(tc, test_absurd_requests_refused);
+    tcase_add_test(tc, test_bad_selectors_refused);
     tcase_add_test(tc, test_dry_run_changes_nothing);
     tcase_add_test(tc, test_queue_must_be_an_existing_project);
     tcase_add_test(tc, test_bad_quotas_refused_and_nothing_changes);
     tcase_add_test(tc, test_bad_nodes_refused);
+    tcase_add_test(tc, test_bad_node_labels_refused);
     tcase_add_test(tc, test_queue_removal_rules);
     tcase_add_test(tc, test_events_in_wrong_state);
 }
