@@ -298,7 +298,7 @@ typedef struct gp_label {
 } gp_label;
 
 typedef struct gp_gpu_spec {
-    char uuid[GP_NAME_MAX + 1];
+    char uuid[GP_NAME_MAX + 1];  /* at most GP_NAME_MAX characters; may be "" */
     char model[GP_NAME_MAX + 1]; /* e.g. "H200", "A100-80G" */
     int64_t mem_bytes;
     int32_t sm_count;

@@ -44,10 +44,12 @@ static int validate(const gp_engine *e, const gp_node_spec *n, char *err, size_t
     int new_models = 0;
     for (int32_t i = 0; i < n->ngpus; i++) {
         const gp_gpu_spec *g = &n->gpus[i];
-        if (gp__bad_name(g->model, sizeof g->model, NULL, NULL, 0)) {
-            gp_errf(err, errlen, "gpus[%d].model: must be 1 to %d characters", i, GP_NAME_MAX);
+        char uuid[32], model[32];
+        snprintf(uuid, sizeof uuid, "gpus[%d].uuid", i);
+        snprintf(model, sizeof model, "gpus[%d].model", i);
+        if (gp__too_long(g->uuid, sizeof g->uuid, uuid, err, errlen) ||
+            gp__bad_name(g->model, sizeof g->model, model, err, errlen))
             return GP_EINVAL;
-        }
         if (g->mem_bytes <= 0) {
             gp_errf(err, errlen, "gpus[%d].mem_bytes: must be positive", i);
             return GP_EINVAL;

@@ -287,6 +287,23 @@ START_TEST(test_events_in_wrong_state) {
 }
 END_TEST
 
+/* A GPU's uuid, handed back as a string (gp_gpu_info.uuid), holds at most 63
+ * characters and its NUL: one that fills its field is refused naming it. */
+START_TEST(test_bad_gpu_uuid_refused) {
+    gp_engine *e = pool();
+    gp_node_spec n;
+    t_node_spec(&n, "n2", 2, "H100", 80, "");
+    memset(n.gpus[1].uuid, 'u', sizeof n.gpus[1].uuid); /* no NUL */
+    node_refused(e, &n, "gpus[1].uuid: longer than 63 characters");
+    strcpy(n.name, "n1");
+    node_refused(e, &n, "gpus[1].uuid: longer than 63 characters");
+    n.gpus[1].uuid[0] = '\0'; /* a uuid may be left out */
+    char err[GP_ERR_MAX] = "";
+    ck_assert_int_eq(gp_engine_node_set(e, &n, err, sizeof err), 0);
+    gp_engine_free(e);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_config_refused);
     tcase_add_test(tc, test_absurd_requests_refused);
@@ -296,6 +313,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_quotas_refused_and_nothing_changes);
     tcase_add_test(tc, test_bad_nodes_refused);
     tcase_add_test(tc, test_bad_node_labels_refused);
+    tcase_add_test(tc, test_bad_gpu_uuid_refused);
     tcase_add_test(tc, test_queue_removal_rules);
     tcase_add_test(tc, test_events_in_wrong_state);
 }
