@@ -701,6 +701,9 @@ typedef struct gp_shape {
     double popularity;
 } gp_shape;
 
+/* Sets the shapes: 0, or GP_EINVAL for a shape out of range (a popularity
+ * that is not positive, an amount below zero, a GPU model that is not 1 to
+ * GP_NAME_MAX characters and its NUL), which keeps the shapes set before. */
 int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n);
 
 /*

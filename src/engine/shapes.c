@@ -84,15 +84,24 @@ done:
     gp__free(&e->alloc, out);
 }
 
+/* Whether shape s is out of range, its models' names included. */
+static int bad_shape(const gp_shape *s) {
+    if (s->popularity <= 0 || s->gpus < 0 || s->gpu_milli < 0 || s->gpu_milli > GP_MILLI ||
+        s->cpu_milli < 0 || s->mem_bytes < 0 || s->nmodels < 0 || s->nmodels > GP_MAX_MODELS)
+        return 1;
+    for (int32_t k = 0; k < s->nmodels; k++)
+        if (gp__bad_name(s->models[k], sizeof s->models[k], NULL, NULL, 0))
+            return 1;
+    return 0;
+}
+
 int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n) {
     gp__pshape *out = gp__malloc(&e->alloc, (n ? n : 1) * sizeof *out);
     if (!out)
         return GP_ENOMEM;
     double total = 0;
     for (size_t i = 0; i < n; i++) {
-        if (shapes[i].popularity <= 0 || shapes[i].gpus < 0 || shapes[i].gpu_milli < 0 ||
-            shapes[i].gpu_milli > GP_MILLI || shapes[i].cpu_milli < 0 || shapes[i].mem_bytes < 0 ||
-            shapes[i].nmodels < 0 || shapes[i].nmodels > GP_MAX_MODELS) {
+        if (bad_shape(&shapes[i])) {
             gp__free(&e->alloc, out);
             return GP_EINVAL;
         }

@@ -35,6 +35,35 @@ START_TEST(test_hand_made_case) {
 }
 END_TEST
 
+/* Shapes whose allowed GPU model is empty or fills its field with no NUL are
+ * refused, and the shapes in use stay: a 0.2 shape would fit in the 0.3 left
+ * free, the 0.5 shape set before does not. */
+START_TEST(test_bad_shape_models_refused) {
+    gp_engine *e = t_engine();
+    t_node(e, "n1", 2, "H100", 80, "");
+    t_queue(e, "p", "", 2, -1, 1);
+    set_half_gpu_shape(e);
+    t_submit(e, 1, "p", GP_KIND_TRAIN, 0.7, 1, 0, 0);
+    t_cycle(e, 0, 1, 1, NULL);
+    ck_assert_double_eq_tol(gp_engine_fragmentation(e, NULL), 300, 1e-9);
+    gp_shape s[2];
+    memset(s, 0, sizeof s);
+    s[0].gpu_milli = 200;
+    s[0].popularity = 1;
+    s[0].nmodels = 1;
+    memset(s[0].models[0], 'A', sizeof s[0].models[0]); /* no NUL */
+    ck_assert_int_eq(gp_engine_set_shapes(e, s, 1), GP_EINVAL);
+    ck_assert_double_eq_tol(gp_engine_fragmentation(e, NULL), 300, 1e-9);
+    s[0].models[0][0] = '\0';
+    ck_assert_int_eq(gp_engine_set_shapes(e, s, 1), GP_EINVAL);
+    ck_assert_double_eq_tol(gp_engine_fragmentation(e, NULL), 300, 1e-9);
+    strcpy(s[0].models[0], "H100");
+    ck_assert_int_eq(gp_engine_set_shapes(e, s, 1), 0);
+    ck_assert_double_eq_tol(gp_engine_fragmentation(e, NULL), 0, 1e-9);
+    gp_engine_free(e);
+}
+END_TEST
+
 /* Along random sequences, the running figure equals a full recomputation
  * (forced by setting the same shapes again). */
 START_TEST(test_incremental_equals_full) {
@@ -67,6 +96,7 @@ END_TEST
 
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_hand_made_case);
+    tcase_add_test(tc, test_bad_shape_models_refused);
     tcase_add_test(tc, test_incremental_equals_full);
 }
 
