@@ -736,6 +736,33 @@ START_TEST(test_script_delivers_the_contract) {
 }
 END_TEST
 
+/* A script that cannot be written whole, or not put in place, fails the
+ * launch and leaves no job.sh.tmp behind, whichever step failed: here the
+ * rename (job.sh is a directory) and the last write (job.sh.tmp is
+ * /dev/full). Nothing is submitted. */
+START_TEST(test_failed_script_leaves_no_temporary) {
+    gp_executor *ex = open_fake();
+    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "", task[PATH_MAX], tmp[PATH_MAX + 16];
+    struct stat st;
+    snprintf(task, sizeof task, "%s/state/w9.t0.a1", dir);
+    ck_assert_int_eq(mkdir(task, 0700), 0);
+    snprintf(tmp, sizeof tmp, "%s/job.sh", task);
+    ck_assert_int_eq(mkdir(tmp, 0700), 0);
+    snprintf(tmp, sizeof tmp, "%s/job.sh.tmp", task);
+    ck_assert_int_eq(launch_task(ex, 9, 0, 0, 0, 0, NULL, h, err, sizeof err), GP_ESYS);
+    ck_assert_msg(strstr(err, "cannot rename") != NULL, "%s", err);
+    ck_assert_msg(lstat(tmp, &st) < 0 && errno == ENOENT, "%s is left", tmp);
+    ck_assert_int_eq(symlink("/dev/full", tmp), 0);
+    err[0] = '\0';
+    ck_assert_int_eq(launch_task(ex, 9, 0, 0, 0, 0, NULL, h, err, sizeof err), GP_ESYS);
+    ck_assert_msg(strstr(err, "cannot write") != NULL, "%s", err);
+    ck_assert_msg(lstat(tmp, &st) < 0 && errno == ENOENT, "%s is left", tmp);
+    ck_assert_str_eq(get("sbatch.args"), "");
+    gp_executor_close(ex);
+    gpt_rmrf(dir);
+}
+END_TEST
+
 /* A job of another user writes its own "user" directory: a FIFO where its
  * exit file would be must not hold a session call (which gpupoold makes on
  * an API thread) waiting for a writer that never comes. The call answers
@@ -926,6 +953,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_stop_after_end_runs_no_scancel);
     tcase_add_test(tc, test_squeue_lines);
     tcase_add_test(tc, test_script_delivers_the_contract);
+    tcase_add_test(tc, test_failed_script_leaves_no_temporary);
     tcase_add_test(tc, test_slice_launch_after_crash_before_queue);
     tcase_add_test(tc, test_session_ignores_a_fifo_for_exit);
     tcase_add_test(tc, test_gpu_use_of_interactive_tasks);

@@ -224,8 +224,7 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
     int rc = put_env(f, sx, t, ckpt, u, &fr, err, errlen);
     if (rc < 0) {
         fclose(f);
-        unlink(tmp);
-        return rc;
+        goto out;
     }
     fprintf(f,
             "TZ=UTC0 printf -v gp_t '%%(%%FT%%TZ)T' -1\n"
@@ -310,13 +309,16 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
           "echo \"=== gpupool: attempt ended $gp_t with status $status\"\n"
           "exit $status\n",
           f);
-    if ((rc = gpx__slurm_finish(f, tmp, err, errlen)) < 0)
-        return rc;
-    if (rename(tmp, path) < 0) {
+    if ((rc = gpx__slurm_finish(f, tmp, err, errlen)) == 0 && rename(tmp, path) < 0) {
         gp_errf(err, errlen, "state_dir: cannot rename %s: %s", tmp, strerror(errno));
-        return GP_ESYS;
+        rc = GP_ESYS;
     }
-    return 0;
+out:
+    /* Whatever failed once the file was made, it goes: a later launch
+     * writes it anew. */
+    if (rc < 0)
+        unlink(tmp);
+    return rc;
 }
 
 int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
