@@ -42,7 +42,7 @@ FUZZ_DEPS_interposer-env := $(OBJ)/src/interpose/config.o $(FUZZ_COMMON)
 FUZZ_DEPS_sim-trace := $(SIM_LIB) $(ENGINE_LIB)
 FUZZ_DEPS_http-head := $(OBJ)/src/daemon/http-head.o $(OBJ)/src/daemon/util.o $(FUZZ_COMMON)
 # Targets that need more libraries than jansson.
-FUZZ_LIBS_ws-in := -lwslay
+FUZZ_LIBS_ws-in := -lwslay $(shell pkg-config --libs libcrypto)
 FUZZ_LIBS_http-head := $(shell pkg-config --libs libmicrohttpd)
 $(OBJ)/fuzz/http-head.o: CPPFLAGS += $(shell pkg-config --cflags libmicrohttpd)
 

@@ -195,16 +195,6 @@ static void ws_close(wsconn *w) {
     w->fd = -1;
 }
 
-/* Sec-WebSocket-Accept for key. */
-static void accept_of(const char *key, char out[32]) {
-    char buf[128];
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned len = 0;
-    snprintf(buf, sizeof buf, "%s258EAFA5-E914-47DA-95CA-C5AB0DC85B11", key);
-    EVP_Digest(buf, strlen(buf), md, &len, EVP_sha1(), NULL);
-    EVP_EncodeBlock((unsigned char *)out, md, 20);
-}
-
 /* The host and port of a server address ("http://h:p", "h:p"). */
 static int split_server(const char *server, char *host, size_t hl, char *port, size_t pl) {
     const char *s = server;
@@ -254,13 +244,16 @@ static int ws_open(cli *c, const char *path, wsconn *w) {
     int one = 1;
     setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     uint8_t raw[16];
-    char key[32], want[32], req[2048];
+    char key[32], want[GP_WS_ACCEPT_LEN + 1], req[2048];
     if (getrandom(raw, sizeof raw, 0) != sizeof raw) {
         ws_close(w);
         return EXIT_ERROR;
     }
     EVP_EncodeBlock((unsigned char *)key, raw, 16);
-    accept_of(key, want);
+    if (gp_ws_accept(key, want) < 0) {
+        ws_close(w);
+        return EXIT_ERROR;
+    }
     int n = snprintf(req, sizeof req,
                      "GET %s HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: "
                      "Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n%s%s%s\r\n",

@@ -5,7 +5,8 @@
  * peer's end or an error WSLAY_ERR_CALLBACK_FAILURE), and a read buffer in
  * front of wslay's recv callback: wslay asks for at most 4 KiB at a time,
  * the socket is read GP_WS_IO bytes per system call; and a client's messages
- * taken in pieces as wslay unmasks them (gp_ws_in). Framing is wslay's but
+ * taken in pieces as wslay unmasks them (gp_ws_in). The handshake's
+ * Sec-WebSocket-Accept is computed here for both sides (gp_ws_accept). Framing is wslay's but
  * for one case: the CLI's bulk data, a client's frame of one whole binary
  * message (gp_ws_client_frame), which wslay masks a byte at a time.
  */
@@ -18,6 +19,17 @@
 #include <wslay/wslay.h>
 
 #include "common/gp_channel.h"
+
+/* The length of a Sec-WebSocket-Accept value: SHA-1's 20 bytes in base64. */
+#define GP_WS_ACCEPT_LEN 28
+
+/* The Sec-WebSocket-Accept that answers the Sec-WebSocket-Key key (RFC 6455,
+ * 4.2.2: the base64 of SHA-1 over key and the protocol's GUID), written to
+ * out with its NUL: 0, GP_EINVAL where key is not 24 characters (16 bytes
+ * in base64), GP_ESYS where the digest fails. The daemon answers a client's
+ * handshake with it, the CLI checks the daemon's answer against it; both
+ * link libcrypto. */
+int gp_ws_accept(const char *key, char out[GP_WS_ACCEPT_LEN + 1]);
 
 /* recv() on fd for wslay's recv callback: the bytes read, or -1 with the
  * context's error set. */

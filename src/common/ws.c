@@ -1,16 +1,34 @@
 /*
- * ws.c — the socket side of a libwslay WebSocket (gp_ws.h): reads and
+ * ws.c — the socket side of a libwslay WebSocket (gp_ws.h): the handshake's
+ * Sec-WebSocket-Accept (with libcrypto's SHA-1 and base64); reads and
  * writes in the shape wslay's callbacks want, and the read buffer that
  * makes each recv() take up to GP_WS_IO bytes instead of wslay's 4 KiB;
  * a client's messages taken in pieces as wslay unmasks them; and the one
  * frame gpupool writes itself, the CLI's bulk data.
  */
 #include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common/gp_error.h"
 #include "common/gp_ws.h"
+
+int gp_ws_accept(const char *key, char out[GP_WS_ACCEPT_LEN + 1]) {
+    static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+    char buf[128];
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    if (key == NULL || strlen(key) != 24)
+        return GP_EINVAL;
+    snprintf(buf, sizeof buf, "%s%s", key, guid);
+    if (EVP_Digest(buf, strlen(buf), md, &len, EVP_sha1(), NULL) != 1 || len != 20)
+        return GP_ESYS;
+    EVP_EncodeBlock((unsigned char *)out, md, 20);
+    return 0;
+}
 
 ssize_t gp_ws_recv(wslay_event_context_ptr ctx, int fd, uint8_t *buf, size_t len) {
     ssize_t r;

@@ -35,7 +35,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,21 +244,6 @@ static int header_has(struct MHD_Connection *conn, const char *name, const char 
     return 0;
 }
 
-/* Sec-WebSocket-Accept of a Sec-WebSocket-Key (24 characters); GP_EINVAL. */
-static int ws_accept(const char *key, char out[32]) {
-    static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-    char buf[128];
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned len = 0;
-    if (key == NULL || strlen(key) != 24)
-        return GP_EINVAL;
-    snprintf(buf, sizeof buf, "%s%s", key, guid);
-    if (EVP_Digest(buf, strlen(buf), md, &len, EVP_sha1(), NULL) != 1 || len != 20)
-        return GP_ESYS;
-    EVP_EncodeBlock((unsigned char *)out, md, 20);
-    return 0;
-}
-
 static int session_route(gpd__req *r, gpd__resp *out, gpd__err *e, gp_session_kind kind) {
     uint64_t id;
     int rc = gpd__param_id(r, 0, &id, e);
@@ -288,7 +272,7 @@ static int session_route(gpd__req *r, gpd__resp *out, gpd__err *e, gp_session_ki
         return gpd__fail(e, GP_EINVAL, "Upgrade",
                          "Upgrade: a WebSocket handshake needs Connection: Upgrade and "
                          "Sec-WebSocket-Version: 13");
-    if (ws_accept(key, out->ws_accept) < 0)
+    if (gp_ws_accept(key, out->ws_accept) < 0)
         return gpd__fail(e, GP_EINVAL, "Sec-WebSocket-Key",
                          "Sec-WebSocket-Key: must be 16 bytes in base64 (24 characters)");
     sess *s = calloc(1, sizeof *s);

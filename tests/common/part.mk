@@ -1,6 +1,6 @@
 # tests/common/part.mk — tests of libgpcommon (units, the error list, the HTTP
 # client's response reader against hostile answers, the WebSocket frame the
-# CLI writes), linked with the library and the error list, and what a test
+# CLI writes and the handshake's accept value), linked with the library and the error list, and what a test
 # names in COMMON_TEST_LIBS_<name>.
 COMMON_TEST_SRCS := $(sort $(wildcard tests/common/test-*.c))
 COMMON_TESTS := $(patsubst tests/common/%.c,$(BUILD)/tests/common/%,$(COMMON_TEST_SRCS))
@@ -9,7 +9,7 @@ $(COMMON_TESTS): $(BUILD)/tests/common/%: $(OBJ)/tests/common/%.o $(BUILD)/libgp
 		$(OBJ)/src/common/error.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(COMMON_TEST_LIBS_$*) $(CHECK_LIBS) $(LDLIBS)
-COMMON_TEST_LIBS_test-ws := -lwslay
+COMMON_TEST_LIBS_test-ws := -lwslay $(shell pkg-config --libs libcrypto)
 # What the one list of a submission's fields says, for test-submit-fields.sh.
 $(BUILD)/tests/common/submit-fields: $(OBJ)/tests/common/submit-fields.o $(BUILD)/libgpcommon.a
 	@mkdir -p $(@D)

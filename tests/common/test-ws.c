@@ -3,7 +3,9 @@
  * frame of one whole binary message (common/gp_ws.h, gp_ws_client_frame):
  * its bytes against RFC 6455's layout, and every frame, at each length
  * where the header changes shape and with any alignment, read back by a
- * libwslay server context, as gpupoold reads it, to the same message.
+ * libwslay server context, as gpupoold reads it, to the same message; and
+ * the handshake's Sec-WebSocket-Accept (gp_ws_accept) against RFC 6455's
+ * example.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include <wslay/wslay.h>
 
 #include "common/files.h"
+#include "common/gp_error.h"
 #include "common/gp_ws.h"
 #include "gptest.h"
 
@@ -157,7 +160,20 @@ START_TEST(test_frames_in_a_row_read_as_messages) {
 }
 END_TEST
 
+/* RFC 6455, 1.3: the key "dGhlIHNhbXBsZSBub25jZQ==" is answered with
+ * "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=". A key that is not 16 bytes in base64 (24
+ * characters) is refused. */
+START_TEST(test_accept_as_rfc6455_computes_it) {
+    char out[GP_WS_ACCEPT_LEN + 1];
+    ck_assert_int_eq(gp_ws_accept("dGhlIHNhbXBsZSBub25jZQ==", out), 0);
+    ck_assert_str_eq(out, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+    ck_assert_int_eq(gp_ws_accept("dGhlIHNhbXBsZSBub25jZQ=", out), GP_EINVAL);
+    ck_assert_int_eq(gp_ws_accept(NULL, out), GP_EINVAL);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_accept_as_rfc6455_computes_it);
     tcase_add_test(tc, test_bytes_as_rfc6455_lays_them);
     tcase_add_test(tc, test_every_length_reads_back_through_wslay);
     tcase_add_test(tc, test_frames_in_a_row_read_as_messages);
