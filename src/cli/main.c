@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/gp_clock.h"
 #include "common/gp_env.h"
 #include "common/httpc.h"
 
@@ -156,9 +157,7 @@ void cli_print_json(json_t *j) {
 }
 
 void cli_age(int64_t ms, char *buf, size_t len) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t s = ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - ms) / 1000;
+    int64_t s = (gp_clock_ms(CLOCK_REALTIME) - ms) / 1000;
     if (s < 0)
         s = 0;
     if (s < 120)

@@ -6,6 +6,7 @@
  * deadlines, in memory only).
  */
 #include "common/gp_array.h"
+#include "common/gp_clock.h"
 #include "common/gp_names.h"
 #include "daemon/auth.h"
 
@@ -236,9 +237,7 @@ static const gpd__token *token_of(gpd__auth *a, int64_t id) {
 /* Sessions are timed on the monotonic clock: setting the wall clock neither
  * ends nor stretches them. */
 static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return gp_clock_ms(CLOCK_MONOTONIC);
 }
 
 /* Whether session s has ended at now: idle too long or too old. */

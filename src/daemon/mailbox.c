@@ -6,14 +6,13 @@
  */
 #include <time.h>
 
+#include "common/gp_clock.h"
 #include "daemon/mailbox.h"
 
 enum { WAITING = 0, ANSWERED, REFUSED };
 
 int64_t gpd__mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return gp_clock_ms(CLOCK_MONOTONIC);
 }
 
 int gpd__mailbox_init(gpd__mailbox *mb) {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/gp_clock.h"
 #include "common/gp_names.h"
 #include "daemon/daemon.h"
 
@@ -27,9 +28,7 @@ int gpd__fail(gpd__err *e, int code, const char *field, const char *fmt, ...) {
 }
 
 int64_t gpd__now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return gp_clock_ms(CLOCK_REALTIME);
 }
 
 #define GPD__WL_NAME_(sym, name) name,

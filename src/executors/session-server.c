@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "common/gp_channel.h"
+#include "common/gp_clock.h"
 #include "common/gp_error.h"
 #include "executors/session-server.h"
 
@@ -88,12 +89,6 @@ typedef struct arena {
 /* ======================================================================== */
 /* The supervisor's side (system calls only)                                 */
 /* ======================================================================== */
-
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static size_t cstrlen(const char *s) {
     size_t n = 0;
@@ -674,7 +669,7 @@ static size_t ring_room(const arena *a, uint64_t *lagging) {
 /* The end: what the terminal still holds goes to the attached clients with
  * the task's exit status, for at most FLUSH_MS; then every client closes. */
 static void finish(arena *a, int master, const gpx__sessd_host *h, int code, int sig) {
-    int64_t until = now_ms() + FLUSH_MS;
+    int64_t until = gp_clock_ms(CLOCK_MONOTONIC) + FLUSH_MS;
     int drained = 0;
     for (;;) {
         uint64_t lag;
@@ -708,7 +703,7 @@ static void finish(arena *a, int master, const gpx__sessd_host *h, int code, int
             }
             pf[np++] = (struct pollfd){c->fd, POLLOUT, 0};
         }
-        int64_t left = until - now_ms();
+        int64_t left = until - gp_clock_ms(CLOCK_MONOTONIC);
         if (np == 0 || left <= 0)
             break;
         poll(pf, (nfds_t)np, left < 50 ? (int)left : 50);
@@ -750,7 +745,7 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
         size_t room = ring_room(a, &lag);
         if (term_open && room > 0)
             pf[np] = (struct pollfd){master, POLLIN, 0}, who[np] = -1, what[np++] = 2;
-        int64_t now = now_ms();
+        int64_t now = gp_clock_ms(CLOCK_MONOTONIC);
         if (room > 0) {
             blocked_since = 0;
         } else if (blocked_since == 0) {

@@ -1,9 +1,9 @@
 /*
  * util.c — helpers every executor shares: formatting that says whether it
- * fit, a clock in milliseconds, per-task directories (mkdir -p, handing a
- * directory to a task's Unix user, letting that user pass through the one
- * above) and the lookup of the Unix user a task runs as. Declared in
- * util.h; system failures come back as codes from gp_syserr().
+ * fit, per-task directories (mkdir -p, handing a directory to a task's Unix
+ * user, letting that user pass through the one above) and the lookup of the
+ * Unix user a task runs as. Declared in util.h; system failures come back as
+ * codes from gp_syserr().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,12 +27,6 @@ int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...) {
     int n = vsnprintf(buf, len, fmt, ap);
     va_end(ap);
     return n < 0 || (size_t)n >= len ? GP_ERANGE : 0;
-}
-
-int64_t gpx__exec_clock_ms(clockid_t id) {
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int gpx__exec_mkdirs(const char *path) {

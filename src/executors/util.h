@@ -1,8 +1,8 @@
 /*
  * util.h — helpers every executor shares (util.c): formatting that says
- * whether it fit, a clock in milliseconds, per-task directories, and the
- * Unix user a task runs as. Internal to the executors and their tests;
- * registry.h includes it.
+ * whether it fit, per-task directories, and the Unix user a task runs as.
+ * Internal to the executors and their tests; registry.h includes it. A clock
+ * in milliseconds is common/gp_clock.h's.
  */
 #ifndef GP_EXECUTORS_UTIL_H
 #define GP_EXECUTORS_UTIL_H
@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <time.h>
 
 /*
  * snprintf that says whether everything fit: 0, or GP_ERANGE if the result
@@ -27,10 +26,6 @@ int gpx__exec_fmt(char *buf, size_t len, const char *fmt, ...)
  * executors, which all keep per-task directories.
  */
 int gpx__exec_mkdirs(const char *path);
-
-/* The clock id (CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_REALTIME) in
- * milliseconds; each caller says why it reads the clock it does. */
-int64_t gpx__exec_clock_ms(clockid_t id);
 
 /*
  * Gives the directory dir to a task's Unix user (owner uid:gid, mode 0700,

@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/gp_clock.h"
 #include "common/gp_error.h"
 #include "executors/local/local.h"
 #include "executors/registry.h"
@@ -209,7 +210,7 @@ int gpx__wd_limits_read(const char *dir, gpx__wd_limits *lim) {
 
 /* Milliseconds since boot: comparable across restarts of the daemon. */
 static int64_t now_ms(void) {
-    return gpx__exec_clock_ms(CLOCK_BOOTTIME);
+    return gp_clock_ms(CLOCK_BOOTTIME);
 }
 
 /* Reads <dir>/watchdog: 1 with *since and why filled, or 0 if there is none. */
@@ -286,10 +287,6 @@ typedef struct throttle_state {
     int off;
 } throttle_state;
 
-static int64_t real_ms(void) {
-    return gpx__exec_clock_ms(CLOCK_REALTIME);
-}
-
 static void throttle_read(const char *dir, throttle_state *t) {
     char path[PATH_MAX], buf[160];
     memset(t, 0, sizeof *t);
@@ -362,7 +359,7 @@ void gpx__wd_throttle(const gpx__local *lx, const char *dir, const char *key) {
         return;
     throttle_state t;
     throttle_read(dir, &t);
-    int64_t now = real_ms();
+    int64_t now = gp_clock_ms(CLOCK_REALTIME);
     if (t.off)
         return;
     if (t.at_ms <= 0 || t.at_ms > now) {

@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "common/gp_array.h"
+#include "common/gp_clock.h"
 #include "common/gp_error.h"
 #include "executors/registry.h"
 #include "executors/slurm/slurm.h"
@@ -148,11 +149,6 @@ static int write_holder_script(const char *hdir, long long expiry_s, char *err, 
     return gpx__slurm_finish(f, path, err, errlen);
 }
 
-/* Monotonic milliseconds. */
-static int64_t mono_ms(void) {
-    return gpx__exec_clock_ms(CLOCK_MONOTONIC);
-}
-
 /* How long a poll's word that a holder runs spares a launch asking Slurm.
  * A holder that ended within it (its node lost, cancelled behind gpupool's
  * back) gets the task all the same; its poll then finds the task LOST
@@ -160,7 +156,7 @@ static int64_t mono_ms(void) {
 #define SEEN_FRESH_MS 3000
 
 void gpx__slurm_holder_seen(gpx__slurm *sx, long id) {
-    int64_t now = mono_ms();
+    int64_t now = gp_clock_ms(CLOCK_MONOTONIC);
     size_t k = 0;
     int found = 0;
     for (size_t i = 0; i < sx->nseen; i++) {
@@ -176,7 +172,7 @@ void gpx__slurm_holder_seen(gpx__slurm *sx, long id) {
 
 /* 1 if a poll found holder id RUNNING within SEEN_FRESH_MS. */
 static int seen_running(const gpx__slurm *sx, long id) {
-    int64_t now = mono_ms();
+    int64_t now = gp_clock_ms(CLOCK_MONOTONIC);
     for (size_t i = 0; i < sx->nseen; i++)
         if (sx->seen[i].id == id)
             return now - sx->seen[i].ms < SEEN_FRESH_MS;
@@ -376,7 +372,7 @@ static void cancel_holder(const gpx__slurm *sx, const char *hdir) {
 
 /* Wall-clock milliseconds: an idle mark must mean the same after a restart. */
 static int64_t wall_ms(void) {
-    return gpx__exec_clock_ms(CLOCK_REALTIME);
+    return gp_clock_ms(CLOCK_REALTIME);
 }
 
 void gpx__slurm_slice_reap(const gpx__slurm *sx, const char *dir, const char *key) {
