@@ -91,11 +91,14 @@ static int quota_flags(int argc, char **argv, int start, json_t *b, int create) 
             if ((rc = cli_parse_duration("queue", "--reclaim-grace-max", v, &x)) == EXIT_OK)
                 json_object_set_new(b, "reclaim_grace_max", json_string(v));
         } else if (FLAG("--on-preempt")) {
+            /* inherit: none of its own, its parent's. */
             if (strcmp(v, "pause") != 0 && strcmp(v, "checkpoint") != 0 &&
-                strcmp(v, "requeue") != 0)
-                return cli_usage("queue",
-                                 "--on-preempt: \"%s\" is not pause, checkpoint or requeue", v);
-            json_object_set_new(b, "on_preempt", json_string(v));
+                strcmp(v, "requeue") != 0 && strcmp(v, "inherit") != 0)
+                return cli_usage(
+                    "queue", "--on-preempt: \"%s\" is not pause, checkpoint, requeue or inherit",
+                    v);
+            json_object_set_new(b, "on_preempt",
+                                strcmp(v, "inherit") == 0 ? json_null() : json_string(v));
         } else if (FLAG("--idle-gpu-timeout")) {
             rc = set_bound(b, "--idle-gpu-timeout", "idle_gpu_timeout", v);
         } else if (FLAG("--max-session-length")) {
@@ -145,10 +148,16 @@ static int queue_list(cli *c) {
                  (long long)json_integer_value(json_object_get(q, "pending")));
         snprintf(ru, sizeof ru, "%lld",
                  (long long)json_integer_value(json_object_get(q, "running")));
-        /* A project's default eviction mode; a department has none (its
-         * submissions are its projects', which take theirs). */
-        const char *mode = json_is_true(json_object_get(q, "leaf")) ? cli_str(q, "on_preempt") : "";
-        const char *row[] = {name, des, lim, w, fs, al, us, pe, ru, *mode ? mode : "-"};
+        /* The default eviction mode in force below the queue: its own, or
+         * where it comes from. */
+        char mode[96];
+        const char *from = cli_str(q, "on_preempt_from");
+        if (json_is_string(json_object_get(q, "on_preempt_own")))
+            snprintf(mode, sizeof mode, "%s", cli_str(q, "on_preempt"));
+        else
+            snprintf(mode, sizeof mode, "%s (%s%s)", cli_str(q, "on_preempt"),
+                     *from ? "from " : "default", from);
+        const char *row[] = {name, des, lim, w, fs, al, us, pe, ru, mode};
         cli_table_add(&t, row);
     }
     cli_table_print(&t);

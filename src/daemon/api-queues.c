@@ -91,7 +91,15 @@ static json_t *queue_json(const gp_queue_info *qi, const gp_queue_spec *sp) {
         /* Seconds, as durations are written in requests. */
         json_object_set_new(j, "min_runtime_max", json_integer(sp->min_runtime_max / 1000));
         json_object_set_new(j, "reclaim_grace_max", json_integer(sp->reclaim_grace_max / 1000));
-        json_object_set_new(j, "on_preempt", json_string(gp_on_preempt_name(sp->on_preempt)));
+        /* The mode in force for submissions below it; the queue's own
+         * (null: it inherits) and the queue it comes from (null: the
+         * default, checkpoint). */
+        json_object_set_new(j, "on_preempt", json_string(gp_on_preempt_name(qi->on_preempt)));
+        json_object_set_new(j, "on_preempt_own",
+                            qi->on_preempt_set ? json_string(gp_on_preempt_name(qi->on_preempt))
+                                               : json_null());
+        json_object_set_new(j, "on_preempt_from",
+                            *qi->on_preempt_from ? json_string(qi->on_preempt_from) : json_null());
         /* Seconds; null: no bound. */
         json_object_set_new(j, "idle_gpu_timeout",
                             sp->idle_gpu_timeout ? json_integer(sp->idle_gpu_timeout / 1000)

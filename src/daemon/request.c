@@ -713,10 +713,17 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
         if (q->reclaim_grace_max > INT64_C(24) * 3600 * 1000)
             return gpd__fail(e, GP_EINVAL, "reclaim_grace_max", "reclaim_grace_max: at most 24h");
     }
-    if ((v = json_object_get(body, "on_preempt")) &&
-        (!json_is_string(v) || gp_on_preempt_parse(json_string_value(v), &q->on_preempt) < 0))
-        return gpd__fail(e, GP_EINVAL, "on_preempt",
-                         "on_preempt: must be \"pause\", \"checkpoint\" or \"requeue\"");
+    /* null: the queue sets none and inherits its parent's. */
+    if ((v = json_object_get(body, "on_preempt")) && json_is_null(v)) {
+        q->on_preempt = GP_ON_PREEMPT_CHECKPOINT;
+        q->on_preempt_set = 0;
+    } else if (v) {
+        if (!json_is_string(v) || gp_on_preempt_parse(json_string_value(v), &q->on_preempt) < 0)
+            return gpd__fail(e, GP_EINVAL, "on_preempt",
+                             "on_preempt: must be \"pause\", \"checkpoint\", \"requeue\" or "
+                             "null (its parent's)");
+        q->on_preempt_set = 1;
+    }
     if ((v = json_object_get(body, "idle_gpu_timeout")) &&
         (rc = session_bound(v, "idle_gpu_timeout", &q->idle_gpu_timeout, e)) < 0)
         return rc;

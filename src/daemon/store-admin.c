@@ -53,7 +53,8 @@ static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
     sqlite3_bind_int64(s, 13, gpd__now_ms());
     sqlite3_bind_int64(s, 14, q->min_runtime_max);
     sqlite3_bind_int64(s, 15, q->reclaim_grace_max);
-    sqlite3_bind_text(s, 16, gp_on_preempt_name(q->on_preempt), -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 16, q->on_preempt_set ? gp_on_preempt_name(q->on_preempt) : "", -1,
+                      SQLITE_STATIC);
     sqlite3_bind_int64(s, 17, q->idle_gpu_timeout);
     sqlite3_bind_int64(s, 18, q->max_session_length);
     sqlite3_bind_int64(s, 19, q->default_cpu_milli);
@@ -92,9 +93,11 @@ static int queue_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     }
     q.min_runtime_max = sqlite3_column_int64(s, 12);
     q.reclaim_grace_max = sqlite3_column_int64(s, 13);
-    /* A name this gpupoold does not know (a newer one wrote it) reads as
-     * the default, as a row from before migration 7 does. */
-    if (gp_on_preempt_parse((const char *)sqlite3_column_text(s, 14), &q.on_preempt) < 0)
+    /* '' (none set: the parent's), or a name this gpupoold does not know
+     * (a newer one wrote it), reads as none set. */
+    q.on_preempt_set =
+        gp_on_preempt_parse((const char *)sqlite3_column_text(s, 14), &q.on_preempt) == 0;
+    if (!q.on_preempt_set)
         q.on_preempt = GP_ON_PREEMPT_CHECKPOINT;
     q.idle_gpu_timeout = sqlite3_column_int64(s, 15);
     q.max_session_length = sqlite3_column_int64(s, 16);

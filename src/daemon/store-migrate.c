@@ -91,6 +91,17 @@ static const char *const migrations[] = {
     /* 10: the state paused (gpd__wl_state) comes after stopping, with the
      * active states: the final ones move up by one. */
     "UPDATE workloads SET state = state + 1 WHERE state >= 4;",
+    /* 11: a queue's on_preempt may be unset, '': it then inherits its
+     * parent's, and a top-level queue's default is checkpoint. A queue at
+     * checkpoint, the default of migration 7, whose ancestors are all at
+     * checkpoint too, is unset: its mode in force stays checkpoint, and a
+     * department's later setting reaches it. Every other queue keeps its
+     * own, so that no project's mode in force changes. */
+    "WITH RECURSIVE up(q, p) AS (SELECT name, parent FROM queues"
+    "  UNION SELECT up.q, queues.parent FROM up JOIN queues ON queues.name = up.p)"
+    " UPDATE queues SET on_preempt = '' WHERE on_preempt = 'checkpoint' AND name NOT IN"
+    "  (SELECT up.q FROM up JOIN queues ON queues.name = up.p"
+    "   WHERE queues.on_preempt <> 'checkpoint');",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

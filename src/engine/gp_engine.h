@@ -222,10 +222,14 @@ typedef struct gp_queue_spec {
      * (default GP_RECLAIM_GRACE_MAX_DEFAULT): its own grace, however long,
      * never holds back a deserved quota longer. */
     gp_time_ms reclaim_grace_max;
-    /* How this project's later submissions are evicted when they give no
-     * mode of their own (default GP_ON_PREEMPT_CHECKPOINT). The engine
-     * decides with each workload's own mode; this is its caller's default. */
+    /* How the later submissions to this queue's projects are evicted when
+     * they give no mode of their own, where on_preempt_set is 1; a queue
+     * with on_preempt_set 0 (the default) inherits its parent's, and a
+     * top-level one GP_ON_PREEMPT_CHECKPOINT. The engine decides with each
+     * workload's own mode; this is its caller's default (gp_queue_info's
+     * on_preempt is the one in force). */
     gp_on_preempt on_preempt;
+    int32_t on_preempt_set;
     /* Interactive workloads (sessions) of this queue: how long their GPUs
      * may stay idle before they are suspended, and how long one may run
      * (0: no bound; default 0). The engine keeps them with the queue and
@@ -262,8 +266,12 @@ typedef struct gp_queue_info {
     int32_t depth;      /* 0 for a top-level queue */
     int32_t leaf;       /* 1 if it has no children */
     int32_t priority;
-    gp_on_preempt on_preempt;  /* the project's default eviction mode */
-    int64_t default_cpu_milli; /* per task, for submissions that give none */
+    /* The default eviction mode in force: the queue's own where it set
+     * one, else its nearest ancestor's that did, else checkpoint. */
+    gp_on_preempt on_preempt;
+    int32_t on_preempt_set;      /* whether the queue set its own */
+    const char *on_preempt_from; /* the queue that set it; "" for the default */
+    int64_t default_cpu_milli;   /* per task, for submissions that give none */
     int64_t default_mem_bytes;
     gp_res deserved, limit;   /* limit GP_UNLIMITED if unset */
     gp_res fair_share;        /* as of the last cycle */

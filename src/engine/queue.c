@@ -361,7 +361,15 @@ static void fill_info(const gp__queue *q, gp_queue_info *out) {
     out->depth = q->depth;
     out->leaf = q->nchildren == 0;
     out->priority = q->spec.priority;
-    out->on_preempt = q->spec.on_preempt;
+    out->on_preempt_set = q->spec.on_preempt_set != 0;
+    out->on_preempt_from = "";
+    for (const gp__queue *a = q; a; a = a->parent) {
+        if (a->spec.on_preempt_set) {
+            out->on_preempt = a->spec.on_preempt;
+            out->on_preempt_from = a->spec.name;
+            break;
+        }
+    }
     out->default_cpu_milli = q->spec.default_cpu_milli;
     out->default_mem_bytes = q->spec.default_mem_bytes;
     for (int r = 0; r < GP_RES_COUNT; r++) {

@@ -33,8 +33,8 @@ tap_ok "gpupool queue set --on-preempt requeue" $GP queue set b1 --on-preempt re
 tap_ok "the queue shows it" contains "$(api GET /api/v1/queues/b1)" '"on_preempt":"requeue"'
 tap_ok "queue list has an ON-PREEMPT column" contains "$($GP queue list)" 'RUNNING *ON-PREEMPT$'
 tap_ok "giving each project's default" contains "$($GP queue list)" '^ *b1 .* requeue$'
-tap_ok "and none for a department, whose mode no workload takes" \
-    contains "$($GP queue list)" '^B .* -$'
+tap_ok "and a department's, which its projects that set none inherit" \
+    contains "$($GP queue list)" '^B .* checkpoint (default)$'
 
 out=$(api POST /api/v1/workloads '{"project":"b1","command":["true"],"on_preempt":"stop"}')
 tap_ok "an unknown mode in a submission is refused, naming the field" \

@@ -5,7 +5,8 @@
  * workload frees its GPUs and CPU, holds host memory on its node, waits in
  * its queue and is resumed only there; a failed pause or resume, a cancel, a
  * lost node and a restart each leave the books balanced (the invariant
- * checker runs after every cycle).
+ * checker runs after every cycle); a queue's default mode is inherited down
+ * the queue tree.
  */
 #include "gptest.h"
 #include "helpers.h"
@@ -324,6 +325,47 @@ START_TEST(test_restore_paused) {
 }
 END_TEST
 
+/* The queue's mode in force, its own flag and where the mode comes from. */
+static void mode_is(gp_engine *e, const char *q, gp_on_preempt m, int own, const char *from) {
+    gp_queue_info qi;
+    ck_assert_int_eq(gp_engine_queue_get(e, q, &qi), 0);
+    ck_assert_int_eq(qi.on_preempt, m);
+    ck_assert_int_eq(qi.on_preempt_set, own);
+    ck_assert_str_eq(qi.on_preempt_from, from);
+}
+
+/* Sets queue q's own mode (set 1) or makes it inherit (set 0). */
+static void set_mode(gp_engine *e, const char *q, const char *parent, gp_on_preempt m, int set) {
+    gp_queue_spec s;
+    gp_queue_spec_init(&s, q, parent);
+    s.on_preempt = m;
+    s.on_preempt_set = set;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_engine_queue_set(e, &s, err, sizeof err) == 0, "%s", err);
+}
+
+/* A queue's default mode is its own where it set one, else its nearest
+ * ancestor's that did, else checkpoint; unsetting goes back to that. */
+START_TEST(test_on_preempt_inherited) {
+    gp_engine *e = t_engine();
+    set_mode(e, "dept", "", GP_ON_PREEMPT_CHECKPOINT, 0);
+    set_mode(e, "team", "dept", GP_ON_PREEMPT_CHECKPOINT, 0);
+    set_mode(e, "proj", "team", GP_ON_PREEMPT_CHECKPOINT, 0);
+    mode_is(e, "proj", GP_ON_PREEMPT_CHECKPOINT, 0, "");
+    set_mode(e, "dept", "", GP_ON_PREEMPT_PAUSE, 1);
+    mode_is(e, "dept", GP_ON_PREEMPT_PAUSE, 1, "dept");
+    mode_is(e, "proj", GP_ON_PREEMPT_PAUSE, 0, "dept");
+    set_mode(e, "team", "dept", GP_ON_PREEMPT_REQUEUE, 1);
+    mode_is(e, "proj", GP_ON_PREEMPT_REQUEUE, 0, "team");
+    set_mode(e, "proj", "team", GP_ON_PREEMPT_CHECKPOINT, 1);
+    mode_is(e, "proj", GP_ON_PREEMPT_CHECKPOINT, 1, "proj");
+    set_mode(e, "proj", "team", GP_ON_PREEMPT_CHECKPOINT, 0);
+    set_mode(e, "team", "dept", GP_ON_PREEMPT_CHECKPOINT, 0);
+    mode_is(e, "proj", GP_ON_PREEMPT_PAUSE, 0, "dept");
+    gp_engine_free(e);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_reclaim_pauses_and_resumes_in_place);
     tcase_add_test(tc, test_host_memory_bound);
@@ -332,6 +374,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_gang_is_not_paused);
     tcase_add_test(tc, test_resumes_only_on_its_node);
     tcase_add_test(tc, test_restore_paused);
+    tcase_add_test(tc, test_on_preempt_inherited);
 }
 
 GP_TEST_MAIN("engine/pause", add_tests)
