@@ -1,12 +1,16 @@
 /*
  * failstep.c — preloaded into gpupoold by the daemon's tests of store errors
- * (test-store-errors.sh): makes SQLite's sqlite3_step fail for one statement,
+ * (test-store-*.sh): makes SQLite's sqlite3_step fail for chosen statements,
  * as a store that is out of memory, busy or cannot read its file would, a
- * black-box way without a hook in the daemon itself. By environment:
+ * black-box way without a hook in the daemon itself. Statements run by
+ * sqlite3_exec are stepped through it too where SQLite's own calls go
+ * through the exported symbol, as Debian's libsqlite3's do. By environment:
  *
- *   GPD_TEST_FAIL_STEP=SQL      the statements whose text begins with SQL;
+ *   GPD_TEST_FAIL_STEP=SQL[|SQL...]  the statements whose text begins with
+ *                               one of the SQL prefixes (separated by '|');
  *   GPD_TEST_FAIL_STEP_NTH=N    from the Nth step of those on (1 unless set),
- *                               each fails, without running, with
+ *                               counted over all the prefixes, each fails,
+ *                               without running, with
  *   GPD_TEST_FAIL_STEP_RC=RC    SQLite's result code RC (SQLITE_NOMEM, 7,
  *                               unless set).
  *
@@ -19,6 +23,18 @@
 
 static long counted; /* steps of the statements named so far */
 
+/* Whether sql begins with one of the '|'-separated prefixes of want. */
+static int named(const char *sql, const char *want) {
+    for (;;) {
+        size_t n = strcspn(want, "|");
+        if (n > 0 && strncmp(sql, want, n) == 0)
+            return 1;
+        if (want[n] == '\0')
+            return 0;
+        want += n + 1;
+    }
+}
+
 int sqlite3_step(sqlite3_stmt *s) {
     static int (*real_step)(sqlite3_stmt *);
     static const char *(*real_sql)(sqlite3_stmt *);
@@ -28,7 +44,7 @@ int sqlite3_step(sqlite3_stmt *s) {
     }
     const char *want = getenv("GPD_TEST_FAIL_STEP");
     const char *sql = want != NULL && real_sql != NULL ? real_sql(s) : NULL;
-    if (sql != NULL && strncmp(sql, want, strlen(want)) == 0) {
+    if (sql != NULL && named(sql, want)) {
         const char *nth = getenv("GPD_TEST_FAIL_STEP_NTH");
         const char *rc = getenv("GPD_TEST_FAIL_STEP_RC");
         long k = __atomic_add_fetch(&counted, 1, __ATOMIC_RELAXED);
