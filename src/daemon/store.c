@@ -173,25 +173,41 @@ static int exec(sqlite3 *db, const char *sql, gpd__err *e, const char *what) {
     return rc == SQLITE_OK ? 0 : gpd__store_fail(db, rc, e, what);
 }
 
-/* Runs one batch: BEGIN, each op in its own savepoint, COMMIT. If the commit
- * fails every op of the batch fails with its error. */
+/* Rolls back the transaction the writer has open, if any. One whose rollback
+ * fails stays open and is never committed: the next batch tries again before
+ * its BEGIN, which fails while it is open, and closing the store ends it. */
+static void end_open(sqlite3 *db) {
+    if (!sqlite3_get_autocommit(db))
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Runs one batch: BEGIN, each op in its own savepoint (an op that fails is
+ * rolled back to it, alone), COMMIT. If a savepoint statement or the commit
+ * fails, the whole transaction is rolled back and every op of the batch
+ * fails, those that failed on their own with their error and the others
+ * with the store's: no part of the batch is stored, and no caller is told it
+ * is (a savepoint that could not be set or rolled back to would have let a
+ * failed op's partial changes be committed with the rest). */
 static void run_batch(gp_store *st, gpd__letter *batch) {
     gpd__err berr = {0};
+    end_open(st->wdb);
     int brc = exec(st->wdb, "BEGIN IMMEDIATE", &berr, "starting a transaction");
-    if (brc == 0) {
-        for (gpd__letter *l = batch; l; l = l->next) {
-            wreq *r = (wreq *)l;
-            sqlite3_exec(st->wdb, "SAVEPOINT op", NULL, NULL, NULL);
-            r->l.rc = r->op(st->wdb, r->arg, r->e);
-            if (r->l.rc < 0)
-                sqlite3_exec(st->wdb, "ROLLBACK TO op", NULL, NULL, NULL);
-            sqlite3_exec(st->wdb, "RELEASE op", NULL, NULL, NULL);
-        }
-        brc = exec(st->wdb, "COMMIT", &berr, "committing");
+    for (gpd__letter *l = batch; l && brc == 0; l = l->next) {
+        wreq *r = (wreq *)l;
+        brc = gpd__store_run(st->wdb, &berr, "setting a write's savepoint", "SAVEPOINT op", "");
         if (brc < 0)
-            sqlite3_exec(st->wdb, "ROLLBACK", NULL, NULL, NULL);
+            break;
+        r->l.rc = r->op(st->wdb, r->arg, r->e);
+        if (r->l.rc < 0)
+            brc =
+                gpd__store_run(st->wdb, &berr, "rolling back a failed write", "ROLLBACK TO op", "");
+        if (brc == 0)
+            brc = gpd__store_run(st->wdb, &berr, "releasing a write's savepoint", "RELEASE op", "");
     }
-    if (brc < 0)
+    if (brc == 0)
+        brc = exec(st->wdb, "COMMIT", &berr, "committing");
+    if (brc < 0) {
+        end_open(st->wdb);
         for (gpd__letter *l = batch; l; l = l->next) {
             wreq *r = (wreq *)l;
             if (r->l.rc >= 0) {
@@ -200,6 +216,7 @@ static void run_batch(gp_store *st, gpd__letter *batch) {
                     *r->e = berr;
             }
         }
+    }
 }
 
 static void *writer_main(void *arg) {

@@ -30,7 +30,10 @@ void gpd__store_close(gp_store *st);
  * negative code (then its changes are rolled back). */
 typedef int (*gpd__store_op)(sqlite3 *db, void *arg, gpd__err *e);
 
-/* Runs op durably: returns after the transaction holding it committed. */
+/* Runs op durably: returns 0 after the transaction holding it committed, or
+ * op's error with nothing of op stored. If a savepoint statement of its batch
+ * or the batch's COMMIT fails, the whole batch is rolled back and every write
+ * of it fails, with the store's error where op itself did not fail. */
 int gpd__store_write(gp_store *st, gpd__store_op op, void *arg, gpd__err *e);
 
 /* Borrows a read connection and prepares sql on it: 0 with *db and *s set
