@@ -1,6 +1,6 @@
 #!/bin/sh
-# A queue's on_preempt is inherited down the queue tree: a project that sets
-# none takes its department's, and a department that sets none the default,
+# A queue's on_preempt is inherited down the queue tree: a queue that sets
+# none takes its parent's, and a top-level queue that sets none the default,
 # checkpoint. A queue shows its own setting (on_preempt_own, null when it
 # inherits), the mode in force (on_preempt) and where that comes from
 # (on_preempt_from). on_preempt null in a PATCH (gpupool queue set
