@@ -201,8 +201,10 @@ int gpd__sched_stored_spec(const gpd__wl *w, gp_workload_spec *out, gpd__err *e)
 int gpd__sched_load_request(gpd__sched *s, uint64_t id, gpd__wl *w, json_t **j, gpd__request *r,
                             gpd__err *e);
 /* Launches every task of a that has no handle yet (the executor's launch is
- * idempotent per key); on failure stops those launched, err says why, but
- * where the executor asks to try again (GP_EAGAIN), which keeps them. */
+ * idempotent per key); on failure err says why, and the tasks launched so
+ * far are left as they are: the caller stops them (launch_outcome, or
+ * requeue_lost after a restart), or keeps them where the executor asks to
+ * try again (GP_EAGAIN). */
 int gpd__loop_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__request *r,
                          char *err, size_t errlen);
 /* How long the daemon tries a launch again that the executor says may

@@ -375,12 +375,8 @@ int gpd__loop_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__
         } else if (rc == 0) {
             s->launch_holds = 0;
         }
-        if (rc < 0) {
-            for (int k = 0; rc != GP_EAGAIN && k < a->ntasks; k++)
-                if (a->tasks[k].handle[0])
-                    gp_exec_stop(s->ex, a->tasks[k].handle);
+        if (rc < 0)
             return rc;
-        }
     }
     return 0;
 }
@@ -411,7 +407,10 @@ static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, in
         return;
     }
     if (rc < 0) {
-        for (int k = 0; rc == GP_EAGAIN && k < a->ntasks; k++)
+        /* Whatever failed (a launch, or reading the request back before a
+         * launch tried again), the tasks launched so far are stopped here,
+         * so that the reap below never forgets a running one. */
+        for (int k = 0; k < a->ntasks; k++)
             if (a->tasks[k].handle[0])
                 gp_exec_stop(s->ex, a->tasks[k].handle);
         if (rc == GP_EAGAIN) {
