@@ -538,7 +538,11 @@ int gp_engine_restore(gp_engine *e, const gp_workload_spec *w, int32_t ntasks,
  * was paused (the node's host memory is held again as for that binding, and
  * it resumes on GPUs of the model of its first slice). GP_ENOENT if there is
  * no such node, GP_EBUSY if the node lacks the host memory, GP_EINVAL for a
- * gang (never paused) or slices the node does not have.
+ * gang (never paused) or a binding out of range, the error naming the field:
+ * was.nslices not 0 to GP_MAX_GPUS_PER_NODE, a slice's gpu the node does not
+ * have, its mig_slot not an instance of a MIG GPU (-1 on any other), its
+ * milli not 0 to GP_MILLI, its mem not 0 to the GPU's memory. Any error from
+ * gp_engine_submit() for w. On every error nothing changes.
  */
 int gp_engine_restore_paused(gp_engine *e, const gp_workload_spec *w, const gp_task_binding *was,
                              char *err, size_t errlen);

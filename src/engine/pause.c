@@ -23,6 +23,7 @@
  * resume that failed, the caller may hold the next try off until a time of
  * its choosing (gp_engine_resume_after: its backoff).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/internal.h"
@@ -219,6 +220,54 @@ int gp_engine_node_paused_outside(gp_engine *e, const char *name, int64_t bytes)
     return 0;
 }
 
+/* Checks was, the binding a task paused on node n had, field by field: 0, or
+ * GP_EINVAL naming the field. */
+static int bad_binding(const gp__node *n, const gp_task_binding *was, char *err, size_t errlen) {
+    if (gp__not_count(was->nslices, GP_MAX_GPUS_PER_NODE, "was.nslices", err, errlen))
+        return GP_EINVAL;
+    char what[48];
+    for (int32_t i = 0; i < was->nslices; i++) {
+        const gp_slice *s = &was->slices[i];
+        if (s->gpu < 0 || s->gpu >= n->spec.ngpus) {
+            gp_errf(err, errlen, "was.slices[%d].gpu: node %s has no GPU %d", i, n->spec.name,
+                    s->gpu);
+            return GP_EINVAL;
+        }
+        const gp_gpu_spec *g = &n->spec.gpus[s->gpu];
+        snprintf(what, sizeof what, "was.slices[%d].mig_slot", i);
+        if (g->mig) {
+            if (gp__not_count(s->mig_slot, g->nmig - 1, what, err, errlen))
+                return GP_EINVAL;
+        } else if (s->mig_slot != -1) {
+            gp_errf(err, errlen, "%s: must be -1 on GPU %d of node %s, not in MIG mode", what,
+                    s->gpu, n->spec.name);
+            return GP_EINVAL;
+        }
+        snprintf(what, sizeof what, "was.slices[%d].milli", i);
+        if (gp__not_count(s->milli, GP_MILLI, what, err, errlen))
+            return GP_EINVAL;
+        if (s->mem < 0 || s->mem > n->cap_mem[s->gpu]) {
+            gp_errf(err, errlen,
+                    "was.slices[%d].mem: must be 0 to %lld bytes, the memory of GPU %d", i,
+                    (long long)n->cap_mem[s->gpu], s->gpu);
+            return GP_EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* Whether node n has the host memory a task paused with binding was and own
+ * memory holds, summed so that no amount overflows. */
+static int room_for(const gp__node *n, const gp_task_binding *was, int64_t own) {
+    int64_t left = n->mem_free;
+    for (int32_t i = 0; i < was->nslices; i++) {
+        if (was->slices[i].mem > left)
+            return 0;
+        left -= was->slices[i].mem;
+    }
+    return own <= left;
+}
+
 int gp_engine_restore_paused(gp_engine *e, const gp_workload_spec *spec, const gp_task_binding *was,
                              char *err, size_t errlen) {
     if (spec->tasks != 1) {
@@ -227,26 +276,22 @@ int gp_engine_restore_paused(gp_engine *e, const gp_workload_spec *spec, const g
     }
     gp__node *n = was && was->node ? gp__strmap_get(&e->node_by_name, was->node) : NULL;
     if (!n) {
-        gp_errf(err, errlen, "node: no node named '%s'", was && was->node ? was->node : "");
+        gp_errf(err, errlen, "was.node: no node named '%s'", was && was->node ? was->node : "");
         return GP_ENOENT;
     }
-    for (int32_t i = 0; i < was->nslices; i++) {
-        if (was->nslices > GP_MAX_GPUS_PER_NODE || was->slices[i].gpu < 0 ||
-            was->slices[i].gpu >= n->spec.ngpus || was->slices[i].mem < 0) {
-            gp_errf(err, errlen, "slices[%d]: no such GPU on node %s", i, n->spec.name);
-            return GP_EINVAL;
-        }
-    }
-    int32_t model;
-    int64_t cost = pause_cost(n, was, spec->req.mem_bytes, &model);
-    if (n->mem_free < cost) {
-        gp_errf(err, errlen, "node: node %s lacks the host memory its paused task holds",
+    int rc = bad_binding(n, was, err, errlen);
+    if (rc != 0)
+        return rc;
+    if (!room_for(n, was, spec->req.mem_bytes)) {
+        gp_errf(err, errlen, "was.node: node %s lacks the host memory its paused task holds",
                 n->spec.name);
         return GP_EBUSY;
     }
-    int rc = gp_engine_submit(e, spec, err, errlen);
+    rc = gp_engine_submit(e, spec, err, errlen);
     if (rc != 0)
         return rc;
+    int32_t model;
+    int64_t cost = pause_cost(n, was, spec->req.mem_bytes, &model);
     gp__wl *w = gp__wl_find(e, spec->id);
     n->npaused++;
     n->paused_mem += cost;

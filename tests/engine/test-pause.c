@@ -290,19 +290,26 @@ START_TEST(test_resumes_only_on_its_node) {
 }
 END_TEST
 
+/* An engine with node n1 that can pause and project b; *w a one-GPU
+ * workload 7 of b in pause mode, with 4 GiB of host memory. */
+static gp_engine *restore_pool(gp_workload_spec *w) {
+    gp_engine *e = t_engine();
+    pause_node(e, "n1", 1, 400);
+    t_queue(e, "b", "", 0, -1, 1);
+    gp_workload_spec_init(w, 7, "b");
+    w->req.gpu = GP_GPU_WHOLE;
+    w->req.gpus = 1;
+    w->req.mem_bytes = 4 * GIB;
+    w->on_preempt = GP_ON_PREEMPT_PAUSE;
+    return e;
+}
+
 /* After a restart, a paused workload is restored paused, holding its host
  * memory again; a binding on a GPU the node lacks is refused; cancelled, it
  * frees its host memory. */
 START_TEST(test_restore_paused) {
-    gp_engine *e = t_engine();
-    pause_node(e, "n1", 1, 400);
-    t_queue(e, "b", "", 0, -1, 1);
     gp_workload_spec w;
-    gp_workload_spec_init(&w, 7, "b");
-    w.req.gpu = GP_GPU_WHOLE;
-    w.req.gpus = 1;
-    w.req.mem_bytes = 4 * GIB;
-    w.on_preempt = GP_ON_PREEMPT_PAUSE;
+    gp_engine *e = restore_pool(&w);
     gp_task_binding b = {.node = "n1", .nslices = 1};
     b.slices[0] = (gp_slice){.gpu = 9, .milli = 1000, .mem = 80 * GIB, .mig_slot = -1};
     char err[GP_ERR_MAX] = "";
@@ -321,6 +328,64 @@ START_TEST(test_restore_paused) {
     ck_assert_uint_eq(n, 1);
     ck_assert_int_eq(d[0].resume, 1);
     ck_assert_int_eq(node_info(e, "n1").mem_used, 4 * GIB);
+    gp_engine_free(e);
+}
+END_TEST
+
+/* Restoring w paused with binding b is refused with GP_EINVAL, the error
+ * naming field, and nothing changes: no workload, node n1 holds nothing. */
+static void restore_refused(gp_engine *e, const gp_workload_spec *w, const gp_task_binding *b,
+                            const char *field) {
+    char err[GP_ERR_MAX] = "";
+    ck_assert_int_eq(gp_engine_restore_paused(e, w, b, err, sizeof err), GP_EINVAL);
+    ck_assert_msg(strncmp(err, field, strlen(field)) == 0 && err[strlen(field)] == ':', "%s: %s",
+                  field, err);
+    ck_assert_int_eq(t_state(e, w->id), -1);
+    gp_node_info ni = node_info(e, "n1");
+    ck_assert_int_eq(ni.paused, 0);
+    ck_assert_int_eq(ni.paused_mem, 0);
+    ck_assert_int_eq(ni.mem_used, 0);
+    ck_assert_int_eq(gp_engine_check(e, err, sizeof err), 0);
+}
+
+/* Every count, index and amount of the binding a paused workload is
+ * restored with is checked before anything changes: a negative count of
+ * slices was taken (the task then held only its own memory and resumed on
+ * any model), and a slice's memory past what its GPU has overflowed the sum
+ * of what the node holds. */
+START_TEST(test_restore_paused_bad_binding) {
+    gp_workload_spec w;
+    gp_engine *e = restore_pool(&w);
+    const gp_slice good = {.gpu = 2, .milli = 1000, .mem = 80 * GIB, .mig_slot = -1};
+    gp_task_binding b = {.node = "n1", .nslices = -1};
+    b.slices[0] = good;
+    restore_refused(e, &w, &b, "was.nslices");
+    b.nslices = GP_MAX_GPUS_PER_NODE + 1;
+    restore_refused(e, &w, &b, "was.nslices");
+    b.nslices = 1;
+    b.slices[0].gpu = -1;
+    restore_refused(e, &w, &b, "was.slices[0].gpu");
+    b.slices[0].gpu = 4;
+    restore_refused(e, &w, &b, "was.slices[0].gpu");
+    b.slices[0] = good;
+    b.slices[0].mig_slot = 0;
+    restore_refused(e, &w, &b, "was.slices[0].mig_slot");
+    b.slices[0] = good;
+    b.slices[0].milli = -1;
+    restore_refused(e, &w, &b, "was.slices[0].milli");
+    b.slices[0].milli = GP_MILLI + 1;
+    restore_refused(e, &w, &b, "was.slices[0].milli");
+    b.slices[0] = good;
+    b.slices[0].mem = -1;
+    restore_refused(e, &w, &b, "was.slices[0].mem");
+    b.slices[0].mem = 80 * GIB + 1;
+    restore_refused(e, &w, &b, "was.slices[0].mem");
+    b.slices[0].mem = INT64_MAX;
+    restore_refused(e, &w, &b, "was.slices[0].mem");
+    b.slices[0] = good;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_engine_restore_paused(e, &w, &b, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(node_info(e, "n1").mem_used, 84 * GIB);
     gp_engine_free(e);
 }
 END_TEST
@@ -374,6 +439,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_gang_is_not_paused);
     tcase_add_test(tc, test_resumes_only_on_its_node);
     tcase_add_test(tc, test_restore_paused);
+    tcase_add_test(tc, test_restore_paused_bad_binding);
     tcase_add_test(tc, test_on_preempt_inherited);
 }
 
