@@ -715,7 +715,10 @@ typedef struct gp_shape {
 
 /* Sets the shapes: 0, or GP_EINVAL for a shape out of range (a popularity
  * that is not positive, an amount below zero, a GPU model that is not 1 to
- * GP_NAME_MAX characters and its NUL), which keeps the shapes set before. */
+ * GP_NAME_MAX characters and its NUL), GP_ELIMIT if the GPU models the shapes
+ * name that the engine does not know yet would take it past its 64 models,
+ * GP_ENOMEM. On every error nothing changes: the shapes set before stay, and
+ * none of the shapes' models is taken in. */
 int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n);
 
 /*

@@ -95,18 +95,54 @@ static int bad_shape(const gp_shape *s) {
     return 0;
 }
 
+/* The models shapes[0..n) allow that the engine has not interned, each once,
+ * in the order the shapes name them: *nfresh of them in fresh[]. GP_ELIMIT
+ * if the engine has no room for them all. */
+static int fresh_models(const gp_engine *e, const gp_shape *shapes, size_t n,
+                        const char *fresh[GP__MAX_MODELS], int32_t *nfresh) {
+    *nfresh = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int32_t k = 0; k < shapes[i].nmodels; k++) {
+            const char *m = shapes[i].models[k];
+            int32_t f = 0;
+            while (f < *nfresh && strcmp(fresh[f], m) != 0)
+                f++;
+            if (f < *nfresh || gp__model_find(e, m) >= 0)
+                continue;
+            if (e->nmodels + *nfresh >= GP__MAX_MODELS)
+                return GP_ELIMIT;
+            fresh[(*nfresh)++] = m;
+        }
+    return 0;
+}
+
+/* The id model has, or will have once fresh[0..nfresh) are interned. */
+static int model_id(const gp_engine *e, const char *model, const char *const *fresh,
+                    int32_t nfresh) {
+    int id = gp__model_find(e, model);
+    for (int32_t f = 0; id < 0 && f < nfresh; f++)
+        if (strcmp(fresh[f], model) == 0)
+            id = e->nmodels + f;
+    return id;
+}
+
 int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n) {
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (bad_shape(&shapes[i]))
+            return GP_EINVAL;
+        total += shapes[i].popularity;
+    }
+    /* Models are interned only once the shapes are in place, so that an
+     * error leaves the engine as it was. */
+    const char *fresh[GP__MAX_MODELS];
+    int32_t nfresh;
+    int rc = fresh_models(e, shapes, n, fresh, &nfresh);
+    if (rc != 0)
+        return rc;
     gp__pshape *out = gp__malloc(&e->alloc, (n ? n : 1) * sizeof *out);
     if (!out)
         return GP_ENOMEM;
-    double total = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (bad_shape(&shapes[i])) {
-            gp__free(&e->alloc, out);
-            return GP_EINVAL;
-        }
-        total += shapes[i].popularity;
-    }
     for (size_t i = 0; i < n; i++) {
         gp__pshape *p = &out[i];
         memset(p, 0, sizeof *p);
@@ -114,23 +150,19 @@ int gp_engine_set_shapes(gp_engine *e, const gp_shape *shapes, size_t n) {
         p->req.milli = shapes[i].gpus > 0 ? 0 : shapes[i].gpu_milli;
         p->req.cpu = shapes[i].cpu_milli;
         p->req.mem = shapes[i].mem_bytes;
-        for (int32_t k = 0; k < shapes[i].nmodels; k++) {
-            int id = gp__model_intern(e, shapes[i].models[k]);
-            if (id < 0) {
-                gp__free(&e->alloc, out);
-                return id;
-            }
-            p->req.models |= UINT64_C(1) << id;
-        }
+        for (int32_t k = 0; k < shapes[i].nmodels; k++)
+            p->req.models |= UINT64_C(1) << model_id(e, shapes[i].models[k], fresh, nfresh);
         p->popularity = shapes[i].popularity / total;
     }
-    int rc = gp__placer_set_shapes(e->placer, out, n);
+    rc = gp__placer_set_shapes(e->placer, out, n);
     gp__free(&e->alloc, out);
-    if (rc == 0) {
-        e->shapes_explicit = 1;
-        e->frag_all = 1;
-    }
-    return rc;
+    if (rc != 0)
+        return rc;
+    for (int32_t f = 0; f < nfresh; f++)
+        gp__model_intern(e, fresh[f]); /* room checked above: gets the id used */
+    e->shapes_explicit = 1;
+    e->frag_all = 1;
+    return 0;
 }
 
 void gp__frag_dirty(gp_engine *e, uint32_t id) {

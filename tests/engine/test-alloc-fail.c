@@ -110,6 +110,19 @@ static char *dump(gp_engine *e) {
     }
     for (size_t i = 0; i < gp_engine_warning_count(e); i++)
         fprintf(f, "warning %s\n", gp_engine_warning(e, i));
+    /* The shapes in use, through the figure measured against them, and
+     * whether the engine knows GPU model B200, which no node has. */
+    double idle = 0, frag = gp_engine_fragmentation(e, &idle);
+    fprintf(f, "fragmentation %.6f %.0f\n", frag, idle);
+    gp_workload_spec w;
+    gp_workload_spec_init(&w, 0, "a");
+    w.req.gpu = GP_GPU_WHOLE;
+    w.req.gpus = 1;
+    w.req.nmodels = 1;
+    snprintf(w.req.models[0], sizeof w.req.models[0], "B200");
+    char err[GP_ERR_MAX] = "";
+    int rc = gp_engine_submit_check(e, &w, err, sizeof err);
+    fprintf(f, "B200 %d %s\n", rc, err);
     fclose(f);
     return buf;
 }
@@ -291,9 +304,13 @@ static int op_info(gp_engine *e) {
     return gp_engine_workload_get(e, 13, &w);
 }
 
+/* Shapes that name a GPU model the engine knows and one it does not: a
+ * failure takes in neither the shapes nor the model. */
 static int op_shapes(gp_engine *e) {
-    gp_shape s[2] = {{.gpus = 1, .gpu_milli = GP_MILLI, .popularity = 3},
+    gp_shape s[2] = {{.gpus = 1, .gpu_milli = GP_MILLI, .popularity = 3, .nmodels = 2},
                      {.gpus = 0, .gpu_milli = 500, .popularity = 1}};
+    snprintf(s[0].models[0], sizeof s[0].models[0], "H100");
+    snprintf(s[0].models[1], sizeof s[0].models[1], "B200");
     return gp_engine_set_shapes(e, s, 2);
 }
 
