@@ -12,7 +12,8 @@
 #include "common/gp_names.h"
 #include "daemon/usage.h"
 
-GP_NAMED_ENUM(gpd__usage_kind, gpd__usage_kind, GPD__USAGE_NKINDS, "?", "queue", "user", "node")
+GP_NAMED_ENUM(gpd__usage_kind, gpd__usage_kind, GPD__USAGE_NKINDS, "?",
+              GPD__USAGE_KINDS(GP_NAME_OF))
 
 /* A growing table of rates, found by (kind, key). */
 typedef struct table {

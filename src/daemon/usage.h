@@ -38,11 +38,17 @@
 #define GPD__USAGE_FINE_DAYS   14
 #define GPD__USAGE_COARSE_DAYS 400
 
+/* What usage is grouped by. */
+#define GPD__USAGE_KINDS(XX)                                                                       \
+    XX(QUEUE, "queue")                                                                             \
+    XX(USER, "user")                                                                               \
+    XX(NODE, "node")
+
 typedef enum gpd__usage_kind {
-    GPD__USAGE_QUEUE = 0,
-    GPD__USAGE_USER,
-    GPD__USAGE_NODE,
-    GPD__USAGE_NKINDS
+#define GPD__USAGE_ENUM_(sym, name) GPD__USAGE_##sym,
+    GPD__USAGE_KINDS(GPD__USAGE_ENUM_)
+#undef GPD__USAGE_ENUM_
+        GPD__USAGE_NKINDS
 } gpd__usage_kind;
 
 /* "queue", "user", "node"; parse returns GP_EINVAL for anything else. */

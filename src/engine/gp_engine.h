@@ -97,17 +97,22 @@ const char *gp_resource_name(gp_resource r);
  * paper (USENIX ATC'23); GP_PLACE_GPUPOOL is gpupool's own
  * fragmentation-aware policy and the default (docs/placement.md).
  */
+#define GP_PLACEMENTS(XX)                                                                          \
+    XX(GPUPOOL, "gpupool")                                                                         \
+    XX(BINPACK, "binpack") /* fullest node first */                                                \
+    XX(SPREAD, "spread")   /* emptiest node first */                                               \
+    XX(RANDOM, "random")                                                                           \
+    XX(DOTPROD, "dotprod")                                                                         \
+    XX(GPUCLUSTERING, "gpuclustering")                                                             \
+    XX(GPUPACKING, "gpupacking")                                                                   \
+    XX(BESTFIT, "bestfit")                                                                         \
+    XX(FGD, "fgd")
+
 typedef enum gp_placement {
-    GP_PLACE_GPUPOOL = 0,
-    GP_PLACE_BINPACK, /* fullest node first */
-    GP_PLACE_SPREAD,  /* emptiest node first */
-    GP_PLACE_RANDOM,
-    GP_PLACE_DOTPROD,
-    GP_PLACE_GPUCLUSTERING,
-    GP_PLACE_GPUPACKING,
-    GP_PLACE_BESTFIT,
-    GP_PLACE_FGD,
-    GP_PLACE_COUNT
+#define GP_PLACE_ENUM_(sym, name) GP_PLACE_##sym,
+    GP_PLACEMENTS(GP_PLACE_ENUM_)
+#undef GP_PLACE_ENUM_
+        GP_PLACE_COUNT
 } gp_placement;
 
 /* "gpupool", "binpack", ...; gp_placement_parse returns GP_EINVAL if unknown. */
@@ -196,10 +201,16 @@ typedef struct gp_model_quota {
 } gp_model_quota;
 
 /* How a workload is evicted (docs/engine.md, "Eviction modes"). */
+#define GP_ON_PREEMPT_MODES(XX)                                                                    \
+    XX(CHECKPOINT, "checkpoint") /* the checkpoint signal, a grace period, then stop */            \
+    XX(PAUSE, "pause")           /* GPU state to host memory, frozen, resumed in place */          \
+    XX(REQUEUE, "requeue")       /* stopped at once, queued again */
+
 typedef enum gp_on_preempt {
-    GP_ON_PREEMPT_CHECKPOINT = 0, /* the checkpoint signal, a grace period, then stop */
-    GP_ON_PREEMPT_PAUSE,          /* GPU state to host memory, frozen, resumed in place */
-    GP_ON_PREEMPT_REQUEUE         /* stopped at once, queued again */
+#define GP_ON_PREEMPT_ENUM_(sym, name) GP_ON_PREEMPT_##sym,
+    GP_ON_PREEMPT_MODES(GP_ON_PREEMPT_ENUM_)
+#undef GP_ON_PREEMPT_ENUM_
+        GP_ON_PREEMPT_COUNT
 } gp_on_preempt;
 
 /* "checkpoint", "pause", "requeue" ("unknown" out of range). */
@@ -395,10 +406,16 @@ int gp_engine_node_get(const gp_engine *e, const char *name, gp_node_info *out);
 /* Workloads                                                                 */
 /* ------------------------------------------------------------------------ */
 
+#define GP_KINDS(XX)                                                                               \
+    XX(TRAIN, "train")             /* preemptible by default */                                    \
+    XX(INTERACTIVE, "interactive") /* not preemptible by default */                                \
+    XX(INFERENCE, "inference")     /* not preemptible by default */
+
 typedef enum gp_kind {
-    GP_KIND_TRAIN = 0,   /* preemptible by default */
-    GP_KIND_INTERACTIVE, /* not preemptible by default */
-    GP_KIND_INFERENCE    /* not preemptible by default */
+#define GP_KIND_ENUM_(sym, name) GP_KIND_##sym,
+    GP_KINDS(GP_KIND_ENUM_)
+#undef GP_KIND_ENUM_
+        GP_KIND_COUNT
 } gp_kind;
 
 const char *gp_kind_name(gp_kind k);

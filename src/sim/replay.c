@@ -20,7 +20,7 @@
 
 #define PROJECT_LABEL "gpupool.io/project"
 
-GP_NAMED_ENUM(sim_mode, sim_mode, SIM_MODE_COUNT, "?", "static", "pooled", "pooled-fractional")
+GP_NAMED_ENUM(sim_mode, sim_mode, SIM_MODE_COUNT, "?", SIM_MODES(GP_NAME_OF))
 
 void sim_replay_opts_init(sim_replay_opts *o) {
     memset(o, 0, sizeof *o);

@@ -24,11 +24,17 @@
 #include "sim/projects.h"
 #include "sim/trace.h"
 
+/* The ways a replay shares the pool (docs/simulator.md). */
+#define SIM_MODES(XX)                                                                              \
+    XX(STATIC, "static")                                                                           \
+    XX(POOLED, "pooled")                                                                           \
+    XX(FRACTIONAL, "pooled-fractional")
+
 typedef enum sim_mode {
-    SIM_MODE_STATIC = 0,
-    SIM_MODE_POOLED,
-    SIM_MODE_FRACTIONAL,
-    SIM_MODE_COUNT
+#define SIM_MODE_ENUM_(sym, name) SIM_MODE_##sym,
+    SIM_MODES(SIM_MODE_ENUM_)
+#undef SIM_MODE_ENUM_
+        SIM_MODE_COUNT
 } sim_mode;
 
 /* "static", "pooled", "pooled-fractional"; parse returns GP_EINVAL if
