@@ -2,12 +2,14 @@
  * test-local.c — the local executor with real processes: exit codes and
  * signals, stop() ending a whole process tree, the checkpoint signal, handles
  * that survive a restart (and a SIGKILL) of the daemon, handles that are
- * lost, idempotent launches, start failures, reap and the task list.
+ * lost, idempotent launches, start failures (one a supervisor recorded
+ * before the daemon stopped), reap and the task list.
  *
  * Tasks are /bin/sh scripts. Anything a test waits for is polled with a
  * limit of several seconds, so the tests hold on a loaded machine.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,6 +283,48 @@ START_TEST(test_start_failures) {
 }
 END_TEST
 
+/* A supervisor that could not fork its task records the failure in the
+ * attempt's directory, which its launch then removes. A daemon stopped in
+ * between leaves the record: launching the key again starts the task if the
+ * fork failed for want of processes or memory (EAGAIN, nothing ran), and
+ * reports any other failure again, running nothing. */
+static void supervisor_failed(const char *dir, const char *key, int e) {
+    char sub[64], task[PATH_MAX], text[128];
+    snprintf(sub, sizeof sub, "state/%s", key);
+    snprintf(task, sizeof task, "%s", gpt_path(dir, sub));
+    mkdir(gpt_path(dir, "state"), 0755);
+    ck_assert_int_eq(mkdir(task, 0755), 0);
+    snprintf(text, sizeof text, "local:%s:1:1\n", key);
+    gpt_spit(gpt_path(task, "handle"), text);
+    snprintf(text, sizeof text, "exit_code=127\nterm_signal=0\nstart_stage=1\nstart_errno=%d\n", e);
+    gpt_spit(gpt_path(task, "exit"), text);
+}
+
+START_TEST(test_supervisor_fork_failure_recorded) {
+    const char *dir = gpt_tmpdir();
+    gp_executor *ex = gpt_open(dir, NULL);
+    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";
+    supervisor_failed(dir, "w17.t0.a1", EAGAIN);
+    gpt_launch_sh(ex, 17, "echo ran >> runs", dir, h);
+    ck_assert_int_eq(gpt_exited(ex, h).exit_code, 0);
+    char *runs = gpt_slurp(gpt_path(dir, "runs"));
+    ck_assert_ptr_nonnull(runs);
+    ck_assert_str_eq(runs, "ran\n");
+    free(runs);
+
+    supervisor_failed(dir, "w18.t0.a1", EPERM);
+    const char *argv[] = {"/bin/sh", "-c", "echo ran >> runs", NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 18, argv, dir);
+    ck_assert_int_eq(gp_exec_launch(ex, &t, h, err, sizeof err), GP_ESYS);
+    ck_assert_msg(strstr(err, "supervisor") != NULL, "err: %s", err);
+    runs = gpt_slurp(gpt_path(dir, "runs"));
+    ck_assert_str_eq(runs, "ran\n");
+    free(runs);
+    gpt_done(ex, dir);
+}
+END_TEST
+
 START_TEST(test_reap_and_list) {
     const char *dir = gpt_tmpdir();
     gp_executor *ex = gpt_open(dir, NULL);
@@ -415,6 +459,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_lost_handles);
     tcase_add_test(tc, test_launch_is_idempotent);
     tcase_add_test(tc, test_start_failures);
+    tcase_add_test(tc, test_supervisor_fork_failure_recorded);
     tcase_add_test(tc, test_reap_and_list);
     tcase_add_test(tc, test_config_errors);
 }

@@ -118,6 +118,19 @@ static void task_dir(const gpx__local *lx, const char *key, char *out, size_t le
     gpx__exec_fmt(out, len, "%s/%s", lx->state_dir, key);
 }
 
+/* The path of a task's slice file (see GP_SLICE_FILE_DIR in ledger.h). */
+static void slice_file(const gpx__local *lx, const char *key, char *out, size_t len) {
+    gpx__exec_fmt(out, len, "%s/%s.%s", GP_SLICE_FILE_DIR, lx->instance, key);
+}
+
+/* The slice ledger name of the task attempt key names. */
+static void slice_of(const gpx__local *lx, const char *key, char *name, size_t len) {
+    uint64_t w = 0;
+    int32_t t = 0, a = 0;
+    parse_key(key, &w, &t, &a);
+    gpx__slice_name(lx->instance, w, t, a, name, len);
+}
+
 /* Reads the handle file of a task directory into handle (no newline).
  * 0, or GP_ENOENT if there is none. */
 static int read_handle(const char *dir, char handle[GP_HANDLE_MAX]) {
@@ -528,35 +541,70 @@ static int resolve(const char *prog, char *const *env, char *out, size_t len) {
     return GP_ENOENT;
 }
 
+/* What a task that could not start returns: GP_EAGAIN for a supervisor
+ * that could not fork for now (nothing ran, and a fork may work later),
+ * GP_ESYS for any other failure of the supervisor, GP_ENOENT for the task's
+ * own (its program, working directory, user...). */
+static int start_rc(int stage, int e) {
+    if (stage != GPX__STAGE_SUPERVISOR)
+        return GP_ENOENT;
+    return gpx__spawn_transient(e) ? GP_EAGAIN : GP_ESYS;
+}
+
+/* Removes what a task's launch made outside its state directory: its slice
+ * file and its ledgers. */
+static void remove_slice(const gpx__local *lx, const char *key) {
+    char file[PATH_MAX], name[64];
+    slice_file(lx, key, file, sizeof file);
+    unlink(file);
+    gpx__ledger_path(lx->instance, key, file, sizeof file);
+    unlink(file);
+    slice_of(lx, key, name, sizeof name);
+    if (gp_ledger_unlink != NULL)
+        gp_ledger_unlink(name);
+}
+
+/* Removes all that a launch of key made, in its state directory dir and
+ * outside it (its cgroups, its slice), once no process of it runs. */
+static void remove_attempt(const gpx__local *lx, const char *key, const char *dir) {
+    char file[PATH_MAX];
+    gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
+    gpx__task_cg cg;
+    if (gpx__cg_load(&cg, file) == 0)
+        gpx__cg_remove(&cg);
+    remove_slice(lx, key);
+    remove_dir(dir);
+}
+
 /*
  * A launch of a key that was launched before: returns 1 with its handle (or
  * the start failure it recorded, as an error), or 0 if the directory holds no
- * start (it is then emptied for a new one). A directory without a handle may
- * belong to a launch still in flight in another process, so this waits up to
- * a second for the handle before it calls the directory stale.
+ * start (it is then emptied for a new one), nor one that failed for now (a
+ * supervisor that could not fork, whose launch's clean-up did not happen: the
+ * daemon stopped meanwhile). A directory without a handle may belong to a
+ * launch still in flight in another process, so this waits up to a second
+ * for the handle before it calls the directory stale.
  */
-static int launched_before(const gp_task_launch *t, const char *dir, char handle[GP_HANDLE_MAX],
-                           char *err, size_t errlen) {
+static int launched_before(const gpx__local *lx, const gp_task_launch *t, const char *key,
+                           const char *dir, char handle[GP_HANDLE_MAX], char *err, size_t errlen) {
     for (int i = 0; i < 100; i++) {
         if (read_handle(dir, handle) == 0) {
             gpx__exit ex;
             if (gpx__exit_read(dir, &ex) == 0 && ex.present && ex.start_stage != GPX__STAGE_NONE) {
+                handle[0] = '\0';
+                int rc = start_rc(ex.start_stage, ex.start_errno);
+                if (rc == GP_EAGAIN)
+                    break;
                 start_error(t, t->argv[0], t->workdir ? t->workdir : "(default)", ex.start_stage,
                             ex.start_errno, err, errlen);
-                handle[0] = '\0';
-                return ex.start_stage == GPX__STAGE_SUPERVISOR ? GP_ESYS : GP_ENOENT;
+                return rc;
             }
             return 1;
         }
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    char file[PATH_MAX];
-    gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
-    gpx__task_cg cg;
-    if (gpx__cg_load(&cg, file) == 0)
-        gpx__cg_remove(&cg);
-    remove_dir(dir);
+    remove_attempt(lx, key, dir);
     return 0;
 }
 
@@ -643,11 +691,6 @@ static int prepare_dirs(const gpx__local *lx, const gp_task_launch *t, prep *p, 
         return GP_EIO;
     }
     return 0;
-}
-
-/* The path of a task's slice file (see GP_SLICE_FILE_DIR in ledger.h). */
-static void slice_file(const gpx__local *lx, const char *key, char *out, size_t len) {
-    gpx__exec_fmt(out, len, "%s/%s.%s", GP_SLICE_FILE_DIR, lx->instance, key);
 }
 
 /*
@@ -749,7 +792,7 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         if (errno != EEXIST) {
             gp_errf(err, errlen, "state_dir: cannot create '%s': %s", p->dir, strerror(errno));
             rc = GP_EIO;
-        } else if ((rc = launched_before(t, p->dir, handle, err, errlen)) != 0) {
+        } else if ((rc = launched_before(lx, t, key, p->dir, handle, err, errlen)) != 0) {
             free(p);
             return rc < 0 ? rc : 0;
         } else if (mkdir(p->dir, 0755) < 0) {
@@ -818,23 +861,39 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
         rc = gpx__spawn_task(&s, &sp, err, errlen);
         if (rc == 0 && sp.stage != GPX__STAGE_NONE) {
             start_error(t, p->path, p->workdir, sp.stage, sp.start_errno, err, errlen);
-            rc = sp.stage != GPX__STAGE_SUPERVISOR      ? GP_ENOENT
-                 : gpx__spawn_transient(sp.start_errno) ? GP_EAGAIN
-                                                        : GP_ESYS;
+            rc = start_rc(sp.stage, sp.start_errno);
         }
     }
     if (rc < 0 && spawned) {
-        dprintf(p->log_fd, "==== gpupool: could not start: %s ====\n", err ? err : "");
-        gpx__cg_remove(&p->cg);
+        if (rc == GP_EAGAIN) {
+            dprintf(p->log_fd,
+                    "==== gpupool: not started yet: %s; the launch will be tried again ====\n",
+                    err ? err : "");
+        } else {
+            dprintf(p->log_fd, "==== gpupool: could not start: %s ====\n", err ? err : "");
+        }
     }
+    char recorded[GP_HANDLE_MAX];
     if (rc == 0) {
         gpx__exec_fmt(handle, GP_HANDLE_MAX, "local:%s:%d:%llu", key, (int)sp.spid,
                       (unsigned long long)sp.sstart);
-    } else if (!spawned || rc == GP_EAGAIN) {
-        /* Nothing ran (a supervisor that could not fork has reported and
-         * ended): leave no directory that a relaunch of the key, now or
-         * after GP_EAGAIN, would take for a start in flight or a failure. */
+    } else if (!spawned) {
+        /* Nothing was made outside the directory: leave none that a
+         * relaunch of the key would take for a start in flight. */
         remove_dir(p->dir);
+    } else if (rc == GP_EAGAIN || read_handle(p->dir, recorded) < 0) {
+        /* Nothing ran: no supervisor started (none wrote its handle), or
+         * it could not fork the task for now and has reported and ended.
+         * What the launch made goes, its cgroups, slice file and ledger as
+         * well as its directory, so that a try again of the key starts
+         * afresh and one never made (its workload deleted meanwhile)
+         * leaves nothing. */
+        remove_attempt(lx, key, p->dir);
+    } else {
+        /* The supervisor recorded why the task could not start, which a
+         * relaunch of the key reports; the rest goes. */
+        gpx__cg_remove(&p->cg);
+        remove_slice(lx, key);
     }
     if (p->log_fd >= 0)
         close(p->log_fd);
@@ -888,14 +947,6 @@ static int local_stop(void *state, const char *handle) {
     return signal_task(state, handle, SIGKILL);
 }
 
-/* The slice ledger name of the task a handle names. */
-static void slice_of(const gpx__local *lx, const handle_parts *h, char *name, size_t len) {
-    uint64_t w = 0;
-    int32_t t = 0, a = 0;
-    parse_key(h->key, &w, &t, &a);
-    gpx__slice_name(lx->instance, w, t, a, name, len);
-}
-
 /* Bytes of GPU memory the task's slice holds now, from its ledger; -1 if the
  * task has no slice ledger or the reader is not linked. */
 static int64_t slice_memory(const gpx__local *lx, const handle_parts *h) {
@@ -903,7 +954,7 @@ static int64_t slice_memory(const gpx__local *lx, const handle_parts *h) {
     gp_ledger *l = NULL;
     if (gp_ledger_open == NULL || gp_ledger_usage == NULL || gp_ledger_close == NULL)
         return -1;
-    slice_of(lx, h, name, sizeof name);
+    slice_of(lx, h->key, name, sizeof name);
     char file[PATH_MAX];
     gpx__ledger_path(lx->instance, h->key, file, sizeof file);
     /* The slice's name is read only where the executor made no ledger: a
@@ -993,7 +1044,7 @@ static int local_reap(void *state, const char *handle) {
     handle_parts h;
     if (parse_handle(handle, &h) < 0)
         return GP_EINVAL;
-    char dir[PATH_MAX], file[PATH_MAX], recorded[GP_HANDLE_MAX];
+    char dir[PATH_MAX], recorded[GP_HANDLE_MAX];
     task_dir(lx, h.key, dir, sizeof dir);
     if (read_handle(dir, recorded) == 0 && strcmp(recorded, handle) != 0)
         return 0; /* a stale handle: the directory belongs to a later start */
@@ -1003,20 +1054,8 @@ static int local_reap(void *state, const char *handle) {
     if ((gpx__exit_read(dir, &ex) == 0 && !ex.present && gpx__proc_alive(h.spid, h.sstart)) ||
         (gpx__task_read(dir, &tpid, &tstart) == 0 && gpx__proc_alive(tpid, tstart)))
         return GP_ESTATE;
-    gpx__task_cg cg;
-    gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
-    if (gpx__cg_load(&cg, file) == 0)
-        gpx__cg_remove(&cg);
-    /* The books and the limits of an ended slice go with it. */
-    char name[64];
-    slice_file(lx, h.key, file, sizeof file);
-    unlink(file);
-    gpx__ledger_path(lx->instance, h.key, file, sizeof file);
-    unlink(file);
-    slice_of(lx, &h, name, sizeof name);
-    if (gp_ledger_unlink != NULL)
-        gp_ledger_unlink(name);
-    remove_dir(dir);
+    /* Its cgroups, and the books and the limits of an ended slice, go with it. */
+    remove_attempt(lx, h.key, dir);
     return 0;
 }
 
