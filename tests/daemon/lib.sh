@@ -147,6 +147,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# no_trace DATA_DIR ID: succeeds if nothing of workload ID's task attempts
+# is left with the local executor of the daemon of DATA_DIR: no task
+# directory, no cgroup, no slice file or ledger, no supervisor.
+no_trace() {
+    no_trace_inst=$(cat "$1/tasks/instance") || return 1
+    for f in "$1"/tasks/w"$2".* /sys/fs/cgroup/*/gpupool/"$no_trace_inst"/w"$2".* \
+        /sys/fs/cgroup/gpupool/"$no_trace_inst"/w"$2".* \
+        /run/gpupool/slices/"$no_trace_inst".w"$2".* /run/gpupool/ledgers/"$no_trace_inst".w"$2".*; do
+        [ ! -e "$f" ] || return 1
+    done
+    ! ps -eo args | grep -q "^gpupool-supervisor $no_trace_inst w$2\\."
+}
+
 # ids_with_event PATTERN FIRST LAST: prints the workloads FIRST..LAST whose
 # events match the grep PATTERN, one a line.
 ids_with_event() {

@@ -50,3 +50,8 @@ $(BUILD)/tests/daemon/gpupoold-pausekill: $(OBJ)/tests/daemon/pause-kill.o $(DAE
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(shell pkg-config --libs $(DAEMON_PKGS)) -lwslay -lpthread -ldl $(LDLIBS)
 TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/gpupoold-pausekill $(BUILD)/tests/executors/cuda-holder
+# test-launch-fork.sh preloads this into gpupoold to make its forks fail.
+$(BUILD)/tests/daemon/failfork.so: tests/daemon/failfork.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -shared $< -o $@ -ldl
+TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/failfork.so

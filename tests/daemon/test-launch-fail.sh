@@ -24,14 +24,6 @@ tap_ok "because task 1's log could not be opened" sh -c \
 tap_ok "after task 0 had been launched (its log has the executor's header)" \
     grep -q "workload 1 task 0 attempt 1 starting" "$D/logs/1/task-0.log"
 
-# no_trace: nothing of workload 1's tasks is left with the executor.
-no_trace() {
-    for f in "$D"/tasks/w1.* /sys/fs/cgroup/*/gpupool/"$inst"/w1.* \
-        /sys/fs/cgroup/gpupool/"$inst"/w1.* /run/gpupool/slices/"$inst".w1.*; do
-        [ ! -e "$f" ] || return 1
-    done
-    ! ps -eo args | grep -q "^gpupool-supervisor $inst w1\."
-}
 tap_ok "its started task's directory, cgroups, slice file and processes are gone" \
-    wait_until 30 no_trace
+    wait_until 30 no_trace "$D" 1
 tap_done

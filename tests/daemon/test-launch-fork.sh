@@ -1,0 +1,83 @@
+#!/bin/sh
+# A launch of the local executor that cannot fork for now (EAGAIN, ENOMEM:
+# no process slot or no memory), whether gpupoold's own fork, the
+# intermediate's fork of the supervisor or the supervisor's fork of the
+# task, is tried again with the same key, the workload kept starting with a
+# launch-deferred event saying why; once forks work again it runs, once,
+# and each failed try leaves nothing behind: no task directory, cgroup,
+# slice file or ledger, between the tries and after a workload deleted
+# while its launch waits. A fork that fails for good (EPERM) still fails the
+# workload at once. failfork.so, preloaded into gpupoold, makes the forks
+# fail that the file $F asks for ("N WHERE [ERRNO]").
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+skip_if_sanitized
+
+D=$TMP/pool
+F=$TMP/forks
+mkdir -p "$D"
+GPD_TEST_FAIL_FORK=$F LD_PRELOAD=$B/tests/daemon/failfork.so \
+    proj_pool "$D" --period 300ms --poll 200ms
+inst=$(cat "$D/tasks/instance" 2>/dev/null)
+
+# sub CMD...: submits a workload on half a GPU (a slice file, a ledger and
+# cgroups where the host offers them); prints its id.
+sub() {
+    $GP submit --project proj --gpu 0.5 --cpu 1 --memory 1G -- "$@" | grep -o '[0-9][0-9]*' | head -1
+}
+# deferred ID: how many launch-deferred events workload ID has.
+deferred() { $GP describe "$1" | grep -c 'not launched yet (launch: cannot '; }
+deferred_twice() { [ "$(deferred "$1")" -ge 2 ]; }
+# files_of ID: what the executor holds for workload ID's tasks now.
+files_of() {
+    ls -d "$D"/tasks/w"$1".* /run/gpupool/slices/"$inst".w"$1".* \
+        /run/gpupool/ledgers/"$inst".w"$1".* /sys/fs/cgroup/*/gpupool/"$inst"/w"$1".* \
+        /sys/fs/cgroup/gpupool/"$inst"/w"$1".* 2>/dev/null
+}
+
+# The first slice launched probes the host's mount namespaces with a fork
+# of its own: done here, before any fork is made to fail.
+id=$(sub true)
+tap_ok "a first workload on a slice succeeds" wait_until 30 is_state "$id" succeeded
+
+for where in daemon intermediate supervisor; do
+    echo "2 $where" >"$F"
+    id=$(sub sh -c "echo ran >>$TMP/runs-$where")
+    tap_ok "$where: the first two forks failing, the launch is tried again and runs" \
+        wait_until 60 is_state "$id" succeeded
+    tap_is "$where: both failed forks were made" "$(cat "$F")" "0 $where 11"
+    tap_is "$where: its events say why, twice" "$(deferred "$id")" 2
+    tap_ok "$where: the reason is the fork's" sh -c \
+        "$GP describe $id | grep -q 'not launched yet (launch: cannot .*: Resource temporarily unavailable); trying again in'"
+    tap_is "$where: its command ran once" "$(cat "$TMP/runs-$where")" ran
+    tap_is "$where: in its first attempt" \
+        "$($GP --json describe "$id" | grep -o '"outcome"' | wc -l)" 1
+    tap_is "$where: its log says so of each try that could not start" \
+        "$(grep -c '^==== gpupool: not started yet: launch: cannot .*; the launch will be tried again ====$' \
+            "$D/logs/$id/task-0.log")" 2
+    tap_ok "$where: nothing of it is left once it is reaped" wait_until 30 no_trace "$D" "$id"
+done
+
+# ENOMEM is as transient as EAGAIN; while the fork keeps failing, nothing of
+# the failed tries is there between them, and deleting the workload leaves
+# nothing either.
+echo "1000 supervisor 12" >"$F"
+id=$(sub sleep 600)
+tap_ok "a launch whose fork keeps failing with ENOMEM is tried again" \
+    wait_until 60 deferred_twice "$id"
+tap_is "the workload stays starting" "$(state_of "$id")" starting
+# A try under way may be seen in passing: what lasts is what counts.
+left() { [ -z "$(files_of "$1")" ]; }
+tap_ok "between its tries nothing of them is left" wait_until 30 left "$id"
+files_of "$id" | sed 's/^/# left: /'
+$GP delete "$id" >/dev/null
+tap_ok "deleted while its launch waits" wait_until 30 is_state "$id" deleted
+tap_ok "nothing of it is left" wait_until 30 no_trace "$D" "$id"
+
+echo "1 daemon 1" >"$F"
+id=$(sub true)
+tap_ok "a fork that fails for good (EPERM) fails the workload" wait_until 30 is_state "$id" failed
+tap_ok "with the fork's reason" sh -c \
+    "$GP describe $id | grep -q 'could not be launched: launch: cannot fork: Operation not permitted'"
+tap_ok "and leaves nothing behind" wait_until 30 no_trace "$D" "$id"
+tap_done
