@@ -18,8 +18,9 @@
  *   restart of the daemon (stored with the task) and lets the executor find
  *   the task again; launching a key that already runs returns its handle.
  *   A launch that failed for a reason that may pass (the cluster's
- *   controller busy or unreachable) returns GP_EAGAIN, leaving whatever it
- *   began to be found by the next launch of the same key: the daemon keeps
+ *   controller busy or unreachable, a host that cannot fork for now)
+ *   returns GP_EAGAIN, leaving whatever it began to be found (or, where
+ *   nothing ran, nothing) by the next launch of the same key: the daemon keeps
  *   the workload's GPUs and tries that key again later, never a new one.
  * - poll() is non-blocking and batched: it fills the state of many handles in
  *   one call (one `squeue`, one walk over /proc), so the daemon's loop costs
