@@ -20,7 +20,10 @@
  * fresh pages (what was there is gone, as on a GPU given to someone else) and
  * gives the GPU books back. Restore books the memory again, on the GPUs the
  * UUID pairs name or on the same ones (CUDA_ERROR_OUT_OF_MEMORY and still
- * CHECKPOINTED if they lack room), and copies the contents back. A driver
+ * CHECKPOINTED if they lack room), and copies the contents back; after a
+ * restore onto other GPUs the process keeps its device ordinals and its
+ * contexts (cuCtxGetDevice says the same), but each ordinal moved is now the
+ * GPU its pair names, with that GPU's UUID (cuDeviceGetUuid). A driver
  * older than GP_CU_CKPT_MIN_DRIVER (GPUPOOL_FAKE_DRIVER_VERSION) answers
  * CUDA_ERROR_NOT_SUPPORTED to all of it.
  */

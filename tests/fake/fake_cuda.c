@@ -39,7 +39,8 @@ FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t by
 FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes);
 
 struct CUctx_st {
-    int gpu;
+    int gpu; /* the fake GPU its memory is on */
+    int dev; /* the ordinal it was made on (cuCtxGetDevice) */
 };
 struct CUmemPoolHandle_st {
     int gpu; /* -1: host */
@@ -91,9 +92,17 @@ static struct rec *reg_take(int kind, uint64_t key) {
     return r;
 }
 
+/* This process's CUDA ordinals: the fake GPU each one is. The identity until
+ * a restore onto other GPUs (fake_ckpt_move_in) moves an ordinal onto the
+ * GPU its pair names: as with the driver, the process keeps its ordinals and
+ * its contexts, and what an ordinal says of itself (cuDeviceGetUuid) is the
+ * new GPU's. */
+static int ordinal_gpu[GPFAKE_MAX_GPUS] = {0, 1, 2, 3, 4, 5, 6, 7};
+
 static int fake_gpu_of(CUdevice dev) {
     fake_init();
-    return dev >= 0 && dev < fake_cfg.ngpus ? dev : -1;
+    return dev >= 0 && dev < fake_cfg.ngpus ? __atomic_load_n(&ordinal_gpu[dev], __ATOMIC_RELAXED)
+                                            : -1;
 }
 
 /* Books and maps `bytes` of device memory on gpu. */
@@ -220,9 +229,10 @@ FAKE_EXPORT CUresult cuDeviceGet(CUdevice *dev, int ordinal) {
 }
 
 FAKE_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev) {
-    if (fake_gpu_of(dev) < 0)
+    int gpu = fake_gpu_of(dev);
+    if (gpu < 0)
         return CUDA_ERROR_INVALID_DEVICE;
-    gpfake_uuid(dev, (uint8_t *)uuid->bytes);
+    gpfake_uuid(gpu, (uint8_t *)uuid->bytes);
     return CUDA_SUCCESS;
 }
 
@@ -255,6 +265,7 @@ static CUresult ctx_create_(CUcontext *pctx, CUdevice dev) {
         return CUDA_ERROR_OUT_OF_MEMORY;
     CUcontext c = malloc(sizeof *c);
     c->gpu = gpu;
+    c->dev = dev;
     reg_put(K_CTX, (uint64_t)(uintptr_t)c, fake_cfg.ctx_memory, gpu, c);
     *pctx = current = c;
     return CUDA_SUCCESS;
@@ -310,7 +321,7 @@ FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
 FAKE_EXPORT CUresult cuCtxGetDevice(CUdevice *dev) {
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
-    *dev = current->gpu;
+    *dev = current->dev;
     return CUDA_SUCCESS;
 }
 
@@ -328,32 +339,31 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
     if (gpu < 0)
         return CUDA_ERROR_INVALID_DEVICE;
     fake_ckpt_attach();
-    if (primary_retains[gpu] == 0 && fake_cfg.ctx_memory &&
+    if (primary_retains[dev] == 0 && fake_cfg.ctx_memory &&
         fake_charge(gpu, fake_cfg.ctx_memory) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    primary_retains[gpu]++;
-    primary[gpu].gpu = gpu;
-    *pctx = &primary[gpu];
+    primary_retains[dev]++;
+    primary[dev].gpu = gpu;
+    primary[dev].dev = dev;
+    *pctx = &primary[dev];
     return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
-    int gpu = fake_gpu_of(dev);
-    if (gpu < 0 || primary_retains[gpu] == 0)
+    if (fake_gpu_of(dev) < 0 || primary_retains[dev] == 0)
         return CUDA_ERROR_INVALID_CONTEXT;
-    if (--primary_retains[gpu] == 0) {
-        free_ctx_memory(&primary[gpu]);
+    if (--primary_retains[dev] == 0) {
+        free_ctx_memory(&primary[dev]);
         if (fake_cfg.ctx_memory)
-            fake_uncharge(gpu, fake_cfg.ctx_memory);
+            fake_uncharge(primary[dev].gpu, fake_cfg.ctx_memory);
     }
     return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
-    int gpu = fake_gpu_of(dev);
-    if (gpu < 0)
+    if (fake_gpu_of(dev) < 0)
         return CUDA_ERROR_INVALID_DEVICE;
-    free_ctx_memory(&primary[gpu]);
+    free_ctx_memory(&primary[dev]);
     return CUDA_SUCCESS;
 }
 
@@ -803,15 +813,44 @@ int fake_ckpt_move_out(uint64_t host[GPFAKE_MAX_GPUS], uint32_t *gpus) {
     pthread_mutex_unlock(&reg_lock);
     if (rc != CUDA_SUCCESS)
         return rc;
-    for (int g = 0; g < fake_cfg.ngpus; g++) {
-        if (primary_retains[g] > 0) {
-            *gpus |= 1u << g;
-            host[g] += fake_cfg.ctx_memory;
+    for (int o = 0; o < fake_cfg.ngpus; o++)
+        if (primary_retains[o] > 0) {
+            *gpus |= 1u << primary[o].gpu;
+            host[primary[o].gpu] += fake_cfg.ctx_memory;
         }
+    for (int g = 0; g < fake_cfg.ngpus; g++)
         if (host[g] > 0)
             fake_uncharge(g, host[g]);
-    }
     return CUDA_SUCCESS;
+}
+
+/* The ordinals on GPUs that were checkpointed (gpus) go to the GPUs map[]
+ * names; each other ordinal keeps its GPU if no ordinal moved onto it, else
+ * takes one of those left, so that each GPU is still one ordinal. */
+static void remap_ordinals(const int32_t map[GPFAKE_MAX_GPUS], uint32_t gpus) {
+    int next[GPFAKE_MAX_GPUS], taken[GPFAKE_MAX_GPUS] = {0};
+    for (int o = 0; o < fake_cfg.ngpus; o++) {
+        int g = ordinal_gpu[o];
+        next[o] = gpus >> g & 1 ? map[g] : -1;
+        if (next[o] >= 0)
+            taken[next[o]] = 1;
+    }
+    for (int o = 0; o < fake_cfg.ngpus; o++)
+        if (next[o] < 0 && !taken[ordinal_gpu[o]]) {
+            next[o] = ordinal_gpu[o];
+            taken[next[o]] = 1;
+        }
+    for (int o = 0, free_gpu = 0; o < fake_cfg.ngpus; o++) {
+        while (next[o] < 0 && free_gpu < fake_cfg.ngpus && taken[free_gpu])
+            free_gpu++;
+        if (next[o] < 0 && free_gpu < fake_cfg.ngpus) {
+            next[o] = free_gpu;
+            taken[free_gpu] = 1;
+        }
+    }
+    for (int o = 0; o < fake_cfg.ngpus; o++)
+        if (next[o] >= 0)
+            __atomic_store_n(&ordinal_gpu[o], next[o], __ATOMIC_RELAXED);
 }
 
 int fake_ckpt_move_in(const int32_t map[GPFAKE_MAX_GPUS], const uint64_t host[GPFAKE_MAX_GPUS],
@@ -850,8 +889,9 @@ int fake_ckpt_move_in(const int32_t map[GPFAKE_MAX_GPUS], const uint64_t host[GP
             ((CUcontext)(uintptr_t)r->key)->gpu = r->gpu;
     }
     pthread_mutex_unlock(&reg_lock);
-    for (int g = 0; g < fake_cfg.ngpus; g++)
-        if (primary_retains[g] > 0)
-            primary[g].gpu = map[g];
+    for (int o = 0; o < fake_cfg.ngpus; o++)
+        if (primary_retains[o] > 0)
+            primary[o].gpu = map[primary[o].gpu];
+    remap_ordinals(map, gpus);
     return CUDA_SUCCESS;
 }

@@ -28,6 +28,8 @@ CUresult cuInit(unsigned int flags);
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes);
 CUresult cuMemFree_v2(CUdeviceptr dptr);
+CUresult cuCtxGetDevice(CUdevice *dev);
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
 #define PROTO_(sym, params) int sym params;
 GP_CU_CKPT_ENTRIES(PROTO_)
 
@@ -61,7 +63,9 @@ static unsigned char pattern(size_t i) {
 }
 
 /* The workload's loop: 'v' verifies the pattern (answers 'y' or 'n'), 'a'
- * allocates 1 MiB (answers 'd' once it returns). */
+ * allocates 1 MiB (answers 'd' once it returns), '0' and '1' answer 'y' when
+ * its context is still on ordinal 0 and that ordinal's UUID is fake GPU 0's
+ * or 1's. */
 static void workload(int cmd, int ans) {
     CUcontext ctx;
     CUdeviceptr p;
@@ -84,6 +88,14 @@ static void workload(int cmd, int ans) {
         } else if (c == 'a') {
             CUdeviceptr q;
             out = cuMemAlloc_v2(&q, MiB) == CUDA_SUCCESS ? 'd' : 'f';
+        } else if (c == '0' || c == '1') {
+            CUdevice dev = -1;
+            CUuuid u;
+            uint8_t want[16];
+            gpfake_uuid(c - '0', want);
+            if (cuCtxGetDevice(&dev) == CUDA_SUCCESS && dev == 0 &&
+                cuDeviceGetUuid_v2(&u, dev) == CUDA_SUCCESS && memcmp(u.bytes, want, 16) == 0)
+                out = 'y';
         }
         if (write(ans, &out, 1) != 1)
             _exit(3);
@@ -287,6 +299,7 @@ END_TEST
 START_TEST(test_restore_onto_other_gpu) {
     setup("2");
     start_workload();
+    ck_assert_int_eq(ask('0', 10000), 'y');
     pause_workload();
     gp_cu_gpu_pair pair;
     gpfake_uuid(0, (uint8_t *)pair.old_uuid);
@@ -303,6 +316,9 @@ START_TEST(test_restore_onto_other_gpu) {
     ck_assert_uint_eq(gpfake_used(1), HELD);
     ck_assert_int_eq(cuCheckpointProcessUnlock(W.pid, NULL), GP_CU_SUCCESS);
     ck_assert_int_eq(ask('v', 10000), 'y');
+    /* As with the driver: the process keeps its ordinal 0, which is now GPU
+     * 1, UUID included. */
+    ck_assert_int_eq(ask('1', 10000), 'y');
     ck_assert_int_eq(ask('a', 10000), 'd'); /* its context is on GPU 1 now */
     ck_assert_uint_eq(gpfake_used(1), HELD + MiB);
     teardown();
