@@ -98,6 +98,10 @@ int gps__nvml_ready(void);
 #define GPS__DEV_INVALID (-5)
 int gps__device_index(CUdevice ordinal);
 
+/* The UUID the driver gives CUDA device `ordinal` now (cuDeviceGetUuid_v2,
+ * else cuDeviceGetUuid): CUDA_SUCCESS, or the driver's error. */
+CUresult gps__device_uuid(CUdevice ordinal, CUuuid *uuid);
+
 /* The ledger index (or -1) and the context of the calling thread's current
  * context. Returns CUDA_SUCCESS, or the driver's error when there is no
  * current context (the caller then forwards the call, which fails). */
@@ -120,16 +124,19 @@ gp_ledger *gps__ledger(void);
 
 /* ---- truth.c ------------------------------------------------------------ */
 
-/* Records the UUID of ledger GPU dev as the driver gave it (not as the
- * ledger, which the workload can write, says). */
-void gps__truth_device(int dev, const uint8_t uuid[16]);
+/* Records the UUID of ledger GPU dev as the driver gave it for CUDA device
+ * `ordinal` (not as the ledger, which the workload can write, says). */
+void gps__truth_device(int dev, CUdevice ordinal, const uint8_t uuid[16]);
 
-/* NVML's handle of ledger GPU dev, found by the UUID the driver gave, or
- * NULL when NVML cannot say. */
+/* NVML's handle of ledger GPU dev, found by the UUID the driver gives its
+ * ordinal now (a restore onto other GPUs moves the ordinal: the handle
+ * follows), or NULL when NVML cannot say. One driver call each time: for
+ * a charge's check and the compute share's window, not for every call. */
 nvmlDevice_t gps__truth_handle(int dev);
 
 /* Bytes that the other processes of this task (same user, same cgroups)
- * hold on ledger GPU dev as NVML counts them, or -1 when NVML cannot say. */
+ * hold on ledger GPU dev as NVML counts them (on the GPU its ordinal is now,
+ * as gps__truth_handle), or -1 when NVML cannot say. */
 int64_t gps__truth_others(int dev);
 
 /* Bumped whenever a context is destroyed, so that per-thread caches of

@@ -35,8 +35,8 @@ int gps__share_on;
 
 struct throttle {
     pthread_mutex_t lock;
-    int ready;                   /* NVML handle looked up */
-    nvmlDevice_t nvdev;          /* NULL when NVML has no such GPU */
+    int ready;                   /* the first window started */
+    nvmlDevice_t nvdev;          /* the window's GPU; NULL when NVML has no such GPU */
     uint64_t window_start;       /* ns, CLOCK_MONOTONIC */
     unsigned long long since_us; /* NVML timestamp of the last sample */
     uint64_t launches;           /* by this process in the window */
@@ -58,12 +58,6 @@ static unsigned long long real_us(void) {
     struct timeval tv;
     gettimeofday(&tv, NULL);
     return (unsigned long long)tv.tv_sec * 1000000ULL + (unsigned long long)tv.tv_usec;
-}
-
-/* Finds the NVML handle of ledger GPU dev through its UUID. */
-static void lookup_nvml(struct throttle *t, int dev) {
-    t->ready = 1;
-    t->nvdev = gps__truth_handle(dev);
 }
 
 /* The slice's busy fraction of GPU t->nvdev since t->since_us, or -1 when
@@ -95,9 +89,12 @@ static double slice_busy(struct throttle *t) {
     return busy;
 }
 
-/* Ends a window: measures, and sets the rate for the next one. */
-static void end_window(struct throttle *t, uint64_t now, uint32_t share) {
+/* Ends a window: measures, and sets the rate for the next one. The GPU is
+ * looked up again for each window (a resume may have moved the process onto
+ * another GPU: truth.c). */
+static void end_window(struct throttle *t, int dev, uint64_t now, uint32_t share) {
     double secs = (double)(now - t->window_start) / 1e9;
+    t->nvdev = gps__truth_handle(dev);
     double u = slice_busy(t);
     if (u >= 0) {
         if (u < 0.01)
@@ -125,12 +122,12 @@ static void throttle(void) {
     double wait_s = 0;
     pthread_mutex_lock(&t->lock);
     if (!t->ready) {
-        lookup_nvml(t, dev);
+        t->ready = 1;
         t->window_start = t->last_refill = now;
         t->since_us = real_us();
     }
     if (now - t->window_start >= window)
-        end_window(t, now, share);
+        end_window(t, dev, now, share);
     t->launches++;
     if (t->rate > 0) {
         double burst = t->rate * (double)window / 1e10;

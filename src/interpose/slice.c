@@ -137,12 +137,17 @@ gp_ledger *gps__ledger(void) {
 
 static int warned_dev[MAX_ORDINALS], warned_cap[MAX_ORDINALS];
 
+CUresult gps__device_uuid(CUdevice ordinal, CUuuid *uuid) {
+    CUresult r = GP_CU(cuDeviceGetUuid_v2, uuid, ordinal);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_DEVICE)
+        r = GP_CU(cuDeviceGetUuid, uuid, ordinal);
+    return r;
+}
+
 static int resolve_device(CUdevice ordinal) {
     CUuuid uuid;
     size_t phys = 0;
-    CUresult r = GP_CU(cuDeviceGetUuid_v2, &uuid, ordinal);
-    if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_DEVICE)
-        r = GP_CU(cuDeviceGetUuid, &uuid, ordinal);
+    CUresult r = gps__device_uuid(ordinal, &uuid);
     if (r == CUDA_ERROR_INVALID_DEVICE)
         return GPS__DEV_INVALID; /* not a device at all: the driver's error */
     if (r != CUDA_SUCCESS) {
@@ -167,7 +172,7 @@ static int resolve_device(CUdevice ordinal) {
     int idx = gps__ledger_device(ledger, (const uint8_t *)uuid.bytes, cap, gps__cfg.compute_share);
     if (idx >= 0) {
         __atomic_store_n(&dev_cap[idx], cap, __ATOMIC_RELAXED);
-        gps__truth_device(idx, (const uint8_t *)uuid.bytes);
+        gps__truth_device(idx, ordinal, (const uint8_t *)uuid.bytes);
     }
     if (idx < 0)
         warn_once(&warned_dev[ordinal],

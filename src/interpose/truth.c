@@ -17,6 +17,12 @@
  * GPU from the driver (by UUID), the use from the driver, the membership
  * from the kernel. Where NVML gives no per-process memory the check is
  * skipped and the ledger is all there is (docs/interposer.md).
+ *
+ * A paused task may be resumed on other GPUs: the driver's restore keeps
+ * the process's CUDA ordinals and moves each onto its new GPU, whose UUID
+ * the ordinal then gives. So the GPU of a ledger row is asked again, by its
+ * ordinal, each time its NVML handle is needed (a charge's check, a window
+ * of the compute share), and a UUID that changed drops the old handle.
  */
 #include "interpose/gpuslice.h"
 
@@ -35,15 +41,41 @@ static char self_cg[CGROUP_MAX];
 static int self_cg_read; /* 1: read; -1: cannot be read */
 static uint8_t uuid_of[GP_LEDGER_MAX_DEVICES][16];
 static int uuid_known[GP_LEDGER_MAX_DEVICES];
+static CUdevice ordinal_of[GP_LEDGER_MAX_DEVICES];
 static nvmlDevice_t nvdev[GP_LEDGER_MAX_DEVICES];
 static int nvdev_state[GP_LEDGER_MAX_DEVICES]; /* 0: not looked up; 1: found; -1: none */
 
-void gps__truth_device(int dev, const uint8_t uuid[16]) {
+/* Sets the UUID of ledger GPU dev; a new one drops the handle of the old.
+ * With the lock held. */
+static void set_uuid(int dev, const uint8_t uuid[16]) {
+    if (!uuid_known[dev] || memcmp(uuid_of[dev], uuid, 16) != 0)
+        nvdev_state[dev] = 0;
+    memcpy(uuid_of[dev], uuid, 16);
+    uuid_known[dev] = 1;
+}
+
+void gps__truth_device(int dev, CUdevice ordinal, const uint8_t uuid[16]) {
     if (dev < 0 || dev >= GP_LEDGER_MAX_DEVICES)
         return;
     pthread_mutex_lock(&lock);
-    memcpy(uuid_of[dev], uuid, 16);
-    uuid_known[dev] = 1;
+    set_uuid(dev, uuid);
+    ordinal_of[dev] = ordinal;
+    pthread_mutex_unlock(&lock);
+}
+
+/* Asks the driver which GPU the ordinal of ledger GPU dev is now (a restore
+ * onto other GPUs moves it) and records it. The driver is called without
+ * the lock. */
+static void follow(int dev) {
+    pthread_mutex_lock(&lock);
+    int known = uuid_known[dev];
+    CUdevice ordinal = ordinal_of[dev];
+    pthread_mutex_unlock(&lock);
+    CUuuid now;
+    if (!known || gps__device_uuid(ordinal, &now) != CUDA_SUCCESS)
+        return;
+    pthread_mutex_lock(&lock);
+    set_uuid(dev, (const uint8_t *)now.bytes);
     pthread_mutex_unlock(&lock);
 }
 
@@ -92,6 +124,7 @@ static nvmlDevice_t handle_of(int dev) {
 nvmlDevice_t gps__truth_handle(int dev) {
     if (dev < 0 || dev >= GP_LEDGER_MAX_DEVICES)
         return NULL;
+    follow(dev);
     pthread_mutex_lock(&lock);
     nvmlDevice_t h = handle_of(dev);
     pthread_mutex_unlock(&lock);
@@ -101,6 +134,7 @@ nvmlDevice_t gps__truth_handle(int dev) {
 int64_t gps__truth_others(int dev) {
     if (dev < 0 || dev >= GP_LEDGER_MAX_DEVICES)
         return -1;
+    follow(dev);
     pthread_mutex_lock(&lock);
     if (self_cg_read == 0)
         self_cg_read = slurp("/proc/self/cgroup", self_cg, sizeof self_cg) > 0 ? 1 : -1;

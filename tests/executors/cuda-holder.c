@@ -8,10 +8,13 @@
  * (replaced atomically). A paused holder stops counting; resumed, it goes on
  * from the step where it stopped.
  *
- *   cuda-holder LEDGER GPUS GPU_MEMORY MIB STATE
+ *   cuda-holder LEDGER GPUS GPU_MEMORY MIB STATE [ASK MORE]
  *
  * LEDGER, GPUS and GPU_MEMORY configure the fake driver (GPUPOOL_FAKE_LEDGER,
- * _GPUS, _GPU_MEMORY: a task does not inherit gpupool's variables).
+ * _GPUS, _GPU_MEMORY: a task does not inherit gpupool's variables). With
+ * ASK and MORE, a step that finds the file ASK removes it, tries to allocate
+ * MORE MiB (freed at once) and writes "ok", "oom" or "error" into ASK.out
+ * (replaced atomically): a test asks what the slice lets it have now.
  */
 #include "interpose/cuda_abi.h"
 
@@ -26,14 +29,35 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes);
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes);
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes);
+CUresult cuMemFree_v2(CUdeviceptr dptr);
 
 static unsigned char pattern(size_t i) {
     return (unsigned char)(i * 131 + 7);
 }
 
+/* Answers the file ask, if it is there, with the outcome of allocating
+ * `more` bytes. */
+static void answer(const char *ask, size_t more) {
+    if (unlink(ask) != 0)
+        return;
+    CUdeviceptr q;
+    CUresult r = cuMemAlloc_v2(&q, more);
+    if (r == CUDA_SUCCESS)
+        cuMemFree_v2(q);
+    char out[4096], tmp[4096 + 8];
+    snprintf(out, sizeof out, "%s.out", ask);
+    snprintf(tmp, sizeof tmp, "%s.tmp", out);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return;
+    fprintf(f, "%s\n", r == CUDA_SUCCESS ? "ok" : r == CUDA_ERROR_OUT_OF_MEMORY ? "oom" : "error");
+    fclose(f);
+    rename(tmp, out);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 6) {
-        fprintf(stderr, "usage: cuda-holder LEDGER GPUS GPU_MEMORY MIB STATE\n");
+    if (argc != 6 && argc != 8) {
+        fprintf(stderr, "usage: cuda-holder LEDGER GPUS GPU_MEMORY MIB STATE [ASK MORE]\n");
         return 2;
     }
     setenv("GPUPOOL_FAKE_LEDGER", argv[1], 1);
@@ -65,6 +89,8 @@ int main(int argc, char **argv) {
         fprintf(f, "%ld %s\n", step, ok ? "ok" : "bad");
         fclose(f);
         rename(tmp, argv[5]);
+        if (argc == 8)
+            answer(argv[6], (size_t)strtoull(argv[7], NULL, 10) << 20);
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }

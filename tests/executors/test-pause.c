@@ -10,7 +10,9 @@
  * would) is finished by GP_EXEC_CTL_PAUSE_RECOVER. A resume onto other GPUs
  * moves what the task's binding touched at launch (its device rules, the
  * watchdog's record) before the restore, and back if the restore fails; a
- * task on emulated GPUs resumes on any GPU of the node.
+ * task on emulated GPUs resumes on any GPU of the node. The interposer of a
+ * process moved onto another GPU checks its charges against what the
+ * driver says the task's other processes hold on that GPU, not the old one.
  *
  * Needs cgroups with a freezer (root): skipped otherwise, with the reason.
  * Every task's cgroups are made under gpexec-pause-<pid of the runner>, and
@@ -624,6 +626,75 @@ START_TEST(test_emulated_resumes_on_any_gpu) {
 }
 END_TEST
 
+/* What the slice lets holder B allocate now: it is asked through the file
+ * `ask` and answers in ask.out ("ok", "oom"). */
+static char *ask_holder(const char *dir) {
+    char out[PATH_MAX];
+    snprintf(out, sizeof out, "%s/ask.out", dir);
+    unlink(out);
+    gpt_spit(gpt_path(dir, "ask"), "");
+    ck_assert_msg(gpt_wait_file(out), "the holder did not answer");
+    char *s = gpt_slurp(out);
+    ck_assert_ptr_nonnull(s);
+    s[strcspn(s, "\n")] = '\0';
+    return s;
+}
+
+START_TEST(test_truth_follows_the_remap) {
+    /* A 512 MiB slice with the interposer: holder A takes 32 MiB and a
+     * context of 300 MiB that the ledger does not count (the interposer
+     * charges no context memory here), holder B 1 MiB. B then asks for 200
+     * MiB: the ledger would allow it (233 MiB), the driver's count of A
+     * (332 MiB) does not. Resumed on GPU 1, B must still be refused: its
+     * interposer kept GPU 0's NVML handle, found none of A there, and let
+     * the 200 MiB through. */
+    const char *dir = gpt_tmpdir();
+    char more[3 * PATH_MAX], nvml[PATH_MAX];
+    gpt_fake_nvml(nvml, sizeof nvml);
+    find_build();
+    snprintf(more, sizeof more, "nvml=%s,interposer=%s/../../libgpuslice.so", nvml, build);
+    OPEN_WITH_OR_SKIP(ex, dir, more);
+    gp_node_spec *node = node_of(ex);
+    gp_task_binding b = {.node = node->name, .nslices = 1};
+    b.slices[0] = (gp_slice){.gpu = 0, .milli = 500, .mem = 512LL << 20, .mig_slot = -1};
+    char script[4 * PATH_MAX];
+    snprintf(script, sizeof script,
+             "export GPUPOOL_CONTEXT_MEMORY=0 GPUPOOL_FAKE_CONTEXT_MEMORY=300M "
+             "GPUPOOL_NVML_LIBRARY=%s; h=%s/cuda-holder; $h %s 2 1G 32 %s/a.txt & "
+             "exec $h %s 2 1G 1 %s/b.txt %s/ask 200",
+             nvml, build, ledger, dir, ledger, dir, dir);
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 1, argv, dir);
+    t.node = node;
+    t.binding = &b;
+    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "launch: %s", err);
+    ck_assert(gpt_wait_file(gpt_path(dir, "a.txt")));
+    ck_assert(gpt_wait_file(gpt_path(dir, "b.txt")));
+    char *got = ask_holder(dir);
+    ck_assert_msg(strcmp(got, "oom") == 0, "on GPU 0, B got 200 MiB more: %s", got);
+    free(got);
+
+    gp_exec_pause p;
+    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE, h, &p), 0);
+    ck_assert_int_eq(p.cuda_procs, 2);
+    const char *from[] = {node->gpus[0].uuid}, *to[] = {node->gpus[1].uuid};
+    one_gpu(&p, h, from, to);
+    ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_RESUME, &p), 0);
+    ck_assert_uint_eq(used(0), 0);
+    ck_assert_uint_eq(used(1), (332ULL + 301) << 20);
+    got = ask_holder(dir);
+    ck_assert_msg(strcmp(got, "oom") == 0,
+                  "resumed on GPU 1, B got 200 MiB more than its slice (%s): its check looked "
+                  "at GPU 0",
+                  got);
+    free(got);
+    free(node);
+    stop_and_done(ex, dir, h);
+}
+END_TEST
+
 /* ---- the runner's sweep ------------------------------------------------------------ */
 
 static void runner_setup(void) {
@@ -722,6 +793,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_driver_too_old);
     tcase_add_test(tc, test_resume_elsewhere_moves_the_binding);
     tcase_add_test(tc, test_emulated_resumes_on_any_gpu);
+    tcase_add_test(tc, test_truth_follows_the_remap);
 }
 
 GP_TEST_MAIN("executors/pause", add_tests)
