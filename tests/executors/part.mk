@@ -35,8 +35,10 @@ $(EXEC_CUDA_HOLDER): $(OBJ)/tests/executors/cuda-holder.o $(BUILD)/fake/libcuda.
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/fake/libcuda.so.1 -Wl,-rpath,'$$ORIGIN/../../fake' \
 	    -lpthread -lrt
 # test-pause links the ledger as well: a resume onto other GPUs moves a slice's books.
+# Its slices run the interposer, the fake NVML and the compute share's loop.
 $(BUILD)/tests/executors/test-pause: $(OBJ)/src/interpose/ledger.o | $(EXEC_CUDA_HOLDER) \
-		$(BUILD)/fake/libcuda.so.1
+		$(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libnvidia-ml.so.1 $(BUILD)/libgpuslice.so \
+		$(BUILD)/tests/daemon/share-loop
 # `make bench`: pause and resume against the GPU memory held, on the fake driver.
 $(BUILD)/bench/bench-pause: $(OBJ)/bench/bench-pause.o $(EXEC_LIB) $(OBJ)/src/common/error.o \
 		$(OBJ)/src/common/units.o $(OBJ)/src/common/files.o | $(EXEC_CUDA_HOLDER) $(BUILD)/fake/libcuda.so.1

@@ -12,7 +12,8 @@
  * watchdog's record) before the restore, and back if the restore fails; a
  * task on emulated GPUs resumes on any GPU of the node. The interposer of a
  * process moved onto another GPU checks its charges against what the
- * driver says the task's other processes hold on that GPU, not the old one.
+ * driver says the task's other processes hold on that GPU, not the old one,
+ * and paces a compute share by that GPU's utilisation.
  *
  * Needs cgroups with a freezer (root): skipped otherwise, with the reason.
  * Every task's cgroups are made under gpexec-pause-<pid of the runner>, and
@@ -26,6 +27,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,7 @@ static CUresult (*f_init)(unsigned int);
 static CUresult (*f_ctx)(CUcontext *, unsigned int, CUdevice);
 static CUresult (*f_alloc)(CUdeviceptr *, size_t);
 static CUresult (*f_free)(CUdeviceptr);
+static uint64_t (*busy_ns)(int gpu, int pid, int64_t from_ns, int64_t to_ns);
 
 static void find_build(void) {
     ssize_t n = readlink("/proc/self/exe", build, sizeof build - 1);
@@ -94,6 +97,7 @@ static gp_executor *open_with(const char *dir, const char *more, int *skip) {
     *(void **)&f_ctx = dlsym(fake, "cuCtxCreate_v2");
     *(void **)&f_alloc = dlsym(fake, "cuMemAlloc_v2");
     *(void **)&f_free = dlsym(fake, "cuMemFree_v2");
+    *(void **)&busy_ns = dlsym(fake, "gpfake_busy_ns");
     return ex;
 }
 
@@ -640,6 +644,57 @@ static char *ask_holder(const char *dir) {
     return s;
 }
 
+/* The executor's configuration for slices run by the interposer, with the
+ * fake NVML (whose path goes into nvml) for the GPUs' UUIDs. */
+static void sliced_config(char *more, size_t len, char *nvml, size_t nvml_len) {
+    gpt_fake_nvml(nvml, nvml_len);
+    find_build();
+    snprintf(more, len, "nvml=%s,interposer=%s/../../libgpuslice.so", nvml, build);
+}
+
+/* A fresh directory, the executor opened for slices run by the interposer
+ * (or the test skipped), the fake NVML's path, the node and a handle. */
+#define OPEN_SLICED_OR_SKIP(ex, dir, nvml, node, h)                                                \
+    const char *dir = gpt_tmpdir();                                                                \
+    char more_[3 * PATH_MAX], nvml[PATH_MAX];                                                      \
+    sliced_config(more_, sizeof more_, nvml, sizeof nvml);                                         \
+    OPEN_WITH_OR_SKIP(ex, dir, more_);                                                             \
+    gp_node_spec *node = node_of(ex);                                                              \
+    char h[GP_HANDLE_MAX]
+
+/* Launches `sh -c <script>` (printf's format and arguments) with half of GPU
+ * 0 of node (512 MiB) and a compute share of `share` percent (0: none). */
+static void launch_sliced(gp_executor *ex, const char *dir, const gp_node_spec *node, int share,
+                          char h[GP_HANDLE_MAX], const char *fmt, ...) {
+    static gp_task_binding b;
+    static char script[4 * PATH_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(script, sizeof script, fmt, ap);
+    va_end(ap);
+    b = (gp_task_binding){.node = node->name, .nslices = 1};
+    b.slices[0] = (gp_slice){.gpu = 0, .milli = 500, .mem = 512LL << 20, .mig_slot = -1};
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 1, argv, dir);
+    t.node = node;
+    t.binding = &b;
+    t.compute_share = share;
+    char err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "launch: %s", err);
+}
+
+/* Pauses task h and resumes it on GPU 1 of node. */
+static void move_to_gpu1(gp_executor *ex, const gp_node_spec *node, const char *h, int procs) {
+    gp_exec_pause p;
+    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE, h, &p), 0);
+    ck_assert_int_eq(p.cuda_procs, procs);
+    const char *from[] = {node->gpus[0].uuid}, *to[] = {node->gpus[1].uuid};
+    one_gpu(&p, h, from, to);
+    ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_RESUME, &p), 0);
+    ck_assert_uint_eq(used(0), 0);
+}
+
 START_TEST(test_truth_follows_the_remap) {
     /* A 512 MiB slice with the interposer: holder A takes 32 MiB and a
      * context of 300 MiB that the ledger does not count (the interposer
@@ -648,41 +703,18 @@ START_TEST(test_truth_follows_the_remap) {
      * (332 MiB) does not. Resumed on GPU 1, B must still be refused: its
      * interposer kept GPU 0's NVML handle, found none of A there, and let
      * the 200 MiB through. */
-    const char *dir = gpt_tmpdir();
-    char more[3 * PATH_MAX], nvml[PATH_MAX];
-    gpt_fake_nvml(nvml, sizeof nvml);
-    find_build();
-    snprintf(more, sizeof more, "nvml=%s,interposer=%s/../../libgpuslice.so", nvml, build);
-    OPEN_WITH_OR_SKIP(ex, dir, more);
-    gp_node_spec *node = node_of(ex);
-    gp_task_binding b = {.node = node->name, .nslices = 1};
-    b.slices[0] = (gp_slice){.gpu = 0, .milli = 500, .mem = 512LL << 20, .mig_slot = -1};
-    char script[4 * PATH_MAX];
-    snprintf(script, sizeof script,
-             "export GPUPOOL_CONTEXT_MEMORY=0 GPUPOOL_FAKE_CONTEXT_MEMORY=300M "
-             "GPUPOOL_NVML_LIBRARY=%s; h=%s/cuda-holder; $h %s 2 1G 32 %s/a.txt & "
-             "exec $h %s 2 1G 1 %s/b.txt %s/ask 200",
-             nvml, build, ledger, dir, ledger, dir, dir);
-    const char *argv[] = {"/bin/sh", "-c", script, NULL};
-    gp_task_launch t;
-    gpt_launch_init(&t, 1, argv, dir);
-    t.node = node;
-    t.binding = &b;
-    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";
-    ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "launch: %s", err);
+    OPEN_SLICED_OR_SKIP(ex, dir, nvml, node, h);
+    launch_sliced(ex, dir, node, 0, h,
+                  "export GPUPOOL_CONTEXT_MEMORY=0 GPUPOOL_FAKE_CONTEXT_MEMORY=300M "
+                  "GPUPOOL_NVML_LIBRARY=%s; h=%s/cuda-holder; $h %s 2 1G 32 %s/a.txt & "
+                  "exec $h %s 2 1G 1 %s/b.txt %s/ask 200",
+                  nvml, build, ledger, dir, ledger, dir, dir);
     ck_assert(gpt_wait_file(gpt_path(dir, "a.txt")));
     ck_assert(gpt_wait_file(gpt_path(dir, "b.txt")));
     char *got = ask_holder(dir);
     ck_assert_msg(strcmp(got, "oom") == 0, "on GPU 0, B got 200 MiB more: %s", got);
     free(got);
-
-    gp_exec_pause p;
-    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE, h, &p), 0);
-    ck_assert_int_eq(p.cuda_procs, 2);
-    const char *from[] = {node->gpus[0].uuid}, *to[] = {node->gpus[1].uuid};
-    one_gpu(&p, h, from, to);
-    ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_RESUME, &p), 0);
-    ck_assert_uint_eq(used(0), 0);
+    move_to_gpu1(ex, node, h, 2);
     ck_assert_uint_eq(used(1), (332ULL + 301) << 20);
     got = ask_holder(dir);
     ck_assert_msg(strcmp(got, "oom") == 0,
@@ -690,6 +722,44 @@ START_TEST(test_truth_follows_the_remap) {
                   "at GPU 0",
                   got);
     free(got);
+    free(node);
+    stop_and_done(ex, dir, h);
+}
+END_TEST
+
+/* The fraction of GPU gpu's time that kernels took over the next 1.5 s
+ * (after 1 s for the throttle to settle). */
+static double busy_next(int gpu) {
+    struct timespec settle = {1, 0}, span = {1, 500000000L}, a, b;
+    nanosleep(&settle, NULL);
+    clock_gettime(CLOCK_REALTIME, &a);
+    nanosleep(&span, NULL);
+    clock_gettime(CLOCK_REALTIME, &b);
+    int64_t from = (int64_t)a.tv_sec * 1000000000LL + a.tv_nsec;
+    int64_t to = (int64_t)b.tv_sec * 1000000000LL + b.tv_nsec;
+    return (double)busy_ns(gpu, 0, from, to) / (double)(to - from);
+}
+
+START_TEST(test_share_follows_the_remap) {
+    /* A loop of 1 ms kernels with a 40 % compute share, moved from GPU 0 to
+     * GPU 1, is still held near its share there: its throttle read GPU 0's
+     * utilisation, found the slice idle and let it take all of GPU 1. */
+    OPEN_SLICED_OR_SKIP(ex, dir, nvml, node, h);
+    launch_sliced(ex, dir, node, 40, h,
+                  "export GPUPOOL_FAKE_LEDGER=%s GPUPOOL_FAKE_GPUS=2 GPUPOOL_FAKE_GPU_MEMORY=1G "
+                  "GPUPOOL_NVML_LIBRARY=%s LD_LIBRARY_PATH=%s/../../fake; "
+                  "exec %s/../daemon/share-loop 600",
+                  ledger, nvml, build, build);
+    double on0 = 0;
+    for (int i = 0; i < GPT_WAIT_MS / 2500 && on0 == 0; i++)
+        on0 = busy_next(0);
+    ck_assert_msg(on0 > 0.1 && on0 < 0.7, "on GPU 0 the loop had %.2f of it, its share 0.40", on0);
+    move_to_gpu1(ex, node, h, 1);
+    double on1 = busy_next(1);
+    ck_assert_msg(on1 > 0.1 && on1 < 0.7,
+                  "resumed on GPU 1, the loop had %.2f of it, its share 0.40: its throttle "
+                  "read GPU 0",
+                  on1);
     free(node);
     stop_and_done(ex, dir, h);
 }
@@ -794,6 +864,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_resume_elsewhere_moves_the_binding);
     tcase_add_test(tc, test_emulated_resumes_on_any_gpu);
     tcase_add_test(tc, test_truth_follows_the_remap);
+    tcase_add_test(tc, test_share_follows_the_remap);
 }
 
 GP_TEST_MAIN("executors/pause", add_tests)
