@@ -101,6 +101,7 @@ struct sess {
     int be_wr_gone; /* a terminal's task side takes no more (it closed) */
     int counted;
     int64_t born_ms, stall_ms;
+    int64_t closing_ms; /* when the relay first saw it closing */
     int dead;
     int gone;         /* destroyed: freed after the current batch of events */
     int close_queued; /* the close frame is queued (after every message:
@@ -639,6 +640,17 @@ static void on_end(wslay_event_context_ptr ctx, void *ud) {
         sess_fail(s, gp_ws_in_why(rc));
 }
 
+/* Whether the client's socket is read: not while the session opens, nor
+ * while the executor's side has not taken what came before (back-pressure);
+ * always once it closes, where what the client still sends is read and
+ * dropped until its close frame or its end. A connection closed with
+ * bytes unread is reset: the client, cut off in the middle of a write,
+ * would lose what was queued for it (the port's EOF, an ERROR, the close
+ * frame) and see only the reset. */
+static int reads_on(const sess *s) {
+    return s->st == S_CLOSING || (s->st != S_OPENING && s->boutlen - s->boutoff < BE_OUT_MAX);
+}
+
 /*
  * wslay asks for at most 4 KiB at a time: the socket is read GP_WS_IO bytes per
  * system call into the session's own buffer (gp_ws_recv_buffered; the bytes
@@ -652,7 +664,7 @@ static void on_end(wslay_event_context_ptr ctx, void *ud) {
 static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *ud) {
     sess *s = ud;
     (void)flags;
-    if (!gp_ws_rbuf_held(&s->rb) && (s->boutlen - s->boutoff >= BE_OUT_MAX || s->st == S_OPENING)) {
+    if (!gp_ws_rbuf_held(&s->rb) && !reads_on(s)) {
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
@@ -785,8 +797,7 @@ static void be_write(sess *s) {
  * is done with. Returns 0, or -1 if it was destroyed. */
 static int sess_arm(sess *s, int64_t now) {
     gpd__sessions *g = s->all;
-    if (s->ctx == NULL || (!wslay_event_want_read(s->ctx) && !wslay_event_want_write(s->ctx)) ||
-        (s->close_queued && !wslay_event_want_write(s->ctx))) {
+    if (s->ctx == NULL || (!wslay_event_want_read(s->ctx) && !wslay_event_want_write(s->ctx))) {
         sess_destroy(s);
         return -1;
     }
@@ -804,7 +815,7 @@ static int sess_arm(sess *s, int64_t now) {
     if (queued < WS_QUEUE_MAX)
         s->stall_ms = 0;
     uint32_t ws = 0;
-    if (wslay_event_want_read(s->ctx) && s->boutlen - s->boutoff < BE_OUT_MAX && s->st != S_OPENING)
+    if (wslay_event_want_read(s->ctx) && reads_on(s))
         ws |= EPOLLIN;
     if (wslay_event_want_write(s->ctx))
         ws |= EPOLLOUT;
@@ -992,9 +1003,10 @@ static void *relay(void *arg) {
                  * could not reach it either). */
                 sess_destroy(s);
                 continue;
-            } else if (s->st == S_CLOSING && s->stall_ms == 0) {
-                s->stall_ms = now;
-            } else if (s->st == S_CLOSING && now - s->stall_ms > 5000) {
+            } else if (s->st == S_CLOSING && s->closing_ms == 0) {
+                s->closing_ms = now;
+            } else if (s->st == S_CLOSING && now - s->closing_ms > 5000) {
+                /* No close frame from the client within 5 s of ours. */
                 sess_destroy(s);
                 continue;
             }

@@ -264,6 +264,7 @@ ok(b"flood-9" in out, "a client that never reads holds up no other session")
 # port-forward to a real HTTP server in the task (ports free on loopback now:
 # tasks share the host's network, and fixed ones collide with other tests)
 P_HTTP, P_SINK, P_HALF, P_HOLD = free_port(), free_port(), free_port(), free_port()
+P_GONE = free_port()
 ws.send("STDIN", f"cd /tmp && python3 -m http.server {P_HTTP} --bind 127.0.0.1 >/dev/null 2>&1 &\n")
 fwd_ok = False
 end = time.time() + 30
@@ -400,6 +401,33 @@ while time.time() < end and b"count=" not in answer:
 ok(answer == b"count=%d" % total, "a half-closed forward delivers every byte before the EOF, "
    "and the answer after it" + ("" if client_half_close else
                                 " # SKIP not carried reliably by this executor yet"), answer)
+
+# A port that goes away in the middle of an upload (it reads a little,
+# answers and closes with the rest unread, which resets its connection):
+# the client is not reset in turn while it still sends. gpupoold reads and
+# drops what it sends after the end until the client's close frame, so the
+# client finishes its upload and then reads the session's end (the port's
+# EOF or an ERROR, and the close); a reset there lost that end and failed
+# the client's write (ECONNRESET).
+ws.send("STDIN", "python3 -c 'import socket\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
+        "socket.SO_REUSEADDR,1);s.bind((\"127.0.0.1\",%d));s.listen(8)\nwhile True:\n"
+        " c,_=s.accept();c.recv(1);c.sendall(b\"bye\");c.close()' >/dev/null 2>&1 &\n" % P_GONE)
+f = forward_ready(wid, P_GONE, limit=60)
+seen, err = [], ""
+if f:
+    try:
+        chunk = b"g" * 65535
+        for _ in range(total // len(chunk)):
+            f.send("DATA", chunk)
+        f.send("EOF")
+        while not seen or seen[-1] != "CLOSE":
+            seen.append(f.recv()[0])
+    except (EOFError, OSError) as ex:
+        err = repr(ex)
+    f.close()
+ok(not err and seen[-1:] == ["CLOSE"] and ("EOF" in seen or "ERROR" in seen),
+   "a port gone in the middle of an upload: the client's upload is not reset, and it reads "
+   "the end of the session", (seen, err))
 
 # The other direction: the task's side half-closes first (a greeting, then
 # its EOF) and the client still sends: the upload is not cut short (the
