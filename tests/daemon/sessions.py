@@ -3,6 +3,7 @@
 Waits on conditions (a prompt, a state), never on fixed sleeps."""
 import json
 import os
+import re
 import socket
 import struct
 import sys
@@ -11,7 +12,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402
-from taplib import free_port, ok  # noqa: E402
+from taplib import ok  # noqa: E402
 from wsclient import TYPES, WS  # noqa: E402
 
 SERVER = os.environ["GPUPOOL_SERVER"]
@@ -261,11 +262,27 @@ still.send("STDIN", "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo flood-$(
 t, p, out = still.until(lambda t, p, o: b"flood-9" in o, limit=1 << 23)
 ok(b"flood-9" in out, "a client that never reads holds up no other session")
 
-# port-forward to a real HTTP server in the task (ports free on loopback now:
-# tasks share the host's network, and fixed ones collide with other tests)
-P_HTTP, P_SINK, P_HALF, P_HOLD = free_port(), free_port(), free_port(), free_port()
-P_GONE = free_port()
-ws.send("STDIN", f"cd /tmp && python3 -m http.server {P_HTTP} --bind 127.0.0.1 >/dev/null 2>&1 &\n")
+
+
+def serve(script, name):
+    """Starts a Python server in the task's background from its terminal:
+    script binds s to port 0 on loopback and prints NAME=PORT once it
+    listens; the port it got. Tasks share the host's network: a port picked
+    here as free and bound in the task later could be taken in between (on
+    the Slurm executor the 64 held forwards below alone keep some 200 srun
+    listeners in the ephemeral range), and a forward then reached another
+    program's listener, which reset the upload."""
+    ws.send("STDIN", "python3 -c '%s;print(\"%s=%%d\" %% s.getsockname()[1],flush=True)\n%s' "
+            "2>/dev/null &\n" % (script[0], name, script[1]))
+    pat = name.encode() + rb"=(\d+)\r?\n"
+    return int(re.search(pat, ws.until(lambda t, p, o: re.search(pat, o), limit=1 << 23)[2]).group(1))
+
+
+# port-forward to a real HTTP server in the task (on a port it picks itself,
+# which it prints: see serve)
+ws.send("STDIN", "cd /tmp && python3 -m http.server 0 --bind 127.0.0.1 2>/dev/null &\n")
+P_HTTP = int(re.search(rb"port (\d+) \(http", ws.until(
+    lambda t, p, o: re.search(rb"port (\d+) \(http", o), limit=1 << 23)[2]).group(1))
 fwd_ok = False
 end = time.time() + 30
 while time.time() < end and not fwd_ok:
@@ -333,9 +350,8 @@ for what, frames, want in (
 # default --max-user-forwards) beside this user's terminal sessions and API
 # calls, all from one address. The per-address limit was 64, below what one
 # user may hold: the daemon closed the 60th or so connection unanswered.
-ws.send("STDIN", "python3 -c 'import socket\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
-        "socket.SO_REUSEADDR,1);s.bind((\"127.0.0.1\",%d));s.listen(256);held=[]\n"
-        "while True: held.append(s.accept()[0])' >/dev/null 2>&1 &\n" % P_HOLD)
+P_HOLD = serve(("import socket\ns=socket.socket();s.bind((\"127.0.0.1\",0));s.listen(256)",
+                "held=[]\nwhile True: held.append(s.accept()[0])"), "hold")
 first = forward_ready(wid, P_HOLD, limit=60)
 fwds, last = [first] if first else [], None
 for i in range(63 if first else 0):
@@ -365,15 +381,18 @@ for f in fwds:
 # A client's EOF (a half-close) reaches the task's side only after every byte
 # sent before it: a sink that starts reading late, when the daemon still
 # holds bytes for it (its receive buffer is small), counts them all and its
-# answer comes back. GP_SESS_CLIENT_HALF_CLOSE=no skips it (the slurm
-# executor's relay through srun: under the sanitizer build its connection was
-# once reset before the answer came, not yet understood).
+# answer comes back. GP_SESS_CLIENT_HALF_CLOSE=no skips it. (On the slurm
+# executor its connection was reset now and then: the sink's port was picked
+# free here long before the sink bound it, and the held forwards' sruns above
+# take some 200 ports of the same range meanwhile; a sink that could not bind
+# ended silently and the forward reached the listener that held its port,
+# which reset the upload. The sink now picks its own port: serve.)
 client_half_close = os.environ.get("GP_SESS_CLIENT_HALF_CLOSE", "yes") != "no"
-ws.send("STDIN", "python3 -c 'import socket,time\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
-        "socket.SO_REUSEADDR,1);s.setsockopt(socket.SOL_SOCKET,socket.SO_RCVBUF,4096);"
-        "s.bind((\"127.0.0.1\",%d));s.listen(1)\nwhile True:\n"
-        " c,_=s.accept();time.sleep(1);n=0\n while True:\n  d=c.recv(1<<20)\n  if not d: break\n"
-        "  n+=len(d)\n c.sendall(b\"count=%%d\" %% n);c.close()' >/dev/null 2>&1 &\n" % P_SINK)
+P_SINK = serve(("import socket,time\ns=socket.socket();"
+                "s.setsockopt(socket.SOL_SOCKET,socket.SO_RCVBUF,4096);"
+                "s.bind((\"127.0.0.1\",0));s.listen(1)",
+                "while True:\n c,_=s.accept();time.sleep(1);n=0\n while True:\n  d=c.recv(1<<20)\n"
+                "  if not d: break\n  n+=len(d)\n c.sendall(b\"count=%d\" % n);c.close()"), "sink")
 total = 8 << 20
 answer = b"" if client_half_close else b"count=%d" % total
 end = time.time() + 60
@@ -409,9 +428,8 @@ ok(answer == b"count=%d" % total, "a half-closed forward delivers every byte bef
 # client finishes its upload and then reads the session's end (the port's
 # EOF or an ERROR, and the close); a reset there lost that end and failed
 # the client's write (ECONNRESET).
-ws.send("STDIN", "python3 -c 'import socket\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
-        "socket.SO_REUSEADDR,1);s.bind((\"127.0.0.1\",%d));s.listen(8)\nwhile True:\n"
-        " c,_=s.accept();c.recv(1);c.sendall(b\"bye\");c.close()' >/dev/null 2>&1 &\n" % P_GONE)
+P_GONE = serve(("import socket\ns=socket.socket();s.bind((\"127.0.0.1\",0));s.listen(8)",
+                "while True:\n c,_=s.accept();c.recv(1);c.sendall(b\"bye\");c.close()"), "gone")
 f = forward_ready(wid, P_GONE, limit=60)
 seen, err = [], ""
 if f:
@@ -438,13 +456,12 @@ ok(not err and seen[-1:] == ["CLOSE"] and ("EOF" in seen or "ERROR" in seen),
 # executor's relay through srun, whose output ends only with its step) sets
 # GP_SESS_TASK_HALF_CLOSE=no: these two cases are then skipped.
 if os.environ.get("GP_SESS_TASK_HALF_CLOSE", "yes") != "no":
-    ws.send("STDIN", "python3 -c 'import socket\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
-            "socket.SO_REUSEADDR,1);s.bind((\"127.0.0.1\",%d));s.listen(1)\nwhile True:\n"
-            " c,_=s.accept();c.sendall(b\"hello-from-task\");c.shutdown(socket.SHUT_WR);n=0\n"
-            " while True:\n  d=c.recv(1<<20)\n  if not d: break\n  n+=len(d)\n"
-            " open(\"/tmp/gp-half-%d.tmp\",\"w\").write(\"count=%%d\" %% n)\n"
-            " __import__(\"os\").rename(\"/tmp/gp-half-%d.tmp\",\"/tmp/gp-half-%d\");c.close()'"
-            " >/dev/null 2>&1 &\n" % (P_HALF, P_HALF, P_HALF, P_HALF))
+    half = "/tmp/gp-half-%d" % os.getpid()
+    P_HALF = serve(("import socket,os\ns=socket.socket();s.bind((\"127.0.0.1\",0));s.listen(1)",
+                    "while True:\n c,_=s.accept();c.sendall(b\"hello-from-task\");"
+                    "c.shutdown(socket.SHUT_WR);n=0\n while True:\n  d=c.recv(1<<20)\n"
+                    "  if not d: break\n  n+=len(d)\n open(\"%s.tmp\",\"w\").write(\"count=%%d\" %% n)\n"
+                    " os.rename(\"%s.tmp\",\"%s\");c.close()" % (half, half, half)), "half")
     f = forward_ready(wid, P_HALF, limit=60)
     greeting, ended, err = b"", None, ""
     if f:
@@ -465,7 +482,7 @@ if os.environ.get("GP_SESS_TASK_HALF_CLOSE", "yes") != "no":
     counted = b""
     end = time.time() + 60
     while time.time() < end and counted != b"count=%d" % total:
-        counted = run_in(wid, ["sh", "-c", f"cat /tmp/gp-half-{P_HALF} 2>/dev/null; true"])[1].strip()
+        counted = run_in(wid, ["sh", "-c", f"cat {half} 2>/dev/null; true"])[1].strip()
         if counted != b"count=%d" % total:
             time.sleep(0.2)
     ok(counted == b"count=%d" % total, "every byte sent after the port's EOF reaches it", counted)
