@@ -654,7 +654,16 @@ static void sliced_config(char *more, size_t len, char *nvml, size_t nvml_len) {
 
 /* A fresh directory, the executor opened for slices run by the interposer
  * (or the test skipped), the fake NVML's path, the node and a handle. */
+/* A sanitizer build's interposer is not preloadable: its slices' tests skip. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
 #define OPEN_SLICED_OR_SKIP(ex, dir, nvml, node, h)                                                \
+    if (SANITIZED)                                                                                 \
+        GP_TEST_SKIP("a sanitizer build's interposer is not preloadable");                         \
     const char *dir = gpt_tmpdir();                                                                \
     char more_[3 * PATH_MAX], nvml[PATH_MAX];                                                      \
     sliced_config(more_, sizeof more_, nvml, sizeof nvml);                                         \
