@@ -6,7 +6,8 @@
 # giving the GPU back to Slurm; a direct job then gets it. A task of four
 # GPUs keeps a job of its own, and kept holders on its node give their GPUs
 # back for it at once; a held task deleted while it runs is killed as a step,
-# and the holder outlives it. A holder whose gpupoold was killed for good
+# and the holder outlives it. A held task of another Unix user's runs as that
+# user, in its GPU's holder, and reaches none of gpupoold's files. A holder whose gpupoold was killed for good
 # ends by itself after gpu_hold plus holder_expiry, and the GPU is Slurm's
 # again.
 . tests/lib/tap.sh
@@ -16,9 +17,14 @@
 # One node, so that every task lands on n1 and its GPUs are easy to count.
 for n in n2 n3 n4; do scontrol update nodename=$n state=drain reason=gpupool-test; done
 direct=
+UA=
 restore() {
     [ -n "$direct" ] && scancel "$direct"
     for n in n2 n3 n4; do scontrol update nodename=$n state=resume; done
+    if [ -n "$UA" ]; then
+        pkill -9 -u "$UA" 2>/dev/null
+        userdel "$UA" 2>/dev/null
+    fi
     sx_cleanup
 }
 trap restore EXIT
@@ -88,6 +94,45 @@ no_step4() { ! step4; }
 tap_ok "its step is gone from Slurm" wait_until 30 no_step4
 tap_ok "its holder is kept for gpu_hold" test -n "$(holders)"
 
+# A held task of another Unix user: the holder is gpupoold's, its step
+# becomes the user before the command starts (as a fraction's does).
+if [ "$(id -u)" = 0 ] && command -v useradd >/dev/null; then
+    UA=gpsh$$
+    add_user -m -d "$TMP/home-$UA" "$UA" || exit 1
+    chmod 711 "$TMP"
+    UID_A=$(id -u "$UA")
+    TA=$($GP token create --user "$UA" --role researcher --scope x1 | head -1)
+    ucmd="echo \"user=\$(id -un) uid=\$(id -u) job=\$SLURM_JOB_ID gpus=\$CUDA_VISIBLE_DEVICES\"
+cat $D/admin.token >/dev/null 2>&1 && echo read:token || echo denied:token
+cat $D/gpupool.db >/dev/null 2>&1 && echo read:store || echo denied:store
+ls $D/slurm-state >/dev/null 2>&1 && echo read:statedir || echo denied:statedir
+echo probe >\"\$GPUPOOL_CHECKPOINT_DIR/mine\" && echo wrote:ckpt
+echo up; sleep 10"
+    W=$(GPUPOOL_TOKEN=$TA $GP submit --project x1 --gpu 1 -- sh -c "$ucmd" | grep -o '[0-9][0-9]*' | head -1)
+    upW() { $GP logs "$W" | grep -q '^up$'; }
+    tap_ok "a one-GPU workload of $UA's runs" wait_until 60 upW
+    stepW() { squeue -h -s -o '%i %j' | grep " gp-$SX_TAG\.w$W\.t0\.a1$"; }
+    tap_ok "as a step named after it" wait_until 20 stepW
+    hjob=$(stepW | cut -d. -f1)
+    g=$($GP describe "$W" | sed -n 's/.*on node n1 GPU \([0-9]*\).*/\1/p' | head -1)
+    tap_is "in the holder of its GPU (GPU $g)" "$(squeue -h -j "$hjob" -o '%j %u')" \
+        "gp-$SX_TAG.hold.n1.g$g root"
+    pid_as() { pgrep -u "$UID_A" -x sleep >/dev/null; }
+    tap_ok "its processes run with $UA's uid" wait_until 10 pid_as
+    tap_ok "it succeeds" wait_until 60 has_count 9 succeeded
+    lW=$($GP logs "$W")
+    tap_ok "its command ran as $UA" contains "$lW" "^user=$UA uid=$UID_A job=$hjob gpus=[^ ,][^ ,]*$"
+    tap_ok "it writes its checkpoint directory" contains "$lW" "wrote:ckpt"
+    tap_ok "which is $UA's alone" test "$(stat -c '%U %a' "$D/ckpt/$W")" = "$UA 700"
+    tap_ok "it cannot read the token" contains "$lW" "denied:token"
+    tap_ok "it cannot read the store" contains "$lW" "denied:store"
+    tap_ok "it cannot list the state directory" contains "$lW" "denied:statedir"
+    tap_ok "its log is $UA's alone" test "$(stat -c '%U %a' "$D/logs/$W/task-0.log")" = "$UA 600"
+else
+    tap_n=$((tap_n + 1))
+    echo "ok $tap_n - a held task of another user # SKIP needs root and useradd"
+fi
+
 # gpupoold stopping gives a kept holder's GPU back at once.
 gpd_stop
 tap_ok "when gpupoold stops, the kept holder is cancelled" wait_until 20 holder_gone
@@ -103,7 +148,7 @@ direct=
 # holder_expiry (35 s here).
 tap_ok "gpupoold starts again" sx_start "$D"
 $GP submit --project x1 --gpu 1 -- sh -c "$cmd" >/dev/null
-tap_ok "a one-GPU workload succeeds" wait_until 60 has_count 9 succeeded
+tap_ok "a one-GPU workload succeeds" wait_until 60 has_count $((9 + ${W:+1})) succeeded
 tap_ok "its holder is kept" test -n "$(holders)"
 gpd_kill9
 t0=$(date +%s)
