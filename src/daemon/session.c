@@ -60,8 +60,16 @@
 #define BOUT_ROOM (BE_OUT_MAX + GP_WS_IO)
 #define BE_IN     (GP_CH_HEAD + GP_CH_PAYLOAD_MAX)
 #define STALL_MS  30000
-#define HELLO_MS  10000
-#define MAX_ARGV  256
+/* A closing session: what its client still sends is read and dropped for
+ * at most CLOSING_MS after the session ended, CLOSING_ROUND bytes a round
+ * of events at the most (nothing else bounds a read that is dropped, and
+ * one client must not hold the relay thread: epoll, level-triggered,
+ * brings the rest in the next round), and only while the client takes
+ * what is queued for it. */
+#define CLOSING_MS    5000
+#define CLOSING_ROUND BE_OUT_MAX
+#define HELLO_MS      10000
+#define MAX_ARGV      256
 
 typedef enum { S_HELLO, S_OPENING, S_OPEN, S_CLOSING } sstate;
 
@@ -101,7 +109,8 @@ struct sess {
     int be_wr_gone; /* a terminal's task side takes no more (it closed) */
     int counted;
     int64_t born_ms, stall_ms;
-    int64_t closing_ms; /* when the relay first saw it closing */
+    int64_t closing_ms; /* when it began to close (S_CLOSING) */
+    size_t round_in;    /* bytes read from the client in this round of events */
     int dead;
     int gone;         /* destroyed: freed after the current batch of events */
     int close_queued; /* the close frame is queued (after every message:
@@ -376,19 +385,23 @@ static void ws_send(sess *s, int type, const void *payload, size_t len) {
     gp_ws_queue(s->ctx, type, payload, len);
 }
 
+/* Closes the WebSocket: after what is queued, the close frame
+ * (sess_arm), and the client's last bytes drained (reads_on). */
+static void sess_end(sess *s) {
+    if (s->st != S_CLOSING)
+        s->closing_ms = gpd__now_ms();
+    s->st = S_CLOSING;
+}
+
 /* Sends ERROR (text) and closes the WebSocket. */
 static void sess_fail(sess *s, const char *text) {
     ws_send(s, GP_CH_ERROR, text, strlen(text));
-    s->st = S_CLOSING;
+    sess_end(s);
     if (s->be >= 0) {
         epoll_ctl(s->all->ep, EPOLL_CTL_DEL, s->be, NULL);
         close(s->be);
         s->be = -1;
     }
-}
-
-static void sess_end(sess *s) {
-    s->st = S_CLOSING;
 }
 
 /* Appends bytes for the executor's side (framed unless the session is a
@@ -642,13 +655,16 @@ static void on_end(wslay_event_context_ptr ctx, void *ud) {
 
 /* Whether the client's socket is read: not while the session opens, nor
  * while the executor's side has not taken what came before (back-pressure);
- * always once it closes, where what the client still sends is read and
- * dropped until its close frame or its end. A connection closed with
- * bytes unread is reset: the client, cut off in the middle of a write,
- * would lose what was queued for it (the port's EOF, an ERROR, the close
- * frame) and see only the reset. */
+ * once it closes, while the client takes what is queued for it, where what
+ * it still sends is read and dropped (CLOSING_ROUND a round) until its
+ * close frame or its end, for CLOSING_MS at the most. A connection closed
+ * with bytes unread is reset: the client, cut off in the middle of a
+ * write, would lose what was queued for it (the port's EOF, an ERROR, the
+ * close frame) and see only the reset. */
 static int reads_on(const sess *s) {
-    return s->st == S_CLOSING || (s->st != S_OPENING && s->boutlen - s->boutoff < BE_OUT_MAX);
+    if (s->st == S_CLOSING)
+        return wslay_event_get_queued_msg_length(s->ctx) < WS_QUEUE_MAX;
+    return s->st != S_OPENING && s->boutlen - s->boutoff < BE_OUT_MAX;
 }
 
 /*
@@ -664,11 +680,15 @@ static int reads_on(const sess *s) {
 static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *ud) {
     sess *s = ud;
     (void)flags;
-    if (!gp_ws_rbuf_held(&s->rb) && !reads_on(s)) {
+    if (!gp_ws_rbuf_held(&s->rb) &&
+        (!reads_on(s) || (s->st == S_CLOSING && s->round_in >= CLOSING_ROUND))) {
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
-    return gp_ws_recv_buffered(ctx, s->fd, &s->rb, buf, len);
+    ssize_t r = gp_ws_recv_buffered(ctx, s->fd, &s->rb, buf, len);
+    if (r > 0)
+        s->round_in += (size_t)r;
+    return r;
 }
 
 static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
@@ -842,7 +862,13 @@ static int sess_arm(sess *s, int64_t now) {
 static void on_ws(sess *s, uint32_t ev) {
     if (s->gone)
         return;
+    if (s->st == S_CLOSING && gpd__now_ms() - s->closing_ms >= CLOSING_MS) {
+        /* A client that kept sending past the end without its close. */
+        sess_destroy(s);
+        return;
+    }
     if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+        s->round_in = 0;
         gp_ws_rbuf_ready(&s->rb);
         if (wslay_event_recv(s->ctx) != 0) {
             sess_destroy(s);
@@ -1003,10 +1029,8 @@ static void *relay(void *arg) {
                  * could not reach it either). */
                 sess_destroy(s);
                 continue;
-            } else if (s->st == S_CLOSING && s->closing_ms == 0) {
-                s->closing_ms = now;
-            } else if (s->st == S_CLOSING && now - s->closing_ms > 5000) {
-                /* No close frame from the client within 5 s of ours. */
+            } else if (s->st == S_CLOSING && now - s->closing_ms >= CLOSING_MS) {
+                /* No close frame from the client within CLOSING_MS. */
                 sess_destroy(s);
                 continue;
             }

@@ -262,6 +262,40 @@ still.send("STDIN", "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo flood-$(
 t, p, out = still.until(lambda t, p, o: b"flood-9" in o, limit=1 << 23)
 ok(b"flood-9" in out, "a client that never reads holds up no other session")
 
+# A client that goes on sending as fast as it can after its session ended
+# (here an exec whose command exited): what it sends is read and dropped a
+# round at a time, so it holds up no other session, and it is cut off 5 s
+# after the end. Dropped bytes had no bound of their own: the relay thread
+# read this client alone for as long as it sent.
+gone = WS(SERVER, f"/api/v1/workloads/{wid}/exec", TA)
+gone.hello(command=["true"])
+gone.until(lambda t, p, o: t == "EXIT")
+burst = WS.message("DATA", b"f" * 65000) * 256
+flood = {}
+
+
+def flood_gone():
+    t0 = time.time()
+    try:
+        while time.time() - t0 < 40:
+            gone.sock.sendall(burst)
+    except OSError as ex:
+        flood["err"] = type(ex).__name__
+    flood["for"] = round(time.time() - t0, 1)
+
+
+flooder = threading.Thread(target=flood_gone, daemon=True)
+flooder.start()
+t0 = time.time()
+still.send("STDIN", "echo alive-$((6*7))\n")
+t, p, out = still.until(lambda t, p, o: b"alive-42" in o)
+answered = round(time.time() - t0, 1)
+flooder.join(60)
+ok(answered < 15, "a client flooding a session that ended holds up no other session",
+   f"answered after {answered} s")
+ok("err" in flood and flood["for"] < 20, "and it is cut off within seconds of the end", flood)
+gone.close()
+
 
 
 def serve(script, name):
