@@ -45,3 +45,10 @@ $(BUILD)/bench/bench-pause: $(OBJ)/bench/bench-pause.o $(EXEC_LIB) $(OBJ)/src/co
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXEC_LDLIBS) $(LDLIBS)
 BENCHES += $(BUILD)/bench/bench-pause
+# test-slurm-relay runs gpupool-slurm-session's relay, once with this
+# preloaded to make its reads of standard input fail with EAGAIN.
+$(BUILD)/tests/executors/stdin-eagain.so: tests/executors/stdin-eagain.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -shared $< -o $@ -ldl
+$(BUILD)/tests/executors/test-slurm-relay: | $(SLURM_SESSION_BIN) \
+		$(BUILD)/tests/executors/stdin-eagain.so

@@ -479,8 +479,8 @@ static int relay(const char *name) {
             ssize_t r = read(STDIN_FILENO, in.data, sizeof in.data);
             if (r > 0)
                 in.len = (size_t)r, in.off = 0;
-            else if (r == 0 || errno != EINTR)
-                in.eof = 1;
+            else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+                in.eof = 1; /* its end, or an error: not a wake-up with nothing to read */
         }
         if (i_x >= 0 && (pf[i_x].revents & POLLOUT) && in.len > 0) {
             ssize_t w = send(x, in.data + in.off, in.len - in.off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -511,11 +511,14 @@ static int relay(const char *name) {
             else if (r == 0 || (errno != EAGAIN && errno != EINTR))
                 out.eof = 1;
             if (passed >= 0 && !port) {
-                /* A port's connection: the READY goes on, its bytes follow. */
+                /* A port's connection: the READY goes on, its bytes follow.
+                 * The port's write side is open whatever became of the
+                 * server's: an input that ended already ends it at once. */
                 close(x);
                 x = passed;
                 port = 1;
                 out.eof = 0;
+                x_wr_shut = 0;
             }
         }
         if (i_out >= 0 && (pf[i_out].revents != 0)) {
