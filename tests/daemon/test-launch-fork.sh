@@ -26,7 +26,7 @@ sub() {
     $GP submit --project proj --gpu 0.5 --cpu 1 --memory 1G -- "$@" | grep -o '[0-9][0-9]*' | head -1
 }
 # deferred ID: how many launch-deferred events workload ID has.
-deferred() { $GP describe "$1" | grep -c 'not launched yet (launch: cannot '; }
+deferred() { $GP describe "$1" | grep -c 'not launched yet (launch: '; }
 deferred_twice() { [ "$(deferred "$1")" -ge 2 ]; }
 # files_of ID: what the executor holds for workload ID's tasks now.
 files_of() {
@@ -40,20 +40,26 @@ files_of() {
 id=$(sub true)
 tap_ok "a first workload on a slice succeeds" wait_until 30 is_state "$id" succeeded
 
+# What each failed fork says: the supervisor's says that the supervisor
+# started and could not start the task.
+why_daemon="cannot fork"
+why_intermediate="cannot start the task's supervisor"
+why_supervisor="the task's supervisor cannot start the task"
 for where in daemon intermediate supervisor; do
+    eval "why=\$why_$where"
     echo "2 $where" >"$F"
     id=$(sub sh -c "echo ran >>$TMP/runs-$where")
     tap_ok "$where: the first two forks failing, the launch is tried again and runs" \
         wait_until 60 is_state "$id" succeeded
     tap_is "$where: both failed forks were made" "$(cat "$F")" "0 $where 11"
     tap_is "$where: its events say why, twice" "$(deferred "$id")" 2
-    tap_ok "$where: the reason is the fork's" sh -c \
-        "$GP describe $id | grep -q 'not launched yet (launch: cannot .*: Resource temporarily unavailable); trying again in'"
+    tap_ok "$where: the reason is the fork's ($why)" sh -c \
+        "$GP describe $id | grep -q \"not launched yet (launch: $why: Resource temporarily unavailable); trying again in\""
     tap_is "$where: its command ran once" "$(cat "$TMP/runs-$where")" ran
     tap_is "$where: in its first attempt" \
         "$($GP --json describe "$id" | grep -o '"outcome"' | wc -l)" 1
     tap_is "$where: its log says so of each try that could not start" \
-        "$(grep -c '^==== gpupool: not started yet: launch: cannot .*; the launch will be tried again ====$' \
+        "$(grep -c "^==== gpupool: not started yet: launch: $why: .*; the launch will be tried again ====\$" \
             "$D/logs/$id/task-0.log")" 2
     tap_ok "$where: nothing of it is left once it is reaped" wait_until 30 no_trace "$D" "$id"
 done

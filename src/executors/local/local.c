@@ -516,6 +516,10 @@ static void start_error(const gp_task_launch *t, const char *path, const char *w
         gp_errf(err, errlen, "run_as: cannot become '%s': %s", t->run_as ? t->run_as : "(none)",
                 strerror(e));
         break;
+    case GPX__STAGE_TASK:
+        gp_errf(err, errlen, "launch: the task's supervisor cannot start the task: %s",
+                strerror(e));
+        break;
     default:
         gp_errf(err, errlen, "launch: cannot start the task's supervisor: %s", strerror(e));
     }
@@ -541,12 +545,12 @@ static int resolve(const char *prog, char *const *env, char *out, size_t len) {
     return GP_ENOENT;
 }
 
-/* What a task that could not start returns: GP_EAGAIN for a supervisor
- * that could not fork for now (nothing ran, and a fork may work later),
- * GP_ESYS for any other failure of the supervisor, GP_ENOENT for the task's
- * own (its program, working directory, user...). */
+/* What a task that could not start returns: GP_EAGAIN for a fork that
+ * failed for now, the supervisor's or the supervisor's of the task (nothing
+ * ran, and a fork may work later), GP_ESYS for any other failure of either,
+ * GP_ENOENT for the task's own (its program, working directory, user...). */
 static int start_rc(int stage, int e) {
-    if (stage != GPX__STAGE_SUPERVISOR)
+    if (stage != GPX__STAGE_SUPERVISOR && stage != GPX__STAGE_TASK)
         return GP_ENOENT;
     return gpx__spawn_transient(e) ? GP_EAGAIN : GP_ESYS;
 }

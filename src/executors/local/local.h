@@ -249,16 +249,17 @@ int gpx__dmem_limit(const char *dir, const char *region, int64_t bytes);
 /* What stage of starting a task failed (stored in the exit file). */
 enum {
     GPX__STAGE_NONE = 0,
-    GPX__STAGE_SUPERVISOR, /* fork or setsid of the supervisor */
+    GPX__STAGE_SUPERVISOR, /* the fork of the supervisor */
     GPX__STAGE_STDIO,      /* redirecting standard input/output */
     GPX__STAGE_CHDIR,      /* entering the working directory */
     GPX__STAGE_EXEC,       /* executing the program */
     GPX__STAGE_USER,       /* becoming the task's Unix user */
     GPX__STAGE_SESSION,    /* making the terminal and session socket of an interactive task */
+    GPX__STAGE_TASK,       /* the supervisor's start of the task: its setsid, handle, pipes, fork */
     GPX__STAGE_COUNT
 };
 
-/* "supervisor", "stdio", "chdir", "exec". */
+/* "supervisor", "stdio", "chdir", "exec", "user", "session", "task". */
 const char *gpx__stage_name(int stage);
 
 #define GPX__USER_GROUPS 64

@@ -72,7 +72,7 @@ static const char *const stage_names[GPX__STAGE_COUNT] = {
     [GPX__STAGE_NONE] = "started",    [GPX__STAGE_SUPERVISOR] = "supervisor",
     [GPX__STAGE_STDIO] = "stdio",     [GPX__STAGE_CHDIR] = "chdir",
     [GPX__STAGE_EXEC] = "exec",       [GPX__STAGE_USER] = "user",
-    [GPX__STAGE_SESSION] = "session",
+    [GPX__STAGE_SESSION] = "session", [GPX__STAGE_TASK] = "task",
 };
 
 const char *gpx__stage_name(int stage) {
@@ -865,7 +865,7 @@ static void supervise(const gpx__spawn *s, int rep) {
     if (null > STDERR_FILENO)
         close(null);
     if (setsid() < 0) {
-        r.stage = GPX__STAGE_SUPERVISOR;
+        r.stage = GPX__STAGE_TASK;
         r.start_errno = errno;
     }
     /* Orphans of the task become our children, so that we can reap and kill
@@ -884,7 +884,7 @@ static void supervise(const gpx__spawn *s, int rep) {
     gpx__sa_u64(&p, end, r.sstart);
     gpx__sa_str(&p, end, "\n");
     if (r.stage == GPX__STAGE_NONE && write_file_atomic(s->dir, "handle", handle) < 0) {
-        r.stage = GPX__STAGE_SUPERVISOR;
+        r.stage = GPX__STAGE_TASK;
         r.start_errno = errno;
     }
 
@@ -897,11 +897,11 @@ static void supervise(const gpx__spawn *s, int rep) {
         r.start_errno = errno;
     }
     if (r.stage == GPX__STAGE_NONE && !s->tty && pipe2(outp, O_CLOEXEC) < 0) {
-        r.stage = GPX__STAGE_SUPERVISOR;
+        r.stage = GPX__STAGE_TASK;
         r.start_errno = errno;
     }
     if (r.stage == GPX__STAGE_NONE && pipe2(errp, O_CLOEXEC) < 0) {
-        r.stage = GPX__STAGE_SUPERVISOR;
+        r.stage = GPX__STAGE_TASK;
         r.start_errno = errno;
     }
     if (r.stage == GPX__STAGE_NONE) {
@@ -918,7 +918,7 @@ static void supervise(const gpx__spawn *s, int rep) {
             run_task(s, errp[1], slave, outp[1]);
         }
         if (tpid < 0) {
-            r.stage = GPX__STAGE_SUPERVISOR;
+            r.stage = GPX__STAGE_TASK;
             r.start_errno = errno;
         }
     }
