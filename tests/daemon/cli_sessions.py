@@ -19,7 +19,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import free_port  # noqa: E402
+import taplib  # noqa: E402
 
 GP = os.environ["GP"]
 GPU = os.environ.get("GP_SESS_GPU", "0.25")
@@ -52,8 +52,10 @@ class Term:
         self.buf = b""
 
     def expect(self, needle, limit=60):
+        """The output up to needle (bytes, or a compiled bytes pattern)."""
+        pat = needle if isinstance(needle, re.Pattern) else re.compile(re.escape(needle))
         end = time.time() + limit
-        while needle not in self.buf and time.time() < end:
+        while pat.search(self.buf) is None and time.time() < end:
             r, _, _ = select.select([self.fd], [], [], 0.5)
             if r:
                 try:
@@ -63,10 +65,10 @@ class Term:
                 if not d:
                     break
                 self.buf += d
-        if needle not in self.buf:
+        m = pat.search(self.buf)
+        if m is None:
             raise RuntimeError(f"{needle!r} never came; got {self.buf[-400:]!r}")
-        i = self.buf.index(needle) + len(needle)
-        out, self.buf = self.buf[:i], self.buf[i:]
+        out, self.buf = self.buf[:m.end()], self.buf[m.end():]
         return out
 
     def type(self, s):
@@ -155,8 +157,16 @@ ok(b"/dev/pts/" in e.expect(b"/dev/pts/") and e.wait() == 0, "exec -it runs on a
 # the exec cases was lost in CI and the server never started.
 t.type("echo ready-$((3+4))\r")
 t.expect(b"ready-7", limit=60)
-P_HTTP = free_port()
-t.type(f"cd /tmp && python3 -m http.server {P_HTTP} --bind 127.0.0.1 >/dev/null 2>&1 &\r")
+
+
+def serve(script, name):
+    """taplib.serve on the attached terminal t: the server picks its port."""
+    return taplib.serve(lambda line: t.type(line + "\r"), t.expect, script, name)
+
+
+P_HTTP = serve(("import http.server as h,os\nos.chdir(\"/tmp\");"
+                "srv=h.ThreadingHTTPServer((\"127.0.0.1\",0),h.SimpleHTTPRequestHandler);"
+                "s=srv.socket", "srv.serve_forever()"), "http")
 pf = subprocess.Popen([GP, "port-forward", wid, f"0:{P_HTTP}"], stdout=subprocess.PIPE,
                       stderr=subprocess.PIPE, text=True)
 line = pf.stdout.readline()
@@ -198,13 +208,9 @@ pf.wait()
 # the task greets, half-closes first, and counts what the client still sends
 # (the CLI stopped at the task's EOF and closed the local connection, so the
 # upload was cut); it writes the same count and sum to a file. The task
-# shares /tmp here.
-HALF = '''import hashlib, os, socket, sys
-mode, port, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", port))
-s.listen(4)
+# shares /tmp here. The server (serve) runs this on its listening socket s,
+# with mode and out set.
+HALF = '''import hashlib, os, socket
 while True:
     c, _ = s.accept()
     if mode == "first":
@@ -246,8 +252,10 @@ def read_all(c):
 
 
 def half_close(mode):
-    port, out = free_port(), f"/tmp/gpupool-half-{os.getpid()}-{mode}"
-    t.type(f"python3 {prog} {mode} {port} {out} >/dev/null 2>&1 &\r")
+    out = f"/tmp/gpupool-half-{os.getpid()}-{mode}"
+    port = serve(("import socket\ns=socket.socket();s.bind((\"127.0.0.1\",0));s.listen(4)",
+                  f"mode,out=\"{mode}\",\"{out}\"\nexec(open(\"{prog}\").read())"),
+                 f"half-{mode}")
     pf = subprocess.Popen([GP, "port-forward", wid, f"0:{port}"], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True)
     try:

@@ -299,17 +299,10 @@ gone.close()
 
 
 def serve(script, name):
-    """Starts a Python server in the task's background from its terminal:
-    script binds s to port 0 on loopback and prints NAME=PORT once it
-    listens; the port it got. Tasks share the host's network: a port picked
-    here as free and bound in the task later could be taken in between (on
-    the Slurm executor the 64 held forwards below alone keep some 200 srun
-    listeners in the ephemeral range), and a forward then reached another
-    program's listener, which reset the upload."""
-    ws.send("STDIN", "python3 -c '%s;print(\"%s=%%d\" %% s.getsockname()[1],flush=True)\n%s' "
-            "2>/dev/null &\n" % (script[0], name, script[1]))
-    pat = name.encode() + rb"=(\d+)\r?\n"
-    return int(re.search(pat, ws.until(lambda t, p, o: re.search(pat, o), limit=1 << 23)[2]).group(1))
+    """taplib.serve on the task's terminal ws."""
+    return taplib.serve(lambda line: ws.send("STDIN", line + "\n"),
+                        lambda pat: ws.until(lambda t, p, o: pat.search(o), limit=1 << 23)[2],
+                        script, name)
 
 
 # port-forward to a real HTTP server in the task (on a port it picks itself,

@@ -1,11 +1,13 @@
 """tests/daemon/taplib.py — what the Python session tests share: TAP lines
 (ok, done), a JSON call to gpupoold's API that returns the status and the
-decoded body, errors included, and a free port on loopback. A script run
+decoded body, errors included, a free port on loopback (bench-sessions.py),
+and a server started in a task that picks its own port (serve). A script run
 after another in one TAP stream numbers on from GP_TAP_FIRST, names its
 cases with GP_TAP_PREFIX, and leaves the plan to the last one when
 GP_TAP_NOPLAN is set."""
 import json
 import os
+import re
 import socket
 import sys
 import urllib.error
@@ -38,6 +40,23 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def serve(type_line, until, script, name):
+    """Starts a Python server in the task's background from its terminal:
+    script (two parts, the second after a newline) binds s to port 0 on
+    loopback and prints NAME=PORT once it listens; the port it got.
+    type_line(text) types a line into the task's shell; until(pattern)
+    waits for the compiled bytes pattern on the terminal and returns the
+    output up to it. Tasks share the host's network: a port picked here as
+    free and bound in the task later could be taken in between (on the
+    Slurm executor the 64 held forwards of sessions.py alone keep some 200
+    srun listeners in the ephemeral range), and a forward then reached
+    another program's listener, which reset the upload."""
+    type_line("python3 -c '%s;print(\"%s=%%d\" %% s.getsockname()[1],flush=True)\n%s' "
+              "2>/dev/null &" % (script[0], name, script[1]))
+    pat = re.compile(name.encode() + rb"=(\d+)\r?\n")
+    return int(pat.search(until(pat)).group(1))
 
 
 def done():
