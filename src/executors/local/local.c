@@ -891,8 +891,12 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
          * What the launch made goes, its cgroups, slice file and ledger as
          * well as its directory, so that a try again of the key starts
          * afresh and one never made (its workload deleted meanwhile)
-         * leaves nothing. */
-        remove_attempt(lx, key, p->dir);
+         * leaves nothing. The cgroups are the launch's own, not read
+         * back from the directory: its cgroup file may not have been
+         * written (a full disk fails forks and writes alike). */
+        gpx__cg_remove(&p->cg);
+        remove_slice(lx, key);
+        remove_dir(p->dir);
     } else {
         /* The supervisor recorded why the task could not start, which a
          * relaunch of the key reports; the rest goes. */
