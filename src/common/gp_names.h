@@ -21,9 +21,9 @@ static inline int gp_name_index(const char *const *names, int n, const char *nam
     return -1;
 }
 
-/* The names of an X-macro list whose rows start (SYMBOL, "name", ...), as
+/* The names of an X-macro list of (SYMBOL, "name") rows, as
  * GP_NAMED_ENUM's list: GP_NAMED_ENUM(..., MY_LIST(GP_NAME_OF)). */
-#define GP_NAME_OF(sym, name, ...) name,
+#define GP_NAME_OF(sym, name) name,
 
 /*
  * Defines, for an enum whose count values run from 0 in the order of the
