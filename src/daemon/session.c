@@ -61,7 +61,9 @@
 #define BE_IN     (GP_CH_HEAD + GP_CH_PAYLOAD_MAX)
 #define STALL_MS  30000
 /* A closing session: what its client still sends is read and dropped for
- * at most CLOSING_MS after the session ended, CLOSING_ROUND bytes a round
+ * at most CLOSING_MS after the close frame went out (STALL_MS after the end
+ * in all, for a client slow to take the session's last output),
+ * CLOSING_ROUND bytes a round
  * of events at the most (nothing else bounds a read that is dropped, and
  * one client must not hold the relay thread: epoll, level-triggered,
  * brings the rest in the next round), and only while the client takes
@@ -110,6 +112,7 @@ struct sess {
     int counted;
     int64_t born_ms, stall_ms;
     int64_t closing_ms; /* when it began to close (S_CLOSING) */
+    int64_t close_ms;   /* when its close frame was queued */
     size_t round_in;    /* bytes read from the client in this round of events */
     int dead;
     int gone;         /* destroyed: freed after the current batch of events */
@@ -657,10 +660,17 @@ static void on_end(wslay_event_context_ptr ctx, void *ud) {
  * while the executor's side has not taken what came before (back-pressure);
  * once it closes, while the client takes what is queued for it, where what
  * it still sends is read and dropped (CLOSING_ROUND a round) until its
- * close frame or its end, for CLOSING_MS at the most. A connection closed
+ * close frame or its end (closing_over). A connection closed
  * with bytes unread is reset: the client, cut off in the middle of a
  * write, would lose what was queued for it (the port's EOF, an ERROR, the
  * close frame) and see only the reset. */
+/* Whether a closing session's time is up: CLOSING_MS after its close frame
+ * went out with no close from the client, or STALL_MS after its end. */
+static int closing_over(const sess *s, int64_t now) {
+    return s->st == S_CLOSING && ((s->close_queued && now - s->close_ms >= CLOSING_MS) ||
+                                  now - s->closing_ms >= STALL_MS);
+}
+
 static int reads_on(const sess *s) {
     if (s->st == S_CLOSING)
         return wslay_event_get_queued_msg_length(s->ctx) < WS_QUEUE_MAX;
@@ -824,6 +834,7 @@ static int sess_arm(sess *s, int64_t now) {
     if (s->st == S_CLOSING && !s->close_queued && wslay_event_get_queued_msg_count(s->ctx) == 0) {
         wslay_event_queue_close(s->ctx, WSLAY_CODE_NORMAL_CLOSURE, NULL, 0);
         s->close_queued = 1;
+        s->close_ms = now;
         if (wslay_event_send(s->ctx) != 0) {
             sess_destroy(s);
             return -1;
@@ -862,7 +873,7 @@ static int sess_arm(sess *s, int64_t now) {
 static void on_ws(sess *s, uint32_t ev) {
     if (s->gone)
         return;
-    if (s->st == S_CLOSING && gpd__now_ms() - s->closing_ms >= CLOSING_MS) {
+    if (closing_over(s, gpd__now_ms())) {
         /* A client that kept sending past the end without its close. */
         sess_destroy(s);
         return;
@@ -1029,8 +1040,7 @@ static void *relay(void *arg) {
                  * could not reach it either). */
                 sess_destroy(s);
                 continue;
-            } else if (s->st == S_CLOSING && now - s->closing_ms >= CLOSING_MS) {
-                /* No close frame from the client within CLOSING_MS. */
+            } else if (closing_over(s, now)) {
                 sess_destroy(s);
                 continue;
             }
