@@ -394,6 +394,11 @@ static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, in
         if (a->launch_fails++ == 0)
             a->launch_failing_ms = now;
         int64_t wait = launch_backoff_ms(a->launch_fails);
+        /* Not before the executor's hold (gpd__loop_launch_all), which
+         * a launch that took a while set from a later clock than now:
+         * a try made before it ends is refused unmade, a deferral more. */
+        if (now + wait < s->launch_hold_until)
+            wait = s->launch_hold_until - now;
         a->relaunch_at = now + wait;
         gp_format_duration(wait, d, sizeof d);
         snprintf(msg, sizeof msg, "attempt %d not launched yet (%s); trying again in %s",
