@@ -21,26 +21,33 @@ static inline int gp_name_index(const char *const *names, int n, const char *nam
     return -1;
 }
 
-/* The names of an X-macro list of (SYMBOL, "name") rows, as
- * GP_NAMED_ENUM's list: GP_NAMED_ENUM(..., MY_LIST(GP_NAME_OF)). */
-#define GP_NAME_OF(sym, name) name,
+/* A row's symbol and its name, for the list's two uses below. */
+#define GP_ENUM_SYMBOL_OF(sym, name) sym,
+#define GP_ENUM_NAME_OF(sym, name)   name,
 
 /*
- * Defines, for an enum whose count values run from 0 in the order of the
- * names listed:
- *   const char *fn_name(type v)                 v's name, `unknown` out of range
- *   int fn_parse(const char *name, type *out)   0, or GP_EINVAL (NULL included)
- * A list of the wrong length does not compile.
+ * Declares, for an X-macro list of (SYMBOL, "name") rows:
+ *   typedef enum type { SYMBOL..., count } type;   values from 0, in order
+ *   const char *type_name(type v);                 v's name
+ *   int type_parse(const char *name, type *out);   0, or GP_EINVAL
+ * GP_NAMED_ENUM_DEFINE, in one .c file, defines the two functions.
  */
-#define GP_NAMED_ENUM(fn, type, count, unknown, ...)                                               \
-    static const char *const fn##_names[] = {__VA_ARGS__};                                         \
-    _Static_assert(sizeof fn##_names / sizeof fn##_names[0] == (size_t)(count),                    \
+#define GP_NAMED_ENUM_DECLARE(type, list, count)                                                   \
+    typedef enum type { list(GP_ENUM_SYMBOL_OF) count } type;                                      \
+    const char *type##_name(type v);                                                               \
+    int type##_parse(const char *name, type *out)
+
+/* type_name (unknown out of range; NULL is refused by parse too) and
+ * type_parse for an enum declared with GP_NAMED_ENUM_DECLARE. */
+#define GP_NAMED_ENUM_DEFINE(type, list, count, unknown)                                           \
+    static const char *const type##_names[] = {list(GP_ENUM_NAME_OF)};                             \
+    _Static_assert(sizeof type##_names / sizeof type##_names[0] == (size_t)(count),                \
                    "a name for every value of " #type);                                            \
-    const char *fn##_name(type v) {                                                                \
-        return (unsigned)v < (unsigned)(count) ? fn##_names[v] : (unknown);                        \
+    const char *type##_name(type v) {                                                              \
+        return (unsigned)v < (unsigned)(count) ? type##_names[v] : (unknown);                      \
     }                                                                                              \
-    int fn##_parse(const char *name, type *out) {                                                  \
-        int i = gp_name_index(fn##_names, (int)(count), name);                                     \
+    int type##_parse(const char *name, type *out) {                                                \
+        int i = gp_name_index(type##_names, (int)(count), name);                                   \
         if (i < 0)                                                                                 \
             return GP_EINVAL;                                                                      \
         *out = (type)i;                                                                            \

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "common/gp_error.h"
+#include "common/gp_names.h"
 
 typedef struct gp_store gp_store;
 typedef struct gpd__auth gpd__auth;
@@ -61,25 +62,17 @@ int gpd__dir_passable(const char *dir, char *why, size_t len);
  * store selects them as state <= PAUSED. The others are final, except
  * SUSPENDED, which resume() reopens. */
 #define GPD__WL_STATES(XX)                                                                         \
-    XX(PENDING, "pending")                                                                         \
-    XX(STARTING, "starting")                                                                       \
-    XX(RUNNING, "running")                                                                         \
-    XX(STOPPING, "stopping")                                                                       \
-    XX(PAUSED, "paused")                                                                           \
-    XX(SUSPENDED, "suspended")                                                                     \
-    XX(SUCCEEDED, "succeeded")                                                                     \
-    XX(FAILED, "failed")                                                                           \
-    XX(DELETED, "deleted")
+    XX(GPD__WL_PENDING, "pending")                                                                 \
+    XX(GPD__WL_STARTING, "starting")                                                               \
+    XX(GPD__WL_RUNNING, "running")                                                                 \
+    XX(GPD__WL_STOPPING, "stopping")                                                               \
+    XX(GPD__WL_PAUSED, "paused")                                                                   \
+    XX(GPD__WL_SUSPENDED, "suspended")                                                             \
+    XX(GPD__WL_SUCCEEDED, "succeeded")                                                             \
+    XX(GPD__WL_FAILED, "failed")                                                                   \
+    XX(GPD__WL_DELETED, "deleted")
 
-typedef enum gpd__wl_state {
-#define GPD__WL_ENUM_(sym, name) GPD__WL_##sym,
-    GPD__WL_STATES(GPD__WL_ENUM_)
-#undef GPD__WL_ENUM_
-        GPD__WL_NSTATES
-} gpd__wl_state;
-
-const char *gpd__wl_state_name(gpd__wl_state s);
-int gpd__wl_state_parse(const char *name, gpd__wl_state *out);
+GP_NAMED_ENUM_DECLARE(gpd__wl_state, GPD__WL_STATES, GPD__WL_NSTATES);
 
 /* Why a running workload is being stopped (workloads.stop_kind). */
 #define GPD__STOP_EVICT   "evict"

@@ -12,8 +12,7 @@
 #include "common/gp_names.h"
 #include "daemon/usage.h"
 
-GP_NAMED_ENUM(gpd__usage_kind, gpd__usage_kind, GPD__USAGE_NKINDS, "?",
-              GPD__USAGE_KINDS(GP_NAME_OF))
+GP_NAMED_ENUM_DEFINE(gpd__usage_kind, GPD__USAGE_KINDS, GPD__USAGE_NKINDS, "?")
 
 /* A growing table of rates, found by (kind, key). */
 typedef struct table {

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/gp_names.h"
 #include "engine/gp_engine.h"
 #include "executors/executor.h"
 
@@ -40,20 +41,11 @@
 
 /* What usage is grouped by. */
 #define GPD__USAGE_KINDS(XX)                                                                       \
-    XX(QUEUE, "queue")                                                                             \
-    XX(USER, "user")                                                                               \
-    XX(NODE, "node")
+    XX(GPD__USAGE_QUEUE, "queue")                                                                  \
+    XX(GPD__USAGE_USER, "user")                                                                    \
+    XX(GPD__USAGE_NODE, "node")
 
-typedef enum gpd__usage_kind {
-#define GPD__USAGE_ENUM_(sym, name) GPD__USAGE_##sym,
-    GPD__USAGE_KINDS(GPD__USAGE_ENUM_)
-#undef GPD__USAGE_ENUM_
-        GPD__USAGE_NKINDS
-} gpd__usage_kind;
-
-/* "queue", "user", "node"; parse returns GP_EINVAL for anything else. */
-const char *gpd__usage_kind_name(gpd__usage_kind k);
-int gpd__usage_kind_parse(const char *s, gpd__usage_kind *out);
+GP_NAMED_ENUM_DECLARE(gpd__usage_kind, GPD__USAGE_KINDS, GPD__USAGE_NKINDS);
 
 /* A running task, as a sample sees it. */
 typedef struct gpd__usage_task {

@@ -31,10 +31,7 @@ int64_t gpd__now_ms(void) {
     return gp_clock_ms(CLOCK_REALTIME);
 }
 
-#define GPD__WL_NAME_(sym, name) name,
-GP_NAMED_ENUM(gpd__wl_state, gpd__wl_state, GPD__WL_NSTATES, "unknown",
-              GPD__WL_STATES(GPD__WL_NAME_))
-#undef GPD__WL_NAME_
+GP_NAMED_ENUM_DEFINE(gpd__wl_state, GPD__WL_STATES, GPD__WL_NSTATES, "unknown")
 
 void gpd__log(const char *fmt, ...) {
     char ts[32];

@@ -142,10 +142,9 @@ const char *gp_resource_name(gp_resource r) {
     return (unsigned)r < GP_RES_COUNT ? names[r] : "unknown";
 }
 
-GP_NAMED_ENUM(gp_placement, gp_placement, GP_PLACE_COUNT, "unknown", GP_PLACEMENTS(GP_NAME_OF))
-GP_NAMED_ENUM(gp_kind, gp_kind, GP_KIND_COUNT, "unknown", GP_KINDS(GP_NAME_OF))
-GP_NAMED_ENUM(gp_on_preempt, gp_on_preempt, GP_ON_PREEMPT_COUNT, "unknown",
-              GP_ON_PREEMPT_MODES(GP_NAME_OF))
+GP_NAMED_ENUM_DEFINE(gp_placement, GP_PLACEMENTS, GP_PLACE_COUNT, "unknown")
+GP_NAMED_ENUM_DEFINE(gp_kind, GP_KINDS, GP_KIND_COUNT, "unknown")
+GP_NAMED_ENUM_DEFINE(gp_on_preempt, GP_ON_PREEMPT_MODES, GP_ON_PREEMPT_COUNT, "unknown")
 
 const char *gp_state_name(gp_state s) {
     static const char *const names[] = {"pending", "bound", "running", "evicting"};

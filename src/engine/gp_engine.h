@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "common/gp_error.h"
+#include "common/gp_names.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -98,26 +99,17 @@ const char *gp_resource_name(gp_resource r);
  * fragmentation-aware policy and the default (docs/placement.md).
  */
 #define GP_PLACEMENTS(XX)                                                                          \
-    XX(GPUPOOL, "gpupool")                                                                         \
-    XX(BINPACK, "binpack") /* fullest node first */                                                \
-    XX(SPREAD, "spread")   /* emptiest node first */                                               \
-    XX(RANDOM, "random")                                                                           \
-    XX(DOTPROD, "dotprod")                                                                         \
-    XX(GPUCLUSTERING, "gpuclustering")                                                             \
-    XX(GPUPACKING, "gpupacking")                                                                   \
-    XX(BESTFIT, "bestfit")                                                                         \
-    XX(FGD, "fgd")
+    XX(GP_PLACE_GPUPOOL, "gpupool")                                                                \
+    XX(GP_PLACE_BINPACK, "binpack") /* fullest node first */                                       \
+    XX(GP_PLACE_SPREAD, "spread")   /* emptiest node first */                                      \
+    XX(GP_PLACE_RANDOM, "random")                                                                  \
+    XX(GP_PLACE_DOTPROD, "dotprod")                                                                \
+    XX(GP_PLACE_GPUCLUSTERING, "gpuclustering")                                                    \
+    XX(GP_PLACE_GPUPACKING, "gpupacking")                                                          \
+    XX(GP_PLACE_BESTFIT, "bestfit")                                                                \
+    XX(GP_PLACE_FGD, "fgd")
 
-typedef enum gp_placement {
-#define GP_PLACE_ENUM_(sym, name) GP_PLACE_##sym,
-    GP_PLACEMENTS(GP_PLACE_ENUM_)
-#undef GP_PLACE_ENUM_
-        GP_PLACE_COUNT
-} gp_placement;
-
-/* "gpupool", "binpack", ...; gp_placement_parse returns GP_EINVAL if unknown. */
-const char *gp_placement_name(gp_placement p);
-int gp_placement_parse(const char *name, gp_placement *out);
+GP_NAMED_ENUM_DECLARE(gp_placement, GP_PLACEMENTS, GP_PLACE_COUNT);
 
 /*
  * An allocator: the engine makes every allocation through one, so that a
@@ -202,21 +194,12 @@ typedef struct gp_model_quota {
 
 /* How a workload is evicted (docs/engine.md, "Eviction modes"). */
 #define GP_ON_PREEMPT_MODES(XX)                                                                    \
-    XX(CHECKPOINT, "checkpoint") /* the checkpoint signal, a grace period, then stop */            \
-    XX(PAUSE, "pause")           /* GPU state to host memory, frozen, resumed in place */          \
-    XX(REQUEUE, "requeue")       /* stopped at once, queued again */
+    XX(GP_ON_PREEMPT_CHECKPOINT,                                                                   \
+       "checkpoint")                     /* the checkpoint signal, a grace period, then stop */    \
+    XX(GP_ON_PREEMPT_PAUSE, "pause")     /* GPU state to host memory, frozen, resumed in place */  \
+    XX(GP_ON_PREEMPT_REQUEUE, "requeue") /* stopped at once, queued again */
 
-typedef enum gp_on_preempt {
-#define GP_ON_PREEMPT_ENUM_(sym, name) GP_ON_PREEMPT_##sym,
-    GP_ON_PREEMPT_MODES(GP_ON_PREEMPT_ENUM_)
-#undef GP_ON_PREEMPT_ENUM_
-        GP_ON_PREEMPT_COUNT
-} gp_on_preempt;
-
-/* "checkpoint", "pause", "requeue" ("unknown" out of range). */
-const char *gp_on_preempt_name(gp_on_preempt m);
-/* The mode named name into *out: 0, or GP_EINVAL. */
-int gp_on_preempt_parse(const char *name, gp_on_preempt *out);
+GP_NAMED_ENUM_DECLARE(gp_on_preempt, GP_ON_PREEMPT_MODES, GP_ON_PREEMPT_COUNT);
 
 typedef struct gp_queue_spec {
     char name[GP_NAME_MAX + 1];
@@ -407,19 +390,11 @@ int gp_engine_node_get(const gp_engine *e, const char *name, gp_node_info *out);
 /* ------------------------------------------------------------------------ */
 
 #define GP_KINDS(XX)                                                                               \
-    XX(TRAIN, "train")             /* preemptible by default */                                    \
-    XX(INTERACTIVE, "interactive") /* not preemptible by default */                                \
-    XX(INFERENCE, "inference")     /* not preemptible by default */
+    XX(GP_KIND_TRAIN, "train")             /* preemptible by default */                            \
+    XX(GP_KIND_INTERACTIVE, "interactive") /* not preemptible by default */                        \
+    XX(GP_KIND_INFERENCE, "inference")     /* not preemptible by default */
 
-typedef enum gp_kind {
-#define GP_KIND_ENUM_(sym, name) GP_KIND_##sym,
-    GP_KINDS(GP_KIND_ENUM_)
-#undef GP_KIND_ENUM_
-        GP_KIND_COUNT
-} gp_kind;
-
-const char *gp_kind_name(gp_kind k);
-int gp_kind_parse(const char *name, gp_kind *out);
+GP_NAMED_ENUM_DECLARE(gp_kind, GP_KINDS, GP_KIND_COUNT);
 
 typedef enum gp_gpu_request {
     GP_GPU_NONE = 0, /* CPU only */

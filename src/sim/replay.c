@@ -20,7 +20,7 @@
 
 #define PROJECT_LABEL "gpupool.io/project"
 
-GP_NAMED_ENUM(sim_mode, sim_mode, SIM_MODE_COUNT, "?", SIM_MODES(GP_NAME_OF))
+GP_NAMED_ENUM_DEFINE(sim_mode, SIM_MODES, SIM_MODE_COUNT, "?")
 
 void sim_replay_opts_init(sim_replay_opts *o) {
     memset(o, 0, sizeof *o);

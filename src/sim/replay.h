@@ -20,27 +20,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/gp_names.h"
 #include "engine/gp_engine.h"
 #include "sim/projects.h"
 #include "sim/trace.h"
 
 /* The ways a replay shares the pool (docs/simulator.md). */
 #define SIM_MODES(XX)                                                                              \
-    XX(STATIC, "static")                                                                           \
-    XX(POOLED, "pooled")                                                                           \
-    XX(FRACTIONAL, "pooled-fractional")
+    XX(SIM_MODE_STATIC, "static")                                                                  \
+    XX(SIM_MODE_POOLED, "pooled")                                                                  \
+    XX(SIM_MODE_FRACTIONAL, "pooled-fractional")
 
-typedef enum sim_mode {
-#define SIM_MODE_ENUM_(sym, name) SIM_MODE_##sym,
-    SIM_MODES(SIM_MODE_ENUM_)
-#undef SIM_MODE_ENUM_
-        SIM_MODE_COUNT
-} sim_mode;
-
-/* "static", "pooled", "pooled-fractional"; parse returns GP_EINVAL if
- * unknown. */
-const char *sim_mode_name(sim_mode m);
-int sim_mode_parse(const char *s, sim_mode *out);
+GP_NAMED_ENUM_DECLARE(sim_mode, SIM_MODES, SIM_MODE_COUNT);
 
 typedef struct sim_replay_opts {
     sim_mode mode;
