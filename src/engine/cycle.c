@@ -318,17 +318,17 @@ static int quota_allows(gp_engine *e, gp__wl *w, uint64_t *models) {
     gp_wait why = (gp_wait)gp__quota_check(w, &at, &res);
     if (why != GP_WAIT_NONE) {
         gp__wait_set(w, why);
-        w->wait_queue = at;
-        w->wait_a = res;
-        w->wait_b = why == GP_WAIT_QUEUE_LIMIT ? at->spec.quota[res].limit : at->deserved[res];
+        w->wait.queue = at;
+        w->wait.a = res;
+        w->wait.b = why == GP_WAIT_QUEUE_LIMIT ? at->spec.quota[res].limit : at->deserved[res];
         return 0;
     }
     *models = gp__allowed_models(e, w);
     if (*models == 0 && w->spec.req.gpu != GP_GPU_NONE) {
         gp__wait_set(w, GP_WAIT_QUEUE_LIMIT);
-        w->wait_queue = w->queue;
-        w->wait_a = -1; /* a per-model limit */
-        w->wait_b = 0;
+        w->wait.queue = w->queue;
+        w->wait.a = -1; /* a per-model limit */
+        w->wait.b = 0;
         return 0;
     }
     return 1;
@@ -380,7 +380,7 @@ static int try_allocate(gp_engine *e, gp__wl *w, gp_cycle_stats *st) {
     w->sig = gp__signature(w, models);
     const gp__wl *seen = w->paused_on ? NULL : gp__u64map_get(&e->memo, w->sig);
     if (seen) {
-        gp__wait_copy(w, seen);
+        w->wait = seen->wait;
         return 0;
     }
     if (w->paused_on) {
@@ -408,9 +408,9 @@ static int try_allocate(gp_engine *e, gp__wl *w, gp_cycle_stats *st) {
     }
     /* Why it does not fit is worked out when someone asks (a pass over the
      * nodes): the eviction phases, a pending reason, the metrics. */
-    w->wait = GP_WAIT_NO_FIT;
-    w->undiagnosed = 1;
-    w->diag_models = models;
+    w->wait.why = GP_WAIT_NO_FIT;
+    w->wait.undiagnosed = 1;
+    w->wait.diag_models = models;
     gp__u64map_put(&e->memo, w->sig, w); /* a failed put only costs speed */
     return 0;
 }
@@ -424,16 +424,16 @@ void gp_engine_pending_by_reason(gp_engine *e, int64_t counts[GP_WAIT_COUNT]) {
         const gp__queue *q = e->queues[i];
         for (uint32_t k = 0; k < q->npend; k++) {
             gp__wl *w = q->pending[k];
-            if (w->undiagnosed) {
+            if (w->wait.undiagnosed) {
                 const gp__wl *seen = gp__u64map_get(&e->memo, w->sig);
-                if (seen && !seen->undiagnosed && seen->queue == w->queue) {
-                    gp__wait_copy(w, seen);
+                if (seen && !seen->wait.undiagnosed && seen->queue == w->queue) {
+                    w->wait = seen->wait;
                 } else {
                     gp__wl_diagnosed(e, w);
                     gp__u64map_put(&e->memo, w->sig, w);
                 }
             }
-            counts[w->wait]++;
+            counts[w->wait.why]++;
         }
     }
 }

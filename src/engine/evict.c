@@ -508,11 +508,11 @@ static int below_fair_share(const gp_engine *e, gp__wl *w) {
     for (uint32_t i = 0; i < e->nroots; i++)
         others += e->roots[i]->alloc.v[GP_RES_GPU];
     others -= q->alloc.v[GP_RES_GPU];
-    if (w->wait != GP_WAIT_NO_FIT || others <= 0)
+    if (w->wait.why != GP_WAIT_NO_FIT || others <= 0)
         return 0;
     gp__wait_set(w, GP_WAIT_FAIR_SHARE);
-    w->wait_queue = q;
-    w->wait_b = q->fair.v[GP_RES_GPU];
+    w->wait.queue = q;
+    w->wait.b = q->fair.v[GP_RES_GPU];
     return 0;
 }
 
@@ -548,16 +548,16 @@ void gp__evict_phase(gp_engine *e, gp__wl **failed, uint32_t nfailed) {
     gp__u64map_clear(&e->evict_memo);
     for (uint32_t i = 0; i < nfailed && budget > 0; i++) {
         gp__wl *w = failed[i];
-        if (w->state != GP_STATE_PENDING || w->wait == GP_WAIT_EVICTING || w->paused_on)
+        if (w->state != GP_STATE_PENDING || w->wait.why == GP_WAIT_EVICTING || w->paused_on)
             continue;
         gp__wl_diagnosed(e, w);
-        gp_wait why = w->wait;
+        gp_wait why = w->wait.why;
         /* A limit on the GPUs of its project or a department above it:
          * evicting work under that queue makes room (reclaim from a sibling
          * over its fair share, or preempt in its own project). */
         const gp__queue *within = NULL;
-        if (why == GP_WAIT_QUEUE_LIMIT && w->wait_a == GP_RES_GPU && w->wait_queue)
-            within = w->wait_queue;
+        if (why == GP_WAIT_QUEUE_LIMIT && w->wait.a == GP_RES_GPU && w->wait.queue)
+            within = w->wait.queue;
         else if (why != GP_WAIT_NO_FIT && why != GP_WAIT_FRAGMENTED && why != GP_WAIT_GANG)
             continue;
         budget--;

@@ -148,6 +148,20 @@ typedef struct gp__wspec {
     gp__treq req;
 } gp__wspec;
 
+/* Why a pending workload waits, with the details its sentence names. A
+ * workload failing for the same request as another takes the other's whole
+ * reason. */
+typedef struct gp__reason {
+    gp_wait why;
+    int64_t a, b;
+    const gp__queue *queue; /* the queue the reason names (an ancestor) */
+    int64_t node;           /* the node id the reason names, or -1 */
+    /* Placement failed and the reason is not worked out yet: diagnosis costs
+     * a pass over the nodes, so it waits until someone asks. */
+    uint8_t undiagnosed;
+    uint64_t diag_models;
+} gp__reason;
+
 struct gp__wl {
     gp__wspec spec;
     gp__queue *queue;
@@ -167,16 +181,8 @@ struct gp__wl {
     gp_evict_reason evict_reason;
     uint32_t pend_pos; /* position in queue->pending while PENDING */
     uint32_t hold_pos; /* position in queue->holding otherwise */
-    /* Pending reason and its details, for the sentence. */
-    gp_wait wait;
-    int64_t wait_a, wait_b;
-    const gp__queue *wait_queue; /* the queue the reason names (an ancestor) */
-    int64_t wait_node;           /* the node id the reason names, or -1 */
-    uint64_t sig;                /* request signature (for the failure memo) */
-    /* Placement failed and the reason is not worked out yet: diagnosis costs
-     * a pass over the nodes, so it waits until someone asks. */
-    uint8_t undiagnosed;
-    uint64_t diag_models;
+    gp__reason wait;   /* while PENDING */
+    uint64_t sig;      /* request signature (for the failure memo) */
     /* Pause (pause.c): the node (id + 1; 0: none) it is paused on (PENDING)
      * or being paused on (EVICTING in pause mode), the GPU model it resumes
      * on (-1: any, for a task without GPUs), and the host memory it holds
@@ -365,21 +371,10 @@ int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models
                             int64_t enough);
 /* Works out w's deferred reason, if any, on the current state. */
 void gp__wl_diagnosed(gp_engine *e, gp__wl *w);
-/* Gives w the reason of seen, which failed for the same request. */
-static inline void gp__wait_copy(gp__wl *w, const gp__wl *seen) {
-    w->wait = seen->wait;
-    w->undiagnosed = seen->undiagnosed;
-    w->diag_models = seen->diag_models;
-    w->wait_a = seen->wait_a;
-    w->wait_b = seen->wait_b;
-    w->wait_queue = seen->wait_queue;
-    w->wait_node = seen->wait_node;
-}
-
 /* Sets a reason that needs no diagnosis. */
 static inline void gp__wait_set(gp__wl *w, gp_wait why) {
-    w->wait = why;
-    w->undiagnosed = 0;
+    w->wait.why = why;
+    w->wait.undiagnosed = 0;
 }
 
 /* ---- cycle.c / evict.c ---- */

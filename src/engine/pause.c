@@ -113,7 +113,7 @@ void gp__pause_drop(gp_engine *e, gp__wl *w) {
     n->paused_mem -= w->pause_mem;
     w->paused_on = 0;
     w->pause_mem = 0;
-    if (w->state == GP_STATE_PENDING && w->wait == GP_WAIT_PAUSED)
+    if (w->state == GP_STATE_PENDING && w->wait.why == GP_WAIT_PAUSED)
         gp__wait_set(w, GP_WAIT_NEW);
 }
 
@@ -121,7 +121,7 @@ int gp__pause_try_resume(gp_engine *e, gp__wl *w, uint64_t models) {
     gp__node *n = gp__node_at(e, w->paused_on - 1);
     if (e->now < w->resume_after) {
         gp__wait_set(w, GP_WAIT_PAUSED);
-        w->wait_node = n->id;
+        w->wait.node = n->id;
         return 0;
     }
     if (w->paused_model >= 0)
@@ -139,7 +139,7 @@ int gp__pause_try_resume(gp_engine *e, gp__wl *w, uint64_t models) {
     }
     hold(e, n, w->pause_mem, +1);
     gp__wait_set(w, GP_WAIT_PAUSED);
-    w->wait_node = n->id;
+    w->wait.node = n->id;
     return 0;
 }
 
@@ -166,7 +166,7 @@ static void set_paused(gp__wl *w, const gp__node *n, int64_t cost, int32_t model
     w->paused_model = model;
     w->resume = 0;
     gp__wait_set(w, GP_WAIT_PAUSED);
-    w->wait_node = n->id;
+    w->wait.node = n->id;
 }
 
 int gp_engine_paused(gp_engine *e, uint64_t id, gp_time_ms now) {

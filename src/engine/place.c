@@ -196,7 +196,7 @@ int gp__place(gp_engine *e, gp__wl *w, uint64_t models, int commit) {
     if (placed && !commit)
         gp__wl_unbind(e, w);
     if (!placed)
-        w->wait_a = most; /* for the diagnosis: tasks that did fit */
+        w->wait.a = most; /* for the diagnosis: tasks that did fit */
     return placed;
 }
 
@@ -274,14 +274,14 @@ int64_t gp__pool_could_hold(const gp_engine *e, const gp__wl *w, uint64_t models
 static void diagnose(gp_engine *e, gp__wl *w, uint64_t models);
 
 void gp__wl_diagnosed(gp_engine *e, gp__wl *w) {
-    if (w->undiagnosed && w->state == GP_STATE_PENDING)
-        diagnose(e, w, w->diag_models);
-    w->undiagnosed = 0;
+    if (w->wait.undiagnosed && w->state == GP_STATE_PENDING)
+        diagnose(e, w, w->wait.diag_models);
+    w->wait.undiagnosed = 0;
 }
 
 /* Sets w's wait reason after gp__place() failed. */
 static void diagnose(gp_engine *e, gp__wl *w, uint64_t models) {
-    int32_t placed_some = (int32_t)w->wait_a;
+    int32_t placed_some = (int32_t)w->wait.a;
     int ever = 0;
     int64_t free_total = 0, need = 0;
     int32_t best_free = 0, best_whole = 0;
@@ -308,27 +308,27 @@ static void diagnose(gp_engine *e, gp__wl *w, uint64_t models) {
     need = w->per_task.v[GP_RES_GPU];
     /* The best a single GPU (fractions) or node (whole GPUs) offers now. */
     const gp__node *hint = w->preq.ngpus > 0 ? whole_node : best_node;
-    w->wait_node = hint ? (int64_t)hint->id : -1;
-    w->wait_b = w->preq.ngpus > 0 ? best_whole : best_free;
+    w->wait.node = hint ? (int64_t)hint->id : -1;
+    w->wait.b = w->preq.ngpus > 0 ? best_whole : best_free;
     if (!ever) {
-        w->wait = GP_WAIT_NO_NODE;
-        w->wait_a = 0;
+        w->wait.why = GP_WAIT_NO_NODE;
+        w->wait.a = 0;
     } else if (w->spec.min_tasks > 1 &&
-               (w->wait_a = gp__pool_could_hold(e, w, models, 0, w->spec.min_tasks)) <
+               (w->wait.a = gp__pool_could_hold(e, w, models, 0, w->spec.min_tasks)) <
                    w->spec.min_tasks) {
-        w->wait = GP_WAIT_NO_NODE; /* even with every node empty */
+        w->wait.why = GP_WAIT_NO_NODE; /* even with every node empty */
     } else if (w->spec.tasks > 1 && placed_some > 0) {
-        w->wait = GP_WAIT_GANG;
-        w->wait_a = placed_some;
+        w->wait.why = GP_WAIT_GANG;
+        w->wait.a = placed_some;
     } else if (w->mig_profile < 0 && w->spec.req.gpu != GP_GPU_NONE && free_total >= need &&
                need > 0) {
-        w->wait = GP_WAIT_FRAGMENTED;
-        w->wait_a = free_total;
+        w->wait.why = GP_WAIT_FRAGMENTED;
+        w->wait.a = free_total;
     } else {
-        w->wait = GP_WAIT_NO_FIT;
-        w->wait_a = free_total;
+        w->wait.why = GP_WAIT_NO_FIT;
+        w->wait.a = free_total;
     }
-    w->undiagnosed = 0;
+    w->wait.undiagnosed = 0;
 }
 
 /* Whether one task of w fits on node n as it is now. */

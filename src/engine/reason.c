@@ -112,24 +112,24 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
         snprintf(buf, len, "not pending: %s", gp_state_name(w->state));
         return GP_WAIT_NONE;
     }
-    const gp__queue *q = w->wait_queue ? w->wait_queue : w->queue;
+    const gp__queue *q = w->wait.queue ? w->wait.queue : w->queue;
     const gp__node *n =
-        w->wait_node >= 0 && (uint64_t)w->wait_node < e->nnodes ? e->nodes[w->wait_node] : NULL;
+        w->wait.node >= 0 && (uint64_t)w->wait.node < e->nnodes ? e->nodes[w->wait.node] : NULL;
     char a[48], b[48], task[64];
     what_one_task(w, task, sizeof task);
-    switch (w->wait) {
+    switch (w->wait.why) {
     case GP_WAIT_NONE:
     case GP_WAIT_NEW:
     case GP_WAIT_COUNT:
         snprintf(buf, len, "waiting for the next scheduling cycle");
         break;
     case GP_WAIT_QUEUE_LIMIT:
-        if (w->wait_a < 0) {
+        if (w->wait.a < 0) {
             snprintf(buf, len, "%s %s is at its limit for every GPU model this workload may use",
                      queue_word(q), q->spec.name);
         } else {
-            gp__fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
-            gp__fmt_amount(b, sizeof b, (int)w->wait_a, q->alloc.v[w->wait_a]);
+            gp__fmt_amount(a, sizeof a, (int)w->wait.a, w->wait.b);
+            gp__fmt_amount(b, sizeof b, (int)w->wait.a, q->alloc.v[w->wait.a]);
             snprintf(buf, len,
                      "%s %s is at its limit of %s (it holds %s); an administrator can "
                      "raise it",
@@ -137,8 +137,8 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
         }
         break;
     case GP_WAIT_DESERVED:
-        gp__fmt_amount(a, sizeof a, (int)w->wait_a, w->wait_b);
-        gp__fmt_amount(b, sizeof b, (int)w->wait_a, q->alloc_np.v[w->wait_a]);
+        gp__fmt_amount(a, sizeof a, (int)w->wait.a, w->wait.b);
+        gp__fmt_amount(b, sizeof b, (int)w->wait.a, q->alloc_np.v[w->wait.a]);
         /* Training borrows unless it was made non-preemptible: name that,
          * not the kind. */
         snprintf(buf, len,
@@ -148,12 +148,12 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
                  queue_word(q), q->spec.name, a, b);
         break;
     case GP_WAIT_NO_NODE:
-        if (w->wait_a > 0)
+        if (w->wait.a > 0)
             snprintf(buf, len,
                      "cannot run on this pool: even with every node empty, only %" PRId64
                      " of its %d tasks would fit at once%s; it waits until nodes are added "
                      "(or cancel it and ask for fewer tasks)",
-                     w->wait_a, w->spec.min_tasks,
+                     w->wait.a, w->spec.min_tasks,
                      w->spec.same_domain ? " in one topology domain" : "");
         else
             snprintf(buf, len,
@@ -164,7 +164,7 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
                      w->spec.req.nselectors ? ", node selectors" : "");
         break;
     case GP_WAIT_NO_FIT:
-        fmt_gpu(a, sizeof a, w->wait_a);
+        fmt_gpu(a, sizeof a, w->wait.a);
         snprintf(buf, len,
                  "every GPU it may use is taken (%s free in total); it starts when GPUs free up",
                  a);
@@ -174,9 +174,9 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
         if (w->preq.ngpus > 0) {
             snprintf(buf, len,
                      "no node has %d whole GPUs free; the most on one node is %" PRId64 "%s%s",
-                     w->preq.ngpus, w->wait_b, n ? " on node " : "", n ? n->spec.name : "");
+                     w->preq.ngpus, w->wait.b, n ? " on node " : "", n ? n->spec.name : "");
         } else {
-            fmt_number(b, sizeof b, w->wait_b);
+            fmt_number(b, sizeof b, w->wait.b);
             snprintf(buf, len, "no single GPU has %s free; the largest free slice is %s%s%s", task,
                      b, n ? " on node " : "", n ? n->spec.name : "");
         }
@@ -185,7 +185,7 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
         snprintf(buf, len,
                  "only %" PRId64 " of the %d tasks fit at once, and a gang starts all together "
                  "or not at all",
-                 w->wait_a, w->spec.min_tasks);
+                 w->wait.a, w->spec.min_tasks);
         break;
     case GP_WAIT_EVICTING:
         snprintf(buf, len,
@@ -205,7 +205,7 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
         break;
     }
     case GP_WAIT_FAIR_SHARE:
-        fmt_gpu(a, sizeof a, w->wait_b);
+        fmt_gpu(a, sizeof a, w->wait.b);
         fmt_gpu(b, sizeof b, q->alloc.v[GP_RES_GPU]);
         snprintf(buf, len,
                  "every GPU it may use is taken, and %s %s already holds %s of its fair share "
@@ -213,7 +213,7 @@ int gp_engine_pending_reason(gp_engine *e, uint64_t id, char *buf, size_t len) {
                  queue_word(q), q->spec.name, b, a);
         break;
     }
-    return (int)w->wait;
+    return (int)w->wait.why;
 }
 
 int gp_engine_pending_figures(gp_engine *e, uint64_t id, gp_pending_figures *out) {
@@ -222,20 +222,20 @@ int gp_engine_pending_figures(gp_engine *e, uint64_t id, gp_pending_figures *out
         return GP_ENOENT;
     gp__wl_diagnosed(e, w);
     memset(out, 0, sizeof *out);
-    out->wait = w->state == GP_STATE_PENDING ? w->wait : GP_WAIT_NONE;
+    out->wait = w->state == GP_STATE_PENDING ? w->wait.why : GP_WAIT_NONE;
     out->resource = -1;
     out->kind = w->spec.kind;
     out->preemptible = w->preemptible;
     out->priority = w->spec.priority;
-    const gp__queue *q = w->wait_queue ? w->wait_queue : w->queue;
+    const gp__queue *q = w->wait.queue ? w->wait.queue : w->queue;
     snprintf(out->queue, sizeof out->queue, "%s", q->spec.name);
     out->queue_is_department = q->nchildren > 0;
     if (w->state != GP_STATE_PENDING)
         return GP_WAIT_NONE;
-    if ((w->wait == GP_WAIT_QUEUE_LIMIT || w->wait == GP_WAIT_DESERVED) && w->wait_a >= 0 &&
-        w->wait_a < GP_RES_COUNT)
-        out->resource = (int)w->wait_a;
-    if (w->wait == GP_WAIT_NO_FIT)
+    if ((w->wait.why == GP_WAIT_QUEUE_LIMIT || w->wait.why == GP_WAIT_DESERVED) && w->wait.a >= 0 &&
+        w->wait.a < GP_RES_COUNT)
+        out->resource = (int)w->wait.a;
+    if (w->wait.why == GP_WAIT_NO_FIT)
         out->own_preemptible_milli = own_preemptible(w);
-    return (int)w->wait;
+    return (int)w->wait.why;
 }

@@ -255,7 +255,7 @@ static void derive(const gp_engine *e, gp__wl *w, const gp_workload_spec *in) {
     w->per_task.v[GP_RES_MEM] = r->mem_bytes;
     w->started = -1;
     gp__wait_set(w, GP_WAIT_NEW);
-    w->wait_node = -1;
+    w->wait.node = -1;
 }
 
 gp__wl *gp__wl_find(const gp_engine *e, uint64_t id) {
@@ -692,7 +692,7 @@ int gp_engine_workload_get(gp_engine *e, uint64_t id, gp_workload_info *out) {
     out->id = w->spec.id;
     out->queue = w->queue->spec.name;
     out->state = w->state;
-    out->wait = w->state == GP_STATE_PENDING ? w->wait : GP_WAIT_NONE;
+    out->wait = w->state == GP_STATE_PENDING ? w->wait.why : GP_WAIT_NONE;
     out->preemptible = w->preemptible;
     out->bound_tasks = w->nbound;
     out->started = w->started;
