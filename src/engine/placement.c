@@ -425,12 +425,19 @@ static int shape_may_run(const fshape *s, int64_t cpu_free) {
     return s->count > 0 && cpu_free >= s->cpu;
 }
 
-/* For shape s on GPUs free[] of n: how many GPUs have room for it (*room)
- * and the free milli-GPU of the others (*small). */
-static void shape_split(const fshape *s, const gp__pnode *n, const int32_t *free, int32_t *room,
-                        int64_t *small) {
+/* For shape s on GPUs free[] of n, which add up to idle, and cpu_free
+ * milli-CPU: how many GPUs have room for it (*room) and the free milli-GPU of
+ * the others (*small). A shape that cannot run there at all (shape_may_run)
+ * has room on no GPU. */
+static void shape_split(const fshape *s, const gp__pnode *n, int64_t cpu_free, const int32_t *free,
+                        int64_t idle, int32_t *room, int64_t *small) {
     int32_t k = 0;
     int64_t sm = 0;
+    if (!shape_may_run(s, cpu_free)) {
+        *room = 0;
+        *small = idle;
+        return;
+    }
     for (int32_t g = 0; g < n->ngpus; g++)
         if (model_ok(s->models, n, g) && free[g] >= shape_need(s, n, g))
             k++;
@@ -438,6 +445,14 @@ static void shape_split(const fshape *s, const gp__pnode *n, const int32_t *free
             sm += free[g];
     *room = k;
     *small = sm;
+}
+
+/* Shape s's term of the fragmentation of a node with idle milli-GPU free,
+ * given its split there (shape_split): the idle capacity s could not use,
+ * weighted by its popularity. That is all of it unless enough GPUs have
+ * room for s; then only the GPUs without. */
+static double shape_frag(const fshape *s, int32_t room, int64_t small, int64_t idle) {
+    return s->w * (double)(room >= s->count ? small : idle);
 }
 
 /*
@@ -459,16 +474,10 @@ static double frag_of(const gp__placer *p, const gp__pnode *n, int64_t cpu_free,
         return 0;
     double f = 0;
     for (size_t i = 0; i < p->nshapes; i++) {
-        const fshape *s = &p->fs[i];
-        int64_t v = idle;
-        if (shape_may_run(s, cpu_free)) {
-            int32_t room;
-            int64_t small;
-            shape_split(s, n, free, &room, &small);
-            if (room >= s->count)
-                v = small;
-        }
-        f += s->w * (double)v;
+        int32_t room;
+        int64_t small;
+        shape_split(&p->fs[i], n, cpu_free, free, idle, &room, &small);
+        f += shape_frag(&p->fs[i], room, small, idle);
     }
     return f;
 }
@@ -510,22 +519,17 @@ static double frag_after_share(const gp__placer *p, const gp__pnode *n, int64_t 
     double f = 0;
     for (size_t i = 0; i < p->nshapes; i++) {
         const fshape *s = &p->fs[i];
-        int64_t v = idle2;
-        if (shape_may_run(s, cpu)) {
-            int32_t room = p->room[i];
-            int64_t small = p->small[i];
-            if (!model_ok(s->models, n, g)) {
-                small -= m;
-            } else {
-                int32_t need = shape_need(s, n, g);
-                int in0 = before >= need, in1 = after >= need;
-                room += in1 - in0;
-                small += (in1 ? 0 : after) - (in0 ? 0 : before);
-            }
-            if (room >= s->count)
-                v = small;
+        int32_t room = p->room[i];
+        int64_t small = p->small[i];
+        if (!shape_may_run(s, cpu) || !model_ok(s->models, n, g)) {
+            small -= m; /* g had no room for s and has none */
+        } else {
+            int32_t need = shape_need(s, n, g);
+            int in0 = before >= need, in1 = after >= need;
+            room += in1 - in0;
+            small += (in1 ? 0 : after) - (in0 ? 0 : before);
         }
-        f += s->w * (double)v;
+        f += shape_frag(s, room, small, idle2);
     }
     return f;
 }
@@ -551,8 +555,7 @@ static double frag_drop(gp__placer *p, const gp__pnode *n, const gp__preq *r, do
     }
     int64_t idle = idle_milli(n);
     for (size_t i = 0; i < p->nshapes; i++)
-        if (shape_may_run(&p->fs[i], cpu))
-            shape_split(&p->fs[i], n, n->free_milli, &p->room[i], &p->small[i]);
+        shape_split(&p->fs[i], n, cpu, n->free_milli, idle, &p->room[i], &p->small[i]);
     double best = -INFINITY, best_key = -INFINITY;
     int32_t pick = -1;
     for (int32_t g = 0; g < n->ngpus; g++) {
