@@ -49,12 +49,10 @@ void sim_inputs_free(sim_inputs *in) {
     free(in->pr);
     free(in->leaf_of);
     free(in->jobs);
-    in->nodes = NULL;
-    in->pods = NULL;
-    in->pr = NULL;
-    in->leaf_of = NULL;
-    in->jobs = NULL;
-    in->nnodes = in->npods = in->npr = in->njobs = 0;
+    /* Empty again: only the paths, which it does not own, stay. */
+    *in = (sim_inputs){.nodes_path = in->nodes_path,
+                       .pods_path = in->pods_path,
+                       .projects_path = in->projects_path};
 }
 
 void sim_scale_nodes(const sim_node *nodes, size_t n, size_t k, sim_node *out) {
