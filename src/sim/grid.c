@@ -74,25 +74,27 @@ static void *worker(void *arg) {
     }
 }
 
-/* The published policy name ("06-FGD") for one of the paper's policies, or
- * NULL for policies the paper did not run. */
+/* The paper's policies under the names its results give them (the
+ * sc_policy column). */
+static const struct {
+    gp_placement policy;
+    const char *name;
+} published[] = {
+    {GP_PLACE_RANDOM, "01-Random"},
+    {GP_PLACE_DOTPROD, "02-DotProd"},
+    {GP_PLACE_GPUCLUSTERING, "03-GpuClustering"},
+    {GP_PLACE_GPUPACKING, "04-GpuPacking"},
+    {GP_PLACE_BESTFIT, "05-BestFit"},
+    {GP_PLACE_FGD, "06-FGD"},
+};
+
+/* The published name of p ("06-FGD"), or NULL for a policy the paper did
+ * not run. */
 static const char *published_name(gp_placement p) {
-    switch (p) {
-    case GP_PLACE_RANDOM:
-        return "01-Random";
-    case GP_PLACE_DOTPROD:
-        return "02-DotProd";
-    case GP_PLACE_GPUCLUSTERING:
-        return "03-GpuClustering";
-    case GP_PLACE_GPUPACKING:
-        return "04-GpuPacking";
-    case GP_PLACE_BESTFIT:
-        return "05-BestFit";
-    case GP_PLACE_FGD:
-        return "06-FGD";
-    default:
-        return NULL;
-    }
+    for (size_t i = 0; i < sizeof published / sizeof *published; i++)
+        if (published[i].policy == p)
+            return published[i].name;
+    return NULL;
 }
 
 /* The runs' allocations at one arrived demand: their sum, sum of squares
