@@ -62,7 +62,8 @@ static int shape_cmp(const sim_pod *a, const sim_pod *b) {
 }
 
 static int cmp_pod_shape(const void *a, const void *b) {
-    return shape_cmp(*(const sim_pod *const *)a, *(const sim_pod *const *)b);
+    const shape_count *x = a, *y = b;
+    return shape_cmp(x->pod, y->pod);
 }
 
 /* Most frequent first; on equal counts the larger shape first (the FGD
@@ -78,23 +79,20 @@ int sim_typical_shapes(const sim_pod *pods, size_t n, double cover, gp_shape **o
     *out = NULL;
     if (n == 0)
         return 0;
-    const sim_pod **sorted = malloc(n * sizeof *sorted);
     shape_count *sc = malloc(n * sizeof *sc);
-    if (!sorted || !sc) {
-        free(sorted);
-        free(sc);
+    if (!sc)
         return GP_ENOMEM;
-    }
     for (size_t i = 0; i < n; i++)
-        sorted[i] = &pods[i];
-    qsort(sorted, n, sizeof *sorted, cmp_pod_shape);
+        sc[i] = (shape_count){&pods[i], 1};
+    /* Sorted by shape, the pods of one shape are adjacent: they become one
+     * entry with their count. */
+    qsort(sc, n, sizeof *sc, cmp_pod_shape);
     size_t ns = 0;
     for (size_t i = 0; i < n; i++)
-        if (ns && !shape_cmp(sc[ns - 1].pod, sorted[i]))
+        if (ns && !shape_cmp(sc[ns - 1].pod, sc[i].pod))
             sc[ns - 1].count++;
         else
-            sc[ns++] = (shape_count){sorted[i], 1};
-    free(sorted);
+            sc[ns++] = sc[i];
     qsort(sc, ns, sizeof *sc, cmp_count);
     size_t k = 0;
     int64_t cum = 0;
