@@ -277,27 +277,38 @@ static void cost(FILE *f, const sim_plan *p, int64_t gpus, const char *before, c
     fputs(after, f);
 }
 
+/* How many GPUs fewer mode b needs than mode a, where both met the target;
+ * else 0. */
+static int64_t fewer_gpus(const sim_plan_mode *a, const sim_plan_mode *b) {
+    if (!a->found || !b->found || a->gpus_needed <= b->gpus_needed)
+        return 0;
+    return a->gpus_needed - b->gpus_needed;
+}
+
+/* A sentence on n GPUs saved: n between LEAD and TAIL, then what they cost
+ * between BEFORE and AFTER (see cost), and a full stop. */
+static void saving(FILE *f, const sim_plan *p, int64_t n, const char *lead, const char *tail,
+                   const char *before, const char *after) {
+    fprintf(f, "%s%lld%s", lead, (long long)n, tail);
+    cost(f, p, n, before, after);
+    fputs(".", f);
+}
+
 /* The answer first: GPUs and money per mode, in sentences and a table. */
 static void answer(FILE *f, const sim_plan *p) {
     const sim_plan_mode *st = &p->modes[SIM_MODE_STATIC], *po = &p->modes[SIM_MODE_POOLED],
                         *fr = &p->modes[SIM_MODE_FRACTIONAL];
+    int64_t pooling = fewer_gpus(st, po), fractions = fewer_gpus(po, fr);
     fputs("<p class='headline'>", f);
-    if (st->found && po->found && st->gpus_needed > po->gpus_needed) {
-        fprintf(f, "Pooling needs %lld fewer GPUs than static ownership for the same wait",
-                (long long)(st->gpus_needed - po->gpus_needed));
-        cost(f, p, st->gpus_needed - po->gpus_needed, ": ", " not spent");
-        fputs(".", f);
-    } else if (st->found && po->found) {
+    if (pooling > 0)
+        saving(f, p, pooling, "Pooling needs ",
+               " fewer GPUs than static ownership for the same wait", ": ", " not spent");
+    else if (st->found && po->found)
         fputs("On this history pooling needs no fewer GPUs than static ownership.", f);
-    } else {
+    else
         fputs("Not every mode met the target within the sizes tried (see below).", f);
-    }
-    if (po->found && fr->found && po->gpus_needed > fr->gpus_needed) {
-        fprintf(f, " Sharing GPUs in fractions saves %lld more",
-                (long long)(po->gpus_needed - fr->gpus_needed));
-        cost(f, p, po->gpus_needed - fr->gpus_needed, " (", ")");
-        fputs(".", f);
-    }
+    if (fractions > 0)
+        saving(f, p, fractions, " Sharing GPUs in fractions saves ", " more", " (", ")");
     fputs("</p>\n<table><tr><th>mode</th><th class='words'>what it means</th><th>GPUs needed</th>",
           f);
     if (p->price_per_gpu > 0)
