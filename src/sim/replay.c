@@ -542,17 +542,15 @@ int sim_replay_run(const sim_node *nodes, size_t nnodes, const sim_pod *pods, co
                    sim_replay_result *res, char *err, size_t errlen) {
     memset(res, 0, sizeof *res);
     double wall0 = sim_now();
-    run r;
-    memset(&r, 0, sizeof r);
-    r.o = o;
-    r.nodes = nodes;
-    r.nnodes = nnodes;
-    r.pods = pods;
-    r.jobs = jobs;
-    r.njobs = njobs;
-    r.pr = pr;
-    r.npr = npr;
-    r.res = res;
+    run r = {.o = o,
+             .nodes = nodes,
+             .nnodes = nnodes,
+             .pods = pods,
+             .jobs = jobs,
+             .njobs = njobs,
+             .pr = pr,
+             .npr = npr,
+             .res = res};
     res->mode = o->mode;
     res->nodes = (int32_t)nnodes;
     int ok = 1;
