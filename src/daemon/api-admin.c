@@ -222,10 +222,7 @@ int gpd__unix_user_check(const gpd__daemon *d, const char *name, gpd__err *e) {
 
 int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     static const char *const known[] = {"name", "user", "role", "scope", "unix_user", NULL};
-    json_t *body;
-    int rc = gpd__body_json(r, &body, e);
-    if (rc < 0)
-        return rc;
+    json_t *body = r->json;
     const char *name = json_string_value(json_object_get(body, "name"));
     const char *user = json_string_value(json_object_get(body, "user"));
     const char *role_s = json_string_value(json_object_get(body, "role"));
@@ -234,8 +231,9 @@ int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     gpd__role role = GPD__ROLE_NONE;
     char secret[64];
     gpd__token t;
-    if ((rc = gpd__json_known(body, known, "a token", e)) < 0)
-        goto out;
+    int rc = gpd__json_known(body, known, "a token", e);
+    if (rc < 0)
+        return rc;
     if (!user || !gpd__name_ok(user)) {
         rc = gpd__fail(e, GP_EINVAL, "user", "user: required, a user name");
     } else if (!role_s || gpd__role_parse(role_s, &role) < 0) {
@@ -253,8 +251,6 @@ int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
         json_object_set_new(j, "token", json_string(secret));
         rc = gpd__reply_json(out, 201, j);
     }
-out:
-    json_decref(body);
     return rc;
 }
 

@@ -200,12 +200,9 @@ static int has_workloads(gp_store *st, const char *project, int *yes, gpd__err *
 }
 
 int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    json_t *body;
-    int rc = gpd__body_json(r, &body, e);
-    if (rc < 0)
-        return rc;
     gp_queue_spec q;
-    if ((rc = gpd__queue_parse(body, 1, &q, e)) == 0) {
+    int rc = gpd__queue_parse(r->json, 1, &q, e);
+    if (rc == 0) {
         gp_queue_info old;
         gp_engine *eng = gpd__sched_lock(r->d->sched);
         int exists = gp_engine_queue_get(eng, q.name, &old) == 0;
@@ -232,7 +229,6 @@ int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
         else
             rc = gpd__sched_queue_set(r->d->sched, &q, e);
     }
-    json_decref(body);
     if (rc < 0)
         return rc;
     return reply_queue(r, out, 201, q.name, e);
@@ -252,11 +248,7 @@ int gpd__h_q_update(gpd__req *r, gpd__resp *out, gpd__err *e) {
         return gpd__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);
     if (!gpd__can_admin_queue(r, q.name, NULL))
         return gpd__fail(e, GP_EPERM, "name", "this token may not change queue %s", q.name);
-    json_t *body;
-    if ((rc = gpd__body_json(r, &body, e)) < 0)
-        return rc;
-    rc = gpd__queue_parse(body, 0, &q, e);
-    json_decref(body);
+    rc = gpd__queue_parse(r->json, 0, &q, e);
     if (rc == 0)
         rc = gpd__sched_queue_set(r->d->sched, &q, e);
     if (rc < 0)

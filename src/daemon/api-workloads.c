@@ -281,12 +281,10 @@ static void resources_default(gpd__req *r, json_t *body, gpd__request *q) {
 /* ---- Routes -------------------------------------------------------------- */
 
 int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    json_t *body;
-    int rc = gpd__body_json(r, &body, e);
-    if (rc < 0)
-        return rc;
+    json_t *body = r->json;
     gpd__request q;
     char *canon = NULL;
+    int rc;
     /* The Unix user is the token's, never the request's: it is written into
      * the stored request, which every attempt is launched from. */
     if (json_object_get(body, "run_as")) {
@@ -343,7 +341,6 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
                                    gpd__wl_state_name(st), "existed", existed));
 out:
     free(canon);
-    json_decref(body);
     return rc;
 }
 

@@ -3,10 +3,11 @@
  * what handlers share.
  *
  * GPD__ROUTES lists every route with its method, path pattern ({name} matches
- * one path segment), handler, the least role that may call it and a line of
- * documentation. http.c routes requests with it, and `gpupoold --routes`
- * prints it as the reference table of docs/api.md (tests/daemon/test-routes-doc.sh
- * compares the two).
+ * one path segment), handler, the least role that may call it, its body (JSON:
+ * a JSON object, parsed before the handler is called and handed to it as
+ * r->json; NONE: any body is ignored) and a line of documentation. http.c
+ * routes requests with it, and `gpupoold --routes` prints it as the reference
+ * table of docs/api.md (tests/daemon/test-routes-doc.sh compares the two).
  */
 #ifndef GP_DAEMON_API_H
 #define GP_DAEMON_API_H
@@ -27,8 +28,8 @@ typedef struct gpd__req {
     const char *path;
     const char *params[GPD__MAX_PARAMS]; /* the {…} segments, in order */
     int nparams;
-    const char *body;
-    size_t body_len;
+    json_t *json; /* the body of a route whose body is JSON: an object, freed
+                     after the handler (NULL for the other routes) */
     gpd__principal who;
     int deferred_auth; /* a session route upgraded without a token: who is
                           empty, the token comes in the first message */
@@ -47,40 +48,40 @@ typedef struct gpd__resp {
 
 typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
 
-/*       method  path                               handler          role        summary */
+/*       method  path                               handler          role     body   summary */
 #define GPD__ROUTES(XX)                                                                            \
-    XX("GET", "/api/v1/health", h_health, NONE, "Liveness: {\"ok\": true}; needs no token")        \
-    XX("GET", "/api/v1/whoami", h_whoami, RESEARCHER, "The caller's user, role and scope")         \
-    XX("POST", "/api/v1/workloads", h_wl_submit, RESEARCHER, "Submit a workload")                  \
-    XX("GET", "/api/v1/workloads", h_wl_list, RESEARCHER,                                          \
+    XX("GET", "/api/v1/health", h_health, NONE, NONE, "Liveness: {\"ok\": true}; needs no token")  \
+    XX("GET", "/api/v1/whoami", h_whoami, RESEARCHER, NONE, "The caller's user, role and scope")   \
+    XX("POST", "/api/v1/workloads", h_wl_submit, RESEARCHER, JSON, "Submit a workload")            \
+    XX("GET", "/api/v1/workloads", h_wl_list, RESEARCHER, NONE,                                    \
        "List workloads (?project= &user= &state= &order= &cursor= &after= &limit=; see "           \
        "[Listing workloads](#listing-workloads))")                                                 \
-    XX("GET", "/api/v1/workloads/{id}", h_wl_get, RESEARCHER,                                      \
+    XX("GET", "/api/v1/workloads/{id}", h_wl_get, RESEARCHER, NONE,                                \
        "One workload, with its pending reason, tasks and attempts")                                \
-    XX("DELETE", "/api/v1/workloads/{id}", h_wl_delete, RESEARCHER,                                \
+    XX("DELETE", "/api/v1/workloads/{id}", h_wl_delete, RESEARCHER, NONE,                          \
        "Delete a workload (running tasks are stopped)")                                            \
-    XX("POST", "/api/v1/workloads/{id}/suspend", h_wl_suspend, RESEARCHER,                         \
+    XX("POST", "/api/v1/workloads/{id}/suspend", h_wl_suspend, RESEARCHER, NONE,                   \
        "Suspend: checkpoint signal, grace period, stop; kept until resumed")                       \
-    XX("POST", "/api/v1/workloads/{id}/resume", h_wl_resume, RESEARCHER,                           \
+    XX("POST", "/api/v1/workloads/{id}/resume", h_wl_resume, RESEARCHER, NONE,                     \
        "Resume a suspended workload (back to the queue)")                                          \
-    XX("GET", "/api/v1/workloads/{id}/logs", h_wl_logs, RESEARCHER,                                \
+    XX("GET", "/api/v1/workloads/{id}/logs", h_wl_logs, RESEARCHER, NONE,                          \
        "Output of a task (?task= &offset=), as text; see [Logs](#logs)")                           \
-    XX("GET", "/api/v1/workloads/{id}/events", h_wl_events, RESEARCHER,                            \
+    XX("GET", "/api/v1/workloads/{id}/events", h_wl_events, RESEARCHER, NONE,                      \
        "Event history and attempts of a workload")                                                 \
-    XX("GET", "/api/v1/workloads/{id}/attach", h_wl_attach, RESEARCHER,                            \
+    XX("GET", "/api/v1/workloads/{id}/attach", h_wl_attach, RESEARCHER, NONE,                      \
        "WebSocket: the workload's terminal, its recent output first (see Sessions)")               \
-    XX("GET", "/api/v1/workloads/{id}/exec", h_wl_exec, RESEARCHER,                                \
+    XX("GET", "/api/v1/workloads/{id}/exec", h_wl_exec, RESEARCHER, NONE,                          \
        "WebSocket: run a command in the workload's task (see Sessions)")                           \
-    XX("GET", "/api/v1/workloads/{id}/port-forward", h_wl_forward, RESEARCHER,                     \
+    XX("GET", "/api/v1/workloads/{id}/port-forward", h_wl_forward, RESEARCHER, NONE,               \
        "WebSocket: one connection to ?port= inside the task (see Sessions)")                       \
-    XX("GET", "/api/v1/queues", h_q_list, RESEARCHER,                                              \
+    XX("GET", "/api/v1/queues", h_q_list, RESEARCHER, NONE,                                        \
        "The queue tree with quotas, fair share and usage")                                         \
-    XX("POST", "/api/v1/queues", h_q_create, DEPT_ADMIN, "Create a department or project")         \
-    XX("GET", "/api/v1/queues/{name}", h_q_get, RESEARCHER, "One queue")                           \
-    XX("PATCH", "/api/v1/queues/{name}", h_q_update, DEPT_ADMIN,                                   \
+    XX("POST", "/api/v1/queues", h_q_create, DEPT_ADMIN, JSON, "Create a department or project")   \
+    XX("GET", "/api/v1/queues/{name}", h_q_get, RESEARCHER, NONE, "One queue")                     \
+    XX("PATCH", "/api/v1/queues/{name}", h_q_update, DEPT_ADMIN, JSON,                             \
        "Change a queue's deserved quota, limit, weight or priority")                               \
-    XX("DELETE", "/api/v1/queues/{name}", h_q_delete, DEPT_ADMIN, "Remove an empty queue")         \
-    XX("GET", "/api/v1/nodes", h_nodes, RESEARCHER,                                                \
+    XX("DELETE", "/api/v1/queues/{name}", h_q_delete, DEPT_ADMIN, NONE, "Remove an empty queue")   \
+    XX("GET", "/api/v1/nodes", h_nodes, RESEARCHER, NONE,                                          \
        "Nodes and GPUs, with each slice and its real memory use; per node `cpu_used` and "         \
        "`memory_used` (what its tasks asked for), `cpu_in_use` and `memory_in_use` (what it "      \
        "really uses at the last usage sample; null where not measured), `gpus_taken` (GPUs "       \
@@ -91,27 +92,27 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
        "`gpu_memory_limits`: the executor's sentences on how a task is kept to its own GPUs' "     \
        "device files and what limits its GPU memory (e.g. `GPU memory limits: dmem cgroup ...`; "  \
        "empty where the executor says nothing)")                                                   \
-    XX("GET", "/api/v1/usage", h_usage, RESEARCHER,                                                \
+    XX("GET", "/api/v1/usage", h_usage, RESEARCHER, NONE,                                          \
        "GPU-hours allocated, used, idle, borrowed, lent (?from= &to= &step= &by=queue|user|node)") \
-    XX("GET", "/api/v1/export/workloads", h_export_workloads, ADMIN,                               \
+    XX("GET", "/api/v1/export/workloads", h_export_workloads, ADMIN, NONE,                         \
        "Finished workloads as gpupool-sim's pod list, CSV (?from= &to=)")                          \
-    XX("GET", "/api/v1/export/nodes", h_export_nodes, ADMIN,                                       \
+    XX("GET", "/api/v1/export/nodes", h_export_nodes, ADMIN, NONE,                                 \
        "Nodes as gpupool-sim's node list, CSV")                                                    \
-    XX("GET", "/api/v1/export/projects", h_export_projects, ADMIN,                                 \
+    XX("GET", "/api/v1/export/projects", h_export_projects, ADMIN, NONE,                           \
        "The queue tree as gpupool-sim's projects file, CSV")                                       \
-    XX("GET", "/api/v1/tokens", h_tok_list, ADMIN, "API tokens (never their secrets)")             \
-    XX("POST", "/api/v1/tokens", h_tok_create, ADMIN,                                              \
+    XX("GET", "/api/v1/tokens", h_tok_list, ADMIN, NONE, "API tokens (never their secrets)")       \
+    XX("POST", "/api/v1/tokens", h_tok_create, ADMIN, JSON,                                        \
        "Create a token; the answer holds its secret, shown once")                                  \
-    XX("DELETE", "/api/v1/tokens/{id}", h_tok_delete, ADMIN, "Revoke a token")                     \
-    XX("GET", "/metrics", h_metrics, RESEARCHER, "Prometheus metrics (text format)")               \
-    XX("POST", "/api/v1/console/session", h_console_session_open, RESEARCHER,                      \
+    XX("DELETE", "/api/v1/tokens/{id}", h_tok_delete, ADMIN, NONE, "Revoke a token")               \
+    XX("GET", "/metrics", h_metrics, RESEARCHER, NONE, "Prometheus metrics (text format)")         \
+    XX("POST", "/api/v1/console/session", h_console_session_open, RESEARCHER, NONE,                \
        "Exchange the token for a console session (see [Console sessions](#console-sessions))")     \
-    XX("DELETE", "/api/v1/console/session", h_console_session_close, RESEARCHER,                   \
+    XX("DELETE", "/api/v1/console/session", h_console_session_close, RESEARCHER, NONE,             \
        "Revoke the console session that calls (sign-out)")                                         \
-    XX("GET", "/", h_console, NONE, "The web console (it signs in with a token of its own)")       \
-    XX("GET", "/console/{file}", h_console_file, NONE, "The web console's script and style")
+    XX("GET", "/", h_console, NONE, NONE, "The web console (it signs in with a token of its own)") \
+    XX("GET", "/console/{file}", h_console_file, NONE, NONE, "The web console's script and style")
 
-#define GPD__HANDLER_DECL_(m, p, fn, role, doc)                                                    \
+#define GPD__HANDLER_DECL_(m, p, fn, role, body, doc)                                              \
     int gpd__##fn(gpd__req *r, gpd__resp *out, gpd__err *e);
 GPD__ROUTES(GPD__HANDLER_DECL_)
 #undef GPD__HANDLER_DECL_
@@ -247,9 +248,6 @@ int gpd__reply_text(gpd__resp *out, int status, const char *text, size_t len,
 
 /* A query parameter, or NULL. */
 const char *gpd__query(gpd__req *r, const char *key);
-
-/* Parses the body as a JSON object; GP_EPARSE naming the line and column. */
-int gpd__body_json(gpd__req *r, json_t **out, gpd__err *e);
 
 /* Parses a point in time given as field: seconds since 1970, 2026-12-01,
  * 2026-12-01T08:00:00Z, or a duration before now_s such as 7d

@@ -32,16 +32,21 @@
  * buffers; a longer head is answered 431 by libmicrohttpd itself. */
 #define CONN_MEMORY (16 * 1024)
 
+/* What a route's body is (GPD__ROUTES' body column). */
+typedef enum { BODY_NONE, BODY_JSON } body_kind;
+
 typedef struct route {
     const char *method;
     const char *path;
     gpd__handler fn;
     gpd__role role;
+    body_kind body;
     const char *doc;
 } route;
 
 static const route routes[] = {
-#define GPD__ROUTE_ROW_(m, p, fn, role, doc) {m, p, gpd__##fn, GPD__ROLE_##role, doc},
+#define GPD__ROUTE_ROW_(m, p, fn, role, body, doc)                                                 \
+    {m, p, gpd__##fn, GPD__ROLE_##role, BODY_##body, doc},
     GPD__ROUTES(GPD__ROUTE_ROW_)
 #undef GPD__ROUTE_ROW_
 };
@@ -127,11 +132,13 @@ const char *gpd__query(gpd__req *r, const char *key) {
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
-int gpd__body_json(gpd__req *r, json_t **out, gpd__err *e) {
-    if (!r->body || r->body_len == 0)
+/* Parses the body of a route whose body is JSON: an object, or GP_EPARSE
+ * naming the line and column. */
+static int body_json(const char *body, size_t len, json_t **out, gpd__err *e) {
+    if (!body || len == 0)
         return gpd__fail(e, GP_EPARSE, "", "the request needs a JSON body");
     json_error_t je;
-    json_t *j = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &je);
+    json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (!j)
         return gpd__fail(e, GP_EPARSE, "", "malformed JSON at line %d, column %d: %s", je.line,
                          je.column, je.text);
@@ -353,24 +360,24 @@ static int judge_head(gpd__daemon *d, struct MHD_Connection *conn, const char *m
     return 0;
 }
 
-/* Runs the route's handler on the complete request. */
+/* Runs the route's handler on the complete request, its body parsed first
+ * if the route's body is JSON. */
 static void dispatch(gpd__daemon *d, struct MHD_Connection *conn, const char *method,
                      const char *url, conn_ctx *cc, gpd__resp *out) {
-    gpd__req r;
-    memset(&r, 0, sizeof r);
-    r.d = d;
-    r.conn = conn;
-    r.method = method;
-    r.path = url;
-    r.body = cc->body;
-    r.body_len = cc->len;
-    r.who = cc->who;
-    r.deferred_auth = cc->deferred;
+    gpd__req r = {.d = d,
+                  .conn = conn,
+                  .method = method,
+                  .path = url,
+                  .nparams = cc->nparams,
+                  .who = cc->who,
+                  .deferred_auth = cc->deferred};
     memcpy(r.params, cc->params, sizeof r.params);
-    r.nparams = cc->nparams;
     gpd__err e = {0};
     gpd__guard_phase(d->guard, conn, GPD__PHASE_HANDLER);
-    int rc = cc->rt->fn(&r, out, &e);
+    int rc = cc->rt->body == BODY_JSON ? body_json(cc->body, cc->len, &r.json, &e) : 0;
+    if (rc == 0)
+        rc = cc->rt->fn(&r, out, &e);
+    json_decref(r.json);
     gpd__guard_phase(d->guard, conn, GPD__PHASE_REQUEST);
     if (rc < 0)
         reply_error(out, &e, rc, 1);
