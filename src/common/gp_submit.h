@@ -27,17 +27,24 @@
 /* The most tasks of one workload. */
 #define GP_SUBMIT_MAX_GANG 256
 
+/* The types of a field's value, each with what a value of it is in the words
+ * of docs/api.md's table: X(type, words). A string's meaning is its field's. */
+#define GP_SUBMIT_TYPES(X)                                                                         \
+    X(GP_SUBMIT_STRING, "string")                                                                  \
+    X(GP_SUBMIT_ARGV, "list of strings")       /* the CLI: what follows -- */                      \
+    X(GP_SUBMIT_LIST, "list of names")         /* the CLI: a flag given again adds one */          \
+    X(GP_SUBMIT_MAP, "object of NAME: string") /* the CLI: NAME=VALUE, repeatable */               \
+    X(GP_SUBMIT_MILLI, "number (3 decimals at most), or one as a string")                          \
+    X(GP_SUBMIT_SIZE, "bytes, or a size like `\"32G\"`")                                           \
+    X(GP_SUBMIT_DURATION, "seconds, or a duration like `\"60s\"`")                                 \
+    X(GP_SUBMIT_INT, "whole number")                                                               \
+    X(GP_SUBMIT_TRUE, "`true` or `false`")  /* the CLI's flag sends true */                        \
+    X(GP_SUBMIT_FALSE, "`true` or `false`") /* the CLI's flag sends false */
+
 typedef enum gp_submit_type {
-    GP_SUBMIT_STRING,   /* a string; its meaning is the field's */
-    GP_SUBMIT_ARGV,     /* a list of strings (the CLI: what follows --) */
-    GP_SUBMIT_LIST,     /* a list of names (the CLI: a flag given again adds one) */
-    GP_SUBMIT_MAP,      /* an object of NAME: "value" (the CLI: NAME=VALUE, repeatable) */
-    GP_SUBMIT_MILLI,    /* a number with at most 3 decimals, or one as a string */
-    GP_SUBMIT_SIZE,     /* bytes, or a size like "32G" */
-    GP_SUBMIT_DURATION, /* seconds, or a duration like "60s" */
-    GP_SUBMIT_INT,      /* a whole number */
-    GP_SUBMIT_TRUE,     /* true or false; the CLI's flag sends true */
-    GP_SUBMIT_FALSE     /* true or false; the CLI's flag sends false */
+#define GP_SUBMIT_TYPE_ENUM_(type, words) type,
+    GP_SUBMIT_TYPES(GP_SUBMIT_TYPE_ENUM_)
+#undef GP_SUBMIT_TYPE_ENUM_
 } gp_submit_type;
 
 #define GP_SUBMIT_NO_MAX INT64_MAX

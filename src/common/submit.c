@@ -22,31 +22,12 @@ const gp_submit_field *gp_submit_find(const char *name) {
     return NULL;
 }
 
-/* What a value of the type is, in the table's words. */
-static const char *type_words(gp_submit_type t) {
-    switch (t) {
-    case GP_SUBMIT_STRING:
-        return "string";
-    case GP_SUBMIT_ARGV:
-        return "list of strings";
-    case GP_SUBMIT_LIST:
-        return "list of names";
-    case GP_SUBMIT_MAP:
-        return "object of NAME: string";
-    case GP_SUBMIT_MILLI:
-        return "number (3 decimals at most), or one as a string";
-    case GP_SUBMIT_SIZE:
-        return "bytes, or a size like `\"32G\"`";
-    case GP_SUBMIT_DURATION:
-        return "seconds, or a duration like `\"60s\"`";
-    case GP_SUBMIT_INT:
-        return "whole number";
-    case GP_SUBMIT_TRUE:
-    case GP_SUBMIT_FALSE:
-        return "`true` or `false`";
-    }
-    return "";
-}
+/* What a value of each type is, in the table's words. */
+static const char *const type_words[] = {
+#define GP_SUBMIT_TYPE_WORDS_(type, words) words,
+    GP_SUBMIT_TYPES(GP_SUBMIT_TYPE_WORDS_)
+#undef GP_SUBMIT_TYPE_WORDS_
+};
 
 /* One bound of a number field, as a person writes it. */
 static void format_bound(const gp_submit_field *f, int64_t v, char *buf, size_t len) {
@@ -94,6 +75,6 @@ void gp_submit_doc_table(FILE *f) {
             snprintf(flag, sizeof flag, "`%s%s%s`%s", x->flag, x->arg[0] ? " " : "", x->arg,
                      x->type == GP_SUBMIT_LIST || x->type == GP_SUBMIT_MAP ? ", repeatable" : "");
         fprintf(f, "| `%s`%s | %s | %s | %s | %s |\n", x->name, x->required ? " (required)" : "",
-                type_words(x->type), range, flag, x->help);
+                type_words[x->type], range, flag, x->help);
     }
 }
