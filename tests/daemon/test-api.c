@@ -96,6 +96,10 @@ START_TEST(test_bad_input_changes_nothing) {
                  "deserved.gpu");
     expect_error(&t, "PATCH", "/api/v1/queues/a1", "{\"limit\":{\"gpu\":-2}}", 400, "limit.gpu");
     expect_error(&t, "PATCH", "/api/v1/queues/a1", "{\"colour\":1}", 400, "colour");
+    /* Every route whose body is JSON refuses one that is not an object. */
+    expect_error(&t, "POST", "/api/v1/queues", "[1]", 400, "");
+    expect_error(&t, "PATCH", "/api/v1/queues/a1", "{\"limit\":", 400, "");
+    expect_error(&t, "POST", "/api/v1/tokens", NULL, 400, "");
     expect_error(&t, "GET", "/api/v1/workloads/999", NULL, 404, "id");
     expect_error(&t, "GET", "/api/v1/nothing", NULL, 404, "");
     ck_assert_int_eq(count_workloads(&t), 0);
