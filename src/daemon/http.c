@@ -10,9 +10,9 @@
  * the body's size. The request head is judged before any body is read: its
  * framing (one Content-Length, never together with chunked coding), the
  * route, the token and the role, and the declared body size. Only then is the
- * body collected (up to BODY_MAX) and the handler called. Errors become JSON
- * bodies with the status of http_status(), the one place where GP_E*
- * codes become HTTP status codes.
+ * body collected (up to BODY_MAX), parsed if the route's body is JSON, and the
+ * handler called. Errors become JSON bodies with the status of http_status(),
+ * the one place where GP_E* codes become HTTP status codes.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
