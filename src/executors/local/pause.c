@@ -668,33 +668,39 @@ static int task_cg(const char *dir, gpx__task_cg *tc) {
     return 0;
 }
 
-/* The task's cgroups and journal; GP_ENOENT (detail set) if it has ended. */
-static int open_task(const char *dir, gpx__task_cg *tc, journal *j, gp_exec_pause *p) {
-    int rc = task_cg(dir, tc);
+/* A pause or a resume of the task in dir, given its cgroups and journal. */
+typedef int (*task_op)(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *j,
+                       gp_exec_pause *p);
+
+/* Runs op with the task's cgroups and journal; GP_ENOENT (detail set) if the
+ * task has ended. */
+static int on_task(gpx__local *lx, const char *dir, gp_exec_pause *p, task_op op) {
+    gpx__task_cg tc;
+    journal j;
+    int rc = task_cg(dir, &tc);
     if (rc < 0) {
         gpx__exec_fmt(p->detail, sizeof p->detail, "the task has ended");
         return rc;
     }
-    return j_read(dir, j);
+    if ((rc = j_read(dir, &j)) < 0)
+        return rc;
+    return op(lx, dir, &tc, &j, p);
 }
 
-static int do_pause(gpx__local *lx, const char *dir, gp_exec_pause *p) {
-    gpx__task_cg tc;
-    journal j;
-    int rc = open_task(dir, &tc, &j, p);
-    if (rc < 0)
-        return rc;
-    if (j.state == J_PAUSED) {
+static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *j,
+                    gp_exec_pause *p) {
+    int rc = 0;
+    if (j->state == J_PAUSED) {
         p->paused = 1;
-        p->gpu_bytes = j.gpu_bytes;
-        gpx__exec_fmt(p->detail, sizeof p->detail, "%s", j.detail);
-        return gpx__freeze(&tc, 1, NULL, 0) == 0 ? 0 : GP_EIO;
+        p->gpu_bytes = j->gpu_bytes;
+        gpx__exec_fmt(p->detail, sizeof p->detail, "%s", j->detail);
+        return gpx__freeze(tc, 1, NULL, 0) == 0 ? 0 : GP_EIO;
     }
-    if (j.state == J_RESUMING) {
+    if (j->state == J_RESUMING) {
         gpx__exec_fmt(p->detail, sizeof p->detail, "the task is being resumed");
         return GP_ESTATE;
     }
-    if (!freezable(&tc)) {
+    if (!freezable(tc)) {
         gpx__exec_fmt(p->detail, sizeof p->detail,
                       "pause is not supported for this task: it has no cgroup freezer");
         return GP_ENOTSUP;
@@ -707,16 +713,16 @@ static int do_pause(gpx__local *lx, const char *dir, gp_exec_pause *p) {
     }
     pid_t pids[MAX_PROCS];
     gp_cu_process_state st[MAX_PROCS];
-    int n = cuda_pids(lx, &tc, pids, st, MAX_PROCS);
-    if (j.state == J_NONE) {
-        j.state = J_PAUSING;
-        j.gpu_bytes = gpu_bytes_of(lx, pids, n);
-        if ((rc = j_write(dir, &j)) < 0)
+    int n = cuda_pids(lx, tc, pids, st, MAX_PROCS);
+    if (j->state == J_NONE) {
+        j->state = J_PAUSING;
+        j->gpu_bytes = gpu_bytes_of(lx, pids, n);
+        if ((rc = j_write(dir, j)) < 0)
             return rc;
     }
     step(1);
     p->cuda_procs = n;
-    p->gpu_bytes = j.gpu_bytes;
+    p->gpu_bytes = j->gpu_bytes;
     int64_t t0 = now_ms();
     gp_cu_lock_args la;
     memset(&la, 0, sizeof la);
@@ -759,14 +765,14 @@ static int do_pause(gpx__local *lx, const char *dir, gp_exec_pause *p) {
     if (rc == 0)
         step(3);
     char why[192];
-    if (rc == 0 && gpx__freeze(&tc, 1, why, sizeof why) < 0) {
+    if (rc == 0 && gpx__freeze(tc, 1, why, sizeof why) < 0) {
         gpx__exec_fmt(p->detail, sizeof p->detail, "%s", why);
         rc = GP_EIO;
     }
     int64_t t3 = now_ms();
     if (rc < 0) {
         /* Nothing may stay half done: the task runs on as before. */
-        undo_pause(lx, &tc);
+        undo_pause(lx, tc);
         j_remove(dir);
         return rc;
     }
@@ -775,24 +781,24 @@ static int do_pause(gpx__local *lx, const char *dir, gp_exec_pause *p) {
     p->step_ms[1] = t2 - t1;
     p->step_ms[2] = t3 - t2;
     char held[32] = "an unknown amount of";
-    if (j.gpu_bytes >= 0)
-        gp_format_size(j.gpu_bytes, held, sizeof held);
+    if (j->gpu_bytes >= 0)
+        gp_format_size(j->gpu_bytes, held, sizeof held);
     if (n == 0)
-        gpx__exec_fmt(j.detail, sizeof j.detail,
+        gpx__exec_fmt(j->detail, sizeof j->detail,
                       "paused by the freezer alone (no process holds a CUDA context); froze in "
                       "%lld ms",
                       (long long)p->step_ms[2]);
     else
-        gpx__exec_fmt(j.detail, sizeof j.detail,
+        gpx__exec_fmt(j->detail, sizeof j->detail,
                       "paused: %s of GPU memory of %d process%s moved to host memory; lock %lld "
                       "ms, checkpoint %lld ms, freeze %lld ms",
                       held, n, n == 1 ? "" : "es", (long long)p->step_ms[0],
                       (long long)p->step_ms[1], (long long)p->step_ms[2]);
-    j.state = J_PAUSED;
-    if ((rc = j_write(dir, &j)) < 0)
+    j->state = J_PAUSED;
+    if ((rc = j_write(dir, j)) < 0)
         return rc;
     p->paused = 1;
-    gpx__exec_fmt(p->detail, sizeof p->detail, "%s", j.detail);
+    gpx__exec_fmt(p->detail, sizeof p->detail, "%s", j->detail);
     return 0;
 }
 
@@ -814,39 +820,36 @@ static void stay_paused(gpx__local *lx, const char *dir, const gpx__task_cg *tc,
     p->paused = 1;
 }
 
-static int do_resume(gpx__local *lx, const char *dir, gp_exec_pause *p) {
-    gpx__task_cg tc;
-    journal j;
-    int rc = open_task(dir, &tc, &j, p);
-    if (rc < 0)
-        return rc;
-    if (j.state != J_PAUSED && j.state != J_RESUMING) {
+static int do_resume(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *j,
+                     gp_exec_pause *p) {
+    int rc = 0;
+    if (j->state != J_PAUSED && j->state != J_RESUMING) {
         gpx__exec_fmt(p->detail, sizeof p->detail, "the task is not paused");
         return GP_ESTATE;
     }
-    if (j.state == J_PAUSED) {
+    if (j->state == J_PAUSED) {
         if (p->ngpus < 0 || p->ngpus > GP_MAX_GPUS_PER_NODE ||
             (p->ngpus > 0 && (p->from_uuid == NULL || p->to_uuid == NULL))) {
             gpx__exec_fmt(p->detail, sizeof p->detail, "ngpus: %d is out of range", p->ngpus);
             return GP_EINVAL;
         }
-        if ((rc = plan_resume(lx, dir, p, &j, p->detail, sizeof p->detail)) < 0)
+        if ((rc = plan_resume(lx, dir, p, j, p->detail, sizeof p->detail)) < 0)
             return rc;
         /* The new binding is in the journal before anything is rewritten. */
-        j.state = J_RESUMING;
-        if ((rc = j_write(dir, &j)) < 0)
+        j->state = J_RESUMING;
+        if ((rc = j_write(dir, j)) < 0)
             return rc;
     }
     step(11);
     int64_t t0 = now_ms();
     char why[192];
     /* The device rules first: the driver's restore opens the new GPUs. */
-    if (rebind(lx, dir, &tc, &j, 1, why, sizeof why) < 0) {
+    if (rebind(lx, dir, tc, j, 1, why, sizeof why) < 0) {
         gpx__exec_fmt(p->detail, sizeof p->detail, "still paused: %s; it will be tried again", why);
-        stay_paused(lx, dir, &tc, &j, p);
+        stay_paused(lx, dir, tc, j, p);
         return GP_EIO;
     }
-    if (gpx__freeze(&tc, 0, why, sizeof why) < 0) {
+    if (gpx__freeze(tc, 0, why, sizeof why) < 0) {
         gpx__exec_fmt(p->detail, sizeof p->detail, "%s", why);
         return GP_EIO;
     }
@@ -855,19 +858,19 @@ static int do_resume(gpx__local *lx, const char *dir, gp_exec_pause *p) {
     cuda_load(lx);
     pid_t pids[MAX_PROCS];
     gp_cu_process_state st[MAX_PROCS];
-    int n = cuda_pids(lx, &tc, pids, st, MAX_PROCS);
+    int n = cuda_pids(lx, tc, pids, st, MAX_PROCS);
     gp_cu_gpu_pair pairs[GP_MAX_GPUS_PER_NODE];
     gp_cu_restore_args ra;
     memset(&ra, 0, sizeof ra);
     int remap = 0, driver_uuids = 1;
-    for (int i = 0; i < j.ngpus; i++) {
-        driver_uuids &= uuid_bytes(j.from[i], pairs[i].old_uuid) == 0 &&
-                        uuid_bytes(j.to[i], pairs[i].new_uuid) == 0;
-        remap |= strcmp(j.from[i], j.to[i]) != 0;
+    for (int i = 0; i < j->ngpus; i++) {
+        driver_uuids &= uuid_bytes(j->from[i], pairs[i].old_uuid) == 0 &&
+                        uuid_bytes(j->to[i], pairs[i].new_uuid) == 0;
+        remap |= strcmp(j->from[i], j->to[i]) != 0;
     }
     if (remap) {
         ra.pairs = pairs;
-        ra.npairs = (unsigned)j.ngpus;
+        ra.npairs = (unsigned)j->ngpus;
     }
     for (int i = 0; i < n && rc == 0; i++) {
         if (st[i] != GP_CU_PROCESS_CHECKPOINTED)
@@ -903,8 +906,8 @@ static int do_resume(gpx__local *lx, const char *dir, gp_exec_pause *p) {
         for (int i = 0; i < n; i++)
             if (st[i] == GP_CU_PROCESS_LOCKED)
                 lx->cuda.cuCheckpointProcessCheckpoint(pids[i], &ca);
-        gpx__freeze(&tc, 1, NULL, 0);
-        stay_paused(lx, dir, &tc, &j, p);
+        gpx__freeze(tc, 1, NULL, 0);
+        stay_paused(lx, dir, tc, j, p);
         return rc;
     }
     step(13);
@@ -917,7 +920,7 @@ static int do_resume(gpx__local *lx, const char *dir, gp_exec_pause *p) {
     j_remove(dir);
     p->paused = 0;
     p->cuda_procs = n;
-    p->gpu_bytes = j.gpu_bytes;
+    p->gpu_bytes = j->gpu_bytes;
     p->step_ms[0] = t1 - t0;
     p->step_ms[1] = t2 - t1;
     p->step_ms[2] = t3 - t2;
@@ -940,11 +943,11 @@ static int do_recover(gpx__local *lx, const char *dir, gp_exec_pause *p) {
         return 0;
     case J_PAUSING:
     case J_PAUSED:
-        rc = do_pause(lx, dir, p);
+        rc = on_task(lx, dir, p, do_pause);
         /* A pause that cannot be finished was undone: the task runs. */
         return rc == GP_ETIMEDOUT || rc == GP_EIO || rc == GP_ENOTSUP ? 0 : rc;
     default:
-        rc = do_resume(lx, dir, p);
+        rc = on_task(lx, dir, p, do_resume);
         return rc == GP_ENOSPC || rc == GP_EIO ? 0 : rc;
     }
 }
@@ -957,9 +960,9 @@ int gpx__pause_ctl(gpx__local *lx, int op, const char *dir, gp_exec_pause *p) {
     p->detail[0] = '\0';
     switch (op) {
     case GP_EXEC_CTL_PAUSE:
-        return do_pause(lx, dir, p);
+        return on_task(lx, dir, p, do_pause);
     case GP_EXEC_CTL_RESUME:
-        return do_resume(lx, dir, p);
+        return on_task(lx, dir, p, do_resume);
     case GP_EXEC_CTL_PAUSE_RECOVER:
         return do_recover(lx, dir, p);
     default: /* GP_EXEC_CTL_PAUSE_SUPPORT */
