@@ -80,29 +80,53 @@ static int has_words(const char *list, const char *words) {
     return 1;
 }
 
-int gpx__cg_find_mount(int v2, const char *controller, char *out, size_t len) {
-    FILE *f = fopen("/proc/self/mounts", "re");
+/* Says whether a line of a file is the one looked for (want says which); if
+ * it is, puts the answer in out. */
+typedef int (*line_match)(char *line, const void *want, char *out, size_t len);
+
+/* Reads file a line at a time until match finds the one: 0 (the answer in
+ * out), or -1 if no line is it or the file cannot be read. */
+static int find_line(const char *file, line_match match, const void *want, char *out, size_t len) {
+    FILE *f = fopen(file, "re");
     if (f == NULL)
         return -1;
     char line[1024];
     int found = 0;
-    while (!found && fgets(line, sizeof line, f) != NULL) {
-        char dev[256], dir[512], type[64], opts[512];
-        if (sscanf(line, "%255s %511s %63s %511s", dev, dir, type, opts) != 4)
-            continue;
-        if (v2 && strcmp(type, "cgroup2") == 0) {
-            char path[PATH_MAX], ctl[512];
-            gpx__exec_fmt(path, sizeof path, "%s/cgroup.controllers", dir);
-            found = controller == NULL ||
-                    (gpx__read_small(path, ctl, sizeof ctl) >= 0 && has_words(ctl, controller));
-        } else if (!v2 && strcmp(type, "cgroup") == 0) {
-            found = gpx__cg_has_word(opts, controller, ',');
-        }
-        if (found)
-            gpx__exec_fmt(out, len, "%s", dir);
-    }
+    while (!found && fgets(line, sizeof line, f) != NULL)
+        found = match(line, want, out, len);
     fclose(f);
     return found ? 0 : -1;
+}
+
+/* The hierarchy gpx__cg_find_mount looks for. */
+typedef struct {
+    int v2;
+    const char *controller;
+} mount_want;
+
+/* A line of /proc/self/mounts: its mount point, if it mounts the hierarchy. */
+static int is_mount(char *line, const void *want, char *out, size_t len) {
+    const mount_want *w = want;
+    char dev[256], dir[512], type[64], opts[512];
+    if (sscanf(line, "%255s %511s %63s %511s", dev, dir, type, opts) != 4)
+        return 0;
+    int found = 0;
+    if (w->v2 && strcmp(type, "cgroup2") == 0) {
+        char path[PATH_MAX], ctl[512];
+        gpx__exec_fmt(path, sizeof path, "%s/cgroup.controllers", dir);
+        found = w->controller == NULL ||
+                (gpx__read_small(path, ctl, sizeof ctl) >= 0 && has_words(ctl, w->controller));
+    } else if (!w->v2 && strcmp(type, "cgroup") == 0) {
+        found = gpx__cg_has_word(opts, w->controller, ',');
+    }
+    if (found)
+        gpx__exec_fmt(out, len, "%s", dir);
+    return found;
+}
+
+int gpx__cg_find_mount(int v2, const char *controller, char *out, size_t len) {
+    const mount_want w = {v2, controller};
+    return find_line("/proc/self/mounts", is_mount, &w, out, len);
 }
 
 int gpx__cg_make_parent(const char *root, const char *rel, const char *enable, char *out,
@@ -372,28 +396,26 @@ int gpx__cg_load(gpx__task_cg *tc, const char *file) {
 /* What our own cgroup allows (for the inventory)                            */
 /* ------------------------------------------------------------------------ */
 
-/* Finds our own cgroup path in the hierarchy of controller ("" for v2) from
- * /proc/self/cgroup, whose lines are "id:controllers:path". */
+/* A line of /proc/self/cgroup, "id:controllers:path": its path, if it is the
+ * hierarchy of the controller wanted ("" for v2). */
+static int is_own(char *line, const void *want, char *out, size_t len) {
+    const char *controller = want;
+    line[strcspn(line, "\n")] = '\0';
+    char *c1 = strchr(line, ':');
+    char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
+    if (c2 == NULL)
+        return 0;
+    *c2 = '\0';
+    const char *ctls = c1 + 1;
+    int found = controller[0] == '\0' ? ctls[0] == '\0' : gpx__cg_has_word(ctls, controller, ',');
+    if (found)
+        gpx__exec_fmt(out, len, "%s", c2 + 1);
+    return found;
+}
+
+/* Finds our own cgroup path in the hierarchy of controller ("" for v2). */
 static int own_path(const char *controller, char *out, size_t len) {
-    FILE *f = fopen("/proc/self/cgroup", "re");
-    if (f == NULL)
-        return -1;
-    char line[1024];
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f) != NULL) {
-        line[strcspn(line, "\n")] = '\0';
-        char *c1 = strchr(line, ':');
-        char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
-        if (c2 == NULL)
-            continue;
-        *c2 = '\0';
-        const char *ctls = c1 + 1;
-        found = controller[0] == '\0' ? ctls[0] == '\0' : gpx__cg_has_word(ctls, controller, ',');
-        if (found)
-            gpx__exec_fmt(out, len, "%s", c2 + 1);
-    }
-    fclose(f);
-    return found ? 0 : -1;
+    return find_line("/proc/self/cgroup", is_own, controller, out, len);
 }
 
 /* Reads one integer (or "max": -1) from dir/file; -2 if unreadable. */
