@@ -18,11 +18,12 @@
     "id, name, project, user, state, attempt, submitted_ms, updated_ms, request, "                 \
     "spec, reason, exit_code, stop_kind, stop_deadline_ms"
 
-/* The JSON of column col of s's row ("{}" where NULL), malloc'ed: NULL only
- * when out of memory. */
-static char *json_text(sqlite3_stmt *s, int col) {
+/* Reads the JSON of column col of s's row ("{}" where NULL) into *out,
+ * malloc'ed; fails only when out of memory, naming what it was reading. */
+static int json_col(sqlite3_stmt *s, int col, char **out, const char *what, gpd__err *e) {
     const unsigned char *t = sqlite3_column_text(s, col);
-    return strdup(t ? (const char *)t : "{}");
+    *out = strdup(t ? (const char *)t : "{}");
+    return *out != NULL ? 0 : gpd__fail(e, GP_ENOMEM, "", "out of memory reading %s", what);
 }
 
 static int row_to_wl(sqlite3_stmt *st, gpd__wl *w, gpd__err *e) {
@@ -36,14 +37,11 @@ static int row_to_wl(sqlite3_stmt *st, gpd__wl *w, gpd__err *e) {
     w->submitted_ms = sqlite3_column_int64(st, 6);
     w->updated_ms = sqlite3_column_int64(st, 7);
     gpd__store_text(w->request, sizeof w->request, st, 8);
-    w->spec = json_text(st, 9);
-    if (!w->spec)
-        return gpd__fail(e, GP_ENOMEM, "", "out of memory reading a workload");
     gpd__store_text(w->reason, sizeof w->reason, st, 10);
     w->exit_code = sqlite3_column_int(st, 11);
     gpd__store_text(w->stop_kind, sizeof w->stop_kind, st, 12);
     w->stop_deadline_ms = sqlite3_column_int64(st, 13);
-    return 0;
+    return json_col(st, 9, &w->spec, "a workload", e);
 }
 
 void gpd__wl_free(gpd__wl *w) {
@@ -323,11 +321,8 @@ static int task_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     t->task = sqlite3_column_int(s, 0);
     t->attempt = sqlite3_column_int(s, 1);
     gpd__store_text(t->node, sizeof t->node, s, 2);
-    t->binding = json_text(s, 3);
-    if (!t->binding)
-        return gpd__fail(e, GP_ENOMEM, "", "out of memory reading tasks");
     gpd__store_text(t->handle, sizeof t->handle, s, 4);
-    return 0;
+    return json_col(s, 3, &t->binding, "tasks", e);
 }
 
 int gpd__store_tasks_get(gp_store *st, uint64_t id, gpd__task_rec **tasks, int *n, gpd__err *e) {
