@@ -77,9 +77,7 @@ int gpd__store_queue_delete(gp_store *st, const char *name, gpd__err *e) {
     return gpd__store_write(st, queue_delete_op, (void *)(uintptr_t)name, e);
 }
 
-static int queue_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
-    (void)e;
-    const gpd__store_each *each = arg;
+static int queue_row(sqlite3_stmt *s, const gpd__store_each *each) {
     gp_queue_spec q;
     gp_queue_spec_init(&q, (const char *)sqlite3_column_text(s, 0),
                        (const char *)sqlite3_column_text(s, 1));
@@ -103,21 +101,21 @@ static int queue_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     q.max_session_length = sqlite3_column_int64(s, 16);
     q.default_cpu_milli = sqlite3_column_int64(s, 17);
     q.default_mem_bytes = sqlite3_column_int64(s, 18);
-    return each->fn.queue(&q, each->arg) != 0;
+    return each->fn.queue(&q, each->arg);
 }
 
 int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg), void *arg,
                       gpd__err *e) {
-    gpd__store_each each = {.fn.queue = fn, .arg = arg};
-    return gpd__store_select(st, e, "listing queues", queue_row, &each,
-                             "SELECT name, parent, priority, gpu_deserved, gpu_limit,"
-                             " gpu_weight, cpu_deserved, cpu_limit, cpu_weight, mem_deserved,"
-                             " mem_limit, mem_weight, min_runtime_max_ms, reclaim_grace_max_ms,"
-                             " on_preempt, idle_gpu_timeout_ms, max_session_length_ms,"
-                             " default_cpu_milli, default_mem_bytes"
-                             " FROM queues"
-                             " ORDER BY created_ms, rowid",
-                             "");
+    return gpd__store_list(st, e, "listing queues", queue_row,
+                           (gpd__store_each){.fn.queue = fn, .arg = arg},
+                           "SELECT name, parent, priority, gpu_deserved, gpu_limit,"
+                           " gpu_weight, cpu_deserved, cpu_limit, cpu_weight, mem_deserved,"
+                           " mem_limit, mem_weight, min_runtime_max_ms, reclaim_grace_max_ms,"
+                           " on_preempt, idle_gpu_timeout_ms, max_session_length_ms,"
+                           " default_cpu_milli, default_mem_bytes"
+                           " FROM queues"
+                           " ORDER BY created_ms, rowid",
+                           "");
 }
 
 /* ---- Tokens ---------------------------------------------------------- */
@@ -150,9 +148,7 @@ int gpd__store_token_delete(gp_store *st, int64_t id, gpd__err *e) {
     return gpd__store_write(st, token_delete_op, &id, e);
 }
 
-static int token_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
-    (void)e;
-    const gpd__store_each *each = arg;
+static int token_row(sqlite3_stmt *s, const gpd__store_each *each) {
     gpd__token t;
     memset(&t, 0, sizeof t);
     t.id = sqlite3_column_int64(s, 0);
@@ -164,14 +160,13 @@ static int token_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     t.created_ms = sqlite3_column_int64(s, 6);
     const unsigned char *ux = sqlite3_column_text(s, 7);
     snprintf(t.unix_user, sizeof t.unix_user, "%s", ux && ux[0] ? (const char *)ux : t.user);
-    return each->fn.token(&t, each->arg) != 0;
+    return each->fn.token(&t, each->arg);
 }
 
 int gpd__store_tokens(gp_store *st, int (*fn)(const gpd__token *t, void *arg), void *arg,
                       gpd__err *e) {
-    gpd__store_each each = {.fn.token = fn, .arg = arg};
-    return gpd__store_select(
-        st, e, "listing tokens", token_row, &each,
+    return gpd__store_list(
+        st, e, "listing tokens", token_row, (gpd__store_each){.fn.token = fn, .arg = arg},
         "SELECT id, name, user, role, scope, hash, created_ms, unix_user FROM tokens"
         " ORDER BY id",
         "");

@@ -32,9 +32,7 @@ int gpd__store_idle_drop(gp_store *st, uint64_t workload, gpd__err *e) {
     return gpd__store_write(st, drop_op, &workload, e);
 }
 
-static int idle_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
-    (void)e;
-    const gpd__store_each *each = arg;
+static int idle_row(sqlite3_stmt *s, const gpd__store_each *each) {
     gpd__idle_return r;
     memset(&r, 0, sizeof r);
     r.workload = (uint64_t)sqlite3_column_int64(s, 0);
@@ -42,14 +40,14 @@ static int idle_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     gpd__store_text(r.user, sizeof r.user, s, 2);
     r.gpu_milli = sqlite3_column_int64(s, 3);
     r.since_ms = sqlite3_column_int64(s, 4);
-    return each->fn.idle(&r, each->arg) != 0;
+    return each->fn.idle(&r, each->arg);
 }
 
 int gpd__store_idle_list(gp_store *st, int (*fn)(const gpd__idle_return *r, void *arg), void *arg,
                          gpd__err *e) {
-    gpd__store_each each = {.fn.idle = fn, .arg = arg};
-    return gpd__store_select(st, e, "listing suspended idle sessions", idle_row, &each,
-                             "SELECT workload, project, user, gpu_milli, since_ms"
-                             " FROM idle_returns ORDER BY workload",
-                             "");
+    return gpd__store_list(st, e, "listing suspended idle sessions", idle_row,
+                           (gpd__store_each){.fn.idle = fn, .arg = arg},
+                           "SELECT workload, project, user, gpu_milli, since_ms"
+                           " FROM idle_returns ORDER BY workload",
+                           "");
 }

@@ -76,9 +76,7 @@ int gpd__store_usage_prune(gp_store *st, int64_t now_s, gpd__err *e) {
     return gpd__store_write(st, prune_op, &now_s, e);
 }
 
-static int query_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
-    (void)e;
-    const gpd__store_each *each = arg;
+static int query_row(sqlite3_stmt *s, const gpd__store_each *each) {
     gpd__usage_point p = {
         .key = (const char *)sqlite3_column_text(s, 0),
         .ts = sqlite3_column_int64(s, 1),
@@ -91,7 +89,7 @@ static int query_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     };
     if (!p.key)
         p.key = "";
-    return each->fn.usage(&p, each->arg) != 0;
+    return each->fn.usage(&p, each->arg);
 }
 
 int gpd__store_usage_query(gp_store *st, int32_t res, int kind, int64_t from_s, int64_t to_s,
@@ -102,13 +100,13 @@ int gpd__store_usage_query(gp_store *st, int32_t res, int kind, int64_t from_s, 
      * key) in its order: no grouping and no sort, which a year of hours
      * (tens of thousands of rows) would make slow. */
     if (step == res)
-        return gpd__store_select(st, e, "reading usage", query_row, &each,
-                                 "SELECT key, ts, alloc, used, measured, borrowed, lent, returned"
-                                 " FROM usage"
-                                 " WHERE res=?1 AND kind=?2 AND ts<?3 AND ts>=?4 ORDER BY ts, key",
-                                 "iiii", (int64_t)res, (int64_t)kind, to_s, from_s);
-    return gpd__store_select(
-        st, e, "reading usage", query_row, &each,
+        return gpd__store_list(st, e, "reading usage", query_row, each,
+                               "SELECT key, ts, alloc, used, measured, borrowed, lent, returned"
+                               " FROM usage"
+                               " WHERE res=?1 AND kind=?2 AND ts<?3 AND ts>=?4 ORDER BY ts, key",
+                               "iiii", (int64_t)res, (int64_t)kind, to_s, from_s);
+    return gpd__store_list(
+        st, e, "reading usage", query_row, each,
         "SELECT key, ?4 + ((ts - ?4) / ?5) * ?5 AS step_ts, sum(alloc), sum(used), sum(measured),"
         " sum(borrowed), sum(lent), sum(returned) FROM usage WHERE res=?1 AND kind=?2 AND ts>=?4 "
         "AND ts<?3"

@@ -347,27 +347,22 @@ void gpd__task_recs_free(gpd__task_rec *tasks, int n) {
     free(tasks);
 }
 
-static int event_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
-    (void)e;
-    const gpd__store_each *each = arg;
+static int event_row(sqlite3_stmt *s, const gpd__store_each *each) {
     gpd__event ev;
     ev.ts_ms = sqlite3_column_int64(s, 0);
     gpd__store_text(ev.kind, sizeof ev.kind, s, 1);
     gpd__store_text(ev.message, sizeof ev.message, s, 2);
-    return each->fn.event(&ev, each->arg) != 0;
+    return each->fn.event(&ev, each->arg);
 }
 
 int gpd__store_events(gp_store *st, uint64_t id, int (*fn)(const gpd__event *ev, void *arg),
                       void *arg, gpd__err *e) {
-    gpd__store_each each = {.fn.event = fn, .arg = arg};
-    return gpd__store_select(st, e, "reading events", event_row, &each,
-                             "SELECT ts_ms, kind, message FROM events WHERE workload=? ORDER BY id",
-                             "i", (int64_t)id);
+    return gpd__store_list(
+        st, e, "reading events", event_row, (gpd__store_each){.fn.event = fn, .arg = arg},
+        "SELECT ts_ms, kind, message FROM events WHERE workload=? ORDER BY id", "i", (int64_t)id);
 }
 
-static int attempt_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
-    (void)e;
-    const gpd__store_each *each = arg;
+static int attempt_row(sqlite3_stmt *s, const gpd__store_each *each) {
     gpd__attempt a;
     a.attempt = sqlite3_column_int(s, 0);
     gpd__store_text(a.node, sizeof a.node, s, 1);
@@ -376,16 +371,16 @@ static int attempt_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     gpd__store_text(a.outcome, sizeof a.outcome, s, 4);
     gpd__store_text(a.reason, sizeof a.reason, s, 5);
     a.exit_code = sqlite3_column_int(s, 6);
-    return each->fn.attempt(&a, each->arg) != 0;
+    return each->fn.attempt(&a, each->arg);
 }
 
 int gpd__store_attempts(gp_store *st, uint64_t id, int (*fn)(const gpd__attempt *a, void *arg),
                         void *arg, gpd__err *e) {
-    gpd__store_each each = {.fn.attempt = fn, .arg = arg};
-    return gpd__store_select(st, e, "reading attempts", attempt_row, &each,
-                             "SELECT attempt, node, started_ms, ended_ms, outcome, reason, "
-                             "exit_code FROM attempts WHERE workload=? ORDER BY attempt",
-                             "i", (int64_t)id);
+    return gpd__store_list(st, e, "reading attempts", attempt_row,
+                           (gpd__store_each){.fn.attempt = fn, .arg = arg},
+                           "SELECT attempt, node, started_ms, ended_ms, outcome, reason, "
+                           "exit_code FROM attempts WHERE workload=? ORDER BY attempt",
+                           "i", (int64_t)id);
 }
 
 /* ---- Changes from the scheduling loop -------------------------------- */

@@ -130,20 +130,49 @@ int gpd__store_int_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
 
 static int reader(gp_store *st, sqlite3 **db, gpd__err *e);
 
-int gpd__store_select(gp_store *st, gpd__err *e, const char *what, gpd__store_row row, void *arg,
-                      const char *sql, const char *kinds, ...) {
+/* gpd__store_select with its binds in ap. */
+static int select_args(gp_store *st, gpd__err *e, const char *what, gpd__store_row row, void *arg,
+                       const char *sql, const char *kinds, va_list ap) {
     sqlite3 *db;
     sqlite3_stmt *s;
     int rc = reader(st, &db, e);
     if (rc < 0)
         return rc;
-    va_list ap;
-    va_start(ap, kinds);
     rc = prepare_args(db, sql, kinds, ap, &s, e);
-    va_end(ap);
     if (rc == 0)
         rc = gpd__store_rows(db, s, what, row, arg, e);
     gpd__store_release(st, db);
+    return rc;
+}
+
+int gpd__store_select(gp_store *st, gpd__err *e, const char *what, gpd__store_row row, void *arg,
+                      const char *sql, const char *kinds, ...) {
+    va_list ap;
+    va_start(ap, kinds);
+    int rc = select_args(st, e, what, row, arg, sql, kinds, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* gpd__store_list's item reader and the caller it hands items to. */
+typedef struct list_arg {
+    gpd__store_item item;
+    const gpd__store_each *each;
+} list_arg;
+
+static int list_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
+    (void)e;
+    const list_arg *l = arg;
+    return l->item(s, l->each) != 0;
+}
+
+int gpd__store_list(gp_store *st, gpd__err *e, const char *what, gpd__store_item item,
+                    gpd__store_each each, const char *sql, const char *kinds, ...) {
+    list_arg l = {item, &each};
+    va_list ap;
+    va_start(ap, kinds);
+    int rc = select_args(st, e, what, list_row, &l, sql, kinds, ap);
+    va_end(ap);
     return rc;
 }
 

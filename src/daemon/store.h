@@ -317,4 +317,13 @@ typedef struct gpd__store_each {
     void *arg;
 } gpd__store_each;
 
+/* One row of a list read: reads s's row into an item and returns what each's
+ * callback returns for it. */
+typedef int (*gpd__store_item)(sqlite3_stmt *s, const gpd__store_each *each);
+
+/* A list read: gpd__store_select with item called on each row, which stops
+ * where the callback returned non-zero. */
+int gpd__store_list(gp_store *st, gpd__err *e, const char *what, gpd__store_item item,
+                    gpd__store_each each, const char *sql, const char *kinds, ...);
+
 #endif /* GP_STORE_H */
