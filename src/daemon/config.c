@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,30 +19,54 @@
 #define LINE_MAX_ 2048
 #define FILE_MAX  (1024 * 1024)
 
-void gpd__config_defaults(gpd__config *c) {
-    memset(c, 0, sizeof *c);
-    snprintf(c->listen, sizeof c->listen, "127.0.0.1:8642");
-    snprintf(c->listen_host, sizeof c->listen_host, "127.0.0.1");
-    c->listen_port = 8642;
-    snprintf(c->data_dir, sizeof c->data_dir, "./gpupool-data");
-    snprintf(c->executor, sizeof c->executor, "local");
-    c->period_ms = 2000;
-    c->poll_ms = 500;
-    c->usage_ms = 15000;
-    c->inventory_ms = 10000;
-    c->http_threads = 16;
-    c->max_connections = 16384;
-    c->max_client_connections = 128;
-    c->max_user_sessions = 32;
-    c->max_user_forwards = 64;
-    c->header_timeout_ms = 10000;
-    c->request_timeout_ms = 60000;
-    c->max_pending_per_user = 1000;
-    c->log_retention_ms = INT64_C(7) * 86400000;
-    c->console_idle_ms = GPD__SESSION_IDLE_MS;
-    c->console_life_ms = GPD__SESSION_LIFE_MS;
-    c->paused_mem_max = -1;
-    c->paused_mem_pct = GPD__PAUSED_MEM_PCT;
+/* Where a field of gpd__config is, and its size. */
+#define FIELD(f) offsetof(gpd__config, f), sizeof(((gpd__config *)0)->f)
+
+/* The settings read the same way as others, each with its default: a string,
+ * a duration of up to an hour, a whole number. */
+static const struct {
+    const char *key;
+    size_t off, len;
+    const char *def;
+} strs[] = {
+    {"data-dir", FIELD(data_dir), "./gpupool-data"},
+    {"log-dir", FIELD(log_dir), ""},
+    {"executor", FIELD(executor), "local"},
+    {"executor-config", FIELD(executor_config), ""},
+    {"tls-cert", FIELD(tls_cert), ""},
+    {"tls-key", FIELD(tls_key), ""},
+};
+static const struct {
+    const char *key;
+    size_t off;
+    int64_t min_ms, def_ms;
+} durations[] = {
+    {"period", offsetof(gpd__config, period_ms), 10, 2000},
+    {"poll", offsetof(gpd__config, poll_ms), 10, 500},
+    {"usage-period", offsetof(gpd__config, usage_ms), 10, 15000},
+    {"inventory-period", offsetof(gpd__config, inventory_ms), 10, 10000},
+    {"header-timeout", offsetof(gpd__config, header_timeout_ms), 100, 10000},
+    {"request-timeout", offsetof(gpd__config, request_timeout_ms), 100, 60000},
+};
+static const struct {
+    const char *key;
+    size_t off;
+    long min, max;
+    int def;
+} counts[] = {
+    {"http-threads", offsetof(gpd__config, http_threads), 1, 256, 16},
+    {"max-connections", offsetof(gpd__config, max_connections), 1, 1000000, 16384},
+    {"max-client-connections", offsetof(gpd__config, max_client_connections), 1, 1000000, 128},
+    {"max-user-sessions", offsetof(gpd__config, max_user_sessions), 1, 100000, 32},
+    {"max-user-forwards", offsetof(gpd__config, max_user_forwards), 1, 100000, 64},
+    {"max-pending-per-user", offsetof(gpd__config, max_pending_per_user), 0, 100000000, 1000},
+};
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The field of c at off. */
+static void *field(gpd__config *c, size_t off) {
+    return (char *)c + off;
 }
 
 /* Copies val into a field of len bytes; too long is an error, never cut. */
@@ -161,54 +186,35 @@ static int is(const char *key, const char *name) {
     return *key == *name;
 }
 
+void gpd__config_defaults(gpd__config *c) {
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < COUNT_OF(strs); i++)
+        snprintf(field(c, strs[i].off), strs[i].len, "%s", strs[i].def);
+    for (size_t i = 0; i < COUNT_OF(durations); i++)
+        *(int64_t *)field(c, durations[i].off) = durations[i].def_ms;
+    for (size_t i = 0; i < COUNT_OF(counts); i++)
+        *(int *)field(c, counts[i].off) = counts[i].def;
+    /* The address, read into its parts as --listen is. */
+    set_listen(c, "listen", "127.0.0.1:8642", NULL, 0);
+    c->log_retention_ms = INT64_C(7) * 86400000;
+    c->console_idle_ms = GPD__SESSION_IDLE_MS;
+    c->console_life_ms = GPD__SESSION_LIFE_MS;
+    c->paused_mem_max = -1;
+    c->paused_mem_pct = GPD__PAUSED_MEM_PCT;
+}
+
 int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err, size_t errlen) {
-    /* The settings read the same way as others: a string, a duration of up
-     * to an hour, a whole number. */
-    const struct {
-        const char *key;
-        char *field;
-        size_t len;
-    } strs[] = {
-        {"data-dir", c->data_dir, sizeof c->data_dir},
-        {"log-dir", c->log_dir, sizeof c->log_dir},
-        {"executor", c->executor, sizeof c->executor},
-        {"executor-config", c->executor_config, sizeof c->executor_config},
-        {"tls-cert", c->tls_cert, sizeof c->tls_cert},
-        {"tls-key", c->tls_key, sizeof c->tls_key},
-    };
-    const struct {
-        const char *key;
-        int64_t *field;
-        int64_t min_ms;
-    } durations[] = {
-        {"period", &c->period_ms, 10},
-        {"poll", &c->poll_ms, 10},
-        {"usage-period", &c->usage_ms, 10},
-        {"inventory-period", &c->inventory_ms, 10},
-        {"header-timeout", &c->header_timeout_ms, 100},
-        {"request-timeout", &c->request_timeout_ms, 100},
-    };
-    const struct {
-        const char *key;
-        int *field;
-        long min, max;
-    } counts[] = {
-        {"http-threads", &c->http_threads, 1, 256},
-        {"max-connections", &c->max_connections, 1, 1000000},
-        {"max-client-connections", &c->max_client_connections, 1, 1000000},
-        {"max-user-sessions", &c->max_user_sessions, 1, 100000},
-        {"max-user-forwards", &c->max_user_forwards, 1, 100000},
-        {"max-pending-per-user", &c->max_pending_per_user, 0, 100000000},
-    };
-    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+    for (size_t i = 0; i < COUNT_OF(strs); i++)
         if (is(key, strs[i].key))
-            return set_str(strs[i].field, strs[i].len, key, val, err, errlen);
-    for (size_t i = 0; i < sizeof durations / sizeof durations[0]; i++)
+            return set_str(field(c, strs[i].off), strs[i].len, key, val, err, errlen);
+    for (size_t i = 0; i < COUNT_OF(durations); i++)
         if (is(key, durations[i].key))
-            return set_duration(durations[i].field, key, val, durations[i].min_ms, err, errlen);
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+            return set_duration(field(c, durations[i].off), key, val, durations[i].min_ms, err,
+                                errlen);
+    for (size_t i = 0; i < COUNT_OF(counts); i++)
         if (is(key, counts[i].key))
-            return set_count(counts[i].field, key, val, counts[i].min, counts[i].max, err, errlen);
+            return set_count(field(c, counts[i].off), key, val, counts[i].min, counts[i].max, err,
+                             errlen);
     if (is(key, "listen"))
         return set_listen(c, key, val, err, errlen);
     if (is(key, "log-retention")) {
