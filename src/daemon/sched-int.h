@@ -142,12 +142,8 @@ struct gpd__sched {
     /* Usage accounting (sched-usage.c): the loop samples; API threads read
      * the last sample under usage_mu. */
     pthread_mutex_t usage_mu;
-    int64_t usage_last_ms, usage_next_ms, usage_prune_ms;
-    gpd__usage_rate *usage_rates;
-    size_t usage_nrates;
-    gp_gpu_usage *usage_gpus;
-    size_t usage_ngpus;
-    char usage_note[192];
+    int64_t usage_next_ms, usage_prune_ms;
+    gpd__usage_now usage; /* the last sample, of which API threads get copies */
     /* Each node's CPU and memory really in use at the last sample. */
     gp_node_usage *usage_nodes;
     size_t usage_nnodes;

@@ -147,7 +147,7 @@ void gpd__loop_usage_tick(gpd__sched *s, int64_t now) {
         free(nodes);
         return;
     }
-    int64_t from = s->usage_last_ms;
+    int64_t from = s->usage.at_ms;
     if (from > 0 && now - from > 4 * period)
         from = now - period;
     if (from > 0 && now > from) {
@@ -166,14 +166,10 @@ void gpd__loop_usage_tick(gpd__sched *s, int64_t now) {
         s->usage_prune_ms = now + PRUNE_MS;
     }
     pthread_mutex_lock(&s->usage_mu);
-    s->usage_last_ms = now;
-    free(s->usage_rates);
-    free(s->usage_gpus);
-    s->usage_rates = rates;
-    s->usage_nrates = nrates;
-    s->usage_gpus = gpus;
-    s->usage_ngpus = gu.n;
-    snprintf(s->usage_note, sizeof s->usage_note, "%s", gu.note);
+    gpd__usage_now_free(&s->usage);
+    s->usage = (gpd__usage_now){
+        .at_ms = now, .rates = rates, .nrates = nrates, .gpus = gpus, .ngpus = gu.n};
+    snprintf(s->usage.note, sizeof s->usage.note, "%s", gu.note);
     free(s->usage_nodes);
     s->usage_nodes = nodes;
     s->usage_nnodes = nu.n;
@@ -194,29 +190,27 @@ void gpd__sched_node_usage(gpd__sched *s, const char *node, int64_t *cpu_milli,
 }
 
 void gpd__sched_usage_free(gpd__sched *s) {
-    free(s->usage_rates);
-    free(s->usage_gpus);
+    gpd__usage_now_free(&s->usage);
     free(s->usage_nodes);
-    s->usage_rates = NULL;
-    s->usage_gpus = NULL;
     s->usage_nodes = NULL;
 }
 
 int gpd__sched_usage_now(gpd__sched *s, gpd__usage_now *out) {
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&s->usage_mu);
-    out->at_ms = s->usage_last_ms;
-    out->rates = malloc((s->usage_nrates ? s->usage_nrates : 1) * sizeof *out->rates);
-    out->gpus = malloc((s->usage_ngpus ? s->usage_ngpus : 1) * sizeof *out->gpus);
+    const gpd__usage_now *u = &s->usage;
+    out->at_ms = u->at_ms;
+    out->rates = malloc((u->nrates ? u->nrates : 1) * sizeof *out->rates);
+    out->gpus = malloc((u->ngpus ? u->ngpus : 1) * sizeof *out->gpus);
     if (out->rates && out->gpus) {
-        if (s->usage_nrates)
-            memcpy(out->rates, s->usage_rates, s->usage_nrates * sizeof *out->rates);
-        if (s->usage_ngpus)
-            memcpy(out->gpus, s->usage_gpus, s->usage_ngpus * sizeof *out->gpus);
-        out->nrates = s->usage_nrates;
-        out->ngpus = s->usage_ngpus;
+        if (u->nrates)
+            memcpy(out->rates, u->rates, u->nrates * sizeof *out->rates);
+        if (u->ngpus)
+            memcpy(out->gpus, u->gpus, u->ngpus * sizeof *out->gpus);
+        out->nrates = u->nrates;
+        out->ngpus = u->ngpus;
     }
-    snprintf(out->note, sizeof out->note, "%s", s->usage_note);
+    snprintf(out->note, sizeof out->note, "%s", u->note);
     pthread_mutex_unlock(&s->usage_mu);
     if (!out->rates || !out->gpus) {
         gpd__usage_now_free(out);
