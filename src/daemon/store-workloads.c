@@ -138,26 +138,18 @@ int gpd__store_wl_insert(gp_store *st, gpd__wl *w, const char *client_key, int *
 
 /* ---- Reads ----------------------------------------------------------- */
 
-/* gpd__store_wl_get: the one row, if any. */
-typedef struct wl_one {
-    gpd__wl *out;
-    int found;
-} wl_one;
-
+/* gpd__store_wl_get: the one row, if any, into arg. */
 static int wl_one_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
-    wl_one *o = arg;
-    int rc = row_to_wl(s, o->out, e);
-    if (rc < 0)
-        return rc;
-    o->found = 1;
-    return 1;
+    int rc = row_to_wl(s, arg, e);
+    return rc < 0 ? rc : 1;
 }
 
 int gpd__store_wl_get(gp_store *st, uint64_t id, gpd__wl *out, gpd__err *e) {
-    wl_one o = {out, 0};
-    int rc = gpd__store_select(st, e, "reading a workload", wl_one_row, &o,
+    memset(out, 0, sizeof *out);
+    int rc = gpd__store_select(st, e, "reading a workload", wl_one_row, out,
                                "SELECT " WL_COLS " FROM workloads WHERE id=?", "i", (int64_t)id);
-    if (rc == 0 && !o.found)
+    /* Ids start at 1: out's is 0 where no row was read. */
+    if (rc == 0 && out->id == 0)
         rc = gpd__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
     return rc;
 }
