@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gp_array.h"
 #include "daemon/api.h"
 #include "daemon/request.h"
 #include "daemon/sched.h"
@@ -40,17 +41,28 @@ static json_t *res_json(const gp_res *x) {
 /* The stored specs (for weights, which the engine's info does not carry). */
 typedef struct specs {
     gp_queue_spec *q;
-    size_t n;
+    size_t n, cap;
+    int oom; /* a spec found no room: the list is short */
 } specs;
 
 static int collect(const gp_queue_spec *q, void *arg) {
     specs *s = arg;
-    gp_queue_spec *nq = realloc(s->q, sizeof *nq * (s->n + 1));
-    if (!nq)
-        return 1;
-    s->q = nq;
+    if (GP_ARRAY_ROOM(s->q, s->n, s->cap, 8) < 0)
+        return s->oom = 1;
     s->q[s->n++] = *q;
     return 0;
+}
+
+/* Reads every stored spec into *s, which the caller frees; a list that
+ * cannot hold them all is an error, never a shorter list. */
+static int load_specs(gpd__req *r, specs *s, gpd__err *e) {
+    *s = (specs){0};
+    int rc = gpd__store_queues(r->d->store, collect, s, e);
+    if (rc == 0 && s->oom)
+        rc = gpd__fail(e, GP_ENOMEM, "", "out of memory listing the queues");
+    if (rc < 0)
+        free(s->q);
+    return rc;
 }
 
 static const gp_queue_spec *spec_of(const specs *s, const char *name) {
@@ -117,8 +129,8 @@ static json_t *queue_json(const gp_queue_info *qi, const gp_queue_spec *sp) {
 }
 
 int gpd__h_q_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    specs sp = {0};
-    int rc = gpd__store_queues(r->d->store, collect, &sp, e);
+    specs sp;
+    int rc = load_specs(r, &sp, e);
     if (rc < 0)
         return rc;
     json_t *arr = json_array(), *warn = json_array();
@@ -144,8 +156,8 @@ int gpd__h_q_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
 }
 
 int gpd__h_q_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    specs sp = {0};
-    int rc = gpd__store_queues(r->d->store, collect, &sp, e);
+    specs sp;
+    int rc = load_specs(r, &sp, e);
     if (rc < 0)
         return rc;
     gp_queue_info qi;
@@ -235,8 +247,8 @@ int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
 }
 
 int gpd__h_q_update(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    specs sp = {0};
-    int rc = gpd__store_queues(r->d->store, collect, &sp, e);
+    specs sp;
+    int rc = load_specs(r, &sp, e);
     if (rc < 0)
         return rc;
     const gp_queue_spec *cur = spec_of(&sp, r->params[0]);

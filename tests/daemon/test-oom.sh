@@ -6,6 +6,14 @@
 # nothing behind it (failalloc.so fails every realloc of the size the list
 # first grows to, 64 ids).
 #
+# The list of the queues' specs, read for the queue routes: one that cannot
+# grow is an error (500, out of memory), never a shorter list. It once
+# stopped at the spec it had no room for, so that the queues after it were
+# listed without their weights and could not be changed ("no queue named").
+# The list holds 8 specs at first, then twice as many: failalloc.so fails
+# its growth to 16 (the size of a spec from queue-spec-size), which 20
+# queues reach.
+#
 # Then the sweep: the loop thread's allocations (recovery, polls, cycles,
 # launches, records) fail one at a time, the Nth in each run of the daemon,
 # while a workload runs and another is submitted. Each run must end by its
@@ -39,6 +47,31 @@ tap_ok "the workload's task still runs" kill -0 "$pid"
 tap_ok "the next start comes up" gpd_start "$D" --period 200ms --poll 200ms
 tap_ok "and recovers the workload, running" wait_until 30 has_count 1 running
 tap_ok "on the same task" kill -0 "$pid"
+gpd_stop
+
+# ---- The queues' specs ----
+Q=$TMP/queues
+mkdir -p "$Q"
+tap_ok "gpupoold starts on a second store" gpd_start "$Q"
+i=1
+while [ "$i" -le 20 ]; do
+    $GP queue create "q$i" >/dev/null || echo "# queue q$i was not created"
+    i=$((i + 1))
+done
+gpd_stop
+size=$(($("$B/tests/daemon/queue-spec-size") * 16))
+GPD_TEST_FAIL_REALLOC=$size LD_PRELOAD=$B/tests/daemon/failalloc.so \
+    tap_ok "it starts again, a list of 16 queue specs failing to grow" gpd_start "$Q"
+out=$(api GET /api/v1/queues)
+tap_is "the queues' listing answers 500" "${out##* }" 500
+tap_ok "saying it ran out of memory" contains "$out" "out of memory"
+out=$(api GET /api/v1/queues/q20)
+tap_is "the last queue's reading answers 500" "${out##* }" 500
+out=$(api PATCH /api/v1/queues/q20 '{"priority": 1}')
+tap_is "its change answers 500, not 404" "${out##* }" 500
+gpd_stop
+tap_ok "a normal start lists every queue" gpd_start "$Q"
+tap_is "with its weight" "$(api GET /api/v1/queues | grep -o '"weight"' | wc -l)" 20
 gpd_stop
 
 # ---- The sweep ----
