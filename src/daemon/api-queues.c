@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/gp_array.h"
 #include "daemon/api.h"
 #include "daemon/request.h"
 #include "daemon/sched.h"
@@ -36,40 +35,6 @@ static json_t *res_json(const gp_res *x) {
     for (int r = 0; r < GP_RES_COUNT; r++)
         json_object_set_new(j, res_names[r], res_value(r, x->v[r]));
     return j;
-}
-
-/* The stored specs (for weights, which the engine's info does not carry). */
-typedef struct specs {
-    gp_queue_spec *q;
-    size_t n, cap;
-    int oom; /* a spec found no room: the list is short */
-} specs;
-
-static int collect(const gp_queue_spec *q, void *arg) {
-    specs *s = arg;
-    if (GP_ARRAY_ROOM(s->q, s->n, s->cap, 8) < 0)
-        return s->oom = 1;
-    s->q[s->n++] = *q;
-    return 0;
-}
-
-/* Reads every stored spec into *s, which the caller frees; a list that
- * cannot hold them all is an error, never a shorter list. */
-static int load_specs(gpd__req *r, specs *s, gpd__err *e) {
-    *s = (specs){0};
-    int rc = gpd__store_queues(r->d->store, collect, s, e);
-    if (rc == 0 && s->oom)
-        rc = gpd__fail(e, GP_ENOMEM, "", "out of memory listing the queues");
-    if (rc < 0)
-        free(s->q);
-    return rc;
-}
-
-static const gp_queue_spec *spec_of(const specs *s, const char *name) {
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->q[i].name, name) == 0)
-            return &s->q[i];
-    return NULL;
 }
 
 /* Adds what the last usage sample saw of the queue: GPUs really used now
@@ -129,8 +94,9 @@ static json_t *queue_json(const gp_queue_info *qi, const gp_queue_spec *sp) {
 }
 
 int gpd__h_q_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    specs sp;
-    int rc = load_specs(r, &sp, e);
+    /* The stored specs, for weights, which the engine's info does not carry. */
+    gpd__queue_specs sp;
+    int rc = gpd__store_queue_specs(r->d->store, &sp, e);
     if (rc < 0)
         return rc;
     json_t *arr = json_array(), *warn = json_array();
@@ -141,7 +107,7 @@ int gpd__h_q_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     for (size_t i = 0; i < n; i++) {
         gp_queue_info qi;
         if (gp_engine_queue_at(eng, i, &qi) == 0) {
-            json_t *q = queue_json(&qi, spec_of(&sp, qi.name));
+            json_t *q = queue_json(&qi, gpd__queue_spec_find(&sp, qi.name));
             usage_json(q, have ? &un : NULL, qi.name);
             json_array_append_new(arr, q);
         }
@@ -156,8 +122,8 @@ int gpd__h_q_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
 }
 
 int gpd__h_q_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    specs sp;
-    int rc = load_specs(r, &sp, e);
+    gpd__queue_specs sp;
+    int rc = gpd__store_queue_specs(r->d->store, &sp, e);
     if (rc < 0)
         return rc;
     gp_queue_info qi;
@@ -166,7 +132,7 @@ int gpd__h_q_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
     int have = gpd__sched_usage_now(r->d->sched, &un) == 0;
     gp_engine *eng = gpd__sched_lock(r->d->sched);
     if (gp_engine_queue_get(eng, r->params[0], &qi) == 0) {
-        j = queue_json(&qi, spec_of(&sp, qi.name));
+        j = queue_json(&qi, gpd__queue_spec_find(&sp, qi.name));
         usage_json(j, have ? &un : NULL, qi.name);
     }
     gpd__sched_unlock(r->d->sched);
@@ -247,11 +213,11 @@ int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
 }
 
 int gpd__h_q_update(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    specs sp;
-    int rc = load_specs(r, &sp, e);
+    gpd__queue_specs sp;
+    int rc = gpd__store_queue_specs(r->d->store, &sp, e);
     if (rc < 0)
         return rc;
-    const gp_queue_spec *cur = spec_of(&sp, r->params[0]);
+    const gp_queue_spec *cur = gpd__queue_spec_find(&sp, r->params[0]);
     gp_queue_spec q;
     if (cur)
         q = *cur;

@@ -38,39 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/gp_array.h"
 #include "common/units.h"
 #include "daemon/sched-int.h"
-
-typedef struct bounds {
-    char name[GP_NAME_MAX + 1];
-    int64_t idle_ms, max_ms;
-} bounds;
-
-typedef struct bounds_list {
-    bounds *b;
-    size_t n, cap;
-} bounds_list;
-
-static int collect(const gp_queue_spec *q, void *arg) {
-    bounds_list *l = arg;
-    if (!q->idle_gpu_timeout && !q->max_session_length)
-        return 0;
-    if (GP_ARRAY_ROOM(l->b, l->n, l->cap, 8) < 0)
-        return 1;
-    bounds *nb = &l->b[l->n++];
-    snprintf(nb->name, sizeof nb->name, "%s", q->name);
-    nb->idle_ms = q->idle_gpu_timeout;
-    nb->max_ms = q->max_session_length;
-    return 0;
-}
-
-static const bounds *bounds_of(const bounds_list *l, const char *project) {
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->b[i].name, project) == 0)
-            return &l->b[i];
-    return NULL;
-}
 
 /* 1 if every GPU a holds a slice of was sampled idle, 0 if any was busy or
  * is unknown (not in the sample, or its busy time unknown). */
@@ -321,11 +290,10 @@ void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, 
         any = s->act[i]->interactive && s->act[i]->state == GPD__WL_RUNNING;
     if (!any)
         return;
-    bounds_list l = {0};
+    gpd__queue_specs l;
     gpd__err e = {0};
-    if (gpd__store_queues(s->d->store, collect, &l, &e) < 0) {
+    if (gpd__store_queue_specs(s->d->store, &l, &e) < 0) {
         gpd__log("idle policy: cannot read the queues (%s)", e.msg);
-        free(l.b);
         return;
     }
     /* idle_stop() changes a's state, never the array: an index walk holds. */
@@ -335,14 +303,14 @@ void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, 
             continue;
         if (!all_idle(a, gpus, ngpus))
             a->busy_ms = now;
-        const bounds *b = bounds_of(&l, a->project);
+        const gp_queue_spec *b = gpd__queue_spec_find(&l, a->project);
         char why[200], d[32];
-        if (b && b->max_ms > 0 && now - a->running_ms >= b->max_ms) {
+        if (b && b->max_session_length > 0 && now - a->running_ms >= b->max_session_length) {
             gp_format_duration(now - a->running_ms, d, sizeof d);
             snprintf(why, sizeof why, "it ran for %s, its project %s's max_session_length", d,
                      a->project);
             idle_stop(s, a, why);
-        } else if (b && b->idle_ms > 0 && now - a->busy_ms >= b->idle_ms) {
+        } else if (b && b->idle_gpu_timeout > 0 && now - a->busy_ms >= b->idle_gpu_timeout) {
             gp_format_duration(now - a->busy_ms, d, sizeof d);
             snprintf(why, sizeof why,
                      "its GPUs were idle for %s (no use reported by NVML), its project %s's "
@@ -351,7 +319,7 @@ void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, 
             idle_stop(s, a, why);
         }
     }
-    free(l.b);
+    free(l.q);
 }
 
 void gpd__loop_idle_forget(gpd__sched *s, uint64_t id) {

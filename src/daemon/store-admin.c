@@ -4,8 +4,10 @@
  * only the SHA-256 hash is ever written.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/gp_array.h"
 #include "daemon/store.h"
 
 /* ---- Queues ---------------------------------------------------------- */
@@ -116,6 +118,41 @@ int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg)
                            " FROM queues"
                            " ORDER BY created_ms, rowid",
                            "");
+}
+
+/* gpd__store_queue_specs's list, its room, and whether a spec found none. */
+typedef struct spec_list {
+    gpd__queue_specs *l;
+    size_t cap;
+    int oom;
+} spec_list;
+
+static int add_spec(const gp_queue_spec *q, void *arg) {
+    spec_list *sl = arg;
+    if (GP_ARRAY_ROOM(sl->l->q, sl->l->n, sl->cap, 8) < 0)
+        return sl->oom = 1;
+    sl->l->q[sl->l->n++] = *q;
+    return 0;
+}
+
+int gpd__store_queue_specs(gp_store *st, gpd__queue_specs *out, gpd__err *e) {
+    *out = (gpd__queue_specs){0};
+    spec_list sl = {out, 0, 0};
+    int rc = gpd__store_queues(st, add_spec, &sl, e);
+    if (rc == 0 && sl.oom)
+        rc = gpd__fail(e, GP_ENOMEM, "", "out of memory listing the queues");
+    if (rc < 0) {
+        free(out->q);
+        *out = (gpd__queue_specs){0};
+    }
+    return rc;
+}
+
+const gp_queue_spec *gpd__queue_spec_find(const gpd__queue_specs *l, const char *name) {
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->q[i].name, name) == 0)
+            return &l->q[i];
+    return NULL;
 }
 
 /* ---- Tokens ---------------------------------------------------------- */

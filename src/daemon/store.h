@@ -238,6 +238,18 @@ int gpd__store_queue_delete(gp_store *st, const char *name, gpd__err *e);
 int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg), void *arg,
                       gpd__err *e);
 
+/* Every queue's spec, in creation order: q[0..n), which the caller frees. */
+typedef struct gpd__queue_specs {
+    gp_queue_spec *q;
+    size_t n;
+} gpd__queue_specs;
+
+/* Reads every queue's spec into *out; a list that cannot hold them all is
+ * GP_ENOMEM, never a shorter list. On an error *out is empty. */
+int gpd__store_queue_specs(gp_store *st, gpd__queue_specs *out, gpd__err *e);
+/* The spec of the queue named name in l, or NULL. */
+const gp_queue_spec *gpd__queue_spec_find(const gpd__queue_specs *l, const char *name);
+
 /* ---- Sessions the idle policy suspended (store-idle.c) ---- */
 
 /* One session the idle policy suspended, while it stays suspended: its
