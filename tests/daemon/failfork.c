@@ -15,11 +15,17 @@
  *                             that forks a task's supervisor), supervisor
  *                             (a supervisor forking its task) or any.
  *
- * A file that is missing, or says 0, lets every fork through.
+ *   GPD_TEST_FAIL_PTY=PATH    the same for the opening of a new
+ *                             pseudo-terminal (/dev/ptmx), which an
+ *                             interactive task's supervisor makes: ENOSPC
+ *                             (28) is the host's pty/max in use.
+ *
+ * A file that is missing, or says 0, lets every fork (or open) through.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,13 +33,16 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-static char path[4096];
+static char fork_path[4096], pty_path[4096];
 static pid_t daemon_pid;
 
 __attribute__((constructor)) static void init(void) {
     const char *p = getenv("GPD_TEST_FAIL_FORK");
     if (p != NULL)
-        snprintf(path, sizeof path, "%s", p);
+        snprintf(fork_path, sizeof fork_path, "%s", p);
+    p = getenv("GPD_TEST_FAIL_PTY");
+    if (p != NULL)
+        snprintf(pty_path, sizeof pty_path, "%s", p);
     daemon_pid = getpid();
 }
 
@@ -46,9 +55,9 @@ static const char *here(void) {
     return strcmp(name, "gpupool-superv") == 0 ? "supervisor" : "intermediate";
 }
 
-/* The errno this fork is to fail with (the count in the file taken down by
- * one), or 0. */
-static int take_one(void) {
+/* The errno this call is to fail with (the count in the file at path
+ * taken down by one), or 0. */
+static int take_one(const char *path) {
     if (path[0] == '\0')
         return 0;
     int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -78,10 +87,29 @@ pid_t fork(void) {
     static pid_t (*real_fork)(void);
     if (real_fork == NULL)
         real_fork = (pid_t(*)(void))dlsym(RTLD_NEXT, "fork");
-    int e = take_one();
+    int e = take_one(fork_path);
     if (e != 0) {
         errno = e;
         return -1;
     }
     return real_fork();
 }
+
+/* open() of /dev/ptmx; open64 is the same function on a 64-bit host. */
+int open(const char *file, int flags, ...) {
+    static int (*real_open)(const char *, int, ...);
+    if (real_open == NULL)
+        real_open = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+    va_end(ap);
+    int e = strcmp(file, "/dev/ptmx") == 0 ? take_one(pty_path) : 0;
+    if (e != 0) {
+        errno = e;
+        return -1;
+    }
+    return real_open(file, flags, mode);
+}
+
+int open64(const char *file, int flags, ...) __attribute__((alias("open")));

@@ -2,13 +2,15 @@
 # A launch of the local executor that cannot fork for now (EAGAIN, ENOMEM:
 # no process slot or no memory), whether gpupoold's own fork, the
 # intermediate's fork of the supervisor or the supervisor's fork of the
-# task, is tried again with the same key, the workload kept starting with a
-# launch-deferred event saying why; once forks work again it runs, once,
-# and each failed try leaves nothing behind: no task directory, cgroup,
-# slice file or ledger, between the tries and after a workload deleted
-# while its launch waits. A fork that fails for good (EPERM) still fails the
-# workload at once. failfork.so, preloaded into gpupoold, makes the forks
-# fail that the file $F asks for ("N WHERE [ERRNO]").
+# task, or that cannot make an interactive task's terminal for now (ENOSPC:
+# no pseudo-terminal left), is tried again with the same key, the workload
+# kept starting with a launch-deferred event saying why; once it can, it
+# runs, once, and each failed try leaves nothing behind: no task directory,
+# cgroup, slice file or ledger, between the tries and after a workload
+# deleted while its launch waits. A fork that fails for good (EPERM) still
+# fails the workload at once. failfork.so, preloaded into gpupoold, makes
+# the forks fail that the file $F asks for ("N WHERE [ERRNO]"), and the
+# terminals that $P asks for.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 skip_if_sanitized
@@ -16,7 +18,8 @@ skip_if_sanitized
 D=$TMP/pool
 F=$TMP/forks
 mkdir -p "$D"
-GPD_TEST_FAIL_FORK=$F LD_PRELOAD=$B/tests/daemon/failfork.so \
+P=$TMP/ptys
+GPD_TEST_FAIL_FORK=$F GPD_TEST_FAIL_PTY=$P LD_PRELOAD=$B/tests/daemon/failfork.so \
     proj_pool "$D" --period 300ms --poll 200ms
 inst=$(cat "$D/tasks/instance" 2>/dev/null)
 
@@ -63,6 +66,24 @@ for where in daemon intermediate supervisor; do
             "$D/logs/$id/task-0.log")" 2
     tap_ok "$where: nothing of it is left once it is reaped" wait_until 30 no_trace "$D" "$id"
 done
+
+# An interactive task whose terminal cannot be made for now (no
+# pseudo-terminal left on the host: ENOSPC) is tried again as a fork is, and
+# says what failed.
+# (An interactive workload runs only inside its project's deserved quota.)
+$GP queue set dept --deserved 1 >/dev/null && $GP queue set proj --deserved 1 >/dev/null
+echo "2 supervisor 28" >"$P"
+id=$(api POST /api/v1/workloads "{\"project\":\"proj\",\"gpu\":0.5,
+\"tty\":true,\"command\":[\"sh\",\"-c\",\"echo ran >>$TMP/runs-pty\"]}" |
+    sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+tap_ok "pty: the first two terminals failing, the launch is tried again and runs" \
+    wait_until 60 is_state "$id" succeeded
+tap_is "pty: both failed opens were made" "$(cat "$P")" "0 supervisor 28"
+tap_is "pty: its events say why, twice" "$(deferred "$id")" 2
+tap_ok "pty: the reason is the terminal's" sh -c \
+    "$GP describe $id | grep -q \"not launched yet (launch: the task's supervisor cannot make the task's terminal: No space left on device); trying again in\""
+tap_is "pty: its command ran once" "$(cat "$TMP/runs-pty")" ran
+tap_ok "pty: nothing of it is left once it is reaped" wait_until 30 no_trace "$D" "$id"
 
 # ENOMEM is as transient as EAGAIN; while the fork keeps failing, nothing of
 # the failed tries is there between them, and deleting the workload leaves

@@ -520,6 +520,10 @@ static void start_error(const gp_task_launch *t, const char *path, const char *w
         gp_errf(err, errlen, "launch: the task's supervisor cannot start the task: %s",
                 strerror(e));
         break;
+    case GPX__STAGE_SESSION:
+        gp_errf(err, errlen, "launch: the task's supervisor cannot make the task's terminal: %s",
+                strerror(e));
+        break;
     default:
         gp_errf(err, errlen, "launch: cannot start the task's supervisor: %s", strerror(e));
     }
@@ -545,14 +549,23 @@ static int resolve(const char *prog, char *const *env, char *out, size_t len) {
     return GP_ENOENT;
 }
 
-/* What a task that could not start returns: GP_EAGAIN for a fork that
- * failed for now, the supervisor's or the supervisor's of the task (nothing
- * ran, and a fork may work later), GP_ESYS for any other failure of either,
- * GP_ENOENT for the task's own (its program, working directory, user...). */
+/* What a task that could not start returns: GP_EAGAIN where the host
+ * lacked something for now (nothing ran, and a later try may work): a fork
+ * of the supervisor or of the task failing for want of processes or memory,
+ * or the terminal of an interactive task for want of a pseudo-terminal
+ * (ENOSPC: the host's pty/max in use); GP_ESYS for any other failure of
+ * these; GP_ENOENT for the task's own (its program, working directory,
+ * user...). */
 static int start_rc(int stage, int e) {
-    if (stage != GPX__STAGE_SUPERVISOR && stage != GPX__STAGE_TASK)
+    switch (stage) {
+    case GPX__STAGE_SUPERVISOR:
+    case GPX__STAGE_TASK:
+        return gpx__spawn_transient(e) ? GP_EAGAIN : GP_ESYS;
+    case GPX__STAGE_SESSION:
+        return gpx__spawn_transient(e) || e == ENOSPC ? GP_EAGAIN : GP_ESYS;
+    default:
         return GP_ENOENT;
-    return gpx__spawn_transient(e) ? GP_EAGAIN : GP_ESYS;
+    }
 }
 
 /* Removes what a task's launch made outside its state directory: its slice
