@@ -107,7 +107,7 @@ static int add_cached(gpd__auth *a, const gpd__token *t) {
 }
 
 static int load_one(const gpd__token *t, void *arg) {
-    return add_cached(arg, t) < 0;
+    return add_cached(arg, t);
 }
 
 int gpd__auth_create(gpd__auth *a, const char *name, const char *user, const char *unix_user,

@@ -81,7 +81,7 @@ static int one_return(const gpd__idle_return *r, void *arg) {
     if (r->since_ms > x->now)
         return 0;
     if (GP_ARRAY_ROOM(x->rows, x->n, x->cap, 8) < 0)
-        return 1;
+        return GP_ENOMEM;
     x->rows[x->n++] = *r;
     return 0;
 }
@@ -90,8 +90,10 @@ static void load_returns(gpd__sched *s, returns *x, int64_t now) {
     gpd__err e = {0};
     memset(x, 0, sizeof *x);
     x->now = now;
-    if (gpd__store_idle_list(s->d->store, one_return, x, &e) < 0)
+    if (gpd__store_idle_list(s->d->store, one_return, x, &e) < 0) {
         gpd__log("usage sample: the returned GPUs are not counted (%s)", e.msg);
+        x->n = 0;
+    }
     x->out = calloc(x->n ? x->n : 1, sizeof *x->out);
     for (size_t i = 0; x->out && i < x->n; i++)
         x->out[i] = (gpd__usage_return){x->rows[i].project, x->rows[i].user, x->rows[i].gpu_milli};

@@ -120,27 +120,24 @@ int gpd__store_queues(gp_store *st, int (*fn)(const gp_queue_spec *q, void *arg)
                            "");
 }
 
-/* gpd__store_queue_specs's list, its room, and whether a spec found none. */
+/* gpd__store_queue_specs's list and its room. */
 typedef struct spec_list {
     gpd__queue_specs *l;
     size_t cap;
-    int oom;
 } spec_list;
 
 static int add_spec(const gp_queue_spec *q, void *arg) {
     spec_list *sl = arg;
     if (GP_ARRAY_ROOM(sl->l->q, sl->l->n, sl->cap, 8) < 0)
-        return sl->oom = 1;
+        return GP_ENOMEM;
     sl->l->q[sl->l->n++] = *q;
     return 0;
 }
 
 int gpd__store_queue_specs(gp_store *st, gpd__queue_specs *out, gpd__err *e) {
     *out = (gpd__queue_specs){0};
-    spec_list sl = {out, 0, 0};
+    spec_list sl = {out, 0};
     int rc = gpd__store_queues(st, add_spec, &sl, e);
-    if (rc == 0 && sl.oom)
-        rc = gpd__fail(e, GP_ENOMEM, "", "out of memory listing the queues");
     if (rc < 0) {
         free(out->q);
         *out = (gpd__queue_specs){0};

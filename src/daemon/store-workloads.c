@@ -160,9 +160,9 @@ static int wl_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     int rc = row_to_wl(s, &w, e);
     if (rc < 0)
         return rc;
-    int stop = each->fn.wl(&w, each->arg);
+    rc = each->fn.wl(&w, each->arg);
     gpd__wl_free(&w);
-    return stop != 0;
+    return gpd__store_handed(rc, "listing workloads", e);
 }
 
 /* The column of each order and whether it holds text. */

@@ -158,17 +158,23 @@ int gpd__store_select(gp_store *st, gpd__err *e, const char *what, gpd__store_ro
 typedef struct list_arg {
     gpd__store_item item;
     const gpd__store_each *each;
+    const char *what;
 } list_arg;
 
 static int list_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
-    (void)e;
     const list_arg *l = arg;
-    return l->item(s, l->each) != 0;
+    return gpd__store_handed(l->item(s, l->each), l->what, e);
+}
+
+int gpd__store_handed(int rc, const char *what, gpd__err *e) {
+    if (rc < 0)
+        return gpd__fail(e, rc, "", "%s %s", gp_strerror(rc), what);
+    return rc != 0;
 }
 
 int gpd__store_list(gp_store *st, gpd__err *e, const char *what, gpd__store_item item,
                     gpd__store_each each, const char *sql, const char *kinds, ...) {
-    list_arg l = {item, &each};
+    list_arg l = {item, &each, what};
     va_list ap;
     va_start(ap, kinds);
     int rc = select_args(st, e, what, list_row, &l, sql, kinds, ap);

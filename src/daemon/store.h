@@ -147,7 +147,8 @@ typedef struct gpd__wl_filter {
 
 /* Calls fn for each matching workload in the filter's order, ties broken by
  * id in the same direction (a total order, so keyset paging by (key, id)
- * neither misses nor repeats a row); fn returns non-zero to stop. */
+ * neither misses nor repeats a row); fn returns as gpd__store_each's
+ * callbacks do. */
 int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
                        int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e);
 
@@ -305,7 +306,7 @@ typedef struct gpd__usage_point {
 /*
  * Sums the buckets of resolution res and kind whose start lies in
  * [from_s, to_s) into steps of step seconds counted from from_s; calls fn per
- * (step, key) in time then key order; fn returns non-zero to stop.
+ * (step, key) in time then key order; fn returns as gpd__store_each's callbacks do.
  */
 int gpd__store_usage_query(gp_store *st, int32_t res, int kind, int64_t from_s, int64_t to_s,
                            int64_t step, int (*fn)(const gpd__usage_point *p, void *arg), void *arg,
@@ -314,8 +315,11 @@ int gpd__store_usage_query(gp_store *st, int32_t res, int kind, int64_t from_s, 
 /* ---- The caller of a list read (the store's files) ---- */
 
 /* What a list read's row function hands each item to: the caller's callback,
- * in the member for the item's type, and its argument; the callback returns
- * non-zero to stop. */
+ * in the member for the item's type, and its argument. The callback returns
+ * 0 to go on, a positive number to stop, or a negative GP_E* code to fail
+ * the read (out of memory for what it keeps, say): the read then returns that
+ * code, never a shorter list, its error naming what it was reading
+ * (gpd__store_handed). */
 typedef struct gpd__store_each {
     union {
         int (*wl)(const gpd__wl *w, void *arg);
@@ -333,8 +337,14 @@ typedef struct gpd__store_each {
  * callback returns for it. */
 typedef int (*gpd__store_item)(sqlite3_stmt *s, const gpd__store_each *each);
 
+/* What a list read makes of what the callback returned for an item: 0 (go
+ * on), 1 (stop), or the callback's negative code, e filled as "out of
+ * memory listing tokens" (what: "listing tokens"). */
+int gpd__store_handed(int rc, const char *what, gpd__err *e);
+
 /* A list read: gpd__store_select with item called on each row, which stops
- * where the callback returned non-zero. */
+ * where the callback returned a positive number and fails where it returned
+ * a negative code (gpd__store_handed). */
 int gpd__store_list(gp_store *st, gpd__err *e, const char *what, gpd__store_item item,
                     gpd__store_each each, const char *sql, const char *kinds, ...);
 

@@ -37,12 +37,12 @@ $(BUILD)/tests/daemon/failalloc.so: tests/daemon/failalloc.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared $< -o $@ -ldl
 TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/failalloc.so
-# test-oom.sh learns from this the size of a queue's spec, to make the
-# growth of the daemon's list of them fail.
-$(BUILD)/tests/daemon/queue-spec-size: $(OBJ)/tests/daemon/queue-spec-size.o
+# test-oom.sh learns from this the size of a queue's spec and of a token,
+# to make the growth of the daemon's lists of them fail.
+$(BUILD)/tests/daemon/type-size: $(OBJ)/tests/daemon/type-size.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@
-TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/queue-spec-size
+TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/type-size
 # test-store-errors.sh preloads this into gpupoold to make a store statement fail.
 $(BUILD)/tests/daemon/failstep.so: tests/daemon/failstep.c
 	@mkdir -p $(@D)

@@ -11,8 +11,14 @@
 # stopped at the spec it had no room for, so that the queues after it were
 # listed without their weights and could not be changed ("no queue named").
 # The list holds 8 specs at first, then twice as many: failalloc.so fails
-# its growth to 16 (the size of a spec from queue-spec-size), which 20
+# its growth to 16 (the size of a spec from type-size), which 20
 # queues reach.
+#
+# The tokens, read into a list at start that grows a token at a time: one
+# that cannot grow fails the start (exit 1, out of memory). It once stopped
+# there with no error, so that a store whose tokens went unread looked new:
+# gpupoold made a second admin token and wrote its secret over the admin's
+# token file, and every other token was refused until the next start.
 #
 # Then the sweep: the loop thread's allocations (recovery, polls, cycles,
 # launches, records) fail one at a time, the Nth in each run of the daemon,
@@ -59,7 +65,7 @@ while [ "$i" -le 20 ]; do
     i=$((i + 1))
 done
 gpd_stop
-size=$(($("$B/tests/daemon/queue-spec-size") * 16))
+size=$(($("$B/tests/daemon/type-size" gp_queue_spec) * 16))
 GPD_TEST_FAIL_REALLOC=$size LD_PRELOAD=$B/tests/daemon/failalloc.so \
     tap_ok "it starts again, a list of 16 queue specs failing to grow" gpd_start "$Q"
 out=$(api GET /api/v1/queues)
@@ -72,6 +78,23 @@ tap_is "its change answers 500, not 404" "${out##* }" 500
 gpd_stop
 tap_ok "a normal start lists every queue" gpd_start "$Q"
 tap_is "with its weight" "$(api GET /api/v1/queues | grep -o '"weight"' | wc -l)" 20
+gpd_stop
+
+# ---- The tokens ----
+T=$TMP/tokens
+mkdir -p "$T"
+tap_ok "gpupoold starts on a third store" gpd_start "$T"
+old=$GPUPOOL_TOKEN
+gpd_stop
+size=$("$B/tests/daemon/type-size" gpd__token)
+out=$(GPD_TEST_FAIL_REALLOC=$size LD_PRELOAD=$B/tests/daemon/failalloc.so timeout 30 \
+    "$GPD" --data-dir "$T" --listen 127.0.0.1:0 2>&1)
+tap_is "a start that cannot read its tokens exits 1" "$?" 1
+tap_ok "saying so" contains "$out" "out of memory listing tokens"
+tap_is "the admin's token file is as it was" "$(cat "$T/admin.token")" "$old"
+tap_ok "the next start comes up" gpd_start "$T"
+tap_is "the admin's token is still the one" "$GPUPOOL_TOKEN" "$old"
+tap_is "no token was added" "$(api GET /api/v1/tokens | grep -o '"id"' | wc -l)" 1
 gpd_stop
 
 # ---- The sweep ----
