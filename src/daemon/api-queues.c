@@ -17,8 +17,6 @@
 #include "daemon/sched.h"
 #include "daemon/store.h"
 
-static const char *const res_names[GP_RES_COUNT] = {"gpu", "cpu", "memory"};
-
 /* gpu and cpu are kept in milli-units, memory in bytes. */
 static json_t *res_value(int r, int64_t v) {
     if (v == GP_UNLIMITED)
@@ -32,8 +30,8 @@ static json_t *res_value(int r, int64_t v) {
 
 static json_t *res_json(const gp_res *x) {
     json_t *j = json_object();
-    for (int r = 0; r < GP_RES_COUNT; r++)
-        json_object_set_new(j, res_names[r], res_value(r, x->v[r]));
+    for (gp_resource r = 0; r < GP_RES_COUNT; r++)
+        json_object_set_new(j, gp_resource_name(r), res_value(r, x->v[r]));
     return j;
 }
 
@@ -62,8 +60,8 @@ static json_t *queue_json(const gp_queue_info *qi, const gp_queue_spec *sp) {
                   "running", (json_int_t)qi->running);
     if (sp) {
         json_t *w = json_object();
-        for (int r = 0; r < GP_RES_COUNT; r++)
-            json_object_set_new(w, res_names[r], json_integer(sp->quota[r].weight));
+        for (gp_resource r = 0; r < GP_RES_COUNT; r++)
+            json_object_set_new(w, gp_resource_name(r), json_integer(sp->quota[r].weight));
         json_object_set_new(j, "weight", w);
         /* Seconds, as durations are written in requests. */
         json_object_set_new(j, "min_runtime_max", json_integer(sp->min_runtime_max / 1000));

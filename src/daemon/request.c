@@ -583,8 +583,6 @@ char *gpd__request_canonical(json_t *body) {
 
 /* ---- Queue bodies (POST and PATCH /api/v1/queues) ------------------------ */
 
-static const char *const queue_res_names[GP_RES_COUNT] = {"gpu", "cpu", "memory"};
-
 static int parse_res(json_t *v, int r, const char *field, int64_t *out, gpd__err *e) {
     int rc = r == GP_RES_MEM ? json_size(v, field, out, e) : json_milli(v, field, out, e);
     if (rc < 0 && (json_is_number(v) && json_number_value(v) < 0))
@@ -594,18 +592,18 @@ static int parse_res(json_t *v, int r, const char *field, int64_t *out, gpd__err
 
 /* Applies {"gpu":..,"cpu":..,"memory":..} to one part of every quota. */
 static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd__err *e) {
-    static const char *const known[] = {"gpu", "cpu", "memory", NULL};
+    static const char *const known[] = {GP_RESOURCES(GP_ENUM_NAME_OF) NULL};
     char field[64];
     if (!json_is_object(obj))
         return gpd__fail(e, GP_EINVAL, what, "%s: must be an object with gpu, cpu, memory", what);
     int rc = gpd__json_known(obj, known, what, e);
     if (rc < 0)
         return rc;
-    for (int r = 0; r < GP_RES_COUNT; r++) {
-        json_t *v = json_object_get(obj, queue_res_names[r]);
+    for (gp_resource r = 0; r < GP_RES_COUNT; r++) {
+        json_t *v = json_object_get(obj, gp_resource_name(r));
         if (!v)
             continue;
-        snprintf(field, sizeof field, "%s.%s", what, queue_res_names[r]);
+        snprintf(field, sizeof field, "%s.%s", what, gp_resource_name(r));
         gp_quota *qu = &q->quota[r];
         if (strcmp(what, "limit") == 0 && json_is_null(v)) {
             qu->limit = GP_UNLIMITED;
@@ -696,7 +694,7 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
         int64_t w;
         if ((rc = json_int(v, "weight", 0, 1000000, &w, e)) < 0)
             return rc;
-        for (int r = 0; r < GP_RES_COUNT; r++)
+        for (gp_resource r = 0; r < GP_RES_COUNT; r++)
             q->quota[r].weight = (int32_t)w;
     } else if (v && (rc = parse_quota_obj(v, "weight", q, e)) < 0) {
         return rc;
@@ -744,9 +742,9 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
         return rc;
     if ((v = json_object_get(body, "limit")) && (rc = parse_quota_obj(v, "limit", q, e)) < 0)
         return rc;
-    for (int r = 0; r < GP_RES_COUNT; r++)
+    for (gp_resource r = 0; r < GP_RES_COUNT; r++)
         if (q->quota[r].limit != GP_UNLIMITED && q->quota[r].limit < q->quota[r].deserved)
             return gpd__fail(e, GP_EINVAL, "limit", "limit.%s: is below deserved.%s",
-                             queue_res_names[r], queue_res_names[r]);
+                             gp_resource_name(r), gp_resource_name(r));
     return 0;
 }

@@ -137,19 +137,12 @@ void gp_engine_free(gp_engine *e) {
 
 /* ---- Name tables ---- */
 
-const char *gp_resource_name(gp_resource r) {
-    static const char *const names[] = {"gpu", "cpu", "memory"};
-    return (unsigned)r < GP_RES_COUNT ? names[r] : "unknown";
-}
-
+GP_NAMED_ENUM_DEFINE(gp_resource, GP_RESOURCES, GP_RES_COUNT, "unknown")
 GP_NAMED_ENUM_DEFINE(gp_placement, GP_PLACEMENTS, GP_PLACE_COUNT, "unknown")
 GP_NAMED_ENUM_DEFINE(gp_kind, GP_KINDS, GP_KIND_COUNT, "unknown")
 GP_NAMED_ENUM_DEFINE(gp_on_preempt, GP_ON_PREEMPT_MODES, GP_ON_PREEMPT_COUNT, "unknown")
 
-const char *gp_state_name(gp_state s) {
-    static const char *const names[] = {"pending", "bound", "running", "evicting"};
-    return (unsigned)s < 4 ? names[s] : "unknown";
-}
+GP_NAMED_ENUM_DEFINE(gp_state, GP_STATES, GP_STATE_COUNT, "unknown")
 
 const char *gp_wait_name(gp_wait w) {
     static const char *const names[GP_WAIT_COUNT] = {

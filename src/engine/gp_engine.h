@@ -69,20 +69,17 @@ typedef int64_t gp_time_ms; /* the caller's clock, in milliseconds */
 
 typedef struct gp_engine gp_engine;
 
-/* The resources that quotas are kept in. */
-typedef enum gp_resource {
-    GP_RES_GPU = 0, /* milli-GPU */
-    GP_RES_CPU = 1, /* milli-CPU */
-    GP_RES_MEM = 2, /* bytes of host memory */
-    GP_RES_COUNT = 3
-} gp_resource;
+/* The resources that quotas are kept in, as requests and the API name them. */
+#define GP_RESOURCES(XX)                                                                           \
+    XX(GP_RES_GPU, "gpu")    /* milli-GPU */                                                       \
+    XX(GP_RES_CPU, "cpu")    /* milli-CPU */                                                       \
+    XX(GP_RES_MEM, "memory") /* bytes of host memory */
+
+GP_NAMED_ENUM_DECLARE(gp_resource, GP_RESOURCES, GP_RES_COUNT);
 
 typedef struct gp_res {
     int64_t v[GP_RES_COUNT];
 } gp_res;
-
-/* "gpu", "cpu", "memory". */
-const char *gp_resource_name(gp_resource r);
 
 /* ------------------------------------------------------------------------ */
 /* Engine                                                                    */
@@ -539,14 +536,14 @@ int gp_engine_restore(gp_engine *e, const gp_workload_spec *w, int32_t ntasks,
 int gp_engine_restore_paused(gp_engine *e, const gp_workload_spec *w, const gp_task_binding *was,
                              char *err, size_t errlen);
 
-typedef enum gp_state {
-    GP_STATE_PENDING = 0,
-    GP_STATE_BOUND,
-    GP_STATE_RUNNING,
-    GP_STATE_EVICTING
-} gp_state;
+/* A workload's state in the engine. */
+#define GP_STATES(XX)                                                                              \
+    XX(GP_STATE_PENDING, "pending")                                                                \
+    XX(GP_STATE_BOUND, "bound")                                                                    \
+    XX(GP_STATE_RUNNING, "running")                                                                \
+    XX(GP_STATE_EVICTING, "evicting")
 
-const char *gp_state_name(gp_state s);
+GP_NAMED_ENUM_DECLARE(gp_state, GP_STATES, GP_STATE_COUNT);
 
 /* Why a pending workload waits. */
 typedef enum gp_wait {

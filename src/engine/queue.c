@@ -78,9 +78,10 @@ static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__q
             }
         }
     }
-    static const char *const res_names[] = {"quota.gpu", "quota.cpu", "quota.memory"};
-    for (int r = 0; r < GP_RES_COUNT; r++) {
-        int rc = check_quota(&s->quota[r], res_names[r], err, errlen);
+    for (gp_resource r = 0; r < GP_RES_COUNT; r++) {
+        char what[32];
+        snprintf(what, sizeof what, "quota.%s", gp_resource_name(r));
+        int rc = check_quota(&s->quota[r], what, err, errlen);
         if (rc)
             return rc;
     }
