@@ -216,11 +216,12 @@ int gpd__h_q_update(gpd__req *r, gpd__resp *out, gpd__err *e) {
     if (rc < 0)
         return rc;
     const gp_queue_spec *cur = gpd__queue_spec_find(&sp, r->params[0]);
+    int found = cur != NULL;
     gp_queue_spec q;
-    if (cur)
+    if (found)
         q = *cur;
     free(sp.q);
-    if (!cur)
+    if (!found)
         return gpd__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);
     if (!gpd__can_admin_queue(r, q.name, NULL))
         return gpd__fail(e, GP_EPERM, "name", "this token may not change queue %s", q.name);

@@ -102,7 +102,8 @@ int open(const char *file, int flags, ...) {
         real_open = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
     va_list ap;
     va_start(ap, flags);
-    mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+    /* A mode is passed only with these (O_TMPFILE includes O_DIRECTORY). */
+    mode_t mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, mode_t) : 0;
     va_end(ap);
     int e = strcmp(file, "/dev/ptmx") == 0 ? take_one(pty_path) : 0;
     if (e != 0) {

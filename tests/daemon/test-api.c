@@ -96,7 +96,8 @@ START_TEST(test_bad_input_changes_nothing) {
                  "deserved.gpu");
     expect_error(&t, "PATCH", "/api/v1/queues/a1", "{\"limit\":{\"gpu\":-2}}", 400, "limit.gpu");
     expect_error(&t, "PATCH", "/api/v1/queues/a1", "{\"colour\":1}", 400, "colour");
-    /* Every route whose body is JSON refuses one that is not an object. */
+    /* A route whose body is JSON refuses one that is not a JSON object: an
+     * array, broken JSON, none. */
     expect_error(&t, "POST", "/api/v1/queues", "[1]", 400, "");
     expect_error(&t, "PATCH", "/api/v1/queues/a1", "{\"limit\":", 400, "");
     expect_error(&t, "POST", "/api/v1/tokens", NULL, 400, "");
