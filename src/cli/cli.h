@@ -84,6 +84,11 @@ void cli_print_json(json_t *j);
 /* "12s", "5m", "3h", "2d" since ms (wall clock). */
 void cli_age(int64_t ms, char *buf, size_t len);
 
+/* Whether a workload in state (its name as the API gives it) has come to an
+ * end for now: succeeded, failed, deleted, or suspended (until resumed), so
+ * that waiting for it or following its logs stops. */
+int cli_state_over(const char *state);
+
 /* Reads "name" from j as a string, "" if missing, as cli_visible() shows it
  * (the escaped form replaces the value in j, so it lives as long as j). */
 const char *cli_str(json_t *j, const char *name);

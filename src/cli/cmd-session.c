@@ -632,8 +632,7 @@ static int wait_running(cli *c, uint64_t id) {
         const char *st = json_string_value(json_object_get(w, "state"));
         const char *why = json_string_value(json_object_get(w, "pending_reason"));
         int done = st != NULL && strcmp(st, "running") == 0;
-        int over = st != NULL && (strcmp(st, "failed") == 0 || strcmp(st, "succeeded") == 0 ||
-                                  strcmp(st, "deleted") == 0 || strcmp(st, "suspended") == 0);
+        int over = st != NULL && cli_state_over(st);
         if (why != NULL && st != NULL && strcmp(st, "pending") == 0 &&
             strncmp(why, "not pending", 11) != 0 && strcmp(why, said) != 0) {
             char *shown = cli_visible(why);

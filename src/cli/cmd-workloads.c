@@ -335,11 +335,6 @@ int cmd_describe(cli *c, int argc, char **argv) {
     return EXIT_OK;
 }
 
-static int is_final(const char *state) {
-    return strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 ||
-           strcmp(state, "deleted") == 0 || strcmp(state, "suspended") == 0;
-}
-
 int cmd_logs(cli *c, int argc, char **argv) {
     const char *id = NULL, *task = "0", *v;
     int64_t x;
@@ -388,7 +383,7 @@ int cmd_logs(cli *c, int argc, char **argv) {
         snprintf(path, sizeof path, "/api/v1/workloads/%s", id);
         if ((rc = cli_call(c, "GET", path, NULL, &w, NULL, NULL)) != EXIT_OK)
             return rc;
-        int done = is_final(cli_str(w, "state"));
+        int done = cli_state_over(cli_str(w, "state"));
         json_decref(w);
         if (done) {
             /* One last read: output written just before the end. */

@@ -170,6 +170,11 @@ void cli_age(int64_t ms, char *buf, size_t len) {
         snprintf(buf, len, "%lldd", (long long)(s / 86400));
 }
 
+int cli_state_over(const char *state) {
+    return strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 ||
+           strcmp(state, "deleted") == 0 || strcmp(state, "suspended") == 0;
+}
+
 const char *cli_str(json_t *j, const char *name) {
     const char *s = json_string_value(json_object_get(j, name));
     if (!s)
