@@ -235,7 +235,8 @@ static int parse_project(const field_in *in, gpd__request *r, gpd__err *e) {
 static int parse_name(const field_in *in, gpd__request *r, gpd__err *e) {
     json_t *v = in->v;
     if (!json_is_string(v) || strlen(json_string_value(v)) >= sizeof r->name)
-        return gpd__fail(e, GP_EINVAL, "name", "name: must be a string of at most 63 bytes");
+        return gpd__fail(e, GP_EINVAL, "name", "name: must be a string of at most %zu bytes",
+                         sizeof r->name - 1);
     snprintf(r->name, sizeof r->name, "%s", json_string_value(v));
     return 0;
 }
@@ -590,6 +591,9 @@ static int parse_res(json_t *v, int r, const char *field, int64_t *out, gpd__err
     return rc;
 }
 
+/* A queue's weight, one for every resource or one each. */
+#define WEIGHT_MAX 1000000
+
 /* Applies {"gpu":..,"cpu":..,"memory":..} to one part of every quota. */
 static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd__err *e) {
     static const char *const known[] = {GP_RESOURCES(GP_ENUM_NAME_OF) NULL};
@@ -609,7 +613,7 @@ static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd_
             qu->limit = GP_UNLIMITED;
         } else if (strcmp(what, "weight") == 0) {
             int64_t w;
-            if ((rc = json_int(v, field, 0, 1000000, &w, e)) < 0)
+            if ((rc = json_int(v, field, 0, WEIGHT_MAX, &w, e)) < 0)
                 return rc;
             qu->weight = (int32_t)w;
         } else {
@@ -663,11 +667,8 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
                                                "default_cpu",
                                                "default_memory",
                                                NULL};
-    static const char *const known_update[] = {
-        "priority",           "deserved",          "limit",          "weight",
-        "min_runtime_max",    "reclaim_grace_max", "on_preempt",     "idle_gpu_timeout",
-        "max_session_length", "default_cpu",       "default_memory", NULL};
-    int rc = gpd__json_known(body, create ? known_create : known_update, "a queue", e);
+    /* An update may change all but the first two, the queue's place. */
+    int rc = gpd__json_known(body, create ? known_create : known_create + 2, "a queue", e);
     if (rc < 0)
         return rc;
     json_t *v;
@@ -675,7 +676,8 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
         v = json_object_get(body, "name");
         if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
             return gpd__fail(e, GP_EINVAL, "name",
-                             "name: required; 1 to 63 letters, digits, '.', '_' or '-'");
+                             "name: required; 1 to %d letters, digits, '.', '_' or '-'",
+                             GP_NAME_MAX);
         const char *parent = "";
         if ((v = json_object_get(body, "parent")) && !json_is_null(v)) {
             if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
@@ -692,7 +694,7 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
     }
     if ((v = json_object_get(body, "weight")) && json_is_integer(v)) {
         int64_t w;
-        if ((rc = json_int(v, "weight", 0, 1000000, &w, e)) < 0)
+        if ((rc = json_int(v, "weight", 0, WEIGHT_MAX, &w, e)) < 0)
             return rc;
         for (gp_resource r = 0; r < GP_RES_COUNT; r++)
             q->quota[r].weight = (int32_t)w;

@@ -28,7 +28,7 @@
 
 typedef struct gpd__request {
     gp_workload_spec spec; /* id and user are the caller's to set */
-    char name[64];
+    char name[GP_NAME_MAX + 1];
     int64_t grace_ms;
     int32_t ckpt_signal;
     int32_t compute_pct;    /* gpu_compute in percent of the GPU's time; 0: not limited */

@@ -247,7 +247,8 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
     return rc;
 }
 
-/* True if id is a valid instance id: 1 to 16 letters, digits, '_' or '-'. */
+/* True if id is a valid instance id: 1 to GPX__INSTANCE_MAX - 1 letters, digits, '_' or
+ * '-'. */
 static int instance_ok(const char *id) {
     size_t n = strlen(id);
     if (n == 0 || n >= GPX__INSTANCE_MAX)
@@ -273,7 +274,8 @@ static int decide_instance(gpx__local *lx, const char *given, char *err, size_t 
     if (given[0] != '\0') {
         if (!instance_ok(given)) {
             gp_errf(err, errlen,
-                    "config: instance: '%.40s' is not 1 to 16 letters, digits, '_' or '-'", given);
+                    "config: instance: '%.40s' is not 1 to %d letters, digits, '_' or '-'", given,
+                    GPX__INSTANCE_MAX - 1);
             return GP_EINVAL;
         }
         gpx__exec_fmt(lx->instance, sizeof lx->instance, "%s", given);
