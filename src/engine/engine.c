@@ -144,16 +144,13 @@ GP_NAMED_ENUM_DEFINE(gp_on_preempt, GP_ON_PREEMPT_MODES, GP_ON_PREEMPT_COUNT, "u
 
 GP_NAMED_ENUM_DEFINE(gp_state, GP_STATES, GP_STATE_COUNT, "unknown")
 
-const char *gp_wait_name(gp_wait w) {
-    static const char *const names[GP_WAIT_COUNT] = {
-        "none",       "new",  "queue_limit", "deserved",   "no_node", "no_fit",
-        "fragmented", "gang", "evicting",    "fair_share", "paused"};
-    return (unsigned)w < GP_WAIT_COUNT ? names[w] : "unknown";
-}
+GP_NAMED_ENUM_DEFINE(gp_wait, GP_WAITS, GP_WAIT_COUNT, "unknown")
 
 const char *gp_evict_reason_name(gp_evict_reason r) {
-    static const char *const names[] = {"", "reclaim", "preempt", "consolidate", "node_gone"};
-    return (unsigned)r <= GP_EVICT_NODE_GONE && r > 0 ? names[r] : "unknown";
+    static const char *const names[] = {"unknown", GP_EVICT_REASONS(GP_ENUM_NAME_OF)};
+    _Static_assert(sizeof names / sizeof names[0] == GP_EVICT_REASON_COUNT,
+                   "a name for every reason");
+    return (unsigned)r < GP_EVICT_REASON_COUNT ? names[r] : "unknown";
 }
 
 /* ---- Utilities ---- */

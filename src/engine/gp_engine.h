@@ -546,23 +546,22 @@ int gp_engine_restore_paused(gp_engine *e, const gp_workload_spec *w, const gp_t
 GP_NAMED_ENUM_DECLARE(gp_state, GP_STATES, GP_STATE_COUNT);
 
 /* Why a pending workload waits. */
-typedef enum gp_wait {
-    GP_WAIT_NONE = 0,    /* not pending */
-    GP_WAIT_NEW,         /* not yet considered by a cycle */
-    GP_WAIT_QUEUE_LIMIT, /* its queue or an ancestor is at its limit */
-    GP_WAIT_DESERVED,    /* non-preemptible and over deserved quota */
-    GP_WAIT_NO_NODE,     /* no node could ever hold a task */
-    GP_WAIT_NO_FIT,      /* capacity exists but is taken now */
-    GP_WAIT_FRAGMENTED,  /* enough in total, but not on one GPU/node */
-    GP_WAIT_GANG,        /* fewer than min_tasks fit together */
-    GP_WAIT_EVICTING,    /* room is being made: victims are stopping */
-    GP_WAIT_FAIR_SHARE,  /* its queue is at its fair share; others first */
-    GP_WAIT_PAUSED,      /* paused: resumes on its node once a GPU of its model is free */
-    GP_WAIT_COUNT
-} gp_wait;
+#define GP_WAITS(XX)                                                                               \
+    XX(GP_WAIT_NONE, "none")               /* not pending */                                       \
+    XX(GP_WAIT_NEW, "new")                 /* not yet considered by a cycle */                     \
+    XX(GP_WAIT_QUEUE_LIMIT, "queue_limit") /* its queue or an ancestor is at its limit */          \
+    XX(GP_WAIT_DESERVED, "deserved")       /* non-preemptible and over deserved quota */           \
+    XX(GP_WAIT_NO_NODE, "no_node")         /* no node could ever hold a task */                    \
+    XX(GP_WAIT_NO_FIT, "no_fit")           /* capacity exists but is taken now */                  \
+    XX(GP_WAIT_FRAGMENTED, "fragmented")   /* enough in total, but not on one GPU/node */          \
+    XX(GP_WAIT_GANG, "gang")               /* fewer than min_tasks fit together */                 \
+    XX(GP_WAIT_EVICTING, "evicting")       /* room is being made: victims are stopping */          \
+    XX(GP_WAIT_FAIR_SHARE, "fair_share")   /* its queue is at its fair share; others first */      \
+    XX(GP_WAIT_PAUSED, "paused") /* paused: resumes on its node once a GPU of its model is free */
 
-/* A short stable name for metrics: "queue_limit", "no_fit", ... */
-const char *gp_wait_name(gp_wait w);
+/* gp_wait_name: a short stable name for metrics and the API: "queue_limit",
+ * "no_fit", ... */
+GP_NAMED_ENUM_DECLARE(gp_wait, GP_WAITS, GP_WAIT_COUNT);
 
 typedef struct gp_workload_info {
     uint64_t id;
@@ -622,13 +621,19 @@ void gp_engine_pending_by_reason(gp_engine *e, int64_t counts[GP_WAIT_COUNT]);
 
 typedef enum gp_decision_type { GP_DECISION_BIND = 1, GP_DECISION_EVICT = 2 } gp_decision_type;
 
+/* Why a workload is evicted; a decision that binds has none (0). */
+#define GP_EVICT_REASONS(XX)                                                                       \
+    XX(GP_EVICT_RECLAIM, "reclaim")         /* its queue is over fair share; owner wants GPUs */   \
+    XX(GP_EVICT_PREEMPT, "preempt")         /* higher-priority work of the same project */         \
+    XX(GP_EVICT_CONSOLIDATE, "consolidate") /* moved to defragment; it will be placed again */     \
+    XX(GP_EVICT_NODE_GONE, "node_gone")     /* its node was removed */
+
 typedef enum gp_evict_reason {
-    GP_EVICT_RECLAIM = 1, /* its queue is over fair share; owner wants GPUs */
-    GP_EVICT_PREEMPT,     /* higher-priority work of the same project */
-    GP_EVICT_CONSOLIDATE, /* moved to defragment; it will be placed again */
-    GP_EVICT_NODE_GONE    /* its node was removed */
+    GP_EVICT_NONE = 0,
+    GP_EVICT_REASONS(GP_ENUM_SYMBOL_OF) GP_EVICT_REASON_COUNT /* one past the last */
 } gp_evict_reason;
 
+/* The reason's name, "unknown" for none or one out of range. */
 const char *gp_evict_reason_name(gp_evict_reason r);
 
 /* Why an eviction's mode is not the one its workload asked for. */

@@ -259,10 +259,10 @@ static json_t *result_json(const sim_replay_result *r) {
         r->delay_p99, "jct_s", "mean", r->jct_mean, "p50", r->jct_p50, "p95", r->jct_p95, "jobs",
         (json_int_t)r->jobs, "started", (json_int_t)r->started, "finished", (json_int_t)r->finished,
         "unserved", (json_int_t)r->unserved, "rejected", (json_int_t)r->rejected, "preemptions",
-        "reclaim", (json_int_t)r->evict_by[GP_EVICT_RECLAIM], "preempt",
-        (json_int_t)r->evict_by[GP_EVICT_PREEMPT], "consolidate",
-        (json_int_t)r->evict_by[GP_EVICT_CONSOLIDATE], "cycles", (json_int_t)r->cycles, "seconds",
-        r->seconds);
+        gp_evict_reason_name(GP_EVICT_RECLAIM), (json_int_t)r->evict_by[GP_EVICT_RECLAIM],
+        gp_evict_reason_name(GP_EVICT_PREEMPT), (json_int_t)r->evict_by[GP_EVICT_PREEMPT],
+        gp_evict_reason_name(GP_EVICT_CONSOLIDATE), (json_int_t)r->evict_by[GP_EVICT_CONSOLIDATE],
+        "cycles", (json_int_t)r->cycles, "seconds", r->seconds);
     json_object_set_new(o, "projects", pr);
     return o;
 }

@@ -82,8 +82,8 @@ typedef struct sim_replay_result {
     int32_t nodes;
     int64_t capacity_milli;
     int64_t jobs, started, finished, rejected, unserved;
-    int64_t evictions;   /* preemptions of all kinds */
-    int64_t evict_by[5]; /* by gp_evict_reason (index 1..4) */
+    int64_t evictions;                       /* preemptions of all kinds */
+    int64_t evict_by[GP_EVICT_REASON_COUNT]; /* by gp_evict_reason */
     int64_t cycles;
     int64_t t0, t1;   /* first arrival, last event (seconds) */
     double alloc_pct; /* time-weighted allocated / capacity over [t0, t1] */
