@@ -233,6 +233,32 @@ int gp__not_count(int32_t v, int32_t max, const char *field, char *err, size_t e
     return 1;
 }
 
+/* True if v is not below n, filling err with "<field>: must be " and
+ * names[0..n) as "A, B or C". */
+static int bad_enum(unsigned v, const char *const *names, unsigned n, const char *field, char *err,
+                    size_t errlen) {
+    if (v < n)
+        return 0;
+    char list[256] = "";
+    size_t len = 0;
+    for (unsigned i = 0; i < n && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                i == 0      ? ""
+                                : i + 1 < n ? ", "
+                                            : " or ",
+                                names[i]);
+    gp_errf(err, errlen, "%s: must be %s", field, list);
+    return 1;
+}
+
+int gp__bad_kind(gp_kind v, const char *field, char *err, size_t errlen) {
+    return bad_enum((unsigned)v, gp_kind_names, GP_KIND_COUNT, field, err, errlen);
+}
+
+int gp__bad_on_preempt(gp_on_preempt v, const char *field, char *err, size_t errlen) {
+    return bad_enum((unsigned)v, gp_on_preempt_names, GP_ON_PREEMPT_COUNT, field, err, errlen);
+}
+
 /* Grows an array of size-byte items to hold at least need of them, so that
  * the pushes that follow cannot fail; GP_ENOMEM leaves it as is. */
 int gp__reserve(const gp_allocator *a, void **arr, uint32_t need, uint32_t *cap, size_t size) {

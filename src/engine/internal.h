@@ -292,6 +292,10 @@ int gp__bad_name(const char *s, size_t size, const char *field, char *err, size_
 int gp__bad_labels(const gp_label *l, int32_t n, const char *field, char *err, size_t errlen);
 int gp__negative(int64_t v, const char *field, char *err, size_t errlen);
 int gp__not_count(int32_t v, int32_t max, const char *field, char *err, size_t errlen);
+/* True for a value its named enum has no name for, with err
+ * "<field>: must be A, B or C" naming every value from the enum's list. */
+int gp__bad_kind(gp_kind v, const char *field, char *err, size_t errlen);
+int gp__bad_on_preempt(gp_on_preempt v, const char *field, char *err, size_t errlen);
 
 /* ---- node.c ---- */
 /* Charges (sign +1) or refunds (sign -1) slice s on node n, keeping the

@@ -88,10 +88,8 @@ static int validate(gp_engine *e, const gp_queue_spec *s, gp__queue *self, gp__q
     if (gp__negative(s->min_runtime_max, "min_runtime_max", err, errlen) ||
         gp__negative(s->reclaim_grace_max, "reclaim_grace_max", err, errlen))
         return GP_EINVAL;
-    if ((unsigned)s->on_preempt > GP_ON_PREEMPT_REQUEUE) {
-        gp_errf(err, errlen, "on_preempt: must be checkpoint, pause or requeue");
+    if (gp__bad_on_preempt(s->on_preempt, "on_preempt", err, errlen))
         return GP_EINVAL;
-    }
     if (gp__negative(s->default_cpu_milli, "default_cpu", err, errlen) ||
         gp__negative(s->default_mem_bytes, "default_memory", err, errlen) ||
         gp__negative(s->idle_gpu_timeout, "idle_gpu_timeout", err, errlen) ||

@@ -154,14 +154,9 @@ static int validate(const gp_engine *e, const gp_workload_spec *w, int check_id,
                 w->queue);
         return GP_EINVAL;
     }
-    if ((unsigned)w->kind > GP_KIND_INFERENCE) {
-        gp_errf(err, errlen, "kind: must be train, interactive or inference");
+    if (gp__bad_kind(w->kind, "kind", err, errlen) ||
+        gp__bad_on_preempt(w->on_preempt, "on_preempt", err, errlen))
         return GP_EINVAL;
-    }
-    if ((unsigned)w->on_preempt > GP_ON_PREEMPT_REQUEUE) {
-        gp_errf(err, errlen, "on_preempt: must be checkpoint, pause or requeue");
-        return GP_EINVAL;
-    }
     if (w->preemptible != 0 && w->preemptible != 1 && w->preemptible != GP_DEFAULT) {
         gp_errf(err, errlen, "preemptible: must be 0, 1 or default");
         return GP_EINVAL;

@@ -94,10 +94,10 @@ START_TEST(test_absurd_requests_refused) {
     refused(e, &w, GP_EINVAL, "min_tasks");
     w.min_tasks = 0;
     w.kind = (gp_kind)7;
-    refused(e, &w, GP_EINVAL, "kind");
+    refused(e, &w, GP_EINVAL, "kind: must be train, interactive or inference");
     w.kind = GP_KIND_TRAIN;
     w.on_preempt = (gp_on_preempt)3;
-    refused(e, &w, GP_EINVAL, "on_preempt");
+    refused(e, &w, GP_EINVAL, "on_preempt: must be checkpoint, pause or requeue");
     w.on_preempt = GP_ON_PREEMPT_PAUSE;
     w.id = 0;
     refused(e, &w, GP_EINVAL, "id");
