@@ -9,6 +9,7 @@
 #define GP_NAMES_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/gp_error.h"
@@ -19,6 +20,21 @@ static inline int gp_name_index(const char *const *names, int n, const char *nam
         if (strcmp(name, names[i]) == 0)
             return i;
     return -1;
+}
+
+/* Writes names[0..n) to buf as a sentence's list, "a, b or c" (cut short
+ * to fit len bytes); returns buf. */
+static inline const char *gp_names_or(char *buf, size_t len, const char *const *names, int n) {
+    size_t at = 0;
+    if (len > 0)
+        buf[0] = '\0';
+    for (int i = 0; i < n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s",
+                               i == 0      ? ""
+                               : i + 1 < n ? ", "
+                                           : " or ",
+                               names[i]);
+    return buf;
 }
 
 /* A row's symbol and its name, for the list's two uses below. */

@@ -420,13 +420,15 @@ int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     if ((v = gpd__query(r, "cursor")) && (rc = cursor_parse(v, &f, key, sizeof key, e)) < 0)
         return rc;
     if ((v = gpd__query(r, "state"))) {
+        static const char *const states[] = {"active", GPD__WL_STATES(GP_ENUM_NAME_OF)};
         gpd__wl_state st;
+        char list[256];
         if (strcmp(v, "active") == 0)
             f.active_only = 1;
         else if (gpd__wl_state_parse(v, &st) < 0)
-            return gpd__fail(e, GP_EINVAL, "state",
-                             "state: must be active, pending, starting, running, stopping, "
-                             "suspended, succeeded, failed or deleted");
+            return gpd__fail(
+                e, GP_EINVAL, "state", "state: must be %s",
+                gp_names_or(list, sizeof list, states, (int)(sizeof states / sizeof states[0])));
         else
             f.state = (int)st;
     }

@@ -13,6 +13,7 @@
 
 #include "common/gp_clock.h"
 #include "common/httpc.h"
+#include "daemon/daemon.h"
 #include "gptest.h"
 #include "harness.h"
 
@@ -501,6 +502,21 @@ START_TEST(test_list_orders) {
     expect_error(&t, "GET", "/api/v1/workloads?order=size", NULL, 400, "order");
     expect_error(&t, "GET", "/api/v1/workloads?order=name&cursor=zz", NULL, 400, "cursor");
     expect_error(&t, "GET", "/api/v1/workloads?order=-id&after=3", NULL, 400, "after");
+    /* The states a list may be filtered by are every state and "active",
+     * and the refusal of another names each of them. */
+    static const char *const states[] = {"active", GPD__WL_STATES(GP_ENUM_NAME_OF)};
+    json_t *out = NULL;
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/workloads?state=done", NULL, &out), 400);
+    const char *msg = json_string_value(json_object_get(json_object_get(out, "error"), "message"));
+    ck_assert_ptr_nonnull(msg);
+    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
+        char path[96], word[32];
+        snprintf(word, sizeof word, " %s", states[i]);
+        ck_assert_msg(strstr(msg, word) != NULL, "\"%s\" does not name %s", msg, states[i]);
+        snprintf(path, sizeof path, "/api/v1/workloads?state=%s", states[i]);
+        ck_assert_int_eq(gpd_call(&t, t.admin, "GET", path, NULL, NULL), 200);
+    }
+    json_decref(out);
     gpd_test_stop(&t);
 }
 END_TEST
