@@ -462,10 +462,13 @@ static int parse_min_gang(const field_in *in, gpd__request *r, gpd__err *e) {
 }
 
 static int parse_kind(const field_in *in, gpd__request *r, gpd__err *e) {
+    static const char *const kinds[] = {GP_KINDS(GP_ENUM_NAME_OF)};
     json_t *v = in->v;
     gp_kind k;
+    char list[128];
     if (!json_is_string(v) || gp_kind_parse(json_string_value(v), &k) < 0)
-        return gpd__fail(e, GP_EINVAL, "kind", "kind: must be train, interactive or inference");
+        return gpd__fail(e, GP_EINVAL, "kind", "kind: must be %s",
+                         gp_names_or(list, sizeof list, kinds, GP_KIND_COUNT));
     r->spec.kind = k;
     return 0;
 }

@@ -239,15 +239,8 @@ static int bad_enum(unsigned v, const char *const *names, unsigned n, const char
                     size_t errlen) {
     if (v < n)
         return 0;
-    char list[256] = "";
-    size_t len = 0;
-    for (unsigned i = 0; i < n && len < sizeof list; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
-                                i == 0      ? ""
-                                : i + 1 < n ? ", "
-                                            : " or ",
-                                names[i]);
-    gp_errf(err, errlen, "%s: must be %s", field, list);
+    char list[256];
+    gp_errf(err, errlen, "%s: must be %s", field, gp_names_or(list, sizeof list, names, (int)n));
     return 1;
 }
 
