@@ -43,6 +43,12 @@ $(BUILD)/tests/daemon/type-size: $(OBJ)/tests/daemon/type-size.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@
 TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/type-size
+# test-names.sh learns from this the names of the lists the API speaks, to
+# hold the console's and the CLI's copies to them.
+$(BUILD)/tests/daemon/enum-names: $(OBJ)/tests/daemon/enum-names.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@
+TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/enum-names
 # test-store-errors.sh preloads this into gpupoold to make a store statement fail.
 $(BUILD)/tests/daemon/failstep.so: tests/daemon/failstep.c
 	@mkdir -p $(@D)

@@ -456,7 +456,7 @@
     const r = await api('GET', '/api/v1/workloads?' + params);
     const list = r.workloads;
     const filter = (k, attrs) => el('input', Object.assign({ value: wlq[k], placeholder: k, 'aria-label': k, onchange: (e) => { wlq[k] = e.target.value.trim(); wlq.cursors = ['']; route(); } }, attrs));
-    const states = ['active', 'any', 'pending', 'running', 'stopping', 'paused', 'suspended', 'succeeded', 'failed', 'deleted'];
+    const states = ['active', 'any', 'pending', 'starting', 'running', 'stopping', 'paused', 'suspended', 'succeeded', 'failed', 'deleted'];
     const cols = [['id', 'id'], ['name', 'name'], ['project', 'project'], ['user', 'user'], ['state', 'state'], ['', 'asks for'], ['submitted', 'age'], ['', 'why / outcome']];
     /* A new heading's first click: newest first for id and age, else ascending. */
     const reorder = (k) => { wlq.order = wlq.order === k ? '-' + k : wlq.order === '-' + k ? k : firstClick[k] || k; wlq.cursors = ['']; route(); };

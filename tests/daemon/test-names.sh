@@ -1,0 +1,38 @@
+#!/bin/sh
+# test-names.sh — the copies of the names the API speaks, in the console and
+# the CLI, agree with the daemon's lists, as enum-names prints them: the
+# console's state filter offers "active", "any" and every state (it lacked
+# starting), its form every eviction mode; gpupool queue's --on-preempt
+# takes every mode and inherit, and its help names them.
+set -u
+build=${GP_BUILD:-build}
+. tests/lib/tap.sh
+names=$build/tests/daemon/enum-names
+js=src/daemon/console/console.js
+
+states=$("$names" states)
+tap_ok "the daemon has states" test -n "$states"
+filter=$(sed -n "s/^ *const states = \[\(.*\)\];$/\1/p" "$js" | tr -d "' " | tr ',' '\n')
+tap_ok "the console's state filter is active, any and every state, in order" \
+    same_lines "$filter" "$(printf 'active\nany\n%s' "$states")"
+
+modes=$("$names" on-preempt)
+tap_ok "the engine has eviction modes" test -n "$modes"
+options=$(sed -n "s/^ *\[\(.*\)\]\.map((m) => el('option', { value: m }, onPreemptText(m))).*/\1/p" "$js" |
+    tr -d "' " | tr ',' '\n' | sort)
+tap_ok "the console's form offers every eviction mode" same_lines "$options" "$(printf '%s\n' "$modes" | sort)"
+
+# A mode the CLI takes goes on to the server (none here: unreachable, 3); one
+# it refuses is a usage error (2).
+for m in $modes inherit; do
+    GPUPOOL_SERVER=http://127.0.0.1:1 GPUPOOL_TOKEN=x "$build/gpupool" queue set q \
+        --on-preempt "$m" >/dev/null 2>&1
+    tap_is "gpupool queue set --on-preempt $m is taken" "$?" 3
+done
+GPUPOOL_SERVER=http://127.0.0.1:1 GPUPOOL_TOKEN=x "$build/gpupool" queue set q \
+    --on-preempt never >/dev/null 2>&1
+tap_is "gpupool queue set --on-preempt never is refused" "$?" 2
+help=$("$build/gpupool" help queue | sed -n 's/^ *--on-preempt \([a-z|]*\) .*/\1/p' | tr '|' '\n' | sort)
+tap_ok "gpupool help queue names every mode and inherit" \
+    same_lines "$help" "$(printf '%s\ninherit\n' "$modes" | sort)"
+tap_done
