@@ -3,7 +3,8 @@
 # the CLI, agree with the daemon's lists, as enum-names prints them: the
 # console's state filter offers "active", "any" and every state (it lacked
 # starting), its form every eviction mode; gpupool queue's --on-preempt
-# takes every mode and inherit, and its help names them.
+# takes every mode and inherit, and its help names them; gpupool help submit
+# names every kind.
 set -u
 build=${GP_BUILD:-build}
 . tests/lib/tap.sh
@@ -35,4 +36,9 @@ tap_is "gpupool queue set --on-preempt never is refused" "$?" 2
 help=$("$build/gpupool" help queue | sed -n 's/^ *--on-preempt \([a-z|]*\) .*/\1/p' | tr '|' '\n' | sort)
 tap_ok "gpupool help queue names every mode and inherit" \
     same_lines "$help" "$(printf '%s\ninherit\n' "$modes" | sort)"
+kinds=$("$names" kinds)
+tap_ok "the engine has kinds" test -n "$kinds"
+said=$("$build/gpupool" help submit | sed -n 's/^ *--kind K  *//p' | sed 's/ (default)//; s/, / /g; s/ or / /' |
+    tr ' ' '\n' | sort)
+tap_ok "gpupool help submit names every kind" same_lines "$said" "$(printf '%s\n' "$kinds" | sort)"
 tap_done
