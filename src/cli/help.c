@@ -5,6 +5,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/gp_submit.h"
+
+/* The bounds and defaults of a submission that its help names. */
+#define GANG_MAX      GP_SUBMIT_STR(GP_SUBMIT_MAX_GANG)
+#define PRIORITY_MAX  GP_SUBMIT_STR(GP_SUBMIT_PRIORITY_MAX)
+#define GRACE_DEFAULT GP_SUBMIT_STR(GP_SUBMIT_GRACE_DEFAULT_S)
 
 static const struct {
     const char *cmd, *text;
@@ -20,7 +26,7 @@ static const struct {
      "  --mig PROFILE      one MIG instance, e.g. 1g.18gb\n"
      "  --cpu N            cores (0.5 allowed)        --memory SIZE  host memory, e.g. 32G\n"
      "Options:\n"
-     "  --gang N           N tasks that start together or not at all (1..256)\n"
+     "  --gang N           N tasks that start together or not at all (1.." GANG_MAX ")\n"
      "  --min-gang N       an elastic gang: start with at least N of them\n"
      "  --same-domain      all tasks in one topology domain (NVLink island, rack)\n"
      "  --model M          allowed GPU model (repeatable; default: any)\n"
@@ -31,8 +37,9 @@ static const struct {
      "  --interactive      not preemptible; must fit in the project's deserved quota\n"
      "  --kind K           train (default), interactive or inference\n"
      "  --no-preempt       never evict this workload\n"
-     "  --priority N       within the project, -1000..1000 (higher first)\n"
-     "  --grace DURATION   time between the checkpoint signal and the kill (default 30s)\n"
+     "  --priority N       within the project, -" PRIORITY_MAX ".." PRIORITY_MAX " (higher first)\n"
+     "  --grace DURATION   time between the checkpoint signal and the kill (default " GRACE_DEFAULT
+     "s)\n"
      "  --signal SIG       the checkpoint signal (default TERM)\n"
      "  --on-preempt MODE  how it is evicted (reclaim, preemption, consolidation):\n"
      "                     pause (its GPU state kept in host memory, the task frozen\n"

@@ -24,8 +24,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* A number of the macros below as text, for help that names it. */
+#define GP_SUBMIT_STR_(x) #x
+#define GP_SUBMIT_STR(x)  GP_SUBMIT_STR_(x)
+
 /* The most tasks of one workload. */
 #define GP_SUBMIT_MAX_GANG 256
+/* A workload's priority within its project is -max..max. */
+#define GP_SUBMIT_PRIORITY_MAX 1000
+/* The grace period between the checkpoint signal and the kill: its default
+ * in seconds, and its longest in hours. */
+#define GP_SUBMIT_GRACE_DEFAULT_S 30
+#define GP_SUBMIT_GRACE_MAX_H     24
 
 /* The types of a field's value, each with what a value of it is in the words
  * of docs/api.md's table: X(type, words). A string's meaning is its field's. */
@@ -92,14 +102,15 @@ typedef enum gp_submit_type {
       "true: the kind `interactive` (not preemptible; fits in the project's deserved quota)")      \
     X(tty, 0, NULL, GP_SUBMIT_TRUE, 0, 0, "", "",                                                  \
       "true: a terminal (`gpupool run -it`); the kind `interactive`, one task")                    \
-    X(priority, 0, "--priority", GP_SUBMIT_INT, -1000, 1000, "N", "",                              \
-      "within the project (higher first)")                                                         \
+    X(priority, 0, "--priority", GP_SUBMIT_INT, -GP_SUBMIT_PRIORITY_MAX, GP_SUBMIT_PRIORITY_MAX,   \
+      "N", "", "within the project (higher first)")                                                \
     X(preemptible, 0, "--no-preempt", GP_SUBMIT_FALSE, 0, 0, "", "",                               \
       "overrides the kind's default")                                                              \
     X(same_domain, 0, "--same-domain", GP_SUBMIT_TRUE, 0, 0, "", "",                               \
       "all tasks in one topology domain (NVLink island, rack)")                                    \
-    X(grace, 0, "--grace", GP_SUBMIT_DURATION, 0, INT64_C(24) * 3600 * 1000, "DURATION", "",       \
-      "checkpoint signal to kill (default 30 s)")                                                  \
+    X(grace, 0, "--grace", GP_SUBMIT_DURATION, 0, (int64_t)GP_SUBMIT_GRACE_MAX_H * 3600 * 1000,    \
+      "DURATION", "",                                                                              \
+      "checkpoint signal to kill (default " GP_SUBMIT_STR(GP_SUBMIT_GRACE_DEFAULT_S) " s)")        \
     X(min_runtime, 0, "--min-runtime", GP_SUBMIT_DURATION, 0, GP_SUBMIT_NO_MAX, "DURATION", "",    \
       "not evicted for fair-share rebalancing or preemption before this long, bounded by the "     \
       "project's `min_runtime_max`; never against a deserved quota's reclaim")                     \

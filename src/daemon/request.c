@@ -504,7 +504,8 @@ static int parse_grace(const field_in *in, gpd__request *r, gpd__err *e) {
     int64_t ms = in->x;
     const gp_submit_field *f = in->f;
     if (ms > f->hi)
-        return gpd__fail(e, GP_EINVAL, "grace", "grace: must be at most 24h");
+        return gpd__fail(e, GP_EINVAL, "grace",
+                         "grace: must be at most " GP_SUBMIT_STR(GP_SUBMIT_GRACE_MAX_H) "h");
     r->grace_ms = ms;
     return 0;
 }

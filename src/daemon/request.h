@@ -14,7 +14,7 @@
 #include "daemon/daemon.h"
 #include "engine/gp_engine.h"
 
-#define GPD__DEFAULT_GRACE_MS 30000
+#define GPD__DEFAULT_GRACE_MS (GP_SUBMIT_GRACE_DEFAULT_S * 1000)
 #define GPD__MAX_GANG         GP_SUBMIT_MAX_GANG
 #define GPD__MAX_ARGS         1024
 /* A workload's environment (docs/security.md): at most GPD__ENV_MAX_VARS
