@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/gp_submit.h"
 
 #define FLAG(name) (v = cli_flag(argc, argv, &i, name, &missing))
 
@@ -104,8 +105,8 @@ static int quota_flags(int argc, char **argv, int start, json_t *b, int create) 
         } else if (FLAG("--max-session-length")) {
             rc = set_bound(b, "--max-session-length", "max_session_length", v);
         } else if (FLAG("--default-cpu")) {
-            if ((rc = cli_parse_milli("queue", "--default-cpu", v, "CPUs", 0, 1000000, &x)) ==
-                EXIT_OK)
+            if ((rc = cli_parse_milli("queue", "--default-cpu", v, "CPUs", 0, GP_SUBMIT_CPU_MAX,
+                                      &x)) == EXIT_OK)
                 json_object_set_new(b, "default_cpu", json_string(v));
         } else if (FLAG("--default-memory")) {
             if ((rc = cli_parse_size("queue", "--default-memory", v, &x)) == EXIT_OK)

@@ -30,6 +30,9 @@
 
 /* The most tasks of one workload. */
 #define GP_SUBMIT_MAX_GANG 256
+/* The most CPU one task may ask for (milli-CPU), and a project's default_cpu
+ * give it. */
+#define GP_SUBMIT_CPU_MAX INT64_C(1000000000)
 /* A workload's priority within its project is -max..max. */
 #define GP_SUBMIT_PRIORITY_MAX 1000
 /* The grace period between the checkpoint signal and the kill: its default
@@ -89,7 +92,7 @@ typedef enum gp_submit_type {
       "with a slice (`gpu` below 1, or `gpu_memory`): its share of the GPU's time (`\"0.3\"`: "    \
       "30 %), paced by the interposer; shown in `spec` and, for running slices, in "               \
       "`/api/v1/nodes`")                                                                           \
-    X(cpu, 0, "--cpu", GP_SUBMIT_MILLI, 0, INT64_C(1000000000), "N", "CPUs", "cores per task")     \
+    X(cpu, 0, "--cpu", GP_SUBMIT_MILLI, 0, GP_SUBMIT_CPU_MAX, "N", "CPUs", "cores per task")       \
     X(memory, 0, "--memory", GP_SUBMIT_SIZE, 0, GP_SUBMIT_NO_MAX, "SIZE", "",                      \
       "host memory per task, e.g. `\"32G\"`")                                                      \
     X(gang, 0, "--gang", GP_SUBMIT_INT, 1, GP_SUBMIT_MAX_GANG, "N", "",                            \

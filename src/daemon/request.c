@@ -739,8 +739,8 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
         (rc = json_milli(v, "default_cpu", &q->default_cpu_milli, e)) < 0)
         return rc;
     if (q->default_cpu_milli > GPD__DEFAULT_CPU_MAX)
-        return gpd__fail(e, GP_EINVAL, "default_cpu", "default_cpu: at most %d cores",
-                         GPD__DEFAULT_CPU_MAX / 1000);
+        return gpd__fail(e, GP_EINVAL, "default_cpu", "default_cpu: at most %lld cores",
+                         (long long)(GPD__DEFAULT_CPU_MAX / 1000));
     if ((v = json_object_get(body, "default_memory")) &&
         (rc = json_size(v, "default_memory", &q->default_mem_bytes, e)) < 0)
         return rc;

@@ -77,7 +77,7 @@ char *gpd__request_canonical(json_t *body);
 
 /* The most CPU a project's default_cpu may give a task (milli-CPU), as a
  * submission's cpu may ask. */
-#define GPD__DEFAULT_CPU_MAX 1000000000
+#define GPD__DEFAULT_CPU_MAX GP_SUBMIT_CPU_MAX
 
 /*
  * Fills q from the body of a queue creation (create: name and parent are

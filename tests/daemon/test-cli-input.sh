@@ -4,7 +4,8 @@
 # typed; gpupool without a command fails with its usage; whoami --json prints
 # JSON; gpupool-sim CMD --help works; a project with workloads cannot become
 # a department; the over-commit warning speaks in GPUs; a queue's
-# min_runtime_max is set on create and update and survives a restart; what
+# min_runtime_max is set on create and update and survives a restart; its
+# --default-cpu is bounded as the daemon bounds it; what
 # no state of the pool could run is refused at submit; the
 # daemon takes usage_half_life from its flags and configuration.
 . tests/lib/tap.sh
@@ -65,6 +66,12 @@ $GP queue create q2 --min-runtime-max 1m >/dev/null
 tap_ok "min_runtime_max set on create" sh -c "$GP queue list --json | grep -A50 '\"name\": \"q2\"' | grep -q '\"min_runtime_max\": 60'"
 $GP queue set q2 --min-runtime-max 2m >/dev/null
 tap_ok "min_runtime_max set on update" sh -c "$GP queue list --json | grep -A50 '\"name\": \"q2\"' | grep -q '\"min_runtime_max\": 120'"
+# The CLI's bound on --default-cpu is the daemon's, 1000000 cores per task as
+# a submission's --cpu: it was 1000 (a count of milli-CPUs taken for cores).
+tap_ok "queue --default-cpu 2000 is taken" $GP queue set q2 --default-cpu 2000
+tap_ok "and stored" sh -c "$GP queue list --json | grep -A50 '\"name\": \"q2\"' | grep -q '\"default_cpu\": 2000'"
+tap_ok "queue --default-cpu 1000001 is refused by the CLI, naming the bound" \
+    typed 2 '\-\-default-cpu: 1000001 CPUs is outside 0 to 1000000' queue set q2 --default-cpu 1000001
 tap_ok "min_runtime_max defaults to ten minutes" sh -c "$GP queue list --json | grep -A50 '\"name\": \"big\"' | grep -q '\"min_runtime_max\": 600'"
 gpd_stop
 tap_ok "gpupoold restarts" gpd_start "$D" --period 300ms
