@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/gp_queue.h"
 #include "common/gp_submit.h"
 
 #define FLAG(name) (v = cli_flag(argc, argv, &i, name, &missing))
@@ -80,10 +81,11 @@ static int quota_flags(int argc, char **argv, int start, json_t *b, int create) 
                                                                : "gpu";
             rc = set_res(b, flag, strstr(flag, "limit") ? "limit" : "deserved", res, v);
         } else if (FLAG("--weight")) {
-            if ((rc = cli_parse_int("queue", "--weight", v, 0, 1000000, &x)) == EXIT_OK)
+            if ((rc = cli_parse_int("queue", "--weight", v, 0, GP_QUEUE_WEIGHT_MAX, &x)) == EXIT_OK)
                 json_object_set_new(b, "weight", json_integer(x));
         } else if (FLAG("--priority")) {
-            if ((rc = cli_parse_int("queue", "--priority", v, -1000, 1000, &x)) == EXIT_OK)
+            if ((rc = cli_parse_int("queue", "--priority", v, -GP_QUEUE_PRIORITY_MAX,
+                                    GP_QUEUE_PRIORITY_MAX, &x)) == EXIT_OK)
                 json_object_set_new(b, "priority", json_integer(x));
         } else if (FLAG("--min-runtime-max")) {
             if ((rc = cli_parse_duration("queue", "--min-runtime-max", v, &x)) == EXIT_OK)

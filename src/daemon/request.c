@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/gp_env.h"
+#include "common/gp_queue.h"
 #include "common/gp_submit.h"
 #include "common/units.h"
 
@@ -595,9 +596,6 @@ static int parse_res(json_t *v, int r, const char *field, int64_t *out, gpd__err
     return rc;
 }
 
-/* A queue's weight, one for every resource or one each. */
-#define WEIGHT_MAX 1000000
-
 /* Applies {"gpu":..,"cpu":..,"memory":..} to one part of every quota. */
 static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd__err *e) {
     static const char *const known[] = {GP_RESOURCES(GP_ENUM_NAME_OF) NULL};
@@ -617,7 +615,7 @@ static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd_
             qu->limit = GP_UNLIMITED;
         } else if (strcmp(what, "weight") == 0) {
             int64_t w;
-            if ((rc = json_int(v, field, 0, WEIGHT_MAX, &w, e)) < 0)
+            if ((rc = json_int(v, field, 0, GP_QUEUE_WEIGHT_MAX, &w, e)) < 0)
                 return rc;
             qu->weight = (int32_t)w;
         } else {
@@ -692,13 +690,14 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
     }
     if ((v = json_object_get(body, "priority"))) {
         int64_t p;
-        if ((rc = json_int(v, "priority", -1000, 1000, &p, e)) < 0)
+        rc = json_int(v, "priority", -GP_QUEUE_PRIORITY_MAX, GP_QUEUE_PRIORITY_MAX, &p, e);
+        if (rc < 0)
             return rc;
         q->priority = (int32_t)p;
     }
     if ((v = json_object_get(body, "weight")) && json_is_integer(v)) {
         int64_t w;
-        if ((rc = json_int(v, "weight", 0, WEIGHT_MAX, &w, e)) < 0)
+        if ((rc = json_int(v, "weight", 0, GP_QUEUE_WEIGHT_MAX, &w, e)) < 0)
             return rc;
         for (gp_resource r = 0; r < GP_RES_COUNT; r++)
             q->quota[r].weight = (int32_t)w;
