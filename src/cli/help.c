@@ -5,12 +5,17 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/gp_queue.h"
 #include "common/gp_submit.h"
 
-/* The bounds and defaults of a submission that its help names. */
-#define GANG_MAX      GP_SUBMIT_STR(GP_SUBMIT_MAX_GANG)
-#define PRIORITY_MAX  GP_SUBMIT_STR(GP_SUBMIT_PRIORITY_MAX)
-#define GRACE_DEFAULT GP_SUBMIT_STR(GP_SUBMIT_GRACE_DEFAULT_S)
+/* The bounds and defaults of a submission and of a queue that the help names. */
+#define GANG_MAX            GP_STR(GP_SUBMIT_MAX_GANG)
+#define PRIORITY_MAX        GP_STR(GP_SUBMIT_PRIORITY_MAX)
+#define GRACE_DEFAULT       GP_STR(GP_SUBMIT_GRACE_DEFAULT_S)
+#define RUNTIME_MAX_DEFAULT GP_STR(GP_QUEUE_MIN_RUNTIME_MAX_DEFAULT_M)
+#define GRACE_MAX_DEFAULT   GP_STR(GP_QUEUE_RECLAIM_GRACE_MAX_DEFAULT_M)
+#define GRACE_MAX_MAX       GP_STR(GP_QUEUE_RECLAIM_GRACE_MAX_MAX_H)
+#define SESSION_BOUND_MIN   GP_STR(GP_QUEUE_SESSION_BOUND_MIN_S)
 
 static const struct {
     const char *cmd, *text;
@@ -32,7 +37,8 @@ static const struct {
      "  --model M          allowed GPU model (repeatable; default: any)\n"
      "  --selector L=V     only nodes carrying this label (repeatable)\n"
      "  --min-runtime D    not evicted for fair share before this long (bounded by\n"
-     "                     the project's min_runtime_max, 10m unless an admin set\n"
+     "                     the project's min_runtime_max, " RUNTIME_MAX_DEFAULT
+     "m unless an admin set\n"
      "                     another; never against a deserved quota)\n"
      "  --interactive      not preemptible; must fit in the project's deserved quota\n"
      "  --kind K           train (default), interactive or inference\n"
@@ -141,9 +147,10 @@ static const struct {
      "  --deserved N  --limit N|none  --weight W  --priority N\n"
      "  --cpu-deserved N  --cpu-limit N|none  --memory-deserved SIZE  --memory-limit SIZE|none\n"
      "  --min-runtime-max DURATION  the longest --min-runtime its workloads may claim\n"
-     "                (default 10m)\n"
+     "                (default " RUNTIME_MAX_DEFAULT "m)\n"
      "  --reclaim-grace-max DURATION  the longest grace period its workloads keep when\n"
-     "                evicted to reclaim GPUs for another queue (default 1m, at most 24h)\n"
+     "                evicted to reclaim GPUs for another queue (default " GRACE_MAX_DEFAULT
+     "m, at most " GRACE_MAX_MAX "h)\n"
      "  --on-preempt pause|checkpoint|requeue|inherit  how the later submissions to\n"
      "                its projects that give no --on-preempt of their own are evicted;\n"
      "                a queue sets its own or takes its parent's (inherit, the\n"
@@ -152,9 +159,10 @@ static const struct {
      "                no use on for this long is paused where its node can pause, else\n"
      "                suspended, and its GPUs return to the pool; its owner's resume or\n"
      "                attach brings it back, paused ones where they were, suspended ones\n"
-     "                from the beginning (at least 10s; default none)\n"
+     "                from the beginning (at least " SESSION_BOUND_MIN "s; default none)\n"
      "  --max-session-length DURATION|none  an interactive workload running this long\n"
-     "                is paused or suspended the same way (at least 10s; default none)\n"
+     "                is paused or suspended the same way (at least " SESSION_BOUND_MIN
+     "s; default none)\n"
      "  --default-cpu N  cores each task of a submission that asks for none is given\n"
      "                (and counted on its node); default 0: none\n"
      "  --default-memory SIZE  host memory each task of a submission that asks for\n"

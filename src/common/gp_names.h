@@ -14,6 +14,11 @@
 
 #include "common/gp_error.h"
 
+/* A macro's value as a string literal, for a message or help text that
+ * names a bound or a default: "at most " GP_STR(GP_X_MAX) "h". */
+#define GP_STR_(x) #x
+#define GP_STR(x)  GP_STR_(x)
+
 /* The index of name in names[0..n-1], or -1 (also for a NULL name). */
 static inline int gp_name_index(const char *const *names, int n, const char *name) {
     for (int i = 0; name != NULL && i < n; i++)

@@ -24,9 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* A number of the macros below as text, for help that names it. */
-#define GP_SUBMIT_STR_(x) #x
-#define GP_SUBMIT_STR(x)  GP_SUBMIT_STR_(x)
+#include "common/gp_names.h"
 
 /* The most tasks of one workload. */
 #define GP_SUBMIT_MAX_GANG 256
@@ -113,7 +111,7 @@ typedef enum gp_submit_type {
       "all tasks in one topology domain (NVLink island, rack)")                                    \
     X(grace, 0, "--grace", GP_SUBMIT_DURATION, 0, (int64_t)GP_SUBMIT_GRACE_MAX_H * 3600 * 1000,    \
       "DURATION", "",                                                                              \
-      "checkpoint signal to kill (default " GP_SUBMIT_STR(GP_SUBMIT_GRACE_DEFAULT_S) " s)")        \
+      "checkpoint signal to kill (default " GP_STR(GP_SUBMIT_GRACE_DEFAULT_S) " s)")               \
     X(min_runtime, 0, "--min-runtime", GP_SUBMIT_DURATION, 0, GP_SUBMIT_NO_MAX, "DURATION", "",    \
       "not evicted for fair-share rebalancing or preemption before this long, bounded by the "     \
       "project's `min_runtime_max`; never against a deserved quota's reclaim")                     \

@@ -506,7 +506,7 @@ static int parse_grace(const field_in *in, gpd__request *r, gpd__err *e) {
     const gp_submit_field *f = in->f;
     if (ms > f->hi)
         return gpd__fail(e, GP_EINVAL, "grace",
-                         "grace: must be at most " GP_SUBMIT_STR(GP_SUBMIT_GRACE_MAX_H) "h");
+                         "grace: must be at most " GP_STR(GP_SUBMIT_GRACE_MAX_H) "h");
     r->grace_ms = ms;
     return 0;
 }
@@ -632,8 +632,8 @@ static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd_
 }
 
 /* A bound on interactive workloads (idle_gpu_timeout, max_session_length):
- * a duration from GPD__SESSION_BOUND_MIN_MS to 365 days, or 0, null or
- * "none" for none. */
+ * a duration from GPD__SESSION_BOUND_MIN_MS to GP_QUEUE_SESSION_BOUND_MAX_D
+ * days, or 0, null or "none" for none. */
 static int session_bound(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     int64_t x = 0;
     if (json_is_null(v) || (json_is_string(v) && strcmp(json_string_value(v), "none") == 0)) {
@@ -648,8 +648,11 @@ static int session_bound(json_t *v, const char *field, int64_t *out, gpd__err *e
     if (x != 0 && x < GPD__SESSION_BOUND_MIN_MS)
         return gpd__fail(e, GP_EINVAL, field, "%s: at least %ds (or 0 or none: no bound)", field,
                          GPD__SESSION_BOUND_MIN_MS / 1000);
-    if (x > INT64_C(365) * 24 * 3600 * 1000)
-        return gpd__fail(e, GP_EINVAL, field, "%s: at most 365d (or 0 or none: no bound)", field);
+    if (x > (int64_t)GP_QUEUE_SESSION_BOUND_MAX_D * 24 * 3600 * 1000)
+        return gpd__fail(
+            e, GP_EINVAL, field,
+            "%s: at most " GP_STR(GP_QUEUE_SESSION_BOUND_MAX_D) "d (or 0 or none: no bound)",
+            field);
     *out = x;
     return 0;
 }
@@ -707,14 +710,18 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
     if ((v = json_object_get(body, "min_runtime_max"))) {
         if ((rc = json_duration(v, "min_runtime_max", &q->min_runtime_max, e)) < 0)
             return rc;
-        if (q->min_runtime_max > INT64_C(7) * 24 * 3600 * 1000)
-            return gpd__fail(e, GP_EINVAL, "min_runtime_max", "min_runtime_max: at most 7d");
+        if (q->min_runtime_max > (int64_t)GP_QUEUE_MIN_RUNTIME_MAX_MAX_D * 24 * 3600 * 1000)
+            return gpd__fail(
+                e, GP_EINVAL, "min_runtime_max",
+                "min_runtime_max: at most " GP_STR(GP_QUEUE_MIN_RUNTIME_MAX_MAX_D) "d");
     }
     if ((v = json_object_get(body, "reclaim_grace_max"))) {
         if ((rc = json_duration(v, "reclaim_grace_max", &q->reclaim_grace_max, e)) < 0)
             return rc;
-        if (q->reclaim_grace_max > INT64_C(24) * 3600 * 1000)
-            return gpd__fail(e, GP_EINVAL, "reclaim_grace_max", "reclaim_grace_max: at most 24h");
+        if (q->reclaim_grace_max > (int64_t)GP_QUEUE_RECLAIM_GRACE_MAX_MAX_H * 3600 * 1000)
+            return gpd__fail(
+                e, GP_EINVAL, "reclaim_grace_max",
+                "reclaim_grace_max: at most " GP_STR(GP_QUEUE_RECLAIM_GRACE_MAX_MAX_H) "h");
     }
     /* null: the queue sets none and inherits its parent's. */
     if ((v = json_object_get(body, "on_preempt")) && json_is_null(v)) {

@@ -71,9 +71,8 @@ int gpd__request_engine_error(int rc, const char *msg, gpd__err *e);
 char *gpd__request_canonical(json_t *body);
 
 /* The shortest idle_gpu_timeout or max_session_length a queue may set
- * (docs/api.md): GPU use is sampled every usage period, so a shorter bound
- * would judge a session on one or two samples. */
-#define GPD__SESSION_BOUND_MIN_MS 10000
+ * (docs/api.md; common/gp_queue.h). */
+#define GPD__SESSION_BOUND_MIN_MS (GP_QUEUE_SESSION_BOUND_MIN_S * 1000)
 
 /* The most CPU a project's default_cpu may give a task (milli-CPU), as a
  * submission's cpu may ask. */

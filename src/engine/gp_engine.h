@@ -43,6 +43,7 @@
 
 #include "common/gp_error.h"
 #include "common/gp_names.h"
+#include "common/gp_queue.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,14 +57,14 @@ extern "C" {
 #define GP_UNLIMITED                 INT64_MAX /* a limit that is not set */
 #define GP_NAME_MAX                  63        /* longest name of a queue, node, model... */
 #define GP_MAX_GPUS_PER_NODE         16
-#define GP_MAX_MIG_SLOTS             7      /* MIG instances on one GPU */
-#define GP_MAX_LABELS                16     /* labels on a node */
-#define GP_MAX_SELECTORS             8      /* node selector terms of a request */
-#define GP_MAX_MODELS                8      /* allowed GPU models of a request */
-#define GP_MAX_MODEL_QUOTAS          8      /* per-GPU-model quotas of a queue */
-#define GP_ERR_MAX                   256    /* a good size for err buffers */
-#define GP_MIN_RUNTIME_MAX_DEFAULT   600000 /* ten minutes, in milliseconds */
-#define GP_RECLAIM_GRACE_MAX_DEFAULT 60000  /* one minute, in milliseconds */
+#define GP_MAX_MIG_SLOTS             7   /* MIG instances on one GPU */
+#define GP_MAX_LABELS                16  /* labels on a node */
+#define GP_MAX_SELECTORS             8   /* node selector terms of a request */
+#define GP_MAX_MODELS                8   /* allowed GPU models of a request */
+#define GP_MAX_MODEL_QUOTAS          8   /* per-GPU-model quotas of a queue */
+#define GP_ERR_MAX                   256 /* a good size for err buffers */
+#define GP_MIN_RUNTIME_MAX_DEFAULT   (GP_QUEUE_MIN_RUNTIME_MAX_DEFAULT_M * 60000)   /* in ms */
+#define GP_RECLAIM_GRACE_MAX_DEFAULT (GP_QUEUE_RECLAIM_GRACE_MAX_DEFAULT_M * 60000) /* in ms */
 
 typedef int64_t gp_time_ms; /* the caller's clock, in milliseconds */
 
