@@ -201,9 +201,12 @@ int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
                              "step: \"%s\" is not a duration of at least a minute (1m, 1h, 1d)", s);
         step = ms / 1000;
     }
+    static const char *const kinds[] = {GPD__USAGE_KINDS(GP_ENUM_NAME_OF)};
     gpd__usage_kind kind = GPD__USAGE_QUEUE;
+    char list[64];
     if ((s = gpd__query(r, "by")) && gpd__usage_kind_parse(s, &kind) < 0)
-        return gpd__fail(e, GP_EINVAL, "by", "by: \"%s\" is not queue, user or node", s);
+        return gpd__fail(e, GP_EINVAL, "by", "by: \"%s\" is not %s", s,
+                         gp_names_or(list, sizeof list, kinds, GPD__USAGE_NKINDS));
     if (step == 0) {
         step = (to - from) / 100;
         step = step < 60 ? 60 : step;

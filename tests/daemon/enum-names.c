@@ -2,18 +2,21 @@
  * enum-names.c — prints the names of one of the lists that the daemon's API
  * speaks, one a line, for test-names.sh to hold their copies in the console
  * and the CLI to: "states" a workload's states (GPD__WL_STATES), "on-preempt"
- * the eviction modes (GP_ON_PREEMPT_MODES), "kinds" the kinds (GP_KINDS).
+ * the eviction modes (GP_ON_PREEMPT_MODES), "kinds" the kinds (GP_KINDS),
+ * "usage-by" what usage is counted by (GPD__USAGE_KINDS).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "daemon/daemon.h"
+#include "daemon/usage.h"
 #include "engine/gp_engine.h"
 
 int main(int argc, char **argv) {
     static const char *const states[] = {GPD__WL_STATES(GP_ENUM_NAME_OF) NULL};
     static const char *const modes[] = {GP_ON_PREEMPT_MODES(GP_ENUM_NAME_OF) NULL};
     static const char *const kinds[] = {GP_KINDS(GP_ENUM_NAME_OF) NULL};
+    static const char *const usage[] = {GPD__USAGE_KINDS(GP_ENUM_NAME_OF) NULL};
     const char *const *names = NULL;
     if (argc == 2 && strcmp(argv[1], "states") == 0)
         names = states;
@@ -21,8 +24,10 @@ int main(int argc, char **argv) {
         names = modes;
     else if (argc == 2 && strcmp(argv[1], "kinds") == 0)
         names = kinds;
+    else if (argc == 2 && strcmp(argv[1], "usage-by") == 0)
+        names = usage;
     if (names == NULL) {
-        fprintf(stderr, "usage: enum-names states|on-preempt|kinds\n");
+        fprintf(stderr, "usage: enum-names states|on-preempt|kinds|usage-by\n");
         return 2;
     }
     for (int i = 0; names[i] != NULL; i++)

@@ -4,7 +4,7 @@
 # console's state filter offers "active", "any" and every state (it lacked
 # starting), its form every eviction mode; gpupool queue's --on-preempt
 # takes every mode and inherit, and its help names them; gpupool help submit
-# names every kind.
+# names every kind, gpupool help usage what --by takes.
 set -u
 build=${GP_BUILD:-build}
 . tests/lib/tap.sh
@@ -41,4 +41,8 @@ tap_ok "the engine has kinds" test -n "$kinds"
 said=$("$build/gpupool" help submit | sed -n 's/^ *--kind K  *//p' | sed 's/ (default)//; s/, / /g; s/ or / /' |
     tr ' ' '\n' | sort)
 tap_ok "gpupool help submit names every kind" same_lines "$said" "$(printf '%s\n' "$kinds" | sort)"
+by=$("$names" usage-by)
+tap_ok "the daemon counts usage by something" test -n "$by"
+said=$("$build/gpupool" help usage | sed -n 's/.*\[--by \([a-z|]*\)\].*/\1/p' | tr '|' '\n')
+tap_ok "gpupool help usage names what --by takes, in order" same_lines "$said" "$by"
 tap_done
