@@ -14,6 +14,32 @@
 
 #include "common/gp_error.h"
 
+/* A name gpupool takes from people and hosts (a queue or project, a node, a
+ * GPU model, a label's key and value, a Unix user): 1 to GP_NAME_MAX
+ * letters, digits, '.', '_' and '-', not starting with '.' or '-' (a name
+ * may become part of a file name or a command's argument). */
+#define GP_NAME_MAX 63
+/* The rule in words, for a message. */
+#define GP_NAME_RULE                                                                               \
+    "1 to " GP_STR(GP_NAME_MAX) " letters, digits, '.', '_' and '-', not starting with '.' or '-'"
+
+/* Whether c may stand in a name. */
+static inline int gp_name_char(int c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+}
+
+/* Whether s is a name (above). */
+static inline int gp_name_ok(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0 || n > GP_NAME_MAX || s[0] == '.' || s[0] == '-')
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!gp_name_char((unsigned char)s[i]))
+            return 0;
+    return 1;
+}
+
 /* A macro's value as a string literal, for a message or help text that
  * names a bound or a default: "at most " GP_STR(GP_X_MAX) "h". */
 #define GP_STR_(x) #x

@@ -201,7 +201,7 @@ static int check_scope(gpd__req *r, gpd__role role, const char *scope, gpd__err 
 }
 
 int gpd__unix_user_check(const gpd__daemon *d, const char *name, gpd__err *e) {
-    if (!name || !gpd__name_ok(name))
+    if (!name || !gp_name_ok(name))
         return gpd__fail(e, GP_EINVAL, "unix_user", "unix_user: must be a Unix user name");
     if (geteuid() != 0)
         return 0; /* single-user mode: every workload runs as the daemon's user */
@@ -234,7 +234,7 @@ int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     int rc = gpd__json_known(body, known, "a token", e);
     if (rc < 0)
         return rc;
-    if (!user || !gpd__name_ok(user)) {
+    if (!user || !gp_name_ok(user)) {
         rc = gpd__fail(e, GP_EINVAL, "user", "user: required, a user name");
     } else if (!role_s || gpd__role_parse(role_s, &role) < 0) {
         rc = gpd__fail(e, GP_EINVAL, "role", "role: must be admin, dept-admin or researcher");

@@ -17,16 +17,6 @@
 #include "common/gp_submit.h"
 #include "common/units.h"
 
-int gpd__name_ok(const char *s) {
-    size_t n = strlen(s);
-    if (n == 0 || n > GP_NAME_MAX || s[0] == '.' || s[0] == '-')
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
-            return 0;
-    return 1;
-}
-
 int gpd__json_known(json_t *obj, const char *const *known, const char *where, gpd__err *e) {
     const char *key;
     json_t *v;
@@ -227,7 +217,7 @@ static int parse_project(const field_in *in, gpd__request *r, gpd__err *e) {
     json_t *v = in->v;
     if (!v)
         return gpd__fail(e, GP_EINVAL, "project", "project: is required");
-    if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
+    if (!json_is_string(v) || !gp_name_ok(json_string_value(v)))
         return gpd__fail(e, GP_EINVAL, "project", "project: must be a project name");
     gp_workload_spec_init(&r->spec, 1, json_string_value(v));
     return 0;
@@ -312,7 +302,7 @@ static int parse_workdir(const field_in *in, gpd__request *r, gpd__err *e) {
 
 static int parse_run_as(const field_in *in, gpd__request *r, gpd__err *e) {
     json_t *ra = in->v;
-    if (!json_is_string(ra) || !gpd__name_ok(json_string_value(ra)))
+    if (!json_is_string(ra) || !gp_name_ok(json_string_value(ra)))
         return gpd__fail(e, GP_EINVAL, "run_as", "run_as: must be a Unix user name");
     r->run_as = json_string_value(ra);
     return 0;
@@ -392,7 +382,7 @@ static int parse_models(const field_in *in, gpd__request *r, gpd__err *e) {
     size_t i;
     json_t *m;
     json_array_foreach(v, i, m) {
-        if (!json_is_string(m) || !gpd__name_ok(json_string_value(m)))
+        if (!json_is_string(m) || !gp_name_ok(json_string_value(m)))
             return gpd__fail(e, GP_EINVAL, "models", "models: item %zu is not a model name", i);
         snprintf(q->models[i], sizeof q->models[i], "%s", json_string_value(m));
     }
@@ -410,7 +400,7 @@ static int parse_selectors(const field_in *in, gpd__request *r, gpd__err *e) {
     const char *k;
     json_t *s;
     json_object_foreach(v, k, s) {
-        if (!gpd__name_ok(k) || !json_is_string(s) || !gpd__name_ok(json_string_value(s)))
+        if (!gp_name_ok(k) || !json_is_string(s) || !gp_name_ok(json_string_value(s)))
             return gpd__fail(e, GP_EINVAL, "selectors",
                              "selectors: \"%s\" must be a label name with a string value", k);
         gp_label *l = &q->selectors[q->nselectors++];
@@ -679,13 +669,11 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
     json_t *v;
     if (create) {
         v = json_object_get(body, "name");
-        if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
-            return gpd__fail(e, GP_EINVAL, "name",
-                             "name: required; 1 to %d letters, digits, '.', '_' or '-'",
-                             GP_NAME_MAX);
+        if (!json_is_string(v) || !gp_name_ok(json_string_value(v)))
+            return gpd__fail(e, GP_EINVAL, "name", "name: required; " GP_NAME_RULE);
         const char *parent = "";
         if ((v = json_object_get(body, "parent")) && !json_is_null(v)) {
-            if (!json_is_string(v) || !gpd__name_ok(json_string_value(v)))
+            if (!json_is_string(v) || !gp_name_ok(json_string_value(v)))
                 return gpd__fail(e, GP_EINVAL, "parent", "parent: must be a queue name");
             parent = json_string_value(v);
         }

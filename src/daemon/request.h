@@ -89,8 +89,4 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e);
 /* Checks that every key of obj is in the NULL-terminated list known. */
 int gpd__json_known(json_t *obj, const char *const *known, const char *where, gpd__err *e);
 
-/* A valid name for a queue, node or user: 1..63 of [A-Za-z0-9._-], not
- * starting with '.' or '-'. */
-int gpd__name_ok(const char *s);
-
 #endif /* GP_DAEMON_REQUEST_H */

@@ -55,7 +55,6 @@ extern "C" {
 
 #define GP_MILLI                     1000      /* one whole GPU, in milli-GPU */
 #define GP_UNLIMITED                 INT64_MAX /* a limit that is not set */
-#define GP_NAME_MAX                  63        /* longest name of a queue, node, model... */
 #define GP_MAX_GPUS_PER_NODE         16
 #define GP_MAX_MIG_SLOTS             7   /* MIG instances on one GPU */
 #define GP_MAX_LABELS                16  /* labels on a node */

@@ -107,6 +107,11 @@ static const struct {
     {"gpu =\n", ":1: gpu: missing value"},
     {"label = novalue\ngpu = T4 16G\n", ":1: label: expected 'KEY=VALUE'"},
     {"node = has space\ngpu = T4 16G\n", ":1: node: 'has space' is not a name"},
+    /* Names the daemon refuses in a submission (a selector, a model) were
+     * taken here: a node, model or label no request could name. */
+    {"node = .hidden\ngpu = T4 16G\n", ":1: node: '.hidden' is not a name (1 to 63 letters"},
+    {"gpu = -T4 16G\n", ":1: gpu: model '-T4' is not a name"},
+    {"label = zone=-a\ngpu = T4 16G\n", ":1: label: key and value must be names"},
     {"# nothing but comments\n", "no 'gpu' line"},
 };
 

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "common/gp_error.h"
+#include "common/gp_names.h"
 #include "common/units.h"
 #include "executors/local/local.h"
 #include "executors/registry.h"
@@ -41,17 +42,6 @@
 /* ======================================================================== */
 /* Sizes and names                                                           */
 /* ======================================================================== */
-
-/* True if s is a usable name: 1..GP_NAME_MAX of [A-Za-z0-9._-]. */
-static int valid_name(const char *s) {
-    size_t n = strlen(s);
-    if (n == 0 || n > GP_NAME_MAX)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && strchr("._-", s[i]) == NULL)
-            return 0;
-    return 1;
-}
 
 void gpx__host_resources(int64_t *cpu_milli, int64_t *mem_bytes) {
     cpu_set_t set;
@@ -119,8 +109,8 @@ static int parse_gpu(char *value, gp_node_spec *node, gpx__gpu_dev *devs, char *
         gpx__exec_fmt(msg, len, "expected 'MODEL MEMORY [COUNT] [sm=N] [mig=P1,P2,...]'");
         return GP_EPARSE;
     }
-    if (!valid_name(model)) {
-        gpx__exec_fmt(msg, len, "model '%s' is not a name (letters, digits, '.', '_', '-')", model);
+    if (!gp_name_ok(model)) {
+        gpx__exec_fmt(msg, len, "model '%s' is not a name (%s)", model, GP_NAME_RULE);
         return GP_EPARSE;
     }
     gp_gpu_spec g;
@@ -193,8 +183,8 @@ static int parse_label(char *value, gp_node_spec *node, char *msg, size_t len) {
     }
     *eq = '\0';
     char *k = trim(value), *v = trim(eq + 1);
-    if (!valid_name(k) || !valid_name(v)) {
-        gpx__exec_fmt(msg, len, "key and value must be names (letters, digits, '.', '_', '-')");
+    if (!gp_name_ok(k) || !gp_name_ok(v)) {
+        gpx__exec_fmt(msg, len, "key and value must be names (%s)", GP_NAME_RULE);
         return GP_EPARSE;
     }
     if (node->nlabels == GP_MAX_LABELS) {
@@ -215,9 +205,8 @@ static int parse_line(const char *key, char *value, gp_node_spec *node, gpx__gpu
     if (strcmp(key, "label") == 0)
         return parse_label(value, node, msg, len);
     if (strcmp(key, "node") == 0 || strcmp(key, "domain") == 0) {
-        if (!valid_name(value)) {
-            gpx__exec_fmt(msg, len, "'%s' is not a name (1 to %d letters, digits, '.', '_', '-')",
-                          value, GP_NAME_MAX);
+        if (!gp_name_ok(value)) {
+            gpx__exec_fmt(msg, len, "'%s' is not a name (%s)", value, GP_NAME_RULE);
             return GP_EPARSE;
         }
         gpx__exec_fmt(key[0] == 'n' ? node->name : node->domain, sizeof node->name, "%s", value);
@@ -347,7 +336,7 @@ static void model_from_name(const char *name, char *out, size_t len) {
         name += 7;
     gpx__exec_fmt(out, len, "%s", name);
     for (char *p = out; *p != '\0'; p++)
-        if (!isalnum((unsigned char)*p) && strchr("._-", *p) == NULL)
+        if (!gp_name_char((unsigned char)*p))
             *p = '-';
 }
 

@@ -25,7 +25,6 @@
  * milliseconds; one squeue of this instance's own job ids, in text (about
  * 40 bytes a job), and three small reads per task directory.
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -37,6 +36,7 @@
 
 #include "common/gp_array.h"
 #include "common/gp_error.h"
+#include "common/gp_names.h"
 #include "executors/registry.h"
 #include "executors/slurm/slurm.h"
 
@@ -114,7 +114,7 @@ static void clean_name(char *dst, size_t len, const char *src, size_t n) {
     size_t k = 0;
     for (size_t i = 0; i < n && src[i] != '\0' && k + 1 < len; i++) {
         char c = src[i];
-        dst[k++] = (char)(isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-' ? c : '-');
+        dst[k++] = (char)(gp_name_char((unsigned char)c) ? c : '-');
     }
     dst[k] = '\0';
 }
