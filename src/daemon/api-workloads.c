@@ -408,10 +408,13 @@ int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     f.after = (uint64_t)after;
     f.project = gpd__query(r, "project");
     f.user = gpd__query(r, "user");
-    if ((v = gpd__query(r, "order")) && gpd__wl_order_parse(v, &f.order, &f.desc) < 0)
+    if ((v = gpd__query(r, "order")) && gpd__wl_order_read(v, &f.order, &f.desc) < 0) {
+        static const char *const orders[] = {GPD__WL_ORDERS(GP_ENUM_NAME_OF)};
+        char list[128];
         return gpd__fail(e, GP_EINVAL, "order",
-                         "order: must be id, submitted, state, project, user or name, with a "
-                         "leading - for descending");
+                         "order: must be %s, with a leading - for descending",
+                         gp_names_or(list, sizeof list, orders, GPD__NORDERS));
+    }
     if (after && (f.order != GPD__ORDER_ID || f.desc))
         return gpd__fail(e, GP_EINVAL, "after",
                          "after: pages only in order=id; in other orders pass next_cursor as "

@@ -167,25 +167,22 @@ static int wl_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
 
 /* The column of each order and whether it holds text. */
 static const struct {
-    const char *name, *column;
+    const char *column;
     int text;
 } orders[GPD__NORDERS] = {
-    [GPD__ORDER_ID] = {"id", "id", 0},
-    [GPD__ORDER_SUBMITTED] = {"submitted", "submitted_ms", 0},
-    [GPD__ORDER_STATE] = {"state", "state", 0},
-    [GPD__ORDER_PROJECT] = {"project", "project", 1},
-    [GPD__ORDER_USER] = {"user", "user", 1},
-    [GPD__ORDER_NAME] = {"name", "name", 1},
+    [GPD__ORDER_ID] = {"id", 0},       [GPD__ORDER_SUBMITTED] = {"submitted_ms", 0},
+    [GPD__ORDER_STATE] = {"state", 0}, [GPD__ORDER_PROJECT] = {"project", 1},
+    [GPD__ORDER_USER] = {"user", 1},   [GPD__ORDER_NAME] = {"name", 1},
 };
 
-int gpd__wl_order_parse(const char *s, gpd__wl_order *order, int *desc) {
+int gpd__wl_order_read(const char *s, gpd__wl_order *order, int *desc) {
+    static const char *const names[] = {GPD__WL_ORDERS(GP_ENUM_NAME_OF)};
     *desc = s[0] == '-';
-    for (int i = 0; i < GPD__NORDERS; i++)
-        if (strcmp(s + *desc, orders[i].name) == 0) {
-            *order = (gpd__wl_order)i;
-            return 0;
-        }
-    return -1;
+    int i = gp_name_index(names, GPD__NORDERS, s + *desc);
+    if (i < 0)
+        return GP_EINVAL;
+    *order = (gpd__wl_order)i;
+    return 0;
 }
 
 void gpd__wl_order_key(const gpd__wl *w, gpd__wl_order order, char *buf, size_t len) {

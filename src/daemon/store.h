@@ -112,20 +112,21 @@ int gpd__store_wl_insert(gp_store *st, gpd__wl *w, const char *client_key, int *
 
 int gpd__store_wl_get(gp_store *st, uint64_t id, gpd__wl *out, gpd__err *e);
 
-/* The keys the workload list sorts by (each has an index on (key, id)). */
-typedef enum gpd__wl_order {
-    GPD__ORDER_ID,
-    GPD__ORDER_SUBMITTED,
-    GPD__ORDER_STATE,
-    GPD__ORDER_PROJECT,
-    GPD__ORDER_USER,
-    GPD__ORDER_NAME,
-    GPD__NORDERS
-} gpd__wl_order;
+/* The keys the workload list sorts by (each has an index on (key, id)), as
+ * ?order= names them. */
+#define GPD__WL_ORDERS(XX)                                                                         \
+    XX(GPD__ORDER_ID, "id")                                                                        \
+    XX(GPD__ORDER_SUBMITTED, "submitted")                                                          \
+    XX(GPD__ORDER_STATE, "state")                                                                  \
+    XX(GPD__ORDER_PROJECT, "project")                                                              \
+    XX(GPD__ORDER_USER, "user")                                                                    \
+    XX(GPD__ORDER_NAME, "name")
 
-/* Parses an order name ("id", "submitted", "state", "project", "user",
- * "name"; a leading '-' for descending): 0, or -1 if unknown. */
-int gpd__wl_order_parse(const char *s, gpd__wl_order *order, int *desc);
+typedef enum gpd__wl_order { GPD__WL_ORDERS(GP_ENUM_SYMBOL_OF) GPD__NORDERS } gpd__wl_order;
+
+/* Reads an order as ?order= gives it, a name with a leading '-' for
+ * descending: 0, or GP_EINVAL if unknown. */
+int gpd__wl_order_read(const char *s, gpd__wl_order *order, int *desc);
 
 /* Writes w's key in order as text into buf (a number for numeric keys). */
 void gpd__wl_order_key(const gpd__wl *w, gpd__wl_order order, char *buf, size_t len);
