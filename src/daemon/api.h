@@ -7,7 +7,7 @@
  * a JSON object, parsed before the handler is called and handed to it as
  * r->json; NONE: any body is ignored) and a line of documentation. http.c
  * routes requests with it, and `gpupoold --routes` prints it as the reference
- * table of docs/api.md (tests/daemon/test-routes-doc.sh compares the two).
+ * table of docs/api.md (tests/daemon/test-doc-tables.sh compares the two).
  */
 #ifndef GP_DAEMON_API_H
 #define GP_DAEMON_API_H

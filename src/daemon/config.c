@@ -19,47 +19,92 @@
 #define LINE_MAX_ 2048
 #define FILE_MAX  (1024 * 1024)
 
-/* Where a field of gpd__config is, and its size. */
-#define FIELD(f) offsetof(gpd__config, f), sizeof(((gpd__config *)0)->f)
+#define SECOND INT64_C(1000)
+#define HOUR   (3600 * SECOND)
+#define DAY    (24 * HOUR)
 
-/* The settings read the same way as others, each with its default: a string,
- * a duration of up to an hour, a whole number. */
-static const struct {
-    const char *key;
+/* How a setting's value is read. */
+typedef enum kind {
+    TEXT,       /* a string that fits its field */
+    SPAN,       /* a duration from lo to hi ms, held as int64_t ms */
+    SPAN_OR_0,  /* the same, or 0, which turns it off */
+    COUNT,      /* a whole number from lo to hi (digits only), held as int */
+    LISTEN,     /* HOST:PORT, held with its parts */
+    PAUSED_MEM, /* a size or a share of a node's memory */
+    SWITCH,     /* yes or no in a file; on the command line, a flag alone says yes */
+} kind;
+
+/* One setting: its key (the flag without "--"; in a file '_' may stand for
+ * '-'), the word for its value, how it is read, where it is held, its bounds,
+ * its default and what --help says of it. A numeric default is def, another
+ * is text, applied by the same reader as a value given, so that what --help
+ * and docs/daemon.md show is what the daemon takes. */
+typedef struct setting {
+    const char *key, *arg;
+    kind kind;
     size_t off, len;
-    const char *def;
-} strs[] = {
-    {"data-dir", FIELD(data_dir), "./gpupool-data"},
-    {"log-dir", FIELD(log_dir), ""},
-    {"executor", FIELD(executor), "local"},
-    {"executor-config", FIELD(executor_config), ""},
-    {"tls-cert", FIELD(tls_cert), ""},
-    {"tls-key", FIELD(tls_key), ""},
-};
-static const struct {
-    const char *key;
-    size_t off;
-    int64_t min_ms, def_ms;
-} durations[] = {
-    {"period", offsetof(gpd__config, period_ms), 10, 2000},
-    {"poll", offsetof(gpd__config, poll_ms), 10, 500},
-    {"usage-period", offsetof(gpd__config, usage_ms), 10, 15000},
-    {"inventory-period", offsetof(gpd__config, inventory_ms), 10, 10000},
-    {"header-timeout", offsetof(gpd__config, header_timeout_ms), 100, 10000},
-    {"request-timeout", offsetof(gpd__config, request_timeout_ms), 100, 60000},
-};
-static const struct {
-    const char *key;
-    size_t off;
-    long min, max;
-    int def;
-} counts[] = {
-    {"http-threads", offsetof(gpd__config, http_threads), 1, 256, 16},
-    {"max-connections", offsetof(gpd__config, max_connections), 1, 1000000, 16384},
-    {"max-client-connections", offsetof(gpd__config, max_client_connections), 1, 1000000, 128},
-    {"max-user-sessions", offsetof(gpd__config, max_user_sessions), 1, 100000, 32},
-    {"max-user-forwards", offsetof(gpd__config, max_user_forwards), 1, 100000, 64},
-    {"max-pending-per-user", offsetof(gpd__config, max_pending_per_user), 0, 100000000, 1000},
+    int64_t lo, hi, def;
+    const char *text;
+    const char *help;
+} setting;
+
+/* Where a field of gpd__config is, and its size. */
+#define AT(f) offsetof(gpd__config, f), sizeof(((gpd__config *)0)->f)
+
+/* The list: every setting, in --help's order. */
+static const setting settings[] = {
+    {"listen", "HOST:PORT", LISTEN, AT(listen), 0, 0, 0, "127.0.0.1:8642",
+     "the API's address: an IPv4 address and a port (0 picks one)"},
+    {"data-dir", "DIR", TEXT, AT(data_dir), 0, 0, 0, "./gpupool-data",
+     "the store, logs, checkpoints and tokens"},
+    {"log-dir", "DIR", TEXT, AT(log_dir), 0, 0, 0, "",
+     "the tasks' logs (empty: DATA/logs), e.g. on a disk of their own; each log is capped by "
+     "the executor (local's log_max, 64M, one older part kept)"},
+    {"log-retention", "DURATION", SPAN_OR_0, AT(log_retention_ms), SECOND, 365 * DAY, 7 * DAY, NULL,
+     "a workload's logs are removed this long after it ends (0: kept)"},
+    {"executor", "NAME", TEXT, AT(executor), 0, 0, 0, "local", "where workloads run"},
+    {"executor-config", "STR", TEXT, AT(executor_config), 0, 0, 0, "",
+     "the executor's settings, e.g. \"inventory=FILE,cgroup=off\" (empty: the executor's own, "
+     "see docs/executors.md; for local: state in DATA/tasks, emulated GPUs when NVML finds "
+     "none)"},
+    {"period", "DURATION", SPAN, AT(period_ms), 10, HOUR, 2 * SECOND, NULL,
+     "the scheduling period"},
+    {"poll", "DURATION", SPAN, AT(poll_ms), 10, HOUR, 500, NULL, "the task polling period"},
+    {"inventory-period", "DURATION", SPAN, AT(inventory_ms), 10, HOUR, 10 * SECOND, NULL,
+     "how often the executor's nodes are read again: a node it stops reporting, or reports "
+     "unschedulable, takes no new work until it is back"},
+    {"usage-period", "DURATION", SPAN, AT(usage_ms), 10, HOUR, 15 * SECOND, NULL,
+     "how often GPU use is sampled for accounting"},
+    {"usage-half-life", "DURATION", SPAN, AT(half_life_ms), 0, 365 * DAY, 0, NULL,
+     "time-based fair share: over-quota weights follow recent use, decayed with this half-life "
+     "(0: off; see docs/fairshare.md)"},
+    {"tls-cert", "FILE", TEXT, AT(tls_cert), 0, 0, 0, "", "serve HTTPS with this certificate"},
+    {"tls-key", "FILE", TEXT, AT(tls_key), 0, 0, 0, "", "the certificate's private key"},
+    {"http-threads", "N", COUNT, AT(http_threads), 1, 256, 16, NULL, "API event-loop threads"},
+    {"max-connections", "N", COUNT, AT(max_connections), 1, 1000000, 16384, NULL,
+     "open API connections in all (the descriptor limit is raised to fit, or this lowered)"},
+    {"max-client-connections", "N", COUNT, AT(max_client_connections), 1, 1000000, 128, NULL,
+     "open API connections per client address, sessions and forwarded connections included"},
+    {"max-user-sessions", "N", COUNT, AT(max_user_sessions), 1, 100000, 32, NULL,
+     "terminals and exec sessions open at once per user"},
+    {"max-user-forwards", "N", COUNT, AT(max_user_forwards), 1, 100000, 64, NULL,
+     "forwarded connections open at once per user"},
+    {"max-pending-per-user", "N", COUNT, AT(max_pending_per_user), 0, 100000000, 1000, NULL,
+     "pending workloads one user may have (0: no bound); a submission beyond it is answered 429"},
+    {"console-idle-timeout", "DURATION", SPAN, AT(console_idle_ms), SECOND, 30 * DAY,
+     GPD__SESSION_IDLE_MS, NULL, "a console session unused this long ends"},
+    {"console-lifetime", "DURATION", SPAN, AT(console_life_ms), SECOND, 30 * DAY,
+     GPD__SESSION_LIFE_MS, NULL,
+     "a console session ends this long after sign-in, however much it is used"},
+    {"paused-memory-max", "SIZE|N%", PAUSED_MEM, AT(paused_mem_max), 0, 0, 0, "25%",
+     "the most host memory tasks paused on a node may hold (their memory and the GPU memory "
+     "moved to host): a size for every node, or a share of each node's memory (0: no pause)"},
+    {"header-timeout", "DURATION", SPAN, AT(header_timeout_ms), 100, HOUR, 10 * SECOND, NULL,
+     "to send a request's head"},
+    {"request-timeout", "DURATION", SPAN, AT(request_timeout_ms), 100, HOUR, 60 * SECOND, NULL,
+     "to send a body, and to read an answer"},
+    {"allow-root-workloads", "", SWITCH, AT(allow_root_workloads), 0, 0, 0, "no",
+     "a daemon running as root may run workloads as root (tokens with --unix-user root)"},
 };
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -127,23 +172,44 @@ static int set_count(int *out, const char *key, const char *val, long min, long 
     return 0;
 }
 
-/* Sets *out to the duration val, from min_ms to max_ms (max_name says it). */
-static int set_span(int64_t *out, const char *key, const char *val, int64_t min_ms, int64_t max_ms,
-                    const char *max_name, char *err, size_t errlen) {
+/* A duration as --help and the messages write it. */
+static void span_text(int64_t ms, char *buf, size_t len) {
+    if (ms == 0)
+        snprintf(buf, len, "0");
+    else
+        gp_format_duration(ms, buf, len);
+}
+
+/* The values a SPAN, SPAN_OR_0 or COUNT setting takes, "10ms to 1h"; "" for
+ * another. */
+static void range_text(const setting *s, char *buf, size_t len) {
+    char lo[32], hi[32];
+    if (s->kind == COUNT) {
+        snprintf(buf, len, "%lld to %lld", (long long)s->lo, (long long)s->hi);
+        return;
+    }
+    if (s->kind != SPAN && s->kind != SPAN_OR_0) {
+        snprintf(buf, len, "%s", "");
+        return;
+    }
+    span_text(s->lo, lo, sizeof lo);
+    span_text(s->hi, hi, sizeof hi);
+    snprintf(buf, len, "%s to %s%s", lo, hi, s->kind == SPAN_OR_0 ? ", or 0" : "");
+}
+
+/* Sets *out to the duration val, within s's bounds. */
+static int set_span(int64_t *out, const setting *s, const char *key, const char *val, char *err,
+                    size_t errlen) {
     int64_t ms;
-    if (gp_parse_duration_ms(val, &ms) < 0 || ms < min_ms || ms > max_ms) {
-        snprintf(err, errlen, "%s: \"%.64s\" is not a duration from %lldms to %s", key, val,
-                 (long long)min_ms, max_name);
+    if (gp_parse_duration_ms(val, &ms) < 0 ||
+        !((ms >= s->lo && ms <= s->hi) || (ms == 0 && s->kind == SPAN_OR_0))) {
+        char range[80];
+        range_text(s, range, sizeof range);
+        snprintf(err, errlen, "%s: \"%.64s\" is not a duration from %s", key, val, range);
         return GP_EINVAL;
     }
     *out = ms;
     return 0;
-}
-
-/* Sets *out to the duration val, from min_ms to one hour. */
-static int set_duration(int64_t *out, const char *key, const char *val, int64_t min_ms, char *err,
-                        size_t errlen) {
-    return set_span(out, key, val, min_ms, 3600000, "1h", err, errlen);
 }
 
 /* --paused-memory-max: a size ("64G") or a share of each node's memory
@@ -186,74 +252,137 @@ static int is(const char *key, const char *name) {
     return *key == *name;
 }
 
-void gpd__config_defaults(gpd__config *c) {
-    memset(c, 0, sizeof *c);
-    for (size_t i = 0; i < COUNT_OF(strs); i++)
-        snprintf(field(c, strs[i].off), strs[i].len, "%s", strs[i].def);
-    for (size_t i = 0; i < COUNT_OF(durations); i++)
-        *(int64_t *)field(c, durations[i].off) = durations[i].def_ms;
-    for (size_t i = 0; i < COUNT_OF(counts); i++)
-        *(int *)field(c, counts[i].off) = counts[i].def;
-    /* The address, read into its parts as --listen is. */
-    set_listen(c, "listen", "127.0.0.1:8642", NULL, 0);
-    c->log_retention_ms = INT64_C(7) * 86400000;
-    c->console_idle_ms = GPD__SESSION_IDLE_MS;
-    c->console_life_ms = GPD__SESSION_LIFE_MS;
-    c->paused_mem_max = -1;
-    c->paused_mem_pct = GPD__PAUSED_MEM_PCT;
-}
-
-int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err, size_t errlen) {
-    for (size_t i = 0; i < COUNT_OF(strs); i++)
-        if (is(key, strs[i].key))
-            return set_str(field(c, strs[i].off), strs[i].len, key, val, err, errlen);
-    for (size_t i = 0; i < COUNT_OF(durations); i++)
-        if (is(key, durations[i].key))
-            return set_duration(field(c, durations[i].off), key, val, durations[i].min_ms, err,
-                                errlen);
-    for (size_t i = 0; i < COUNT_OF(counts); i++)
-        if (is(key, counts[i].key))
-            return set_count(field(c, counts[i].off), key, val, counts[i].min, counts[i].max, err,
-                             errlen);
-    if (is(key, "listen"))
+/* Applies val to s's field of c (key as the caller spelled it). */
+static int apply(gpd__config *c, const setting *s, const char *key, const char *val, char *err,
+                 size_t errlen) {
+    switch (s->kind) {
+    case TEXT:
+        return set_str(field(c, s->off), s->len, key, val, err, errlen);
+    case SPAN:
+    case SPAN_OR_0:
+        return set_span(field(c, s->off), s, key, val, err, errlen);
+    case COUNT:
+        return set_count(field(c, s->off), key, val, (long)s->lo, (long)s->hi, err, errlen);
+    case LISTEN:
         return set_listen(c, key, val, err, errlen);
-    if (is(key, "log-retention")) {
-        /* 0: kept as long as the directory is; else from a second to a year. */
-        if (strcmp(val, "0") == 0) {
-            c->log_retention_ms = 0;
-            return 0;
-        }
-        return set_span(&c->log_retention_ms, key, val, 1000, INT64_C(365) * 86400000, "365d", err,
-                        errlen);
-    }
-    if (is(key, "allow-root-workloads")) {
+    case PAUSED_MEM:
+        return set_paused_mem(c, key, val, err, errlen);
+    case SWITCH:
         if (strcmp(val, "yes") != 0 && strcmp(val, "no") != 0) {
             snprintf(err, errlen, "%s: \"%.64s\" is not yes or no", key, val);
             return GP_EINVAL;
         }
-        c->allow_root_workloads = val[0] == 'y';
+        *(int *)field(c, s->off) = val[0] == 'y';
         return 0;
     }
-    if (is(key, "usage-half-life")) {
-        /* Time-based fair share: 0 is off; a half-life is hours or days. */
-        int64_t ms;
-        if (gp_parse_duration_ms(val, &ms) < 0 || ms > INT64_C(365) * 24 * 3600 * 1000) {
-            snprintf(err, errlen, "%s: \"%.64s\" is not a duration from 0 to 365d", key, val);
-            return GP_EINVAL;
-        }
-        c->half_life_ms = ms;
-        return 0;
-    }
-    if (is(key, "console-idle-timeout"))
-        return set_span(&c->console_idle_ms, key, val, 1000, INT64_C(30) * 86400000, "30d", err,
-                        errlen);
-    if (is(key, "console-lifetime"))
-        return set_span(&c->console_life_ms, key, val, 1000, INT64_C(30) * 86400000, "30d", err,
-                        errlen);
-    if (is(key, "paused-memory-max"))
-        return set_paused_mem(c, key, val, err, errlen);
-    snprintf(err, errlen, "unknown setting \"%.64s\" (see gpupoold --help)", key);
     return GP_EINVAL;
+}
+
+/* s's default as a value is written ("2s", "16", "./gpupool-data"). */
+static const char *default_text(const setting *s, char *buf, size_t len) {
+    if (s->text != NULL)
+        return s->text;
+    if (s->kind == COUNT)
+        snprintf(buf, len, "%lld", (long long)s->def);
+    else
+        span_text(s->def, buf, len);
+    return buf;
+}
+
+static const setting *find(const char *key) {
+    for (size_t i = 0; i < COUNT_OF(settings); i++)
+        if (is(key, settings[i].key))
+            return &settings[i];
+    return NULL;
+}
+
+int gpd__config_defaults(gpd__config *c, char *err, size_t errlen) {
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < COUNT_OF(settings); i++) {
+        char b[32];
+        const setting *s = &settings[i];
+        int rc = apply(c, s, s->key, default_text(s, b, sizeof b), err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int gpd__config_set(gpd__config *c, const char *key, const char *val, char *err, size_t errlen) {
+    const setting *s = find(key);
+    if (s == NULL) {
+        snprintf(err, errlen, "unknown setting \"%.64s\" (see gpupoold --help)", key);
+        return GP_EINVAL;
+    }
+    return apply(c, s, key, val, err, errlen);
+}
+
+int gpd__config_switch(const char *key) {
+    const setting *s = find(key);
+    return s != NULL && s->kind == SWITCH;
+}
+
+/* Writes text to f from column col on, in lines of at most 79 columns that
+ * continue at column 27; a word longer than a line stands alone. */
+static void wrap(FILE *f, int col, const char *text) {
+    for (int first = 1; *text != '\0'; first = 0) {
+        size_t n = strcspn(text, " ");
+        if (!first && col + 1 + (int)n > 79) {
+            fprintf(f, "\n%27s", "");
+            col = 27;
+        } else if (!first) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%.*s", (int)n, text);
+        col += (int)n;
+        text += n;
+        text += strspn(text, " ");
+    }
+    fputc('\n', f);
+}
+
+void gpd__config_help(FILE *f) {
+    for (size_t i = 0; i < COUNT_OF(settings); i++) {
+        const setting *s = &settings[i];
+        char b[32], range[80], text[1024];
+        int col = fprintf(f, "  --%s%s%s", s->key, s->arg[0] != '\0' ? " " : "", s->arg);
+        int pad = col < 25 ? 27 - col : 2;
+        fprintf(f, "%*s", pad, "");
+        range_text(s, range, sizeof range);
+        const char *def = default_text(s, b, sizeof b);
+        if (s->kind == SWITCH || def[0] == '\0')
+            snprintf(text, sizeof text, "%s", s->help);
+        else
+            snprintf(text, sizeof text, "%s [default %s%s%s]", s->help, def,
+                     range[0] != '\0' ? "; " : "", range);
+        wrap(f, col + pad, text);
+    }
+}
+
+/* Writes text to f with each '|' escaped, as a Markdown table's cell. */
+static void cell(FILE *f, const char *text) {
+    for (; *text != '\0'; text++) {
+        if (*text == '|')
+            fputc('\\', f);
+        fputc(*text, f);
+    }
+}
+
+void gpd__config_print_table(FILE *f) {
+    fprintf(f, "| flag | value | default | range | what |\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < COUNT_OF(settings); i++) {
+        const setting *s = &settings[i];
+        char b[32], range[80];
+        const char *def = default_text(s, b, sizeof b);
+        range_text(s, range, sizeof range);
+        fprintf(f, "| `--%s` | ", s->key);
+        cell(f, s->arg);
+        fprintf(f, " | %s%s%s | %s | ", def[0] != '\0' ? "`" : "", def[0] != '\0' ? def : "none",
+                def[0] != '\0' ? "`" : "", range);
+        cell(f, s->help);
+        fprintf(f, " |\n");
+    }
 }
 
 static int is_blank(char ch) {

@@ -79,10 +79,6 @@ GP_NAMED_ENUM_DECLARE(gpd__wl_state, GPD__WL_STATES, GPD__WL_NSTATES);
 #define GPD__STOP_SUSPEND "suspend"
 #define GPD__STOP_DELETE  "delete"
 
-/* --paused-memory-max's default: paused tasks may hold this share of a
- * node's memory, in percent (docs/daemon.md, "Eviction modes"). */
-#define GPD__PAUSED_MEM_PCT 25
-
 /* The daemon's settings, from flags and the config file. */
 typedef struct gpd__config {
     char listen[128]; /* HOST:PORT, as given */
@@ -119,7 +115,7 @@ typedef struct gpd__config {
     int64_t console_idle_ms, console_life_ms;
     /* Pause: the most host memory paused tasks may hold on a node, as bytes
      * (paused_mem_max >= 0) or, when paused_mem_max is -1, as a share of the
-     * node's memory in percent (paused_mem_pct, default 25). */
+     * node's memory in percent (paused_mem_pct). */
     int64_t paused_mem_max;
     int paused_mem_pct;
 } gpd__config;

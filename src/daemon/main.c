@@ -28,80 +28,52 @@
 #include "daemon/sched.h"
 #include "daemon/store.h"
 
-static const char usage[] =
-    "usage: gpupoold [options]\n"
-    "\n"
-    "  --listen HOST:PORT       API address (default 127.0.0.1:8642; port 0 picks one)\n"
-    "  --data-dir DIR           store, logs, checkpoints, tokens (default ./gpupool-data)\n"
-    "  --log-dir DIR            the tasks' logs (default DATA/logs), e.g. on a disk of\n"
-    "                           their own (each log is capped by the executor: local's\n"
-    "                           log_max, 64M, one older part kept)\n"
-    "  --log-retention DURATION  a workload's logs are removed this long after it\n"
-    "                           ends (default 7d; 0: kept)\n"
-    "  --executor NAME          where workloads run (default local)\n"
-    "  --executor-config STR    the executor's settings, e.g. \"inventory=FILE,cgroup=off\"\n"
-    "                           (default: the executor's own, see docs/executors.md;\n"
-    "                           for local: state in DATA/tasks, emulated GPUs when\n"
-    "                           NVML finds none)\n"
-    "  --period DURATION        scheduling period (default 2s)\n"
-    "  --poll DURATION          task polling period (default 500ms)\n"
-    "  --inventory-period DURATION  how often the executor's nodes are read again\n"
-    "                           (default 10s): a node it stops reporting, or reports\n"
-    "                           unschedulable, takes no new work until it is back\n"
-    "  --usage-period DURATION  how often GPU use is sampled for accounting (default 15s)\n"
-    "  --usage-half-life DURATION  time-based fair share: over-quota weights follow\n"
-    "                           recent use, decayed with this half-life (default 0: off;\n"
-    "                           see docs/fairshare.md)\n"
-    "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
-    "  --http-threads N         API event-loop threads (default 16)\n"
-    "  --max-connections N      open API connections in all (default 16384)\n"
-    "  --max-client-connections N  per client address (default 128)\n"
-    "  --max-user-sessions N  terminals and exec sessions open at once per user (default 32)\n"
-    "  --max-user-forwards N  forwarded connections open at once per user (default 64)\n"
-    "  --max-pending-per-user N  pending workloads one user may have (default 1000,\n"
-    "                           0: no bound); a submit beyond it is answered 429\n"
-    "  --console-idle-timeout DURATION  a console session unused this long ends\n"
-    "                           (default 30m, at most 30d)\n"
-    "  --console-lifetime DURATION  a console session ends this long after sign-in,\n"
-    "                           however much it is used (default 12h, at most 30d)\n"
-    "  --paused-memory-max SIZE|N%  the most host memory tasks paused on a node may\n"
-    "                           hold (their memory and the GPU memory moved to host;\n"
-    "                           default 25% of the node's memory; 0: no pause)\n"
-    "  --header-timeout DURATION   to send a request head (default 10s)\n"
-    "  --request-timeout DURATION  to send a body, and to read an answer (default 60s)\n"
-    "  --config FILE            read these settings (key = value lines) first\n"
-    "  --allow-root-workloads   a daemon running as root may run workloads as root\n"
-    "                           (tokens with --unix-user root); refused by default\n"
-    "  --routes                 print the API route table and exit\n"
-    "  --help                   this text\n"
-    "\n"
-    "The address actually bound is written to DATA/gpupoold.addr. The admin token\n"
-    "of the first start is in DATA/admin.token (readable by its owner only). One\n"
-    "gpupoold at a time may use a data directory: DATA/gpupoold.pid is locked.\n"
-    "Run as root, gpupoold starts each workload as its token's Unix user; run as\n"
-    "anyone else, it runs every workload as itself (single-user mode).\n";
+/* gpupoold --help: the settings' lines come from config.c's list. */
+static void usage(void) {
+    fputs("usage: gpupoold [options]\n\n", stdout);
+    gpd__config_help(stdout);
+    fputs("  --config FILE            read settings from FILE: these keys, as key = value\n"
+          "                           lines ('#' starts a comment), where a switch takes\n"
+          "                           yes or no\n"
+          "  --routes                 print the API route table and exit\n"
+          "  --settings               print this list as a Markdown table and exit\n"
+          "  --help                   this text\n"
+          "\n"
+          "The address actually bound is written to DATA/gpupoold.addr. The admin token\n"
+          "of the first start is in DATA/admin.token (readable by its owner only). One\n"
+          "gpupoold at a time may use a data directory: DATA/gpupoold.pid is locked.\n"
+          "Run as root, gpupoold starts each workload as its token's Unix user; run as\n"
+          "anyone else, it runs every workload as itself (single-user mode).\n",
+          stdout);
+}
 
 static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t errlen) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage, stdout);
+            usage();
             exit(0);
         }
         if (strcmp(a, "--routes") == 0) {
             gpd__http_print_routes();
             exit(0);
         }
-        if (strcmp(a, "--allow-root-workloads") == 0) {
-            c->allow_root_workloads = 1;
+        if (strcmp(a, "--settings") == 0) {
+            gpd__config_print_table(stdout);
+            exit(0);
+        }
+        int rc;
+        if (strncmp(a, "--", 2) == 0 && gpd__config_switch(a + 2)) {
+            if ((rc = gpd__config_set(c, a + 2, "yes", err, errlen)) < 0)
+                return rc;
             continue;
         }
         if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
             snprintf(err, errlen, "%s: unknown or missing value (see gpupoold --help)", a);
             return GP_EINVAL;
         }
-        int rc = strcmp(a, "--config") == 0 ? gpd__config_read(c, argv[i + 1], err, errlen)
-                                            : gpd__config_set(c, a + 2, argv[i + 1], err, errlen);
+        rc = strcmp(a, "--config") == 0 ? gpd__config_read(c, argv[i + 1], err, errlen)
+                                        : gpd__config_set(c, a + 2, argv[i + 1], err, errlen);
         if (rc < 0)
             return rc;
         i++;
@@ -357,10 +329,9 @@ int main(int argc, char **argv) {
     gpd__daemon d;
     memset(&d, 0, sizeof d);
     gpd__config *c = &d.cfg;
-    gpd__config_defaults(c);
-
     char err[1400] = "";
-    if (parse_args(c, argc, argv, err, sizeof err) < 0 ||
+    if (gpd__config_defaults(c, err, sizeof err) < 0 ||
+        parse_args(c, argc, argv, err, sizeof err) < 0 ||
         prepare_data_dir(c, err, sizeof err) < 0) {
         gpd__log("%s", err);
         return 2;

@@ -25,7 +25,7 @@ names=$("$fields" names)
 flags=$("$fields" flags | sort)
 tap_ok "the list names fields" test -n "$names"
 
-doc=$(sed -n '/^| field | type | range | `gpupool submit` | meaning |$/,/^[^|]/p' docs/api.md | grep '^|')
+doc=$(doc_table docs/api.md '| field | type | range | `gpupool submit` | meaning |')
 tap_ok "docs/api.md's field table is the list's" same_lines "$doc" "$("$fields" table)"
 
 form=$(sed -n '/pages.submit = /,/^  };/p' src/daemon/console/console.js |

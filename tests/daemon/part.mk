@@ -49,12 +49,6 @@ $(BUILD)/tests/daemon/enum-names: $(OBJ)/tests/daemon/enum-names.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@
 TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/enum-names
-# test-help-defaults.sh holds gpupoold --help's defaults to config.c's.
-$(BUILD)/tests/daemon/help-defaults: $(OBJ)/tests/daemon/help-defaults.o $(OBJ)/src/daemon/config.o \
-		$(BUILD)/libgpcommon.a $(OBJ)/src/common/error.o
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
-TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/help-defaults
 # test-store-errors.sh preloads this into gpupoold to make a store statement fail.
 $(BUILD)/tests/daemon/failstep.so: tests/daemon/failstep.c
 	@mkdir -p $(@D)

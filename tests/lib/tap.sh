@@ -40,6 +40,11 @@ same_lines() {
     rm -rf "$same_tmp"
     return 1
 }
+# doc_table FILE HEADER: the Markdown table of FILE whose header row is
+# HEADER, from that row to the first line that is not a row.
+doc_table() {
+    awk -v h="$2" '$0 == h { on = 1 } on && !/^\|/ { exit } on { print }' "$1"
+}
 tap_done() {
     echo "1..$tap_n"
     [ "$tap_failed" = 0 ]
