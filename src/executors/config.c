@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/gp_error.h"
+#include "common/gp_names.h"
 #include "executors/registry.h"
 
 int gpx__config_parse(const char *text, gpx__config_set set, void *arg, char *err, size_t errlen) {
@@ -34,19 +35,36 @@ int gpx__config_parse(const char *text, gpx__config_set set, void *arg, char *er
     return rc;
 }
 
-int gpx__config_string(const gpx__config_key *keys, const char *key, const char *value, char *err,
-                       size_t errlen) {
-    for (size_t i = 0; keys[i].key != NULL; i++) {
-        if (strcmp(keys[i].key, key) != 0)
+void gpx__config_unknown(const char *key, const char *const *names, int n, char *err,
+                         size_t errlen) {
+    char list[512];
+    gp_errf(err, errlen, "executor-config: unknown key '%.40s' (expected %s)", key,
+            gp_names_or(list, sizeof list, names, n));
+}
+
+int gpx__config_string(void *arg, const char *key, const char *value, char *err, size_t errlen) {
+    const gpx__config_key *keys = arg;
+    const char *names[GPX__CONFIG_KEYS_MAX];
+    int n = 0;
+    for (; keys[n].key != NULL && n < GPX__CONFIG_KEYS_MAX; n++) {
+        names[n] = keys[n].key;
+        if (strcmp(keys[n].key, key) != 0)
             continue;
-        size_t n = strlen(value);
-        if (n >= keys[i].len) {
+        size_t len = strlen(value);
+        if (len >= keys[n].len) {
             gp_errf(err, errlen, "executor-config: %s: value is longer than %zu characters", key,
-                    keys[i].len - 1);
+                    keys[n].len - 1);
             return GP_EINVAL;
         }
-        memcpy(keys[i].field, value, n + 1);
+        memcpy(keys[n].field, value, len + 1);
         return 0;
     }
-    return GP_ENOENT;
+    gpx__config_unknown(key, names, n, err, errlen);
+    return GP_EINVAL;
+}
+
+int gpx__id_ok(const char *id, size_t max) {
+    size_t n = strlen(id);
+    return n >= 1 && n <= max &&
+           strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
 }

@@ -57,14 +57,28 @@ typedef struct gpx__config_key {
     size_t len;
 } gpx__config_key;
 
+/* The most keys one executor's table may have. */
+#define GPX__CONFIG_KEYS_MAX 32
+
 /*
- * Copies value into the field of key in keys, a table ended by an entry
- * whose key is NULL. GP_ENOENT (err
- * untouched) if no entry has that key, so that the caller may try its other
- * keys; GP_EINVAL, naming the key, if the value does not fit (the field is
- * then unchanged).
+ * A gpx__config_set whose arg is a table of gpx__config_key, ended by an
+ * entry whose key is NULL: copies value into the field of key. GP_EINVAL,
+ * naming the key, if the value does not fit (the field is then unchanged)
+ * or if no entry has that key (the error then lists the table's keys, as
+ * gpx__config_unknown does).
  */
-int gpx__config_string(const gpx__config_key *keys, const char *key, const char *value, char *err,
-                       size_t errlen);
+int gpx__config_string(void *arg, const char *key, const char *value, char *err, size_t errlen);
+
+/* Writes to err that key is none of an executor's keys, names[0..n): the
+ * one wording of it ("executor-config: unknown key 'x' (expected a, b or
+ * c)"), whose list docs/executors.md's tables are held to. */
+void gpx__config_unknown(const char *key, const char *const *names, int n, char *err,
+                         size_t errlen);
+
+/* Whether id, a value that becomes part of the names an executor gives its
+ * things (an instance's cgroups, a pool's Slurm jobs), is 1 to max letters,
+ * digits, '_' or '-'; GPX__ID_RULE says so in a message. */
+int gpx__id_ok(const char *id, size_t max);
+#define GPX__ID_RULE "letters, digits, '_' or '-'"
 
 #endif /* GP_EXECUTORS_REGISTRY_H */

@@ -50,21 +50,33 @@ END_TEST
 
 START_TEST(test_string_keys) {
     char name[8] = "", dir[64] = "keep", err[GP_ERR_MAX] = "";
-    const gpx__config_key keys[] = {
+    gpx__config_key keys[] = {
         {"name", name, sizeof name}, {"dir", dir, sizeof dir}, {NULL, NULL, 0}};
     ck_assert_int_eq(gpx__config_string(keys, "name", "seven77", err, sizeof err), 0);
     ck_assert_str_eq(name, "seven77");
     ck_assert_int_eq(gpx__config_string(keys, "name", "eight888", err, sizeof err), GP_EINVAL);
     ck_assert_str_eq(err, "executor-config: name: value is longer than 7 characters");
     ck_assert_str_eq(name, "seven77");
-    err[0] = '\0';
-    ck_assert_int_eq(gpx__config_string(keys, "other", "x", err, sizeof err), GP_ENOENT);
-    ck_assert_str_eq(err, "");
+    ck_assert_int_eq(gpx__config_string(keys, "other", "x", err, sizeof err), GP_EINVAL);
+    ck_assert_str_eq(err, "executor-config: unknown key 'other' (expected name or dir)");
     ck_assert_str_eq(dir, "keep");
 }
 END_TEST
 
+/* An instance id or a tag: 1 to max of letters, digits, '_' and '-'. */
+START_TEST(test_ids) {
+    ck_assert(gpx__id_ok("a", 4));
+    ck_assert(gpx__id_ok("A_0-", 4));
+    ck_assert(!gpx__id_ok("", 4));
+    ck_assert(!gpx__id_ok("abcde", 4));
+    ck_assert(!gpx__id_ok("a.b", 4));
+    ck_assert(!gpx__id_ok("a/b", 4));
+    ck_assert(!gpx__id_ok("a b", 4));
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
+    tcase_add_test(tc, test_ids);
     tcase_add_test(tc, test_pairs_in_order);
     tcase_add_test(tc, test_errors_stop_the_walk);
     tcase_add_test(tc, test_string_keys);

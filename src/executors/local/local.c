@@ -161,38 +161,9 @@ static void remove_dir(const char *dir) {
 /* ======================================================================== */
 
 /*
- * The configuration string is "key=value,..." with these keys
- * (docs/executors.md describes each in full):
- *
- *   state_dir=DIR        per-task state; default <data_dir>/tasks of the
- *                        daemon that opens the executor, else
- *                        /var/lib/gpupool/tasks
- *   inventory=FILE       emulated GPUs; NVML is then not consulted
- *   emulate=FILE         when no GPU is found, write an emulated inventory of
- *                        8 GPUs to FILE and use it; default: not at all,
- *                        except on the embedded defaults (an empty string
- *                        from a daemon), <data_dir>/emulated-gpus.conf
- *   nvml=auto|off|LIB    where to find NVML; auto = dlopen("libnvidia-ml.so.1")
- *   interposer=FILE      the slice enforcement library injected with
- *                        LD_PRELOAD; default libgpuslice.so in the daemon's
- *                        lib_dir if it is there, else
- *                        /usr/lib/gpupool/libgpuslice.so
- *   cgroup=auto|v2|v1|off  how to apply CPU and memory limits
- *   devices=auto|v2|v1|off  how to deny each task the GPUs it was not given
- *   cgroup_parent=NAME   the cgroup under which task cgroups are made
- *   pids_max=N           the most processes (and threads) a task may have,
- *                        through the pids controller; 0: none; default
- *                        GPX__PIDS_MAX_DEFAULT
- *   log_max=SIZE         a task's log rotates at this size (one older part
- *                        kept, so at most twice it per task); 0: never;
- *                        default GPX__LOG_MAX_DEFAULT (64M)
- *   node=NAME            the node's name; default the host name
- *   domain=NAME          the node's topology domain; default "local"
- *   cuda=LIB|off         the CUDA driver whose checkpoint API pauses tasks
- *                        (dlopen'ed on the first pause); default libcuda.so.1
- *   instance=ID          names this instance's cgroups, slice ledgers and
- *                        supervisors; default: made once and kept in
- *                        <state_dir>/instance
+ * The configuration string is "key=value,..." with the keys of parse_config's
+ * table below; docs/executors.md's table describes each, its default and its
+ * values (tests/executors/test-config-doc.sh holds the two to one list).
  */
 typedef struct config {
     char instance[GPX__INSTANCE_MAX + 1];
@@ -203,21 +174,6 @@ typedef struct config {
     char log_max[24];
     char nvml[PATH_MAX];
 } config;
-
-/* One key of the configuration: each names a string field. */
-static int set_key(void *arg, const char *key, const char *value, char *err, size_t errlen) {
-    int rc = gpx__config_string(arg, key, value, err, errlen);
-    if (rc == GP_ENOENT) {
-        gp_errf(err, errlen,
-                "config: unknown key '%.40s' (expected state_dir, inventory, emulate, "
-                "nvml, interposer, cgroup, devices, cgroup_parent, pids_max, log_max, node, "
-                "domain, "
-                "instance or cuda)",
-                key);
-        rc = GP_EINVAL;
-    }
-    return rc;
-}
 
 /* Parses "key=value,key=value" into lx and c (gpx__config_parse); the
  * values are checked by open() once all are read. */
@@ -239,27 +195,12 @@ static int parse_config(gpx__local *lx, config *c, const char *text, char *err, 
         {"cuda", lx->cuda_lib, sizeof lx->cuda_lib},
         {NULL, NULL, 0},
     };
-    int rc = gpx__config_parse(text, set_key, keys, err, errlen);
+    int rc = gpx__config_parse(text, gpx__config_string, keys, err, errlen);
     if (rc == 0 && lx->state_dir[0] != '/') {
         gp_errf(err, errlen, "config: state_dir: '%.60s' is not an absolute path", lx->state_dir);
         rc = GP_EINVAL;
     }
     return rc;
-}
-
-/* True if id is a valid instance id: 1 to GPX__INSTANCE_MAX - 1 letters, digits, '_' or
- * '-'. */
-static int instance_ok(const char *id) {
-    size_t n = strlen(id);
-    if (n == 0 || n >= GPX__INSTANCE_MAX)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char ch = id[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_' || ch == '-'))
-            return 0;
-    }
-    return 1;
 }
 
 /*
@@ -272,9 +213,8 @@ static int instance_ok(const char *id) {
  */
 static int decide_instance(gpx__local *lx, const char *given, char *err, size_t errlen) {
     if (given[0] != '\0') {
-        if (!instance_ok(given)) {
-            gp_errf(err, errlen,
-                    "config: instance: '%.40s' is not 1 to %d letters, digits, '_' or '-'", given,
+        if (!gpx__id_ok(given, GPX__INSTANCE_MAX - 1)) {
+            gp_errf(err, errlen, "config: instance: '%.40s' is not 1 to %d " GPX__ID_RULE, given,
                     GPX__INSTANCE_MAX - 1);
             return GP_EINVAL;
         }
@@ -287,7 +227,7 @@ static int decide_instance(gpx__local *lx, const char *given, char *err, size_t 
         ssize_t n = gpx__read_small(path, buf, sizeof buf);
         if (n > 0) {
             buf[strcspn(buf, "\n")] = '\0';
-            if (!instance_ok(buf)) {
+            if (!gpx__id_ok(buf, GPX__INSTANCE_MAX - 1)) {
                 gp_errf(err, errlen, "state_dir: %s does not hold an instance id", path);
                 return GP_ECORRUPT;
             }

@@ -59,7 +59,9 @@ static int set_path(char *dst, size_t len, const char *key, const char *val, int
     return 0;
 }
 
-static int set_partitions(gpx__slurm *sx, const char *val, char *err, size_t errlen) {
+static int set_partitions(gpx__slurm *sx, const char *key, const char *val, char *err,
+                          size_t errlen) {
+    (void)key;
     sx->npart = 0;
     const char *p = val;
     while (*p != '\0') {
@@ -96,74 +98,97 @@ static int set_gpu_mem(gpx__slurm *sx, const char *key, const char *val, char *e
     return 0;
 }
 
-/* The keys whose value is an absolute path, and the field each fills. */
+static int set_nvml(gpx__slurm *sx, const char *key, const char *val, char *err, size_t errlen) {
+    sx->nvml_auto = strcmp(val, "auto") == 0;
+    if (strcmp(val, "off") == 0) {
+        sx->nvml[0] = '\0';
+        return 0;
+    }
+    return set_path(sx->nvml, sizeof sx->nvml, key, sx->nvml_auto ? DEFAULT_NVML : val,
+                    !sx->nvml_auto, err, errlen);
+}
+
+static int set_hold(gpx__slurm *sx, const char *key, const char *val, char *err, size_t errlen) {
+    (void)key;
+    if (gp_parse_duration_ms(val, &sx->hold_ms) < 0 || sx->hold_ms > GPX__SLURM_HOLD_MAX_MS) {
+        gp_errf(err, errlen,
+                "executor-config: gpu_hold: '%s' is not a duration from 0 to 1h (e.g. 10s)", val);
+        return GP_EINVAL;
+    }
+    return 0;
+}
+
+static int set_expiry(gpx__slurm *sx, const char *key, const char *val, char *err, size_t errlen) {
+    (void)key;
+    if (gp_parse_duration_ms(val, &sx->expiry_ms) < 0 || sx->expiry_ms < 1000 ||
+        sx->expiry_ms > GPX__SLURM_EXPIRY_MAX_MS) {
+        gp_errf(err, errlen,
+                "executor-config: holder_expiry: '%s' is not a duration from 1s to 24h "
+                "(e.g. 10m)",
+                val);
+        return GP_EINVAL;
+    }
+    return 0;
+}
+
+static int set_tag(gpx__slurm *sx, const char *key, const char *val, char *err, size_t errlen) {
+    (void)key;
+    if (!gpx__id_ok(val, sizeof sx->tag - 1)) {
+        gp_errf(err, errlen, "executor-config: tag: 1 to %zu " GPX__ID_RULE, sizeof sx->tag - 1);
+        return GP_EINVAL;
+    }
+    memcpy(sx->tag, val, strlen(val) + 1);
+    return 0;
+}
+
+/* The configuration's keys, in docs/executors.md's order: each read by its
+ * set, or, without one, an absolute path into the field at off. A key
+ * ending ".<model>" stands for every key with that prefix. */
 #define PATH_KEY(k, field)                                                                         \
-    { k, offsetof(gpx__slurm, field), sizeof((gpx__slurm *)0)->field }
+    { k, NULL, offsetof(gpx__slurm, field), sizeof((gpx__slurm *)0)->field }
 static const struct {
     const char *key;
+    int (*set)(gpx__slurm *sx, const char *key, const char *val, char *err, size_t errlen);
     size_t off, len;
-} path_keys[] = {
-    PATH_KEY("slurm_conf", conf),       PATH_KEY("bin_dir", bin),
-    PATH_KEY("state_dir", state_dir),   PATH_KEY("checkpoint_dir", ckpt_root),
-    PATH_KEY("interposer", interposer), PATH_KEY("session_program", session_prog),
+} config_keys[] = {
+    PATH_KEY("state_dir", state_dir),
+    PATH_KEY("checkpoint_dir", ckpt_root),
+    {"partitions", set_partitions, 0, 0},
+    PATH_KEY("slurm_conf", conf),
+    PATH_KEY("bin_dir", bin),
+    {"gpu_mem", set_gpu_mem, 0, 0},
+    {"gpu_mem.<model>", set_gpu_mem, 0, 0},
+    PATH_KEY("interposer", interposer),
+    {"tag", set_tag, 0, 0},
+    {"gpu_hold", set_hold, 0, 0},
+    {"holder_expiry", set_expiry, 0, 0},
+    PATH_KEY("session_program", session_prog),
+    {"nvml", set_nvml, 0, 0},
 };
 #undef PATH_KEY
+#define NKEYS (sizeof config_keys / sizeof config_keys[0])
+
+/* Whether key is the row's key, or has the prefix a ".<model>" row stands for. */
+static int key_is(const char *row, const char *key) {
+    const char *var = strstr(row, ".<");
+    return var != NULL ? strncmp(key, row, (size_t)(var - row) + 1) == 0 : strcmp(key, row) == 0;
+}
 
 /* One key=value of the configuration into the gpx__slurm arg
  * (a gpx__config_set): 0, or GP_EINVAL naming the key. */
 static int set_key(void *arg, const char *key, const char *val, char *err, size_t errlen) {
     gpx__slurm *sx = arg;
-    for (size_t i = 0; i < sizeof path_keys / sizeof path_keys[0]; i++)
-        if (strcmp(key, path_keys[i].key) == 0)
-            return set_path((char *)sx + path_keys[i].off, path_keys[i].len, key, val, 1, err,
-                            errlen);
-    if (strcmp(key, "partitions") == 0)
-        return set_partitions(sx, val, err, errlen);
-    if (strcmp(key, "nvml") == 0) {
-        sx->nvml_auto = strcmp(val, "auto") == 0;
-        if (strcmp(val, "off") == 0) {
-            sx->nvml[0] = '\0';
-            return 0;
-        }
-        return set_path(sx->nvml, sizeof sx->nvml, key,
-                        strcmp(val, "auto") == 0 ? DEFAULT_NVML : val, strcmp(val, "auto") != 0,
-                        err, errlen);
+    const char *names[NKEYS];
+    for (size_t i = 0; i < NKEYS; i++) {
+        names[i] = config_keys[i].key;
+        if (!key_is(config_keys[i].key, key))
+            continue;
+        if (config_keys[i].set != NULL)
+            return config_keys[i].set(sx, key, val, err, errlen);
+        return set_path((char *)sx + config_keys[i].off, config_keys[i].len, key, val, 1, err,
+                        errlen);
     }
-    if (strcmp(key, "gpu_mem") == 0 || strncmp(key, "gpu_mem.", 8) == 0)
-        return set_gpu_mem(sx, key, val, err, errlen);
-    if (strcmp(key, "gpu_hold") == 0) {
-        if (gp_parse_duration_ms(val, &sx->hold_ms) < 0 || sx->hold_ms > GPX__SLURM_HOLD_MAX_MS) {
-            gp_errf(err, errlen,
-                    "executor-config: gpu_hold: '%s' is not a duration from 0 to 1h (e.g. 10s)",
-                    val);
-            return GP_EINVAL;
-        }
-        return 0;
-    }
-    if (strcmp(key, "holder_expiry") == 0) {
-        if (gp_parse_duration_ms(val, &sx->expiry_ms) < 0 || sx->expiry_ms < 1000 ||
-            sx->expiry_ms > GPX__SLURM_EXPIRY_MAX_MS) {
-            gp_errf(err, errlen,
-                    "executor-config: holder_expiry: '%s' is not a duration from 1s to 24h "
-                    "(e.g. 10m)",
-                    val);
-            return GP_EINVAL;
-        }
-        return 0;
-    }
-    if (strcmp(key, "tag") == 0) {
-        size_t n = strlen(val);
-        if (n == 0 || n >= sizeof sx->tag ||
-            strspn(val, "abcdefghijklmnopqrstuvwxyz"
-                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != n) {
-            gp_errf(err, errlen, "executor-config: tag: 1 to %zu letters, digits, '_' or '-'",
-                    sizeof sx->tag - 1);
-            return GP_EINVAL;
-        }
-        memcpy(sx->tag, val, n + 1);
-        return 0;
-    }
-    gp_errf(err, errlen, "executor-config: unknown key '%s'", key);
+    gpx__config_unknown(key, names, (int)NKEYS, err, errlen);
     return GP_EINVAL;
 }
 
