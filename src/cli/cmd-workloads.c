@@ -272,10 +272,9 @@ int cmd_describe(cli *c, int argc, char **argv) {
             printf("%-15s %s\n", "Waiting:", cli_str(w, "pending_reason"));
         if (*cli_str(w, "reason"))
             printf("%-15s %s\n", "Reason:", cli_str(w, "reason"));
-        /* Requests stored before the mode existed were evicted in checkpoint
-         * mode, as they still are. */
         const char *mode = cli_str(json_object_get(w, "spec"), "on_preempt");
-        printf("%-15s %s\n", "On preempt:", *mode ? mode : "checkpoint");
+        if (*mode)
+            printf("%-15s %s\n", "On preempt:", mode);
         json_t *cmd = json_object_get(json_object_get(w, "spec"), "command");
         if (cmd) {
             printf("%-15s", "Command:");

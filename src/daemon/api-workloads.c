@@ -513,6 +513,17 @@ static void redact_env(const gpd__req *r, const gpd__wl *w, json_t *spec) {
     json_object_set_new(spec, "env_redacted", json_true());
 }
 
+/* The mode a workload is evicted in, as the scheduler reads its request:
+ * one stored before the mode existed has none and is read with the
+ * parser's default, which the spec then says, so that no client has to know
+ * that default. */
+static void spec_mode(json_t *spec) {
+    gpd__request q;
+    gpd__err e;
+    if (json_object_get(spec, "on_preempt") == NULL && gpd__request_parse(spec, &q, &e) == 0)
+        json_object_set_new(spec, "on_preempt", json_string(gp_on_preempt_name(q.spec.on_preempt)));
+}
+
 int gpd__h_wl_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
     gpd__wl w;
     int rc = visible_wl(r, &w, e);
@@ -521,6 +532,7 @@ int gpd__h_wl_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
     json_t *j = wl_json(r, &w);
     json_t *spec = json_loads(w.spec, 0, NULL);
     if (spec) {
+        spec_mode(spec);
         redact_env(r, &w, spec);
         json_object_set_new(j, "spec", spec);
     }

@@ -111,4 +111,13 @@ tap_ok "so the department's later setting reaches its project" $GP queue set E -
 tap_is "and a submission to it" "$(mode_of "$(submit e1)")" '"pause"'
 tap_is "accepted workloads keep their modes" "$(mode_of "$w1") $(mode_of "$w2") $(mode_of "$w3")" \
     '"pause" "checkpoint" "requeue"'
+
+# A request stored before the mode existed holds none, and the scheduler
+# reads it as checkpoint: the API's spec says so, and describe and the
+# console show what the API says (they had each written that default).
+gpd_stop
+sqlite3 "$D/gpupool.db" "UPDATE workloads SET spec = json_remove(spec, '\$.on_preempt') WHERE id = $w3"
+tap_ok "gpupoold restarts on a request stored without a mode" gpd_start "$D" --period 300ms --poll 200ms
+tap_is "the API's spec gives the mode it is read with" "$(mode_of "$w3")" '"checkpoint"'
+tap_ok "and describe shows it" sh -c "$GP describe $w3 | grep -q '^On preempt: *checkpoint$'"
 tap_done

@@ -753,7 +753,7 @@
       el('div', { class: 'toolbar' }, actions, el('span', { class: 'error', id: 'action-error' })),
       el('table', {}, [['state', badge(w.state)], ['project', w.project], ['user', w.user], ['asks for', w.request],
         ['submitted', fmt.time(w.submitted_ms)], ['attempt', w.attempt], ['why it waits', w.pending_reason], ['outcome', w.reason],
-        ['when evicted', onPreemptText((w.spec && w.spec.on_preempt) || 'checkpoint')],
+        ['when evicted', w.spec && w.spec.on_preempt ? onPreemptText(w.spec.on_preempt) : ''],
         ['command', w.spec && w.spec.command ? el('code', { class: 'command' }, shellQuote(w.spec.command)) : ''],
         ['working directory', w.spec && w.spec.workdir ? w.spec.workdir : '']]
         .filter((r) => r[1] !== undefined && r[1] !== '')
