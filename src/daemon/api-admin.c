@@ -236,8 +236,12 @@ int gpd__h_tok_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
         return rc;
     if (!user || !gp_name_ok(user)) {
         rc = gpd__fail(e, GP_EINVAL, "user", "user: required, a user name");
-    } else if (!role_s || gpd__role_parse(role_s, &role) < 0) {
-        rc = gpd__fail(e, GP_EINVAL, "role", "role: must be admin, dept-admin or researcher");
+    } else if (!role_s || gpd__role_parse(role_s, &role) < 0 || role == GPD__ROLE_NONE) {
+        /* The roles a token may be given: all but the first, none. */
+        static const char *const roles[] = {GPD__ROLES(GP_ENUM_NAME_OF)};
+        char list[64];
+        rc = gpd__fail(e, GP_EINVAL, "role", "role: must be %s",
+                       gp_names_or(list, sizeof list, roles + 1, GPD__ROLE_COUNT - 1));
     } else if (json_object_get(body, "scope") && !scope) {
         rc = gpd__fail(e, GP_EINVAL, "scope", "scope: must be a string");
     } else if ((rc = gpd__unix_user_check(r->d, ux ? json_string_value(ux) : user, e)) == 0 &&

@@ -40,20 +40,7 @@ struct gpd__auth {
     int64_t idle_ms, life_ms;
 };
 
-static const char *const role_names[] = {"none", "researcher", "dept-admin", "admin"};
-
-const char *gpd__role_name(gpd__role r) {
-    return (unsigned)r <= GPD__ROLE_ADMIN ? role_names[r] : "none";
-}
-
-/* "none" is no role one can be given, so it is not parsed. */
-int gpd__role_parse(const char *s, gpd__role *out) {
-    int i = gp_name_index(role_names + 1, GPD__ROLE_ADMIN, s);
-    if (i < 0)
-        return GP_EINVAL;
-    *out = (gpd__role)(i + 1);
-    return 0;
-}
+GP_NAMED_ENUM_DEFINE(gpd__role, GPD__ROLES, GPD__ROLE_COUNT, "none")
 
 int gpd__scope_has(const char *scope, const char *project) {
     size_t n = strlen(project);

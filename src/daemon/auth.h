@@ -10,18 +10,18 @@
 #ifndef GP_DAEMON_AUTH_H
 #define GP_DAEMON_AUTH_H
 
+#include "common/gp_names.h"
 #include "daemon/daemon.h"
 #include "daemon/store.h"
 
-typedef enum gpd__role {
-    GPD__ROLE_NONE = 0, /* routes that need no token */
-    GPD__ROLE_RESEARCHER = 1,
-    GPD__ROLE_DEPT_ADMIN = 2,
-    GPD__ROLE_ADMIN = 3
-} gpd__role;
-
-const char *gpd__role_name(gpd__role r);
-int gpd__role_parse(const char *s, gpd__role *out);
+/* The roles, least first: X(SYMBOL, "name"). Routes that need no token
+ * ask for GPD__ROLE_NONE, which no token has and none can be given. */
+#define GPD__ROLES(X)                                                                              \
+    X(GPD__ROLE_NONE, "none")                                                                      \
+    X(GPD__ROLE_RESEARCHER, "researcher")                                                          \
+    X(GPD__ROLE_DEPT_ADMIN, "dept-admin")                                                          \
+    X(GPD__ROLE_ADMIN, "admin")
+GP_NAMED_ENUM_DECLARE(gpd__role, GPD__ROLES, GPD__ROLE_COUNT);
 
 /* Who is calling: the token's user, role and scope. */
 typedef struct gpd__principal {

@@ -56,7 +56,7 @@ void gpd__http_print_routes(void) {
     printf("| method | path | least role | what it does |\n|---|---|---|---|\n");
     for (size_t i = 0; i < NROUTES; i++) {
         printf("| %s | `%s` | %s | ", routes[i].method, routes[i].path,
-               routes[i].role == GPD__ROLE_NONE ? "none" : gpd__role_name(routes[i].role));
+               gpd__role_name(routes[i].role));
         /* A '|' of the text would end a Markdown table's cell. */
         for (const char *c = routes[i].doc; *c != '\0'; c++)
             if (*c == '|')

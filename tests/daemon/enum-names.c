@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "daemon/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/usage.h"
 #include "engine/gp_engine.h"
@@ -17,6 +18,8 @@ int main(int argc, char **argv) {
     static const char *const modes[] = {GP_ON_PREEMPT_MODES(GP_ENUM_NAME_OF) NULL};
     static const char *const kinds[] = {GP_KINDS(GP_ENUM_NAME_OF) NULL};
     static const char *const usage[] = {GPD__USAGE_KINDS(GP_ENUM_NAME_OF) NULL};
+    /* The roles a token may be given: all but the first, none. */
+    static const char *const roles[] = {GPD__ROLES(GP_ENUM_NAME_OF) NULL};
     const char *const *names = NULL;
     if (argc == 2 && strcmp(argv[1], "states") == 0)
         names = states;
@@ -26,8 +29,10 @@ int main(int argc, char **argv) {
         names = kinds;
     else if (argc == 2 && strcmp(argv[1], "usage-by") == 0)
         names = usage;
+    else if (argc == 2 && strcmp(argv[1], "roles") == 0)
+        names = roles + 1;
     if (names == NULL) {
-        fprintf(stderr, "usage: enum-names states|on-preempt|kinds|usage-by\n");
+        fprintf(stderr, "usage: enum-names states|on-preempt|kinds|usage-by|roles\n");
         return 2;
     }
     for (int i = 0; names[i] != NULL; i++)

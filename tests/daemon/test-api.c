@@ -102,6 +102,9 @@ START_TEST(test_bad_input_changes_nothing) {
     expect_error(&t, "POST", "/api/v1/queues", "[1]", 400, "");
     expect_error(&t, "PATCH", "/api/v1/queues/a1", "{\"limit\":", 400, "");
     expect_error(&t, "POST", "/api/v1/tokens", NULL, 400, "");
+    /* "none" names the role of routes that need no token: no token has it. */
+    expect_error(&t, "POST", "/api/v1/tokens", "{\"user\":\"u\",\"role\":\"none\"}", 400, "role");
+    expect_error(&t, "POST", "/api/v1/tokens", "{\"user\":\"u\",\"role\":\"root\"}", 400, "role");
     expect_error(&t, "GET", "/api/v1/workloads/999", NULL, 404, "id");
     expect_error(&t, "GET", "/api/v1/nothing", NULL, 404, "");
     ck_assert_int_eq(count_workloads(&t), 0);

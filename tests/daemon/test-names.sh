@@ -4,7 +4,8 @@
 # console's state filter offers "active", "any" and every state (it lacked
 # starting), its form every eviction mode; gpupool queue's --on-preempt
 # takes every mode and inherit, and its help names them; gpupool help submit
-# names every kind, gpupool help usage what --by takes.
+# names every kind, gpupool help usage what --by takes, gpupool help token
+# every role a token may have.
 set -u
 build=${GP_BUILD:-build}
 . tests/lib/tap.sh
@@ -45,4 +46,9 @@ by=$("$names" usage-by)
 tap_ok "the daemon counts usage by something" test -n "$by"
 said=$("$build/gpupool" help usage | sed -n 's/.*\[--by \([a-z|]*\)\].*/\1/p' | tr '|' '\n')
 tap_ok "gpupool help usage names what --by takes, in order" same_lines "$said" "$by"
+roles=$("$names" roles)
+tap_ok "the daemon has roles" test -n "$roles"
+said=$("$build/gpupool" help token | sed -n '/^Roles:/,/^$/p' | tr '\n' ' ' | tr ';' '\n' |
+    sed -n 's/^ *\(Roles: \)*\([a-z-]*\) (.*/\2/p' | sort)
+tap_ok "gpupool help token names every role" same_lines "$said" "$(printf '%s\n' "$roles" | sort)"
 tap_done
