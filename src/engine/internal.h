@@ -124,27 +124,45 @@ struct gp__queue {
  * What the engine keeps of a workload's spec: the public struct less the
  * fixed arrays it does not need after submission (names, allowed models,
  * which become a bit mask), so that hundreds of thousands of workloads stay
- * small. Field names match gp_workload_spec's.
+ * small. The kept scalars are the two lists below, one X(type, name) row a
+ * field named as in gp_task_req and gp_workload_spec: they are the one source
+ * of both the members and keep_spec()'s copy (workload.c), which also checks
+ * that each row's type is the public field's. A field kept is added there
+ * only. The rows are ordered wider types first, which packs the structs
+ * tightest.
  */
+#define GP__TREQ_KEPT(X)                                                                           \
+    X(int64_t, gpu_mem)                                                                            \
+    X(int64_t, cpu_milli)                                                                          \
+    X(int64_t, mem_bytes)                                                                          \
+    X(gp_gpu_request, gpu)                                                                         \
+    X(int32_t, gpus)                                                                               \
+    X(int32_t, gpu_milli)                                                                          \
+    X(int32_t, nmodels)                                                                            \
+    X(int32_t, nselectors)
+
+#define GP__WSPEC_KEPT(X)                                                                          \
+    X(uint64_t, id)                                                                                \
+    X(gp_time_ms, min_runtime)                                                                     \
+    X(gp_time_ms, submitted)                                                                       \
+    X(gp_kind, kind)                                                                               \
+    X(int32_t, priority)                                                                           \
+    X(int32_t, preemptible)                                                                        \
+    X(int32_t, tasks)                                                                              \
+    X(int32_t, min_tasks)                                                                          \
+    X(int32_t, same_domain)                                                                        \
+    X(gp_on_preempt, on_preempt)
+
+#define GP__KEPT_MEMBER(type, name) type name;
+
 typedef struct gp__treq {
-    gp_gpu_request gpu;
-    int32_t gpus, gpu_milli;
-    int64_t gpu_mem;
+    GP__TREQ_KEPT(GP__KEPT_MEMBER)
     char mig_profile[16];
-    int64_t cpu_milli, mem_bytes;
-    int32_t nmodels;
-    int32_t nselectors;
     gp_label *selectors; /* [nselectors], owned; NULL if none */
 } gp__treq;
 
 typedef struct gp__wspec {
-    uint64_t id;
-    gp_kind kind;
-    int32_t priority, preemptible;
-    gp_time_ms min_runtime;
-    int32_t tasks, min_tasks, same_domain;
-    gp_time_ms submitted;
-    gp_on_preempt on_preempt;
+    GP__WSPEC_KEPT(GP__KEPT_MEMBER)
     gp__treq req;
 } gp__wspec;
 

@@ -178,28 +178,25 @@ static int validate(const gp_engine *e, const gp_workload_spec *w, int check_id,
     return validate_req(e, &w->req, err, errlen);
 }
 
+/* The lists of kept fields (internal.h) name the public fields' types. */
+#define SAME_TYPE(pub, type, name)                                                                 \
+    _Static_assert(_Generic(((pub *)NULL)->name, type : 1, default : 0),                           \
+                   #pub "." #name " is not " #type);
+#define TREQ_SAME_TYPE(type, name)  SAME_TYPE(gp_task_req, type, name)
+#define WSPEC_SAME_TYPE(type, name) SAME_TYPE(gp_workload_spec, type, name)
+GP__TREQ_KEPT(TREQ_SAME_TYPE)
+GP__WSPEC_KEPT(WSPEC_SAME_TYPE)
+
 /* Copies what the engine keeps of spec into w (selectors already copied). */
 static void keep_spec(gp__wl *w, const gp_workload_spec *in) {
     gp__wspec *s = &w->spec;
-    s->id = in->id;
-    s->kind = in->kind;
-    s->priority = in->priority;
-    s->preemptible = in->preemptible;
-    s->min_runtime = in->min_runtime;
-    s->tasks = in->tasks;
-    s->min_tasks = in->min_tasks;
-    s->same_domain = in->same_domain;
-    s->submitted = in->submitted;
-    s->on_preempt = in->on_preempt;
-    s->req.gpu = in->req.gpu;
-    s->req.gpus = in->req.gpus;
-    s->req.gpu_milli = in->req.gpu_milli;
-    s->req.gpu_mem = in->req.gpu_mem;
+#define KEEP(type, name)     s->name = in->name;
+#define KEEP_REQ(type, name) s->req.name = in->req.name;
+    GP__WSPEC_KEPT(KEEP)
+    GP__TREQ_KEPT(KEEP_REQ)
+#undef KEEP
+#undef KEEP_REQ
     memcpy(s->req.mig_profile, in->req.mig_profile, sizeof s->req.mig_profile);
-    s->req.cpu_milli = in->req.cpu_milli;
-    s->req.mem_bytes = in->req.mem_bytes;
-    s->req.nmodels = in->req.nmodels;
-    s->req.nselectors = in->req.nselectors;
 }
 
 /* Fills the derived fields of a new workload from its spec. */
