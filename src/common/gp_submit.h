@@ -6,13 +6,13 @@
  * required, the flag of `gpupool submit` that sets it (NULL: none), its
  * type, its range, the word the CLI's help and messages use for its value,
  * the unit of an amount, and a sentence of documentation. From it come the
- * daemon's list of known fields and the order and typing of its parse
- * (src/daemon/request.c), the CLI's submit flags (src/cli/cmd-workloads.c)
- * and the field table of docs/api.md (gp_submit_doc_table; checked by
- * tests/common/test-submit-fields.sh, which also holds the console's form,
- * the CLI's help and its shell completion to these names). Fields are
- * validated in the order listed: a later field may rely on an earlier one
- * (min_gang on gang, gpu_compute on gpu).
+ * daemon's list of known fields and the order, typing and ranges of its
+ * parse (src/daemon/request.c, through gp_submit_out_of_range), the CLI's
+ * submit flags (src/cli/cmd-workloads.c) and the field table of docs/api.md
+ * (gp_submit_doc_table; checked by tests/common/test-submit-fields.sh, which
+ * also holds the console's form, the CLI's help and its shell completion to
+ * these names). Fields are validated in the order listed: a later field may
+ * rely on an earlier one (min_gang on gang, gpu_compute on gpu).
  *
  * Ranges are in the field's unit as the daemon holds it: milli for an
  * amount with decimals (gpu 1000 is one GPU), bytes, milliseconds, whole
@@ -149,6 +149,13 @@ extern const gp_submit_field gp_submit_fields[GP_SUBMIT_NFIELDS];
 
 /* The field whose JSON name is name, or NULL. */
 const gp_submit_field *gp_submit_find(const char *name);
+
+/* Whether x, a value of number field f in its unit, is outside f's range:
+ * 1 with why saying so in the words of docs/api.md's table, without the
+ * field's name ("1.5 of the GPU's time is outside 0.01 to 1", "1d1h is
+ * outside 0s to 1d", "must be above 0" for a lo of 1); 0 if it is within, or
+ * f is not a number. The daemon checks every number field so. */
+int gp_submit_out_of_range(const gp_submit_field *f, int64_t x, char *why, size_t len);
 
 /* Writes the field table of docs/api.md ("Submitting a workload"). */
 void gp_submit_doc_table(FILE *f);

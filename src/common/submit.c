@@ -46,12 +46,16 @@ static void format_bound(const gp_submit_field *f, int64_t v, char *buf, size_t 
     }
 }
 
+static int is_number(const gp_submit_field *f) {
+    return f->type == GP_SUBMIT_MILLI || f->type == GP_SUBMIT_SIZE ||
+           f->type == GP_SUBMIT_DURATION || f->type == GP_SUBMIT_INT;
+}
+
 /* The range of a number field ("" for the others and for no bound). */
 static void range_words(const gp_submit_field *f, char *buf, size_t len) {
     char lo[32], hi[32];
     buf[0] = '\0';
-    if (f->type != GP_SUBMIT_MILLI && f->type != GP_SUBMIT_SIZE && f->type != GP_SUBMIT_DURATION &&
-        f->type != GP_SUBMIT_INT)
+    if (!is_number(f))
         return;
     format_bound(f, f->lo, lo, sizeof lo);
     format_bound(f, f->hi, hi, sizeof hi);
@@ -61,6 +65,23 @@ static void range_words(const gp_submit_field *f, char *buf, size_t len) {
         snprintf(buf, len, "above 0");
     else if (f->lo > 0)
         snprintf(buf, len, "%s or more", lo);
+}
+
+int gp_submit_out_of_range(const gp_submit_field *f, int64_t x, char *why, size_t len) {
+    if (!is_number(f) || (x >= f->lo && x <= f->hi))
+        return 0;
+    char v[32], lo[32], range[80];
+    format_bound(f, x, v, sizeof v);
+    format_bound(f, f->lo, lo, sizeof lo);
+    range_words(f, range, sizeof range);
+    const char *sp = f->unit[0] ? " " : "";
+    if (x < f->lo && f->lo == 1)
+        snprintf(why, len, "must be above 0");
+    else if (f->hi == GP_SUBMIT_NO_MAX)
+        snprintf(why, len, "%s%s%s is below %s", v, sp, f->unit, lo);
+    else
+        snprintf(why, len, "%s%s%s is outside %s", v, sp, f->unit, range);
+    return 1;
 }
 
 void gp_submit_doc_table(FILE *f) {

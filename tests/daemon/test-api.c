@@ -116,6 +116,40 @@ START_TEST(test_bad_input_changes_nothing) {
 }
 END_TEST
 
+/* A number field's range is the list's (GP_SUBMIT_FIELDS), checked by its
+ * type and said in the words of docs/api.md's table, in the field's unit:
+ * each field checked its own bounds in words of its own. */
+START_TEST(test_number_ranges) {
+    static const struct {
+        const char *given, *message;
+    } cases[] = {
+        {"\"gpu\":0", "gpu: must be above 0"},
+        {"\"gpu\":17", "gpu: 17 GPUs is outside 0.001 to 16"},
+        {"\"gpu_memory\":\"0G\"", "gpu_memory: must be above 0"},
+        {"\"gpu\":0.5,\"gpu_compute\":1.5",
+         "gpu_compute: 1.5 of the GPU's time is outside 0.01 to 1"},
+        {"\"cpu\":1000001", "cpu: 1000001 CPUs is outside 0 to 1000000"},
+        {"\"gang\":257", "gang: 257 is outside 1 to 256"},
+        {"\"grace\":\"25h\"", "grace: 1d1h is outside 0s to 1d"},
+    };
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char body[256];
+        json_t *out = NULL;
+        snprintf(body, sizeof body, "{\"project\":\"a1\",\"command\":[\"true\"],%s}",
+                 cases[i].given);
+        ck_assert_int_eq(gpd_call(&t, t.admin, "POST", "/api/v1/workloads", body, &out), 400);
+        json_t *err = json_object_get(out, "error");
+        ck_assert_str_eq(json_string_value(json_object_get(err, "message")), cases[i].message);
+        json_decref(out);
+    }
+    ck_assert_int_eq(count_workloads(&t), 0);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 /* The variables gpupool sets are one list (common/gp_env.h): a request may
  * not give GPUPOOL_* or CUDA_VISIBLE_DEVICES, and may give its own
  * LD_PRELOAD, which the executor keeps behind the interposer (the daemon once
@@ -817,6 +851,7 @@ END_TEST
 
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_bad_input_changes_nothing);
+    tcase_add_test(tc, test_number_ranges);
     tcase_add_test(tc, test_reserved_environment);
     tcase_add_test(tc, test_environment_bounded);
     tcase_add_test(tc, test_pending_per_user_bounded);
