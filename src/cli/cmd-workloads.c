@@ -25,10 +25,12 @@ static json_t *collection(json_t *b, const gp_submit_field *f) {
 }
 
 /* Sets field f of the request body b from its flag's value v (NULL for a
- * bare flag). Numbers are checked by the one parser before anything is
- * sent, and sent as typed. Returns an exit code. */
+ * bare flag). Numbers are checked by the one parser and against the list's
+ * range, as the daemon checks them, before anything is sent, and sent as
+ * typed. Returns an exit code. */
 static int submit_flag(const char *what, json_t *b, const gp_submit_field *f, const char *v) {
-    int64_t x;
+    int64_t x = 0;
+    char why[128];
     int rc = EXIT_OK;
     const char *eq;
     switch (f->type) {
@@ -69,6 +71,8 @@ static int submit_flag(const char *what, json_t *b, const gp_submit_field *f, co
         json_object_set_new(b, f->name, json_string(v));
         break;
     }
+    if (rc == EXIT_OK && gp_submit_out_of_range(f, x, why, sizeof why))
+        rc = cli_usage(what, "%s: %s", f->flag, why);
     return rc;
 }
 

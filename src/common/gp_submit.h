@@ -154,7 +154,7 @@ const gp_submit_field *gp_submit_find(const char *name);
  * 1 with why saying so in the words of docs/api.md's table, without the
  * field's name ("1.5 of the GPU's time is outside 0.01 to 1", "1d1h is
  * outside 0s to 1d", "must be above 0" for a lo of 1); 0 if it is within, or
- * f is not a number. The daemon checks every number field so. */
+ * f is not a number. The daemon's check and gpupool submit's. */
 int gp_submit_out_of_range(const gp_submit_field *f, int64_t x, char *why, size_t len);
 
 /* Writes the field table of docs/api.md ("Submitting a workload"). */

@@ -35,6 +35,10 @@ tap_ok "--gpu -1 is refused, repeating it" \
 tap_ok "--gpu 1.5 is refused" typed 2 'neither a fraction' submit --project p --gpu 1.5 -- true
 tap_ok "--memory 12Q is refused" typed 2 '"12Q" is not a size' submit --project p --memory 12Q -- true
 tap_ok "--grace soon is refused" typed 2 '"soon" is not a duration' submit --project p --grace soon -- true
+# A size's and a duration's range are checked before sending, as a number's.
+tap_ok "--grace 25h is refused, naming the range" \
+    typed 2 '\-\-grace: 1d1h is outside 0s to 1d' submit --project p --grace 25h -- true
+tap_ok "--gpu-memory 0 is refused" typed 2 '\-\-gpu-memory: must be above 0' submit --project p --gpu-memory 0 -- true
 tap_ok "queue --weight 1.5 is refused" typed 2 '\-\-weight: "1.5"' queue create x --weight 1.5
 tap_ok "queue --deserved two is refused" typed 2 '\-\-deserved: "two"' queue create x --deserved two
 tap_ok "describe abc is refused" typed 2 'workload id: "abc"' describe abc
