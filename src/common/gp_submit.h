@@ -31,6 +31,9 @@
 /* The most CPU one task may ask for (milli-CPU), and a project's default_cpu
  * give it. */
 #define GP_SUBMIT_CPU_MAX INT64_C(1000000000)
+/* The most whole GPUs one task may ask for: no node has more
+ * (GP_MAX_GPUS_PER_NODE, which request.c holds it to). */
+#define GP_SUBMIT_GPUS_MAX 16
 /* A workload's priority within its project is -max..max. */
 #define GP_SUBMIT_PRIORITY_MAX 1000
 /* The grace period between the checkpoint signal and the kill: its default
@@ -77,8 +80,11 @@ typedef enum gp_submit_type {
     X(run_as, 0, NULL, GP_SUBMIT_STRING, 0, 0, "USER", "",                                         \
       "the Unix user it runs as: written by the daemon from the token; a request that gives it "   \
       "is refused")                                                                                \
-    X(gpu, 0, "--gpu", GP_SUBMIT_MILLI, 1, 16000, "N", "GPUs",                                     \
-      "whole GPUs (`1`, `2`, ... up to 16) or a fraction of one (`0.25`, `\"0.5\"`)")              \
+    X(gpu, 0, "--gpu", GP_SUBMIT_MILLI, 1, GP_SUBMIT_GPUS_MAX * 1000, "N", "GPUs",                 \
+      "whole GPUs (`1`, `2`, ... up to " GP_STR(                                                   \
+          GP_SUBMIT_GPUS_MAX) ") or a fraction of one "                                            \
+                              "(`0.25`, `\"0.5\"`); more GPUs than one node has are a gang of "    \
+                              "tasks (`gang`)")                                                    \
     X(gpu_memory, 0, "--gpu-memory", GP_SUBMIT_SIZE, 1, GP_SUBMIT_NO_MAX, "SIZE", "",              \
       "an amount of one GPU's memory, e.g. `\"20G\"` (instead of `gpu`)")                          \
     X(mig, 0, "--mig", GP_SUBMIT_STRING, 0, 0, "PROFILE", "",                                      \

@@ -328,6 +328,11 @@ static int one_gpu_request(json_t *body, gpd__err *e) {
     return 0;
 }
 
+/* The list's bound on whole GPUs, which parse_typed checked, is the
+ * engine's. */
+_Static_assert(GP_SUBMIT_GPUS_MAX <= GP_MAX_GPUS_PER_NODE,
+               "a task may not ask for more GPUs than a node can have");
+
 static int parse_gpu(const field_in *in, gpd__request *r, gpd__err *e) {
     int64_t m = in->x;
     gp_task_req *q = &r->spec.req;
@@ -340,13 +345,6 @@ static int parse_gpu(const field_in *in, gpd__request *r, gpd__err *e) {
     } else if (m % GP_MILLI != 0) {
         return gpd__fail(e, GP_EINVAL, "gpu",
                          "gpu: %s is neither a whole number of GPUs nor a fraction below 1", b);
-    } else if (m / GP_MILLI > GP_MAX_GPUS_PER_NODE) {
-        /* The list's bound is meant to be the engine's, which gp_submit.h
-         * cannot name: this holds them together. */
-        return gpd__fail(e, GP_EINVAL, "gpu",
-                         "gpu: %lld GPUs per task is more than any node can have (%d); use "
-                         "gang for more tasks",
-                         (long long)(m / GP_MILLI), GP_MAX_GPUS_PER_NODE);
     } else {
         q->gpu = GP_GPU_WHOLE;
         q->gpus = (int32_t)(m / GP_MILLI);

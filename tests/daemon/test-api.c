@@ -80,7 +80,8 @@ START_TEST(test_bad_input_changes_nothing) {
                  "gpu");
     expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu_memory\":\"1T\"}",
                  400, "gpu_memory");
-    /* The engine's own checks, named by the request's fields. */
+    /* The list's bound (99 GPUs), then the engine's own checks (no V100 in the
+     * pool, no such project, a department), each named by the request's field. */
     expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":99}", 400,
                  "gpu");
     expect_error(&t, "POST", W, "{\"project\":\"a1\",\"command\":[\"true\"],\"models\":[\"V100\"]}",
