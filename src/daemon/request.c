@@ -500,11 +500,18 @@ static int parse_checkpoint_signal(const field_in *in, gpd__request *r, gpd__err
     return 0;
 }
 
+/* The eviction modes, as a sentence's list ("pause, checkpoint or requeue"). */
+static const char *modes_or(char *buf, size_t len) {
+    static const char *const modes[] = {GP_ON_PREEMPT_MODES(GP_ENUM_NAME_OF)};
+    return gp_names_or(buf, len, modes, GP_ON_PREEMPT_COUNT);
+}
+
 static int parse_on_preempt(const field_in *in, gpd__request *r, gpd__err *e) {
     gp_on_preempt m;
+    char list[64];
     if (!json_is_string(in->v) || gp_on_preempt_parse(json_string_value(in->v), &m) < 0)
-        return gpd__fail(e, GP_EINVAL, "on_preempt",
-                         "on_preempt: must be \"pause\", \"checkpoint\" or \"requeue\"");
+        return gpd__fail(e, GP_EINVAL, "on_preempt", "on_preempt: must be %s",
+                         modes_or(list, sizeof list));
     r->spec.on_preempt = m;
     return 0;
 }
@@ -697,10 +704,11 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
         q->on_preempt = GP_ON_PREEMPT_CHECKPOINT;
         q->on_preempt_set = 0;
     } else if (v) {
+        char list[64];
         if (!json_is_string(v) || gp_on_preempt_parse(json_string_value(v), &q->on_preempt) < 0)
             return gpd__fail(e, GP_EINVAL, "on_preempt",
-                             "on_preempt: must be \"pause\", \"checkpoint\", \"requeue\" or "
-                             "null (its parent's)");
+                             "on_preempt: must be %s, or null (its parent's)",
+                             modes_or(list, sizeof list));
         q->on_preempt_set = 1;
     }
     if ((v = json_object_get(body, "idle_gpu_timeout")) &&
