@@ -19,7 +19,7 @@
     XX(NOTFOUND, 5, "no such workload, queue or token")                                            \
     XX(INVALID, 6, "the server rejected the request as invalid")                                   \
     XX(CONFLICT, 7, "not possible in the object's current state")                                  \
-    XX(SERVER, 8, "the server failed (store full or read-only, internal error)")                   \
+    XX(SERVER, 8, "the server failed: its store full or read-only, an internal error")             \
     XX(FAILED, 9, "the workload waited for ended in failure")
 
 enum {

@@ -11,9 +11,14 @@
 
 help=$("$GP" help exit-codes)
 doc=$(sed -n '/^## Exit codes/,/^$/p;/^| [0-9] |/p' docs/cli.md)
+man=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH/p' contrib/gpupool.1 | tr '\n' ' ')
 for n in 0 1 2 3 4 5 6 7 8 9; do
     tap_ok "code $n is in gpupool help exit-codes" contains "$help" "^  $n  "
-    tap_ok "code $n is in docs/cli.md" contains "$doc" "^| $n |"
+    # The doc's meaning is the help's, with the HTTP status or the commands
+    # it comes from (code 9 had been "reserved" in the doc while in use).
+    said=$(printf '%s\n' "$help" | sed -n "s/^  $n  //p")
+    tap_ok "code $n is in docs/cli.md, as the help says it" contains "$doc" "^| $n | $said"
+    tap_ok "code $n is in the man page" contains "$man" "[;S] $n [a-z]"
     tap_ok "code $n is in src/cli/cli.h" grep -q "XX([A-Z]*, $n, " src/cli/cli.h
 done
 tap_is "help lists exactly ten codes" "$(printf '%s\n' "$help" | grep -c '^  [0-9]  ')" 10
