@@ -6,7 +6,8 @@
 # (`gpupoold --settings`, from config.c's list; the doc's prose had said a
 # client address holds 64 connections where the daemon allowed 128). Then
 # the settings list itself: --help names every flag of it, and a value past
-# a bound of each kind is refused naming the flag.
+# a bound of each kind is refused naming the flag; the man page names
+# every flag.
 set -u
 build=${GP_BUILD:-build}
 . tests/lib/tap.sh
@@ -30,6 +31,14 @@ for flag in $(printf '%s\n' "$settings" | sed -n 's/^| `\(--[a-z-]*\)` .*/\1/p')
     printf '%s\n' "$help" | grep -q -- "^  $flag\b" || missing="$missing $flag"
 done
 tap_is "gpupoold --help names every setting" "$missing" ""
+
+# The man page names every setting, and no flag gpupoold lacks (it gave
+# defaults of its own, one of them wrong: 64 connections per address).
+man=$(sed -n '/^\.SH OPTIONS/,/^\.SH FILES/p' contrib/gpupoold.8 | sed 's/\\-/-/g' |
+    grep -oE -- '--[a-z][a-z-]*' | sort -u)
+flags=$( (printf '%s\n' "$settings" | sed -n 's/^| `\(--[a-z-]*\)` .*/\1/p'
+    printf '%s\n' --config --routes --settings --help) | sort -u)
+tap_ok "contrib/gpupoold.8 names every flag of gpupoold, and no other" same_lines "$man" "$flags"
 
 # A bound of each kind, one past it: refused with the flag's name, before
 # anything is started (exit status 2, no data directory made).
