@@ -7,7 +7,8 @@
 # client address holds 64 connections where the daemon allowed 128). Then
 # the settings list itself: --help names every flag of it, and a value past
 # a bound of each kind is refused naming the flag; the man page names
-# every flag.
+# every flag; the shipped configuration file's commented defaults are the
+# defaults.
 set -u
 build=${GP_BUILD:-build}
 . tests/lib/tap.sh
@@ -39,6 +40,17 @@ man=$(sed -n '/^\.SH OPTIONS/,/^\.SH FILES/p' contrib/gpupoold.8 | sed 's/\\-/-/
 flags=$( (printf '%s\n' "$settings" | sed -n 's/^| `\(--[a-z-]*\)` .*/\1/p'
     printf '%s\n' --config --routes --settings --help) | sort -u)
 tap_ok "contrib/gpupoold.8 names every flag of gpupoold, and no other" same_lines "$man" "$flags"
+
+# The shipped configuration file shows some defaults as commented lines
+# ("# period = 2s"): each is the default.
+wrong=""
+while read -r key value; do
+    default=$(printf '%s\n' "$settings" | sed -n "s/^| \`--$key\` | [^|]* | \`\([^\`]*\)\` |.*/\1/p")
+    [ "$default" = "$value" ] || wrong="$wrong $key = $value (the default: $default)"
+done <<EOF
+$(sed -n 's/^# \([a-z-]*\) = \(.*\)$/\1 \2/p' contrib/gpupoold.conf)
+EOF
+tap_is "contrib/gpupoold.conf's commented defaults are the defaults" "$wrong" ""
 
 # A bound of each kind, one past it: refused with the flag's name, before
 # anything is started (exit status 2, no data directory made).
