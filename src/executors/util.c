@@ -82,3 +82,14 @@ int gpx__exec_lookup_user(const char *run_as, int allow_root, const char *where,
     }
     return 0;
 }
+
+void gpx__exec_user_mode(char *out, size_t len, const char *unit, const char *how, int allow_root,
+                         const char *self, uid_t uid) {
+    if (geteuid() == 0)
+        gpx__exec_fmt(out, len, "each %s runs as its token's Unix user (%s); root workloads %s",
+                      unit, how, allow_root ? "ALLOWED" : "refused");
+    else
+        gpx__exec_fmt(out, len,
+                      "single-user mode: gpupoold is not root, so every %s runs as %s (uid %d)",
+                      unit, self, (int)uid);
+}

@@ -57,4 +57,14 @@ int gpx__exec_lookup_user(const char *run_as, int allow_root, const char *where,
 void gpx__exec_user_strings(const struct passwd *pw, char *name, size_t nlen, char *home,
                             size_t hlen, char *shell, size_t slen);
 
+/*
+ * Writes describe's identity sentence, the one wording of who a task runs as
+ * for every executor. As root: each unit (a "task", a "job") runs as its
+ * token's Unix user, by how ("own session, no new privileges"), and whether
+ * root workloads are allowed. Otherwise: single-user mode, every one runs
+ * as self (uid).
+ */
+void gpx__exec_user_mode(char *out, size_t len, const char *unit, const char *how, int allow_root,
+                         const char *self, uid_t uid);
+
 #endif /* GP_EXECUTORS_UTIL_H */

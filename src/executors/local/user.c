@@ -81,18 +81,10 @@ int gpx__user_resolve(const gpx__local *lx, const char *run_as, gpx__user *u, ch
 }
 
 void gpx__user_mode(const gpx__local *lx, char *out, size_t len) {
-    if (geteuid() == 0) {
-        gpx__exec_fmt(out, len,
-                      "each task runs as its token's Unix user (own session, no new "
-                      "privileges)%s",
-                      lx->allow_root ? "; root workloads ALLOWED" : "; root workloads refused");
-        return;
-    }
     char buf[4096];
     struct passwd pw, *res = NULL;
     const char *name =
         getpwuid_r(geteuid(), &pw, buf, sizeof buf, &res) == 0 && res != NULL ? pw.pw_name : "?";
-    gpx__exec_fmt(out, len,
-                  "single-user mode: the daemon is not root, so every task runs as %s (uid %d)",
-                  name, (int)geteuid());
+    gpx__exec_user_mode(out, len, "task", "own session, no new privileges", lx->allow_root, name,
+                        geteuid());
 }

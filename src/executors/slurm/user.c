@@ -133,17 +133,12 @@ int gpx__slurm_user_files(const gpx__slurm_user *u, const char *dir, const char 
 }
 
 void gpx__slurm_user_mode(const gpx__slurm *sx, char *out, size_t len) {
-    if (geteuid() == 0) {
-        gpx__exec_fmt(out, len,
-                      "each job runs as its token's Unix user (sbatch --uid/--gid); a step in "
-                      "gpupoold's GPU holder (a fraction%s) becomes that user with setpriv%s",
-                      sx->hold_ms > 0 ? ", or a one-GPU task with gpu_hold" : "",
-                      sx->allow_root ? "; root workloads ALLOWED" : "; root workloads refused");
-        return;
-    }
+    char how[160];
     gpx__slurm_user u;
+    gpx__exec_fmt(how, sizeof how,
+                  "sbatch --uid/--gid; a step in gpupoold's GPU holder (a fraction%s) becomes "
+                  "that user with setpriv",
+                  sx->hold_ms > 0 ? ", or a one-GPU task with gpu_hold" : "");
     gpx__slurm_user_resolve(sx, NULL, &u, NULL, 0);
-    gpx__exec_fmt(out, len,
-                  "single-user mode: gpupoold is not root, so every job runs as %s (uid %d)",
-                  u.name, (int)u.uid);
+    gpx__exec_user_mode(out, len, "job", how, sx->allow_root, u.name, u.uid);
 }
