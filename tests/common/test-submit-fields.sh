@@ -39,7 +39,7 @@ tap_ok "the console's form sends only the list's names" \
 help=$("$build/gpupool" help submit | grep -oE -- '--[a-z][a-z-]*' | grep -vx -- '--json' | sort -u)
 tap_ok "gpupool help submit offers the list's flags" same_lines "$help" "$flags"
 
-completion=$(sed -n 's/^ *submit) COMPREPLY=(\$(compgen -W "\([^"]*\)".*/\1/p' contrib/gpupool.bash-completion |
+completion=$(sed -n 's/^ *local submit="\(.*\)"$/\1/p' contrib/gpupool.bash-completion |
     tr ' ' '\n' | grep -vx -e '--json' -e '--' | sort -u)
 tap_ok "the shell completion offers the list's flags" same_lines "$completion" "$flags"
 
