@@ -5,7 +5,8 @@
 # values of --state, --role, --kind, --by and --on-preempt from the daemon's
 # lists (enum-names). The script had drifted: it offered none of run, attach,
 # exec, port-forward, notebook and export, neither list's --sort and --cursor
-# nor token's --unix-user, and no state paused.
+# nor token's --unix-user, and no state paused. The man page and
+# docs/cli.md must name every command too (the man page lacked six).
 set -u
 build=${GP_BUILD:-build}
 . tests/lib/tap.sh
@@ -47,6 +48,20 @@ top=$(offered '""' | grep -v '^-')
 tap_ok "the script offers every command, and help" same_lines "$top" "$(printf '%s\nhelp\n' "$table" | sort -u)"
 tap_ok "help is offered every command's help" same_lines "$(offered help)" \
     "$(printf '%s\nconfig\nexit-codes\n' "$table" | grep -vx ls | sort -u)"
+
+# The man page and docs/cli.md's summary name every command.
+man=$(sed -n '/^\.SH COMMANDS/,/^\.SH ENVIRONMENT/p' contrib/gpupool.1 | sed -n 's/^\.B //p' |
+    sed 's/\\-/-/g; s/\[[^]]*\]//g' | tr ',|' '\n\n' | sed -n 's/^ *\([a-z][a-z-]*\).*/\1/p')
+missing=""
+for c in $(printf '%s\n' "$table" | grep -vx ls); do
+    printf '%s\n' "$man" | grep -qxF "$c" || missing="$missing $c"
+done
+tap_is "contrib/gpupool.1 names every command" "$missing" ""
+missing=""
+for c in $(printf '%s\n' "$table" | grep -vx ls); do
+    grep -q "^    gpupool $c\b\|^    gpupool [a-z|]*\b$c\b" docs/cli.md || missing="$missing $c"
+done
+tap_is "docs/cli.md's summary names every command" "$missing" ""
 
 # Each command's flags: all that its help names, and no other but --json
 # and -- (and submit's, for run and notebook, which take a submission's).
