@@ -239,6 +239,9 @@ uint64_t gpd__guard_expired(gpd__guard *g);
 /* Prints the route table as a Markdown table. */
 void gpd__http_print_routes(void);
 
+/* Prints the map from error codes to HTTP status as a Markdown table. */
+void gpd__http_print_errors(void);
+
 /* Sets out to a JSON answer (takes ownership of j). */
 int gpd__reply_json(gpd__resp *out, int status, json_t *j);
 

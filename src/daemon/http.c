@@ -67,41 +67,61 @@ void gpd__http_print_routes(void) {
     }
 }
 
-/* The one map from GP_E* codes to HTTP status. */
+/* The one map from GP_E* codes to HTTP status: X(code, status, when), in
+ * docs/api.md's order ("Errors" is what gpupoold --errors prints); every
+ * other code, a failed system call's among them, is 500. */
+#define HTTP_STATUSES(X)                                                                           \
+    X(GP_EINVAL, 400, "")                                                                          \
+    X(GP_EPARSE, 400, "")                                                                          \
+    X(GP_ERANGE, 400, "")                                                                          \
+    X(GP_EAUTH, 401, "")                                                                           \
+    X(GP_EPERM, 403, "")                                                                           \
+    X(GP_ENOENT, 404, "")                                                                          \
+    X(GP_ENOTFOUND, 404, "405 for a known path with another method")                               \
+    X(GP_EEXIST, 409, "")                                                                          \
+    X(GP_EBUSY, 409, "")                                                                           \
+    X(GP_ESTATE, 409, "")                                                                          \
+    X(GP_ECONFLICT, 409, "")                                                                       \
+    X(GP_ELIMIT, 413, "a body over 1 MiB")                                                         \
+    X(GP_ETOOMANY, 429, "a user's pending workloads past --max-pending-per-user")                  \
+    X(GP_EROFS, 503, "the store cannot be written")                                                \
+    X(GP_EAGAIN, 503, "try again")                                                                 \
+    X(GP_ENOSPC, 507, "the store's disk is full")                                                  \
+    X(GP_ENOTSUP, 501, "")                                                                         \
+    X(GP_ETIMEDOUT, 504, "")
+
+static const struct {
+    int code, status;
+    const char *when;
+} statuses[] = {
+#define STATUS_ROW_(code, status, when) {code, status, when},
+    HTTP_STATUSES(STATUS_ROW_)
+#undef STATUS_ROW_
+};
+#define NSTATUSES (sizeof statuses / sizeof statuses[0])
+
 static int http_status(int code) {
-    switch (code) {
-    case GP_EINVAL:
-    case GP_EPARSE:
-    case GP_ERANGE:
-        return MHD_HTTP_BAD_REQUEST;
-    case GP_EAUTH:
-        return MHD_HTTP_UNAUTHORIZED;
-    case GP_EPERM:
-        return MHD_HTTP_FORBIDDEN;
-    case GP_ENOENT:
-    case GP_ENOTFOUND:
-        return MHD_HTTP_NOT_FOUND;
-    case GP_EEXIST:
-    case GP_EBUSY:
-    case GP_ESTATE:
-    case GP_ECONFLICT:
-        return MHD_HTTP_CONFLICT;
-    case GP_ELIMIT:
-        return MHD_HTTP_CONTENT_TOO_LARGE;
-    case GP_ETOOMANY:
-        return MHD_HTTP_TOO_MANY_REQUESTS;
-    case GP_ENOSPC:
-        return MHD_HTTP_INSUFFICIENT_STORAGE;
-    case GP_EROFS:
-    case GP_EAGAIN:
-        return MHD_HTTP_SERVICE_UNAVAILABLE;
-    case GP_ENOTSUP:
-        return MHD_HTTP_NOT_IMPLEMENTED;
-    case GP_ETIMEDOUT:
-        return MHD_HTTP_GATEWAY_TIMEOUT;
-    default:
-        return MHD_HTTP_INTERNAL_SERVER_ERROR;
+    for (size_t i = 0; i < NSTATUSES; i++)
+        if (statuses[i].code == code)
+            return statuses[i].status;
+    return MHD_HTTP_INTERNAL_SERVER_ERROR;
+}
+
+void gpd__http_print_errors(void) {
+    printf("| code | status |\n|---|---|\n");
+    for (size_t i = 0; i < NSTATUSES;) {
+        /* One row for the codes of one status, with what they mean. */
+        size_t j = i;
+        printf("| ");
+        for (; j < NSTATUSES && statuses[j].status == statuses[i].status; j++)
+            printf("%s%s%s%s%s", j > i ? ", " : "", gp_err_name(statuses[j].code),
+                   statuses[j].when[0] ? " (" : "", statuses[j].when,
+                   statuses[j].when[0] ? ")" : "");
+        printf(" | %d |\n", statuses[i].status);
+        i = j;
     }
+    printf("| others, among them a failed system call (`code` is its errno's name, e.g. "
+           "`EACCES`) | 500 |\n");
 }
 
 int gpd__reply_json(gpd__resp *out, int status, json_t *j) {

@@ -36,6 +36,8 @@ static void usage(void) {
           "                           lines ('#' starts a comment), where a switch takes\n"
           "                           yes or no\n"
           "  --routes                 print the API route table and exit\n"
+          "  --errors                 print the API's error codes and their HTTP status\n"
+          "                           and exit\n"
           "  --settings               print this list as a Markdown table and exit\n"
           "  --help                   this text\n"
           "\n"
@@ -56,6 +58,10 @@ static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t e
         }
         if (strcmp(a, "--routes") == 0) {
             gpd__http_print_routes();
+            exit(0);
+        }
+        if (strcmp(a, "--errors") == 0) {
+            gpd__http_print_errors();
             exit(0);
         }
         if (strcmp(a, "--settings") == 0) {
