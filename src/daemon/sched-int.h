@@ -36,6 +36,17 @@ typedef struct task_rt {
     char detail[128];
 } task_rt;
 
+/* A hold on launches after the executor's GP_EAGAIN: until `until`, no
+ * launch it covers is asked of the executor, each taken as deferred for the
+ * same reason (why), so that a controller out of reach costs one try per
+ * hold, not one per workload; it doubles with each GP_EAGAIN in a row (n;
+ * 1 s ... 30 s), and a launch that succeeds ends the run. */
+typedef struct gpd__launch_hold {
+    int64_t until;
+    int n;
+    char why[256];
+} gpd__launch_hold;
+
 /* A workload whose tasks were launched: STARTING, RUNNING or STOPPING. */
 typedef struct active {
     uint64_t id;
@@ -60,6 +71,7 @@ typedef struct active {
     int64_t relaunch_at;
     int launch_fails;
     int64_t launch_failing_ms;
+    int64_t held_until; /* the end of the launch hold its last try met */
     /* Interactive workloads (sched-idle.c): when it began to run and when
      * its GPUs were last seen busy (or their use unknown). */
     int interactive;
@@ -123,14 +135,13 @@ struct gpd__sched {
      * only). */
     char (*reap_later)[GP_HANDLE_MAX];
     size_t nreap, capreap;
-    /* The executor's last GP_EAGAIN on a launch (loop thread only): until
-     * hold_until no launch is asked of it, each taken as deferred for the
-     * same reason, so that a controller out of reach costs one try per
-     * hold, not one per workload; the hold doubles with each GP_EAGAIN in
-     * a row (1 s ... 30 s), and a launch that succeeds ends the run. */
-    int64_t launch_hold_until;
-    int launch_holds;
-    char launch_hold_why[256];
+    /* Holds on launches after the executor's GP_EAGAIN (loop thread only):
+     * hold_all over every launch, set by a launch without a terminal (a
+     * fork failed: the host is out of processes or memory for now), and
+     * hold_tty over the launches with a terminal, set by theirs (which may
+     * also be the host out of pseudo-terminals, which any tenant's tasks can
+     * use up: that holds no batch work). */
+    gpd__launch_hold hold_all, hold_tty;
     /* Loop control: the loop takes commands, the pause worker's outcomes
      * and wake-ups from its inbox, in the order they came; closing the
      * inbox stops it. */

@@ -358,22 +358,29 @@ static int64_t launch_backoff_ms(int n) {
 
 int gpd__loop_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__request *r,
                          char *err, size_t errlen) {
+    gpd__launch_hold *own = r->tty ? &s->hold_tty : &s->hold_all;
     for (int t = 0; t < a->ntasks; t++) {
         if (a->tasks[t].handle[0])
             continue;
         int64_t now = gpd__now_ms();
-        if (now < s->launch_hold_until) {
-            snprintf(err, errlen, "%s", s->launch_hold_why);
+        /* The hold in force over this launch that ends last. */
+        const gpd__launch_hold *h = &s->hold_all;
+        if (r->tty && s->hold_tty.until > h->until)
+            h = &s->hold_tty;
+        if (now < h->until) {
+            snprintf(err, errlen, "%s", h->why);
+            a->held_until = h->until;
             return GP_EAGAIN;
         }
         int rc =
             launch_task(s, w, r, t, a->attempt, a->ntasks, &a->tasks[0], &a->tasks[t], err, errlen);
         if (rc == GP_EAGAIN) {
-            s->launch_holds++;
-            s->launch_hold_until = now + launch_backoff_ms(s->launch_holds);
-            snprintf(s->launch_hold_why, sizeof s->launch_hold_why, "%.200s", err);
+            own->n++;
+            own->until = now + launch_backoff_ms(own->n);
+            snprintf(own->why, sizeof own->why, "%.200s", err);
+            a->held_until = own->until;
         } else if (rc == 0) {
-            s->launch_holds = 0;
+            own->n = 0;
         }
         if (rc < 0)
             return rc;
@@ -394,11 +401,11 @@ static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, in
         if (a->launch_fails++ == 0)
             a->launch_failing_ms = now;
         int64_t wait = launch_backoff_ms(a->launch_fails);
-        /* Not before the executor's hold (gpd__loop_launch_all), which
-         * a launch that took a while set from a later clock than now:
-         * a try made before it ends is refused unmade, a deferral more. */
-        if (now + wait < s->launch_hold_until)
-            wait = s->launch_hold_until - now;
+        /* Not before the hold it met (gpd__loop_launch_all), which a
+         * launch that took a while set from a later clock than now: a try
+         * made before it ends is refused unmade, a deferral more. */
+        if (now + wait < a->held_until)
+            wait = a->held_until - now;
         a->relaunch_at = now + wait;
         gp_format_duration(wait, d, sizeof d);
         snprintf(msg, sizeof msg, "attempt %d not launched yet (%s); trying again in %s",

@@ -85,6 +85,23 @@ tap_ok "pty: the reason is the terminal's" sh -c \
 tap_is "pty: its command ran once" "$(cat "$TMP/runs-pty")" ran
 tap_ok "pty: nothing of it is left once it is reaped" wait_until 30 no_trace "$D" "$id"
 
+# Terminals that keep failing hold only the launches that need one: a batch
+# workload submitted meanwhile starts at once (it waited on the terminals'
+# hold before, so that a tenant using up the host's pseudo-terminals held
+# every tenant's batch work).
+echo "1000 supervisor 28" >"$P"
+tid=$(api POST /api/v1/workloads "{\"project\":\"proj\",\"gpu\":0.5,
+\"tty\":true,\"command\":[\"sleep\",\"600\"]}" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+tap_ok "pty: a launch whose terminal keeps failing is tried again" wait_until 60 deferred_twice "$tid"
+bid=$(sub true)
+tap_ok "pty: a batch workload submitted meanwhile runs" wait_until 30 is_state "$bid" succeeded
+tap_is "pty: without waiting on the terminals' hold" "$(deferred "$bid")" 0
+tap_is "pty: the interactive one still waits for its terminal" "$(state_of "$tid")" starting
+echo "0 supervisor 28" >"$P"
+$GP delete "$tid" >/dev/null
+tap_ok "pty: deleted while its launch waits" wait_until 30 is_state "$tid" deleted
+tap_ok "pty: nothing of it is left" wait_until 30 no_trace "$D" "$tid"
+
 # ENOMEM is as transient as EAGAIN; while the fork keeps failing, nothing of
 # the failed tries is there between them, and deleting the workload leaves
 # nothing either.
