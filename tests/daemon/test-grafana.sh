@@ -12,8 +12,12 @@ DASH=contrib/grafana/gpupool-dashboard.json
 D=$TMP/grafana
 mkdir -p "$D"
 tap_ok "gpupoold starts" gpd_start "$D" --usage-period 200ms
-sleep 0.5
-curl -s -H "Authorization: Bearer $GPUPOOL_TOKEN" "$GPUPOOL_SERVER/metrics" >"$TMP/metrics"
+# The families of the last usage sample are there once one was taken.
+scrape() {
+    curl -s -H "Authorization: Bearer $GPUPOOL_TOKEN" "$GPUPOOL_SERVER/metrics" >"$TMP/metrics" &&
+        grep -q '^# TYPE gpupool_gpu_busy_ratio ' "$TMP/metrics"
+}
+tap_ok "a usage sample is taken" wait_until 30 scrape
 sed -n 's/^# TYPE \([a-z_0-9]*\) histogram$/\1_bucket\n\1_sum\n\1_count/p; s/^# TYPE \([a-z_0-9]*\) .*/\1/p' \
     "$TMP/metrics" | sort -u >"$TMP/exported"
 tap_ok "gpupoold exports metrics" test -s "$TMP/exported"
