@@ -95,11 +95,12 @@ static int quota_flags(int argc, char **argv, int start, json_t *b, int create) 
                 json_object_set_new(b, "reclaim_grace_max", json_string(v));
         } else if (FLAG("--on-preempt")) {
             /* inherit: none of its own, its parent's. */
-            if (strcmp(v, "pause") != 0 && strcmp(v, "checkpoint") != 0 &&
-                strcmp(v, "requeue") != 0 && strcmp(v, "inherit") != 0)
-                return cli_usage(
-                    "queue", "--on-preempt: \"%s\" is not pause, checkpoint, requeue or inherit",
-                    v);
+            static const char *const modes[] = {GP_ON_PREEMPT_MODES(GP_ENUM_NAME_OF) "inherit"};
+            const int n = (int)(sizeof modes / sizeof *modes);
+            char list[80];
+            if (gp_name_index(modes, n, v) < 0)
+                return cli_usage("queue", "--on-preempt: \"%s\" is not %s", v,
+                                 gp_names_or(list, sizeof list, modes, n));
             json_object_set_new(b, "on_preempt",
                                 strcmp(v, "inherit") == 0 ? json_null() : json_string(v));
         } else if (FLAG("--idle-gpu-timeout")) {

@@ -28,4 +28,20 @@
 #define GP_QUEUE_SESSION_BOUND_MIN_S 10
 #define GP_QUEUE_SESSION_BOUND_MAX_D 365
 
+/* The resources that quotas are kept in, as requests and the API name them
+ * (the engine declares gp_resource from it). */
+#define GP_RESOURCES(XX)                                                                           \
+    XX(GP_RES_GPU, "gpu")    /* milli-GPU */                                                       \
+    XX(GP_RES_CPU, "cpu")    /* milli-CPU */                                                       \
+    XX(GP_RES_MEM, "memory") /* bytes of host memory */
+
+/* How a workload is evicted (docs/engine.md, "Eviction modes"): a
+ * submission's on_preempt and a queue's default (the engine declares
+ * gp_on_preempt from it; gpupool queue takes these and inherit). */
+#define GP_ON_PREEMPT_MODES(XX)                                                                    \
+    XX(GP_ON_PREEMPT_CHECKPOINT,                                                                   \
+       "checkpoint")                     /* the checkpoint signal, a grace period, then stop */    \
+    XX(GP_ON_PREEMPT_PAUSE, "pause")     /* GPU state to host memory, frozen, resumed in place */  \
+    XX(GP_ON_PREEMPT_REQUEUE, "requeue") /* stopped at once, queued again */
+
 #endif /* GP_QUEUE_H */

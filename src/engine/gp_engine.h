@@ -69,12 +69,7 @@ typedef int64_t gp_time_ms; /* the caller's clock, in milliseconds */
 
 typedef struct gp_engine gp_engine;
 
-/* The resources that quotas are kept in, as requests and the API name them. */
-#define GP_RESOURCES(XX)                                                                           \
-    XX(GP_RES_GPU, "gpu")    /* milli-GPU */                                                       \
-    XX(GP_RES_CPU, "cpu")    /* milli-CPU */                                                       \
-    XX(GP_RES_MEM, "memory") /* bytes of host memory */
-
+/* The resources that quotas are kept in: GP_RESOURCES (common/gp_queue.h). */
 GP_NAMED_ENUM_DECLARE(gp_resource, GP_RESOURCES, GP_RES_COUNT);
 
 typedef struct gp_res {
@@ -189,13 +184,7 @@ typedef struct gp_model_quota {
     gp_quota gpu;                /* in milli-GPU of that model */
 } gp_model_quota;
 
-/* How a workload is evicted (docs/engine.md, "Eviction modes"). */
-#define GP_ON_PREEMPT_MODES(XX)                                                                    \
-    XX(GP_ON_PREEMPT_CHECKPOINT,                                                                   \
-       "checkpoint")                     /* the checkpoint signal, a grace period, then stop */    \
-    XX(GP_ON_PREEMPT_PAUSE, "pause")     /* GPU state to host memory, frozen, resumed in place */  \
-    XX(GP_ON_PREEMPT_REQUEUE, "requeue") /* stopped at once, queued again */
-
+/* How a workload is evicted: GP_ON_PREEMPT_MODES (common/gp_queue.h). */
 GP_NAMED_ENUM_DECLARE(gp_on_preempt, GP_ON_PREEMPT_MODES, GP_ON_PREEMPT_COUNT);
 
 typedef struct gp_queue_spec {
