@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/gp_queue.h"
 #include "daemon/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,15 +29,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (q.quota[r].deserved < 0 ||
                 (q.quota[r].limit != GP_UNLIMITED && q.quota[r].limit < q.quota[r].deserved))
                 __builtin_trap();
-        /* The per-task defaults: none, or within what a submission may ask. */
-        if (q.default_cpu_milli < 0 || q.default_cpu_milli > GPD__DEFAULT_CPU_MAX ||
-            q.default_mem_bytes < 0)
-            __builtin_trap();
-        /* The interactive bounds: none, or 10s to 365 days. */
-        const int64_t bounds[] = {q.idle_gpu_timeout, q.max_session_length};
-        for (int b = 0; b < 2; b++)
-            if (bounds[b] != 0 &&
-                (bounds[b] < GPD__SESSION_BOUND_MIN_MS || bounds[b] > INT64_C(365) * 86400 * 1000))
+        /* Every number within its field's range (GP_QUEUE_FIELDS): the
+         * per-task defaults none or what a submission may ask, the
+         * interactive bounds none or 10s to 365 days. */
+        const struct {
+            int field;
+            int64_t v;
+        } kept[] = {
+            {GP_QUEUE_F_priority, q.priority},
+            {GP_QUEUE_F_min_runtime_max, q.min_runtime_max},
+            {GP_QUEUE_F_reclaim_grace_max, q.reclaim_grace_max},
+            {GP_QUEUE_F_idle_gpu_timeout, q.idle_gpu_timeout},
+            {GP_QUEUE_F_max_session_length, q.max_session_length},
+            {GP_QUEUE_F_default_cpu, q.default_cpu_milli},
+            {GP_QUEUE_F_default_memory, q.default_mem_bytes},
+        };
+        char why[128];
+        for (size_t k = 0; k < sizeof kept / sizeof *kept; k++)
+            if (gp_field_out_of_range(&gp_queue_fields[kept[k].field], kept[k].v, why, sizeof why))
                 __builtin_trap();
     } else if (!e.msg[0]) {
         __builtin_trap();

@@ -9,6 +9,8 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "common/gp_submit.h"
+
 /* Exit codes, documented in `gpupool help exit-codes` and docs/cli.md. */
 #define GP_CLI_EXIT_CODES(XX)                                                                      \
     XX(OK, 0, "success")                                                                           \
@@ -75,8 +77,15 @@ int cli_parse_int(const char *cmd, const char *flag, const char *text, int64_t l
                   int64_t *out);
 int cli_parse_milli(const char *cmd, const char *flag, const char *text, const char *unit,
                     int64_t lo, int64_t hi, int64_t *out);
-int cli_parse_size(const char *cmd, const char *flag, const char *text, int64_t *out);
 int cli_parse_duration(const char *cmd, const char *flag, const char *text, int64_t *out);
+
+/* Sets field f (of GP_SUBMIT_FIELDS or GP_QUEUE_FIELDS, or a part of a
+ * quota) of the request body b from its flag's value v (NULL for a bare
+ * flag). Numbers are checked by the one parser and against the list's
+ * range, as the daemon checks them (gp_field_out_of_range), before anything
+ * is sent, and sent as typed. Returns an exit code; what names the command
+ * in a usage error. */
+int cli_field_flag(const char *what, json_t *b, const gp_field *f, const char *v);
 
 /* Prints j as indented JSON on stdout. */
 void cli_print_json(json_t *j);

@@ -9,7 +9,6 @@
 
 #include "cli/cli.h"
 #include "common/gp_queue.h"
-#include "common/gp_submit.h"
 
 #define FLAG(name) (v = cli_flag(argc, argv, &i, name, &missing))
 
@@ -21,105 +20,52 @@ static void gpus_str(json_t *v, char *buf, size_t len) {
         snprintf(buf, len, "%g", json_number_value(v));
 }
 
-/* One quota amount: GPUs or CPUs (up to 3 decimals) or a memory size, or
- * "none" / "unlimited" for a limit; checked by the one number parser. */
-static int set_res(json_t *b, const char *flag, const char *part, const char *res, const char *v) {
-    json_t *o = json_object_get(b, part);
-    if (!o) {
+/* Sets the part of a quota (deserved or limit) that flag p names in b, a
+ * limit's none or unlimited as null (unlimited). Returns an exit code. */
+static int quota_part(json_t *b, const gp_field *f, const gp_queue_part *p, const char *v) {
+    json_t *o = json_object_get(b, f->name);
+    if (o == NULL) {
         o = json_object();
-        json_object_set_new(b, part, o);
+        json_object_set_new(b, f->name, o);
     }
-    int64_t x;
-    int rc = EXIT_OK;
-    if (strcmp(part, "limit") == 0 && (strcmp(v, "none") == 0 || strcmp(v, "unlimited") == 0)) {
-        json_object_set_new(o, res, json_null());
+    if (f == &gp_queue_fields[GP_QUEUE_F_limit] &&
+        (strcmp(v, "none") == 0 || strcmp(v, "unlimited") == 0)) {
+        json_object_set_new(o, p->f.name, json_null());
         return EXIT_OK;
     }
-    if (strcmp(res, "memory") == 0)
-        rc = cli_parse_size("queue", flag, v, &x);
-    else
-        rc = cli_parse_milli("queue", flag, v, strcmp(res, "gpu") == 0 ? "GPUs" : "CPUs", 0,
-                             INT64_C(1000000000000), &x);
-    json_object_set_new(o, res, json_string(v));
-    return rc;
+    return cli_field_flag("queue", o, &p->f, v);
 }
 
-/* If argv[*i] is one of the quota amount flags, returns its name (and its
- * value in *v, as cli_flag does). */
-static const char *quota_flag(int argc, char **argv, int *i, const char **v, int *missing) {
-    static const char *const flags[] = {"--deserved",  "--limit",           "--cpu-deserved",
-                                        "--cpu-limit", "--memory-deserved", "--memory-limit"};
-    for (size_t k = 0; k < sizeof flags / sizeof *flags; k++)
-        if ((*v = cli_flag(argc, argv, i, flags[k], missing)) != NULL)
-            return flags[k];
-    return NULL;
-}
-
-/* --idle-gpu-timeout and --max-session-length: a duration, or 0 or none for
- * no bound; the bound's range (at least 10s) is the daemon's to judge. */
-static int set_bound(json_t *b, const char *flag, const char *field, const char *v) {
-    int64_t x;
-    int rc = EXIT_OK;
-    if (strcmp(v, "none") != 0 && strcmp(v, "0") != 0)
-        rc = cli_parse_duration("queue", flag, v, &x);
-    if (rc == EXIT_OK)
-        json_object_set_new(b, field, json_string(v));
-    return rc;
-}
-
-/* Reads the quota flags shared by "queue create" and "queue set". */
+/* Reads the flags of "queue create" and "queue set", each as its field of
+ * GP_QUEUE_FIELDS (common/gp_queue.h) says; those of the queue's place
+ * (--parent) only at creation. */
 static int quota_flags(int argc, char **argv, int start, json_t *b, int create) {
-    int missing = 0, rc = EXIT_OK;
-    int64_t x;
-    const char *v, *flag;
-    for (int i = start; i < argc && rc == EXIT_OK; i++) {
-        if (create && FLAG("--parent"))
-            json_object_set_new(b, "parent", json_string(v));
-        else if ((flag = quota_flag(argc, argv, &i, &v, &missing)) != NULL) {
-            const char *res = strncmp(flag, "--cpu", 5) == 0   ? "cpu"
-                              : strncmp(flag, "--mem", 5) == 0 ? "memory"
-                                                               : "gpu";
-            rc = set_res(b, flag, strstr(flag, "limit") ? "limit" : "deserved", res, v);
-        } else if (FLAG("--weight")) {
-            if ((rc = cli_parse_int("queue", "--weight", v, 0, GP_QUEUE_WEIGHT_MAX, &x)) == EXIT_OK)
-                json_object_set_new(b, "weight", json_integer(x));
-        } else if (FLAG("--priority")) {
-            if ((rc = cli_parse_int("queue", "--priority", v, -GP_QUEUE_PRIORITY_MAX,
-                                    GP_QUEUE_PRIORITY_MAX, &x)) == EXIT_OK)
-                json_object_set_new(b, "priority", json_integer(x));
-        } else if (FLAG("--min-runtime-max")) {
-            if ((rc = cli_parse_duration("queue", "--min-runtime-max", v, &x)) == EXIT_OK)
-                json_object_set_new(b, "min_runtime_max", json_string(v));
-        } else if (FLAG("--reclaim-grace-max")) {
-            if ((rc = cli_parse_duration("queue", "--reclaim-grace-max", v, &x)) == EXIT_OK)
-                json_object_set_new(b, "reclaim_grace_max", json_string(v));
-        } else if (FLAG("--on-preempt")) {
-            /* inherit: none of its own, its parent's. */
-            static const char *const modes[] = {GP_ON_PREEMPT_MODES(GP_ENUM_NAME_OF) "inherit"};
-            const int n = (int)(sizeof modes / sizeof *modes);
-            char list[80];
-            if (gp_name_index(modes, n, v) < 0)
-                return cli_usage("queue", "--on-preempt: \"%s\" is not %s", v,
-                                 gp_names_or(list, sizeof list, modes, n));
-            json_object_set_new(b, "on_preempt",
-                                strcmp(v, "inherit") == 0 ? json_null() : json_string(v));
-        } else if (FLAG("--idle-gpu-timeout")) {
-            rc = set_bound(b, "--idle-gpu-timeout", "idle_gpu_timeout", v);
-        } else if (FLAG("--max-session-length")) {
-            rc = set_bound(b, "--max-session-length", "max_session_length", v);
-        } else if (FLAG("--default-cpu")) {
-            if ((rc = cli_parse_milli("queue", "--default-cpu", v, "CPUs", 0, GP_SUBMIT_CPU_MAX,
-                                      &x)) == EXIT_OK)
-                json_object_set_new(b, "default_cpu", json_string(v));
-        } else if (FLAG("--default-memory")) {
-            if ((rc = cli_parse_size("queue", "--default-memory", v, &x)) == EXIT_OK)
-                json_object_set_new(b, "default_memory", json_string(v));
-        } else {
+    for (int i = start; i < argc; i++) {
+        int missing = 0, rc = -1;
+        const char *v;
+        for (int k = 0; k < GP_QUEUE_NFIELDS && rc < 0 && !missing; k++) {
+            const gp_field *f = &gp_queue_fields[k];
+            if (f->flag == NULL || (f->required && !create))
+                continue;
+            if (f->type != GP_SUBMIT_QUOTA) {
+                if ((v = cli_flag(argc, argv, &i, f->flag, &missing)) != NULL)
+                    rc = cli_field_flag("queue", b, f, v);
+                continue;
+            }
+            for (int r = 0; r < GP_QUEUE_NRES && rc < 0 && !missing; r++) {
+                gp_queue_part p;
+                gp_queue_part_of(f, r, &p);
+                if ((v = cli_flag(argc, argv, &i, p.f.flag, &missing)) != NULL)
+                    rc = quota_part(b, f, &p, v);
+            }
+        }
+        if (rc < 0)
             return cli_usage("queue", missing ? "%s needs a value" : "unknown argument %s",
                              argv[i]);
-        }
+        if (rc != EXIT_OK)
+            return rc;
     }
-    return rc;
+    return EXIT_OK;
 }
 
 static int queue_list(cli *c) {

@@ -14,74 +14,11 @@
 
 #define FLAG(name) (v = cli_flag(argc, argv, &i, name, &missing))
 
-/* The object or list that field f collects into, made on first use. */
-static json_t *collection(json_t *b, const gp_submit_field *f) {
-    json_t *c = json_object_get(b, f->name);
-    if (c == NULL) {
-        c = f->type == GP_SUBMIT_LIST ? json_array() : json_object();
-        json_object_set_new(b, f->name, c);
-    }
-    return c;
-}
-
-/* Sets field f of the request body b from its flag's value v (NULL for a
- * bare flag). Numbers are checked by the one parser and against the list's
- * range, as the daemon checks them, before anything is sent, and sent as
- * typed. Returns an exit code. */
-static int submit_flag(const char *what, json_t *b, const gp_submit_field *f, const char *v) {
-    int64_t x = 0;
-    char why[128];
-    int rc = EXIT_OK;
-    const char *eq;
-    switch (f->type) {
-    case GP_SUBMIT_MILLI:
-        rc = cli_parse_milli(what, f->flag, v, f->unit, f->lo, f->hi, &x);
-        if (rc == EXIT_OK && f == &gp_submit_fields[GP_SUBMIT_F_gpu] && x > 1000 && x % 1000)
-            rc = cli_usage(what, "--gpu: %s is neither a fraction below 1 nor whole GPUs", v);
-        json_object_set_new(b, f->name, json_string(v));
-        break;
-    case GP_SUBMIT_SIZE:
-        rc = cli_parse_size(what, f->flag, v, &x);
-        json_object_set_new(b, f->name, json_string(v));
-        break;
-    case GP_SUBMIT_DURATION:
-        rc = cli_parse_duration(what, f->flag, v, &x);
-        json_object_set_new(b, f->name, json_string(v));
-        break;
-    case GP_SUBMIT_INT:
-        if ((rc = cli_parse_int(what, f->flag, v, f->lo, f->hi, &x)) == EXIT_OK)
-            json_object_set_new(b, f->name, json_integer(x));
-        break;
-    case GP_SUBMIT_TRUE:
-    case GP_SUBMIT_FALSE:
-        json_object_set_new(b, f->name, json_boolean(f->type == GP_SUBMIT_TRUE));
-        break;
-    case GP_SUBMIT_LIST:
-        json_array_append_new(collection(b, f), json_string(v));
-        break;
-    case GP_SUBMIT_MAP:
-        if ((eq = strchr(v, '=')) == NULL)
-            return cli_usage(what, "%s wants %s, got %s", f->flag, f->arg, v);
-        char name[256];
-        snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
-        json_object_set_new(collection(b, f), name, json_string(eq + 1));
-        break;
-    case GP_SUBMIT_STRING:
-    case GP_SUBMIT_ARGV:
-        json_object_set_new(b, f->name, json_string(v));
-        break;
-    }
-    if (rc == EXIT_OK && gp_submit_out_of_range(f, x, why, sizeof why))
-        rc = cli_usage(what, "%s: %s", f->flag, why);
-    return rc;
-}
-
 /* The field whose flag argv[*i] is (its value in *v, *i moved past it), or
  * NULL; *missing is set for a flag without its value. */
-static const gp_submit_field *submit_field(int argc, char **argv, int *i, const char **v,
-                                           int *missing) {
+static const gp_field *submit_field(int argc, char **argv, int *i, const char **v, int *missing) {
     for (int k = 0; k < GP_SUBMIT_NFIELDS; k++) {
-        const gp_submit_field *f = &gp_submit_fields[k];
+        const gp_field *f = &gp_submit_fields[k];
         if (f->flag == NULL)
             continue;
         if (f->type == GP_SUBMIT_TRUE || f->type == GP_SUBMIT_FALSE) {
@@ -103,7 +40,7 @@ int cli_submit_body(const char *what, int argc, char **argv, json_t *b) {
         const char *a = argv[i], *v = NULL;
         if (strcmp(a, "--") == 0)
             break;
-        const gp_submit_field *f = submit_field(argc, argv, &i, &v, &missing);
+        const gp_field *f = submit_field(argc, argv, &i, &v, &missing);
         if (missing)
             return cli_usage(what, "%s needs a value", a);
         if (f == NULL)
@@ -111,7 +48,7 @@ int cli_submit_body(const char *what, int argc, char **argv, json_t *b) {
         ngpu += f == &gp_submit_fields[GP_SUBMIT_F_gpu] ||
                 f == &gp_submit_fields[GP_SUBMIT_F_gpu_memory] ||
                 f == &gp_submit_fields[GP_SUBMIT_F_mig];
-        int rc = submit_flag(what, b, f, v);
+        int rc = cli_field_flag(what, b, f, v);
         if (rc != EXIT_OK)
             return rc;
     }

@@ -5,12 +5,15 @@
  * durations (--grace, --min-runtime). Each parser takes all of the text or
  * nothing, checks the range, and on failure prints a usage error that
  * repeats what was typed, so that "--priority abc" is an error and not a
- * silent 0.
+ * silent 0. And a field's flag, of gpupool submit or gpupool queue, read as
+ * its list says (cli_field_flag).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
+#include "common/gp_queue.h"
 #include "common/units.h"
 
 int cli_parse_int(const char *cmd, const char *flag, const char *text, int64_t lo, int64_t hi,
@@ -49,7 +52,7 @@ int cli_parse_milli(const char *cmd, const char *flag, const char *text, const c
     return EXIT_OK;
 }
 
-int cli_parse_size(const char *cmd, const char *flag, const char *text, int64_t *out) {
+static int parse_size(const char *cmd, const char *flag, const char *text, int64_t *out) {
     if (gp_parse_size(text, out) < 0)
         return cli_usage(cmd, "%s: \"%s\" is not a size (like 512M, 20G, 1.5T)", flag, text);
     return EXIT_OK;
@@ -59,4 +62,77 @@ int cli_parse_duration(const char *cmd, const char *flag, const char *text, int6
     if (gp_parse_duration_ms(text, out) < 0)
         return cli_usage(cmd, "%s: \"%s\" is not a duration (like 30s, 10m, 2h)", flag, text);
     return EXIT_OK;
+}
+
+/* The object or list that field f collects into, made on first use. */
+static json_t *collection(json_t *b, const gp_field *f) {
+    json_t *c = json_object_get(b, f->name);
+    if (c == NULL) {
+        c = f->type == GP_SUBMIT_LIST ? json_array() : json_object();
+        json_object_set_new(b, f->name, c);
+    }
+    return c;
+}
+
+int cli_field_flag(const char *what, json_t *b, const gp_field *f, const char *v) {
+    static const char *const modes[] = {GP_ON_PREEMPT_MODES(GP_ENUM_NAME_OF) "inherit"};
+    const int nmodes = (int)(sizeof modes / sizeof *modes);
+    int64_t x = 0;
+    char why[128];
+    int rc = EXIT_OK;
+    const char *eq;
+    /* What is sent: the text as typed, unless a case says otherwise. */
+    json_t *sent = NULL;
+    switch (f->type) {
+    case GP_SUBMIT_MILLI:
+        rc = cli_parse_milli(what, f->flag, v, f->unit, f->lo, f->hi, &x);
+        if (rc == EXIT_OK && f == &gp_submit_fields[GP_SUBMIT_F_gpu] && x > 1000 && x % 1000)
+            rc = cli_usage(what, "--gpu: %s is neither a fraction below 1 nor whole GPUs", v);
+        break;
+    case GP_SUBMIT_SIZE:
+        rc = parse_size(what, f->flag, v, &x);
+        break;
+    case GP_SUBMIT_BOUND: /* or 0 or none: no bound */
+        if (strcmp(v, "none") != 0 && strcmp(v, "0") != 0)
+            rc = cli_parse_duration(what, f->flag, v, &x);
+        break;
+    case GP_SUBMIT_DURATION:
+        rc = cli_parse_duration(what, f->flag, v, &x);
+        break;
+    case GP_SUBMIT_MODE: /* inherit: none of its own, its parent's (null) */
+        if (gp_name_index(modes, nmodes, v) < 0)
+            return cli_usage(what, "%s: \"%s\" is not %s", f->flag, v,
+                             gp_names_or(why, sizeof why, modes, nmodes));
+        sent = strcmp(v, "inherit") == 0 ? json_null() : NULL;
+        break;
+    case GP_SUBMIT_INT:
+    case GP_SUBMIT_WEIGHT:
+        if ((rc = cli_parse_int(what, f->flag, v, f->lo, f->hi, &x)) != EXIT_OK)
+            return rc;
+        sent = json_integer(x);
+        break;
+    case GP_SUBMIT_TRUE:
+    case GP_SUBMIT_FALSE:
+        sent = json_boolean(f->type == GP_SUBMIT_TRUE);
+        break;
+    case GP_SUBMIT_LIST:
+        json_array_append_new(collection(b, f), json_string(v));
+        return EXIT_OK;
+    case GP_SUBMIT_MAP:
+        if ((eq = strchr(v, '=')) == NULL)
+            return cli_usage(what, "%s wants %s, got %s", f->flag, f->arg, v);
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
+        json_object_set_new(collection(b, f), name, json_string(eq + 1));
+        return EXIT_OK;
+    case GP_SUBMIT_STRING:
+    case GP_SUBMIT_ARGV:
+        break;
+    case GP_SUBMIT_QUOTA: /* a flag for each resource: gp_queue_part_of */
+        return cli_usage(what, "%s: set by resource", f->flag);
+    }
+    json_object_set_new(b, f->name, sent != NULL ? sent : json_string(v));
+    if (rc == EXIT_OK && gp_field_out_of_range(f, x, why, sizeof why))
+        rc = cli_usage(what, "%s: %s", f->flag, why);
+    return rc;
 }

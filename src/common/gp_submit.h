@@ -7,9 +7,9 @@
  * type, its range, the word the CLI's help and messages use for its value,
  * the unit of an amount, and a sentence of documentation. From it come the
  * daemon's list of known fields and the order, typing and ranges of its
- * parse (src/daemon/request.c, through gp_submit_out_of_range), the CLI's
+ * parse (src/daemon/request.c, through gp_field_out_of_range), the CLI's
  * submit flags (src/cli/cmd-workloads.c) and the field table of docs/api.md
- * (gp_submit_doc_table; checked by tests/common/test-submit-fields.sh, which
+ * (gp_fields_doc_table; checked by tests/common/test-submit-fields.sh, which
  * also holds the console's form, the CLI's help and its shell completion to
  * these names). Fields are validated in the order listed: a later field may
  * rely on an earlier one (min_gang on gang, gpu_compute on gpu).
@@ -53,7 +53,13 @@
     X(GP_SUBMIT_DURATION, "seconds, or a duration like `\"60s\"`")                                 \
     X(GP_SUBMIT_INT, "whole number")                                                               \
     X(GP_SUBMIT_TRUE, "`true` or `false`")  /* the CLI's flag sends true */                        \
-    X(GP_SUBMIT_FALSE, "`true` or `false`") /* the CLI's flag sends false */
+    X(GP_SUBMIT_FALSE, "`true` or `false`") /* the CLI's flag sends false */                       \
+    /* A queue's (GP_QUEUE_FIELDS, gp_queue.h): */                                                 \
+    X(GP_SUBMIT_QUOTA, "object of `gpu` and `cpu` (numbers, 3 decimals at most) and `memory` "     \
+                       "(bytes or a size)") /* the CLI: a flag for each resource */                \
+    X(GP_SUBMIT_WEIGHT, "whole number, or an object of one for each of `gpu`, `cpu`, `memory`")    \
+    X(GP_SUBMIT_BOUND, "seconds or a duration; `0`, `\"none\"` or `null`: no bound")               \
+    X(GP_SUBMIT_MODE, "an eviction mode; `null`: none of its own") /* the CLI: MODE or inherit */
 
 typedef enum gp_submit_type {
 #define GP_SUBMIT_TYPE_ENUM_(type, words) type,
@@ -131,17 +137,17 @@ typedef enum gp_submit_type {
     X(client_key, 0, "--key", GP_SUBMIT_STRING, 0, 0, "KEY", "",                                   \
       "idempotency key: the same key again answers 200 with the first workload")
 
-/* One field of the list. */
-typedef struct gp_submit_field {
+/* One field of the list, or of a queue's (GP_QUEUE_FIELDS). */
+typedef struct gp_field {
     const char *name; /* in the JSON body */
-    int required;
-    const char *flag; /* of `gpupool submit`; NULL: none */
+    int required;     /* a submission's: must be given; a queue's: only when it is created */
+    const char *flag; /* of `gpupool submit` (`gpupool queue`); NULL: none */
     gp_submit_type type;
-    int64_t lo, hi;   /* for the numbers */
+    int64_t lo, hi;   /* for the numbers (a quota's: of its GPUs and CPUs) */
     const char *arg;  /* the value's word in the CLI's help ("" for a bare flag) */
     const char *unit; /* of an amount, in the CLI's messages ("GPUs") */
     const char *help;
-} gp_submit_field;
+} gp_field;
 
 /* Every field, in the order of the list. */
 enum {
@@ -151,19 +157,22 @@ enum {
         GP_SUBMIT_NFIELDS
 };
 
-extern const gp_submit_field gp_submit_fields[GP_SUBMIT_NFIELDS];
+extern const gp_field gp_submit_fields[GP_SUBMIT_NFIELDS];
 
 /* The field whose JSON name is name, or NULL. */
-const gp_submit_field *gp_submit_find(const char *name);
+const gp_field *gp_submit_find(const char *name);
 
 /* Whether x, a value of number field f in its unit, is outside f's range:
- * 1 with why saying so in the words of docs/api.md's table, without the
+ * 1 with why saying so in the words of docs/api.md's tables, without the
  * field's name ("1.5 of the GPU's time is outside 0.01 to 1", "1d1h is
- * outside 0s to 1d", "must be above 0" for a lo of 1); 0 if it is within, or
- * f is not a number. The daemon's check and gpupool submit's. */
-int gp_submit_out_of_range(const gp_submit_field *f, int64_t x, char *why, size_t len);
+ * outside 0s to 1d", "must be above 0" for a lo of 1; a bound's 0 is none,
+ * within); 0 if it is within, or f is not a number. The daemon's check and
+ * gpupool's, of a submission's fields and of a queue's. */
+int gp_field_out_of_range(const gp_field *f, int64_t x, char *why, size_t len);
 
-/* Writes the field table of docs/api.md ("Submitting a workload"). */
-void gp_submit_doc_table(FILE *f);
+/* Writes the field table of docs/api.md for fields[0..n): a submission's
+ * ("Submitting a workload") with cmd "submit", a queue's ("Queues") with
+ * cmd "queue"; once marks a field whose required is set ("(required)"). */
+void gp_fields_doc_table(FILE *f, const gp_field *fields, int n, const char *cmd, const char *once);
 
 #endif /* GP_SUBMIT_H */

@@ -1,21 +1,23 @@
 /*
  * submit.c — the table of a submission's fields made from GP_SUBMIT_FIELDS
- * (gp_submit.h), looking one up, and the reference table docs/api.md shows.
+ * (gp_submit.h), looking one up; a field's range check and the reference
+ * tables docs/api.md shows, for a submission's fields and a queue's.
  */
 #include "common/gp_submit.h"
 
 #include <string.h>
 
+#include "common/gp_queue.h"
 #include "common/units.h"
 
-const gp_submit_field gp_submit_fields[GP_SUBMIT_NFIELDS] = {
+const gp_field gp_submit_fields[GP_SUBMIT_NFIELDS] = {
 #define GP_SUBMIT_ROW_(name, req, flag, type, lo, hi, arg, unit, help)                             \
     {#name, req, flag, type, lo, hi, arg, unit, help},
     GP_SUBMIT_FIELDS(GP_SUBMIT_ROW_)
 #undef GP_SUBMIT_ROW_
 };
 
-const gp_submit_field *gp_submit_find(const char *name) {
+const gp_field *gp_submit_find(const char *name) {
     for (int i = 0; i < GP_SUBMIT_NFIELDS; i++)
         if (strcmp(gp_submit_fields[i].name, name) == 0)
             return &gp_submit_fields[i];
@@ -30,15 +32,17 @@ static const char *const type_words[] = {
 };
 
 /* One bound of a number field, as a person writes it. */
-static void format_bound(const gp_submit_field *f, int64_t v, char *buf, size_t len) {
+static void format_bound(const gp_field *f, int64_t v, char *buf, size_t len) {
     switch (f->type) {
     case GP_SUBMIT_MILLI:
+    case GP_SUBMIT_QUOTA:
         gp_format_milli(v, buf, len);
         break;
     case GP_SUBMIT_SIZE:
         gp_format_size(v, buf, len);
         break;
     case GP_SUBMIT_DURATION:
+    case GP_SUBMIT_BOUND:
         gp_format_duration(v, buf, len);
         break;
     default:
@@ -46,29 +50,34 @@ static void format_bound(const gp_submit_field *f, int64_t v, char *buf, size_t 
     }
 }
 
-static int is_number(const gp_submit_field *f) {
+static int is_number(const gp_field *f) {
     return f->type == GP_SUBMIT_MILLI || f->type == GP_SUBMIT_SIZE ||
-           f->type == GP_SUBMIT_DURATION || f->type == GP_SUBMIT_INT;
+           f->type == GP_SUBMIT_DURATION || f->type == GP_SUBMIT_INT ||
+           f->type == GP_SUBMIT_QUOTA || f->type == GP_SUBMIT_WEIGHT || f->type == GP_SUBMIT_BOUND;
 }
 
-/* The range of a number field ("" for the others and for no bound). */
-static void range_words(const gp_submit_field *f, char *buf, size_t len) {
+/* The range of a number field ("" for the others and for no bound); an
+ * eviction mode's, the modes. */
+static void range_words(const gp_field *f, char *buf, size_t len) {
+    static const char *const modes[] = {GP_ON_PREEMPT_MODES(GP_ENUM_NAME_OF)};
     char lo[32], hi[32];
     buf[0] = '\0';
+    if (f->type == GP_SUBMIT_MODE)
+        gp_names_or(buf, len, modes, (int)(sizeof modes / sizeof *modes));
     if (!is_number(f))
         return;
     format_bound(f, f->lo, lo, sizeof lo);
     format_bound(f, f->hi, hi, sizeof hi);
     if (f->hi != GP_SUBMIT_NO_MAX)
-        snprintf(buf, len, "%s to %s", lo, hi);
+        snprintf(buf, len, "%s to %s%s", lo, hi, f->type == GP_SUBMIT_QUOTA ? " GPUs or CPUs" : "");
     else if (f->lo == 1)
         snprintf(buf, len, "above 0");
     else if (f->lo > 0)
         snprintf(buf, len, "%s or more", lo);
 }
 
-int gp_submit_out_of_range(const gp_submit_field *f, int64_t x, char *why, size_t len) {
-    if (!is_number(f) || (x >= f->lo && x <= f->hi))
+int gp_field_out_of_range(const gp_field *f, int64_t x, char *why, size_t len) {
+    if (!is_number(f) || (x >= f->lo && x <= f->hi) || (f->type == GP_SUBMIT_BOUND && x == 0))
         return 0;
     char v[32], lo[32], range[80];
     format_bound(f, x, v, sizeof v);
@@ -80,22 +89,40 @@ int gp_submit_out_of_range(const gp_submit_field *f, int64_t x, char *why, size_
     else if (f->hi == GP_SUBMIT_NO_MAX)
         snprintf(why, len, "%s%s%s is below %s", v, sp, f->unit, lo);
     else
-        snprintf(why, len, "%s%s%s is outside %s", v, sp, f->unit, range);
+        snprintf(why, len, "%s%s%s is outside %s%s", v, sp, f->unit, range,
+                 f->type == GP_SUBMIT_BOUND ? " (or 0 or none: no bound)" : "");
     return 1;
 }
 
-void gp_submit_doc_table(FILE *f) {
-    fputs("| field | type | range | `gpupool submit` | meaning |\n|---|---|---|---|---|\n", f);
-    for (int i = 0; i < GP_SUBMIT_NFIELDS; i++) {
-        const gp_submit_field *x = &gp_submit_fields[i];
-        char range[80], flag[64] = "";
+/* The flag cell of field x: its flag and value word, or each of a quota's
+ * flags. */
+static void flag_words(const gp_field *x, char *buf, size_t len) {
+    buf[0] = '\0';
+    if (x->type == GP_SUBMIT_ARGV) {
+        snprintf(buf, len, "`-- %s...`", x->arg);
+    } else if (x->type == GP_SUBMIT_QUOTA) {
+        size_t at = 0;
+        for (int r = 0; r < GP_QUEUE_NRES && at < len; r++) {
+            gp_queue_part p;
+            gp_queue_part_of(x, r, &p);
+            at +=
+                (size_t)snprintf(buf + at, len - at, "%s`%s %s`", r ? ", " : "", p.f.flag, p.f.arg);
+        }
+    } else if (x->flag != NULL) {
+        snprintf(buf, len, "`%s%s%s`%s", x->flag, x->arg[0] ? " " : "", x->arg,
+                 x->type == GP_SUBMIT_LIST || x->type == GP_SUBMIT_MAP ? ", repeatable" : "");
+    }
+}
+
+void gp_fields_doc_table(FILE *f, const gp_field *fields, int n, const char *cmd,
+                         const char *once) {
+    fprintf(f, "| field | type | range | `gpupool %s` | meaning |\n|---|---|---|---|---|\n", cmd);
+    for (int i = 0; i < n; i++) {
+        const gp_field *x = &fields[i];
+        char range[80], flag[160];
         range_words(x, range, sizeof range);
-        if (x->type == GP_SUBMIT_ARGV)
-            snprintf(flag, sizeof flag, "`-- %s...`", x->arg);
-        else if (x->flag != NULL)
-            snprintf(flag, sizeof flag, "`%s%s%s`%s", x->flag, x->arg[0] ? " " : "", x->arg,
-                     x->type == GP_SUBMIT_LIST || x->type == GP_SUBMIT_MAP ? ", repeatable" : "");
-        fprintf(f, "| `%s`%s | %s | %s | %s | %s |\n", x->name, x->required ? " (required)" : "",
-                type_words[x->type], range, flag, x->help);
+        flag_words(x, flag, sizeof flag);
+        fprintf(f, "| `%s`%s%s | %s | %s | %s | %s |\n", x->name, x->required ? " " : "",
+                x->required ? once : "", type_words[x->type], range, flag, x->help);
     }
 }

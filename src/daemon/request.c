@@ -163,7 +163,7 @@ static const char *const submit_fields[] = {
  * required field that is absent), the number or boolean read from it, and
  * the whole request. */
 typedef struct field_in {
-    const gp_submit_field *f;
+    const gp_field *f;
     json_t *v;
     int64_t x;
     json_t *body;
@@ -182,35 +182,50 @@ static const field_parser field_parsers[GP_SUBMIT_NFIELDS] = {
 #undef SUBMIT_FN_
 };
 
-/* Reads v as f's type says into *x: a number within f's range, or a boolean
- * (other types are left to the field's parser). */
-static int parse_typed(const gp_submit_field *f, json_t *v, int64_t *x, gpd__err *e) {
+/* Reads v as f's type says into *x: a number within f's range, a bound (0
+ * for none), a boolean (other types, and a weight given per resource, are
+ * left to the field's parser). name is f's in messages ("deserved.gpu" for
+ * a part of a quota). */
+static int parse_typed(const gp_field *f, const char *name, json_t *v, int64_t *x, gpd__err *e) {
     int rc;
     switch (f->type) {
+    case GP_SUBMIT_WEIGHT:
+        if (!json_is_integer(v))
+            return 0;
+        /* fall through */
     case GP_SUBMIT_INT:
-        rc = json_int(v, f->name, INT64_MIN, INT64_MAX, x, e);
+        rc = json_int(v, name, INT64_MIN, INT64_MAX, x, e);
         break;
     case GP_SUBMIT_MILLI:
-        rc = json_milli(v, f->name, x, e);
+        rc = json_milli(v, name, x, e);
         break;
     case GP_SUBMIT_SIZE:
-        rc = json_size(v, f->name, x, e);
+        rc = json_size(v, name, x, e);
         break;
+    case GP_SUBMIT_BOUND:
+        /* 0, null or "none": no bound. */
+        *x = 0;
+        if (json_is_null(v) || (json_is_string(v) && (strcmp(json_string_value(v), "none") == 0 ||
+                                                      strcmp(json_string_value(v), "0") == 0))) {
+            rc = 0;
+            break;
+        }
+        /* fall through */
     case GP_SUBMIT_DURATION:
-        rc = json_duration(v, f->name, x, e);
+        rc = json_duration(v, name, x, e);
         break;
     case GP_SUBMIT_TRUE:
     case GP_SUBMIT_FALSE:
         if (!json_is_boolean(v))
-            return gpd__fail(e, GP_EINVAL, f->name, "%s: must be true or false", f->name);
+            return gpd__fail(e, GP_EINVAL, name, "%s: must be true or false", name);
         *x = json_is_true(v);
         return 0;
     default:
         return 0;
     }
     char why[128];
-    if (rc == 0 && gp_submit_out_of_range(f, *x, why, sizeof why))
-        return gpd__fail(e, GP_EINVAL, f->name, "%s: %s", f->name, why);
+    if (rc == 0 && gp_field_out_of_range(f, *x, why, sizeof why))
+        return gpd__fail(e, GP_EINVAL, name, "%s: %s", name, why);
     return rc;
 }
 
@@ -433,7 +448,7 @@ STORED_FIELD_(gang, spec.tasks, int32_t)
 
 static int parse_min_gang(const field_in *in, gpd__request *r, gpd__err *e) {
     int64_t n = in->x;
-    const gp_submit_field *f = in->f;
+    const gp_field *f = in->f;
     if (n > r->spec.tasks)
         return gpd__fail(e, GP_EINVAL, "min_gang", "min_gang: %lld is outside %lld to %d (gang)",
                          (long long)n, (long long)f->lo, r->spec.tasks);
@@ -536,14 +551,14 @@ int gpd__request_parse(json_t *body, gpd__request *r, gpd__err *e) {
     r->ckpt_signal = SIGTERM;
     snprintf(r->summary, sizeof r->summary, "no GPU");
     for (int i = 0; i < GP_SUBMIT_NFIELDS; i++) {
-        const gp_submit_field *f = &gp_submit_fields[i];
+        const gp_field *f = &gp_submit_fields[i];
         field_in in = {f, json_object_get(body, f->name), 0, body};
         if (in.v == NULL && !f->required)
             continue;
         if ((i == GP_SUBMIT_F_gpu || i == GP_SUBMIT_F_gpu_memory || i == GP_SUBMIT_F_mig) &&
             (rc = one_gpu_request(body, e)) < 0)
             return rc;
-        if (in.v != NULL && (rc = parse_typed(f, in.v, &in.x, e)) < 0)
+        if (in.v != NULL && (rc = parse_typed(f, f->name, in.v, &in.x, e)) < 0)
             return rc;
         if ((rc = field_parsers[i](&in, r, e)) < 0)
             return rc;
@@ -565,18 +580,70 @@ char *gpd__request_canonical(json_t *body) {
     return s;
 }
 
-/* ---- Queue bodies (POST and PATCH /api/v1/queues) ------------------------ */
+/* ---- Queue bodies: one parser per field of GP_QUEUE_FIELDS --------------
+ *
+ * gpd__queue_parse reads the fields in the list's order as
+ * gpd__request_parse reads a submission's: each value first as its type says
+ * (parse_typed: numbers and bounds in range), then by the field's parser,
+ * which checks what only it knows and stores it in the queue's spec.
+ */
 
-static int parse_res(json_t *v, int r, const char *field, int64_t *out, gpd__err *e) {
-    int rc = r == GP_RES_MEM ? json_size(v, field, out, e) : json_milli(v, field, out, e);
-    if (rc < 0 && (json_is_number(v) && json_number_value(v) < 0))
-        return gpd__fail(e, GP_EINVAL, field, "%s: must not be negative", field);
-    return rc;
+_Static_assert(GP_QUEUE_NRES == GP_RES_COUNT, "a queue's quota has every resource");
+
+typedef int (*queue_parser)(const gp_field *f, json_t *v, int64_t x, gp_queue_spec *q, gpd__err *e);
+
+#define QUEUE_DECL_(name, create, flag, type, lo, hi, arg, unit, help)                             \
+    static int queue_##name(const gp_field *f, json_t *v, int64_t x, gp_queue_spec *q, gpd__err *e);
+GP_QUEUE_FIELDS(QUEUE_DECL_)
+#undef QUEUE_DECL_
+
+static const queue_parser queue_parsers[GP_QUEUE_NFIELDS] = {
+#define QUEUE_FN_(name, create, flag, type, lo, hi, arg, unit, help) queue_##name,
+    GP_QUEUE_FIELDS(QUEUE_FN_)
+#undef QUEUE_FN_
+};
+
+/* A field of the spec stored as parse_typed read it (its range checked
+ * there). */
+#define QUEUE_STORED_(name, member)                                                                \
+    static int queue_##name(const gp_field *f, json_t *v, int64_t x, gp_queue_spec *q,             \
+                            gpd__err *e) {                                                         \
+        (void)f, (void)v, (void)e;                                                                 \
+        q->member = x;                                                                             \
+        return 0;                                                                                  \
+    }
+
+/* Set before any other field (the spec is initialised with them). */
+static int queue_name(const gp_field *f, json_t *v, int64_t x, gp_queue_spec *q, gpd__err *e) {
+    (void)f, (void)x;
+    if (!json_is_string(v) || !gp_name_ok(json_string_value(v)))
+        return gpd__fail(e, GP_EINVAL, "name", "name: required; " GP_NAME_RULE);
+    snprintf(q->name, sizeof q->name, "%s", json_string_value(v));
+    return 0;
 }
 
-/* Applies {"gpu":..,"cpu":..,"memory":..} to one part of every quota. */
-static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd__err *e) {
+static int queue_parent(const gp_field *f, json_t *v, int64_t x, gp_queue_spec *q, gpd__err *e) {
+    (void)f, (void)x;
+    if (json_is_null(v))
+        return 0;
+    if (!json_is_string(v) || !gp_name_ok(json_string_value(v)))
+        return gpd__fail(e, GP_EINVAL, "parent", "parent: must be a queue name");
+    snprintf(q->parent, sizeof q->parent, "%s", json_string_value(v));
+    return 0;
+}
+
+static int queue_priority(const gp_field *f, json_t *v, int64_t x, gp_queue_spec *q, gpd__err *e) {
+    (void)f, (void)v, (void)e;
+    q->priority = (int32_t)x;
+    return 0;
+}
+
+/* A quota or a weight given per resource, {"gpu":..,"cpu":..,"memory":..}:
+ * each part read as its own field (gp_queue_part_of); a limit's null is
+ * unlimited. */
+static int parse_quota_obj(const gp_field *f, json_t *obj, gp_queue_spec *q, gpd__err *e) {
     static const char *const known[] = {GP_RESOURCES(GP_ENUM_NAME_OF) NULL};
+    const char *what = f->name;
     char field[64];
     if (!json_is_object(obj))
         return gpd__fail(e, GP_EINVAL, what, "%s: must be an object with gpu, cpu, memory", what);
@@ -589,148 +656,102 @@ static int parse_quota_obj(json_t *obj, const char *what, gp_queue_spec *q, gpd_
             continue;
         snprintf(field, sizeof field, "%s.%s", what, gp_resource_name(r));
         gp_quota *qu = &q->quota[r];
-        if (strcmp(what, "limit") == 0 && json_is_null(v)) {
+        if (f == &gp_queue_fields[GP_QUEUE_F_limit] && json_is_null(v)) {
             qu->limit = GP_UNLIMITED;
-        } else if (strcmp(what, "weight") == 0) {
-            int64_t w;
-            if ((rc = json_int(v, field, 0, GP_QUEUE_WEIGHT_MAX, &w, e)) < 0)
-                return rc;
-            qu->weight = (int32_t)w;
-        } else {
-            int64_t x;
-            if ((rc = parse_res(v, r, field, &x, e)) < 0)
-                return rc;
-            if (strcmp(what, "deserved") == 0)
-                qu->deserved = x;
-            else
-                qu->limit = x;
+            continue;
         }
+        gp_queue_part p;
+        int64_t x;
+        gp_queue_part_of(f, (int)r, &p);
+        if ((rc = parse_typed(&p.f, field, v, &x, e)) < 0) {
+            if (json_is_number(v) && json_number_value(v) < 0)
+                return gpd__fail(e, GP_EINVAL, field, "%s: must not be negative", field);
+            return rc;
+        }
+        if (f->type == GP_SUBMIT_WEIGHT)
+            qu->weight = (int32_t)x;
+        else if (f == &gp_queue_fields[GP_QUEUE_F_deserved])
+            qu->deserved = x;
+        else
+            qu->limit = x;
     }
     return 0;
 }
 
-/* A bound on interactive workloads (idle_gpu_timeout, max_session_length):
- * a duration from GPD__SESSION_BOUND_MIN_MS to GP_QUEUE_SESSION_BOUND_MAX_D
- * days, or 0, null or "none" for none. */
-static int session_bound(json_t *v, const char *field, int64_t *out, gpd__err *e) {
-    int64_t x = 0;
-    if (json_is_null(v) || (json_is_string(v) && strcmp(json_string_value(v), "none") == 0)) {
-        *out = 0;
-        return 0;
-    }
-    if (!(json_is_string(v) && strcmp(json_string_value(v), "0") == 0)) {
-        int rc = json_duration(v, field, &x, e);
-        if (rc < 0)
-            return rc;
-    }
-    if (x != 0 && x < GPD__SESSION_BOUND_MIN_MS)
-        return gpd__fail(e, GP_EINVAL, field, "%s: at least %ds (or 0 or none: no bound)", field,
-                         GPD__SESSION_BOUND_MIN_MS / 1000);
-    if (x > (int64_t)GP_QUEUE_SESSION_BOUND_MAX_D * 24 * 3600 * 1000)
-        return gpd__fail(
-            e, GP_EINVAL, field,
-            "%s: at most " GP_STR(GP_QUEUE_SESSION_BOUND_MAX_D) "d (or 0 or none: no bound)",
-            field);
-    *out = x;
+static int queue_deserved(const gp_field *f, json_t *v, int64_t x, gp_queue_spec *q, gpd__err *e) {
+    (void)x;
+    return parse_quota_obj(f, v, q, e);
+}
+
+static int queue_limit(const gp_field *f, json_t *v, int64_t x, gp_queue_spec *q, gpd__err *e) {
+    (void)x;
+    return parse_quota_obj(f, v, q, e);
+}
+
+/* One number for every resource, or one each. */
+static int queue_weight(const gp_field *f, json_t *v, int64_t x, gp_queue_spec *q, gpd__err *e) {
+    if (!json_is_integer(v))
+        return parse_quota_obj(f, v, q, e);
+    for (gp_resource r = 0; r < GP_RES_COUNT; r++)
+        q->quota[r].weight = (int32_t)x;
     return 0;
 }
 
-int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
-    static const char *const known_create[] = {"name",
-                                               "parent",
-                                               "priority",
-                                               "deserved",
-                                               "limit",
-                                               "weight",
-                                               "min_runtime_max",
-                                               "reclaim_grace_max",
-                                               "on_preempt",
-                                               "idle_gpu_timeout",
-                                               "max_session_length",
-                                               "default_cpu",
-                                               "default_memory",
-                                               NULL};
-    /* An update may change all but the first two, the queue's place. */
-    int rc = gpd__json_known(body, create ? known_create : known_create + 2, "a queue", e);
-    if (rc < 0)
-        return rc;
-    json_t *v;
-    if (create) {
-        v = json_object_get(body, "name");
-        if (!json_is_string(v) || !gp_name_ok(json_string_value(v)))
-            return gpd__fail(e, GP_EINVAL, "name", "name: required; " GP_NAME_RULE);
-        const char *parent = "";
-        if ((v = json_object_get(body, "parent")) && !json_is_null(v)) {
-            if (!json_is_string(v) || !gp_name_ok(json_string_value(v)))
-                return gpd__fail(e, GP_EINVAL, "parent", "parent: must be a queue name");
-            parent = json_string_value(v);
-        }
-        gp_queue_spec_init(q, json_string_value(json_object_get(body, "name")), parent);
-    }
-    if ((v = json_object_get(body, "priority"))) {
-        int64_t p;
-        rc = json_int(v, "priority", -GP_QUEUE_PRIORITY_MAX, GP_QUEUE_PRIORITY_MAX, &p, e);
-        if (rc < 0)
-            return rc;
-        q->priority = (int32_t)p;
-    }
-    if ((v = json_object_get(body, "weight")) && json_is_integer(v)) {
-        int64_t w;
-        if ((rc = json_int(v, "weight", 0, GP_QUEUE_WEIGHT_MAX, &w, e)) < 0)
-            return rc;
-        for (gp_resource r = 0; r < GP_RES_COUNT; r++)
-            q->quota[r].weight = (int32_t)w;
-    } else if (v && (rc = parse_quota_obj(v, "weight", q, e)) < 0) {
-        return rc;
-    }
-    if ((v = json_object_get(body, "min_runtime_max"))) {
-        if ((rc = json_duration(v, "min_runtime_max", &q->min_runtime_max, e)) < 0)
-            return rc;
-        if (q->min_runtime_max > (int64_t)GP_QUEUE_MIN_RUNTIME_MAX_MAX_D * 24 * 3600 * 1000)
-            return gpd__fail(
-                e, GP_EINVAL, "min_runtime_max",
-                "min_runtime_max: at most " GP_STR(GP_QUEUE_MIN_RUNTIME_MAX_MAX_D) "d");
-    }
-    if ((v = json_object_get(body, "reclaim_grace_max"))) {
-        if ((rc = json_duration(v, "reclaim_grace_max", &q->reclaim_grace_max, e)) < 0)
-            return rc;
-        if (q->reclaim_grace_max > (int64_t)GP_QUEUE_RECLAIM_GRACE_MAX_MAX_H * 3600 * 1000)
-            return gpd__fail(
-                e, GP_EINVAL, "reclaim_grace_max",
-                "reclaim_grace_max: at most " GP_STR(GP_QUEUE_RECLAIM_GRACE_MAX_MAX_H) "h");
-    }
-    /* null: the queue sets none and inherits its parent's. */
-    if ((v = json_object_get(body, "on_preempt")) && json_is_null(v)) {
+QUEUE_STORED_(min_runtime_max, min_runtime_max)
+
+QUEUE_STORED_(reclaim_grace_max, reclaim_grace_max)
+
+/* null: the queue sets none and inherits its parent's. */
+static int queue_on_preempt(const gp_field *f, json_t *v, int64_t x, gp_queue_spec *q,
+                            gpd__err *e) {
+    char list[64];
+    (void)f, (void)x;
+    if (json_is_null(v)) {
         q->on_preempt = GP_ON_PREEMPT_CHECKPOINT;
         q->on_preempt_set = 0;
-    } else if (v) {
-        char list[64];
-        if (!json_is_string(v) || gp_on_preempt_parse(json_string_value(v), &q->on_preempt) < 0)
-            return gpd__fail(e, GP_EINVAL, "on_preempt",
-                             "on_preempt: must be %s, or null (its parent's)",
-                             modes_or(list, sizeof list));
-        q->on_preempt_set = 1;
+        return 0;
     }
-    if ((v = json_object_get(body, "idle_gpu_timeout")) &&
-        (rc = session_bound(v, "idle_gpu_timeout", &q->idle_gpu_timeout, e)) < 0)
+    if (!json_is_string(v) || gp_on_preempt_parse(json_string_value(v), &q->on_preempt) < 0)
+        return gpd__fail(e, GP_EINVAL, "on_preempt",
+                         "on_preempt: must be %s, or null (its parent's)",
+                         modes_or(list, sizeof list));
+    q->on_preempt_set = 1;
+    return 0;
+}
+
+QUEUE_STORED_(idle_gpu_timeout, idle_gpu_timeout)
+
+QUEUE_STORED_(max_session_length, max_session_length)
+
+/* Per task, as a submission's cpu and memory are; 0: none. */
+QUEUE_STORED_(default_cpu, default_cpu_milli)
+
+QUEUE_STORED_(default_memory, default_mem_bytes)
+
+int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e) {
+    /* An update may change all but the fields of the queue's place. */
+    const char *known[GP_QUEUE_NFIELDS + 1];
+    int n = 0;
+    for (int i = 0; i < GP_QUEUE_NFIELDS; i++)
+        if (create || !gp_queue_fields[i].required)
+            known[n++] = gp_queue_fields[i].name;
+    known[n] = NULL;
+    int rc = gpd__json_known(body, known, "a queue", e);
+    if (rc < 0)
         return rc;
-    if ((v = json_object_get(body, "max_session_length")) &&
-        (rc = session_bound(v, "max_session_length", &q->max_session_length, e)) < 0)
-        return rc;
-    /* Per task, as a submission's cpu and memory are; 0: none. */
-    if ((v = json_object_get(body, "default_cpu")) &&
-        (rc = json_milli(v, "default_cpu", &q->default_cpu_milli, e)) < 0)
-        return rc;
-    if (q->default_cpu_milli > GPD__DEFAULT_CPU_MAX)
-        return gpd__fail(e, GP_EINVAL, "default_cpu", "default_cpu: at most %lld cores",
-                         (long long)(GPD__DEFAULT_CPU_MAX / 1000));
-    if ((v = json_object_get(body, "default_memory")) &&
-        (rc = json_size(v, "default_memory", &q->default_mem_bytes, e)) < 0)
-        return rc;
-    if ((v = json_object_get(body, "deserved")) && (rc = parse_quota_obj(v, "deserved", q, e)) < 0)
-        return rc;
-    if ((v = json_object_get(body, "limit")) && (rc = parse_quota_obj(v, "limit", q, e)) < 0)
-        return rc;
+    if (create)
+        gp_queue_spec_init(q, "", "");
+    for (int i = 0; i < GP_QUEUE_NFIELDS; i++) {
+        const gp_field *f = &gp_queue_fields[i];
+        json_t *v = json_object_get(body, f->name);
+        int64_t x = 0;
+        if ((f->required && !create) || (v == NULL && i != GP_QUEUE_F_name))
+            continue;
+        if (v != NULL && (rc = parse_typed(f, f->name, v, &x, e)) < 0)
+            return rc;
+        if ((rc = queue_parsers[i](f, v, x, q, e)) < 0)
+            return rc;
+    }
     for (gp_resource r = 0; r < GP_RES_COUNT; r++)
         if (q->quota[r].limit != GP_UNLIMITED && q->quota[r].limit < q->quota[r].deserved)
             return gpd__fail(e, GP_EINVAL, "limit", "limit.%s: is below deserved.%s",

@@ -70,14 +70,6 @@ int gpd__request_engine_error(int rc, const char *msg, gpd__err *e);
  */
 char *gpd__request_canonical(json_t *body);
 
-/* The shortest idle_gpu_timeout or max_session_length a queue may set
- * (docs/api.md; common/gp_queue.h). */
-#define GPD__SESSION_BOUND_MIN_MS (GP_QUEUE_SESSION_BOUND_MIN_S * 1000)
-
-/* The most CPU a project's default_cpu may give a task (milli-CPU), as a
- * submission's cpu may ask. */
-#define GPD__DEFAULT_CPU_MAX GP_SUBMIT_CPU_MAX
-
 /*
  * Fills q from the body of a queue creation (create: name and parent are
  * read, q is initialised first) or change (on top of what q holds). GP_EINVAL

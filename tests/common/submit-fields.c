@@ -12,7 +12,7 @@
 int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "table";
     if (strcmp(what, "table") == 0) {
-        gp_submit_doc_table(stdout);
+        gp_fields_doc_table(stdout, gp_submit_fields, GP_SUBMIT_NFIELDS, "submit", "(required)");
         return 0;
     }
     int names = strcmp(what, "names") == 0;
@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     for (int i = 0; i < GP_SUBMIT_NFIELDS; i++) {
-        const gp_submit_field *f = &gp_submit_fields[i];
+        const gp_field *f = &gp_submit_fields[i];
         if (names || f->flag != NULL)
             printf("%s\n", names ? f->name : f->flag);
     }

@@ -24,8 +24,10 @@ $GP queue create dept --deserved 2 >/dev/null && $GP queue create proj --parent 
 
 # ---- Bad values, refused naming the field, changing nothing ----
 out=$($GP queue set proj --idle-gpu-timeout 5s 2>&1)
-tap_is "an idle timeout under 10s is refused, naming the field" \
-    "$?:$(printf '%s' "$out" | grep -c 'idle_gpu_timeout: at least 10s')" "6:1"
+tap_is "an idle timeout under 10s is refused before sending, naming the flag" \
+    "$?:$(printf '%s' "$out" | grep -c -- '--idle-gpu-timeout: 5s is outside 10s to 365d')" "2:1"
+tap_ok "and by the API, naming the field" \
+    contains "$(api PATCH /api/v1/queues/proj '{"idle_gpu_timeout":"5s"}')" 'idle_gpu_timeout: 5s is outside 10s to 365d.* 400$'
 out=$($GP queue set proj --max-session-length soon 2>&1)
 tap_is "a malformed --max-session-length is refused, naming the flag" \
     "$?:$(printf '%s' "$out" | grep -c -- '--max-session-length: "soon"')" "2:1"
