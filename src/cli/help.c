@@ -16,6 +16,10 @@
 #define GRACE_MAX_DEFAULT   GP_STR(GP_QUEUE_RECLAIM_GRACE_MAX_DEFAULT_M)
 #define GRACE_MAX_MAX       GP_STR(GP_QUEUE_RECLAIM_GRACE_MAX_MAX_H)
 #define SESSION_BOUND_MIN   GP_STR(GP_QUEUE_SESSION_BOUND_MIN_S)
+#define SESSION_BOUND_MAX   GP_STR(GP_QUEUE_SESSION_BOUND_MAX_D)
+#define RUNTIME_MAX_MAX     GP_STR(GP_QUEUE_MIN_RUNTIME_MAX_MAX_D)
+#define WEIGHT_MAX          GP_STR(GP_QUEUE_WEIGHT_MAX)
+#define QPRIORITY_MAX       GP_STR(GP_QUEUE_PRIORITY_MAX)
 
 static const struct {
     const char *cmd, *text;
@@ -143,26 +147,32 @@ static const struct {
      "       gpupool queue delete NAME\n"
      "\n"
      "Departments are top-level queues; projects are queues under a department, and\n"
-     "only projects take workloads. Quota flags (GPUs as numbers, 'none' = unlimited):\n"
-     "  --deserved N  --limit N|none  --weight W  --priority N\n"
-     "  --cpu-deserved N  --cpu-limit N|none  --memory-deserved SIZE  --memory-limit SIZE|none\n"
-     "  --min-runtime-max DURATION  the longest --min-runtime its workloads may claim\n"
-     "                (default " RUNTIME_MAX_DEFAULT "m)\n"
+     "only projects take workloads. Quota flags (GPUs and CPUs as numbers, memory as\n"
+     "sizes; a limit's none = unlimited, the default; deserved defaults to 0):\n"
+     "  --deserved N  --limit N|none  --cpu-deserved N  --cpu-limit N|none\n"
+     "  --memory-deserved SIZE  --memory-limit SIZE|none\n"
+     "  --weight W    its share among its siblings of what the deserved quotas leave\n"
+     "                (0.." WEIGHT_MAX ", default 1)\n"
+     "  --priority N  among its siblings, higher first (-" QPRIORITY_MAX ".." QPRIORITY_MAX
+     ", default 0)\n"
+     "  --min-runtime-max DURATION  the longest min_runtime its workloads may claim\n"
+     "                (default " RUNTIME_MAX_DEFAULT "m, at most " RUNTIME_MAX_MAX "d)\n"
      "  --reclaim-grace-max DURATION  the longest grace period its workloads keep when\n"
      "                evicted to reclaim GPUs for another queue (default " GRACE_MAX_DEFAULT
      "m, at most " GRACE_MAX_MAX "h)\n"
      "  --on-preempt pause|checkpoint|requeue|inherit  how the later submissions to\n"
-     "                its projects that give no --on-preempt of their own are evicted;\n"
+     "                its projects that give no mode of their own are evicted;\n"
      "                a queue sets its own or takes its parent's (inherit, the\n"
      "                default; a top-level queue that sets none, checkpoint)\n"
      "  --idle-gpu-timeout DURATION|none  an interactive workload whose GPUs NVML saw\n"
      "                no use on for this long is paused where its node can pause, else\n"
      "                suspended, and its GPUs return to the pool; its owner's resume or\n"
      "                attach brings it back, paused ones where they were, suspended ones\n"
-     "                from the beginning (at least " SESSION_BOUND_MIN "s; default none)\n"
+     "                from the beginning (" SESSION_BOUND_MIN "s to " SESSION_BOUND_MAX
+     "d; default none)\n"
      "  --max-session-length DURATION|none  an interactive workload running this long\n"
-     "                is paused or suspended the same way (at least " SESSION_BOUND_MIN
-     "s; default none)\n"
+     "                is paused or suspended the same way (" SESSION_BOUND_MIN
+     "s to " SESSION_BOUND_MAX "d; default none)\n"
      "  --default-cpu N  cores each task of a submission that asks for none is given\n"
      "                (and counted on its node); default 0: none\n"
      "  --default-memory SIZE  host memory each task of a submission that asks for\n"

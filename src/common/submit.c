@@ -114,6 +114,16 @@ static void flag_words(const gp_field *x, char *buf, size_t len) {
     }
 }
 
+/* Writes s as the text of a table's cell: a "|" of a value word ("N|none")
+ * escaped, as it would end the cell. */
+static void cell(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '|')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
 void gp_fields_doc_table(FILE *f, const gp_field *fields, int n, const char *cmd,
                          const char *once) {
     fprintf(f, "| field | type | range | `gpupool %s` | meaning |\n|---|---|---|---|---|\n", cmd);
@@ -122,7 +132,9 @@ void gp_fields_doc_table(FILE *f, const gp_field *fields, int n, const char *cmd
         char range[80], flag[160];
         range_words(x, range, sizeof range);
         flag_words(x, flag, sizeof flag);
-        fprintf(f, "| `%s`%s%s | %s | %s | %s | %s |\n", x->name, x->required ? " " : "",
-                x->required ? once : "", type_words[x->type], range, flag, x->help);
+        fprintf(f, "| `%s`%s%s | %s | %s | ", x->name, x->required ? " " : "",
+                x->required ? once : "", type_words[x->type], range);
+        cell(f, flag);
+        fprintf(f, " | %s |\n", x->help);
     }
 }

@@ -16,3 +16,9 @@ $(BUILD)/tests/common/submit-fields: $(OBJ)/tests/common/submit-fields.o $(BUILD
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 TEST_SCRIPTS += tests/common/test-submit-fields.sh
 TEST_SCRIPTS_DEPS += $(BUILD)/tests/common/submit-fields $(BUILD)/gpupool
+# What the one list of a queue's fields says, for test-queue-fields.sh.
+$(BUILD)/tests/common/queue-fields: $(OBJ)/tests/common/queue-fields.o $(BUILD)/libgpcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+TEST_SCRIPTS += tests/common/test-queue-fields.sh
+TEST_SCRIPTS_DEPS += $(BUILD)/tests/common/queue-fields $(BUILD)/gpupool $(BUILD)/gpupoold
