@@ -1,14 +1,16 @@
 #!/bin/sh
 # test-queue-fields.sh — the copies of a queue's fields agree with the one
 # list, GP_QUEUE_FIELDS (src/common/gp_queue.h), as queue-fields prints it:
-# docs/api.md's queue table is the list's, row for row; `gpupool help queue`
-# and the shell completion offer exactly its flags, and the man page and
-# docs/cli.md name no other; and each of gpupool queue's range checks is the daemon's: a value
-# just past each bound of each flag that takes a number is a usage error (2)
-# naming the flag, before anything is sent, and the same value in a body is
-# refused by the daemon (400) naming the field, in the same words where the
-# CLI's message is about the range (--min-runtime-max 8d, --reclaim-grace-max
-# 25h and --idle-gpu-timeout 5s went to the daemon and came back as 6).
+# docs/api.md's queue table is the list's, row for row; the console's queue
+# editing sends only its names; `gpupool help queue` and the shell
+# completion offer exactly its flags, and the man page and docs/cli.md name
+# no other; and each of gpupool queue's range checks is the daemon's: a
+# value just past each bound of each flag that takes a number is a usage
+# error (2) naming the flag, before anything is sent, and the same value in
+# a body is refused by the daemon (400) naming the field, in the same words
+# where the CLI's message is about the range (--min-runtime-max 8d,
+# --reclaim-grace-max 25h and --idle-gpu-timeout 5s went to the daemon and
+# came back as 6).
 set -u
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
@@ -31,6 +33,13 @@ man=$(sed -n '/^\.B queue /,/^\.TP/p' contrib/gpupool.1 | sed 's/\\f[BIR]//g; s/
     grep -oE -- '--[a-z][a-z-]*' | sort -u)
 bad=$(printf '%s\n' "$man" | grep -vxF -e "$flags" | tr '\n' ' ')
 tap_is "the man page's queue names only the list's flags" "$bad" ""
+
+# The console's queue editing sends fields of the list, by resource.
+sent=$(grep "api('PATCH', '/api/v1/queues/'" src/daemon/console/console.js |
+    sed -n "s/.*encodeURIComponent(q.name), \(.*\));$/\1/p" | grep -oE "[a-z_]+:" | tr -d ':' | sort -u)
+tap_ok "the console's queue editing sends fields" test -n "$sent"
+bad=$(printf '%s\n' "$sent" | grep -vxF -e "$("$fields" names)" -e gpu -e cpu -e memory | tr '\n' ' ')
+tap_is "the console sends only the list's names" "$bad" ""
 
 cli_md=$(sed -n '/gpupool queue list/,/delete NAME/p' docs/cli.md | grep -oE -- '--[a-z][a-z-]*' | sort -u)
 bad=$(printf '%s\n' "$cli_md" | grep -vxF -e "$flags" | tr '\n' ' ')
