@@ -260,6 +260,13 @@ void gp_format_size(int64_t bytes, char *buf, size_t len) {
 }
 
 void gp_format_milli(int64_t milli, char *buf, size_t len) {
+    if (milli < 0 && len > 1) {
+        /* A sign and the magnitude (INT64_MIN's as INT64_MAX's), as a
+         * duration's: the remainder of a negative is negative. */
+        buf[0] = '-';
+        format_scaled(milli == INT64_MIN ? INT64_MAX : -milli, 1000, 3, "", buf + 1, len - 1);
+        return;
+    }
     format_scaled(milli, 1000, 3, "", buf, len);
 }
 

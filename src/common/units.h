@@ -49,7 +49,7 @@ const char *gp_signal_name(int sig);
 /* Shortest exact form: 21474836480 -> "20G", 1610612736 -> "1.5G", 1000 -> "1000". */
 void gp_format_size(int64_t bytes, char *buf, size_t len);
 
-/* 500 -> "0.5", 2000 -> "2", 1250 -> "1.25". */
+/* 500 -> "0.5", 2000 -> "2", 1250 -> "1.25", -1500 -> "-1.5". */
 void gp_format_milli(int64_t milli, char *buf, size_t len);
 
 /* 61000 -> "1m1s", 1500 -> "1.5s", 500 -> "500ms", 0 -> "0s"; a negative value

@@ -122,6 +122,11 @@ START_TEST(test_round_trips) {
     ck_assert_str_eq(buf, "1.5G");
     gp_format_milli(1250, buf, sizeof buf);
     ck_assert_str_eq(buf, "1.25");
+    /* Below 0, a sign and the magnitude ("0.-01" for -1 before). */
+    gp_format_milli(-1, buf, sizeof buf);
+    ck_assert_str_eq(buf, "-0.001");
+    gp_format_milli(-1500, buf, sizeof buf);
+    ck_assert_str_eq(buf, "-1.5");
     /* Durations print for people ("1m1s") and read back. */
     gp_format_duration(61000, buf, sizeof buf);
     ck_assert_str_eq(buf, "1m1s");
