@@ -132,15 +132,11 @@ static int json_duration(json_t *v, const char *field, int64_t *out, gpd__err *e
                      "%s: must be a number of seconds or a duration like \"60s\", \"5m\"", field);
 }
 
-static int json_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out,
-                    gpd__err *e) {
+/* A whole number; its range is its field's (parse_typed). */
+static int json_int(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     if (!json_is_integer(v))
         return gpd__fail(e, GP_EINVAL, field, "%s: must be a whole number", field);
-    int64_t x = json_integer_value(v);
-    if (x < lo || x > hi)
-        return gpd__fail(e, GP_EINVAL, field, "%s: %lld is outside %lld..%lld", field, (long long)x,
-                         (long long)lo, (long long)hi);
-    *out = x;
+    *out = json_integer_value(v);
     return 0;
 }
 
@@ -194,7 +190,7 @@ static int parse_typed(const gp_field *f, const char *name, json_t *v, int64_t *
             return 0;
         /* fall through */
     case GP_SUBMIT_INT:
-        rc = json_int(v, name, INT64_MIN, INT64_MAX, x, e);
+        rc = json_int(v, name, x, e);
         break;
     case GP_SUBMIT_MILLI:
         rc = json_milli(v, name, x, e);
