@@ -10,9 +10,10 @@
  * (daemon/request.c, through gp_field_out_of_range), gpupool queue's flags
  * and their checks before sending (cli/cmd-admin.c) and the field table of
  * docs/api.md ("Queues"; gp_fields_doc_table). tests/common/test-queue-fields.sh
- * holds that table, gpupool help queue, the shell completion and the man
- * page to it, and each of the CLI's range checks to the daemon's. The engine
- * applies the defaults named here.
+ * holds that table, the console's queue editing, gpupool help queue, the
+ * shell completion, the man page and docs/cli.md to it, and each of the
+ * CLI's range checks to the daemon's. The engine applies the defaults named
+ * here.
  */
 #ifndef GP_QUEUE_H
 #define GP_QUEUE_H
