@@ -107,29 +107,21 @@ static int json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     return 0;
 }
 
-static int json_size(json_t *v, const char *field, int64_t *out, gpd__err *e) {
-    if (json_is_integer(v)) {
-        if (json_integer_value(v) < 0)
-            return gpd__fail(e, GP_EINVAL, field, "%s: must not be negative", field);
-        *out = json_integer_value(v);
+/* A size or a duration: a whole number of its unit (bytes; seconds, held
+ * as milliseconds: scale) or a string in its own form ("32G", "60s") that
+ * parse reads; words say what it must be. Its range is its field's
+ * (parse_typed), a negative number's too. */
+static int json_amount(json_t *v, const char *field, int64_t scale,
+                       int (*parse)(const char *, int64_t *), const char *words, int64_t *out,
+                       gpd__err *e) {
+    if (json_is_integer(v) && json_integer_value(v) >= -(INT64_MAX / scale) &&
+        json_integer_value(v) <= INT64_MAX / scale) {
+        *out = json_integer_value(v) * scale;
         return 0;
     }
-    if (json_is_string(v) && gp_parse_size(json_string_value(v), out) == 0)
+    if (json_is_string(v) && parse(json_string_value(v), out) == 0)
         return 0;
-    return gpd__fail(e, GP_EINVAL, field,
-                     "%s: must be a number of bytes or a size like \"32G\" or \"512M\"", field);
-}
-
-static int json_duration(json_t *v, const char *field, int64_t *out, gpd__err *e) {
-    if (json_is_integer(v) && json_integer_value(v) >= 0 &&
-        json_integer_value(v) < INT64_MAX / 1000) {
-        *out = json_integer_value(v) * 1000;
-        return 0;
-    }
-    if (json_is_string(v) && gp_parse_duration_ms(json_string_value(v), out) == 0)
-        return 0;
-    return gpd__fail(e, GP_EINVAL, field,
-                     "%s: must be a number of seconds or a duration like \"60s\", \"5m\"", field);
+    return gpd__fail(e, GP_EINVAL, field, "%s: must be %s", field, words);
 }
 
 /* A whole number; its range is its field's (parse_typed). */
@@ -196,7 +188,8 @@ static int parse_typed(const gp_field *f, const char *name, json_t *v, int64_t *
         rc = json_milli(v, name, x, e);
         break;
     case GP_SUBMIT_SIZE:
-        rc = json_size(v, name, x, e);
+        rc = json_amount(v, name, 1, gp_parse_size,
+                         "a number of bytes or a size like \"32G\" or \"512M\"", x, e);
         break;
     case GP_SUBMIT_BOUND:
         /* 0, null or "none": no bound. */
@@ -208,7 +201,8 @@ static int parse_typed(const gp_field *f, const char *name, json_t *v, int64_t *
         }
         /* fall through */
     case GP_SUBMIT_DURATION:
-        rc = json_duration(v, name, x, e);
+        rc = json_amount(v, name, 1000, gp_parse_duration_ms,
+                         "a number of seconds or a duration like \"60s\", \"5m\"", x, e);
         break;
     case GP_SUBMIT_TRUE:
     case GP_SUBMIT_FALSE:
