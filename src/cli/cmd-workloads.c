@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "common/gp_submit.h"
+#include "common/units.h"
 
 #define FLAG(name) (v = cli_flag(argc, argv, &i, name, &missing))
 
@@ -51,6 +52,11 @@ int cli_submit_body(const char *what, int argc, char **argv, json_t *b) {
         int rc = cli_field_flag(what, b, f, v);
         if (rc != EXIT_OK)
             return rc;
+        /* What only --gpu knows: above 1, whole GPUs. */
+        int64_t m;
+        if (f == &gp_submit_fields[GP_SUBMIT_F_gpu] && gp_parse_milli(v, &m) == 0 && m > 1000 &&
+            m % 1000 != 0)
+            return cli_usage(what, "--gpu: %s is neither a fraction below 1 nor whole GPUs", v);
     }
     if (!json_object_get(b, "project"))
         return cli_usage(what, "--project is required");

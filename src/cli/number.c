@@ -86,8 +86,6 @@ int cli_field_flag(const char *what, json_t *b, const gp_field *f, const char *v
     switch (f->type) {
     case GP_SUBMIT_MILLI:
         rc = cli_parse_milli(what, f->flag, v, f->unit, f->lo, f->hi, &x);
-        if (rc == EXIT_OK && f == &gp_submit_fields[GP_SUBMIT_F_gpu] && x > 1000 && x % 1000)
-            rc = cli_usage(what, "--gpu: %s is neither a fraction below 1 nor whole GPUs", v);
         break;
     case GP_SUBMIT_SIZE:
         rc = parse_size(what, f->flag, v, &x);
