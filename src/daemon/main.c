@@ -34,7 +34,8 @@ static void usage(void) {
     gpd__config_help(stdout);
     fputs("  --config FILE            read settings from FILE: these keys, as key = value\n"
           "                           lines ('#' starts a comment), where a switch takes\n"
-          "                           yes or no\n"
+          "                           yes or no (on the command line, a switch alone is\n"
+          "                           yes; yes or no may follow it)\n"
           "  --routes                 print the API route table and exit\n"
           "  --errors                 print the API's error codes and their HTTP status\n"
           "                           and exit\n"
@@ -70,7 +71,12 @@ static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t e
         }
         int rc;
         if (strncmp(a, "--", 2) == 0 && gpd__config_switch(a + 2)) {
-            if ((rc = gpd__config_set(c, a + 2, "yes", err, errlen)) < 0)
+            /* A switch alone says yes; a yes or no after it says which, so
+             * that the command line may turn off what a --config file set. */
+            const char *v = "yes";
+            if (i + 1 < argc && (strcmp(argv[i + 1], "yes") == 0 || strcmp(argv[i + 1], "no") == 0))
+                v = argv[++i];
+            if ((rc = gpd__config_set(c, a + 2, v, err, errlen)) < 0)
                 return rc;
             continue;
         }

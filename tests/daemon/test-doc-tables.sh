@@ -66,6 +66,13 @@ for bad in "--period 5ms" "--http-threads 257" "--log-retention 500ms" \
     tap_is "$bad: exit status 2" "$rc" 2
     tap_ok "$bad: the message names ${key#--}" has "$out" "${key#--}: "
 done
+# A switch alone says yes, and takes a yes or no after it (so that the
+# command line may turn off what a config file set), in either spelling:
+# the value is read, and the next flag is the one refused.
+for sw in "--allow-root-workloads" "--allow-root-workloads no" "--allow_root_workloads yes"; do
+    out=$("$build/gpupoold" --data-dir "$D/data" $sw --period 5ms 2>&1)
+    tap_ok "$sw is taken (the next flag's error is the one said)" has "$out" "period: "
+done
 tap_ok "no data directory was made" test ! -e "$D/data"
 rm -rf "$D"
 tap_done
