@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/gp_queue.h"
+#include "common/gp_submit.h"
 #include "daemon/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "common/gp_queue.h"
+#include "common/gp_submit.h"
 
 #define FLAG(name) (v = cli_flag(argc, argv, &i, name, &missing))
 

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "common/gp_queue.h"
+#include "common/gp_submit.h"
 #include "common/units.h"
 
 int cli_parse_int(const char *cmd, const char *flag, const char *text, int64_t lo, int64_t hi,

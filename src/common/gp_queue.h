@@ -13,14 +13,14 @@
  * holds that table, the console's queue editing, gpupool help queue, the
  * shell completion, the man page and docs/cli.md to it, and each of the
  * CLI's range checks to the daemon's. The engine applies the defaults named
- * here.
+ * here, and declares its enums from the lists; this header includes nothing
+ * of the fields' machinery (gp_field, the tables made from the list), which
+ * gp_submit.h declares.
  */
 #ifndef GP_QUEUE_H
 #define GP_QUEUE_H
 
 #include <stdint.h>
-
-#include "common/gp_submit.h"
 
 /* A queue's priority among its siblings is -max..max. */
 #define GP_QUEUE_PRIORITY_MAX 1000
@@ -116,28 +116,5 @@
       "none)")                                                                                     \
     X(default_memory, 0, "--default-memory", GP_SUBMIT_SIZE, 0, GP_SUBMIT_NO_MAX, "SIZE", "",      \
       "host memory given the same way, e.g. `\"4G\"` (default 0: none)")
-
-/* Every field, in the order of the list. */
-enum {
-#define GP_QUEUE_ENUM_(name, create, flag, type, lo, hi, arg, unit, help) GP_QUEUE_F_##name,
-    GP_QUEUE_FIELDS(GP_QUEUE_ENUM_)
-#undef GP_QUEUE_ENUM_
-        GP_QUEUE_NFIELDS
-};
-
-extern const gp_field gp_queue_fields[GP_QUEUE_NFIELDS];
-
-/* One resource of a quota or a weight as a field of its own: a quota's GPUs
- * and CPUs are amounts in f's range ("GPUs", "CPUs"), its memory a size;
- * a weight's each a whole number in f's range. The name is the resource's
- * (its key in the field's object); the flag is f's for the GPUs,
- * "--cpu-deserved" and the like for the others. */
-typedef struct gp_queue_part {
-    gp_field f;
-    char flag[48], arg[24];
-} gp_queue_part;
-
-/* Fills p with resource r (an index of GP_RESOURCES) of field f. */
-void gp_queue_part_of(const gp_field *f, int r, gp_queue_part *p);
 
 #endif /* GP_QUEUE_H */

@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "common/gp_names.h"
+#include "common/gp_queue.h"
 
 /* The most tasks of one workload. */
 #define GP_SUBMIT_MAX_GANG 256
@@ -174,5 +175,30 @@ int gp_field_out_of_range(const gp_field *f, int64_t x, char *why, size_t len);
  * ("Submitting a workload") with cmd "submit", a queue's ("Queues") with
  * cmd "queue"; once marks a field whose required is set ("(required)"). */
 void gp_fields_doc_table(FILE *f, const gp_field *fields, int n, const char *cmd, const char *once);
+
+/* ---- A queue's fields (GP_QUEUE_FIELDS, gp_queue.h) ---------------------- */
+
+/* Every field of a queue, in the order of the list. */
+enum {
+#define GP_QUEUE_ENUM_(name, create, flag, type, lo, hi, arg, unit, help) GP_QUEUE_F_##name,
+    GP_QUEUE_FIELDS(GP_QUEUE_ENUM_)
+#undef GP_QUEUE_ENUM_
+        GP_QUEUE_NFIELDS
+};
+
+extern const gp_field gp_queue_fields[GP_QUEUE_NFIELDS];
+
+/* One resource of a quota or a weight as a field of its own: a quota's GPUs
+ * and CPUs are amounts in f's range ("GPUs", "CPUs"), its memory a size;
+ * a weight's each a whole number in f's range. The name is the resource's
+ * (its key in the field's object); the flag is f's for the GPUs,
+ * "--cpu-deserved" and the like for the others. */
+typedef struct gp_queue_part {
+    gp_field f;
+    char flag[48], arg[24];
+} gp_queue_part;
+
+/* Fills p with resource r (an index of GP_RESOURCES) of field f. */
+void gp_queue_part_of(const gp_field *f, int r, gp_queue_part *p);
 
 #endif /* GP_SUBMIT_H */

@@ -1,8 +1,9 @@
 /*
  * queue.c — the table of a queue's fields made from GP_QUEUE_FIELDS
- * (gp_queue.h), and one resource of a quota or a weight as a field.
+ * (gp_queue.h), and one resource of a quota or a weight as a field (both
+ * declared in gp_submit.h, beside a submission's, as gp_field needs).
  */
-#include "common/gp_queue.h"
+#include "common/gp_submit.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,7 +22,8 @@ void gp_queue_part_of(const gp_field *f, int r, gp_queue_part *p) {
     int mem = strcmp(names[r], "memory") == 0;
     p->f = *f;
     p->f.name = names[r];
-    p->f.unit = units[r];
+    /* A weight is a share, in no resource's unit. */
+    p->f.unit = f->type == GP_SUBMIT_WEIGHT ? "" : units[r];
     p->f.type = f->type == GP_SUBMIT_WEIGHT ? GP_SUBMIT_INT
                 : mem                       ? GP_SUBMIT_SIZE
                                             : GP_SUBMIT_MILLI;

@@ -96,7 +96,8 @@ static int json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     if (!json_is_number(v))
         return gpd__fail(e, GP_EINVAL, field, "%s: must be a number", field);
     double x = json_number_value(v) * 1000.0;
-    if (!isfinite(x) || x < 0 || x > 9e15)
+    /* A negative amount is its field's range to refuse (parse_typed). */
+    if (!isfinite(x) || fabs(x) > 9e15)
         return gpd__fail(e, GP_EINVAL, field, "%s: %g is out of range", field,
                          json_number_value(v));
     double r = nearbyint(x);
@@ -653,11 +654,8 @@ static int parse_quota_obj(const gp_field *f, json_t *obj, gp_queue_spec *q, gpd
         gp_queue_part p;
         int64_t x;
         gp_queue_part_of(f, (int)r, &p);
-        if ((rc = parse_typed(&p.f, field, v, &x, e)) < 0) {
-            if (json_is_number(v) && json_number_value(v) < 0)
-                return gpd__fail(e, GP_EINVAL, field, "%s: must not be negative", field);
+        if ((rc = parse_typed(&p.f, field, v, &x, e)) < 0)
             return rc;
-        }
         if (f->type == GP_SUBMIT_WEIGHT)
             qu->weight = (int32_t)x;
         else if (f == &gp_queue_fields[GP_QUEUE_F_deserved])

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/gp_queue.h"
+#include "common/gp_submit.h"
 
 /* The text of value x of a number field f, as a person may type it: an
  * amount with its 3 decimals, a duration in milliseconds, bytes, a whole

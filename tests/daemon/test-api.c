@@ -147,6 +147,25 @@ START_TEST(test_number_ranges) {
         json_decref(out);
     }
     ck_assert_int_eq(count_workloads(&t), 0);
+    /* A queue's, in the same words; a weight is a share, in no unit. */
+    static const struct {
+        const char *given, *message;
+    } queue_cases[] = {
+        {"{\"weight\":{\"gpu\":1000001}}", "weight.gpu: 1000001 is outside 0 to 1000000"},
+        {"{\"weight\":{\"cpu\":-1}}", "weight.cpu: -1 is outside 0 to 1000000"},
+        {"{\"deserved\":{\"gpu\":-1}}", "deserved.gpu: -1 GPUs is outside 0 to 1000000000"},
+        {"{\"idle_gpu_timeout\":\"5s\"}",
+         "idle_gpu_timeout: 5s is outside 10s to 365d (or 0 or none: no bound)"},
+    };
+    for (size_t i = 0; i < sizeof queue_cases / sizeof queue_cases[0]; i++) {
+        json_t *out = NULL;
+        ck_assert_int_eq(
+            gpd_call(&t, t.admin, "PATCH", "/api/v1/queues/a1", queue_cases[i].given, &out), 400);
+        json_t *err = json_object_get(out, "error");
+        ck_assert_str_eq(json_string_value(json_object_get(err, "message")),
+                         queue_cases[i].message);
+        json_decref(out);
+    }
     gpd_test_stop(&t);
 }
 END_TEST
