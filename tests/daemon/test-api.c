@@ -117,58 +117,52 @@ START_TEST(test_bad_input_changes_nothing) {
 }
 END_TEST
 
-/* A number field's range is the list's (GP_SUBMIT_FIELDS), checked by its
- * type and said in the words of docs/api.md's table, in the field's unit:
- * each field checked its own bounds in words of its own. */
+/* A number field's range is its list's (GP_SUBMIT_FIELDS, GP_QUEUE_FIELDS),
+ * checked by its type and said in the words of docs/api.md's tables, in the
+ * field's unit: each field checked its own bounds in words of its own. A
+ * queue's weight is a share, in no unit. */
+#define SUBMIT_WITH(fields) "{\"project\":\"a1\",\"command\":[\"true\"]," fields "}"
 START_TEST(test_number_ranges) {
     static const struct {
-        const char *given, *message;
+        const char *method, *path, *body, *message;
     } cases[] = {
-        {"\"gpu\":0", "gpu: must be above 0"},
-        {"\"gpu\":17", "gpu: 17 GPUs is outside 0.001 to 16"},
-        {"\"gpu_memory\":\"0G\"", "gpu_memory: must be above 0"},
-        {"\"gpu\":0.5,\"gpu_compute\":1.5",
+        {"POST", "/api/v1/workloads", SUBMIT_WITH("\"gpu\":0"), "gpu: must be above 0"},
+        {"POST", "/api/v1/workloads", SUBMIT_WITH("\"gpu\":17"),
+         "gpu: 17 GPUs is outside 0.001 to 16"},
+        {"POST", "/api/v1/workloads", SUBMIT_WITH("\"gpu_memory\":\"0G\""),
+         "gpu_memory: must be above 0"},
+        {"POST", "/api/v1/workloads", SUBMIT_WITH("\"gpu\":0.5,\"gpu_compute\":1.5"),
          "gpu_compute: 1.5 of the GPU's time is outside 0.01 to 1"},
-        {"\"cpu\":1000001", "cpu: 1000001 CPUs is outside 0 to 1000000"},
-        {"\"gang\":257", "gang: 257 is outside 1 to 256"},
-        {"\"grace\":\"25h\"", "grace: 1d1h is outside 0s to 1d"},
+        {"POST", "/api/v1/workloads", SUBMIT_WITH("\"cpu\":1000001"),
+         "cpu: 1000001 CPUs is outside 0 to 1000000"},
+        {"POST", "/api/v1/workloads", SUBMIT_WITH("\"gang\":257"), "gang: 257 is outside 1 to 256"},
+        {"POST", "/api/v1/workloads", SUBMIT_WITH("\"grace\":\"25h\""),
+         "grace: 1d1h is outside 0s to 1d"},
+        {"PATCH", "/api/v1/queues/a1", "{\"weight\":{\"gpu\":1000001}}",
+         "weight.gpu: 1000001 is outside 0 to 1000000"},
+        {"PATCH", "/api/v1/queues/a1", "{\"weight\":{\"cpu\":-1}}",
+         "weight.cpu: -1 is outside 0 to 1000000"},
+        {"PATCH", "/api/v1/queues/a1", "{\"deserved\":{\"gpu\":-1}}",
+         "deserved.gpu: -1 GPUs is outside 0 to 1000000000"},
+        {"PATCH", "/api/v1/queues/a1", "{\"idle_gpu_timeout\":\"5s\"}",
+         "idle_gpu_timeout: 5s is outside 10s to 365d (or 0 or none: no bound)"},
     };
     gpd_test t;
     gpd_test_start(&t);
     setup_tree(&t);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char body[256];
         json_t *out = NULL;
-        snprintf(body, sizeof body, "{\"project\":\"a1\",\"command\":[\"true\"],%s}",
-                 cases[i].given);
-        ck_assert_int_eq(gpd_call(&t, t.admin, "POST", "/api/v1/workloads", body, &out), 400);
+        ck_assert_int_eq(gpd_call(&t, t.admin, cases[i].method, cases[i].path, cases[i].body, &out),
+                         400);
         json_t *err = json_object_get(out, "error");
         ck_assert_str_eq(json_string_value(json_object_get(err, "message")), cases[i].message);
         json_decref(out);
     }
     ck_assert_int_eq(count_workloads(&t), 0);
-    /* A queue's, in the same words; a weight is a share, in no unit. */
-    static const struct {
-        const char *given, *message;
-    } queue_cases[] = {
-        {"{\"weight\":{\"gpu\":1000001}}", "weight.gpu: 1000001 is outside 0 to 1000000"},
-        {"{\"weight\":{\"cpu\":-1}}", "weight.cpu: -1 is outside 0 to 1000000"},
-        {"{\"deserved\":{\"gpu\":-1}}", "deserved.gpu: -1 GPUs is outside 0 to 1000000000"},
-        {"{\"idle_gpu_timeout\":\"5s\"}",
-         "idle_gpu_timeout: 5s is outside 10s to 365d (or 0 or none: no bound)"},
-    };
-    for (size_t i = 0; i < sizeof queue_cases / sizeof queue_cases[0]; i++) {
-        json_t *out = NULL;
-        ck_assert_int_eq(
-            gpd_call(&t, t.admin, "PATCH", "/api/v1/queues/a1", queue_cases[i].given, &out), 400);
-        json_t *err = json_object_get(out, "error");
-        ck_assert_str_eq(json_string_value(json_object_get(err, "message")),
-                         queue_cases[i].message);
-        json_decref(out);
-    }
     gpd_test_stop(&t);
 }
 END_TEST
+#undef SUBMIT_WITH
 
 /* The variables gpupool sets are one list (common/gp_env.h): a request may
  * not give GPUPOOL_* or CUDA_VISIBLE_DEVICES, and may give its own
