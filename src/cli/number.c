@@ -17,20 +17,26 @@
 #include "common/gp_submit.h"
 #include "common/units.h"
 
-int cli_parse_int(const char *cmd, const char *flag, const char *text, int64_t lo, int64_t hi,
-                  int64_t *out) {
-    /* A sign, then gp_parse_uint's digits (no blanks, no "+"): INT64_MIN's
-     * magnitude is one more than INT64_MAX's. */
+/* Reads text as a whole number: a sign, then gp_parse_uint's digits (no
+ * blanks, no "+"); INT64_MIN's magnitude is one more than INT64_MAX's. */
+static int whole(const char *text, int64_t *out) {
     const char *p = text + (text[0] == '-');
     uint64_t mag = 0;
-    int bad = gp_parse_uint(p, NULL, 10, (uint64_t)INT64_MAX + (p != text), &mag) < 0;
-    int64_t x = p == text ? (int64_t)mag : mag > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)mag;
+    if (gp_parse_uint(p, NULL, 10, (uint64_t)INT64_MAX + (p != text), &mag) < 0)
+        return -1;
+    *out = p == text ? (int64_t)mag : mag > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)mag;
+    return 0;
+}
+
+int cli_parse_int(const char *cmd, const char *flag, const char *text, int64_t lo, int64_t hi,
+                  int64_t *out) {
+    int64_t x = 0;
     char range[64];
     if (hi == INT64_MAX)
         snprintf(range, sizeof range, "%lld or more", (long long)lo);
     else
         snprintf(range, sizeof range, "%lld to %lld", (long long)lo, (long long)hi);
-    if (bad)
+    if (whole(text, &x) < 0)
         return cli_usage(cmd, "%s: \"%s\" is not a whole number (%s)", flag, text, range);
     if (x < lo || x > hi)
         return cli_usage(cmd, "%s: %s is outside %s", flag, text, range);
@@ -85,8 +91,14 @@ int cli_field_flag(const char *what, json_t *b, const gp_field *f, const char *v
     /* What is sent: the text as typed, unless a case says otherwise. */
     json_t *sent = NULL;
     switch (f->type) {
+    /* A number is read here, and its range checked below, in the daemon's
+     * words (gp_field_out_of_range). */
     case GP_SUBMIT_MILLI:
-        rc = cli_parse_milli(what, f->flag, v, f->unit, f->lo, f->hi, &x);
+        if (gp_parse_milli(v, &x) < 0) {
+            gp_field_range(f, why, sizeof why);
+            return cli_usage(what, "%s: \"%s\" is not a number of %s (at most 3 decimals, %s)",
+                             f->flag, v, f->unit, why);
+        }
         break;
     case GP_SUBMIT_SIZE:
         rc = parse_size(what, f->flag, v, &x);
@@ -106,8 +118,10 @@ int cli_field_flag(const char *what, json_t *b, const gp_field *f, const char *v
         break;
     case GP_SUBMIT_INT:
     case GP_SUBMIT_WEIGHT:
-        if ((rc = cli_parse_int(what, f->flag, v, f->lo, f->hi, &x)) != EXIT_OK)
-            return rc;
+        if (whole(v, &x) < 0) {
+            gp_field_range(f, why, sizeof why);
+            return cli_usage(what, "%s: \"%s\" is not a whole number (%s)", f->flag, v, why);
+        }
         sent = json_integer(x);
         break;
     case GP_SUBMIT_TRUE:

@@ -163,6 +163,11 @@ extern const gp_field gp_submit_fields[GP_SUBMIT_NFIELDS];
 /* The field whose JSON name is name, or NULL. */
 const gp_field *gp_submit_find(const char *name);
 
+/* The values field f takes, as docs/api.md's tables say them ("0.001 to
+ * 16", "above 0", an eviction mode's "checkpoint, pause or requeue"); ""
+ * for a field without a range. */
+void gp_field_range(const gp_field *f, char *buf, size_t len);
+
 /* Whether x, a value of number field f in its unit, is outside f's range:
  * 1 with why saying so in the words of docs/api.md's tables, without the
  * field's name ("1.5 of the GPU's time is outside 0.01 to 1", "1d1h is

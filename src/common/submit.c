@@ -56,9 +56,7 @@ static int is_number(const gp_field *f) {
            f->type == GP_SUBMIT_QUOTA || f->type == GP_SUBMIT_WEIGHT || f->type == GP_SUBMIT_BOUND;
 }
 
-/* The range of a number field ("" for the others and for no bound); an
- * eviction mode's, the modes. */
-static void range_words(const gp_field *f, char *buf, size_t len) {
+void gp_field_range(const gp_field *f, char *buf, size_t len) {
     static const char *const modes[] = {GP_ON_PREEMPT_MODES(GP_ENUM_NAME_OF)};
     char lo[32], hi[32];
     buf[0] = '\0';
@@ -82,7 +80,7 @@ int gp_field_out_of_range(const gp_field *f, int64_t x, char *why, size_t len) {
     char v[32], lo[32], range[80];
     format_bound(f, x, v, sizeof v);
     format_bound(f, f->lo, lo, sizeof lo);
-    range_words(f, range, sizeof range);
+    gp_field_range(f, range, sizeof range);
     const char *sp = f->unit[0] ? " " : "";
     if (x < f->lo && f->lo == 1)
         snprintf(why, len, "must be above 0");
@@ -130,7 +128,7 @@ void gp_fields_doc_table(FILE *f, const gp_field *fields, int n, const char *cmd
     for (int i = 0; i < n; i++) {
         const gp_field *x = &fields[i];
         char range[80], flag[160];
-        range_words(x, range, sizeof range);
+        gp_field_range(x, range, sizeof range);
         flag_words(x, flag, sizeof flag);
         fprintf(f, "| `%s`%s%s | %s | %s | ", x->name, x->required ? " " : "",
                 x->required ? once : "", type_words[x->type], range);

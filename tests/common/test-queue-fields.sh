@@ -62,7 +62,8 @@ while IFS=$tab read -r flag value field body; do
     out=$(api PATCH /api/v1/queues/proj "$body")
     tap_ok "the daemon refuses $body, naming $field" contains "$out" "\"field\":\"$field\".* 400\$"
     # Where the CLI speaks of the range, the daemon says the same.
-    why=$(printf '%s\n' "$err" | sed -n "s/^gpupool queue: $flag: \(.* is \(outside\|below\) .*\)/\1/p")
+    why=$(printf '%s\n' "$err" |
+        sed -n "s/^gpupool queue: $flag: \(.* is \(outside\|below\) .*\|must be above 0\)$/\1/p")
     if [ -n "$why" ]; then
         tap_ok "and in the same words: $why" contains "$out" "$field: $(printf '%s' "$why" | sed 's/[.[*^$]/\\&/g')"
     fi

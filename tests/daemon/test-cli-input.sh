@@ -33,6 +33,11 @@ tap_ok "--gang abc is refused, repeating it" \
 tap_ok "--gpu -1 is refused, repeating it" \
     typed 2 '\-\-gpu: "-1" is not a number of GPUs' submit --project p --gpu -1 -- true
 tap_ok "--gpu 1.5 is refused" typed 2 'neither a fraction' submit --project p --gpu 1.5 -- true
+# A range is refused in the daemon's words (gp_field_out_of_range): the CLI
+# said "0 GPUs is outside 0.001 to 16" where the daemon says "must be above 0".
+tap_ok "--gpu 0 is refused as the daemon refuses it" \
+    typed 2 '\-\-gpu: must be above 0$' submit --project p --gpu 0 -- true
+tap_ok "--gang 0 too" typed 2 '\-\-gang: must be above 0$' submit --project p --gang 0 -- true
 tap_ok "--memory 12Q is refused" typed 2 '"12Q" is not a size' submit --project p --memory 12Q -- true
 tap_ok "--grace soon is refused" typed 2 '"soon" is not a duration' submit --project p --grace soon -- true
 # A size's and a duration's range are checked before sending, as a number's.
