@@ -46,17 +46,18 @@ int gpx__config_string(void *arg, const char *key, const char *value, char *err,
     const gpx__config_key *keys = arg;
     const char *names[GPX__CONFIG_KEYS_MAX];
     int n = 0;
-    for (; keys[n].key != NULL && n < GPX__CONFIG_KEYS_MAX; n++) {
-        names[n] = keys[n].key;
-        if (strcmp(keys[n].key, key) != 0)
+    for (int i = 0; keys[i].key != NULL; i++) {
+        if (n < GPX__CONFIG_KEYS_MAX)
+            names[n++] = keys[i].key;
+        if (strcmp(keys[i].key, key) != 0)
             continue;
         size_t len = strlen(value);
-        if (len >= keys[n].len) {
+        if (len >= keys[i].len) {
             gp_errf(err, errlen, "executor-config: %s: value is longer than %zu characters", key,
-                    keys[n].len - 1);
+                    keys[i].len - 1);
             return GP_EINVAL;
         }
-        memcpy(keys[n].field, value, len + 1);
+        memcpy(keys[i].field, value, len + 1);
         return 0;
     }
     gpx__config_unknown(key, names, n, err, errlen);

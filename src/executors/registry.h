@@ -57,7 +57,7 @@ typedef struct gpx__config_key {
     size_t len;
 } gpx__config_key;
 
-/* The most keys one executor's table may have. */
+/* The most keys an unknown key's error lists (a table may have more). */
 #define GPX__CONFIG_KEYS_MAX 32
 
 /*

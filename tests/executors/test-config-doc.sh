@@ -24,7 +24,8 @@ doc_keys() {
 
 # code_keys EXECUTOR: the keys its error lists for an unknown one, sorted.
 code_keys() {
-    out=$("$build/gpupoold" --data-dir "$D/$1" --listen 127.0.0.1:0 --executor "$1" \
+    # (Bounded: an executor that took the key would start serving.)
+    out=$(timeout 30 "$build/gpupoold" --data-dir "$D/$1" --listen 127.0.0.1:0 --executor "$1" \
         --executor-config no_such_key=1 2>&1)
     printf '%s\n' "$out" | sed -n "s/.*unknown key 'no_such_key' (expected \(.*\))$/\1/p" |
         sed 's/ or /, /' | tr ',' '\n' | sed 's/^ *//' | sort
