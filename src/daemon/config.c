@@ -301,6 +301,15 @@ int gpd__config_defaults(gpd__config *c, char *err, size_t errlen) {
     for (size_t i = 0; i < COUNT_OF(settings); i++) {
         char b[32];
         const setting *s = &settings[i];
+        /* A reader writes its kind's type: the row's field must be of it. */
+        size_t want = s->kind == SPAN || s->kind == SPAN_OR_0 || s->kind == PAUSED_MEM
+                          ? sizeof(int64_t)
+                      : s->kind == COUNT || s->kind == SWITCH ? sizeof(int)
+                                                              : s->len;
+        if (s->len != want) {
+            snprintf(err, errlen, "settings: %s's field is not of its kind's type", s->key);
+            return GP_EINVAL;
+        }
         int rc = apply(c, s, s->key, default_text(s, b, sizeof b), err, errlen);
         if (rc < 0)
             return rc;
