@@ -31,10 +31,10 @@ static void text_of(const gp_field *f, int64_t x, char *buf, size_t len) {
 static void past(const gp_field *f, const char *parent) {
     /* One step of the field's unit: a millisecond, a byte, a thousandth. */
     const int64_t step = 1;
-    int64_t xs[2] = {f->lo - step, f->hi + step};
-    for (int k = 0; k < 2; k++) {
-        if (k == 1 && f->hi == GP_SUBMIT_NO_MAX)
-            continue;
+    /* No upper bound has nothing past it (and INT64_MAX + 1 overflows). */
+    int n = f->hi == GP_SUBMIT_NO_MAX ? 1 : 2;
+    int64_t xs[2] = {f->lo - step, n == 2 ? f->hi + step : 0};
+    for (int k = 0; k < n; k++) {
         char v[64], field[64], body[160];
         text_of(f, xs[k], v, sizeof v);
         int whole = f->type == GP_SUBMIT_INT || f->type == GP_SUBMIT_WEIGHT;
