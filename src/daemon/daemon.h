@@ -74,6 +74,63 @@ int gpd__dir_passable(const char *dir, char *why, size_t len);
 
 GP_NAMED_ENUM_DECLARE(gpd__wl_state, GPD__WL_STATES, GPD__WL_NSTATES);
 
+/* What an event of a workload's history says happened (events.kind), and
+ * what it means: docs/api.md's table is what `gpupoold --events` prints. */
+#define GPD__EVENTS(XX)                                                                            \
+    XX(GPD__EV_SUBMITTED, "submitted", "accepted, pending in its project's queue")                 \
+    XX(GPD__EV_BOUND, "bound",                                                                     \
+       "the scheduler gave it nodes and GPUs: a new attempt begins, `starting`")                   \
+    XX(GPD__EV_LAUNCHED, "launched", "its tasks were handed to the executor")                      \
+    XX(GPD__EV_LAUNCH_DEFERRED, "launch-deferred",                                                 \
+       "the executor could not launch it for a reason that may pass: why, and when it is "         \
+       "tried again")                                                                              \
+    XX(GPD__EV_STARTED, "started",                                                                 \
+       "every task runs, `running`: how long it waited in the executor")                           \
+    XX(GPD__EV_CHECKPOINT_SIGNAL, "checkpoint-signal",                                             \
+       "being stopped, `stopping`: the checkpoint signal was sent and the grace period runs")      \
+    XX(GPD__EV_PAUSED, "paused",                                                                   \
+       "its task frozen and its GPU state in host memory, `paused`: the time of each step")        \
+    XX(GPD__EV_RESUMED, "resumed",                                                                 \
+       "a paused workload runs again, or a suspended one is back in the queue")                    \
+    XX(GPD__EV_RESUME_FAILED, "resume-failed",                                                     \
+       "a resume could not finish: still `paused`, why, and when the next try is")                 \
+    XX(GPD__EV_RESUME_ASKED, "resume-asked",                                                       \
+       "its owner came back to a session the idle policy paused: it waits for a GPU on its "       \
+       "node")                                                                                     \
+    XX(GPD__EV_REQUEUED, "requeued",                                                               \
+       "evicted, or its tasks were not found again when gpupoold restarted: `pending` "            \
+       "again")                                                                                    \
+    XX(GPD__EV_SUSPENDED, "suspended", "stopped, `suspended`, until its owner resumes it")         \
+    XX(GPD__EV_DELETED, "deleted", "stopped for good, `deleted`")                                  \
+    XX(GPD__EV_SUCCEEDED, "succeeded", "every task exited with status 0, `succeeded`")             \
+    XX(GPD__EV_FAILED, "failed", "a task failed, or it could not be launched, `failed`: why")      \
+    XX(GPD__EV_LOST, "lost", "a task was lost with its node: `pending` again")
+
+#define GPD__EVENT_SYMBOL_(sym, name, doc) sym,
+typedef enum gpd__event_kind { GPD__EVENTS(GPD__EVENT_SYMBOL_) GPD__NEVENTS } gpd__event_kind;
+#undef GPD__EVENT_SYMBOL_
+
+/* k's name, and what it means; "?" out of range. */
+const char *gpd__event_name(gpd__event_kind k);
+const char *gpd__event_doc(gpd__event_kind k);
+
+/* How an attempt of a workload ended, or where it stands
+ * (attempts.outcome; docs/api.md, "Workload states"). */
+#define GPD__OUTCOMES(XX)                                                                          \
+    XX(GPD__OUTCOME_STARTING, "starting")                                                          \
+    XX(GPD__OUTCOME_RUNNING, "running")                                                            \
+    XX(GPD__OUTCOME_SUCCEEDED, "succeeded")                                                        \
+    XX(GPD__OUTCOME_FAILED, "failed")                                                              \
+    XX(GPD__OUTCOME_EVICTED, "evicted")                                                            \
+    XX(GPD__OUTCOME_SUSPENDED, "suspended")                                                        \
+    XX(GPD__OUTCOME_DELETED, "deleted")                                                            \
+    XX(GPD__OUTCOME_LOST, "lost")
+
+typedef enum gpd__outcome { GPD__OUTCOMES(GP_ENUM_SYMBOL_OF) GPD__NOUTCOMES } gpd__outcome;
+
+/* o's name; "?" out of range. */
+const char *gpd__outcome_name(gpd__outcome o);
+
 /* Why a running workload is being stopped (workloads.stop_kind). */
 #define GPD__STOP_EVICT   "evict"
 #define GPD__STOP_SUSPEND "suspend"

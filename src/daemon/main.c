@@ -39,6 +39,7 @@ static void usage(void) {
           "  --routes                 print the API route table and exit\n"
           "  --errors                 print the API's error codes and their HTTP status\n"
           "                           and exit\n"
+          "  --events                 print the kinds of a workload's events and exit\n"
           "  --settings               print this list as a Markdown table and exit\n"
           "  --help                   this text\n"
           "\n"
@@ -48,6 +49,14 @@ static void usage(void) {
           "Run as root, gpupoold starts each workload as its token's Unix user; run as\n"
           "anyone else, it runs every workload as itself (single-user mode).\n",
           stdout);
+}
+
+/* gpupoold --events: docs/api.md's table of event kinds. */
+static void print_events(void) {
+    printf("| event | what happened |\n|---|---|\n");
+    for (int k = 0; k < GPD__NEVENTS; k++)
+        printf("| `%s` | %s |\n", gpd__event_name((gpd__event_kind)k),
+               gpd__event_doc((gpd__event_kind)k));
 }
 
 static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t errlen) {
@@ -63,6 +72,10 @@ static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t e
         }
         if (strcmp(a, "--errors") == 0) {
             gpd__http_print_errors();
+            exit(0);
+        }
+        if (strcmp(a, "--events") == 0) {
+            print_events();
             exit(0);
         }
         if (strcmp(a, "--settings") == 0) {

@@ -251,7 +251,7 @@ int gpd__loop_idle_resume(gpd__sched *s, active *a, gpd__err *e) {
              "there, where it goes on from where it was",
              a->tasks[0].node);
     gpd__wl_change c;
-    gpd__wl_change_event(&c, a->id, (int)GPD__WL_PAUSED, msg, "resume-asked", msg);
+    gpd__wl_change_event(&c, a->id, (int)GPD__WL_PAUSED, msg, GPD__EV_RESUME_ASKED, msg);
     gpd__sched_record(s, &c);
     gpd__loop_idle_forget(s, a->id);
     return 0;

@@ -271,19 +271,20 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
     c.state = stopping ? (del ? GPD__WL_DELETED : GPD__WL_SUSPENDED) : GPD__WL_PENDING;
     c.stop_kind = "";
     c.reason = why;
-    c.attempt_end = stopping ? (del ? "deleted" : "suspended") : "lost";
-    c.event_kind = stopping ? c.attempt_end : "requeued";
+    c.attempt_end =
+        stopping ? (del ? GPD__OUTCOME_DELETED : GPD__OUTCOME_SUSPENDED) : GPD__OUTCOME_LOST;
+    c.event = stopping ? (del ? GPD__EV_DELETED : GPD__EV_SUSPENDED) : GPD__EV_REQUEUED;
     c.event_msg = why;
     gpd__sched_record(s, &c);
     char err[GP_ERR_MAX];
     if (!stopping && submit_spec(s, w, err, sizeof err) < 0) {
-        gpd__wl_change_event(&c, w->id, GPD__WL_FAILED, err, "failed", err);
+        gpd__wl_change_event(&c, w->id, GPD__WL_FAILED, err, GPD__EV_FAILED, err);
         gpd__sched_record(s, &c);
     }
 }
 
 /* Records a recovered workload's new state with an event. */
-static void set_state(gpd__sched *s, uint64_t id, gpd__wl_state st, const char *kind,
+static void set_state(gpd__sched *s, uint64_t id, gpd__wl_state st, gpd__event_kind kind,
                       const char *msg) {
     gpd__wl_change c;
     gpd__wl_change_event(&c, id, (int)st, NULL, kind, msg);
@@ -408,7 +409,7 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         a->state = GPD__WL_PAUSED;
         a->pausing = GPD__PAUSE_PAUSED;
         if (w.state != GPD__WL_PAUSED)
-            set_state(s, id, GPD__WL_PAUSED, "paused",
+            set_state(s, id, GPD__WL_PAUSED, GPD__EV_PAUSED,
                       "paused: the pause under way when gpupoold stopped was finished");
         if ((rc = gpd__loop_act_add(s, a)) == 0) {
             gpd__loop_idle_rehold(s, a);
@@ -428,7 +429,7 @@ static int recover_one(gpd__sched *s, uint64_t id) {
             a->state = GPD__WL_PAUSED;
             a->pausing = GPD__PAUSE_PAUSED;
             if (w.state != GPD__WL_PAUSED)
-                set_state(s, id, GPD__WL_PAUSED, "paused",
+                set_state(s, id, GPD__WL_PAUSED, GPD__EV_PAUSED,
                           "paused: the pause under way when gpupoold stopped was finished");
             if ((rc = gpd__loop_act_add(s, a)) == 0)
                 a = NULL;
@@ -436,7 +437,7 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         }
     }
     if (!why[0] && w.state == GPD__WL_PAUSED)
-        set_state(s, id, GPD__WL_RUNNING, "resumed",
+        set_state(s, id, GPD__WL_RUNNING, GPD__EV_RESUMED,
                   "resumed: the resume under way when gpupoold stopped was finished");
     int erc = why[0] ? 0 : gp_engine_restore(s->eng, &spec, n, b, gpd__now_ms(), err, sizeof err);
     if (erc == GP_ENOMEM) {
@@ -523,7 +524,7 @@ int gpd__loop_recover(gpd__sched *s, gpd__err *e) {
     for (size_t i = 0; rc == 0 && i < sc.refused.n; i++) {
         const char *why = "refused by the engine at restart (its project or the pool changed)";
         gpd__wl_change c;
-        gpd__wl_change_event(&c, sc.refused.ids[i], GPD__WL_FAILED, why, "failed", why);
+        gpd__wl_change_event(&c, sc.refused.ids[i], GPD__WL_FAILED, why, GPD__EV_FAILED, why);
         gpd__sched_record(s, &c);
     }
     for (size_t i = 0; rc == 0 && i < sc.had_tasks.n; i++)

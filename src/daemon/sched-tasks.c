@@ -100,7 +100,7 @@ void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c) {
 
 /* Records a's task handles with state st and one event. */
 static void record_handles(gpd__sched *s, const active *a, int ntasks, gpd__wl_state st,
-                           const char *kind, const char *msg) {
+                           gpd__event_kind kind, const char *msg) {
     gpd__task_rec h[GPD__MAX_GANG];
     gpd__wl_change c;
     gpd__wl_change_init(&c, a->id);
@@ -114,17 +114,17 @@ static void record_handles(gpd__sched *s, const active *a, int ntasks, gpd__wl_s
     c.tasks = h;
     c.set_handles = 1;
     c.attempt_started = st == GPD__WL_RUNNING;
-    c.event_kind = kind;
+    c.event = (int)kind;
     c.event_msg = msg;
     gpd__sched_record(s, &c);
 }
 
 static void record_started(gpd__sched *s, const active *a, int ntasks, const char *msg) {
-    record_handles(s, a, ntasks, GPD__WL_RUNNING, "started", msg);
+    record_handles(s, a, ntasks, GPD__WL_RUNNING, GPD__EV_STARTED, msg);
 }
 
 void gpd__loop_record_launched(gpd__sched *s, const active *a, int ntasks, const char *msg) {
-    record_handles(s, a, ntasks, GPD__WL_STARTING, "launched", msg);
+    record_handles(s, a, ntasks, GPD__WL_STARTING, GPD__EV_LAUNCHED, msg);
 }
 
 /* ---- Reaping ---------------------------------------------------------- */
@@ -410,7 +410,7 @@ static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, in
         gp_format_duration(wait, d, sizeof d);
         snprintf(msg, sizeof msg, "attempt %d not launched yet (%s); trying again in %s",
                  a->attempt, err, d);
-        record_handles(s, a, a->ntasks, GPD__WL_STARTING, "launch-deferred", msg);
+        record_handles(s, a, a->ntasks, GPD__WL_STARTING, GPD__EV_LAUNCH_DEFERRED, msg);
         if (a->launch_fails == 1) {
             pthread_mutex_lock(&s->eng_mu);
             gp_engine_started(s->eng, a->id, now);
@@ -431,8 +431,8 @@ static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, in
         } else {
             snprintf(msg, sizeof msg, "could not be launched: %s", err);
         }
-        gpd__wl_change_event(&c, a->id, GPD__WL_FAILED, msg, "failed", msg);
-        c.attempt_end = "failed";
+        gpd__wl_change_event(&c, a->id, GPD__WL_FAILED, msg, GPD__EV_FAILED, msg);
+        c.attempt_end = GPD__OUTCOME_FAILED;
         gpd__sched_record(s, &c);
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_finished(s->eng, a->id);
@@ -541,7 +541,7 @@ void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks
     c.tasks = recs;
     c.attempt_begin = 1;
     c.attempt_node = tr ? tr[0].node : "";
-    c.event_kind = "bound";
+    c.event = GPD__EV_BOUND;
     c.event_msg = msg;
     if (rc == 0)
         rc = gpd__store_wl_apply(s->d->store, &c, 1, &e);
@@ -586,7 +586,7 @@ void gpd__loop_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t gr
     snprintf(msg, sizeof msg, "%s: checkpoint signal SIG%s sent; stopped at the latest %s later",
              why, sig ? sig : "?", g);
     gpd__wl_change c;
-    gpd__wl_change_event(&c, a->id, GPD__WL_STOPPING, why, "checkpoint-signal", msg);
+    gpd__wl_change_event(&c, a->id, GPD__WL_STOPPING, why, GPD__EV_CHECKPOINT_SIGNAL, msg);
     c.stop_kind = kind;
     c.stop_deadline_ms = a->deadline;
     gpd__sched_record(s, &c);
@@ -620,8 +620,10 @@ void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
     c.state = (int)st;
     c.stop_kind = "";
     c.reason = a->stop_note[0] ? a->stop_note : why;
-    c.attempt_end = evict ? "evicted" : del ? "deleted" : "suspended";
-    c.event_kind = evict ? "requeued" : del ? "deleted" : "suspended";
+    c.attempt_end = evict ? GPD__OUTCOME_EVICTED
+                    : del ? GPD__OUTCOME_DELETED
+                          : GPD__OUTCOME_SUSPENDED;
+    c.event = evict ? GPD__EV_REQUEUED : del ? GPD__EV_DELETED : GPD__EV_SUSPENDED;
     c.event_msg = msg;
     gpd__sched_record(s, &c);
     pthread_mutex_lock(&s->eng_mu);
@@ -642,15 +644,15 @@ void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
 /* ---- Polling ---------------------------------------------------------- */
 
 /* Ends an attempt whose tasks stopped on their own (or were lost). */
-static void conclude(gpd__sched *s, active *a, gpd__wl_state st, const char *outcome,
-                     int32_t exit_code, const char *why) {
+static void conclude(gpd__sched *s, active *a, gpd__wl_state st, gpd__outcome outcome,
+                     gpd__event_kind kind, int32_t exit_code, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
             gp_exec_stop(s->ex, a->tasks[t].handle);
     char msg[400];
-    snprintf(msg, sizeof msg, "attempt %d %s: %s", a->attempt, outcome, why);
+    snprintf(msg, sizeof msg, "attempt %d %s: %s", a->attempt, gpd__outcome_name(outcome), why);
     gpd__wl_change c;
-    gpd__wl_change_event(&c, a->id, (int)st, why, outcome, msg);
+    gpd__wl_change_event(&c, a->id, (int)st, why, kind, msg);
     c.exit_code = exit_code;
     c.attempt_end = outcome;
     gpd__sched_record(s, &c);
@@ -717,10 +719,10 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
     char why[256];
     if (lost >= 0) {
         snprintf(why, sizeof why, "task %d was lost (%s)", lost, a->tasks[lost].detail);
-        conclude(s, a, GPD__WL_PENDING, "lost", -1, why);
+        conclude(s, a, GPD__WL_PENDING, GPD__OUTCOME_LOST, GPD__EV_LOST, -1, why);
     } else if (failed >= 0) {
         snprintf(why, sizeof why, "task %d could not start: %s", failed, a->tasks[failed].detail);
-        conclude(s, a, GPD__WL_FAILED, "failed", -1, why);
+        conclude(s, a, GPD__WL_FAILED, GPD__OUTCOME_FAILED, GPD__EV_FAILED, -1, why);
     } else if (bad >= 0) {
         const task_rt *tk = &a->tasks[bad];
         const char *sig = gp_signal_name(tk->term_signal);
@@ -734,10 +736,11 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
             snprintf(why, sizeof why, "task %d %s (%s)", bad, how, tk->detail);
         else
             snprintf(why, sizeof why, "task %d %s", bad, how);
-        conclude(s, a, GPD__WL_FAILED, "failed",
+        conclude(s, a, GPD__WL_FAILED, GPD__OUTCOME_FAILED, GPD__EV_FAILED,
                  tk->term_signal ? 128 + tk->term_signal : tk->exit_code, why);
     } else if (down == a->ntasks) {
-        conclude(s, a, GPD__WL_SUCCEEDED, "succeeded", 0, "every task exited with status 0");
+        conclude(s, a, GPD__WL_SUCCEEDED, GPD__OUTCOME_SUCCEEDED, GPD__EV_SUCCEEDED, 0,
+                 "every task exited with status 0");
     }
 }
 

@@ -83,7 +83,7 @@ void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, con
         /* Checked before the commit, so only a race with a queue change gets
          * here: the workload is kept, failed, with the engine's reason. */
         gpd__wl_change c;
-        gpd__wl_change_event(&c, id, GPD__WL_FAILED, err, "failed", err);
+        gpd__wl_change_event(&c, id, GPD__WL_FAILED, err, GPD__EV_FAILED, err);
         gpd__sched_record(s, &c);
     }
     wake(s);
@@ -141,7 +141,7 @@ int gpd__sched_command(gpd__sched *s, int op, uint64_t id, gpd__err *e) {
     return gpd__mailbox_call(&s->inbox, &c.l, e);
 }
 
-static int set_final(gpd__sched *s, uint64_t id, gpd__wl_state st, const char *kind,
+static int set_final(gpd__sched *s, uint64_t id, gpd__wl_state st, gpd__event_kind kind,
                      const char *msg, gpd__err *e) {
     gpd__wl_change c;
     gpd__wl_change_event(&c, id, (int)st, msg, kind, msg);
@@ -161,7 +161,7 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
     }
     if (rc < 0)
         return rc;
-    rc = set_final(s, w->id, GPD__WL_PENDING, "resumed", "resumed: back in the queue", e);
+    rc = set_final(s, w->id, GPD__WL_PENDING, GPD__EV_RESUMED, "resumed: back in the queue", e);
     if (rc == 0)
         gpd__loop_idle_forget(s, w->id);
     if (rc < 0) {
@@ -228,13 +228,13 @@ static int run_command(gpd__sched *s, cmd *c) {
         pthread_mutex_unlock(&s->eng_mu);
         int del = c->op == GPD__CMD_DELETE;
         rc = set_final(s, w.id, del ? GPD__WL_DELETED : GPD__WL_SUSPENDED,
-                       del ? "deleted" : "suspended",
+                       del ? GPD__EV_DELETED : GPD__EV_SUSPENDED,
                        del ? "deleted by its owner while pending" : "suspended while pending", e);
         if (rc < 0)
             resume(s, &w, NULL); /* back into the engine: nothing changed */
     } else if (w.state == GPD__WL_SUSPENDED && c->op == GPD__CMD_DELETE) {
-        rc = set_final(s, w.id, GPD__WL_DELETED, "deleted", "deleted by its owner while suspended",
-                       e);
+        rc = set_final(s, w.id, GPD__WL_DELETED, GPD__EV_DELETED,
+                       "deleted by its owner while suspended", e);
         if (rc == 0)
             gpd__loop_idle_forget(s, w.id);
     } else {

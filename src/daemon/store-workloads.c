@@ -49,11 +49,11 @@ void gpd__wl_free(gpd__wl *w) {
     w->spec = NULL;
 }
 
-static int add_event(sqlite3 *db, uint64_t id, int64_t now, const char *kind, const char *msg,
+static int add_event(sqlite3 *db, uint64_t id, int64_t now, gpd__event_kind kind, const char *msg,
                      gpd__err *e) {
     return gpd__store_run(db, e, "recording an event",
                           "INSERT INTO events(workload, ts_ms, kind, message) VALUES(?,?,?,?)",
-                          "iitt", (int64_t)id, now, kind, msg);
+                          "iitt", (int64_t)id, now, gpd__event_name(kind), msg);
 }
 
 /* ---- Insert ---------------------------------------------------------- */
@@ -126,7 +126,7 @@ static int insert_op(sqlite3 *db, void *arg, gpd__err *e) {
     char msg[320];
     snprintf(msg, sizeof msg, "submitted by %s to project %s, asking for %s", w->user, w->project,
              w->request);
-    return add_event(db, w->id, w->submitted_ms, "submitted", msg, e);
+    return add_event(db, w->id, w->submitted_ms, GPD__EV_SUBMITTED, msg, e);
 }
 
 int gpd__store_wl_insert(gp_store *st, gpd__wl *w, const char *client_key, int *existed,
@@ -381,14 +381,16 @@ void gpd__wl_change_init(gpd__wl_change *c, uint64_t id) {
     c->attempt = -1;
     c->exit_code = -2;
     c->stop_deadline_ms = -1;
+    c->attempt_end = -1;
+    c->event = -1;
 }
 
 void gpd__wl_change_event(gpd__wl_change *c, uint64_t id, int st, const char *reason,
-                          const char *kind, const char *msg) {
+                          gpd__event_kind kind, const char *msg) {
     gpd__wl_change_init(c, id);
     c->state = st;
     c->reason = reason;
-    c->event_kind = kind;
+    c->event = (int)kind;
     c->event_msg = msg;
 }
 
@@ -418,8 +420,9 @@ static int apply_one(sqlite3 *db, const gpd__wl_change *c, int64_t now, gpd__err
     if (rc == 0 && c->attempt_begin)
         rc = gpd__store_run(db, e, "recording an attempt",
                             "INSERT OR REPLACE INTO attempts(workload, attempt, node, outcome)"
-                            " VALUES(?, (SELECT attempt FROM workloads WHERE id=?), ?, 'starting')",
-                            "iit", id, id, c->attempt_node ? c->attempt_node : "");
+                            " VALUES(?, (SELECT attempt FROM workloads WHERE id=?), ?, ?)",
+                            "iitt", id, id, c->attempt_node ? c->attempt_node : "",
+                            gpd__outcome_name(GPD__OUTCOME_STARTING));
     if (rc == 0 && c->ntasks > 0 && !c->set_handles)
         rc =
             gpd__store_run(db, e, "replacing tasks", "DELETE FROM tasks WHERE workload=?", "i", id);
@@ -439,21 +442,22 @@ static int apply_one(sqlite3 *db, const gpd__wl_change *c, int64_t now, gpd__err
                                 t->binding ? t->binding : "{}", t->handle);
     }
     if (rc == 0 && c->attempt_started)
-        rc = gpd__store_run(
-            db, e, "recording an attempt",
-            "UPDATE attempts SET started_ms=?, outcome='running' WHERE workload=? AND "
-            "attempt=(SELECT attempt FROM workloads WHERE id=?)",
-            "iii", now, id, id);
-    if (rc == 0 && c->attempt_end)
+        rc = gpd__store_run(db, e, "recording an attempt",
+                            "UPDATE attempts SET started_ms=?, outcome=? WHERE workload=? AND "
+                            "attempt=(SELECT attempt FROM workloads WHERE id=?)",
+                            "itii", now, gpd__outcome_name(GPD__OUTCOME_RUNNING), id, id);
+    if (rc == 0 && c->attempt_end >= 0)
         rc = gpd__store_run(
             db, e, "recording an attempt",
             "UPDATE attempts SET ended_ms=?, outcome=?, reason=?,"
             " exit_code=(SELECT exit_code FROM workloads WHERE id=?)"
             " WHERE workload=? AND attempt=(SELECT attempt FROM workloads WHERE id=?)"
             " AND ended_ms<0",
-            "ittiii", now, c->attempt_end, c->reason ? c->reason : "", id, id, id);
-    if (rc == 0 && c->event_kind && *c->event_kind)
-        rc = add_event(db, c->id, now, c->event_kind, c->event_msg ? c->event_msg : "", e);
+            "ittiii", now, gpd__outcome_name((gpd__outcome)c->attempt_end),
+            c->reason ? c->reason : "", id, id, id);
+    if (rc == 0 && c->event >= 0)
+        rc = add_event(db, c->id, now, (gpd__event_kind)c->event, c->event_msg ? c->event_msg : "",
+                       e);
     return rc;
 }
 

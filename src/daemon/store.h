@@ -188,7 +188,7 @@ typedef struct gpd__attempt {
     int32_t attempt;
     char node[GP_NAME_MAX + 1];
     int64_t started_ms, ended_ms; /* -1 if not (yet) */
-    char outcome[32];             /* running, succeeded, failed, evicted, lost, ... */
+    char outcome[32];             /* a gpd__outcome's name */
     char reason[256];
     int32_t exit_code; /* -1 if none */
 } gpd__attempt;
@@ -216,10 +216,10 @@ typedef struct gpd__wl_change {
     /* Attempt bookkeeping. */
     int attempt_begin; /* 1: insert attempt row (attempt, node) */
     const char *attempt_node;
-    int attempt_started;     /* 1: set started_ms of the current attempt */
-    const char *attempt_end; /* outcome: close the current attempt with it */
-    /* An event to add ("" kind: none). */
-    const char *event_kind;
+    int attempt_started; /* 1: set started_ms of the current attempt */
+    int attempt_end;     /* gpd__outcome that closes the current attempt, or -1 */
+    /* An event to add. */
+    int event; /* gpd__event_kind, or -1: none */
     const char *event_msg;
 } gpd__wl_change;
 
@@ -228,7 +228,7 @@ void gpd__wl_change_init(gpd__wl_change *c, uint64_t id);
  * (-1: keeping its state) with the event kind and msg; reason is its new
  * reason (NULL: keep). The caller sets any other field. */
 void gpd__wl_change_event(gpd__wl_change *c, uint64_t id, int st, const char *reason,
-                          const char *kind, const char *msg);
+                          gpd__event_kind kind, const char *msg);
 
 int gpd__store_wl_apply(gp_store *st, const gpd__wl_change *c, int n, gpd__err *e);
 

@@ -32,6 +32,32 @@ int64_t gpd__now_ms(void) {
 }
 
 GP_NAMED_ENUM_DEFINE(gpd__wl_state, GPD__WL_STATES, GPD__WL_NSTATES, "unknown")
+/* A workload's history: the names of event kinds and outcomes. */
+#define GPD__EVENT_NAME_(sym, name, doc) name,
+#define GPD__EVENT_DOC_(sym, name, doc)  doc,
+static const char *const event_names[] = {GPD__EVENTS(GPD__EVENT_NAME_)};
+static const char *const event_docs[] = {GPD__EVENTS(GPD__EVENT_DOC_)};
+static const char *const outcome_names[] = {GPD__OUTCOMES(GP_ENUM_NAME_OF)};
+#undef GPD__EVENT_NAME_
+#undef GPD__EVENT_DOC_
+_Static_assert(sizeof event_names / sizeof event_names[0] == GPD__NEVENTS, "a name a kind");
+_Static_assert(sizeof outcome_names / sizeof outcome_names[0] == GPD__NOUTCOMES, "a name each");
+
+static const char *history_word(const char *const *words, unsigned n, int i) {
+    return (unsigned)i < n ? words[i] : "?";
+}
+
+const char *gpd__event_name(gpd__event_kind k) {
+    return history_word(event_names, GPD__NEVENTS, (int)k);
+}
+
+const char *gpd__event_doc(gpd__event_kind k) {
+    return history_word(event_docs, GPD__NEVENTS, (int)k);
+}
+
+const char *gpd__outcome_name(gpd__outcome o) {
+    return history_word(outcome_names, GPD__NOUTCOMES, (int)o);
+}
 
 void gpd__log(const char *fmt, ...) {
     char ts[32];

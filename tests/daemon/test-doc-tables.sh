@@ -6,7 +6,8 @@
 # (`gpupoold --settings`, from config.c's list; the doc's prose had said a
 # client address holds 64 connections where the daemon allowed 128), and
 # docs/api.md's error statuses (`gpupoold --errors`, from http.c's map; the
-# doc lacked 429, 503 for GP_EAGAIN and 504). Then
+# doc lacked 429, 503 for GP_EAGAIN and 504), and its event kinds
+# (`gpupoold --events`, from daemon.h's list). Then
 # the settings list itself: --help names every flag of it, and a value past
 # a bound of each kind is refused naming the flag; the man page names
 # every flag; the shipped configuration file's commented defaults are the
@@ -26,6 +27,7 @@ doc_is() {
 }
 doc_is --routes docs/api.md '| method | path | least role | what it does |'
 doc_is --errors docs/api.md '| code | status |'
+doc_is --events docs/api.md '| event | what happened |'
 doc_is --settings docs/daemon.md '| flag | value | default | range | what |'
 settings=$printed
 
@@ -41,7 +43,7 @@ tap_is "gpupoold --help names every setting" "$missing" ""
 man=$(sed -n '/^\.SH OPTIONS/,/^\.SH FILES/p' contrib/gpupoold.8 | sed 's/\\-/-/g' |
     grep -oE -- '--[a-z][a-z-]*' | sort -u)
 flags=$( (printf '%s\n' "$settings" | sed -n 's/^| `\(--[a-z-]*\)` .*/\1/p'
-    printf '%s\n' --config --routes --errors --settings --help) | sort -u)
+    printf '%s\n' --config --routes --errors --events --settings --help) | sort -u)
 tap_ok "contrib/gpupoold.8 names every flag of gpupoold, and no other" same_lines "$man" "$flags"
 
 # The shipped configuration file shows some defaults as commented lines

@@ -5,7 +5,8 @@
 # starting), its form every eviction mode; gpupool queue's --on-preempt
 # takes every mode and inherit, and its help names them; gpupool help submit
 # names every kind, gpupool help usage what --by takes, gpupool help token
-# every role a token may have.
+# every role a token may have; docs/api.md every outcome of an attempt, and
+# the docs no event kind the daemon lacks.
 set -u
 build=${GP_BUILD:-build}
 . tests/lib/tap.sh
@@ -51,4 +52,19 @@ tap_ok "the daemon has roles" test -n "$roles"
 said=$("$build/gpupool" help token | sed -n '/^Roles:/,/^$/p' | tr '\n' ' ' | tr ';' '\n' |
     sed -n 's/^ *\(Roles: \)*\([a-z-]*\) (.*/\2/p' | sort)
 tap_ok "gpupool help token names every role" same_lines "$said" "$(printf '%s\n' "$roles" | sort)"
+# docs/api.md names every outcome of an attempt (it lacked starting), and
+# every event kind it mentions in its prose is one the daemon records.
+outcomes=$("$names" outcomes)
+tap_ok "the daemon has attempt outcomes" test -n "$outcomes"
+said=$(sed -n '/an outcome, one of:/,/)\./p' docs/api.md | tr '\n' ' ' | sed 's/.*one of://' |
+    grep -o '`[a-z-]*`' | tr -d '`')
+tap_ok "docs/api.md names every attempt outcome, in order" same_lines "$said" "$outcomes"
+events=$("$names" events)
+tap_ok "the daemon has event kinds" test -n "$events"
+unknown=""
+for k in $(cat docs/*.md | tr '\n' ' ' | grep -oE 'events? `[a-z-]+`( and `[a-z-]+`)?' | grep -o '`[a-z-]*`' |
+    tr -d '`' | sort -u); do
+    printf '%s\n' "$events" | grep -qx -- "$k" || unknown="$unknown $k"
+done
+tap_is "every event the docs name is one the daemon records" "$unknown" ""
 tap_done
