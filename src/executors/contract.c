@@ -272,10 +272,11 @@ int gpx__contract_build(const gpx__contract_in *in, gpx__contract *c, char *err,
     }
     c->frac = frac;
     put(c, "PATH", GPX__TASK_PATH);
-    put(c, "HOME", in->home != NULL ? in->home : "/");
-    put(c, "USER", in->user_name != NULL ? in->user_name : "");
-    put(c, "LOGNAME", in->user_name != NULL ? in->user_name : "");
-    put(c, "SHELL", in->shell != NULL ? in->shell : "/bin/sh");
+    const gpx__exec_user *u = in->user;
+    put(c, "HOME", u != NULL ? u->home : "/");
+    put(c, "USER", u != NULL ? u->name : "");
+    put(c, "LOGNAME", u != NULL ? u->name : "");
+    put(c, "SHELL", u != NULL ? u->shell : "/bin/sh");
     put(c, "LANG", "C.UTF-8");
     const char *user_preload = NULL;
     for (size_t i = 0; i < nenv; i++) {

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "executors/executor.h"
+#include "executors/util.h"
 
 /* The PATH a task starts with. */
 #define GPX__TASK_PATH "/usr/local/bin:/usr/bin:/bin"
@@ -28,21 +29,19 @@
 /* What the builder needs beyond the launch. */
 typedef struct gpx__contract_in {
     const gp_task_launch *t;
-    const char *user_name;   /* the task's Unix user: USER, LOGNAME */
-    const char *home;        /* HOME */
-    const char *shell;       /* SHELL */
-    const char *instance;    /* the executor instance: prefix of GPUPOOL_SLICE */
-    const char *node_name;   /* GPUPOOL_NODE when t->node is NULL */
-    const char *ckpt_dir;    /* GPUPOOL_CHECKPOINT_DIR */
-    const char *interposer;  /* the interposer's path; "" or NULL: none */
-    int interposer_found;    /* 1: it exists; 0: it does not; -1: decided where
-                                the task runs (the variables it brings are
-                                marked if_interposer) */
-    int engine_devices;      /* 1: the cluster engine sets CUDA_VISIBLE_DEVICES
-                                to the GPUs it gave; only a task without GPUs
-                                gets it (empty) from the list */
-    int emulated;            /* GPUPOOL_EMULATED=1 */
-    const char *master_addr; /* a gang's MASTER_ADDR (task 0's address) */
+    const gpx__exec_user *user; /* the task's Unix user: USER, LOGNAME, HOME, SHELL */
+    const char *instance;       /* the executor instance: prefix of GPUPOOL_SLICE */
+    const char *node_name;      /* GPUPOOL_NODE when t->node is NULL */
+    const char *ckpt_dir;       /* GPUPOOL_CHECKPOINT_DIR */
+    const char *interposer;     /* the interposer's path; "" or NULL: none */
+    int interposer_found;       /* 1: it exists; 0: it does not; -1: decided where
+                                   the task runs (the variables it brings are
+                                   marked if_interposer) */
+    int engine_devices;         /* 1: the cluster engine sets CUDA_VISIBLE_DEVICES
+                                   to the GPUs it gave; only a task without GPUs
+                                   gets it (empty) from the list */
+    int emulated;               /* GPUPOOL_EMULATED=1 */
+    const char *master_addr;    /* a gang's MASTER_ADDR (task 0's address) */
 } gpx__contract_in;
 
 /* One variable. */

@@ -59,11 +59,13 @@ void gpx__exec_pass_parent(const char *path) {
         chmod(parent, (st.st_mode & 07777) | 0711);
 }
 
-void gpx__exec_user_strings(const struct passwd *pw, char *name, size_t nlen, char *home,
-                            size_t hlen, char *shell, size_t slen) {
-    gpx__exec_fmt(name, nlen, "%s", pw->pw_name);
-    gpx__exec_fmt(home, hlen, "%s", pw->pw_dir[0] ? pw->pw_dir : "/");
-    gpx__exec_fmt(shell, slen, "%s", pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
+void gpx__exec_user_from(const struct passwd *pw, gpx__exec_user *u) {
+    u->uid = pw->pw_uid;
+    u->gid = pw->pw_gid;
+    gpx__exec_fmt(u->name, sizeof u->name, "%s", pw->pw_name);
+    gpx__exec_fmt(u->home, sizeof u->home, "%s", pw->pw_dir[0] ? pw->pw_dir : "/");
+    gpx__exec_fmt(u->shell, sizeof u->shell, "%s",
+                  pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
 }
 
 int gpx__exec_lookup_user(const char *run_as, int allow_root, const char *where, struct passwd *pw,

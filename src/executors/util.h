@@ -7,6 +7,7 @@
 #ifndef GP_EXECUTORS_UTIL_H
 #define GP_EXECUTORS_UTIL_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -53,9 +54,27 @@ struct passwd;
 int gpx__exec_lookup_user(const char *run_as, int allow_root, const char *where, struct passwd *pw,
                           char *buf, size_t buflen, char *err, size_t errlen);
 
-/* Copies a user's name, home (default "/") and shell (default /bin/sh). */
-void gpx__exec_user_strings(const struct passwd *pw, char *name, size_t nlen, char *home,
-                            size_t hlen, char *shell, size_t slen);
+#define GPX__USER_GROUPS 64
+
+/*
+ * Who a task runs as, for every executor (each one's user.c decides it):
+ * the local executor switches its processes to it between fork and exec,
+ * the Slurm executor submits its job with sbatch --uid/--gid.
+ */
+typedef struct gpx__exec_user {
+    int switch_to; /* 1: the task runs as this user; 0: as gpupoold does */
+    uid_t uid;
+    gid_t gid;
+    gid_t groups[GPX__USER_GROUPS]; /* supplementary groups (the local executor's) */
+    int ngroups;
+    char name[64];
+    char home[PATH_MAX];
+    char shell[256];
+} gpx__exec_user;
+
+/* Fills u's uid, gid, name, home (default "/") and shell (default /bin/sh)
+ * from pw; its switch_to and groups are left as they are. */
+void gpx__exec_user_from(const struct passwd *pw, gpx__exec_user *u);
 
 /*
  * Writes describe's identity sentence, the one wording of who a task runs as

@@ -59,7 +59,7 @@ static void instance_of(const char *dir, char *out, size_t len) {
 }
 
 /* The task's user in these tests. */
-static const gpx__user alice = {0, 1234, 1234, {1234}, 1, "alice", "/home/alice", "/bin/bash"};
+static const gpx__exec_user alice = {0, 1234, 1234, {1234}, 1, "alice", "/home/alice", "/bin/bash"};
 
 /* Builds the environment of t; fails the test on error. */
 static char **build(const gpx__local *lx, const gp_task_launch *t, char *note, size_t len) {
@@ -313,9 +313,7 @@ static void init_task(gp_task_launch *t, uint64_t w, const char *const *env,
 static void init_in(gpx__contract_in *in, const gp_task_launch *t) {
     memset(in, 0, sizeof *in);
     in->t = t;
-    in->user_name = "alice";
-    in->home = "/home/alice";
-    in->shell = "/bin/sh";
+    in->user = &alice;
     in->instance = "i1";
     in->node_name = "n1";
     in->ckpt_dir = "/ckpt";

@@ -60,16 +60,14 @@ static void describe(const gpx__local *lx, const gpx__contract *c, int found, ch
     }
 }
 
-int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__user *u,
+int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__exec_user *u,
                    const char *ckpt_dir, char ***out, char *note, size_t notelen, char *err,
                    size_t errlen) {
     *out = NULL;
     int found = lx->interposer[0] != '\0' && access(lx->interposer, R_OK) == 0;
     gpx__contract_in in = {
         .t = t,
-        .user_name = u->name,
-        .home = u->home,
-        .shell = u->shell,
+        .user = u,
         .instance = lx->instance,
         .node_name = lx->node_name,
         .ckpt_dir = ckpt_dir,

@@ -72,7 +72,7 @@ static int mount_point(void) {
     return ok ? 0 : -1;
 }
 
-int gpx__ledger_make(const char *instance, const char *key, const gpx__user *u, char *path,
+int gpx__ledger_make(const char *instance, const char *key, const gpx__exec_user *u, char *path,
                      size_t len) {
     path[0] = '\0';
     if (gp_ledger_create_file == NULL || geteuid() != 0 || !gpx__private_mounts() ||

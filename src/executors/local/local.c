@@ -569,7 +569,7 @@ static int launched_before(const gpx__local *lx, const gp_task_launch *t, const 
 
 /* Writes the header of an attempt into its log. */
 static void log_header(int fd, const gpx__local *lx, const gp_task_launch *t, const char *path,
-                       const char *gpus, const char *cg, const gpx__user *u) {
+                       const char *gpus, const char *cg, const gpx__exec_user *u) {
     char when[32];
     time_t now = time(NULL);
     struct tm tm;
@@ -591,7 +591,7 @@ typedef struct prep {
     char gpus[512];
     char preload[PATH_MAX]; /* the slice's ld.so.preload file; "" if none */
     char ledger[PATH_MAX];  /* the slice's ledger, made here; "" if none */
-    gpx__user user;         /* who the task runs as */
+    gpx__exec_user user;    /* who the task runs as */
     char **argv;            /* a copy: execve wants it without const */
     char **env;
     int log_fd;

@@ -262,20 +262,6 @@ enum {
 /* "supervisor", "stdio", "chdir", "exec", "user", "session", "task". */
 const char *gpx__stage_name(int stage);
 
-#define GPX__USER_GROUPS 64
-
-/* The Unix identity of a task (user.c). */
-typedef struct gpx__user {
-    int switch_to; /* 1: the task switches to uid/gid/groups; 0: runs as we do */
-    uid_t uid;
-    gid_t gid;
-    gid_t groups[GPX__USER_GROUPS];
-    int ngroups;
-    char name[64];
-    char home[PATH_MAX];
-    char shell[256];
-} gpx__user;
-
 /* Everything the supervisor needs, prepared by the daemon before it forks so
  * that the forked processes only make system calls. */
 /*
@@ -320,14 +306,14 @@ typedef struct gpx__spawn {
     const char *key;
     const char *title; /* what `ps` shows for the supervisor */
     const gpx__task_cg *cg;
-    const gpx__user *user; /* who the task runs as */
-    int make_workdir;      /* 1: create workdir (as the task's user) if missing */
-    const char *preload;   /* a file naming the interposer, bound over
-                              /etc/ld.so.preload in the task's own mount
-                              namespace; NULL: none */
-    const char *ledger;    /* the slice ledger the executor made, bound over
-                              GP_LEDGER_MOUNT there too; NULL: none */
-    int tty;               /* 1: a terminal and a session socket (session.c) */
+    const gpx__exec_user *user; /* who the task runs as */
+    int make_workdir;           /* 1: create workdir (as the task's user) if missing */
+    const char *preload;        /* a file naming the interposer, bound over
+                                   /etc/ld.so.preload in the task's own mount
+                                   namespace; NULL: none */
+    const char *ledger;         /* the slice ledger the executor made, bound over
+                                   GP_LEDGER_MOUNT there too; NULL: none */
+    int tty;                    /* 1: a terminal and a session socket (session.c) */
 } gpx__spawn;
 
 typedef struct gpx__spawned {
@@ -668,7 +654,7 @@ extern void (*gpx__pause_step_hook)(int step);
  * groups (GP_EINVAL if there is none on this node, GP_EPERM for root unless
  * lx->allow_root; err names run_as). Not root: ourselves, u->switch_to 0.
  */
-int gpx__user_resolve(const gpx__local *lx, const char *run_as, gpx__user *u, char *err,
+int gpx__user_resolve(const gpx__local *lx, const char *run_as, gpx__exec_user *u, char *err,
                       size_t errlen);
 
 /* A sentence on who tasks run as, for the executor's description. */
@@ -688,7 +674,7 @@ void gpx__user_mode(const gpx__local *lx, char *out, size_t len);
  * *out a NULL-terminated array (free with gpx__env_free), or GP_EINVAL (err
  * names the field) / GP_ENOMEM.
  */
-int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__user *u,
+int gpx__env_build(const gpx__local *lx, const gp_task_launch *t, const gpx__exec_user *u,
                    const char *ckpt_dir, char ***out, char *note, size_t notelen, char *err,
                    size_t errlen);
 void gpx__env_free(char **env);
@@ -710,7 +696,7 @@ void gpx__ledger_path(const char *instance, const char *key, char *buf, size_t l
  * 0 with its path in path, or -1 (path "") when this executor cannot (not
  * root, no private mount namespaces, the ledger reader not linked, or a
  * failed system call); the task then makes its own, as in single-user mode. */
-int gpx__ledger_make(const char *instance, const char *key, const gpx__user *u, char *path,
+int gpx__ledger_make(const char *instance, const char *key, const gpx__exec_user *u, char *path,
                      size_t len);
 
 #endif /* GP_EXECUTORS_LOCAL_H */

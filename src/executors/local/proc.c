@@ -322,7 +322,7 @@ static void join_cgroups(const gpx__task_cg *cg) {
 /* Becomes the task's Unix user for good: supplementary groups, group, user
  * (in that order: the first two need the privileges the last gives up).
  * 0, or -1 with errno set. */
-static int become(const gpx__user *u) {
+static int become(const gpx__exec_user *u) {
     if (u == NULL || !u->switch_to)
         return 0;
     if (setgroups((size_t)u->ngroups, u->groups) < 0 || setgid(u->gid) < 0 || setuid(u->uid) < 0)

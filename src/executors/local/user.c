@@ -26,11 +26,8 @@
 #include "executors/registry.h"
 
 /* Fills u from a passwd entry; the groups are the user's supplementary ones. */
-static int from_passwd(const struct passwd *pw, gpx__user *u, char *err, size_t errlen) {
-    u->uid = pw->pw_uid;
-    u->gid = pw->pw_gid;
-    gpx__exec_user_strings(pw, u->name, sizeof u->name, u->home, sizeof u->home, u->shell,
-                           sizeof u->shell);
+static int from_passwd(const struct passwd *pw, gpx__exec_user *u, char *err, size_t errlen) {
+    gpx__exec_user_from(pw, u);
     int n = GPX__USER_GROUPS;
     if (getgrouplist(pw->pw_name, pw->pw_gid, u->groups, &n) < 0) {
         gp_errf(err, errlen, "run_as: user '%s' is in more than %d groups", pw->pw_name,
@@ -41,7 +38,7 @@ static int from_passwd(const struct passwd *pw, gpx__user *u, char *err, size_t 
     return 0;
 }
 
-int gpx__user_resolve(const gpx__local *lx, const char *run_as, gpx__user *u, char *err,
+int gpx__user_resolve(const gpx__local *lx, const char *run_as, gpx__exec_user *u, char *err,
                       size_t errlen) {
     memset(u, 0, sizeof *u);
     char buf[16384];

@@ -77,16 +77,14 @@ static void put_var(FILE *f, const gpx__env_var *v) {
  * *frac is the task's fractional slice, or NULL.
  */
 static int put_env(FILE *f, const gpx__slurm *sx, const gp_task_launch *t, const char *ckpt_dir,
-                   const gpx__slurm_user *u, const gp_slice **frac, char *err, size_t errlen) {
+                   const gpx__exec_user *u, const gp_slice **frac, char *err, size_t errlen) {
     const char *addr = t->gang_first != NULL ? t->gang_first->name : "";
     for (int i = 0; t->gang_first != NULL && i < t->gang_first->nlabels; i++)
         if (strcmp(t->gang_first->labels[i].key, "slurm.address") == 0)
             addr = t->gang_first->labels[i].value;
     gpx__contract_in in = {
         .t = t,
-        .user_name = u->name,
-        .home = u->home,
-        .shell = u->shell,
+        .user = u,
         .instance = sx->tag,
         .ckpt_dir = ckpt_dir,
         .interposer = sx->interposer,
@@ -169,7 +167,7 @@ static void put_start(FILE *f, const char *as_user, const char *root, int attemp
 }
 
 int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
-                            const char *ckpt_dir, int slice, const gpx__slurm_user *u, char *err,
+                            const char *ckpt_dir, int slice, const gpx__exec_user *u, char *err,
                             size_t errlen) {
     if (t->argv == NULL || t->argv[0] == NULL) {
         gp_errf(err, errlen, "argv: the command is empty");
@@ -322,7 +320,7 @@ out:
 }
 
 int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
-                      const char *key, const gpx__slurm_user *u, int hold, long *jobid, char *err,
+                      const char *key, const gpx__exec_user *u, int hold, long *jobid, char *err,
                       size_t errlen) {
     char name[160], comment[400], node[GP_NAME_MAX + 32], cpus[48], mem[48], gres[48],
         out[PATH_MAX + 16], script[PATH_MAX], chdir[PATH_MAX + 16], uid[32], gid[32];

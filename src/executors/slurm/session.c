@@ -71,7 +71,7 @@ int gpx__slurm_samples(const gpx__slurm *sx, const gp_task_launch *t) {
     return sx->nvml[0] != '\0' && t->binding != NULL && t->binding->nslices > 0;
 }
 
-int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u) {
+int gpx__slurm_sess_mark(const char *dir, const gpx__exec_user *u) {
     char text[64];
     snprintf(text, sizeof text, "%u %u\n", (unsigned)(u->switch_to ? u->uid : getuid()),
              (unsigned)(u->switch_to ? u->gid : getgid()));
@@ -89,7 +89,7 @@ int gpx__slurm_bound_mark(const char *dir, const gp_task_launch *t) {
     return gpx__slurm_write(dir, "bound", bound) < 0 ? GP_ESYS : 0;
 }
 
-const char *gpx__slurm_gpu_use_file(const gpx__slurm_user *u, int slice) {
+const char *gpx__slurm_gpu_use_file(const gpx__exec_user *u, int slice) {
     return u->switch_to && !slice ? "user/gpu-use" : "gpu-use";
 }
 

@@ -413,7 +413,7 @@ static int slurm_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
             return gpx__slurm_gang_release(sx, t, err, errlen);
         }
     }
-    gpx__slurm_user u;
+    gpx__exec_user u;
     if ((rc = gpx__slurm_user_resolve(sx, t->run_as, &u, err, errlen)) < 0)
         return rc;
     if (stat(dir, &st) < 0 && (rc = gpx__exec_mkdirs(dir)) < 0) {

@@ -41,6 +41,7 @@
 #include <jansson.h>
 
 #include "executors/executor.h"
+#include "executors/util.h"
 
 #define GPX__SLURM_KEY_MAX     64
 #define GPX__SLURM_PARTS       8
@@ -121,16 +122,6 @@ typedef struct gpx__slurm {
     gpx__slurm_seen *seen;
     size_t nseen, capseen;
 } gpx__slurm;
-
-/* Whose a job is: the Unix user it runs as. */
-typedef struct gpx__slurm_user {
-    int switch_to; /* 1: another user than gpupoold's (sbatch --uid/--gid) */
-    uid_t uid;
-    gid_t gid;
-    char name[64];
-    char home[PATH_MAX];
-    char shell[128];
-} gpx__slurm_user;
 
 /* ------------------------------------------------------------------------ */
 /* cmd.c                                                                     */
@@ -277,7 +268,7 @@ void gpx__slurm_key(const gp_task_launch *t, char *buf, size_t len);
  * GP_EINVAL with err naming the field.
  */
 int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
-                            const char *ckpt_dir, int slice, const gpx__slurm_user *u, char *err,
+                            const char *ckpt_dir, int slice, const gpx__exec_user *u, char *err,
                             size_t errlen);
 
 /*
@@ -286,7 +277,7 @@ int gpx__slurm_write_script(const gpx__slurm *sx, const gp_task_launch *t, const
  * (--hold) if hold is set. Fills *jobid. GP_EIO with err set on failure.
  */
 int gpx__slurm_submit(const gpx__slurm *sx, const gp_task_launch *t, const char *dir,
-                      const char *key, const gpx__slurm_user *u, int hold, long *jobid, char *err,
+                      const char *key, const gpx__exec_user *u, int hold, long *jobid, char *err,
                       size_t errlen);
 
 /*
@@ -310,7 +301,7 @@ int gpx__slurm_gang_release(const gpx__slurm *sx, const gp_task_launch *t, char 
  * user the host does not know, GP_EPERM for root unless sx->allow_root; err
  * names the field.
  */
-int gpx__slurm_user_resolve(const gpx__slurm *sx, const char *run_as, gpx__slurm_user *u, char *err,
+int gpx__slurm_user_resolve(const gpx__slurm *sx, const char *run_as, gpx__exec_user *u, char *err,
                             size_t errlen);
 
 /*
@@ -320,7 +311,7 @@ int gpx__slurm_user_resolve(const gpx__slurm *sx, const char *run_as, gpx__slurm
  * task is a slice, the directory <dir>/user for its exit file. GP_EIO /
  * GP_EINVAL with err naming the field.
  */
-int gpx__slurm_user_files(const gpx__slurm_user *u, const char *dir, const char *ckpt,
+int gpx__slurm_user_files(const gpx__exec_user *u, const char *dir, const char *ckpt,
                           const char *log, int slice, char *err, size_t errlen);
 
 /* A sentence for describe()'s identity: who the jobs run as. */
@@ -389,7 +380,7 @@ void gpx__slurm_sess_name(const gpx__slurm *sx, const char *key, char *buf, size
 
 /* Records, in the task directory dir, that the task t of user u has a
  * terminal and whom its session server runs as ("tty"). 0 or GP_ESYS. */
-int gpx__slurm_sess_mark(const char *dir, const gpx__slurm_user *u);
+int gpx__slurm_sess_mark(const char *dir, const gpx__exec_user *u);
 
 /* 1 if the job of task t samples its GPUs (it has some, and nvml is not
  * off): its script opens the record and starts the sampler, and launch
@@ -404,7 +395,7 @@ int gpx__slurm_bound_mark(const char *dir, const gp_task_launch *t);
 /* The name of an interactive task's GPU use record in its task directory:
  * "user/gpu-use" for a job of another user on whole GPUs (its script runs
  * as that user), else "gpu-use" (gpuuse.h). */
-const char *gpx__slurm_gpu_use_file(const gpx__slurm_user *u, int slice);
+const char *gpx__slurm_gpu_use_file(const gpx__exec_user *u, int slice);
 
 /*
  * GP_EXEC_CTL_GPU_USAGE: how busy the GPUs of the running interactive

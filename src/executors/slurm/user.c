@@ -32,15 +32,7 @@
 #include "executors/registry.h"
 #include "executors/slurm/slurm.h"
 
-/* Fills u's name, home and shell from pw. */
-static void from_passwd(const struct passwd *pw, gpx__slurm_user *u) {
-    u->uid = pw->pw_uid;
-    u->gid = pw->pw_gid;
-    gpx__exec_user_strings(pw, u->name, sizeof u->name, u->home, sizeof u->home, u->shell,
-                           sizeof u->shell);
-}
-
-int gpx__slurm_user_resolve(const gpx__slurm *sx, const char *run_as, gpx__slurm_user *u, char *err,
+int gpx__slurm_user_resolve(const gpx__slurm *sx, const char *run_as, gpx__exec_user *u, char *err,
                             size_t errlen) {
     memset(u, 0, sizeof *u);
     char buf[16384];
@@ -51,7 +43,7 @@ int gpx__slurm_user_resolve(const gpx__slurm *sx, const char *run_as, gpx__slurm
         u->uid = geteuid();
         u->gid = getegid();
         if (getpwuid_r(geteuid(), &pw, buf, sizeof buf, &res) == 0 && res != NULL) {
-            from_passwd(&pw, u);
+            gpx__exec_user_from(&pw, u);
         } else {
             gpx__exec_fmt(u->name, sizeof u->name, "%d", (int)u->uid);
             gpx__exec_fmt(u->home, sizeof u->home, "/");
@@ -63,13 +55,13 @@ int gpx__slurm_user_resolve(const gpx__slurm *sx, const char *run_as, gpx__slurm
                                    sizeof buf, err, errlen);
     if (rc < 0)
         return rc;
-    from_passwd(&pw, u);
+    gpx__exec_user_from(&pw, u);
     u->switch_to = u->uid != geteuid();
     return 0;
 }
 
 /* Creates the log (0600, without following a link) and gives it to u. */
-static int give_log(const char *log, const gpx__slurm_user *u) {
+static int give_log(const char *log, const gpx__exec_user *u) {
     int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0)
         return gp_syserr(errno);
@@ -83,7 +75,7 @@ static int give_log(const char *log, const gpx__slurm_user *u) {
     return rc;
 }
 
-int gpx__slurm_user_files(const gpx__slurm_user *u, const char *dir, const char *ckpt,
+int gpx__slurm_user_files(const gpx__exec_user *u, const char *dir, const char *ckpt,
                           const char *log, int slice, char *err, size_t errlen) {
     int rc = gpx__exec_mkdirs(ckpt);
     if (rc == 0 && u->switch_to)
@@ -134,7 +126,7 @@ int gpx__slurm_user_files(const gpx__slurm_user *u, const char *dir, const char 
 
 void gpx__slurm_user_mode(const gpx__slurm *sx, char *out, size_t len) {
     char how[160];
-    gpx__slurm_user u;
+    gpx__exec_user u;
     gpx__exec_fmt(how, sizeof how,
                   "sbatch --uid/--gid; a step in gpupoold's GPU holder (a fraction%s) becomes "
                   "that user with setpriv",
