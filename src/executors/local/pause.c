@@ -244,22 +244,107 @@ static int task_pids(const gpx__task_cg *tc, pid_t *pids, int max) {
     return n;
 }
 
-/* The task's processes that hold a CUDA context (the driver knows them), with
- * their states. */
-static int cuda_pids(gpx__local *lx, const gpx__task_cg *tc, pid_t *pids,
-                     gp_cu_process_state *states, int max) {
+/* The task's processes that hold a CUDA context, each in the state the
+ * driver said and then as the moves below change it; and what those moves
+ * need beyond a process. */
+typedef struct cuda_procs {
+    int n;
+    pid_t pids[MAX_PROCS];
+    gp_cu_process_state st[MAX_PROCS];
+    gp_cu_lock_args lock;             /* a lock's arguments: its timeout */
+    gp_cu_restore_args *restore_args; /* a restore's GPU pairs; NULL: the same GPUs */
+} cuda_procs;
+
+/* Finds the task's processes that hold a CUDA context (the driver knows them),
+ * with their states; ps's lock and restore arguments are zero. */
+static void find_cuda_procs(gpx__local *lx, const gpx__task_cg *tc, cuda_procs *ps) {
+    memset(ps, 0, sizeof *ps);
     if (lx->cuda.lib == NULL)
-        return 0;
+        return;
     pid_t all[MAX_PROCS];
-    int n = task_pids(tc, all, MAX_PROCS), k = 0;
-    for (int i = 0; i < n && k < max; i++) {
+    int n = task_pids(tc, all, MAX_PROCS);
+    for (int i = 0; i < n && ps->n < MAX_PROCS; i++) {
         gp_cu_process_state st;
         if (lx->cuda.cuCheckpointProcessGetState(all[i], &st) == GP_CU_SUCCESS) {
-            pids[k] = all[i];
-            states[k++] = st;
+            ps->pids[ps->n] = all[i];
+            ps->st[ps->n++] = st;
         }
     }
-    return k;
+}
+
+/* ---- the driver's moves ---------------------------------------------------------- */
+
+/* The four moves of a process through the driver's checkpoint states: a pause
+ * locks and checkpoints, a resume restores and unlocks. */
+typedef enum { LOCK, CHECKPOINT, RESTORE, UNLOCK } cuda_move;
+
+static const struct {
+    gp_cu_process_state from, to;
+    const char *name; /* in messages: "the CUDA lock of process 12 failed" */
+} moves[] = {
+    [LOCK] = {GP_CU_PROCESS_RUNNING, GP_CU_PROCESS_LOCKED, "lock"},
+    [CHECKPOINT] = {GP_CU_PROCESS_LOCKED, GP_CU_PROCESS_CHECKPOINTED, "checkpoint"},
+    [RESTORE] = {GP_CU_PROCESS_CHECKPOINTED, GP_CU_PROCESS_LOCKED, "restore"},
+    [UNLOCK] = {GP_CU_PROCESS_LOCKED, GP_CU_PROCESS_RUNNING, "unlock"},
+};
+
+/* Asks the driver to make move m of process pid: its CUresult. */
+static int drive(gpx__local *lx, cuda_procs *ps, cuda_move m, pid_t pid) {
+    gp_cu_ckpt_args ca;
+    gp_cu_unlock_args ua;
+    switch (m) {
+    case LOCK:
+        return lx->cuda.cuCheckpointProcessLock(pid, &ps->lock);
+    case CHECKPOINT:
+        memset(&ca, 0, sizeof ca);
+        return lx->cuda.cuCheckpointProcessCheckpoint(pid, &ca);
+    case RESTORE:
+        return lx->cuda.cuCheckpointProcessRestore(pid, ps->restore_args);
+    default: /* UNLOCK */
+        memset(&ua, 0, sizeof ua);
+        return lx->cuda.cuCheckpointProcessUnlock(pid, &ua);
+    }
+}
+
+/* Says in detail why the driver refused move m of process pid (CUresult cr),
+ * and returns the error that stands for it. */
+static int refused(const cuda_procs *ps, cuda_move m, pid_t pid, int cr, char *detail, size_t len) {
+    if (m == LOCK && cr == GP_CU_ERROR_NOT_READY) {
+        gpx__exec_fmt(detail, len, "process %d did not answer the CUDA lock within %u ms", (int)pid,
+                      ps->lock.timeout_ms);
+        return GP_ETIMEDOUT;
+    }
+    if (m == RESTORE) {
+        int oom = cr == GP_CU_ERROR_OUT_OF_MEMORY;
+        gpx__exec_fmt(detail, len,
+                      "still paused: the CUDA restore of process %d failed (%s, %d); it will "
+                      "be tried again",
+                      (int)pid, oom ? "too little free GPU memory" : "a driver error", cr);
+        return oom ? GP_ENOSPC : GP_EIO;
+    }
+    gpx__exec_fmt(detail, len, "the CUDA %s of process %d failed (%d)", moves[m].name, (int)pid,
+                  cr);
+    return GP_EIO;
+}
+
+/*
+ * Makes move m of every process of ps in its start state, in order. The
+ * first that the driver refuses stops it: the error, with detail saying
+ * which process and why. With detail NULL (an undoing, best effort) a
+ * process that is refused stays as it is, the others move all the same, and
+ * it returns 0.
+ */
+static int move_all(gpx__local *lx, cuda_procs *ps, cuda_move m, char *detail, size_t len) {
+    for (int i = 0; i < ps->n; i++) {
+        if (ps->st[i] != moves[m].from)
+            continue;
+        int cr = drive(lx, ps, m, ps->pids[i]);
+        if (cr == GP_CU_SUCCESS)
+            ps->st[i] = moves[m].to;
+        else if (detail != NULL)
+            return refused(ps, m, ps->pids[i], cr, detail, len);
+    }
+    return 0;
 }
 
 /* NVML's "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as the driver's 16 bytes. */
@@ -643,16 +728,10 @@ static int64_t gpu_bytes_of(gpx__local *lx, const pid_t *pids, int n) {
  * undoing of a pause that cannot finish. */
 static void undo_pause(gpx__local *lx, const gpx__task_cg *tc) {
     gpx__freeze(tc, 0, NULL, 0);
-    pid_t pids[MAX_PROCS];
-    gp_cu_process_state st[MAX_PROCS];
-    int n = cuda_pids(lx, tc, pids, st, MAX_PROCS);
-    for (int i = 0; i < n; i++) {
-        if (st[i] == GP_CU_PROCESS_CHECKPOINTED &&
-            lx->cuda.cuCheckpointProcessRestore(pids[i], NULL) == GP_CU_SUCCESS)
-            st[i] = GP_CU_PROCESS_LOCKED;
-        if (st[i] == GP_CU_PROCESS_LOCKED)
-            lx->cuda.cuCheckpointProcessUnlock(pids[i], NULL);
-    }
+    cuda_procs ps;
+    find_cuda_procs(lx, tc, &ps);
+    move_all(lx, &ps, RESTORE, NULL, 0);
+    move_all(lx, &ps, UNLOCK, NULL, 0);
 }
 
 /* Loads the task's cgroups; GP_ENOENT if the task has ended. */
@@ -711,55 +790,25 @@ static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *
                       lx->cuda.note);
         return GP_ENOTSUP;
     }
-    pid_t pids[MAX_PROCS];
-    gp_cu_process_state st[MAX_PROCS];
-    int n = cuda_pids(lx, tc, pids, st, MAX_PROCS);
+    cuda_procs ps;
+    find_cuda_procs(lx, tc, &ps);
     if (j->state == J_NONE) {
         j->state = J_PAUSING;
-        j->gpu_bytes = gpu_bytes_of(lx, pids, n);
+        j->gpu_bytes = gpu_bytes_of(lx, ps.pids, ps.n);
         if ((rc = j_write(dir, j)) < 0)
             return rc;
     }
     step(1);
-    p->cuda_procs = n;
+    p->cuda_procs = ps.n;
     p->gpu_bytes = j->gpu_bytes;
     int64_t t0 = now_ms();
-    gp_cu_lock_args la;
-    memset(&la, 0, sizeof la);
-    la.timeout_ms = p->lock_timeout_ms > 0 ? (unsigned)p->lock_timeout_ms : DEFAULT_LOCK_TIMEOUT_MS;
-    for (int i = 0; i < n && rc == 0; i++) {
-        if (st[i] != GP_CU_PROCESS_RUNNING)
-            continue;
-        int cr = lx->cuda.cuCheckpointProcessLock(pids[i], &la);
-        if (cr == GP_CU_SUCCESS)
-            st[i] = GP_CU_PROCESS_LOCKED;
-        else if (cr == GP_CU_ERROR_NOT_READY) {
-            gpx__exec_fmt(p->detail, sizeof p->detail,
-                          "process %d did not answer the CUDA lock within %u ms", (int)pids[i],
-                          la.timeout_ms);
-            rc = GP_ETIMEDOUT;
-        } else {
-            gpx__exec_fmt(p->detail, sizeof p->detail, "the CUDA lock of process %d failed (%d)",
-                          (int)pids[i], cr);
-            rc = GP_EIO;
-        }
-    }
+    ps.lock.timeout_ms =
+        p->lock_timeout_ms > 0 ? (unsigned)p->lock_timeout_ms : DEFAULT_LOCK_TIMEOUT_MS;
+    rc = move_all(lx, &ps, LOCK, p->detail, sizeof p->detail);
     int64_t t1 = now_ms();
-    if (rc == 0)
+    if (rc == 0) {
         step(2);
-    gp_cu_ckpt_args ca;
-    memset(&ca, 0, sizeof ca);
-    for (int i = 0; i < n && rc == 0; i++) {
-        if (st[i] != GP_CU_PROCESS_LOCKED)
-            continue;
-        int cr = lx->cuda.cuCheckpointProcessCheckpoint(pids[i], &ca);
-        if (cr == GP_CU_SUCCESS)
-            st[i] = GP_CU_PROCESS_CHECKPOINTED;
-        else {
-            gpx__exec_fmt(p->detail, sizeof p->detail,
-                          "the CUDA checkpoint of process %d failed (%d)", (int)pids[i], cr);
-            rc = GP_EIO;
-        }
+        rc = move_all(lx, &ps, CHECKPOINT, p->detail, sizeof p->detail);
     }
     int64_t t2 = now_ms();
     if (rc == 0)
@@ -783,7 +832,7 @@ static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *
     char held[32] = "an unknown amount of";
     if (j->gpu_bytes >= 0)
         gp_format_size(j->gpu_bytes, held, sizeof held);
-    if (n == 0)
+    if (ps.n == 0)
         gpx__exec_fmt(j->detail, sizeof j->detail,
                       "paused by the freezer alone (no process holds a CUDA context); froze in "
                       "%lld ms",
@@ -792,7 +841,7 @@ static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *
         gpx__exec_fmt(j->detail, sizeof j->detail,
                       "paused: %s of GPU memory of %d process%s moved to host memory; lock %lld "
                       "ms, checkpoint %lld ms, freeze %lld ms",
-                      held, n, n == 1 ? "" : "es", (long long)p->step_ms[0],
+                      held, ps.n, ps.n == 1 ? "" : "es", (long long)p->step_ms[0],
                       (long long)p->step_ms[1], (long long)p->step_ms[2]);
     j->state = J_PAUSED;
     if ((rc = j_write(dir, j)) < 0)
@@ -856,9 +905,8 @@ static int do_resume(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal 
     int64_t t1 = now_ms();
     step(12);
     cuda_load(lx);
-    pid_t pids[MAX_PROCS];
-    gp_cu_process_state st[MAX_PROCS];
-    int n = cuda_pids(lx, tc, pids, st, MAX_PROCS);
+    cuda_procs ps;
+    find_cuda_procs(lx, tc, &ps);
     gp_cu_gpu_pair pairs[GP_MAX_GPUS_PER_NODE];
     gp_cu_restore_args ra;
     memset(&ra, 0, sizeof ra);
@@ -871,55 +919,34 @@ static int do_resume(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal 
     if (remap) {
         ra.pairs = pairs;
         ra.npairs = (unsigned)j->ngpus;
+        ps.restore_args = &ra;
     }
-    for (int i = 0; i < n && rc == 0; i++) {
-        if (st[i] != GP_CU_PROCESS_CHECKPOINTED)
-            continue;
-        if (remap && !driver_uuids) {
+    for (int i = 0; i < ps.n && remap && !driver_uuids && rc == 0; i++) {
+        if (ps.st[i] == GP_CU_PROCESS_CHECKPOINTED) {
             /* Emulated GPUs: the driver knows none of them. */
             gpx__exec_fmt(p->detail, sizeof p->detail,
                           "still paused: process %d holds a CUDA context, which the driver cannot "
                           "move onto GPUs it does not know (emulated UUIDs)",
-                          (int)pids[i]);
+                          (int)ps.pids[i]);
             rc = GP_EIO;
-            break;
-        }
-        int cr = lx->cuda.cuCheckpointProcessRestore(pids[i], remap ? &ra : NULL);
-        if (cr == GP_CU_SUCCESS)
-            st[i] = GP_CU_PROCESS_LOCKED;
-        else {
-            gpx__exec_fmt(p->detail, sizeof p->detail,
-                          "still paused: the CUDA restore of process %d failed (%s, %d); it will "
-                          "be tried again",
-                          (int)pids[i],
-                          cr == GP_CU_ERROR_OUT_OF_MEMORY ? "too little free GPU memory"
-                                                          : "a driver error",
-                          cr);
-            rc = cr == GP_CU_ERROR_OUT_OF_MEMORY ? GP_ENOSPC : GP_EIO;
         }
     }
+    if (rc == 0)
+        rc = move_all(lx, &ps, RESTORE, p->detail, sizeof p->detail);
     int64_t t2 = now_ms();
     if (rc < 0) {
         /* It stays paused: what was restored goes back to host memory. */
-        gp_cu_ckpt_args ca;
-        memset(&ca, 0, sizeof ca);
-        for (int i = 0; i < n; i++)
-            if (st[i] == GP_CU_PROCESS_LOCKED)
-                lx->cuda.cuCheckpointProcessCheckpoint(pids[i], &ca);
+        move_all(lx, &ps, CHECKPOINT, NULL, 0);
         gpx__freeze(tc, 1, NULL, 0);
         stay_paused(lx, dir, tc, j, p);
         return rc;
     }
     step(13);
-    gp_cu_unlock_args ua;
-    memset(&ua, 0, sizeof ua);
-    for (int i = 0; i < n; i++)
-        if (st[i] == GP_CU_PROCESS_LOCKED)
-            lx->cuda.cuCheckpointProcessUnlock(pids[i], &ua);
+    move_all(lx, &ps, UNLOCK, NULL, 0);
     int64_t t3 = now_ms();
     j_remove(dir);
     p->paused = 0;
-    p->cuda_procs = n;
+    p->cuda_procs = ps.n;
     p->gpu_bytes = j->gpu_bytes;
     p->step_ms[0] = t1 - t0;
     p->step_ms[1] = t2 - t1;
