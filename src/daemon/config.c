@@ -351,13 +351,18 @@ static void wrap(FILE *f, int col, const char *text) {
     fputc('\n', f);
 }
 
+void gpd__config_help_line(FILE *f, const char *flag, const char *text) {
+    int col = fprintf(f, "  %s", flag);
+    int pad = col < 25 ? 27 - col : 2;
+    fprintf(f, "%*s", pad, "");
+    wrap(f, col + pad, text);
+}
+
 void gpd__config_help(FILE *f) {
     for (size_t i = 0; i < COUNT_OF(settings); i++) {
         const setting *s = &settings[i];
-        char b[32], range[80], text[1024];
-        int col = fprintf(f, "  --%s%s%s", s->key, s->arg[0] != '\0' ? " " : "", s->arg);
-        int pad = col < 25 ? 27 - col : 2;
-        fprintf(f, "%*s", pad, "");
+        char b[32], range[80], flag[96], text[1024];
+        snprintf(flag, sizeof flag, "--%s%s%s", s->key, s->arg[0] != '\0' ? " " : "", s->arg);
         range_text(s, range, sizeof range);
         const char *def = default_text(s, b, sizeof b);
         if (s->kind == SWITCH || def[0] == '\0')
@@ -365,7 +370,7 @@ void gpd__config_help(FILE *f) {
         else
             snprintf(text, sizeof text, "%s [default %s%s%s]", s->help, def,
                      range[0] != '\0' ? "; " : "", range);
-        wrap(f, col + pad, text);
+        gpd__config_help_line(f, flag, text);
     }
 }
 

@@ -35,6 +35,10 @@ int gpd__config_switch(const char *key);
  * it does, its default and its range. */
 void gpd__config_help(FILE *f);
 
+/* Writes one line of gpupoold --help as the settings' are: flag (with its
+ * value, e.g. "--config FILE") and then text, wrapped beside it. */
+void gpd__config_help_line(FILE *f, const char *flag, const char *text);
+
 /* Writes the settings as the Markdown table of docs/daemon.md ("Settings"),
  * which test-doc-tables.sh holds to it. */
 void gpd__config_print_table(FILE *f);

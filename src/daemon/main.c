@@ -28,35 +28,51 @@
 #include "daemon/sched.h"
 #include "daemon/store.h"
 
-/* gpupoold --help: the settings' lines come from config.c's list. */
-static void usage(void) {
-    fputs("usage: gpupoold [options]\n\n", stdout);
-    gpd__config_help(stdout);
-    fputs("  --config FILE            read settings from FILE: these keys, as key = value\n"
-          "                           lines ('#' starts a comment), where a switch takes\n"
-          "                           yes or no (on the command line, a switch alone is\n"
-          "                           yes; yes or no may follow it)\n"
-          "  --routes                 print the API route table and exit\n"
-          "  --errors                 print the API's error codes and their HTTP status\n"
-          "                           and exit\n"
-          "  --events                 print the kinds of a workload's events and exit\n"
-          "  --settings               print this list as a Markdown table and exit\n"
-          "  --help                   this text\n"
-          "\n"
-          "The address actually bound is written to DATA/gpupoold.addr. The admin token\n"
-          "of the first start is in DATA/admin.token (readable by its owner only). One\n"
-          "gpupoold at a time may use a data directory: DATA/gpupoold.pid is locked.\n"
-          "Run as root, gpupoold starts each workload as its token's Unix user; run as\n"
-          "anyone else, it runs every workload as itself (single-user mode).\n",
-          stdout);
-}
-
 /* gpupoold --events: docs/api.md's table of event kinds. */
 static void print_events(void) {
     printf("| event | what happened |\n|---|---|\n");
     for (int k = 0; k < GPD__NEVENTS; k++)
         printf("| `%s` | %s |\n", gpd__event_name((gpd__event_kind)k),
                gpd__event_doc((gpd__event_kind)k));
+}
+
+static void print_settings(void) {
+    gpd__config_print_table(stdout);
+}
+
+/* The reference tables gpupoold prints, as Markdown, when a flag asks and
+ * then exits: the docs' copies are held to them (test-doc-tables.sh). */
+static const struct {
+    const char *flag, *what;
+    void (*print)(void);
+} tables[] = {
+    {"--routes", "the API's routes", gpd__http_print_routes},
+    {"--errors", "the API's error codes and their HTTP status", gpd__http_print_errors},
+    {"--events", "the kinds of a workload's events", print_events},
+    {"--settings", "this list of settings", print_settings},
+};
+
+/* gpupoold --help: the settings' lines come from config.c's list. */
+static void usage(void) {
+    fputs("usage: gpupoold [options]\n\n", stdout);
+    gpd__config_help(stdout);
+    gpd__config_help_line(stdout, "--config FILE",
+                          "read settings from FILE: these keys, as key = value lines ('#' starts "
+                          "a comment), where a switch takes yes or no (on the command line, a "
+                          "switch alone is yes; yes or no may follow it)");
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        char text[160];
+        snprintf(text, sizeof text, "print %s as a table and exit", tables[i].what);
+        gpd__config_help_line(stdout, tables[i].flag, text);
+    }
+    gpd__config_help_line(stdout, "--help", "this text");
+    fputs("\n"
+          "The address actually bound is written to DATA/gpupoold.addr. The admin token\n"
+          "of the first start is in DATA/admin.token (readable by its owner only). One\n"
+          "gpupoold at a time may use a data directory: DATA/gpupoold.pid is locked.\n"
+          "Run as root, gpupoold starts each workload as its token's Unix user; run as\n"
+          "anyone else, it runs every workload as itself (single-user mode).\n",
+          stdout);
 }
 
 static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t errlen) {
@@ -66,22 +82,11 @@ static int parse_args(gpd__config *c, int argc, char **argv, char *err, size_t e
             usage();
             exit(0);
         }
-        if (strcmp(a, "--routes") == 0) {
-            gpd__http_print_routes();
-            exit(0);
-        }
-        if (strcmp(a, "--errors") == 0) {
-            gpd__http_print_errors();
-            exit(0);
-        }
-        if (strcmp(a, "--events") == 0) {
-            print_events();
-            exit(0);
-        }
-        if (strcmp(a, "--settings") == 0) {
-            gpd__config_print_table(stdout);
-            exit(0);
-        }
+        for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+            if (strcmp(a, tables[t].flag) == 0) {
+                tables[t].print();
+                exit(0);
+            }
         int rc;
         if (strncmp(a, "--", 2) == 0 && gpd__config_switch(a + 2)) {
             /* A switch alone says yes; a yes or no after it says which, so
