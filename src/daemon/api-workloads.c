@@ -562,7 +562,9 @@ int gpd__h_wl_events(gpd__req *r, gpd__resp *out, gpd__err *e) {
     return gpd__reply_json(out, 200, json_pack("{s:o, s:o}", "events", ev, "attempts", att));
 }
 
-static int stop_cmd(gpd__req *r, gpd__resp *out, gpd__err *e, int op) {
+/* DELETE, suspend and resume: r->arg is the scheduler's command (GPD__CMD_*). */
+int gpd__h_wl_stop(gpd__req *r, gpd__resp *out, gpd__err *e) {
+    int op = r->arg;
     gpd__wl w;
     int rc = visible_wl(r, &w, e);
     if (rc < 0)
@@ -589,18 +591,6 @@ static int stop_cmd(gpd__req *r, gpd__resp *out, gpd__err *e, int op) {
     json_t *j = wl_json(r, &w);
     gpd__wl_free(&w);
     return gpd__reply_json(out, 200, j);
-}
-
-int gpd__h_wl_delete(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    return stop_cmd(r, out, e, GPD__CMD_DELETE);
-}
-
-int gpd__h_wl_suspend(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    return stop_cmd(r, out, e, GPD__CMD_SUSPEND);
-}
-
-int gpd__h_wl_resume(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    return stop_cmd(r, out, e, GPD__CMD_RESUME);
 }
 
 int gpd__h_wl_logs(gpd__req *r, gpd__resp *out, gpd__err *e) {

@@ -3,9 +3,11 @@
  * what handlers share.
  *
  * GPD__ROUTES lists every route with its method, path pattern ({name} matches
- * one path segment), handler, the least role that may call it, its body (JSON:
- * a JSON object, parsed before the handler is called and handed to it as
- * r->json; NONE: any body is ignored) and a line of documentation. http.c
+ * one path segment), handler, the argument the handler receives as r->arg
+ * (which of its variants the route is, as GPD__CMD_DELETE for h_wl_stop; 0
+ * where it has none), the least role that may call it, its body (JSON: a JSON
+ * object, parsed before the handler is called and handed to it as r->json;
+ * NONE: any body is ignored) and a line of documentation. http.c
  * routes requests with it, and `gpupoold --routes` prints it as the reference
  * table of docs/api.md (tests/daemon/test-doc-tables.sh compares the two).
  */
@@ -18,6 +20,7 @@
 
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
+#include "daemon/sched.h" /* the routes' arguments: GPD__CMD_*, GP_SESSION_* */
 
 #define GPD__MAX_PARAMS 4
 
@@ -30,6 +33,7 @@ typedef struct gpd__req {
     int nparams;
     json_t *json; /* the body of a route whose body is JSON: an object, freed
                      after the handler (NULL for the other routes) */
+    int arg;      /* the route's argument (GPD__ROUTES) */
     gpd__principal who;
     int deferred_auth; /* a session route upgraded without a token: who is
                           empty, the token comes in the first message */
@@ -48,40 +52,44 @@ typedef struct gpd__resp {
 
 typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
 
-/*       method  path                               handler          role     body   summary */
+/*       method  path                               handler    arg   role     body   summary */
 #define GPD__ROUTES(XX)                                                                            \
-    XX("GET", "/api/v1/health", h_health, NONE, NONE, "Liveness: {\"ok\": true}; needs no token")  \
-    XX("GET", "/api/v1/whoami", h_whoami, RESEARCHER, NONE, "The caller's user, role and scope")   \
-    XX("POST", "/api/v1/workloads", h_wl_submit, RESEARCHER, JSON, "Submit a workload")            \
-    XX("GET", "/api/v1/workloads", h_wl_list, RESEARCHER, NONE,                                    \
+    XX("GET", "/api/v1/health", h_health, 0, NONE, NONE,                                           \
+       "Liveness: {\"ok\": true}; needs no token")                                                 \
+    XX("GET", "/api/v1/whoami", h_whoami, 0, RESEARCHER, NONE,                                     \
+       "The caller's user, role and scope")                                                        \
+    XX("POST", "/api/v1/workloads", h_wl_submit, 0, RESEARCHER, JSON, "Submit a workload")         \
+    XX("GET", "/api/v1/workloads", h_wl_list, 0, RESEARCHER, NONE,                                 \
        "List workloads (?project= &user= &state= &order= &cursor= &after= &limit=; see "           \
        "[Listing workloads](#listing-workloads))")                                                 \
-    XX("GET", "/api/v1/workloads/{id}", h_wl_get, RESEARCHER, NONE,                                \
+    XX("GET", "/api/v1/workloads/{id}", h_wl_get, 0, RESEARCHER, NONE,                             \
        "One workload, with its pending reason, tasks and attempts")                                \
-    XX("DELETE", "/api/v1/workloads/{id}", h_wl_delete, RESEARCHER, NONE,                          \
+    XX("DELETE", "/api/v1/workloads/{id}", h_wl_stop, GPD__CMD_DELETE, RESEARCHER, NONE,           \
        "Delete a workload (running tasks are stopped)")                                            \
-    XX("POST", "/api/v1/workloads/{id}/suspend", h_wl_suspend, RESEARCHER, NONE,                   \
+    XX("POST", "/api/v1/workloads/{id}/suspend", h_wl_stop, GPD__CMD_SUSPEND, RESEARCHER, NONE,    \
        "Suspend: checkpoint signal, grace period, stop; kept until resumed")                       \
-    XX("POST", "/api/v1/workloads/{id}/resume", h_wl_resume, RESEARCHER, NONE,                     \
+    XX("POST", "/api/v1/workloads/{id}/resume", h_wl_stop, GPD__CMD_RESUME, RESEARCHER, NONE,      \
        "Resume a suspended workload (back to the queue)")                                          \
-    XX("GET", "/api/v1/workloads/{id}/logs", h_wl_logs, RESEARCHER, NONE,                          \
+    XX("GET", "/api/v1/workloads/{id}/logs", h_wl_logs, 0, RESEARCHER, NONE,                       \
        "Output of a task (?task= &offset=), as text; see [Logs](#logs)")                           \
-    XX("GET", "/api/v1/workloads/{id}/events", h_wl_events, RESEARCHER, NONE,                      \
+    XX("GET", "/api/v1/workloads/{id}/events", h_wl_events, 0, RESEARCHER, NONE,                   \
        "Event history and attempts of a workload")                                                 \
-    XX("GET", "/api/v1/workloads/{id}/attach", h_wl_attach, RESEARCHER, NONE,                      \
+    XX("GET", "/api/v1/workloads/{id}/attach", h_wl_session, GP_SESSION_ATTACH, RESEARCHER, NONE,  \
        "WebSocket: the workload's terminal, its recent output first (see Sessions)")               \
-    XX("GET", "/api/v1/workloads/{id}/exec", h_wl_exec, RESEARCHER, NONE,                          \
+    XX("GET", "/api/v1/workloads/{id}/exec", h_wl_session, GP_SESSION_EXEC, RESEARCHER, NONE,      \
        "WebSocket: run a command in the workload's task (see Sessions)")                           \
-    XX("GET", "/api/v1/workloads/{id}/port-forward", h_wl_forward, RESEARCHER, NONE,               \
-       "WebSocket: one connection to ?port= inside the task (see Sessions)")                       \
-    XX("GET", "/api/v1/queues", h_q_list, RESEARCHER, NONE,                                        \
+    XX("GET", "/api/v1/workloads/{id}/port-forward", h_wl_session, GP_SESSION_PORT, RESEARCHER,    \
+       NONE, "WebSocket: one connection to ?port= inside the task (see Sessions)")                 \
+    XX("GET", "/api/v1/queues", h_q_list, 0, RESEARCHER, NONE,                                     \
        "The queue tree with quotas, fair share and usage")                                         \
-    XX("POST", "/api/v1/queues", h_q_create, DEPT_ADMIN, JSON, "Create a department or project")   \
-    XX("GET", "/api/v1/queues/{name}", h_q_get, RESEARCHER, NONE, "One queue")                     \
-    XX("PATCH", "/api/v1/queues/{name}", h_q_update, DEPT_ADMIN, JSON,                             \
+    XX("POST", "/api/v1/queues", h_q_create, 0, DEPT_ADMIN, JSON,                                  \
+       "Create a department or project")                                                           \
+    XX("GET", "/api/v1/queues/{name}", h_q_get, 0, RESEARCHER, NONE, "One queue")                  \
+    XX("PATCH", "/api/v1/queues/{name}", h_q_update, 0, DEPT_ADMIN, JSON,                          \
        "Change a queue's deserved quota, limit, weight or priority")                               \
-    XX("DELETE", "/api/v1/queues/{name}", h_q_delete, DEPT_ADMIN, NONE, "Remove an empty queue")   \
-    XX("GET", "/api/v1/nodes", h_nodes, RESEARCHER, NONE,                                          \
+    XX("DELETE", "/api/v1/queues/{name}", h_q_delete, 0, DEPT_ADMIN, NONE,                         \
+       "Remove an empty queue")                                                                    \
+    XX("GET", "/api/v1/nodes", h_nodes, 0, RESEARCHER, NONE,                                       \
        "Nodes and GPUs, with each slice and its real memory use; per node `cpu_used` and "         \
        "`memory_used` (what its tasks asked for), `cpu_in_use` and `memory_in_use` (what it "      \
        "really uses at the last usage sample; null where not measured), `gpus_taken` (GPUs "       \
@@ -92,27 +100,29 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
        "`gpu_memory_limits`: the executor's sentences on how a task is kept to its own GPUs' "     \
        "device files and what limits its GPU memory (e.g. `GPU memory limits: dmem cgroup ...`; "  \
        "empty where the executor says nothing)")                                                   \
-    XX("GET", "/api/v1/usage", h_usage, RESEARCHER, NONE,                                          \
+    XX("GET", "/api/v1/usage", h_usage, 0, RESEARCHER, NONE,                                       \
        "GPU-hours allocated, used, idle, borrowed, lent (?from= &to= &step= &by=queue|user|node)") \
-    XX("GET", "/api/v1/export/workloads", h_export_workloads, ADMIN, NONE,                         \
+    XX("GET", "/api/v1/export/workloads", h_export_workloads, 0, ADMIN, NONE,                      \
        "Finished workloads as gpupool-sim's pod list, CSV (?from= &to=)")                          \
-    XX("GET", "/api/v1/export/nodes", h_export_nodes, ADMIN, NONE,                                 \
+    XX("GET", "/api/v1/export/nodes", h_export_nodes, 0, ADMIN, NONE,                              \
        "Nodes as gpupool-sim's node list, CSV")                                                    \
-    XX("GET", "/api/v1/export/projects", h_export_projects, ADMIN, NONE,                           \
+    XX("GET", "/api/v1/export/projects", h_export_projects, 0, ADMIN, NONE,                        \
        "The queue tree as gpupool-sim's projects file, CSV")                                       \
-    XX("GET", "/api/v1/tokens", h_tok_list, ADMIN, NONE, "API tokens (never their secrets)")       \
-    XX("POST", "/api/v1/tokens", h_tok_create, ADMIN, JSON,                                        \
+    XX("GET", "/api/v1/tokens", h_tok_list, 0, ADMIN, NONE, "API tokens (never their secrets)")    \
+    XX("POST", "/api/v1/tokens", h_tok_create, 0, ADMIN, JSON,                                     \
        "Create a token; the answer holds its secret, shown once")                                  \
-    XX("DELETE", "/api/v1/tokens/{id}", h_tok_delete, ADMIN, NONE, "Revoke a token")               \
-    XX("GET", "/metrics", h_metrics, RESEARCHER, NONE, "Prometheus metrics (text format)")         \
-    XX("POST", "/api/v1/console/session", h_console_session_open, RESEARCHER, NONE,                \
+    XX("DELETE", "/api/v1/tokens/{id}", h_tok_delete, 0, ADMIN, NONE, "Revoke a token")            \
+    XX("GET", "/metrics", h_metrics, 0, RESEARCHER, NONE, "Prometheus metrics (text format)")      \
+    XX("POST", "/api/v1/console/session", h_console_session_open, 0, RESEARCHER, NONE,             \
        "Exchange the token for a console session (see [Console sessions](#console-sessions))")     \
-    XX("DELETE", "/api/v1/console/session", h_console_session_close, RESEARCHER, NONE,             \
+    XX("DELETE", "/api/v1/console/session", h_console_session_close, 0, RESEARCHER, NONE,          \
        "Revoke the console session that calls (sign-out)")                                         \
-    XX("GET", "/", h_console, NONE, NONE, "The web console (it signs in with a token of its own)") \
-    XX("GET", "/console/{file}", h_console_file, NONE, NONE, "The web console's script and style")
+    XX("GET", "/", h_console, 0, NONE, NONE,                                                       \
+       "The web console (it signs in with a token of its own)")                                    \
+    XX("GET", "/console/{file}", h_console_file, 0, NONE, NONE,                                    \
+       "The web console's script and style")
 
-#define GPD__HANDLER_DECL_(m, p, fn, role, body, doc)                                              \
+#define GPD__HANDLER_DECL_(m, p, fn, arg, role, body, doc)                                         \
     int gpd__##fn(gpd__req *r, gpd__resp *out, gpd__err *e);
 GPD__ROUTES(GPD__HANDLER_DECL_)
 #undef GPD__HANDLER_DECL_

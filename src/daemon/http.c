@@ -39,14 +39,15 @@ typedef struct route {
     const char *method;
     const char *path;
     gpd__handler fn;
+    int arg; /* handed to fn as r->arg */
     gpd__role role;
     body_kind body;
     const char *doc;
 } route;
 
 static const route routes[] = {
-#define GPD__ROUTE_ROW_(m, p, fn, role, body, doc)                                                 \
-    {m, p, gpd__##fn, GPD__ROLE_##role, BODY_##body, doc},
+#define GPD__ROUTE_ROW_(m, p, fn, arg, role, body, doc)                                            \
+    {m, p, gpd__##fn, arg, GPD__ROLE_##role, BODY_##body, doc},
     GPD__ROUTES(GPD__ROUTE_ROW_)
 #undef GPD__ROUTE_ROW_
 };
@@ -317,7 +318,7 @@ static int header(struct MHD_Connection *conn, const char *name, const char **ou
 
 /* 1 for the routes that open a session (session.c). */
 static int is_session_route(const route *rt) {
-    return rt->fn == gpd__h_wl_attach || rt->fn == gpd__h_wl_exec || rt->fn == gpd__h_wl_forward;
+    return rt->fn == gpd__h_wl_session;
 }
 
 /* Judges a request from its head alone, before any byte of its body is read:
@@ -389,6 +390,7 @@ static void dispatch(gpd__daemon *d, struct MHD_Connection *conn, const char *me
                   .method = method,
                   .path = url,
                   .nparams = cc->nparams,
+                  .arg = cc->rt->arg,
                   .who = cc->who,
                   .deferred_auth = cc->deferred};
     memcpy(r.params, cc->params, sizeof r.params);

@@ -4,8 +4,8 @@
  * API's own front door, relayed to the executor's session endpoint.
  *
  * A session starts as an ordinary request on GET /api/v1/workloads/{id}/
- * attach, /exec or /port-forward (h_wl_attach, h_wl_exec, h_wl_forward
- * below): the head is judged as every request's is, and the handler checks
+ * attach, /exec or /port-forward (h_wl_session below, the route's argument
+ * its kind): the head is judged as every request's is, and the handler checks
  * the caller (only the workload's own user; 403 for anyone else, admins
  * included), the workload (running, started with a terminal) and the
  * caller's caps, then answers 101 and libmicrohttpd hands the socket over.
@@ -257,7 +257,9 @@ static int header_has(struct MHD_Connection *conn, const char *name, const char 
     return 0;
 }
 
-static int session_route(gpd__req *r, gpd__resp *out, gpd__err *e, gp_session_kind kind) {
+/* attach, exec and port-forward: r->arg is the session's kind (GP_SESSION_*). */
+int gpd__h_wl_session(gpd__req *r, gpd__resp *out, gpd__err *e) {
+    gp_session_kind kind = (gp_session_kind)r->arg;
     uint64_t id;
     int rc = gpd__param_id(r, 0, &id, e);
     if (rc < 0)
@@ -308,18 +310,6 @@ static int session_route(gpd__req *r, gpd__resp *out, gpd__err *e, gp_session_ki
     out->upgrade = s;
     out->status = 101;
     return 0;
-}
-
-int gpd__h_wl_attach(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    return session_route(r, out, e, GP_SESSION_ATTACH);
-}
-
-int gpd__h_wl_exec(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    return session_route(r, out, e, GP_SESSION_EXEC);
-}
-
-int gpd__h_wl_forward(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    return session_route(r, out, e, GP_SESSION_PORT);
 }
 
 /* ---- The relay thread ----------------------------------------------------- */
