@@ -183,6 +183,18 @@ static int visible_wl(gpd__req *r, gpd__wl *w, gpd__err *e) {
     return 0;
 }
 
+/* The id of a workload the caller may see, for a handler that needs no more
+ * of it; 404 otherwise. */
+static int visible_id(gpd__req *r, uint64_t *id, gpd__err *e) {
+    gpd__wl w;
+    int rc = visible_wl(r, &w, e);
+    if (rc < 0)
+        return rc;
+    *id = w.id;
+    gpd__wl_free(&w);
+    return 0;
+}
+
 /* A workdir must not be the data directory or lie inside it: tasks must
  * never be pointed at the store, the tokens or the logs. Whether the
  * workload's user may use it is the kernel's to say, when the task enters it
@@ -545,15 +557,14 @@ int gpd__h_wl_get(gpd__req *r, gpd__resp *out, gpd__err *e) {
 }
 
 int gpd__h_wl_events(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    gpd__wl w;
-    int rc = visible_wl(r, &w, e);
+    uint64_t id;
+    int rc = visible_id(r, &id, e);
     if (rc < 0)
         return rc;
     json_t *ev = json_array(), *att = json_array();
-    rc = gpd__store_events(r->d->store, w.id, event_one, ev, e);
+    rc = gpd__store_events(r->d->store, id, event_one, ev, e);
     if (rc == 0)
-        rc = gpd__store_attempts(r->d->store, w.id, attempt_one, att, e);
-    gpd__wl_free(&w);
+        rc = gpd__store_attempts(r->d->store, id, attempt_one, att, e);
     if (rc < 0) {
         json_decref(ev);
         json_decref(att);
@@ -594,14 +605,11 @@ int gpd__h_wl_stop(gpd__req *r, gpd__resp *out, gpd__err *e) {
 }
 
 int gpd__h_wl_logs(gpd__req *r, gpd__resp *out, gpd__err *e) {
-    gpd__wl w;
-    int rc = visible_wl(r, &w, e);
-    if (rc < 0)
-        return rc;
-    uint64_t id = w.id;
-    gpd__wl_free(&w);
+    uint64_t id;
     int64_t task = 0, offset = 0;
-    if ((rc = gpd__query_int(r, "task", 0, GPD__MAX_GANG - 1, &task, e)) < 0 ||
+    int rc;
+    if ((rc = visible_id(r, &id, e)) < 0 ||
+        (rc = gpd__query_int(r, "task", 0, GPD__MAX_GANG - 1, &task, e)) < 0 ||
         (rc = gpd__query_int(r, "offset", 0, INT64_MAX, &offset, e)) < 0)
         return rc;
     char *buf = malloc(LOG_CHUNK);
