@@ -120,7 +120,8 @@ END_TEST
 /* A number field's range is its list's (GP_SUBMIT_FIELDS, GP_QUEUE_FIELDS),
  * checked by its type and said in the words of docs/api.md's tables, in the
  * field's unit: each field checked its own bounds in words of its own. A
- * queue's weight is a share, in no unit. */
+ * queue's weight is a share, in no unit. A size or a duration that is not
+ * one is refused in its type's words, a bound's in a duration's. */
 #define SUBMIT_WITH(fields) "{\"project\":\"a1\",\"command\":[\"true\"]," fields "}"
 START_TEST(test_number_ranges) {
     static const struct {
@@ -146,6 +147,12 @@ START_TEST(test_number_ranges) {
          "deserved.gpu: -1 GPUs is outside 0 to 1000000000"},
         {"PATCH", "/api/v1/queues/a1", "{\"idle_gpu_timeout\":\"5s\"}",
          "idle_gpu_timeout: 5s is outside 10s to 365d (or 0 or none: no bound)"},
+        {"POST", "/api/v1/workloads", SUBMIT_WITH("\"memory\":\"lots\""),
+         "memory: must be a number of bytes or a size like \"32G\" or \"512M\""},
+        {"POST", "/api/v1/workloads", SUBMIT_WITH("\"grace\":\"soon\""),
+         "grace: must be a number of seconds or a duration like \"60s\", \"5m\""},
+        {"PATCH", "/api/v1/queues/a1", "{\"idle_gpu_timeout\":\"never\"}",
+         "idle_gpu_timeout: must be a number of seconds or a duration like \"60s\", \"5m\""},
     };
     gpd_test t;
     gpd_test_start(&t);
