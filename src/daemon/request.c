@@ -108,21 +108,34 @@ static int json_milli(json_t *v, const char *field, int64_t *out, gpd__err *e) {
     return 0;
 }
 
-/* A size or a duration: a whole number of its unit (bytes; seconds, held
- * as milliseconds: scale) or a string in its own form ("32G", "60s") that
- * parse reads; words say what it must be. Its range is its field's
- * (parse_typed), a negative number's too. */
-static int json_amount(json_t *v, const char *field, int64_t scale,
-                       int (*parse)(const char *, int64_t *), const char *words, int64_t *out,
+/* A unit of an amount: a value is a whole number of it, scale of what is
+ * held, or a string in its own form that parse reads; words say what the
+ * value must be. */
+typedef struct amount_unit {
+    int64_t scale;
+    int (*parse)(const char *, int64_t *);
+    const char *words;
+} amount_unit;
+
+/* A size, held in bytes ("32G"); a duration, given in seconds and held in
+ * milliseconds ("60s"). */
+static const amount_unit size_unit = {1, gp_parse_size,
+                                      "a number of bytes or a size like \"32G\" or \"512M\""};
+static const amount_unit duration_unit = {1000, gp_parse_duration_ms,
+                                          "a number of seconds or a duration like \"60s\", \"5m\""};
+
+/* An amount of unit u. Its range is its field's (parse_typed), a negative
+ * number's too. */
+static int json_amount(json_t *v, const char *field, const amount_unit *u, int64_t *out,
                        gpd__err *e) {
-    if (json_is_integer(v) && json_integer_value(v) >= -(INT64_MAX / scale) &&
-        json_integer_value(v) <= INT64_MAX / scale) {
-        *out = json_integer_value(v) * scale;
+    if (json_is_integer(v) && json_integer_value(v) >= -(INT64_MAX / u->scale) &&
+        json_integer_value(v) <= INT64_MAX / u->scale) {
+        *out = json_integer_value(v) * u->scale;
         return 0;
     }
-    if (json_is_string(v) && parse(json_string_value(v), out) == 0)
+    if (json_is_string(v) && u->parse(json_string_value(v), out) == 0)
         return 0;
-    return gpd__fail(e, GP_EINVAL, field, "%s: must be %s", field, words);
+    return gpd__fail(e, GP_EINVAL, field, "%s: must be %s", field, u->words);
 }
 
 /* A whole number; its range is its field's (parse_typed). */
@@ -189,8 +202,7 @@ static int parse_typed(const gp_field *f, const char *name, json_t *v, int64_t *
         rc = json_milli(v, name, x, e);
         break;
     case GP_SUBMIT_SIZE:
-        rc = json_amount(v, name, 1, gp_parse_size,
-                         "a number of bytes or a size like \"32G\" or \"512M\"", x, e);
+        rc = json_amount(v, name, &size_unit, x, e);
         break;
     case GP_SUBMIT_BOUND:
         /* 0, null or "none": no bound. */
@@ -202,8 +214,7 @@ static int parse_typed(const gp_field *f, const char *name, json_t *v, int64_t *
         }
         /* fall through */
     case GP_SUBMIT_DURATION:
-        rc = json_amount(v, name, 1000, gp_parse_duration_ms,
-                         "a number of seconds or a duration like \"60s\", \"5m\"", x, e);
+        rc = json_amount(v, name, &duration_unit, x, e);
         break;
     case GP_SUBMIT_TRUE:
     case GP_SUBMIT_FALSE:
