@@ -20,6 +20,11 @@
 #include "daemon/sched.h"
 #include "daemon/store.h"
 
+/* A family of metrics: its name and its help text. */
+typedef struct family {
+    const char *name, *text;
+} family;
+
 static void help(gpd__text *b, const char *name, const char *type, const char *text) {
     gpd__text_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
@@ -54,9 +59,7 @@ static double used_gpus(gp_engine *eng, const gpd__live_task *lt, size_t n, cons
 }
 
 static void queues(gpd__text *b, gp_engine *eng, const gpd__live_task *lt, size_t nlt) {
-    static const struct {
-        const char *name, *text;
-    } m[] = {
+    static const family m[] = {
         {"gpupool_queue_deserved_gpus", "Deserved (guaranteed) GPUs of the queue."},
         {"gpupool_queue_fair_share_gpus", "Fair share of GPUs as of the last cycle."},
         {"gpupool_queue_allocated_gpus", "GPUs allocated to the queue's workloads."},
@@ -132,9 +135,7 @@ static void busy(gpd__text *b, gp_engine *eng, const gpd__usage_now *un) {
             b, "gpupool_gpu_busy_ratio{node=\"%s\",gpu=\"%d\",uuid=\"%s\",model=\"%s\"} %g\n",
             g->node, k, ni.gpus[k].uuid, ni.gpus[k].model, g->busy_permille / 1000.0);
     }
-    static const struct {
-        const char *name, *text;
-    } m[] = {
+    static const family m[] = {
         {"gpupool_queue_busy_gpus",
          "GPUs' worth of kernel time the queue's tasks really ran (busy ratio times share)."},
         {"gpupool_queue_busy_ratio",
