@@ -23,8 +23,14 @@ tap_ok "the tasks run" wait_until 30 has_count 2 running
 usage() { curl -s -H "Authorization: Bearer $GPUPOOL_TOKEN" "$GPUPOOL_SERVER/api/v1/usage?$1"; }
 nlp_counted() { usage "by=queue&from=1h" | grep -q '"key":"nlp"'; }
 tap_ok "its GPU-hours are recorded" wait_until 30 nlp_counted
-# A couple more samples, so that the figures are not all from one.
-sleep 1
+# More samples, so that the figures are not all from one, and enough
+# GPU-hours that the CSV's three decimals hold them (on a loaded machine the
+# samples come late: a fixed pause let a department's line print 0.000).
+research_hours() { # AT_LEAST: research's allocated GPU-hours in the CSV
+    $GP usage --by queue --from 1h --csv | awk -F, -v m="$1" '$3 == "research" && $5 >= m { ok = 1 }
+        END { exit !ok }'
+}
+tap_ok "research has been allocated a few GPU-seconds" wait_until 60 research_hours 0.002
 u=$(usage "by=queue&from=1h")
 tap_ok "half of what nlp was allocated was used" contains "$u" '"key":"nlp"[^}]*"used_percent":50\.0'
 tap_ok "research, its department, the same" contains "$u" '"key":"research"[^}]*"used_percent":50\.0'
