@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/gp_submit.h"
+#include "common/gp_workload.h"
 
 /* Exit codes, documented in `gpupool help exit-codes` and docs/cli.md. */
 #define GP_CLI_EXIT_CODES(XX)                                                                      \
@@ -93,10 +94,14 @@ void cli_print_json(json_t *j);
 /* "12s", "5m", "3h", "2d" since ms (wall clock). */
 void cli_age(int64_t ms, char *buf, size_t len);
 
-/* Whether a workload in state (its name as the API gives it) has come to an
- * end for now: succeeded, failed, deleted, or suspended (until resumed), so
- * that waiting for it or following its logs stops. */
-int cli_state_over(const char *state);
+/* The state of workload w (an object of the API) as a gp_wl_state, or -1
+ * where it names none this gpupool knows. */
+int cli_wl_state(json_t *w);
+
+/* Whether workload w has come to an end for now (its state is not active:
+ * succeeded, failed, deleted, or suspended until resumed), so that waiting
+ * for it or following its logs stops. */
+int cli_wl_over(json_t *w);
 
 /* Reads "name" from j as a string, "" if missing, as cli_visible() shows it
  * (the escaped form replaces the value in j, so it lives as long as j). */

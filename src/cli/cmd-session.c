@@ -538,10 +538,9 @@ int cmd_attach(cli *c, int argc, char **argv) {
     int rc = cli_call(c, "GET", path, NULL, &w, NULL, NULL);
     if (rc != EXIT_OK)
         return rc;
-    const char *st = json_string_value(json_object_get(w, "state"));
-    int suspended = st != NULL && strcmp(st, "suspended") == 0;
-    int paused = st != NULL && strcmp(st, "paused") == 0;
-    int waiting = st != NULL && (strcmp(st, "pending") == 0 || strcmp(st, "starting") == 0);
+    int st = cli_wl_state(w);
+    int suspended = st == GP_WL_SUSPENDED, paused = st == GP_WL_PAUSED;
+    int waiting = st == GP_WL_PENDING || st == GP_WL_STARTING;
     if (suspended || paused) {
         /* Only its owner brings it back this way: an admin, who may resume
          * it, may still not attach, and must not resume it by trying. */
@@ -552,7 +551,8 @@ int cmd_attach(cli *c, int argc, char **argv) {
             fprintf(stderr,
                     "gpupool: workload %llu is %s and belongs to %s: only its owner may "
                     "attach to it (and so resume it)\n",
-                    (unsigned long long)id, st, owner != NULL ? owner : "another user");
+                    (unsigned long long)id, gp_wl_state_name((gp_wl_state)st),
+                    owner != NULL ? owner : "another user");
             rc = EXIT_AUTH;
         }
         json_decref(me);
@@ -562,8 +562,9 @@ int cmd_attach(cli *c, int argc, char **argv) {
         }
         const char *why = json_string_value(json_object_get(w, "reason"));
         char *shown = why != NULL ? cli_visible(why) : NULL;
-        fprintf(stderr, "gpupool: workload %llu was %s%s%s\n%s\n", (unsigned long long)id, st,
-                shown != NULL ? ": " : "", shown != NULL ? shown : "",
+        fprintf(stderr, "gpupool: workload %llu was %s%s%s\n%s\n", (unsigned long long)id,
+                gp_wl_state_name((gp_wl_state)st), shown != NULL ? ": " : "",
+                shown != NULL ? shown : "",
                 paused ? "gpupool: resuming it where it was (its processes were kept)"
                        : "gpupool: resuming it; its command starts again from the beginning");
         free(shown);
@@ -631,10 +632,9 @@ static int wait_running(cli *c, uint64_t id) {
             return rc;
         const char *st = json_string_value(json_object_get(w, "state"));
         const char *why = json_string_value(json_object_get(w, "pending_reason"));
-        int done = st != NULL && strcmp(st, "running") == 0;
-        int over = st != NULL && cli_state_over(st);
-        if (why != NULL && st != NULL && strcmp(st, "pending") == 0 &&
-            strncmp(why, "not pending", 11) != 0 && strcmp(why, said) != 0) {
+        int s = cli_wl_state(w), done = s == GP_WL_RUNNING, over = cli_wl_over(w);
+        if (why != NULL && s == GP_WL_PENDING && strncmp(why, "not pending", 11) != 0 &&
+            strcmp(why, said) != 0) {
             char *shown = cli_visible(why);
             fprintf(stderr, "gpupool: waiting: %s\n", shown != NULL ? shown : why);
             free(shown);

@@ -329,7 +329,7 @@ int cmd_logs(cli *c, int argc, char **argv) {
         snprintf(path, sizeof path, "/api/v1/workloads/%s", id);
         if ((rc = cli_call(c, "GET", path, NULL, &w, NULL, NULL)) != EXIT_OK)
             return rc;
-        int done = cli_state_over(cli_str(w, "state"));
+        int done = cli_wl_over(w);
         json_decref(w);
         if (done) {
             /* One last read: output written just before the end. */

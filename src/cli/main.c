@@ -170,9 +170,15 @@ void cli_age(int64_t ms, char *buf, size_t len) {
         snprintf(buf, len, "%lldd", (long long)(s / 86400));
 }
 
-int cli_state_over(const char *state) {
-    return strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 ||
-           strcmp(state, "deleted") == 0 || strcmp(state, "suspended") == 0;
+int cli_wl_state(json_t *w) {
+    gp_wl_state s;
+    const char *name = json_string_value(json_object_get(w, "state"));
+    return name != NULL && gp_wl_state_parse(name, &s) == 0 ? (int)s : -1;
+}
+
+int cli_wl_over(json_t *w) {
+    int s = cli_wl_state(w);
+    return s >= 0 && !gp_wl_state_active((gp_wl_state)s);
 }
 
 const char *cli_str(json_t *j, const char *name) {

@@ -131,7 +131,7 @@ int gpd__h_export_workloads(gpd__req *r, gpd__resp *out, gpd__err *e) {
         " max(a.ended_ms) FROM workloads w JOIN attempts a ON a.workload = w.id"
         " WHERE w.state IN (?1, ?2, ?3) AND w.submitted_ms >= ?4 AND w.submitted_ms < ?5"
         " AND a.started_ms >= 0 AND a.ended_ms >= 0 GROUP BY w.id ORDER BY w.id",
-        "iiiii", (int64_t)GPD__WL_SUCCEEDED, (int64_t)GPD__WL_FAILED, (int64_t)GPD__WL_DELETED,
+        "iiiii", (int64_t)GP_WL_SUCCEEDED, (int64_t)GP_WL_FAILED, (int64_t)GP_WL_DELETED,
         from * 1000, to * 1000);
     if (rc < 0) {
         fclose(c.f);

@@ -169,7 +169,7 @@ static int has_workloads(gp_store *st, const char *project, int *yes, gpd__err *
     int rc = gpd__store_wl_list(st, &f, found_one, yes, e);
     if (rc >= 0 && !*yes) {
         f.active_only = 0;
-        f.state = GPD__WL_SUSPENDED;
+        f.state = GP_WL_SUSPENDED;
         rc = gpd__store_wl_list(st, &f, found_one, yes, e);
     }
     return rc < 0 ? rc : 0;

@@ -140,18 +140,18 @@ static int pending_reason(gp_engine *eng, uint64_t id, char *buf, size_t len) {
 static json_t *wl_json(gpd__req *r, const gpd__wl *w) {
     json_t *j = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:I, s:I}", "id", (json_int_t)w->id,
                           "name", w->name, "project", w->project, "user", w->user, "state",
-                          gpd__wl_state_name(w->state), "attempt", w->attempt, "request",
-                          w->request, "submitted_ms", (json_int_t)w->submitted_ms, "updated_ms",
+                          gp_wl_state_name(w->state), "attempt", w->attempt, "request", w->request,
+                          "submitted_ms", (json_int_t)w->submitted_ms, "updated_ms",
                           (json_int_t)w->updated_ms);
     if (!j)
         return NULL;
     /* A running workload has no reason: one left from an earlier attempt
      * (an eviction, a failure) would mislead. */
-    if (w->reason[0] && w->state != GPD__WL_STARTING && w->state != GPD__WL_RUNNING)
+    if (w->reason[0] && w->state != GP_WL_STARTING && w->state != GP_WL_RUNNING)
         json_object_set_new(j, "reason", json_string(w->reason));
     if (w->exit_code >= 0)
         json_object_set_new(j, "exit_code", json_integer(w->exit_code));
-    if (w->state == GPD__WL_PENDING) {
+    if (w->state == GP_WL_PENDING) {
         char why[512] = "";
         gp_engine *eng = gpd__sched_lock(r->d->sched);
         int code = pending_reason(eng, w->id, why, sizeof why);
@@ -161,7 +161,7 @@ static json_t *wl_json(gpd__req *r, const gpd__wl *w) {
             json_object_set_new(j, "pending_reason", json_string(why));
         }
     }
-    if (w->state == GPD__WL_STOPPING) {
+    if (w->state == GP_WL_STOPPING) {
         json_object_set_new(j, "stopping_for", json_string(w->stop_kind));
         json_object_set_new(j, "stop_deadline_ms", json_integer(w->stop_deadline_ms));
     }
@@ -239,7 +239,7 @@ static int pending_check(gpd__req *r, const char *client_key, gpd__err *e) {
     if (max <= 0 || client_key != NULL)
         return 0;
     int64_t n = 0;
-    int rc = gpd__store_wl_count_user(r->d->store, r->who.user, GPD__WL_PENDING, &n, e);
+    int rc = gpd__store_wl_count_user(r->d->store, r->who.user, GP_WL_PENDING, &n, e);
     if (rc < 0)
         return rc;
     if (n >= max)
@@ -342,7 +342,7 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
         gpd__sched_submitted(r->d->sched, &q, w.id, w.user, w.submitted_ms);
     /* The repeat of an idempotent submit answers with the workload's real
      * state, as a GET would. */
-    gpd__wl_state st = GPD__WL_PENDING;
+    gp_wl_state st = GP_WL_PENDING;
     gpd__wl now;
     if (existed && gpd__store_wl_get(r->d->store, w.id, &now, NULL) == 0) {
         st = now.state;
@@ -350,7 +350,7 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
     }
     rc = gpd__reply_json(out, existed ? 200 : 201,
                          json_pack("{s:I, s:s, s:b}", "id", (json_int_t)w.id, "state",
-                                   gpd__wl_state_name(st), "existed", existed));
+                                   gp_wl_state_name(st), "existed", existed));
 out:
     free(canon);
     return rc;
@@ -435,12 +435,12 @@ int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     if ((v = gpd__query(r, "cursor")) && (rc = cursor_parse(v, &f, key, sizeof key, e)) < 0)
         return rc;
     if ((v = gpd__query(r, "state"))) {
-        static const char *const states[] = {"active", GPD__WL_STATES(GP_ENUM_NAME_OF)};
-        gpd__wl_state st;
+        static const char *const states[] = {"active", GP_WL_STATES(GP_ENUM_NAME_OF)};
+        gp_wl_state st;
         char list[256];
         if (strcmp(v, "active") == 0)
             f.active_only = 1;
-        else if (gpd__wl_state_parse(v, &st) < 0)
+        else if (gp_wl_state_parse(v, &st) < 0)
             return gpd__fail(
                 e, GP_EINVAL, "state", "state: must be %s",
                 gp_names_or(list, sizeof list, states, (int)(sizeof states / sizeof states[0])));
@@ -478,7 +478,7 @@ static json_t *tasks_json(gpd__req *r, const gpd__wl *w) {
     gpd__task_rec *t = NULL;
     int n = 0;
     json_t *arr = json_array();
-    if (w->state != GPD__WL_STARTING && w->state != GPD__WL_RUNNING && w->state != GPD__WL_STOPPING)
+    if (w->state != GP_WL_STARTING && w->state != GP_WL_RUNNING && w->state != GP_WL_STOPPING)
         return arr;
     if (gpd__store_tasks_get(r->d->store, w->id, &t, &n, NULL) < 0)
         return arr;

@@ -18,6 +18,7 @@
 
 #include "common/gp_error.h"
 #include "common/gp_names.h"
+#include "common/gp_workload.h"
 
 typedef struct gp_store gp_store;
 typedef struct gpd__auth gpd__auth;
@@ -53,26 +54,6 @@ void gpd__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * checkpoint directory inside the data directory: 0, or -1 with why naming
  * the first directory they cannot pass and how to fix it. */
 int gpd__dir_passable(const char *dir, char *why, size_t len);
-
-/* Workload states as the store records them. PENDING, STARTING (the intent to
- * launch is written, tasks may be starting), RUNNING and STOPPING (checkpoint
- * signal sent, grace period running) and PAUSED (its task frozen, its GPU
- * state in host memory: evicted in pause mode, waiting to be resumed on its
- * node) are active: the scheduling loop holds them, and come first: the
- * store selects them as state <= PAUSED. The others are final, except
- * SUSPENDED, which resume() reopens. */
-#define GPD__WL_STATES(XX)                                                                         \
-    XX(GPD__WL_PENDING, "pending")                                                                 \
-    XX(GPD__WL_STARTING, "starting")                                                               \
-    XX(GPD__WL_RUNNING, "running")                                                                 \
-    XX(GPD__WL_STOPPING, "stopping")                                                               \
-    XX(GPD__WL_PAUSED, "paused")                                                                   \
-    XX(GPD__WL_SUSPENDED, "suspended")                                                             \
-    XX(GPD__WL_SUCCEEDED, "succeeded")                                                             \
-    XX(GPD__WL_FAILED, "failed")                                                                   \
-    XX(GPD__WL_DELETED, "deleted")
-
-GP_NAMED_ENUM_DECLARE(gpd__wl_state, GPD__WL_STATES, GPD__WL_NSTATES);
 
 /* What an event of a workload's history says happened (events.kind), and
  * what it means: docs/api.md's table is what `gpupoold --events` prints. */

@@ -141,7 +141,7 @@ static void sweep(gpd__logs *g) {
         if (gpd__store_wl_get(g->d->store, id, &w, &e) < 0)
             continue;
         int ended =
-            w.state == GPD__WL_SUCCEEDED || w.state == GPD__WL_FAILED || w.state == GPD__WL_DELETED;
+            w.state == GP_WL_SUCCEEDED || w.state == GP_WL_FAILED || w.state == GP_WL_DELETED;
         int64_t at = w.updated_ms;
         gpd__wl_free(&w);
         if (!ended || now - at < c->log_retention_ms)

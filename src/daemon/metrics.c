@@ -188,12 +188,12 @@ int gpd__h_metrics(gpd__req *r, gpd__resp *out, gpd__err *e) {
         gpd__text_printf(&b, "gpupool_http_connections_cut_total %llu\n",
                          (unsigned long long)gpd__guard_expired(r->d->guard));
     }
-    int64_t counts[GPD__WL_NSTATES];
+    int64_t counts[GP_WL_NSTATES];
     if (gpd__store_wl_counts(r->d->store, counts, NULL) == 0) {
         help(&b, "gpupool_workloads", "gauge", "Workloads in the store by state.");
-        for (int s = 0; s < GPD__WL_NSTATES; s++)
+        for (int s = 0; s < GP_WL_NSTATES; s++)
             gpd__text_printf(&b, "gpupool_workloads{state=\"%s\"} %lld\n",
-                             gpd__wl_state_name((gpd__wl_state)s), (long long)counts[s]);
+                             gp_wl_state_name((gp_wl_state)s), (long long)counts[s]);
     }
     gpd__cycle_hist h;
     gpd__sched_cycle_hist(r->d->sched, &h);

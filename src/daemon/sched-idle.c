@@ -251,7 +251,7 @@ int gpd__loop_idle_resume(gpd__sched *s, active *a, gpd__err *e) {
              "there, where it goes on from where it was",
              a->tasks[0].node);
     gpd__wl_change c;
-    gpd__wl_change_event(&c, a->id, (int)GPD__WL_PAUSED, msg, GPD__EV_RESUME_ASKED, msg);
+    gpd__wl_change_event(&c, a->id, (int)GP_WL_PAUSED, msg, GPD__EV_RESUME_ASKED, msg);
     gpd__sched_record(s, &c);
     gpd__loop_idle_forget(s, a->id);
     return 0;
@@ -287,7 +287,7 @@ void gpd__loop_idle_rehold(gpd__sched *s, active *a) {
 void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, int64_t now) {
     int any = 0;
     for (size_t i = 0; i < s->nact && !any; i++)
-        any = s->act[i]->interactive && s->act[i]->state == GPD__WL_RUNNING;
+        any = s->act[i]->interactive && s->act[i]->state == GP_WL_RUNNING;
     if (!any)
         return;
     gpd__queue_specs l;
@@ -299,7 +299,7 @@ void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, 
     /* idle_stop() changes a's state, never the array: an index walk holds. */
     for (size_t i = 0; i < s->nact; i++) {
         active *a = s->act[i];
-        if (!a->interactive || a->state != GPD__WL_RUNNING || a->pausing != GPD__PAUSE_NONE)
+        if (!a->interactive || a->state != GP_WL_RUNNING || a->pausing != GPD__PAUSE_NONE)
             continue;
         if (!all_idle(a, gpus, ngpus))
             a->busy_ms = now;

@@ -52,7 +52,7 @@ typedef struct active {
     uint64_t id;
     char project[GP_NAME_MAX + 1];
     char user[GP_NAME_MAX + 1];
-    gpd__wl_state state;
+    gp_wl_state state;
     int32_t attempt;
     int ntasks;
     task_rt *tasks;

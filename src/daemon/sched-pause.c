@@ -171,7 +171,7 @@ static int64_t resume_backoff_ms(int fails) {
 }
 
 /* Writes the event of a finished step (and the workload's new state). */
-static void record(gpd__sched *s, active *a, gpd__wl_state st, gpd__event_kind kind,
+static void record(gpd__sched *s, active *a, gp_wl_state st, gpd__event_kind kind,
                    const char *msg) {
     gpd__wl_change c;
     gpd__wl_change_event(&c, a->id, (int)st, msg, kind, msg);
@@ -195,12 +195,12 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
     if (j->op == GP_EXEC_CTL_PAUSE) {
         if (j->rc == 0) {
             a->pausing = GPD__PAUSE_PAUSED;
-            a->state = GPD__WL_PAUSED;
+            a->state = GP_WL_PAUSED;
             snprintf(msg, sizeof msg, "%s; %s (lock %lld ms, checkpoint %lld ms, freeze %lld ms)",
                      a->stop_note, j->p.detail[0] ? j->p.detail : "paused",
                      (long long)j->p.step_ms[0], (long long)j->p.step_ms[1],
                      (long long)j->p.step_ms[2]);
-            record(s, a, GPD__WL_PAUSED, GPD__EV_PAUSED, msg);
+            record(s, a, GP_WL_PAUSED, GPD__EV_PAUSED, msg);
             if (a->held) {
                 gpd__loop_idle_paused(s, a, 0, "");
                 return;
@@ -231,7 +231,7 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
     if (j->rc == 0) {
         a->pausing = GPD__PAUSE_NONE;
         a->resume_fails = 0;
-        a->state = GPD__WL_RUNNING;
+        a->state = GP_WL_RUNNING;
         /* An interactive session's idle timer starts again: paused, its
          * GPUs were not its own, and counting that time would suspend it
          * as soon as it is back. */
@@ -241,7 +241,7 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
         a->tasks[0].binding.node = a->tasks[0].node;
         snprintf(msg, sizeof msg, "%s (after %lld ms)", j->p.detail[0] ? j->p.detail : "resumed",
                  (long long)j->took_ms);
-        record(s, a, GPD__WL_RUNNING, GPD__EV_RESUMED, msg);
+        record(s, a, GP_WL_RUNNING, GPD__EV_RESUMED, msg);
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_started(s->eng, a->id, now);
         pthread_mutex_unlock(&s->eng_mu);
@@ -265,7 +265,7 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
         why += 14;
     snprintf(msg, sizeof msg, "still paused: %s; resume try %d failed, the next in %lld s", why,
              a->resume_fails, (long long)(wait / 1000));
-    record(s, a, GPD__WL_PAUSED, GPD__EV_RESUME_FAILED, msg);
+    record(s, a, GP_WL_PAUSED, GPD__EV_RESUME_FAILED, msg);
     pthread_mutex_lock(&s->eng_mu);
     int rc = gp_engine_paused(s->eng, a->id, now);
     if (rc == 0)

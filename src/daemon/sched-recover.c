@@ -248,7 +248,7 @@ static int scan_one(const gpd__wl *w, void *arg) {
     sc->had_tasks.last = w->id;
     sc->had_tasks.seen++;
     int rc = 0;
-    if (w->state != GPD__WL_PENDING)
+    if (w->state != GP_WL_PENDING)
         rc = push(&sc->had_tasks, w->id);
     else if ((rc = submit_spec(sc->s, w, sc->last_err, sizeof sc->last_err)) < 0 && rc != GP_ENOMEM)
         rc = push(&sc->refused, w->id);
@@ -264,11 +264,11 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
             gp_exec_stop(s->ex, a->tasks[t].handle);
             gpd__loop_reap(s, a->tasks[t].handle);
         }
-    int stopping = w->state == GPD__WL_STOPPING && strcmp(w->stop_kind, GPD__STOP_EVICT) != 0;
+    int stopping = w->state == GP_WL_STOPPING && strcmp(w->stop_kind, GPD__STOP_EVICT) != 0;
     int del = stopping && strcmp(w->stop_kind, GPD__STOP_DELETE) == 0;
     gpd__wl_change c;
     gpd__wl_change_init(&c, w->id);
-    c.state = stopping ? (del ? GPD__WL_DELETED : GPD__WL_SUSPENDED) : GPD__WL_PENDING;
+    c.state = stopping ? (del ? GP_WL_DELETED : GP_WL_SUSPENDED) : GP_WL_PENDING;
     c.stop_kind = "";
     c.reason = why;
     c.attempt_end =
@@ -278,13 +278,13 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
     gpd__sched_record(s, &c);
     char err[GP_ERR_MAX];
     if (!stopping && submit_spec(s, w, err, sizeof err) < 0) {
-        gpd__wl_change_event(&c, w->id, GPD__WL_FAILED, err, GPD__EV_FAILED, err);
+        gpd__wl_change_event(&c, w->id, GP_WL_FAILED, err, GPD__EV_FAILED, err);
         gpd__sched_record(s, &c);
     }
 }
 
 /* Records a recovered workload's new state with an event. */
-static void set_state(gpd__sched *s, uint64_t id, gpd__wl_state st, gpd__event_kind kind,
+static void set_state(gpd__sched *s, uint64_t id, gp_wl_state st, gpd__event_kind kind,
                       const char *msg) {
     gpd__wl_change c;
     gpd__wl_change_event(&c, id, (int)st, NULL, kind, msg);
@@ -347,8 +347,7 @@ static int recover_one(gpd__sched *s, uint64_t id) {
     }
     /* Launches that may not have happened: the same key again. */
     char err[256] = "";
-    int lerr =
-        w.state == GPD__WL_STARTING ? gpd__loop_launch_all(s, a, &w, &r, err, sizeof err) : 0;
+    int lerr = w.state == GP_WL_STARTING ? gpd__loop_launch_all(s, a, &w, &r, err, sizeof err) : 0;
     if (lerr == GP_ENOMEM) {
         rc = lerr;
         goto out;
@@ -391,13 +390,13 @@ static int recover_one(gpd__sched *s, uint64_t id) {
      * undone first (the executor's journal says which): then the task is
      * paused or runs, whatever the store said. */
     int paused = 0;
-    if (!why[0] && n == 1 && (w.state == GPD__WL_RUNNING || w.state == GPD__WL_PAUSED)) {
+    if (!why[0] && n == 1 && (w.state == GP_WL_RUNNING || w.state == GP_WL_PAUSED)) {
         gp_exec_pause p;
         memset(&p, 0, sizeof p);
         p.handle = a->tasks[0].handle;
         int rrc = gp_exec_control(s->ex, GP_EXEC_CTL_PAUSE_RECOVER, &p);
         paused = rrc == 0 && p.paused;
-        if (rrc < 0 && rrc != GP_ENOTSUP && w.state == GPD__WL_PAUSED)
+        if (rrc < 0 && rrc != GP_ENOTSUP && w.state == GP_WL_PAUSED)
             snprintf(why, sizeof why, "its pause could not be recovered after a restart: %s",
                      p.detail[0] ? p.detail : gp_strerror(rrc));
         else if (p.detail[0])
@@ -406,10 +405,10 @@ static int recover_one(gpd__sched *s, uint64_t id) {
     if (!why[0] && paused && gpd__loop_idle_was_held(s, id)) {
         /* Paused by the idle policy: it stays out of the engine, until its
          * owner resumes it. */
-        a->state = GPD__WL_PAUSED;
+        a->state = GP_WL_PAUSED;
         a->pausing = GPD__PAUSE_PAUSED;
-        if (w.state != GPD__WL_PAUSED)
-            set_state(s, id, GPD__WL_PAUSED, GPD__EV_PAUSED,
+        if (w.state != GP_WL_PAUSED)
+            set_state(s, id, GP_WL_PAUSED, GPD__EV_PAUSED,
                       "paused: the pause under way when gpupoold stopped was finished");
         if ((rc = gpd__loop_act_add(s, a)) == 0) {
             gpd__loop_idle_rehold(s, a);
@@ -426,18 +425,18 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         if (rprc < 0) {
             snprintf(why, sizeof why, "could not be restored paused after a restart: %s", err);
         } else {
-            a->state = GPD__WL_PAUSED;
+            a->state = GP_WL_PAUSED;
             a->pausing = GPD__PAUSE_PAUSED;
-            if (w.state != GPD__WL_PAUSED)
-                set_state(s, id, GPD__WL_PAUSED, GPD__EV_PAUSED,
+            if (w.state != GP_WL_PAUSED)
+                set_state(s, id, GP_WL_PAUSED, GPD__EV_PAUSED,
                           "paused: the pause under way when gpupoold stopped was finished");
             if ((rc = gpd__loop_act_add(s, a)) == 0)
                 a = NULL;
             goto out;
         }
     }
-    if (!why[0] && w.state == GPD__WL_PAUSED)
-        set_state(s, id, GPD__WL_RUNNING, GPD__EV_RESUMED,
+    if (!why[0] && w.state == GP_WL_PAUSED)
+        set_state(s, id, GP_WL_RUNNING, GPD__EV_RESUMED,
                   "resumed: the resume under way when gpupoold stopped was finished");
     int erc = why[0] ? 0 : gp_engine_restore(s->eng, &spec, n, b, gpd__now_ms(), err, sizeof err);
     if (erc == GP_ENOMEM) {
@@ -450,13 +449,13 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         requeue_lost(s, a, &w, why);
         goto out;
     }
-    a->state = w.state == GPD__WL_STOPPING   ? GPD__WL_STOPPING
-               : w.state == GPD__WL_STARTING ? GPD__WL_STARTING
-                                             : GPD__WL_RUNNING;
+    a->state = w.state == GP_WL_STOPPING   ? GP_WL_STOPPING
+               : w.state == GP_WL_STARTING ? GP_WL_STARTING
+                                           : GP_WL_RUNNING;
     snprintf(a->stop_kind, sizeof a->stop_kind, "%s", w.stop_kind);
     a->deadline = w.stop_deadline_ms;
     a->launched_ms = gpd__now_ms();
-    if (w.state == GPD__WL_STARTING) {
+    if (w.state == GP_WL_STARTING) {
         char msg[400];
         if (a->relaunch_at)
             snprintf(msg, sizeof msg,
@@ -524,7 +523,7 @@ int gpd__loop_recover(gpd__sched *s, gpd__err *e) {
     for (size_t i = 0; rc == 0 && i < sc.refused.n; i++) {
         const char *why = "refused by the engine at restart (its project or the pool changed)";
         gpd__wl_change c;
-        gpd__wl_change_event(&c, sc.refused.ids[i], GPD__WL_FAILED, why, GPD__EV_FAILED, why);
+        gpd__wl_change_event(&c, sc.refused.ids[i], GP_WL_FAILED, why, GPD__EV_FAILED, why);
         gpd__sched_record(s, &c);
     }
     for (size_t i = 0; rc == 0 && i < sc.had_tasks.n; i++)

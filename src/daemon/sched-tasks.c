@@ -99,7 +99,7 @@ void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c) {
 }
 
 /* Records a's task handles with state st and one event. */
-static void record_handles(gpd__sched *s, const active *a, int ntasks, gpd__wl_state st,
+static void record_handles(gpd__sched *s, const active *a, int ntasks, gp_wl_state st,
                            gpd__event_kind kind, const char *msg) {
     gpd__task_rec h[GPD__MAX_GANG];
     gpd__wl_change c;
@@ -113,18 +113,18 @@ static void record_handles(gpd__sched *s, const active *a, int ntasks, gpd__wl_s
     c.state = (int)st;
     c.tasks = h;
     c.set_handles = 1;
-    c.attempt_started = st == GPD__WL_RUNNING;
+    c.attempt_started = st == GP_WL_RUNNING;
     c.event = (int)kind;
     c.event_msg = msg;
     gpd__sched_record(s, &c);
 }
 
 static void record_started(gpd__sched *s, const active *a, int ntasks, const char *msg) {
-    record_handles(s, a, ntasks, GPD__WL_RUNNING, GPD__EV_STARTED, msg);
+    record_handles(s, a, ntasks, GP_WL_RUNNING, GPD__EV_STARTED, msg);
 }
 
 void gpd__loop_record_launched(gpd__sched *s, const active *a, int ntasks, const char *msg) {
-    record_handles(s, a, ntasks, GPD__WL_STARTING, GPD__EV_LAUNCHED, msg);
+    record_handles(s, a, ntasks, GP_WL_STARTING, GPD__EV_LAUNCHED, msg);
 }
 
 /* ---- Reaping ---------------------------------------------------------- */
@@ -410,7 +410,7 @@ static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, in
         gp_format_duration(wait, d, sizeof d);
         snprintf(msg, sizeof msg, "attempt %d not launched yet (%s); trying again in %s",
                  a->attempt, err, d);
-        record_handles(s, a, a->ntasks, GPD__WL_STARTING, GPD__EV_LAUNCH_DEFERRED, msg);
+        record_handles(s, a, a->ntasks, GP_WL_STARTING, GPD__EV_LAUNCH_DEFERRED, msg);
         if (a->launch_fails == 1) {
             pthread_mutex_lock(&s->eng_mu);
             gp_engine_started(s->eng, a->id, now);
@@ -431,7 +431,7 @@ static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, in
         } else {
             snprintf(msg, sizeof msg, "could not be launched: %s", err);
         }
-        gpd__wl_change_event(&c, a->id, GPD__WL_FAILED, msg, GPD__EV_FAILED, msg);
+        gpd__wl_change_event(&c, a->id, GP_WL_FAILED, msg, GPD__EV_FAILED, msg);
         c.attempt_end = GPD__OUTCOME_FAILED;
         gpd__sched_record(s, &c);
         pthread_mutex_lock(&s->eng_mu);
@@ -463,7 +463,7 @@ static void relaunch_due(gpd__sched *s, int64_t now) {
         if (i >= s->nact)
             continue;
         active *a = s->act[i];
-        if (a->state != GPD__WL_STARTING || a->relaunch_at == 0 || now < a->relaunch_at)
+        if (a->state != GP_WL_STARTING || a->relaunch_at == 0 || now < a->relaunch_at)
             continue;
         gpd__wl w;
         json_t *j = NULL;
@@ -517,7 +517,7 @@ void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks
     int rc = a && tr && recs ? 0 : GP_ENOMEM;
     if (rc == 0) {
         gpd__active_init(a, &w, &r, w.attempt + 1, ntasks);
-        a->state = GPD__WL_STARTING;
+        a->state = GP_WL_STARTING;
         a->tasks = tr;
         for (int t = 0; t < ntasks; t++) {
             tr[t] = tasks[t];
@@ -535,7 +535,7 @@ void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks
     }
     gpd__wl_change c;
     gpd__wl_change_init(&c, id);
-    c.state = GPD__WL_STARTING;
+    c.state = GP_WL_STARTING;
     c.attempt = a ? a->attempt : -1;
     c.ntasks = ntasks;
     c.tasks = recs;
@@ -586,11 +586,11 @@ void gpd__loop_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t gr
     snprintf(msg, sizeof msg, "%s: checkpoint signal SIG%s sent; stopped at the latest %s later",
              why, sig ? sig : "?", g);
     gpd__wl_change c;
-    gpd__wl_change_event(&c, a->id, GPD__WL_STOPPING, why, GPD__EV_CHECKPOINT_SIGNAL, msg);
+    gpd__wl_change_event(&c, a->id, GP_WL_STOPPING, why, GPD__EV_CHECKPOINT_SIGNAL, msg);
     c.stop_kind = kind;
     c.stop_deadline_ms = a->deadline;
     gpd__sched_record(s, &c);
-    a->state = GPD__WL_STOPPING;
+    a->state = GP_WL_STOPPING;
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
             gp_exec_signal(s->ex, a->tasks[t].handle, a->ckpt_signal);
@@ -602,7 +602,7 @@ void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
             gp_exec_stop(s->ex, a->tasks[t].handle);
     int evict = strcmp(a->stop_kind, GPD__STOP_EVICT) == 0;
     int del = strcmp(a->stop_kind, GPD__STOP_DELETE) == 0;
-    gpd__wl_state st = evict ? GPD__WL_PENDING : del ? GPD__WL_DELETED : GPD__WL_SUSPENDED;
+    gp_wl_state st = evict ? GP_WL_PENDING : del ? GP_WL_DELETED : GP_WL_SUSPENDED;
     char msg[1100], took[80] = "";
     if (a->stop_at > 0) {
         char d[32];
@@ -644,7 +644,7 @@ void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
 /* ---- Polling ---------------------------------------------------------- */
 
 /* Ends an attempt whose tasks stopped on their own (or were lost). */
-static void conclude(gpd__sched *s, active *a, gpd__wl_state st, gpd__outcome outcome,
+static void conclude(gpd__sched *s, active *a, gp_wl_state st, gpd__outcome outcome,
                      gpd__event_kind kind, int32_t exit_code, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
@@ -657,7 +657,7 @@ static void conclude(gpd__sched *s, active *a, gpd__wl_state st, gpd__outcome ou
     c.attempt_end = outcome;
     gpd__sched_record(s, &c);
     pthread_mutex_lock(&s->eng_mu);
-    if (st == GPD__WL_PENDING)
+    if (st == GP_WL_PENDING)
         gp_engine_requeue(s->eng, a->id);
     else
         gp_engine_finished(s->eng, a->id);
@@ -682,7 +682,7 @@ static void maybe_started(gpd__sched *s, active *a, int64_t now) {
     s->hist.start_wait += (double)waited / 1000.0;
     pthread_mutex_unlock(&s->hist_mu);
     pthread_mutex_lock(&s->eng_mu);
-    a->state = GPD__WL_RUNNING;
+    a->state = GP_WL_RUNNING;
     a->running_ms = a->busy_ms = now;
     pthread_mutex_unlock(&s->eng_mu);
 }
@@ -693,7 +693,7 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
     /* While the pause worker pauses or resumes it, its outcome decides. */
     if (a->pausing == GPD__PAUSE_PAUSING || a->pausing == GPD__PAUSE_RESUMING)
         return;
-    if (a->state == GPD__WL_STARTING)
+    if (a->state == GP_WL_STARTING)
         maybe_started(s, a, now);
     for (int t = 0; t < a->ntasks; t++) {
         const task_rt *tk = &a->tasks[t];
@@ -706,10 +706,10 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
             bad = t; /* a detail: the executor itself stopped it (executor.h) */
         /* A task never launched (its launch to be tried again) is down
          * for a stop. */
-        if (tk->state >= GP_TASK_EXITED || (a->state == GPD__WL_STOPPING && !tk->handle[0]))
+        if (tk->state >= GP_TASK_EXITED || (a->state == GP_WL_STOPPING && !tk->handle[0]))
             down++;
     }
-    if (a->state == GPD__WL_STOPPING) {
+    if (a->state == GP_WL_STOPPING) {
         if (down == a->ntasks || now >= a->deadline)
             gpd__loop_finish_stop(s, a,
                                   down == a->ntasks ? "tasks ended after the checkpoint signal"
@@ -719,10 +719,10 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
     char why[256];
     if (lost >= 0) {
         snprintf(why, sizeof why, "task %d was lost (%s)", lost, a->tasks[lost].detail);
-        conclude(s, a, GPD__WL_PENDING, GPD__OUTCOME_LOST, GPD__EV_LOST, -1, why);
+        conclude(s, a, GP_WL_PENDING, GPD__OUTCOME_LOST, GPD__EV_LOST, -1, why);
     } else if (failed >= 0) {
         snprintf(why, sizeof why, "task %d could not start: %s", failed, a->tasks[failed].detail);
-        conclude(s, a, GPD__WL_FAILED, GPD__OUTCOME_FAILED, GPD__EV_FAILED, -1, why);
+        conclude(s, a, GP_WL_FAILED, GPD__OUTCOME_FAILED, GPD__EV_FAILED, -1, why);
     } else if (bad >= 0) {
         const task_rt *tk = &a->tasks[bad];
         const char *sig = gp_signal_name(tk->term_signal);
@@ -736,10 +736,10 @@ static void judge(gpd__sched *s, active *a, int64_t now) {
             snprintf(why, sizeof why, "task %d %s (%s)", bad, how, tk->detail);
         else
             snprintf(why, sizeof why, "task %d %s", bad, how);
-        conclude(s, a, GPD__WL_FAILED, GPD__OUTCOME_FAILED, GPD__EV_FAILED,
+        conclude(s, a, GP_WL_FAILED, GPD__OUTCOME_FAILED, GPD__EV_FAILED,
                  tk->term_signal ? 128 + tk->term_signal : tk->exit_code, why);
     } else if (down == a->ntasks) {
-        conclude(s, a, GPD__WL_SUCCEEDED, GPD__OUTCOME_SUCCEEDED, GPD__EV_SUCCEEDED, 0,
+        conclude(s, a, GP_WL_SUCCEEDED, GPD__OUTCOME_SUCCEEDED, GPD__EV_SUCCEEDED, 0,
                  "every task exited with status 0");
     }
 }

@@ -38,7 +38,7 @@ static int build_input(gpd__sched *s, gpd__usage_input *in, gpd__usage_task **ta
     for (size_t i = 0; i < s->nact; i++) {
         const active *a = s->act[i];
         /* Only what holds GPUs now: not yet launched, or stopped, holds none. */
-        if (a->state != GPD__WL_RUNNING && a->state != GPD__WL_STOPPING)
+        if (a->state != GP_WL_RUNNING && a->state != GP_WL_STOPPING)
             continue;
         for (int t = 0; t < a->ntasks; t++) {
             if (a->tasks[t].state != GP_TASK_RUNNING)

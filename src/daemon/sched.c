@@ -83,7 +83,7 @@ void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, con
         /* Checked before the commit, so only a race with a queue change gets
          * here: the workload is kept, failed, with the engine's reason. */
         gpd__wl_change c;
-        gpd__wl_change_event(&c, id, GPD__WL_FAILED, err, GPD__EV_FAILED, err);
+        gpd__wl_change_event(&c, id, GP_WL_FAILED, err, GPD__EV_FAILED, err);
         gpd__sched_record(s, &c);
     }
     wake(s);
@@ -141,7 +141,7 @@ int gpd__sched_command(gpd__sched *s, int op, uint64_t id, gpd__err *e) {
     return gpd__mailbox_call(&s->inbox, &c.l, e);
 }
 
-static int set_final(gpd__sched *s, uint64_t id, gpd__wl_state st, gpd__event_kind kind,
+static int set_final(gpd__sched *s, uint64_t id, gp_wl_state st, gpd__event_kind kind,
                      const char *msg, gpd__err *e) {
     gpd__wl_change c;
     gpd__wl_change_event(&c, id, (int)st, msg, kind, msg);
@@ -161,7 +161,7 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
     }
     if (rc < 0)
         return rc;
-    rc = set_final(s, w->id, GPD__WL_PENDING, GPD__EV_RESUMED, "resumed: back in the queue", e);
+    rc = set_final(s, w->id, GP_WL_PENDING, GPD__EV_RESUMED, "resumed: back in the queue", e);
     if (rc == 0)
         gpd__loop_idle_forget(s, w->id);
     if (rc < 0) {
@@ -200,7 +200,7 @@ static int run_command(gpd__sched *s, cmd *c) {
                                                            : "suspended by its owner while paused");
             if (policy)
                 gpd__loop_idle_forget(s, c->id);
-        } else if (a->state == GPD__WL_STOPPING) {
+        } else if (a->state == GP_WL_STOPPING) {
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
         } else {
             gpd__loop_begin_stop(s, a, kind, a->grace_ms, "suspended by its owner");
@@ -212,34 +212,34 @@ static int run_command(gpd__sched *s, cmd *c) {
     if (rc < 0)
         return rc;
     if (c->op == GPD__CMD_RESUME) {
-        if (w.state == GPD__WL_SUSPENDED)
+        if (w.state == GP_WL_SUSPENDED)
             rc = resume(s, &w, e);
-        else if (w.state == GPD__WL_PAUSED)
+        else if (w.state == GP_WL_PAUSED)
             rc = gpd__fail(e, GP_ESTATE, "",
                            "workload %llu is paused to give its GPUs to other work: it resumes "
                            "by itself on its node once a GPU is free there",
                            (unsigned long long)w.id);
         else
             rc = gpd__fail(e, GP_ESTATE, "", "workload %llu is %s, not suspended",
-                           (unsigned long long)w.id, gpd__wl_state_name(w.state));
-    } else if (w.state == GPD__WL_PENDING) {
+                           (unsigned long long)w.id, gp_wl_state_name(w.state));
+    } else if (w.state == GP_WL_PENDING) {
         pthread_mutex_lock(&s->eng_mu);
         gp_engine_cancel(s->eng, w.id);
         pthread_mutex_unlock(&s->eng_mu);
         int del = c->op == GPD__CMD_DELETE;
-        rc = set_final(s, w.id, del ? GPD__WL_DELETED : GPD__WL_SUSPENDED,
+        rc = set_final(s, w.id, del ? GP_WL_DELETED : GP_WL_SUSPENDED,
                        del ? GPD__EV_DELETED : GPD__EV_SUSPENDED,
                        del ? "deleted by its owner while pending" : "suspended while pending", e);
         if (rc < 0)
             resume(s, &w, NULL); /* back into the engine: nothing changed */
-    } else if (w.state == GPD__WL_SUSPENDED && c->op == GPD__CMD_DELETE) {
-        rc = set_final(s, w.id, GPD__WL_DELETED, GPD__EV_DELETED,
+    } else if (w.state == GP_WL_SUSPENDED && c->op == GPD__CMD_DELETE) {
+        rc = set_final(s, w.id, GP_WL_DELETED, GPD__EV_DELETED,
                        "deleted by its owner while suspended", e);
         if (rc == 0)
             gpd__loop_idle_forget(s, w.id);
     } else {
         rc = gpd__fail(e, GP_ESTATE, "", "workload %llu is already %s", (unsigned long long)w.id,
-                       gpd__wl_state_name(w.state));
+                       gp_wl_state_name(w.state));
     }
     gpd__wl_free(&w);
     return rc;
@@ -334,17 +334,17 @@ static void run_cycle(gpd__sched *s, int64_t now) {
             } else if (a->held) {
                 /* The idle policy's pause under way frees its GPUs (and the
                  * engine forgets it then, sched-idle.c). */
-            } else if (a->state == GPD__WL_RUNNING && dc[i].mode == GP_ON_PREEMPT_PAUSE &&
+            } else if (a->state == GP_WL_RUNNING && dc[i].mode == GP_ON_PREEMPT_PAUSE &&
                        a->pausing == GPD__PAUSE_NONE && gpd__loop_pause_begin(s, a, why) == 0) {
                 /* Pause mode: the pause worker pauses the task; the loop
                  * learns the outcome (gpd__loop_pause_result). */
-            } else if (a->state != GPD__WL_STOPPING && dc[i].mode == GP_ON_PREEMPT_REQUEUE) {
+            } else if (a->state != GP_WL_STOPPING && dc[i].mode == GP_ON_PREEMPT_REQUEUE) {
                 /* Requeue mode: no signal, no grace period. */
                 size_t l = strlen(why);
                 snprintf(why + l, sizeof why - l, "; stopped at once (on_preempt requeue)");
                 snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_EVICT);
                 gpd__loop_finish_stop(s, a, why);
-            } else if (a->state != GPD__WL_STOPPING) {
+            } else if (a->state != GP_WL_STOPPING) {
                 /* A workload asking for pause is evicted in checkpoint mode
                  * where the engine says it cannot be paused (a node that
                  * cannot pause has the executor's sentence on why), and

@@ -220,10 +220,10 @@ static int check_access(gpd__daemon *d, const gpd__principal *who, uint64_t id,
                        "workload %llu belongs to %s: only its own user may %s it (an admin may "
                        "stop it, not type into it)",
                        (unsigned long long)id, w.user, what);
-    } else if (w.state != GPD__WL_RUNNING) {
+    } else if (w.state != GP_WL_RUNNING) {
         rc = gpd__fail(e, GP_ESTATE, "id",
                        "workload %llu is %s: only a running workload has sessions",
-                       (unsigned long long)id, gpd__wl_state_name(w.state));
+                       (unsigned long long)id, gp_wl_state_name(w.state));
     } else {
         json_t *spec = json_loads(w.spec ? w.spec : "{}", 0, NULL);
         if (!json_is_true(json_object_get(spec, "tty")))

@@ -88,7 +88,7 @@ static const char *const migrations[] = {
      * task; 0: nothing). */
     "ALTER TABLE queues ADD COLUMN default_cpu_milli INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE queues ADD COLUMN default_mem_bytes INTEGER NOT NULL DEFAULT 0;",
-    /* 10: the state paused (gpd__wl_state) comes after stopping, with the
+    /* 10: the state paused (gp_wl_state) comes after stopping, with the
      * active states: the final ones move up by one. */
     "UPDATE workloads SET state = state + 1 WHERE state >= 4;",
     /* 11: a queue's on_preempt may be unset, '': it then inherits its

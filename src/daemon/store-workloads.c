@@ -32,7 +32,7 @@ static int row_to_wl(sqlite3_stmt *st, gpd__wl *w, gpd__err *e) {
     gpd__store_text(w->name, sizeof w->name, st, 1);
     gpd__store_text(w->project, sizeof w->project, st, 2);
     gpd__store_text(w->user, sizeof w->user, st, 3);
-    w->state = (gpd__wl_state)sqlite3_column_int(st, 4);
+    w->state = (gp_wl_state)sqlite3_column_int(st, 4);
     w->attempt = sqlite3_column_int(st, 5);
     w->submitted_ms = sqlite3_column_int64(st, 6);
     w->updated_ms = sqlite3_column_int64(st, 7);
@@ -109,7 +109,7 @@ static int insert_op(sqlite3 *db, void *arg, gpd__err *e) {
     sqlite3_bind_text(st, 1, w->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, w->project, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, w->user, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, GPD__WL_PENDING);
+    sqlite3_bind_int(st, 4, GP_WL_PENDING);
     sqlite3_bind_int64(st, 5, w->submitted_ms);
     sqlite3_bind_int64(st, 6, w->submitted_ms);
     sqlite3_bind_text(st, 7, w->request, -1, SQLITE_STATIC);
@@ -227,7 +227,7 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
     if (f->state >= 0)
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state = ?");
     if (f->active_only)
-        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state <= %d", GPD__WL_PAUSED);
+        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state <= %d", GP_WL_PAUSED);
     int nproj = 0;
     if (f->projects) {
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND project IN (''");
@@ -275,12 +275,12 @@ static int count_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     (void)e;
     int64_t *counts = arg;
     int state = sqlite3_column_int(s, 0);
-    if (state >= 0 && state < GPD__WL_NSTATES)
+    if (state >= 0 && state < GP_WL_NSTATES)
         counts[state] = sqlite3_column_int64(s, 1);
     return 0;
 }
 
-int gpd__store_wl_count_user(gp_store *st, const char *user, gpd__wl_state state, int64_t *n,
+int gpd__store_wl_count_user(gp_store *st, const char *user, gp_wl_state state, int64_t *n,
                              gpd__err *e) {
     *n = 0;
     return gpd__store_select(st, e, "counting a user's workloads", gpd__store_int_row, n,
@@ -289,7 +289,7 @@ int gpd__store_wl_count_user(gp_store *st, const char *user, gpd__wl_state state
 }
 
 int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e) {
-    memset(counts, 0, sizeof(int64_t) * GPD__WL_NSTATES);
+    memset(counts, 0, sizeof(int64_t) * GP_WL_NSTATES);
     return gpd__store_select(st, e, "counting workloads", count_row, counts,
                              "SELECT state, count(*) FROM workloads GROUP BY state", "");
 }

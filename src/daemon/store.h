@@ -91,7 +91,7 @@ typedef struct gpd__wl {
     char name[64];
     char project[GP_NAME_MAX + 1];
     char user[GP_NAME_MAX + 1];
-    gpd__wl_state state;
+    gp_wl_state state;
     int32_t attempt; /* current or last attempt; 0 before the first */
     int64_t submitted_ms, updated_ms;
     char request[64];         /* what it asks for, for people: "0.5 GPU" */
@@ -154,10 +154,10 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
                        int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e);
 
 /* Counts the workloads of user in state st into *n. */
-int gpd__store_wl_count_user(gp_store *st, const char *user, gpd__wl_state state, int64_t *n,
+int gpd__store_wl_count_user(gp_store *st, const char *user, gp_wl_state state, int64_t *n,
                              gpd__err *e);
 
-/* Counts workloads per state (counts[GPD__WL_NSTATES]). */
+/* Counts workloads per state (counts[GP_WL_NSTATES]). */
 int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e);
 
 /* One task of the current attempt: where it was placed and its handle. */
@@ -203,7 +203,7 @@ int gpd__store_attempts(gp_store *st, uint64_t id, int (*fn)(const gpd__attempt 
  */
 typedef struct gpd__wl_change {
     uint64_t id;
-    int state;                /* gpd__wl_state or -1 */
+    int state;                /* gp_wl_state or -1 */
     int32_t attempt;          /* new attempt number, or -1 */
     const char *reason;       /* NULL: keep */
     int32_t exit_code;        /* -2: keep */

@@ -31,7 +31,6 @@ int64_t gpd__now_ms(void) {
     return gp_clock_ms(CLOCK_REALTIME);
 }
 
-GP_NAMED_ENUM_DEFINE(gpd__wl_state, GPD__WL_STATES, GPD__WL_NSTATES, "unknown")
 /* A workload's history: the names of event kinds and outcomes. */
 #define GPD__EVENT_NAME_(sym, name, doc) name,
 #define GPD__EVENT_DOC_(sym, name, doc)  doc,

@@ -1,7 +1,7 @@
 /*
  * enum-names.c — prints the names of one of the lists that the daemon's API
  * speaks, one a line, for test-names.sh to hold their copies in the console
- * and the CLI to: "states" a workload's states (GPD__WL_STATES), "on-preempt"
+ * and the CLI to: "states" a workload's states (GP_WL_STATES), "on-preempt"
  * the eviction modes (GP_ON_PREEMPT_MODES), "kinds" the kinds (GP_KINDS),
  * "usage-by" what usage is counted by (GPD__USAGE_KINDS), "outcomes" how an
  * attempt ends (GPD__OUTCOMES), "events" the kinds of events (GPD__EVENTS).
@@ -15,7 +15,7 @@
 #include "engine/gp_engine.h"
 
 int main(int argc, char **argv) {
-    static const char *const states[] = {GPD__WL_STATES(GP_ENUM_NAME_OF) NULL};
+    static const char *const states[] = {GP_WL_STATES(GP_ENUM_NAME_OF) NULL};
     static const char *const modes[] = {GP_ON_PREEMPT_MODES(GP_ENUM_NAME_OF) NULL};
     static const char *const kinds[] = {GP_KINDS(GP_ENUM_NAME_OF) NULL};
     static const char *const usage[] = {GPD__USAGE_KINDS(GP_ENUM_NAME_OF) NULL};

@@ -562,7 +562,7 @@ START_TEST(test_list_orders) {
     expect_error(&t, "GET", "/api/v1/workloads?order=-id&after=3", NULL, 400, "after");
     /* The states a list may be filtered by are every state and "active",
      * and the refusal of another names each of them. */
-    static const char *const states[] = {"active", GPD__WL_STATES(GP_ENUM_NAME_OF)};
+    static const char *const states[] = {"active", GP_WL_STATES(GP_ENUM_NAME_OF)};
     json_t *out = NULL;
     ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/workloads?state=done", NULL, &out), 400);
     const char *msg = json_string_value(json_object_get(json_object_get(out, "error"), "message"));
