@@ -79,11 +79,11 @@ typedef struct active {
     /* STOPPING: why, when the stop's own outcome should not replace it as
      * the workload's reason ("" : the outcome is the reason). */
     char stop_note[512];
-    /* Pause (sched-pause.c): where its pause stands, a delete that waits
-     * for a step under way to end, and the resumes that failed in a row
+    /* Pause (sched-pause.c): where its pause stands, a delete or a
+     * suspend that waits for a step under way to end, and the resumes that failed in a row
      * (the backoff before the next). */
-    int pausing; /* GPD__PAUSE_* */
-    int delete_after;
+    int pausing;    /* GPD__PAUSE_* */
+    int stop_after; /* 0, or the GPD__CMD_DELETE or _SUSPEND that waits */
     int resume_fails;
     /* Paused by the idle policy (sched-idle.c): out of the engine, it waits
      * for its owner's resume (or attach), never resumed by the engine. Set

@@ -17,7 +17,8 @@
  *
  * The worker runs one step at a time, so that two steps of one task never
  * meet; while a workload's step is under way the loop leaves its tasks
- * alone (a->pausing), other than a delete, which waits for the step to end.
+ * alone (a->pausing), other than a delete or a suspend, which waits for the
+ * step to end (a->stop_after).
  * A resume that fails leaves the workload paused, and the engine holds the
  * next try off for a backoff that doubles at each failure in a row
  * (resume_backoff_ms), which the event states.
@@ -183,11 +184,13 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
     active *a = gpd__loop_act_find(s, j->id);
     if (!a)
         return;
-    if (a->delete_after) {
-        /* Deleted while the step ran: thawed and stopped now. */
+    if (a->stop_after) {
+        /* Deleted or suspended while the step ran: thawed and stopped now. */
+        int del = a->stop_after == GPD__CMD_DELETE;
         a->pausing = GPD__PAUSE_NONE;
-        snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_DELETE);
-        gpd__loop_finish_stop(s, a, "deleted by its owner");
+        snprintf(a->stop_kind, sizeof a->stop_kind, "%s",
+                 del ? GPD__STOP_DELETE : GPD__STOP_SUSPEND);
+        gpd__loop_finish_stop(s, a, del ? "deleted by its owner" : "suspended by its owner");
         return;
     }
     char msg[1100];

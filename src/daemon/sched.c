@@ -183,8 +183,9 @@ static int run_command(gpd__sched *s, cmd *c) {
     if (a && c->op != GPD__CMD_RESUME &&
         (a->pausing == GPD__PAUSE_PAUSING || a->pausing == GPD__PAUSE_RESUMING)) {
         /* A pause or a resume is under way on the pause worker: the task is
-         * stopped once it ends (sched-pause.c). */
-        a->delete_after = 1;
+         * stopped once it ends (sched-pause.c); a delete outranks a suspend. */
+        if (a->stop_after != GPD__CMD_DELETE)
+            a->stop_after = c->op;
         return 0;
     }
     if (a && c->op != GPD__CMD_RESUME) {

@@ -7,7 +7,8 @@
 # the pool) leaves it paused with the reason and is retried with a backoff
 # (1 s, 2 s, 4 s ...) that the events state, until the memory is freed; a
 # process that does not answer the CUDA lock in time is evicted in
-# checkpoint mode, the event saying so; gpupoold killed with kill -9 at each
+# checkpoint mode, the event saying so, and one suspended meanwhile by its
+# owner is suspended once the step ends; gpupoold killed with kill -9 at each
 # step of a pause and of a resume leaves, restarted, the borrower paused or
 # running in its first attempt and nothing frozen; a resumed interactive
 # session's idle timer starts again; a workload of several tasks is evicted
@@ -197,6 +198,25 @@ tap_is "it was not paused" "$(nevents "$L" '"kind":"paused"')" 0
 $GP delete "$L" >/dev/null
 $GP delete "$O3" >/dev/null
 none_running() { [ "$(count_state running)" = 0 ]; }
+tap_ok "both deleted" wait_until 30 none_running
+
+# ---- 3b. Suspended by its owner while its pause is under way ---------------
+# The same stuck borrower: its pause step lasts the lock's timeout. A
+# suspend that comes meanwhile waits for the step to end and then suspends
+# it (it deleted the workload: the step's end knew only a delete).
+L=$(submit --project b1 --gpu 1 --on-preempt pause --grace 1s --name stuck2 -- sh -c \
+    'GPUPOOL_FAKE_ALLOC_DELAY_US=600000000 exec "$0" "$@"' "$HOLDER" "$LEDGER" 1 256M 16 "$LS")
+check "a second borrower stuck in an allocation runs" "$L" wait_until 60 is_state "$L" running
+check "its main thread sleeps inside the allocation" "$L" wait_until 60 sleeping
+O3=$(submit --project a1 --gpu 1 --name owner3b -- sleep 600)
+pausing() { grep -q '^state=pausing$' "$D/tasks/w$L.t0.a1/pause" 2>/dev/null; }
+check "the owner comes back: its pause is under way" "$L" wait_until 60 pausing
+tap_ok "gpupool suspend is taken during the pause" sh -c "$GP suspend $L >/dev/null"
+check "when the step ends it is suspended, not deleted" "$L" wait_until 90 is_state "$L" suspended
+tap_ok "the event says its owner suspended it" has_event "$L" '"kind":"suspended","message":"attempt 1 stopped: suspended by its owner'
+check "the owner's workload runs" "$O3" wait_until 60 is_state "$O3" running
+$GP delete "$L" >/dev/null
+$GP delete "$O3" >/dev/null
 tap_ok "both deleted" wait_until 30 none_running
 
 # ---- 4. gpupoold killed with kill -9 at each step of a pause and a resume ---
