@@ -231,12 +231,12 @@ void gpd__loop_poll(gpd__sched *s, int64_t now);
 /* Stores one change, logging (not failing) if the store refuses: the loop
  * carries on, and a restart reconciles from what the store holds. */
 void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c);
-/* Records that a's first ntasks tasks (at most GPD__MAX_GANG) started: the
- * workload RUNNING, their handles, the attempt's start and a "started"
- * event saying msg. */
-/* Records a's handles, the workload still STARTING: launched, not yet
- * running in the executor (a Slurm job PENDING). */
-void gpd__loop_record_launched(gpd__sched *s, const active *a, int ntasks, const char *msg);
+/* Records the handles of a's first ntasks tasks (at most GPD__MAX_GANG), the
+ * workload still STARTING, with an event of kind saying msg: launched (not
+ * yet running in the executor, e.g. a Slurm job PENDING) or launch-deferred
+ * (its launch to be tried again). */
+void gpd__loop_record_starting(gpd__sched *s, const active *a, int ntasks, gpd__event_kind kind,
+                               const char *msg);
 /* Reaps a task; one that has not finished ending (GP_ESTATE: a stop was just
  * sent, its supervisor has not yet recorded the end) is kept and reaped by a
  * later poll, so that no task directory or cgroup is left behind. */

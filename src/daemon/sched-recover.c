@@ -457,11 +457,14 @@ static int recover_one(gpd__sched *s, uint64_t id) {
     a->launched_ms = gpd__now_ms();
     if (w.state == GP_WL_STARTING) {
         char msg[400];
-        if (a->relaunch_at)
+        if (a->relaunch_at) {
             snprintf(msg, sizeof msg,
                      "launch to be tried again after a restart of gpupoold (%.300s)", err);
-        gpd__loop_record_launched(
-            s, a, n, a->relaunch_at ? msg : "launch confirmed after a restart of gpupoold");
+            gpd__loop_record_starting(s, a, n, GPD__EV_LAUNCH_DEFERRED, msg);
+        } else {
+            gpd__loop_record_starting(s, a, n, GPD__EV_LAUNCHED,
+                                      "launch confirmed after a restart of gpupoold");
+        }
     }
     if ((rc = gpd__loop_act_add(s, a)) == 0)
         a = NULL;

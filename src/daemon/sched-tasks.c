@@ -123,8 +123,9 @@ static void record_started(gpd__sched *s, const active *a, int ntasks, const cha
     record_handles(s, a, ntasks, GP_WL_RUNNING, GPD__EV_STARTED, msg);
 }
 
-void gpd__loop_record_launched(gpd__sched *s, const active *a, int ntasks, const char *msg) {
-    record_handles(s, a, ntasks, GP_WL_STARTING, GPD__EV_LAUNCHED, msg);
+void gpd__loop_record_starting(gpd__sched *s, const active *a, int ntasks, gpd__event_kind kind,
+                               const char *msg) {
+    record_handles(s, a, ntasks, GP_WL_STARTING, kind, msg);
 }
 
 /* ---- Reaping ---------------------------------------------------------- */
@@ -410,7 +411,7 @@ static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, in
         gp_format_duration(wait, d, sizeof d);
         snprintf(msg, sizeof msg, "attempt %d not launched yet (%s); trying again in %s",
                  a->attempt, err, d);
-        record_handles(s, a, a->ntasks, GP_WL_STARTING, GPD__EV_LAUNCH_DEFERRED, msg);
+        gpd__loop_record_starting(s, a, a->ntasks, GPD__EV_LAUNCH_DEFERRED, msg);
         if (a->launch_fails == 1) {
             pthread_mutex_lock(&s->eng_mu);
             gp_engine_started(s->eng, a->id, now);
@@ -446,7 +447,7 @@ static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, in
              "attempt %d launched (%d task%s); waiting for the executor to "
              "start it",
              a->attempt, a->ntasks, a->ntasks > 1 ? "s" : "");
-    gpd__loop_record_launched(s, a, a->ntasks, msg);
+    gpd__loop_record_starting(s, a, a->ntasks, GPD__EV_LAUNCHED, msg);
     pthread_mutex_lock(&s->eng_mu);
     if (a->launch_fails == 0)
         gp_engine_started(s->eng, a->id, now);

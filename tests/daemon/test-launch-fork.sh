@@ -7,8 +7,9 @@
 # kept starting with a launch-deferred event saying why; once it can, it
 # runs, once, and each failed try leaves nothing behind: no task directory,
 # cgroup, slice file or ledger, between the tries and after a workload
-# deleted while its launch waits. A fork that fails for good (EPERM) still
-# fails the workload at once. failfork.so, preloaded into gpupoold, makes
+# deleted while its launch waits, and after gpupoold restarted while it
+# waited. A fork that fails for good (EPERM) still fails the workload at
+# once. failfork.so, preloaded into gpupoold, makes
 # the forks fail that the file $F asks for ("N WHERE [ERRNO]"), and the
 # terminals that $P asks for.
 . tests/lib/tap.sh
@@ -124,4 +125,23 @@ tap_ok "a fork that fails for good (EPERM) fails the workload" wait_until 30 is_
 tap_ok "with the fork's reason" sh -c \
     "$GP describe $id | grep -q 'could not be launched: launch: cannot fork: Operation not permitted'"
 tap_ok "and leaves nothing behind" wait_until 30 no_trace "$D" "$id"
+
+# gpupoold restarted while a launch waits: the launch it tries again at once
+# fails too, and its event is a launch-deferred one, as before the restart
+# (it was recorded as launched).
+echo "1000 intermediate" >"$F"
+id=$(sub sh -c "echo ran >>$TMP/runs-restart")
+deferred_once() { [ "$(deferred "$1")" -ge 1 ]; }
+tap_ok "restart: a launch whose forks keep failing waits" wait_until 60 deferred_once "$id"
+gpd_kill9
+GPD_TEST_FAIL_FORK=$F GPD_TEST_FAIL_PTY=$P LD_PRELOAD=$B/tests/daemon/failfork.so \
+    tap_ok "restart: gpupoold starts again" gpd_start "$D" --period 300ms --poll 200ms
+after_restart() { api GET "/api/v1/workloads/$1/events" | grep -o '"kind":"[a-z-]*","message":"launch to be tried again after a restart'; }
+restart_event() { [ -n "$(after_restart "$1")" ]; }
+tap_ok "restart: its launch is tried again and fails" wait_until 30 restart_event "$id"
+tap_is "restart: the event is launch-deferred" "$(after_restart "$id" | head -1)" \
+    '"kind":"launch-deferred","message":"launch to be tried again after a restart'
+echo "0 intermediate" >"$F"
+tap_ok "restart: once it can, it runs" wait_until 60 is_state "$id" succeeded
+tap_is "restart: its command ran once" "$(cat "$TMP/runs-restart")" ran
 tap_done
