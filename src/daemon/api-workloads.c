@@ -574,7 +574,7 @@ int gpd__h_wl_events(gpd__req *r, gpd__resp *out, gpd__err *e) {
 }
 
 /* DELETE, suspend and resume: r->arg is the scheduler's command (GPD__CMD_*). */
-int gpd__h_wl_stop(gpd__req *r, gpd__resp *out, gpd__err *e) {
+int gpd__h_wl_command(gpd__req *r, gpd__resp *out, gpd__err *e) {
     int op = r->arg;
     gpd__wl w;
     int rc = visible_wl(r, &w, e);

@@ -4,7 +4,7 @@
  *
  * GPD__ROUTES lists every route with its method, path pattern ({name} matches
  * one path segment), handler, the argument the handler receives as r->arg
- * (which of its variants the route is, as GPD__CMD_DELETE for h_wl_stop; 0
+ * (which of its variants the route is, as GPD__CMD_DELETE for h_wl_command; 0
  * where it has none), the least role that may call it, its body (JSON: a JSON
  * object, parsed before the handler is called and handed to it as r->json;
  * NONE: any body is ignored) and a line of documentation. http.c
@@ -20,7 +20,8 @@
 
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
-#include "daemon/sched.h" /* the routes' arguments: GPD__CMD_*, GP_SESSION_* */
+#include "daemon/sched.h" /* the routes' arguments: GPD__CMD_*, and through it
+                            executor.h's GP_SESSION_* */
 
 #define GPD__MAX_PARAMS 4
 
@@ -64,11 +65,11 @@ typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
        "[Listing workloads](#listing-workloads))")                                                 \
     XX("GET", "/api/v1/workloads/{id}", h_wl_get, 0, RESEARCHER, NONE,                             \
        "One workload, with its pending reason, tasks and attempts")                                \
-    XX("DELETE", "/api/v1/workloads/{id}", h_wl_stop, GPD__CMD_DELETE, RESEARCHER, NONE,           \
+    XX("DELETE", "/api/v1/workloads/{id}", h_wl_command, GPD__CMD_DELETE, RESEARCHER, NONE,        \
        "Delete a workload (running tasks are stopped)")                                            \
-    XX("POST", "/api/v1/workloads/{id}/suspend", h_wl_stop, GPD__CMD_SUSPEND, RESEARCHER, NONE,    \
+    XX("POST", "/api/v1/workloads/{id}/suspend", h_wl_command, GPD__CMD_SUSPEND, RESEARCHER, NONE, \
        "Suspend: checkpoint signal, grace period, stop; kept until resumed")                       \
-    XX("POST", "/api/v1/workloads/{id}/resume", h_wl_stop, GPD__CMD_RESUME, RESEARCHER, NONE,      \
+    XX("POST", "/api/v1/workloads/{id}/resume", h_wl_command, GPD__CMD_RESUME, RESEARCHER, NONE,   \
        "Resume a suspended workload (back to the queue)")                                          \
     XX("GET", "/api/v1/workloads/{id}/logs", h_wl_logs, 0, RESEARCHER, NONE,                       \
        "Output of a task (?task= &offset=), as text; see [Logs](#logs)")                           \

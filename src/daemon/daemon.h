@@ -70,7 +70,8 @@ int gpd__dir_passable(const char *dir, char *why, size_t len);
     XX(GPD__EV_CHECKPOINT_SIGNAL, "checkpoint-signal",                                             \
        "being stopped, `stopping`: the checkpoint signal was sent and the grace period runs")      \
     XX(GPD__EV_PAUSED, "paused",                                                                   \
-       "its task frozen and its GPU state in host memory, `paused`: the time of each step")        \
+       "its task frozen and its GPU state in host memory, `paused`: how long each step took, or "  \
+       "that the pause under way when gpupoold stopped was finished")                              \
     XX(GPD__EV_RESUMED, "resumed",                                                                 \
        "a paused workload runs again, or a suspended one is back in the queue")                    \
     XX(GPD__EV_RESUME_FAILED, "resume-failed",                                                     \
@@ -79,13 +80,16 @@ int gpd__dir_passable(const char *dir, char *why, size_t len);
        "its owner came back to a session the idle policy paused: it waits for a GPU on its "       \
        "node")                                                                                     \
     XX(GPD__EV_REQUEUED, "requeued",                                                               \
-       "evicted, or its tasks were not found again when gpupoold restarted: `pending` "            \
-       "again")                                                                                    \
+       "evicted, or, after a restart of gpupoold, not found or not relaunched or restored as "     \
+       "it was: `pending` again, the message says why")                                            \
     XX(GPD__EV_SUSPENDED, "suspended", "stopped, `suspended`, until its owner resumes it")         \
     XX(GPD__EV_DELETED, "deleted", "stopped for good, `deleted`")                                  \
     XX(GPD__EV_SUCCEEDED, "succeeded", "every task exited with status 0, `succeeded`")             \
-    XX(GPD__EV_FAILED, "failed", "a task failed, or it could not be launched, `failed`: why")      \
-    XX(GPD__EV_LOST, "lost", "a task was lost with its node: `pending` again")
+    XX(GPD__EV_FAILED, "failed",                                                                   \
+       "a task failed, it could not be launched, or the engine refused it, `failed`: why")         \
+    XX(GPD__EV_LOST, "lost",                                                                       \
+       "the executor lost a task (its node, its process or its Slurm job gone): `pending` "        \
+       "again")
 
 #define GPD__EVENT_SYMBOL_(sym, name, doc) sym,
 typedef enum gpd__event_kind { GPD__EVENTS(GPD__EVENT_SYMBOL_) GPD__NEVENTS } gpd__event_kind;

@@ -63,7 +63,7 @@ void gpx__exec_user_from(const struct passwd *pw, gpx__exec_user *u) {
     u->uid = pw->pw_uid;
     u->gid = pw->pw_gid;
     gpx__exec_fmt(u->name, sizeof u->name, "%s", pw->pw_name);
-    gpx__exec_fmt(u->home, sizeof u->home, "%s", pw->pw_dir[0] ? pw->pw_dir : "/");
+    gpx__exec_fmt(u->home, sizeof u->home, "%s", pw->pw_dir && pw->pw_dir[0] ? pw->pw_dir : "/");
     gpx__exec_fmt(u->shell, sizeof u->shell, "%s",
                   pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
 }

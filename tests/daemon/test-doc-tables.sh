@@ -38,12 +38,20 @@ for flag in $(printf '%s\n' "$settings" | sed -n 's/^| `\(--[a-z-]*\)` .*/\1/p')
 done
 tap_is "gpupoold --help names every setting" "$missing" ""
 
-# The man page names every setting, and no flag gpupoold lacks (it gave
+# --help names each flag that prints a table, from the same list as the
+# flag's action (main.c); each prints a table.
+tables=$(printf '%s\n' "$help" | sed -E ':a; $!N; s/\n {27}/ /; ta; P; D' |
+    sed -n 's/^  \(--[a-z-]*\) .*print .* as a table and exit.*/\1/p')
+tap_ok "--help names the flags that print tables" test "$(printf '%s\n' "$tables" | wc -l)" -ge 4
+for flag in $tables; do
+    tap_ok "gpupoold $flag prints a table" sh -c "'$build/gpupoold' $flag | grep -q '^|---|'"
+done
+
+# The man page names every flag --help names, and no other (it gave
 # defaults of its own, one of them wrong: 64 connections per address).
 man=$(sed -n '/^\.SH OPTIONS/,/^\.SH FILES/p' contrib/gpupoold.8 | sed 's/\\-/-/g' |
     grep -oE -- '--[a-z][a-z-]*' | sort -u)
-flags=$( (printf '%s\n' "$settings" | sed -n 's/^| `\(--[a-z-]*\)` .*/\1/p'
-    printf '%s\n' --config --routes --errors --events --settings --help) | sort -u)
+flags=$(printf '%s\n' "$help" | sed -n 's/^  \(--[a-z][a-z-]*\).*/\1/p' | sort -u)
 tap_ok "contrib/gpupoold.8 names every flag of gpupoold, and no other" same_lines "$man" "$flags"
 
 # The shipped configuration file shows some defaults as commented lines

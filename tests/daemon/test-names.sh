@@ -61,9 +61,17 @@ said=$(sed -n '/an outcome, one of:/,/)\./p' docs/api.md | tr '\n' ' ' | sed 's/
 tap_ok "docs/api.md names every attempt outcome, in order" same_lines "$said" "$outcomes"
 events=$("$names" events)
 tap_ok "the daemon has event kinds" test -n "$events"
+# What the docs name as an event: "event `x`", "events `x` and `y`", "events
+# say `x`, then `y`", "a `x` event", 'event "x"'.
+doc_events() {
+    cat docs/*.md | tr '\n' ' ' |
+        grep -oE '(^|[^a-z])events?( say)? `[a-z-]+`((, then|,| and| or) `[a-z-]+`)*|`[a-z-]+` events?([^a-z]|$)|(^|[^a-z])events? "[a-z-]+"' |
+        grep -oE '`[a-z-]+`|"[a-z-]+"' | tr -d '`"' | sort -u
+}
+named=$(doc_events)
+tap_ok "the docs name events" test "$(printf '%s\n' "$named" | wc -l)" -ge 5
 unknown=""
-for k in $(cat docs/*.md | tr '\n' ' ' | grep -oE 'events? `[a-z-]+`( and `[a-z-]+`)?' | grep -o '`[a-z-]*`' |
-    tr -d '`' | sort -u); do
+for k in $named; do
     printf '%s\n' "$events" | grep -qx -- "$k" || unknown="$unknown $k"
 done
 tap_is "every event the docs name is one the daemon records" "$unknown" ""
