@@ -138,9 +138,10 @@ static void launch_holder(gp_executor *ex, const char *dir, char h[GP_HANDLE_MAX
     launch_holder_on(ex, dir, h, NULL, NULL);
 }
 
-/* The holder's last step, and whether its pattern was intact. */
-static long holder_step(const char *dir, int *ok) {
-    char *s = gpt_slurp(gpt_path(dir, "state.txt"));
+/* The last step of the holder whose state file is path, and whether its
+ * pattern was intact. */
+static long step_in(const char *path, int *ok) {
+    char *s = gpt_slurp(path);
     ck_assert_ptr_nonnull(s);
     long step = strtol(s, NULL, 10);
     *ok = strstr(s, " ok") != NULL;
@@ -148,16 +149,25 @@ static long holder_step(const char *dir, int *ok) {
     return step;
 }
 
-/* Waits until the holder has gone past step `after`; its pattern must hold. */
-static void holder_goes_on(const char *dir, long after) {
+static long holder_step(const char *dir, int *ok) {
+    return step_in(gpt_path(dir, "state.txt"), ok);
+}
+
+/* Waits until the holder whose state file is path has gone past step
+ * `after`; its pattern must hold. */
+static void goes_on_in(const char *path, long after) {
     int ok = 0;
     long s = after;
     for (int i = 0; i < GPT_WAIT_MS / 10 && s <= after; i++) {
         usleep(10000);
-        s = holder_step(dir, &ok);
+        s = step_in(path, &ok);
     }
-    ck_assert_msg(s > after, "the holder stayed at step %ld", s);
+    ck_assert_msg(s > after, "the holder of %s stayed at step %ld", path, s);
     ck_assert_msg(ok, "the holder's pattern did not survive (step %ld)", s);
+}
+
+static void holder_goes_on(const char *dir, long after) {
+    goes_on_in(gpt_path(dir, "state.txt"), after);
 }
 
 /* A frozen holder counts no further (a bounded look). */
@@ -285,6 +295,45 @@ START_TEST(test_restore_without_room_stays_paused) {
     ck_assert_int_eq(f_free(d), CUDA_SUCCESS);
     ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_RESUME, h, &p), 0);
     holder_goes_on(dir, at);
+    stop_and_done(ex, dir, h);
+}
+END_TEST
+
+/* A pause that fails at the checkpoint of one of a task's CUDA processes
+ * undoes itself for them all: those already checkpointed are restored,
+ * every one is unlocked, and each goes on with its data. */
+START_TEST(test_failed_checkpoint_of_several_is_undone) {
+    const char *dir = gpt_tmpdir();
+    OPEN_OR_SKIP(ex, dir);
+    char script[4 * PATH_MAX], state[3][PATH_MAX];
+    int n = snprintf(script, sizeof script,
+                     "for s in a b c; do \"%s/cuda-holder\" %s 2 1G %d "
+                     "\"%s/$s.txt\" & done; wait",
+                     build, ledger, HELD_MIB, dir);
+    ck_assert(n > 0 && (size_t)n < sizeof script);
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 1, argv, dir);
+    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "launch: %s", err);
+    for (int i = 0; i < 3; i++) {
+        snprintf(state[i], sizeof state[i], "%s/%c.txt", dir, 'a' + i);
+        ck_assert(gpt_wait_file(state[i]));
+    }
+    void (*fail_after)(int);
+    *(void **)&fail_after = dlsym(fake, "gpfake_fail_checkpoint_after");
+    ck_assert_ptr_nonnull(fail_after);
+    fail_after(1); /* the second process's checkpoint */
+    gp_exec_pause p;
+    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE, h, &p), GP_EIO);
+    ck_assert_int_eq(p.paused, 0);
+    ck_assert_msg(strstr(p.detail, "the CUDA checkpoint of process") != NULL, "%s", p.detail);
+    fail_after(-1);
+    for (int i = 0; i < 3; i++) {
+        int ok;
+        goes_on_in(state[i], step_in(state[i], &ok));
+    }
+    ck_assert_uint_eq(used(0), (uint64_t)3 * HELD_MIB << 20);
     stop_and_done(ex, dir, h);
 }
 END_TEST
@@ -874,6 +923,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_pause_frees_gpu_and_keeps_data);
     tcase_add_test(tc, test_resume_on_other_gpu);
     tcase_add_test(tc, test_restore_without_room_stays_paused);
+    tcase_add_test(tc, test_failed_checkpoint_of_several_is_undone);
     tcase_add_test(tc, test_no_cuda_freezer_alone_and_stop);
     tcase_add_test(tc, test_crash_at_every_step);
     tcase_add_test(tc, test_driver_too_old);

@@ -114,6 +114,10 @@ int gpfake_alloc_unseen(int gpu, uint64_t bytes);
  * does not know pid. */
 uint64_t gpfake_host_held(int pid);
 int gpfake_fail_restores(int pid, int n);
+/* Makes the checkpoint this process asks for after n more that succeed fail,
+ * once, as host memory running short would (CUDA_ERROR_OUT_OF_MEMORY), its
+ * process left LOCKED; -1 (the start): none fails. */
+void gpfake_fail_checkpoint_after(int n);
 
 /* UUID of GPU gpu (the same bytes cuDeviceGetUuid gives). */
 void gpfake_uuid(int gpu, uint8_t out[16]);

@@ -307,8 +307,13 @@ FAKE_EXPORT int cuCheckpointProcessLock(int pid, gp_cu_lock_args *args) {
     return request(pid, OP_LOCK, GP_CU_PROCESS_RUNNING, args != NULL ? args->timeout_ms : 0, NULL);
 }
 
+/* gpfake_fail_checkpoint_after's count: the caller's own, as its calls are. */
+static int checkpoints_before_failing = -1;
+
 FAKE_EXPORT int cuCheckpointProcessCheckpoint(int pid, gp_cu_ckpt_args *args) {
     (void)args;
+    if (checkpoints_before_failing >= 0 && checkpoints_before_failing-- == 0)
+        return GP_CU_ERROR_OUT_OF_MEMORY;
     return request(pid, OP_CHECKPOINT, GP_CU_PROCESS_LOCKED, 0, NULL);
 }
 
@@ -353,6 +358,10 @@ FAKE_EXPORT uint64_t gpfake_host_held(int pid) {
         sum += c->host[g];
     fake_unlock();
     return sum;
+}
+
+FAKE_EXPORT void gpfake_fail_checkpoint_after(int n) {
+    checkpoints_before_failing = n;
 }
 
 FAKE_EXPORT int gpfake_fail_restores(int pid, int n) {
