@@ -118,11 +118,15 @@ typedef struct amount_unit {
 } amount_unit;
 
 /* A size, held in bytes ("32G"); a duration, given in seconds and held in
- * milliseconds ("60s"). */
+ * milliseconds ("60s"); a bound, a duration where 0 or "none" is none. */
 static const amount_unit size_unit = {1, gp_parse_size,
                                       "a number of bytes or a size like \"32G\" or \"512M\""};
 static const amount_unit duration_unit = {1000, gp_parse_duration_ms,
                                           "a number of seconds or a duration like \"60s\", \"5m\""};
+static const amount_unit bound_unit = {
+    1000, gp_parse_duration_ms,
+    "a number of seconds, a duration like \"60s\", \"5m\", or 0, "
+    "null or \"none\" for no bound"};
 
 /* An amount of unit u. Its range is its field's (parse_typed), a negative
  * number's too. */
@@ -212,7 +216,8 @@ static int parse_typed(const gp_field *f, const char *name, json_t *v, int64_t *
             rc = 0;
             break;
         }
-        /* fall through */
+        rc = json_amount(v, name, &bound_unit, x, e);
+        break;
     case GP_SUBMIT_DURATION:
         rc = json_amount(v, name, &duration_unit, x, e);
         break;

@@ -152,7 +152,8 @@ START_TEST(test_number_ranges) {
         {"POST", "/api/v1/workloads", SUBMIT_WITH("\"grace\":\"soon\""),
          "grace: must be a number of seconds or a duration like \"60s\", \"5m\""},
         {"PATCH", "/api/v1/queues/a1", "{\"idle_gpu_timeout\":\"never\"}",
-         "idle_gpu_timeout: must be a number of seconds or a duration like \"60s\", \"5m\""},
+         "idle_gpu_timeout: must be a number of seconds, a duration like \"60s\", \"5m\", or 0, "
+         "null or \"none\" for no bound"},
     };
     gpd_test t;
     gpd_test_start(&t);
