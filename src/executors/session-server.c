@@ -484,6 +484,25 @@ static void open_exec(const gpx__sessd_host *h, pid_t tpid, client *c, const gp_
     put_msg(c, GP_CH_READY, NULL, 0);
 }
 
+/* Sends sig to the process group pg, the one the task made its terminal's
+ * foreground, as the task's user uid (< 0: as the server's own). The kernel
+ * keeps that group's number after its last member ended, and by then the
+ * number may be another user's group: sent as the task's user, the signal
+ * reaches only what the task could signal itself. A root server takes the
+ * user's real and effective ids for the kill (keeping root as its saved id,
+ * to come back); if it cannot, nothing is sent. */
+static void signal_as(int uid, pid_t pg, int sig) {
+    if (uid < 0 || geteuid() == (uid_t)uid) {
+        kill(-pg, sig);
+        return;
+    }
+    uid_t ruid = getuid(), euid = geteuid();
+    if (setresuid((uid_t)uid, (uid_t)uid, (uid_t)-1) < 0)
+        return;
+    kill(-pg, sig);
+    setresuid(ruid, euid, (uid_t)-1);
+}
+
 /* Carries out the messages a client sent, as far as their targets take
  * them; stops at a STDIN its target cannot take yet (back-pressure: the
  * client is not read until it can). */
@@ -531,7 +550,7 @@ static void client_input(const gpx__sessd_host *h, arena *a, pid_t tpid, int mas
             if (c->state == C_EXEC && !c->exited)
                 kill(-c->pid, m.payload[0]);
             else if (c->state == C_ATTACH && ioctl(master, TIOCGPGRP, &pg) == 0 && pg > 0)
-                kill(-pg, m.payload[0]);
+                signal_as(h->uid, pg, m.payload[0]);
         } else if (c->state != C_NEW && m.type == GP_CH_EOF) {
             if (c->state == C_EXEC && !c->tty && c->in >= 0) {
                 close(c->in);

@@ -46,7 +46,8 @@ typedef struct gpx__sessd_host {
      * Never returns: on failure it writes why to err and exits 127. */
     void (*exec)(void *ctx, pid_t tpid, int in, int out, int err, int tty, char *const *argv);
     void *ctx;
-    int uid; /* >= 0: the terminals of exec'd commands are given to this user */
+    int uid; /* >= 0: the terminals of exec'd commands are given to this user, and a
+                client's signal to the task's terminal is sent as this user */
 } gpx__sessd_host;
 
 /*
