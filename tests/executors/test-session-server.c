@@ -41,21 +41,21 @@ static void host_exec(void *ctx, pid_t tpid, int in, int out, int err, int tty, 
     _exit(127);
 }
 
-/* A child that blocks SIGTERM (so that one sent stays pending, for the test
- * to see) and waits to be killed. */
+/* Waits to be killed. */
 static void hold(void) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigprocmask(SIG_BLOCK, &set, NULL);
     for (;;)
         pause();
 }
 
 /* The stand-in task, a session leader on the terminal slave: a process of
  * root's (rootp) leads the terminal's foreground group and one of TASK_UID's
- * (userp) joins it; their pids go to report. */
+ * (userp) joins it; their pids go to report. Each blocks SIGTERM from its
+ * start, so that one sent stays pending, for the test to see. */
 static void task(int slave, int report) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(SIG_BLOCK, &set, NULL);
     setsid();
     if (ioctl(slave, TIOCSCTTY, 0) < 0)
         _exit(1);
