@@ -84,6 +84,9 @@ typedef struct arena {
     uint8_t ring[GPX__SESSD_RING];
     uint8_t tmp[CHUNK];
     client c[GPX__SESSD_CLIENTS];
+    /* Commands of closed EXEC clients, killed but perhaps not ended yet:
+     * reaped once they end (0: a free place). */
+    pid_t dropped[GPX__SESSD_CLIENTS];
 } arena;
 
 /* ======================================================================== */
@@ -256,7 +259,7 @@ static void show_notice(arena *a, const gpx__sessd_host *h, const gp_ch_msg *m) 
     h->log(h->ctx, (const char *)m->payload, n);
 }
 
-static void client_close(client *c) {
+static void client_close(arena *a, client *c) {
     if (c->state == C_EXEC) {
         if (c->pid > 0 && !c->exited)
             kill(-c->pid, SIGHUP);
@@ -267,9 +270,19 @@ static void client_close(client *c) {
         if (c->err >= 0)
             close(c->err);
         if (c->pid > 0 && !c->exited) {
-            /* Reaped below, when it ends; keep nothing that points at it. */
+            /* Reaped once it ends (reap), from a->dropped; where that is
+             * full, only if it has already ended. */
             kill(-c->pid, SIGKILL);
-            waitpid(c->pid, NULL, WNOHANG);
+            /* The command itself too: until its setsid it leads no group
+             * (a client gone at once missed it, and it ran on). */
+            kill(c->pid, SIGKILL);
+            int i = 0;
+            while (i < GPX__SESSD_CLIENTS && a->dropped[i] != 0)
+                i++;
+            if (i < GPX__SESSD_CLIENTS)
+                a->dropped[i] = c->pid;
+            else
+                waitpid(c->pid, NULL, WNOHANG);
         }
     }
     if (c->fd >= 0)
@@ -612,20 +625,46 @@ static void client_fill(arena *a, client *c, int can_out, int can_err) {
     }
 }
 
-/* Records how EXEC commands ended (waitpid on each, never on the task). */
-static void reap_execs(arena *a) {
+/* Records that an EXEC client's command ended with wait status st. */
+static void exec_ended(client *c, int st) {
+    c->exited = 1;
+    c->code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+    c->sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    /* A terminal whose command ended: what it still holds is read once
+     * more, then it ends (background processes keep no session). */
+    if (c->tty)
+        kill(-c->pid, SIGHUP);
+}
+
+/* Reaps the server's children that ended, never the task: EXEC commands
+ * (how each ended is kept for its client), those of closed clients, and on
+ * a subreaper's host every other child, an orphan of the task's (left by a
+ * double fork, or by an exec'd command) that would otherwise stay a zombie
+ * until the task ends, counted against the task's pids and its user's
+ * processes. */
+static void reap(arena *a, const gpx__sessd_host *h, pid_t tpid) {
     for (int i = 0; i < GPX__SESSD_CLIENTS; i++) {
         client *c = &a->c[i];
         int st;
-        if (c->state != C_EXEC || c->exited || waitpid(c->pid, &st, WNOHANG) != c->pid)
-            continue;
-        c->exited = 1;
-        c->code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
-        c->sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-        /* A terminal whose command ended: what it still holds is read
-         * once more, then it ends (background processes keep no session). */
-        if (c->tty)
-            kill(-c->pid, SIGHUP);
+        if (c->state == C_EXEC && !c->exited && waitpid(c->pid, &st, WNOHANG) == c->pid)
+            exec_ended(c, st);
+        if (a->dropped[i] > 0 && waitpid(a->dropped[i], NULL, WNOHANG) != 0)
+            a->dropped[i] = 0;
+    }
+    while (h->subreaper) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        int st;
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid <= 0 ||
+            si.si_pid == tpid || waitpid(si.si_pid, &st, 0) != si.si_pid)
+            break;
+        for (int i = 0; i < GPX__SESSD_CLIENTS; i++) {
+            client *c = &a->c[i];
+            if (c->state == C_EXEC && !c->exited && c->pid == si.si_pid)
+                exec_ended(c, st);
+            if (a->dropped[i] == si.si_pid)
+                a->dropped[i] = 0;
+        }
     }
 }
 
@@ -717,7 +756,7 @@ static void finish(arena *a, int master, const gpx__sessd_host *h, int code, int
                 }
             }
             if (client_flush(c) < 0 || (c->closing && c->olen == 0)) {
-                client_close(c);
+                client_close(a, c);
                 continue;
             }
             pf[np++] = (struct pollfd){c->fd, POLLOUT, 0};
@@ -729,7 +768,7 @@ static void finish(arena *a, int master, const gpx__sessd_host *h, int code, int
     }
     for (int i = 0; i < GPX__SESSD_CLIENTS; i++)
         if (a->c[i].state != C_FREE)
-            client_close(&a->c[i]);
+            client_close(a, &a->c[i]);
 }
 
 int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, int *code,
@@ -755,7 +794,7 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
             *sig = si.si_code == CLD_EXITED ? 0 : si.si_status;
             break;
         }
-        reap_execs(a);
+        reap(a, h, tpid);
         struct pollfd pf[NPOLL];
         int who[NPOLL], what[NPOLL], np = 0;
         pf[np] = (struct pollfd){sfd, POLLIN, 0}, who[np] = -1, what[np++] = 0;
@@ -774,7 +813,7 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
              * up for everyone: it is cut off. */
             for (int i = 0; i < GPX__SESSD_CLIENTS; i++)
                 if (a->c[i].state == C_ATTACH && a->c[i].cursor == lag)
-                    client_close(&a->c[i]);
+                    client_close(a, &a->c[i]);
             blocked_since = 0;
             continue;
         }
@@ -784,7 +823,7 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
                 continue;
             client_fill(a, c, 0, 0);
             if (c->closing && c->olen == 0) {
-                client_close(c);
+                client_close(a, c);
                 continue;
             }
             short ev = 0;
@@ -831,13 +870,13 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
                 if (c->state == C_FREE)
                     break;
                 if ((re & POLLOUT) && client_flush(c) < 0) {
-                    client_close(c);
+                    client_close(a, c);
                     break;
                 }
                 if (re & (POLLIN | POLLHUP | POLLERR)) {
                     ssize_t r = read(c->fd, c->ibuf + c->ilen, IBUF - c->ilen);
                     if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
-                        client_close(c);
+                        client_close(a, c);
                         break;
                     }
                     if (r > 0)
@@ -858,7 +897,7 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
         }
     }
     finish(a, master, h, *code, *sig);
-    reap_execs(a);
+    reap(a, h, tpid);
     close(sfd);
     close(lfd);
     close(master);

@@ -48,6 +48,10 @@ typedef struct gpx__sessd_host {
     void *ctx;
     int uid; /* >= 0: the terminals of exec'd commands are given to this user, and a
                 client's signal to the task's terminal is sent as this user */
+    /* 1: the program is a child subreaper, to which the task's orphans come
+     * back: the server reaps every child of its own but the task. 0: only
+     * the task's exec'd commands (the program keeps other children). */
+    int subreaper;
 } gpx__sessd_host;
 
 /*

@@ -144,6 +144,44 @@ t, p, out = ex.until(lambda t, p, o: t == "EXIT")
 code_, sig_ = struct.unpack(">ii", p)
 ok(f"exec-{os.environ['GP_USER_A']}".encode() in out and code_ == 7,
    "exec runs a command in the task as its user, with its exit status", (out, code_))
+
+
+def children(pid):
+    """The children of process pid: (comm, state) each."""
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+        except (OSError, ValueError):
+            continue
+        comm, rest = st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
+        if int(rest[1]) == pid:
+            out.append((comm, rest[0]))
+    return out
+
+
+# Orphans come back to the task's supervisor (a child subreaper), which
+# serves the sessions of an interactive task meanwhile: it reaps them, where
+# they stayed zombies until the task ended, charged to the task's pids and
+# its user's process limit; and so a command whose session was dropped while
+# it ran (it was killed, then never reaped).
+code_, out = run_in(wid, ["sh", "-c", "echo sup=$PPID; for i in $(seq 50); do (sleep 0 &); done"])
+m = re.search(rb"sup=(\d+)", out)
+sup = int(m.group(1)) if m else 0
+ex = WS(SERVER, f"/api/v1/workloads/{wid}/exec", TA)
+ex.hello(command=["sleep", "300"])
+ex.until(lambda t, p, o: t == "READY")
+ex.sock.close()
+end = time.time() + 30
+left = None
+while time.time() < end:
+    left = [c for c in children(sup) if c[1] == "Z" or c[0] == "sleep"]
+    if not left:
+        break
+    time.sleep(0.1)
+ok(sup > 0 and not left, "the supervisor reaps the task's orphans and a dropped exec's command",
+   (sup, left))
 # Messages sent in the same write as HELLO, before READY (a browser need not
 # wait for it), arrive in the same read as HELLO: they are kept and handled
 # once the session is open (they failed the session: "not open yet").

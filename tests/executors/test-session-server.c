@@ -10,6 +10,9 @@
  * reaches only what that user could signal. The stand-in task puts a process
  * of its user and one of root's in one foreground group: the first gets the
  * signal, root's does not (it did when the server sent it as root).
+ *
+ * A command exec'd into the task whose client goes away is killed and
+ * reaped.
  */
 #include <fcntl.h>
 #include <grp.h>
@@ -36,8 +39,14 @@ static void host_log(void *ctx, const char *buf, size_t n) {
     (void)ctx, (void)buf, (void)n;
 }
 
+/* Runs argv on in, out and err in a session of its own (the task's
+ * namespaces and user are the executors' business, not the server's). */
 static void host_exec(void *ctx, pid_t tpid, int in, int out, int err, int tty, char *const *argv) {
-    (void)ctx, (void)tpid, (void)in, (void)out, (void)err, (void)tty, (void)argv;
+    (void)ctx, (void)tpid, (void)tty;
+    setsid();
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+        _exit(127);
+    execvp(argv[0], argv);
     _exit(127);
 }
 
@@ -82,17 +91,24 @@ static void task(int slave, int report) {
         pause();
 }
 
-/* Forks the server of a stand-in task on dir/SOCK; *server its pid,
- * pids[] the task's two processes (see task), *tpid the task. */
-static void start(const char *dir, pid_t *server, pid_t *tpid, pid_t pids[2]) {
+/* A stand-in task and its server. */
+typedef struct stand {
+    const char *dir; /* where the server listens, on SOCK */
+    pid_t server, tpid;
+    pid_t pids[2]; /* the task's two processes (see task) */
+} stand;
+
+/* Forks the server of a stand-in task. */
+static void start(stand *st) {
+    st->dir = gpt_tmpdir();
     int p[2];
     ck_assert_int_eq(pipe(p), 0);
-    *server = fork();
-    ck_assert_int_ge(*server, 0);
-    if (*server == 0) {
+    st->server = fork();
+    ck_assert_int_ge(st->server, 0);
+    if (st->server == 0) {
         close(p[0]);
         int master, slave, lfd;
-        if (gpx__sessd_listen(dir, SOCK, TASK_UID, &master, &slave, &lfd) < 0)
+        if (gpx__sessd_listen(st->dir, SOCK, TASK_UID, &master, &slave, &lfd) < 0)
             _exit(1);
         pid_t t = fork();
         if (t == 0) {
@@ -103,26 +119,33 @@ static void start(const char *dir, pid_t *server, pid_t *tpid, pid_t pids[2]) {
         (void)!write(p[1], &t, sizeof t);
         close(p[1]);
         close(slave);
-        gpx__sessd_host h = {host_log, host_exec, NULL, TASK_UID};
+        gpx__sessd_host h = {host_log, host_exec, NULL, TASK_UID, 0};
         int code, sig;
         gpx__sessd_serve(&h, t, master, lfd, &code, &sig);
         waitpid(t, NULL, 0);
         _exit(0);
     }
     close(p[1]);
-    ck_assert_int_eq(read(p[0], tpid, sizeof *tpid), (ssize_t)sizeof *tpid);
-    ck_assert_int_eq(read(p[0], pids, 2 * sizeof *pids), (ssize_t)(2 * sizeof *pids));
+    ck_assert_int_eq(read(p[0], &st->tpid, sizeof st->tpid), (ssize_t)sizeof st->tpid);
+    ck_assert_int_eq(read(p[0], st->pids, sizeof st->pids), (ssize_t)sizeof st->pids);
     close(p[0]);
 }
 
-static void stop(pid_t server, pid_t tpid, pid_t group) {
-    kill(-group, SIGKILL);
-    kill(tpid, SIGKILL);
-    ck_assert_int_eq(waitpid(server, NULL, 0), server);
+static void stop(stand *st) {
+    kill(-st->pids[0], SIGKILL);
+    kill(st->tpid, SIGKILL);
+    ck_assert_int_eq(waitpid(st->server, NULL, 0), st->server);
+    gpt_rmrf(st->dir);
 }
 
-/* An attach session to the server on dir, once it answered READY. */
-static int open_attach(const char *dir) {
+/* A step of a wait on a condition. */
+static void nap(void) {
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* A session to the server on dir, opened with req, once it answered READY. */
+static int open_session(const char *dir, const gp_session_req *req) {
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof sa);
     sa.sun_family = AF_UNIX;
@@ -130,11 +153,11 @@ static int open_attach(const char *dir) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    uint8_t msg[GP_CH_HEAD + 4];
-    gp_ch_head(msg, GP_CH_OPEN_ATTACH, 4);
-    gp_ch_put16(msg + GP_CH_HEAD, 24);
-    gp_ch_put16(msg + GP_CH_HEAD + 2, 80);
-    ck_assert_int_eq(send(fd, msg, sizeof msg, MSG_NOSIGNAL), (ssize_t)sizeof msg);
+    static uint8_t msg[GP_CH_HEAD + GP_CH_PAYLOAD_MAX];
+    size_t len = 0;
+    char err[256];
+    ck_assert_int_eq(gpx__sessd_request(req, msg, &len, err, sizeof err), 0);
+    ck_assert_int_eq(send(fd, msg, len, MSG_NOSIGNAL), (ssize_t)len);
     uint8_t head[GP_CH_HEAD];
     ck_assert_int_eq(recv(fd, head, sizeof head, MSG_WAITALL), (ssize_t)sizeof head);
     ck_assert_int_eq(head[0], GP_CH_READY);
@@ -161,10 +184,10 @@ static int pending(pid_t pid, int sig) {
 START_TEST(test_signal_is_sent_as_the_task_user) {
     if (geteuid() != 0)
         GP_TEST_SKIP("not root: the server runs as root only in a root daemon's supervisor");
-    const char *dir = gpt_tmpdir();
-    pid_t server, tpid, pids[2];
-    start(dir, &server, &tpid, pids);
-    int fd = open_attach(dir);
+    stand st;
+    start(&st);
+    gp_session_req req = {GP_SESSION_ATTACH, 24, 80, 0, NULL, 0, NULL};
+    int fd = open_session(st.dir, &req);
     uint8_t msg[GP_CH_HEAD + 1];
     gp_ch_head(msg, GP_CH_SIGNAL, 1);
     msg[GP_CH_HEAD] = SIGTERM;
@@ -172,24 +195,55 @@ START_TEST(test_signal_is_sent_as_the_task_user) {
     /* Both processes get the signal from one kill() of their group, if at
      * all: once the user's has it, root's would have it too. */
     int got = 0;
-    for (int i = 0; i < GPT_WAIT_MS / 10 && !got; i++) {
-        got = pending(pids[1], SIGTERM);
-        if (!got) {
-            struct timespec ts = {0, 10 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-    }
+    for (int i = 0; i < GPT_WAIT_MS / 10 && !(got = pending(st.pids[1], SIGTERM)); i++)
+        nap();
     ck_assert_msg(got, "the task user's process in the foreground group got no SIGTERM");
-    ck_assert_msg(!pending(pids[0], SIGTERM),
+    ck_assert_msg(!pending(st.pids[0], SIGTERM),
                   "root's process in the foreground group got the client's SIGTERM");
     close(fd);
-    stop(server, tpid, pids[0]);
-    gpt_rmrf(dir);
+    stop(&st);
+}
+END_TEST
+
+/* The server's children other than the task tpid: its commands, running
+ * or zombies. */
+static int others(pid_t server, pid_t tpid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)server, (int)server);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    int n = 0, pid;
+    while (fscanf(f, "%d", &pid) == 1)
+        n += pid != tpid;
+    fclose(f);
+    return n;
+}
+
+/* A command whose client went away while it ran is killed, and reaped once
+ * it ends, on a server that reaps only its exec'd commands (the Slurm
+ * executor's): it was reaped only if it had ended at once, and otherwise
+ * stayed a zombie until the task ended; one whose client went away before
+ * its setsid was not even killed. */
+START_TEST(test_a_dropped_command_is_reaped) {
+    if (geteuid() != 0)
+        GP_TEST_SKIP("not root: the stand-in task has a process of another user's");
+    stand st;
+    start(&st);
+    const char *const argv[] = {"sleep", "300", NULL};
+    gp_session_req req = {GP_SESSION_EXEC, 0, 0, 0, argv, 0, NULL};
+    for (int i = 0; i < 8; i++)
+        close(open_session(st.dir, &req));
+    int n = -1;
+    for (int i = 0; i < GPT_WAIT_MS / 10 && (n = others(st.server, st.tpid)) != 0; i++)
+        nap();
+    ck_assert_msg(n == 0, "%d of 8 dropped commands were left (running or zombies)", n);
+    stop(&st);
 }
 END_TEST
 
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_signal_is_sent_as_the_task_user);
+    tcase_add_test(tc, test_a_dropped_command_is_reaped);
 }
 
 GP_TEST_MAIN("executors/session-server", add_tests)

@@ -54,7 +54,7 @@ int gpx__sess_prepare(const gpx__spawn *s, int *master, int *slave, int *lfd) {
 int gpx__sess_serve(const gpx__spawn *s, pid_t tpid, int master, int lfd, gpx__tasklog *log,
                     int *code, int *sig) {
     host_ctx hc = {s, log};
-    gpx__sessd_host h = {host_log, host_exec, &hc, task_uid(s)};
+    gpx__sessd_host h = {host_log, host_exec, &hc, task_uid(s), 1};
     return gpx__sessd_serve(&h, tpid, master, lfd, code, sig);
 }
 

@@ -358,7 +358,7 @@ static int serve(const char *name, int use_fd, const char *nvml, char **argv) {
         run_in_job(slave, slave, slave, 1, argv);
     }
     close(slave);
-    gpx__sessd_host h = {host_log, host_exec, NULL, -1};
+    gpx__sessd_host h = {host_log, host_exec, NULL, -1, 0};
     int code = 0, sig = 0, st = 0;
     if (gpx__sessd_serve(&h, pid, master, lfd, &code, &sig) < 0) {
         close(master);
