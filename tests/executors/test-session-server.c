@@ -58,8 +58,9 @@ static void hold(void) {
 
 /* The stand-in task, a session leader on the terminal slave: a process of
  * root's (rootp) leads the terminal's foreground group and one of TASK_UID's
- * (userp) joins it; their pids go to report. Each blocks SIGTERM from its
- * start, so that one sent stays pending, for the test to see. */
+ * (userp) joins it; once userp is TASK_UID's, the pids of the task, rootp
+ * and userp go to report. Each blocks SIGTERM from its start, so that one
+ * sent stays pending, for the test to see. */
 static void task(int slave, int report) {
     sigset_t set;
     sigemptyset(&set);
@@ -74,19 +75,18 @@ static void task(int slave, int report) {
         hold();
     }
     setpgid(rootp, rootp);
+    signal(SIGTTOU, SIG_IGN);
+    if (rootp < 0 || tcsetpgrp(slave, rootp) < 0)
+        _exit(1);
     pid_t userp = fork();
     if (userp == 0) {
-        setpgid(0, rootp);
-        if (setgroups(0, NULL) < 0 || setgid(TASK_UID) < 0 || setuid(TASK_UID) < 0)
+        if (setpgid(0, rootp) < 0 || setgroups(0, NULL) < 0 || setgid(TASK_UID) < 0 ||
+            setuid(TASK_UID) < 0)
             _exit(1);
+        pid_t pids[3] = {getppid(), rootp, getpid()};
+        (void)!write(report, pids, sizeof pids);
         hold();
     }
-    setpgid(userp, rootp);
-    signal(SIGTTOU, SIG_IGN);
-    if (rootp < 0 || userp < 0 || tcsetpgrp(slave, rootp) < 0)
-        _exit(1);
-    pid_t pids[2] = {rootp, userp};
-    (void)!write(report, pids, sizeof pids);
     for (;;)
         pause();
 }
@@ -116,7 +116,6 @@ static void start(stand *st) {
             close(lfd);
             task(slave, p[1]);
         }
-        (void)!write(p[1], &t, sizeof t);
         close(p[1]);
         close(slave);
         gpx__sessd_host h = {host_log, host_exec, NULL, TASK_UID, 0};
@@ -126,8 +125,11 @@ static void start(stand *st) {
         _exit(0);
     }
     close(p[1]);
-    ck_assert_int_eq(read(p[0], &st->tpid, sizeof st->tpid), (ssize_t)sizeof st->tpid);
-    ck_assert_int_eq(read(p[0], st->pids, sizeof st->pids), (ssize_t)sizeof st->pids);
+    pid_t pids[3];
+    ck_assert_int_eq(read(p[0], pids, sizeof pids), (ssize_t)sizeof pids);
+    st->tpid = pids[0];
+    st->pids[0] = pids[1];
+    st->pids[1] = pids[2];
     close(p[0]);
 }
 
