@@ -845,8 +845,13 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
                 pf[np] = (struct pollfd){master, POLLOUT, 0}, who[np] = i, what[np++] = 6;
         }
         int n = poll(pf, (nfds_t)np, 1000);
-        if (n < 0 && errno != EINTR)
-            break;
+        if (n < 0 && errno != EINTR) {
+            /* No memory for now: the service goes on after a pause. Only the
+             * task's end, above, ends it (with the task's exit status). */
+            struct timespec ts = {0, 100 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
         for (int k = 0; n > 0 && k < np; k++) {
             short re = pf[k].revents;
             if (re == 0)

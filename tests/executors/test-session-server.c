@@ -12,10 +12,13 @@
  * signal, root's does not (it did when the server sent it as root).
  *
  * A command exec'd into the task whose client goes away is killed and
- * reaped.
+ * reaped. A poll of the server's that fails (no memory) does not end its
+ * service: it went on to report an exit status it had never read.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +51,20 @@ static void host_exec(void *ctx, pid_t tpid, int in, int out, int err, int tty, 
         _exit(127);
     execvp(argv[0], argv);
     _exit(127);
+}
+
+/* The server's polls fail with ENOMEM while this count is above 0: this
+ * poll stands in for the C library's in the whole test program. */
+static int fail_polls;
+
+int poll(struct pollfd *fds, nfds_t n, int timeout) {
+    if (fail_polls > 0) {
+        fail_polls--;
+        errno = ENOMEM;
+        return -1;
+    }
+    struct timespec ts = {timeout / 1000, (long)(timeout % 1000) * 1000000};
+    return ppoll(fds, n, timeout < 0 ? NULL : &ts, NULL);
 }
 
 /* Waits to be killed. */
@@ -94,11 +111,13 @@ static void task(int slave, int report) {
 /* A stand-in task and its server. */
 typedef struct stand {
     const char *dir; /* where the server listens, on SOCK */
+    int fail_polls;  /* how many of the server's polls fail first */
     pid_t server, tpid;
     pid_t pids[2]; /* the task's two processes (see task) */
 } stand;
 
-/* Forks the server of a stand-in task. */
+/* Forks the server of a stand-in task; its exit status is 100 + the signal
+ * that ended the task, or the task's exit code. */
 static void start(stand *st) {
     st->dir = gpt_tmpdir();
     int p[2];
@@ -120,9 +139,10 @@ static void start(stand *st) {
         close(slave);
         gpx__sessd_host h = {host_log, host_exec, NULL, TASK_UID, 0};
         int code, sig;
+        fail_polls = st->fail_polls;
         gpx__sessd_serve(&h, t, master, lfd, &code, &sig);
         waitpid(t, NULL, 0);
-        _exit(0);
+        _exit(sig != 0 ? 100 + sig : code);
     }
     close(p[1]);
     pid_t pids[3];
@@ -133,11 +153,14 @@ static void start(stand *st) {
     close(p[0]);
 }
 
-static void stop(stand *st) {
+/* Kills the task; the server's exit status. */
+static int stop(stand *st) {
     kill(-st->pids[0], SIGKILL);
     kill(st->tpid, SIGKILL);
-    ck_assert_int_eq(waitpid(st->server, NULL, 0), st->server);
+    int status;
+    ck_assert_int_eq(waitpid(st->server, &status, 0), st->server);
     gpt_rmrf(st->dir);
+    return status;
 }
 
 /* A step of a wait on a condition. */
@@ -186,7 +209,7 @@ static int pending(pid_t pid, int sig) {
 START_TEST(test_signal_is_sent_as_the_task_user) {
     if (geteuid() != 0)
         GP_TEST_SKIP("not root: the server runs as root only in a root daemon's supervisor");
-    stand st;
+    stand st = {0};
     start(&st);
     gp_session_req req = {GP_SESSION_ATTACH, 24, 80, 0, NULL, 0, NULL};
     int fd = open_session(st.dir, &req);
@@ -229,7 +252,7 @@ static int others(pid_t server, pid_t tpid) {
 START_TEST(test_a_dropped_command_is_reaped) {
     if (geteuid() != 0)
         GP_TEST_SKIP("not root: the stand-in task has a process of another user's");
-    stand st;
+    stand st = {0};
     start(&st);
     const char *const argv[] = {"sleep", "300", NULL};
     gp_session_req req = {GP_SESSION_EXEC, 0, 0, 0, argv, 0, NULL};
@@ -243,9 +266,24 @@ START_TEST(test_a_dropped_command_is_reaped) {
 }
 END_TEST
 
+START_TEST(test_a_failed_poll_does_not_end_the_service) {
+    if (geteuid() != 0)
+        GP_TEST_SKIP("not root: the stand-in task has a process of another user's");
+    stand st = {0};
+    st.fail_polls = 3;
+    start(&st);
+    gp_session_req req = {GP_SESSION_ATTACH, 24, 80, 0, NULL, 0, NULL};
+    close(open_session(st.dir, &req));
+    int status = stop(&st);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 100 + SIGKILL,
+                  "the server reported wait status %#x, not the task's end by SIGKILL", status);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_signal_is_sent_as_the_task_user);
     tcase_add_test(tc, test_a_dropped_command_is_reaped);
+    tcase_add_test(tc, test_a_failed_poll_does_not_end_the_service);
 }
 
 GP_TEST_MAIN("executors/session-server", add_tests)
