@@ -9,7 +9,8 @@
  * its steps (the process calling it ends there, as a kill -9 of the daemon
  * would) is finished by GP_EXEC_CTL_PAUSE_RECOVER. A resume onto other GPUs
  * moves what the task's binding touched at launch (its device rules, the
- * watchdog's record) before the restore, and back if the restore fails; a
+ * watchdog's record) before the restore, and back if the restore or the
+ * thaw fails (the task stays paused, and the next resume is planned afresh); a
  * task on emulated GPUs resumes on any GPU of the node. The interposer of a
  * process moved onto another GPU checks its charges against what the
  * driver says the task's other processes hold on that GPU, not the old one,
@@ -564,23 +565,28 @@ static void books_on(gp_ledger *l, const char *uuid) {
     ck_assert_uint_eq(u[0].used, 1ULL << 20);
 }
 
+/* A fresh directory, the executor opened with the fake NVML (which knows
+ * the GPUs: their device files 195:0 and 195:1 and the UUIDs the driver
+ * remaps) or the test skipped, the node, and the holder launched on the
+ * whole of GPU 0 (handle h, its v1 devices cgroup in cg, or ""). */
+#define LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg)                                               \
+    const char *dir = gpt_tmpdir();                                                                \
+    char more_[PATH_MAX + 16], nvml_[PATH_MAX];                                                    \
+    gpt_fake_nvml(nvml_, sizeof nvml_);                                                            \
+    snprintf(more_, sizeof more_, "nvml=%s", nvml_);                                               \
+    OPEN_WITH_OR_SKIP(ex, dir, more_);                                                             \
+    gp_node_spec *node = node_of(ex);                                                              \
+    gp_task_binding b_ = {.node = node->name, .nslices = 1};                                       \
+    b_.slices[0] = (gp_slice){.gpu = 0, .milli = 1000, .mem = 0, .mig_slot = -1};                  \
+    char h[GP_HANDLE_MAX], cg[PATH_MAX];                                                           \
+    launch_holder_on(ex, dir, h, node, &b_);                                                       \
+    make_gpu_nodes(dir);                                                                           \
+    devices_cg(dir, cg, sizeof cg);                                                                \
+    if (cg[0] == '\0')                                                                             \
+    printf("# no devices cgroup v1 here: the device rules are not checked\n")
+
 START_TEST(test_resume_elsewhere_moves_the_binding) {
-    /* NVML (the fake one) knows the GPUs: their device files 195:0 and
-     * 195:1 and the UUIDs the driver remaps. */
-    const char *dir = gpt_tmpdir();
-    char more[PATH_MAX + 16], nvml[PATH_MAX];
-    gpt_fake_nvml(nvml, sizeof nvml);
-    snprintf(more, sizeof more, "nvml=%s", nvml);
-    OPEN_WITH_OR_SKIP(ex, dir, more);
-    gp_node_spec *node = node_of(ex);
-    gp_task_binding b = {.node = node->name, .nslices = 1};
-    b.slices[0] = (gp_slice){.gpu = 0, .milli = 1000, .mem = 0, .mig_slot = -1};
-    char h[GP_HANDLE_MAX], cg[PATH_MAX];
-    launch_holder_on(ex, dir, h, node, &b);
-    make_gpu_nodes(dir);
-    devices_cg(dir, cg, sizeof cg);
-    if (cg[0] == '\0')
-        printf("# no devices cgroup v1 here: the device rules are not checked\n");
+    LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg);
     only_gpu(cg, dir, 0);
     recorded_on(dir, 0, "1073741824");
     gp_ledger *books = slice_ledger(dir, node->gpus[0].uuid);
@@ -623,6 +629,69 @@ START_TEST(test_resume_elsewhere_moves_the_binding) {
     char *why = task_file(dir, "watchdog");
     ck_assert_msg(why[0] == '\0', "the watchdog stopped it: %s", why);
     free(why);
+    holder_goes_on(dir, at);
+    free(node);
+    stop_and_done(ex, dir, h);
+}
+END_TEST
+
+/* Freezes (on 1) or thaws the cgroups just above the task's own, which hold
+ * it frozen whatever its own freezer is told: a thaw of the task then fails. */
+static void freeze_above(const char *dir, int on) {
+    char *text = task_file(dir, "cgroup"), *save = NULL;
+    for (char *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+        char path[PATH_MAX];
+        if (strrchr(l, '/') == NULL)
+            continue;
+        *strrchr(l, '/') = '\0';
+        snprintf(path, sizeof path, "%s/freezer.state", l);
+        if (access(path, F_OK) == 0)
+            gpt_spit(path, on ? "FROZEN" : "THAWED");
+        snprintf(path, sizeof path, "%s/cgroup.freeze", l);
+        if (access(path, F_OK) == 0)
+            gpt_spit(path, on ? "1" : "0");
+    }
+    free(text);
+}
+
+static const char *frozen_above_dir;
+static void freeze_above_hook(int s) {
+    if (s == 11)
+        freeze_above(frozen_above_dir, 1);
+}
+
+START_TEST(test_failed_thaw_stays_paused_on_the_old_gpus) {
+    /* A resume onto GPU 1 whose thaw fails (the cgroup above the task's is
+     * frozen) leaves the task paused on GPU 0, its rules and records back
+     * there, and its journal paused: the next resume, with other GPUs or
+     * none, is planned afresh and not restored onto GPU 1. */
+    LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg);
+    gp_exec_pause p;
+    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE, h, &p), 0);
+    long at = holder_frozen(dir);
+
+    const char *from[] = {node->gpus[0].uuid}, *to[] = {node->gpus[1].uuid};
+    one_gpu(&p, h, from, to);
+    frozen_above_dir = dir;
+    gpx__pause_step_hook = freeze_above_hook;
+    ck_assert_int_eq(gp_exec_control(ex, GP_EXEC_CTL_RESUME, &p), GP_EIO);
+    gpx__pause_step_hook = NULL;
+    ck_assert_int_eq(p.paused, 1);
+    ck_assert_msg(strstr(p.detail, "thaw") != NULL, "%s", p.detail);
+    only_gpu(cg, dir, 0);
+    recorded_on(dir, 0, "1073741824");
+    char *journal = task_file(dir, "pause");
+    ck_assert_msg(strstr(journal, "state=paused\n") != NULL, "the journal: %s", journal);
+    free(journal);
+
+    freeze_above(dir, 0);
+    ck_assert_int_eq(holder_frozen(dir), at);
+    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_RESUME, h, &p), 0);
+    ck_assert_msg(strstr(p.detail, "other GPUs") == NULL, "%s", p.detail);
+    ck_assert_uint_eq(used(0), (uint64_t)HELD_MIB << 20);
+    ck_assert_uint_eq(used(1), 0);
+    only_gpu(cg, dir, 0);
+    recorded_on(dir, 0, "1073741824");
     holder_goes_on(dir, at);
     free(node);
     stop_and_done(ex, dir, h);
@@ -841,9 +910,17 @@ static void runner_setup(void) {
     setenv("TMPDIR", tmp_base, 1);
 }
 
-/* Thaws and kills what is left in the cgroup dir and below, and removes
- * them, deepest first. */
+/* Thaws what is left in the cgroup dir and below, from the top, kills it
+ * and removes them, deepest first. */
 static void sweep_cg(const char *dir) {
+    /* Thawed before those below: a cgroup frozen above holds them frozen. */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/freezer.state", dir);
+    if (access(path, F_OK) == 0)
+        gpt_spit(path, "THAWED");
+    snprintf(path, sizeof path, "%s/cgroup.freeze", dir);
+    if (access(path, F_OK) == 0)
+        gpt_spit(path, "0");
     DIR *d = opendir(dir);
     struct dirent *e;
     while (d != NULL && (e = readdir(d)) != NULL) {
@@ -855,13 +932,6 @@ static void sweep_cg(const char *dir) {
     }
     if (d != NULL)
         closedir(d);
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/freezer.state", dir);
-    if (access(path, F_OK) == 0)
-        gpt_spit(path, "THAWED");
-    snprintf(path, sizeof path, "%s/cgroup.freeze", dir);
-    if (access(path, F_OK) == 0)
-        gpt_spit(path, "0");
     snprintf(path, sizeof path, "%s/cgroup.procs", dir);
     int round = 0;
     for (; round < 500 && rmdir(dir) < 0 && errno == EBUSY; round++) {
@@ -928,6 +998,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_crash_at_every_step);
     tcase_add_test(tc, test_driver_too_old);
     tcase_add_test(tc, test_resume_elsewhere_moves_the_binding);
+    tcase_add_test(tc, test_failed_thaw_stays_paused_on_the_old_gpus);
     tcase_add_test(tc, test_emulated_resumes_on_any_gpu);
     tcase_add_test(tc, test_truth_follows_the_remap);
     tcase_add_test(tc, test_share_follows_the_remap);

@@ -892,14 +892,13 @@ static int do_resume(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal 
     step(11);
     int64_t t0 = now_ms();
     char why[192];
-    /* The device rules first: the driver's restore opens the new GPUs. */
-    if (rebind(lx, dir, tc, j, 1, why, sizeof why) < 0) {
+    /* The device rules first: the driver's restore opens the new GPUs. A
+     * thaw that fails leaves them on the old ones too, and the task frozen:
+     * the next resume is planned afresh, for the GPUs it names. */
+    if (rebind(lx, dir, tc, j, 1, why, sizeof why) < 0 || gpx__freeze(tc, 0, why, sizeof why) < 0) {
         gpx__exec_fmt(p->detail, sizeof p->detail, "still paused: %s; it will be tried again", why);
+        gpx__freeze(tc, 1, NULL, 0);
         stay_paused(lx, dir, tc, j, p);
-        return GP_EIO;
-    }
-    if (gpx__freeze(tc, 0, why, sizeof why) < 0) {
-        gpx__exec_fmt(p->detail, sizeof p->detail, "%s", why);
         return GP_EIO;
     }
     int64_t t1 = now_ms();
