@@ -11,7 +11,9 @@
  * moves what the task's binding touched at launch (its device rules, the
  * watchdog's record) before the restore, and back if the restore or the
  * thaw fails (the task stays paused, and the next resume is planned afresh); a
- * task on emulated GPUs resumes on any GPU of the node. The interposer of a
+ * task on emulated GPUs resumes on any GPU of the node. A task the
+ * compute-share throttle stopped is paused and resumed, and not stopped
+ * again while it is being paused. The interposer of a
  * process moved onto another GPU checks its charges against what the
  * driver says the task's other processes hold on that GPU, not the old one,
  * and paces a compute share by that GPU's utilisation.
@@ -27,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/gp_clock.h"
 #include "common/gp_error.h"
 #include "executors/executor.h"
 #include "executors/local/local.h"
@@ -118,9 +122,10 @@ static void done(gp_executor *ex, const char *dir) {
     if (skip_ == 2)                                                                                \
         return;
 
-/* Launches the holder on the GPUs of binding b on node (NULL: none given). */
+/* Launches the holder on the GPUs of binding b on node (NULL: none given),
+ * with a compute share of `share` percent (0: none). */
 static void launch_holder_on(gp_executor *ex, const char *dir, char h[GP_HANDLE_MAX],
-                             const gp_node_spec *node, const gp_task_binding *b) {
+                             const gp_node_spec *node, const gp_task_binding *b, int share) {
     char prog[PATH_MAX], mib[16], state[PATH_MAX];
     snprintf(prog, sizeof prog, "%s/cuda-holder", build);
     snprintf(mib, sizeof mib, "%d", HELD_MIB);
@@ -130,13 +135,14 @@ static void launch_holder_on(gp_executor *ex, const char *dir, char h[GP_HANDLE_
     gpt_launch_init(&t, 1, argv, dir);
     t.node = node;
     t.binding = b;
+    t.compute_share = share;
     char err[GP_ERR_MAX] = "";
     ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "launch: %s", err);
     ck_assert(gpt_wait_file(state));
 }
 
 static void launch_holder(gp_executor *ex, const char *dir, char h[GP_HANDLE_MAX]) {
-    launch_holder_on(ex, dir, h, NULL, NULL);
+    launch_holder_on(ex, dir, h, NULL, NULL, 0);
 }
 
 /* The last step of the holder whose state file is path, and whether its
@@ -568,8 +574,9 @@ static void books_on(gp_ledger *l, const char *uuid) {
 /* A fresh directory, the executor opened with the fake NVML (which knows
  * the GPUs: their device files 195:0 and 195:1 and the UUIDs the driver
  * remaps) or the test skipped, the node, and the holder launched on the
- * whole of GPU 0 (handle h, its v1 devices cgroup in cg, or ""). */
-#define LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg)                                               \
+ * whole of GPU 0 with a compute share of `share` percent (handle h, its v1
+ * devices cgroup in cg, or ""). */
+#define LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg, share)                                        \
     const char *dir = gpt_tmpdir();                                                                \
     char more_[PATH_MAX + 16], nvml_[PATH_MAX];                                                    \
     gpt_fake_nvml(nvml_, sizeof nvml_);                                                            \
@@ -579,14 +586,14 @@ static void books_on(gp_ledger *l, const char *uuid) {
     gp_task_binding b_ = {.node = node->name, .nslices = 1};                                       \
     b_.slices[0] = (gp_slice){.gpu = 0, .milli = 1000, .mem = 0, .mig_slot = -1};                  \
     char h[GP_HANDLE_MAX], cg[PATH_MAX];                                                           \
-    launch_holder_on(ex, dir, h, node, &b_);                                                       \
+    launch_holder_on(ex, dir, h, node, &b_, share);                                                \
     make_gpu_nodes(dir);                                                                           \
     devices_cg(dir, cg, sizeof cg);                                                                \
     if (cg[0] == '\0')                                                                             \
     printf("# no devices cgroup v1 here: the device rules are not checked\n")
 
 START_TEST(test_resume_elsewhere_moves_the_binding) {
-    LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg);
+    LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg, 0);
     only_gpu(cg, dir, 0);
     recorded_on(dir, 0, "1073741824");
     gp_ledger *books = slice_ledger(dir, node->gpus[0].uuid);
@@ -665,7 +672,7 @@ START_TEST(test_failed_thaw_stays_paused_on_the_old_gpus) {
      * frozen) leaves the task paused on GPU 0, its rules and records back
      * there, and its journal paused: the next resume, with other GPUs or
      * none, is planned afresh and not restored onto GPU 1. */
-    LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg);
+    LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg, 0);
     gp_exec_pause p;
     ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE, h, &p), 0);
     long at = holder_frozen(dir);
@@ -693,6 +700,92 @@ START_TEST(test_failed_thaw_stays_paused_on_the_old_gpus) {
     only_gpu(cg, dir, 0);
     recorded_on(dir, 0, "1073741824");
     holder_goes_on(dir, at);
+    free(node);
+    stop_and_done(ex, dir, h);
+}
+END_TEST
+
+/* ---- a task the compute-share throttle stopped --------------------------------- */
+
+static gp_executor *polled_ex;
+static const char *polled_h;
+
+/* A poll of the task once it is locked and before it is checkpointed. */
+static void poll_hook(int s) {
+    if (s == 2)
+        gpt_wait(polled_ex, polled_h, GP_TASK_RUNNING);
+}
+
+/* Runs op on h in a child, as the daemon's pause worker does, and waits at
+ * most secs for its answer: its code with *p filled, or 1 if none came (the
+ * child is killed). */
+static int ctl_within(gp_executor *ex, int op, const char *h, gp_exec_pause *p, int secs) {
+    struct {
+        int rc;
+        gp_exec_pause p;
+    } out;
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        out.rc = ctl(ex, op, h, &out.p);
+        _exit(write(fds[1], &out, sizeof out) == (ssize_t)sizeof out ? 0 : 1);
+    }
+    close(fds[1]);
+    struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+    size_t got = 0;
+    for (ssize_t n = 1; n > 0 && got < sizeof out && poll(&pfd, 1, secs * 1000) == 1;
+         got += (size_t)n)
+        if ((n = read(fds[0], (char *)&out + got, sizeof out - got)) <= 0)
+            n = 0;
+    if (got < sizeof out)
+        kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    close(fds[0]);
+    if (got < sizeof out)
+        return 1;
+    *p = out.p;
+    return out.rc;
+}
+
+START_TEST(test_pause_of_a_throttled_task) {
+    /* The compute-share throttle stopped the task (SIGSTOP): a pause
+     * continues it before the CUDA lock, which a thread inside it answers,
+     * and a poll while it is being paused (locked, not yet checkpointed)
+     * does not stop it again, so that its checkpoint, also answered inside
+     * it, runs. The pause waited on a lock that a stopped task never
+     * answers (the real driver, with its timeout, says it did not answer,
+     * and the daemon evicted it). */
+    LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg, 25);
+    /* A debt of 100 s of GPU time, as a loop beyond its share runs up: the
+     * next poll stops the task. */
+    char text[128], file[PATH_MAX];
+    snprintf(text, sizeof text, "debt_ms=100000\nat_ms=%lld\nstopped=0\noff=0\n",
+             (long long)gp_clock_ms(CLOCK_REALTIME) - 100);
+    snprintf(file, sizeof file, "%s/state/w1.t0.a1/throttle", dir);
+    gpt_spit(file, text);
+    gpt_wait(ex, h, GP_TASK_RUNNING);
+    char *th = task_file(dir, "throttle");
+    ck_assert_msg(strstr(th, "stopped=1") != NULL, "the throttle did not stop it: %s", th);
+    free(th);
+    long at = holder_frozen(dir);
+
+    polled_ex = ex;
+    polled_h = h;
+    gpx__pause_step_hook = poll_hook;
+    gp_exec_pause p;
+    int rc = ctl_within(ex, GP_EXEC_CTL_PAUSE, h, &p, 20);
+    gpx__pause_step_hook = NULL;
+    ck_assert_msg(rc != 1, "the pause of a task the throttle stopped did not answer in 20 s");
+    ck_assert_msg(rc == 0 && p.paused == 1, "pause: %s (%s)", gp_err_name(rc), p.detail);
+    ck_assert_uint_eq(used(0), 0);
+    rc = ctl_within(ex, GP_EXEC_CTL_RESUME, h, &p, 20);
+    ck_assert_msg(rc != 1, "the resume did not answer in 20 s: the task was stopped again");
+    ck_assert_msg(rc == 0 && p.paused == 0, "resume: %s (%s)", gp_err_name(rc), p.detail);
+    ck_assert_uint_eq(used(0), (uint64_t)HELD_MIB << 20);
+    holder_goes_on(dir, at);
+    only_gpu(cg, dir, 0);
     free(node);
     stop_and_done(ex, dir, h);
 }
@@ -999,6 +1092,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_driver_too_old);
     tcase_add_test(tc, test_resume_elsewhere_moves_the_binding);
     tcase_add_test(tc, test_failed_thaw_stays_paused_on_the_old_gpus);
+    tcase_add_test(tc, test_pause_of_a_throttled_task);
     tcase_add_test(tc, test_emulated_resumes_on_any_gpu);
     tcase_add_test(tc, test_truth_follows_the_remap);
     tcase_add_test(tc, test_share_follows_the_remap);

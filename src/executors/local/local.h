@@ -559,6 +559,12 @@ void gpx__wd_throttle(const gpx__local *lx, const char *dir, const char *key);
  * handle that signal. */
 void gpx__wd_release(const gpx__local *lx, const char *dir, const char *key);
 
+/* Continues a task that the throttle stopped, without turning the throttle
+ * off: before a pause or a resume asks the driver's thread inside the task
+ * to lock or restore it. The throttle leaves a task alone while its pause
+ * journal exists (gpx__pause_journaled). */
+void gpx__wd_unstop(const gpx__local *lx, const char *dir, const char *key);
+
 /* What NVML may count per process for its own CUDA context beyond what the
  * interposer books for it within the slice (docs/executors.md), and for how
  * many of a task's processes on one GPU at most: beyond those, every
@@ -630,6 +636,10 @@ int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len);
  * _PAUSE_SUPPORT (executor.h) for the task whose state directory is dir
  * (NULL for support). */
 int gpx__pause_ctl(struct gpx__local *lx, int op, const char *dir, gp_exec_pause *p);
+
+/* 1 while the task in dir is being paused, is paused or is being resumed
+ * (its pause journal exists), else 0. */
+int gpx__pause_journaled(const char *dir);
 
 /* Closes the driver if it was loaded. */
 void gpx__cuda_close(gpx__cuda *c);

@@ -485,10 +485,21 @@ static int j_read(const char *dir, journal *j) {
     return j->state == J_NONE ? GP_ECORRUPT : 0;
 }
 
+int gpx__pause_journaled(const char *dir) {
+    char path[PATH_MAX];
+    j_path(dir, path, sizeof path);
+    return access(path, F_OK) == 0;
+}
+
 static void j_remove(const char *dir) {
     char path[PATH_MAX];
     j_path(dir, path, sizeof path);
     unlink(path);
+}
+
+/* The task's key: the last component of its state directory. */
+static const char *task_key(const char *dir) {
+    return strrchr(dir, '/') != NULL ? strrchr(dir, '/') + 1 : dir;
 }
 
 /* ---- the task's binding ---------------------------------------------------------- */
@@ -613,7 +624,7 @@ static int rebind(gpx__local *lx, const char *dir, const gpx__task_cg *tc, const
     int n = gpx__gpu_devs(lx, devs);
     gpx__dev_plan plan;
     gpx__dev_plan_make(&lx->dev, devs, n, &b, &plan);
-    const char *key = strrchr(dir, '/') != NULL ? strrchr(dir, '/') + 1 : dir;
+    const char *key = task_key(dir);
     char detail[200];
     if (gpx__dev_rebind(&lx->dev, key, devs, n, &plan, tc, detail, sizeof detail) < 0) {
         gpx__exec_fmt(why, len, "the device rules could not be moved: %s", detail);
@@ -689,7 +700,7 @@ static int plan_resume(gpx__local *lx, const char *dir, const gp_exec_pause *in,
     j->nrows = 0;
     if (rc == 0 && in->ngpus > 0 && j->nslices > 0 && gp_ledger_file_gpus != NULL) {
         char file[PATH_MAX];
-        const char *key = strrchr(dir, '/') != NULL ? strrchr(dir, '/') + 1 : dir;
+        const char *key = task_key(dir);
         ledger_file(lx, key, file, sizeof file);
         int n = gp_ledger_file_gpus(file, j->rows, GP_LEDGER_MAX_DEVICES, NULL);
         j->nrows = n > 0 ? n : 0;
@@ -799,6 +810,10 @@ static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *
             return rc;
     }
     step(1);
+    /* The driver's thread inside each process answers the lock: a task the
+     * compute-share throttle stopped is continued (the throttle leaves it
+     * alone while the journal exists). */
+    gpx__wd_unstop(lx, dir, task_key(dir));
     p->cuda_procs = ps.n;
     p->gpu_bytes = j->gpu_bytes;
     int64_t t0 = now_ms();
@@ -890,6 +905,7 @@ static int do_resume(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal 
             return rc;
     }
     step(11);
+    gpx__wd_unstop(lx, dir, task_key(dir)); /* the restore runs inside it, as a pause's lock */
     int64_t t0 = now_ms();
     char why[192];
     /* The device rules first: the driver's restore opens the new GPUs. A

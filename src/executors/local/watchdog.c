@@ -277,7 +277,10 @@ static void judge_task(const gpx__local *lx, const char *key, const gpx__wd_use 
  * while it uses nothing; then it is continued (SIGCONT). Over time the task
  * gets its share in duty cycles of a poll's length. A task that is signalled
  * for any other reason (eviction, delete) is continued first and left alone
- * from then on (gpx__wd_release), so that it can handle the signal.
+ * from then on (gpx__wd_release), so that it can handle the signal. A task
+ * being paused or resumed (its pause journal exists) is continued by the
+ * pause (gpx__wd_unstop) and left alone until the journal is gone: the
+ * driver's checkpoint calls are answered by a thread inside it.
  */
 
 typedef struct throttle_state {
@@ -308,6 +311,16 @@ static void throttle_write(const char *dir, const throttle_state *t) {
     gpx__exec_fmt(text, sizeof text, "debt_ms=%lld\nat_ms=%lld\nstopped=%d\noff=%d\n",
                   (long long)t->debt_ms, (long long)t->at_ms, t->stopped, t->off);
     write_file(dir, "throttle", text);
+}
+
+/* Writes t with the task running, and continues it if the throttle had
+ * stopped it. */
+static void unstop(const gpx__local *lx, const char *dir, const char *key, throttle_state *t) {
+    int was = t->stopped;
+    t->stopped = 0;
+    throttle_write(dir, t);
+    if (was)
+        gpx__task_signal(lx, key, SIGCONT);
 }
 
 /* Percent of one GPU that task key's processes used on NVML device dev since
@@ -360,8 +373,8 @@ void gpx__wd_throttle(const gpx__local *lx, const char *dir, const char *key) {
     throttle_state t;
     throttle_read(dir, &t);
     int64_t now = gp_clock_ms(CLOCK_REALTIME);
-    if (t.off)
-        return;
+    if (t.off || gpx__pause_journaled(dir))
+        return; /* a pause's driver calls need the task running */
     if (t.at_ms <= 0 || t.at_ms > now) {
         t.at_ms = now;
         throttle_write(dir, &t);
@@ -388,6 +401,10 @@ void gpx__wd_throttle(const gpx__local *lx, const char *dir, const char *key) {
         t.stopped = stop;
     }
     throttle_write(dir, &t);
+    /* A pause that began meanwhile may have found the task running: it
+     * stays so (a pause journals first, then continues the task). */
+    if (t.stopped && gpx__pause_journaled(dir))
+        unstop(lx, dir, key, &t);
 }
 
 void gpx__wd_release(const gpx__local *lx, const char *dir, const char *key) {
@@ -396,9 +413,14 @@ void gpx__wd_release(const gpx__local *lx, const char *dir, const char *key) {
     if (t.at_ms == 0 || t.off)
         return;
     t.off = 1;
-    throttle_write(dir, &t);
+    unstop(lx, dir, key, &t);
+}
+
+void gpx__wd_unstop(const gpx__local *lx, const char *dir, const char *key) {
+    throttle_state t;
+    throttle_read(dir, &t);
     if (t.stopped)
-        gpx__task_signal(lx, key, SIGCONT);
+        unstop(lx, dir, key, &t);
 }
 
 /* ======================================================================== */
