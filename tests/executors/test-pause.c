@@ -13,7 +13,9 @@
  * thaw fails (the task stays paused, and the next resume is planned afresh); a
  * task on emulated GPUs resumes on any GPU of the node. A task the
  * compute-share throttle stopped is paused and resumed, and not stopped
- * again while it is being paused. The interposer of a
+ * again while it is being paused. A process that starts using CUDA while
+ * the task is being paused undoes the pause; a task of more processes than
+ * a pause can list is not paused. The interposer of a
  * process moved onto another GPU checks its charges against what the
  * driver says the task's other processes hold on that GPU, not the old one,
  * and paces a compute share by that GPU's utilisation.
@@ -345,17 +347,24 @@ START_TEST(test_failed_checkpoint_of_several_is_undone) {
 }
 END_TEST
 
+/* Launches `sh -c script` in dir (workload 2), waits for the file it writes
+ * once it is under way and pauses it: the pause's code, its answer in *p. */
+static int launch_sh_and_pause(gp_executor *ex, const char *dir, char h[GP_HANDLE_MAX],
+                               const char *script, const char *file, gp_exec_pause *p) {
+    gpt_launch_sh(ex, 2, script, dir, h);
+    ck_assert(gpt_wait_file(gpt_path(dir, file)));
+    return ctl(ex, GP_EXEC_CTL_PAUSE, h, p);
+}
+
 START_TEST(test_no_cuda_freezer_alone_and_stop) {
     const char *dir = gpt_tmpdir();
     OPEN_OR_SKIP(ex, dir);
     char h[GP_HANDLE_MAX];
-    gpt_launch_sh(ex, 2,
-                  "n=0; while :; do n=$((n+1)); echo \"$n ok\" > state.tmp; "
-                  "mv state.tmp state.txt; sleep 0.02; done",
-                  dir, h);
-    ck_assert(gpt_wait_file(gpt_path(dir, "state.txt")));
     gp_exec_pause p;
-    int rc = ctl(ex, GP_EXEC_CTL_PAUSE, h, &p);
+    int rc = launch_sh_and_pause(ex, dir, h,
+                                 "n=0; while :; do n=$((n+1)); echo \"$n ok\" > state.tmp; "
+                                 "mv state.tmp state.txt; sleep 0.02; done",
+                                 "state.txt", &p);
     ck_assert_msg(rc == 0, "pause: %s (%s)", gp_err_name(rc), p.detail);
     ck_assert_int_eq(p.cuda_procs, 0);
     ck_assert_msg(strstr(p.detail, "freezer alone") != NULL, "%s", p.detail);
@@ -791,6 +800,105 @@ START_TEST(test_pause_of_a_throttled_task) {
 }
 END_TEST
 
+/* ---- a process that starts CUDA during a pause ---------------------------------- */
+
+static const char *late_dir;
+
+/* Once the task's processes are locked: a holder starts in the task's
+ * cgroups (late.txt its state), as a process the task forks would. */
+static void late_holder_hook(int s) {
+    if (s != 2)
+        return;
+    char state[PATH_MAX];
+    snprintf(state, sizeof state, "%s/late.txt", late_dir);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char *text = task_file(late_dir, "cgroup"), *save = NULL, procs[PATH_MAX], prog[PATH_MAX],
+             mib[16];
+        for (char *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+            snprintf(procs, sizeof procs, "%s/cgroup.procs", l);
+            gpt_spit(procs, "0");
+        }
+        snprintf(prog, sizeof prog, "%s/cuda-holder", build);
+        snprintf(mib, sizeof mib, "%d", HELD_MIB);
+        execl(prog, prog, ledger, "2", "1G", mib, state, (char *)NULL);
+        _exit(127);
+    }
+    ck_assert(gpt_wait_file(state));
+}
+
+START_TEST(test_cuda_started_during_the_pause_undoes_it) {
+    /* A process that starts using CUDA after the pause listed the task's
+     * processes would be frozen with its GPU memory held: the pause looks
+     * again once the task is frozen and is undone, and both go on. */
+    const char *dir = gpt_tmpdir();
+    OPEN_OR_SKIP(ex, dir);
+    char h[GP_HANDLE_MAX];
+    launch_holder(ex, dir, h);
+    late_dir = dir;
+    gpx__pause_step_hook = late_holder_hook;
+    gp_exec_pause p;
+    int rc = ctl(ex, GP_EXEC_CTL_PAUSE, h, &p);
+    gpx__pause_step_hook = NULL;
+    ck_assert_msg(rc == GP_EIO, "pause: %s (%s)", gp_err_name(rc), p.detail);
+    ck_assert_int_eq(p.paused, 0);
+    ck_assert_msg(strstr(p.detail, "started using CUDA during the pause") != NULL, "%s", p.detail);
+    char *journal = task_file(dir, "pause");
+    ck_assert_msg(journal[0] == '\0', "the journal stayed: %s", journal);
+    free(journal);
+    holder_goes_on(dir, holder_step(dir, &(int){0}));
+    char late[PATH_MAX];
+    snprintf(late, sizeof late, "%s/late.txt", dir);
+    int ok;
+    goes_on_in(late, step_in(late, &ok));
+    ck_assert_uint_eq(used(0), (uint64_t)2 * HELD_MIB << 20);
+    stop_and_done(ex, dir, h);
+}
+END_TEST
+
+/* 1 if the task's freezer says it is frozen. */
+static int task_frozen(const char *dir) {
+    char *text = task_file(dir, "cgroup"), *save = NULL, path[PATH_MAX];
+    int frozen = 0;
+    for (char *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+        snprintf(path, sizeof path, "%s/freezer.state", l);
+        char *st = gpt_slurp(path);
+        frozen |= st != NULL && strncmp(st, "FROZEN", 6) == 0;
+        free(st);
+        snprintf(path, sizeof path, "%s/cgroup.events", l);
+        st = gpt_slurp(path);
+        frozen |= st != NULL && strstr(st, "frozen 1") != NULL;
+        free(st);
+    }
+    free(text);
+    return frozen;
+}
+
+START_TEST(test_too_many_processes_not_paused) {
+    /* A task of more processes than a pause lists: one of those left out
+     * could hold GPU memory, frozen. The pause is refused, in words, and
+     * the task runs on. */
+    const char *dir = gpt_tmpdir();
+    OPEN_OR_SKIP(ex, dir);
+    char h[GP_HANDLE_MAX];
+    gp_exec_pause p;
+    int rc = launch_sh_and_pause(
+        ex, dir, h,
+        "i=0; while [ $i -lt 300 ]; do sleep 600 & i=$((i+1)); done; echo up > up.txt; "
+        "wait",
+        "up.txt", &p);
+    ck_assert_msg(rc == GP_ENOTSUP, "pause: %s (%s)", gp_err_name(rc), p.detail);
+    ck_assert_int_eq(p.paused, 0);
+    ck_assert_msg(strstr(p.detail, "more than 256 processes") != NULL, "%s", p.detail);
+    ck_assert(!task_frozen(dir));
+    char *journal = task_file(dir, "pause");
+    ck_assert_msg(journal[0] == '\0', "the journal stayed: %s", journal);
+    free(journal);
+    stop_and_done(ex, dir, h);
+}
+END_TEST
+
 START_TEST(test_emulated_resumes_on_any_gpu) {
     /* Emulated GPUs have UUIDs no driver knows; a task on them is paused by
      * the freezer alone and resumes on whichever GPU the engine gives. */
@@ -1093,6 +1201,8 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_resume_elsewhere_moves_the_binding);
     tcase_add_test(tc, test_failed_thaw_stays_paused_on_the_old_gpus);
     tcase_add_test(tc, test_pause_of_a_throttled_task);
+    tcase_add_test(tc, test_cuda_started_during_the_pause_undoes_it);
+    tcase_add_test(tc, test_too_many_processes_not_paused);
     tcase_add_test(tc, test_emulated_resumes_on_any_gpu);
     tcase_add_test(tc, test_truth_follows_the_remap);
     tcase_add_test(tc, test_share_follows_the_remap);

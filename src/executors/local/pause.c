@@ -15,7 +15,9 @@
  *   2. lock every process that holds a CUDA context (with a timeout: one
  *      that does not answer in time undoes everything, GP_ETIMEDOUT);
  *   3. checkpoint each (its device memory to host memory; GPUs released);
- *   4. freeze the task's cgroups (v2 cgroup.freeze, v1 freezer.state);
+ *   4. freeze the task's cgroups (v2 cgroup.freeze, v1 freezer.state), and
+ *      look again: a process that started using CUDA since the listing
+ *      would keep its GPU memory frozen, and undoes everything (GP_EIO);
  *   5. journal "paused".
  * A resume: journal "resuming" (with the GPUs to restore onto), thaw,
  * restore each process (the driver's restore runs on a thread of the
@@ -223,19 +225,23 @@ int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len) {
 
 /* ---- the task's processes ------------------------------------------------------ */
 
-/* The pids of the task's cgroups (cgroup.procs), without repeats. */
-static int task_pids(const gpx__task_cg *tc, pid_t *pids, int max) {
+/* The pids of the task's cgroups (cgroup.procs), without repeats: how many
+ * (max at most), with *more set to 1 if there are others. */
+static int task_pids(const gpx__task_cg *tc, pid_t *pids, int max, int *more) {
     int n = 0;
-    for (int i = 0; i < tc->ndirs; i++) {
+    *more = 0;
+    for (int i = 0; i < tc->ndirs && !*more; i++) {
         char path[PATH_MAX];
         gpx__exec_fmt(path, sizeof path, "%s/cgroup.procs", tc->dirs[i]);
         FILE *f = fopen(path, "re");
         long v;
-        while (f != NULL && n < max && fscanf(f, "%ld", &v) == 1) {
+        while (f != NULL && !*more && fscanf(f, "%ld", &v) == 1) {
             int seen = 0;
             for (int k = 0; k < n && !seen; k++)
                 seen = pids[k] == (pid_t)v;
-            if (!seen)
+            if (!seen && n == max)
+                *more = 1;
+            else if (!seen)
                 pids[n++] = (pid_t)v;
         }
         if (f != NULL)
@@ -256,13 +262,14 @@ typedef struct cuda_procs {
 } cuda_procs;
 
 /* Finds the task's processes that hold a CUDA context (the driver knows them),
- * with their states; ps's lock and restore arguments are zero. */
-static void find_cuda_procs(gpx__local *lx, const gpx__task_cg *tc, cuda_procs *ps) {
+ * with their states; ps's lock and restore arguments are zero. 0, or -1 if
+ * the task has more than MAX_PROCS processes (ps has those of the first). */
+static int find_cuda_procs(gpx__local *lx, const gpx__task_cg *tc, cuda_procs *ps) {
     memset(ps, 0, sizeof *ps);
     if (lx->cuda.lib == NULL)
-        return;
+        return 0;
     pid_t all[MAX_PROCS];
-    int n = task_pids(tc, all, MAX_PROCS);
+    int more, n = task_pids(tc, all, MAX_PROCS, &more);
     for (int i = 0; i < n && ps->n < MAX_PROCS; i++) {
         gp_cu_process_state st;
         if (lx->cuda.cuCheckpointProcessGetState(all[i], &st) == GP_CU_SUCCESS) {
@@ -270,6 +277,7 @@ static void find_cuda_procs(gpx__local *lx, const gpx__task_cg *tc, cuda_procs *
             ps->st[ps->n++] = st;
         }
     }
+    return more ? -1 : 0;
 }
 
 /* ---- the driver's moves ---------------------------------------------------------- */
@@ -735,6 +743,30 @@ static int64_t gpu_bytes_of(gpx__local *lx, const pid_t *pids, int n) {
     return sum;
 }
 
+/* Once the task is frozen: GP_EIO with detail set if one of its processes
+ * holds a CUDA context that was not checkpointed (it started using CUDA
+ * after the processes were listed: frozen, it would keep its GPU memory),
+ * else 0. */
+static int cuda_left_running(gpx__local *lx, const gpx__task_cg *tc, char *detail, size_t len) {
+    cuda_procs now;
+    if (find_cuda_procs(lx, tc, &now) < 0) {
+        gpx__exec_fmt(detail, len,
+                      "the task started more than %d processes during the pause, which is "
+                      "undone: a pause cannot follow them",
+                      MAX_PROCS);
+        return GP_EIO;
+    }
+    for (int i = 0; i < now.n; i++)
+        if (now.st[i] != GP_CU_PROCESS_CHECKPOINTED) {
+            gpx__exec_fmt(detail, len,
+                          "process %d started using CUDA during the pause, which is undone: "
+                          "frozen, it would have kept its GPU memory",
+                          (int)now.pids[i]);
+            return GP_EIO;
+        }
+    return 0;
+}
+
 /* Brings every CUDA process of the task back to RUNNING and thaws it: the
  * undoing of a pause that cannot finish. */
 static void undo_pause(gpx__local *lx, const gpx__task_cg *tc) {
@@ -802,7 +834,17 @@ static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *
         return GP_ENOTSUP;
     }
     cuda_procs ps;
-    find_cuda_procs(lx, tc, &ps);
+    if (find_cuda_procs(lx, tc, &ps) < 0) {
+        gpx__exec_fmt(p->detail, sizeof p->detail,
+                      "pause is not supported for this task: it has more than %d processes, "
+                      "which a pause cannot follow",
+                      MAX_PROCS);
+        if (j->state == J_PAUSING) { /* one under way before a restart is undone */
+            undo_pause(lx, tc);
+            j_remove(dir);
+        }
+        return GP_ENOTSUP;
+    }
     if (j->state == J_NONE) {
         j->state = J_PAUSING;
         j->gpu_bytes = gpu_bytes_of(lx, ps.pids, ps.n);
@@ -833,6 +875,8 @@ static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *
         gpx__exec_fmt(p->detail, sizeof p->detail, "%s", why);
         rc = GP_EIO;
     }
+    if (rc == 0)
+        rc = cuda_left_running(lx, tc, p->detail, sizeof p->detail);
     int64_t t3 = now_ms();
     if (rc < 0) {
         /* Nothing may stay half done: the task runs on as before. */
