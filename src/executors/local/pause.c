@@ -888,7 +888,7 @@ static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *
     p->step_ms[0] = t1 - t0;
     p->step_ms[1] = t2 - t1;
     p->step_ms[2] = t3 - t2;
-    char held[32] = "an unknown amount of";
+    char held[32] = "an unknown amount";
     if (j->gpu_bytes >= 0)
         gp_format_size(j->gpu_bytes, held, sizeof held);
     if (ps.n == 0)
