@@ -251,12 +251,14 @@ static int task_pids(const gpx__task_cg *tc, pid_t *pids, int max, int *more) {
 }
 
 /* The task's processes that hold a CUDA context, each in the state the
- * driver said and then as the moves below change it; and what those moves
- * need beyond a process. */
+ * driver said and then as the moves below change it; every process the task
+ * had when they were listed; and what the moves need beyond a process. */
 typedef struct cuda_procs {
     int n;
     pid_t pids[MAX_PROCS];
     gp_cu_process_state st[MAX_PROCS];
+    int nseen;
+    pid_t seen[MAX_PROCS];
     gp_cu_lock_args lock;             /* a lock's arguments: its timeout */
     gp_cu_restore_args *restore_args; /* a restore's GPU pairs; NULL: the same GPUs */
 } cuda_procs;
@@ -268,12 +270,12 @@ static int find_cuda_procs(gpx__local *lx, const gpx__task_cg *tc, cuda_procs *p
     memset(ps, 0, sizeof *ps);
     if (lx->cuda.lib == NULL)
         return 0;
-    pid_t all[MAX_PROCS];
-    int more, n = task_pids(tc, all, MAX_PROCS, &more);
-    for (int i = 0; i < n && ps->n < MAX_PROCS; i++) {
+    int more;
+    ps->nseen = task_pids(tc, ps->seen, MAX_PROCS, &more);
+    for (int i = 0; i < ps->nseen; i++) {
         gp_cu_process_state st;
-        if (lx->cuda.cuCheckpointProcessGetState(all[i], &st) == GP_CU_SUCCESS) {
-            ps->pids[ps->n] = all[i];
+        if (lx->cuda.cuCheckpointProcessGetState(ps->seen[i], &st) == GP_CU_SUCCESS) {
+            ps->pids[ps->n] = ps->seen[i];
             ps->st[ps->n++] = st;
         }
     }
@@ -743,27 +745,56 @@ static int64_t gpu_bytes_of(gpx__local *lx, const pid_t *pids, int n) {
     return sum;
 }
 
-/* Once the task is frozen: GP_EIO with detail set if one of its processes
- * holds a CUDA context that was not checkpointed (it started using CUDA
- * after the processes were listed: frozen, it would keep its GPU memory),
- * else 0. */
-static int cuda_left_running(gpx__local *lx, const gpx__task_cg *tc, char *detail, size_t len) {
-    cuda_procs now;
-    if (find_cuda_procs(lx, tc, &now) < 0) {
+/*
+ * Once the task is frozen: GP_EIO with detail set if a process that appeared
+ * after ps was listed holds GPU memory or a CUDA context that was not
+ * checkpointed (frozen, it would keep its GPU memory), else 0. Only such
+ * processes are asked about (those ps moved are CHECKPOINTED by its hand, the
+ * others held no context): NVML first, which answers from the driver's books,
+ * and the checkpoint API only where NVML cannot tell, so that in the common
+ * case no frozen process is asked anything.
+ */
+static int cuda_left_running(gpx__local *lx, const gpx__task_cg *tc, const cuda_procs *ps,
+                             char *detail, size_t len) {
+    if (lx->cuda.lib == NULL)
+        return 0;
+    pid_t now[MAX_PROCS], added[MAX_PROCS];
+    int more, n = task_pids(tc, now, MAX_PROCS, &more), nadded = 0;
+    if (more) {
         gpx__exec_fmt(detail, len,
                       "the task started more than %d processes during the pause, which is "
                       "undone: a pause cannot follow them",
                       MAX_PROCS);
         return GP_EIO;
     }
-    for (int i = 0; i < now.n; i++)
-        if (now.st[i] != GP_CU_PROCESS_CHECKPOINTED) {
+    for (int i = 0; i < n; i++) {
+        int known = 0;
+        for (int k = 0; k < ps->nseen && !known; k++)
+            known = ps->seen[k] == now[i];
+        if (!known)
+            added[nadded++] = now[i];
+    }
+    int64_t held = nadded > 0 ? gpu_bytes_of(lx, added, nadded) : 0;
+    if (held > 0) {
+        char b[32];
+        gp_format_size(held, b, sizeof b);
+        gpx__exec_fmt(detail, len,
+                      "processes that started during the pause hold %s of GPU memory, so it is "
+                      "undone: frozen, they would have kept it",
+                      b);
+        return GP_EIO;
+    }
+    for (int i = 0; held < 0 && i < nadded; i++) {
+        gp_cu_process_state st;
+        if (lx->cuda.cuCheckpointProcessGetState(added[i], &st) == GP_CU_SUCCESS &&
+            st != GP_CU_PROCESS_CHECKPOINTED) {
             gpx__exec_fmt(detail, len,
                           "process %d started using CUDA during the pause, which is undone: "
                           "frozen, it would have kept its GPU memory",
-                          (int)now.pids[i]);
+                          (int)added[i]);
             return GP_EIO;
         }
+    }
     return 0;
 }
 
@@ -876,7 +907,7 @@ static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *
         rc = GP_EIO;
     }
     if (rc == 0)
-        rc = cuda_left_running(lx, tc, p->detail, sizeof p->detail);
+        rc = cuda_left_running(lx, tc, &ps, p->detail, sizeof p->detail);
     int64_t t3 = now_ms();
     if (rc < 0) {
         /* Nothing may stay half done: the task runs on as before. */
