@@ -109,6 +109,7 @@ struct sess {
     int be_eof;     /* the client's EOF, passed on once bout is written */
     int be_rd_eof;  /* a forwarded port's own EOF, passed to the client */
     int be_wr_gone; /* a terminal's task side takes no more (it closed) */
+    int be_parked;  /* the executor's side hung up, out of the epoll set */
     int counted;
     int64_t born_ms, stall_ms;
     int64_t closing_ms; /* when it began to close (S_CLOSING) */
@@ -851,10 +852,11 @@ static int sess_arm(sess *s, int64_t now) {
             be |= EPOLLIN;
         if (s->boutoff < s->boutlen)
             be |= EPOLLOUT;
-        if (be != s->ev_be) {
+        if (s->be_parked ? be != 0 : be != s->ev_be) {
             struct epoll_event ev = {be, {.ptr = &s->tbe}};
-            epoll_ctl(g->ep, EPOLL_CTL_MOD, s->be, &ev);
+            epoll_ctl(g->ep, s->be_parked ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s->be, &ev);
             s->ev_be = be;
+            s->be_parked = 0;
         }
     }
     return 0;
@@ -865,6 +867,15 @@ static void on_ws(sess *s, uint32_t ev) {
         return;
     if (closing_over(s, gpd__now_ms())) {
         /* A client that kept sending past the end without its close. */
+        sess_destroy(s);
+        return;
+    }
+    /* epoll reports a hang-up or an error whatever it watches, and again
+     * at once while the socket stays in its set: one that comes while the
+     * socket is not read (the session opens, or the executor's side has not
+     * taken what came before) is the client gone, which no read sees. The
+     * session ends as at a failed read. */
+    if ((ev & (EPOLLHUP | EPOLLERR)) && !(s->ev_ws & EPOLLIN)) {
         sess_destroy(s);
         return;
     }
@@ -896,9 +907,18 @@ static void on_be(sess *s, uint32_t ev) {
      * read, it means the port is gone. */
     if (s->be >= 0 && s->be_rd_eof && (ev & (EPOLLHUP | EPOLLERR)))
         port_done(s);
-    if (s->be >= 0 && !s->be_rd_eof && (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
-        wslay_event_get_queued_msg_length(s->ctx) < WS_QUEUE_MAX)
-        be_read(s);
+    if (s->be >= 0 && !s->be_rd_eof && (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+        if (wslay_event_get_queued_msg_length(s->ctx) < WS_QUEUE_MAX) {
+            be_read(s);
+        } else if (ev & (EPOLLHUP | EPOLLERR)) {
+            /* Its end while the client's queue is full: what it still
+             * holds is read once the queue has room, and until then the
+             * hang-up, which epoll would report again at once, is out of
+             * the set (sess_arm puts it back). */
+            epoll_ctl(s->all->ep, EPOLL_CTL_DEL, s->be, NULL);
+            s->be_parked = 1;
+        }
+    }
     if (s->ctx != NULL && wslay_event_want_write(s->ctx) && wslay_event_send(s->ctx) != 0) {
         sess_destroy(s);
         return;
