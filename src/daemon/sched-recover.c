@@ -328,7 +328,10 @@ static int recover_one(gpd__sched *s, uint64_t id) {
      * measured afresh. */
     a->running_ms = w.updated_ms;
     a->busy_ms = gpd__now_ms();
-    int bad = n == 0 || n != r.spec.tasks;
+    /* An elastic gang may have been bound with fewer tasks than it asked
+     * for: any count the engine restores (min_tasks to tasks) is whole. */
+    int32_t min = r.spec.min_tasks ? r.spec.min_tasks : r.spec.tasks;
+    int bad = n == 0 || n < min || n > r.spec.tasks;
     for (int t = 0; t < n; t++) {
         snprintf(a->tasks[t].handle, sizeof a->tasks[t].handle, "%s", recs[t].handle);
         a->tasks[t].mem_used = -1;
