@@ -225,6 +225,10 @@ void gpd__loop_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t gr
                           const char *why);
 /* Stops every task and records the outcome the stop kind implies. */
 void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why);
+/* Stops a at once for its owner's delete or suspend (kind), why being the
+ * workload's reason: a note of a stop of the loop's own (an eviction, the
+ * idle policy) is dropped, and so is the idle policy's row of it. */
+void gpd__loop_owner_stop(gpd__sched *s, active *a, const char *kind, const char *why);
 /* One batched poll of every active task; acts on what ended. */
 void gpd__loop_poll(gpd__sched *s, int64_t now);
 

@@ -188,9 +188,8 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
         /* Deleted or suspended while the step ran: thawed and stopped now. */
         int del = a->stop_after == GPD__CMD_DELETE;
         a->pausing = GPD__PAUSE_NONE;
-        snprintf(a->stop_kind, sizeof a->stop_kind, "%s",
-                 del ? GPD__STOP_DELETE : GPD__STOP_SUSPEND);
-        gpd__loop_finish_stop(s, a, del ? "deleted by its owner" : "suspended by its owner");
+        gpd__loop_owner_stop(s, a, del ? GPD__STOP_DELETE : GPD__STOP_SUSPEND,
+                             del ? "deleted by its owner" : "suspended by its owner");
         return;
     }
     char msg[1100];

@@ -642,6 +642,16 @@ void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
     reap_and_remove(s, a);
 }
 
+void gpd__loop_owner_stop(gpd__sched *s, active *a, const char *kind, const char *why) {
+    uint64_t id = a->id;
+    int policy = a->stop_note[0] != '\0';
+    a->stop_note[0] = '\0';
+    snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
+    gpd__loop_finish_stop(s, a, why);
+    if (policy)
+        gpd__loop_idle_forget(s, id);
+}
+
 /* ---- Polling ---------------------------------------------------------- */
 
 /* Ends an attempt whose tasks stopped on their own (or were lost). */

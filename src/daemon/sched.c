@@ -192,15 +192,9 @@ static int run_command(gpd__sched *s, cmd *c) {
         if (c->op == GPD__CMD_DELETE || a->pausing == GPD__PAUSE_PAUSED) {
             /* A paused task is thawed and stopped at once (the executor's
              * stop thaws it): frozen, it could not act on a signal. */
-            /* Deleted while the idle policy stopped it: its row goes too. */
-            int policy = a->stop_note[0] != '\0';
-            a->stop_note[0] = '\0';
-            snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
-            gpd__loop_finish_stop(s, a,
-                                  c->op == GPD__CMD_DELETE ? "deleted by its owner"
-                                                           : "suspended by its owner while paused");
-            if (policy)
-                gpd__loop_idle_forget(s, c->id);
+            gpd__loop_owner_stop(s, a, kind,
+                                 c->op == GPD__CMD_DELETE ? "deleted by its owner"
+                                                          : "suspended by its owner while paused");
         } else if (a->state == GP_WL_STOPPING) {
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
         } else {

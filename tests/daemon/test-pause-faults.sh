@@ -213,7 +213,9 @@ pausing() { grep -q '^state=pausing$' "$D/tasks/w$L.t0.a1/pause" 2>/dev/null; }
 check "the owner comes back: its pause is under way" "$L" wait_until 60 pausing
 tap_ok "gpupool suspend is taken during the pause" sh -c "$GP suspend $L >/dev/null"
 check "when the step ends it is suspended, not deleted" "$L" wait_until 90 is_state "$L" suspended
-tap_ok "the event says its owner suspended it" has_event "$L" '"kind":"suspended","message":"attempt 1 stopped: suspended by its owner'
+tap_ok "the event says its owner suspended it" has_event "$L" '"kind":"suspended","message":"attempt 1 stopped: suspended by its owner"'
+# (Not the eviction's note, which the pause step was for.)
+tap_ok "and so does its reason" contains "$(api GET "/api/v1/workloads/$L")" '"reason":"suspended by its owner"'
 check "the owner's workload runs" "$O3" wait_until 60 is_state "$O3" running
 $GP delete "$L" >/dev/null
 $GP delete "$O3" >/dev/null
