@@ -264,7 +264,9 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
             gp_exec_stop(s->ex, a->tasks[t].handle);
             gpd__loop_reap(s, a->tasks[t].handle);
         }
-    int stopping = w->state == GP_WL_STOPPING && strcmp(w->stop_kind, GPD__STOP_EVICT) != 0;
+    /* (A delete or a suspend taken during a pause step is stored with the
+     * workload's state unchanged.) */
+    int stopping = w->stop_kind[0] && strcmp(w->stop_kind, GPD__STOP_EVICT) != 0;
     int del = stopping && strcmp(w->stop_kind, GPD__STOP_DELETE) == 0;
     gpd__wl_change c;
     gpd__wl_change_init(&c, w->id);
@@ -289,6 +291,19 @@ static void set_state(gpd__sched *s, uint64_t id, gp_wl_state st, gpd__event_kin
     gpd__wl_change c;
     gpd__wl_change_event(&c, id, (int)st, NULL, kind, msg);
     gpd__sched_record(s, &c);
+}
+
+/* Carries out a delete or a suspend that a's owner asked for while a pause
+ * or a resume step was under way (stored with the workload, its state
+ * unchanged), now that the step is finished or undone; a is one of the
+ * loop's workloads, and is gone if so. */
+static void stop_after(gpd__sched *s, active *a, const gpd__wl *w) {
+    if (w->state == GP_WL_STOPPING || !w->stop_kind[0] ||
+        strcmp(w->stop_kind, GPD__STOP_EVICT) == 0)
+        return;
+    int del = strcmp(w->stop_kind, GPD__STOP_DELETE) == 0;
+    gpd__loop_owner_stop(s, a, w->stop_kind,
+                         del ? "deleted by its owner" : "suspended by its owner");
 }
 
 /* Rebuilds one workload that had tasks: its active record, its place in the
@@ -415,6 +430,7 @@ static int recover_one(gpd__sched *s, uint64_t id) {
                       "paused: the pause under way when gpupoold stopped was finished");
         if ((rc = gpd__loop_act_add(s, a)) == 0) {
             gpd__loop_idle_rehold(s, a);
+            stop_after(s, a, &w);
             a = NULL;
         }
         goto out;
@@ -433,8 +449,10 @@ static int recover_one(gpd__sched *s, uint64_t id) {
             if (w.state != GP_WL_PAUSED)
                 set_state(s, id, GP_WL_PAUSED, GPD__EV_PAUSED,
                           "paused: the pause under way when gpupoold stopped was finished");
-            if ((rc = gpd__loop_act_add(s, a)) == 0)
+            if ((rc = gpd__loop_act_add(s, a)) == 0) {
+                stop_after(s, a, &w);
                 a = NULL;
+            }
             goto out;
         }
     }
@@ -469,8 +487,10 @@ static int recover_one(gpd__sched *s, uint64_t id) {
                                       "launch confirmed after a restart of gpupoold");
         }
     }
-    if ((rc = gpd__loop_act_add(s, a)) == 0)
+    if ((rc = gpd__loop_act_add(s, a)) == 0) {
+        stop_after(s, a, &w);
         a = NULL;
+    }
 out:
     if (a) {
         free(a->tasks);

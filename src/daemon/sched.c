@@ -172,6 +172,16 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
     return rc;
 }
 
+/* Stores the stop a command asked for (kind) when the loop takes it, its
+ * state unchanged: a restart of gpupoold carries out that stop, not the one
+ * it replaced or none (sched-recover.c). */
+static void store_stop_kind(gpd__sched *s, uint64_t id, const char *kind) {
+    gpd__wl_change c;
+    gpd__wl_change_init(&c, id);
+    c.stop_kind = kind;
+    gpd__sched_record(s, &c);
+}
+
 static int run_command(gpd__sched *s, cmd *c) {
     gpd__err *e = c->e;
     if (c->op == CMD_RECOVER)
@@ -186,6 +196,8 @@ static int run_command(gpd__sched *s, cmd *c) {
          * stopped once it ends (sched-pause.c); a delete outranks a suspend. */
         if (a->stop_after != GPD__CMD_DELETE)
             a->stop_after = c->op;
+        store_stop_kind(s, a->id,
+                        a->stop_after == GPD__CMD_DELETE ? GPD__STOP_DELETE : GPD__STOP_SUSPEND);
         return 0;
     }
     if (a && c->op != GPD__CMD_RESUME) {
@@ -197,6 +209,7 @@ static int run_command(gpd__sched *s, cmd *c) {
                                                           : "suspended by its owner while paused");
         } else if (a->state == GP_WL_STOPPING) {
             snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
+            store_stop_kind(s, a->id, kind);
         } else {
             gpd__loop_begin_stop(s, a, kind, a->grace_ms, "suspended by its owner");
         }

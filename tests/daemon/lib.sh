@@ -66,6 +66,14 @@ wait_until() {
     done
 }
 
+# emulated_start DATA_DIR N: starts the daemon (scheduling every 200 ms) on
+# N emulated GPUs of 1 GiB, the local executor's state in DATA_DIR/tasks;
+# again after a stop, the same pool.
+emulated_start() {
+    printf 'node = local\ndomain = local\ngpu = T4 1G %s\n' "$2" >"$TMP/inv.conf"
+    gpd_start "$1" --period 200ms --poll 200ms --executor-config "state_dir=$1/tasks,inventory=$TMP/inv.conf"
+}
+
 # proj_pool DATA_DIR [gpupoold flags...]: starts the daemon as the first test
 # and makes the queues dept/proj.
 proj_pool() {

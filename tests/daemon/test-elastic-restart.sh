@@ -8,11 +8,7 @@
 
 D=$TMP/elastic
 mkdir -p "$D"
-printf 'node = local\ndomain = local\ngpu = T4 1G 2\n' >"$TMP/inv.conf"
-start() {
-    gpd_start "$D" --period 200ms --poll 200ms --executor-config "state_dir=$D/tasks,inventory=$TMP/inv.conf"
-}
-tap_ok "gpupoold starts with 2 emulated GPUs" start
+tap_ok "gpupoold starts with 2 emulated GPUs" emulated_start "$D" 2
 $GP queue create dept >/dev/null && $GP queue create proj --parent dept >/dev/null
 
 id=$($GP submit --project proj --gang 4 --min-gang 2 --gpu 1 -- sleep 600 | grep -o '[0-9][0-9]*' | head -1)
@@ -24,7 +20,7 @@ not_requeued() { ! api GET "/api/v1/workloads/$1/events" | grep -q '"kind":"requ
 
 for how in stop kill9; do
     if [ $how = stop ]; then gpd_stop; else gpd_kill9; fi
-    tap_ok "gpupoold starts again (after $how)" start
+    tap_ok "gpupoold starts again (after $how)" emulated_start "$D" 2
     tap_ok "the gang still runs with 2 tasks (after $how)" wait_until 30 running_with "$id" 2
     tap_is "in its first attempt (after $how)" "$(attempt_of "$id")" 1
     tap_ok "it was not requeued (after $how)" not_requeued "$id"

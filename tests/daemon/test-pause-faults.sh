@@ -8,9 +8,11 @@
 # (1 s, 2 s, 4 s ...) that the events state, until the memory is freed; a
 # process that does not answer the CUDA lock in time is evicted in
 # checkpoint mode, the event saying so, and one suspended meanwhile by its
-# owner is suspended once the step ends; gpupoold killed with kill -9 at each
-# step of a pause and of a resume leaves, restarted, the borrower paused or
-# running in its first attempt and nothing frozen; a resumed interactive
+# owner is suspended once the step ends, and one deleted meanwhile is
+# deleted even where gpupoold is killed before the step ends; gpupoold
+# killed with kill -9 at each step of a pause and of a resume leaves,
+# restarted, the borrower paused or running in its first attempt and
+# nothing frozen; a resumed interactive
 # session's idle timer starts again; a workload of several tasks is evicted
 # in checkpoint mode with the engine's reason. Needs root and a
 # cgroup freezer (SKIP without). Waits on conditions only.
@@ -220,6 +222,26 @@ check "the owner's workload runs" "$O3" wait_until 60 is_state "$O3" running
 $GP delete "$L" >/dev/null
 $GP delete "$O3" >/dev/null
 tap_ok "both deleted" wait_until 30 none_running
+
+# ---- 3c. Deleted during its pause, gpupoold killed before the step ends -----
+# The delete, answered at once, waits for the step: it is stored with the
+# workload, so that gpupoold killed meanwhile carries it out once restarted
+# (the step undone), where the borrower ran on.
+L=$(submit --project b1 --gpu 1 --on-preempt pause --grace 1s --name stuck3 -- sh -c \
+    'GPUPOOL_FAKE_ALLOC_DELAY_US=600000000 exec "$0" "$@"' "$HOLDER" "$LEDGER" 1 256M 16 "$LS")
+check "a third borrower stuck in an allocation runs" "$L" wait_until 60 is_state "$L" running
+check "its main thread sleeps inside the allocation" "$L" wait_until 60 sleeping
+O3=$(submit --project a1 --gpu 1 --name owner3c -- sleep 600)
+check "the owner comes back: its pause is under way" "$L" wait_until 60 pausing
+tap_ok "gpupool delete is taken during the pause" sh -c "$GP delete $L >/dev/null"
+tap_ok "and the step is still under way" pausing
+gpd_kill9
+tap_ok "gpupoold killed with kill -9 starts again" gpd_start "$D" --period 200ms --poll 200ms \
+    --usage-period 200ms --executor-config "$CFG"
+check "the borrower is deleted" "$L" wait_until 60 is_state "$L" deleted
+check "the owner's workload runs" "$O3" wait_until 60 is_state "$O3" running
+$GP delete "$O3" >/dev/null
+tap_ok "the owner deleted" wait_until 30 none_running
 
 # ---- 4. gpupoold killed with kill -9 at each step of a pause and a resume ---
 # gpupoold-pausekill (gpupoold with pause-kill.c, built for tests only) kills
