@@ -102,6 +102,8 @@ static void count_returned(gpd__sched *s, active *a) {
     if (gpd__store_idle_put(s->d->store, &r, &e) < 0)
         gpd__log("workload %llu: its returned GPUs are not counted (%s)", (unsigned long long)a->id,
                  e.msg);
+    else
+        a->returned = 1;
 }
 
 /* Suspends a with the checkpoint contract; its command restarts when it is
@@ -254,6 +256,7 @@ int gpd__loop_idle_resume(gpd__sched *s, active *a, gpd__err *e) {
     gpd__wl_change_event(&c, a->id, (int)GP_WL_PAUSED, msg, GPD__EV_RESUME_ASKED, msg);
     gpd__sched_record(s, &c);
     gpd__loop_idle_forget(s, a->id);
+    a->returned = 0;
     return 0;
 }
 
@@ -326,4 +329,11 @@ void gpd__loop_idle_forget(gpd__sched *s, uint64_t id) {
     gpd__err e = {0};
     if (gpd__store_idle_drop(s->d->store, id, &e) < 0)
         gpd__log("workload %llu: %s", (unsigned long long)id, e.msg);
+}
+
+void gpd__loop_idle_drop(gpd__sched *s, active *a) {
+    if (!a->returned)
+        return;
+    a->returned = 0;
+    gpd__loop_idle_forget(s, a->id);
 }

@@ -93,6 +93,10 @@ typedef struct active {
      * engine counts on its node as paused outside its decisions
      * (gpd__loop_idle_books). */
     int64_t held_mem;
+    /* The store has a row of the GPUs the idle policy took back from it
+     * (sched-idle.c), which goes once it runs again or stops for good
+     * (gpd__loop_idle_drop). */
+    int returned;
 } active;
 
 enum { GPD__PAUSE_NONE = 0, GPD__PAUSE_PAUSING, GPD__PAUSE_PAUSED, GPD__PAUSE_RESUMING };
@@ -269,14 +273,17 @@ void gpd__sched_usage_free(gpd__sched *s);
 void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, int64_t now);
 /* A workload the policy suspended is back (resumed) or gone (deleted). */
 void gpd__loop_idle_forget(gpd__sched *s, uint64_t id);
+/* a runs again or stops for good (deleted, suspended by its owner, ended,
+ * back in the queue): its row of returned GPUs goes, if it has one. */
+void gpd__loop_idle_drop(gpd__sched *s, active *a);
 /* The idle policy's pause of a (a->held) ended: rc 0, it is paused and the
  * engine forgets it; else it is suspended as before, detail saying why. */
 void gpd__loop_idle_paused(gpd__sched *s, active *a, int rc, const char *detail);
 /* The owner resumes a workload the idle policy paused: back in the engine,
  * paused on its node, where the engine resumes it once a GPU is free. */
 int gpd__loop_idle_resume(gpd__sched *s, active *a, gpd__err *e);
-/* After a restart of gpupoold: true if workload id, found paused, was paused
- * by the idle policy (the store still has its row of returned GPUs). */
+/* After a restart of gpupoold: true if the idle policy paused or suspended
+ * workload id (the store still has its row of returned GPUs). */
 int gpd__loop_idle_was_held(gpd__sched *s, uint64_t id);
 /* After a restart of gpupoold, for such a workload, added to the active
  * array outside the engine: held again, its host memory in its node's

@@ -268,6 +268,9 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
      * workload's state unchanged.) */
     int stopping = w->stop_kind[0] && strcmp(w->stop_kind, GPD__STOP_EVICT) != 0;
     int del = stopping && strcmp(w->stop_kind, GPD__STOP_DELETE) == 0;
+    /* Suspended, it keeps its row of returned GPUs, as finish_stop does. */
+    if (!stopping || del)
+        gpd__loop_idle_drop(s, a);
     gpd__wl_change c;
     gpd__wl_change_init(&c, w->id);
     c.state = stopping ? (del ? GP_WL_DELETED : GP_WL_SUSPENDED) : GP_WL_PENDING;
@@ -339,6 +342,7 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         goto out;
     }
     gpd__active_init(a, &w, &r, w.attempt, n);
+    a->returned = gpd__loop_idle_was_held(s, id);
     /* Running since its last change at the latest; its GPUs' idle time is
      * measured afresh. */
     a->running_ms = w.updated_ms;
@@ -420,7 +424,7 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         else if (p.detail[0])
             gpd__log("workload %llu: %s", (unsigned long long)id, p.detail);
     }
-    if (!why[0] && paused && gpd__loop_idle_was_held(s, id)) {
+    if (!why[0] && paused && a->returned) {
         /* Paused by the idle policy: it stays out of the engine, until its
          * owner resumes it. */
         a->state = GP_WL_PAUSED;

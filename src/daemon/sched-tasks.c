@@ -639,17 +639,18 @@ void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
         gp_engine_cancel(s->eng, a->id);
     }
     pthread_mutex_unlock(&s->eng_mu);
+    /* Suspended, it keeps its row of returned GPUs until resumed or
+     * deleted (the idle policy's suspend). */
+    if (st != GP_WL_SUSPENDED)
+        gpd__loop_idle_drop(s, a);
     reap_and_remove(s, a);
 }
 
 void gpd__loop_owner_stop(gpd__sched *s, active *a, const char *kind, const char *why) {
-    uint64_t id = a->id;
-    int policy = a->stop_note[0] != '\0';
     a->stop_note[0] = '\0';
     snprintf(a->stop_kind, sizeof a->stop_kind, "%s", kind);
+    gpd__loop_idle_drop(s, a);
     gpd__loop_finish_stop(s, a, why);
-    if (policy)
-        gpd__loop_idle_forget(s, id);
 }
 
 /* ---- Polling ---------------------------------------------------------- */
@@ -673,6 +674,7 @@ static void conclude(gpd__sched *s, active *a, gp_wl_state st, gpd__outcome outc
     else
         gp_engine_finished(s->eng, a->id);
     pthread_mutex_unlock(&s->eng_mu);
+    gpd__loop_idle_drop(s, a);
     reap_and_remove(s, a);
 }
 

@@ -231,5 +231,21 @@ tap_ok "in its first attempt" contains "$(api GET "/api/v1/workloads/$SH")" '"at
 tap_is "nothing started its command again" "$(api GET "/api/v1/workloads/$SH/logs" | grep -c 'shell started')" 1
 $GP delete "$SH" >/dev/null
 tap_ok "deleted, it ends" wait_until 30 is_state "$SH" deleted
+# A session paused so and deleted after a restart takes its row of returned
+# GPUs with it, where the row stayed (nothing held it for the policy's after
+# the restart) and usage counted its GPUs as returned at every sample.
+$GP queue set proj --idle-gpu-timeout 10s >/dev/null
+S2=$(api POST /api/v1/workloads '{"project":"proj","name":"shell2","gpu":1,"tty":true,"grace":"1s",
+"command":["sh","-c","exec sh -i"]}' | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+tap_ok "a second shell session is paused when idle" wait_until 90 is_state "$S2" paused
+rows() { sqlite3 "$P/gpupool.db" 'SELECT count(*) FROM idle_returns'; }
+tap_is "a row of the GPUs it returned is stored" "$(rows)" 1
+gpd_stop
+tap_ok "gpupoold restarts" gpd_start "$P" --period 200ms --poll 200ms --usage-period 200ms \
+    --executor-config "$CFG"
+tap_ok "it is paused after the restart" wait_until 30 is_state "$S2" paused
+$GP delete "$S2" >/dev/null
+tap_ok "deleted, it ends" wait_until 30 is_state "$S2" deleted
+tap_is "and its row of returned GPUs is gone" "$(rows)" 0
 gpd_stop
 tap_done
