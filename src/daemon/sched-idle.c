@@ -185,7 +185,7 @@ static void idle_stop(gpd__sched *s, active *a, const char *why) {
     char msg[256];
     snprintf(msg, sizeof msg, "paused: %s", why);
     a->held = 1;
-    if (gpd__loop_pause_begin(s, a, msg) < 0) {
+    if (gpd__loop_pause_begin(s, a, msg, -1) < 0) {
         a->held = 0;
         a->stop_note[0] = '\0';
         suspend(s, a, why, "out of memory");

@@ -178,8 +178,10 @@ void gpd__pause_stop(gpd__sched *s);
  * back). */
 void gpd__pause_free_letters(gpd__letter *l);
 /* Hands the pause of a's single running task to the worker (why: the
- * eviction's sentence); GP_EINVAL for a gang or a task without a handle. */
-int gpd__loop_pause_begin(gpd__sched *s, active *a, const char *why);
+ * eviction's sentence; grace_max: the bound on its grace period should the
+ * pause fail and it be evicted in checkpoint mode, or -1: its own);
+ * GP_EINVAL for a gang or a task without a handle. */
+int gpd__loop_pause_begin(gpd__sched *s, active *a, const char *why, int64_t grace_max);
 /* Hands the resume of paused a onto binding b to the worker. */
 int gpd__loop_resume_begin(gpd__sched *s, active *a, const gp_task_binding *b);
 /* Rewrites the stored row of single-task a's task with binding b (a resume
@@ -235,6 +237,12 @@ void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why);
 void gpd__loop_owner_stop(gpd__sched *s, active *a, const char *kind, const char *why);
 /* One batched poll of every active task; acts on what ended. */
 void gpd__loop_poll(gpd__sched *s, int64_t now);
+
+/* Starts an eviction's graceful stop (gpd__loop_begin_stop) with a's own
+ * grace period, bounded by grace_max unless it is -1 (a reclaim keeps to the
+ * victim queue's bound: a borrower's own grace period never holds back
+ * another queue's GPUs); why, of size whylen, then says so. */
+void gpd__loop_begin_evict(gpd__sched *s, active *a, int64_t grace_max, char *why, size_t whylen);
 
 /* Stores one change, logging (not failing) if the store refuses: the loop
  * carries on, and a restart reconciles from what the store holds. */

@@ -46,6 +46,7 @@ struct gpd__pause_job {
     char node[GP_NAME_MAX + 1];
     int rc;
     int64_t queued_ms, took_ms;
+    int64_t grace_max; /* PAUSE: the bound on the grace period should it fail */
 };
 
 static void *worker_main(void *arg) {
@@ -109,11 +110,15 @@ static int queue_step(gpd__sched *s, active *a, int op, gpd__pause_job *j) {
     return 0;
 }
 
-int gpd__loop_pause_begin(gpd__sched *s, active *a, const char *why) {
+int gpd__loop_pause_begin(gpd__sched *s, active *a, const char *why, int64_t grace_max) {
     if (a->ntasks != 1 || !a->tasks[0].handle[0])
         return GP_EINVAL;
+    gpd__pause_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return GP_ENOMEM;
+    j->grace_max = grace_max;
     snprintf(a->stop_note, sizeof a->stop_note, "%s", why);
-    return queue_step(s, a, GP_EXEC_CTL_PAUSE, NULL);
+    return queue_step(s, a, GP_EXEC_CTL_PAUSE, j);
 }
 
 /* The UUID of GPU i of node, or "" where unknown. */
@@ -227,7 +232,7 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
         a->stop_note[0] = '\0';
         if (j->rc == GP_ENOENT)
             return; /* it ended: the next poll concludes it */
-        gpd__loop_begin_stop(s, a, GPD__STOP_EVICT, a->grace_ms, msg);
+        gpd__loop_begin_evict(s, a, j->grace_max, msg, sizeof msg);
         return;
     }
     if (j->rc == 0) {

@@ -597,6 +597,16 @@ void gpd__loop_begin_stop(gpd__sched *s, active *a, const char *kind, int64_t gr
             gp_exec_signal(s->ex, a->tasks[t].handle, a->ckpt_signal);
 }
 
+void gpd__loop_begin_evict(gpd__sched *s, active *a, int64_t grace_max, char *why, size_t whylen) {
+    int64_t grace = a->grace_ms;
+    if (grace_max >= 0 && grace > grace_max) {
+        grace = grace_max;
+        size_t l = strlen(why);
+        snprintf(why + l, whylen - l, "; grace bounded by its project's reclaim_grace_max");
+    }
+    gpd__loop_begin_stop(s, a, GPD__STOP_EVICT, grace, why);
+}
+
 void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])

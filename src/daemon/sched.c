@@ -343,7 +343,8 @@ static void run_cycle(gpd__sched *s, int64_t now) {
                 /* The idle policy's pause under way frees its GPUs (and the
                  * engine forgets it then, sched-idle.c). */
             } else if (a->state == GP_WL_RUNNING && dc[i].mode == GP_ON_PREEMPT_PAUSE &&
-                       a->pausing == GPD__PAUSE_NONE && gpd__loop_pause_begin(s, a, why) == 0) {
+                       a->pausing == GPD__PAUSE_NONE &&
+                       gpd__loop_pause_begin(s, a, why, dc[i].grace_max) == 0) {
                 /* Pause mode: the pause worker pauses the task; the loop
                  * learns the outcome (gpd__loop_pause_result). */
             } else if (a->state != GP_WL_STOPPING && dc[i].mode == GP_ON_PREEMPT_REQUEUE) {
@@ -370,17 +371,7 @@ static void run_cycle(gpd__sched *s, int64_t now) {
                              : s->can_pause ? "--paused-memory-max is 0"
                                             : s->pause_note);
                 }
-                /* A reclaim keeps to the victim queue's bound: a borrower's
-                 * own grace period never holds back another queue's GPUs. */
-                int64_t grace = a->grace_ms;
-                if (dc[i].grace_max >= 0 && grace > dc[i].grace_max) {
-                    grace = dc[i].grace_max;
-                    size_t l = strlen(why);
-                    snprintf(why + l, sizeof why - l,
-                             "; grace bounded by its project's "
-                             "reclaim_grace_max");
-                }
-                gpd__loop_begin_stop(s, a, GPD__STOP_EVICT, grace, why);
+                gpd__loop_begin_evict(s, a, dc[i].grace_max, why, sizeof why);
             }
         }
         free(dc[i].tasks);

@@ -175,11 +175,14 @@ tap_ok "the session deleted" wait_until 30 is_state "$S" deleted
 # ---- 3. A process that does not answer the CUDA lock in time ----------------
 # Its allocation sleeps inside the driver (a call under way holds the lock
 # off), so the lock times out: the pause is undone and it is evicted in
-# checkpoint mode, the event saying why.
+# checkpoint mode, the event saying why, with its grace period (24 h, the
+# checkpoint signal ignored) bounded by its project's reclaim_grace_max (2 s)
+# as a reclaim in checkpoint mode is.
 LS=$TMP/stuck.state
+tap_ok "b1 takes a reclaim_grace_max of 2s" sh -c "$GP queue set b1 --reclaim-grace-max 2s >/dev/null"
 # (The fake driver's variables are gpupool's to set: a shell sets it.)
-L=$(submit --project b1 --gpu 1 --on-preempt pause --grace 1s --name stuck -- sh -c \
-    'GPUPOOL_FAKE_ALLOC_DELAY_US=600000000 exec "$0" "$@"' "$HOLDER" "$LEDGER" 1 256M 16 "$LS")
+L=$(submit --project b1 --gpu 1 --on-preempt pause --grace 24h --name stuck -- sh -c \
+    'trap "" TERM; GPUPOOL_FAKE_ALLOC_DELAY_US=600000000 exec "$0" "$@"' "$HOLDER" "$LEDGER" 1 256M 16 "$LS")
 check "a borrower stuck in an allocation runs" "$L" wait_until 60 is_state "$L" running
 task_pid() { sed -n 's/^pid=//p' "$D"/tasks/w"$1".t0.a1/task 2>/dev/null; }
 # Its main thread really inside the allocation's sleep (nanosleep 35,
@@ -197,6 +200,9 @@ check "the owner comes back: the lock times out and it is evicted in checkpoint 
     wait_until 90 has_event "$L" 'in checkpoint mode (the pause failed: process [0-9]* did not answer the CUDA lock within [0-9]* ms)'
 check "the owner's workload runs" "$O3" wait_until 60 is_state "$O3" running
 tap_is "it was not paused" "$(nevents "$L" '"kind":"paused"')" 0
+tap_ok "its grace period was bounded by reclaim_grace_max" has_event "$L" \
+    "grace bounded by its project's reclaim_grace_max: checkpoint signal SIG[A-Z]* sent; stopped at the latest 2s later"
+$GP queue set b1 --reclaim-grace-max 1m >/dev/null
 $GP delete "$L" >/dev/null
 $GP delete "$O3" >/dev/null
 none_running() { [ "$(count_state running)" = 0 ]; }
