@@ -313,6 +313,25 @@ static void stop_after(gpd__sched *s, active *a, const gpd__wl *w) {
  * engine, or its requeue when its tasks are gone. GP_ENOMEM if its record
  * could not be made (nothing is changed; the caller stops the recovery, as a
  * workload left out would have its tasks reaped as orphans); 0 otherwise. */
+/* A workload found paused after a restart (its pause, under way then, is
+ * finished) joins the loop's workloads, held for its owner where the idle
+ * policy paused it; a stop its owner asked for meanwhile then applies. 0, or
+ * the error of its joining (a is then still the caller's). */
+static int recover_paused(gpd__sched *s, active *a, const gpd__wl *w, int held) {
+    a->state = GP_WL_PAUSED;
+    a->pausing = GPD__PAUSE_PAUSED;
+    if (w->state != GP_WL_PAUSED)
+        set_state(s, a->id, GP_WL_PAUSED, GPD__EV_PAUSED,
+                  "paused: the pause under way when gpupoold stopped was finished");
+    int rc = gpd__loop_act_add(s, a);
+    if (rc == 0) {
+        if (held)
+            gpd__loop_idle_rehold(s, a);
+        stop_after(s, a, w);
+    }
+    return rc;
+}
+
 static int recover_one(gpd__sched *s, uint64_t id) {
     gpd__wl w;
     json_t *j = NULL;
@@ -427,16 +446,8 @@ static int recover_one(gpd__sched *s, uint64_t id) {
     if (!why[0] && paused && a->returned) {
         /* Paused by the idle policy: it stays out of the engine, until its
          * owner resumes it. */
-        a->state = GP_WL_PAUSED;
-        a->pausing = GPD__PAUSE_PAUSED;
-        if (w.state != GP_WL_PAUSED)
-            set_state(s, id, GP_WL_PAUSED, GPD__EV_PAUSED,
-                      "paused: the pause under way when gpupoold stopped was finished");
-        if ((rc = gpd__loop_act_add(s, a)) == 0) {
-            gpd__loop_idle_rehold(s, a);
-            stop_after(s, a, &w);
+        if ((rc = recover_paused(s, a, &w, 1)) == 0)
             a = NULL;
-        }
         goto out;
     }
     if (!why[0] && paused) {
@@ -448,15 +459,8 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         if (rprc < 0) {
             snprintf(why, sizeof why, "could not be restored paused after a restart: %s", err);
         } else {
-            a->state = GP_WL_PAUSED;
-            a->pausing = GPD__PAUSE_PAUSED;
-            if (w.state != GP_WL_PAUSED)
-                set_state(s, id, GP_WL_PAUSED, GPD__EV_PAUSED,
-                          "paused: the pause under way when gpupoold stopped was finished");
-            if ((rc = gpd__loop_act_add(s, a)) == 0) {
-                stop_after(s, a, &w);
+            if ((rc = recover_paused(s, a, &w, 0)) == 0)
                 a = NULL;
-            }
             goto out;
         }
     }
