@@ -513,7 +513,10 @@ static void signal_as(int uid, pid_t pg, int sig) {
     if (setresuid((uid_t)uid, (uid_t)uid, (uid_t)-1) < 0)
         return;
     kill(-pg, sig);
-    setresuid(ruid, euid, (uid_t)-1);
+    /* Root is the saved id, so this cannot fail; were it to, the server
+     * would go on with the user's ids, less than it had. */
+    if (setresuid(ruid, euid, (uid_t)-1) < 0)
+        return;
 }
 
 /* Carries out the messages a client sent, as far as their targets take
