@@ -213,14 +213,25 @@ static int stored_json_text(const char *text, json_t **j) {
     return GP_ECORRUPT;
 }
 
+/* Why json_unpack failed: GP_ENOMEM where it ran out of memory (its check
+ * of an object's keys allocates), GP_ECORRUPT where the JSON is not what was
+ * stored: a shortage taken for a broken record stopped a running task. */
+static int unpack_failed(const json_error_t *why) {
+    return json_error_code(why) == json_error_out_of_memory ? GP_ENOMEM : GP_ECORRUPT;
+}
+
 int gpd__binding_from_json(const char *text, task_rt *t) {
     json_t *j, *sl;
     const char *node;
+    json_error_t why;
     int rc = stored_json_text(text, &j);
     if (rc < 0)
         return rc;
-    if (json_unpack(j, "{s:s, s:o}", "node", &node, "slices", &sl) < 0 || !json_is_array(sl) ||
-        json_array_size(sl) > GP_MAX_GPUS_PER_NODE) {
+    if (json_unpack_ex(j, &why, 0, "{s:s, s:o}", "node", &node, "slices", &sl) < 0) {
+        json_decref(j);
+        return unpack_failed(&why);
+    }
+    if (!json_is_array(sl) || json_array_size(sl) > GP_MAX_GPUS_PER_NODE) {
         json_decref(j);
         return GP_ECORRUPT;
     }
@@ -232,9 +243,9 @@ int gpd__binding_from_json(const char *text, task_rt *t) {
     json_array_foreach(sl, i, x) {
         gp_slice *s = &t->binding.slices[i];
         json_int_t mem = 0;
-        if (json_unpack(x, "[i,i,I,i]", &s->gpu, &s->milli, &mem, &s->mig_slot) < 0) {
+        if (json_unpack_ex(x, &why, 0, "[i,i,I,i]", &s->gpu, &s->milli, &mem, &s->mig_slot) < 0) {
             json_decref(j);
-            return GP_ECORRUPT;
+            return unpack_failed(&why);
         }
         s->mem = mem;
     }
