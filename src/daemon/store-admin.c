@@ -81,8 +81,10 @@ int gpd__store_queue_delete(gp_store *st, const char *name, gpd__err *e) {
 
 static int queue_row(sqlite3_stmt *s, const gpd__store_each *each) {
     gp_queue_spec q;
-    gp_queue_spec_init(&q, (const char *)sqlite3_column_text(s, 0),
-                       (const char *)sqlite3_column_text(s, 1));
+    char name[GP_NAME_MAX + 1], parent[GP_NAME_MAX + 1], mode[32];
+    gpd__store_text(name, sizeof name, s, 0);
+    gpd__store_text(parent, sizeof parent, s, 1);
+    gp_queue_spec_init(&q, name, parent);
     q.priority = sqlite3_column_int(s, 2);
     for (int r = 0; r < GP_RES_COUNT; r++) {
         q.quota[r].deserved = sqlite3_column_int64(s, 3 + 3 * r);
@@ -95,8 +97,8 @@ static int queue_row(sqlite3_stmt *s, const gpd__store_each *each) {
     q.reclaim_grace_max = sqlite3_column_int64(s, 13);
     /* '' (none set: the parent's), or a name this gpupoold does not know
      * (a newer one wrote it), reads as none set. */
-    q.on_preempt_set =
-        gp_on_preempt_parse((const char *)sqlite3_column_text(s, 14), &q.on_preempt) == 0;
+    gpd__store_text(mode, sizeof mode, s, 14);
+    q.on_preempt_set = gp_on_preempt_parse(mode, &q.on_preempt) == 0;
     if (!q.on_preempt_set)
         q.on_preempt = GP_ON_PREEMPT_CHECKPOINT;
     q.idle_gpu_timeout = sqlite3_column_int64(s, 15);
@@ -192,8 +194,9 @@ static int token_row(sqlite3_stmt *s, const gpd__store_each *each) {
     gpd__store_text(t.scope, sizeof t.scope, s, 4);
     gpd__store_text(t.hash, sizeof t.hash, s, 5);
     t.created_ms = sqlite3_column_int64(s, 6);
-    const unsigned char *ux = sqlite3_column_text(s, 7);
-    snprintf(t.unix_user, sizeof t.unix_user, "%s", ux && ux[0] ? (const char *)ux : t.user);
+    gpd__store_text(t.unix_user, sizeof t.unix_user, s, 7);
+    if (t.unix_user[0] == '\0')
+        snprintf(t.unix_user, sizeof t.unix_user, "%s", t.user);
     return each->fn.token(&t, each->arg);
 }
 

@@ -77,8 +77,10 @@ int gpd__store_usage_prune(gp_store *st, int64_t now_s, gpd__err *e) {
 }
 
 static int query_row(sqlite3_stmt *s, const gpd__store_each *each) {
+    char key[GP_NAME_MAX + 1];
+    gpd__store_text(key, sizeof key, s, 0);
     gpd__usage_point p = {
-        .key = (const char *)sqlite3_column_text(s, 0),
+        .key = key,
         .ts = sqlite3_column_int64(s, 1),
         .alloc = sqlite3_column_double(s, 2),
         .used = sqlite3_column_double(s, 3),
@@ -87,8 +89,6 @@ static int query_row(sqlite3_stmt *s, const gpd__store_each *each) {
         .lent = sqlite3_column_double(s, 6),
         .returned = sqlite3_column_double(s, 7),
     };
-    if (!p.key)
-        p.key = "";
     return each->fn.usage(&p, each->arg);
 }
 

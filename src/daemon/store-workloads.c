@@ -21,8 +21,7 @@
 /* Reads the JSON of column col of s's row ("{}" where NULL) into *out,
  * malloc'ed; fails only when out of memory, naming what it was reading. */
 static int json_col(sqlite3_stmt *s, int col, char **out, const char *what, gpd__err *e) {
-    const unsigned char *t = sqlite3_column_text(s, col);
-    *out = strdup(t ? (const char *)t : "{}");
+    *out = gpd__store_dup(s, col, "{}");
     return *out != NULL ? 0 : gpd__fail(e, GP_ENOMEM, "", "out of memory reading %s", what);
 }
 

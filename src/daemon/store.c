@@ -73,9 +73,34 @@ int gpd__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gpd__err
     return 0;
 }
 
+/* A column's bytes and their count, as stored: read as a blob, never
+ * converted, so that reading allocates nothing. sqlite3_column_text makes a
+ * text NUL-terminated, which may allocate, and answers NULL when that fails,
+ * as for a NULL column: a row read so was taken for one whose text is empty
+ * (a task's binding for a broken one, and its running task stopped). */
+static const char *column_bytes(sqlite3_stmt *s, int col, size_t *n) {
+    const void *t = sqlite3_column_blob(s, col);
+    *n = t != NULL ? (size_t)sqlite3_column_bytes(s, col) : 0;
+    return t != NULL ? t : "";
+}
+
 void gpd__store_text(char *dst, size_t len, sqlite3_stmt *s, int col) {
-    const unsigned char *t = sqlite3_column_text(s, col);
-    snprintf(dst, len, "%s", t ? (const char *)t : "");
+    size_t n;
+    const char *t = column_bytes(s, col, &n);
+    snprintf(dst, len, "%.*s", (int)(n < INT32_MAX ? n : INT32_MAX), t);
+}
+
+char *gpd__store_dup(sqlite3_stmt *s, int col, const char *null) {
+    size_t n = strlen(null);
+    const char *t = null;
+    if (sqlite3_column_type(s, col) != SQLITE_NULL) /* asked first: reading converts */
+        t = column_bytes(s, col, &n);
+    char *d = malloc(n + 1);
+    if (d != NULL) {
+        memcpy(d, t, n);
+        d[n] = '\0';
+    }
+    return d;
 }
 
 /* Binds the int64 / text arguments ap ("i" and "t" in kinds) to s. */

@@ -49,9 +49,15 @@ int gpd__store_fail(sqlite3 *db, int rc, gpd__err *e, const char *what);
  * not available, so statements are prepared per call; they are small). */
 int gpd__store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, gpd__err *e);
 
-/* Copies the text of column col of s's row into dst (len bytes), cut to fit;
- * "" where the column is NULL. */
+/* Copies the text of column col of s's row into dst (len bytes), cut to fit
+ * (at a NUL it holds, too); "" where the column is NULL. Reading a column so
+ * allocates nothing, where sqlite3_column_text may, and then answers as for
+ * a NULL column. */
 void gpd__store_text(char *dst, size_t len, sqlite3_stmt *s, int col);
+
+/* The text of column col as a new string (null's copy where the column is
+ * NULL), or NULL when memory runs out. */
+char *gpd__store_dup(sqlite3_stmt *s, int col, const char *null);
 
 /* Runs one statement on db with its binds, given by kinds: 'i' an int64_t,
  * 't' a string; what names the action in the error. */
