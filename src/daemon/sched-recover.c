@@ -309,10 +309,6 @@ static void stop_after(gpd__sched *s, active *a, const gpd__wl *w) {
                          del ? "deleted by its owner" : "suspended by its owner");
 }
 
-/* Rebuilds one workload that had tasks: its active record, its place in the
- * engine, or its requeue when its tasks are gone. GP_ENOMEM if its record
- * could not be made (nothing is changed; the caller stops the recovery, as a
- * workload left out would have its tasks reaped as orphans); 0 otherwise. */
 /* A workload found paused after a restart (its pause, under way then, is
  * finished) joins the loop's workloads, held for its owner where the idle
  * policy paused it; a stop its owner asked for meanwhile then applies. 0, or
@@ -332,6 +328,10 @@ static int recover_paused(gpd__sched *s, active *a, const gpd__wl *w, int held) 
     return rc;
 }
 
+/* Rebuilds one workload that had tasks: its active record, its place in the
+ * engine, or its requeue when its tasks are gone. GP_ENOMEM if its record
+ * could not be made (nothing is changed; the caller stops the recovery, as a
+ * workload left out would have its tasks reaped as orphans); 0 otherwise. */
 static int recover_one(gpd__sched *s, uint64_t id) {
     gpd__wl w;
     json_t *j = NULL;
