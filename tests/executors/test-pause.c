@@ -859,6 +859,52 @@ START_TEST(test_cuda_started_during_the_pause_undoes_it) {
 }
 END_TEST
 
+/* Once the task's processes are locked: the task's waiting shell, listed
+ * before the pause without CUDA, is told to become a holder (late.txt). */
+static void go_hook(int s) {
+    if (s != 2)
+        return;
+    char go[PATH_MAX], state[PATH_MAX];
+    snprintf(go, sizeof go, "%s/go", late_dir);
+    snprintf(state, sizeof state, "%s/late.txt", late_dir);
+    gpt_spit(go, "1");
+    ck_assert(gpt_wait_file(state));
+}
+
+START_TEST(test_cuda_started_by_a_listed_process_undoes_it) {
+    /* A process the task had before the pause, without CUDA then, that
+     * starts using it while the others are locked is not one the pause
+     * checkpointed: it is looked at too, and the pause is undone. */
+    const char *dir = gpt_tmpdir();
+    OPEN_OR_SKIP(ex, dir);
+    char script[4 * PATH_MAX], state[PATH_MAX], late[PATH_MAX];
+    snprintf(state, sizeof state, "%s/state.txt", dir);
+    snprintf(late, sizeof late, "%s/late.txt", dir);
+    int n = snprintf(script, sizeof script,
+                     "\"%s/cuda-holder\" %s 2 1G %d \"%s\" & while [ ! -f \"%s/go\" ]; do "
+                     "sleep 0.05; done; exec \"%s/cuda-holder\" %s 2 1G %d \"%s\"",
+                     build, ledger, HELD_MIB, state, dir, build, ledger, HELD_MIB, late);
+    ck_assert(n > 0 && (size_t)n < sizeof script);
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 1, argv, dir);
+    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "launch: %s", err);
+    ck_assert(gpt_wait_file(state));
+    late_dir = dir;
+    gpx__pause_step_hook = go_hook;
+    gp_exec_pause p;
+    int rc = ctl(ex, GP_EXEC_CTL_PAUSE, h, &p);
+    gpx__pause_step_hook = NULL;
+    ck_assert_msg(rc == GP_EIO, "pause: %s (%s)", gp_err_name(rc), p.detail);
+    ck_assert_int_eq(p.paused, 0);
+    int ok;
+    goes_on_in(state, step_in(state, &ok));
+    goes_on_in(late, step_in(late, &ok));
+    stop_and_done(ex, dir, h);
+}
+END_TEST
+
 /* 1 if the task's freezer says it is frozen. */
 static int task_frozen(const char *dir) {
     char *text = task_file(dir, "cgroup"), *save = NULL, path[PATH_MAX];
@@ -1204,6 +1250,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_failed_thaw_stays_paused_on_the_old_gpus);
     tcase_add_test(tc, test_pause_of_a_throttled_task);
     tcase_add_test(tc, test_cuda_started_during_the_pause_undoes_it);
+    tcase_add_test(tc, test_cuda_started_by_a_listed_process_undoes_it);
     tcase_add_test(tc, test_too_many_processes_not_paused);
     tcase_add_test(tc, test_emulated_resumes_on_any_gpu);
     tcase_add_test(tc, test_truth_follows_the_remap);

@@ -251,14 +251,12 @@ static int task_pids(const gpx__task_cg *tc, pid_t *pids, int max, int *more) {
 }
 
 /* The task's processes that hold a CUDA context, each in the state the
- * driver said and then as the moves below change it; every process the task
- * had when they were listed; and what the moves need beyond a process. */
+ * driver said and then as the moves below change it; and what the moves need
+ * beyond a process. */
 typedef struct cuda_procs {
     int n;
     pid_t pids[MAX_PROCS];
     gp_cu_process_state st[MAX_PROCS];
-    int nseen;
-    pid_t seen[MAX_PROCS];
     gp_cu_lock_args lock;             /* a lock's arguments: its timeout */
     gp_cu_restore_args *restore_args; /* a restore's GPU pairs; NULL: the same GPUs */
 } cuda_procs;
@@ -270,12 +268,12 @@ static int find_cuda_procs(gpx__local *lx, const gpx__task_cg *tc, cuda_procs *p
     memset(ps, 0, sizeof *ps);
     if (lx->cuda.lib == NULL)
         return 0;
-    int more;
-    ps->nseen = task_pids(tc, ps->seen, MAX_PROCS, &more);
-    for (int i = 0; i < ps->nseen; i++) {
+    pid_t all[MAX_PROCS];
+    int more, n = task_pids(tc, all, MAX_PROCS, &more);
+    for (int i = 0; i < n; i++) {
         gp_cu_process_state st;
-        if (lx->cuda.cuCheckpointProcessGetState(ps->seen[i], &st) == GP_CU_SUCCESS) {
-            ps->pids[ps->n] = ps->seen[i];
+        if (lx->cuda.cuCheckpointProcessGetState(all[i], &st) == GP_CU_SUCCESS) {
+            ps->pids[ps->n] = all[i];
             ps->st[ps->n++] = st;
         }
     }
@@ -721,7 +719,8 @@ static int plan_resume(gpx__local *lx, const char *dir, const gp_exec_pause *in,
 
 /* ---- pause and resume ------------------------------------------------------------ */
 
-/* Device memory NVML sees the task's processes hold, or -1 if unknown. */
+/* Device memory NVML sees the task's processes hold, or -1 if unknown (NVML
+ * absent, or it cannot say how much one of them holds: MIG, containers). */
 static int64_t gpu_bytes_of(gpx__local *lx, const pid_t *pids, int n) {
     if (lx->nvml.lib == NULL || lx->nvml.nvmlDeviceGetComputeRunningProcesses_v3 == NULL)
         return -1;
@@ -737,22 +736,25 @@ static int64_t gpu_bytes_of(gpx__local *lx, const pid_t *pids, int n) {
             lx->nvml.nvmlDeviceGetComputeRunningProcesses_v3(dev, &k, info) != NVML_SUCCESS)
             return -1;
         for (unsigned i = 0; i < k; i++)
-            for (int p = 0; p < n; p++)
-                if ((pid_t)info[i].pid == pids[p] &&
-                    info[i].usedGpuMemory != GP_NVML_VALUE_NOT_AVAILABLE)
-                    sum += (int64_t)info[i].usedGpuMemory;
+            for (int p = 0; p < n; p++) {
+                if ((pid_t)info[i].pid != pids[p])
+                    continue;
+                if (info[i].usedGpuMemory == GP_NVML_VALUE_NOT_AVAILABLE)
+                    return -1;
+                sum += (int64_t)info[i].usedGpuMemory;
+            }
     }
     return sum;
 }
 
 /*
- * Once the task is frozen: GP_EIO with detail set if a process that appeared
- * after ps was listed holds GPU memory or a CUDA context that was not
- * checkpointed (frozen, it would keep its GPU memory), else 0. Only such
- * processes are asked about (those ps moved are CHECKPOINTED by its hand, the
- * others held no context): NVML first, which answers from the driver's books,
- * and the checkpoint API only where NVML cannot tell, so that in the common
- * case no frozen process is asked anything.
+ * Once the task is frozen: GP_EIO with detail set if a process the pause did
+ * not checkpoint holds GPU memory or a CUDA context (it started using CUDA
+ * after ps was listed, or appeared since: frozen, it would keep its GPU
+ * memory), else 0. Those ps checkpointed are so by its hand; the others are
+ * asked about through NVML, which answers from the driver's books without
+ * the process, and through the checkpoint API only where NVML cannot tell
+ * (whether the driver answers that for a frozen process is unproven).
  */
 static int cuda_left_running(gpx__local *lx, const gpx__task_cg *tc, const cuda_procs *ps,
                              char *detail, size_t len) {
@@ -768,10 +770,10 @@ static int cuda_left_running(gpx__local *lx, const gpx__task_cg *tc, const cuda_
         return GP_EIO;
     }
     for (int i = 0; i < n; i++) {
-        int known = 0;
-        for (int k = 0; k < ps->nseen && !known; k++)
-            known = ps->seen[k] == now[i];
-        if (!known)
+        int moved = 0;
+        for (int k = 0; k < ps->n && !moved; k++)
+            moved = ps->pids[k] == now[i] && ps->st[k] == GP_CU_PROCESS_CHECKPOINTED;
+        if (!moved)
             added[nadded++] = now[i];
     }
     int64_t held = nadded > 0 ? gpu_bytes_of(lx, added, nadded) : 0;
@@ -779,8 +781,9 @@ static int cuda_left_running(gpx__local *lx, const gpx__task_cg *tc, const cuda_
         char b[32];
         gp_format_size(held, b, sizeof b);
         gpx__exec_fmt(detail, len,
-                      "processes that started during the pause hold %s of GPU memory, so it is "
-                      "undone: frozen, they would have kept it",
+                      "processes the pause did not checkpoint hold %s of GPU memory (they "
+                      "started using CUDA during the pause), so it is undone: frozen, they "
+                      "would have kept it",
                       b);
         return GP_EIO;
     }
