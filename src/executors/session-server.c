@@ -31,6 +31,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -501,22 +502,23 @@ static void open_exec(const gpx__sessd_host *h, pid_t tpid, client *c, const gp_
  * foreground, as the task's user uid (< 0: as the server's own). The kernel
  * keeps that group's number after its last member ended, and by then the
  * number may be another user's group: sent as the task's user, the signal
- * reaches only what the task could signal itself. A root server takes the
- * user's real and effective ids for the kill (keeping root as its saved id,
- * to come back); if it cannot, nothing is sent. */
+ * reaches only what the task could signal itself. A root server sends it
+ * from a child that takes the user's ids, so that its own never change (with
+ * the user's real id, the user could signal it); if that fails, nothing is
+ * sent. */
 static void signal_as(int uid, pid_t pg, int sig) {
     if (uid < 0 || geteuid() == (uid_t)uid) {
         kill(-pg, sig);
         return;
     }
-    uid_t ruid = getuid(), euid = geteuid();
-    if (setresuid((uid_t)uid, (uid_t)uid, (uid_t)-1) < 0)
-        return;
-    kill(-pg, sig);
-    /* Root is the saved id, so this cannot fail; were it to, the server
-     * would go on with the user's ids, less than it had. */
-    if (setresuid(ruid, euid, (uid_t)-1) < 0)
-        return;
+    pid_t c = fork();
+    if (c == 0) {
+        if (setgroups(0, NULL) == 0 && setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) == 0)
+            kill(-pg, sig);
+        _exit(0);
+    }
+    while (c > 0 && waitpid(c, NULL, 0) < 0 && errno == EINTR)
+        ;
 }
 
 /* Carries out the messages a client sent, as far as their targets take
