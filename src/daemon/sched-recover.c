@@ -268,8 +268,10 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
      * workload's state unchanged.) */
     int stopping = w->stop_kind[0] && strcmp(w->stop_kind, GPD__STOP_EVICT) != 0;
     int del = stopping && strcmp(w->stop_kind, GPD__STOP_DELETE) == 0;
-    /* Suspended, it keeps its row of returned GPUs, as finish_stop does. */
-    if (!stopping || del)
+    /* Suspended by the idle policy (STOPPING), it keeps its row of returned
+     * GPUs, as finish_stop does; by its owner (a stop stored while a step
+     * ran, its state unchanged), the row goes, as gpd__loop_owner_stop's. */
+    if (!stopping || del || w->state != GP_WL_STOPPING)
         gpd__loop_idle_drop(s, a);
     gpd__wl_change c;
     gpd__wl_change_init(&c, w->id);

@@ -104,7 +104,9 @@ typedef struct gpd__wl {
     char *spec;               /* the validated request as JSON (malloc'ed) */
     char reason[256];         /* the last outcome, or why it stops */
     int32_t exit_code;        /* -1 if none */
-    char stop_kind[16];       /* while STOPPING: evict, suspend, delete */
+    char stop_kind[16];       /* while STOPPING: evict, suspend, delete; a delete or suspend
+                                 asked for while a pause step ran, with the state unchanged
+                                 (recovery carries it out) */
     int64_t stop_deadline_ms; /* while STOPPING: when the grace period ends */
 } gpd__wl;
 
