@@ -208,17 +208,24 @@ $GP delete "$O3" >/dev/null
 none_running() { [ "$(count_state running)" = 0 ]; }
 tap_ok "both deleted" wait_until 30 none_running
 
+# stuck_pausing NAME WHICH: another borrower stuck so (L), running, its main
+# thread in the allocation's sleep; then its owner's workload (O3), and its
+# pause under way.
+pausing() { grep -q '^state=pausing$' "$D/tasks/w$L.t0.a1/pause" 2>/dev/null; }
+stuck_pausing() {
+    L=$(submit --project b1 --gpu 1 --on-preempt pause --grace 1s --name "$1" -- sh -c \
+        'GPUPOOL_FAKE_ALLOC_DELAY_US=600000000 exec "$0" "$@"' "$HOLDER" "$LEDGER" 1 256M 16 "$LS")
+    check "a $2 borrower stuck in an allocation runs" "$L" wait_until 60 is_state "$L" running
+    check "its main thread sleeps inside the allocation" "$L" wait_until 60 sleeping
+    O3=$(submit --project a1 --gpu 1 --name "owner-$1" -- sleep 600)
+    check "the owner comes back: its pause is under way" "$L" wait_until 60 pausing
+}
+
 # ---- 3b. Suspended by its owner while its pause is under way ---------------
 # The same stuck borrower: its pause step lasts the lock's timeout. A
 # suspend that comes meanwhile waits for the step to end and then suspends
 # it (it deleted the workload: the step's end knew only a delete).
-L=$(submit --project b1 --gpu 1 --on-preempt pause --grace 1s --name stuck2 -- sh -c \
-    'GPUPOOL_FAKE_ALLOC_DELAY_US=600000000 exec "$0" "$@"' "$HOLDER" "$LEDGER" 1 256M 16 "$LS")
-check "a second borrower stuck in an allocation runs" "$L" wait_until 60 is_state "$L" running
-check "its main thread sleeps inside the allocation" "$L" wait_until 60 sleeping
-O3=$(submit --project a1 --gpu 1 --name owner3b -- sleep 600)
-pausing() { grep -q '^state=pausing$' "$D/tasks/w$L.t0.a1/pause" 2>/dev/null; }
-check "the owner comes back: its pause is under way" "$L" wait_until 60 pausing
+stuck_pausing stuck2 second
 tap_ok "gpupool suspend is taken during the pause" sh -c "$GP suspend $L >/dev/null"
 check "when the step ends it is suspended, not deleted" "$L" wait_until 90 is_state "$L" suspended
 tap_ok "the event says its owner suspended it" has_event "$L" '"kind":"suspended","message":"attempt 1 stopped: suspended by its owner"'
@@ -233,12 +240,7 @@ tap_ok "both deleted" wait_until 30 none_running
 # The delete, answered at once, waits for the step: it is stored with the
 # workload, so that gpupoold killed meanwhile carries it out once restarted
 # (the step undone), where the borrower ran on.
-L=$(submit --project b1 --gpu 1 --on-preempt pause --grace 1s --name stuck3 -- sh -c \
-    'GPUPOOL_FAKE_ALLOC_DELAY_US=600000000 exec "$0" "$@"' "$HOLDER" "$LEDGER" 1 256M 16 "$LS")
-check "a third borrower stuck in an allocation runs" "$L" wait_until 60 is_state "$L" running
-check "its main thread sleeps inside the allocation" "$L" wait_until 60 sleeping
-O3=$(submit --project a1 --gpu 1 --name owner3c -- sleep 600)
-check "the owner comes back: its pause is under way" "$L" wait_until 60 pausing
+stuck_pausing stuck3 third
 tap_ok "gpupool delete is taken during the pause" sh -c "$GP delete $L >/dev/null"
 tap_ok "and the step is still under way" pausing
 gpd_kill9

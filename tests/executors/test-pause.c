@@ -147,6 +147,16 @@ static void launch_holder(gp_executor *ex, const char *dir, char h[GP_HANDLE_MAX
     launch_holder_on(ex, dir, h, NULL, NULL, 0);
 }
 
+/* Launches `sh -c script` as a task (its processes the script's). */
+static void launch_script(gp_executor *ex, const char *dir, const char *script,
+                          char h[GP_HANDLE_MAX]) {
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    gp_task_launch t;
+    gpt_launch_init(&t, 1, argv, dir);
+    char err[GP_ERR_MAX] = "";
+    ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "launch: %s", err);
+}
+
 /* The last step of the holder whose state file is path, and whether its
  * pattern was intact. */
 static long step_in(const char *path, int *ok) {
@@ -322,11 +332,8 @@ START_TEST(test_failed_checkpoint_of_several_is_undone) {
                      "\"%s/$s.txt\" & done; wait",
                      build, ledger, HELD_MIB, dir);
     ck_assert(n > 0 && (size_t)n < sizeof script);
-    const char *argv[] = {"/bin/sh", "-c", script, NULL};
-    gp_task_launch t;
-    gpt_launch_init(&t, 1, argv, dir);
-    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";
-    ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "launch: %s", err);
+    char h[GP_HANDLE_MAX];
+    launch_script(ex, dir, script, h);
     for (int i = 0; i < 3; i++) {
         snprintf(state[i], sizeof state[i], "%s/%c.txt", dir, 'a' + i);
         ck_assert(gpt_wait_file(state[i]));
@@ -830,6 +837,18 @@ static void late_holder_hook(int s) {
     ck_assert(gpt_wait_file(state));
 }
 
+/* Pauses h with hook (given late_dir = dir) called at each step, a pause
+ * that is undone: GP_EIO, not paused, p's detail saying why. */
+static void pause_undone_with(gp_executor *ex, const char *dir, const char *h, void (*hook)(int),
+                              gp_exec_pause *p) {
+    late_dir = dir;
+    gpx__pause_step_hook = hook;
+    int rc = ctl(ex, GP_EXEC_CTL_PAUSE, h, p);
+    gpx__pause_step_hook = NULL;
+    ck_assert_msg(rc == GP_EIO, "pause: %s (%s)", gp_err_name(rc), p->detail);
+    ck_assert_int_eq(p->paused, 0);
+}
+
 START_TEST(test_cuda_started_during_the_pause_undoes_it) {
     /* A process that starts using CUDA after the pause listed the task's
      * processes would be frozen with its GPU memory held: the pause looks
@@ -838,13 +857,8 @@ START_TEST(test_cuda_started_during_the_pause_undoes_it) {
     OPEN_OR_SKIP(ex, dir);
     char h[GP_HANDLE_MAX];
     launch_holder(ex, dir, h);
-    late_dir = dir;
-    gpx__pause_step_hook = late_holder_hook;
     gp_exec_pause p;
-    int rc = ctl(ex, GP_EXEC_CTL_PAUSE, h, &p);
-    gpx__pause_step_hook = NULL;
-    ck_assert_msg(rc == GP_EIO, "pause: %s (%s)", gp_err_name(rc), p.detail);
-    ck_assert_int_eq(p.paused, 0);
+    pause_undone_with(ex, dir, h, late_holder_hook, &p);
     ck_assert_msg(strstr(p.detail, "started using CUDA during the pause") != NULL, "%s", p.detail);
     char *journal = task_file(dir, "pause");
     ck_assert_msg(journal[0] == '\0', "the journal stayed: %s", journal);
@@ -885,19 +899,11 @@ START_TEST(test_cuda_started_by_a_listed_process_undoes_it) {
                      "sleep 0.05; done; exec \"%s/cuda-holder\" %s 2 1G %d \"%s\"",
                      build, ledger, HELD_MIB, state, dir, build, ledger, HELD_MIB, late);
     ck_assert(n > 0 && (size_t)n < sizeof script);
-    const char *argv[] = {"/bin/sh", "-c", script, NULL};
-    gp_task_launch t;
-    gpt_launch_init(&t, 1, argv, dir);
-    char h[GP_HANDLE_MAX], err[GP_ERR_MAX] = "";
-    ck_assert_msg(gp_exec_launch(ex, &t, h, err, sizeof err) == 0, "launch: %s", err);
+    char h[GP_HANDLE_MAX];
+    launch_script(ex, dir, script, h);
     ck_assert(gpt_wait_file(state));
-    late_dir = dir;
-    gpx__pause_step_hook = go_hook;
     gp_exec_pause p;
-    int rc = ctl(ex, GP_EXEC_CTL_PAUSE, h, &p);
-    gpx__pause_step_hook = NULL;
-    ck_assert_msg(rc == GP_EIO, "pause: %s (%s)", gp_err_name(rc), p.detail);
-    ck_assert_int_eq(p.paused, 0);
+    pause_undone_with(ex, dir, h, go_hook, &p);
     int ok;
     goes_on_in(state, step_in(state, &ok));
     goes_on_in(late, step_in(late, &ok));
