@@ -35,6 +35,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/sockios.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,7 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <wslay/wslay.h>
@@ -60,10 +63,13 @@
 #define BOUT_ROOM (BE_OUT_MAX + GP_WS_IO)
 #define BE_IN     (GP_CH_HEAD + GP_CH_PAYLOAD_MAX)
 #define STALL_MS  30000
-/* A closing session: what its client still sends is read and dropped for
- * at most CLOSING_MS after the close frame went out (STALL_MS after the end
- * in all, for a client slow to take the session's last output),
- * CLOSING_ROUND bytes a round
+/* A closing session: what its client still sends is read and dropped until
+ * the client has taken everything sent to it, the close frame included (the
+ * socket's queue toward it is empty), then for CLOSING_MS at the most; one
+ * that takes nothing for STALL_MS meanwhile is cut off, however slowly the
+ * rest take the session's last output. Closed any earlier, the connection
+ * would be reset by the next bytes the client sends (a key typed), and what
+ * the kernel still held for it lost. CLOSING_ROUND bytes a round
  * of events at the most (nothing else bounds a read that is dropped, and
  * one client must not hold the relay thread: epoll, level-triggered,
  * brings the rest in the next round), and only while the client takes
@@ -112,9 +118,11 @@ struct sess {
     int be_parked;  /* the executor's side hung up, out of the epoll set */
     int counted;
     int64_t born_ms, stall_ms;
-    int64_t closing_ms; /* when it began to close (S_CLOSING) */
-    int64_t close_ms;   /* when its close frame was queued */
-    size_t round_in;    /* bytes read from the client in this round of events */
+    int64_t took_ms;  /* S_CLOSING: when the client last took something */
+    int outq;         /* S_CLOSING: the bytes its socket held for it then */
+    int64_t close_ms; /* when the client had taken everything, the close frame
+                         included (0: not yet) */
+    size_t round_in;  /* bytes read from the client in this round of events */
     int dead;
     int gone;         /* destroyed: freed after the current batch of events */
     int close_queued; /* the close frame is queued (after every message:
@@ -382,8 +390,10 @@ static void ws_send(sess *s, int type, const void *payload, size_t len) {
 /* Closes the WebSocket: after what is queued, the close frame
  * (sess_arm), and the client's last bytes drained (reads_on). */
 static void sess_end(sess *s) {
-    if (s->st != S_CLOSING)
-        s->closing_ms = gpd__now_ms();
+    if (s->st != S_CLOSING) {
+        s->took_ms = gpd__now_ms();
+        s->outq = INT_MAX;
+    }
     s->st = S_CLOSING;
 }
 
@@ -655,11 +665,27 @@ static void on_end(wslay_event_context_ptr ctx, void *ud) {
  * with bytes unread is reset: the client, cut off in the middle of a
  * write, would lose what was queued for it (the port's EOF, an ERROR, the
  * close frame) and see only the reset. */
-/* Whether a closing session's time is up: CLOSING_MS after its close frame
- * went out with no close from the client, or STALL_MS after its end. */
+/* Whether a closing session's time is up: CLOSING_MS after the client took
+ * the close frame with no close of its own, or STALL_MS after it last took
+ * anything before that. */
 static int closing_over(const sess *s, int64_t now) {
-    return s->st == S_CLOSING && ((s->close_queued && now - s->close_ms >= CLOSING_MS) ||
-                                  now - s->closing_ms >= STALL_MS);
+    if (s->st != S_CLOSING)
+        return 0;
+    return s->close_ms != 0 ? now - s->close_ms >= CLOSING_MS : now - s->took_ms >= STALL_MS;
+}
+
+/* A closing session's client took something if its socket holds less for it
+ * than before (or a write went out: on_send); it has taken everything once
+ * the close frame went out and the socket holds nothing more. */
+static void closing_progress(sess *s, int64_t now) {
+    int q = 0;
+    if (ioctl(s->fd, SIOCOUTQ, &q) < 0)
+        q = 0;
+    if (q < s->outq)
+        s->took_ms = now;
+    s->outq = q;
+    if (q == 0 && wslay_event_get_close_sent(s->ctx))
+        s->close_ms = now;
 }
 
 static int reads_on(const sess *s) {
@@ -699,6 +725,8 @@ static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t 
     if (r < 0)
         return -1;
     s->stall_ms = 0;
+    if (s->st == S_CLOSING)
+        s->took_ms = gpd__now_ms();
     return r;
 }
 
@@ -825,12 +853,13 @@ static int sess_arm(sess *s, int64_t now) {
     if (s->st == S_CLOSING && !s->close_queued && wslay_event_get_queued_msg_count(s->ctx) == 0) {
         wslay_event_queue_close(s->ctx, WSLAY_CODE_NORMAL_CLOSURE, NULL, 0);
         s->close_queued = 1;
-        s->close_ms = now;
         if (wslay_event_send(s->ctx) != 0) {
             sess_destroy(s);
             return -1;
         }
     }
+    if (s->st == S_CLOSING && s->close_ms == 0)
+        closing_progress(s, now);
     size_t queued = wslay_event_get_queued_msg_length(s->ctx);
     if (queued >= WS_QUEUE_MAX && s->stall_ms == 0)
         s->stall_ms = now;
@@ -1045,9 +1074,10 @@ static void *relay(void *arg) {
             next = s->next;
             if (s->st == S_HELLO && now - s->born_ms > HELLO_MS) {
                 sess_fail(s, "HELLO: not sent within 10 s of the connection");
-            } else if (s->stall_ms != 0 && now - s->stall_ms > STALL_MS) {
+            } else if (s->st != S_CLOSING && s->stall_ms != 0 && now - s->stall_ms > STALL_MS) {
                 /* The client takes nothing: it is cut off (the close frame
-                 * could not reach it either). */
+                 * could not reach it either; a closing session's own bound
+                 * is closing_over's). */
                 sess_destroy(s);
                 continue;
             } else if (closing_over(s, now)) {

@@ -55,19 +55,18 @@
 #include "common/gp_error.h"
 #include "executors/session-server.h"
 
-#define OBUF     (GP_CH_HEAD + 16384 + 1024) /* one data chunk and a few control messages */
-#define IBUF     (GP_CH_HEAD + GP_CH_PAYLOAD_MAX)
-#define CHUNK    16384
-#define FLUSH_MS 2000 /* how long the last output may take to leave at the end */
-#define NPOLL    (3 + GPX__SESSD_CLIENTS * 4)
+#define OBUF  (GP_CH_HEAD + 16384 + 1024) /* one data chunk and a few control messages */
+#define IBUF  (GP_CH_HEAD + GP_CH_PAYLOAD_MAX)
+#define CHUNK 16384
+#define NPOLL (3 + GPX__SESSD_CLIENTS * 4)
 
 enum { C_FREE = 0, C_NEW, C_ATTACH, C_EXEC };
 
 typedef struct client {
     int state;
     int fd;
-    uint64_t cursor; /* ATTACH: the next ring byte it is sent */
-    int64_t stuck_since_ms;
+    uint64_t cursor;          /* ATTACH: the next ring byte it is sent */
+    int64_t took_ms;          /* finish: when it last took something */
     size_t ilen, ioff, ipart; /* ibuf: bytes held, processed, of the current STDIN written */
     size_t olen, ooff;
     int closing; /* send what obuf holds, then close */
@@ -730,11 +729,15 @@ static size_t ring_room(const arena *a, uint64_t *lagging) {
 }
 
 /* The end: what the terminal still holds goes to the attached clients with
- * the task's exit status, for at most FLUSH_MS; then every client closes. */
+ * the task's exit status, at each client's own pace; a client that takes
+ * nothing for GPX__SESSD_STUCK_S is cut off, as while the task ran. Then
+ * every client closes. */
 static void finish(arena *a, int master, const gpx__sessd_host *h, int code, int sig) {
-    int64_t until = gp_clock_ms(CLOCK_MONOTONIC) + FLUSH_MS;
     int drained = 0;
+    for (int i = 0; i < GPX__SESSD_CLIENTS; i++)
+        a->c[i].took_ms = gp_clock_ms(CLOCK_MONOTONIC);
     for (;;) {
+        int64_t now = gp_clock_ms(CLOCK_MONOTONIC);
         uint64_t lag;
         size_t room = ring_room(a, &lag);
         while (!drained && room > 0) {
@@ -760,16 +763,20 @@ static void finish(arena *a, int master, const gpx__sessd_host *h, int code, int
                     c->closing = 1;
                 }
             }
-            if (client_flush(c) < 0 || (c->closing && c->olen == 0)) {
+            size_t held = c->olen - c->ooff;
+            int r = client_flush(c);
+            if (c->olen - c->ooff < held)
+                c->took_ms = now;
+            if (r < 0 || (c->closing && c->olen == 0) ||
+                now - c->took_ms > GPX__SESSD_STUCK_S * 1000) {
                 client_close(a, c);
                 continue;
             }
             pf[np++] = (struct pollfd){c->fd, POLLOUT, 0};
         }
-        int64_t left = until - gp_clock_ms(CLOCK_MONOTONIC);
-        if (np == 0 || left <= 0)
+        if (np == 0)
             break;
-        poll(pf, (nfds_t)np, left < 50 ? (int)left : 50);
+        poll(pf, (nfds_t)np, 1000);
     }
     for (int i = 0; i < GPX__SESSD_CLIENTS; i++)
         if (a->c[i].state != C_FREE)

@@ -29,7 +29,9 @@
 #define GPX__SESSD_RING (64 * 1024)
 /* Sessions (attached clients and exec'd commands) one task may hold. */
 #define GPX__SESSD_CLIENTS 64
-/* How long an attached client may hold the terminal up without reading. */
+/* How long an attached client may take nothing, while it holds the terminal
+ * up or while the ended task's last output waits for it, before it is cut
+ * off. */
 #define GPX__SESSD_STUCK_S 30
 /* Arguments an exec may have. */
 #define GPX__SESSD_MAX_ARGS 256
@@ -64,9 +66,10 @@ int gpx__sessd_listen(const char *dir, const char *name, int uid, int *master, i
                       int *lfd);
 
 /*
- * Serves the session socket until the task tpid ends, sends its exit status
- * to the attached clients, and returns it in *code / *sig (the task is left
- * a zombie for the caller to reap). Only peers of this process's own user
+ * Serves the session socket until the task tpid ends, sends its last output
+ * and its exit status to the attached clients, at their own pace (one that
+ * takes nothing for GPX__SESSD_STUCK_S is cut off), and returns it in *code
+ * / *sig (the task is left a zombie for the caller to reap). Only peers of this process's own user
  * are accepted. Closes master and lfd. -1 if it could not start (no
  * memory): the caller then waits for the task itself.
  */

@@ -23,9 +23,19 @@ NAMES = {v: k for k, v in TYPES.items()}
 
 
 class WS:
-    def __init__(self, server, path, token=None, timeout=30):
+    def __init__(self, server, path, token=None, timeout=30, rcvbuf=None):
+        """rcvbuf: the socket's receive buffer, set before it connects (a
+        small window, as on a slow link)."""
         host, port = server.replace("http://", "").rstrip("/").rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        if rcvbuf is None:
+            self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        else:
+            af, kind, proto, _, addr = socket.getaddrinfo(host, int(port),
+                                                          type=socket.SOCK_STREAM)[0]
+            self.sock = socket.socket(af, kind, proto)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            self.sock.settimeout(timeout)
+            self.sock.connect(addr)
         key = base64.b64encode(os.urandom(16)).decode()
         head = (f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
                 f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n")
