@@ -629,15 +629,28 @@ static void client_fill(arena *a, client *c, int can_out, int can_err) {
     }
 }
 
-/* Records that an EXEC client's command ended with wait status st. */
-static void exec_ended(client *c, int st) {
+/* An EXEC client's command has ended, not reaped yet: a terminal's group
+ * is hung up (what the terminal still holds is read once more, then it
+ * ends: background processes keep no session) while the command's zombie
+ * still holds the group's number, which once it is reaped may become
+ * another user's group, signalled as root. Then the command is reaped and
+ * how it ended kept for its client. */
+static void exec_ended(client *c) {
+    if (c->tty)
+        kill(-c->pid, SIGHUP);
+    int st = 0;
+    while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
+        ;
     c->exited = 1;
     c->code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
     c->sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-    /* A terminal whose command ended: what it still holds is read once
-     * more, then it ends (background processes keep no session). */
-    if (c->tty)
-        kill(-c->pid, SIGHUP);
+}
+
+/* Whether child pid has ended (left a zombie, which is not reaped). */
+static int has_ended(pid_t pid) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
 }
 
 /* Reaps the server's children that ended, never the task: EXEC commands
@@ -649,26 +662,29 @@ static void exec_ended(client *c, int st) {
 static void reap(arena *a, const gpx__sessd_host *h, pid_t tpid) {
     for (int i = 0; i < GPX__SESSD_CLIENTS; i++) {
         client *c = &a->c[i];
-        int st;
-        if (c->state == C_EXEC && !c->exited && waitpid(c->pid, &st, WNOHANG) == c->pid)
-            exec_ended(c, st);
+        if (c->state == C_EXEC && !c->exited && has_ended(c->pid))
+            exec_ended(c);
         if (a->dropped[i] > 0 && waitpid(a->dropped[i], NULL, WNOHANG) != 0)
             a->dropped[i] = 0;
     }
     while (h->subreaper) {
         siginfo_t si;
         memset(&si, 0, sizeof si);
-        int st;
         if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid <= 0 ||
-            si.si_pid == tpid || waitpid(si.si_pid, &st, 0) != si.si_pid)
+            si.si_pid == tpid)
             break;
+        client *cmd = NULL;
         for (int i = 0; i < GPX__SESSD_CLIENTS; i++) {
             client *c = &a->c[i];
             if (c->state == C_EXEC && !c->exited && c->pid == si.si_pid)
-                exec_ended(c, st);
+                cmd = c;
             if (a->dropped[i] == si.si_pid)
                 a->dropped[i] = 0;
         }
+        if (cmd != NULL)
+            exec_ended(cmd);
+        else if (waitpid(si.si_pid, NULL, 0) != si.si_pid)
+            break;
     }
 }
 
