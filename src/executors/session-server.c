@@ -115,6 +115,10 @@ static const char *errtext(int e) {
     case EAGAIN:
     case ENOMEM:
         return "out of resources";
+    case EINVAL:
+        return "invalid argument";
+    case EFAULT:
+        return "bad address";
     default:
         return "system call failed";
     }
@@ -799,6 +803,48 @@ static void finish(arena *a, int master, const gpx__sessd_host *h, int code, int
             client_close(a, &a->c[i]);
 }
 
+/* Whether the task tpid has ended (left a zombie): how, in *code / *sig. */
+static int task_ended(pid_t tpid, int *code, int *sig) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)tpid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != tpid)
+        return 0;
+    *code = si.si_code == CLD_EXITED ? si.si_status : 0;
+    *sig = si.si_code == CLD_EXITED ? 0 : si.si_status;
+    return 1;
+}
+
+/* The service cannot go on (its poll failed with error e, which no retry
+ * mends): why goes to the task's log and to every client, which is closed
+ * (a command exec'd for one is killed), and the socket is no longer served.
+ * The task runs on: its terminal is read into the log, so that its output
+ * never blocks, until it ends. */
+static void unserved(arena *a, const gpx__sessd_host *h, pid_t tpid, int master, int e, int *code,
+                     int *sig) {
+    static const char mark[] = "\r\n[gpupool] ", why[] = "the task's sessions stopped: poll: ";
+    const char *what = errtext(e);
+    h->log(h->ctx, mark, sizeof mark - 1);
+    h->log(h->ctx, why, sizeof why - 1);
+    h->log(h->ctx, what, cstrlen(what));
+    h->log(h->ctx, "\r\n", 2);
+    for (int i = 0; i < GPX__SESSD_CLIENTS; i++) {
+        client *c = &a->c[i];
+        if (c->state == C_FREE)
+            continue;
+        c->olen = c->ooff = 0;
+        put_text(c, GP_CH_ERROR, why, what);
+        client_flush(c);
+        client_close(a, c);
+    }
+    while (!task_ended(tpid, code, sig)) {
+        reap(a, h, tpid);
+        while (read_terminal(a, master, h, CHUNK) > 0)
+            ;
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, int *code,
                      int *sig) {
     arena *a = mmap(NULL, sizeof *a, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -815,13 +861,8 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
     int term_open = 1;
     int64_t blocked_since = 0;
     for (;;) {
-        siginfo_t si;
-        memset(&si, 0, sizeof si);
-        if (waitid(P_PID, (id_t)tpid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == tpid) {
-            *code = si.si_code == CLD_EXITED ? si.si_status : 0;
-            *sig = si.si_code == CLD_EXITED ? 0 : si.si_status;
+        if (task_ended(tpid, code, sig))
             break;
-        }
         reap(a, h, tpid);
         struct pollfd pf[NPOLL];
         int who[NPOLL], what[NPOLL], np = 0;
@@ -873,12 +914,20 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
                 pf[np] = (struct pollfd){master, POLLOUT, 0}, who[np] = i, what[np++] = 6;
         }
         int n = poll(pf, (nfds_t)np, 1000);
-        if (n < 0 && errno != EINTR) {
-            /* No memory for now: the service goes on after a pause. Only the
-             * task's end, above, ends it (with the task's exit status). */
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == ENOMEM) {
+            /* No memory for now: the service goes on after a pause. */
             struct timespec ts = {0, 100 * 1000 * 1000};
             nanosleep(&ts, NULL);
             continue;
+        }
+        if (n < 0) {
+            int e = errno;
+            close(lfd);
+            lfd = -1;
+            unserved(a, h, tpid, master, e, code, sig);
+            break;
         }
         for (int k = 0; n > 0 && k < np; k++) {
             short re = pf[k].revents;
@@ -932,7 +981,8 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
     finish(a, master, h, *code, *sig);
     reap(a, h, tpid);
     close(sfd);
-    close(lfd);
+    if (lfd >= 0)
+        close(lfd);
     close(master);
     sigprocmask(SIG_UNBLOCK, &set, NULL);
     munmap(a, sizeof *a);

@@ -69,9 +69,13 @@ int gpx__sessd_listen(const char *dir, const char *name, int uid, int *master, i
  * Serves the session socket until the task tpid ends, sends its last output
  * and its exit status to the attached clients, at their own pace (one that
  * takes nothing for GPX__SESSD_STUCK_S is cut off), and returns it in *code
- * / *sig (the task is left a zombie for the caller to reap). Only peers of this process's own user
- * are accepted. Closes master and lfd. -1 if it could not start (no
- * memory): the caller then waits for the task itself.
+ * / *sig (the task is left a zombie for the caller to reap). Only peers of
+ * this process's own user are accepted. A poll that fails for good (for
+ * another reason than a want of memory, which is waited out) ends the
+ * service, not the task: why goes to the log and to every client, which is
+ * closed, and the terminal is read into the log until the task ends. Closes
+ * master and lfd. -1 if it could not start (no memory): the caller then
+ * waits for the task itself.
  */
 int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, int *code,
                      int *sig);

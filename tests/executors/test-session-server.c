@@ -13,7 +13,11 @@
  *
  * A command exec'd into the task whose client goes away is killed and
  * reaped. A poll of the server's that fails (no memory) does not end its
- * service: it went on to report an exit status it had never read.
+ * service: it went on to report an exit status it had never read. One that
+ * fails for good (any other error) ends the service, not the task: the
+ * server says why in the task's log, closes its clients and reads the
+ * terminal on until the task ends (it retried the poll for ever, every
+ * session hanging meanwhile).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,8 +42,10 @@
 #define TASK_UID 65534
 #define SOCK     "s.sock"
 
+/* The task's log: written to the descriptor ctx points to, if any. */
 static void host_log(void *ctx, const char *buf, size_t n) {
-    (void)ctx, (void)buf, (void)n;
+    if (ctx != NULL)
+        (void)!write(*(int *)ctx, buf, n);
 }
 
 /* Runs argv on in, out and err in a session of its own (the task's
@@ -53,14 +59,16 @@ static void host_exec(void *ctx, pid_t tpid, int in, int out, int err, int tty, 
     _exit(127);
 }
 
-/* The server's polls fail with ENOMEM while this count is above 0: this
- * poll stands in for the C library's in the whole test program. */
-static int fail_polls;
+/* The server's polls fail with fail_errno (ENOMEM unless set) while this
+ * count is above 0, or for ever while it is -1: this poll stands in for the
+ * C library's in the whole test program. */
+static int fail_polls, fail_errno;
 
 int poll(struct pollfd *fds, nfds_t n, int timeout) {
-    if (fail_polls > 0) {
-        fail_polls--;
-        errno = ENOMEM;
+    if (fail_polls != 0) {
+        if (fail_polls > 0)
+            fail_polls--;
+        errno = fail_errno != 0 ? fail_errno : ENOMEM;
         return -1;
     }
     struct timespec ts = {timeout / 1000, (long)(timeout % 1000) * 1000000};
@@ -111,7 +119,9 @@ static void task(int slave, int report) {
 /* A stand-in task and its server. */
 typedef struct stand {
     const char *dir; /* where the server listens, on SOCK */
-    int fail_polls;  /* how many of the server's polls fail first */
+    int fail_polls;  /* how many of the server's polls fail first (-1: all) */
+    int fail_errno;  /* and with which error (0: ENOMEM) */
+    int log;         /* where the task's log goes (0: nowhere) */
     pid_t server, tpid;
     pid_t pids[2]; /* the task's two processes (see task) */
 } stand;
@@ -137,9 +147,10 @@ static void start(stand *st) {
         }
         close(p[1]);
         close(slave);
-        gpx__sessd_host h = {host_log, host_exec, NULL, TASK_UID, 0};
+        gpx__sessd_host h = {host_log, host_exec, st->log > 0 ? &st->log : NULL, TASK_UID, 0};
         int code, sig;
         fail_polls = st->fail_polls;
+        fail_errno = st->fail_errno;
         gpx__sessd_serve(&h, t, master, lfd, &code, &sig);
         waitpid(t, NULL, 0);
         _exit(sig != 0 ? 100 + sig : code);
@@ -280,10 +291,50 @@ START_TEST(test_a_failed_poll_does_not_end_the_service) {
 }
 END_TEST
 
+START_TEST(test_a_poll_that_fails_for_good_ends_the_service) {
+    if (geteuid() != 0)
+        GP_TEST_SKIP("not root: the stand-in task has a process of another user's");
+    int logp[2];
+    ck_assert_int_eq(pipe2(logp, O_NONBLOCK), 0);
+    stand st = {0};
+    st.fail_polls = -1;
+    st.fail_errno = EINVAL;
+    st.log = logp[1];
+    start(&st);
+    close(logp[1]);
+    char log[512];
+    size_t len = 0;
+    log[0] = '\0';
+    for (int i = 0; i < GPT_WAIT_MS / 10 && strstr(log, "argument\r\n") == NULL; i++) {
+        ssize_t n = read(logp[0], log + len, sizeof log - 1 - len);
+        if (n > 0)
+            log[len += (size_t)n] = '\0';
+        else
+            nap();
+    }
+    ck_assert_msg(strstr(log, "sessions stopped: poll: invalid argument\r\n") != NULL,
+                  "the task's log does not say that its sessions stopped: \"%s\"", log);
+    /* The service is over: the socket is no longer served, the task runs. */
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s", st.dir, SOCK);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_lt(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    close(fd);
+    ck_assert_int_eq(kill(st.tpid, 0), 0);
+    int status = stop(&st);
+    close(logp[0]);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 100 + SIGKILL,
+                  "the server reported wait status %#x, not the task's end by SIGKILL", status);
+}
+END_TEST
+
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_signal_is_sent_as_the_task_user);
     tcase_add_test(tc, test_a_dropped_command_is_reaped);
     tcase_add_test(tc, test_a_failed_poll_does_not_end_the_service);
+    tcase_add_test(tc, test_a_poll_that_fails_for_good_ends_the_service);
 }
 
 GP_TEST_MAIN("executors/session-server", add_tests)
