@@ -60,7 +60,10 @@
 #define CHUNK 16384
 #define NPOLL (3 + GPX__SESSD_CLIENTS * 4)
 
-enum { C_FREE = 0, C_NEW, C_ATTACH, C_EXEC };
+/* C_DROPPED: a closed EXEC client whose command was killed but has not
+ * ended yet; the place is held, a session of the task's, until the command
+ * is reaped (reap). */
+enum { C_FREE = 0, C_NEW, C_ATTACH, C_EXEC, C_DROPPED };
 
 typedef struct client {
     int state;
@@ -84,9 +87,6 @@ typedef struct arena {
     uint8_t ring[GPX__SESSD_RING];
     uint8_t tmp[CHUNK];
     client c[GPX__SESSD_CLIENTS];
-    /* Commands of closed EXEC clients, killed but perhaps not ended yet:
-     * reaped once they end (0: a free place). */
-    pid_t dropped[GPX__SESSD_CLIENTS];
 } arena;
 
 /* ======================================================================== */
@@ -263,7 +263,16 @@ static void show_notice(arena *a, const gpx__sessd_host *h, const gp_ch_msg *m) 
     h->log(h->ctx, (const char *)m->payload, n);
 }
 
-static void client_close(arena *a, client *c) {
+/* Whether a client is connected (neither a free place nor a dropped
+ * command's). */
+static int connected(const client *c) {
+    return c->state != C_FREE && c->state != C_DROPPED;
+}
+
+static void client_close(client *c) {
+    if (!connected(c))
+        return;
+    int dropped = 0;
     if (c->state == C_EXEC) {
         if (c->pid > 0 && !c->exited)
             kill(-c->pid, SIGHUP);
@@ -274,24 +283,19 @@ static void client_close(arena *a, client *c) {
         if (c->err >= 0)
             close(c->err);
         if (c->pid > 0 && !c->exited) {
-            /* Reaped once it ends (reap), from a->dropped; where that is
-             * full, only if it has already ended. */
+            /* Reaped once it ends (reap), which may take a while (a
+             * process stuck in the kernel): its place is held until then,
+             * so that no command is left a zombie for want of one. */
             kill(-c->pid, SIGKILL);
             /* The command itself too: until its setsid it leads no group
              * (a client gone at once missed it, and it ran on). */
             kill(c->pid, SIGKILL);
-            int i = 0;
-            while (i < GPX__SESSD_CLIENTS && a->dropped[i] != 0)
-                i++;
-            if (i < GPX__SESSD_CLIENTS)
-                a->dropped[i] = c->pid;
-            else
-                waitpid(c->pid, NULL, WNOHANG);
+            dropped = 1;
         }
     }
     if (c->fd >= 0)
         close(c->fd);
-    c->state = C_FREE;
+    c->state = dropped ? C_DROPPED : C_FREE;
     c->fd = -1;
 }
 
@@ -668,8 +672,8 @@ static void reap(arena *a, const gpx__sessd_host *h, pid_t tpid) {
         client *c = &a->c[i];
         if (c->state == C_EXEC && !c->exited && has_ended(c->pid))
             exec_ended(c);
-        if (a->dropped[i] > 0 && waitpid(a->dropped[i], NULL, WNOHANG) != 0)
-            a->dropped[i] = 0;
+        if (c->state == C_DROPPED && waitpid(c->pid, NULL, WNOHANG) != 0)
+            c->state = C_FREE;
     }
     while (h->subreaper) {
         siginfo_t si;
@@ -677,18 +681,22 @@ static void reap(arena *a, const gpx__sessd_host *h, pid_t tpid) {
         if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid <= 0 ||
             si.si_pid == tpid)
             break;
-        client *cmd = NULL;
+        client *cmd = NULL, *gone = NULL;
         for (int i = 0; i < GPX__SESSD_CLIENTS; i++) {
             client *c = &a->c[i];
             if (c->state == C_EXEC && !c->exited && c->pid == si.si_pid)
                 cmd = c;
-            if (a->dropped[i] == si.si_pid)
-                a->dropped[i] = 0;
+            if (c->state == C_DROPPED && c->pid == si.si_pid)
+                gone = c;
         }
-        if (cmd != NULL)
+        if (cmd != NULL) {
             exec_ended(cmd);
-        else if (waitpid(si.si_pid, NULL, 0) != si.si_pid)
+            continue;
+        }
+        if (waitpid(si.si_pid, NULL, 0) != si.si_pid)
             break;
+        if (gone != NULL)
+            gone->state = C_FREE;
     }
 }
 
@@ -770,7 +778,7 @@ static void finish(arena *a, int master, const gpx__sessd_host *h, int code, int
         int np = 0;
         for (int i = 0; i < GPX__SESSD_CLIENTS; i++) {
             client *c = &a->c[i];
-            if (c->state == C_FREE)
+            if (!connected(c))
                 continue;
             if (c->state != C_ATTACH && !c->closing) {
                 put_text(c, GP_CH_ERROR, "the task has ended", NULL);
@@ -789,7 +797,7 @@ static void finish(arena *a, int master, const gpx__sessd_host *h, int code, int
                 c->took_ms = now;
             if (r < 0 || (c->closing && c->olen == 0) ||
                 now - c->took_ms > GPX__SESSD_STUCK_S * 1000) {
-                client_close(a, c);
+                client_close(c);
                 continue;
             }
             pf[np++] = (struct pollfd){c->fd, POLLOUT, 0};
@@ -799,8 +807,8 @@ static void finish(arena *a, int master, const gpx__sessd_host *h, int code, int
         poll(pf, (nfds_t)np, 1000);
     }
     for (int i = 0; i < GPX__SESSD_CLIENTS; i++)
-        if (a->c[i].state != C_FREE)
-            client_close(a, &a->c[i]);
+        if (connected(&a->c[i]))
+            client_close(&a->c[i]);
 }
 
 /* Whether the task tpid has ended (left a zombie): how, in *code / *sig. */
@@ -829,12 +837,12 @@ static void unserved(arena *a, const gpx__sessd_host *h, pid_t tpid, int master,
     h->log(h->ctx, "\r\n", 2);
     for (int i = 0; i < GPX__SESSD_CLIENTS; i++) {
         client *c = &a->c[i];
-        if (c->state == C_FREE)
+        if (!connected(c))
             continue;
         c->olen = c->ooff = 0;
         put_text(c, GP_CH_ERROR, why, what);
         client_flush(c);
-        client_close(a, c);
+        client_close(c);
     }
     while (!task_ended(tpid, code, sig)) {
         reap(a, h, tpid);
@@ -882,17 +890,17 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
              * up for everyone: it is cut off. */
             for (int i = 0; i < GPX__SESSD_CLIENTS; i++)
                 if (a->c[i].state == C_ATTACH && a->c[i].cursor == lag)
-                    client_close(a, &a->c[i]);
+                    client_close(&a->c[i]);
             blocked_since = 0;
             continue;
         }
         for (int i = 0; i < GPX__SESSD_CLIENTS; i++) {
             client *c = &a->c[i];
-            if (c->state == C_FREE)
+            if (!connected(c))
                 continue;
             client_fill(a, c, 0, 0);
             if (c->closing && c->olen == 0) {
-                client_close(a, c);
+                client_close(c);
                 continue;
             }
             short ev = 0;
@@ -949,16 +957,16 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
                     term_open = 0; /* every holder of its other side closed it */
                 break;
             case 3:
-                if (c->state == C_FREE)
+                if (!connected(c))
                     break;
                 if ((re & POLLOUT) && client_flush(c) < 0) {
-                    client_close(a, c);
+                    client_close(c);
                     break;
                 }
                 if (re & (POLLIN | POLLHUP | POLLERR)) {
                     ssize_t r = read(c->fd, c->ibuf + c->ilen, IBUF - c->ilen);
                     if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
-                        client_close(a, c);
+                        client_close(c);
                         break;
                     }
                     if (r > 0)
@@ -972,7 +980,7 @@ int gpx__sessd_serve(const gpx__sessd_host *h, pid_t tpid, int master, int lfd, 
                     client_fill(a, c, what[k] == 4, what[k] == 5);
                 break;
             case 6:
-                if (c->state != C_FREE)
+                if (connected(c))
                     client_input(h, a, tpid, master, c);
                 break;
             }

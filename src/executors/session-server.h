@@ -27,7 +27,8 @@
 
 /* Recent terminal output kept per task (replayed on attach). */
 #define GPX__SESSD_RING (64 * 1024)
-/* Sessions (attached clients and exec'd commands) one task may hold. */
+/* Sessions (attached clients and exec'd commands) one task may hold; a
+ * command whose client went away counts until it has ended after its kill. */
 #define GPX__SESSD_CLIENTS 64
 /* How long an attached client may take nothing, while it holds the terminal
  * up or while the ended task's last output waits for it, before it is cut

@@ -12,12 +12,12 @@
  * signal, root's does not (it did when the server sent it as root).
  *
  * A command exec'd into the task whose client goes away is killed and
- * reaped. A poll of the server's that fails (no memory) does not end its
- * service: it went on to report an exit status it had never read. One that
- * fails for good (any other error) ends the service, not the task: the
- * server says why in the task's log, closes its clients and reads the
- * terminal on until the task ends (it retried the poll for ever, every
- * session hanging meanwhile).
+ * reaped, and so are more of them than a task has sessions, each ending a
+ * while after its kill (the test holds the server's kills back). A poll of the server's that fails
+ * (no memory) does not end its service: it went on to report an exit status it had never read. One
+ * that fails for good (any other error) ends the service, not the task: the server says why in the
+ * task's log, closes its clients and reads the terminal on until the task ends (it retried the poll
+ * for ever, every session hanging meanwhile).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +29,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -73,6 +74,18 @@ int poll(struct pollfd *fds, nfds_t n, int timeout) {
     }
     struct timespec ts = {timeout / 1000, (long)(timeout % 1000) * 1000000};
     return ppoll(fds, n, timeout < 0 ? NULL : &ts, NULL);
+}
+
+/* While set, the server's kills are not sent: its commands end only when
+ * they end by themselves, as ones stuck in the kernel do some time after
+ * their SIGKILL. This kill stands in for the C library's in the whole test
+ * program. */
+static int hold_kills;
+
+int kill(pid_t pid, int sig) {
+    if (hold_kills)
+        return 0;
+    return (int)syscall(SYS_kill, pid, sig);
 }
 
 /* Waits to be killed. */
@@ -122,6 +135,7 @@ typedef struct stand {
     int fail_polls;  /* how many of the server's polls fail first (-1: all) */
     int fail_errno;  /* and with which error (0: ENOMEM) */
     int log;         /* where the task's log goes (0: nowhere) */
+    int hold_kills;  /* the server's kills are not sent */
     pid_t server, tpid;
     pid_t pids[2]; /* the task's two processes (see task) */
 } stand;
@@ -151,6 +165,7 @@ static void start(stand *st) {
         int code, sig;
         fail_polls = st->fail_polls;
         fail_errno = st->fail_errno;
+        hold_kills = st->hold_kills;
         gpx__sessd_serve(&h, t, master, lfd, &code, &sig);
         waitpid(t, NULL, 0);
         _exit(sig != 0 ? 100 + sig : code);
@@ -180,23 +195,42 @@ static void nap(void) {
     nanosleep(&ts, NULL);
 }
 
-/* A session to the server on dir, opened with req, once it answered READY. */
-static int open_session(const char *dir, const gp_session_req *req) {
+/* A connection to the server's socket in dir, or -1 if none is made. */
+static int dial(const char *dir) {
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof sa);
     sa.sun_family = AF_UNIX;
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s", dir, SOCK);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+        return fd;
+    close(fd);
+    return -1;
+}
+
+/* A session to the server on dir opened with req: its descriptor once it
+ * answered READY, or -1 if it was refused (when the task has too many, the
+ * server may close before the request is sent, its answer lost). */
+static int try_session(const char *dir, const gp_session_req *req) {
+    int fd = dial(dir);
+    ck_assert_int_ge(fd, 0);
     static uint8_t msg[GP_CH_HEAD + GP_CH_PAYLOAD_MAX];
     size_t len = 0;
     char err[256];
     ck_assert_int_eq(gpx__sessd_request(req, msg, &len, err, sizeof err), 0);
-    ck_assert_int_eq(send(fd, msg, len, MSG_NOSIGNAL), (ssize_t)len);
-    uint8_t head[GP_CH_HEAD];
-    ck_assert_int_eq(recv(fd, head, sizeof head, MSG_WAITALL), (ssize_t)sizeof head);
-    ck_assert_int_eq(head[0], GP_CH_READY);
+    int passed = -1;
+    if (gpx__sessd_handshake(fd, msg, len, &passed, err, sizeof err) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* A session to the server on dir, opened with req, once it answered READY. */
+static int open_session(const char *dir, const gp_session_req *req) {
+    int fd = try_session(dir, req);
+    ck_assert_msg(fd >= 0, "the session was refused");
     return fd;
 }
 
@@ -277,6 +311,38 @@ START_TEST(test_a_dropped_command_is_reaped) {
 }
 END_TEST
 
+/* More commands whose clients went away than a task has sessions, each
+ * ending only a while after its kill: every one is reaped once it ends, on
+ * a server that reaps only its exec'd commands. Those dropped while the
+ * list of dropped commands was full were waited for once, at their kill,
+ * and stayed zombies. */
+START_TEST(test_more_dropped_commands_than_sessions_are_reaped) {
+    if (geteuid() != 0)
+        GP_TEST_SKIP("not root: the stand-in task has a process of another user's");
+    stand st = {0};
+    st.hold_kills = 1;
+    start(&st);
+    const char *const argv[] = {"sleep", "1", NULL};
+    gp_session_req req = {GP_SESSION_EXEC, 0, 0, 0, argv, 0, NULL};
+    int dropped = 0;
+    for (int i = 0; i < GPT_WAIT_MS / 10 && dropped < GPX__SESSD_CLIENTS + 16; i++) {
+        int fd = try_session(st.dir, &req);
+        if (fd < 0) {
+            nap(); /* the task holds as many as it may: until some end */
+            continue;
+        }
+        close(fd);
+        dropped++;
+    }
+    ck_assert_int_eq(dropped, GPX__SESSD_CLIENTS + 16);
+    int n = -1;
+    for (int i = 0; i < GPT_WAIT_MS / 10 && (n = others(st.server, st.tpid)) != 0; i++)
+        nap();
+    ck_assert_msg(n == 0, "%d of %d dropped commands were left (running or zombies)", n, dropped);
+    stop(&st);
+}
+END_TEST
+
 START_TEST(test_a_failed_poll_does_not_end_the_service) {
     if (geteuid() != 0)
         GP_TEST_SKIP("not root: the stand-in task has a process of another user's");
@@ -315,13 +381,7 @@ START_TEST(test_a_poll_that_fails_for_good_ends_the_service) {
     ck_assert_msg(strstr(log, "sessions stopped: poll: invalid argument\r\n") != NULL,
                   "the task's log does not say that its sessions stopped: \"%s\"", log);
     /* The service is over: the socket is no longer served, the task runs. */
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sun_family = AF_UNIX;
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s", st.dir, SOCK);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ck_assert_int_lt(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    close(fd);
+    ck_assert_int_lt(dial(st.dir), 0);
     ck_assert_int_eq(kill(st.tpid, 0), 0);
     int status = stop(&st);
     close(logp[0]);
@@ -333,6 +393,7 @@ END_TEST
 static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_signal_is_sent_as_the_task_user);
     tcase_add_test(tc, test_a_dropped_command_is_reaped);
+    tcase_add_test(tc, test_more_dropped_commands_than_sessions_are_reaped);
     tcase_add_test(tc, test_a_failed_poll_does_not_end_the_service);
     tcase_add_test(tc, test_a_poll_that_fails_for_good_ends_the_service);
 }
