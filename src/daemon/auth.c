@@ -295,6 +295,13 @@ int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__e
     return 0;
 }
 
+int gpd__auth_token_held(gpd__auth *a, int64_t id) {
+    pthread_mutex_lock(&a->mu);
+    int held = token_of(a, id) != NULL;
+    pthread_mutex_unlock(&a->mu);
+    return held;
+}
+
 void gpd__auth_session_limits(gpd__auth *a, int64_t idle_ms, int64_t life_ms) {
     pthread_mutex_lock(&a->mu);
     a->idle_ms = idle_ms;

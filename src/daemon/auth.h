@@ -46,6 +46,11 @@ void gpd__auth_close(gpd__auth *a);
  * and an expired session is forgotten). */
 int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__err *e);
 
+/* 1 while the token of id is held (not revoked), 0 once it is revoked.
+ * What a principal opened that outlives its request (a session's
+ * WebSocket, session.c) asks this, so that a revoked token ends it. */
+int gpd__auth_token_held(gpd__auth *a, int64_t id);
+
 /*
  * Creates a token whose workloads run as the Unix user unix_user (NULL or
  * "": user); writes the secret (only ever shown here) into secret (at least

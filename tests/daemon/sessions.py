@@ -252,6 +252,24 @@ t, p, _ = ex.until(lambda t, p, o: t == "ERROR") if ex.status == 101 else ("HTTP
 ok(code == 200 and t == "ERROR" and b"revoked" in p,
    "after sign-out, that console session in the first message is refused", (code, t, p))
 
+# Revoking a token ends the sessions it opened: a shell opened by exec went
+# on taking commands after its token was deleted.
+code, tok = api("POST", "/api/v1/tokens", ADMIN,
+                {"name": "to-revoke", "user": os.environ["GP_USER_A"], "role": "researcher",
+                 "scope": "proj"})
+ex = WS(SERVER, f"/api/v1/workloads/{wid}/exec", tok.get("token"))
+ex.hello(command=["sh", "-c", "while read l; do echo got-$l; done"])
+ex.send("STDIN", "one\n")
+ex.until(lambda t, p, o: b"got-one" in o)
+code_d, _ = api("DELETE", f"/api/v1/tokens/{tok.get('id')}", ADMIN)
+try:
+    t, p, _ = ex.until(lambda t, p, o: t in ("ERROR", "EXIT", "CLOSE"))
+except OSError as err:
+    t, p = "still open", repr(err).encode()
+ex.close()
+ok(code == 201 and code_d == 200 and t == "ERROR" and b"revoked" in p,
+   "a session ends when its token is revoked", (code, code_d, t, p))
+
 # ---- Refusals ----
 code, _ = api("GET", f"/api/v1/workloads/{wid}/attach", TB)
 ok(code in (403, 404), "another user's token: attach refused", code)
