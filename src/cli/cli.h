@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/gp_submit.h"
 #include "common/gp_workload.h"
@@ -112,6 +113,25 @@ const char *cli_str(json_t *j, const char *name);
  * "\x1b"), so that a workload's name cannot move the cursor, rewrite earlier
  * lines or set the window title. NULL if out of memory. */
 char *cli_visible(const char *s);
+
+/*
+ * A task's output on its way to a terminal (gpupool logs): what a terminal
+ * shows as text passes (printable UTF-8, newline, tab, carriage return),
+ * and so do colours (SGR: ESC [, digits, ';' or ':', then m); every other
+ * control character and escape sequence, and bytes that are not UTF-8,
+ * become visible escapes ("\x1b") as cli_visible() writes them, so that a
+ * workload's output cannot set the window title, write the clipboard
+ * (OSC 52) or clear the screen of whoever reads its logs. A character or a
+ * colour cut by the end of buf is held for the next call; cli_term_end
+ * writes what is held once the output ends.
+ */
+#define CLI_TERM_HOLD 32
+typedef struct cli_term {
+    unsigned char held[CLI_TERM_HOLD];
+    size_t nheld;
+} cli_term;
+void cli_term_write(cli_term *t, const char *buf, size_t n, FILE *out);
+void cli_term_end(cli_term *t, FILE *out);
 
 /* A table: columns set once, rows added, printed aligned. */
 typedef struct cli_table {

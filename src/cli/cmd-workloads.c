@@ -304,6 +304,11 @@ int cmd_logs(cli *c, int argc, char **argv) {
     if (!id)
         return cli_usage("logs", "which workload? (gpupool logs [-f] ID)");
     long long offset = 0;
+    /* The output is the workload's, and its readers are not only its owner:
+     * on a terminal it cannot drive the terminal (cli_term_write); piped or
+     * redirected it is written as the task wrote it. */
+    int tty = isatty(STDOUT_FILENO);
+    cli_term term = {0};
     for (;;) {
         char path[256];
         char *raw = NULL;
@@ -311,10 +316,15 @@ int cmd_logs(cli *c, int argc, char **argv) {
         snprintf(path, sizeof path, "/api/v1/workloads/%s/logs?task=%s&offset=%lld", id, task,
                  offset);
         int rc = cli_call(c, "GET", path, NULL, NULL, &raw, &len);
+        if (rc == EXIT_OK && tty)
+            cli_term_write(&term, raw, len, stdout);
+        else if (rc == EXIT_OK)
+            fwrite(raw, 1, len, stdout);
+        if (!follow || rc != EXIT_OK)
+            cli_term_end(&term, stdout); /* the end of the output */
+        fflush(stdout);
         if (rc != EXIT_OK)
             return rc;
-        fwrite(raw, 1, len, stdout);
-        fflush(stdout);
         free(raw);
         /* Where the answer began: past the offset asked for when what lay
          * between was rotated away (an older daemon does not say). */
@@ -327,8 +337,10 @@ int cmd_logs(cli *c, int argc, char **argv) {
             continue;
         json_t *w;
         snprintf(path, sizeof path, "/api/v1/workloads/%s", id);
-        if ((rc = cli_call(c, "GET", path, NULL, &w, NULL, NULL)) != EXIT_OK)
+        if ((rc = cli_call(c, "GET", path, NULL, &w, NULL, NULL)) != EXIT_OK) {
+            cli_term_end(&term, stdout);
             return rc;
+        }
         int done = cli_wl_over(w);
         json_decref(w);
         if (done) {

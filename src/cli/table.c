@@ -81,6 +81,84 @@ char *cli_visible(const char *s) {
     return out;
 }
 
+/* How many bytes the UTF-8 sequence that lead begins has (2 to 4), or 0. */
+static size_t utf8_len(unsigned char lead) {
+    return lead >= 0xc2 && lead <= 0xdf   ? 2
+           : lead >= 0xe0 && lead <= 0xef ? 3
+           : lead >= 0xf0 && lead <= 0xf4 ? 4
+                                          : 0;
+}
+
+/* At p, n bytes left, p[0] an ESC: the length of a colour sequence (SGR),
+ * 0 if there is none, or -1 where the end of the bytes may have cut one. */
+static long sgr_len(const unsigned char *p, size_t n) {
+    for (size_t i = 1; i < n && i < CLI_TERM_HOLD; i++) {
+        if (i == 1 ? p[i] != '[' : p[i] == 'm')
+            return i == 1 ? 0 : (long)i + 1;
+        if (i > 1 && !(p[i] >= '0' && p[i] <= '9') && p[i] != ';' && p[i] != ':')
+            return 0;
+    }
+    return n < CLI_TERM_HOLD ? -1 : 0;
+}
+
+/* At p, n bytes left: how many bytes pass as they are (0: escape p[0]), or
+ * -1 where what is left may be the start of a character or a colour. */
+static long term_pass(const unsigned char *p, size_t n) {
+    if ((p[0] >= 0x20 && p[0] < 0x7f) || p[0] == '\n' || p[0] == '\t' || p[0] == '\r')
+        return 1;
+    if (p[0] == 0x1b)
+        return sgr_len(p, n);
+    size_t need = utf8_len(p[0]);
+    if (need == 0)
+        return 0;
+    if (n < need) {
+        for (size_t i = 1; i < n; i++)
+            if ((p[i] & 0xc0) != 0x80)
+                return 0;
+        return -1;
+    }
+    return (long)printable_utf8(p);
+}
+
+void cli_term_write(cli_term *t, const char *buf, size_t n, FILE *out) {
+    /* The bytes held from the last call, then buf: one run. */
+    unsigned char *all = malloc(t->nheld + n + 1);
+    const unsigned char *p = (const unsigned char *)buf;
+    size_t len = n;
+    if (all == NULL) {
+        cli_term_end(t, out); /* out of memory: nothing is held */
+    } else {
+        memcpy(all, t->held, t->nheld);
+        if (n > 0)
+            memcpy(all + t->nheld, buf, n);
+        p = all;
+        len = t->nheld + n;
+        t->nheld = 0;
+    }
+    size_t i = 0;
+    while (i < len) {
+        long k = term_pass(p + i, len - i);
+        if (k < 0 && all != NULL) {
+            t->nheld = len - i;
+            memcpy(t->held, p + i, t->nheld);
+            break;
+        }
+        if (k > 0) {
+            fwrite(p + i, 1, (size_t)k, out);
+            i += (size_t)k;
+        } else {
+            fprintf(out, "\\x%02x", p[i++]);
+        }
+    }
+    free(all);
+}
+
+void cli_term_end(cli_term *t, FILE *out) {
+    for (size_t i = 0; i < t->nheld; i++)
+        fprintf(out, "\\x%02x", t->held[i]);
+    t->nheld = 0;
+}
+
 void cli_table_init(cli_table *t, int ncols, const char *const *head) {
     memset(t, 0, sizeof *t);
     t->ncols = ncols;

@@ -49,6 +49,32 @@ answer '{"error":{"message":"bad \u001b[2J\u001b]0;x\u0007"}}' 400
 out=$("$GP" --server "$URL" --token t list 2>&1)
 tap_is "an error message prints no control character" "$(printf '%s' "$out" | tr -d '\n' | LC_ALL=C grep -c "$(printf '[\001-\037\177]')")" 0
 
+# A workload's output, read by someone else (the project's other members, an
+# admin) with gpupool logs: on a terminal it once wrote the clipboard (OSC
+# 52), cleared the screen and set the window title. Colours, tabs and line
+# ends pass; piped, the output is the task's, byte for byte.
+printf '\033[31mRED\033[0m \033]52;c;cHduZWQ=\007\033[2J\033]0;owned\007 a\tb\302\233x \342\202\254\n' >"$TMP/log"
+printf 'HTTP/1.1 200 X\r\nContent-Type: text/plain\r\nContent-Length: %s\r\nConnection: close\r\n\r\n' \
+    "$(wc -c <"$TMP/log" | tr -d ' ')" >"$TMP/answer"
+cat "$TMP/log" >>"$TMP/answer"
+if script -qec true /dev/null >/dev/null 2>&1; then
+    script -qec "$GP --server $URL --token t logs 7" /dev/null >"$TMP/tty-out" 2>&1
+    tr -d '\r' <"$TMP/tty-out" >"$TMP/tty"
+    tap_is "logs on a terminal: no escape byte but the colours' two" "$(tr -cd '\033' <"$TMP/tty" | wc -c | tr -d ' ')" 2
+    tap_is "no BEL, no C1 control" "$(LC_ALL=C tr -cd '\007\233' <"$TMP/tty" | wc -c | tr -d ' ')" 0
+    tap_ok "the clipboard, clear and title sequences are shown as text" \
+        contains "$(cat "$TMP/tty")" '\\x1b\]52;c;cHduZWQ=\\x07\\x1b\[2J\\x1b\]0;owned\\x07'
+    tap_ok "colours, a tab and UTF-8 text are kept" \
+        contains "$(cat "$TMP/tty")" "$(printf '\033\\[31mRED\033\\[0m .*a\tb\\\\xc2\\\\x9bx \342\202\254')"
+else
+    tap_skip "no script(1) to give gpupool logs a terminal"
+    tap_skip "no script(1)"
+    tap_skip "no script(1)"
+    tap_skip "no script(1)"
+fi
+"$GP" --server "$URL" --token t logs 7 >"$TMP/piped" 2>&1
+tap_ok "logs piped are the task's output, byte for byte" cmp -s "$TMP/log" "$TMP/piped"
+
 # A directory where others may write: its address file must not get the token.
 answer '{"workloads":[]}'
 mkdir -p "$TMP/shared/gpupool-data"
