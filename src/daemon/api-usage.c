@@ -28,27 +28,32 @@
 
 int gpd__parse_time(const char *field, const char *s, int64_t now_s, int64_t *out, gpd__err *e) {
     uint64_t v;
-    if (gp_parse_uint(s, NULL, 10, INT64_MAX, &v) == 0) {
-        *out = (int64_t)v;
-        return 0;
-    }
+    int64_t t = -1;
     struct tm tm;
     memset(&tm, 0, sizeof tm);
-    const char *rest = strptime(s, "%Y-%m-%d", &tm);
-    if (rest && (*rest == 'T' || *rest == ' '))
-        rest = strptime(rest + 1, "%H:%M:%S", &tm);
-    if (rest && (*rest == '\0' || strcmp(rest, "Z") == 0)) {
-        *out = (int64_t)timegm(&tm);
-        return 0;
-    }
+    const char *rest = NULL;
     int64_t ms;
-    if (gp_parse_duration_ms(s[0] == '-' ? s + 1 : s, &ms) == 0 && ms >= 0) {
-        *out = now_s - ms / 1000;
+    if (gp_parse_uint(s, NULL, 10, INT64_MAX, &v) == 0) {
+        t = (int64_t)v;
+    } else {
+        rest = strptime(s, "%Y-%m-%d", &tm);
+        if (rest && (*rest == 'T' || *rest == ' '))
+            rest = strptime(rest + 1, "%H:%M:%S", &tm);
+        if (rest && (*rest == '\0' || strcmp(rest, "Z") == 0))
+            t = (int64_t)timegm(&tm);
+        else if (gp_parse_duration_ms(s[0] == '-' ? s + 1 : s, &ms) == 0 && ms >= 0)
+            /* A duration reaching before 1970: from the beginning. */
+            t = ms / 1000 > now_s ? 0 : now_s - ms / 1000;
+    }
+    /* Bounded, so that no sum or product of times (rounded to whole
+     * buckets, in milliseconds) can overflow: to=2^63-1 did. */
+    if (t >= 0 && t <= GPD__TIME_MAX) {
+        *out = t;
         return 0;
     }
     return gpd__fail(e, GP_EINVAL, field,
-                     "%s: \"%s\" is not a time (seconds since 1970, 2026-12-01, "
-                     "2026-12-01T08:00:00Z, or a duration before now such as 7d)",
+                     "%s: \"%.64s\" is not a time from 1970 to 9999 (seconds since 1970, "
+                     "2026-12-01, 2026-12-01T08:00:00Z, or a duration before now such as 7d)",
                      field, s);
 }
 

@@ -264,8 +264,10 @@ int gpd__reply_text(gpd__resp *out, int status, const char *text, size_t len,
 const char *gpd__query(gpd__req *r, const char *key);
 
 /* Parses a point in time given as field: seconds since 1970, 2026-12-01,
- * 2026-12-01T08:00:00Z, or a duration before now_s such as 7d
- * (api-usage.c). GP_EINVAL naming field. */
+ * 2026-12-01T08:00:00Z, or a duration before now_s such as 7d (one that
+ * reaches before 1970 is 1970), into seconds since 1970, at most
+ * GPD__TIME_MAX (the end of 9999) (api-usage.c). GP_EINVAL naming field. */
+#define GPD__TIME_MAX INT64_C(253402300799)
 int gpd__parse_time(const char *field, const char *s, int64_t now_s, int64_t *out, gpd__err *e);
 
 /* Parses a decimal id path parameter. */

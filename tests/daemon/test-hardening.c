@@ -200,6 +200,23 @@ START_TEST(test_laxities_refused) {
     ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/workloads?limit=5x", NULL, NULL), 400);
     ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/workloads?after=-1", NULL, NULL), 400);
     ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/workloads/-1", NULL, NULL), 400);
+    /* Times past 9999: to=2^63-1 overflowed when rounded to a whole bucket
+     * (answered with a negative "to"), and in milliseconds for the export. */
+    static const char *const times[] = {
+        "/api/v1/usage?to=9223372036854775807",
+        "/api/v1/usage?from=0&to=99999999999999999",
+        "/api/v1/usage?from=253402300800",
+        "/api/v1/export/workloads?to=9223372036854775807",
+        "/api/v1/export/workloads?from=9300000000000000",
+    };
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+        ck_assert_msg(gpd_call(&t, t.admin, "GET", times[i], NULL, NULL) == 400, "%s not 400",
+                      times[i]);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET",
+                              "/api/v1/usage?from=0&to=253402300799&step=3650000d", NULL, NULL),
+                     200);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/usage?from=100000000d", NULL, NULL),
+                     200);
     gpd_test_stop(&t);
 }
 END_TEST
