@@ -101,6 +101,17 @@ mkdir -m 700 "$TMP/root-only"
 W=$(as "$TA" $GP submit --project proj --workdir "$TMP/root-only/w" -- true | id_of)
 tap_ok "a workdir alice may not create fails her workload" wait_until 30 is_state "$W" failed
 tap_ok "and says why" sh -c "$GP describe $W | grep -q 'workdir: cannot enter'"
+# A program's name looked up in a PATH that alice may not search: the lookup
+# was made as root, and its answer (cannot execute .../root-only/hidden, or
+# not in the task's PATH) told her which programs exist where she cannot look.
+printf '#!/bin/sh\n' >"$TMP/root-only/hidden" && chmod 755 "$TMP/root-only/hidden"
+H=$(as "$TA" $GP submit --project proj --workdir /tmp --env "PATH=$TMP/root-only" -- hidden | id_of)
+M=$(as "$TA" $GP submit --project proj --workdir /tmp --env "PATH=$TMP/root-only" -- missing | id_of)
+tap_ok "a program where alice may not search fails her workload" wait_until 30 is_state "$H" failed
+tap_ok "so does a program that is nowhere" wait_until 30 is_state "$M" failed
+reason_of() { $GP describe "$1" | sed -n 's/^Reason: *//p'; }
+tap_is "and both say the same: nothing tells that the first exists" \
+    "$(reason_of "$H" | sed 's/hidden/PROG/g')" "$(reason_of "$M" | sed 's/missing/PROG/g')"
 # Jupyter's --allow-root only where the task runs as root: alice's notebook
 # runs as alice, and gpupool notebook passed the flag for everyone.
 tap_ok "whoami says alice's tasks do not run as root" \

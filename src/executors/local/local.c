@@ -445,7 +445,10 @@ static void start_error(const gp_task_launch *t, const char *path, const char *w
                         int e, char *err, size_t errlen) {
     switch (stage) {
     case GPX__STAGE_EXEC:
-        gp_errf(err, errlen, "argv[0]: cannot execute '%s': %s", path, strerror(e));
+        if (strchr(path, '/') == NULL && e == ENOENT)
+            gp_errf(err, errlen, "argv[0]: '%s' is not an executable in the task's PATH", path);
+        else
+            gp_errf(err, errlen, "argv[0]: cannot execute '%s': %s", path, strerror(e));
         break;
     case GPX__STAGE_CHDIR:
         gp_errf(err, errlen, "workdir: cannot enter '%s': %s", workdir, strerror(e));
@@ -469,26 +472,6 @@ static void start_error(const gp_task_launch *t, const char *path, const char *w
     default:
         gp_errf(err, errlen, "launch: cannot start the task's supervisor: %s", strerror(e));
     }
-}
-
-/* Looks argv[0] up in the task's PATH, as the shell would. A name with a
- * slash is used as it is (relative to the working directory). */
-static int resolve(const char *prog, char *const *env, char *out, size_t len) {
-    if (strchr(prog, '/') != NULL) {
-        gpx__exec_fmt(out, len, "%s", prog);
-        return 0;
-    }
-    const char *path = gpx__env_get(env, "PATH");
-    char dirs[4096];
-    gpx__exec_fmt(dirs, sizeof dirs, "%s", path != NULL ? path : GPX__TASK_PATH);
-    char *save = NULL;
-    for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
-        struct stat st;
-        gpx__exec_fmt(out, len, "%s/%s", d, prog);
-        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-            return 0;
-    }
-    return GP_ENOENT;
 }
 
 /* What a task that could not start returns: GP_EAGAIN where the host
@@ -769,9 +752,12 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     }
     if (rc == 0 && (p->argv = copy_argv(t->argv)) == NULL)
         rc = GP_ENOMEM;
-    if (rc == 0 && resolve(t->argv[0], p->env, p->path, sizeof p->path) < 0) {
-        gp_errf(err, errlen, "argv[0]: '%s' is not an executable in the task's PATH", t->argv[0]);
-        rc = GP_ENOENT;
+    /* A name without a slash is looked up in the task's PATH by the task
+     * itself, as its user (proc.c): looked up here, as root, it told the
+     * workload which programs exist in directories it may not enter. */
+    if (rc == 0 && gpx__exec_fmt(p->path, sizeof p->path, "%s", t->argv[0]) < 0) {
+        gp_errf(err, errlen, "argv[0]: longer than %d bytes", PATH_MAX - 1);
+        rc = GP_EINVAL;
     }
     gpx__spawned sp;
     int spawned = 0;

@@ -294,7 +294,8 @@ void gpx__sa_str(char **pos, char *end, const char *s);
 void gpx__sa_u64(char **pos, char *end, uint64_t v);
 
 typedef struct gpx__spawn {
-    const char *path; /* the program, resolved */
+    const char *path; /* the program: a name without a slash is looked up in
+                         envp's PATH by the task, as its user */
     char *const *argv;
     char *const *envp;
     const char *workdir;

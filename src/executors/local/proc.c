@@ -441,6 +441,8 @@ static int take_terminal(int tty) {
     return 0;
 }
 
+static void exec_path(const char *prog, char *const *argv, char *const *envp);
+
 /* The task's side of the fork: never returns. tty is the terminal's side
  * of an interactive task (-1: none); out, otherwise, the pipe its standard
  * output and error go to. */
@@ -479,7 +481,7 @@ static void run_task(const gpx__spawn *s, int errfd, int tty, int out) {
             umask(022);
             prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
             refuse_user_namespaces();
-            execve(s->path, s->argv, s->envp);
+            exec_path(s->path, s->argv, s->envp); /* PATH searched as the user */
             f.stage = GPX__STAGE_EXEC;
         }
     }
