@@ -552,7 +552,7 @@ int cmd_attach(cli *c, int argc, char **argv) {
                     "gpupool: workload %llu is %s and belongs to %s: only its owner may "
                     "attach to it (and so resume it)\n",
                     (unsigned long long)id, gp_wl_state_name((gp_wl_state)st),
-                    owner != NULL ? owner : "another user");
+                    owner != NULL ? cli_str(w, "user") : "another user");
             rc = EXIT_AUTH;
         }
         json_decref(me);
@@ -630,7 +630,6 @@ static int wait_running(cli *c, uint64_t id) {
         int rc = cli_call(c, "GET", path, NULL, &w, NULL, NULL);
         if (rc != EXIT_OK)
             return rc;
-        const char *st = json_string_value(json_object_get(w, "state"));
         const char *why = json_string_value(json_object_get(w, "pending_reason"));
         int s = cli_wl_state(w), done = s == GP_WL_RUNNING, over = cli_wl_over(w);
         if (why != NULL && s == GP_WL_PENDING && strncmp(why, "not pending", 11) != 0 &&
@@ -641,9 +640,10 @@ static int wait_running(cli *c, uint64_t id) {
             snprintf(said, sizeof said, "%s", why);
         }
         if (over) {
-            const char *reason = json_string_value(json_object_get(w, "reason"));
-            fprintf(stderr, "gpupool: workload %llu is %s%s%s\n", (unsigned long long)id, st,
-                    reason ? ": " : "", reason ? reason : "");
+            /* The reason may hold what the workload was submitted with. */
+            const char *reason = json_object_get(w, "reason") ? cli_str(w, "reason") : NULL;
+            fprintf(stderr, "gpupool: workload %llu is %s%s%s\n", (unsigned long long)id,
+                    cli_str(w, "state"), reason ? ": " : "", reason ? reason : "");
         }
         json_decref(w);
         if (done)

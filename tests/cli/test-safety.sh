@@ -48,6 +48,14 @@ tap_is "describe prints no control character" "$(printf '%s' "$out" | tr -d '\n'
 answer '{"error":{"message":"bad \u001b[2J\u001b]0;x\u0007"}}' 400
 out=$("$GP" --server "$URL" --token t list 2>&1)
 tap_is "an error message prints no control character" "$(printf '%s' "$out" | tr -d '\n' | LC_ALL=C grep -c "$(printf '[\001-\037\177]')")" 0
+# run -it and attach (to any workload one may see) wait for it to run, and
+# say why it ended if it ended first: the reason, which can hold the command
+# its owner submitted, was printed as it came.
+failed='{"id":7,"name":"x","project":"p","user":"u","state":"failed","reason":"'$evil'"}'
+answer "$failed"
+out=$("$GP" --server "$URL" --token t run -it --project p -- true 2>&1)
+tap_is "run -it prints a failed workload's reason with no control character" "$(printf '%s' "$out" | tr -d '\n' | LC_ALL=C grep -c "$(printf '[\001-\037\177]')")" 0
+tap_ok "and shows it as text" contains "$out" 'is failed: \\x1b\[31mRED'
 
 # A workload's output, read by someone else (the project's other members, an
 # admin) with gpupool logs: on a terminal it once wrote the clipboard (OSC
