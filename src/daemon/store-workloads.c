@@ -48,11 +48,21 @@ void gpd__wl_free(gpd__wl *w) {
     w->spec = NULL;
 }
 
+/* Adds an event to workload id's history, which keeps its first and its
+ * GPD__EVENTS_KEPT - 1 latest events: the one that falls out of them goes
+ * (the check walks at most that many of the workload's own events). */
 static int add_event(sqlite3 *db, uint64_t id, int64_t now, gpd__event_kind kind, const char *msg,
                      gpd__err *e) {
+    int rc = gpd__store_run(db, e, "recording an event",
+                            "INSERT INTO events(workload, ts_ms, kind, message) VALUES(?,?,?,?)",
+                            "iitt", (int64_t)id, now, gpd__event_name(kind), msg);
+    if (rc < 0)
+        return rc;
     return gpd__store_run(db, e, "recording an event",
-                          "INSERT INTO events(workload, ts_ms, kind, message) VALUES(?,?,?,?)",
-                          "iitt", (int64_t)id, now, gpd__event_name(kind), msg);
+                          "DELETE FROM events WHERE workload=?1 AND id < (SELECT id FROM events"
+                          " WHERE workload=?1 ORDER BY id DESC LIMIT 1 OFFSET ?2) AND id >"
+                          " (SELECT min(id) FROM events WHERE workload=?1)",
+                          "ii", (int64_t)id, (int64_t)(GPD__EVENTS_KEPT - 2));
 }
 
 /* ---- Insert ---------------------------------------------------------- */

@@ -446,17 +446,26 @@ static void wait_in_state(gpd_test *t, const char *state, int count) {
  * --max-pending-per-user (here 3) pending, beyond which a submit is 429
  * naming the limit and stores nothing; other users and the repeat of an
  * idempotent submit are not held back. */
+/* A workload asking for all 8 GPUs of the test pool. */
+static const char *const all_gpus =
+    "{\"project\":\"a1\",\"command\":[\"sleep\",\"600\"],\"gpu\":8}";
+
+/* The tree and its people, alice's workload running on every GPU: another
+ * asking for them stays pending. */
+static void pool_taken(gpd_test *t, people *u) {
+    setup_tree(t);
+    mk_people(t, u);
+    ck_assert_int_eq(gpd_call(t, u->alice, "POST", "/api/v1/workloads", all_gpus, NULL), 201);
+    wait_in_state(t, "running", 1);
+}
+
 START_TEST(test_pending_per_user_bounded) {
     gpd_test t;
     const char *const args[] = {"--max-pending-per-user", "3", NULL};
     gpd_test_start_args(&t, args);
-    setup_tree(&t);
     people u;
-    mk_people(&t, &u);
-    const char *W = "/api/v1/workloads";
-    const char *all = "{\"project\":\"a1\",\"command\":[\"sleep\",\"600\"],\"gpu\":8}";
-    ck_assert_int_eq(gpd_call(&t, u.alice, "POST", W, all, NULL), 201);
-    wait_in_state(&t, "running", 1);
+    pool_taken(&t, &u);
+    const char *W = "/api/v1/workloads", *all = all_gpus;
     const char *keyed =
         "{\"project\":\"a1\",\"command\":[\"true\"],\"gpu\":8,\"client_key\":\"k1\"}";
     ck_assert_int_eq(gpd_call(&t, u.alice, "POST", W, keyed, NULL), 201);
@@ -472,6 +481,42 @@ START_TEST(test_pending_per_user_bounded) {
     ck_assert_int_eq(gpd_call(&t, u.alice, "POST", W, keyed, NULL), 200);
     ck_assert_int_eq(gpd_call(&t, u.dave, "POST", W, all, NULL), 201);
     wait_in_state(&t, "pending", 4);
+    gpd_test_stop(&t);
+}
+END_TEST
+
+/* A workload's history is bounded: its owner suspending and resuming it in
+ * a loop (about a thousand events a second) grew it without end, in the
+ * store and in the answer of /events, built whole in the daemon's memory.
+ * Its first event and the latest ones are kept. */
+START_TEST(test_events_bounded) {
+    gpd_test t;
+    gpd_test_start(&t);
+    people u;
+    pool_taken(&t, &u);
+    const char *W = "/api/v1/workloads";
+    json_t *out = NULL;
+    ck_assert_int_eq(gpd_call(&t, u.alice, "POST", W, all_gpus, &out), 201);
+    long long id = (long long)json_integer_value(json_object_get(out, "id"));
+    json_decref(out);
+    char path[128];
+    for (int i = 0; i < GPD__EVENTS_KEPT / 2 + 50; i++) {
+        static const char *const verbs[] = {"suspend", "resume"};
+        for (int v = 0; v < 2; v++) {
+            snprintf(path, sizeof path, "%s/%lld/%s", W, id, verbs[v]);
+            ck_assert_int_eq(gpd_call(&t, u.alice, "POST", path, NULL, NULL), 200);
+        }
+    }
+    snprintf(path, sizeof path, "%s/%lld/events", W, id);
+    ck_assert_int_eq(gpd_call(&t, u.alice, "GET", path, NULL, &out), 200);
+    json_t *ev = json_object_get(out, "events");
+    size_t n = json_array_size(ev);
+    ck_assert_msg(n <= GPD__EVENTS_KEPT, "%zu events kept", n);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(ev, 0), "kind")),
+                     "submitted");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(ev, n - 1), "kind")),
+                     "resumed");
+    json_decref(out);
     gpd_test_stop(&t);
 }
 END_TEST
@@ -877,6 +922,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_reserved_environment);
     tcase_add_test(tc, test_environment_bounded);
     tcase_add_test(tc, test_pending_per_user_bounded);
+    tcase_add_test(tc, test_events_bounded);
     tcase_add_test(tc, test_roles_and_scopes);
     tcase_add_test(tc, test_env_values_only_for_submitter);
     tcase_add_test(tc, test_tokens_stored_hashed);
