@@ -20,7 +20,8 @@
  *     environment; inside a Slurm job: the job's), on a terminal of its own
  *     or on pipes.
  *   - a PORT client gets a TCP connection to 127.0.0.1:port made in the
- *     task's network namespace, passed to it with SCM_RIGHTS.
+ *     task's network namespace, with a socket of the task's user, passed to
+ *     it with SCM_RIGHTS.
  *   - a NOTICE is shown on the terminal as if the task had printed it.
  *
  * The server side may run in a fork of a threaded program, so it uses
@@ -39,6 +40,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -331,8 +333,9 @@ static void fd_msghdr(struct msghdr *mh, struct iovec *iov, fdbuf *u) {
     mh->msg_controllen = sizeof u->buf;
 }
 
-/* Connects to 127.0.0.1:port in the network namespace of process tpid. */
-static int connect_port(pid_t tpid, int port) {
+/* Connects to 127.0.0.1:port in the network namespace of process tpid,
+ * with a socket of user uid's (< 0: the server's own). */
+static int connect_port(pid_t tpid, int port, int uid) {
     char path[64] = "/proc/";
     char num[16];
     size_t n = 0;
@@ -356,8 +359,16 @@ static int connect_port(pid_t tpid, int port) {
             return -1;
         }
     }
+    /* A socket's owner is the file system id of whoever makes it: made by a
+     * root server, the task's connection was root's, and a service on the
+     * loopback that admits only root's sockets (iptables' owner match)
+     * admitted the task's user. Only that id changes, and only here: the
+     * user can signal or trace the server no more than before. */
+    int fsuid = uid >= 0 ? setfsuid((uid_t)uid) : -1;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int e = errno;
+    if (uid >= 0)
+        setfsuid((uid_t)fsuid);
     if (own >= 0) {
         setns(own, CLONE_NEWNET);
         close(own);
@@ -392,14 +403,14 @@ static int connect_port(pid_t tpid, int port) {
 }
 
 /* Answers a PORT client: READY with the connection, or ERROR. */
-static void open_port(client *c, pid_t tpid, const gp_ch_msg *m) {
+static void open_port(client *c, pid_t tpid, int uid, const gp_ch_msg *m) {
     int port = m->len == 2 ? (int)gp_ch_get16(m->payload) : 0;
     if (port < 1) {
         put_text(c, GP_CH_ERROR, "port: must be from 1 to 65535", NULL);
         c->closing = 1;
         return;
     }
-    int fd = connect_port(tpid, port);
+    int fd = connect_port(tpid, port, uid);
     if (fd < 0) {
         put_text(c, GP_CH_ERROR, "port: cannot connect to it inside the task: ", errtext(errno));
         c->closing = 1;
@@ -551,7 +562,7 @@ static void client_input(const gpx__sessd_host *h, arena *a, pid_t tpid, int mas
         } else if (c->state == C_NEW && m.type == GP_CH_OPEN_EXEC) {
             open_exec(h, tpid, c, &m);
         } else if (c->state == C_NEW && m.type == GP_CH_OPEN_PORT) {
-            open_port(c, tpid, &m);
+            open_port(c, tpid, h->uid, &m);
         } else if (c->state == C_NEW && m.type == GP_CH_NOTICE) {
             show_notice(a, h, &m);
             put_msg(c, GP_CH_READY, NULL, 0);

@@ -49,8 +49,9 @@ typedef struct gpx__sessd_host {
      * Never returns: on failure it writes why to err and exits 127. */
     void (*exec)(void *ctx, pid_t tpid, int in, int out, int err, int tty, char *const *argv);
     void *ctx;
-    int uid; /* >= 0: the terminals of exec'd commands are given to this user, and a
-                client's signal to the task's terminal is sent as this user */
+    int uid; /* >= 0: the terminals of exec'd commands are given to this user, a
+                client's signal to the task's terminal is sent as this user, and a
+                forwarded port's connection is a socket of this user's */
     /* 1: the program is a child subreaper, to which the task's orphans come
      * back: the server reaps every child of its own but the task. 0: only
      * the task's exec'd commands (the program keeps other children). */

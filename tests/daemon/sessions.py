@@ -3,6 +3,7 @@
 Waits on conditions (a prompt, a state), never on fixed sleeps."""
 import json
 import os
+import pwd
 import re
 import socket
 import struct
@@ -458,6 +459,31 @@ over = WS(SERVER, f"/api/v1/workloads/{wid}/port-forward?port={P_HOLD}", TA)
 ok(over.status == 409 and b"max-user-forwards" in over.body,
    "the 65th forward is refused by the user's cap, with its reason", (over.status, over.body))
 over.sock.close()
+
+
+def owners(port):
+    """The uids owning the sockets connected to 127.0.0.1:port (the
+    forwarded connections' side that the task's supervisor makes)."""
+    uids = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            col = row.split()
+            if col[3] == "01" and int(col[2].rsplit(":", 1)[1], 16) == port:
+                uids.add(int(col[7]))
+    return uids
+
+
+# The task's side of a forwarded connection is made by its supervisor, root:
+# its socket was root's, and a loopback service that admits only root's
+# sockets (iptables -m owner --uid-owner 0) admitted the task's user.
+held = owners(P_HOLD)
+ok(held == {pwd.getpwnam(os.environ["GP_USER_A"]).pw_uid},
+   "a forwarded connection's socket is the task user's, not root's", held)
 for f in fwds:
     f.close()
 
