@@ -89,7 +89,8 @@ int cli_parse_duration(const char *cmd, const char *flag, const char *text, int6
  * in a usage error. */
 int cli_field_flag(const char *what, json_t *b, const gp_field *f, const char *v);
 
-/* Prints j as indented JSON on stdout. */
+/* Prints j as indented JSON on stdout; on a terminal, every character
+ * beyond ASCII as a \u escape, so that a C1 control cannot drive it. */
 void cli_print_json(json_t *j);
 
 /* "12s", "5m", "3h", "2d" since ms (wall clock). */

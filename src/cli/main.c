@@ -150,7 +150,11 @@ int cli_get_listing(cli *c, const char *path, json_t **out) {
 }
 
 void cli_print_json(json_t *j) {
-    char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    /* JSON escapes the C0 controls but not the C1 (U+0080..U+009F), which a
+     * terminal may obey: there, every character beyond ASCII is escaped
+     * (the same JSON); piped, the text is as the server sent it. */
+    size_t ascii = isatty(STDOUT_FILENO) ? JSON_ENSURE_ASCII : 0;
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | ascii);
     if (s)
         puts(s);
     free(s);

@@ -83,6 +83,21 @@ fi
 "$GP" --server "$URL" --token t logs 7 >"$TMP/piped" 2>&1
 tap_ok "logs piped are the task's output, byte for byte" cmp -s "$TMP/log" "$TMP/piped"
 
+# --json on a terminal: JSON escapes the C0 controls, but wrote a C1 control
+# of a name (here CSI, U+009B) as its UTF-8 bytes, which a terminal may take
+# for the control. Piped, the JSON is as it was.
+answer '{"workloads":['"$wl"']}'
+if script -qec true /dev/null >/dev/null 2>&1; then
+    script -qec "$GP --server $URL --token t --json list" /dev/null >"$TMP/tty-json" 2>&1
+    tap_is "--json on a terminal writes no C1 control" "$(LC_ALL=C tr -cd '\233' <"$TMP/tty-json" | wc -c | tr -d ' ')" 0
+    tap_ok "but its escape: the same JSON" grep -q 'running\\u009[bB]31m' "$TMP/tty-json"
+else
+    tap_skip "no script(1) to give gpupool --json a terminal"
+    tap_skip "no script(1)"
+fi
+"$GP" --server "$URL" --token t --json list >"$TMP/piped-json" 2>&1
+tap_ok "--json piped keeps UTF-8 as it is" grep -q "running$(printf '\302\233')31m" "$TMP/piped-json"
+
 # A directory where others may write: its address file must not get the token.
 answer '{"workloads":[]}'
 mkdir -p "$TMP/shared/gpupool-data"
