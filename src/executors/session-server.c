@@ -21,7 +21,8 @@
  *     or on pipes.
  *   - a PORT client gets a TCP connection to 127.0.0.1:port made in the
  *     task's network namespace, with a socket of the task's user, passed to
- *     it with SCM_RIGHTS.
+ *     it with SCM_RIGHTS; only if what took the connection is the task
+ *     user's too (tasks may share a network with other users').
  *   - a NOTICE is shown on the terminal as if the task had printed it.
  *
  * The server side may run in a fork of a threaded program, so it uses
@@ -333,18 +334,23 @@ static void fd_msghdr(struct msghdr *mh, struct iovec *iov, fdbuf *u) {
     mh->msg_controllen = sizeof u->buf;
 }
 
+/* Writes "/proc/<pid><tail>" into path (64 bytes; tail of at most 16). */
+static void proc_path(char path[64], pid_t pid, const char *tail) {
+    char num[16];
+    size_t n = 0, p = 6;
+    memcpy(path, "/proc/", 6);
+    for (unsigned v = (unsigned)pid; n == 0 || v != 0; v /= 10)
+        num[n++] = (char)('0' + v % 10);
+    while (n > 0)
+        path[p++] = num[--n];
+    memcpy(path + p, tail, cstrlen(tail) + 1);
+}
+
 /* Connects to 127.0.0.1:port in the network namespace of process tpid,
  * with a socket of user uid's (< 0: the server's own). */
 static int connect_port(pid_t tpid, int port, int uid) {
-    char path[64] = "/proc/";
-    char num[16];
-    size_t n = 0;
-    for (unsigned v = (unsigned)tpid; n == 0 || v != 0; v /= 10)
-        num[n++] = (char)('0' + v % 10);
-    size_t p = 6;
-    while (n > 0)
-        path[p++] = num[--n];
-    memcpy(path + p, "/ns/net", 8);
+    char path[64];
+    proc_path(path, tpid, "/ns/net");
     struct stat mine, theirs;
     int own = -1, tns = -1;
     if (stat("/proc/self/ns/net", &mine) == 0 && stat(path, &theirs) == 0 &&
@@ -402,6 +408,88 @@ static int connect_port(pid_t tpid, int port, int uid) {
     return fd;
 }
 
+/* The port of an address of /proc/net/tcp or tcp6 ("0100007F:1F90"), or -1. */
+static long hex_port(const char *a, size_t n) {
+    size_t i = n;
+    while (i > 0 && a[i - 1] != ':')
+        i--;
+    long v = i > 0 && i < n ? 0 : -1;
+    for (; v >= 0 && i < n; i++) {
+        int d = a[i] >= '0' && a[i] <= '9'   ? a[i] - '0'
+                : a[i] >= 'A' && a[i] <= 'F' ? a[i] - 'A' + 10
+                                             : -1;
+        v = d < 0 ? -1 : v * 16 + d;
+    }
+    return v;
+}
+
+/* Reads one line of /proc/net/tcp: the owner's uid if its local port is
+ * port and its remote one from, else -1. */
+static long tcp_line_uid(const char *l, size_t n, int port, int from) {
+    const char *f[8];
+    size_t len[8];
+    int k = 0;
+    for (size_t i = 0; i < n && k < 8;) {
+        while (i < n && l[i] == ' ')
+            i++;
+        size_t b = i;
+        while (i < n && l[i] != ' ')
+            i++;
+        if (i > b) {
+            f[k] = l + b;
+            len[k++] = i - b;
+        }
+    }
+    if (k < 8 || hex_port(f[1], len[1]) != port || hex_port(f[2], len[2]) != from)
+        return -1;
+    long uid = 0;
+    for (size_t i = 0; i < len[7]; i++) {
+        if (f[7][i] < '0' || f[7][i] > '9')
+            return -1;
+        uid = uid * 10 + (f[7][i] - '0');
+    }
+    return uid;
+}
+
+/* The uid owning the socket that took connection fd (made to port) in the
+ * network namespace of tpid: the accepted socket is its listener's. -1 if
+ * it cannot be told. */
+static long peer_uid(pid_t tpid, int fd, int port) {
+    struct sockaddr_in me;
+    socklen_t ml = sizeof me;
+    if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0)
+        return -1;
+    int from = ntohs(me.sin_port);
+    long uid = -1;
+    static const char *const tables[] = {"/net/tcp", "/net/tcp6"};
+    for (int t = 0; t < 2 && uid < 0; t++) {
+        char path[64];
+        proc_path(path, tpid, tables[t]);
+        int tf = open(path, O_RDONLY | O_CLOEXEC);
+        char buf[4096];
+        size_t have = 0;
+        for (;;) {
+            ssize_t r = tf < 0 ? 0 : read(tf, buf + have, sizeof buf - have);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            have += (size_t)r;
+            size_t start = 0;
+            for (size_t i = 0; i < have && uid < 0; i++)
+                if (buf[i] == '\n') {
+                    uid = tcp_line_uid(buf + start, i - start, port, from);
+                    start = i + 1;
+                }
+            memmove(buf, buf + start, have - start);
+            have = have - start == sizeof buf ? 0 : have - start; /* a line too long */
+        }
+        if (tf >= 0)
+            close(tf);
+    }
+    return uid;
+}
+
 /* Answers a PORT client: READY with the connection, or ERROR. */
 static void open_port(client *c, pid_t tpid, int uid, const gp_ch_msg *m) {
     int port = m->len == 2 ? (int)gp_ch_get16(m->payload) : 0;
@@ -413,6 +501,18 @@ static void open_port(client *c, pid_t tpid, int uid, const gp_ch_msg *m) {
     int fd = connect_port(tpid, port, uid);
     if (fd < 0) {
         put_text(c, GP_CH_ERROR, "port: cannot connect to it inside the task: ", errtext(errno));
+        c->closing = 1;
+        return;
+    }
+    /* The task may share the node's network with other users' tasks: what
+     * listens on the port must be its user's. Another user's process that
+     * took the port first answered the forward in its place (and was sent,
+     * say, a notebook's token). */
+    if (peer_uid(tpid, fd, port) != (long)(uid >= 0 ? (uid_t)uid : geteuid())) {
+        close(fd);
+        put_text(c, GP_CH_ERROR,
+                 "port: what listens on it is not the task's (another user's process holds it)",
+                 NULL);
         c->closing = 1;
         return;
     }

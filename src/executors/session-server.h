@@ -51,7 +51,8 @@ typedef struct gpx__sessd_host {
     void *ctx;
     int uid; /* >= 0: the terminals of exec'd commands are given to this user, a
                 client's signal to the task's terminal is sent as this user, and a
-                forwarded port's connection is a socket of this user's */
+                forwarded port's connection is a socket of this user's, which
+                only a socket of this user's (< 0: the server's) may take */
     /* 1: the program is a child subreaper, to which the task's orphans come
      * back: the server reaps every child of its own but the task. 0: only
      * the task's exec'd commands (the program keeps other children). */

@@ -5,8 +5,10 @@ import json
 import os
 import pwd
 import re
+import shutil
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -486,6 +488,26 @@ ok(held == {pwd.getpwnam(os.environ["GP_USER_A"]).pw_uid},
    "a forwarded connection's socket is the task user's, not root's", held)
 for f in fwds:
     f.close()
+
+# Tasks may share the node's network: another user's process listening on a
+# port there answered a forward to that port as if it were the task's (a
+# notebook's forward would have sent it the notebook's token).
+squat = subprocess.Popen(
+    [shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin"), "-c", "import socket\ns=socket.socket();s.bind(('127.0.0.1',0));s.listen(8)\n"
+     "print(s.getsockname()[1],flush=True)\nheld=[]\nwhile True: held.append(s.accept()[0])"],
+    stdout=subprocess.PIPE, preexec_fn=lambda: os.setuid(pwd.getpwnam(os.environ["GP_USER_B"]).pw_uid))
+P_SQUAT = int(squat.stdout.readline())
+f = WS(SERVER, f"/api/v1/workloads/{wid}/port-forward?port={P_SQUAT}", TA)
+f.hello()
+try:
+    t, p = f.recv()
+except (EOFError, OSError) as err:
+    t, p = "EOF", repr(err).encode()
+f.close()
+squat.kill()
+squat.wait()
+ok(t == "ERROR" and b"not the task's" in p,
+   "a forward to a port another user's process holds is refused", (t, p))
 
 # A client's EOF (a half-close) reaches the task's side only after every byte
 # sent before it: a sink that starts reading late, when the daemon still

@@ -33,4 +33,4 @@ gpd_start "$D" --period 200ms --poll 200ms --max-user-sessions 8 || exit 1
 $GP queue create dept --deserved 8 >/dev/null && $GP queue create proj --parent dept --deserved 8 >/dev/null
 TA=$($GP token create --user "$UA" --role researcher --scope proj | head -1)
 TB=$($GP token create --user "$UB" --role researcher --scope proj | head -1)
-GP_TOKEN_A=$TA GP_TOKEN_B=$TB GP_ADMIN=$GPUPOOL_TOKEN GP_USER_A=$UA python3 tests/daemon/sessions.py
+GP_TOKEN_A=$TA GP_TOKEN_B=$TB GP_ADMIN=$GPUPOOL_TOKEN GP_USER_A=$UA GP_USER_B=$UB python3 tests/daemon/sessions.py
