@@ -295,11 +295,15 @@ int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__e
     return 0;
 }
 
-int gpd__auth_token_held(gpd__auth *a, int64_t id) {
+int gpd__auth_held(gpd__auth *a, const gpd__principal *who) {
+    int64_t now = mono_ms();
     pthread_mutex_lock(&a->mu);
-    int held = token_of(a, id) != NULL;
+    int held = token_of(a, who->token_id) != NULL, found = 0;
+    for (size_t i = 0; held && who->session[0] && i < a->nsess && !found; i++)
+        if (strcmp(a->sess[i].hash, who->session) == 0)
+            found = !ended(a, &a->sess[i], now) ? 1 : -1;
     pthread_mutex_unlock(&a->mu);
-    return held;
+    return held && (!who->session[0] || found == 1);
 }
 
 void gpd__auth_session_limits(gpd__auth *a, int64_t idle_ms, int64_t life_ms) {

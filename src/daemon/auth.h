@@ -46,10 +46,12 @@ void gpd__auth_close(gpd__auth *a);
  * and an expired session is forgotten). */
 int gpd__auth_check(gpd__auth *a, const char *token, gpd__principal *out, gpd__err *e);
 
-/* 1 while the token of id is held (not revoked), 0 once it is revoked.
- * What a principal opened that outlives its request (a session's
- * WebSocket, session.c) asks this, so that a revoked token ends it. */
-int gpd__auth_token_held(gpd__auth *a, int64_t id);
+/* 1 while who's token is held (not revoked) and, for a principal that came
+ * with a console session, that session too (not signed out, nor ended by
+ * its timeouts); 0 after. What a principal opened that outlives its request
+ * (a session's WebSocket, session.c) asks this, so that a revocation ends
+ * it. It does not count as a use of the console session. */
+int gpd__auth_held(gpd__auth *a, const gpd__principal *who);
 
 /*
  * Creates a token whose workloads run as the Unix user unix_user (NULL or

@@ -25,8 +25,9 @@
  * fills and the program's output waits); toward the executor at most
  * BE_OUT_MAX bytes wait before the WebSocket is no longer read. A client
  * that takes nothing for STALL_MS while its queue is full, or sends no
- * HELLO within HELLO_MS, is cut off; a session whose token is revoked is
- * ended (ERROR) within a second. A frame over GP_CH_PAYLOAD_MAX + 1
+ * HELLO within HELLO_MS, is cut off; a session whose token is revoked, or
+ * whose console session is signed out or ended, is ended (ERROR) within a
+ * second. A frame over GP_CH_PAYLOAD_MAX + 1
  * bytes is refused by wslay (close 1009), a message of several frames that
  * adds up to more by on_chunk (ERROR).
  *
@@ -1075,12 +1076,12 @@ static void *relay(void *arg) {
             next = s->next;
             if (s->st == S_HELLO && now - s->born_ms > HELLO_MS) {
                 sess_fail(s, "HELLO: not sent within 10 s of the connection");
-            } else if (s->authed && s->st != S_CLOSING &&
-                       !gpd__auth_token_held(g->d->auth, s->who.token_id)) {
-                /* Revoking a token ends what it opened, not only what it
-                 * would open next: a shell or a forwarded port once
-                 * outlived its token. */
-                sess_fail(s, "Authorization: the token of this session was revoked");
+            } else if (s->authed && s->st != S_CLOSING && !gpd__auth_held(g->d->auth, &s->who)) {
+                /* Revoking a token, or signing out of a console session,
+                 * ends what it opened, not only what it would open next: a
+                 * shell or a forwarded port once outlived both. */
+                sess_fail(s, "Authorization: the token or console session that opened this "
+                             "session was revoked or has ended");
             } else if (s->st != S_CLOSING && s->stall_ms != 0 && now - s->stall_ms > STALL_MS) {
                 /* The client takes nothing: it is cut off (the close frame
                  * could not reach it either; a closing session's own bound

@@ -255,23 +255,38 @@ t, p, _ = ex.until(lambda t, p, o: t == "ERROR") if ex.status == 101 else ("HTTP
 ok(code == 200 and t == "ERROR" and b"revoked" in p,
    "after sign-out, that console session in the first message is refused", (code, t, p))
 
-# Revoking a token ends the sessions it opened: a shell opened by exec went
-# on taking commands after its token was deleted.
+
+def shell_end(revoke, header=None, **hello):
+    """Opens a shell with exec (header: the token in the header, else in
+    hello), revokes what opened it with revoke(), and returns how the
+    session ended: (revoke's status, type, payload)."""
+    ex = WS(SERVER, f"/api/v1/workloads/{wid}/exec", header)
+    ex.hello(command=["sh", "-c", "while read l; do echo got-$l; done"], **hello)
+    ex.send("STDIN", "one\n")
+    ex.until(lambda t, p, o: b"got-one" in o)
+    code = revoke()
+    try:
+        t, p, _ = ex.until(lambda t, p, o: t in ("ERROR", "EXIT", "CLOSE"))
+    except OSError as err:
+        t, p = "still open", repr(err).encode()
+    ex.close()
+    return code, t, p
+
+
+# Signing out, or revoking a token, ends the sessions they opened: a shell
+# opened by exec went on taking commands after either.
+code, cs = api("POST", "/api/v1/console/session", TA)
+secret = cs.get("session", "")
+end = shell_end(lambda: api("DELETE", "/api/v1/console/session", secret)[0], token=secret)
+ok(code == 201 and end[0] == 200 and end[1] == "ERROR" and b"revoked" in end[2],
+   "a session opened with a console session ends at its sign-out", (code, end))
 code, tok = api("POST", "/api/v1/tokens", ADMIN,
                 {"name": "to-revoke", "user": os.environ["GP_USER_A"], "role": "researcher",
                  "scope": "proj"})
-ex = WS(SERVER, f"/api/v1/workloads/{wid}/exec", tok.get("token"))
-ex.hello(command=["sh", "-c", "while read l; do echo got-$l; done"])
-ex.send("STDIN", "one\n")
-ex.until(lambda t, p, o: b"got-one" in o)
-code_d, _ = api("DELETE", f"/api/v1/tokens/{tok.get('id')}", ADMIN)
-try:
-    t, p, _ = ex.until(lambda t, p, o: t in ("ERROR", "EXIT", "CLOSE"))
-except OSError as err:
-    t, p = "still open", repr(err).encode()
-ex.close()
-ok(code == 201 and code_d == 200 and t == "ERROR" and b"revoked" in p,
-   "a session ends when its token is revoked", (code, code_d, t, p))
+end = shell_end(lambda: api("DELETE", f"/api/v1/tokens/{tok.get('id')}", ADMIN)[0],
+                header=tok.get("token"))
+ok(code == 201 and end[0] == 200 and end[1] == "ERROR" and b"revoked" in end[2],
+   "a session ends when its token is revoked", (code, end))
 
 # ---- Refusals ----
 code, _ = api("GET", f"/api/v1/workloads/{wid}/attach", TB)
