@@ -111,10 +111,10 @@ static const struct {
     {"logs", "usage: gpupool logs [-f] [--task N] ID\n\nPrints a task's output; -f follows it "
              "until the workload ends.\nA log is capped (the local executor's log_max, 64M, one "
              "older part kept) and\nremoved --log-retention (7d) after its workload ends; "
-             "output rotated away is\nskipped. On a terminal, control characters and escape "
-             "sequences other than\ncolours are shown as text (\\x1b), so that a workload's "
-             "output cannot drive the\nterminal of whoever reads it; piped or redirected, "
-             "the output is as the task\nwrote it.\n"},
+             "output rotated away is\nskipped. On a terminal, control characters (but "
+             "newline, tab and carriage\nreturn) and escape sequences other than colours are "
+             "shown as text (\\x1b), so\nthat a workload's output cannot drive the terminal of "
+             "whoever reads it; piped\nor redirected, the output is as the task wrote it.\n"},
     {"delete",
      "usage: gpupool delete ID...\n\nDeletes workloads; running tasks are killed at once.\n"},
     {"suspend", "usage: gpupool suspend ID...\n\nSends the checkpoint signal, waits the grace "
