@@ -45,7 +45,7 @@ $GP queue create dept --deserved 8 >/dev/null && $GP queue create proj --parent 
 tap_is "queues created" "$?" 0
 TA=$($GP token create --user "$UA" --role researcher --scope proj | head -1)
 TB=$($GP token create --user "$UB" --role researcher --scope proj | head -1)
-export GP_TOKEN_A="$TA" GP_TOKEN_B="$TB" GP_ADMIN="$GPUPOOL_TOKEN" GP_USER_A="$UA" SX_TAG
+export GP_TOKEN_A="$TA" GP_TOKEN_B="$TB" GP_ADMIN="$GPUPOOL_TOKEN" GP_USER_A="$UA" GP_USER_B="$UB" SX_TAG
 export GP_TAP_NOPLAN=1
 cases() {
     out=$(GP_TAP_FIRST=$((tap_n + 1)) python3 "$@" 2>&1)
