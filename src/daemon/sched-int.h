@@ -182,8 +182,11 @@ void gpd__pause_free_letters(gpd__letter *l);
  * pause fail and it be evicted in checkpoint mode, or -1: its own);
  * GP_EINVAL for a gang or a task without a handle. */
 int gpd__loop_pause_begin(gpd__sched *s, active *a, const char *why, int64_t grace_max);
-/* Hands the resume of paused a onto binding b to the worker. */
-int gpd__loop_resume_begin(gpd__sched *s, active *a, const gp_task_binding *b);
+/* Carries out the engine's resume of paused workload id onto binding b:
+ * hands it to the worker; one that cannot begin stays paused for the
+ * backoff of a failed resume; one without a task here is requeued to start
+ * again, or dropped where its stored state is over. */
+void gpd__loop_resume(gpd__sched *s, uint64_t id, const gp_task_binding *b, int64_t now);
 /* Rewrites the stored row of single-task a's task with binding b (a resume
  * onto other GPUs, and its undoing), so that a restart books the GPUs the
  * task really holds: 0 or the store's error. */

@@ -127,7 +127,7 @@ static const char *uuid_of(gpd__sched *s, const char *node, int i) {
     return n && i >= 0 && i < n->ngpus ? n->gpus[i].uuid : "";
 }
 
-int gpd__loop_resume_begin(gpd__sched *s, active *a, const gp_task_binding *b) {
+static int resume_begin(gpd__sched *s, active *a, const gp_task_binding *b) {
     if (a->pausing != GPD__PAUSE_PAUSED)
         return GP_ESTATE;
     gpd__pause_job *j = calloc(1, sizeof *j);
@@ -174,6 +174,67 @@ static int64_t resume_backoff_ms(int fails) {
     for (int i = 1; i < fails && ms < GPD__RESUME_BACKOFF_MAX_MS; i++)
         ms *= 2;
     return ms < GPD__RESUME_BACKOFF_MAX_MS ? ms : GPD__RESUME_BACKOFF_MAX_MS;
+}
+
+/* The engine decided to resume workload id, which has no task here (it
+ * ended and the engine was not told, or never could be): nothing to resume,
+ * and trying again at every cycle would never end. Its stored state
+ * decides: over, the engine drops it; active, the engine requeues it, its
+ * pause dropped, and it starts again from the beginning. Where the store
+ * cannot say, it stays paused for a backoff. */
+static void resume_no_task(gpd__sched *s, uint64_t id, int64_t now) {
+    gpd__wl w;
+    gpd__err e = {0};
+    int rc = gpd__store_wl_get(s->d->store, id, &w, &e);
+    int known = rc == 0 || rc == GP_ENOENT;
+    int again = rc == 0 && gp_wl_state_active(w.state);
+    if (rc == 0)
+        gpd__wl_free(&w);
+    pthread_mutex_lock(&s->eng_mu);
+    int erc;
+    if (!known) {
+        erc = gp_engine_paused(s->eng, id, now);
+        if (erc == 0)
+            erc = gp_engine_resume_after(s->eng, id, now + resume_backoff_ms(1));
+    } else {
+        erc = again ? gp_engine_requeue(s->eng, id) : gp_engine_cancel(s->eng, id);
+    }
+    pthread_mutex_unlock(&s->eng_mu);
+    gpd__log("workload %llu: paused without a task: %s%s%s", (unsigned long long)id,
+             !known  ? "tried again later, its stored state unknown: "
+             : again ? "back in the queue, to start again"
+                     : "dropped, it is over",
+             known ? "" : e.msg, erc < 0 ? " (the engine refused it)" : "");
+    if (!again || erc < 0)
+        return;
+    const char *msg = "its paused task is gone: back in the queue, to start again from the "
+                      "beginning";
+    gpd__wl_change c;
+    gpd__wl_change_event(&c, id, (int)GP_WL_PENDING, msg, GPD__EV_REQUEUED, msg);
+    gpd__sched_record(s, &c);
+}
+
+void gpd__loop_resume(gpd__sched *s, uint64_t id, const gp_task_binding *b, int64_t now) {
+    active *a = gpd__loop_act_find(s, id);
+    if (a == NULL) {
+        resume_no_task(s, id, now);
+        return;
+    }
+    int rc = resume_begin(s, a, b);
+    if (rc == 0)
+        return;
+    /* Paused again, tried after the backoff of a failed resume. */
+    int64_t wait = resume_backoff_ms(++a->resume_fails);
+    gpd__log("workload %llu: cannot resume it: %s; the next try in %lld s", (unsigned long long)id,
+             gp_strerror(rc), (long long)(wait / 1000));
+    pthread_mutex_lock(&s->eng_mu);
+    rc = gp_engine_paused(s->eng, id, now);
+    if (rc == 0)
+        rc = gp_engine_resume_after(s->eng, id, now + wait);
+    pthread_mutex_unlock(&s->eng_mu);
+    if (rc < 0)
+        gpd__log("workload %llu: the engine refused its failed resume: %s", (unsigned long long)id,
+                 gp_strerror(rc));
 }
 
 /* Writes the event of a finished step (and the workload's new state). */

@@ -91,6 +91,17 @@ static void act_remove(gpd__sched *s, active *a) {
     free(a);
 }
 
+/* Tells the engine that workload id's tasks ended (requeue 0: finished) or
+ * must run again (1: requeued); logs its refusal. */
+static void engine_end(gpd__sched *s, uint64_t id, int requeue) {
+    pthread_mutex_lock(&s->eng_mu);
+    int rc = requeue ? gp_engine_requeue(s->eng, id) : gp_engine_finished(s->eng, id);
+    pthread_mutex_unlock(&s->eng_mu);
+    if (rc < 0)
+        gpd__log("workload %llu: the engine refused to %s it: %s", (unsigned long long)id,
+                 requeue ? "requeue" : "finish", gp_strerror(rc));
+}
+
 void gpd__sched_record(gpd__sched *s, const gpd__wl_change *c) {
     gpd__err e = {0};
     if (gpd__store_wl_apply(s->d->store, c, 1, &e) < 0)
@@ -446,9 +457,7 @@ static void launch_outcome(gpd__sched *s, active *a, int rc, const char *err, in
         gpd__wl_change_event(&c, a->id, GP_WL_FAILED, msg, GPD__EV_FAILED, msg);
         c.attempt_end = GPD__OUTCOME_FAILED;
         gpd__sched_record(s, &c);
-        pthread_mutex_lock(&s->eng_mu);
-        gp_engine_finished(s->eng, a->id);
-        pthread_mutex_unlock(&s->eng_mu);
+        engine_end(s, a->id, 0);
         reap_and_remove(s, a);
         return;
     }
@@ -517,9 +526,7 @@ void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks
     if (gpd__sched_load_request(s, id, &w, &j, &r, &e) < 0) {
         gpd__log("workload %llu: cannot read it to launch (%s); back to the queue",
                  (unsigned long long)id, e.msg);
-        pthread_mutex_lock(&s->eng_mu);
-        gp_engine_requeue(s->eng, id);
-        pthread_mutex_unlock(&s->eng_mu);
+        engine_end(s, id, 1);
         return;
     }
     active *a = calloc(1, sizeof *a);
@@ -566,9 +573,7 @@ void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks
         /* Nothing was launched: the workload simply waits for the next cycle. */
         gpd__log("workload %llu: not launched (%s); back to the queue", (unsigned long long)id,
                  rc == GP_ENOMEM ? "out of memory" : e.msg);
-        pthread_mutex_lock(&s->eng_mu);
-        gp_engine_requeue(s->eng, id);
-        pthread_mutex_unlock(&s->eng_mu);
+        engine_end(s, id, 1);
         free(tr);
         free(a);
         json_decref(j);
@@ -676,26 +681,32 @@ void gpd__loop_owner_stop(gpd__sched *s, active *a, const char *kind, const char
 
 /* ---- Polling ---------------------------------------------------------- */
 
-/* Ends an attempt whose tasks stopped on their own (or were lost). */
+/* Ends an attempt whose tasks stopped on their own (or were lost), paused
+ * ones included: the engine finishes it, or requeues it (lost) to run anew,
+ * its pause dropped. One the idle policy holds paused is out of the engine
+ * and waits for its owner: lost, it is suspended, as the policy's suspend
+ * leaves it (its owner's resume starts it again from the beginning). */
 static void conclude(gpd__sched *s, active *a, gp_wl_state st, gpd__outcome outcome,
                      gpd__event_kind kind, int32_t exit_code, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
             gp_exec_stop(s->ex, a->tasks[t].handle);
+    if (a->held && !a->in_engine && st == GP_WL_PENDING)
+        st = GP_WL_SUSPENDED;
     char msg[400];
-    snprintf(msg, sizeof msg, "attempt %d %s: %s", a->attempt, gpd__outcome_name(outcome), why);
+    snprintf(msg, sizeof msg, "attempt %d %s: %s%s", a->attempt, gpd__outcome_name(outcome), why,
+             st == GP_WL_SUSPENDED ? "; suspended: its owner's resume starts it again" : "");
     gpd__wl_change c;
     gpd__wl_change_event(&c, a->id, (int)st, why, kind, msg);
     c.exit_code = exit_code;
     c.attempt_end = outcome;
     gpd__sched_record(s, &c);
-    pthread_mutex_lock(&s->eng_mu);
-    if (st == GP_WL_PENDING)
-        gp_engine_requeue(s->eng, a->id);
-    else
-        gp_engine_finished(s->eng, a->id);
-    pthread_mutex_unlock(&s->eng_mu);
-    gpd__loop_idle_drop(s, a);
+    if (a->in_engine)
+        engine_end(s, a->id, st == GP_WL_PENDING);
+    /* Suspended, it keeps its row of returned GPUs, as the policy's
+     * suspend does, until resumed or deleted. */
+    if (st != GP_WL_SUSPENDED)
+        gpd__loop_idle_drop(s, a);
     reap_and_remove(s, a);
 }
 

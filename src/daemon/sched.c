@@ -312,15 +312,7 @@ static void run_cycle(gpd__sched *s, int64_t now) {
         gpd__log("out of memory copying %zu decisions", n);
     for (size_t i = 0; dc && i < n; i++) {
         if (dc[i].type == GP_DECISION_BIND && dc[i].tasks && dc[i].resume) {
-            active *a = gpd__loop_act_find(s, dc[i].id);
-            int prc = a ? gpd__loop_resume_begin(s, a, &dc[i].tasks[0].binding) : GP_ENOENT;
-            if (prc < 0) {
-                gpd__log("workload %llu: cannot resume it: %s", (unsigned long long)dc[i].id,
-                         gp_strerror(prc));
-                pthread_mutex_lock(&s->eng_mu);
-                gp_engine_paused(s->eng, dc[i].id, now);
-                pthread_mutex_unlock(&s->eng_mu);
-            }
+            gpd__loop_resume(s, dc[i].id, &dc[i].tasks[0].binding, now);
         } else if (dc[i].type == GP_DECISION_BIND && dc[i].tasks) {
             gpd__loop_bind(s, dc[i].id, dc[i].ntasks, dc[i].tasks);
         } else if (dc[i].type == GP_DECISION_EVICT) {

@@ -22,8 +22,10 @@
  *                   │                                             ▼
  *                   └────────────── released() ───────────── EVICTING
  *
- *     finished() or cancel() removes a workload from any state;
- *     requeue() sends a BOUND or RUNNING workload back to PENDING.
+ *     cancel() removes a workload from any state, finished() one whose
+ *     tasks ended; requeue() sends a workload whose tasks were lost back to
+ *     PENDING. A paused workload (PENDING, its task frozen on its node) has
+ *     a task that can end too: finished() or requeue() drops the pause.
  *
  * An evicted workload keeps its GPUs until the caller reports, with
  * gp_engine_released(), that its tasks have stopped (after the checkpoint
@@ -448,14 +450,23 @@ int gp_engine_cancel(gp_engine *e, uint64_t id);
 /* A BOUND workload's tasks have started: it is RUNNING from now. */
 int gp_engine_started(gp_engine *e, uint64_t id, gp_time_ms now);
 
-/* A workload has ended (all its tasks): resources freed, workload removed. */
+/* A workload has ended (all its tasks): resources freed, workload removed.
+ * BOUND, RUNNING, EVICTING (its tasks ended while being evicted or paused) or
+ * PENDING paused (its frozen task ended): the host memory a paused task held
+ * on its node is freed. GP_ESTATE for a PENDING workload not paused (it has
+ * no task to end). */
 int gp_engine_finished(gp_engine *e, uint64_t id);
 
 /* An EVICTING workload's tasks have stopped: it frees its resources and goes
  * back to PENDING (keeping its submission time and age). */
 int gp_engine_released(gp_engine *e, uint64_t id, gp_time_ms now);
 
-/* A BOUND or RUNNING workload failed and must be retried: back to PENDING. */
+/* A workload whose tasks were lost must run again: back to PENDING, keeping
+ * its submission time and age. BOUND, RUNNING, EVICTING (lost while being
+ * evicted or paused: its eviction ends with it) or PENDING paused (its frozen
+ * task lost): the pause is dropped, its host memory freed on its node, and
+ * it waits as any pending workload, to start anew on any node (never
+ * resumed). GP_ESTATE for a PENDING workload not paused. */
 int gp_engine_requeue(gp_engine *e, uint64_t id);
 
 /*

@@ -524,7 +524,8 @@ int gp_engine_finished(gp_engine *e, uint64_t id) {
     gp__wl *w = gp__wl_find(e, id);
     if (!w)
         return GP_ENOENT;
-    if (w->state == GP_STATE_PENDING)
+    /* Pending, only a paused one has a task that can end. */
+    if (w->state == GP_STATE_PENDING && !w->paused_on)
         return GP_ESTATE;
     destroy(e, w);
     return 0;
@@ -587,8 +588,12 @@ int gp_engine_requeue(gp_engine *e, uint64_t id) {
     gp__wl *w = gp__wl_find(e, id);
     if (!w)
         return GP_ENOENT;
-    if (w->state != GP_STATE_BOUND && w->state != GP_STATE_RUNNING)
-        return GP_ESTATE;
+    if (w->state == GP_STATE_PENDING) {
+        if (!w->paused_on)
+            return GP_ESTATE;
+        gp__pause_drop(e, w); /* its frozen task is gone: nothing to resume */
+        return 0;
+    }
     if (gp__queue_reserve(w->queue) != 0)
         return GP_ENOMEM;
     gp__pause_drop(e, w);

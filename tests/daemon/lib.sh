@@ -54,6 +54,24 @@ two_departments() {
         $GP queue create B --deserved 4 >/dev/null && $GP queue create b1 --parent B --deserved 4 >/dev/null
 }
 
+# one_gpu_lent: department A deserving 1 GPU (project a1) and B deserving
+# none (project b1), which borrows it while A leaves it; 0 if all four were
+# created.
+one_gpu_lent() {
+    $GP queue create A --deserved 1 >/dev/null && $GP queue create a1 --parent A --deserved 1 >/dev/null &&
+        $GP queue create B --deserved 0 >/dev/null && $GP queue create b1 --parent B --deserved 0 >/dev/null
+}
+
+# skip_unless_pause DATA_DIR: ends the test (one SKIP, the executor's reason
+# from the log) where the daemon of DATA_DIR cannot pause tasks.
+skip_unless_pause() {
+    contains "$(api GET /api/v1/nodes)" '"can_pause":true' && return 0
+    tap_skip "the local executor cannot pause here: $(grep -o 'pause is not supported.*' "$1.log")"
+    gpd_stop
+    tap_done
+    exit 0
+}
+
 # wait_until SECONDS COMMAND...: polls every 0.2 s until COMMAND succeeds.
 wait_until() {
     limit=$(($1 * 5))

@@ -171,12 +171,7 @@ export GPUPOOL_FAKE_GPU_MEMORY
 CFG="state_dir=$P/tasks,nvml=$B/fake/libnvidia-ml.so.1,cuda=$B/fake/libcuda.so.1,interposer=$TMP/none.so"
 tap_ok "a second gpupoold starts, with the cgroup freezer" gpd_start "$P" --period 200ms \
     --poll 200ms --usage-period 200ms --executor-config "$CFG"
-if ! contains "$(api GET /api/v1/nodes)" '"can_pause":true'; then
-    tap_skip "the local executor cannot pause here: $(grep -o 'pause is not supported.*' "$P.log")"
-    gpd_stop
-    tap_done
-    exit 0
-fi
+skip_unless_pause "$P"
 $GP queue create dept --deserved 2 >/dev/null && $GP queue create proj --parent dept --deserved 2 >/dev/null
 SH=$(api POST /api/v1/workloads '{"project":"proj","name":"shell","gpu":1,"tty":true,"grace":"1s",
 "command":["sh","-c","echo shell started; exec sh -i"]}' | sed -n 's/.*"id":\([0-9]*\).*/\1/p')

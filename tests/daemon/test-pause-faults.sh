@@ -44,15 +44,9 @@ fi
 CFG="state_dir=$D/tasks,nvml=$B/fake/libnvidia-ml.so.1,cuda=$B/fake/libcuda.so.1,interposer=$TMP/none.so"
 tap_ok "gpupoold starts on the fake driver (1 GPU of 256 MiB)" gpd_start "$D" --period 200ms \
     --poll 200ms --usage-period 200ms --executor-config "$CFG"
-if ! contains "$(api GET /api/v1/nodes)" '"can_pause":true'; then
-    tap_skip "the local executor cannot pause here: $(grep -o 'pause is not supported.*' "$D.log")"
-    tap_done
-    exit 0
-fi
+skip_unless_pause "$D"
 # A owns the GPU; B deserves none and borrows it.
-tap_ok "queues created" sh -c "$GP queue create A --deserved 1 >/dev/null &&
-    $GP queue create a1 --parent A --deserved 1 >/dev/null &&
-    $GP queue create B --deserved 0 >/dev/null && $GP queue create b1 --parent B --deserved 0 >/dev/null"
+tap_ok "queues created" one_gpu_lent
 
 submit() { # ARGS...: submits, prints the id
     $GP submit "$@" | grep -o '[0-9][0-9]*' | head -1

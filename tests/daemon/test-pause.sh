@@ -18,11 +18,7 @@ mkdir -p "$D"
 printf 'node = local\ndomain = local\ngpu = T4 1G 8\n' >"$TMP/inv.conf"
 tap_ok "gpupoold starts with 8 emulated GPUs" gpd_start "$D" --period 300ms --poll 200ms \
     --executor-config "state_dir=$D/tasks,inventory=$TMP/inv.conf"
-if ! contains "$(api GET /api/v1/nodes)" '"can_pause":true'; then
-    tap_skip "the local executor cannot pause here: $(grep -o 'pause is not supported.*' "$D.log")"
-    tap_done
-    exit 0
-fi
+skip_unless_pause "$D"
 tap_ok "queues created" two_departments
 
 # Counts from 0 at every start, so that a restart shows as a count that

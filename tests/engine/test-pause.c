@@ -290,6 +290,58 @@ START_TEST(test_resumes_only_on_its_node) {
 }
 END_TEST
 
+/* The task of a paused workload, or of one being paused, ends there (killed,
+ * lost with its node's executor): lost, it is requeued, its pause dropped
+ * (the node's host memory freed, never resumed: it runs anew, on any node);
+ * ended, it is finished and gone, its host memory freed too. */
+START_TEST(test_paused_task_ends) {
+    for (int finish = 0; finish < 2; finish++) {
+        reclaim r = reclaimed(GP_ON_PREEMPT_PAUSE, 1, 400);
+        gp_engine *e = r.e;
+        /* v[0] paused; v[1] still being paused (EVICTING). */
+        ck_assert_int_eq(gp_engine_paused(e, r.v[0], 3500), 0);
+        for (int k = 0; k < 2; k++) {
+            if (finish) {
+                ck_assert_int_eq(gp_engine_finished(e, r.v[k]), 0);
+                ck_assert_int_eq(t_state(e, r.v[k]), -1);
+                continue;
+            }
+            ck_assert_int_eq(gp_engine_requeue(e, r.v[k]), 0);
+            gp_workload_info wi;
+            ck_assert_int_eq(gp_engine_workload_get(e, r.v[k], &wi), 0);
+            ck_assert_int_eq(wi.state, GP_STATE_PENDING);
+            ck_assert_ptr_null(wi.paused_on);
+            ck_assert_int_ne(wi.wait, GP_WAIT_PAUSED);
+        }
+        gp_node_info ni = node_info(e, "n1");
+        ck_assert_int_eq(ni.paused, 0);
+        ck_assert_int_eq(ni.paused_mem, 0);
+        ck_assert_int_eq(ni.mem_used, 2 * 4 * GIB);
+        char err[GP_ERR_MAX] = "";
+        ck_assert_msg(gp_engine_check(e, err, sizeof err) == 0, "%s", err);
+        if (!finish) {
+            /* Plain pending again: it starts anew where there is room. */
+            t_node(e, "n2", 4, "H100", 80, "");
+            const gp_decision *d;
+            size_t n = t_cycle(e, 4000, 1, 1, &d);
+            int bound = 0;
+            for (size_t i = 0; i < n; i++)
+                if (d[i].type == GP_DECISION_BIND &&
+                    (d[i].workload == r.v[0] || d[i].workload == r.v[1])) {
+                    ck_assert_int_eq(d[i].resume, 0);
+                    bound++;
+                }
+            ck_assert_int_eq(bound, 2);
+        }
+        /* A workload never bound has no task to end. */
+        submit_mode(e, 50, "b", 1, 1, GP_ON_PREEMPT_PAUSE, 4500);
+        ck_assert_int_eq(gp_engine_finished(e, 50), GP_ESTATE);
+        ck_assert_int_eq(gp_engine_requeue(e, 50), GP_ESTATE);
+        gp_engine_free(e);
+    }
+}
+END_TEST
+
 /* An engine with node n1 that can pause and project b; *w a one-GPU
  * workload 7 of b in pause mode, with 4 GiB of host memory. */
 static gp_engine *restore_pool(gp_workload_spec *w) {
@@ -438,6 +490,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_no_pause_without_node_or_mode);
     tcase_add_test(tc, test_gang_is_not_paused);
     tcase_add_test(tc, test_resumes_only_on_its_node);
+    tcase_add_test(tc, test_paused_task_ends);
     tcase_add_test(tc, test_restore_paused);
     tcase_add_test(tc, test_restore_paused_bad_binding);
     tcase_add_test(tc, test_on_preempt_inherited);

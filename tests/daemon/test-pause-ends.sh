@@ -1,0 +1,112 @@
+#!/bin/sh
+# The task of a paused workload ends while it is paused, through a real
+# gpupoold: its supervisor killed (the executor reports the task lost), the
+# workload goes back to the queue, its node's paused memory freed, and runs
+# again from the beginning once a GPU is free; its frozen task killed (it
+# failed), the workload fails and its node's paused memory is freed. Neither
+# is resumed afterwards: the engine held a ghost of each before, paused on
+# the node, which it tried to resume whenever the GPU came free ("cannot
+# resume it" at every cycle), the lost one never running again. A session
+# the idle policy paused, lost, is suspended until its owner resumes it (it
+# was recorded pending, which the engine never ran). Needs root and a cgroup
+# freezer (SKIP without). Waits on conditions only.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+
+if [ "$(id -u)" != 0 ]; then
+    tap_skip "pausing needs cgroups, which need root"
+    tap_done
+    exit 0
+fi
+D=$TMP/ends
+mkdir -p "$D"
+# One GPU of 1 GiB: a paused borrower holds that much host memory.
+tap_ok "gpupoold starts with 1 emulated GPU" emulated_start "$D" 1
+skip_unless_pause "$D"
+# A owns the GPU; B deserves none and borrows it.
+tap_ok "queues created" one_gpu_lent
+submit() { $GP submit "$@" | grep -o '[0-9][0-9]*' | head -1; }
+paused_memory() { api GET /api/v1/nodes | grep -o '"paused_memory": *[0-9]*' | head -1 | grep -o '[0-9]*$'; }
+holds_some() { [ "$(paused_memory)" -gt 0 ]; }
+holds_none() { [ "$(paused_memory)" = 0 ]; }
+attempt_is() { contains "$(api GET "/api/v1/workloads/$1")" "\"attempt\":$2[,}]"; }
+tdir() { ls -d "$D"/tasks/w"$1".t0.a"$2" 2>/dev/null; }
+# thaw ID ATTEMPT: thaws the task's cgroup, so that a signal can end it.
+thaw() {
+    for z in /sys/fs/cgroup/freezer/gpupool/"$(cat "$D/tasks/instance")"/w"$1".t0.a"$2"*/freezer.state; do
+        [ -f "$z" ] && echo THAWED >"$z"
+    done
+}
+# borrower_paused ATTEMPT: B's borrower runs (that attempt), then A's
+# workload takes its GPU and it is paused; prints A's workload's id.
+borrower_paused() {
+    wait_until 60 is_state "$BW" running && attempt_is "$BW" "$1" || return 1
+    a=$(submit --project a1 --gpu 1 -- sleep 600)
+    wait_until 60 is_state "$BW" paused && wait_until 60 is_state "$a" running &&
+        wait_until 30 holds_some || return 1
+    echo "$a"
+}
+
+BW=$(submit --project b1 --gpu 1 --on-preempt pause --grace 24h --name borrower -- sleep 600)
+A1=$(borrower_paused 1)
+tap_ok "B's borrower is paused for A's workload, its node holding its memory" [ -n "$A1" ]
+
+# Lost: its supervisor killed, the executor can tell nothing of its task.
+spid=$(cut -d: -f3 "$(tdir "$BW" 1)/handle")
+tpid1=$(sed -n 's/^pid=//p' "$(tdir "$BW" 1)/task")
+tap_ok "its supervisor is killed" kill -9 "$spid"
+tap_ok "the lost paused workload is back in the queue" wait_until 30 is_state "$BW" pending
+tap_ok "with the event lost" contains "$(api GET "/api/v1/workloads/$BW/events")" '"kind":"lost"'
+tap_ok "its node's paused memory is freed" wait_until 30 holds_none
+gone() { ! kill -0 "$1" 2>/dev/null; }
+tap_ok "and its frozen task is ended" wait_until 30 gone "$tpid1"
+$GP delete "$A1" >/dev/null
+tap_ok "A's workload gone, the borrower runs again from the beginning" \
+    wait_until 60 attempt_is "$BW" 2
+tap_ok "and runs" wait_until 60 is_state "$BW" running
+
+# Killed: its frozen task thawed and killed by hand, it failed.
+A2=$(borrower_paused 2)
+tap_ok "paused again for A's second workload" [ -n "$A2" ]
+tpid=$(sed -n 's/^pid=//p' "$(tdir "$BW" 2)/task")
+thaw "$BW" 2
+tap_ok "its task is killed" kill -9 "-$tpid"
+tap_ok "the paused workload whose task died fails" wait_until 30 is_state "$BW" failed
+tap_ok "its node's paused memory is freed" wait_until 30 holds_none
+$GP delete "$A2" >/dev/null
+tap_ok "A's second workload is deleted" wait_until 30 is_state "$A2" deleted
+# Ten scheduling periods with the GPU free: a ghost was resumed at each.
+sleep 2
+tap_is "no resume of a paused workload without a task was tried" \
+    "$(grep -c 'cannot resume it' "$D.log")" 0
+tap_is "it stays failed" "$(state_of "$BW")" failed
+gpd_stop
+
+# A session the idle policy paused is out of the engine until its owner
+# resumes it: lost, it is suspended, as the policy's suspend leaves it, and
+# its owner's resume starts it again. It was recorded pending before, which
+# the engine did not know, and it never ran again.
+P=$TMP/held
+mkdir -p "$P"
+GPUPOOL_FAKE_GPUS=1 GPUPOOL_FAKE_BUSY=0 GPUPOOL_FAKE_GPU_MEMORY=1073741824
+export GPUPOOL_FAKE_GPUS GPUPOOL_FAKE_BUSY GPUPOOL_FAKE_GPU_MEMORY
+CFG="state_dir=$P/tasks,nvml=$B/fake/libnvidia-ml.so.1,cuda=$B/fake/libcuda.so.1,interposer=$TMP/none.so"
+tap_ok "gpupoold starts on a fake NVML whose GPU is idle" gpd_start "$P" --period 200ms \
+    --poll 200ms --usage-period 200ms --executor-config "$CFG"
+D=$P
+tap_ok "a project with an idle timeout" sh -c "$GP queue create dept --deserved 1 >/dev/null &&
+    $GP queue create proj --parent dept --deserved 1 --idle-gpu-timeout 10s >/dev/null"
+S=$(submit --project proj --kind interactive --gpu 1 -- sleep 600)
+tap_ok "an idle session is paused by the idle policy" wait_until 90 is_state "$S" paused
+tap_ok "its node holds its memory" wait_until 30 holds_some
+tpid1=$(sed -n 's/^pid=//p' "$(tdir "$S" 1)/task")
+tap_ok "its supervisor is killed" kill -9 "$(cut -d: -f3 "$(tdir "$S" 1)/handle")"
+tap_ok "the lost session is suspended" wait_until 30 is_state "$S" suspended
+tap_ok "its node's paused memory is freed" wait_until 30 holds_none
+tap_ok "and its frozen task is ended" wait_until 30 gone "$tpid1"
+$GP queue set proj --idle-gpu-timeout 1h >/dev/null
+tap_ok "its owner resumes it" $GP resume "$S"
+tap_ok "it runs again, from the beginning" wait_until 60 attempt_is "$S" 2
+tap_ok "and runs" wait_until 60 is_state "$S" running
+gpd_stop
+tap_done
