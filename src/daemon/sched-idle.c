@@ -18,8 +18,9 @@
  * the store keeps a row of them (store-idle.c) until its owner resumes or
  * deletes it, from which usage counts the GPU-hours the policy returned.
  *
- * Where its node can pause (a single task, the executor able to pause and
- * room left under the node's --paused-memory-max), the workload is paused
+ * Where its node can pause (a workload of a single task, the executor able
+ * to pause and room left under the node's --paused-memory-max), the workload
+ * is paused
  * instead (sched-pause.c's worker: GPU state to host memory, the task
  * frozen): state paused, its processes kept, and the engine forgets it, so
  * that it is resumed only when its owner asks (a->held), never by the
@@ -153,12 +154,13 @@ void gpd__loop_idle_books(gpd__sched *s, const char *node) {
                  gp_strerror(rc));
 }
 
-/* Why a cannot be paused here, or NULL if it can: a single task on a node
- * that can pause, with room for what it holds paused under the node's bound
+/* Why a cannot be paused here, or NULL if it can: a workload of a single
+ * task (not a gang running one: the engine resumes no gang) on a node that
+ * can pause, with room for what it holds paused under the node's bound
  * (which counts the sessions paused so before it). */
 static const char *no_pause(gpd__sched *s, const active *a) {
-    if (a->ntasks != 1 || !a->tasks[0].handle[0])
-        return "a workload of several tasks is not paused";
+    if (a->gang != 1 || a->ntasks != 1 || !a->tasks[0].handle[0])
+        return gp_mode_why_text(GP_MODE_GANG);
     if (a->pausing != GPD__PAUSE_NONE)
         return "a pause or a resume is under way";
     int64_t max = 0;

@@ -56,6 +56,7 @@ typedef struct active {
     int32_t attempt;
     int ntasks;
     task_rt *tasks;
+    int32_t gang; /* the tasks its request asks for: a gang (more than 1) is never paused */
     char stop_kind[16];
     int64_t deadline; /* STOPPING: when the grace period ends */
     int64_t stop_at;  /* STOPPING: when the checkpoint signal was sent (0: unknown) */

@@ -45,6 +45,7 @@ void gpd__active_init(active *a, const gpd__wl *w, const gpd__request *r, int32_
     snprintf(a->user, sizeof a->user, "%s", w->user);
     a->attempt = attempt;
     a->ntasks = ntasks;
+    a->gang = r->spec.tasks;
     a->grace_ms = r->grace_ms;
     a->ckpt_signal = r->ckpt_signal;
     a->compute_pct = r->compute_pct;

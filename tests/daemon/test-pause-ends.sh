@@ -9,7 +9,9 @@
 # resume it" at every cycle), the lost one never running again. A session
 # the idle policy paused, lost, is suspended until its owner resumes it (it
 # was recorded pending, which the engine never ran). Needs root and a cgroup
-# freezer (SKIP without). Waits on conditions only.
+# freezer (SKIP without). An interactive gang running one task is suspended
+# by the idle policy, not paused (the engine resumes no gang: its owner's
+# resume failed for ever). Waits on conditions only.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 
@@ -108,5 +110,22 @@ $GP queue set proj --idle-gpu-timeout 1h >/dev/null
 tap_ok "its owner resumes it" $GP resume "$S"
 tap_ok "it runs again, from the beginning" wait_until 60 attempt_is "$S" 2
 tap_ok "and runs" wait_until 60 is_state "$S" running
+$GP delete "$S" >/dev/null
+tap_ok "deleted, it ends" wait_until 30 is_state "$S" deleted
+
+# An elastic interactive gang running one task (its second finds no GPU) is
+# suspended when idle, not paused: the engine resumes no gang, and its
+# owner's resume failed for ever before ("a workload of several tasks is
+# never paused"), the session kept paused.
+$GP queue set proj --idle-gpu-timeout 10s >/dev/null
+G=$(submit --project proj --kind interactive --gang 2 --min-gang 1 --gpu 1 --grace 1s -- sleep 600)
+tap_ok "an interactive gang runs one task" wait_until 60 is_state "$G" running
+tap_ok "idle, it is suspended" wait_until 90 is_state "$G" suspended
+tap_ok "the event says a gang is not paused" \
+    contains "$(api GET "/api/v1/workloads/$G/events")" 'not paused: a workload of several tasks is not paused'
+$GP queue set proj --idle-gpu-timeout 1h >/dev/null
+tap_ok "its owner resumes it" $GP resume "$G"
+tap_ok "it runs again" wait_until 60 attempt_is "$G" 2
+tap_ok "and runs" wait_until 60 is_state "$G" running
 gpd_stop
 tap_done
