@@ -8,10 +8,10 @@
 # the node, which it tried to resume whenever the GPU came free ("cannot
 # resume it" at every cycle), the lost one never running again. A session
 # the idle policy paused, lost, is suspended until its owner resumes it (it
-# was recorded pending, which the engine never ran). Needs root and a cgroup
-# freezer (SKIP without). An interactive gang running one task is suspended
-# by the idle policy, not paused (the engine resumes no gang: its owner's
-# resume failed for ever). Waits on conditions only.
+# was recorded pending, which the engine never ran). An interactive gang
+# running one task is suspended by the idle policy, not paused (the engine
+# resumes no gang: its owner's resume failed for ever). Needs root and a
+# cgroup freezer (SKIP without). Waits on conditions only.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 
@@ -95,7 +95,7 @@ export GPUPOOL_FAKE_GPUS GPUPOOL_FAKE_BUSY GPUPOOL_FAKE_GPU_MEMORY
 CFG="state_dir=$P/tasks,nvml=$B/fake/libnvidia-ml.so.1,cuda=$B/fake/libcuda.so.1,interposer=$TMP/none.so"
 tap_ok "gpupoold starts on a fake NVML whose GPU is idle" gpd_start "$P" --period 200ms \
     --poll 200ms --usage-period 200ms --executor-config "$CFG"
-D=$P
+D=$P # where tdir looks
 tap_ok "a project with an idle timeout" sh -c "$GP queue create dept --deserved 1 >/dev/null &&
     $GP queue create proj --parent dept --deserved 1 --idle-gpu-timeout 10s >/dev/null"
 S=$(submit --project proj --kind interactive --gpu 1 -- sleep 600)
