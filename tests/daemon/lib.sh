@@ -72,6 +72,16 @@ skip_unless_pause() {
     exit 0
 }
 
+# in_sleep PID: succeeds if the main thread of process PID is inside a
+# sleep (nanosleep 35, clock_nanosleep 230, and on arm64 101 and 115), not
+# merely started.
+in_sleep() {
+    [ -n "$1" ] && case $(cut -d' ' -f1 "/proc/$1/task/$1/syscall" 2>/dev/null) in
+    35 | 230 | 101 | 115) true ;;
+    *) false ;;
+    esac
+}
+
 # wait_until SECONDS COMMAND...: polls every 0.2 s until COMMAND succeeds.
 wait_until() {
     limit=$(($1 * 5))

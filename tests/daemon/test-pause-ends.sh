@@ -8,7 +8,9 @@
 # the node, which it tried to resume whenever the GPU came free ("cannot
 # resume it" at every cycle), the lost one never running again. A session
 # the idle policy paused, lost, is suspended until its owner resumes it (it
-# was recorded pending, which the engine never ran). An interactive gang
+# was recorded pending, which the engine never ran). A task lost while its
+# pause waits for the pause worker is requeued, its GPU going to the owner
+# (the engine kept it evicting for ever). An interactive gang
 # running one task is suspended by the idle policy, not paused (the engine
 # resumes no gang: its owner's resume failed for ever). Needs root and a
 # cgroup freezer (SKIP without). Waits on conditions only.
@@ -33,6 +35,7 @@ holds_some() { [ "$(paused_memory)" -gt 0 ]; }
 holds_none() { [ "$(paused_memory)" = 0 ]; }
 attempt_is() { contains "$(api GET "/api/v1/workloads/$1")" "\"attempt\":$2[,}]"; }
 tdir() { ls -d "$D"/tasks/w"$1".t0.a"$2" 2>/dev/null; }
+task_pid() { sed -n 's/^pid=//p' "$(tdir "$1" 1)/task"; }
 # thaw ID ATTEMPT: thaws the task's cgroup, so that a signal can end it.
 thaw() {
     for z in /sys/fs/cgroup/freezer/gpupool/"$(cat "$D/tasks/instance")"/w"$1".t0.a"$2"*/freezer.state; do
@@ -127,5 +130,44 @@ $GP queue set proj --idle-gpu-timeout 1h >/dev/null
 tap_ok "its owner resumes it" $GP resume "$G"
 tap_ok "it runs again" wait_until 60 attempt_is "$G" 2
 tap_ok "and runs" wait_until 60 is_state "$G" running
+gpd_stop
+
+# A task lost while its pause waits for the pause worker: the engine has it
+# EVICTING, and refused its requeue before, so that it kept its GPU for
+# ever and the owner's workload waited for it ("room is being made"). The
+# worker is held by another borrower, whose allocation in the fake driver
+# never lets the CUDA lock through (the pause step lasts the lock's timeout).
+Q=$TMP/queued
+mkdir -p "$Q"
+LEDGER=gpfake-pauseends-$$
+GPUPOOL_FAKE_LEDGER=$LEDGER GPUPOOL_FAKE_GPUS=2 GPUPOOL_FAKE_GPU_MEMORY=256M
+export GPUPOOL_FAKE_LEDGER GPUPOOL_FAKE_GPUS GPUPOOL_FAKE_GPU_MEMORY
+trap 'cleanup; rm -f "/dev/shm/$LEDGER"' EXIT
+CFG="state_dir=$Q/tasks,nvml=$B/fake/libnvidia-ml.so.1,cuda=$B/fake/libcuda.so.1,interposer=$TMP/none.so"
+tap_ok "gpupoold starts on the fake driver (2 GPUs)" gpd_start "$Q" --period 200ms \
+    --poll 200ms --executor-config "$CFG"
+D=$Q # where tdir looks
+tap_ok "queues created" one_gpu_lent
+$GP queue set A --deserved 2 >/dev/null && $GP queue set a1 --deserved 2 >/dev/null
+L=$(submit --project b1 --gpu 1 --priority -1 --on-preempt pause --grace 1s -- sh -c \
+    'GPUPOOL_FAKE_ALLOC_DELAY_US=600000000 exec "$0" "$@"' "$B/tests/executors/cuda-holder" \
+    "$LEDGER" 2 256M 16 "$TMP/stuck.state")
+# (The fake driver gives a process its first GPU whatever it was bound to:
+# the stuck one runs first, on GPU 0.)
+stuck() { is_state "$L" running && in_sleep "$(task_pid "$L")"; }
+tap_ok "a borrower runs, asleep inside an allocation" wait_until 60 stuck
+W=$(submit --project b1 --gpu 1 --on-preempt pause --grace 24h -- sleep 600)
+tap_ok "another borrower runs" wait_until 60 is_state "$W" running
+O1=$(submit --project a1 --gpu 1 -- sleep 600)
+pausing() { grep -q '^state=pausing$' "$(tdir "$1" 1)/pause" 2>/dev/null; }
+tap_ok "the stuck one is evicted first: its pause holds the worker" wait_until 60 pausing "$L"
+O2=$(submit --project a1 --gpu 1 -- sleep 600)
+making_room() { contains "$(api GET "/api/v1/workloads/$O2")" 'room is being made'; }
+tap_ok "the other is evicted in pause mode, its pause waiting" wait_until 30 making_room
+spid=$(cut -d: -f3 "$(tdir "$W" 1)/handle")
+tpid=$(sed -n 's/^pid=//p' "$(tdir "$W" 1)/task")
+tap_ok "its supervisor and its task are killed" sh -c "kill -9 $spid && kill -9 -$tpid"
+tap_ok "the lost workload is back in the queue" wait_until 60 is_state "$W" pending
+tap_ok "its GPU goes to the owner's second workload" wait_until 60 is_state "$O2" running
 gpd_stop
 tap_done

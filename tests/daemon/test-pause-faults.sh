@@ -179,15 +179,8 @@ L=$(submit --project b1 --gpu 1 --on-preempt pause --grace 24h --name stuck -- s
     'trap "" TERM; GPUPOOL_FAKE_ALLOC_DELAY_US=600000000 exec "$0" "$@"' "$HOLDER" "$LEDGER" 1 256M 16 "$LS")
 check "a borrower stuck in an allocation runs" "$L" wait_until 60 is_state "$L" running
 task_pid() { sed -n 's/^pid=//p' "$D"/tasks/w"$1".t0.a1/task 2>/dev/null; }
-# Its main thread really inside the allocation's sleep (nanosleep 35,
-# clock_nanosleep 230), not merely started.
-sleeping() {
-    p=$(task_pid "$L")
-    [ -n "$p" ] && case $(cut -d' ' -f1 "/proc/$p/task/$p/syscall" 2>/dev/null) in
-    35 | 230 | 101 | 115) true ;;
-    *) false ;;
-    esac
-}
+# Its main thread really inside the allocation's sleep, not merely started.
+sleeping() { in_sleep "$(task_pid "$L")"; }
 check "its main thread sleeps inside the allocation" "$L" wait_until 60 sleeping
 O3=$(submit --project a1 --gpu 1 --name owner3 -- sleep 600)
 check "the owner comes back: the lock times out and it is evicted in checkpoint mode" "$L" \
