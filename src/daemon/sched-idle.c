@@ -20,11 +20,10 @@
  *
  * Where its node can pause (a workload of a single task, the executor able
  * to pause and room left under the node's --paused-memory-max), the workload
- * is paused
- * instead (sched-pause.c's worker: GPU state to host memory, the task
- * frozen): state paused, its processes kept, and the engine forgets it, so
- * that it is resumed only when its owner asks (a->held), never by the
- * engine when a GPU comes free. The owner's resume (or attach) puts it back
+ * is paused instead (sched-pause.c's worker: GPU state to host memory, the
+ * task frozen): state paused, its processes kept, and the engine forgets
+ * it, so that it is resumed only when its owner asks (a->held), never by
+ * the engine when a GPU comes free. The owner's resume (or attach) puts it back
  * in the engine paused on its node (gp_engine_restore_paused), which
  * resumes it there as any paused workload, where it was. Elsewhere the
  * command starts again from the beginning when it is resumed, and the
