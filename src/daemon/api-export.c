@@ -58,13 +58,21 @@ typedef struct wl_arg {
 } wl_arg;
 
 static int wl_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
-    (void)e;
     const wl_arg *a = arg;
-    const char *spec = (const char *)sqlite3_column_text(s, 4);
-    json_t *j = spec ? json_loads(spec, 0, NULL) : NULL;
+    char *spec = gpd__store_dup(s, 4, "");
+    if (spec == NULL)
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory reading a workload");
+    json_error_t je;
+    json_t *j = json_loads(spec, 0, &je);
+    free(spec);
     gpd__request rq;
     gpd__err pe = {0};
-    if (!j || gpd__request_parse(j, &rq, &pe) < 0) {
+    int rc = j != NULL ? gpd__request_parse(j, &rq, &pe) : 0;
+    if ((j == NULL && json_error_code(&je) == json_error_out_of_memory) || rc == GP_ENOMEM) {
+        json_decref(j);
+        return gpd__fail(e, GP_ENOMEM, "", "out of memory reading a workload");
+    }
+    if (j == NULL || rc < 0) {
         json_decref(j);
         return 0; /* a row that no longer parses is not worth failing for */
     }
@@ -90,13 +98,16 @@ static int wl_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     default:
         break;
     }
+    char project[GP_NAME_MAX + 1], user[GP_NAME_MAX + 1];
+    gpd__store_text(project, sizeof project, s, 1);
+    gpd__store_text(user, sizeof user, s, 2);
     fprintf(a->f, "w%lld,%lld,%lld,%d,%d,%lld,%lld,%lld,%s,%s,%s,%d,%d\n",
             (long long)sqlite3_column_int64(s, 0), (long long)q->cpu_milli,
             (long long)(q->mem_bytes >> 20), num, milli,
             (long long)(sqlite3_column_int64(s, 3) / 1000),
             (long long)(sqlite3_column_int64(s, 6) / 1000),
-            (long long)(sqlite3_column_int64(s, 5) / 1000), sqlite3_column_text(s, 1),
-            sqlite3_column_text(s, 2), gp_kind_name(rq.spec.kind), rq.spec.priority, rq.spec.tasks);
+            (long long)(sqlite3_column_int64(s, 5) / 1000), project, user,
+            gp_kind_name(rq.spec.kind), rq.spec.priority, rq.spec.tasks);
     json_decref(j);
     return 0;
 }
