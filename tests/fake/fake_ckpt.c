@@ -14,8 +14,9 @@
  * a call in the wrong state is CUDA_ERROR_ILLEGAL_STATE and changes nothing;
  * a process without CUDA, or no process at all, is CUDA_ERROR_INVALID_VALUE.
  * Lock stops new API calls and waits for those under way (a kernel being
- * synchronised keeps one under way: with a timeout, the lock gives up with
- * CUDA_ERROR_NOT_READY and the process stays RUNNING). Checkpoint copies each
+ * synchronised keeps one under way, or the process is stopped and its thread
+ * with it: with a timeout, the lock gives up with CUDA_ERROR_NOT_READY and
+ * the process stays RUNNING). Checkpoint copies each
  * allocation's contents to host memory, replaces the device mapping with
  * fresh pages (what was there is gone, as on a GPU given to someone else) and
  * gives the GPU books back. Restore books the memory again, on the GPUs the
@@ -111,9 +112,15 @@ static void futex_wake(uint32_t *word) {
 
 /* ---- the process's checkpoint thread ---------------------------------------- */
 
-/* Carries out the request in c (read under the lock), returns its CUresult. */
-static int serve(struct fake_ckpt *c) {
+/* Carries out request req of c (read under the lock): its CUresult, or 1
+ * where its caller withdrew it before it was taken up (nothing done). */
+static int serve(struct fake_ckpt *c, uint32_t req) {
     fake_lock();
+    if (__atomic_load_n(&c->done_seq, __ATOMIC_ACQUIRE) == req) {
+        fake_unlock();
+        return 1;
+    }
+    c->taken_seq = req;
     int op = c->op;
     unsigned timeout = c->timeout_ms;
     int32_t map[GPFAKE_MAX_GPUS];
@@ -179,7 +186,9 @@ static void *ckpt_thread(void *arg) {
             futex_wait(&c->req_seq, req, -1);
             continue;
         }
-        int rc = serve(c);
+        int rc = serve(c, req);
+        if (rc == 1)
+            continue;
         fake_lock();
         c->result = rc;
         fake_unlock();
@@ -233,7 +242,24 @@ static int supported(void) {
     return fake_cfg.driver_version >= GP_CU_CKPT_MIN_DRIVER;
 }
 
-/* Sends op to process pid if it is in state `want` and waits for the answer. */
+/* Withdraws request seq of c if its process has not taken it up (a stopped
+ * process takes up nothing): 1 if withdrawn, the process left as it was. */
+static int withdraw(struct fake_ckpt *c, uint32_t seq) {
+    fake_lock();
+    int untaken = c->taken_seq != seq;
+    if (untaken) {
+        __atomic_store_n(&c->done_seq, seq, __ATOMIC_RELEASE);
+        c->busy = 0;
+    }
+    fake_unlock();
+    return untaken;
+}
+
+/* Sends op to process pid if it is in state `want` and waits for the answer.
+ * With a timeout (Lock's), a request the process has not taken up within it
+ * is withdrawn, CUDA_ERROR_NOT_READY, as the driver answers a lock it could
+ * not take in time (the process stopped, say): one taken up answers within
+ * the timeout, the process's own wait for its calls under way. */
 static int request(int pid, int op, int want, unsigned timeout_ms, const int32_t *map) {
     if (!supported())
         return GP_CU_ERROR_NOT_SUPPORTED;
@@ -263,12 +289,18 @@ static int request(int pid, int op, int want, unsigned timeout_ms, const int32_t
     uint32_t seq = ++c->req_seq;
     fake_unlock();
     futex_wake(&c->req_seq);
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         uint32_t done = __atomic_load_n(&c->done_seq, __ATOMIC_ACQUIRE);
         if (done == seq)
             break;
         if (fake_dead(pid))
             return GP_CU_ERROR_INVALID_VALUE;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long waited = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+        if (timeout_ms != 0 && waited >= (long)timeout_ms && withdraw(c, seq))
+            return GP_CU_ERROR_NOT_READY;
         futex_wait(&c->done_seq, done, 100);
     }
     fake_lock();

@@ -56,6 +56,7 @@ struct fake_ckpt {
     int32_t state;                  /* gp_cu_process_state */
     int32_t tid;                    /* its checkpoint thread; 0: no CUDA in it */
     uint32_t req_seq, done_seq;     /* futex words */
+    uint32_t taken_seq;             /* the request its thread has taken up */
     int32_t busy;                   /* a request is under way */
     int32_t op, result;             /* the request and its CUresult */
     uint32_t timeout_ms;            /* Lock's */

@@ -296,6 +296,30 @@ START_TEST(test_lock_timeout) {
 }
 END_TEST
 
+START_TEST(test_lock_timeout_stopped) {
+    /* A stopped process's thread takes up no request: the lock gives up at
+     * its timeout, as the driver's does, and the process, continued, is
+     * neither locked nor blocked by the lock it was asked for. The fake's
+     * lock waited for ever. */
+    setup("1");
+    start_workload();
+    ck_assert_int_eq(kill(W.pid, SIGSTOP), 0);
+    int st;
+    ck_assert_int_eq(waitpid(W.pid, &st, WUNTRACED), W.pid);
+    ck_assert(WIFSTOPPED(st));
+    gp_cu_lock_args la = {.timeout_ms = 300};
+    ck_assert_int_eq(cuCheckpointProcessLock(W.pid, &la), GP_CU_ERROR_NOT_READY);
+    ck_assert_int_eq(state(), GP_CU_PROCESS_RUNNING);
+    ck_assert_int_eq(kill(W.pid, SIGCONT), 0);
+    ck_assert_int_eq(ask('a', 10000), 'd');
+    ck_assert_int_eq(state(), GP_CU_PROCESS_RUNNING);
+    la.timeout_ms = 10000;
+    ck_assert_int_eq(cuCheckpointProcessLock(W.pid, &la), GP_CU_SUCCESS);
+    ck_assert_int_eq(cuCheckpointProcessUnlock(W.pid, NULL), GP_CU_SUCCESS);
+    teardown();
+}
+END_TEST
+
 START_TEST(test_restore_onto_other_gpu) {
     setup("2");
     start_workload();
@@ -344,6 +368,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_restore_driver_error_retried);
     tcase_add_test(tc, test_lock_blocks_calls);
     tcase_add_test(tc, test_lock_timeout);
+    tcase_add_test(tc, test_lock_timeout_stopped);
     tcase_add_test(tc, test_restore_onto_other_gpu);
     tcase_add_test(tc, test_old_driver);
 }
