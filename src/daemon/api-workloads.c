@@ -339,7 +339,7 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
     if ((rc = gpd__store_wl_insert(r->d->store, &w, q.client_key, &existed, e)) < 0)
         goto out;
     if (!existed)
-        gpd__sched_submitted(r->d->sched, &q, w.id, w.user, w.submitted_ms);
+        gpd__sched_submitted(r->d->sched, w.id);
     /* The repeat of an idempotent submit answers with the workload's real
      * state, as a GET would. */
     gp_wl_state st = GP_WL_PENDING;

@@ -71,22 +71,48 @@ int gpd__sched_check_request(gpd__sched *s, const gpd__request *r, gpd__err *e) 
     return rc < 0 ? gpd__request_engine_error(rc, err, e) : 0;
 }
 
-void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, const char *user,
-                          int64_t submitted_ms) {
-    gp_workload_spec w;
-    gpd__request_spec(r, id, user, submitted_ms, &w);
-    char err[GP_ERR_MAX] = "";
-    pthread_mutex_lock(&s->eng_mu);
-    int rc = gp_engine_submit(s->eng, &w, err, sizeof err);
-    pthread_mutex_unlock(&s->eng_mu);
-    if (rc < 0 && rc != GP_EEXIST) {
-        /* Checked before the commit, so only a race with a queue change gets
-         * here: the workload is kept, failed, with the engine's reason. */
-        gpd__wl_change c;
-        gpd__wl_change_event(&c, id, GP_WL_FAILED, err, GPD__EV_FAILED, err);
-        gpd__sched_record(s, &c);
+/* The commands of the loop's own (sched.h's are 1 and up): the rebuild of
+ * the engine at start, and a stored submission's hand-off to the engine. */
+#define CMD_RECOVER 0
+#define CMD_SUBMIT  (-1)
+
+void gpd__sched_submitted(gpd__sched *s, uint64_t id) {
+    gpd__err e = {0};
+    cmd c = {.l.kind = GPD__LETTER_CMD, .op = CMD_SUBMIT, .id = id, .e = &e};
+    /* Refused when gpupoold is stopping, or the store could not be read
+     * (the loop says so): the workload is stored pending, and the next
+     * start's recovery hands it over. */
+    gpd__mailbox_call(&s->inbox, &c.l, &e);
+}
+
+/* Hands stored workload id to the engine on the loop's thread, if it is still
+ * pending: a command taken between its commit and this (a delete, a
+ * suspend), which found nothing to stop in the engine, stored it as it left
+ * it, and it stays so. */
+static int hand_over(gpd__sched *s, uint64_t id, gpd__err *e) {
+    gpd__wl w;
+    memset(&w, 0, sizeof w);
+    gp_workload_spec spec;
+    int rc = gpd__store_wl_get(s->d->store, id, &w, e);
+    if (rc == 0 && w.state == GP_WL_PENDING && (rc = gpd__sched_stored_spec(&w, &spec, e)) == 0) {
+        char err[GP_ERR_MAX] = "";
+        pthread_mutex_lock(&s->eng_mu);
+        int src = gp_engine_submit(s->eng, &spec, err, sizeof err);
+        pthread_mutex_unlock(&s->eng_mu);
+        if (src < 0 && src != GP_EEXIST) {
+            /* Checked before the commit, so only a race with a queue change
+             * gets here: the workload is kept, failed, with the engine's
+             * reason. */
+            gpd__wl_change c;
+            gpd__wl_change_event(&c, id, GP_WL_FAILED, err, GPD__EV_FAILED, err);
+            gpd__sched_record(s, &c);
+        }
     }
-    wake(s);
+    if (rc < 0)
+        gpd__log("workload %llu: cannot hand it to the scheduler (%s); a restart will",
+                 (unsigned long long)id, e->msg);
+    gpd__wl_free(&w);
+    return rc;
 }
 
 /* ---- Queues ----------------------------------------------------------- */
@@ -132,9 +158,6 @@ int gpd__sched_session(gpd__sched *s, const char *handle, const gp_session_req *
                        char *err, size_t errlen) {
     return gp_exec_session(s->ex, handle, req, fd, err, errlen);
 }
-
-/* The command that rebuilds the engine at start (sched.h's are 1 and up). */
-#define CMD_RECOVER 0
 
 int gpd__sched_command(gpd__sched *s, int op, uint64_t id, gpd__err *e) {
     cmd c = {.l.kind = GPD__LETTER_CMD, .op = op, .id = id, .e = e};
@@ -186,6 +209,8 @@ static int run_command(gpd__sched *s, cmd *c) {
     gpd__err *e = c->e;
     if (c->op == CMD_RECOVER)
         return gpd__loop_recover(s, e);
+    if (c->op == CMD_SUBMIT)
+        return hand_over(s, c->id, e);
     active *a = gpd__loop_act_find(s, c->id);
     const char *kind = c->op == GPD__CMD_DELETE ? GPD__STOP_DELETE : GPD__STOP_SUSPEND;
     if (a && c->op == GPD__CMD_RESUME && a->held && a->pausing == GPD__PAUSE_PAUSED)

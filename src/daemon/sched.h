@@ -39,9 +39,11 @@ void gpd__sched_unlock(gpd__sched *s);
  * workloads, and some node could hold one task. GP_EINVAL naming the field. */
 int gpd__sched_check_request(gpd__sched *s, const gpd__request *r, gpd__err *e);
 
-/* A submission is durable: hand it to the engine and wake the loop. */
-void gpd__sched_submitted(gpd__sched *s, const gpd__request *r, uint64_t id, const char *user,
-                          int64_t submitted_ms);
+/* A submission is durable: the loop hands the stored workload to the engine
+ * if it is still pending, in the order of the commands it takes (a delete
+ * or a suspend taken before leaves it as they stored it), and this returns
+ * once it has. */
+void gpd__sched_submitted(gpd__sched *s, uint64_t id);
 
 enum { GPD__CMD_DELETE = 1, GPD__CMD_SUSPEND, GPD__CMD_RESUME };
 

@@ -14,12 +14,21 @@
  *   GPD_TEST_FAIL_STEP_RC=RC    SQLite's result code RC (SQLITE_NOMEM, 7,
  *                               unless set).
  *
+ * And one delay, to widen a window between a write and what follows it:
+ *
+ *   GPD_TEST_SLOW_COMMIT_AFTER=SQL[|SQL...]  the COMMIT of a transaction
+ *                               that stepped one of those statements returns
+ *   GPD_TEST_SLOW_COMMIT_MS=MS  MS milliseconds (2000 unless set) after it
+ *                               committed: what it wrote can be read, and
+ *                               its writers are answered only then.
+ *
  * Every other step goes to SQLite's sqlite3_step.
  */
 #include <dlfcn.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static long counted; /* steps of the statements named so far */
 
@@ -41,6 +50,23 @@ int sqlite3_step(sqlite3_stmt *s) {
     if (real_step == NULL) {
         real_step = (int (*)(sqlite3_stmt *))dlsym(RTLD_NEXT, "sqlite3_step");
         real_sql = (const char *(*)(sqlite3_stmt *))dlsym(RTLD_NEXT, "sqlite3_sql");
+    }
+    const char *slow = getenv("GPD_TEST_SLOW_COMMIT_AFTER");
+    if (slow != NULL && real_sql != NULL) {
+        static __thread int stepped; /* one of them, in this thread's transaction */
+        const char *sql = real_sql(s);
+        if (sql != NULL && strcmp(sql, "COMMIT") == 0 && stepped) {
+            stepped = 0;
+            int rc = real_step(s);
+            const char *ms = getenv("GPD_TEST_SLOW_COMMIT_MS");
+            long d = ms != NULL ? strtol(ms, NULL, 10) : 2000;
+            struct timespec ts = {d / 1000, d % 1000 * 1000000L};
+            while (nanosleep(&ts, &ts) != 0)
+                ;
+            return rc;
+        }
+        if (sql != NULL && named(sql, slow))
+            stepped = 1;
     }
     const char *want = getenv("GPD_TEST_FAIL_STEP");
     const char *sql = want != NULL && real_sql != NULL ? real_sql(s) : NULL;
