@@ -188,10 +188,12 @@ int gpd__loop_pause_begin(gpd__sched *s, active *a, const char *why, int64_t gra
  * backoff of a failed resume; one without a task here is requeued to start
  * again, or dropped where its stored state is over. */
 void gpd__loop_resume(gpd__sched *s, uint64_t id, const gp_task_binding *b, int64_t now);
-/* Rewrites the stored row of single-task a's task with binding b (a resume
- * onto other GPUs, and its undoing), so that a restart books the GPUs the
- * task really holds: 0 or the store's error. */
-int gpd__loop_store_binding(gpd__sched *s, const active *a, const gp_task_binding *b, gpd__err *e);
+/* Rewrites the stored row of single-task a's task with binding b, the GPUs
+ * the task holds, and resuming, those a resume under way moves it to (NULL:
+ * none), so that a restart books the GPUs the task really holds (the
+ * executor's PAUSE_RECOVER says which): 0 or the store's error. */
+int gpd__loop_store_binding(gpd__sched *s, const active *a, const gp_task_binding *b,
+                            const gp_task_binding *resuming, gpd__err *e);
 /* Carries out the outcome of a step the worker finished (events, engine,
  * store) and frees it: l is a GPD__LETTER_PAUSE letter of the inbox. */
 void gpd__loop_pause_result(gpd__sched *s, gpd__letter *l);
@@ -262,8 +264,10 @@ void gpd__loop_record_starting(gpd__sched *s, const active *a, int ntasks, gpd__
  * later poll, so that no task directory or cgroup is left behind. */
 void gpd__loop_reap(gpd__sched *s, const char *handle);
 
-/* A task's stored binding into t: 0, GP_ENOMEM or GP_ECORRUPT. */
-int gpd__binding_from_json(const char *json, task_rt *t);
+/* A task's stored binding into t, and into *resuming (where not NULL) the
+ * one a resume under way moves it to (nslices -1 where none): 0, GP_ENOMEM
+ * or GP_ECORRUPT. */
+int gpd__binding_from_json(const char *json, task_rt *t, gp_task_binding *resuming);
 
 /* The node spec of the inventory named name, or NULL. */
 const gp_node_spec *gpd__sched_node(gpd__sched *s, const char *name);

@@ -43,6 +43,7 @@ struct gpd__pause_job {
     char from[GP_MAX_GPUS_PER_NODE][GP_NAME_MAX + 1], to[GP_MAX_GPUS_PER_NODE][GP_NAME_MAX + 1];
     const char *fromp[GP_MAX_GPUS_PER_NODE], *top[GP_MAX_GPUS_PER_NODE];
     gp_task_binding b; /* RESUME: the new binding */
+    int moved;         /* RESUME: onto other GPUs than the task had */
     char node[GP_NAME_MAX + 1];
     int rc;
     int64_t queued_ms, took_ms;
@@ -152,11 +153,13 @@ static int resume_begin(gpd__sched *s, active *a, const gp_task_binding *b) {
     j->b = *b;
     snprintf(j->node, sizeof j->node, "%s", a->tasks[0].node);
     j->b.node = j->node;
-    /* The new GPUs are stored before the executor moves anything: after a
-     * kill -9 during or after the resume, recovery finishes it there and
-     * the engine books those GPUs (a failed resume stores the old again). */
+    j->moved = remap;
+    /* The new GPUs are stored beside the old before the executor moves
+     * anything, and in their place once it has: after a kill -9 meanwhile,
+     * recovery books the ones the executor's journal says the task is on
+     * (the step not begun or failed: the old; finished: the new). */
     gpd__err e = {0};
-    int rc = remap ? gpd__loop_store_binding(s, a, &j->b, &e) : 0;
+    int rc = remap ? gpd__loop_store_binding(s, a, was, &j->b, &e) : 0;
     if (rc < 0) {
         gpd__log("workload %llu: not resumed onto other GPUs (%s)", (unsigned long long)a->id,
                  rc == GP_ENOMEM ? "out of memory" : e.msg);
@@ -307,6 +310,11 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
         a->stop_note[0] = '\0';
         a->tasks[0].binding = j->b;
         a->tasks[0].binding.node = a->tasks[0].node;
+        gpd__err e = {0};
+        if (j->moved && gpd__loop_store_binding(s, a, &a->tasks[0].binding, NULL, &e) < 0)
+            gpd__log("workload %llu: its stored GPUs are still those it had and those of its "
+                     "resume: %s",
+                     (unsigned long long)a->id, e.msg);
         snprintf(msg, sizeof msg, "%s (after %lld ms)", j->p.detail[0] ? j->p.detail : "resumed",
                  (long long)j->took_ms);
         record(s, a, GP_WL_RUNNING, GPD__EV_RESUMED, msg);
@@ -320,10 +328,10 @@ static void step_done(gpd__sched *s, gpd__pause_job *j) {
      * from the beginning, and not thawed and frozen again at every cycle
      * while what blocks it lasts. */
     a->pausing = GPD__PAUSE_PAUSED;
-    if (j->p.ngpus > 0) {
+    if (j->moved) {
         /* The task stays on the GPUs it had: so does its stored row. */
         gpd__err e = {0};
-        if (gpd__loop_store_binding(s, a, &a->tasks[0].binding, &e) < 0)
+        if (gpd__loop_store_binding(s, a, &a->tasks[0].binding, NULL, &e) < 0)
             gpd__log("workload %llu: its stored GPUs are those of a failed resume: %s",
                      (unsigned long long)a->id, e.msg);
     }

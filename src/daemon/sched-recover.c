@@ -372,10 +372,12 @@ static int recover_one(gpd__sched *s, uint64_t id) {
      * for: any count the engine restores (min_tasks to tasks) is whole. */
     int32_t min = r.spec.min_tasks ? r.spec.min_tasks : r.spec.tasks;
     int bad = n == 0 || n < min || n > r.spec.tasks;
+    gp_task_binding resuming; /* task 0's, where a resume onto other GPUs was under way */
+    resuming.nslices = -1;
     for (int t = 0; t < n; t++) {
         snprintf(a->tasks[t].handle, sizeof a->tasks[t].handle, "%s", recs[t].handle);
         a->tasks[t].mem_used = -1;
-        int brc = gpd__binding_from_json(recs[t].binding, &a->tasks[t]);
+        int brc = gpd__binding_from_json(recs[t].binding, &a->tasks[t], t == 0 ? &resuming : NULL);
         if (brc == GP_ENOMEM) {
             rc = brc;
             goto out;
@@ -444,6 +446,24 @@ static int recover_one(gpd__sched *s, uint64_t id) {
                      p.detail[0] ? p.detail : gp_strerror(rrc));
         else if (p.detail[0])
             gpd__log("workload %llu: %s", (unsigned long long)id, p.detail);
+        /* A resume onto other GPUs was under way: the task is on them if it
+         * finished (now, or before the stop: no step left), else still on
+         * those it had; the store keeps those from now on. */
+        if (!why[0] && rrc == 0 && resuming.nslices >= 0) {
+            if (p.recovered == GP_EXEC_CTL_RESUME ? !paused : p.recovered == 0) {
+                a->tasks[0].binding = resuming;
+                b[0] = resuming;
+            }
+            int src = gpd__loop_store_binding(s, a, &a->tasks[0].binding, NULL, &e);
+            if (src == GP_ENOMEM) {
+                rc = src;
+                goto out;
+            }
+            if (src < 0)
+                gpd__log("workload %llu: its GPUs after a resume under way could not be stored "
+                         "(%s): a restart decides again",
+                         (unsigned long long)id, e.msg);
+        }
     }
     if (!why[0] && paused && a->returned) {
         /* Paused by the idle policy: it stays out of the engine, until its

@@ -180,25 +180,38 @@ static void reap_pending(gpd__sched *s) {
 
 /* ---- Bindings as JSON ------------------------------------------------- */
 
-/* Task bindings in the store: {"node":N,"slices":[[gpu,milli,mem,mig],...]}. */
-static char *binding_to_json(const gp_task_binding *b) {
+/* A binding's slices as a JSON array [[gpu,milli,mem,mig],...]. */
+static json_t *slices_json(const gp_task_binding *b) {
     json_t *sl = json_array();
     for (int i = 0; i < b->nslices; i++)
         json_array_append_new(sl, json_pack("[i,i,I,i]", b->slices[i].gpu, b->slices[i].milli,
                                             (json_int_t)b->slices[i].mem, b->slices[i].mig_slot));
-    json_t *j = json_pack("{s:s, s:o}", "node", b->node, "slices", sl);
+    return sl;
+}
+
+/* Task bindings in the store: {"node":N,"slices":[[gpu,milli,mem,mig],...]},
+ * and while a resume onto other GPUs of the node is under way the slices it
+ * moves the task to, "resuming":[...] (resuming: NULL where none). */
+static char *binding_to_json(const gp_task_binding *b, const gp_task_binding *resuming) {
+    json_t *j = json_pack("{s:s, s:o}", "node", b->node, "slices", slices_json(b));
+    if (j != NULL && resuming != NULL &&
+        json_object_set_new(j, "resuming", slices_json(resuming)) < 0) {
+        json_decref(j);
+        j = NULL;
+    }
     char *s = json_dumps(j, JSON_COMPACT);
     json_decref(j);
     return s;
 }
 
-int gpd__loop_store_binding(gpd__sched *s, const active *a, const gp_task_binding *b, gpd__err *e) {
+int gpd__loop_store_binding(gpd__sched *s, const active *a, const gp_task_binding *b,
+                            const gp_task_binding *resuming, gpd__err *e) {
     gpd__task_rec r;
     memset(&r, 0, sizeof r);
     r.attempt = a->attempt;
     snprintf(r.node, sizeof r.node, "%s", a->tasks[0].node);
     snprintf(r.handle, sizeof r.handle, "%s", a->tasks[0].handle);
-    if (!(r.binding = binding_to_json(b)))
+    if (!(r.binding = binding_to_json(b, resuming)))
         return GP_ENOMEM;
     gpd__wl_change c;
     gpd__wl_change_init(&c, a->id);
@@ -232,38 +245,49 @@ static int unpack_failed(const json_error_t *why) {
     return json_error_code(why) == json_error_out_of_memory ? GP_ENOMEM : GP_ECORRUPT;
 }
 
-int gpd__binding_from_json(const char *text, task_rt *t) {
-    json_t *j, *sl;
+/* The slices of JSON array sl into b (its node left as it is). */
+static int slices_from_json(json_t *sl, gp_task_binding *b) {
+    json_error_t why;
+    if (!json_is_array(sl) || json_array_size(sl) > GP_MAX_GPUS_PER_NODE)
+        return GP_ECORRUPT;
+    size_t i;
+    json_t *x;
+    json_array_foreach(sl, i, x) {
+        gp_slice *s = &b->slices[i];
+        json_int_t mem = 0;
+        if (json_unpack_ex(x, &why, 0, "[i,i,I,i]", &s->gpu, &s->milli, &mem, &s->mig_slot) < 0)
+            return unpack_failed(&why);
+        s->mem = mem;
+    }
+    b->nslices = (int32_t)json_array_size(sl);
+    return 0;
+}
+
+int gpd__binding_from_json(const char *text, task_rt *t, gp_task_binding *resuming) {
+    json_t *j, *sl, *to = NULL;
     const char *node;
     json_error_t why;
     int rc = stored_json_text(text, &j);
     if (rc < 0)
         return rc;
-    if (json_unpack_ex(j, &why, 0, "{s:s, s:o}", "node", &node, "slices", &sl) < 0) {
+    if (json_unpack_ex(j, &why, 0, "{s:s, s:o, s?o}", "node", &node, "slices", &sl, "resuming",
+                       &to) < 0) {
         json_decref(j);
         return unpack_failed(&why);
-    }
-    if (!json_is_array(sl) || json_array_size(sl) > GP_MAX_GPUS_PER_NODE) {
-        json_decref(j);
-        return GP_ECORRUPT;
     }
     snprintf(t->node, sizeof t->node, "%s", node);
     memset(&t->binding, 0, sizeof t->binding);
     t->binding.node = t->node;
-    size_t i;
-    json_t *x;
-    json_array_foreach(sl, i, x) {
-        gp_slice *s = &t->binding.slices[i];
-        json_int_t mem = 0;
-        if (json_unpack_ex(x, &why, 0, "[i,i,I,i]", &s->gpu, &s->milli, &mem, &s->mig_slot) < 0) {
-            json_decref(j);
-            return unpack_failed(&why);
-        }
-        s->mem = mem;
+    rc = slices_from_json(sl, &t->binding);
+    if (resuming != NULL) {
+        memset(resuming, 0, sizeof *resuming);
+        resuming->node = t->node;
+        resuming->nslices = -1;
+        if (rc == 0 && to != NULL)
+            rc = slices_from_json(to, resuming);
     }
-    t->binding.nslices = (int32_t)json_array_size(sl);
     json_decref(j);
-    return 0;
+    return rc;
 }
 
 /* ---- Launching -------------------------------------------------------- */
@@ -547,7 +571,7 @@ void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks
             recs[t].task = t;
             recs[t].attempt = a->attempt;
             snprintf(recs[t].node, sizeof recs[t].node, "%s", tr[t].node);
-            recs[t].binding = binding_to_json(&tr[t].binding);
+            recs[t].binding = binding_to_json(&tr[t].binding, NULL);
             if (!recs[t].binding)
                 rc = GP_ENOMEM;
         }

@@ -275,7 +275,8 @@ enum {
     /* arg: gp_exec_pause *. After a restart of the daemon: finishes a pause
      * or a resume that was under way when it stopped (or, for a pause that
      * cannot be finished, undoes it), and says where the task stands
-     * (paused 1 or 0). */
+     * (paused 1 or 0) and which step that was (recovered), so that the
+     * caller knows which GPUs the task is on after a resume onto others. */
     GP_EXEC_CTL_PAUSE_RECOVER = 0x1003,
     /* arg: gp_exec_pause *, handle NULL. Whether this node can pause tasks
      * that hold GPU state: 0, or GP_ENOTSUP with detail saying why not. */
@@ -328,6 +329,11 @@ typedef struct gp_exec_pause {
      * restore, unlock. */
     int64_t step_ms[3];
     char detail[256]; /* out: a sentence for the workload's events */
+    /* out, PAUSE_RECOVER: the step it found under way: 0 none;
+     * GP_EXEC_CTL_PAUSE, finished or undone (the task is on the GPUs it
+     * had); GP_EXEC_CTL_RESUME, finished (paused 0: on the GPUs the resume
+     * named) or failed (paused 1: on those it had). */
+    int32_t recovered;
 } gp_exec_pause;
 
 /* One GPU as GP_EXEC_CTL_GPU_USAGE saw it. */

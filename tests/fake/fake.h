@@ -12,6 +12,8 @@
  *   GPUPOOL_FAKE_KERNEL_US       busy time of each kernel launch (default 0)
  *   GPUPOOL_FAKE_CONTEXT_MEMORY  device memory a context takes (default 0)
  *   GPUPOOL_FAKE_ALLOC_DELAY_US  time cuMemAlloc_v2 spends inside (default 0)
+ *   GPUPOOL_FAKE_FAIL_RESTORES   the first restores of this process that fail,
+ *                                as gpfake_fail_restores makes them (default 0)
  *   (GPUPOOL_FAKE_DRIVER_VERSION below 12080 also takes away the checkpoint
  *   API: every cuCheckpointProcess* answers CUDA_ERROR_NOT_SUPPORTED)
  *   GPUPOOL_FAKE_NO_BACKING      1: device pointers are addresses without host

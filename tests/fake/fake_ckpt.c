@@ -216,6 +216,7 @@ void fake_ckpt_attach(void) {
         if (c != NULL) {
             memset(c, 0, sizeof *c);
             c->state = GP_CU_PROCESS_RUNNING;
+            c->fail_restores = (int32_t)fake_cfg.fail_restores;
         }
         fake_unlock();
         pthread_t t;

@@ -16,7 +16,8 @@ struct fake_config {
     int64_t kernel_ns;
     uint64_t ctx_memory;
     uint64_t alloc_delay_us;
-    int no_backing; /* GPUPOOL_FAKE_NO_BACKING=1: addresses only, no host memory */
+    uint64_t fail_restores; /* GPUPOOL_FAKE_FAIL_RESTORES: this process's first */
+    int no_backing;         /* GPUPOOL_FAKE_NO_BACKING=1: addresses only, no host memory */
 };
 
 extern struct fake_config fake_cfg;

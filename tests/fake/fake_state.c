@@ -153,6 +153,7 @@ static void init(void) {
     fake_cfg.kernel_ns = (int64_t)env_size("GPUPOOL_FAKE_KERNEL_US", 0) * 1000;
     fake_cfg.ctx_memory = env_size("GPUPOOL_FAKE_CONTEXT_MEMORY", 0);
     fake_cfg.alloc_delay_us = env_size("GPUPOOL_FAKE_ALLOC_DELAY_US", 0);
+    fake_cfg.fail_restores = env_size("GPUPOOL_FAKE_FAIL_RESTORES", 0);
     fake_cfg.no_backing = env_size("GPUPOOL_FAKE_NO_BACKING", 0) != 0;
     const char *name = gpfake_getenv("GPUPOOL_FAKE_LEDGER");
     if (name && *name) {

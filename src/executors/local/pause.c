@@ -1063,10 +1063,12 @@ static int do_recover(gpx__local *lx, const char *dir, gp_exec_pause *p) {
         return 0;
     case J_PAUSING:
     case J_PAUSED:
+        p->recovered = GP_EXEC_CTL_PAUSE;
         rc = on_task(lx, dir, p, do_pause);
         /* A pause that cannot be finished was undone: the task runs. */
         return rc == GP_ETIMEDOUT || rc == GP_EIO || rc == GP_ENOTSUP ? 0 : rc;
     default:
+        p->recovered = GP_EXEC_CTL_RESUME;
         rc = on_task(lx, dir, p, do_resume);
         return rc == GP_ENOSPC || rc == GP_EIO ? 0 : rc;
     }
@@ -1074,6 +1076,7 @@ static int do_recover(gpx__local *lx, const char *dir, gp_exec_pause *p) {
 
 int gpx__pause_ctl(gpx__local *lx, int op, const char *dir, gp_exec_pause *p) {
     p->paused = 0;
+    p->recovered = 0;
     p->cuda_procs = 0;
     p->gpu_bytes = -1;
     memset(p->step_ms, 0, sizeof p->step_ms);
