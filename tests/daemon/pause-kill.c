@@ -5,9 +5,9 @@
  * executor, as a kill -9 landing there would: GPUPOOL_TEST_PAUSE_KILL=N, N
  * one of the executor's step numbers (pause.c: 1 after journaling
  * "pausing", 2 after the CUDA lock, 3 after the checkpoint, 4 after the
- * freeze; 11 after journaling "resuming", 12 after the thaw, 13 after the
- * restore). Without the variable the daemon runs as gpupoold does.
- * test-pause-faults.sh restarts the real gpupoold after each kill.
+ * freeze; 10 as a resume begins, before anything is done, 11 after
+ * journaling "resuming", 12 after the thaw, 13 after the restore). Without the variable the daemon
+ * runs as gpupoold does. test-pause-faults.sh restarts the real gpupoold after each kill.
  */
 #include <signal.h>
 #include <stdlib.h>

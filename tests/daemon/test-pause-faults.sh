@@ -322,50 +322,55 @@ gpd_stop
 
 # ---- 6. gpupoold killed during a resume onto another GPU -------------------
 # Two fake GPUs. The borrower, paused on its GPU for an owner, is resumed on
-# the other once that frees, and gpupoold-pausekill dies there (the journal
-# says "resuming" onto the other GPU). Restarted, the resume is finished by
-# the recovery but the restore fails (the task's first restore fails, as
-# GPUPOOL_FAKE_FAIL_RESTORES says): the task stays paused on its old GPU,
-# then is resumed again. The GPU the workload is booked on must be the one
-# its task uses (the executor's record of its GPUs). The store kept the new
-# GPU from before the step: paused again on its old one, the workload was
-# booked on the new one, and its next resume, "onto the same GPU", left the
-# task on the old one, booked on the other.
-D3=$TMP/moved
-mkdir -p "$D3"
+# the other once that frees, and gpupoold-pausekill dies there: at step 10,
+# as the resume begins (the task still paused on its GPU), or at step 11,
+# once its journal says "resuming" onto the other GPU, when the restart's
+# recovery finishes the resume but the restore fails (the task's first
+# restore fails, as GPUPOOL_FAKE_FAIL_RESTORES says) and the task stays
+# paused on its GPU. Restarted, the workload is resumed, and it must be
+# booked on the GPU its task uses (the executor's record of its GPUs). The
+# store kept the new GPU from before the step: the workload, paused again on
+# its old GPU, was booked on the new one, and its next resume, "onto the
+# same GPU", left the task on the old one, booked on the other.
 rm -f "/dev/shm/$LEDGER"
-LEDGER=gpfake-pausemoved-$$
-GPUPOOL_FAKE_LEDGER=$LEDGER GPUPOOL_FAKE_GPUS=2
-D=$D3
-CFG="state_dir=$D/tasks,nvml=$B/fake/libnvidia-ml.so.1,cuda=$B/fake/libcuda.so.1,interposer=$TMP/none.so"
-MS=$TMP/moved.state
-tap_ok "gpupoold-pausekill starts on two fake GPUs (kill at resume step 11)" start_killing 11
-tap_ok "queues created" sh -c "$GP queue create A --deserved 2 >/dev/null &&
-    $GP queue create a1 --parent A --deserved 2 >/dev/null &&
-    $GP queue create B --deserved 0 >/dev/null && $GP queue create b1 --parent B --deserved 0 >/dev/null"
-M=$(submit --project b1 --gpu 1 --on-preempt pause --grace 24h --name moved -- sh -c \
-    'GPUPOOL_FAKE_FAIL_RESTORES=1 exec "$0" "$@"' "$HOLDER" "$LEDGER" 2 256M 16 "$MS")
-check "a borrower counts" "$M" wait_until 60 past "$MS" 2
-O1=$(submit --project a1 --gpu 1 --name owner-m1 -- sleep 600)
-check "an owner runs on the other GPU" "$O1" wait_until 60 is_state "$O1" running
-O2=$(submit --project a1 --gpu 1 --name owner-m2 -- sleep 600)
-check "a second owner: the borrower is paused" "$M" wait_until 60 is_state "$M" paused
-check "the second owner runs on its GPU" "$O2" wait_until 60 is_state "$O2" running
-at=$(step_of "$MS")
-$GP delete "$O1" >/dev/null
-check "the first owner gone, gpupoold dies resuming the borrower onto its GPU" "$M" \
-    wait_until 90 died
-reaped
-tap_ok "gpupoold restarts" start_real
-check "the borrower runs" "$M" wait_until 60 is_state "$M" running
-tap_ok "after the restart's restore failed" grep -q "workload $M: still paused" "$D.log"
-booked() { api GET "/api/v1/workloads/$M" | sed -n 's/.*"slices":\[\[\([0-9]*\),.*/\1/p'; }
-used() { sed -n 's/^gpu=\([0-9]*\) .*/\1/p' "$D/tasks/w$M.t0.a1/binding"; }
-tap_is "it is booked on the GPU its task uses" "$(booked)" "$(used)"
-tap_is "which the second owner does not" "$(booked)" "$(api GET "/api/v1/workloads/$O2" |
-    sed -n 's/.*"slices":\[\[\([0-9]*\),.*/\1/p' | tr 01 10)"
-check "it counts on from step $at, intact" "$M" wait_until 30 past "$MS" "$at"
-tap_ok "with its pattern intact" intact "$MS"
-gpd_stop
+GPUPOOL_FAKE_GPUS=2
+slice_gpu() { api GET "/api/v1/workloads/$1" | sed -n 's/.*"slices":\[\[\([0-9]*\),.*/\1/p'; }
+moved_resume() { # STEP FAILED_RESTORES
+    D=$TMP/moved$1
+    mkdir -p "$D"
+    LEDGER=gpfake-pausemoved$1-$$
+    GPUPOOL_FAKE_LEDGER=$LEDGER
+    CFG="state_dir=$D/tasks,nvml=$B/fake/libnvidia-ml.so.1,cuda=$B/fake/libcuda.so.1,interposer=$TMP/none.so"
+    MS=$TMP/moved$1.state
+    tap_ok "gpupoold-pausekill starts on two fake GPUs (kill at resume step $1)" start_killing "$1"
+    tap_ok "queues created" sh -c "$GP queue create A --deserved 2 >/dev/null &&
+        $GP queue create a1 --parent A --deserved 2 >/dev/null &&
+        $GP queue create B --deserved 0 >/dev/null && $GP queue create b1 --parent B --deserved 0 >/dev/null"
+    M=$(submit --project b1 --gpu 1 --on-preempt pause --grace 24h --name moved -- sh -c \
+        'export GPUPOOL_FAKE_FAIL_RESTORES=$1; shift; exec "$0" "$@"' "$HOLDER" "$2" "$LEDGER" 2 256M 16 "$MS")
+    check "a borrower counts" "$M" wait_until 60 past "$MS" 2
+    O1=$(submit --project a1 --gpu 1 --name owner-m1 -- sleep 600)
+    check "an owner runs on the other GPU" "$O1" wait_until 60 is_state "$O1" running
+    O2=$(submit --project a1 --gpu 1 --name owner-m2 -- sleep 600)
+    check "a second owner: the borrower is paused" "$M" wait_until 60 is_state "$M" paused
+    check "the second owner runs on its GPU" "$O2" wait_until 60 is_state "$O2" running
+    at=$(step_of "$MS")
+    $GP delete "$O1" >/dev/null
+    check "the first owner gone, gpupoold dies resuming the borrower onto its GPU (step $1)" "$M" \
+        wait_until 90 died
+    reaped
+    tap_ok "gpupoold restarts" start_real
+    check "the borrower runs" "$M" wait_until 60 is_state "$M" running
+    [ "$2" = 0 ] || tap_ok "after the restart's restore failed" grep -q "workload $M: still paused" "$D.log"
+    tap_is "it is booked on the GPU its task uses (step $1)" "$(slice_gpu "$M")" \
+        "$(sed -n 's/^gpu=\([0-9]*\) .*/\1/p' "$D/tasks/w$M.t0.a1/binding")"
+    tap_is "which the second owner does not" "$(slice_gpu "$M")" "$(slice_gpu "$O2" | tr 01 10)"
+    check "it counts on from step $at" "$M" wait_until 30 past "$MS" "$at"
+    tap_ok "with its pattern intact" intact "$MS"
+    gpd_stop
+    rm -f "/dev/shm/$LEDGER"
+}
+moved_resume 10 0
+moved_resume 11 1
 
 tap_done

@@ -651,9 +651,10 @@ void gpx__cuda_close(gpx__cuda *c);
 int gpx__bind_record(const char *dir, const gp_task_binding *b);
 
 /* Tests only: called after each step of a pause (1 journal written, 2 all
- * locked, 3 all checkpointed, 4 frozen) and of a resume (11 journal written,
- * 12 thawed, 13 all restored), so that a test can end the process there as
- * a kill -9 of the daemon would. NULL in production. */
+ * locked, 3 all checkpointed, 4 frozen) and of a resume (10 begun, nothing
+ * done, 11 journal written, 12 thawed, 13 all restored), so that a test can
+ * end the process there as a kill -9 of the daemon would. NULL in
+ * production. */
 extern void (*gpx__pause_step_hook)(int step);
 
 /* ------------------------------------------------------------------------ */

@@ -975,6 +975,7 @@ static int do_resume(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal 
             gpx__exec_fmt(p->detail, sizeof p->detail, "ngpus: %d is out of range", p->ngpus);
             return GP_EINVAL;
         }
+        step(10);
         if ((rc = plan_resume(lx, dir, p, j, p->detail, sizeof p->detail)) < 0)
             return rc;
         /* The new binding is in the journal before anything is rewritten. */
