@@ -62,17 +62,18 @@ static int wl_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     char *spec = gpd__store_dup(s, 4, "");
     if (spec == NULL)
         return gpd__fail(e, GP_ENOMEM, "", "out of memory reading a workload");
-    json_error_t je;
-    json_t *j = json_loads(spec, 0, &je);
+    json_t *j = NULL;
+    int rc = gpd__json_stored(spec, &j);
     free(spec);
     gpd__request rq;
     gpd__err pe = {0};
-    int rc = j != NULL ? gpd__request_parse(j, &rq, &pe) : 0;
-    if ((j == NULL && json_error_code(&je) == json_error_out_of_memory) || rc == GP_ENOMEM) {
+    if (rc == 0)
+        rc = gpd__request_parse(j, &rq, &pe);
+    if (rc == GP_ENOMEM) {
         json_decref(j);
         return gpd__fail(e, GP_ENOMEM, "", "out of memory reading a workload");
     }
-    if (j == NULL || rc < 0) {
+    if (rc < 0) {
         json_decref(j);
         return 0; /* a row that no longer parses is not worth failing for */
     }

@@ -17,6 +17,17 @@
 #include "common/gp_submit.h"
 #include "common/units.h"
 
+int gpd__json_stored(const char *text, json_t **j) {
+    json_error_t a, b;
+    if ((*j = json_loads(text, 0, &a)) != NULL || (*j = json_loads(text, 0, &b)) != NULL)
+        return 0;
+    if (json_error_code(&a) == json_error_out_of_memory ||
+        json_error_code(&b) == json_error_out_of_memory || a.position != b.position ||
+        strcmp(a.text, b.text) != 0)
+        return GP_ENOMEM;
+    return GP_ECORRUPT;
+}
+
 int gpd__json_known(json_t *obj, const char *const *known, const char *where, gpd__err *e) {
     const char *key;
     json_t *v;

@@ -81,4 +81,11 @@ int gpd__queue_parse(json_t *body, int create, gp_queue_spec *q, gpd__err *e);
 /* Checks that every key of obj is in the NULL-terminated list known. */
 int gpd__json_known(json_t *obj, const char *const *known, const char *where, gpd__err *e);
 
+/* Parses JSON the daemon stored itself into *j: 0, GP_ENOMEM or
+ * GP_ECORRUPT. jansson reports an allocation that failed as a syntax error,
+ * or as nothing, so a failure is tried again: a text that parses then, or
+ * fails elsewhere, was short of memory; one that fails the same way twice
+ * is corrupt. A caller must never take GP_ENOMEM for a corrupt record. */
+int gpd__json_stored(const char *text, json_t **j);
+
 #endif /* GP_DAEMON_REQUEST_H */

@@ -222,22 +222,6 @@ int gpd__loop_store_binding(gpd__sched *s, const active *a, const gp_task_bindin
     return rc;
 }
 
-/* Parses JSON the daemon stored itself into *j: 0, GP_ENOMEM or
- * GP_ECORRUPT. jansson reports an allocation that failed as a syntax error,
- * or as nothing, so a failure is tried again: a text that parses then, or
- * fails elsewhere, was short of memory; one that fails the same way twice
- * is corrupt. A caller must never take GP_ENOMEM for a corrupt record. */
-static int stored_json_text(const char *text, json_t **j) {
-    json_error_t a, b;
-    if ((*j = json_loads(text, 0, &a)) != NULL || (*j = json_loads(text, 0, &b)) != NULL)
-        return 0;
-    if (json_error_code(&a) == json_error_out_of_memory ||
-        json_error_code(&b) == json_error_out_of_memory || a.position != b.position ||
-        strcmp(a.text, b.text) != 0)
-        return GP_ENOMEM;
-    return GP_ECORRUPT;
-}
-
 /* Why json_unpack failed: GP_ENOMEM where it ran out of memory (its check
  * of an object's keys allocates), GP_ECORRUPT where the JSON is not what was
  * stored: a shortage taken for a broken record stopped a running task. */
@@ -267,7 +251,7 @@ int gpd__binding_from_json(const char *text, task_rt *t, gp_task_binding *resumi
     json_t *j, *sl, *to = NULL;
     const char *node;
     json_error_t why;
-    int rc = stored_json_text(text, &j);
+    int rc = gpd__json_stored(text, &j);
     if (rc < 0)
         return rc;
     if (json_unpack_ex(j, &why, 0, "{s:s, s:o, s?o}", "node", &node, "slices", &sl, "resuming",
@@ -365,7 +349,7 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
 }
 
 static int stored_json(const char *spec, json_t **j, gpd__err *e) {
-    int rc = stored_json_text(spec, j);
+    int rc = gpd__json_stored(spec, j);
     if (rc == GP_ENOMEM)
         return gpd__fail(e, rc, "", "out of memory reading the stored request");
     return rc < 0 ? gpd__fail(e, rc, "", "the stored request is not JSON") : 0;

@@ -20,6 +20,10 @@
 # gpupoold made a second admin token and wrote its secret over the admin's
 # token file, and every other token was refused until the next start.
 #
+# The export of finished workloads, its HTTP thread's allocations failing one
+# at a time: an answer 200 is the whole export. A shortage in reading a
+# workload's stored request once left the workload out of an answer 200.
+#
 # Then the sweep: the loop thread's allocations (recovery, polls, cycles,
 # launches, records) fail one at a time, the Nth in each run of the daemon,
 # while a workload runs and another is submitted. Each run must end by its
@@ -96,6 +100,48 @@ tap_ok "the next start comes up" gpd_start "$T"
 tap_is "the admin's token is still the one" "$GPUPOOL_TOKEN" "$old"
 tap_is "no token was added" "$(api GET /api/v1/tokens | grep -o '"id"' | wc -l)" 1
 gpd_stop
+
+# ---- The export of workloads ----
+# The HTTP threads' allocations fail one at a time, the Nth of each run, in
+# the second export of finished workloads (GPD_OOM_EXPORT_STEP apart,
+# default 5): an answer 200 must be the whole export. The export read each
+# row's text with sqlite3_column_text, and took a shortage in parsing a
+# workload's stored request for a request that no longer parses: the
+# workload was left out of an answer 200.
+X=$TMP/export
+mkdir -p "$X"
+printf 'node = gpu-node-1\ndomain = local\ngpu = H100 80G 4\n' >"$TMP/inv.conf"
+XC="state_dir=$X/tasks,inventory=$TMP/inv.conf,interposer=$TMP/none.so,cgroup=off"
+tap_ok "gpupoold starts on a fourth store" gpd_start "$X" --executor-config "$XC"
+$GP queue create nlp >/dev/null
+for i in 1 2 3; do $GP submit --project nlp --gpu 1 -- true >/dev/null; done
+tap_ok "three workloads finish" wait_until 60 has_count 3 succeeded
+whole=$(api GET /api/v1/export/workloads)
+gpd_stop
+http_failing() { # N: gpupoold whose HTTP threads' Nth allocation fails (0: none), counting
+    GPD_TEST_FAIL_THREAD=MHD-worker GPD_TEST_FAIL_NTH=$1 GPD_TEST_FAIL_COUNT=$TMP/count \
+        LD_PRELOAD=$B/tests/daemon/failalloc.so gpd_start "$X" --executor-config "$XC"
+}
+rm -f "$TMP/count"
+http_failing 0
+api GET /api/v1/export/workloads >/dev/null
+first=$(cat "$TMP/count")
+api GET /api/v1/export/workloads >/dev/null
+second=$(cat "$TMP/count")
+gpd_stop
+nth=$((first + 1)) runs=0 short=
+while [ "$nth" -le "$second" ]; do
+    http_failing "$nth"
+    for i in 1 2; do
+        out=$(api GET /api/v1/export/workloads)
+        [ "${out##* }" != 200 ] || [ "$out" = "$whole" ] || short="$short $nth"
+    done
+    gpd_stop
+    runs=$((runs + 1))
+    nth=$((nth + ${GPD_OOM_EXPORT_STEP:-5}))
+done
+tap_is "$runs runs of an export, each failing one allocation: every answer 200 is whole" \
+    "$short" ""
 
 # ---- The sweep ----
 step=${GPD_OOM_STEP:-24}
