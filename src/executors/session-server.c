@@ -1203,8 +1203,12 @@ int gpx__sessd_handshake(int fd, const uint8_t *msg, size_t len, int *passed_out
     uint32_t n = 0;
     int rc = 0;
     *passed_out = -1;
-    if (send(fd, msg, len, MSG_NOSIGNAL) != (ssize_t)len ||
-        recv_exact(fd, head, sizeof head, &passed) < 0) {
+    /* The answer is read even when the request could not be sent: a server
+     * that refuses (too many sessions) answers at once and closes without
+     * reading it, and a request sent only after that fails (EPIPE), the
+     * answer still waiting to be read. */
+    int sent = send(fd, msg, len, MSG_NOSIGNAL) == (ssize_t)len;
+    if (recv_exact(fd, head, sizeof head, &passed) < 0 || (!sent && head[0] != GP_CH_ERROR)) {
         gp_errf(err, errlen, "the task's session endpoint did not answer");
         rc = GP_EIO;
     } else if ((n = gp_ch_get32(head + 1)) >= sizeof text || recv_exact(fd, text, n, &passed) < 0) {

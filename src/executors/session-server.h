@@ -95,8 +95,10 @@ int gpx__sessd_request(const gp_session_req *req, uint8_t *msg, size_t *len, cha
  * Sends the opening message msg on fd, connected to a session server (or to
  * a relay in front of one), and reads its answer, within fd's own timeouts.
  * 0 when it answered READY, with *passed the descriptor it passed (-1 if
- * none); GP_ELIMIT or GP_EIO with err holding its reason. On error nothing
- * passed is left open; fd stays open either way.
+ * none); GP_ELIMIT or GP_EIO with err holding its reason (a refusal's
+ * reason is read even when the request could not be sent: the server
+ * answers it at once and closes without reading the request). On error
+ * nothing passed is left open; fd stays open either way.
  */
 int gpx__sessd_handshake(int fd, const uint8_t *msg, size_t len, int *passed, char *err,
                          size_t errlen);

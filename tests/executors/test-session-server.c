@@ -209,18 +209,27 @@ static int dial(const char *dir) {
     return -1;
 }
 
+/* Opens a session on fd, connected to a server, with req: 0 once it
+ * answered READY, or the error with its reason in err. */
+static int handshake(int fd, const gp_session_req *req, char *err, size_t errlen) {
+    static uint8_t msg[GP_CH_HEAD + GP_CH_PAYLOAD_MAX];
+    size_t len = 0;
+    ck_assert_int_eq(gpx__sessd_request(req, msg, &len, err, errlen), 0);
+    int passed = -1;
+    return gpx__sessd_handshake(fd, msg, len, &passed, err, errlen);
+}
+
 /* A session to the server on dir opened with req: its descriptor once it
- * answered READY, or -1 if it was refused (when the task has too many, the
- * server may close before the request is sent, its answer lost). */
+ * answered READY, or -1 if it was refused because the task has too many
+ * sessions (any other error fails the test). */
 static int try_session(const char *dir, const gp_session_req *req) {
     int fd = dial(dir);
     ck_assert_int_ge(fd, 0);
-    static uint8_t msg[GP_CH_HEAD + GP_CH_PAYLOAD_MAX];
-    size_t len = 0;
     char err[256];
-    ck_assert_int_eq(gpx__sessd_request(req, msg, &len, err, sizeof err), 0);
-    int passed = -1;
-    if (gpx__sessd_handshake(fd, msg, len, &passed, err, sizeof err) < 0) {
+    int rc = handshake(fd, req, err, sizeof err);
+    if (rc < 0) {
+        ck_assert_msg(rc == GP_ELIMIT && strcmp(err, "too many sessions in this task") == 0,
+                      "a session was refused with %d: %s", rc, err);
         close(fd);
         return -1;
     }
@@ -343,6 +352,35 @@ START_TEST(test_more_dropped_commands_than_sessions_are_reaped) {
 }
 END_TEST
 
+/* A task that has as many sessions as it may refuses one more with its
+ * reason, GP_ELIMIT, even to an opener whose request comes only after the
+ * server has answered and closed: the opener's send then failed (EPIPE),
+ * and it said that the endpoint did not answer. */
+START_TEST(test_a_refused_session_gets_its_reason) {
+    if (geteuid() != 0)
+        GP_TEST_SKIP("not root: the stand-in task has a process of another user's");
+    stand st = {0};
+    start(&st);
+    gp_session_req req = {GP_SESSION_ATTACH, 24, 80, 0, NULL, 0, NULL};
+    int held[GPX__SESSD_CLIENTS];
+    for (int i = 0; i < GPX__SESSD_CLIENTS; i++)
+        held[i] = open_session(st.dir, &req);
+    int fd = dial(st.dir);
+    ck_assert_int_ge(fd, 0);
+    /* The server's refusal, then its close, before the request is sent. */
+    struct pollfd pf = {fd, POLLRDHUP, 0};
+    ck_assert_int_eq(poll(&pf, 1, GPT_WAIT_MS), 1);
+    char err[256];
+    int rc = handshake(fd, &req, err, sizeof err);
+    ck_assert_msg(rc == GP_ELIMIT && strcmp(err, "too many sessions in this task") == 0,
+                  "the session was refused with %d: %s", rc, err);
+    close(fd);
+    for (int i = 0; i < GPX__SESSD_CLIENTS; i++)
+        close(held[i]);
+    stop(&st);
+}
+END_TEST
+
 START_TEST(test_a_failed_poll_does_not_end_the_service) {
     if (geteuid() != 0)
         GP_TEST_SKIP("not root: the stand-in task has a process of another user's");
@@ -394,6 +432,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_signal_is_sent_as_the_task_user);
     tcase_add_test(tc, test_a_dropped_command_is_reaped);
     tcase_add_test(tc, test_more_dropped_commands_than_sessions_are_reaped);
+    tcase_add_test(tc, test_a_refused_session_gets_its_reason);
     tcase_add_test(tc, test_a_failed_poll_does_not_end_the_service);
     tcase_add_test(tc, test_a_poll_that_fails_for_good_ends_the_service);
 }
