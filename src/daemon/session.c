@@ -24,12 +24,14 @@
  * wslay before the executor's side is no longer read (its own ring then
  * fills and the program's output waits); toward the executor at most
  * BE_OUT_MAX bytes wait before the WebSocket is no longer read. A client
- * that takes nothing for STALL_MS while its queue is full, or sends no
- * HELLO within HELLO_MS, is cut off; a session whose token is revoked, or
- * whose console session is signed out or ended, is ended (ERROR) within a
- * second. A frame over GP_CH_PAYLOAD_MAX + 1
- * bytes is refused by wslay (close 1009), a message of several frames that
- * adds up to more by on_chunk (ERROR).
+ * that takes nothing for STALL_MS while it holds its session up (its queue
+ * is full, or the session closes and it has not taken everything yet), or
+ * sends no HELLO within HELLO_MS, is cut off; it takes something when a
+ * write to it goes out or its socket holds less for it than before
+ * (client_progress). A session whose token is revoked, or whose console
+ * session is signed out or ended, is ended (ERROR) within a second. A frame
+ * over GP_CH_PAYLOAD_MAX + 1 bytes is refused by wslay (close 1009), a
+ * message of several frames that adds up to more by on_chunk (ERROR).
  *
  * wslay does not gather messages (no buffering): the frame callbacks take
  * each piece as wslay unmasks it, and a forwarded port's DATA goes to the
@@ -119,9 +121,11 @@ struct sess {
     int be_wr_gone; /* a terminal's task side takes no more (it closed) */
     int be_parked;  /* the executor's side hung up, out of the epoll set */
     int counted;
-    int64_t born_ms, stall_ms;
-    int64_t took_ms;  /* S_CLOSING: when the client last took something */
-    int outq;         /* S_CLOSING: the bytes its socket held for it then */
+    int64_t born_ms;
+    int64_t took_ms;  /* when the client last took something, or last held
+                         nothing up (client_progress) */
+    int outq;         /* the bytes its socket held for it then (INT_MAX:
+                         not looked at since it held nothing up) */
     int64_t close_ms; /* when the client had taken everything, the close frame
                          included (0: not yet) */
     size_t round_in;  /* bytes read from the client in this round of events */
@@ -392,10 +396,6 @@ static void ws_send(sess *s, int type, const void *payload, size_t len) {
 /* Closes the WebSocket: after what is queued, the close frame
  * (sess_arm), and the client's last bytes drained (reads_on). */
 static void sess_end(sess *s) {
-    if (s->st != S_CLOSING) {
-        s->took_ms = gpd__now_ms();
-        s->outq = INT_MAX;
-    }
     s->st = S_CLOSING;
 }
 
@@ -663,30 +663,51 @@ static void on_end(wslay_event_context_ptr ctx, void *ud) {
  * while the executor's side has not taken what came before (back-pressure);
  * once it closes, while the client takes what is queued for it, where what
  * it still sends is read and dropped (CLOSING_ROUND a round) until its
- * close frame or its end (closing_over). A connection closed
+ * close frame or its end (sess_over). A connection closed
  * with bytes unread is reset: the client, cut off in the middle of a
  * write, would lose what was queued for it (the port's EOF, an ERROR, the
  * close frame) and see only the reset. */
-/* Whether a closing session's time is up: CLOSING_MS after the client took
- * the close frame with no close of its own, or STALL_MS after it last took
- * anything before that. */
-static int closing_over(const sess *s, int64_t now) {
-    if (s->st != S_CLOSING)
-        return 0;
-    return s->close_ms != 0 ? now - s->close_ms >= CLOSING_MS : now - s->took_ms >= STALL_MS;
+/* Whether the client holds its session up: while the session is open, its
+ * queue is full (the executor's side is no longer read); once it closes,
+ * until the client has taken everything, the close frame included. */
+static int held_up(const sess *s) {
+    if (s->st == S_CLOSING)
+        return s->close_ms == 0;
+    return s->ctx != NULL && wslay_event_get_queued_msg_length(s->ctx) >= WS_QUEUE_MAX;
 }
 
-/* A closing session's client took something if its socket holds less for it
- * than before (or a write went out: on_send); it has taken everything once
- * the close frame went out and the socket holds nothing more. */
-static void closing_progress(sess *s, int64_t now) {
+/* Whether the session is over: its client held it up and took nothing for
+ * STALL_MS (the close frame could not reach it either), or it is closing
+ * and CLOSING_MS went by after the client took the close frame with no
+ * close of its own. */
+static int sess_over(const sess *s, int64_t now) {
+    if (s->st == S_CLOSING && s->close_ms != 0)
+        return now - s->close_ms >= CLOSING_MS;
+    return held_up(s) && now - s->took_ms >= STALL_MS;
+}
+
+/* Watches whether the client takes what is sent to it, one rule for an open
+ * session and a closing one (sess_over): the clock runs only while it holds
+ * its session up, and it took something when a write to it went out
+ * (on_send) or its socket holds less for it than at the last look
+ * (SIOCOUTQ). A successful write alone would not do: epoll reports room to
+ * write only once about a third of the socket's buffer has drained, which a
+ * client reading slowly but steadily may take longer than STALL_MS to do.
+ * A closing session's client has taken everything once the close frame
+ * went out and the socket holds nothing more. */
+static void client_progress(sess *s, int64_t now) {
+    if (!held_up(s)) {
+        s->took_ms = now;
+        s->outq = INT_MAX;
+        return;
+    }
     int q = 0;
     if (ioctl(s->fd, SIOCOUTQ, &q) < 0)
         q = 0;
     if (q < s->outq)
         s->took_ms = now;
     s->outq = q;
-    if (q == 0 && wslay_event_get_close_sent(s->ctx))
+    if (s->st == S_CLOSING && q == 0 && wslay_event_get_close_sent(s->ctx))
         s->close_ms = now;
 }
 
@@ -726,9 +747,7 @@ static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t 
     ssize_t r = gp_ws_send(ctx, s->fd, data, len, flags);
     if (r < 0)
         return -1;
-    s->stall_ms = 0;
-    if (s->st == S_CLOSING)
-        s->took_ms = gpd__now_ms();
+    s->took_ms = gpd__now_ms();
     return r;
 }
 
@@ -860,13 +879,8 @@ static int sess_arm(sess *s, int64_t now) {
             return -1;
         }
     }
-    if (s->st == S_CLOSING && s->close_ms == 0)
-        closing_progress(s, now);
+    client_progress(s, now);
     size_t queued = wslay_event_get_queued_msg_length(s->ctx);
-    if (queued >= WS_QUEUE_MAX && s->stall_ms == 0)
-        s->stall_ms = now;
-    if (queued < WS_QUEUE_MAX)
-        s->stall_ms = 0;
     uint32_t ws = 0;
     if (wslay_event_want_read(s->ctx) && reads_on(s))
         ws |= EPOLLIN;
@@ -896,8 +910,9 @@ static int sess_arm(sess *s, int64_t now) {
 static void on_ws(sess *s, uint32_t ev) {
     if (s->gone)
         return;
-    if (closing_over(s, gpd__now_ms())) {
-        /* A client that kept sending past the end without its close. */
+    if (sess_over(s, gpd__now_ms())) {
+        /* A client past its time (one that kept sending past the end
+         * without its close). */
         sess_destroy(s);
         return;
     }
@@ -964,7 +979,8 @@ static void adopt(gpd__sessions *g, sess *s) {
     s->tbe = (tag){s, 1};
     s->in =
         (gp_ws_in){.stream = in_stream, .piece = in_piece, .whole = in_whole, .ud = s, .type = -1};
-    s->born_ms = gpd__now_ms();
+    s->born_ms = s->took_ms = gpd__now_ms();
+    s->outq = INT_MAX;
     int fl = fcntl(s->fd, F_GETFL);
     fcntl(s->fd, F_SETFL, fl | O_NONBLOCK);
     struct epoll_event ev = {EPOLLIN, {.ptr = &s->tws}};
@@ -1082,13 +1098,16 @@ static void *relay(void *arg) {
                  * shell or a forwarded port once outlived both. */
                 sess_fail(s, "Authorization: the token or console session that opened this "
                              "session was revoked or has ended");
-            } else if (s->st != S_CLOSING && s->stall_ms != 0 && now - s->stall_ms > STALL_MS) {
-                /* The client takes nothing: it is cut off (the close frame
-                 * could not reach it either; a closing session's own bound
-                 * is closing_over's). */
+            } else if (sess_over(s, now)) {
                 sess_destroy(s);
                 continue;
-            } else if (closing_over(s, now)) {
+            }
+            /* What the client took is refilled each second at least: epoll
+             * reports room only once a third of the socket's buffer is
+             * free, which a slow client may take minutes to make, its queue
+             * and the task's side behind it held up meanwhile. */
+            if (s->ctx != NULL && held_up(s) && wslay_event_want_write(s->ctx) &&
+                wslay_event_send(s->ctx) != 0) {
                 sess_destroy(s);
                 continue;
             }

@@ -91,4 +91,72 @@ ok(n == LINES, f"a client reading 16 KB/s and typing gets all {LINES} lines",
 ok(exits == [(7, 0)] and msgs[-1][0] == "CLOSE", "then the exit status, then the close",
    (took, msgs))
 api("DELETE", f"/api/v1/workloads/{wid}")
+
+# While a session is open: a client with a small window that reads slowly
+# but steadily (2 KB a second) is not cut off as stalled, however long its
+# socket's buffer in gpupoold (as large as the kernel makes it: megabytes)
+# takes to drain far enough for the next write to go out (about a third of
+# it: far more than 30 s at this pace); one that never reads still is. The
+# first was cut off 30 s after its queue in gpupoold filled before. Each
+# task prints without end. A session cut off shows only once the client has
+# read what the kernel still held for it: each client then reads as fast as
+# it can, and a session still served never ends. The one that takes
+# nothing is cut off by gpupoold (it just ends) or, its queue in gpupoold
+# taking nothing from the task's side either, by the task's supervisor (a
+# client a whole ring behind for 30 s), which gpupoold passes on.
+flood = ["/bin/sh", "-c", "read go; yes 0123456789"]
+wids = [api("POST", "/api/v1/workloads", {"project": "proj", "tty": True, "command": flood})[1]
+        .get("id") for _ in range(2)]
+end = time.time() + LIMIT
+states = None
+while time.time() < end and states != ["running", "running"]:
+    states = [api("GET", f"/api/v1/workloads/{w}")[1].get("state") for w in wids]
+    time.sleep(0.1)
+ok(states == ["running", "running"], "two interactive tasks that print without end run", states)
+steady = WS(SERVER, f"/api/v1/workloads/{wids[0]}/attach", TOKEN, timeout=LIMIT, rcvbuf=4096)
+still = WS(SERVER, f"/api/v1/workloads/{wids[1]}/attach", TOKEN, timeout=LIMIT)
+for ws in (steady, still):
+    ws.hello()
+    ws.until(lambda t, p, o: t == "READY")
+    ws.send("STDIN", b"go\n")
+paced = Paced(steady.sock, 512, 0.25)
+steady.sock = paced
+start, got, why = time.time(), 0, None
+while time.time() - start < 50:
+    try:
+        t, p = steady.recv()
+    except (EOFError, OSError) as e:
+        why = type(e).__name__
+        break
+    if t != "STDOUT":
+        why = (t, p)
+        break
+    got += len(p)
+steady.sock = paced.sock
+
+
+def ended(ws):
+    """How the session ws ended once what was held for it is read (fast):
+    the message that ended it, "EOF" or the error if it was cut off with
+    none, or "served" if it goes on for 20 s."""
+    end = time.time() + 20
+    try:
+        while time.time() < end:
+            t, p = ws.recv()
+            if t not in ("STDOUT", "STDERR"):
+                return (t, p)
+    except (EOFError, OSError) as e:
+        return type(e).__name__
+    return "served"
+
+
+took = round(time.time() - start, 1)
+why = ended(steady) if why is None else why
+ok(why == "served", "a client reading 2 KB/s for 50 s is not cut off", (took, got, why))
+why = ended(still)
+ok(why in ("EOFError", "ConnectionResetError",
+           ("ERROR", b"the session ended (the task's side closed it)")),
+   "a client that reads nothing is cut off", why)
+for w in wids:
+    api("DELETE", f"/api/v1/workloads/{w}")
 taplib.done()
