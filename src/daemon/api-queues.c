@@ -6,12 +6,15 @@
  * Quantities in JSON: GPUs as numbers of GPUs (0.5 is half a GPU), CPU as
  * cores, memory as bytes or a size string ("64G"); a limit of null is
  * unlimited. Department admins manage the queues strictly below their
- * department; only admins create or change departments.
+ * department; only admins create or change departments. The bounds that
+ * protect the lenders of GPUs (lender_bounds) a department admin may set
+ * only at or below what applies above the queue.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/units.h"
 #include "daemon/api.h"
 #include "daemon/request.h"
 #include "daemon/sched.h"
@@ -175,6 +178,50 @@ static int has_workloads(gp_store *st, const char *project, int *yes, gpd__err *
     return rc < 0 ? rc : 0;
 }
 
+/* The fields of a queue that bound how long its workloads keep GPUs they
+ * borrowed from other departments once these reclaim them: they protect the
+ * lenders, so the borrower's side may not raise them. */
+static const int lender_bounds[] = {GP_QUEUE_F_min_runtime_max, GP_QUEUE_F_reclaim_grace_max};
+
+static gp_time_ms bound_of(const gp_queue_spec *q, int field) {
+    return field == GP_QUEUE_F_min_runtime_max ? q->min_runtime_max : q->reclaim_grace_max;
+}
+
+/* A department admin sets a lender's bound that the body names at most to
+ * the least its ancestors hold (its department's own, which the pool's admin
+ * sets); the pool's admin sets anything. q is the queue as it would be. */
+static int lender_bounds_ok(gpd__req *r, const gp_queue_spec *q, gpd__err *e) {
+    if (r->who.role == GPD__ROLE_ADMIN)
+        return 0;
+    gpd__queue_specs sp;
+    int rc = gpd__store_queue_specs(r->d->store, &sp, e);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < sizeof lender_bounds / sizeof lender_bounds[0] && rc == 0; i++) {
+        int f = lender_bounds[i];
+        const char *field = gp_queue_fields[f].name;
+        if (json_object_get(r->json, field) == NULL)
+            continue;
+        const gp_queue_spec *a = gpd__queue_spec_find(&sp, q->parent);
+        const gp_queue_spec *least = a;
+        for (int depth = 0; a != NULL && depth < 64; depth++) {
+            if (bound_of(a, f) < bound_of(least, f))
+                least = a;
+            a = a->parent[0] ? gpd__queue_spec_find(&sp, a->parent) : NULL;
+        }
+        if (least != NULL && bound_of(q, f) > bound_of(least, f)) {
+            char lim[32];
+            gp_format_duration(bound_of(least, f), lim, sizeof lim);
+            rc = gpd__fail(e, GP_EPERM, field,
+                           "%s: a department admin may set at most %s (%s's), which protects "
+                           "the departments that lend it GPUs",
+                           field, lim, least->name);
+        }
+    }
+    free(sp.q);
+    return rc;
+}
+
 int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
     gp_queue_spec q;
     int rc = gpd__queue_parse(r->json, 1, &q, e);
@@ -202,7 +249,7 @@ int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
             rc = gpd__fail(e, GP_EPERM, "parent",
                            "parent: this token may create queues only under department %s",
                            r->who.scope);
-        else
+        else if ((rc = lender_bounds_ok(r, &q, e)) == 0)
             rc = gpd__sched_queue_set(r->d->sched, &q, e);
     }
     if (rc < 0)
@@ -226,6 +273,8 @@ int gpd__h_q_update(gpd__req *r, gpd__resp *out, gpd__err *e) {
     if (!gpd__can_admin_queue(r, q.name, NULL))
         return gpd__fail(e, GP_EPERM, "name", "this token may not change queue %s", q.name);
     rc = gpd__queue_parse(r->json, 0, &q, e);
+    if (rc == 0)
+        rc = lender_bounds_ok(r, &q, e);
     if (rc == 0)
         rc = gpd__sched_queue_set(r->d->sched, &q, e);
     if (rc < 0)

@@ -376,6 +376,63 @@ START_TEST(test_roles_and_scopes) {
 }
 END_TEST
 
+/* Expects token's call refused with 403 naming field and the limit. */
+static void expect_bound(gpd_test *t, const char *token, const char *method, const char *path,
+                         const char *body, const char *field, const char *limit) {
+    json_t *out = NULL;
+    int st = gpd_call(t, token, method, path, body, &out);
+    ck_assert_msg(st == 403, "%s %s %s: status %d, expected 403", method, path, body, st);
+    json_t *err = json_object_get(out, "error");
+    const char *msg = json_string_value(json_object_get(err, "message"));
+    ck_assert_str_eq(json_string_value(json_object_get(err, "field")), field);
+    ck_assert_msg(msg != NULL && strstr(msg, field) != NULL && strstr(msg, limit) != NULL,
+                  "message \"%s\" does not name %s and %s", msg ? msg : "", field, limit);
+    json_decref(out);
+}
+
+/* The bounds that protect the lenders of GPUs, reclaim_grace_max and
+ * min_runtime_max, are not the borrower's to raise: a department admin sets
+ * them below its department at most to what applies above (a project once
+ * kept other departments' GPUs a day after they reclaimed them). */
+START_TEST(test_dept_admin_cannot_raise_lenders_bounds) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    people u;
+    mk_people(&t, &u);
+    const char *carol = u.carol;
+    expect_bound(&t, carol, "PATCH", "/api/v1/queues/a1", "{\"reclaim_grace_max\":86400}",
+                 "reclaim_grace_max", "1m");
+    expect_bound(&t, carol, "PATCH", "/api/v1/queues/a1", "{\"min_runtime_max\":\"7d\"}",
+                 "min_runtime_max", "10m");
+    expect_bound(&t, carol, "POST", "/api/v1/queues",
+                 "{\"name\":\"a3\",\"parent\":\"A\",\"reclaim_grace_max\":\"1d\"}",
+                 "reclaim_grace_max", "1m");
+    json_t *out = NULL;
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", "/api/v1/queues/a1", NULL, &out), 200);
+    ck_assert_int_eq(json_integer_value(json_object_get(out, "reclaim_grace_max")), 60);
+    ck_assert_int_eq(json_integer_value(json_object_get(out, "min_runtime_max")), 600);
+    json_decref(out);
+    /* At or below the department's own: allowed. */
+    ck_assert_int_eq(gpd_call(&t, carol, "PATCH", "/api/v1/queues/a1",
+                              "{\"reclaim_grace_max\":30,\"min_runtime_max\":\"10m\"}", NULL),
+                     200);
+    ck_assert_int_eq(
+        gpd_call(&t, t.admin, "PATCH", "/api/v1/queues/A", "{\"reclaim_grace_max\":\"1h\"}", NULL),
+        200);
+    ck_assert_int_eq(
+        gpd_call(&t, carol, "PATCH", "/api/v1/queues/a1", "{\"reclaim_grace_max\":\"1h\"}", NULL),
+        200);
+    expect_bound(&t, carol, "PATCH", "/api/v1/queues/a1", "{\"reclaim_grace_max\":\"2h\"}",
+                 "reclaim_grace_max", "1h");
+    /* The pool's admin sets anything. */
+    ck_assert_int_eq(
+        gpd_call(&t, t.admin, "PATCH", "/api/v1/queues/a1", "{\"reclaim_grace_max\":\"1d\"}", NULL),
+        200);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 START_TEST(test_tokens_stored_hashed) {
     gpd_test t;
     gpd_test_start(&t);
@@ -924,6 +981,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_pending_per_user_bounded);
     tcase_add_test(tc, test_events_bounded);
     tcase_add_test(tc, test_roles_and_scopes);
+    tcase_add_test(tc, test_dept_admin_cannot_raise_lenders_bounds);
     tcase_add_test(tc, test_env_values_only_for_submitter);
     tcase_add_test(tc, test_tokens_stored_hashed);
     tcase_add_test(tc, test_console_session_revoked);
