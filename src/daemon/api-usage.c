@@ -95,8 +95,48 @@ typedef struct collect {
     key_sum *k;
     size_t n, cap, last;
     int oom;
-    const char *only_user;
+    /* By user for a non-admin: only these users (a researcher itself, a
+     * department admin the users of its projects). */
+    int only_users;
+    char (*users)[GP_NAME_MAX + 1];
+    size_t nusers, capusers;
 } collect;
+
+static int user_listed(const collect *c, const char *user) {
+    for (size_t i = 0; i < c->nusers; i++)
+        if (strcmp(c->users[i], user) == 0)
+            return 1;
+    return 0;
+}
+
+static int add_user(const char *user, void *arg) {
+    collect *c = arg;
+    if (user_listed(c, user))
+        return 0;
+    if (GP_ARRAY_ROOM(c->users, c->nusers, c->capusers, 16) < 0)
+        return GP_ENOMEM;
+    snprintf(c->users[c->nusers++], sizeof c->users[0], "%s", user);
+    return 0;
+}
+
+/* The users whose usage by user r's caller may see: a researcher only
+ * itself, a department admin the users of its department's projects (as
+ * their workloads name them); an admin every one. */
+static int users_seen(gpd__req *r, collect *c, gpd__err *e) {
+    if (r->who.role == GPD__ROLE_ADMIN)
+        return 0;
+    c->only_users = 1;
+    if (r->who.role == GPD__ROLE_RESEARCHER)
+        return add_user(r->who.user, c) < 0 ? gpd__fail(e, GP_ENOMEM, "", "out of memory") : 0;
+    char *buf = NULL;
+    const char **projects = gpd__visible_projects(r, &buf);
+    int rc = projects != NULL ? 0 : gpd__fail(e, GP_ENOMEM, "", "out of memory");
+    for (size_t i = 0; rc == 0 && projects[i] != NULL; i++)
+        rc = gpd__store_project_users(r->d->store, projects[i], add_user, c, e);
+    free(projects);
+    free(buf);
+    return rc;
+}
 
 /* The key's entry, made if new; points arrive in time order, keys mixed. */
 static key_sum *key_of(collect *c, const char *key) {
@@ -115,7 +155,7 @@ static key_sum *key_of(collect *c, const char *key) {
 
 static int on_point(const gpd__usage_point *p, void *arg) {
     collect *c = arg;
-    if (c->only_user && strcmp(p->key, c->only_user) != 0)
+    if (c->only_users && !user_listed(c, p->key))
         return 0;
     key_sum *k = key_of(c, p->key);
     if (!k) {
@@ -147,6 +187,7 @@ static void collect_free(collect *c) {
     for (size_t i = 0; i < c->n; i++)
         free(c->k[i].pts.p);
     free(c->k);
+    free(c->users);
 }
 
 /* Writes one key's object: totals in GPU-hours (null where nothing was
@@ -229,9 +270,10 @@ int gpd__h_usage(gpd__req *r, gpd__resp *out, gpd__err *e) {
                          "step: %lld s makes more than %d steps from from to to; take a longer one",
                          (long long)step, MAX_STEPS);
     collect c = {0};
-    if (kind == GPD__USAGE_USER && r->who.role == GPD__ROLE_RESEARCHER)
-        c.only_user = r->who.user;
-    rc = gpd__store_usage_query(r->d->store, res, (int)kind, from, to, step, on_point, &c, e);
+    if (kind == GPD__USAGE_USER)
+        rc = users_seen(r, &c, e);
+    if (rc == 0)
+        rc = gpd__store_usage_query(r->d->store, res, (int)kind, from, to, step, on_point, &c, e);
     if (rc < 0 || c.oom) {
         collect_free(&c);
         return rc < 0 ? rc : gpd__fail(e, GP_ENOMEM, "", "out of memory");

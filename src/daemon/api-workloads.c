@@ -77,8 +77,7 @@ int gpd__can_admin_queue(gpd__req *r, const char *name, const char *parent) {
     return ok;
 }
 
-/* The projects a non-admin may see, NULL-terminated, in *buf (malloc'ed). */
-static const char **visible_projects(gpd__req *r, char **buf) {
+const char **gpd__visible_projects(gpd__req *r, char **buf) {
     size_t cap = 64, n = 0;
     const char **list = calloc(cap + 1, sizeof *list);
     *buf = NULL;
@@ -450,7 +449,7 @@ int gpd__h_wl_list(gpd__req *r, gpd__resp *out, gpd__err *e) {
     char *buf = NULL;
     const char **projects = NULL;
     if (r->who.role != GPD__ROLE_ADMIN) {
-        projects = visible_projects(r, &buf);
+        projects = gpd__visible_projects(r, &buf);
         if (!projects)
             return gpd__fail(e, GP_ENOMEM, "", "out of memory");
         f.projects = projects;

@@ -145,6 +145,10 @@ int gpd__query_int(gpd__req *r, const char *key, int64_t min, int64_t max, int64
 
 /* 1 if the caller of r may see workloads of project (api-workloads.c). */
 int gpd__can_see_project(gpd__req *r, const char *project);
+/* The projects a non-admin may see, NULL-terminated (a researcher's scope, a
+ * department admin's projects), their names in *buf; free both. NULL: out
+ * of memory. */
+const char **gpd__visible_projects(gpd__req *r, char **buf);
 
 /* ---- session.c: sessions over WebSocket ---- */
 

@@ -297,6 +297,24 @@ int gpd__store_wl_count_user(gp_store *st, const char *user, gp_wl_state state, 
                              (int64_t)state);
 }
 
+typedef struct users_arg {
+    int (*fn)(const char *user, void *arg);
+    void *arg;
+} users_arg;
+
+static int user_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
+    const users_arg *a = arg;
+    const char *u = (const char *)sqlite3_column_text(s, 0);
+    return gpd__store_handed(a->fn(u != NULL ? u : "", a->arg), "listing a project's users", e);
+}
+
+int gpd__store_project_users(gp_store *st, const char *project,
+                             int (*fn)(const char *user, void *arg), void *arg, gpd__err *e) {
+    users_arg a = {fn, arg};
+    return gpd__store_select(st, e, "listing a project's users", user_row, &a,
+                             "SELECT DISTINCT user FROM workloads WHERE project=?", "t", project);
+}
+
 int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e) {
     memset(counts, 0, sizeof(int64_t) * GP_WL_NSTATES);
     return gpd__store_select(st, e, "counting workloads", count_row, counts,

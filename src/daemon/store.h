@@ -165,6 +165,11 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
 int gpd__store_wl_count_user(gp_store *st, const char *user, gp_wl_state state, int64_t *n,
                              gpd__err *e);
 
+/* Calls fn with each user who has submitted a workload to project, once
+ * each; fn returns 0 to go on or a negative code, which the read returns. */
+int gpd__store_project_users(gp_store *st, const char *project,
+                             int (*fn)(const char *user, void *arg), void *arg, gpd__err *e);
+
 /* Counts workloads per state (counts[GP_WL_NSTATES]). */
 int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e);
 

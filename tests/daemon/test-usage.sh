@@ -21,6 +21,7 @@ $GP submit --project cv --gpu 1 -- sleep 120 >/dev/null
 tap_ok "the tasks run" wait_until 30 has_count 2 running
 
 usage() { curl -s -H "Authorization: Bearer $GPUPOOL_TOKEN" "$GPUPOOL_SERVER/api/v1/usage?$1"; }
+not_contains() { ! contains "$@"; }
 nlp_counted() { usage "by=queue&from=1h" | grep -q '"key":"nlp"'; }
 tap_ok "its GPU-hours are recorded" wait_until 30 nlp_counted
 # More samples, so that the figures are not all from one, and enough
@@ -97,4 +98,16 @@ u=$(usage "by=queue&from=1h")
 tap_ok "used is unknown, not zero" contains "$u" '"key":"nlp"[^}]*"used_gpu_hours":null'
 tap_ok "and the answer says why" contains "$u" '"note":"EMULATED'
 tap_ok "queue list shows - for used" contains "$($GP queue list)" '^ *nlp .* 1 *- '
+
+# A department admin sees by user only the users of its department's
+# projects (it once saw every user of the pool).
+$GP queue create ops >/dev/null && $GP queue create infra --parent ops >/dev/null
+OT=$($GP token create --user oscar --role researcher --scope infra --unix-user "$(id -un)" | head -1)
+CT=$($GP token create --user carol --role dept-admin --scope research | head -1)
+out=$(GPUPOOL_TOKEN=$OT $GP submit --project infra --gpu 1 -- sleep 120 2>&1) || echo "# $out"
+oscar_counted() { usage "by=user&from=1h" | grep -q '"key":"oscar"'; }
+tap_ok "another department's user's GPU-hours are recorded" wait_until 30 oscar_counted
+u=$(GPUPOOL_TOKEN=$CT && usage "by=user&from=1h")
+tap_ok "a department admin sees its projects' users by user" contains "$u" '"key":"'
+tap_ok "and not another department's" not_contains "$u" '"key":"oscar"'
 tap_done
