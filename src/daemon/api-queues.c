@@ -288,5 +288,6 @@ int gpd__h_q_delete(gpd__req *r, gpd__resp *out, gpd__err *e) {
     int rc = gpd__sched_queue_remove(r->d->sched, r->params[0], e);
     if (rc < 0)
         return rc;
+    gpd__auth_forget_scope(r->d->auth, r->params[0]);
     return gpd__reply_json(out, 200, json_pack("{s:s}", "deleted", r->params[0]));
 }

@@ -125,6 +125,15 @@ int gpd__auth_create(gpd__auth *a, const char *name, const char *user, const cha
     return 0;
 }
 
+/* Forgets the cached token at i and its sessions (a caller holds a->mu). */
+static void forget(gpd__auth *a, size_t i) {
+    int64_t id = a->tokens[i].id;
+    a->tokens[i] = a->tokens[--a->n];
+    for (size_t k = a->nsess; k-- > 0;)
+        if (a->sess[k].token_id == id)
+            a->sess[k] = a->sess[--a->nsess];
+}
+
 int gpd__auth_delete(gpd__auth *a, int64_t id, gpd__err *e) {
     int rc = gpd__store_token_delete(a->st, id, e);
     if (rc < 0)
@@ -132,14 +141,22 @@ int gpd__auth_delete(gpd__auth *a, int64_t id, gpd__err *e) {
     pthread_mutex_lock(&a->mu);
     for (size_t i = 0; i < a->n; i++)
         if (a->tokens[i].id == id) {
-            a->tokens[i] = a->tokens[--a->n];
+            forget(a, i);
             break;
         }
-    for (size_t i = a->nsess; i-- > 0;)
-        if (a->sess[i].token_id == id)
-            a->sess[i] = a->sess[--a->nsess];
     pthread_mutex_unlock(&a->mu);
     return 0;
+}
+
+void gpd__auth_forget_scope(gpd__auth *a, const char *queue) {
+    pthread_mutex_lock(&a->mu);
+    for (size_t i = a->n; i-- > 0;) {
+        gpd__role role = GPD__ROLE_ADMIN;
+        gpd__role_parse(a->tokens[i].role, &role);
+        if (role != GPD__ROLE_ADMIN && gpd__scope_has(a->tokens[i].scope, queue))
+            forget(a, i);
+    }
+    pthread_mutex_unlock(&a->mu);
 }
 
 /* Writes the secret to path with mode 0600, atomically (temp file + rename). */

@@ -62,6 +62,9 @@ int gpd__auth_create(gpd__auth *a, const char *name, const char *user, const cha
                      gpd__role role, const char *scope, char *secret, gpd__token *out, gpd__err *e);
 
 int gpd__auth_delete(gpd__auth *a, int64_t id, gpd__err *e);
+/* Forgets the tokens whose scope names queue (but the admins') and their
+ * console sessions, as gpd__store_queue_delete revoked them. */
+void gpd__auth_forget_scope(gpd__auth *a, const char *queue);
 
 /*
  * Console sessions. The web console exchanges its token for a session: a

@@ -71,8 +71,15 @@ int gpd__store_queue_put(gp_store *st, const gp_queue_spec *q, gpd__err *e) {
 }
 
 static int queue_delete_op(sqlite3 *db, void *arg, gpd__err *e) {
-    return gpd__store_run(db, e, "deleting the queue", "DELETE FROM queues WHERE name=?", "t",
-                          (const char *)arg);
+    int rc = gpd__store_run(db, e, "deleting the queue", "DELETE FROM queues WHERE name=?", "t",
+                            (const char *)arg);
+    /* A scope is a department, or projects separated by commas. */
+    if (rc == 0)
+        rc = gpd__store_run(db, e, "revoking the queue's tokens",
+                            "DELETE FROM tokens WHERE role != 'admin'"
+                            " AND instr(',' || scope || ',', ',' || ? || ',') > 0",
+                            "t", (const char *)arg);
+    return rc;
 }
 
 int gpd__store_queue_delete(gp_store *st, const char *name, gpd__err *e) {

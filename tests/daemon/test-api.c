@@ -433,6 +433,40 @@ START_TEST(test_dept_admin_cannot_raise_lenders_bounds) {
 }
 END_TEST
 
+/* Deleting a queue ends the tokens scoped to it: a queue made again with
+ * the same name, perhaps in another department, is not theirs (researcher
+ * tokens of a deleted project once reached its namesake). */
+START_TEST(test_deleted_queue_ends_its_tokens) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    people u;
+    mk_people(&t, &u);
+    char both[128];
+    gpd_token(&t, "erin", "researcher", "a2,b1", both, sizeof both);
+    const char *job = "{\"project\":\"a1\",\"command\":[\"true\"]}";
+    ck_assert_int_eq(gpd_call(&t, u.alice, "GET", "/api/v1/whoami", NULL, NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "DELETE", "/api/v1/queues/a1", NULL, NULL), 200);
+    ck_assert_int_eq(
+        gpd_call(&t, t.admin, "POST", "/api/v1/queues", "{\"name\":\"a1\",\"parent\":\"B\"}", NULL),
+        201);
+    ck_assert_int_eq(gpd_call(&t, u.alice, "POST", "/api/v1/workloads", job, NULL), 401);
+    ck_assert_int_eq(gpd_call(&t, u.dave, "GET", "/api/v1/whoami", NULL, NULL), 401);
+    /* Tokens of other queues go on. */
+    ck_assert_int_eq(gpd_call(&t, u.bob, "GET", "/api/v1/whoami", NULL, NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, both, "GET", "/api/v1/whoami", NULL, NULL), 200);
+    /* A department's admin, and a token naming the project among others. */
+    ck_assert_int_eq(gpd_call(&t, t.admin, "DELETE", "/api/v1/queues/a2", NULL, NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, both, "GET", "/api/v1/whoami", NULL, NULL), 401);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "DELETE", "/api/v1/queues/A", NULL, NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "POST", "/api/v1/queues", "{\"name\":\"A\"}", NULL),
+                     201);
+    ck_assert_int_eq(gpd_call(&t, u.carol, "GET", "/api/v1/whoami", NULL, NULL), 401);
+    ck_assert_int_eq(gpd_call(&t, u.bob, "GET", "/api/v1/whoami", NULL, NULL), 200);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 START_TEST(test_tokens_stored_hashed) {
     gpd_test t;
     gpd_test_start(&t);
@@ -982,6 +1016,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_events_bounded);
     tcase_add_test(tc, test_roles_and_scopes);
     tcase_add_test(tc, test_dept_admin_cannot_raise_lenders_bounds);
+    tcase_add_test(tc, test_deleted_queue_ends_its_tokens);
     tcase_add_test(tc, test_env_values_only_for_submitter);
     tcase_add_test(tc, test_tokens_stored_hashed);
     tcase_add_test(tc, test_console_session_revoked);
