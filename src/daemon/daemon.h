@@ -95,10 +95,11 @@ int gpd__dir_passable(const char *dir, char *why, size_t len);
 typedef enum gpd__event_kind { GPD__EVENTS(GPD__EVENT_SYMBOL_) GPD__NEVENTS } gpd__event_kind;
 #undef GPD__EVENT_SYMBOL_
 
-/* The most events a workload's history keeps: its first (submitted) and
- * the latest; an older one goes as each new one comes (store-workloads.c).
- * Its owner can add two a request (suspend, resume). */
-#define GPD__EVENTS_KEPT 1000
+/* The most events, and the most attempts, a workload's history keeps: its
+ * first (submitted, the first attempt) and the latest; an older one goes as
+ * each new one comes (store-workloads.c). Its owner can add two events a
+ * request (suspend, resume), and an attempt with each resume. */
+#define GPD__HISTORY_KEPT 1000
 
 /* k's name, and what it means; "?" out of range. */
 const char *gpd__event_name(gpd__event_kind k);

@@ -48,9 +48,22 @@ void gpd__wl_free(gpd__wl *w) {
     w->spec = NULL;
 }
 
-/* Adds an event to workload id's history, which keeps its first and its
- * GPD__EVENTS_KEPT - 1 latest events: the one that falls out of them goes
- * (the check walks at most that many of the workload's own events). */
+/* Keeps workload id's first row of table (events, attempts), in the order
+ * of its column key, and its GPD__HISTORY_KEPT - 1 latest: the one that
+ * falls out of them goes (the check walks at most that many of the
+ * workload's own rows, on the index of (workload, key)). */
+static int keep_history(sqlite3 *db, gpd__err *e, const char *what, const char *table,
+                        const char *key, uint64_t id) {
+    char sql[320];
+    snprintf(sql, sizeof sql,
+             "DELETE FROM %1$s WHERE workload=?1 AND %2$s < (SELECT %2$s FROM %1$s"
+             " WHERE workload=?1 ORDER BY %2$s DESC LIMIT 1 OFFSET ?2) AND %2$s >"
+             " (SELECT min(%2$s) FROM %1$s WHERE workload=?1)",
+             table, key);
+    return gpd__store_run(db, e, what, sql, "ii", (int64_t)id, (int64_t)(GPD__HISTORY_KEPT - 2));
+}
+
+/* Adds an event to workload id's history (keep_history). */
 static int add_event(sqlite3 *db, uint64_t id, int64_t now, gpd__event_kind kind, const char *msg,
                      gpd__err *e) {
     int rc = gpd__store_run(db, e, "recording an event",
@@ -58,11 +71,7 @@ static int add_event(sqlite3 *db, uint64_t id, int64_t now, gpd__event_kind kind
                             "iitt", (int64_t)id, now, gpd__event_name(kind), msg);
     if (rc < 0)
         return rc;
-    return gpd__store_run(db, e, "recording an event",
-                          "DELETE FROM events WHERE workload=?1 AND id < (SELECT id FROM events"
-                          " WHERE workload=?1 ORDER BY id DESC LIMIT 1 OFFSET ?2) AND id >"
-                          " (SELECT min(id) FROM events WHERE workload=?1)",
-                          "ii", (int64_t)id, (int64_t)(GPD__EVENTS_KEPT - 2));
+    return keep_history(db, e, "recording an event", "events", "id", id);
 }
 
 /* ---- Insert ---------------------------------------------------------- */
@@ -450,6 +459,8 @@ static int apply_one(sqlite3 *db, const gpd__wl_change *c, int64_t now, gpd__err
                             " VALUES(?, (SELECT attempt FROM workloads WHERE id=?), ?, ?)",
                             "iitt", id, id, c->attempt_node ? c->attempt_node : "",
                             gpd__outcome_name(GPD__OUTCOME_STARTING));
+    if (rc == 0 && c->attempt_begin)
+        rc = keep_history(db, e, "recording an attempt", "attempts", "attempt", c->id);
     if (rc == 0 && c->ntasks > 0 && !c->set_handles)
         rc =
             gpd__store_run(db, e, "replacing tasks", "DELETE FROM tasks WHERE workload=?", "i", id);

@@ -591,7 +591,7 @@ START_TEST(test_events_bounded) {
     long long id = (long long)json_integer_value(json_object_get(out, "id"));
     json_decref(out);
     char path[128];
-    for (int i = 0; i < GPD__EVENTS_KEPT / 2 + 50; i++) {
+    for (int i = 0; i < GPD__HISTORY_KEPT / 2 + 50; i++) {
         static const char *const verbs[] = {"suspend", "resume"};
         for (int v = 0; v < 2; v++) {
             snprintf(path, sizeof path, "%s/%lld/%s", W, id, verbs[v]);
@@ -602,7 +602,7 @@ START_TEST(test_events_bounded) {
     ck_assert_int_eq(gpd_call(&t, u.alice, "GET", path, NULL, &out), 200);
     json_t *ev = json_object_get(out, "events");
     size_t n = json_array_size(ev);
-    ck_assert_msg(n <= GPD__EVENTS_KEPT, "%zu events kept", n);
+    ck_assert_msg(n <= GPD__HISTORY_KEPT, "%zu events kept", n);
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(ev, 0), "kind")),
                      "submitted");
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(ev, n - 1), "kind")),
