@@ -120,3 +120,10 @@ void gp__u64map_clear(gp__u64map *m) {
     }
     m->n = 0;
 }
+
+int gp__strmap_reserve(gp__strmap *m, size_t n) {
+    while (n * 10 > m->cap * 7)
+        if (strmap_grow(m) != 0)
+            return GP_ENOMEM;
+    return 0;
+}

@@ -40,6 +40,9 @@ void *gp__u64map_del(gp__u64map *m, uint64_t key);
 void gp__strmap_free(gp__strmap *m);
 void *gp__strmap_get(const gp__strmap *m, const char *key);
 int gp__strmap_put(gp__strmap *m, const char *key, void *val);
+/* Makes room for n entries in all, so that puts up to them cannot fail.
+ * GP_ENOMEM (map unchanged) or 0. */
+int gp__strmap_reserve(gp__strmap *m, size_t n);
 void *gp__strmap_del(gp__strmap *m, const char *key);
 
 #endif /* GP_ENGINE_MAP_H */

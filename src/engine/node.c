@@ -186,10 +186,14 @@ int gp_engine_node_set(gp_engine *e, const gp_node_spec *s, char *err, size_t er
     gp__node *n = gp__strmap_get(&e->node_by_name, s->name);
     if (n && (rc = check_shrink(n, s, err, errlen)) != 0)
         return rc;
+    int fresh = n == NULL;
+    /* Room for a new node's name first, so that nothing fails once it is
+     * being added (a node set again takes back the entry it gives up). */
+    if (fresh && gp__strmap_reserve(&e->node_by_name, e->node_by_name.n + 1) != 0)
+        return GP_ENOMEM;
     int domain = gp__domain_intern(e, s->domain);
     if (domain < 0)
         return domain;
-    int fresh = n == NULL;
     if (fresh) {
         n = gp__calloc(&e->alloc, 1, sizeof *n);
         if (!n)
@@ -250,7 +254,7 @@ int gp_engine_node_set(gp_engine *e, const gp_node_spec *s, char *err, size_t er
     n->view.cap_mem = n->cap_mem;
     n->view.gpu_model = n->gpu_model;
     if (gp__strmap_put(&e->node_by_name, n->spec.name, n) != 0)
-        abort(); /* cannot fail: the map had room for this node before */
+        abort(); /* cannot fail: room reserved above, or this node's own entry */
     if (fresh)
         e->live_nodes++;
     capacity_add(e, n, +1);

@@ -219,6 +219,25 @@ static int op_node_add(gp_engine *e) {
     return gp_engine_node_set(e, &n, NULL, 0);
 }
 
+/* The twelfth node, which makes the name map grow (it aborted when that
+ * failed, as the daemon's recovery adding an engine's first node did). The
+ * eight after the three of build() are added with no failure counted. Not
+ * atomic: they stay. */
+static int op_node_add_grows(gp_engine *e) {
+    long fail_at = fl.fail_at, before = fl.count;
+    fl.fail_at = 0;
+    char name[16];
+    gp_node_spec n;
+    for (int i = 4; i <= 11; i++) {
+        snprintf(name, sizeof name, "n%d", i);
+        t_node(e, name, 1, "L40S", 48, "d3");
+    }
+    if (fail_at)
+        fl.fail_at = fail_at + (fl.count - before);
+    t_node_spec(&n, "n12", 1, "L40S", 48, "d3");
+    return gp_engine_node_set(e, &n, NULL, 0);
+}
+
 /* GPUs of n1 taken outside the pool while its GPUs are bound. */
 static int op_node_taken(gp_engine *e) {
     gp_node_spec n;
@@ -381,6 +400,7 @@ static const struct {
     {"submit fraction", op_submit_fraction, 1},
     {"cycle", op_cycle, 0},
     {"node add", op_node_add, 1},
+    {"node add, map grows", op_node_add_grows, 0},
     {"node taken", op_node_taken, 1},
     {"node remove", op_node_remove, 1},
     {"queue add", op_queue_add, 1},
