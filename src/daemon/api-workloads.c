@@ -611,15 +611,5 @@ int gpd__h_wl_logs(gpd__req *r, gpd__resp *out, gpd__err *e) {
         (rc = gpd__query_int(r, "task", 0, GPD__MAX_GANG - 1, &task, e)) < 0 ||
         (rc = gpd__query_int(r, "offset", 0, INT64_MAX, &offset, e)) < 0)
         return rc;
-    char *buf = malloc(LOG_CHUNK);
-    if (buf == NULL)
-        return gpd__fail(e, GP_ENOMEM, "", "out of memory");
-    size_t n = 0;
-    int64_t at = offset;
-    rc = gpd__log_read(r->d, id, (int)task, offset, buf, LOG_CHUNK, &n, &at, e);
-    if (rc == 0)
-        rc = gpd__reply_text(out, 200, buf, n, "text/plain; charset=utf-8");
-    out->log_offset = at;
-    free(buf);
-    return rc;
+    return gpd__log_reply(r->d, id, (int)task, offset, LOG_CHUNK, out, e);
 }

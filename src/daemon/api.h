@@ -49,6 +49,10 @@ typedef struct gpd__resp {
                            connection is upgraded to a WebSocket (status 101) */
     char ws_accept[32]; /* its Sec-WebSocket-Accept */
     int64_t log_offset; /* a log's answer: sent as X-Log-Offset when above 0 */
+    /* A log's answer: the body is len bytes of file fd from fd_off, sent
+     * from the file (its memory is not the daemon's); fd is the answer's. */
+    int from_file, fd;
+    int64_t fd_off;
 } gpd__resp;
 
 typedef int (*gpd__handler)(gpd__req *r, gpd__resp *out, gpd__err *e);
@@ -169,13 +173,13 @@ void gpd__session_drop(gpd__sessions *g, void *pending);
 
 /* ---- logs.c: the tasks' logs ---- */
 
-/* Reads at most max bytes of task's output of workload id, from offset in
- * its whole output (across rotations: see logs.c), into buf; *n = 0 at the
- * end or where there is no log. *at is where the bytes begin: offset, or
- * the oldest byte kept when offset was rotated away. GP_EIO on a read
- * error. */
-int gpd__log_read(const gpd__daemon *d, uint64_t id, int task, int64_t offset, char *buf,
-                  size_t max, size_t *n, int64_t *at, gpd__err *e);
+/* Answers at most max bytes of task's output of workload id, from offset in
+ * its whole output (across rotations: see logs.c), with status 200: from the
+ * log file itself (out->from_file), or an empty body at the end or where
+ * there is no log. out->log_offset is where the bytes begin: offset, or the
+ * oldest byte kept when offset was rotated away. GP_EIO on a read error. */
+int gpd__log_reply(const gpd__daemon *d, uint64_t id, int task, int64_t offset, size_t max,
+                   gpd__resp *out, gpd__err *e);
 /* Starts the thread that removes logs --log-retention after their
  * workload ended (none with a retention of 0); GP_ESYS if it cannot. */
 int gpd__logs_start(gpd__daemon *d, gpd__err *e);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "common/units.h"
 #include "daemon/api.h"
@@ -248,8 +249,13 @@ static json_t *error_json(const gpd__err *e, int status) {
 
 static enum MHD_Result send_resp(struct MHD_Connection *conn, gpd__resp *out) {
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer(out->len, out->body, MHD_RESPMEM_MUST_FREE);
+        out->from_file
+            ? MHD_create_response_from_fd_at_offset64(out->len, out->fd, (uint64_t)out->fd_off)
+            : MHD_create_response_from_buffer(out->len, out->body, MHD_RESPMEM_MUST_FREE);
+    if (!resp && out->from_file)
+        close(out->fd);
     out->body = NULL;
+    out->from_file = 0;
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, "Content-Type",
@@ -278,6 +284,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, gpd__resp *out) {
  * instead of 404 when the path exists with other methods. */
 static void reply_error(gpd__resp *out, gpd__err *e, int rc, int path_known) {
     free(out->body);
+    if (out->from_file)
+        close(out->fd);
     memset(out, 0, sizeof *out);
     if (e->code == 0)
         gpd__fail(e, rc, "", "%s", gp_strerror(rc));
@@ -502,7 +510,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (out.upgrade != NULL)
         return send_upgrade(d, conn, cc, &out);
-    if (!out.body)
+    if (!out.body && !out.from_file)
         return MHD_NO;
     return send_resp(conn, &out);
 }

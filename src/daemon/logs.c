@@ -58,36 +58,38 @@ static int64_t log_start(const char *path) {
     return gp_parse_uint(buf, NULL, 10, INT64_MAX, &v) == 0 ? (int64_t)v : 0;
 }
 
-/* Reads at most max bytes at offset off of file path into buf; -1 on error
- * (errno set), 0 and *n = 0 where the file is missing. */
-static int read_at(const char *path, int64_t off, char *buf, size_t max, size_t *n) {
+/* Opens file path for its bytes from offset off, at most max: *fd and *n,
+ * or *fd = -1 and *n = 0 where there are none (the file missing, or off at
+ * its end); -1 on error (errno set). */
+static int open_at(const char *path, int64_t off, size_t max, int *fd, size_t *n) {
+    struct stat st;
     *n = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (*fd < 0)
         return errno == ENOENT ? 0 : -1;
-    ssize_t r = pread(fd, buf, max, (off_t)off);
-    int e = errno;
-    close(fd);
-    if (r < 0) {
+    int none = 0;
+    if (fstat(*fd, &st) < 0 || (none = off >= (int64_t)st.st_size) != 0) {
+        int e = errno;
+        close(*fd);
+        *fd = -1;
         errno = e;
-        return -1;
+        return none ? 0 : -1;
     }
-    *n = (size_t)r;
+    *n = (uint64_t)(st.st_size - off) < max ? (size_t)(st.st_size - off) : max;
     return 0;
 }
 
-int gpd__log_read(const gpd__daemon *d, uint64_t id, int task, int64_t offset, char *buf,
-                  size_t max, size_t *n, int64_t *at, gpd__err *e) {
+int gpd__log_reply(const gpd__daemon *d, uint64_t id, int task, int64_t offset, size_t max,
+                   gpd__resp *out, gpd__err *e) {
     char path[1200], old[1300];
     snprintf(path, sizeof path, "%s/%llu/task-%d.log", d->cfg.log_dir, (unsigned long long)id,
              task);
     snprintf(old, sizeof old, "%s.1", path);
-    int64_t start = log_start(path);
-    int rc = 0;
-    *n = 0;
-    *at = offset;
+    int64_t start = log_start(path), at = offset, off = offset - start;
+    int rc = 0, fd = -1;
+    size_t n = 0;
     if (offset >= start) {
-        rc = read_at(path, offset - start, buf, max, n);
+        rc = open_at(path, off, max, &fd, &n);
     } else {
         /* Behind the current part: from the part before it, which ends
          * where the current one begins, or from its first byte when the
@@ -95,17 +97,26 @@ int gpd__log_read(const gpd__daemon *d, uint64_t id, int task, int64_t offset, c
         struct stat st;
         int64_t old_start = stat(old, &st) == 0 ? start - (int64_t)st.st_size : start;
         if (offset < old_start)
-            *at = old_start;
+            at = old_start;
+        off = at - old_start;
         if (old_start < start)
-            rc = read_at(old, *at - old_start, buf, max, n);
-        if (rc == 0 && *n == 0) {
-            *at = start;
-            rc = read_at(path, 0, buf, max, n);
+            rc = open_at(old, off, max, &fd, &n);
+        if (rc == 0 && n == 0) {
+            at = start;
+            off = 0;
+            rc = open_at(path, 0, max, &fd, &n);
         }
     }
     if (rc < 0)
         return gpd__fail(e, GP_EIO, "", "cannot read the log: %s", strerror(errno));
-    return 0;
+    static const char type[] = "text/plain; charset=utf-8";
+    if (n == 0)
+        rc = gpd__reply_text(out, 200, "", 0, type);
+    else
+        *out = (gpd__resp){
+            .status = 200, .len = n, .content_type = type, .from_file = 1, .fd = fd, .fd_off = off};
+    out->log_offset = at;
+    return rc;
 }
 
 /* Removes LOGDIR/<id> and the files in it (a flat directory). */

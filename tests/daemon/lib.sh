@@ -102,6 +102,14 @@ emulated_start() {
     gpd_start "$1" --period 200ms --poll 200ms --executor-config "state_dir=$1/tasks,inventory=$TMP/inv.conf"
 }
 
+# emulated_pool DATA_DIR N: as the first test, starts the daemon on N
+# emulated GPUs (emulated_start) and makes two_departments' queues.
+emulated_pool() {
+    mkdir -p "$1"
+    tap_ok "gpupoold starts with $2 emulated GPU(s)" emulated_start "$1" "$2"
+    two_departments
+}
+
 # proj_pool DATA_DIR [gpupoold flags...]: starts the daemon as the first test
 # and makes the queues dept/proj.
 proj_pool() {

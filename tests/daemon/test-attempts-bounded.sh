@@ -9,9 +9,7 @@
 . tests/daemon/lib.sh
 
 D=$TMP/pool
-mkdir -p "$D"
-tap_ok "gpupoold starts with 1 emulated GPU" emulated_start "$D" 1
-two_departments
+emulated_pool "$D" 1
 submit() { $GP submit "$@" | grep -o '[0-9][0-9]*' | head -1; }
 H=$(submit --project a1 --gpu 1 -- sleep 600)
 tap_ok "a workload holds the GPU" wait_until 60 is_state "$H" running
