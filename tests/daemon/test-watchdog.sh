@@ -76,4 +76,33 @@ S=$($GP submit --project proj --gpu 0.5 --gpu-compute 0.25 --env "$lib" -- \
 tap_ok "a loop in a 0.25 share, around any interposer, finishes" wait_until 90 is_state "$S" succeeded
 busy=$($GP logs "$S" | sed -n 's/^busy=//p')
 tap_ok "it had about its share of the GPU's time (busy=$busy)" awk "BEGIN { exit !($busy > 0 && $busy < 0.33) }"
+
+# A workload cannot undo its throttle: the same loop, whose user's process
+# sends it SIGCONT every 20 ms, had 0.999 of the GPU while the throttle
+# stopped it with SIGSTOP. It is held with its cgroup freezer, whose files
+# are root's: frozen while in debt, whatever it is sent.
+S=$($GP submit --project proj --gpu 0.5 --gpu-compute 0.25 --env "$lib" -- \
+    sh -c "echo pid=\$\$; $FAKE GPUPOOL_FAKE_KERNEL_US=20000 exec $loop 6" |
+    grep -o '[0-9][0-9]*' | head -1)
+pid_of() { $GP logs "$1" | sed -n 's/^pid=//p'; }
+has_pid() { [ -n "$(pid_of "$1")" ]; }
+tap_ok "a throttled loop says its pid" wait_until 60 has_pid "$S"
+pid=$(pid_of "$S")
+(while kill -CONT "$pid" 2>/dev/null; do sleep 0.02; done) &
+cont=$!
+tap_ok "SIGCONT sent every 20 ms, it finishes" wait_until 90 is_state "$S" succeeded
+kill "$cont" 2>/dev/null
+wait "$cont" 2>/dev/null
+busy=$($GP logs "$S" | sed -n 's/^busy=//p')
+tap_ok "it still had about its share (busy=$busy)" awk "BEGIN { exit !($busy > 0 && $busy < 0.33) }"
+
+# A throttled (frozen) task is deleted promptly: it is thawed to take its
+# signals.
+S=$($GP submit --project proj --gpu 0.5 --gpu-compute 0.25 --env "$lib" -- \
+    sh -c "$FAKE GPUPOOL_FAKE_KERNEL_US=20000 exec $loop 120" |
+    grep -o '[0-9][0-9]*' | head -1)
+throttled() { grep -qs '^stopped=1' "$D/tasks/w$1.t0.a1/throttle"; }
+tap_ok "a loop in a 0.25 share is throttled" wait_until 60 throttled "$S"
+$GP delete "$S" >/dev/null
+tap_ok "deleted while throttled, it ends" wait_until 30 is_state "$S" deleted
 tap_done

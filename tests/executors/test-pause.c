@@ -767,18 +767,24 @@ static int ctl_within(gp_executor *ex, int op, const char *h, gp_exec_pause *p, 
     return out.rc;
 }
 
-START_TEST(test_pause_of_a_throttled_task) {
-    /* The compute-share throttle stopped the task (SIGSTOP): a pause
-     * continues it before the CUDA lock, which a thread inside it answers,
-     * and a poll while it is being paused (locked, not yet checkpointed)
-     * does not stop it again, so that its checkpoint, also answered inside
-     * it, runs. The pause waited on a lock that a stopped task never
-     * answers (the driver, with its timeout, says it did not answer, and
-     * the daemon evicted it). The resume has no timeout: a task stopped
-     * again would not answer, so it runs in a child with a time limit. */
-    LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg, 25);
-    /* A debt of 100 s of GPU time, as a loop beyond its share runs up: the
-     * next poll stops the task. */
+/* Sends SIGCONT to every process of the task's cgroups, as any process of
+ * the task's user may. */
+static void cont_all(const char *dir) {
+    char *text = task_file(dir, "cgroup"), *save = NULL, procs[PATH_MAX];
+    for (char *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", l);
+        char *pids = gpt_slurp(procs), *psave = NULL;
+        for (char *q = pids != NULL ? strtok_r(pids, "\n", &psave) : NULL; q != NULL;
+             q = strtok_r(NULL, "\n", &psave))
+            kill((pid_t)atoi(q), SIGCONT);
+        free(pids);
+    }
+    free(text);
+}
+
+/* Writes a debt of 100 s of GPU time, as a loop beyond its share runs up,
+ * and polls: the task is held. */
+static void in_debt(gp_executor *ex, const char *dir, const char *h) {
     char text[128], file[PATH_MAX];
     snprintf(text, sizeof text, "debt_ms=100000\nat_ms=%lld\nstopped=0\noff=0\n",
              (long long)gp_clock_ms(CLOCK_REALTIME) - 100);
@@ -788,6 +794,20 @@ START_TEST(test_pause_of_a_throttled_task) {
     char *th = task_file(dir, "throttle");
     ck_assert_msg(strstr(th, "stopped=1") != NULL, "the throttle did not stop it: %s", th);
     free(th);
+}
+
+START_TEST(test_pause_of_a_throttled_task) {
+    /* The compute-share throttle froze the task: a pause thaws it before
+     * the CUDA lock, which a thread inside it answers, and a poll while it
+     * is being paused (locked, not yet checkpointed) does not stop it
+     * again, so that its checkpoint, also answered inside it, runs. The pause waited on a lock that
+     * a stopped task never answers (the real driver, with its timeout, says it did not answer, and
+     * the daemon evicted it). */
+    LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg, 25);
+    in_debt(ex, dir, h);
+    /* Its user cannot undo the throttle: the task is frozen, not stopped
+     * (it went on when sent SIGCONT before). */
+    cont_all(dir);
     long at = holder_frozen(dir);
 
     polled_ex = ex;
@@ -804,6 +824,39 @@ START_TEST(test_pause_of_a_throttled_task) {
     ck_assert_uint_eq(used(0), (uint64_t)HELD_MIB << 20);
     holder_goes_on(dir, at);
     only_gpu(cg, dir, 0);
+    /* The throttle is in charge again: a new debt holds the task, and a
+     * stop ends it while it is held. */
+    char *th = task_file(dir, "throttle");
+    ck_assert_msg(strstr(th, "off=0") != NULL, "the resume turned the throttle off: %s", th);
+    free(th);
+    in_debt(ex, dir, h);
+    cont_all(dir);
+    holder_frozen(dir);
+    free(node);
+    stop_and_done(ex, dir, h);
+}
+END_TEST
+
+START_TEST(test_throttled_task_across_a_restart) {
+    /* A task the throttle holds when the daemon stops is no paused task to
+     * the next one (its journal says so, not its freezer), and stays held
+     * while in debt; a daemon that cannot measure it lets it go (it stayed
+     * stopped for ever before). */
+    LAUNCH_ON_GPU0_OR_SKIP(ex, dir, node, h, cg, 25);
+    in_debt(ex, dir, h);
+    long at = holder_frozen(dir);
+    gp_executor_close(ex);
+    int skip;
+    ex = open_with(dir, more_, &skip);
+    gp_exec_pause p;
+    ck_assert_int_eq(ctl(ex, GP_EXEC_CTL_PAUSE_RECOVER, h, &p), 0);
+    ck_assert_int_eq(p.paused, 0);
+    gpt_wait(ex, h, GP_TASK_RUNNING);
+    ck_assert_int_eq(holder_frozen(dir), at);
+    gp_executor_close(ex);
+    ex = open_with(dir, NULL, &skip); /* no NVML */
+    gpt_wait(ex, h, GP_TASK_RUNNING);
+    holder_goes_on(dir, at);
     free(node);
     stop_and_done(ex, dir, h);
 }
@@ -1255,6 +1308,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_resume_elsewhere_moves_the_binding);
     tcase_add_test(tc, test_failed_thaw_stays_paused_on_the_old_gpus);
     tcase_add_test(tc, test_pause_of_a_throttled_task);
+    tcase_add_test(tc, test_throttled_task_across_a_restart);
     tcase_add_test(tc, test_cuda_started_during_the_pause_undoes_it);
     tcase_add_test(tc, test_cuda_started_by_a_listed_process_undoes_it);
     tcase_add_test(tc, test_too_many_processes_not_paused);

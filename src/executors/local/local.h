@@ -548,10 +548,13 @@ typedef struct gpx__wd_use {
 /*
  * The compute share's outer layer, at each poll of a running task (key, in
  * its state directory dir): measures the GPU time its processes used since
- * the last poll (NVML per-process utilisation) and stops it (SIGSTOP) while
- * that is beyond its share, continuing it (SIGCONT) once the debt is paid.
- * Nothing for a task without a share, or where NVML cannot say. State in
- * <dir>/throttle.
+ * the last poll (NVML per-process utilisation) and stops it while that is
+ * beyond its share, continuing it once the debt is paid: with its cgroup
+ * freezer, which the task's user cannot thaw, or with SIGSTOP and SIGCONT
+ * where it has none (which any process of its user can undo). Nothing for a
+ * task without a share, or where NVML cannot say. State in <dir>/throttle.
+ * It decides and acts holding the task's freezer lock (gpx__freezer_lock),
+ * and leaves a task with a pause journal alone.
  */
 void gpx__wd_throttle(const gpx__local *lx, const char *dir, const char *key);
 
@@ -563,7 +566,9 @@ void gpx__wd_release(const gpx__local *lx, const char *dir, const char *key);
 /* Continues a task that the throttle stopped, without turning the throttle
  * off: before a pause or a resume asks the driver's thread inside the task
  * to lock or restore it. The throttle leaves a task alone while its pause
- * journal exists (gpx__pause_journaled). */
+ * journal exists (gpx__pause_journaled); a pause journals and calls this
+ * holding the task's freezer lock, so that the throttle cannot freeze the
+ * task in between. The caller holds that lock. */
 void gpx__wd_unstop(const gpx__local *lx, const char *dir, const char *key);
 
 /* What NVML may count per process for its own CUDA context beyond what the
@@ -632,6 +637,22 @@ void gpx__wd_describe(const gpx__local *lx, char *out, size_t len);
  * task has no freezer or it did not freeze.
  */
 int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len);
+
+/* 1 if the task's cgroups have a freezer, else 0. */
+int gpx__freezable(const gpx__task_cg *tc);
+
+/*
+ * The task's freezer has one owner at a time: the compute-share throttle
+ * (watchdog.c, on the daemon's loop) or a pause (on the pause worker). Each
+ * takes this lock (flock on the task's state directory dir) around what it
+ * decides from the pause journal and does to the freezer: the throttle
+ * around its whole decision and act, and gpx__wd_release; a pause around
+ * writing its journal and thawing a throttled task. Returns a descriptor
+ * for gpx__freezer_unlock, or -1 if dir cannot be opened. Not reentrant:
+ * its holder never takes it again.
+ */
+int gpx__freezer_lock(const char *dir);
+void gpx__freezer_unlock(int fd);
 
 /* The control operations GP_EXEC_CTL_PAUSE, _RESUME, _PAUSE_RECOVER and
  * _PAUSE_SUPPORT (executor.h) for the task whose state directory is dir

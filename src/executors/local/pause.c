@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -153,8 +154,7 @@ static int has_file(const char *dir, const char *name) {
     return access(path, F_OK) == 0;
 }
 
-/* 1 if the task's cgroups have a freezer, else 0. */
-static int freezable(const gpx__task_cg *tc) {
+int gpx__freezable(const gpx__task_cg *tc) {
     for (int i = 0; i < tc->ndirs; i++)
         if (has_file(tc->dirs[i], "cgroup.freeze") || has_file(tc->dirs[i], "freezer.state"))
             return 1;
@@ -175,6 +175,23 @@ static int settled(const char *dir, int on) {
     if (gpx__read_small(path, buf, sizeof buf) < 0)
         return 1;
     return on ? strncmp(buf, "FROZEN", 6) == 0 : strncmp(buf, "THAWED", 6) == 0;
+}
+
+int gpx__freezer_lock(const char *dir) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    while (flock(fd, LOCK_EX) < 0)
+        if (errno != EINTR) {
+            close(fd);
+            return -1;
+        }
+    return fd;
+}
+
+void gpx__freezer_unlock(int fd) {
+    if (fd >= 0)
+        close(fd); /* which releases the lock */
 }
 
 int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len) {
@@ -856,7 +873,7 @@ static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *
         gpx__exec_fmt(p->detail, sizeof p->detail, "the task is being resumed");
         return GP_ESTATE;
     }
-    if (!freezable(tc)) {
+    if (!gpx__freezable(tc)) {
         gpx__exec_fmt(p->detail, sizeof p->detail,
                       "pause is not supported for this task: it has no cgroup freezer");
         return GP_ENOTSUP;
@@ -879,17 +896,23 @@ static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *
         }
         return GP_ENOTSUP;
     }
+    /* The driver's thread inside each process answers the lock: a task the
+     * compute-share throttle froze is thawed. The journal is written and the
+     * task thawed holding the task's freezer lock, which the throttle holds
+     * while it decides and acts, and it leaves a task with a journal alone:
+     * from here to the journal's removal the freezer is the pause's. */
+    int lock = gpx__freezer_lock(dir);
     if (j->state == J_NONE) {
         j->state = J_PAUSING;
         j->gpu_bytes = gpu_bytes_of(lx, ps.pids, ps.n);
-        if ((rc = j_write(dir, j)) < 0)
+        if ((rc = j_write(dir, j)) < 0) {
+            gpx__freezer_unlock(lock);
             return rc;
+        }
     }
-    step(1);
-    /* The driver's thread inside each process answers the lock: a task the
-     * compute-share throttle stopped is continued (the throttle leaves it
-     * alone while the journal exists). */
     gpx__wd_unstop(lx, dir, task_key(dir));
+    gpx__freezer_unlock(lock);
+    step(1);
     p->cuda_procs = ps.n;
     p->gpu_bytes = j->gpu_bytes;
     int64_t t0 = now_ms();
@@ -984,7 +1007,9 @@ static int do_resume(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal 
             return rc;
     }
     step(11);
-    gpx__wd_unstop(lx, dir, task_key(dir)); /* the restore runs inside it, as a pause's lock */
+    int lock = gpx__freezer_lock(dir); /* the restore runs inside it, as a pause's lock */
+    gpx__wd_unstop(lx, dir, task_key(dir));
+    gpx__freezer_unlock(lock);
     int64_t t0 = now_ms();
     char why[192];
     /* The device rules first: the driver's restore opens the new GPUs. A

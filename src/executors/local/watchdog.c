@@ -272,15 +272,21 @@ static void judge_task(const gpx__local *lx, const char *key, const gpx__wd_use 
  *
  *   debt += busy time - share x elapsed time     (never below -GPX__TH_CREDIT_MS)
  *
- * A task in debt is stopped (SIGSTOP to its process group and every process
- * of its cgroup) until the debt is paid, which it is at the share's rate
- * while it uses nothing; then it is continued (SIGCONT). Over time the task
- * gets its share in duty cycles of a poll's length. A task that is signalled
- * for any other reason (eviction, delete) is continued first and left alone
- * from then on (gpx__wd_release), so that it can handle the signal. A task
- * being paused or resumed (its pause journal exists) is continued by the
- * pause (gpx__wd_unstop) and left alone until the journal is gone: the
- * driver's checkpoint calls are answered by a thread inside it.
+ * A task in debt is frozen (its cgroup freezer, whose files are root's: no
+ * process of its user can thaw it) until the debt is paid, which it is at
+ * the share's rate while it uses nothing; then it is thawed. A task without
+ * a freezer is stopped with SIGSTOP (to its process group and every process
+ * of its cgroups) and continued with SIGCONT instead, which its user can
+ * undo. Over time the task gets its share in duty cycles of a poll's
+ * length. A task that is signalled for any other reason (eviction, delete)
+ * is continued first and left alone from then on (gpx__wd_release), so that
+ * it can handle the signal. A task being paused or resumed (its pause
+ * journal exists) is continued by the pause (gpx__wd_unstop) and left alone
+ * until the journal is gone: the driver's checkpoint calls are answered by a
+ * thread inside it, and the freezer is the pause's meanwhile. The throttle
+ * decides and acts holding the task's freezer lock (gpx__freezer_lock),
+ * which the pause takes to journal and continue the task: so it never
+ * freezes a task that a pause has begun on, nor thaws one it has frozen.
  */
 
 typedef struct throttle_state {
@@ -313,14 +319,33 @@ static void throttle_write(const char *dir, const throttle_state *t) {
     write_file(dir, "throttle", text);
 }
 
+/* Stops (on 1) or continues (on 0) the task: with its cgroup freezer, whose
+ * files are root's, so that none of the task's user's processes can undo it;
+ * with SIGSTOP and SIGCONT where it has none. 0, or -1 if the freezer did
+ * not settle (the task is left running then). */
+static int hold(const gpx__local *lx, const char *dir, const char *key, int on) {
+    char file[PATH_MAX];
+    gpx__task_cg cg;
+    gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
+    if (gpx__cg_load(&cg, file) == 0 && gpx__freezable(&cg)) {
+        if (gpx__freeze(&cg, on, NULL, 0) == 0)
+            return 0;
+        if (on)
+            gpx__freeze(&cg, 0, NULL, 0);
+        return -1;
+    }
+    gpx__task_signal(lx, key, on ? SIGSTOP : SIGCONT);
+    return 0;
+}
+
 /* Writes t with the task running, and continues it if the throttle had
- * stopped it. */
+ * stopped it. The caller holds the task's freezer lock. */
 static void unstop(const gpx__local *lx, const char *dir, const char *key, throttle_state *t) {
     int was = t->stopped;
     t->stopped = 0;
     throttle_write(dir, t);
     if (was)
-        gpx__task_signal(lx, key, SIGCONT);
+        hold(lx, dir, key, 0);
 }
 
 /* Percent of one GPU that task key's processes used on NVML device dev since
@@ -364,17 +389,21 @@ static int task_busy(const gpx__local *lx, nvmlDevice_t dev, const char *key, in
     return busy;
 }
 
-void gpx__wd_throttle(const gpx__local *lx, const char *dir, const char *key) {
+/* The throttle's decision and its act for a task with a share (lim), with
+ * the task's freezer lock held. */
+static void throttle(const gpx__local *lx, const char *dir, const char *key,
+                     const gpx__wd_limits *lim) {
     const gpx__nvml *nv = &lx->nvml;
-    gpx__wd_limits lim;
-    if (lx->emulated || nv->lib == NULL || nv->nvmlDeviceGetProcessUtilization == NULL ||
-        gpx__wd_limits_read(dir, &lim) < 0 || lim.share <= 0 || lim.share >= 100)
-        return;
     throttle_state t;
     throttle_read(dir, &t);
-    int64_t now = gp_clock_ms(CLOCK_REALTIME);
     if (t.off || gpx__pause_journaled(dir))
-        return; /* a pause's driver calls need the task running */
+        return; /* the freezer is the pause's: its driver calls need the task running */
+    if (lx->emulated || nv->lib == NULL || nv->nvmlDeviceGetProcessUtilization == NULL) {
+        if (t.stopped)
+            unstop(lx, dir, key, &t); /* left stopped by a daemon that could measure */
+        return;
+    }
+    int64_t now = gp_clock_ms(CLOCK_REALTIME);
     if (t.at_ms <= 0 || t.at_ms > now) {
         t.at_ms = now;
         throttle_write(dir, &t);
@@ -383,7 +412,8 @@ void gpx__wd_throttle(const gpx__local *lx, const char *dir, const char *key) {
     int busy = -1;
     for (int g = 0; g < GP_MAX_GPUS_PER_NODE; g++) {
         nvmlDevice_t dev;
-        if (lim.mem[g] <= 0 || nv->nvmlDeviceGetHandleByIndex_v2((unsigned)g, &dev) != NVML_SUCCESS)
+        if (lim->mem[g] <= 0 ||
+            nv->nvmlDeviceGetHandleByIndex_v2((unsigned)g, &dev) != NVML_SUCCESS)
             continue;
         int b = task_busy(lx, dev, key, t.at_ms);
         busy = b > busy ? b : busy; /* the share holds on each of its GPUs */
@@ -391,29 +421,35 @@ void gpx__wd_throttle(const gpx__local *lx, const char *dir, const char *key) {
     if (busy < 0)
         return; /* NVML cannot say: leave the task as it is */
     int64_t elapsed = now - t.at_ms;
-    t.debt_ms += (busy - lim.share) * elapsed / 100;
+    t.debt_ms += (busy - lim->share) * elapsed / 100;
     if (t.debt_ms < -GPX__TH_CREDIT_MS)
         t.debt_ms = -GPX__TH_CREDIT_MS;
     t.at_ms = now;
     int stop = t.debt_ms > 0;
-    if (stop != t.stopped) {
-        gpx__task_signal(lx, key, stop ? SIGSTOP : SIGCONT);
+    if (stop != t.stopped && hold(lx, dir, key, stop) == 0)
         t.stopped = stop;
-    }
     throttle_write(dir, &t);
-    /* A pause that began meanwhile may have found the task running: it
-     * stays so (a pause journals first, then continues the task). */
-    if (t.stopped && gpx__pause_journaled(dir))
-        unstop(lx, dir, key, &t);
+}
+
+void gpx__wd_throttle(const gpx__local *lx, const char *dir, const char *key) {
+    gpx__wd_limits lim;
+    if (gpx__wd_limits_read(dir, &lim) < 0 || lim.share <= 0 || lim.share >= 100)
+        return;
+    int lock = gpx__freezer_lock(dir);
+    if (lock >= 0)
+        throttle(lx, dir, key, &lim);
+    gpx__freezer_unlock(lock);
 }
 
 void gpx__wd_release(const gpx__local *lx, const char *dir, const char *key) {
+    int lock = gpx__freezer_lock(dir);
     throttle_state t;
     throttle_read(dir, &t);
-    if (t.at_ms == 0 || t.off)
-        return;
-    t.off = 1;
-    unstop(lx, dir, key, &t);
+    if (lock >= 0 && t.at_ms != 0 && !t.off) {
+        t.off = 1;
+        unstop(lx, dir, key, &t);
+    }
+    gpx__freezer_unlock(lock);
 }
 
 void gpx__wd_unstop(const gpx__local *lx, const char *dir, const char *key) {
