@@ -637,6 +637,9 @@ void gpx__wd_describe(const gpx__local *lx, char *out, size_t len);
  * task has no freezer or it did not freeze.
  */
 int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len);
+/* The same, asked of the kernel without waiting for it to be done: 0 once
+ * every freezer was written; -1 with why set as for gpx__freeze. */
+int gpx__freeze_ask(const gpx__task_cg *tc, int on, char *why, size_t len);
 
 /* 1 if the task's cgroups have a freezer, else 0. */
 int gpx__freezable(const gpx__task_cg *tc);

@@ -194,7 +194,7 @@ void gpx__freezer_unlock(int fd) {
         close(fd); /* which releases the lock */
 }
 
-int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len) {
+int gpx__freeze_ask(const gpx__task_cg *tc, int on, char *why, size_t len) {
     int any = 0;
     for (int i = 0; i < tc->ndirs; i++) {
         const char *d = tc->dirs[i];
@@ -216,6 +216,12 @@ int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len) {
             gpx__exec_fmt(why, len, "the task has no cgroup freezer");
         return -1;
     }
+    return 0;
+}
+
+int gpx__freeze(const gpx__task_cg *tc, int on, char *why, size_t len) {
+    if (gpx__freeze_ask(tc, on, why, len) < 0)
+        return -1;
     /* The kernel freezes asynchronously: wait until every freezer says so.
      * The v1 freezer may stay FREEZING when a task could not be frozen at
      * that moment (one forking, one in a vfork); writing FROZEN again retries. */

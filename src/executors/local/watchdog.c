@@ -321,19 +321,19 @@ static void throttle_write(const char *dir, const throttle_state *t) {
 
 /* Stops (on 1) or continues (on 0) the task: with its cgroup freezer, whose
  * files are root's, so that none of the task's user's processes can undo it;
- * with SIGSTOP and SIGCONT where it has none. 0, or -1 if the freezer did
- * not settle (the task is left running then). */
+ * with SIGSTOP and SIGCONT where it has none. A freeze is asked, not
+ * waited for: the loop runs this, and a task that is slow to freeze (a v1
+ * freezer left FREEZING by a process in a vfork) must not hold it up; the
+ * throttle asks again at each poll while it holds the task (writing FROZEN
+ * again is what retries a v1 freezer). A thaw is waited for, so that a pause
+ * that continues a held task finds it running. 0, or -1 if the freezer could
+ * not be written or did not thaw. */
 static int hold(const gpx__local *lx, const char *dir, const char *key, int on) {
     char file[PATH_MAX];
     gpx__task_cg cg;
     gpx__exec_fmt(file, sizeof file, "%s/cgroup", dir);
-    if (gpx__cg_load(&cg, file) == 0 && gpx__freezable(&cg)) {
-        if (gpx__freeze(&cg, on, NULL, 0) == 0)
-            return 0;
-        if (on)
-            gpx__freeze(&cg, 0, NULL, 0);
-        return -1;
-    }
+    if (gpx__cg_load(&cg, file) == 0 && gpx__freezable(&cg))
+        return on ? gpx__freeze_ask(&cg, 1, NULL, 0) : gpx__freeze(&cg, 0, NULL, 0);
     gpx__task_signal(lx, key, on ? SIGSTOP : SIGCONT);
     return 0;
 }
@@ -426,7 +426,7 @@ static void throttle(const gpx__local *lx, const char *dir, const char *key,
         t.debt_ms = -GPX__TH_CREDIT_MS;
     t.at_ms = now;
     int stop = t.debt_ms > 0;
-    if (stop != t.stopped && hold(lx, dir, key, stop) == 0)
+    if ((stop != t.stopped || stop) && hold(lx, dir, key, stop) == 0)
         t.stopped = stop;
     throttle_write(dir, &t);
 }
