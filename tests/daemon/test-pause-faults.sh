@@ -88,6 +88,9 @@ ST=$TMP/borrower.state
 W=$(submit --project b1 --gpu 1 --on-preempt pause --grace 24h --name borrower -- \
     "$HOLDER" "$LEDGER" 1 256M 16 "$ST")
 check "a borrower holding 16 MiB of fake GPU memory counts its steps" "$W" wait_until 60 past "$ST" 2
+# (Its owner must find it running: one that comes before a poll has seen the
+# task start evicts it in checkpoint mode, a pause needing a running task.)
+check "it is running" "$W" wait_until 60 is_state "$W" running
 O1=$(submit --project a1 --gpu 1 --name filler -- "$HOLDER" "$LEDGER" 1 256M 200 "$TMP/filler.state")
 check "the owner comes back: the borrower is paused" "$W" wait_until 60 has_event "$W" '"kind":"paused"'
 check "the owner's workload runs" "$O1" wait_until 60 is_state "$O1" running
@@ -349,6 +352,7 @@ moved_resume() { # STEP FAILED_RESTORES
     M=$(submit --project b1 --gpu 1 --on-preempt pause --grace 24h --name moved -- sh -c \
         'export GPUPOOL_FAKE_FAIL_RESTORES=$1; shift; exec "$0" "$@"' "$HOLDER" "$2" "$LEDGER" 2 256M 16 "$MS")
     check "a borrower counts" "$M" wait_until 60 past "$MS" 2
+    check "it is running" "$M" wait_until 60 is_state "$M" running
     O1=$(submit --project a1 --gpu 1 --name owner-m1 -- sleep 600)
     check "an owner runs on the other GPU" "$O1" wait_until 60 is_state "$O1" running
     O2=$(submit --project a1 --gpu 1 --name owner-m2 -- sleep 600)
