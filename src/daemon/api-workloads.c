@@ -78,23 +78,27 @@ int gpd__can_admin_queue(gpd__req *r, const char *name, const char *parent) {
 }
 
 const char **gpd__visible_projects(gpd__req *r, char **buf) {
-    size_t cap = 64, n = 0;
-    const char **list = calloc(cap + 1, sizeof *list);
     *buf = NULL;
-    if (!list)
-        return NULL;
+    size_t n = 0;
     if (r->who.role == GPD__ROLE_RESEARCHER) {
-        *buf = strdup(r->who.scope);
-        for (char *save = NULL, *p = *buf ? strtok_r(*buf, ",", &save) : NULL; p && n < cap;
-             p = strtok_r(NULL, ",", &save))
+        size_t cap = 1;
+        for (const char *c = r->who.scope; *c; c++)
+            cap += *c == ',';
+        const char **list = calloc(cap + 1, sizeof *list);
+        if (!list || !(*buf = strdup(r->who.scope))) {
+            free(list);
+            return NULL;
+        }
+        for (char *save = NULL, *p = strtok_r(*buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
             list[n++] = p;
         return list;
     }
     /* Department admin: the leaves under its department. */
     gp_engine *eng = gpd__sched_lock(r->d->sched);
     size_t nq = gp_engine_queue_count(eng);
-    *buf = calloc(nq + 1, GP_NAME_MAX + 1);
-    for (size_t i = 0; *buf && i < nq && n < cap; i++) {
+    const char **list = calloc(nq + 1, sizeof *list);
+    *buf = list ? calloc(nq + 1, GP_NAME_MAX + 1) : NULL;
+    for (size_t i = 0; *buf && i < nq; i++) {
         gp_queue_info qi;
         if (gp_engine_queue_at(eng, i, &qi) == 0 && qi.leaf && under(eng, qi.name, r->who.scope)) {
             char *slot = *buf + n * (GP_NAME_MAX + 1);
@@ -103,6 +107,10 @@ const char **gpd__visible_projects(gpd__req *r, char **buf) {
         }
     }
     gpd__sched_unlock(r->d->sched);
+    if (!*buf) {
+        free(list);
+        return NULL;
+    }
     return list;
 }
 

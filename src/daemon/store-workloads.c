@@ -8,6 +8,7 @@
  * step (a bind, its attempt row, its task rows, its event) is on disk
  * together or not at all.
  */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,19 @@ void gpd__wl_order_key(const gpd__wl *w, gpd__wl_order order, char *buf, size_t 
     }
 }
 
+/* names (NULL-ended) as the text of a JSON array; NULL: out of memory. */
+static char *names_json(const char *const *names) {
+    json_t *a = json_array();
+    for (size_t i = 0; a && names[i]; i++)
+        if (json_array_append_new(a, json_string(names[i])) < 0) {
+            json_decref(a);
+            a = NULL;
+        }
+    char *text = a ? json_dumps(a, JSON_COMPACT) : NULL;
+    json_decref(a);
+    return text;
+}
+
 int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
                        int (*fn)(const gpd__wl *w, void *arg), void *arg, gpd__err *e) {
     char sql[2048];
@@ -246,12 +260,13 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state = ?");
     if (f->active_only)
         n += (size_t)snprintf(sql + n, sizeof sql - n, " AND state <= %d", GP_WL_PAUSED);
-    int nproj = 0;
+    /* The projects as one JSON array bound to one parameter, however many. */
+    char *projects = NULL;
     if (f->projects) {
-        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND project IN (''");
-        for (; f->projects[nproj] && n < sizeof sql - 16; nproj++)
-            n += (size_t)snprintf(sql + n, sizeof sql - n, ",?");
-        n += (size_t)snprintf(sql + n, sizeof sql - n, ")");
+        if (!(projects = names_json(f->projects)))
+            return gpd__fail(e, GP_ENOMEM, "", "out of memory listing workloads");
+        n += (size_t)snprintf(sql + n, sizeof sql - n,
+                              " AND project IN (SELECT value FROM json_each(?))");
     }
     if (f->order == GPD__ORDER_ID)
         snprintf(sql + n, sizeof sql - n, " ORDER BY id %s LIMIT ?", dir);
@@ -261,8 +276,10 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
     sqlite3 *db;
     sqlite3_stmt *s;
     int rc = gpd__store_query(st, sql, &db, &s, e);
-    if (rc < 0)
+    if (rc < 0) {
+        free(projects);
         return rc;
+    }
     int k = 1;
     if (f->has_cursor && f->order != GPD__ORDER_ID) {
         if (orders[f->order].text)
@@ -280,12 +297,13 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
         sqlite3_bind_text(s, k++, f->user, -1, SQLITE_STATIC);
     if (f->state >= 0)
         sqlite3_bind_int(s, k++, f->state);
-    for (int i = 0; i < nproj; i++)
-        sqlite3_bind_text(s, k++, f->projects[i], -1, SQLITE_STATIC);
+    if (projects)
+        sqlite3_bind_text(s, k++, projects, -1, SQLITE_STATIC);
     sqlite3_bind_int(s, k++, f->limit > 0 ? f->limit : -1);
     gpd__store_each each = {.fn.wl = fn, .arg = arg};
     rc = gpd__store_rows(db, s, "listing workloads", wl_row, &each, e);
     gpd__store_release(st, db);
+    free(projects);
     return rc;
 }
 

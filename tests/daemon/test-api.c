@@ -467,6 +467,32 @@ START_TEST(test_deleted_queue_ends_its_tokens) {
 }
 END_TEST
 
+/* A department admin sees every project of its department, however many:
+ * the list of its projects once stopped at 64 and a workload of the 70th
+ * was missing from its admin's list, with no error. */
+START_TEST(test_dept_admin_sees_all_its_projects) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    people u;
+    mk_people(&t, &u);
+    char body[128], name[32];
+    for (int i = 0; i < 70; i++) {
+        snprintf(name, sizeof name, "many-project-%02d", i);
+        snprintf(body, sizeof body, "{\"name\":\"%s\",\"parent\":\"A\"}", name);
+        ck_assert_int_eq(gpd_call(&t, t.admin, "POST", "/api/v1/queues", body, NULL), 201);
+    }
+    snprintf(body, sizeof body, "{\"project\":\"%s\",\"command\":[\"true\"]}", name);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "POST", "/api/v1/workloads", body, NULL), 201);
+    json_t *out = call_ok(&t, u.carol, "GET", "/api/v1/workloads?limit=1000");
+    json_t *list = json_object_get(out, "workloads");
+    ck_assert_int_eq(json_array_size(list), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(list, 0), "project")), name);
+    json_decref(out);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 START_TEST(test_tokens_stored_hashed) {
     gpd_test t;
     gpd_test_start(&t);
@@ -1017,6 +1043,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_roles_and_scopes);
     tcase_add_test(tc, test_dept_admin_cannot_raise_lenders_bounds);
     tcase_add_test(tc, test_deleted_queue_ends_its_tokens);
+    tcase_add_test(tc, test_dept_admin_sees_all_its_projects);
     tcase_add_test(tc, test_env_values_only_for_submitter);
     tcase_add_test(tc, test_tokens_stored_hashed);
     tcase_add_test(tc, test_console_session_revoked);
