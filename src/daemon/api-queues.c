@@ -181,42 +181,55 @@ static int has_workloads(gp_store *st, const char *project, int *yes, gpd__err *
 /* The fields of a queue that bound how long its workloads keep GPUs they
  * borrowed from other departments once these reclaim them: they protect the
  * lenders, so the borrower's side may not raise them. */
-static const int lender_bounds[] = {GP_QUEUE_F_min_runtime_max, GP_QUEUE_F_reclaim_grace_max};
+static const int lender_bounds_of[] = {GP_QUEUE_F_min_runtime_max, GP_QUEUE_F_reclaim_grace_max};
 
 static gp_time_ms bound_of(const gp_queue_spec *q, int field) {
     return field == GP_QUEUE_F_min_runtime_max ? q->min_runtime_max : q->reclaim_grace_max;
 }
 
-/* A department admin sets a lender's bound that the body names at most to
- * the least its ancestors hold (its department's own, which the pool's admin
- * sets); the pool's admin sets anything. q is the queue as it would be. */
-static int lender_bounds_ok(gpd__req *r, const gp_queue_spec *q, gpd__err *e) {
-    if (r->who.role == GPD__ROLE_ADMIN)
+/* The ancestor of a queue under parent with the least of field's bound;
+ * NULL for a department, which has none. */
+static const gp_queue_spec *least_above(const gpd__queue_specs *sp, const char *parent, int f) {
+    const gp_queue_spec *a = gpd__queue_spec_find(sp, parent), *least = a;
+    for (int depth = 0; a != NULL && depth < 64; depth++) {
+        if (bound_of(a, f) < bound_of(least, f))
+            least = a;
+        a = a->parent[0] ? gpd__queue_spec_find(sp, a->parent) : NULL;
+    }
+    return least;
+}
+
+/* The lenders' bounds of q, the queue as it would be. One the body names: a
+ * department admin sets it at most to the least its ancestors hold (its
+ * department's own, which the pool's admin sets); the pool's admin sets
+ * anything. One a new queue's body does not name: the default, lowered to
+ * that least, so that an unnamed bound never exceeds what applies above. */
+static int lender_bounds(gpd__req *r, gp_queue_spec *q, int creating, gpd__err *e) {
+    if (r->who.role == GPD__ROLE_ADMIN && !creating)
         return 0;
     gpd__queue_specs sp;
     int rc = gpd__store_queue_specs(r->d->store, &sp, e);
     if (rc < 0)
         return rc;
-    for (size_t i = 0; i < sizeof lender_bounds / sizeof lender_bounds[0] && rc == 0; i++) {
-        int f = lender_bounds[i];
+    for (size_t i = 0; i < sizeof lender_bounds_of / sizeof lender_bounds_of[0] && rc == 0; i++) {
+        int f = lender_bounds_of[i];
         const char *field = gp_queue_fields[f].name;
-        if (json_object_get(r->json, field) == NULL)
+        const gp_queue_spec *least = least_above(&sp, q->parent, f);
+        int named = json_object_get(r->json, field) != NULL;
+        if (least == NULL || bound_of(q, f) <= bound_of(least, f) ||
+            (named && r->who.role == GPD__ROLE_ADMIN) || (!named && !creating))
             continue;
-        const gp_queue_spec *a = gpd__queue_spec_find(&sp, q->parent);
-        const gp_queue_spec *least = a;
-        for (int depth = 0; a != NULL && depth < 64; depth++) {
-            if (bound_of(a, f) < bound_of(least, f))
-                least = a;
-            a = a->parent[0] ? gpd__queue_spec_find(&sp, a->parent) : NULL;
+        if (!named) {
+            *(f == GP_QUEUE_F_min_runtime_max ? &q->min_runtime_max : &q->reclaim_grace_max) =
+                bound_of(least, f);
+            continue;
         }
-        if (least != NULL && bound_of(q, f) > bound_of(least, f)) {
-            char lim[32];
-            gp_format_duration(bound_of(least, f), lim, sizeof lim);
-            rc = gpd__fail(e, GP_EPERM, field,
-                           "%s: a department admin may set at most %s (%s's), which protects "
-                           "the departments that lend it GPUs",
-                           field, lim, least->name);
-        }
+        char lim[32];
+        gp_format_duration(bound_of(least, f), lim, sizeof lim);
+        rc = gpd__fail(e, GP_EPERM, field,
+                       "%s: a department admin may set at most %s (%s's), which protects "
+                       "the departments that lend it GPUs",
+                       field, lim, least->name);
     }
     free(sp.q);
     return rc;
@@ -249,7 +262,7 @@ int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
             rc = gpd__fail(e, GP_EPERM, "parent",
                            "parent: this token may create queues only under department %s",
                            r->who.scope);
-        else if ((rc = lender_bounds_ok(r, &q, e)) == 0)
+        else if ((rc = lender_bounds(r, &q, 1, e)) == 0)
             rc = gpd__sched_queue_set(r->d->sched, &q, e);
     }
     if (rc < 0)
@@ -274,7 +287,7 @@ int gpd__h_q_update(gpd__req *r, gpd__resp *out, gpd__err *e) {
         return gpd__fail(e, GP_EPERM, "name", "this token may not change queue %s", q.name);
     rc = gpd__queue_parse(r->json, 0, &q, e);
     if (rc == 0)
-        rc = lender_bounds_ok(r, &q, e);
+        rc = lender_bounds(r, &q, 0, e);
     if (rc == 0)
         rc = gpd__sched_queue_set(r->d->sched, &q, e);
     if (rc < 0)

@@ -433,6 +433,41 @@ START_TEST(test_dept_admin_cannot_raise_lenders_bounds) {
 }
 END_TEST
 
+/* A project created without naming the lenders' bounds takes the defaults
+ * only up to what applies above it: a department at 5 s and 1 m had its
+ * new projects at 1 m and 10 m, the defaults, before. */
+START_TEST(test_unnamed_bounds_stay_under_department) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    people u;
+    mk_people(&t, &u);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "PATCH", "/api/v1/queues/A",
+                              "{\"reclaim_grace_max\":\"5s\",\"min_runtime_max\":\"1m\"}", NULL),
+                     200);
+    ck_assert_int_eq(
+        gpd_call(&t, u.carol, "POST", "/api/v1/queues", "{\"name\":\"a3\",\"parent\":\"A\"}", NULL),
+        201);
+    ck_assert_int_eq(
+        gpd_call(&t, t.admin, "POST", "/api/v1/queues", "{\"name\":\"a4\",\"parent\":\"A\"}", NULL),
+        201);
+    static const char *const made[] = {"/api/v1/queues/a3", "/api/v1/queues/a4"};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *out = call_ok(&t, t.admin, "GET", made[i]);
+        ck_assert_int_eq(json_integer_value(json_object_get(out, "reclaim_grace_max")), 5);
+        ck_assert_int_eq(json_integer_value(json_object_get(out, "min_runtime_max")), 60);
+        json_decref(out);
+    }
+    /* A department takes the defaults: nothing above it. */
+    ck_assert_int_eq(gpd_call(&t, t.admin, "POST", "/api/v1/queues", "{\"name\":\"C\"}", NULL),
+                     201);
+    json_t *out = call_ok(&t, t.admin, "GET", "/api/v1/queues/C");
+    ck_assert_int_eq(json_integer_value(json_object_get(out, "reclaim_grace_max")), 60);
+    json_decref(out);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 /* Deleting a queue ends the tokens scoped to it: a queue made again with
  * the same name, perhaps in another department, is not theirs (researcher
  * tokens of a deleted project once reached its namesake). */
@@ -1042,6 +1077,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_events_bounded);
     tcase_add_test(tc, test_roles_and_scopes);
     tcase_add_test(tc, test_dept_admin_cannot_raise_lenders_bounds);
+    tcase_add_test(tc, test_unnamed_bounds_stay_under_department);
     tcase_add_test(tc, test_deleted_queue_ends_its_tokens);
     tcase_add_test(tc, test_dept_admin_sees_all_its_projects);
     tcase_add_test(tc, test_env_values_only_for_submitter);
