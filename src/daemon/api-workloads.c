@@ -46,7 +46,7 @@ static int under(gp_engine *eng, const char *name, const char *anc) {
 }
 
 /* May the caller see workloads of project? (dept-admins: via the tree). */
-int gpd__can_see_project(gpd__req *r, const char *project) {
+static int can_see_project(gpd__req *r, const char *project) {
     switch (r->who.role) {
     case GPD__ROLE_ADMIN:
         return 1;
@@ -75,6 +75,13 @@ int gpd__can_admin_queue(gpd__req *r, const char *name, const char *parent) {
     int ok = parent ? under(eng, parent, r->who.scope) : under(eng, name, r->who.scope);
     gpd__sched_unlock(r->d->sched);
     return ok;
+}
+
+int gpd__can_see_wl(gpd__req *r, const gpd__wl *w, int *yes, gpd__err *e) {
+    *yes = can_see_project(r, w->project);
+    if (!*yes || r->who.role == GPD__ROLE_ADMIN)
+        return 0;
+    return gpd__store_wl_current(r->d->store, w->id, yes, e);
 }
 
 const char **gpd__visible_projects(gpd__req *r, char **buf) {
@@ -183,9 +190,12 @@ static int visible_wl(gpd__req *r, gpd__wl *w, gpd__err *e) {
         return rc;
     if ((rc = gpd__store_wl_get(r->d->store, id, w, e)) < 0)
         return rc;
-    if (!gpd__can_see_project(r, w->project)) {
+    int yes = 0;
+    if ((rc = gpd__can_see_wl(r, w, &yes, e)) < 0 || !yes) {
         gpd__wl_free(w);
-        return gpd__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
+        return rc < 0
+                   ? rc
+                   : gpd__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
     }
     return 0;
 }
@@ -319,7 +329,7 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
         goto out;
     if ((rc = workdir_check(r->d, q.workdir, e)) < 0)
         goto out;
-    if (!gpd__can_see_project(r, q.spec.queue)) {
+    if (!can_see_project(r, q.spec.queue)) {
         rc = gpd__fail(e, GP_EPERM, "project", "project: this token may not submit to %s",
                        q.spec.queue);
         goto out;

@@ -147,8 +147,11 @@ void gpd__http_stop(gpd__daemon *d, struct MHD_Daemon *mhd);
 int gpd__query_int(gpd__req *r, const char *key, int64_t min, int64_t max, int64_t *out,
                    gpd__err *e);
 
-/* 1 if the caller of r may see workloads of project (api-workloads.c). */
-int gpd__can_see_project(gpd__req *r, const char *project);
+/* *yes: 1 if the caller of r may see workload w (api-workloads.c): of a
+ * project it may see (dept-admins: via the tree) and, for a non-admin, of
+ * that project as it stands, not of a deleted namesake's
+ * (gpd__store_wl_current). Negative: the store failed. */
+int gpd__can_see_wl(gpd__req *r, const gpd__wl *w, int *yes, gpd__err *e);
 /* The projects a non-admin may see, NULL-terminated (a researcher's scope, a
  * department admin's projects), their names in *buf; free both. NULL: out
  * of memory. */

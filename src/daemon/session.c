@@ -228,7 +228,10 @@ static int check_access(gpd__daemon *d, const gpd__principal *who, uint64_t id,
     const char *what = kind == GP_SESSION_ATTACH ? "attach to"
                        : kind == GP_SESSION_EXEC ? "run commands in"
                                                  : "forward ports of";
-    if (!gpd__can_see_project(&fr, w.project)) {
+    int seen = 0;
+    if ((rc = gpd__can_see_wl(&fr, &w, &seen, e)) < 0) {
+        /* the store failed: rc says so */
+    } else if (!seen) {
         rc = gpd__fail(e, GP_ENOENT, "id", "id: no workload %llu", (unsigned long long)id);
     } else if (strcmp(w.user, who->user) != 0) {
         rc = gpd__fail(e, GP_EPERM, "id",

@@ -227,6 +227,22 @@ void gpd__wl_order_key(const gpd__wl *w, gpd__wl_order order, char *buf, size_t 
     }
 }
 
+/* A workload of its project as it stands: submitted no earlier than the
+ * queue of that name was created, so not of a deleted namesake's (the one
+ * rule of gpd__store_wl_current, the lists by projects and the users of a
+ * project). */
+#define WL_CURRENT                                                                                 \
+    "submitted_ms >= (SELECT created_ms FROM queues WHERE queues.name = workloads.project)"
+
+int gpd__store_wl_current(gp_store *st, uint64_t id, int *yes, gpd__err *e) {
+    int64_t n = 0;
+    int rc = gpd__store_select(st, e, "reading a workload's project", gpd__store_int_row, &n,
+                               "SELECT count(*) FROM workloads WHERE id=? AND " WL_CURRENT, "i",
+                               (int64_t)id);
+    *yes = n > 0;
+    return rc;
+}
+
 /* names (NULL-ended) as the text of a JSON array; NULL: out of memory. */
 static char *names_json(const char *const *names) {
     json_t *a = json_array();
@@ -266,7 +282,7 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
         if (!(projects = names_json(f->projects)))
             return gpd__fail(e, GP_ENOMEM, "", "out of memory listing workloads");
         n += (size_t)snprintf(sql + n, sizeof sql - n,
-                              " AND project IN (SELECT value FROM json_each(?))");
+                              " AND project IN (SELECT value FROM json_each(?)) AND " WL_CURRENT);
     }
     if (f->order == GPD__ORDER_ID)
         snprintf(sql + n, sizeof sql - n, " ORDER BY id %s LIMIT ?", dir);
@@ -339,7 +355,8 @@ int gpd__store_project_users(gp_store *st, const char *project,
                              int (*fn)(const char *user, void *arg), void *arg, gpd__err *e) {
     users_arg a = {fn, arg};
     return gpd__store_select(st, e, "listing a project's users", user_row, &a,
-                             "SELECT DISTINCT user FROM workloads WHERE project=?", "t", project);
+                             "SELECT DISTINCT user FROM workloads WHERE project=? AND " WL_CURRENT,
+                             "t", project);
 }
 
 int gpd__store_wl_counts(gp_store *st, int64_t *counts, gpd__err *e) {

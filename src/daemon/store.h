@@ -142,15 +142,17 @@ void gpd__wl_order_key(const gpd__wl *w, gpd__wl_order order, char *buf, size_t 
 typedef struct gpd__wl_filter {
     const char *project; /* NULL: any */
     const char *user;
-    int state;                   /* -1: any */
-    const char *const *projects; /* NULL: any; else one of these (NULL-ended) */
-    uint64_t after;              /* ids above this (paging) */
-    int limit;                   /* rows */
-    int active_only;             /* only PENDING..STOPPING */
-    gpd__wl_order order;         /* the sort key (GPD__ORDER_ID: paging by after) */
-    int desc;                    /* descending by (key, id) */
-    int has_cursor;              /* rows after (cur_key, cur_id) in this order */
-    const char *cur_key;         /* the last row's key as text (a number for int keys) */
+    int state; /* -1: any */
+    /* NULL: any; else one of these (NULL-ended), as they stand: submitted
+     * since the queue of that name was made, not a deleted namesake's. */
+    const char *const *projects;
+    uint64_t after;      /* ids above this (paging) */
+    int limit;           /* rows */
+    int active_only;     /* only PENDING..STOPPING */
+    gpd__wl_order order; /* the sort key (GPD__ORDER_ID: paging by after) */
+    int desc;            /* descending by (key, id) */
+    int has_cursor;      /* rows after (cur_key, cur_id) in this order */
+    const char *cur_key; /* the last row's key as text (a number for int keys) */
     uint64_t cur_id;
 } gpd__wl_filter;
 
@@ -165,8 +167,14 @@ int gpd__store_wl_list(gp_store *st, const gpd__wl_filter *f,
 int gpd__store_wl_count_user(gp_store *st, const char *user, gp_wl_state state, int64_t *n,
                              gpd__err *e);
 
-/* Calls fn with each user who has submitted a workload to project, once
- * each; fn returns 0 to go on or a negative code, which the read returns. */
+/* *yes: 1 if workload id is of its project as it stands, submitted no
+ * earlier than the queue of that name was made; 0 if of a deleted project
+ * (whose name another may have taken since) or if there is none. */
+int gpd__store_wl_current(gp_store *st, uint64_t id, int *yes, gpd__err *e);
+
+/* Calls fn with each user who has submitted a workload to project as it
+ * stands (not to a deleted namesake), once each; fn returns 0 to go on or a
+ * negative code, which the read returns. */
 int gpd__store_project_users(gp_store *st, const char *project,
                              int (*fn)(const char *user, void *arg), void *arg, gpd__err *e);
 

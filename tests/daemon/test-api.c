@@ -528,6 +528,70 @@ START_TEST(test_dept_admin_sees_all_its_projects) {
 }
 END_TEST
 
+/* Waits (up to a minute) until count workloads are in state. */
+static void wait_in_state(gpd_test *t, const char *state, int count) {
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/workloads?limit=1000&state=%s", state);
+    int got = -1;
+    for (int i = 0; i < 600 && got != count; i++) {
+        json_t *out;
+        ck_assert_int_eq(gpd_call(t, t->admin, "GET", path, NULL, &out), 200);
+        got = (int)json_array_size(json_object_get(out, "workloads"));
+        json_decref(out);
+        if (got != count)
+            usleep(100 * 1000);
+    }
+    ck_assert_msg(got == count, "%d workloads %s, expected %d", got, state, count);
+}
+
+/* A project deleted and made again is a new project: its members and its
+ * department's admin do not see the old one's workloads, their logs or
+ * events (the new project's researcher listed and read them before). */
+START_TEST(test_namesake_project_sees_not_the_old) {
+    gpd_test t;
+    gpd_test_start(&t);
+    setup_tree(&t);
+    people u;
+    mk_people(&t, &u);
+    json_t *out = NULL;
+    ck_assert_int_eq(gpd_call(&t, u.alice, "POST", "/api/v1/workloads",
+                              "{\"project\":\"a1\",\"command\":[\"echo\",\"old\"]}", &out),
+                     201);
+    char wl[64];
+    snprintf(wl, sizeof wl, "/api/v1/workloads/%lld",
+             (long long)json_integer_value(json_object_get(out, "id")));
+    json_decref(out);
+    wait_in_state(&t, "succeeded", 1);
+    ck_assert_int_eq(gpd_call(&t, t.admin, "DELETE", "/api/v1/queues/a1", NULL, NULL), 200);
+    ck_assert_int_eq(
+        gpd_call(&t, t.admin, "POST", "/api/v1/queues", "{\"name\":\"a1\",\"parent\":\"B\"}", NULL),
+        201);
+    char frank[128], bea[128], path[128];
+    gpd_token(&t, "frank", "researcher", "a1", frank, sizeof frank);
+    gpd_token(&t, "bea", "dept-admin", "B", bea, sizeof bea);
+    const char *const who[] = {frank, bea};
+    for (size_t i = 0; i < 2; i++) {
+        out = call_ok(&t, who[i], "GET", "/api/v1/workloads?limit=1000");
+        ck_assert_int_eq(json_array_size(json_object_get(out, "workloads")), 0);
+        json_decref(out);
+        ck_assert_int_eq(gpd_call(&t, who[i], "GET", wl, NULL, NULL), 404);
+        snprintf(path, sizeof path, "%s/logs", wl);
+        ck_assert_int_eq(gpd_call(&t, who[i], "GET", path, NULL, NULL), 404);
+        snprintf(path, sizeof path, "%s/events", wl);
+        ck_assert_int_eq(gpd_call(&t, who[i], "GET", path, NULL, NULL), 404);
+    }
+    /* The pool's admin still sees it; the new project's own are seen. */
+    ck_assert_int_eq(gpd_call(&t, t.admin, "GET", wl, NULL, NULL), 200);
+    ck_assert_int_eq(gpd_call(&t, frank, "POST", "/api/v1/workloads",
+                              "{\"project\":\"a1\",\"command\":[\"true\"]}", NULL),
+                     201);
+    out = call_ok(&t, bea, "GET", "/api/v1/workloads?limit=1000");
+    ck_assert_int_eq(json_array_size(json_object_get(out, "workloads")), 1);
+    json_decref(out);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 START_TEST(test_tokens_stored_hashed) {
     gpd_test t;
     gpd_test_start(&t);
@@ -576,22 +640,6 @@ static int compare_key(json_t *a, json_t *b, const char *order) {
     }
     return strcmp(json_string_value(json_object_get(a, field)),
                   json_string_value(json_object_get(b, field)));
-}
-
-/* Waits (up to a minute) until count workloads are in state. */
-static void wait_in_state(gpd_test *t, const char *state, int count) {
-    char path[128];
-    snprintf(path, sizeof path, "/api/v1/workloads?limit=1000&state=%s", state);
-    int got = -1;
-    for (int i = 0; i < 600 && got != count; i++) {
-        json_t *out;
-        ck_assert_int_eq(gpd_call(t, t->admin, "GET", path, NULL, &out), 200);
-        got = (int)json_array_size(json_object_get(out, "workloads"));
-        json_decref(out);
-        if (got != count)
-            usleep(100 * 1000);
-    }
-    ck_assert_msg(got == count, "%d workloads %s, expected %d", got, state, count);
 }
 
 /* One user had 33,000 pending workloads accepted: a user holds at most
@@ -1081,6 +1129,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_deleted_queue_ends_its_tokens);
     tcase_add_test(tc, test_dept_admin_sees_all_its_projects);
     tcase_add_test(tc, test_env_values_only_for_submitter);
+    tcase_add_test(tc, test_namesake_project_sees_not_the_old);
     tcase_add_test(tc, test_tokens_stored_hashed);
     tcase_add_test(tc, test_console_session_revoked);
     tcase_add_test(tc, test_project_default_resources);
