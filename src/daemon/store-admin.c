@@ -22,14 +22,18 @@ static void bind_limit(sqlite3_stmt *s, int col, int64_t v) {
 static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
     const gp_queue_spec *q = arg;
     sqlite3_stmt *s;
-    /* An upsert keeps created_ms, which orders parents before children. */
+    /* An upsert keeps created_ms, which orders parents before children, and
+     * workloads_after, the last workload id given before the queue was made
+     * (what a deleted namesake's workloads are at most: WL_CURRENT). */
     int rc = gpd__store_prepare(
         db,
         "INSERT INTO queues(name, parent, priority, gpu_deserved, gpu_limit, gpu_weight,"
         " cpu_deserved, cpu_limit, cpu_weight, mem_deserved, mem_limit, mem_weight, created_ms,"
         " min_runtime_max_ms, reclaim_grace_max_ms, on_preempt, idle_gpu_timeout_ms,"
-        " max_session_length_ms, default_cpu_milli, default_mem_bytes)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET"
+        " max_session_length_ms, default_cpu_milli, default_mem_bytes, workloads_after)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+        " (SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'workloads'))"
+        " ON CONFLICT(name) DO UPDATE SET"
         " parent=excluded.parent, priority=excluded.priority,"
         " gpu_deserved=excluded.gpu_deserved, gpu_limit=excluded.gpu_limit,"
         " gpu_weight=excluded.gpu_weight, cpu_deserved=excluded.cpu_deserved,"

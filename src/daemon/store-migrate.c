@@ -102,6 +102,13 @@ static const char *const migrations[] = {
     " UPDATE queues SET on_preempt = '' WHERE on_preempt = 'checkpoint' AND name NOT IN"
     "  (SELECT up.q FROM up JOIN queues ON queues.name = up.p"
     "   WHERE queues.on_preempt <> 'checkpoint');",
+    /* 12: a project's workloads are those with ids above its queue's
+     * workloads_after, the last workload id given when it was created, so
+     * that a deleted namesake's are not (store-workloads.c, WL_CURRENT).
+     * On a store from before, the creation time tells it, once. */
+    "ALTER TABLE queues ADD COLUMN workloads_after INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE queues SET workloads_after = COALESCE((SELECT MAX(id) FROM workloads"
+    "  WHERE workloads.project = queues.name AND workloads.submitted_ms < queues.created_ms), 0);",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

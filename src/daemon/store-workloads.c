@@ -227,12 +227,12 @@ void gpd__wl_order_key(const gpd__wl *w, gpd__wl_order order, char *buf, size_t 
     }
 }
 
-/* A workload of its project as it stands: submitted no earlier than the
- * queue of that name was created, so not of a deleted namesake's (the one
- * rule of gpd__store_wl_current, the lists by projects and the users of a
- * project). */
-#define WL_CURRENT                                                                                 \
-    "submitted_ms >= (SELECT created_ms FROM queues WHERE queues.name = workloads.project)"
+/* A workload of its project as it stands: submitted after the queue of
+ * that name was created (its id above the last one given then), so not of
+ * a deleted namesake's (the one rule of gpd__store_wl_current, the lists by
+ * projects and the users of a project). Ids, not times: a clock set back
+ * would hide a project's own workloads. */
+#define WL_CURRENT "id > (SELECT workloads_after FROM queues WHERE queues.name = workloads.project)"
 
 int gpd__store_wl_current(gp_store *st, uint64_t id, int *yes, gpd__err *e) {
     int64_t n = 0;
