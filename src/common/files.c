@@ -53,3 +53,11 @@ int gp_write_all(int fd, const void *data, size_t n) {
 int gp_send_all(int fd, const void *data, size_t n) {
     return put_all(fd, data, n, MSG_NOSIGNAL);
 }
+
+ssize_t gp_read_some(int fd, void *buf, size_t n) {
+    ssize_t r;
+    do
+        r = read(fd, buf, n);
+    while (r < 0 && errno == EINTR);
+    return r;
+}

@@ -7,6 +7,7 @@
 #define GP_FILES_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * mkdir -p: creates path and every missing parent with mode (less the
@@ -27,5 +28,10 @@ int gp_write_all(int fd, const void *data, size_t n);
 /* gp_write_all for a socket: send(2) with MSG_NOSIGNAL, so that a peer
  * gone is -1 with EPIPE, never SIGPIPE. */
 int gp_send_all(int fd, const void *data, size_t n);
+
+/* read(2) of at most n bytes, again after EINTR: what read returns
+ * otherwise (0 at the end, -1 with errno set). Only calls read(2), as
+ * gp_write_all only write(2). */
+ssize_t gp_read_some(int fd, void *buf, size_t n);
 
 #endif /* GP_FILES_H */

@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/files.h"
 #include "common/gp_channel.h"
 #include "common/gp_clock.h"
 #include "common/gp_error.h"
@@ -469,9 +470,7 @@ static long peer_uid(pid_t tpid, int fd, int port) {
         char buf[4096];
         size_t have = 0;
         for (;;) {
-            ssize_t r = tf < 0 ? 0 : read(tf, buf + have, sizeof buf - have);
-            if (r < 0 && errno == EINTR)
-                continue;
+            ssize_t r = tf < 0 ? 0 : gp_read_some(tf, buf + have, sizeof buf - have);
             if (r <= 0)
                 break;
             have += (size_t)r;

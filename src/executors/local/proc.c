@@ -142,9 +142,7 @@ ssize_t gpx__read_small(const char *path, char *buf, size_t cap) {
         return gp_syserr(errno);
     size_t n = 0;
     while (n + 1 < cap) {
-        ssize_t r = read(fd, buf + n, cap - 1 - n);
-        if (r < 0 && errno == EINTR)
-            continue;
+        ssize_t r = gp_read_some(fd, buf + n, cap - 1 - n);
         if (r < 0) {
             int e = errno;
             close(fd);

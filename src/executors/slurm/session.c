@@ -268,9 +268,7 @@ static void *port_down(void *arg) {
     size_t have = 0;
     int broken = 0;
     for (;;) {
-        ssize_t r = read(l->srun_fd, l->down + have, sizeof l->down - have);
-        if (r < 0 && errno == EINTR)
-            continue;
+        ssize_t r = gp_read_some(l->srun_fd, l->down + have, sizeof l->down - have);
         if (r <= 0)
             break;
         have += (size_t)r;
@@ -302,9 +300,7 @@ static void *port_down(void *arg) {
 static void *port_up(void *arg) {
     port_link *l = arg;
     for (;;) {
-        ssize_t r = read(l->user_fd, l->up, sizeof l->up);
-        if (r < 0 && errno == EINTR)
-            continue;
+        ssize_t r = gp_read_some(l->user_fd, l->up, sizeof l->up);
         if (r <= 0 || gp_send_all(l->srun_fd, l->up, (size_t)r) < 0)
             break;
     }
