@@ -89,7 +89,7 @@ int gpd__dir_passable(const char *dir, char *why, size_t len);
        "a task failed, it could not be launched, or the engine refused it, `failed`: why")         \
     XX(GPD__EV_LOST, "lost",                                                                       \
        "the executor lost a task (its node, its process or its Slurm job gone): `pending` "        \
-       "again")
+       "again, or `suspended` where the idle policy held it paused")
 
 #define GPD__EVENT_SYMBOL_(sym, name, doc) sym,
 typedef enum gpd__event_kind { GPD__EVENTS(GPD__EVENT_SYMBOL_) GPD__NEVENTS } gpd__event_kind;

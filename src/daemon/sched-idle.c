@@ -32,8 +32,9 @@
  * the node has room when it pauses). A restart of gpupoold finds it held
  * again by its row of returned GPUs, which the store keeps until its owner
  * resumes or deletes it (gpd__loop_idle_was_held). Its task lost meanwhile,
- * it is suspended (sched-tasks.c's conclude): its owner's resume starts it
- * again from the beginning.
+ * found so by the loop or by that restart, it is suspended
+ * (gpd__loop_lost_state): its owner's resume starts it again from the
+ * beginning.
  */
 #include <pthread.h>
 #include <stdio.h>

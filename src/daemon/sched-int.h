@@ -241,6 +241,13 @@ void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why);
  * workload's reason: a note of a stop of the loop's own (an eviction, the
  * idle policy) is dropped, and so is the idle policy's row of it. */
 void gpd__loop_owner_stop(gpd__sched *s, active *a, const char *kind, const char *why);
+/* What a workload whose tasks were lost becomes, found so by the loop's
+ * poll or by the recovery at start: back in the queue (PENDING), or, one the
+ * idle policy holds out of the engine for its owner (a->held, a->in_engine
+ * 0), SUSPENDED, as the policy's suspend leaves it, its row of returned GPUs
+ * kept: only its owner's resume runs it again, from the beginning. *note is
+ * what its event's message adds ("" or why it is suspended). */
+gp_wl_state gpd__loop_lost_state(const active *a, const char **note);
 /* One batched poll of every active task; acts on what ended. */
 void gpd__loop_poll(gpd__sched *s, int64_t now);
 

@@ -11,8 +11,9 @@
  *     are restored into the engine on the slices they hold; the next poll
  *     judges those that ended meanwhile, and a STOPPING one finishes its stop.
  *   - Those with a lost task are stopped, their attempt recorded as lost, and
- *     requeued (or, if a stop for suspend or delete was under way, finished
- *     as such).
+ *     requeued, or suspended where the idle policy held them paused, as the
+ *     loop's poll does (gpd__loop_lost_state); if a stop for suspend or
+ *     delete was under way, it is finished as such.
  *   - Tasks the executor holds that no workload refers to (an attempt that
  *     ended but was not reaped) are stopped and reaped, where the executor
  *     can list its tasks.
@@ -256,8 +257,10 @@ static int scan_one(const gpd__wl *w, void *arg) {
     return sc->oom;
 }
 
-/* Stops what is left of a workload's tasks and puts it back in the queue (or
- * finishes the suspend or delete that was under way). */
+/* Stops what is left of a workload's tasks and puts it back in the queue,
+ * or suspends it where the idle policy holds it, as the loop does with a
+ * lost task (gpd__loop_lost_state); or finishes the suspend or delete that
+ * was under way. a is in no list and not in the engine. */
 static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0]) {
@@ -268,23 +271,35 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
      * workload's state unchanged.) */
     int stopping = w->stop_kind[0] && strcmp(w->stop_kind, GPD__STOP_EVICT) != 0;
     int del = stopping && strcmp(w->stop_kind, GPD__STOP_DELETE) == 0;
-    /* Suspended by the idle policy (STOPPING), it keeps its row of returned
-     * GPUs, as finish_stop does; by its owner (a stop stored while a step
-     * ran, its state unchanged), the row goes, as gpd__loop_owner_stop's. */
-    if (!stopping || del || w->state != GP_WL_STOPPING)
+    /* Paused by the idle policy (its row of returned GPUs), it was held out
+     * of the engine for its owner, as gpd__loop_idle_rehold holds it. */
+    a->in_engine = 0;
+    a->held = a->returned && w->state == GP_WL_PAUSED;
+    const char *note = "";
+    gp_wl_state st =
+        stopping ? (del ? GP_WL_DELETED : GP_WL_SUSPENDED) : gpd__loop_lost_state(a, &note);
+    /* Suspended by the idle policy (STOPPING), or held by it and lost, it
+     * keeps its row of returned GPUs, as finish_stop and the loop's poll do;
+     * by its owner (a stop stored while a step ran, its state unchanged), the
+     * row goes, as gpd__loop_owner_stop's. */
+    if (stopping ? del || w->state != GP_WL_STOPPING : st != GP_WL_SUSPENDED)
         gpd__loop_idle_drop(s, a);
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s%s", why, note);
     gpd__wl_change c;
     gpd__wl_change_init(&c, w->id);
-    c.state = stopping ? (del ? GP_WL_DELETED : GP_WL_SUSPENDED) : GP_WL_PENDING;
+    c.state = (int)st;
     c.stop_kind = "";
     c.reason = why;
     c.attempt_end =
         stopping ? (del ? GPD__OUTCOME_DELETED : GPD__OUTCOME_SUSPENDED) : GPD__OUTCOME_LOST;
-    c.event = stopping ? (del ? GPD__EV_DELETED : GPD__EV_SUSPENDED) : GPD__EV_REQUEUED;
-    c.event_msg = why;
+    c.event = stopping                ? (del ? GPD__EV_DELETED : GPD__EV_SUSPENDED)
+              : st == GP_WL_SUSPENDED ? GPD__EV_LOST
+                                      : GPD__EV_REQUEUED;
+    c.event_msg = msg;
     gpd__sched_record(s, &c);
     char err[GP_ERR_MAX];
-    if (!stopping && submit_spec(s, w, err, sizeof err) < 0) {
+    if (st == GP_WL_PENDING && submit_spec(s, w, err, sizeof err) < 0) {
         gpd__wl_change_event(&c, w->id, GP_WL_FAILED, err, GPD__EV_FAILED, err);
         gpd__sched_record(s, &c);
     }

@@ -690,21 +690,27 @@ void gpd__loop_owner_stop(gpd__sched *s, active *a, const char *kind, const char
 
 /* ---- Polling ---------------------------------------------------------- */
 
+gp_wl_state gpd__loop_lost_state(const active *a, const char **note) {
+    int held = a->held && !a->in_engine;
+    *note = held ? "; suspended: its owner's resume starts it again" : "";
+    return held ? GP_WL_SUSPENDED : GP_WL_PENDING;
+}
+
 /* Ends an attempt whose tasks stopped on their own (or were lost), paused
  * ones included: the engine finishes it, or requeues it (lost) to run anew,
- * its pause dropped. One the idle policy holds paused is out of the engine
- * and waits for its owner: lost, it is suspended, as the policy's suspend
- * leaves it (its owner's resume starts it again from the beginning). */
+ * its pause dropped; lost, one the idle policy holds is suspended
+ * (gpd__loop_lost_state). */
 static void conclude(gpd__sched *s, active *a, gp_wl_state st, gpd__outcome outcome,
                      gpd__event_kind kind, int32_t exit_code, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
             gp_exec_stop(s->ex, a->tasks[t].handle);
-    if (a->held && !a->in_engine && st == GP_WL_PENDING)
-        st = GP_WL_SUSPENDED;
+    const char *note = "";
+    if (st == GP_WL_PENDING)
+        st = gpd__loop_lost_state(a, &note);
     char msg[400];
     snprintf(msg, sizeof msg, "attempt %d %s: %s%s", a->attempt, gpd__outcome_name(outcome), why,
-             st == GP_WL_SUSPENDED ? "; suspended: its owner's resume starts it again" : "");
+             note);
     gpd__wl_change c;
     gpd__wl_change_event(&c, a->id, (int)st, why, kind, msg);
     c.exit_code = exit_code;

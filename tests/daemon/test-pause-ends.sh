@@ -8,10 +8,11 @@
 # the node, which it tried to resume whenever the GPU came free ("cannot
 # resume it" at every cycle), the lost one never running again. A session
 # the idle policy paused, lost, is suspended until its owner resumes it (it
-# was recorded pending, which the engine never ran). A task lost while its
-# pause waits for the pause worker is requeued, its GPU going to the owner
-# (the engine kept it evicting for ever). An interactive gang
-# running one task is suspended by the idle policy, not paused (the engine
+# was recorded pending, which the engine never ran), also when found so by
+# the recovery after a restart (it was requeued and ran again unasked). A
+# task lost while its pause waits for the pause worker is requeued, its GPU
+# going to the owner (the engine kept it evicting for ever). An interactive
+# gang running one task is suspended by the idle policy, not paused (the engine
 # resumes no gang: its owner's resume failed for ever). Needs root and a
 # cgroup freezer (SKIP without). Waits on conditions only.
 . tests/lib/tap.sh
@@ -101,6 +102,16 @@ tap_ok "gpupoold starts on a fake NVML whose GPU is idle" gpd_start "$P" --perio
 D=$P # where tdir looks
 tap_ok "a project with an idle timeout" sh -c "$GP queue create dept --deserved 1 >/dev/null &&
     $GP queue create proj --parent dept --deserved 1 --idle-gpu-timeout 10s >/dev/null"
+# owner_resumes ID: the owner's resume of suspended session ID (the idle
+# timeout out of its way) starts it again from the beginning; then deleted.
+owner_resumes() {
+    $GP queue set proj --idle-gpu-timeout 1h >/dev/null
+    tap_ok "its owner resumes it" $GP resume "$1"
+    tap_ok "it runs again, from the beginning" wait_until 60 attempt_is "$1" 2
+    tap_ok "and runs" wait_until 60 is_state "$1" running
+    $GP delete "$1" >/dev/null
+    tap_ok "deleted, it ends" wait_until 30 is_state "$1" deleted
+}
 S=$(submit --project proj --kind interactive --gpu 1 -- sleep 600)
 tap_ok "an idle session is paused by the idle policy" wait_until 90 is_state "$S" paused
 tap_ok "its node holds its memory" wait_until 30 holds_some
@@ -109,12 +120,27 @@ tap_ok "its supervisor is killed" kill -9 "$(cut -d: -f3 "$(tdir "$S" 1)/handle"
 tap_ok "the lost session is suspended" wait_until 30 is_state "$S" suspended
 tap_ok "its node's paused memory is freed" wait_until 30 holds_none
 tap_ok "and its frozen task is ended" wait_until 30 gone "$tpid1"
-$GP queue set proj --idle-gpu-timeout 1h >/dev/null
-tap_ok "its owner resumes it" $GP resume "$S"
-tap_ok "it runs again, from the beginning" wait_until 60 attempt_is "$S" 2
-tap_ok "and runs" wait_until 60 is_state "$S" running
-$GP delete "$S" >/dev/null
-tap_ok "deleted, it ends" wait_until 30 is_state "$S" deleted
+owner_resumes "$S"
+
+# The same found after a restart: gpupoold stopped while the session is held
+# paused, its task lost meanwhile. Recovery requeued it before, and it ran
+# again by itself, unasked, taking the GPU while its owner was away.
+$GP queue set proj --idle-gpu-timeout 10s >/dev/null
+S2=$(submit --project proj --kind interactive --gpu 1 -- sleep 600)
+tap_ok "another idle session is paused by the idle policy" wait_until 90 is_state "$S2" paused
+tap_ok "its node holds its memory" wait_until 30 holds_some
+gpd_stop
+tpid2=$(sed -n 's/^pid=//p' "$(tdir "$S2" 1)/task")
+spid=$(cut -d: -f3 "$(tdir "$S2" 1)/handle")
+tap_ok "gpupoold stopped, its supervisor is killed" sh -c "kill -9 $spid"
+tap_ok "the supervisor is gone" wait_until 30 gone "$spid"
+tap_ok "gpupoold starts again" gpd_start "$P" --period 200ms --poll 200ms --usage-period 200ms \
+    --executor-config "$CFG"
+tap_ok "the session lost meanwhile is suspended" wait_until 30 is_state "$S2" suspended
+ran_once() { ! attempt_is "$1" 2; }
+tap_ok "it did not run again by itself" ran_once "$S2"
+tap_ok "its frozen task is ended" wait_until 30 gone "$tpid2"
+owner_resumes "$S2"
 
 # An elastic interactive gang running one task (its second finds no GPU) is
 # suspended when idle, not paused: the engine resumes no gang, and its
