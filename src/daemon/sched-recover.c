@@ -260,8 +260,11 @@ static int scan_one(const gpd__wl *w, void *arg) {
 /* Stops what is left of a workload's tasks and puts it back in the queue,
  * or suspends it where the idle policy holds it, as the loop does with a
  * lost task (gpd__loop_lost_state); or finishes the suspend or delete that
- * was under way. a is in no list and not in the engine. */
-static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char *why) {
+ * was under way. a is in no list and not in the engine. 0, or GP_ENOMEM
+ * where the engine could not take it back: nothing is stored then, and the
+ * caller fails the recovery, which a later start does again (taken for a
+ * refusal, the shortage failed the workload for good). */
+static int requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char *why) {
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0]) {
             gp_exec_stop(s->ex, a->tasks[t].handle);
@@ -278,6 +281,11 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
     const char *note = "";
     gp_wl_state st =
         stopping ? (del ? GP_WL_DELETED : GP_WL_SUSPENDED) : gpd__loop_lost_state(a, &note);
+    /* Back in the queue: handed to the engine before anything is stored. */
+    char err[GP_ERR_MAX] = "";
+    int src = st == GP_WL_PENDING ? submit_spec(s, w, err, sizeof err) : 0;
+    if (src == GP_ENOMEM)
+        return src;
     /* Suspended by the idle policy (STOPPING), or held by it and lost, it
      * keeps its row of returned GPUs, as finish_stop and the loop's poll do;
      * by its owner (a stop stored while a step ran, its state unchanged), the
@@ -298,11 +306,11 @@ static void requeue_lost(gpd__sched *s, active *a, const gpd__wl *w, const char 
                                       : GPD__EV_REQUEUED;
     c.event_msg = msg;
     gpd__sched_record(s, &c);
-    char err[GP_ERR_MAX];
-    if (st == GP_WL_PENDING && submit_spec(s, w, err, sizeof err) < 0) {
+    if (src < 0) {
         gpd__wl_change_event(&c, w->id, GP_WL_FAILED, err, GPD__EV_FAILED, err);
         gpd__sched_record(s, &c);
     }
+    return 0;
 }
 
 /* Records a recovered workload's new state with an event. */
@@ -347,8 +355,9 @@ static int recover_paused(gpd__sched *s, active *a, const gpd__wl *w, int held) 
 
 /* Rebuilds one workload that had tasks: its active record, its place in the
  * engine, or its requeue when its tasks are gone. GP_ENOMEM if its record
- * could not be made (nothing is changed; the caller stops the recovery, as a
- * workload left out would have its tasks reaped as orphans); 0 otherwise. */
+ * could not be made or the engine could not take it back (nothing is
+ * stored; the caller stops the recovery, as a workload left out would have
+ * its tasks reaped as orphans); 0 otherwise. */
 static int recover_one(gpd__sched *s, uint64_t id) {
     gpd__wl w;
     json_t *j = NULL;
@@ -402,7 +411,7 @@ static int recover_one(gpd__sched *s, uint64_t id) {
     }
     if (bad) {
         snprintf(why, sizeof why, "its task records were incomplete after a restart");
-        requeue_lost(s, a, &w, why);
+        rc = requeue_lost(s, a, &w, why);
         goto out;
     }
     /* Launches that may not have happened: the same key again. */
@@ -421,7 +430,7 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         gpd__log("workload %llu: launch to be tried again (%s)", (unsigned long long)id, err);
     } else if (lerr < 0) {
         snprintf(why, sizeof why, "could not be launched after a restart: %s", err);
-        requeue_lost(s, a, &w, why);
+        rc = requeue_lost(s, a, &w, why);
         goto out;
     }
     gp_task_status st[GPD__MAX_GANG];
@@ -512,7 +521,7 @@ static int recover_one(gpd__sched *s, uint64_t id) {
     if (erc < 0)
         snprintf(why, sizeof why, "could not be restored on its GPUs after a restart: %s", err);
     if (why[0]) {
-        requeue_lost(s, a, &w, why);
+        rc = requeue_lost(s, a, &w, why);
         goto out;
     }
     a->state = w.state == GP_WL_STOPPING   ? GP_WL_STOPPING

@@ -14,6 +14,10 @@
 # its growth to 16 (the size of a spec from type-size), which 20
 # queues reach.
 #
+# A workload whose task was lost while gpupoold was stopped, the allocations
+# of its recovery failing one at a time: it is requeued by a later start,
+# never failed. A shortage in handing it back to the engine once failed it.
+#
 # The tokens, read into a list at start that grows a token at a time: one
 # that cannot grow fails the start (exit 1, out of memory). It once stopped
 # there with no error, so that a store whose tokens went unread looked new:
@@ -38,12 +42,17 @@
 . tests/daemon/lib.sh
 skip_if_sanitized
 
+# one_runs DIR: gpupoold started on store DIR, a workload of project p runs
+# (a day's sleep).
+one_runs() {
+    mkdir -p "$1"
+    tap_ok "gpupoold starts on $1" gpd_start "$1" --period 200ms --poll 200ms
+    $GP queue create p >/dev/null
+    $GP submit --project p -- sleep 86400 >/dev/null
+    tap_ok "a workload runs" wait_until 30 has_count 1 running
+}
 D=$TMP/oom
-mkdir -p "$D"
-tap_ok "gpupoold starts" gpd_start "$D" --period 200ms --poll 200ms
-$GP queue create p >/dev/null
-$GP submit --project p -- sleep 86400 >/dev/null
-tap_ok "a workload runs" wait_until 30 has_count 1 running
+one_runs "$D"
 task=$(ls "$D"/tasks/*/task | head -1)
 pid=$(sed -n 's/^pid=//p' "$task")
 gpd_stop
@@ -58,6 +67,55 @@ tap_ok "the next start comes up" gpd_start "$D" --period 200ms --poll 200ms
 tap_ok "and recovers the workload, running" wait_until 30 has_count 1 running
 tap_ok "on the same task" kill -0 "$pid"
 gpd_stop
+
+# ---- A lost task's requeue at start ----
+# A workload whose task was lost while gpupoold was stopped, its recovery's
+# allocations failing one at a time (the Nth of each run, GPD_OOM_LOST_STEP
+# apart, each run from the same store): a shortage in handing it back to the
+# engine is tried again by a later start, never taken for a refusal. It once
+# failed the workload for good, with no reason.
+L=$TMP/lost
+one_runs "$L"
+gpd_stop
+# kill_tasks DIR: ends the tasks and supervisors of DIR's local executor.
+kill_tasks() {
+    for f in "$1"/tasks/*/task; do
+        [ -f "$f" ] && kill -9 "-$(sed -n 's/^pid=//p' "$f")" 2>/dev/null
+    done
+    for f in "$1"/tasks/*/handle; do
+        [ -f "$f" ] && kill -9 "$(cut -d: -f3 "$f")" 2>/dev/null
+    done
+}
+spid=$(cut -d: -f3 "$(ls "$L"/tasks/*/handle | head -1)")
+kill_tasks "$L"
+gone() { ! kill -0 "$1" 2>/dev/null; }
+tap_ok "gpupoold stopped, its task is lost" wait_until 30 gone "$spid"
+cp -a "$L" "$TMP/lost.saved"
+rm -f "$TMP/count"
+GPD_TEST_FAIL_THREAD=gpd-loop GPD_TEST_FAIL_NTH=0 GPD_TEST_FAIL_COUNT=$TMP/count \
+    LD_PRELOAD=$B/tests/daemon/failalloc.so gpd_start "$L" --period 200ms --poll 200ms
+gpd_stop
+last=$(cat "$TMP/count") # the loop's allocations until it serves
+runs=0 failed=
+nth=1
+while [ "$nth" -le "$last" ]; do
+    kill_tasks "$L"
+    rm -rf "$L" && cp -a "$TMP/lost.saved" "$L"
+    if GPD_TEST_FAIL_THREAD=gpd-loop GPD_TEST_FAIL_NTH=$nth GPD_TEST_FAIL_COUNT=$TMP/count \
+        LD_PRELOAD=$B/tests/daemon/failalloc.so gpd_start "$L" --period 200ms --poll 200ms >/dev/null; then
+        # (A shortage in its launch after the recovery fails it, saying so.)
+        is_state 1 failed && ! contains "$(api GET /api/v1/workloads/1)" 'could not be launched' &&
+            failed="$failed $nth"
+        gpd_stop
+    else
+        wait "$GPD_PID" 2>/dev/null
+        GPD_PID=
+    fi
+    runs=$((runs + 1))
+    nth=$((nth + ${GPD_OOM_LOST_STEP:-3}))
+done
+tap_is "$runs starts recovering it, each failing one allocation: it never failed" "$failed" ""
+kill_tasks "$L"
 
 # ---- The queues' specs ----
 Q=$TMP/queues
