@@ -55,7 +55,8 @@ $(BUILD)/tests/daemon/failstep.so: tests/daemon/failstep.c
 	$(CC) $(CPPFLAGS) $(shell pkg-config --cflags sqlite3) $(CFLAGS) -shared $< -o $@ -ldl
 TEST_SCRIPTS_DEPS += $(BUILD)/tests/daemon/failstep.so
 # test-pause-faults.sh kills this copy of gpupoold at each step of a pause
-# and a resume (GPUPOOL_TEST_PAUSE_KILL, pause-kill.c); only tests build it.
+# and a resume (GPUPOOL_TEST_PAUSE_KILL, pause-kill.c), test-launch-crash.sh
+# right after it forks a launch (GPUPOOL_TEST_SPAWN_HOLD); only tests build it.
 $(BUILD)/tests/daemon/gpupoold-pausekill: $(OBJ)/tests/daemon/pause-kill.o $(DAEMON_OBJS) \
 		$(OBJ)/src/interpose/ledger.o $(BUILD)/libgpexec.a $(BUILD)/libgpupool.a \
 		$(BUILD)/libgpcommon.a

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -518,6 +519,32 @@ static void remove_attempt(const gpx__local *lx, const char *key, const char *di
     remove_dir(dir);
 }
 
+/* Opens and locks dir's start file, made for a new start: the supervisor
+ * inherits the descriptor and, with it, the lock. -1 if it cannot. */
+static int start_lock(const char *dir) {
+    char file[PATH_MAX];
+    gpx__exec_fmt(file, sizeof file, "%s/start", dir);
+    int fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Whether a process of a start of dir lives: a launch forking it, or its
+ * supervisor, which holds the start file's lock until it ends. */
+static int start_held(const char *dir) {
+    char file[PATH_MAX];
+    gpx__exec_fmt(file, sizeof file, "%s/start", dir);
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return held;
+}
+
 /*
  * A launch of a key that was launched before: returns 1 with its handle (or
  * the start failure it recorded, as an error), or 0 if the directory holds no
@@ -525,7 +552,10 @@ static void remove_attempt(const gpx__local *lx, const char *key, const char *di
  * supervisor that could not fork, whose launch's clean-up did not happen: the
  * daemon stopped meanwhile). A directory without a handle may belong to a
  * launch still in flight in another process, so this waits up to a second
- * for the handle before it calls the directory stale.
+ * for the handle; a start whose process lives still (its start file locked:
+ * a supervisor not yet at its handle, whose daemon was killed after the
+ * fork) gets GP_EAGAIN, to be tried again, never started a second time.
+ * Only a directory that no process of a start holds is called stale.
  */
 static int launched_before(const gpx__local *lx, const gp_task_launch *t, const char *key,
                            const char *dir, char handle[GP_HANDLE_MAX], char *err, size_t errlen) {
@@ -545,6 +575,10 @@ static int launched_before(const gpx__local *lx, const gp_task_launch *t, const 
         }
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
+    }
+    if (start_held(dir)) {
+        gp_errf(err, errlen, "launch: a start of this attempt is still in flight");
+        return GP_EAGAIN;
     }
     remove_attempt(lx, key, dir);
     return 0;
@@ -742,6 +776,12 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
             rc = GP_EIO;
         }
     }
+    int start_fd = -1;
+    if (rc == 0 && (start_fd = start_lock(p->dir)) < 0) {
+        gp_errf(err, errlen, "state_dir: cannot lock the start in '%s': %s", p->dir,
+                strerror(errno));
+        rc = GP_EIO;
+    }
     if (rc == 0)
         rc = gpx__user_resolve(lx, t->run_as, &p->user, err, errlen);
     if (rc == 0)
@@ -802,7 +842,8 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
                         1,
                         p->preload[0] ? p->preload : NULL,
                         p->ledger[0] ? p->ledger : NULL,
-                        t->tty != 0};
+                        t->tty != 0,
+                        start_fd};
         rc = gpx__spawn_task(&s, &sp, err, errlen);
         if (rc == 0 && sp.stage != GPX__STAGE_NONE) {
             start_error(t, p->path, p->workdir, sp.stage, sp.start_errno, err, errlen);
@@ -846,6 +887,8 @@ static int local_launch(void *state, const gp_task_launch *t, char handle[GP_HAN
     }
     if (p->log_fd >= 0)
         close(p->log_fd);
+    if (start_fd >= 0)
+        close(start_fd);
     gpx__env_free(p->env);
     gpx__env_free(p->argv);
     free(p);

@@ -9,6 +9,10 @@
  *
  * Layout on disk: every attempt of every task has a directory
  * <state_dir>/<key>, key = "w<workload>.t<task>.a<attempt>", holding
+ *   start   made and locked (flock) by the launch before it forks; the
+ *           supervisor holds the lock for as long as it lives, so that a
+ *           launch of the key again (a restarted daemon's) knows a start
+ *           whose handle is not written yet from one that never started;
  *   handle  the task's handle, written by its supervisor when it starts;
  *   task    "pid=<pid>\nstart=<starttime>\n" of the task's main process
  *           (its process group id is the same pid);
@@ -315,6 +319,8 @@ typedef struct gpx__spawn {
     const char *ledger;         /* the slice ledger the executor made, bound over
                                    GP_LEDGER_MOUNT there too; NULL: none */
     int tty;                    /* 1: a terminal and a session socket (session.c) */
+    int start_fd;               /* the locked start file: the supervisor keeps it
+                                   open (and so locked) while it lives */
 } gpx__spawn;
 
 typedef struct gpx__spawned {
@@ -680,6 +686,11 @@ int gpx__bind_record(const char *dir, const gp_task_binding *b);
  * end the process there as a kill -9 of the daemon would. NULL in
  * production. */
 extern void (*gpx__pause_step_hook)(int step);
+
+/* Tests only: called in the daemon once it has forked a launch (1) and in
+ * the supervisor before it writes its handle (2), so that a test can kill
+ * the daemon there and hold the supervisor back. NULL in production. */
+extern void (*gpx__spawn_step_hook)(int step);
 
 /* ------------------------------------------------------------------------ */
 /* user.c                                                                    */

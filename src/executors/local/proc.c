@@ -16,7 +16,10 @@
  * that stop() can kill the task's whole group while the supervisor survives
  * to record how the task ended: it waits for the task, kills what the task
  * left behind (its group, its cgroup, orphans reparented to the supervisor,
- * which is a child subreaper), and writes the exit file atomically.
+ * which is a child subreaper), and writes the exit file atomically. It keeps
+ * the task's start file open, and so locked, while it lives: a daemon
+ * restarted before the supervisor wrote its handle waits for it rather than
+ * start the task again (local.c, launched_before).
  *
  * The daemon may have threads (its HTTP server), and after fork() in a
  * threaded process only async-signal-safe functions are safe. So the daemon
@@ -852,8 +855,8 @@ static void supervise(const gpx__spawn *s, int rep) {
      * must fail with EPIPE, not kill the supervisor and lose the task's exit
      * status (the daemon would then see the task as lost and run it again). */
     signal(SIGPIPE, SIG_IGN);
-    int keep[2] = {rep, s->log_fd};
-    close_others(keep, 2);
+    int keep[3] = {rep, s->log_fd, s->start_fd};
+    close_others(keep, 3);
     /* Let go of the daemon's standard streams too: a pipeline reading the
      * daemon's output must see its end when the daemon ends. */
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -873,6 +876,8 @@ static void supervise(const gpx__spawn *s, int rep) {
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     proc_stat(getpid(), &r.sstart, NULL, NULL, NULL);
 
+    if (gpx__spawn_step_hook != NULL)
+        gpx__spawn_step_hook(2);
     char handle[GP_HANDLE_MAX + 2];
     char *p = handle;
     char *end = handle + sizeof handle;
@@ -994,6 +999,8 @@ static void supervise(const gpx__spawn *s, int rep) {
 /* The daemon's side                                                         */
 /* ======================================================================== */
 
+void (*gpx__spawn_step_hook)(int step);
+
 int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     int rep[2];
@@ -1021,6 +1028,8 @@ int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t er
         _exit(0);
     }
     close(rep[1]);
+    if (gpx__spawn_step_hook != NULL)
+        gpx__spawn_step_hook(1);
     /* The daemon may ignore SIGCHLD, in which case the kernel reaps the
      * intermediate itself and waitpid reports ECHILD: that is fine. */
     while (waitpid(mid, NULL, 0) < 0 && errno == EINTR) {
