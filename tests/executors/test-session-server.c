@@ -298,6 +298,15 @@ static int others(pid_t server, pid_t tpid) {
     return n;
 }
 
+/* The server's children other than the task once none is left, or at the
+ * end of the wait: how many are left. */
+static int others_left(const stand *st) {
+    int n = -1;
+    for (int i = 0; i < GPT_WAIT_MS / 10 && (n = others(st->server, st->tpid)) != 0; i++)
+        nap();
+    return n;
+}
+
 /* A command whose client went away while it ran is killed, and reaped once
  * it ends, on a server that reaps only its exec'd commands (the Slurm
  * executor's): it was reaped only if it had ended at once, and otherwise
@@ -312,9 +321,7 @@ START_TEST(test_a_dropped_command_is_reaped) {
     gp_session_req req = {GP_SESSION_EXEC, 0, 0, 0, argv, 0, NULL};
     for (int i = 0; i < 8; i++)
         close(open_session(st.dir, &req));
-    int n = -1;
-    for (int i = 0; i < GPT_WAIT_MS / 10 && (n = others(st.server, st.tpid)) != 0; i++)
-        nap();
+    int n = others_left(&st);
     ck_assert_msg(n == 0, "%d of 8 dropped commands were left (running or zombies)", n);
     stop(&st);
 }
@@ -344,9 +351,7 @@ START_TEST(test_more_dropped_commands_than_sessions_are_reaped) {
         dropped++;
     }
     ck_assert_int_eq(dropped, GPX__SESSD_CLIENTS + 16);
-    int n = -1;
-    for (int i = 0; i < GPT_WAIT_MS / 10 && (n = others(st.server, st.tpid)) != 0; i++)
-        nap();
+    int n = others_left(&st);
     ck_assert_msg(n == 0, "%d of %d dropped commands were left (running or zombies)", n, dropped);
     stop(&st);
 }
