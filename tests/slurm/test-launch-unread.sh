@@ -34,15 +34,15 @@ SH
 chmod +x "$BIN/sbatch"
 printf '\ntimeout\n' >"$BIN/fail"
 
-# The read of one workload by its id: the scheduler's first read, to launch
-# it, passes; the second, to try its launch again, fails (and every one
-# after it: the test asks about the workload through the list, which reads
-# the store otherwise).
+# The read of one workload by its id: the scheduler's first two reads, to
+# hand the submission to the engine and to launch it, pass; the third, to
+# try its launch again, fails (and every one after it: the test asks about
+# the workload through the list, which reads the store otherwise).
 WL_GET='SELECT id, name, project, user, state, attempt, submitted_ms, updated_ms, request, spec, reason, exit_code, stop_kind, stop_deadline_ms FROM workloads WHERE id='
 SX_CONFIG_EXTRA="bin_dir=$BIN"
-GPD_TEST_FAIL_STEP=$WL_GET GPD_TEST_FAIL_STEP_NTH=2 GPD_TEST_FAIL_STEP_RC=10 \
+GPD_TEST_FAIL_STEP=$WL_GET GPD_TEST_FAIL_STEP_NTH=3 GPD_TEST_FAIL_STEP_RC=10 \
     LD_PRELOAD=$B/tests/daemon/failstep.so \
-    tap_ok "gpupoold starts, its reads of a workload failing from the second on" sx_start "$D"
+    tap_ok "gpupoold starts, its reads of a workload failing from the third on" sx_start "$D"
 $GP queue create G --deserved 8 >/dev/null && $GP queue create g1 --parent G --deserved 8 >/dev/null
 tap_is "queues created" "$?" 0
 
