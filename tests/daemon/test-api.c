@@ -220,6 +220,13 @@ static void mk_people(gpd_test *t, people *u) {
     gpd_token(t, "carol", "dept-admin", "A", u->carol, sizeof u->carol);
 }
 
+/* Starts the daemon with setup_tree's queues and its people's tokens. */
+static void start_with_people(gpd_test *t, people *u) {
+    gpd_test_start(t);
+    setup_tree(t);
+    mk_people(t, u);
+}
+
 /* The value of a variable in spec.env of the workload with this path as the
  * token sees it: NULL if the name is missing, "(null)" for a JSON null. */
 static const char *env_seen(gpd_test *t, const char *token, const char *path, const char *name,
@@ -241,10 +248,8 @@ static const char *env_seen(gpd_test *t, const char *token, const char *path, co
  * the names. */
 START_TEST(test_env_values_only_for_submitter) {
     gpd_test t;
-    gpd_test_start(&t);
-    setup_tree(&t);
     people u;
-    mk_people(&t, &u);
+    start_with_people(&t, &u);
     const char *alice = u.alice, *dave = u.dave, *carol = u.carol;
     char buf[64];
     char path[64];
@@ -321,10 +326,8 @@ END_TEST
 
 START_TEST(test_roles_and_scopes) {
     gpd_test t;
-    gpd_test_start(&t);
-    setup_tree(&t);
     people u;
-    mk_people(&t, &u);
+    start_with_people(&t, &u);
     const char *alice = u.alice, *dave = u.dave, *bob = u.bob, *carol = u.carol;
     const char *job = "{\"project\":\"a1\",\"command\":[\"sleep\",\"30\"],\"gpu\":1}";
     json_t *out;
@@ -396,10 +399,8 @@ static void expect_bound(gpd_test *t, const char *token, const char *method, con
  * kept other departments' GPUs a day after they reclaimed them). */
 START_TEST(test_dept_admin_cannot_raise_lenders_bounds) {
     gpd_test t;
-    gpd_test_start(&t);
-    setup_tree(&t);
     people u;
-    mk_people(&t, &u);
+    start_with_people(&t, &u);
     const char *carol = u.carol;
     expect_bound(&t, carol, "PATCH", "/api/v1/queues/a1", "{\"reclaim_grace_max\":86400}",
                  "reclaim_grace_max", "1m");
@@ -438,10 +439,8 @@ END_TEST
  * new projects at 1 m and 10 m, the defaults, before. */
 START_TEST(test_unnamed_bounds_stay_under_department) {
     gpd_test t;
-    gpd_test_start(&t);
-    setup_tree(&t);
     people u;
-    mk_people(&t, &u);
+    start_with_people(&t, &u);
     ck_assert_int_eq(gpd_call(&t, t.admin, "PATCH", "/api/v1/queues/A",
                               "{\"reclaim_grace_max\":\"5s\",\"min_runtime_max\":\"1m\"}", NULL),
                      200);
@@ -473,10 +472,8 @@ END_TEST
  * tokens of a deleted project once reached its namesake). */
 START_TEST(test_deleted_queue_ends_its_tokens) {
     gpd_test t;
-    gpd_test_start(&t);
-    setup_tree(&t);
     people u;
-    mk_people(&t, &u);
+    start_with_people(&t, &u);
     char both[128];
     gpd_token(&t, "erin", "researcher", "a2,b1", both, sizeof both);
     const char *job = "{\"project\":\"a1\",\"command\":[\"true\"]}";
@@ -507,10 +504,8 @@ END_TEST
  * was missing from its admin's list, with no error. */
 START_TEST(test_dept_admin_sees_all_its_projects) {
     gpd_test t;
-    gpd_test_start(&t);
-    setup_tree(&t);
     people u;
-    mk_people(&t, &u);
+    start_with_people(&t, &u);
     char body[128], name[32];
     for (int i = 0; i < 70; i++) {
         snprintf(name, sizeof name, "many-project-%02d", i);
@@ -549,10 +544,8 @@ static void wait_in_state(gpd_test *t, const char *state, int count) {
  * events (the new project's researcher listed and read them before). */
 START_TEST(test_namesake_project_sees_not_the_old) {
     gpd_test t;
-    gpd_test_start(&t);
-    setup_tree(&t);
     people u;
-    mk_people(&t, &u);
+    start_with_people(&t, &u);
     json_t *out = NULL;
     ck_assert_int_eq(gpd_call(&t, u.alice, "POST", "/api/v1/workloads",
                               "{\"project\":\"a1\",\"command\":[\"echo\",\"old\"]}", &out),
@@ -918,10 +911,8 @@ static json_t *console_session(gpd_test *t, const char *token, char *secret, siz
  * sign-out revokes, that never makes another, and that ends with its token. */
 START_TEST(test_console_session_revoked) {
     gpd_test t;
-    gpd_test_start(&t);
-    setup_tree(&t);
     people u;
-    mk_people(&t, &u);
+    start_with_people(&t, &u);
     char s1[128], s2[128];
     json_t *out = console_session(&t, u.alice, s1, sizeof s1);
     ck_assert_int_eq(strncmp(s1, "gpc_", 4), 0);
