@@ -13,15 +13,17 @@ tests=${*:-$(ls tests/slurm/test-*.sh)}
 dir=$(mktemp -d /tmp/gpupool-slurm.XXXXXX)
 # Ports of this cluster: a block of seven (slurmctld, four slurmd, MariaDB,
 # slurmdbd), below the kernel's ephemeral range (where other daemons' port 0
-# lands) and away from Slurm's own 6817-6819, starting from one the pid
-# picks and moving on past any block with a port in use.
+# lands), away from Slurm's own 6817-6819 and below a gang's rendezvous ports
+# (MASTER_PORT, 29500-30499: a slurmd there would take a gang's rank 0's
+# port), starting from one the pid picks and moving on past any block with a
+# port in use.
 in_use() { grep -qi ":$(printf '%04X' "$1") " /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
 block_in_use() {
     for k in 0 1 2 3 4 5 6; do in_use $(($1 + k)) && return 0; done
     return 1
 }
 if [ -z "${GP_SLURM_PORT:-}" ]; then
-    GP_SLURM_PORT=$((20000 + ($$ % 1500) * 8))
+    GP_SLURM_PORT=$((20000 + ($$ % 1000) * 8))
     while block_in_use "$GP_SLURM_PORT"; do
         GP_SLURM_PORT=$((GP_SLURM_PORT + 8))
     done

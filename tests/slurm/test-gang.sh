@@ -60,6 +60,14 @@ tap_ok "both jobs were submitted held, then released ($j0, $j1)" held_then_relea
 tap_ok "and succeeds" wait_until 60 has_count 1 succeeded g1
 l0=$($GP logs --task 0 1)
 l1=$($GP logs --task 1 1)
+# What a failure needs to be understood: where each rank ran, what it said,
+# and who held the master's port.
+has_count 1 succeeded g1 || {
+    $GP describe 1 2>&1 | tail -20 | sed 's/^/# /'
+    echo "$l0" | sed 's/^/# rank 0: /'
+    echo "$l1" | sed 's/^/# rank 1: /'
+    ss -ltnp 2>/dev/null | grep ':2950' | sed 's/^/# listening: /'
+}
 tap_ok "task 0 is rank 0 of 2" contains "$l0" "rank=0 world=2 master=127.0.0.1:29501"
 tap_ok "task 1 is rank 1 of 2, same master" contains "$l1" "rank=1 world=2 master=127.0.0.1:29501"
 n0=$(echo "$l0" | sed -n 's/.* node=\(n[0-9]\).*/\1/p')
