@@ -35,10 +35,13 @@ static const gp_executor_methods *const registry[] = {
 /* True if table m has method `field` (it is recent enough and set). */
 #define HAS(m, field, since) ((m)->version >= (since) && (m)->field != NULL)
 
-/* Calls ex's method `field` with the arguments after its state, or is
- * GP_ENOTSUP where ex's table has no such method. */
-#define CALL(ex, field, since, ...)                                                                \
-    (HAS((ex)->m, field, since) ? (ex)->m->field((ex)->state, __VA_ARGS__) : GP_ENOTSUP)
+/* Calls ex's method `field` with the arguments after its state where ex is
+ * set and the arguments pass the check `ok`, or is GP_EINVAL where they do
+ * not, GP_ENOTSUP where ex's table has no such method. */
+#define CALL(ex, ok, field, since, ...)                                                            \
+    ((ex) == NULL || !(ok)        ? GP_EINVAL                                                      \
+     : HAS((ex)->m, field, since) ? (ex)->m->field((ex)->state, __VA_ARGS__)                       \
+                                  : GP_ENOTSUP)
 
 const gp_executor_methods *gp_executor_find(const char *name) {
     if (name == NULL)
@@ -138,47 +141,37 @@ int gp_exec_launch(gp_executor *ex, const gp_task_launch *t, char handle[GP_HAND
 }
 
 int gp_exec_signal(gp_executor *ex, const char *handle, int sig) {
-    if (ex == NULL || handle == NULL)
-        return GP_EINVAL;
-    return CALL(ex, signal, SINCE_V1, handle, sig);
+    return CALL(ex, handle != NULL, signal, SINCE_V1, handle, sig);
 }
 
 int gp_exec_stop(gp_executor *ex, const char *handle) {
-    if (ex == NULL || handle == NULL)
-        return GP_EINVAL;
-    return CALL(ex, stop, SINCE_V1, handle);
+    return CALL(ex, handle != NULL, stop, SINCE_V1, handle);
 }
 
 int gp_exec_poll(gp_executor *ex, gp_task_status *tasks, size_t n) {
-    if (ex == NULL || (tasks == NULL && n > 0))
-        return GP_EINVAL;
-    return CALL(ex, poll, SINCE_V1, tasks, n);
+    return CALL(ex, tasks != NULL || n == 0, poll, SINCE_V1, tasks, n);
 }
 
 int gp_exec_reap(gp_executor *ex, const char *handle) {
-    if (ex == NULL || handle == NULL)
-        return GP_EINVAL;
-    return CALL(ex, reap, SINCE_V1, handle);
+    return CALL(ex, handle != NULL, reap, SINCE_V1, handle);
 }
 
 int gp_exec_control(gp_executor *ex, int op, void *arg) {
-    if (ex == NULL)
-        return GP_EINVAL;
-    return CALL(ex, control, SINCE_V1, op, arg);
+    return CALL(ex, 1, control, SINCE_V1, op, arg);
 }
 
 int gp_exec_tasks(gp_executor *ex, char (*handles)[GP_HANDLE_MAX], size_t max, size_t *n) {
     if (ex == NULL || n == NULL || (handles == NULL && max > 0))
         return GP_EINVAL;
     *n = 0;
-    return CALL(ex, tasks, SINCE_V2, handles, max, n);
+    return CALL(ex, 1, tasks, SINCE_V2, handles, max, n);
 }
 
 int gp_exec_describe(gp_executor *ex, gp_executor_info *info) {
     if (ex == NULL || info == NULL)
         return GP_EINVAL;
     memset(info, 0, sizeof *info);
-    return CALL(ex, describe, SINCE_V2, info);
+    return CALL(ex, 1, describe, SINCE_V2, info);
 }
 
 int gp_exec_session(gp_executor *ex, const char *handle, const gp_session_req *req, int *fd,
