@@ -200,15 +200,13 @@ int gpd__auth_open(gp_store *st, const char *token_file, gpd__auth **out, int *c
         rc = gpd__auth_create(a, "admin", "admin", self, GPD__ROLE_ADMIN, "", secret, NULL, e);
         if (rc == 0)
             rc = write_token_file(token_file, secret, e);
-        if (rc == 0)
-            *created = 1;
+        *created = rc == 0;
     }
-    if (rc < 0) {
+    if (rc == 0)
+        *out = a;
+    else
         gpd__auth_close(a);
-        return rc;
-    }
-    *out = a;
-    return 0;
+    return rc;
 }
 
 void gpd__auth_close(gpd__auth *a) {
