@@ -19,17 +19,18 @@ typedef struct add_arg {
     size_t n;
 } add_arg;
 
+/* A sample adds to its key's bucket, which the first sample makes. */
+static const char usage_upsert[] =
+    "INSERT INTO usage(res, kind, ts, key, alloc, used, measured, borrowed, lent, returned)"
+    " VALUES(?,?,?,?,?,?,?,?,?,?) ON CONFLICT(res, kind, ts, key) DO UPDATE SET"
+    " alloc = alloc + excluded.alloc, used = used + excluded.used,"
+    " measured = measured + excluded.measured, borrowed = borrowed + excluded.borrowed,"
+    " lent = lent + excluded.lent, returned = returned + excluded.returned";
+
 static int add_op(sqlite3 *db, void *arg, gpd__err *e) {
     const add_arg *a = arg;
     sqlite3_stmt *s;
-    int rc = gpd__store_prepare(
-        db,
-        "INSERT INTO usage(res, kind, ts, key, alloc, used, measured, borrowed, lent, returned)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?) ON CONFLICT(res, kind, ts, key) DO UPDATE SET"
-        " alloc = alloc + excluded.alloc, used = used + excluded.used,"
-        " measured = measured + excluded.measured, borrowed = borrowed + excluded.borrowed,"
-        " lent = lent + excluded.lent, returned = returned + excluded.returned",
-        &s, e);
+    int rc = gpd__store_prepare(db, usage_upsert, &s, e);
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < a->n && rc == 0; i++) {
