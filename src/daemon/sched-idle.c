@@ -264,24 +264,13 @@ int gpd__loop_idle_resume(gpd__sched *s, active *a, gpd__err *e) {
     return 0;
 }
 
-typedef struct find_row {
-    uint64_t id;
-    int found;
-} find_row;
-
-static int is_row(const gpd__idle_return *r, void *arg) {
-    find_row *f = arg;
-    f->found |= r->workload == f->id;
-    return 0;
-}
-
 int gpd__loop_idle_was_held(gpd__sched *s, uint64_t id) {
-    find_row f = {.id = id};
+    int yes = 0;
     gpd__err e = {0};
-    if (gpd__store_idle_list(s->d->store, is_row, &f, &e) < 0)
+    if (gpd__store_idle_has(s->d->store, id, &yes, &e) < 0)
         gpd__log("workload %llu: cannot tell whether the idle policy paused it (%s)",
                  (unsigned long long)id, e.msg);
-    return f.found;
+    return yes;
 }
 
 void gpd__loop_idle_rehold(gpd__sched *s, active *a) {

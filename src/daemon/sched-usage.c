@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/gp_array.h"
 #include "daemon/sched-int.h"
 
 #define MAX_GPUS  4096
@@ -72,28 +71,14 @@ static int build_input(gpd__sched *s, gpd__usage_input *in, gpd__usage_task **ta
 typedef struct returns {
     gpd__idle_return *rows;
     gpd__usage_return *out;
-    size_t n, cap;
-    int64_t now;
+    size_t n;
 } returns;
-
-static int one_return(const gpd__idle_return *r, void *arg) {
-    returns *x = arg;
-    if (r->since_ms > x->now)
-        return 0;
-    if (GP_ARRAY_ROOM(x->rows, x->n, x->cap, 8) < 0)
-        return GP_ENOMEM;
-    x->rows[x->n++] = *r;
-    return 0;
-}
 
 static void load_returns(gpd__sched *s, returns *x, int64_t now) {
     gpd__err e = {0};
     memset(x, 0, sizeof *x);
-    x->now = now;
-    if (gpd__store_idle_list(s->d->store, one_return, x, &e) < 0) {
+    if (gpd__store_idle_returned(s->d->store, now, &x->rows, &x->n, &e) < 0)
         gpd__log("usage sample: the returned GPUs are not counted (%s)", e.msg);
-        x->n = 0;
-    }
     x->out = calloc(x->n ? x->n : 1, sizeof *x->out);
     for (size_t i = 0; x->out && i < x->n; i++)
         x->out[i] = (gpd__usage_return){x->rows[i].project, x->rows[i].user, x->rows[i].gpu_milli};

@@ -290,8 +290,13 @@ typedef struct gpd__idle_return {
 int gpd__store_idle_put(gp_store *st, const gpd__idle_return *r, gpd__err *e);
 /* Removes workload's row, if it has one (resumed, deleted). */
 int gpd__store_idle_drop(gp_store *st, uint64_t workload, gpd__err *e);
-int gpd__store_idle_list(gp_store *st, int (*fn)(const gpd__idle_return *r, void *arg), void *arg,
-                         gpd__err *e);
+/* *yes: 1 if workload has a row (the policy suspended it, and it stays so). */
+int gpd__store_idle_has(gp_store *st, uint64_t workload, int *yes, gpd__err *e);
+/* The rows whose GPUs were back in the pool by time by (since_ms <= by), in
+ * workload order: *rows malloc'ed (the caller frees it), *n of them; none
+ * (NULL, 0) where it fails. */
+int gpd__store_idle_returned(gp_store *st, int64_t by, gpd__idle_return **rows, size_t *n,
+                             gpd__err *e);
 
 typedef struct gpd__token {
     int64_t id;
@@ -350,7 +355,6 @@ typedef struct gpd__store_each {
         int (*event)(const gpd__event *ev, void *arg);
         int (*attempt)(const gpd__attempt *a, void *arg);
         int (*queue)(const gp_queue_spec *q, void *arg);
-        int (*idle)(const gpd__idle_return *r, void *arg);
         int (*token)(const gpd__token *t, void *arg);
         int (*usage)(const gpd__usage_point *p, void *arg);
     } fn;
