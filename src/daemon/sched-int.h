@@ -50,10 +50,10 @@ typedef struct gpd__launch_hold {
 /* A workload whose tasks were launched: STARTING, RUNNING or STOPPING. */
 typedef struct active {
     uint64_t id;
-    char project[GP_NAME_MAX + 1];
-    char user[GP_NAME_MAX + 1];
     gp_wl_state state;
     int32_t attempt;
+    char project[GP_NAME_MAX + 1]; /* whose it is */
+    char user[GP_NAME_MAX + 1];
     int ntasks;
     task_rt *tasks;
     int32_t gang; /* the tasks its request asks for: a gang (more than 1) is never paused */
