@@ -229,6 +229,19 @@ typedef struct gp_executor_methods {
                    size_t errlen);
 } gp_executor_methods;
 
+/* The table of an executor that has every method of this version, each the
+ * function of its prefix P and the method's name (P_open for open_ctx,
+ * P_close, P_inventory, ...): an executor's table is one line, and a method
+ * the contract gains is added here once. An executor without some method
+ * writes its table itself and leaves that method NULL. */
+#define GP_EXECUTOR_TABLE(NAME, P)                                                                 \
+    {                                                                                              \
+        .version = GP_EXECUTOR_VERSION, .name = NAME, .open_ctx = P##_open, .close = P##_close,    \
+        .inventory = P##_inventory, .launch = P##_launch, .signal = P##_signal, .stop = P##_stop,  \
+        .poll = P##_poll, .reap = P##_reap, .control = P##_control, .tasks = P##_tasks,            \
+        .describe = P##_describe, .session = P##_session                                           \
+    }
+
 /* ---- Generic control operations ----
  *
  * Operations any executor may answer through control(); one that cannot

@@ -1190,19 +1190,4 @@ static int local_control(void *state, int op, void *arg) {
     }
 }
 
-const gp_executor_methods gpx__local_methods = {
-    .version = GP_EXECUTOR_VERSION,
-    .name = "local",
-    .open_ctx = local_open,
-    .close = local_close,
-    .inventory = local_inventory,
-    .launch = local_launch,
-    .signal = local_signal,
-    .stop = local_stop,
-    .poll = local_poll,
-    .reap = local_reap,
-    .tasks = local_tasks,
-    .describe = local_describe,
-    .control = local_control,
-    .session = local_session,
-};
+const gp_executor_methods gpx__local_methods = GP_EXECUTOR_TABLE("local", local);

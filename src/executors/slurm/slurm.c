@@ -952,19 +952,4 @@ static int slurm_session(void *state, const char *handle, const gp_session_req *
     return gpx__slurm_session(state, jobid, key, req, fd, err, errlen);
 }
 
-const gp_executor_methods gpx__slurm_methods = {
-    .version = 3,
-    .name = "slurm",
-    .open_ctx = slurm_open,
-    .tasks = slurm_tasks,
-    .describe = slurm_describe,
-    .close = slurm_close,
-    .inventory = slurm_inventory,
-    .launch = slurm_launch,
-    .signal = slurm_signal,
-    .stop = slurm_stop,
-    .poll = slurm_poll,
-    .reap = slurm_reap,
-    .control = slurm_control,
-    .session = slurm_session,
-};
+const gp_executor_methods gpx__slurm_methods = GP_EXECUTOR_TABLE("slurm", slurm);
