@@ -505,6 +505,8 @@ static json_t *tasks_json(gpd__req *r, const gpd__wl *w) {
                                "node", t[i].node, "handle", t[i].handle);
         if (b && json_object_get(b, "slices"))
             json_object_set(tj, "slices", json_object_get(b, "slices"));
+        if (t[i].master_port > 0)
+            json_object_set_new(tj, "master_port", json_integer(t[i].master_port));
         json_decref(b);
         json_array_append_new(arr, tj);
     }

@@ -57,6 +57,10 @@ typedef struct active {
     int ntasks;
     task_rt *tasks;
     int32_t gang; /* the tasks its request asks for: a gang (more than 1) is never paused */
+    /* Bound with more than one task: the attempt's rendezvous port
+     * (MASTER_PORT), which no other live gang whose task 0 is on the node
+     * of its task 0 holds; 0 otherwise. */
+    int32_t master_port;
     char stop_kind[16];
     int64_t deadline; /* STOPPING: when the grace period ends */
     int64_t stop_at;  /* STOPPING: when the checkpoint signal was sent (0: unknown) */

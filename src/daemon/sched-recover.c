@@ -406,9 +406,14 @@ static int recover_one(gpd__sched *s, uint64_t id) {
             rc = brc;
             goto out;
         }
-        if (brc < 0 || recs[t].task != t || recs[t].attempt != w.attempt)
+        if (brc < 0 || recs[t].task != t || recs[t].attempt != w.attempt ||
+            recs[t].master_port != recs[0].master_port)
             bad = 1;
     }
+    /* A gang's port as it was launched with, taken for the gangs bound
+     * after: a row from before ports were stored holds 0, the preferred. */
+    if (n > 1)
+        a->master_port = recs[0].master_port > 0 ? recs[0].master_port : GP_MASTER_PORT_OF(id);
     if (bad) {
         snprintf(why, sizeof why, "its task records were incomplete after a restart");
         rc = requeue_lost(s, a, &w, why);

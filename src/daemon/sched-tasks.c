@@ -211,6 +211,7 @@ int gpd__loop_store_binding(gpd__sched *s, const active *a, const gp_task_bindin
     r.attempt = a->attempt;
     snprintf(r.node, sizeof r.node, "%s", a->tasks[0].node);
     snprintf(r.handle, sizeof r.handle, "%s", a->tasks[0].handle);
+    r.master_port = a->master_port;
     if (!(r.binding = binding_to_json(b, resuming)))
         return GP_ENOMEM;
     gpd__wl_change c;
@@ -276,10 +277,10 @@ int gpd__binding_from_json(const char *text, task_rt *t, gp_task_binding *resumi
 
 /* ---- Launching -------------------------------------------------------- */
 
-/* Launches one task (idempotent per key); fills t->handle. */
-static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, int task,
-                       int attempt, int ntasks, const task_rt *first, task_rt *t, char *err,
-                       size_t errlen) {
+/* Launches task `task` of a (idempotent per key); fills its handle. */
+static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, const active *a,
+                       int task, char *err, size_t errlen) {
+    task_rt *t = &a->tasks[task];
     const char *dd = s->d->cfg.data_dir;
     char logdir[1024], logpath[1100], ckpt[1024];
     snprintf(logdir, sizeof logdir, "%s/%llu", s->d->cfg.log_dir, (unsigned long long)w->id);
@@ -314,7 +315,7 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
         memset(&l, 0, sizeof l);
         l.workload = w->id;
         l.task = task;
-        l.attempt = attempt;
+        l.attempt = a->attempt;
         l.project = w->project;
         l.user = w->user;
         l.argv = argv;
@@ -329,9 +330,10 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, i
         l.compute_share = r->compute_pct;
         l.node = gpd__sched_node(s, t->node);
         l.binding = &t->binding;
-        l.gang_size = ntasks;
+        l.gang_size = a->ntasks;
         l.tty = r->tty;
-        l.gang_first = gpd__sched_node(s, first->node);
+        l.gang_first = gpd__sched_node(s, a->tasks[0].node);
+        l.master_port = a->master_port;
         if (!l.node) {
             snprintf(err, errlen, "node %s is not in the inventory", t->node);
             rc = GP_ENOENT;
@@ -404,8 +406,7 @@ int gpd__loop_launch_all(gpd__sched *s, active *a, const gpd__wl *w, const gpd__
             a->held_until = h->until;
             return GP_EAGAIN;
         }
-        int rc =
-            launch_task(s, w, r, t, a->attempt, a->ntasks, &a->tasks[0], &a->tasks[t], err, errlen);
+        int rc = launch_task(s, w, r, a, t, err, errlen);
         if (rc == GP_EAGAIN) {
             own->n++;
             own->until = now + launch_backoff_ms(own->n);
@@ -527,6 +528,29 @@ static void describe_binding(const task_rt *tasks, int n, char *buf, size_t len)
     }
 }
 
+/* Whether a live gang whose task 0 is on node holds port (only a gang has
+ * one). */
+static int port_held(const gpd__sched *s, int32_t port, const char *node) {
+    for (size_t i = 0; i < s->nact; i++) {
+        const active *o = s->act[i];
+        if (o->master_port == port && strcmp(o->tasks[0].node, node) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The rendezvous port of a new attempt of gang id whose task 0 is on node:
+ * its preferred one (GP_MASTER_PORT_OF), which a user can predict, unless a
+ * live gang whose task 0 is on that node holds it (two gangs whose ids are
+ * equal mod GP_MASTER_PORTS); then the next one of the range that none there
+ * holds, wrapping. Every port of the range held there, the preferred one. */
+static int32_t gang_port(const gpd__sched *s, uint64_t id, const char *node) {
+    for (uint64_t k = 0; k < GP_MASTER_PORTS; k++)
+        if (!port_held(s, GP_MASTER_PORT_OF(id + k), node))
+            return GP_MASTER_PORT_OF(id + k);
+    return GP_MASTER_PORT_OF(id);
+}
+
 void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks) {
     gpd__wl w;
     json_t *j = NULL;
@@ -547,6 +571,8 @@ void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks
         gpd__active_init(a, &w, &r, w.attempt + 1, ntasks);
         a->state = GP_WL_STARTING;
         a->tasks = tr;
+        if (ntasks > 1)
+            a->master_port = gang_port(s, id, tasks[0].node);
         for (int t = 0; t < ntasks; t++) {
             tr[t] = tasks[t];
             tr[t].binding.node = tr[t].node;
@@ -554,6 +580,7 @@ void gpd__loop_bind(gpd__sched *s, uint64_t id, int ntasks, const task_rt *tasks
             tr[t].mem_used = -1;
             recs[t].task = t;
             recs[t].attempt = a->attempt;
+            recs[t].master_port = a->master_port;
             snprintf(recs[t].node, sizeof recs[t].node, "%s", tr[t].node);
             recs[t].binding = binding_to_json(&tr[t].binding, NULL);
             if (!recs[t].binding)

@@ -109,6 +109,12 @@ static const char *const migrations[] = {
     "ALTER TABLE queues ADD COLUMN workloads_after INTEGER NOT NULL DEFAULT 0;"
     "UPDATE queues SET workloads_after = COALESCE((SELECT MAX(id) FROM workloads"
     "  WHERE workloads.project = queues.name AND workloads.submitted_ms < queues.created_ms), 0);",
+    /* 13: a gang's rendezvous port (MASTER_PORT), chosen when its attempt
+     * is bound and kept with its tasks, so that a restart launches them
+     * again with it and knows it taken (sched-tasks.c, gang_port); 0 on a
+     * row from before: the workload's preferred port, which it was
+     * launched with. */
+    "ALTER TABLE tasks ADD COLUMN master_port INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -382,15 +382,17 @@ static int task_row(sqlite3_stmt *s, void *arg, gpd__err *e) {
     t->attempt = sqlite3_column_int(s, 1);
     gpd__store_text(t->node, sizeof t->node, s, 2);
     gpd__store_text(t->handle, sizeof t->handle, s, 4);
+    t->master_port = sqlite3_column_int(s, 5);
     return json_col(s, 3, &t->binding, "tasks", e);
 }
 
 int gpd__store_tasks_get(gp_store *st, uint64_t id, gpd__task_rec **tasks, int *n, gpd__err *e) {
     task_rows tr = {NULL, 0};
-    int rc = gpd__store_select(st, e, "reading tasks", task_row, &tr,
-                               "SELECT task, attempt, node, binding, handle FROM tasks "
-                               "WHERE workload=? ORDER BY task",
-                               "i", (int64_t)id);
+    int rc =
+        gpd__store_select(st, e, "reading tasks", task_row, &tr,
+                          "SELECT task, attempt, node, binding, handle, master_port FROM tasks "
+                          "WHERE workload=? ORDER BY task",
+                          "i", (int64_t)id);
     if (rc < 0) {
         gpd__task_recs_free(tr.tasks, tr.n);
         tr.tasks = NULL;
@@ -507,12 +509,12 @@ static int apply_one(sqlite3 *db, const gpd__wl_change *c, int64_t now, gpd__err
                                 t->handle, id, (int64_t)t->task);
         else
             rc = gpd__store_run(db, e, "recording a task",
-                                "INSERT INTO tasks(workload, task, attempt, node, binding, handle)"
-                                " VALUES(?,?,?,?,?,?)",
+                                "INSERT INTO tasks(workload, task, attempt, node, binding, handle,"
+                                " master_port) VALUES(?,?,?,?,?,?,?)",
                                 "iiitt"
-                                "t",
+                                "ti",
                                 id, (int64_t)t->task, (int64_t)t->attempt, t->node,
-                                t->binding ? t->binding : "{}", t->handle);
+                                t->binding ? t->binding : "{}", t->handle, (int64_t)t->master_port);
     }
     if (rc == 0 && c->attempt_started)
         rc = gpd__store_run(db, e, "recording an attempt",

@@ -186,8 +186,11 @@ typedef struct gpd__task_rec {
     int32_t task;
     int32_t attempt;
     char node[GP_NAME_MAX + 1];
-    char *binding;    /* JSON of its slices (malloc'ed) */
-    char handle[128]; /* "" until launched */
+    char *binding;       /* JSON of its slices (malloc'ed) */
+    char handle[128];    /* "" until launched */
+    int32_t master_port; /* a gang's MASTER_PORT, the same in each of its rows; 0: none
+                            (not a gang, or stored before ports were: the
+                            workload's preferred one) */
 } gpd__task_rec;
 
 /* Reads the task rows of workload id (*tasks malloc'ed; free with

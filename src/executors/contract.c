@@ -235,15 +235,17 @@ static void put_slice(gpx__contract *c, const gpx__contract_in *in, const gp_sli
 }
 
 /* A gang's rendezvous, as torch.distributed's env:// reads it. Every task
- * sees only its own GPUs, so its local rank is 0 wherever it runs. */
+ * sees only its own GPUs, so its local rank is 0 wherever it runs. The port
+ * is the daemon's choice (t->master_port), which knows the other gangs on
+ * task 0's node; none given, the workload's preferred one. */
 static void put_gang(gpx__contract *c, const gpx__contract_in *in) {
     const gp_task_launch *t = in->t;
     putf(c, "WORLD_SIZE", "%d", t->gang_size);
     putf(c, "RANK", "%d", t->task);
     put(c, "LOCAL_RANK", "0");
     put(c, "MASTER_ADDR", in->master_addr != NULL ? in->master_addr : "");
-    putf(c, "MASTER_PORT", "%llu",
-         (unsigned long long)(GPX__MASTER_PORT_BASE + t->workload % 1000));
+    putf(c, "MASTER_PORT", "%d",
+         t->master_port > 0 ? t->master_port : GP_MASTER_PORT_OF(t->workload));
 }
 
 /* How many variables the list may hold: the base, the workload's, gpupool's. */

@@ -22,10 +22,6 @@
 /* The PATH a task starts with. */
 #define GPX__TASK_PATH "/usr/local/bin:/usr/bin:/bin"
 
-/* The first MASTER_PORT of a gang's rendezvous; the workload id mod 1000 is
- * added, so that two gangs sharing a node differ. */
-#define GPX__MASTER_PORT_BASE 29500
-
 /* What the builder needs beyond the launch. */
 typedef struct gpx__contract_in {
     const gp_task_launch *t;

@@ -82,7 +82,19 @@ typedef struct gp_task_launch {
      * standard input, output and error, and a session endpoint that
      * session() reaches (attach, exec, port forwarding). 0: a batch task. */
     int32_t tty;
+    /* Appended: a gang's rendezvous port (MASTER_PORT), the same for every
+     * task of an attempt, chosen by the daemon among the gangs it runs
+     * (gpupoold: GP_MASTER_PORT_OF(workload) unless a live gang whose task 0
+     * is on the same node holds it). 0: GP_MASTER_PORT_OF(workload). */
+    int32_t master_port;
 } gp_task_launch;
+
+/* The range of gangs' rendezvous ports: GP_MASTER_PORTS ports from
+ * GP_MASTER_PORT_BASE, and the one a workload prefers (base + id mod
+ * GP_MASTER_PORTS), so that a user can predict it in the common case. */
+#define GP_MASTER_PORT_BASE   29500
+#define GP_MASTER_PORTS       1000
+#define GP_MASTER_PORT_OF(id) ((int32_t)(GP_MASTER_PORT_BASE + (id) % GP_MASTER_PORTS))
 
 typedef enum gp_task_state {
     GP_TASK_STARTING = 0, /* accepted, not yet running */

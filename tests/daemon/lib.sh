@@ -110,6 +110,14 @@ emulated_pool() {
     two_departments
 }
 
+# emulated_proj DATA_DIR N: as the first test, starts the daemon on N
+# emulated GPUs (emulated_start) and makes the queues dept/proj.
+emulated_proj() {
+    mkdir -p "$1"
+    tap_ok "gpupoold starts with $2 emulated GPU(s)" emulated_start "$1" "$2"
+    $GP queue create dept >/dev/null && $GP queue create proj --parent dept >/dev/null
+}
+
 # proj_pool DATA_DIR [gpupoold flags...]: starts the daemon as the first test
 # and makes the queues dept/proj.
 proj_pool() {

@@ -7,9 +7,7 @@
 . tests/daemon/lib.sh
 
 D=$TMP/elastic
-mkdir -p "$D"
-tap_ok "gpupoold starts with 2 emulated GPUs" emulated_start "$D" 2
-$GP queue create dept >/dev/null && $GP queue create proj --parent dept >/dev/null
+emulated_proj "$D" 2
 
 id=$($GP submit --project proj --gang 4 --min-gang 2 --gpu 1 -- sleep 600 | grep -o '[0-9][0-9]*' | head -1)
 tasks_of() { $GP --json describe "$1" | grep -o '"handle": *"[^"]*"' | wc -l; }

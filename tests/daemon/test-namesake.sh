@@ -28,6 +28,7 @@ tap_ok "a clock set back hides none of the project's own workloads" lists "$RT" 
 gpd_stop
 sqlite3 "$D/gpupool.db" "UPDATE schema_version SET version = 11;
     ALTER TABLE queues DROP COLUMN workloads_after;
+    ALTER TABLE tasks DROP COLUMN master_port;
     UPDATE queues SET created_ms = (SELECT submitted_ms + 1 FROM workloads WHERE id = $W)
         WHERE name = 'a1'"
 tap_ok "gpupoold migrates a store of schema version 11" emulated_start "$D" 1

@@ -97,11 +97,12 @@ tap_is "and the workloads' modes" "$(mode_of "$w1") $(mode_of "$w2") $(mode_of "
 gpd_stop
 sqlite3 "$D/gpupool.db" "UPDATE schema_version SET version=10;
     ALTER TABLE queues DROP COLUMN workloads_after;
+    ALTER TABLE tasks DROP COLUMN master_port;
     UPDATE queues SET on_preempt='pause' WHERE name='D';
     UPDATE queues SET on_preempt='checkpoint' WHERE name IN ('d1','E','e1');
     UPDATE queues SET on_preempt='requeue' WHERE name='d2';"
 tap_ok "gpupoold migrates a store of schema version 10" gpd_start "$D" --period 300ms --poll 200ms
-tap_is "the store is at version 12" "$(sqlite3 "$D/gpupool.db" 'SELECT version FROM schema_version')" 12
+tap_is "the store is at version 13" "$(sqlite3 "$D/gpupool.db" 'SELECT version FROM schema_version')" 13
 tap_is "a project at checkpoint under a department at pause keeps checkpoint, its own" \
     "$(modes d1)" '"checkpoint" "checkpoint" "d1"'
 tap_is "a project with its own mode keeps it" "$(modes d2)" '"requeue" "requeue" "d2"'

@@ -5,6 +5,9 @@
  * emulated fractional slice with a compute share and the interposer; a MIG
  * slice) and prints the names they hold. test-contract-doc.sh compares the
  * list with the table of docs/workload-contract.md.
+ *
+ * With the argument "ports": the first and the last of a gang's rendezvous
+ * ports (MASTER_PORT) and how many there are, which the table states.
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,7 +28,12 @@ static int print_names(const gpx__contract_in *in) {
     return 0;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "ports") == 0) {
+        printf("%d %d %d\n", GP_MASTER_PORT_BASE, GP_MASTER_PORT_BASE + GP_MASTER_PORTS - 1,
+               GP_MASTER_PORTS);
+        return 0;
+    }
     static gp_node_spec node;
     snprintf(node.name, sizeof node.name, "n1");
     node.ngpus = 2;
@@ -35,10 +43,10 @@ int main(void) {
     snprintf(node.gpus[1].mig_layout[0], sizeof node.gpus[1].mig_layout[0], "1g.10gb");
     gp_task_binding frac = {"n1", 1, {{0, 250, 1 << 30, -1}}};
     gp_task_binding mig = {"n1", 1, {{1, 1000, 1 << 30, 0}}};
-    const char *argv[] = {"true", NULL};
+    const char *cmd[] = {"true", NULL};
     gp_task_launch t = {.workload = 1,
                         .attempt = 1,
-                        .argv = argv,
+                        .argv = cmd,
                         .compute_share = 25,
                         .node = &node,
                         .binding = &frac,

@@ -345,6 +345,13 @@ START_TEST(test_local_gang_gets_rendezvous) {
     ck_assert_str_eq(gpx__env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-emulated-n1-1");
     gpx__env_free(env);
 
+    /* The port the daemon chose for the attempt, where it chose one. */
+    t.master_port = 29508;
+    rc = gpx__env_build(lx, &t, &alice, "/ckpt", &env, note, sizeof note, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_str_eq(gpx__env_get(env, "MASTER_PORT"), "29508");
+    gpx__env_free(env);
+
     /* A task alone gets none, and keeps a RANK of its own. */
     t.gang_size = 1;
     rc = gpx__env_build(lx, &t, &alice, "/ckpt", &env, note, sizeof note, err, sizeof err);
