@@ -118,6 +118,25 @@ emulated_proj() {
     $GP queue create dept >/dev/null && $GP queue create proj --parent dept >/dev/null
 }
 
+# with_spawn_hold COMMAND...: runs COMMAND, a start of the daemon, with
+# gpupoold-pausekill in its place (pause-kill.c, GPUPOOL_TEST_SPAWN_HOLD):
+# it kills itself right after it forks a task's launch, and holds that
+# launch's supervisor back before its handle until the file $HOLD exists,
+# which the test makes at its end whatever happens.
+HOLD=$TMP/hold
+with_spawn_hold() {
+    trap 'touch "$HOLD"; cleanup' EXIT
+    with_spawn_hold_gpd=$GPD
+    GPD=$B/tests/daemon/gpupoold-pausekill
+    GPUPOOL_TEST_SPAWN_HOLD=$HOLD
+    export GPUPOOL_TEST_SPAWN_HOLD
+    "$@"
+    with_spawn_hold_rc=$?
+    GPD=$with_spawn_hold_gpd
+    unset GPUPOOL_TEST_SPAWN_HOLD
+    return $with_spawn_hold_rc
+}
+
 # proj_pool DATA_DIR [gpupoold flags...]: starts the daemon as the first test
 # and makes the queues dept/proj.
 proj_pool() {

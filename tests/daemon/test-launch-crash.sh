@@ -9,19 +9,9 @@
 . tests/daemon/lib.sh
 
 D=$TMP/pool
-HOLD=$TMP/hold
 RUNS=$TMP/runs.txt
 : >"$RUNS"
-mkdir -p "$D"
-# Never leave a supervisor held back, whatever happens.
-trap 'touch "$HOLD"; cleanup' EXIT
-GPUPOOL_TEST_SPAWN_HOLD=$HOLD
-export GPUPOOL_TEST_SPAWN_HOLD
-real=$GPD
-GPD=$B/tests/daemon/gpupoold-pausekill
-proj_pool "$D" --period 200ms --poll 200ms
-GPD=$real
-unset GPUPOOL_TEST_SPAWN_HOLD
+with_spawn_hold proj_pool "$D" --period 200ms --poll 200ms
 
 ID=$($GP submit --project proj -- sh -c "echo run >> $RUNS; sleep 3" | grep -o '[0-9][0-9]*' | head -1)
 died() { ! kill -0 "$GPD_PID" 2>/dev/null; }

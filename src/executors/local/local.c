@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/gp_array.h"
 #include "common/gp_error.h"
 #include "common/units.h"
 #include "executors/local/local.h"
@@ -280,6 +281,8 @@ static void host_node(const gpx__local *lx, gp_node_spec *n) {
 }
 
 static void local_close(void *state);
+static void find_abandoned(gpx__local *lx);
+static void settle_abandoned(gpx__local *lx);
 
 /* The defaults that depend on the daemon (ctx): task state below its data
  * directory, the interposer installed beside it, and, on the embedded
@@ -396,6 +399,7 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
         local_close(lx);
         return rc;
     }
+    find_abandoned(lx);
     *state = lx;
     return 0;
 }
@@ -418,6 +422,7 @@ static void local_close(void *state) {
             rmdir(lx->dev.v2_parent);
         gpx__nvml_close(&lx->nvml);
         gpx__cuda_close(&lx->cuda);
+        free(lx->abandoned);
         free(lx);
     }
 }
@@ -425,6 +430,7 @@ static void local_close(void *state) {
 static int local_inventory(void *state, gp_node_spec *nodes, size_t max, size_t *n, int *emulated,
                            char *err, size_t errlen) {
     gpx__local *lx = state;
+    settle_abandoned(lx);
     *emulated = lx->emulated;
     *n = 1;
     if (max == 0)
@@ -1025,6 +1031,7 @@ static void poll_one(const gpx__local *lx, gp_task_status *st) {
 }
 
 static int local_poll(void *state, gp_task_status *tasks, size_t n) {
+    settle_abandoned(state);
     gpx__wd_scan(state);
     for (size_t i = 0; i < n; i++)
         poll_one(state, &tasks[i]);
@@ -1049,6 +1056,88 @@ static int local_reap(void *state, const char *handle) {
     /* Its cgroups, and the books and the limits of an ended slice, go with it. */
     remove_attempt(lx, h.key, dir);
     return 0;
+}
+
+/* ======================================================================== */
+/* Abandoned launches                                                        */
+/* ======================================================================== */
+
+/* Ends for good what an abandoned launch of key began: 1 once nothing of it
+ * is left, 0 while a process of it lives still (a supervisor held back
+ * before its handle, or a task killed here that has not yet ended). */
+static int end_abandoned(gpx__local *lx, const char *key) {
+    char dir[PATH_MAX], handle[GP_HANDLE_MAX];
+    task_dir(lx, key, dir, sizeof dir);
+    if (access(dir, F_OK) != 0)
+        return 1;
+    if (read_handle(dir, handle) == 0) {
+        gpx__task_signal(lx, key, SIGKILL);
+        return local_reap(lx, handle) == 0;
+    }
+    if (start_held(dir))
+        return 0;
+    remove_attempt(lx, key, dir);
+    return 1;
+}
+
+/* Keeps key among the abandoned launches still to end. */
+static int keep_abandoned(gpx__local *lx, const char *key) {
+    for (size_t i = 0; i < lx->nabandoned; i++)
+        if (strcmp(lx->abandoned[i], key) == 0)
+            return 0;
+    if (GP_ARRAY_ROOM(lx->abandoned, lx->nabandoned, lx->capabandoned, 4) < 0)
+        return GP_ENOMEM;
+    gpx__exec_fmt(lx->abandoned[lx->nabandoned++], GPX__KEY_MAX, "%s", key);
+    return 0;
+}
+
+/* Ends the abandoned launches it can, at each poll and inventory. */
+static void settle_abandoned(gpx__local *lx) {
+    for (size_t i = lx->nabandoned; i-- > 0;)
+        if (end_abandoned(lx, lx->abandoned[i]))
+            memmove(lx->abandoned[i], lx->abandoned[--lx->nabandoned], GPX__KEY_MAX);
+}
+
+/* At open: the launches the state directory marks abandoned, by a daemon
+ * that stopped before it could end them. */
+static void find_abandoned(gpx__local *lx) {
+    DIR *d = opendir(lx->state_dir);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        uint64_t w;
+        int32_t t, a;
+        char file[PATH_MAX];
+        gpx__exec_fmt(file, sizeof file, "%s/%s/" GPX__ABANDONED_FILE, lx->state_dir, e->d_name);
+        if (parse_key(e->d_name, &w, &t, &a) == 0 && access(file, F_OK) == 0)
+            keep_abandoned(lx, e->d_name);
+    }
+    if (d != NULL)
+        closedir(d);
+}
+
+/*
+ * GP_EXEC_CTL_ABANDON: a launch that returned GP_EAGAIN will not be tried
+ * again. Its start may live still: a supervisor whose daemon was killed
+ * after the fork, held back before its handle. The mark written here stops
+ * that supervisor before it starts the task (proc.c); one already past it
+ * has written its handle, by which its task is killed. What cannot be ended
+ * now (a supervisor still before its mark) is ended at a later poll or
+ * inventory, after a restart too (the mark says so): 0 if all is ended,
+ * GP_EAGAIN if some is left to that.
+ */
+static int abandon(gpx__local *lx, const gp_exec_abandon *ab) {
+    char key[GPX__KEY_MAX], file[PATH_MAX];
+    make_key(key, sizeof key, ab->workload, ab->task, ab->attempt);
+    gpx__exec_fmt(file, sizeof file, "%s/%s/" GPX__ABANDONED_FILE, lx->state_dir, key);
+    int fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == ENOENT)
+        return 0; /* no directory: nothing began */
+    if (fd >= 0)
+        close(fd);
+    if (end_abandoned(lx, key))
+        return 0;
+    int rc = keep_abandoned(lx, key);
+    return rc < 0 ? rc : GP_EAGAIN;
 }
 
 /* A session with a task: its supervisor serves it (session.c). */
@@ -1185,6 +1274,8 @@ static int local_control(void *state, int op, void *arg) {
         return gpx__pause_ctl(state, op, NULL, arg);
     case GP_EXEC_CTL_NODE_USAGE:
         return gpx__host_usage(state, arg);
+    case GP_EXEC_CTL_ABANDON:
+        return abandon(state, arg);
     default:
         return GP_ENOTSUP;
     }

@@ -39,6 +39,11 @@
 
 #define GPX__KEY_MAX 64
 
+/* The file in a task's state directory that marks its launch abandoned
+ * (GP_EXEC_CTL_ABANDON): a supervisor that finds it once it has written its
+ * handle does not start the task (local.c, proc.c). */
+#define GPX__ABANDONED_FILE "abandoned"
+
 /* An instance id: up to 16 letters, digits, '_' or '-' (local.c). */
 #define GPX__INSTANCE_MAX 17
 
@@ -339,7 +344,10 @@ typedef struct gpx__spawned {
  * 0 with *out filled (out->stage says whether the task started), or
  * GP_ESYS/GP_EIO with err set if the supervisor could not be started or
  * vanished before reporting: GP_EAGAIN where the daemon could not fork for
- * want of processes or memory (gpx__spawn_transient), which may pass.
+ * want of processes or memory (gpx__spawn_transient), which may pass. A
+ * supervisor that finds its launch abandoned (GPX__ABANDONED_FILE) once it
+ * has written its handle starts no task: it records a start that failed
+ * (GPX__STAGE_TASK, ECANCELED) and ends.
  */
 int gpx__spawn_task(const gpx__spawn *s, gpx__spawned *out, char *err, size_t errlen);
 
@@ -508,6 +516,11 @@ typedef struct gpx__local {
     /* The host's CPU counters at the previous GP_EXEC_CTL_NODE_USAGE (the
      * scheduling loop's thread alone asks): busy and all jiffies. */
     uint64_t cpu_busy, cpu_all;
+    /* Abandoned launches whose start lives still (a supervisor not yet at
+     * its handle, or its task not yet ended): ended and removed at each poll
+     * and inventory; at open, those the state directory marks. */
+    char (*abandoned)[GPX__KEY_MAX];
+    size_t nabandoned, capabandoned;
 } gpx__local;
 
 /* The device files of the node's GPUs (devs[GP_MAX_GPUS_PER_NODE]), from

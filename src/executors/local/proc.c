@@ -892,6 +892,18 @@ static void supervise(const gpx__spawn *s, int rep) {
         r.stage = GPX__STAGE_TASK;
         r.start_errno = errno;
     }
+    /* Abandoned while held back before the handle (its daemon killed after
+     * the fork, its workload deleted meanwhile): no task. Checked after the
+     * handle is written, so that an abandon that wrote its mark too late for
+     * this check finds the handle and ends the task itself (local.c). */
+    char mark[PATH_MAX];
+    p = mark;
+    gpx__sa_str(&p, mark + sizeof mark, s->dir);
+    gpx__sa_str(&p, mark + sizeof mark, "/" GPX__ABANDONED_FILE);
+    if (r.stage == GPX__STAGE_NONE && access(mark, F_OK) == 0) {
+        r.stage = GPX__STAGE_TASK;
+        r.start_errno = ECANCELED;
+    }
 
     int errp[2] = {-1, -1};
     int outp[2] = {-1, -1}; /* the task's output, without a terminal */

@@ -1,0 +1,39 @@
+#!/bin/sh
+# A workload deleted while its launch waits for a start in flight
+# (gpupoold killed right after it forked the launch, the supervisor held
+# back before its handle): the start is abandoned, so that the supervisor,
+# once let go, never runs the task's command, and nothing of the attempt is
+# left; the workload's GPU goes to the next one. Before, the supervisor ran
+# the deleted workload's task on, found only by the next start of gpupoold.
+# with_spawn_hold (lib.sh) does the kill and the hold.
+. tests/lib/tap.sh
+. tests/daemon/lib.sh
+
+D=$TMP/pool
+RUNS=$TMP/runs.txt
+: >"$RUNS"
+mkdir -p "$D"
+tap_ok "gpupoold starts with 1 emulated GPU" with_spawn_hold emulated_start "$D" 1
+one_gpu_lent
+
+ID=$($GP submit --project a1 --gpu 1 -- sh -c "echo run >> $RUNS; sleep 300" | grep -o '[0-9][0-9]*' | head -1)
+died() { ! kill -0 "$GPD_PID" 2>/dev/null; }
+tap_ok "gpupoold dies right after it forks the launch" wait_until 60 died
+wait "$GPD_PID" 2>/dev/null
+GPD_PID=
+tap_ok "gpupoold restarts" emulated_start "$D" 1
+waits() { $GP describe "$ID" | grep -q 'launch to be tried again after a restart'; }
+tap_ok "it waits for the start in flight" wait_until 60 waits
+inst=$(cat "$D/tasks/instance")
+supervisor() { pgrep -f "gpupool-supervisor $inst w$ID\\." >/dev/null; }
+tap_ok "the start's supervisor is held back" supervisor
+tap_ok "the workload is deleted meanwhile" sh -c "$GP delete $ID >/dev/null"
+tap_ok "it is deleted" wait_until 60 is_state "$ID" deleted
+touch "$HOLD"
+tap_ok "the supervisor ends once let go" wait_until 60 sh -c "! pgrep -f 'gpupool-supervisor $inst w$ID\\.'"
+tap_is "the deleted workload's command never ran" "$(wc -l <"$RUNS" | tr -d ' ')" 0
+NEXT=$($GP submit --project a1 --gpu 1 -- true | grep -o '[0-9][0-9]*' | head -1)
+tap_ok "its GPU goes to the next workload" wait_until 60 is_state "$NEXT" succeeded
+tap_ok "nothing of the abandoned start is left" wait_until 60 no_trace "$D" "$ID"
+gpd_stop
+tap_done
