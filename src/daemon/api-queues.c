@@ -8,7 +8,8 @@
  * unlimited. Department admins manage the queues strictly below their
  * department; only admins create or change departments. The bounds that
  * protect the lenders of GPUs (lender_bounds) a department admin may set
- * only at or below what applies above the queue.
+ * only at or below what applies above the queue, and one lowered lowers the
+ * queues below that hold more (with_lowered).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,10 @@ static gp_time_ms bound_of(const gp_queue_spec *q, int field) {
     return field == GP_QUEUE_F_min_runtime_max ? q->min_runtime_max : q->reclaim_grace_max;
 }
 
+static void bound_set(gp_queue_spec *q, int field, gp_time_ms v) {
+    *(field == GP_QUEUE_F_min_runtime_max ? &q->min_runtime_max : &q->reclaim_grace_max) = v;
+}
+
 /* The ancestor of a queue under parent with the least of field's bound;
  * NULL for a department, which has none. */
 static const gp_queue_spec *least_above(const gpd__queue_specs *sp, const char *parent, int f) {
@@ -220,8 +225,7 @@ static int lender_bounds(gpd__req *r, gp_queue_spec *q, int creating, gpd__err *
             (named && r->who.role == GPD__ROLE_ADMIN) || (!named && !creating))
             continue;
         if (!named) {
-            *(f == GP_QUEUE_F_min_runtime_max ? &q->min_runtime_max : &q->reclaim_grace_max) =
-                bound_of(least, f);
+            bound_set(q, f, bound_of(least, f));
             continue;
         }
         char lim[32];
@@ -233,6 +237,44 @@ static int lender_bounds(gpd__req *r, gp_queue_spec *q, int creating, gpd__err *
     }
     free(sp.q);
     return rc;
+}
+
+/* Whether q is strictly below the queue named name in sp. */
+static int is_below(const gpd__queue_specs *sp, const gp_queue_spec *q, const char *name) {
+    for (int depth = 0; q != NULL && q->parent[0] && depth < 64; depth++) {
+        if (strcmp(q->parent, name) == 0)
+            return 1;
+        q = gpd__queue_spec_find(sp, q->parent);
+    }
+    return 0;
+}
+
+/* Into out (room for sp->n + 1): q, the queue as it will be (old, as it
+ * is), then each queue below it whose lenders' bound is above one that q's
+ * change lowers, lowered to it. A bound protects the lenders from every
+ * queue below the one that holds it, so that a department's lowered lowers
+ * its projects' in the same change (a value its admin set under the old
+ * bound, or one the pool's admin set above it); a change that lowers
+ * nothing changes nothing below. Returns how many queues out holds. */
+static size_t with_lowered(const gpd__queue_specs *sp, const gp_queue_spec *old,
+                           const gp_queue_spec *q, gp_queue_spec *out) {
+    size_t n = 0;
+    out[n++] = *q;
+    for (size_t i = 0; i < sp->n; i++) {
+        gp_queue_spec c = sp->q[i];
+        int lowered = 0;
+        for (size_t k = 0; k < sizeof lender_bounds_of / sizeof lender_bounds_of[0]; k++) {
+            int f = lender_bounds_of[k];
+            if (bound_of(q, f) < bound_of(old, f) && bound_of(&c, f) > bound_of(q, f) &&
+                is_below(sp, &sp->q[i], q->name)) {
+                bound_set(&c, f, bound_of(q, f));
+                lowered = 1;
+            }
+        }
+        if (lowered)
+            out[n++] = c;
+    }
+    return n;
 }
 
 int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
@@ -263,7 +305,7 @@ int gpd__h_q_create(gpd__req *r, gpd__resp *out, gpd__err *e) {
                            "parent: this token may create queues only under department %s",
                            r->who.scope);
         else if ((rc = lender_bounds(r, &q, 1, e)) == 0)
-            rc = gpd__sched_queue_set(r->d->sched, &q, e);
+            rc = gpd__sched_queue_set(r->d->sched, &q, 1, e);
     }
     if (rc < 0)
         return rc;
@@ -276,20 +318,23 @@ int gpd__h_q_update(gpd__req *r, gpd__resp *out, gpd__err *e) {
     if (rc < 0)
         return rc;
     const gp_queue_spec *cur = gpd__queue_spec_find(&sp, r->params[0]);
-    int found = cur != NULL;
-    gp_queue_spec q;
-    if (found)
+    gp_queue_spec q, *set = NULL;
+    if (cur == NULL)
+        rc = gpd__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);
+    else if (!gpd__can_admin_queue(r, cur->name, NULL))
+        rc = gpd__fail(e, GP_EPERM, "name", "this token may not change queue %s", cur->name);
+    if (rc == 0) {
         q = *cur;
-    free(sp.q);
-    if (!found)
-        return gpd__fail(e, GP_ENOENT, "name", "no queue named %s", r->params[0]);
-    if (!gpd__can_admin_queue(r, q.name, NULL))
-        return gpd__fail(e, GP_EPERM, "name", "this token may not change queue %s", q.name);
-    rc = gpd__queue_parse(r->json, 0, &q, e);
+        rc = gpd__queue_parse(r->json, 0, &q, e);
+    }
     if (rc == 0)
         rc = lender_bounds(r, &q, 0, e);
+    if (rc == 0 && (set = calloc(sp.n + 1, sizeof *set)) == NULL)
+        rc = gpd__fail(e, GP_ENOMEM, "", "out of memory");
     if (rc == 0)
-        rc = gpd__sched_queue_set(r->d->sched, &q, e);
+        rc = gpd__sched_queue_set(r->d->sched, set, with_lowered(&sp, cur, &q, set), e);
+    free(set);
+    free(sp.q);
     if (rc < 0)
         return rc;
     return reply_queue(r, out, 200, q.name, e);

@@ -117,16 +117,18 @@ static int hand_over(gpd__sched *s, uint64_t id, gpd__err *e) {
 
 /* ---- Queues ----------------------------------------------------------- */
 
-int gpd__sched_queue_set(gpd__sched *s, const gp_queue_spec *q, gpd__err *e) {
+int gpd__sched_queue_set(gpd__sched *s, const gp_queue_spec *q, size_t n, gpd__err *e) {
     char err[GP_ERR_MAX] = "";
     gp_queue_info old;
     pthread_mutex_lock(&s->eng_mu);
     int existed = gp_engine_queue_get(s->eng, q->name, &old) == 0;
-    int rc = gp_engine_queue_set(s->eng, q, err, sizeof err);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = gp_engine_queue_set(s->eng, &q[i], err, sizeof err);
     pthread_mutex_unlock(&s->eng_mu);
     if (rc < 0)
         return gpd__fail(e, rc == GP_ENOENT ? GP_EINVAL : rc, "", "%s", err);
-    rc = gpd__store_queue_put(s->d->store, q, e);
+    rc = gpd__store_queue_put(s->d->store, q, n, e);
     if (rc < 0) {
         /* Undo in the engine so that both say the same. */
         pthread_mutex_lock(&s->eng_mu);

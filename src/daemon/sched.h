@@ -57,8 +57,10 @@ int gpd__sched_command(gpd__sched *s, int cmd, uint64_t id, gpd__err *e);
 int gpd__sched_session(gpd__sched *s, const char *handle, const gp_session_req *req, int *fd,
                        char *err, size_t errlen);
 
-/* Creates or changes a queue in the engine and the store, both or neither. */
-int gpd__sched_queue_set(gpd__sched *s, const gp_queue_spec *q, gpd__err *e);
+/* Creates or changes a queue, q[0], in the engine and the store, both or
+ * neither, with q[1..n): queues below it that its change changes too (the
+ * lenders' bounds it lowers), stored in the same transaction. */
+int gpd__sched_queue_set(gpd__sched *s, const gp_queue_spec *q, size_t n, gpd__err *e);
 int gpd__sched_queue_remove(gpd__sched *s, const char *name, gpd__err *e);
 
 /* A running task, as the last poll saw it. */

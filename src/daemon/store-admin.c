@@ -70,8 +70,22 @@ static int queue_put_op(sqlite3 *db, void *arg, gpd__err *e) {
     return rc == SQLITE_DONE ? 0 : gpd__store_fail(db, rc, e, "storing the queue");
 }
 
-int gpd__store_queue_put(gp_store *st, const gp_queue_spec *q, gpd__err *e) {
-    return gpd__store_write(st, queue_put_op, (void *)(uintptr_t)q, e);
+typedef struct queues_put {
+    const gp_queue_spec *q;
+    size_t n;
+} queues_put;
+
+static int queues_put_op(sqlite3 *db, void *arg, gpd__err *e) {
+    const queues_put *p = arg;
+    int rc = 0;
+    for (size_t i = 0; i < p->n && rc == 0; i++)
+        rc = queue_put_op(db, (void *)(uintptr_t)&p->q[i], e);
+    return rc;
+}
+
+int gpd__store_queue_put(gp_store *st, const gp_queue_spec *q, size_t n, gpd__err *e) {
+    queues_put p = {q, n};
+    return gpd__store_write(st, queues_put_op, &p, e);
 }
 
 static int queue_delete_op(sqlite3 *db, void *arg, gpd__err *e) {

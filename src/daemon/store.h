@@ -258,8 +258,9 @@ int gpd__store_wl_apply(gp_store *st, const gpd__wl_change *c, int n, gpd__err *
 
 /* ---- Queues and tokens (store-admin.c) ---- */
 
-/* Queues in creation order (parents before children). */
-int gpd__store_queue_put(gp_store *st, const gp_queue_spec *q, gpd__err *e);
+/* Queues in creation order (parents before children). Stores q[0..n), all
+ * in one transaction or none. */
+int gpd__store_queue_put(gp_store *st, const gp_queue_spec *q, size_t n, gpd__err *e);
 /* Deletes the queue and, with it, the tokens whose scope names it (but the
  * admins'): a queue made again with its name is not theirs. */
 int gpd__store_queue_delete(gp_store *st, const char *name, gpd__err *e);

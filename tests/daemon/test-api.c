@@ -467,6 +467,52 @@ START_TEST(test_unnamed_bounds_stay_under_department) {
 }
 END_TEST
 
+/* Changes queue with token's PATCH of body, which must succeed. */
+static void patch_queue(gpd_test *t, const char *token, const char *queue, const char *body) {
+    char path[64];
+    snprintf(path, sizeof path, "/api/v1/queues/%s", queue);
+    ck_assert_int_eq(gpd_call(t, token, "PATCH", path, body, NULL), 200);
+}
+
+/* The lenders' bounds queue's GET shows, in seconds. */
+static void expect_bounds(gpd_test *t, const char *queue, int grace, int min_runtime) {
+    char path[64];
+    snprintf(path, sizeof path, "/api/v1/queues/%s", queue);
+    json_t *out = call_ok(t, t->admin, "GET", path);
+    ck_assert_int_eq(json_integer_value(json_object_get(out, "reclaim_grace_max")), grace);
+    ck_assert_int_eq(json_integer_value(json_object_get(out, "min_runtime_max")), min_runtime);
+    json_decref(out);
+}
+
+/* Lowering a department's lenders' bounds lowers, in the same change, those
+ * of the queues below it that held more: its projects' bounds were set under
+ * its old ones and kept them, so the department's no longer held (a1 kept
+ * 30 s and 5 m under a department lowered to 5 s and 1 m). A change that
+ * lowers nothing leaves the queues below alone, the pool admin's own values
+ * above the department's included. */
+START_TEST(test_lowered_department_lowers_projects) {
+    gpd_test t;
+    people u;
+    start_with_people(&t, &u);
+    patch_queue(&t, u.carol, "a1", "{\"reclaim_grace_max\":30,\"min_runtime_max\":\"5m\"}");
+    patch_queue(&t, u.carol, "a2", "{\"reclaim_grace_max\":3}");
+    patch_queue(&t, t.admin, "A", "{\"reclaim_grace_max\":\"5s\",\"min_runtime_max\":\"1m\"}");
+    expect_bounds(&t, "A", 5, 60);
+    expect_bounds(&t, "a1", 5, 60);
+    expect_bounds(&t, "a2", 3, 60); /* already under the new bound */
+    expect_bounds(&t, "b1", 60, 600);
+    /* A department admin can no longer raise its project to the old value. */
+    expect_bound(&t, u.carol, "PATCH", "/api/v1/queues/a1", "{\"reclaim_grace_max\":30}",
+                 "reclaim_grace_max", "5s");
+    /* The pool's admin sets a project above its department; a change of the
+     * department that lowers no bound keeps it. */
+    patch_queue(&t, t.admin, "a1", "{\"reclaim_grace_max\":\"1h\"}");
+    patch_queue(&t, t.admin, "A", "{\"priority\":5,\"reclaim_grace_max\":\"5s\"}");
+    expect_bounds(&t, "a1", 3600, 60);
+    gpd_test_stop(&t);
+}
+END_TEST
+
 /* Deleting a queue ends the tokens scoped to it: a queue made again with
  * the same name, perhaps in another department, is not theirs (researcher
  * tokens of a deleted project once reached its namesake). */
@@ -1117,6 +1163,7 @@ static void add_tests(TCase *tc) {
     tcase_add_test(tc, test_roles_and_scopes);
     tcase_add_test(tc, test_dept_admin_cannot_raise_lenders_bounds);
     tcase_add_test(tc, test_unnamed_bounds_stay_under_department);
+    tcase_add_test(tc, test_lowered_department_lowers_projects);
     tcase_add_test(tc, test_deleted_queue_ends_its_tokens);
     tcase_add_test(tc, test_dept_admin_sees_all_its_projects);
     tcase_add_test(tc, test_env_values_only_for_submitter);

@@ -27,6 +27,13 @@ tap_ok "the queue shows reclaim_grace_max in seconds" \
     contains "$(api GET /api/v1/queues/b1)" '"reclaim_grace_max":2[,}]'
 tap_ok "a department's default is one minute" \
     contains "$(api GET /api/v1/queues/A)" '"reclaim_grace_max":60[,}]'
+# A bound lowered on a department lowers its projects' where the engine
+# applies it: b1 raised to an hour by the pool's admin, then B lowered to
+# 2 s, holds 2 s again (it kept its hour, and A waited, before).
+$GP queue set b1 --reclaim-grace-max 1h >/dev/null && $GP queue set B --reclaim-grace-max 2s >/dev/null
+tap_is "b1 raised to 1h, then its department B lowered to 2s" "$?" 0
+tap_ok "b1's bound is lowered with B's" \
+    contains "$(api GET /api/v1/queues/b1)" '"reclaim_grace_max":2[,}]'
 
 # Ignores the checkpoint signal (the shell and its sleeps inherit SIG_IGN).
 cat >"$TMP/stubborn.sh" <<'SH'
