@@ -395,13 +395,13 @@ static int local_open(const gp_executor_ctx *ctx, const char *text, void **state
         }
     }
     free(c);
-    if (rc < 0) {
+    if (rc == 0) {
+        find_abandoned(lx);
+        *state = lx;
+    } else {
         local_close(lx);
-        return rc;
     }
-    find_abandoned(lx);
-    *state = lx;
-    return 0;
+    return rc;
 }
 
 static void local_close(void *state) {
