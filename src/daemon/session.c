@@ -22,16 +22,18 @@
  *
  * Bounds: toward the client, at most WS_QUEUE_MAX bytes are queued in
  * wslay before the executor's side is no longer read (its own ring then
- * fills and the program's output waits); toward the executor at most
- * BE_OUT_MAX bytes wait before the WebSocket is no longer read. A client
- * that takes nothing for STALL_MS while it holds its session up (its queue
- * is full, or the session closes and it has not taken everything yet), or
- * sends no HELLO within HELLO_MS, is cut off; it takes something when a
- * write to it goes out or its socket holds less for it than before
- * (client_progress). A session whose token is revoked, or whose console
- * session is signed out or ended, is ended (ERROR) within a second. A frame
- * over GP_CH_PAYLOAD_MAX + 1 bytes is refused by wslay (close 1009), a
- * message of several frames that adds up to more by on_chunk (ERROR).
+ * fills and the program's output waits), and the client's socket is not
+ * read past WS_PONGS_MAX (wslay queues a pong for each of its pings);
+ * toward the executor at most BE_OUT_MAX bytes wait before the WebSocket is
+ * no longer read. A client that takes nothing for STALL_MS while it holds
+ * its session up (its queue is full, or the session closes and it has not
+ * taken everything yet), or sends no HELLO within HELLO_MS, is cut off; it
+ * takes something when a write to it goes out or its socket holds less for
+ * it than before (client_progress). A session whose token is revoked, or
+ * whose console session is signed out or ended, is ended (ERROR) within a
+ * second. A frame over GP_CH_PAYLOAD_MAX + 1 bytes is refused by wslay
+ * (close 1009), a message of several frames that adds up to more by
+ * on_chunk (ERROR).
  *
  * wslay does not gather messages (no buffering): the frame callbacks take
  * each piece as wslay unmasks it, and a forwarded port's DATA goes to the
@@ -66,7 +68,9 @@
  * shorter than its frame's, a client's frames being masked). */
 #define BOUT_ROOM (BE_OUT_MAX + GP_WS_IO)
 #define BE_IN     (GP_CH_HEAD + GP_CH_PAYLOAD_MAX)
-#define STALL_MS  30000
+/* Past this, what is queued for the client is its own pings' pongs. */
+#define WS_PONGS_MAX (WS_QUEUE_MAX + BE_IN + 64 * 1024)
+#define STALL_MS     30000
 /* A closing session: what its client still sends is read and dropped until
  * the client has taken everything sent to it, the close frame included (the
  * socket's queue toward it is empty), then for CLOSING_MS at the most; one
@@ -662,14 +666,6 @@ static void on_end(wslay_event_context_ptr ctx, void *ud) {
         sess_fail(s, gp_ws_in_why(rc));
 }
 
-/* Whether the client's socket is read: not while the session opens, nor
- * while the executor's side has not taken what came before (back-pressure);
- * once it closes, while the client takes what is queued for it, where what
- * it still sends is read and dropped (CLOSING_ROUND a round) until its
- * close frame or its end (sess_over). A connection closed
- * with bytes unread is reset: the client, cut off in the middle of a
- * write, would lose what was queued for it (the port's EOF, an ERROR, the
- * close frame) and see only the reset. */
 /* Whether the client holds its session up: while the session is open, its
  * queue is full (the executor's side is no longer read); once it closes,
  * until the client has taken everything, the close frame included. */
@@ -714,10 +710,25 @@ static void client_progress(sess *s, int64_t now) {
         s->close_ms = now;
 }
 
+/* Whether the client's socket is read: not while the session opens, nor
+ * while the executor's side has not taken what came before (back-pressure),
+ * nor while what is queued for the client reaches WS_PONGS_MAX: wslay
+ * answers each ping by queuing a pong, whatever the queue holds, and a
+ * client sending pings and reading nothing grew it without bound (1.9 GB in
+ * 8 s, before its HELLO); such a client holds its session up and is cut off
+ * after STALL_MS. What the executor's side brings stays below WS_QUEUE_MAX
+ * and one read (BE_IN), so the output a client has not taken yet never
+ * holds up its input (a Ctrl-C). Once it closes, while the client takes
+ * what is queued for it, where what it still sends is read and dropped
+ * (CLOSING_ROUND a round) until its close frame or its end (sess_over). A
+ * connection closed with bytes unread is reset: the client, cut off in the
+ * middle of a write, would lose what was queued for it (the port's EOF, an
+ * ERROR, the close frame) and see only the reset. */
 static int reads_on(const sess *s) {
+    size_t queued = wslay_event_get_queued_msg_length(s->ctx);
     if (s->st == S_CLOSING)
-        return wslay_event_get_queued_msg_length(s->ctx) < WS_QUEUE_MAX;
-    return s->st != S_OPENING && s->boutlen - s->boutoff < BE_OUT_MAX;
+        return queued < WS_QUEUE_MAX;
+    return queued < WS_PONGS_MAX && s->st != S_OPENING && s->boutlen - s->boutoff < BE_OUT_MAX;
 }
 
 /*

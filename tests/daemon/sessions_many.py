@@ -32,14 +32,6 @@ def api(method, path, body=None, timeout=60):
     return taplib.api(SERVER, method, path, TOKEN, body, timeout)
 
 
-def rss_kib():
-    with open(f"/proc/{PID}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 # ---- W interactive shells ----
 wids = []
 for i in range(NWL):
@@ -136,16 +128,16 @@ class Round:
             t.start()
         self.opened.wait()
         self.open_s = time.time() - t0
-        self.rss_open = rss_kib()
+        self.rss_open = taplib.rss_kib(PID)
         self.typed.wait()
         self.answered.wait()
-        self.rss_answered = rss_kib()
+        self.rss_answered = taplib.rss_kib(PID)
         for t in threads:
             t.join(LIMIT)
         self.total_s = time.time() - t0
 
 
-rss0 = rss_kib()
+rss0 = taplib.rss_kib(PID)
 rounds = []
 for tag in ("a", "b"):
     r = Round(tag)
@@ -163,7 +155,7 @@ for tag in ("a", "b"):
     ok(not cross, f"round {tag}: no session read another's answer", "\n".join(cross[:10]))
 
 api_stop.set()
-rss_end = rss_kib()
+rss_end = taplib.rss_kib(PID)
 print(f"# daemon RSS: {rss0} KiB before; round a {rounds[0].rss_open} open, "
       f"{rounds[0].rss_answered} answered; round b {rounds[1].rss_open} open, "
       f"{rounds[1].rss_answered} answered; {rss_end} KiB after")

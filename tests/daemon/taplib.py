@@ -1,6 +1,6 @@
 """tests/daemon/taplib.py — what the Python session tests share: TAP lines
 (ok, done), a JSON call to gpupoold's API that returns the status and the
-decoded body, errors included, a free port on loopback (bench-sessions.py),
+decoded body, errors included, a process's resident memory, a free port on loopback (bench-sessions.py),
 and a server started in a task that picks its own port (serve). A script run
 after another in one TAP stream numbers on from GP_TAP_FIRST, names its
 cases with GP_TAP_PREFIX, and leaves the plan to the last one when
@@ -57,6 +57,15 @@ def serve(type_line, until, script, name):
               "2>/dev/null &" % (script[0], name, script[1]))
     pat = re.compile(name.encode() + rb"=(\d+)\r?\n")
     return int(pat.search(until(pat)).group(1))
+
+
+def rss_kib(pid):
+    """The resident memory of process pid (gpupoold), in KiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
 
 
 def done():
