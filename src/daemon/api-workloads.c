@@ -212,17 +212,65 @@ static int visible_id(gpd__req *r, uint64_t *id, gpd__err *e) {
     return 0;
 }
 
+/* Whether the tasks of unix_user run as the daemon's own Unix identity:
+ * always in single-user mode (the daemon is not root), and for root's. */
+static int runs_as_daemon(const char *unix_user) {
+    if (geteuid() != 0)
+        return 1;
+    char buf[4096];
+    struct passwd pw, *res = NULL;
+    return getpwnam_r(unix_user, &pw, buf, sizeof buf, &res) == 0 && res != NULL && pw.pw_uid == 0;
+}
+
+/* path (absolute) with ".", ".." and repeated slashes taken out by its
+ * words alone, as the kernel reads them where no symbolic link is met:
+ * nothing on the disk is looked at. 0, or -1 if it does not fit. */
+static int path_by_words(const char *path, char *out, size_t len) {
+    size_t n = 0;
+    const char *p = path;
+    while (*p != '\0') {
+        while (*p == '/')
+            p++;
+        size_t w = strcspn(p, "/");
+        if (w == 0 || (w == 1 && p[0] == '.')) {
+            /* nothing, or "." */
+        } else if (w == 2 && p[0] == '.' && p[1] == '.') {
+            while (n > 0 && out[n - 1] != '/')
+                n--;
+            if (n > 0)
+                n--;
+        } else {
+            if (n + 1 + w + 1 > len)
+                return -1;
+            out[n++] = '/';
+            memcpy(out + n, p, w);
+            n += w;
+        }
+        p += w;
+    }
+    if (n == 0)
+        out[n++] = '/';
+    out[n] = '\0';
+    return 0;
+}
+
 /* A workdir must not be the data directory or lie inside it: tasks must
  * never be pointed at the store, the tokens or the logs. Whether the
  * workload's user may use it is the kernel's to say, when the task enters it
- * as that user. */
-static int workdir_check(const gpd__daemon *d, const char *workdir, gpd__err *e) {
+ * as that user. The path is judged by its words; its symbolic links are
+ * followed only where the tasks run as the daemon's own identity (resolved
+ * as root for another user, the answer, refused or not, told that user
+ * whether a name existed in a directory it may not search). */
+static int workdir_check(const gpd__daemon *d, const char *workdir, const char *unix_user,
+                         gpd__err *e) {
     if (!workdir)
         return 0;
     char real[PATH_MAX];
-    const char *p = realpath(workdir, real) ? real : workdir;
+    if (!(runs_as_daemon(unix_user) && realpath(workdir, real)) &&
+        path_by_words(workdir, real, sizeof real) < 0)
+        return gpd__fail(e, GP_EINVAL, "workdir", "workdir: longer than %d bytes", PATH_MAX - 1);
     size_t n = strlen(d->cfg.data_dir);
-    if (strncmp(p, d->cfg.data_dir, n) == 0 && (p[n] == '\0' || p[n] == '/'))
+    if (strncmp(real, d->cfg.data_dir, n) == 0 && (real[n] == '\0' || real[n] == '/'))
         return gpd__fail(e, GP_EINVAL, "workdir",
                          "workdir: %s is inside the daemon's data directory, which workloads may "
                          "not use",
@@ -235,11 +283,8 @@ static int workdir_check(const gpd__daemon *d, const char *workdir, gpd__err *e)
  * directory above it (a 0700 parent): refused here, with the fix, instead.
  * Checked at every submit, so that fixing the mode needs no restart. */
 static int data_dir_check(const gpd__daemon *d, const char *unix_user, gpd__err *e) {
-    if (geteuid() != 0)
-        return 0; /* single-user mode: tasks run as the daemon's own user */
-    char buf[4096], why[PATH_MAX + 400];
-    struct passwd pw, *res = NULL;
-    if (getpwnam_r(unix_user, &pw, buf, sizeof buf, &res) == 0 && res != NULL && pw.pw_uid == 0)
+    char why[PATH_MAX + 400];
+    if (runs_as_daemon(unix_user))
         return 0;
     if (gpd__dir_passable(d->cfg.data_dir, why, sizeof why) < 0)
         return gpd__fail(e, GP_ESTATE, "", "%s", why);
@@ -327,7 +372,7 @@ int gpd__h_wl_submit(gpd__req *r, gpd__resp *out, gpd__err *e) {
     json_object_set_new(body, "run_as", json_string(r->who.unix_user));
     if ((rc = gpd__request_parse(body, &q, e)) < 0)
         goto out;
-    if ((rc = workdir_check(r->d, q.workdir, e)) < 0)
+    if ((rc = workdir_check(r->d, q.workdir, r->who.unix_user, e)) < 0)
         goto out;
     if (!can_see_project(r, q.spec.queue)) {
         rc = gpd__fail(e, GP_EPERM, "project", "project: this token may not submit to %s",

@@ -112,6 +112,16 @@ tap_ok "so does a program that is nowhere" wait_until 30 is_state "$M" failed
 reason_of() { $GP describe "$1" | sed -n 's/^Reason: *//p'; }
 tap_is "and both say the same: nothing tells that the first exists" \
     "$(reason_of "$H" | sed 's/hidden/PROG/g')" "$(reason_of "$M" | sed 's/missing/PROG/g')"
+# A workdir through a directory alice may not search, and out of it again
+# with "..": resolved as root, the answer (refused as the data directory, or
+# accepted) told her whether the name she went through existed there.
+mkdir "$TMP/root-only/sub"
+through() {
+    as "$TA" $GP submit --project proj --workdir "$TMP/root-only/$1/../../pool" -- true 2>&1 |
+        sed "s/$1/NAME/g"
+}
+tap_is "a workdir through where alice may not search: nothing tells that a name exists there" \
+    "$(through sub)" "$(through none)"
 # Jupyter's --allow-root only where the task runs as root: alice's notebook
 # runs as alice, and gpupool notebook passed the flag for everyone.
 tap_ok "whoami says alice's tasks do not run as root" \
