@@ -960,7 +960,7 @@ static int port_answers(cli *c, uint64_t id, int remote) {
 }
 
 int cmd_notebook(cli *c, int argc, char **argv) {
-    uint8_t raw[24];
+    uint8_t raw[24], pick[2];
     char token[49], portarg[32], portflag[32];
     int local = 0;
     for (int i = 1; i < argc; i++) {
@@ -976,12 +976,15 @@ int cmd_notebook(cli *c, int argc, char **argv) {
             i--;
         }
     }
-    if (getrandom(raw, sizeof raw, 0) != sizeof raw)
+    if (getrandom(raw, sizeof raw, 0) != sizeof raw ||
+        getrandom(pick, sizeof pick, 0) != sizeof pick)
         return EXIT_ERROR;
     for (size_t i = 0; i < sizeof raw; i++)
         snprintf(token + 2 * i, 3, "%02x", raw[i]);
-    /* A port of its own in the task: tasks may share the host's network. */
-    int remote = 20000 + (int)(((unsigned)raw[0] << 8 | raw[1]) % 40000);
+    /* A port of its own in the task: tasks may share the host's network.
+     * Drawn apart from the token, since the command that names it is seen by
+     * the project's members and by everyone on the node (ps). */
+    int remote = 20000 + (int)(((unsigned)pick[0] << 8 | pick[1]) % 40000);
     snprintf(portarg, sizeof portarg, "--port=%d", remote);
     snprintf(portflag, sizeof portflag, "--port-retries=0");
     /* Jupyter refuses to run as root without --allow-root: it is given only

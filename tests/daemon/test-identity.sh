@@ -136,6 +136,16 @@ N=$(nb_id)
 nbspec=$($GP --json describe "$N" 2>&1)
 tap_ok "its command is Jupyter's" contains "$nbspec" '"--no-browser"'
 tap_ok "without --allow-root" sh -c "! printf '%s' \"\$1\" | grep -q allow-root" - "$nbspec"
+# Jupyter's port in the task is named in its command, which the project's
+# members and everyone on the node (ps) see: it was the token's first two
+# bytes (20000 + their number modulo 40000), 15 of its bits. Drawn apart, it
+# agrees with them by chance once in 40,000 runs.
+nb_port=$(printf '%s' "$nbspec" | sed -n 's/.*"--port=\([0-9]*\)".*/\1/p' | head -1)
+nb_token=$(printf '%s' "$nbspec" | sed -n 's/.*"JUPYTER_TOKEN": *"\([0-9a-f]*\)".*/\1/p' | head -1)
+nb_of_token=none
+[ -n "$nb_token" ] && nb_of_token=$((20000 + 0x$(printf '%s' "$nb_token" | cut -c1-4) % 40000))
+tap_ok "its port in the task tells nothing of its token ($nb_port, $nb_of_token)" \
+    test -n "$nb_port" -a "$nb_of_token" != none -a "$nb_port" != "$nb_of_token"
 kill "$NB_PID" 2>/dev/null
 wait "$NB_PID" 2>/dev/null
 $GP delete "$N" >/dev/null 2>&1
