@@ -286,6 +286,12 @@ try {
     const fm = fwd.match(/^gpupool port-forward (\d+) 8888:(\d+)$/);
     const um = nbUrl.match(/^http:\/\/127\.0\.0\.1:8888\/\?token=(\w+)$/);
     ok(fm && fm[1] === nbId && um, 'the notebook\'s page gives the port-forward command with its id, and Jupyter\'s token', fwd + ' | ' + nbUrl);
+    // Jupyter prints a token it makes itself into its output, which is the workload's log,
+    // and every member of the project may read that log (then reach the notebook from a task
+    // of theirs on the node's loopback): the console gives Jupyter a token of its own in
+    // JUPYTER_TOKEN, whose value only the submitter and admins see, as gpupool notebook does.
+    const nbLog = await (await fetch(SERVER + '/api/v1/workloads/' + nbId + '/logs', { headers: auth })).text();
+    ok(um && /token=/.test(nbLog) && !nbLog.includes(um[1]), 'the notebook\'s log, which its project\'s members read, does not hold Jupyter\'s token', nbLog.slice(-600));
     await shot(page, 'notebook');
     if (fm && um) {
       // The command as shown, on a free local port instead of 8888.

@@ -885,7 +885,12 @@
        * daemon says this token's tasks run as root. */
       const command = ['jupyter', 'notebook', '--no-browser', '--ip=127.0.0.1', '--port=' + port, '--port-retries=0']
         .concat(state.who.runs_as_root ? ['--allow-root'] : []);
-      const body = { project: project.value, name: 'notebook', tty: true, kind: 'interactive', preemptible: false, command };
+      /* Jupyter's token, given as gpupool notebook gives it: one Jupyter
+       * makes itself it prints into its output, the workload's log, which
+       * every member of the project may read; JUPYTER_TOKEN's value only
+       * the submitter and admins see. */
+      const token = Array.from(crypto.getRandomValues(new Uint8Array(24)), (b) => b.toString(16).padStart(2, '0')).join('');
+      const body = { project: project.value, name: 'notebook', tty: true, kind: 'interactive', preemptible: false, command, env: { JUPYTER_TOKEN: token } };
       if (gpu.value.trim()) body.gpu = gpu.value.trim();
       if (workdir.value.trim()) body.workdir = workdir.value.trim();
       try {
