@@ -151,6 +151,10 @@ struct gpd__sched {
      * also be the host out of pseudo-terminals, which any tenant's tasks can
      * use up: that holds no batch work). */
     gpd__launch_hold hold_all, hold_tty;
+    /* A stored pending workload could not be handed to the engine for now
+     * (out of memory, the store unreadable): before its next cycle, the
+     * loop hands every pending workload over again (loop thread only). */
+    int resubmit;
     /* Loop control: the loop takes commands, the pause worker's outcomes
      * and wake-ups from its inbox, in the order they came; closing the
      * inbox stops it. */

@@ -79,40 +79,99 @@ int gpd__sched_check_request(gpd__sched *s, const gpd__request *r, gpd__err *e) 
 void gpd__sched_submitted(gpd__sched *s, uint64_t id) {
     gpd__err e = {0};
     cmd c = {.l.kind = GPD__LETTER_CMD, .op = CMD_SUBMIT, .id = id, .e = &e};
-    /* Refused when gpupoold is stopping, or the store could not be read
-     * (the loop says so): the workload is stored pending, and the next
-     * start's recovery hands it over. */
+    /* Refused when gpupoold is stopping: the workload is stored pending,
+     * and the next start's recovery hands it over. One the loop could not
+     * hand over for now (the store unreadable, out of memory; it says so)
+     * it hands over before a later cycle. */
     gpd__mailbox_call(&s->inbox, &c.l, &e);
 }
 
-/* Hands stored workload id to the engine on the loop's thread, if it is still
- * pending: a command taken between its commit and this (a delete, a
- * suspend), which found nothing to stop in the engine, stored it as it left
- * it, and it stays so. */
+/* Hands pending stored workload w to the engine on the loop's thread: 0
+ * (the engine holds it, or it was refused and is stored failed with the
+ * engine's reason: checked before the commit, only a race with a queue
+ * change gets there), or GP_ENOMEM, the workload left pending for the loop
+ * to hand over again (s->resubmit). */
+static int give(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
+    gp_workload_spec spec;
+    char err[GP_ERR_MAX] = "";
+    int rc = gpd__sched_stored_spec(w, &spec, e);
+    if (rc == 0) {
+        pthread_mutex_lock(&s->eng_mu);
+        rc = gp_engine_submit(s->eng, &spec, err, sizeof err);
+        pthread_mutex_unlock(&s->eng_mu);
+        if (rc == GP_ENOMEM)
+            gpd__fail(e, rc, "", "out of memory");
+    } else if (rc != GP_ENOMEM) {
+        snprintf(err, sizeof err, "the stored request cannot be read: %.200s", e->msg);
+    }
+    if (rc == GP_ENOMEM) {
+        s->resubmit = 1;
+        return rc;
+    }
+    if (rc < 0 && rc != GP_EEXIST) {
+        gpd__wl_change c;
+        gpd__wl_change_event(&c, w->id, GP_WL_FAILED, err, GPD__EV_FAILED, err);
+        gpd__sched_record(s, &c);
+    }
+    return 0;
+}
+
+/* Hands stored workload id to the engine, if it is still pending: a command
+ * taken between its commit and this (a delete, a suspend), which found
+ * nothing to stop in the engine, stored it as it left it, and it stays so.
+ * One that cannot be read or handed over for now stays pending, and the
+ * loop hands it over before a later cycle. */
 static int hand_over(gpd__sched *s, uint64_t id, gpd__err *e) {
     gpd__wl w;
     memset(&w, 0, sizeof w);
-    gp_workload_spec spec;
     int rc = gpd__store_wl_get(s->d->store, id, &w, e);
-    if (rc == 0 && w.state == GP_WL_PENDING && (rc = gpd__sched_stored_spec(&w, &spec, e)) == 0) {
-        char err[GP_ERR_MAX] = "";
-        pthread_mutex_lock(&s->eng_mu);
-        int src = gp_engine_submit(s->eng, &spec, err, sizeof err);
-        pthread_mutex_unlock(&s->eng_mu);
-        if (src < 0 && src != GP_EEXIST) {
-            /* Checked before the commit, so only a race with a queue change
-             * gets here: the workload is kept, failed, with the engine's
-             * reason. */
-            gpd__wl_change c;
-            gpd__wl_change_event(&c, id, GP_WL_FAILED, err, GPD__EV_FAILED, err);
-            gpd__sched_record(s, &c);
-        }
-    }
     if (rc < 0)
-        gpd__log("workload %llu: cannot hand it to the scheduler (%s); a restart will",
+        s->resubmit = 1;
+    else if (w.state == GP_WL_PENDING)
+        rc = give(s, &w, e);
+    if (rc < 0)
+        gpd__log("workload %llu: cannot hand it to the scheduler for now (%s); the loop will try "
+                 "again",
                  (unsigned long long)id, e->msg);
     gpd__wl_free(&w);
     return rc;
+}
+
+typedef struct resubmit_pass {
+    gpd__sched *s;
+    uint64_t last;
+    size_t seen;
+} resubmit_pass;
+
+static int resubmit_one(const gpd__wl *w, void *arg) {
+    resubmit_pass *p = arg;
+    p->last = w->id;
+    p->seen++;
+    gpd__err e = {0};
+    return give(p->s, w, &e);
+}
+
+/* Hands every pending workload of the store to the engine again (those it
+ * holds answer GP_EEXIST), in id order, after a hand-over failed for now;
+ * s->resubmit is cleared by a pass that went through, and one that did not
+ * is tried again before the next cycle. */
+static void resubmit_pending(gpd__sched *s) {
+    s->resubmit = 0;
+    resubmit_pass p = {.s = s};
+    gpd__wl_filter f = {.state = GP_WL_PENDING, .limit = 500};
+    gpd__err e = {0};
+    int rc;
+    do {
+        p.seen = 0;
+        f.after = p.last;
+        rc = gpd__store_wl_list(s->d->store, &f, resubmit_one, &p, &e);
+    } while (rc == 0 && p.seen == (size_t)f.limit);
+    if (rc < 0) {
+        s->resubmit = 1;
+        gpd__log("pending workloads: cannot hand them to the scheduler for now (%s); the loop will "
+                 "try again",
+                 e.msg);
+    }
 }
 
 /* ---- Queues ----------------------------------------------------------- */
@@ -454,6 +513,8 @@ static void *loop_main(void *arg) {
         }
         gpd__loop_usage_tick(s, now);
         if ((want_cycle && now - last_cycle >= MIN_GAP_MS) || now >= next_cycle) {
+            if (s->resubmit)
+                resubmit_pending(s);
             run_cycle(s, now);
             last_cycle = now;
             next_cycle = now + period;

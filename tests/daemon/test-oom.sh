@@ -18,6 +18,11 @@
 # of its recovery failing one at a time: it is requeued by a later start,
 # never failed. A shortage in handing it back to the engine once failed it.
 #
+# A submission to a running gpupoold, the loop's allocations failing one at
+# a time in its hand-over to the engine: it stays pending, is handed over
+# again and runs. A shortage in the engine's submit once failed it for good,
+# and one in reading it first left it pending until a restart.
+#
 # The tokens, read into a list at start that grows a token at a time: one
 # that cannot grow fails the start (exit 1, out of memory). It once stopped
 # there with no error, so that a store whose tokens went unread looked new:
@@ -116,6 +121,64 @@ while [ "$nth" -le "$last" ]; do
 done
 tap_is "$runs starts recovering it, each failing one allocation: it never failed" "$failed" ""
 kill_tasks "$L"
+
+# ---- A submission's hand-over to the engine ----
+# A workload submitted to an idle gpupoold (cycles an hour apart, so that
+# nothing else allocates), the loop's allocations failing one at a time,
+# the Nth of each run from the first after it is idle: its hand-over to the
+# engine (its read, its request's parse, the engine's submit) GPD_OOM_SUBMIT_STEP
+# apart (default 4), then, from the first that failed the engine's submit
+# (its log says so), each in turn until one falls past it. It stays
+# pending, is handed over again and runs. A shortage in the engine's submit once failed it for good, and
+# one before it left it pending until a restart.
+S=$TMP/submit
+mkdir -p "$S"
+tap_ok "gpupoold starts on a store for submissions" gpd_start "$S"
+$GP queue create p >/dev/null
+gpd_stop
+cp -a "$S" "$TMP/submit.saved"
+idle() { # N: gpupoold whose loop's Nth allocation fails (0: none), counting
+    rm -f "$TMP/count"
+    rm -rf "$S" && cp -a "$TMP/submit.saved" "$S"
+    GPD_TEST_FAIL_THREAD=gpd-loop GPD_TEST_FAIL_NTH=$1 GPD_TEST_FAIL_COUNT=$TMP/count \
+        LD_PRELOAD=$B/tests/daemon/failalloc.so gpd_start "$S" --period 1h --poll 200ms \
+        --usage-period 1h --inventory-period 1h
+}
+over() { is_state "$1" succeeded || is_state "$1" failed; }
+engine_short() { grep -c 'cannot hand it to the scheduler for now (out of memory)' "$S.log"; }
+# submit_failing N: a workload submitted to gpupoold whose loop's Nth
+# allocation fails, its fate added to lost unless it ran; 0 if the engine's
+# submit was the one that failed (the log says so).
+submit_failing() {
+    before=$(engine_short)
+    idle "$1"
+    $GP submit --project p -- true >/dev/null
+    wait_until 20 over 1
+    is_state 1 succeeded || lost="$lost $1:$(state_of 1)"
+    gpd_stop
+    runs=$((runs + 1))
+    [ "$(engine_short)" -gt "$before" ]
+}
+idle 0
+gpd_stop
+idle_count=$(cat "$TMP/count") # the loop's allocations, idle
+step=${GPD_OOM_SUBMIT_STEP:-4}
+nth=$((idle_count + 1)) runs=0 lost= engine=
+while [ "$nth" -le "$((idle_count + ${GPD_OOM_SUBMIT_SPAN:-400}))" ]; do
+    if submit_failing "$nth"; then
+        if [ -z "$engine" ]; then # the engine's submit: from the last run on, one at a time
+            engine=$nth
+            nth=$((nth - step + 1))
+            step=1
+            continue
+        fi
+    elif [ -n "$engine" ] && [ "$nth" -gt "$engine" ]; then
+        break # past the engine's submit
+    fi
+    nth=$((nth + step))
+done
+tap_ok "the sweep failed the engine's submit" [ -n "$engine" ]
+tap_is "$runs submissions, each failing one allocation of the loop: every one ran" "$lost" ""
 
 # ---- The queues' specs ----
 Q=$TMP/queues
