@@ -277,7 +277,9 @@ int gpd__binding_from_json(const char *text, task_rt *t, gp_task_binding *resumi
 
 /* ---- Launching -------------------------------------------------------- */
 
-/* Launches task `task` of a (idempotent per key); fills its handle. */
+/* Launches task `task` of a (idempotent per key); fills its handle.
+ * GP_EAGAIN where it may succeed later: the executor says so, or memory ran
+ * short. */
 static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, const active *a,
                        int task, char *err, size_t errlen) {
     task_rt *t = &a->tasks[task];
@@ -347,7 +349,9 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, c
     free(argv);
     if (rc == GP_ENOMEM && !err[0])
         snprintf(err, errlen, "out of memory");
-    return rc;
+    /* Out of memory, here or in the executor, may pass: the launch is tried
+     * again as one the executor asks to try again is. */
+    return rc == GP_ENOMEM ? GP_EAGAIN : rc;
 }
 
 static int stored_json(const char *spec, json_t **j, gpd__err *e) {

@@ -21,7 +21,8 @@
  *   controller busy or unreachable, a host that cannot fork for now)
  *   returns GP_EAGAIN, leaving whatever it began to be found (or, where
  *   nothing ran, nothing) by the next launch of the same key: the daemon keeps
- *   the workload's GPUs and tries that key again later, never a new one.
+ *   the workload's GPUs and tries that key again later, never a new one. A
+ *   launch that ran out of memory returns GP_ENOMEM, and is tried again so too.
  * - poll() is non-blocking and batched: it fills the state of many handles in
  *   one call (one `squeue`, one walk over /proc), so the daemon's loop costs
  *   one call per tick, not one per task.

@@ -71,7 +71,13 @@ void gpx__exec_user_from(const struct passwd *pw, gpx__exec_user *u) {
 int gpx__exec_lookup_user(const char *run_as, int allow_root, const char *where, struct passwd *pw,
                           char *buf, size_t buflen, char *err, size_t errlen) {
     struct passwd *res = NULL;
-    if (getpwnam_r(run_as, pw, buf, buflen, &res) != 0 || res == NULL) {
+    int rc = getpwnam_r(run_as, pw, buf, buflen, &res);
+    if (rc == ENOMEM) {
+        gp_errf(err, errlen, "run_as: out of memory looking up Unix user '%.64s' %s", run_as,
+                where);
+        return GP_ENOMEM;
+    }
+    if (rc != 0 || res == NULL) {
         gp_errf(err, errlen, "run_as: there is no Unix user '%.64s' %s", run_as, where);
         return GP_EINVAL;
     }

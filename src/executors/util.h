@@ -47,8 +47,9 @@ void gpx__exec_pass_parent(const char *path);
 /*
  * Looks up run_as, the Unix user a task is to run as, into *pw (its strings
  * in buf). GP_EINVAL if there is no such user ("run_as: there is no Unix
- * user 'x' <where>"), GP_EPERM if it is root and allow_root is 0; err says
- * which.
+ * user 'x' <where>"), GP_EPERM if it is root and allow_root is 0,
+ * GP_ENOMEM if the C library ran out of memory looking (a launch may be
+ * tried again); err says which.
  */
 struct passwd;
 int gpx__exec_lookup_user(const char *run_as, int allow_root, const char *where, struct passwd *pw,

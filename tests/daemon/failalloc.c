@@ -15,6 +15,14 @@
  *                                each allocation counted, so that a sweep
  *                                learns how many there are to fail.
  *
+ * And one of the C library's own shortages, which no allocation of ours
+ * reaches:
+ *
+ *   GPD_TEST_FAIL_GROUPS=N       the first N calls of getgrouplist fail as
+ *                                glibc's does when its allocation fails:
+ *                                -1, errno ENOMEM, the count it was given
+ *                                unchanged.
+ *
  * Other calls go to the C library's. The C library's own calls between its
  * functions (strdup's malloc inside libc) do not come through here, which
  * is why strdup and strndup are wrapped themselves.
@@ -22,6 +30,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,4 +157,18 @@ char *strndup(const char *s, size_t max) {
     memcpy(d, s, n);
     d[n] = '\0';
     return d;
+}
+
+int getgrouplist(const char *user, gid_t group, gid_t *groups, int *ngroups) {
+    static int (*real_getgrouplist)(const char *, gid_t, gid_t *, int *);
+    static long failed;
+    const char *n = getenv("GPD_TEST_FAIL_GROUPS");
+    if (n != NULL && __atomic_add_fetch(&failed, 1, __ATOMIC_RELAXED) <= strtol(n, NULL, 10)) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (real_getgrouplist == NULL)
+        real_getgrouplist =
+            (int (*)(const char *, gid_t, gid_t *, int *))dlsym(RTLD_NEXT, "getgrouplist");
+    return real_getgrouplist(user, group, groups, ngroups);
 }

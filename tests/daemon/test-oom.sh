@@ -23,6 +23,10 @@
 # again and runs. A shortage in the engine's submit once failed it for good,
 # and one in reading it first left it pending until a restart.
 #
+# A launch whose Unix user's groups cannot be read for want of memory is
+# deferred and tried again, and the workload runs. It once failed for
+# good, its user said to be in more than 64 groups.
+#
 # The tokens, read into a list at start that grows a token at a time: one
 # that cannot grow fails the start (exit 1, out of memory). It once stopped
 # there with no error, so that a store whose tokens went unread looked new:
@@ -179,6 +183,26 @@ while [ "$nth" -le "$((idle_count + ${GPD_OOM_SUBMIT_SPAN:-400}))" ]; do
 done
 tap_ok "the sweep failed the engine's submit" [ -n "$engine" ]
 tap_is "$runs submissions, each failing one allocation of the loop: every one ran" "$lost" ""
+
+# ---- A launch out of memory ----
+# The C library out of memory reading the groups of a task's Unix user, at
+# its first two launches: the launch is deferred, saying why, and tried
+# again, and the workload runs. It once failed for good, its user said to
+# be "in more than 64 groups".
+G=$TMP/groups
+mkdir -p "$G"
+GPD_TEST_FAIL_GROUPS=2 LD_PRELOAD=$B/tests/daemon/failalloc.so \
+    tap_ok "gpupoold starts, its first two reads of a user's groups failing" \
+    gpd_start "$G" --period 200ms --poll 200ms
+$GP queue create p >/dev/null
+$GP submit --project p -- true >/dev/null
+tap_ok "the workload ends" wait_until 60 over 1
+tap_is "having succeeded" "$(state_of 1)" succeeded
+out=$($GP describe 1)
+tap_ok "its launch was deferred, out of memory" \
+    contains "$out" "not launched yet (run_as: out of memory reading the groups of user"
+tap_is "its user never said to be in too many groups" "$(printf '%s\n' "$out" | grep -c 'more than')" 0
+gpd_stop
 
 # ---- The queues' specs ----
 Q=$TMP/queues

@@ -25,14 +25,21 @@
 #include "executors/local/local.h"
 #include "executors/registry.h"
 
-/* Fills u from a passwd entry; the groups are the user's supplementary ones. */
+/* Fills u from a passwd entry; the groups are the user's supplementary ones.
+ * GP_EINVAL for a user in too many groups, GP_ENOMEM where the C library ran
+ * out of memory reading them (getgrouplist fails then with the count it was
+ * given unchanged), which a later launch may not. */
 static int from_passwd(const struct passwd *pw, gpx__exec_user *u, char *err, size_t errlen) {
     gpx__exec_user_from(pw, u);
     int n = GPX__USER_GROUPS;
     if (getgrouplist(pw->pw_name, pw->pw_gid, u->groups, &n) < 0) {
-        gp_errf(err, errlen, "run_as: user '%s' is in more than %d groups", pw->pw_name,
-                GPX__USER_GROUPS);
-        return GP_EINVAL;
+        if (n > GPX__USER_GROUPS) {
+            gp_errf(err, errlen, "run_as: user '%s' is in more than %d groups", pw->pw_name,
+                    GPX__USER_GROUPS);
+            return GP_EINVAL;
+        }
+        gp_errf(err, errlen, "run_as: out of memory reading the groups of user '%s'", pw->pw_name);
+        return GP_ENOMEM;
     }
     u->ngroups = n;
     return 0;
