@@ -242,7 +242,8 @@ int gpd__loop_idle_resume(gpd__sched *s, active *a, gpd__err *e) {
         if (rc < 0) {
             a->held_mem = held;
             gpd__loop_idle_books(s, a->tasks[0].node);
-            rc = gpd__fail(e, GP_ESTATE, "", "cannot resume: %s", err);
+            rc = rc == GP_ENOMEM ? gpd__fail(e, rc, "", "out of memory")
+                                 : gpd__fail(e, GP_ESTATE, "", "cannot resume: %s", err);
         }
     }
     gpd__wl_free(&w);

@@ -240,7 +240,9 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
         pthread_mutex_lock(&s->eng_mu);
         rc = gp_engine_submit(s->eng, &spec, err, sizeof err);
         pthread_mutex_unlock(&s->eng_mu);
-        if (rc < 0)
+        if (rc == GP_ENOMEM)
+            gpd__fail(e, rc, "", "out of memory");
+        else if (rc < 0)
             rc = gpd__fail(e, GP_ESTATE, "", "cannot resume: %s", err);
     }
     if (rc < 0)
@@ -266,7 +268,7 @@ static void store_stop_kind(gpd__sched *s, uint64_t id, const char *kind) {
     gpd__sched_record(s, &c);
 }
 
-static int run_command(gpd__sched *s, cmd *c) {
+static int carry_out(gpd__sched *s, cmd *c) {
     gpd__err *e = c->e;
     if (c->op == CMD_RECOVER)
         return gpd__loop_recover(s, e);
@@ -336,6 +338,20 @@ static int run_command(gpd__sched *s, cmd *c) {
                        gp_wl_state_name(w.state));
     }
     gpd__wl_free(&w);
+    return rc;
+}
+
+static int run_command(gpd__sched *s, cmd *c) {
+    int rc = carry_out(s, c);
+    if (rc == GP_ENOMEM && c->op == GPD__CMD_RESUME && c->e != NULL) {
+        /* Nothing changed: the owner is told to try again (503), as for
+         * any shortage that may pass, never that it cannot be resumed. */
+        char why[sizeof c->e->msg];
+        snprintf(why, sizeof why, "%s", c->e->msg);
+        rc = gpd__fail(c->e, GP_EAGAIN, "",
+                       "workload %llu cannot be resumed for now (%s); try again",
+                       (unsigned long long)c->id, why);
+    }
     return rc;
 }
 

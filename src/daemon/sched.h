@@ -48,7 +48,8 @@ void gpd__sched_submitted(gpd__sched *s, uint64_t id);
 enum { GPD__CMD_DELETE = 1, GPD__CMD_SUSPEND, GPD__CMD_RESUME };
 
 /* Carries out a command on the loop's thread and waits for its outcome:
- * GP_ENOENT, GP_ESTATE ("already finished") or a store error. */
+ * GP_ENOENT, GP_ESTATE ("already finished") or a store error; a resume that
+ * ran out of memory changed nothing and is GP_EAGAIN (try again). */
 int gpd__sched_command(gpd__sched *s, int cmd, uint64_t id, gpd__err *e);
 
 /* Opens a session with a task (gp_exec_session, which the executor

@@ -21,7 +21,9 @@
 # A submission to a running gpupoold, the loop's allocations failing one at
 # a time in its hand-over to the engine: it stays pending, is handed over
 # again and runs. A shortage in the engine's submit once failed it for good,
-# and one in reading it first left it pending until a restart.
+# and one in reading it first left it pending until a restart. An owner's
+# resume failing so: answered 200, or 503 changing nothing, never 409 (as
+# the engine's shortage once was) or 500.
 #
 # A launch whose Unix user's groups cannot be read for want of memory is
 # deferred and tried again, and the workload runs. It once failed for
@@ -126,28 +128,55 @@ done
 tap_is "$runs starts recovering it, each failing one allocation: it never failed" "$failed" ""
 kill_tasks "$L"
 
-# ---- A submission's hand-over to the engine ----
-# A workload submitted to an idle gpupoold (cycles an hour apart, so that
-# nothing else allocates), the loop's allocations failing one at a time,
-# the Nth of each run from the first after it is idle: its hand-over to the
-# engine (its read, its request's parse, the engine's submit) GPD_OOM_SUBMIT_STEP
-# apart (default 4), then, from the first that failed the engine's submit
-# (its log says so), each in turn until one falls past it. It stays
-# pending, is handed over again and runs. A shortage in the engine's submit once failed it for good, and
-# one before it left it pending until a restart.
+# ---- Handing a workload to the engine: a submission, a resume ----
+# idle_failing DIR N: gpupoold on a fresh copy of DIR.saved, idle (cycles,
+# usage samples and inventories an hour apart, so that nothing else
+# allocates), whose loop's Nth allocation fails (0: none), counting them.
+idle_failing() {
+    rm -f "$TMP/count"
+    rm -rf "$1" && cp -a "$1.saved" "$1"
+    GPD_TEST_FAIL_THREAD=gpd-loop GPD_TEST_FAIL_NTH=$2 GPD_TEST_FAIL_COUNT=$TMP/count \
+        LD_PRELOAD=$B/tests/daemon/failalloc.so gpd_start "$1" --period 1h --poll 200ms \
+        --usage-period 1h --inventory-period 1h
+}
+# sweep_engine DIR RUN: RUN N for each N from the first allocation after
+# gpupoold is idle on DIR, GPD_OOM_ENGINE_STEP apart (default 4), then,
+# from the first run that failed the engine's submit (RUN returns 0), each
+# in turn until one falls past it; engine is that first run, runs their
+# number.
+sweep_engine() {
+    idle_failing "$1" 0
+    gpd_stop
+    base=$(cat "$TMP/count")
+    step=${GPD_OOM_ENGINE_STEP:-4}
+    nth=$((base + 1)) runs=0 engine=
+    while [ "$nth" -le "$((base + ${GPD_OOM_ENGINE_SPAN:-400}))" ]; do
+        runs=$((runs + 1))
+        if "$2" "$nth"; then
+            if [ -z "$engine" ]; then # from the run before on, one at a time
+                engine=$nth
+                nth=$((nth - step + 1))
+                step=1
+                continue
+            fi
+        elif [ -n "$engine" ] && [ "$nth" -gt "$engine" ]; then
+            break # past the engine's submit
+        fi
+        nth=$((nth + step))
+    done
+}
+
+# A workload submitted, the loop's allocations failing through its
+# hand-over to the engine (its read, its request's parse, the engine's
+# submit): it stays pending, is handed over again and runs. A shortage in
+# the engine's submit once failed it for good, and one before it left it
+# pending until a restart.
 S=$TMP/submit
 mkdir -p "$S"
 tap_ok "gpupoold starts on a store for submissions" gpd_start "$S"
 $GP queue create p >/dev/null
 gpd_stop
-cp -a "$S" "$TMP/submit.saved"
-idle() { # N: gpupoold whose loop's Nth allocation fails (0: none), counting
-    rm -f "$TMP/count"
-    rm -rf "$S" && cp -a "$TMP/submit.saved" "$S"
-    GPD_TEST_FAIL_THREAD=gpd-loop GPD_TEST_FAIL_NTH=$1 GPD_TEST_FAIL_COUNT=$TMP/count \
-        LD_PRELOAD=$B/tests/daemon/failalloc.so gpd_start "$S" --period 1h --poll 200ms \
-        --usage-period 1h --inventory-period 1h
-}
+cp -a "$S" "$S.saved"
 over() { is_state "$1" succeeded || is_state "$1" failed; }
 engine_short() { grep -c 'cannot hand it to the scheduler for now (out of memory)' "$S.log"; }
 # submit_failing N: a workload submitted to gpupoold whose loop's Nth
@@ -155,34 +184,59 @@ engine_short() { grep -c 'cannot hand it to the scheduler for now (out of memory
 # submit was the one that failed (the log says so).
 submit_failing() {
     before=$(engine_short)
-    idle "$1"
+    idle_failing "$S" "$1"
     $GP submit --project p -- true >/dev/null
     wait_until 20 over 1
     is_state 1 succeeded || lost="$lost $1:$(state_of 1)"
     gpd_stop
-    runs=$((runs + 1))
     [ "$(engine_short)" -gt "$before" ]
 }
-idle 0
-gpd_stop
-idle_count=$(cat "$TMP/count") # the loop's allocations, idle
-step=${GPD_OOM_SUBMIT_STEP:-4}
-nth=$((idle_count + 1)) runs=0 lost= engine=
-while [ "$nth" -le "$((idle_count + ${GPD_OOM_SUBMIT_SPAN:-400}))" ]; do
-    if submit_failing "$nth"; then
-        if [ -z "$engine" ]; then # the engine's submit: from the last run on, one at a time
-            engine=$nth
-            nth=$((nth - step + 1))
-            step=1
-            continue
-        fi
-    elif [ -n "$engine" ] && [ "$nth" -gt "$engine" ]; then
-        break # past the engine's submit
-    fi
-    nth=$((nth + step))
-done
+lost=
+sweep_engine "$S" submit_failing
 tap_ok "the sweep failed the engine's submit" [ -n "$engine" ]
 tap_is "$runs submissions, each failing one allocation of the loop: every one ran" "$lost" ""
+
+# A suspended workload resumed by its owner, the loop's allocations failing
+# through the resume (the workload's read, its request's parse, the
+# engine's submit): the answer is 200, or 503 (try again) with the workload
+# still suspended, and a resume then succeeds. A shortage in the engine's
+# submit was once answered 409, as if it could not be resumed, and one
+# before it 500.
+R=$TMP/resume
+mkdir -p "$R"
+tap_ok "gpupoold starts on a store for resumes" gpd_start "$R" --period 200ms --poll 200ms
+$GP queue create p >/dev/null
+$GP submit --project p -- sleep 600 >/dev/null
+tap_ok "a workload runs" wait_until 30 is_state 1 running
+$GP suspend 1 >/dev/null
+tap_ok "and is suspended" wait_until 60 is_state 1 suspended
+gpd_stop
+kill_tasks "$R"
+cp -a "$R" "$R.saved"
+# resume_failing N: workload 1 resumed by gpupoold whose loop's Nth
+# allocation fails, what went wrong added to wrong; 0 if the engine's
+# submit was the one that failed (the answer says so).
+resume_failing() {
+    idle_failing "$R" "$1"
+    out=$(api POST /api/v1/workloads/1/resume)
+    case ${out##* } in
+    200) ;;
+    503)
+        is_state 1 suspended || wrong="$wrong $1:$(state_of 1)"
+        again=$(api POST /api/v1/workloads/1/resume)
+        [ "${again##* }" = 200 ] || wrong="$wrong $1:again:${again##* }"
+        ;;
+    *) wrong="$wrong $1:${out##* }" ;;
+    esac
+    gpd_stop
+    kill_tasks "$R"
+    contains "$out" '(out of memory); try again'
+}
+wrong=
+sweep_engine "$R" resume_failing
+tap_ok "the sweep failed the engine's submit" [ -n "$engine" ]
+tap_is "$runs resumes, each failing one allocation of the loop: each 200, or 503 changing nothing" \
+    "$wrong" ""
 
 # ---- A launch out of memory ----
 # The C library out of memory reading the groups of a task's Unix user, at
