@@ -122,20 +122,14 @@ static void suspend(gpd__sched *s, active *a, const char *why, const char *nopau
 }
 
 /* Host memory a's task holds paused, as the engine counts a pause: the
- * GPU memory of its slices and what it asked for of the node's memory
- * (which the engine no longer charges once it forgets the workload). */
-static int64_t held_of(gpd__sched *s, const active *a) {
-    int64_t need = 0;
+ * GPU memory of its slices and what its request asks of the node's memory
+ * (which the engine no longer charges once it forgets the workload), as
+ * the loop keeps them: nothing to read that could fail and leave a figure
+ * too small. */
+static int64_t held_of(const active *a) {
+    int64_t need = a->mem_bytes;
     for (int k = 0; k < a->tasks[0].binding.nslices; k++)
         need += a->tasks[0].binding.slices[k].mem;
-    gpd__wl w;
-    gpd__err e = {0};
-    if (gpd__store_wl_get(s->d->store, a->id, &w, &e) == 0) {
-        gp_workload_spec spec;
-        if (gpd__sched_stored_spec(&w, &spec, &e) == 0)
-            need += spec.req.mem_bytes;
-        gpd__wl_free(&w);
-    }
     return need;
 }
 
@@ -172,7 +166,7 @@ static const char *no_pause(gpd__sched *s, const active *a) {
         return "its node is gone";
     if (!gpd__sched_pause_of(s, ni.mem_bytes, &max))
         return s->can_pause ? "--paused-memory-max is 0" : s->pause_note;
-    int64_t need = held_of(s, a);
+    int64_t need = held_of(a);
     if (ni.paused_mem + need > max)
         return "the host memory paused tasks hold on its node would pass --paused-memory-max";
     return NULL;
@@ -217,7 +211,7 @@ void gpd__loop_idle_paused(gpd__sched *s, active *a, int rc, const char *detail)
     pthread_mutex_unlock(&s->eng_mu);
     a->in_engine = 0;
     /* What it holds paused stays in the node's books. */
-    a->held_mem = held_of(s, a);
+    a->held_mem = held_of(a);
     gpd__loop_idle_books(s, a->tasks[0].node);
     count_returned(s, a);
 }
@@ -277,7 +271,7 @@ int gpd__loop_idle_was_held(gpd__sched *s, uint64_t id) {
 void gpd__loop_idle_rehold(gpd__sched *s, active *a) {
     a->held = 1;
     a->in_engine = 0;
-    a->held_mem = held_of(s, a);
+    a->held_mem = held_of(a);
     gpd__loop_idle_books(s, a->tasks[0].node);
 }
 

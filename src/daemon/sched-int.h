@@ -67,6 +67,7 @@ typedef struct active {
     int64_t grace_ms;
     int32_t ckpt_signal;
     int32_t compute_pct;      /* the slice's share of its GPU's time, percent; 0: none */
+    int64_t mem_bytes;        /* the node memory its request asks for each task */
     gp_on_preempt on_preempt; /* how the engine's evictions stop it */
     int in_engine;            /* 0: the engine already took it back (node gone) */
     int64_t launched_ms;      /* STARTING: when its tasks were launched */
@@ -210,7 +211,7 @@ void gpd__loop_pause_result(gpd__sched *s, gpd__letter *l);
 
 active *gpd__loop_act_find(gpd__sched *s, uint64_t id);
 /* Fills a's fields that come from stored workload w and its request r
- * (id, project, user, limits, eviction mode, kind), with attempt and
+ * (id, project, user, limits, memory, eviction mode, kind), with attempt and
  * ntasks; the caller sets the rest (state, tasks, times). */
 void gpd__active_init(active *a, const gpd__wl *w, const gpd__request *r, int32_t attempt,
                       int ntasks);

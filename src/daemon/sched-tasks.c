@@ -49,6 +49,7 @@ void gpd__active_init(active *a, const gpd__wl *w, const gpd__request *r, int32_
     a->grace_ms = r->grace_ms;
     a->ckpt_signal = r->ckpt_signal;
     a->compute_pct = r->compute_pct;
+    a->mem_bytes = r->spec.req.mem_bytes;
     a->on_preempt = r->spec.on_preempt;
     a->in_engine = 1;
     a->interactive = r->spec.kind == GP_KIND_INTERACTIVE;

@@ -9,7 +9,10 @@
 # field. That node has no cgroup freezer, so the event says why the session
 # was not paused; a second daemon with the freezer pauses an idle shell
 # instead, keeps it paused until its owner attaches, and attach resumes the
-# same shell with its variable still set. Waits on conditions only.
+# same shell with its variable still set; the host memory a paused session
+# holds (its GPU's and what it asked for) is counted on its node, again
+# after a restart that cannot read the workload back. Waits on conditions
+# only.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 
@@ -242,5 +245,38 @@ tap_ok "it is paused after the restart" wait_until 30 is_state "$S2" paused
 $GP delete "$S2" >/dev/null
 tap_ok "deleted, it ends" wait_until 30 is_state "$S2" deleted
 tap_is "and its row of returned GPUs is gone" "$(rows)" 0
+# A session paused so holds the node memory it asked for as well as its
+# GPU's, and a restart counts both again from what the loop keeps of it,
+# reading nothing that could fail: a read of its stored request that
+# failed was once ignored, and the node counted its GPU's memory alone.
+# (An interactive workload runs inside its project's deserved quota.)
+$GP queue set dept --memory-deserved 1G >/dev/null && $GP queue set proj --memory-deserved 1G >/dev/null
+S3=$(api POST /api/v1/workloads '{"project":"proj","name":"shell3","gpu":1,"memory":"512M",
+"tty":true,"grace":"1s","command":["sh","-c","exec sh -i"]}' | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+tap_ok "a session asking for 512 MiB of memory is paused when idle" \
+    wait_until 90 is_state "$S3" paused
+tap_is "its node counts its GPU's memory and the memory it asked for" "$(paused_memory)" 1610612736
+gpd_stop
+# Every read of a workload by its id after the recovery's own fails
+# (failstep.so, which a sanitizer build cannot preload).
+by_id="SELECT id, name, project, user, state, attempt, submitted_ms, updated_ms, request,"
+by_id="$by_id spec, reason, exit_code, stop_kind, stop_deadline_ms FROM workloads WHERE id"
+case $B in
+*asan* | *tsan*)
+    tap_skip "failstep.so is not preloadable into a sanitizer build"
+    tap_skip "failstep.so is not preloadable into a sanitizer build"
+    ;;
+*)
+    GPD_TEST_FAIL_STEP=$by_id GPD_TEST_FAIL_STEP_NTH=2 LD_PRELOAD=$B/tests/daemon/failstep.so \
+        tap_ok "gpupoold restarts, its reads of a workload failing after the first" \
+        gpd_start "$P" --period 200ms --poll 200ms --usage-period 200ms --executor-config "$CFG"
+    tap_is "its node counts both again" "$(paused_memory)" 1610612736
+    gpd_stop
+    ;;
+esac
+tap_ok "a normal start comes up" gpd_start "$P" --period 200ms --poll 200ms --usage-period 200ms \
+    --executor-config "$CFG"
+$GP delete "$S3" >/dev/null
+tap_ok "deleted, it ends" wait_until 30 is_state "$S3" deleted
 gpd_stop
 tap_done
