@@ -307,12 +307,17 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, c
         for (size_t i = 0; i < nargs; i++)
             argv[i] = json_string_value(json_array_get(r->command, i));
         size_t k = 0;
+        int whole = 1; /* every variable of the workload's made */
         const char *key;
         json_t *v;
         if (r->env)
             json_object_foreach(r->env, key, v) {
-                if (asprintf(&env[k++], "%s=%s", key, json_string_value(v)) < 0)
-                    env[--k] = NULL;
+                if (asprintf(&env[k], "%s=%s", key, json_string_value(v)) < 0) {
+                    env[k] = NULL;
+                    whole = 0;
+                    break;
+                }
+                k++;
             }
         gp_task_launch l;
         memset(&l, 0, sizeof l);
@@ -337,7 +342,10 @@ static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, c
         l.tty = r->tty;
         l.gang_first = gpd__sched_node(s, a->tasks[0].node);
         l.master_port = a->master_port;
-        if (!l.node) {
+        if (!whole) {
+            snprintf(err, errlen, "out of memory making the workload's environment");
+            rc = GP_ENOMEM;
+        } else if (!l.node) {
             snprintf(err, errlen, "node %s is not in the inventory", t->node);
             rc = GP_ENOENT;
         } else {

@@ -22,6 +22,10 @@
  *                                glibc's does when its allocation fails:
  *                                -1, errno ENOMEM, the count it was given
  *                                unchanged.
+ *   GPD_TEST_FAIL_ASPRINTF=N     the first N calls of asprintf fail (-1,
+ *                                errno ENOMEM); the others make their string
+ *                                with the malloc above, so that the sweeps
+ *                                count it.
  *
  * Other calls go to the C library's. The C library's own calls between its
  * functions (strdup's malloc inside libc) do not come through here, which
@@ -35,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -171,4 +176,25 @@ int getgrouplist(const char *user, gid_t group, gid_t *groups, int *ngroups) {
         real_getgrouplist =
             (int (*)(const char *, gid_t, gid_t *, int *))dlsym(RTLD_NEXT, "getgrouplist");
     return real_getgrouplist(user, group, groups, ngroups);
+}
+
+int asprintf(char **out, const char *fmt, ...) {
+    static long failed;
+    const char *n = getenv("GPD_TEST_FAIL_ASPRINTF");
+    if (n != NULL && __atomic_add_fetch(&failed, 1, __ATOMIC_RELAXED) <= strtol(n, NULL, 10)) {
+        errno = ENOMEM;
+        return -1;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = len < 0 ? NULL : malloc((size_t)len + 1);
+    if (s == NULL)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    *out = s;
+    return len;
 }

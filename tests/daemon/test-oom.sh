@@ -27,7 +27,8 @@
 #
 # A launch whose Unix user's groups cannot be read for want of memory is
 # deferred and tried again, and the workload runs. It once failed for
-# good, its user said to be in more than 64 groups.
+# good, its user said to be in more than 64 groups. One whose workload's
+# environment cannot be made is too; it once ran without a variable.
 #
 # The tokens, read into a list at start that grows a token at a time: one
 # that cannot grow fails the start (exit 1, out of memory). It once stopped
@@ -256,6 +257,22 @@ out=$($GP describe 1)
 tap_ok "its launch was deferred, out of memory" \
     contains "$out" "not launched yet (run_as: out of memory reading the groups of user"
 tap_is "its user never said to be in too many groups" "$(printf '%s\n' "$out" | grep -c 'more than')" 0
+gpd_stop
+
+# The workload's own environment variables out of memory at its first
+# launch: the launch is deferred and tried again, and the task has them. It
+# once launched without the variable that could not be made.
+V=$TMP/env
+mkdir -p "$V"
+GPD_TEST_FAIL_ASPRINTF=1 LD_PRELOAD=$B/tests/daemon/failalloc.so \
+    tap_ok "gpupoold starts, its first variable of a workload's failing" \
+    gpd_start "$V" --period 200ms --poll 200ms
+$GP queue create p >/dev/null
+$GP submit --project p --env GP_OOM_VAR=kept -- sh -c 'echo "var=$GP_OOM_VAR"' >/dev/null
+tap_ok "the workload ends" wait_until 60 over 1
+tap_is "having succeeded" "$(state_of 1)" succeeded
+tap_ok "its task had the variable" contains "$($GP logs 1)" "var=kept"
+tap_ok "its launch was deferred, out of memory" contains "$($GP describe 1)" "out of memory"
 gpd_stop
 
 # ---- The queues' specs ----
