@@ -29,11 +29,14 @@
  * its session up (its queue is full, or the session closes and it has not
  * taken everything yet), or sends no HELLO within HELLO_MS, is cut off; it
  * takes something when a write to it goes out or its socket holds less for
- * it than before (client_progress). A session whose token is revoked, or
- * whose console session is signed out or ended, is ended (ERROR) within a
- * second. A frame over GP_CH_PAYLOAD_MAX + 1 bytes is refused by wslay
- * (close 1009), a message of several frames that adds up to more by
- * on_chunk (ERROR).
+ * it than before (client_progress). An open session's client is pinged
+ * PING_MS after it last answered: while the ping is unanswered, it holds its
+ * session up too, so that a client that reads nothing is cut off however
+ * little the task prints. A session whose token is revoked, or whose
+ * console session is signed out or ended, is ended (ERROR) within a second.
+ * A frame over GP_CH_PAYLOAD_MAX + 1 bytes is refused by wslay (close
+ * 1009), a message of several frames that adds up to more by on_chunk
+ * (ERROR).
  *
  * wslay does not gather messages (no buffering): the frame callbacks take
  * each piece as wslay unmasks it, and a forwarded port's DATA goes to the
@@ -51,6 +54,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <wslay/wslay.h>
@@ -71,6 +75,14 @@
 /* Past this, what is queued for the client is its own pings' pongs. */
 #define WS_PONGS_MAX (WS_QUEUE_MAX + BE_IN + 64 * 1024)
 #define STALL_MS     30000
+/* An open session's client is sent a ping PING_MS after its last pong (or
+ * the session's start); while the ping is unanswered the client holds its
+ * session up (held_up), so that one that reads nothing, or is gone, is cut
+ * off STALL_MS later however little the task prints. The pong must carry
+ * the ping's payload, PING_LEN random bytes: only a client that read the
+ * ping can answer it. */
+#define PING_MS  10000
+#define PING_LEN 8
 /* A closing session: what its client still sends is read and dropped until
  * the client has taken everything sent to it, the close frame included (the
  * socket's queue toward it is empty), then for CLOSING_MS at the most; one
@@ -126,13 +138,19 @@ struct sess {
     int be_parked;  /* the executor's side hung up, out of the epoll set */
     int counted;
     int64_t born_ms;
-    int64_t took_ms;  /* when the client last took something, or last held
-                         nothing up (client_progress) */
-    int outq;         /* the bytes its socket held for it then (INT_MAX:
-                         not looked at since it held nothing up) */
-    int64_t close_ms; /* when the client had taken everything, the close frame
-                         included (0: not yet) */
-    size_t round_in;  /* bytes read from the client in this round of events */
+    int64_t took_ms;        /* when the client last took something, or last held
+                               nothing up (client_progress) */
+    int outq;               /* the bytes its socket held for it then (INT_MAX:
+                               not looked at since it held nothing up) */
+    int64_t close_ms;       /* when the client had taken everything, the close frame
+                               included (0: not yet) */
+    int64_t ping_ms;        /* when the unanswered ping was queued (0: none) */
+    int64_t pong_ms;        /* when the last ping was answered, or the session
+                               opened */
+    uint8_t ping[PING_LEN]; /* the unanswered ping's payload */
+    int pong;               /* a pong is being received: its bytes so far, or -1
+                               once they differ from the ping's (-2: none) */
+    size_t round_in;        /* bytes read from the client in this round of events */
     int dead;
     int gone;         /* destroyed: freed after the current batch of events */
     int close_queued; /* the close frame is queued (after every message:
@@ -644,6 +662,7 @@ static void on_start(wslay_event_context_ptr ctx,
                      const struct wslay_event_on_frame_recv_start_arg *arg, void *ud) {
     sess *s = ud;
     (void)ctx;
+    s->pong = arg->opcode == WSLAY_PONG && arg->payload_length == PING_LEN ? 0 : -2;
     int rc = gp_ws_in_start(&s->in, arg->opcode, arg->fin);
     if (rc < 0 && s->st != S_CLOSING)
         sess_fail(s, gp_ws_in_why(rc));
@@ -654,6 +673,13 @@ static void on_chunk(wslay_event_context_ptr ctx,
     sess *s = ud;
     (void)ctx;
     int rc;
+    if (s->pong >= 0) {
+        if (s->pong + arg->data_length <= PING_LEN &&
+            memcmp(s->ping + s->pong, arg->data, arg->data_length) == 0)
+            s->pong += (int)arg->data_length;
+        else
+            s->pong = -1;
+    }
     if (s->st != S_CLOSING && (rc = gp_ws_in_chunk(&s->in, arg->data, arg->data_length)) < 0)
         sess_fail(s, gp_ws_in_why(rc));
 }
@@ -661,18 +687,37 @@ static void on_chunk(wslay_event_context_ptr ctx,
 static void on_end(wslay_event_context_ptr ctx, void *ud) {
     sess *s = ud;
     (void)ctx;
+    if (s->pong == PING_LEN && s->ping_ms != 0) {
+        /* The ping answered: the client read everything sent before it. */
+        s->ping_ms = 0;
+        s->pong_ms = s->took_ms = gpd__now_ms();
+    }
+    s->pong = -2;
     int rc = gp_ws_in_end(&s->in); /* on_msg passes over a closing session's */
     if (rc < 0 && s->st != S_CLOSING)
         sess_fail(s, gp_ws_in_why(rc));
 }
 
 /* Whether the client holds its session up: while the session is open, its
- * queue is full (the executor's side is no longer read); once it closes,
- * until the client has taken everything, the close frame included. */
+ * queue is full (the executor's side is no longer read) or a ping to it is
+ * unanswered; once it closes, until the client has taken everything, the
+ * close frame included. */
 static int held_up(const sess *s) {
     if (s->st == S_CLOSING)
         return s->close_ms == 0;
-    return s->ctx != NULL && wslay_event_get_queued_msg_length(s->ctx) >= WS_QUEUE_MAX;
+    return s->ctx != NULL &&
+           (s->ping_ms != 0 || wslay_event_get_queued_msg_length(s->ctx) >= WS_QUEUE_MAX);
+}
+
+/* Pings an open session's client PING_MS after it last answered one. */
+static void ping_due(sess *s, int64_t now) {
+    if (s->st != S_OPEN || s->ctx == NULL || s->ping_ms != 0 || now - s->pong_ms < PING_MS)
+        return;
+    if (getrandom(s->ping, sizeof s->ping, GRND_NONBLOCK) != (ssize_t)sizeof s->ping)
+        memcpy(s->ping, &now, sizeof s->ping);
+    struct wslay_event_msg m = {WSLAY_PING, s->ping, sizeof s->ping};
+    if (wslay_event_queue_msg(s->ctx, &m) == 0)
+        s->ping_ms = now;
 }
 
 /* Whether the session is over: its client held it up and took nothing for
@@ -993,7 +1038,8 @@ static void adopt(gpd__sessions *g, sess *s) {
     s->tbe = (tag){s, 1};
     s->in =
         (gp_ws_in){.stream = in_stream, .piece = in_piece, .whole = in_whole, .ud = s, .type = -1};
-    s->born_ms = s->took_ms = gpd__now_ms();
+    s->born_ms = s->took_ms = s->pong_ms = gpd__now_ms();
+    s->pong = -2;
     s->outq = INT_MAX;
     int fl = fcntl(s->fd, F_GETFL);
     fcntl(s->fd, F_SETFL, fl | O_NONBLOCK);
@@ -1116,6 +1162,7 @@ static void *relay(void *arg) {
                 sess_destroy(s);
                 continue;
             }
+            ping_due(s, now);
             /* What the client took is refilled each second at least: epoll
              * reports room only once a third of the socket's buffer is
              * free, which a slow client may take minutes to make, its queue

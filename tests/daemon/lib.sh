@@ -35,6 +35,15 @@ gpd_start() {
     export GPUPOOL_SERVER GPUPOOL_TOKEN
 }
 
+# sessions_pool [gpupoold flags...]: starts gpupoold on $TMP/pool with a
+# quick scheduling period, then the queues dept and proj (under it) that
+# the session tests' tasks run in; non-zero if any of it failed.
+sessions_pool() {
+    mkdir -p "$TMP/pool"
+    gpd_start "$TMP/pool" --period 200ms --poll 200ms "$@" || return 1
+    $GP queue create dept --deserved 8 >/dev/null && $GP queue create proj --parent dept --deserved 8 >/dev/null
+}
+
 # gpd_stop: SIGTERM and wait (tasks keep running, as after a crash).
 gpd_stop() {
     [ -n "$GPD_PID" ] && kill "$GPD_PID" 2>/dev/null && wait "$GPD_PID" 2>/dev/null

@@ -105,14 +105,8 @@ api("DELETE", f"/api/v1/workloads/{wid}")
 # taking nothing from the task's side either, by the task's supervisor (a
 # client a whole ring behind for 30 s), which gpupoold passes on.
 flood = ["/bin/sh", "-c", "read go; yes 0123456789"]
-wids = [api("POST", "/api/v1/workloads", {"project": "proj", "tty": True, "command": flood})[1]
-        .get("id") for _ in range(2)]
-end = time.time() + LIMIT
-states = None
-while time.time() < end and states != ["running", "running"]:
-    states = [api("GET", f"/api/v1/workloads/{w}")[1].get("state") for w in wids]
-    time.sleep(0.1)
-ok(states == ["running", "running"], "two interactive tasks that print without end run", states)
+wids, run, states = taplib.interactive(SERVER, TOKEN, flood, 2, LIMIT)
+ok(run, "two interactive tasks that print without end run", states)
 steady = WS(SERVER, f"/api/v1/workloads/{wids[0]}/attach", TOKEN, timeout=LIMIT, rcvbuf=4096)
 still = WS(SERVER, f"/api/v1/workloads/{wids[1]}/attach", TOKEN, timeout=LIMIT)
 for ws in (steady, still):

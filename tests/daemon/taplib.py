@@ -10,6 +10,7 @@ import os
 import re
 import socket
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -85,3 +86,19 @@ def api(server, method, path, token, body=None, timeout=30):
             return r.status, json.loads(r.read() or b"{}")
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"{}")
+
+
+def interactive(server, token, command, n, limit=120):
+    """Submits n interactive tasks running command in project proj and waits
+    until they run (limit seconds at most): their ids, and whether all run
+    (then their states, for the case's detail)."""
+    wids = [api(server, "POST", "/api/v1/workloads", token,
+                {"project": "proj", "tty": True, "command": command})[1].get("id")
+            for _ in range(n)]
+    end = time.time() + limit
+    states = None
+    while time.time() < end and states != ["running"] * n:
+        states = [api(server, "GET", f"/api/v1/workloads/{w}", token)[1].get("state")
+                  for w in wids]
+        time.sleep(0.1)
+    return wids, states == ["running"] * n, states

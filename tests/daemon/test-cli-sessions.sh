@@ -13,9 +13,6 @@ case $B in
 esac
 export GP_SESS_GPU
 trap 'cleanup' EXIT
-D=$TMP/pool
-mkdir -p "$D"
-gpd_start "$D" --period 200ms --poll 200ms || exit 1
-$GP queue create dept --deserved 8 >/dev/null && $GP queue create proj --parent dept --deserved 8 >/dev/null
+sessions_pool || exit 1
 TB=$($GP token create --user other --role researcher --scope proj | head -1)
 GP=$GP GP_TOKEN_B=$TB python3 tests/daemon/cli_sessions.py

@@ -7,9 +7,5 @@
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 trap 'cleanup' EXIT
-D=$TMP/pool
-mkdir -p "$D"
-# Two sessions at most: a session that is not given back shows at once.
-gpd_start "$D" --period 200ms --poll 200ms --max-user-sessions 2 || exit 1
-$GP queue create dept --deserved 8 >/dev/null && $GP queue create proj --parent dept --deserved 8 >/dev/null
+sessions_pool --max-user-sessions 2 || exit 1
 GP_DAEMON_PID=$GPD_PID python3 tests/daemon/sessions_hangup.py

@@ -6,8 +6,5 @@
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 trap 'cleanup' EXIT
-D=$TMP/pool
-mkdir -p "$D"
-gpd_start "$D" --period 200ms --poll 200ms || exit 1
-$GP queue create dept --deserved 8 >/dev/null && $GP queue create proj --parent dept --deserved 8 >/dev/null
+sessions_pool || exit 1
 GP_FLAG_DIR=$TMP python3 tests/daemon/sessions_slow.py

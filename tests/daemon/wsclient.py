@@ -143,6 +143,10 @@ class WS:
             if op == 8:
                 code = struct.unpack(">H", payload[:2])[0] if len(payload) >= 2 else 0
                 return ("CLOSE", code)
+            if op == 9:
+                # A ping is answered as a browser does: gpupoold cuts off a
+                # client that leaves its ping unanswered.
+                self.frame(10, payload)
             if op in (9, 10):
                 continue
             data += payload
