@@ -20,19 +20,22 @@
  * per opening, which posts the result back. Neither the scheduling loop nor
  * the HTTP threads ever wait on a session.
  *
- * Bounds: toward the client, at most WS_QUEUE_MAX bytes are queued in
- * wslay before the executor's side is no longer read (its own ring then
- * fills and the program's output waits), and the client's socket is not
- * read past WS_PONGS_MAX (wslay queues a pong for each of its pings);
- * toward the executor at most BE_OUT_MAX bytes wait before the WebSocket is
- * no longer read. A client that takes nothing for STALL_MS while it holds
- * its session up (its queue is full, or the session closes and it has not
- * taken everything yet), or sends no HELLO within HELLO_MS, is cut off; it
- * takes something when a write to it goes out or its socket holds less for
- * it than before (client_progress). An open session's client is pinged
- * PING_MS after it last answered: while the ping is unanswered, it holds its
- * session up too, so that a client that reads nothing is cut off however
- * little the task prints. A session whose token is revoked, or whose
+ * Bounds: toward the client, at most FLIGHT bytes are written beyond what
+ * it has read (its pongs say), then WS_QUEUE_MAX bytes are queued in wslay
+ * before the executor's side is no longer read (its own ring then fills
+ * and the program's output waits: a slow reader's output is throttled,
+ * never dropped), and the client's socket is not read past WS_PONGS_MAX
+ * (wslay queues a pong for each of its pings); toward the executor at most
+ * BE_OUT_MAX bytes wait before the WebSocket is no longer read. A client
+ * that takes nothing for STALL_MS while it holds its session up (its queue
+ * is full, a ping to it is unanswered, or the session closes and it has
+ * not taken everything yet), or sends no HELLO within HELLO_MS, is cut off;
+ * it takes something when it answers a ping, a write to it goes out or its
+ * kernel acknowledges more than before (client_progress). An open
+ * session's client is pinged every PING_EVERY bytes, and PING_MS after it
+ * last answered when nothing else is sent: a client that reads nothing is
+ * cut off however little the task prints, and one that reads slowly but
+ * steadily answers pings. A session whose token is revoked, or whose
  * console session is signed out or ended, is ended (ERROR) within a second.
  * A frame over GP_CH_PAYLOAD_MAX + 1 bytes is refused by wslay (close
  * 1009), a message of several frames that adds up to more by on_chunk
@@ -75,14 +78,25 @@
 /* Past this, what is queued for the client is its own pings' pongs. */
 #define WS_PONGS_MAX (WS_QUEUE_MAX + BE_IN + 64 * 1024)
 #define STALL_MS     30000
-/* An open session's client is sent a ping PING_MS after its last pong (or
- * the session's start); while the ping is unanswered the client holds its
- * session up (held_up), so that one that reads nothing, or is gone, is cut
- * off STALL_MS later however little the task prints. The pong must carry
- * the ping's payload, PING_LEN random bytes: only a client that read the
- * ping can answer it. */
-#define PING_MS  10000
-#define PING_LEN 8
+/* An open session's client is sent a ping after each PING_EVERY bytes sent
+ * to it, and PING_MS after its last pong (or the session's start) when
+ * nothing else is; while a ping is unanswered the client holds its session
+ * up (held_up), so that one that reads nothing, or is gone, is cut off
+ * STALL_MS later however little the task prints. A pong answers the pings
+ * up to the one whose payload it carries (PING_LEN random bytes: only a
+ * client that read the ping can answer it), and says that the client has
+ * read everything sent before that ping. At most FLIGHT bytes are sent
+ * beyond what a pong said was read: so the pings a client reads slowly
+ * come PING_EVERY bytes apart, however much its socket's buffer holds (its
+ * kernel, which opens its window only once it has read a large part of
+ * the buffer, shows the sender far less), and the kernel's memory for it
+ * in gpupoold is bounded. FLIGHT leaves room for a ping queued behind a
+ * whole message (GP_CH_PAYLOAD_MAX) to go out. */
+#define PING_MS    10000
+#define PING_LEN   8
+#define PING_EVERY (16 * 1024)
+#define FLIGHT     (4 * 1024 * 1024)
+#define PINGS      (FLIGHT / PING_EVERY + 4)
 /* A closing session: what its client still sends is read and dropped until
  * the client has taken everything sent to it, the close frame included (the
  * socket's queue toward it is empty), then for CLOSING_MS at the most; one
@@ -138,18 +152,24 @@ struct sess {
     int be_parked;  /* the executor's side hung up, out of the epoll set */
     int counted;
     int64_t born_ms;
-    int64_t took_ms;        /* when the client last took something, or last held
-                               nothing up (client_progress) */
-    int outq;               /* the bytes its socket held for it then (INT_MAX:
-                               not looked at since it held nothing up) */
-    int64_t close_ms;       /* when the client had taken everything, the close frame
-                               included (0: not yet) */
-    int64_t ping_ms;        /* when the unanswered ping was queued (0: none) */
-    int64_t pong_ms;        /* when the last ping was answered, or the session
-                               opened */
-    uint8_t ping[PING_LEN]; /* the unanswered ping's payload */
-    int pong;               /* a pong is being received: its bytes so far, or -1
-                               once they differ from the ping's (-2: none) */
+    int64_t took_ms;  /* when the client last took something, or last held
+                         nothing up (client_progress) */
+    uint64_t acked;   /* the bytes its kernel had acknowledged then, of
+                         those sent (0: not looked at since it held
+                         nothing up) */
+    int64_t close_ms; /* when the client had taken everything, the close frame
+                         included (0: not yet) */
+    int64_t pong_ms;  /* when the last ping was answered, or the session opened */
+    uint64_t sent;    /* bytes written to the client's socket */
+    uint64_t read;    /* of which a pong said the client read them */
+    /* The unanswered pings, oldest first from ping0 (a ring): each one's
+     * payload and the bytes sent before it was queued. */
+    uint8_t ping[PINGS][PING_LEN];
+    uint64_t ping_at[PINGS];
+    int ping0, pings;
+    uint64_t mark;          /* an open session: where the next ping is owed */
+    uint8_t pong[PING_LEN]; /* the pong being received */
+    int pong_len;           /* its bytes so far (-1: none is) */
     size_t round_in;        /* bytes read from the client in this round of events */
     int dead;
     int gone;         /* destroyed: freed after the current batch of events */
@@ -474,6 +494,7 @@ static void be_put(sess *s, int type, const uint8_t *p, size_t len) {
 }
 
 static void *open_thread(void *arg);
+static void pong_got(sess *s);
 static void be_write(sess *s);
 static void port_done(sess *s);
 
@@ -662,7 +683,7 @@ static void on_start(wslay_event_context_ptr ctx,
                      const struct wslay_event_on_frame_recv_start_arg *arg, void *ud) {
     sess *s = ud;
     (void)ctx;
-    s->pong = arg->opcode == WSLAY_PONG && arg->payload_length == PING_LEN ? 0 : -2;
+    s->pong_len = arg->opcode == WSLAY_PONG && arg->payload_length == PING_LEN ? 0 : -1;
     int rc = gp_ws_in_start(&s->in, arg->opcode, arg->fin);
     if (rc < 0 && s->st != S_CLOSING)
         sess_fail(s, gp_ws_in_why(rc));
@@ -673,12 +694,9 @@ static void on_chunk(wslay_event_context_ptr ctx,
     sess *s = ud;
     (void)ctx;
     int rc;
-    if (s->pong >= 0) {
-        if (s->pong + arg->data_length <= PING_LEN &&
-            memcmp(s->ping + s->pong, arg->data, arg->data_length) == 0)
-            s->pong += (int)arg->data_length;
-        else
-            s->pong = -1;
+    if (s->pong_len >= 0 && s->pong_len + arg->data_length <= PING_LEN) {
+        memcpy(s->pong + s->pong_len, arg->data, arg->data_length);
+        s->pong_len += (int)arg->data_length;
     }
     if (s->st != S_CLOSING && (rc = gp_ws_in_chunk(&s->in, arg->data, arg->data_length)) < 0)
         sess_fail(s, gp_ws_in_why(rc));
@@ -687,12 +705,9 @@ static void on_chunk(wslay_event_context_ptr ctx,
 static void on_end(wslay_event_context_ptr ctx, void *ud) {
     sess *s = ud;
     (void)ctx;
-    if (s->pong == PING_LEN && s->ping_ms != 0) {
-        /* The ping answered: the client read everything sent before it. */
-        s->ping_ms = 0;
-        s->pong_ms = s->took_ms = gpd__now_ms();
-    }
-    s->pong = -2;
+    if (s->pong_len == PING_LEN)
+        pong_got(s);
+    s->pong_len = -1;
     int rc = gp_ws_in_end(&s->in); /* on_msg passes over a closing session's */
     if (rc < 0 && s->st != S_CLOSING)
         sess_fail(s, gp_ws_in_why(rc));
@@ -706,18 +721,49 @@ static int held_up(const sess *s) {
     if (s->st == S_CLOSING)
         return s->close_ms == 0;
     return s->ctx != NULL &&
-           (s->ping_ms != 0 || wslay_event_get_queued_msg_length(s->ctx) >= WS_QUEUE_MAX);
+           (s->pings > 0 || wslay_event_get_queued_msg_length(s->ctx) >= WS_QUEUE_MAX);
 }
 
-/* Pings an open session's client PING_MS after it last answered one. */
-static void ping_due(sess *s, int64_t now) {
-    if (s->st != S_OPEN || s->ctx == NULL || s->ping_ms != 0 || now - s->pong_ms < PING_MS)
+/* Queues a ping to the client (none if PINGS are unanswered already: the
+ * bytes sent wait for an answer then). */
+static void ping_queue(sess *s) {
+    if (s->pings == PINGS)
         return;
-    if (getrandom(s->ping, sizeof s->ping, GRND_NONBLOCK) != (ssize_t)sizeof s->ping)
-        memcpy(s->ping, &now, sizeof s->ping);
-    struct wslay_event_msg m = {WSLAY_PING, s->ping, sizeof s->ping};
-    if (wslay_event_queue_msg(s->ctx, &m) == 0)
-        s->ping_ms = now;
+    int i = (s->ping0 + s->pings) % PINGS;
+    if (getrandom(s->ping[i], PING_LEN, GRND_NONBLOCK) != PING_LEN)
+        memcpy(s->ping[i], &s->sent, PING_LEN);
+    struct wslay_event_msg m = {WSLAY_PING, s->ping[i], PING_LEN};
+    if (wslay_event_queue_msg(s->ctx, &m) == 0) {
+        s->ping_at[i] = s->sent;
+        s->pings++;
+    }
+}
+
+/* Pings an open session's client PING_MS after it last answered one, when
+ * none is unanswered. */
+static void ping_due(sess *s, int64_t now) {
+    if (s->st == S_OPEN && s->ctx != NULL && s->pings == 0 && now - s->pong_ms >= PING_MS)
+        ping_queue(s);
+}
+
+/* A pong (s->pong): the ping it names and those before it are answered. */
+static void pong_got(sess *s) {
+    for (int k = 0; k < s->pings; k++) {
+        int i = (s->ping0 + k) % PINGS;
+        if (memcmp(s->ping[i], s->pong, PING_LEN) != 0)
+            continue;
+        s->read = s->ping_at[i];
+        s->ping0 = (i + 1) % PINGS;
+        s->pings -= k + 1;
+        s->pong_ms = s->took_ms = gpd__now_ms();
+        return;
+    }
+}
+
+/* Whether what the client was sent and has not read yet, by its pongs,
+ * holds back what is queued for it (FLIGHT; an open session only). */
+static int in_flight_full(const sess *s) {
+    return s->st == S_OPEN && s->sent - s->read >= FLIGHT;
 }
 
 /* Whether the session is over: its client held it up and took nothing for
@@ -732,25 +778,30 @@ static int sess_over(const sess *s, int64_t now) {
 
 /* Watches whether the client takes what is sent to it, one rule for an open
  * session and a closing one (sess_over): the clock runs only while it holds
- * its session up, and it took something when a write to it went out
- * (on_send) or its socket holds less for it than at the last look
- * (SIOCOUTQ). A successful write alone would not do: epoll reports room to
- * write only once about a third of the socket's buffer has drained, which a
- * client reading slowly but steadily may take longer than STALL_MS to do.
- * A closing session's client has taken everything once the close frame
- * went out and the socket holds nothing more. */
+ * its session up, and it took something when it answered a ping (pong_got),
+ * when a write to it went out (on_send), or when its kernel acknowledged
+ * more bytes than at the last look (those written less those its socket
+ * still holds, SIOCOUTQ: what is written between two looks does not hide
+ * what it took).
+ * Once the client's receive buffer is full, its kernel takes more only
+ * after the client has read a large part of it, which a client reading
+ * slowly but steadily may take longer than STALL_MS to do: its pongs,
+ * PING_EVERY bytes apart, show it reads. A closing session's client has
+ * taken everything once the close frame went out and the socket holds
+ * nothing more. */
 static void client_progress(sess *s, int64_t now) {
     if (!held_up(s)) {
         s->took_ms = now;
-        s->outq = INT_MAX;
+        s->acked = 0;
         return;
     }
     int q = 0;
-    if (ioctl(s->fd, SIOCOUTQ, &q) < 0)
+    if (ioctl(s->fd, SIOCOUTQ, &q) < 0 || q < 0)
         q = 0;
-    if (q < s->outq)
+    uint64_t acked = s->sent - (uint64_t)q;
+    if (acked > s->acked)
         s->took_ms = now;
-    s->outq = q;
+    s->acked = acked;
     if (s->st == S_CLOSING && q == 0 && wslay_event_get_close_sent(s->ctx))
         s->close_ms = now;
 }
@@ -800,14 +851,37 @@ static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, in
     return r;
 }
 
+/* An open session's bytes go out up to the next ping's mark (ws_out then
+ * queues the ping) and while in_flight_full allows. The client takes
+ * something when a write to it goes out (client_progress). */
 static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
                        void *ud) {
     sess *s = ud;
+    if (s->st == S_OPEN && (s->sent >= s->mark || in_flight_full(s))) {
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
+    if (s->st == S_OPEN && len > s->mark - s->sent)
+        len = (size_t)(s->mark - s->sent);
     ssize_t r = gp_ws_send(ctx, s->fd, data, len, flags);
     if (r < 0)
         return -1;
+    s->sent += (uint64_t)r;
     s->took_ms = gpd__now_ms();
     return r;
+}
+
+/* Sends what is queued for the client as far as it goes, with a ping at
+ * each PING_EVERY bytes of an open session (on_send stops at the mark);
+ * wslay's result (non-zero: the connection failed). */
+static int ws_out(sess *s) {
+    for (;;) {
+        int rc = wslay_event_send(s->ctx);
+        if (rc != 0 || s->st != S_OPEN || s->sent < s->mark || s->pings == PINGS)
+            return rc;
+        ping_queue(s);
+        s->mark = s->sent + PING_EVERY;
+    }
 }
 
 /* Reads the executor's side while the client's queue has room. */
@@ -933,7 +1007,7 @@ static int sess_arm(sess *s, int64_t now) {
     if (s->st == S_CLOSING && !s->close_queued && wslay_event_get_queued_msg_count(s->ctx) == 0) {
         wslay_event_queue_close(s->ctx, WSLAY_CODE_NORMAL_CLOSURE, NULL, 0);
         s->close_queued = 1;
-        if (wslay_event_send(s->ctx) != 0) {
+        if (ws_out(s) != 0) {
             sess_destroy(s);
             return -1;
         }
@@ -943,7 +1017,7 @@ static int sess_arm(sess *s, int64_t now) {
     uint32_t ws = 0;
     if (wslay_event_want_read(s->ctx) && reads_on(s))
         ws |= EPOLLIN;
-    if (wslay_event_want_write(s->ctx))
+    if (wslay_event_want_write(s->ctx) && !in_flight_full(s))
         ws |= EPOLLOUT;
     if (ws != s->ev_ws) {
         struct epoll_event ev = {ws, {.ptr = &s->tws}};
@@ -995,7 +1069,7 @@ static void on_ws(sess *s, uint32_t ev) {
     if (s->be >= 0 && s->boutoff < s->boutlen)
         be_write(s);
     if ((ev & EPOLLOUT) || wslay_event_want_write(s->ctx)) {
-        if (wslay_event_send(s->ctx) != 0) {
+        if (ws_out(s) != 0) {
             sess_destroy(s);
             return;
         }
@@ -1024,7 +1098,7 @@ static void on_be(sess *s, uint32_t ev) {
             s->be_parked = 1;
         }
     }
-    if (s->ctx != NULL && wslay_event_want_write(s->ctx) && wslay_event_send(s->ctx) != 0) {
+    if (s->ctx != NULL && wslay_event_want_write(s->ctx) && ws_out(s) != 0) {
         sess_destroy(s);
         return;
     }
@@ -1039,8 +1113,8 @@ static void adopt(gpd__sessions *g, sess *s) {
     s->in =
         (gp_ws_in){.stream = in_stream, .piece = in_piece, .whole = in_whole, .ud = s, .type = -1};
     s->born_ms = s->took_ms = s->pong_ms = gpd__now_ms();
-    s->pong = -2;
-    s->outq = INT_MAX;
+    s->mark = PING_EVERY;
+    s->pong_len = -1;
     int fl = fcntl(s->fd, F_GETFL);
     fcntl(s->fd, F_SETFL, fl | O_NONBLOCK);
     struct epoll_event ev = {EPOLLIN, {.ptr = &s->tws}};
@@ -1167,8 +1241,7 @@ static void *relay(void *arg) {
              * reports room only once a third of the socket's buffer is
              * free, which a slow client may take minutes to make, its queue
              * and the task's side behind it held up meanwhile. */
-            if (s->ctx != NULL && held_up(s) && wslay_event_want_write(s->ctx) &&
-                wslay_event_send(s->ctx) != 0) {
+            if (s->ctx != NULL && held_up(s) && wslay_event_want_write(s->ctx) && ws_out(s) != 0) {
                 sess_destroy(s);
                 continue;
             }

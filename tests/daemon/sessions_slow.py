@@ -17,7 +17,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402
 from taplib import ok  # noqa: E402
-from wsclient import WS  # noqa: E402
+from wsclient import WS, Paced, started  # noqa: E402
 
 SERVER, TOKEN = os.environ["GPUPOOL_SERVER"], os.environ["GPUPOOL_TOKEN"]
 FLAG = os.path.join(os.environ["GP_FLAG_DIR"], "written")
@@ -28,20 +28,6 @@ LIMIT = 120
 
 def api(method, path, body=None):
     return taplib.api(SERVER, method, path, TOKEN, body)
-
-
-class Paced:
-    """The client's socket, read at most step bytes each delay seconds."""
-
-    def __init__(self, sock, step, delay):
-        self.sock, self.step, self.delay = sock, step, delay
-
-    def recv(self, n):
-        time.sleep(self.delay)
-        return self.sock.recv(min(n, self.step))
-
-    def __getattr__(self, name):
-        return getattr(self.sock, name)
 
 
 code, j = api("POST", "/api/v1/workloads",
@@ -109,10 +95,7 @@ wids, run, states = taplib.interactive(SERVER, TOKEN, flood, 2, LIMIT)
 ok(run, "two interactive tasks that print without end run", states)
 steady = WS(SERVER, f"/api/v1/workloads/{wids[0]}/attach", TOKEN, timeout=LIMIT, rcvbuf=4096)
 still = WS(SERVER, f"/api/v1/workloads/{wids[1]}/attach", TOKEN, timeout=LIMIT)
-for ws in (steady, still):
-    ws.hello()
-    ws.until(lambda t, p, o: t == "READY")
-    ws.send("STDIN", b"go\n")
+started(steady, still)
 paced = Paced(steady.sock, 512, 0.25)
 steady.sock = paced
 start, got, why = time.time(), 0, None
@@ -129,25 +112,10 @@ while time.time() - start < 50:
 steady.sock = paced.sock
 
 
-def ended(ws):
-    """How the session ws ended once what was held for it is read (fast):
-    the message that ended it, "EOF" or the error if it was cut off with
-    none, or "served" if it goes on for 20 s."""
-    end = time.time() + 20
-    try:
-        while time.time() < end:
-            t, p = ws.recv()
-            if t not in ("STDOUT", "STDERR"):
-                return (t, p)
-    except (EOFError, OSError) as e:
-        return type(e).__name__
-    return "served"
-
-
 took = round(time.time() - start, 1)
-why = ended(steady) if why is None else why
+why = steady.ended() if why is None else why
 ok(why == "served", "a client reading 2 KB/s for 50 s is not cut off", (took, got, why))
-why = ended(still)
+why = still.ended()
 ok(why in ("EOFError", "ConnectionResetError",
            ("ERROR", b"the session ended (the task's side closed it)")),
    "a client that reads nothing is cut off", why)

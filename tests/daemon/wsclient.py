@@ -16,10 +16,26 @@ import os
 import socket
 import struct
 import sys
+import time
 
 TYPES = {"STDIN": 1, "STDOUT": 2, "STDERR": 3, "RESIZE": 4, "SIGNAL": 5, "EXIT": 6,
          "DATA": 7, "ERROR": 8, "READY": 9, "HELLO": 10, "EOF": 11}
 NAMES = {v: k for k, v in TYPES.items()}
+
+
+class Paced:
+    """A client's socket, read at most step bytes each delay seconds (a
+    client that reads slowly)."""
+
+    def __init__(self, sock, step, delay):
+        self.sock, self.step, self.delay = sock, step, delay
+
+    def recv(self, n):
+        time.sleep(self.delay)
+        return self.sock.recv(min(n, self.step))
+
+    def __getattr__(self, name):
+        return getattr(self.sock, name)
 
 
 class WS:
@@ -169,12 +185,35 @@ class WS:
             if t in ("CLOSE", "ERROR", "EXIT") or len(out) > limit:
                 raise RuntimeError(f"ended before the condition: {t} {p!r}; output {out[-400:]!r}")
 
+    def ended(self, within=20):
+        """How the session ends once what was held for it is read (fast):
+        the message that ended it, the exception's name if it was cut off
+        with none, or "served" if it goes on for within seconds."""
+        end = time.time() + within
+        try:
+            while time.time() < end:
+                t, p = self.recv()
+                if t not in ("STDOUT", "STDERR"):
+                    return (t, p)
+        except (EOFError, OSError) as e:
+            return type(e).__name__
+        return "served"
+
     def close(self):
         try:
             self.frame(8, struct.pack(">H", 1000))
         except OSError:
             pass
         self.sock.close()
+
+
+def started(*clients, line=b"go\n"):
+    """Opens each client's session (HELLO, then READY) and types line into
+    it: the tasks of the session tests wait for it before they print."""
+    for ws in clients:
+        ws.hello()
+        ws.until(lambda t, p, o: t == "READY")
+        ws.send("STDIN", line)
 
 
 def main(argv):
