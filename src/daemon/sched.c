@@ -232,7 +232,9 @@ static int set_final(gpd__sched *s, uint64_t id, gp_wl_state st, gpd__event_kind
     return gpd__store_wl_apply(s->d->store, &c, 1, e);
 }
 
-static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
+/* Hands stored workload w to the engine, storing nothing: 0, or an error
+ * (e says why). */
+static int engine_take(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
     gp_workload_spec spec;
     int rc = gpd__sched_stored_spec(w, &spec, e);
     if (rc == 0) {
@@ -245,6 +247,11 @@ static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
         else if (rc < 0)
             rc = gpd__fail(e, GP_ESTATE, "", "cannot resume: %s", err);
     }
+    return rc;
+}
+
+static int resume(gpd__sched *s, const gpd__wl *w, gpd__err *e) {
+    int rc = engine_take(s, w, e);
     if (rc < 0)
         return rc;
     rc = set_final(s, w->id, GP_WL_PENDING, GPD__EV_RESUMED, "resumed: back in the queue", e);
@@ -326,8 +333,10 @@ static int carry_out(gpd__sched *s, cmd *c) {
         rc = set_final(s, w.id, del ? GP_WL_DELETED : GP_WL_SUSPENDED,
                        del ? GPD__EV_DELETED : GPD__EV_SUSPENDED,
                        del ? "deleted by its owner while pending" : "suspended while pending", e);
-        if (rc < 0)
-            resume(s, &w, NULL); /* back into the engine: nothing changed */
+        if (rc < 0 && engine_take(s, &w, NULL) < 0) /* back into the engine: nothing changed */
+            gpd__log("workload %llu: the engine refused it back after a failed %s; a restart "
+                     "hands it over",
+                     (unsigned long long)w.id, del ? "delete" : "suspend");
     } else if (w.state == GP_WL_SUSPENDED && c->op == GPD__CMD_DELETE) {
         rc = set_final(s, w.id, GP_WL_DELETED, GPD__EV_DELETED,
                        "deleted by its owner while suspended", e);

@@ -10,7 +10,9 @@
  *                               one of the SQL prefixes (separated by '|');
  *   GPD_TEST_FAIL_STEP_NTH=N    from the Nth step of those on (1 unless set),
  *                               counted over all the prefixes, each fails,
- *                               without running, with
+ *                               without running (only the first M of them
+ *                               where GPD_TEST_FAIL_STEP_COUNT=M is set),
+ *                               with
  *   GPD_TEST_FAIL_STEP_RC=RC    SQLite's result code RC (SQLITE_NOMEM, 7,
  *                               unless set).
  *
@@ -73,8 +75,10 @@ int sqlite3_step(sqlite3_stmt *s) {
     if (sql != NULL && named(sql, want)) {
         const char *nth = getenv("GPD_TEST_FAIL_STEP_NTH");
         const char *rc = getenv("GPD_TEST_FAIL_STEP_RC");
+        const char *count = getenv("GPD_TEST_FAIL_STEP_COUNT");
         long k = __atomic_add_fetch(&counted, 1, __ATOMIC_RELAXED);
-        if (k >= (nth != NULL ? strtol(nth, NULL, 10) : 1))
+        long first = nth != NULL ? strtol(nth, NULL, 10) : 1;
+        if (k >= first && (count == NULL || k < first + strtol(count, NULL, 10)))
             return rc != NULL ? (int)strtol(rc, NULL, 10) : SQLITE_NOMEM;
     }
     return real_step(s);

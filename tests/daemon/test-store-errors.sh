@@ -12,6 +12,12 @@
 # The schema version read at start: a failed read was version 0, and the
 # start failed re-running the first migration ("table queues already
 # exists"). Now the start fails saying the version could not be read.
+#
+# A delete of a pending workload whose write the store refuses (once):
+# it was handed back to the engine through the owner's resume, which
+# stored the event "resumed" and its reason "resumed: back in the queue"
+# for a workload never suspended. Now it is handed back and nothing is
+# stored: it stays pending, without the event, and runs when a GPU is free.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 skip_if_sanitized
@@ -49,4 +55,27 @@ tap_ok "a start whose schema version cannot be read fails" test $? != 0
 tap_ok "saying so" contains "$msg" "reading the schema version: out of memory"
 tap_ok "the next start comes up" gpd_start "$D"
 tap_is "with both workloads" "$(api GET '/api/v1/workloads?limit=100' | grep -o '"id":' | wc -l)" 2
+gpd_stop
+
+P=$TMP/pending
+mkdir -p "$P"
+GPD_TEST_FAIL_STEP='UPDATE workloads SET reason' GPD_TEST_FAIL_STEP_COUNT=1 \
+    LD_PRELOAD=$B/tests/daemon/failstep.so \
+    tap_ok "gpupoold starts on 1 emulated GPU, its first write of a reason failing" \
+    emulated_start "$P" 1
+$GP queue create p >/dev/null
+submit() { $GP submit --project p --gpu 1 -- sleep 600 | grep -o '[0-9][0-9]*' | head -1; }
+R=$(submit)
+tap_ok "a workload runs on the GPU" wait_until 60 is_state "$R" running
+W=$(submit)
+tap_is "another is pending" "$(state_of "$W")" pending
+out=$(api DELETE "/api/v1/workloads/$W")
+tap_is "its delete, the store failing, answers 500" "${out##* }" 500
+tap_is "it is still pending" "$(state_of "$W")" pending
+ev=$(api GET "/api/v1/workloads/$W/events")
+tap_ok "with no event of the failed delete" sh -c "! printf '%s' '$ev' | grep -q resumed"
+tap_ok "the first workload deleted" sh -c "$GP delete $R >/dev/null"
+tap_ok "the pending one runs: the engine has it" wait_until 60 is_state "$W" running
+tap_ok "its delete now succeeds" sh -c "$GP delete $W >/dev/null"
+tap_ok "it is deleted" wait_until 30 is_state "$W" deleted
 tap_done
