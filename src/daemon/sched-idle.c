@@ -31,12 +31,15 @@
  * the engine does not count the host memory it holds (it checks only that
  * the node has room when it pauses). A restart of gpupoold finds it held
  * again by its row of returned GPUs, which the store keeps until its owner
- * resumes or deletes it (gpd__loop_idle_was_held). Its task lost meanwhile,
+ * resumes or deletes it (gpd__loop_idle_was_held) and which is written as
+ * the pause begins (its GPUs not yet counted as returned), so that a kill
+ * anywhere in the pause finds it held. Its task lost meanwhile,
  * found so by the loop or by that restart, it is suspended
  * (gpd__loop_lost_state): its owner's resume starts it again from the
  * beginning.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +99,8 @@ static void tell_aside(gpd__sched *s, active *a, const char *done, const char *w
     tell(s, a, note);
 }
 
-/* The store's row of the GPUs a gave back, for usage. */
+/* The store's row of the GPUs a gave back, for usage, back in the pool
+ * from a->deadline on (INT64_MAX: not yet, a pause under way). */
 static void count_returned(gpd__sched *s, active *a) {
     gpd__idle_return r = {.workload = a->id, .gpu_milli = gpu_milli(a), .since_ms = a->deadline};
     snprintf(r.project, sizeof r.project, "%s", a->project);
@@ -183,6 +187,12 @@ static void idle_stop(gpd__sched *s, active *a, const char *why) {
     char msg[256];
     snprintf(msg, sizeof msg, "paused: %s", why);
     a->held = 1;
+    /* Its row first, its GPUs not yet counted as returned: the row is what
+     * tells a restart that the policy holds it (gpd__loop_idle_was_held),
+     * and a kill -9 may land anywhere from the pause's first step to the
+     * storing of its outcome, after which the task is found paused. */
+    a->deadline = INT64_MAX;
+    count_returned(s, a);
     if (gpd__loop_pause_begin(s, a, msg, -1) < 0) {
         a->held = 0;
         a->stop_note[0] = '\0';
@@ -213,6 +223,7 @@ void gpd__loop_idle_paused(gpd__sched *s, active *a, int rc, const char *detail)
     /* What it holds paused stays in the node's books. */
     a->held_mem = held_of(a);
     gpd__loop_idle_books(s, a->tasks[0].node);
+    a->deadline = gpd__now_ms();
     count_returned(s, a);
 }
 
@@ -273,6 +284,10 @@ void gpd__loop_idle_rehold(gpd__sched *s, active *a) {
     a->in_engine = 0;
     a->held_mem = held_of(a);
     gpd__loop_idle_books(s, a->tasks[0].node);
+    /* Its GPUs are back in the pool from now on at the latest (its row was
+     * stored before its pause, which a restart may have finished). */
+    a->deadline = gpd__now_ms();
+    count_returned(s, a);
 }
 
 void gpd__loop_idle_tick(gpd__sched *s, const gp_gpu_usage *gpus, size_t ngpus, int64_t now) {

@@ -518,6 +518,11 @@ static int recover_one(gpd__sched *s, uint64_t id) {
     if (!why[0] && w.state == GP_WL_PAUSED)
         set_state(s, id, GP_WL_RUNNING, GPD__EV_RESUMED,
                   "resumed: the resume under way when gpupoold stopped was finished");
+    /* Found running with a row of returned GPUs, stored as the idle policy
+     * began a pause: the pause was undone (or never began), and the row
+     * goes. (A row of a STOPPING one is the policy's suspend's.) */
+    if (!why[0] && a->returned && w.state != GP_WL_STOPPING)
+        gpd__loop_idle_drop(s, a);
     int erc = why[0] ? 0 : gp_engine_restore(s->eng, &spec, n, b, gpd__now_ms(), err, sizeof err);
     if (erc == GP_ENOMEM) {
         rc = erc;

@@ -248,6 +248,26 @@ ids_with_event() {
     done
 }
 
+# skip_unless_root_pause: ends a test (one SKIP) unless it runs as root:
+# pausing a task needs its cgroups' freezer.
+skip_unless_root_pause() {
+    if [ "$(id -u)" != 0 ]; then
+        tap_skip "pausing needs cgroups, which need root"
+        tap_done
+        exit 0
+    fi
+}
+
+# idle_gpu_config DATA_DIR: makes DATA_DIR, and sets the executor's
+# configuration (CFG) and the fake NVML's environment for one fake GPU of
+# 1 GiB that is never busy, which the idle policy finds idle.
+idle_gpu_config() {
+    mkdir -p "$1"
+    GPUPOOL_FAKE_GPUS=1 GPUPOOL_FAKE_BUSY=0 GPUPOOL_FAKE_GPU_MEMORY=1073741824
+    export GPUPOOL_FAKE_GPUS GPUPOOL_FAKE_BUSY GPUPOOL_FAKE_GPU_MEMORY
+    CFG="state_dir=$1/tasks,nvml=$B/fake/libnvidia-ml.so.1,cuda=$B/fake/libcuda.so.1,interposer=$TMP/none.so"
+}
+
 # skip_unless_root_useradd: ends a test (one SKIP) where it cannot make Unix
 # users (not root, or no useradd).
 skip_unless_root_useradd() {

@@ -18,11 +18,7 @@
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 
-if [ "$(id -u)" != 0 ]; then
-    tap_skip "pausing needs cgroups, which need root"
-    tap_done
-    exit 0
-fi
+skip_unless_root_pause
 D=$TMP/ends
 mkdir -p "$D"
 # One GPU of 1 GiB: a paused borrower holds that much host memory.
@@ -93,10 +89,7 @@ gpd_stop
 # its owner's resume starts it again. It was recorded pending before, which
 # the engine did not know, and it never ran again.
 P=$TMP/held
-mkdir -p "$P"
-GPUPOOL_FAKE_GPUS=1 GPUPOOL_FAKE_BUSY=0 GPUPOOL_FAKE_GPU_MEMORY=1073741824
-export GPUPOOL_FAKE_GPUS GPUPOOL_FAKE_BUSY GPUPOOL_FAKE_GPU_MEMORY
-CFG="state_dir=$P/tasks,nvml=$B/fake/libnvidia-ml.so.1,cuda=$B/fake/libcuda.so.1,interposer=$TMP/none.so"
+idle_gpu_config "$P"
 tap_ok "gpupoold starts on a fake NVML whose GPU is idle" gpd_start "$P" --period 200ms \
     --poll 200ms --usage-period 200ms --executor-config "$CFG"
 D=$P # where tdir looks

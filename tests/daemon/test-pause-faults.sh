@@ -37,11 +37,7 @@ faults_cleanup() {
 }
 trap faults_cleanup EXIT
 
-if [ "$(id -u)" != 0 ]; then
-    tap_skip "pausing needs cgroups, which need root"
-    tap_done
-    exit 0
-fi
+skip_unless_root_pause
 CFG="state_dir=$D/tasks,nvml=$B/fake/libnvidia-ml.so.1,cuda=$B/fake/libcuda.so.1,interposer=$TMP/none.so"
 tap_ok "gpupoold starts on the fake driver (1 GPU of 256 MiB)" gpd_start "$D" --period 200ms \
     --poll 200ms --usage-period 200ms --executor-config "$CFG"
