@@ -13,7 +13,8 @@
  *   - Those with a lost task are stopped, their attempt recorded as lost, and
  *     requeued, or suspended where the idle policy held them paused, as the
  *     loop's poll does (gpd__loop_lost_state); if a stop for suspend or
- *     delete was under way, it is finished as such.
+ *     delete was under way, it is finished as such. A session the idle
+ *     policy holds paused whose GPUs are gone from the pool is lost too.
  *   - Tasks the executor holds that no workload refers to (an attempt that
  *     ended but was not reaped) are stopped and reaped, where the executor
  *     can list its tasks.
@@ -496,10 +497,17 @@ static int recover_one(gpd__sched *s, uint64_t id) {
     }
     if (!why[0] && paused && a->returned) {
         /* Paused by the idle policy: it stays out of the engine, until its
-         * owner resumes it. */
-        if ((rc = recover_paused(s, a, &w, 1)) == 0)
-            a = NULL;
-        goto out;
+         * owner resumes it, where the pool still has the GPUs it would
+         * resume on; otherwise it is lost (suspended below), as a frozen
+         * task that no resume can take back. */
+        if (gp_engine_paused_binding_check(s->eng, &b[0], err, sizeof err) < 0) {
+            snprintf(why, sizeof why, "its paused task's GPUs are gone after a restart: %.200s",
+                     err);
+        } else {
+            if ((rc = recover_paused(s, a, &w, 1)) == 0)
+                a = NULL;
+            goto out;
+        }
     }
     if (!why[0] && paused) {
         int rprc = gp_engine_restore_paused(s->eng, &spec, &b[0], err, sizeof err);

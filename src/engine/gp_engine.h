@@ -536,6 +536,17 @@ int gp_engine_restore(gp_engine *e, const gp_workload_spec *w, int32_t ntasks,
 int gp_engine_restore_paused(gp_engine *e, const gp_workload_spec *w, const gp_task_binding *was,
                              char *err, size_t errlen);
 
+/*
+ * Whether a task paused with binding was could be restored paused on the
+ * pool as it is now (gp_engine_restore_paused's checks of was, nothing
+ * else, and nothing changes): 0, GP_ENOENT if there is no such node, or
+ * GP_EINVAL for a binding out of range (a GPU the node no longer has), the
+ * error naming the field. For a caller that holds a paused task outside the
+ * engine, so that it learns that the task can no longer be resumed.
+ */
+int gp_engine_paused_binding_check(gp_engine *e, const gp_task_binding *was, char *err,
+                                   size_t errlen);
+
 /* A workload's state in the engine. */
 #define GP_STATES(XX)                                                                              \
     XX(GP_STATE_PENDING, "pending")                                                                \

@@ -268,20 +268,26 @@ static int room_for(const gp__node *n, const gp_task_binding *was, int64_t own) 
     return own <= left;
 }
 
+int gp_engine_paused_binding_check(gp_engine *e, const gp_task_binding *was, char *err,
+                                   size_t errlen) {
+    gp__node *n = was && was->node ? gp__strmap_get(&e->node_by_name, was->node) : NULL;
+    if (!n) {
+        gp_errf(err, errlen, "was.node: no node named '%s'", was && was->node ? was->node : "");
+        return GP_ENOENT;
+    }
+    return bad_binding(n, was, err, errlen);
+}
+
 int gp_engine_restore_paused(gp_engine *e, const gp_workload_spec *spec, const gp_task_binding *was,
                              char *err, size_t errlen) {
     if (spec->tasks != 1) {
         gp_errf(err, errlen, "tasks: a workload of several tasks is never paused");
         return GP_EINVAL;
     }
-    gp__node *n = was && was->node ? gp__strmap_get(&e->node_by_name, was->node) : NULL;
-    if (!n) {
-        gp_errf(err, errlen, "was.node: no node named '%s'", was && was->node ? was->node : "");
-        return GP_ENOENT;
-    }
-    int rc = bad_binding(n, was, err, errlen);
+    int rc = gp_engine_paused_binding_check(e, was, err, errlen);
     if (rc != 0)
         return rc;
+    gp__node *n = gp__strmap_get(&e->node_by_name, was->node);
     if (!room_for(n, was, spec->req.mem_bytes)) {
         gp_errf(err, errlen, "was.node: node %s lacks the host memory its paused task holds",
                 n->spec.name);

@@ -10,8 +10,10 @@
 # engine had paused, and the engine resumed it at once on the GPU its owner
 # had left. The same where gpupoold-pausekill (pause-kill.c) dies within the
 # pause's step, after the freeze, which the restart finishes: the row is now
-# stored before the pause begins. Needs root and a cgroup freezer (SKIP
-# without). Waits on conditions only.
+# stored before the pause begins. And gpupoold restarted with fewer GPUs, the
+# one of a held session gone: the session is suspended, its frozen task
+# stopped, where its owner's resume failed for ever before. Needs root and
+# a cgroup freezer (SKIP without). Waits on conditions only.
 . tests/lib/tap.sh
 . tests/daemon/lib.sh
 skip_if_sanitized
@@ -70,5 +72,39 @@ tap_ok "idle, its pause begins and gpupoold dies in it" wait_until 90 died
 wait "$GPD_PID" 2>/dev/null
 GPD_PID=
 held_after_restart "$S2"
+gpd_stop
+
+# Restarted with fewer GPUs, the one of a held session gone: its frozen task
+# can be resumed nowhere, so it is taken as lost, suspended as a held
+# session lost, and its owner's resume starts it again. It was held paused
+# on the missing GPU before, and each resume of its owner failed ("cannot
+# resume: was.slices[0].gpu: node ... has no GPU 1"), its task frozen for
+# ever.
+F=$TMP/fewer
+idle_gpu_config "$F"
+GPUPOOL_FAKE_GPUS=2
+start_fewer() { gpd_start "$F" --period 200ms --poll 200ms --usage-period 200ms --executor-config "$CFG"; }
+tap_ok "gpupoold starts on 2 fake GPUs" start_fewer
+$GP queue create dept --deserved 1 >/dev/null && $GP queue create other --parent dept >/dev/null &&
+    $GP queue create proj --parent dept --deserved 1 --idle-gpu-timeout 10s >/dev/null
+O=$(submit --project other --gpu 1 -- sleep 600)
+tap_ok "a workload runs on GPU 0" wait_until 60 is_state "$O" running
+S3=$(submit --project proj --kind interactive --gpu 1 -- sleep 600)
+tap_ok "a session runs on GPU 1" wait_until 60 is_state "$S3" running
+tap_ok "idle, it is paused" wait_until 90 is_state "$S3" paused
+tpid=$(sed -n 's/^pid=//p' "$(ls -d "$F"/tasks/w"$S3".t0.a1)/task")
+gpd_stop
+GPUPOOL_FAKE_GPUS=1
+tap_ok "gpupoold starts again on 1 fake GPU" start_fewer
+tap_ok "the session whose GPU is gone is suspended" wait_until 30 is_state "$S3" suspended
+tap_ok "the event says why" contains "$(events "$S3")" "suspended: its owner's resume starts it again"
+gone() { ! kill -0 "$1" 2>/dev/null; }
+tap_ok "its frozen task is ended" wait_until 30 gone "$tpid"
+tap_ok "the workload on GPU 0 runs on" is_state "$O" running
+$GP queue set proj --idle-gpu-timeout 1h >/dev/null
+tap_ok "its owner resumes it" $GP resume "$S3"
+$GP delete "$O" >/dev/null
+tap_ok "it runs again, from the beginning, on the GPU left" wait_until 60 attempt_is "$S3" 2
+tap_ok "and runs" wait_until 60 is_state "$S3" running
 gpd_stop
 tap_done

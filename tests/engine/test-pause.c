@@ -385,10 +385,14 @@ START_TEST(test_restore_paused) {
 END_TEST
 
 /* Restoring w paused with binding b is refused with GP_EINVAL, the error
- * naming field, and nothing changes: no workload, node n1 holds nothing. */
+ * naming field, as is its check alone, and nothing changes: no workload,
+ * node n1 holds nothing. */
 static void restore_refused(gp_engine *e, const gp_workload_spec *w, const gp_task_binding *b,
                             const char *field) {
     char err[GP_ERR_MAX] = "";
+    ck_assert_int_eq(gp_engine_paused_binding_check(e, b, err, sizeof err), GP_EINVAL);
+    ck_assert_msg(strncmp(err, field, strlen(field)) == 0 && err[strlen(field)] == ':', "%s: %s",
+                  field, err);
     ck_assert_int_eq(gp_engine_restore_paused(e, w, b, err, sizeof err), GP_EINVAL);
     ck_assert_msg(strncmp(err, field, strlen(field)) == 0 && err[strlen(field)] == ':', "%s: %s",
                   field, err);
@@ -436,6 +440,12 @@ START_TEST(test_restore_paused_bad_binding) {
     restore_refused(e, &w, &b, "was.slices[0].mem");
     b.slices[0] = good;
     char err[GP_ERR_MAX] = "";
+    b.node = "n9";
+    ck_assert_int_eq(gp_engine_paused_binding_check(e, &b, err, sizeof err), GP_ENOENT);
+    ck_assert_int_eq(gp_engine_restore_paused(e, &w, &b, err, sizeof err), GP_ENOENT);
+    b.node = "n1";
+    ck_assert_msg(gp_engine_paused_binding_check(e, &b, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(node_info(e, "n1").mem_used, 0);
     ck_assert_msg(gp_engine_restore_paused(e, &w, &b, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(node_info(e, "n1").mem_used, 84 * GIB);
     gp_engine_free(e);
