@@ -15,7 +15,9 @@
  *
  *   evict: 1. store: STOPPING, deadline      2. checkpoint signal
  *          3. (grace period or all tasks ended) stop, then store the outcome
- *   A crash anywhere leaves STOPPING: at restart the stop is completed.
+ *   A crash anywhere leaves STOPPING: at restart the stop is completed. A
+ *   stop at once (requeue mode, a node gone, a delete) stores STOPPING, its
+ *   deadline now, before it stops the tasks, for the same reason.
  */
 #include <errno.h>
 #include <signal.h>
@@ -673,6 +675,19 @@ void gpd__loop_begin_evict(gpd__sched *s, active *a, int64_t grace_max, char *wh
 }
 
 void gpd__loop_finish_stop(gpd__sched *s, active *a, const char *why) {
+    if (a->state != GP_WL_STOPPING) {
+        /* A stop at once (requeue mode, a node gone, its owner's delete or
+         * suspend, a step's end): stored first, as a graceful stop is, so
+         * that a restart before its outcome is stored finishes it as such,
+         * and does not take the task it stopped for one that failed. */
+        gpd__wl_change c;
+        gpd__wl_change_init(&c, a->id);
+        c.state = GP_WL_STOPPING;
+        c.stop_kind = a->stop_kind;
+        c.stop_deadline_ms = gpd__now_ms();
+        gpd__sched_record(s, &c);
+        a->state = GP_WL_STOPPING;
+    }
     for (int t = 0; t < a->ntasks; t++)
         if (a->tasks[t].handle[0])
             gp_exec_stop(s->ex, a->tasks[t].handle);

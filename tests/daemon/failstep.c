@@ -24,6 +24,13 @@
  *                               committed: what it wrote can be read, and
  *                               its writers are answered only then.
  *
+ * And one wait, to hold gpupoold between what it did and its record of it:
+ *
+ *   GPD_TEST_SLOW_STEP=SQL[|SQL...]  a step of one of those statements runs
+ *   GPD_TEST_SLOW_STEP_MS=MS    MS milliseconds (2000 unless set) late:
+ *                               nothing of its transaction is committed
+ *                               meanwhile.
+ *
  * Every other step goes to SQLite's sqlite3_step.
  */
 #include <dlfcn.h>
@@ -46,6 +53,15 @@ static int named(const char *sql, const char *want) {
     }
 }
 
+/* Sleeps the milliseconds environment variable var says (2000 unless set). */
+static void wait_ms(const char *var) {
+    const char *ms = getenv(var);
+    long d = ms != NULL ? strtol(ms, NULL, 10) : 2000;
+    struct timespec ts = {d / 1000, d % 1000 * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 int sqlite3_step(sqlite3_stmt *s) {
     static int (*real_step)(sqlite3_stmt *);
     static const char *(*real_sql)(sqlite3_stmt *);
@@ -60,16 +76,16 @@ int sqlite3_step(sqlite3_stmt *s) {
         if (sql != NULL && strcmp(sql, "COMMIT") == 0 && stepped) {
             stepped = 0;
             int rc = real_step(s);
-            const char *ms = getenv("GPD_TEST_SLOW_COMMIT_MS");
-            long d = ms != NULL ? strtol(ms, NULL, 10) : 2000;
-            struct timespec ts = {d / 1000, d % 1000 * 1000000L};
-            while (nanosleep(&ts, &ts) != 0)
-                ;
+            wait_ms("GPD_TEST_SLOW_COMMIT_MS");
             return rc;
         }
         if (sql != NULL && named(sql, slow))
             stepped = 1;
     }
+    const char *hold = getenv("GPD_TEST_SLOW_STEP");
+    const char *hsql = hold != NULL && real_sql != NULL ? real_sql(s) : NULL;
+    if (hsql != NULL && named(hsql, hold))
+        wait_ms("GPD_TEST_SLOW_STEP_MS");
     const char *want = getenv("GPD_TEST_FAIL_STEP");
     const char *sql = want != NULL && real_sql != NULL ? real_sql(s) : NULL;
     if (sql != NULL && named(sql, want)) {

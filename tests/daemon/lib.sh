@@ -111,6 +111,14 @@ emulated_start() {
     gpd_start "$1" --period 200ms --poll 200ms --executor-config "state_dir=$1/tasks,inventory=$TMP/inv.conf"
 }
 
+# failstep_start DATA_DIR N: makes DATA_DIR and starts the daemon there as
+# emulated_start does, with failstep.so preloaded (the caller's GPD_TEST_*
+# variables say which store steps it fails or holds).
+failstep_start() {
+    mkdir -p "$1"
+    LD_PRELOAD=$B/tests/daemon/failstep.so emulated_start "$1" "$2"
+}
+
 # emulated_pool DATA_DIR N: as the first test, starts the daemon on N
 # emulated GPUs (emulated_start) and makes two_departments' queues.
 emulated_pool() {

@@ -58,11 +58,9 @@ tap_is "with both workloads" "$(api GET '/api/v1/workloads?limit=100' | grep -o 
 gpd_stop
 
 P=$TMP/pending
-mkdir -p "$P"
 GPD_TEST_FAIL_STEP='UPDATE workloads SET reason' GPD_TEST_FAIL_STEP_COUNT=1 \
-    LD_PRELOAD=$B/tests/daemon/failstep.so \
     tap_ok "gpupoold starts on 1 emulated GPU, its first write of a reason failing" \
-    emulated_start "$P" 1
+    failstep_start "$P" 1
 $GP queue create p >/dev/null
 submit() { $GP submit --project p --gpu 1 -- sleep 600 | grep -o '[0-9][0-9]*' | head -1; }
 R=$(submit)
