@@ -240,20 +240,27 @@ tap_is "$runs resumes, each failing one allocation of the loop: each 200, or 503
     "$wrong" ""
 
 # ---- A launch out of memory ----
+# short_launch DIR SEAM=N WHAT SUBMIT-ARGS...: gpupoold on a new store DIR
+# whose failalloc.so fails the first N calls of SEAM (WHAT says which), a
+# workload submitted with SUBMIT-ARGS, which must end having succeeded; its
+# description is left in $out.
+short_launch() {
+    mkdir -p "$1"
+    eval "$2 LD_PRELOAD=\$B/tests/daemon/failalloc.so tap_ok \"gpupoold starts, \$3 failing\"" \
+        'gpd_start "$1" --period 200ms --poll 200ms'
+    shift 3
+    $GP queue create p >/dev/null
+    $GP submit --project p "$@" >/dev/null
+    tap_ok "the workload ends" wait_until 60 over 1
+    tap_is "having succeeded" "$(state_of 1)" succeeded
+    out=$($GP describe 1)
+}
+
 # The C library out of memory reading the groups of a task's Unix user, at
 # its first two launches: the launch is deferred, saying why, and tried
 # again, and the workload runs. It once failed for good, its user said to
 # be "in more than 64 groups".
-G=$TMP/groups
-mkdir -p "$G"
-GPD_TEST_FAIL_GROUPS=2 LD_PRELOAD=$B/tests/daemon/failalloc.so \
-    tap_ok "gpupoold starts, its first two reads of a user's groups failing" \
-    gpd_start "$G" --period 200ms --poll 200ms
-$GP queue create p >/dev/null
-$GP submit --project p -- true >/dev/null
-tap_ok "the workload ends" wait_until 60 over 1
-tap_is "having succeeded" "$(state_of 1)" succeeded
-out=$($GP describe 1)
+short_launch "$TMP/groups" GPD_TEST_FAIL_GROUPS=2 "its first two reads of a user's groups" -- true
 tap_ok "its launch was deferred, out of memory" \
     contains "$out" "not launched yet (run_as: out of memory reading the groups of user"
 tap_is "its user never said to be in too many groups" "$(printf '%s\n' "$out" | grep -c 'more than')" 0
@@ -262,17 +269,11 @@ gpd_stop
 # The workload's own environment variables out of memory at its first
 # launch: the launch is deferred and tried again, and the task has them. It
 # once launched without the variable that could not be made.
-V=$TMP/env
-mkdir -p "$V"
-GPD_TEST_FAIL_ASPRINTF=1 LD_PRELOAD=$B/tests/daemon/failalloc.so \
-    tap_ok "gpupoold starts, its first variable of a workload's failing" \
-    gpd_start "$V" --period 200ms --poll 200ms
-$GP queue create p >/dev/null
-$GP submit --project p --env GP_OOM_VAR=kept -- sh -c 'echo "var=$GP_OOM_VAR"' >/dev/null
-tap_ok "the workload ends" wait_until 60 over 1
-tap_is "having succeeded" "$(state_of 1)" succeeded
+short_launch "$TMP/env" GPD_TEST_FAIL_ASPRINTF=1 "its first variable of a workload's" \
+    --env GP_OOM_VAR=kept -- sh -c 'echo "var=$GP_OOM_VAR"'
 tap_ok "its task had the variable" contains "$($GP logs 1)" "var=kept"
-tap_ok "its launch was deferred, out of memory" contains "$($GP describe 1)" "out of memory"
+tap_ok "its launch was deferred, out of memory" \
+    contains "$out" "not launched yet (out of memory making the workload's environment)"
 gpd_stop
 
 # ---- The queues' specs ----
