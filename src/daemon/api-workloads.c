@@ -254,13 +254,22 @@ static int path_by_words(const char *path, char *out, size_t len) {
     return 0;
 }
 
+/* Whether path (resolved) is dir or lies inside it. */
+static int inside(const char *path, const char *dir) {
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
 /* A workdir must not be the data directory or lie inside it: tasks must
- * never be pointed at the store, the tokens or the logs. Whether the
- * workload's user may use it is the kernel's to say, when the task enters it
- * as that user. The path is judged by its words; its symbolic links are
- * followed only where the tasks run as the daemon's own identity (resolved
- * as root for another user, the answer, refused or not, told that user
- * whether a name existed in a directory it may not search). */
+ * never be pointed at the store, the tokens or the logs; nor inside the
+ * checkpoint directory (DATA/checkpoints, or --checkpoint-dir: judged alike
+ * wherever it is), whose directories are each one workload's, its own given
+ * to it as GPUPOOL_CHECKPOINT_DIR. Whether the workload's user may use it is
+ * the kernel's to say, when the task enters it as that user. The path is
+ * judged by its words; its symbolic links are followed only where the tasks
+ * run as the daemon's own identity (resolved as root for another user, the
+ * answer, refused or not, told that user whether a name existed in a
+ * directory it may not search). */
 static int workdir_check(const gpd__daemon *d, const char *workdir, const char *unix_user,
                          gpd__err *e) {
     if (!workdir)
@@ -269,24 +278,30 @@ static int workdir_check(const gpd__daemon *d, const char *workdir, const char *
     if (!(runs_as_daemon(unix_user) && realpath(workdir, real)) &&
         path_by_words(workdir, real, sizeof real) < 0)
         return gpd__fail(e, GP_EINVAL, "workdir", "workdir: longer than %d bytes", PATH_MAX - 1);
-    size_t n = strlen(d->cfg.data_dir);
-    if (strncmp(real, d->cfg.data_dir, n) == 0 && (real[n] == '\0' || real[n] == '/'))
+    if (inside(real, d->cfg.data_dir))
         return gpd__fail(e, GP_EINVAL, "workdir",
                          "workdir: %s is inside the daemon's data directory, which workloads may "
                          "not use",
+                         workdir);
+    if (inside(real, d->cfg.checkpoint_dir))
+        return gpd__fail(e, GP_EINVAL, "workdir",
+                         "workdir: %s is inside the daemon's checkpoint directory, which "
+                         "workloads may not name (a workload that names no workdir starts in "
+                         "its own, GPUPOOL_CHECKPOINT_DIR)",
                          workdir);
     return 0;
 }
 
 /* A workload of another Unix user than root fails at its checkpoint
- * directory when that user cannot pass through the data directory or a
- * directory above it (a 0700 parent): refused here, with the fix, instead.
+ * directory when that user cannot pass through the data directory, the
+ * checkpoint directory or a directory above them (a 0700 parent): refused
+ * here, with the fix, instead.
  * Checked at every submit, so that fixing the mode needs no restart. */
 static int data_dir_check(const gpd__daemon *d, const char *unix_user, gpd__err *e) {
     char why[PATH_MAX + 400];
     if (runs_as_daemon(unix_user))
         return 0;
-    if (gpd__dir_passable(d->cfg.data_dir, why, sizeof why) < 0)
+    if (gpd__dirs_passable(&d->cfg, why, sizeof why) < 0)
         return gpd__fail(e, GP_ESTATE, "", "%s", why);
     return 0;
 }

@@ -60,6 +60,9 @@ static const setting settings[] = {
     {"log-dir", "DIR", TEXT, AT(log_dir), 0, 0, 0, "",
      "the tasks' logs (empty: DATA/logs), e.g. on a disk of their own; each log is capped by "
      "the executor (local's log_max, 64M, one older part kept)"},
+    {"checkpoint-dir", "DIR", TEXT, AT(checkpoint_dir), 0, 0, 0, "",
+     "the workloads' checkpoint directories, DIR/ID (empty: DATA/checkpoints), e.g. on a disk "
+     "of their own; also a workload's working directory when it names none"},
     {"log-retention", "DURATION", SPAN_OR_0, AT(log_retention_ms), SECOND, 365 * DAY, 7 * DAY, NULL,
      "a workload's logs are removed this long after it ends (0: kept)"},
     {"executor", "NAME", TEXT, AT(executor), 0, 0, 0, "local", "where workloads run"},

@@ -49,12 +49,6 @@ int64_t gpd__now_ms(void);
  * Every message of the daemon goes through it (no bare fprintf). */
 void gpd__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Whether users other than the daemon's may pass through (search) dir and
- * every directory above it, as a task of another Unix user must to reach its
- * checkpoint directory inside the data directory: 0, or -1 with why naming
- * the first directory they cannot pass and how to fix it. */
-int gpd__dir_passable(const char *dir, char *why, size_t len);
-
 /* What an event of a workload's history says happened (events.kind), and
  * what it means: docs/api.md's table is what `gpupoold --events` prints. */
 #define GPD__EVENTS(XX)                                                                            \
@@ -137,6 +131,7 @@ typedef struct gpd__config {
     int listen_port;
     char data_dir[512];
     char log_dir[512];        /* the tasks' logs ("": DATA/logs, filled at start) */
+    char checkpoint_dir[512]; /* their checkpoints ("": DATA/checkpoints, filled at start) */
     int64_t log_retention_ms; /* logs kept this long after their workload ends (0: always) */
     char executor[32];
     char executor_config[1024];
@@ -167,6 +162,14 @@ typedef struct gpd__config {
     int64_t paused_mem_max;
     int paused_mem_pct;
 } gpd__config;
+
+/* Whether users other than the daemon's may pass through (search) the data
+ * directory and every directory above it and above the checkpoint directory
+ * (DATA/checkpoints or --checkpoint-dir, which the daemon and the executor
+ * make passable themselves), as a task of another Unix user must to reach
+ * its own checkpoint directory: 0, or -1 with why naming the first directory
+ * they cannot pass and how to fix it. (One not made yet is not judged.) */
+int gpd__dirs_passable(const gpd__config *c, char *why, size_t len);
 
 typedef struct gpd__daemon {
     gpd__config cfg;

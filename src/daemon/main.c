@@ -181,30 +181,64 @@ static void warn_if_exposed(const gpd__config *c) {
 /* The data directory holds the store (workloads' environments, with their
  * secrets), the logs and the admin token: only its owner may enter it. One
  * that already exists with wider modes (created by hand, or by an older
- * gpupoold) is tightened, as are its logs and tasks directories. */
-static int tighten(const char *path, int must_exist, char *err, size_t errlen) {
+ * gpupoold) is tightened, as are its logs and tasks directories, and the
+ * directories of the tasks' logs and checkpoints named apart. what names the
+ * directory in errors ("data dir", "--log-dir", ...). */
+static int tighten(const char *what, const char *path, int must_exist, char *err, size_t errlen) {
     struct stat st;
     if (lstat(path, &st) < 0) {
         if (!must_exist && errno == ENOENT)
             return 0;
-        snprintf(err, errlen, "data dir %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s %s: %s", what, path, strerror(errno));
         return GP_ESYS;
     }
     if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "data dir %s: not a directory", path);
+        snprintf(err, errlen, "%s %s: not a directory", what, path);
         return GP_EINVAL;
     }
     if (st.st_uid != geteuid()) {
-        snprintf(err, errlen, "data dir %s: owned by uid %u, not by this user (%u)", path,
+        snprintf(err, errlen, "%s %s: owned by uid %u, not by this user (%u)", what, path,
                  (unsigned)st.st_uid, (unsigned)geteuid());
         return GP_EPERM;
     }
     /* On a read-only file system nothing can be tightened, and nothing will
      * be written either: the store's open reports that (exit status 3). */
     if ((st.st_mode & 077) && chmod(path, st.st_mode & 07700) < 0 && errno != EROFS) {
-        snprintf(err, errlen, "data dir %s: cannot make it private: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s %s: cannot make it private: %s", what, path, strerror(errno));
         return GP_ESYS;
     }
+    return 0;
+}
+
+/* A directory of the tasks' files, dir (the setting what): DATA/sub where
+ * the setting is empty (made when first needed, as before), or the one it
+ * names, made if missing, private to this user (a root daemon lets others
+ * pass through it below) and made absolute. */
+static int tasks_dir(const gpd__config *c, char *dir, size_t size, const char *sub,
+                     const char *what, char *err, size_t errlen) {
+    if (dir[0] == '\0') {
+        int w = snprintf(dir, size, "%s/%s", c->data_dir, sub);
+        if (w < 0 || (size_t)w >= size) {
+            snprintf(err, errlen, "data dir %.200s: path too long", c->data_dir);
+            return GP_EINVAL;
+        }
+        return 0;
+    }
+    int rc = gp_mkdirs(dir, 0700);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s %s: %s", what, dir, gp_strerror(rc));
+        return GP_ESYS;
+    }
+    if ((rc = tighten(what, dir, 1, err, errlen)) < 0)
+        return rc;
+    char abs[PATH_MAX];
+    errno = 0;
+    if (!realpath(dir, abs) || strlen(abs) >= size - 64) {
+        snprintf(err, errlen, "%s %.200s: %s", what, dir,
+                 errno ? strerror(errno) : "path too long");
+        return GP_EINVAL;
+    }
+    memcpy(dir, abs, strlen(abs) + 1);
     return 0;
 }
 
@@ -213,14 +247,14 @@ static int prepare_data_dir(gpd__config *c, char *err, size_t errlen) {
         snprintf(err, errlen, "data dir %s: %s", c->data_dir, strerror(errno));
         return GP_ESYS;
     }
-    int trc = tighten(c->data_dir, 1, err, errlen);
+    int trc = tighten("data dir", c->data_dir, 1, err, errlen);
     if (trc < 0)
         return trc;
     static const char *const subdirs[] = {"logs", "tasks"};
     for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
         char sub[PATH_MAX];
         snprintf(sub, sizeof sub, "%s/%s", c->data_dir, subdirs[i]);
-        if ((trc = tighten(sub, 0, err, errlen)) < 0)
+        if ((trc = tighten("data dir", sub, 0, err, errlen)) < 0)
             return trc;
     }
     char abs[PATH_MAX];
@@ -233,37 +267,22 @@ static int prepare_data_dir(gpd__config *c, char *err, size_t errlen) {
         return GP_EINVAL;
     }
     memcpy(c->data_dir, abs, strlen(abs) + 1);
-    /* The logs: DATA/logs, or a directory of their own (another disk, so
-     * that output filling it never fills the store's). */
-    if (c->log_dir[0] == '\0') {
-        int w = snprintf(c->log_dir, sizeof c->log_dir, "%s/logs", c->data_dir);
-        if (w < 0 || (size_t)w >= sizeof c->log_dir) {
-            snprintf(err, errlen, "data dir %.200s: path too long", c->data_dir);
-            return GP_EINVAL;
-        }
-    } else {
-        int mk = gp_mkdirs(c->log_dir, 0700);
-        if (mk < 0) {
-            snprintf(err, errlen, "log dir %s: %s", c->log_dir, gp_strerror(mk));
-            return GP_ESYS;
-        }
-        if ((trc = tighten(c->log_dir, 1, err, errlen)) < 0)
-            return trc;
-        errno = 0;
-        if (!realpath(c->log_dir, abs) || strlen(abs) >= sizeof c->log_dir - 64) {
-            snprintf(err, errlen, "log dir %.200s: %s", c->log_dir,
-                     errno ? strerror(errno) : "path too long");
-            return GP_EINVAL;
-        }
-        memcpy(c->log_dir, abs, strlen(abs) + 1);
-    }
+    /* The logs and the checkpoints: DATA/logs and DATA/checkpoints, or
+     * directories of their own (another disk, so that tasks filling them
+     * never fill the store's). */
+    if ((trc = tasks_dir(c, c->log_dir, sizeof c->log_dir, "logs", "--log-dir", err, errlen)) < 0 ||
+        (trc = tasks_dir(c, c->checkpoint_dir, sizeof c->checkpoint_dir, "checkpoints",
+                         "--checkpoint-dir", err, errlen)) < 0)
+        return trc;
     self_dir(c->lib_dir, sizeof c->lib_dir);
     /* As root, workloads run as other users, who must pass through (never
-     * list) the data directory to reach their own checkpoint directories;
-     * everything in it is created for its owner alone (umask 077), and what
-     * an older daemon left wider is narrowed. */
+     * list) the data directory and the checkpoint directory to reach their
+     * own checkpoint directories; everything in the data directory is
+     * created for its owner alone (umask 077), and what an older daemon left
+     * wider is narrowed. */
     if (geteuid() == 0) {
         chmod(c->data_dir, 0711);
+        chmod(c->checkpoint_dir, 0711);
         static const char *const files[] = {"gpupool.db", "gpupool.db-wal", "gpupool.db-shm",
                                             "admin.token", "emulated-gpus.conf"};
         for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -371,9 +390,10 @@ int main(int argc, char **argv) {
     raise_fd_limit(c);
     warn_if_exposed(c);
     /* As root, workloads run as other users: said now, once, rather than by
-     * every workload failing at its checkpoint directory. */
+     * every workload failing at its checkpoint directory (in the data
+     * directory's checkpoints, or --checkpoint-dir). */
     char why[PATH_MAX + 400];
-    if (geteuid() == 0 && gpd__dir_passable(c->data_dir, why, sizeof why) < 0)
+    if (geteuid() == 0 && gpd__dirs_passable(c, why, sizeof why) < 0)
         gpd__log("warning: %s", why);
     int locked = lock_data_dir(c, err, sizeof err);
     if (locked < 0) {

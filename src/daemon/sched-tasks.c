@@ -286,11 +286,10 @@ int gpd__binding_from_json(const char *text, task_rt *t, gp_task_binding *resumi
 static int launch_task(gpd__sched *s, const gpd__wl *w, const gpd__request *r, const active *a,
                        int task, char *err, size_t errlen) {
     task_rt *t = &a->tasks[task];
-    const char *dd = s->d->cfg.data_dir;
     char logdir[1024], logpath[1100], ckpt[1024];
     snprintf(logdir, sizeof logdir, "%s/%llu", s->d->cfg.log_dir, (unsigned long long)w->id);
     snprintf(logpath, sizeof logpath, "%s/task-%d.log", logdir, task);
-    snprintf(ckpt, sizeof ckpt, "%s/checkpoints/%llu", dd, (unsigned long long)w->id);
+    snprintf(ckpt, sizeof ckpt, "%s/%llu", s->d->cfg.checkpoint_dir, (unsigned long long)w->id);
     /* The log's directory is ours; the checkpoint directory and the workdir
      * are the executor's to make, as the workload's Unix user. */
     int made = gp_mkdirs(logdir, 0755);

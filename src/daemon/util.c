@@ -2,7 +2,7 @@
  * util.c — the small things every file of the daemon uses: the error record,
  * the clock, the names of workload states (generated from the one list in
  * daemon.h), the log every message of the daemon goes through, and whether
- * other users may pass through the data directory.
+ * other users may pass through the data and checkpoint directories.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -72,7 +72,10 @@ void gpd__log(const char *fmt, ...) {
     fprintf(stderr, "%s gpupoold: %s\n", ts, line);
 }
 
-int gpd__dir_passable(const char *dir, char *why, size_t len) {
+/* Whether others may pass through every directory above dir, and dir itself
+ * if self; what names it and setting the flag that moves it. */
+static int dir_passable(const char *what, const char *setting, const char *dir, int self, char *why,
+                        size_t len) {
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s", dir);
     /* Every directory from the root down to dir itself, in that order. */
@@ -82,17 +85,26 @@ int gpd__dir_passable(const char *dir, char *why, size_t len) {
             continue;
         *slash = '\0';
         struct stat st;
-        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH)) {
+        if ((self || c != '\0') && stat(p, &st) == 0 && S_ISDIR(st.st_mode) &&
+            !(st.st_mode & S_IXOTH)) {
             snprintf(why, len,
-                     "data dir %s: %s (mode %04o) does not let other users pass through, so "
+                     "%s %s: %s (mode %04o) does not let other users pass through, so "
                      "workloads of users other than the daemon's cannot enter their checkpoint "
-                     "directories under it; run 'chmod o+x %s' or give gpupoold a --data-dir "
+                     "directories under it; run 'chmod o+x %s' or give gpupoold a %s "
                      "whose parents others may pass through",
-                     dir, p, (unsigned)(st.st_mode & 07777), p);
+                     what, dir, p, (unsigned)(st.st_mode & 07777), p, setting);
             return -1;
         }
         *slash = c;
         if (c == '\0')
             return 0;
     }
+}
+
+int gpd__dirs_passable(const gpd__config *c, char *why, size_t len) {
+    /* The checkpoint directory itself is made passable by a root daemon at
+     * start and by the executor at each launch: only those above it count. */
+    if (dir_passable("data dir", "--data-dir", c->data_dir, 1, why, len) < 0)
+        return -1;
+    return dir_passable("checkpoint dir", "--checkpoint-dir", c->checkpoint_dir, 0, why, len);
 }
