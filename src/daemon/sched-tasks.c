@@ -69,9 +69,13 @@ int gpd__loop_act_add(gpd__sched *s, active *a) {
 }
 
 static void act_remove(gpd__sched *s, active *a) {
-    /* Launches it deferred and never made: the executor forgets them, and
-     * ends what one began before its answer was lost. */
-    for (int t = 0; a->launch_fails > 0 && t < a->ntasks; t++) {
+    /* Launches not known to have been made (no handle): the executor
+     * forgets them, and ends what one began before its answer was lost.
+     * Whether one was deferred is not asked of launch_fails, which counts
+     * the tries of this run of gpupoold only: a workload recovered stopping
+     * tries no launch, but one deferred before the restart may be in flight.
+     * A key the executor never saw costs it a look. */
+    for (int t = 0; t < a->ntasks; t++) {
         if (a->tasks[t].handle[0])
             continue;
         gp_exec_abandon ab = {.workload = a->id, .task = t, .attempt = a->attempt};

@@ -154,6 +154,32 @@ with_spawn_hold() {
     return $with_spawn_hold_rc
 }
 
+# held_launch DATA_DIR: as the first tests, starts gpupoold on 1 emulated
+# GPU through with_spawn_hold, lends it to a1 (one_gpu_lent), submits a
+# workload of a1 whose command appends a line to $RUNS (made empty), and
+# waits for gpupoold to die right after it forks that launch: ID is the
+# workload, its start held back before its handle until $HOLD exists.
+held_launch() {
+    : >"$RUNS"
+    mkdir -p "$1"
+    tap_ok "gpupoold starts with 1 emulated GPU" with_spawn_hold emulated_start "$1" 1
+    one_gpu_lent
+    ID=$($GP submit --project a1 --gpu 1 -- sh -c "echo run >> $RUNS; sleep 300" | grep -o '[0-9][0-9]*' | head -1)
+    tap_ok "gpupoold dies right after it forks the launch" wait_until 60 sh -c "! kill -0 $GPD_PID 2>/dev/null"
+    wait "$GPD_PID" 2>/dev/null
+    GPD_PID=
+}
+
+# held_in_flight DATA_DIR: once gpupoold restarted after held_launch, tests
+# that it waits for the start in flight and that the start's supervisor is
+# held back; inst is the executor's instance.
+held_in_flight() {
+    tap_ok "it waits for the start in flight" wait_until 60 sh -c \
+        "$GP describe $ID | grep -q 'launch to be tried again after a restart'"
+    inst=$(cat "$1/tasks/instance")
+    tap_ok "the start's supervisor is held back" sh -c "pgrep -f 'gpupool-supervisor $inst w$ID\\.' >/dev/null"
+}
+
 # proj_pool DATA_DIR [gpupoold flags...]: starts the daemon as the first test
 # and makes the queues dept/proj.
 proj_pool() {

@@ -11,22 +11,9 @@
 
 D=$TMP/pool
 RUNS=$TMP/runs.txt
-: >"$RUNS"
-mkdir -p "$D"
-tap_ok "gpupoold starts with 1 emulated GPU" with_spawn_hold emulated_start "$D" 1
-one_gpu_lent
-
-ID=$($GP submit --project a1 --gpu 1 -- sh -c "echo run >> $RUNS; sleep 300" | grep -o '[0-9][0-9]*' | head -1)
-died() { ! kill -0 "$GPD_PID" 2>/dev/null; }
-tap_ok "gpupoold dies right after it forks the launch" wait_until 60 died
-wait "$GPD_PID" 2>/dev/null
-GPD_PID=
+held_launch "$D"
 tap_ok "gpupoold restarts" emulated_start "$D" 1
-waits() { $GP describe "$ID" | grep -q 'launch to be tried again after a restart'; }
-tap_ok "it waits for the start in flight" wait_until 60 waits
-inst=$(cat "$D/tasks/instance")
-supervisor() { pgrep -f "gpupool-supervisor $inst w$ID\\." >/dev/null; }
-tap_ok "the start's supervisor is held back" supervisor
+held_in_flight "$D"
 tap_ok "the workload is deleted meanwhile" sh -c "$GP delete $ID >/dev/null"
 tap_ok "it is deleted" wait_until 60 is_state "$ID" deleted
 touch "$HOLD"
