@@ -471,7 +471,10 @@ static int recover_one(gpd__sched *s, uint64_t id) {
         p.handle = a->tasks[0].handle;
         int rrc = gp_exec_control(s->ex, GP_EXEC_CTL_PAUSE_RECOVER, &p);
         paused = rrc == 0 && p.paused;
-        if (rrc < 0 && rrc != GP_ENOTSUP && w.state == GP_WL_PAUSED)
+        if (rrc == 0 && p.lost)
+            snprintf(why, sizeof why, "its task was lost after a restart of gpupoold: %s",
+                     p.detail);
+        else if (rrc < 0 && rrc != GP_ENOTSUP && w.state == GP_WL_PAUSED)
             snprintf(why, sizeof why, "its pause could not be recovered after a restart: %s",
                      p.detail[0] ? p.detail : gp_strerror(rrc));
         else if (p.detail[0])

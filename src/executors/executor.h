@@ -360,6 +360,13 @@ typedef struct gp_exec_pause {
      * had); GP_EXEC_CTL_RESUME, finished (paused 0: on the GPUs the resume
      * named) or failed (paused 1: on those it had). */
     int32_t recovered;
+    /* out, PAUSE_RECOVER: 1 if a pause under way could be neither finished
+     * nor undone (the CUDA driver cannot be loaded now, or the task has no
+     * freezer any more): the task was thawed where its freezer allows, but
+     * the GPU state a checkpoint may have taken from it cannot be given
+     * back, so the caller takes the task as lost (detail says why); paused
+     * is 0. */
+    int32_t lost;
 } gp_exec_pause;
 
 /* One GPU as GP_EXEC_CTL_GPU_USAGE saw it. */

@@ -292,6 +292,22 @@ skip_unless_root_pause() {
     fi
 }
 
+# fake_ledger NAME: one fake GPU of 256 MiB, shared by gpupoold (the fake
+# driver's NVML and checkpoint API) and the tasks (cuda-holder is given the
+# same ledger, LEDGER, /dev/shm/gpfake-NAME-PID); small, so that programs
+# filling it copy little on a loaded machine. The ledger is removed at exit
+# (fake_ledger_cleanup, after cleanup).
+fake_ledger() {
+    LEDGER=gpfake-$1-$$
+    GPUPOOL_FAKE_LEDGER=$LEDGER GPUPOOL_FAKE_GPUS=1 GPUPOOL_FAKE_GPU_MEMORY=256M
+    export GPUPOOL_FAKE_LEDGER GPUPOOL_FAKE_GPUS GPUPOOL_FAKE_GPU_MEMORY
+    trap fake_ledger_cleanup EXIT
+}
+fake_ledger_cleanup() {
+    cleanup
+    rm -f "/dev/shm/$LEDGER"
+}
+
 # idle_gpu_config DATA_DIR: makes DATA_DIR, and sets the executor's
 # configuration (CFG) and the fake NVML's environment for one fake GPU of
 # 1 GiB that is never busy, which the idle policy finds idle.

@@ -23,17 +23,11 @@
 HOLDER=$B/tests/executors/cuda-holder
 D=$TMP/faults
 mkdir -p "$D"
-# One fake GPU of 256 MiB, shared by gpupoold (its NVML and checkpoint API)
-# and the tasks (cuda-holder is given the same ledger); small, so that the
-# programs filling it copy little on a loaded machine.
-LEDGER=gpfake-pausefaults-$$
-GPUPOOL_FAKE_LEDGER=$LEDGER GPUPOOL_FAKE_GPUS=1 GPUPOOL_FAKE_GPU_MEMORY=256M
-export GPUPOOL_FAKE_LEDGER GPUPOOL_FAKE_GPUS GPUPOOL_FAKE_GPU_MEMORY
+fake_ledger pausefaults
 OUTSIDE=
 faults_cleanup() {
     [ -n "$OUTSIDE" ] && kill -9 "$OUTSIDE" 2>/dev/null
-    cleanup
-    rm -f "/dev/shm/$LEDGER"
+    fake_ledger_cleanup
 }
 trap faults_cleanup EXIT
 

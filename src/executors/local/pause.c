@@ -31,7 +31,8 @@
  * checkpointed again), so a pause or a resume can be run again from the
  * start at any point: after a crash of the daemon, GP_EXEC_CTL_PAUSE_RECOVER
  * reads the journal and runs the operation that was under way to its end
- * (a pause that can no longer finish is undone).
+ * (a pause that can no longer finish is undone; one that cannot be undone
+ * either, the driver gone, leaves the task thawed and lost).
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -866,6 +867,25 @@ static int on_task(gpx__local *lx, const char *dir, gp_exec_pause *p, task_op op
     return op(lx, dir, &tc, &j, p);
 }
 
+/* A pause under way before a restart that can be neither finished nor
+ * undone (why: what it lacks): the task is thawed, where its freezer allows,
+ * and the journal goes, but a process the pause locked or checkpointed stays
+ * so, its GPU state out of reach: the task is lost (p->lost). GP_ENOTSUP. */
+static int pause_lost(const char *dir, const gpx__task_cg *tc, gp_exec_pause *p, const char *why) {
+    char thaw[192] = "";
+    if (gpx__freezable(tc) && gpx__freeze(tc, 0, thaw, sizeof thaw) == 0)
+        gpx__exec_fmt(thaw, sizeof thaw, "thawed");
+    else if (thaw[0] == '\0')
+        gpx__exec_fmt(thaw, sizeof thaw, "it has no cgroup freezer to thaw");
+    j_remove(dir);
+    p->lost = 1;
+    gpx__exec_fmt(p->detail, sizeof p->detail,
+                  "the pause under way could be neither finished nor undone (%s): the task is "
+                  "lost, its GPU state out of reach (%s)",
+                  why, thaw);
+    return GP_ENOTSUP;
+}
+
 static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *j,
                     gp_exec_pause *p) {
     int rc = 0;
@@ -880,12 +900,16 @@ static int do_pause(gpx__local *lx, const char *dir, gpx__task_cg *tc, journal *
         return GP_ESTATE;
     }
     if (!gpx__freezable(tc)) {
+        if (j->state == J_PAUSING)
+            return pause_lost(dir, tc, p, "the task has no cgroup freezer now");
         gpx__exec_fmt(p->detail, sizeof p->detail,
                       "pause is not supported for this task: it has no cgroup freezer");
         return GP_ENOTSUP;
     }
     int have_cuda = cuda_load(lx) == 0;
     if (!have_cuda && !lx->emulated) {
+        if (j->state == J_PAUSING) /* its locks and checkpoints cannot be undone */
+            return pause_lost(dir, tc, p, lx->cuda.note);
         gpx__exec_fmt(p->detail, sizeof p->detail, "pause is not supported on this node: %s",
                       lx->cuda.note);
         return GP_ENOTSUP;
@@ -1097,7 +1121,8 @@ static int do_recover(gpx__local *lx, const char *dir, gp_exec_pause *p) {
     case J_PAUSED:
         p->recovered = GP_EXEC_CTL_PAUSE;
         rc = on_task(lx, dir, p, do_pause);
-        /* A pause that cannot be finished was undone: the task runs. */
+        /* A pause that cannot be finished was undone: the task runs; or,
+         * where it could not be undone either, it is lost (p->lost). */
         return rc == GP_ETIMEDOUT || rc == GP_EIO || rc == GP_ENOTSUP ? 0 : rc;
     default:
         p->recovered = GP_EXEC_CTL_RESUME;
@@ -1109,6 +1134,7 @@ static int do_recover(gpx__local *lx, const char *dir, gp_exec_pause *p) {
 int gpx__pause_ctl(gpx__local *lx, int op, const char *dir, gp_exec_pause *p) {
     p->paused = 0;
     p->recovered = 0;
+    p->lost = 0;
     p->cuda_procs = 0;
     p->gpu_bytes = -1;
     memset(p->step_ms, 0, sizeof p->step_ms);
