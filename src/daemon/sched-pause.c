@@ -212,8 +212,11 @@ static void resume_no_task(gpd__sched *s, uint64_t id, int64_t now) {
         return;
     const char *msg = "its paused task is gone: back in the queue, to start again from the "
                       "beginning";
+    /* Its attempt ends lost, as a lost task's (conclude): where that was
+     * stored already, the store keeps the first end. */
     gpd__wl_change c;
     gpd__wl_change_event(&c, id, (int)GP_WL_PENDING, msg, GPD__EV_REQUEUED, msg);
+    c.attempt_end = GPD__OUTCOME_LOST;
     gpd__sched_record(s, &c);
 }
 
