@@ -14,6 +14,9 @@
  *   GPD_TEST_FAIL_COUNT=PATH     the count so far is written to PATH at
  *                                each allocation counted, so that a sweep
  *                                learns how many there are to fail.
+ *   GPD_TEST_FAIL_ARM=PATH       the count begins once PATH exists, so that
+ *                                the Nth is the Nth after the test made it
+ *                                (an idle daemon's start counts nothing).
  *
  * And one of the C library's own shortages, which no allocation of ours
  * reaches:
@@ -52,6 +55,8 @@ static const char *thread_name;
 static long fail_nth;
 static const char *count_path;
 static long counted; /* allocations on the named threads so far */
+static const char *arm_path;
+static int armed;
 
 /* dlsym may itself call calloc before real_calloc is known: those few
  * early calls are served from this buffer (never freed). */
@@ -72,6 +77,7 @@ static void init(void) {
     const char *n = getenv("GPD_TEST_FAIL_NTH");
     fail_nth = n != NULL ? strtol(n, NULL, 10) : 0;
     count_path = getenv("GPD_TEST_FAIL_COUNT");
+    arm_path = getenv("GPD_TEST_FAIL_ARM");
     fail_size = v != NULL ? strtol(v, NULL, 10) : 0;
     initing = 0;
 }
@@ -93,6 +99,11 @@ static int fail_this(void) {
     char name[17] = "";
     if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0 || strcmp(name, thread_name) != 0)
         return 0;
+    if (arm_path != NULL && !__atomic_load_n(&armed, __ATOMIC_RELAXED)) {
+        if (access(arm_path, F_OK) != 0)
+            return 0;
+        __atomic_store_n(&armed, 1, __ATOMIC_RELAXED);
+    }
     long k = __atomic_add_fetch(&counted, 1, __ATOMIC_RELAXED);
     if (count_path != NULL) {
         char buf[32];

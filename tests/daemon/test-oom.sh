@@ -132,13 +132,17 @@ kill_tasks "$L"
 # ---- Handing a workload to the engine: a submission, a resume ----
 # idle_failing DIR N: gpupoold on a fresh copy of DIR.saved, idle (cycles,
 # usage samples and inventories an hour apart, so that nothing else
-# allocates), whose loop's Nth allocation fails (0: none), counting them.
+# allocates), whose loop's Nth allocation from then on fails (0: none).
+# The count begins once gpupoold is up (failalloc.so's GPD_TEST_FAIL_ARM):
+# counted from its start, past the count of a whole idle run, a sweep once
+# missed the engine's submit in all of its 100 runs (a full test run, on a
+# loaded machine).
 idle_failing() {
-    rm -f "$TMP/count"
+    rm -f "$TMP/armed"
     rm -rf "$1" && cp -a "$1.saved" "$1"
-    GPD_TEST_FAIL_THREAD=gpd-loop GPD_TEST_FAIL_NTH=$2 GPD_TEST_FAIL_COUNT=$TMP/count \
+    GPD_TEST_FAIL_THREAD=gpd-loop GPD_TEST_FAIL_NTH=$2 GPD_TEST_FAIL_ARM=$TMP/armed \
         LD_PRELOAD=$B/tests/daemon/failalloc.so gpd_start "$1" --period 1h --poll 200ms \
-        --usage-period 1h --inventory-period 1h
+        --usage-period 1h --inventory-period 1h && touch "$TMP/armed"
 }
 # sweep_engine DIR RUN: RUN N for each N from the first allocation after
 # gpupoold is idle on DIR, GPD_OOM_ENGINE_STEP apart (default 4), then,
@@ -146,12 +150,9 @@ idle_failing() {
 # in turn until one falls past it; engine is that first run, runs their
 # number.
 sweep_engine() {
-    idle_failing "$1" 0
-    gpd_stop
-    base=$(cat "$TMP/count")
     step=${GPD_OOM_ENGINE_STEP:-4}
-    nth=$((base + 1)) runs=0 engine=
-    while [ "$nth" -le "$((base + ${GPD_OOM_ENGINE_SPAN:-400}))" ]; do
+    nth=1 runs=0 engine=
+    while [ "$nth" -le "${GPD_OOM_ENGINE_SPAN:-400}" ]; do
         runs=$((runs + 1))
         if "$2" "$nth"; then
             if [ -z "$engine" ]; then # from the run before on, one at a time
