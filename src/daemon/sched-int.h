@@ -156,6 +156,14 @@ struct gpd__sched {
      * (out of memory, the store unreadable): before its next cycle, the
      * loop hands every pending workload over again (loop thread only). */
     int resubmit;
+    /* A workload was handed back to the engine after its bind could not be
+     * carried out (loop thread only): the loop runs a cycle at its next
+     * poll, not at its period's end, so that it is bound again soon. */
+    int cycle_soon;
+    /* The tasks of the BIND decision the loop carries out (loop thread
+     * only): kept here, so that carrying out a cycle's decisions allocates
+     * nothing (run_cycle). */
+    task_rt bind_tasks[GPD__MAX_GANG];
     /* Loop control: the loop takes commands, the pause worker's outcomes
      * and wake-ups from its inbox, in the order they came; closing the
      * inbox stops it. */

@@ -100,11 +100,14 @@ static void act_remove(gpd__sched *s, active *a) {
 }
 
 /* Tells the engine that workload id's tasks ended (requeue 0: finished) or
- * must run again (1: requeued); logs its refusal. */
+ * must run again (1: requeued, bound again by a cycle at the loop's next
+ * poll: s->cycle_soon); logs its refusal. */
 static void engine_end(gpd__sched *s, uint64_t id, int requeue) {
     pthread_mutex_lock(&s->eng_mu);
     int rc = requeue ? gp_engine_requeue(s->eng, id) : gp_engine_finished(s->eng, id);
     pthread_mutex_unlock(&s->eng_mu);
+    if (requeue && rc == 0)
+        s->cycle_soon = 1;
     if (rc < 0)
         gpd__log("workload %llu: the engine refused to %s it: %s", (unsigned long long)id,
                  requeue ? "requeue" : "finish", gp_strerror(rc));

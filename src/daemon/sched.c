@@ -366,6 +366,8 @@ static int run_command(gpd__sched *s, cmd *c) {
 
 /* ---- The cycle -------------------------------------------------------- */
 
+/* One of the cycle's decisions, as the loop carries it out: copied from the
+ * engine's under eng_mu, without allocating (its tasks are s->bind_tasks). */
 typedef struct decision_copy {
     gp_decision_type type;
     uint64_t id;
@@ -379,38 +381,55 @@ typedef struct decision_copy {
     task_rt *tasks;
 } decision_copy;
 
+/* Copies decision d into *dc (its tasks into s->bind_tasks): 0, or
+ * GP_EINVAL for a BIND of more tasks than a gang may have (never made). */
+static int copy_decision(gpd__sched *s, const gp_decision *d, decision_copy *dc) {
+    memset(dc, 0, sizeof *dc);
+    dc->type = d->type;
+    dc->id = d->workload;
+    dc->reason = d->reason;
+    dc->for_workload = d->for_workload;
+    dc->grace_max = d->type == GP_DECISION_EVICT ? d->grace_max : -1;
+    dc->mode = d->mode;
+    dc->mode_why = d->mode_why;
+    if (d->type != GP_DECISION_BIND)
+        return 0;
+    if (d->ntasks < 1 || d->ntasks > GPD__MAX_GANG)
+        return GP_EINVAL;
+    dc->resume = d->resume;
+    dc->ntasks = d->ntasks;
+    dc->tasks = s->bind_tasks;
+    for (int t = 0; t < d->ntasks; t++) {
+        task_rt *tr = &dc->tasks[t];
+        memset(tr, 0, sizeof *tr);
+        snprintf(tr->node, sizeof tr->node, "%s", d->tasks[t].node);
+        tr->binding = d->tasks[t];
+        tr->binding.node = tr->node;
+    }
+    return 0;
+}
+
+/* Runs a cycle and carries out its decisions. They are read from the engine
+ * one at a time, under eng_mu, as each is carried out: the engine keeps them
+ * until its next cycle, which only this thread runs, and copying one needs
+ * no memory. A workload the engine bound is so always launched (or, where
+ * its launch fails, handed back to the engine by gpd__loop_bind), and one it
+ * evicted always stopped: none is held by the engine with nothing done. */
 static void run_cycle(gpd__sched *s, int64_t now) {
     struct timespec t0, t1;
-    const gp_decision *dec;
+    const gp_decision *dec = NULL;
     size_t n = 0;
     pthread_mutex_lock(&s->eng_mu);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = gp_engine_cycle(s->eng, now, &dec, &n, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    decision_copy *dc = rc == 0 && n ? calloc(n, sizeof *dc) : NULL;
-    for (size_t i = 0; dc && i < n; i++) {
-        dc[i].type = dec[i].type;
-        dc[i].id = dec[i].workload;
-        dc[i].reason = dec[i].reason;
-        dc[i].for_workload = dec[i].for_workload;
-        dc[i].grace_max = dec[i].type == GP_DECISION_EVICT ? dec[i].grace_max : -1;
-        dc[i].mode = dec[i].mode;
-        dc[i].mode_why = dec[i].mode_why;
-        dc[i].resume = dec[i].type == GP_DECISION_BIND ? dec[i].resume : 0;
-        if (dec[i].type != GP_DECISION_BIND)
-            continue;
-        dc[i].ntasks = dec[i].ntasks;
-        dc[i].tasks = calloc((size_t)dec[i].ntasks, sizeof(task_rt));
-        for (int t = 0; dc[i].tasks && t < dec[i].ntasks; t++) {
-            task_rt *tr = &dc[i].tasks[t];
-            snprintf(tr->node, sizeof tr->node, "%s", dec[i].tasks[t].node);
-            tr->binding = dec[i].tasks[t];
-            tr->binding.node = tr->node;
-        }
-    }
     pthread_mutex_unlock(&s->eng_mu);
-    if (rc < 0)
+    if (rc == GP_ENOMEM)
+        gpd__log("scheduling cycle cut short: out of memory after %zu decisions", n);
+    else if (rc < 0)
         gpd__log("scheduling cycle failed: %s", gp_strerror(rc));
+    if (rc < 0 && rc != GP_ENOMEM)
+        n = 0;
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     pthread_mutex_lock(&s->hist_mu);
     for (int b = 0; b < GPD__CYCLE_BUCKETS; b++)
@@ -419,38 +438,48 @@ static void run_cycle(gpd__sched *s, int64_t now) {
     s->hist.count++;
     s->hist.sum += secs;
     pthread_mutex_unlock(&s->hist_mu);
-    if (n > 0 && !dc)
-        gpd__log("out of memory copying %zu decisions", n);
-    for (size_t i = 0; dc && i < n; i++) {
-        if (dc[i].type == GP_DECISION_BIND && dc[i].tasks && dc[i].resume) {
-            gpd__loop_resume(s, dc[i].id, &dc[i].tasks[0].binding, now);
-        } else if (dc[i].type == GP_DECISION_BIND && dc[i].tasks) {
-            gpd__loop_bind(s, dc[i].id, dc[i].ntasks, dc[i].tasks);
-        } else if (dc[i].type == GP_DECISION_EVICT) {
-            active *a = gpd__loop_act_find(s, dc[i].id);
+    for (size_t i = 0; i < n; i++) {
+        decision_copy one, *dc = &one;
+        pthread_mutex_lock(&s->eng_mu);
+        int bad = copy_decision(s, &dec[i], dc);
+        if (bad < 0) /* never made: gp_engine_submit_check bounds a gang */
+            gp_engine_requeue(s->eng, dc->id);
+        pthread_mutex_unlock(&s->eng_mu);
+        if (bad < 0) {
+            gpd__log("workload %llu: bound with %d tasks, more than a gang may have; back to the "
+                     "queue",
+                     (unsigned long long)dc->id, (int)dec[i].ntasks);
+            continue;
+        }
+        if (dc->type == GP_DECISION_BIND && dc->resume) {
+            gpd__loop_resume(s, dc->id, &dc->tasks[0].binding, now);
+        } else if (dc->type == GP_DECISION_BIND) {
+            gpd__loop_bind(s, dc->id, dc->ntasks, dc->tasks);
+        } else if (dc->type == GP_DECISION_EVICT) {
+            active *a = gpd__loop_act_find(s, dc->id);
             char why[512];
-            snprintf(why, sizeof why, "evicted (%s)%s", gp_evict_reason_name(dc[i].reason),
-                     dc[i].for_workload ? " to make room for workload " : "");
-            if (dc[i].for_workload) {
+            snprintf(why, sizeof why, "evicted (%s)%s", gp_evict_reason_name(dc->reason),
+                     dc->for_workload ? " to make room for workload " : "");
+            if (dc->for_workload) {
                 size_t l = strlen(why);
-                snprintf(why + l, sizeof why - l, "%llu", (unsigned long long)dc[i].for_workload);
+                snprintf(why + l, sizeof why - l, "%llu", (unsigned long long)dc->for_workload);
             }
             if (!a) {
                 gpd__log("workload %llu: eviction of a workload without tasks",
-                         (unsigned long long)dc[i].id);
-            } else if (dc[i].reason == GP_EVICT_NODE_GONE) {
+                         (unsigned long long)dc->id);
+            } else if (dc->reason == GP_EVICT_NODE_GONE) {
                 a->in_engine = 0;
                 snprintf(a->stop_kind, sizeof a->stop_kind, "%s", GPD__STOP_EVICT);
                 gpd__loop_finish_stop(s, a, why);
             } else if (a->held) {
                 /* The idle policy's pause under way frees its GPUs (and the
                  * engine forgets it then, sched-idle.c). */
-            } else if (a->state == GP_WL_RUNNING && dc[i].mode == GP_ON_PREEMPT_PAUSE &&
+            } else if (a->state == GP_WL_RUNNING && dc->mode == GP_ON_PREEMPT_PAUSE &&
                        a->pausing == GPD__PAUSE_NONE &&
-                       gpd__loop_pause_begin(s, a, why, dc[i].grace_max) == 0) {
+                       gpd__loop_pause_begin(s, a, why, dc->grace_max) == 0) {
                 /* Pause mode: the pause worker pauses the task; the loop
                  * learns the outcome (gpd__loop_pause_result). */
-            } else if (a->state != GP_WL_STOPPING && dc[i].mode == GP_ON_PREEMPT_REQUEUE) {
+            } else if (a->state != GP_WL_STOPPING && dc->mode == GP_ON_PREEMPT_REQUEUE) {
                 /* Requeue mode: no signal, no grace period. */
                 size_t l = strlen(why);
                 snprintf(why + l, sizeof why - l, "; stopped at once (on_preempt requeue)");
@@ -464,22 +493,20 @@ static void run_cycle(gpd__sched *s, int64_t now) {
                  * says which. */
                 if (a->on_preempt == GP_ON_PREEMPT_PAUSE) {
                     size_t l = strlen(why);
-                    int no = dc[i].mode_why == GP_MODE_NO_PAUSE;
+                    int no = dc->mode_why == GP_MODE_NO_PAUSE;
                     snprintf(why + l, sizeof why - l,
                              "; in checkpoint mode (on_preempt pause: %s%s%.200s)",
-                             dc[i].mode_why == GP_MODE_ASKED ? "its task was not running"
-                                                             : gp_mode_why_text(dc[i].mode_why),
+                             dc->mode_why == GP_MODE_ASKED ? "its task was not running"
+                                                           : gp_mode_why_text(dc->mode_why),
                              no ? ": " : "",
                              !no            ? ""
                              : s->can_pause ? "--paused-memory-max is 0"
                                             : s->pause_note);
                 }
-                gpd__loop_begin_evict(s, a, dc[i].grace_max, why, sizeof why);
+                gpd__loop_begin_evict(s, a, dc->grace_max, why, sizeof why);
             }
         }
-        free(dc[i].tasks);
     }
-    free(dc);
 }
 
 void gpd__sched_cycle_hist(gpd__sched *s, gpd__cycle_hist *out) {
@@ -527,8 +554,9 @@ static void *loop_main(void *arg) {
         if (now >= next_poll) {
             size_t before = s->nact;
             gpd__loop_poll(s, now);
-            if (s->nact != before)
+            if (s->nact != before || s->cycle_soon)
                 want_cycle = 1;
+            s->cycle_soon = 0;
             next_poll = now + poll;
         }
         if (now >= next_inv) {

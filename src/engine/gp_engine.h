@@ -693,12 +693,13 @@ typedef struct gp_cycle_stats {
 /*
  * Runs one scheduling cycle at time now: allocate, consolidate, reclaim,
  * preempt. Bound workloads move to BOUND, evicted ones to EVICTING. *out
- * points at the decisions, valid until the next call that changes the
- * engine; stats may be NULL. On GP_ENOMEM the engine's books still balance,
- * and *out and *n hold the decisions made before the failure, which the
- * caller must carry out as after a successful cycle; the next cycle goes on
- * from there. (Fair-share division, shape learning and reason diagnosis that
- * find no memory do without it, and the cycle succeeds.)
+ * points at the decisions, valid until the next gp_engine_cycle() or
+ * gp_engine_free(): no other call changes them, so that a caller may carry
+ * them out one at a time, calling the engine between them (a binding's node
+ * name only while that node is in the pool); stats may be NULL. On GP_ENOMEM the engine's books
+ * still balance, and *out and *n hold the decisions made before the failure, which the caller must
+ * carry out as after a successful cycle; the next cycle goes on from there. (Fair-share division,
+ * shape learning and reason diagnosis that find no memory do without it, and the cycle succeeds.)
  */
 int gp_engine_cycle(gp_engine *e, gp_time_ms now, const gp_decision **out, size_t *n,
                     gp_cycle_stats *stats);

@@ -130,19 +130,21 @@ tap_is "$runs starts recovering it, each failing one allocation: it never failed
 kill_tasks "$L"
 
 # ---- Handing a workload to the engine: a submission, a resume ----
-# idle_failing DIR N: gpupoold on a fresh copy of DIR.saved, idle (cycles,
-# usage samples and inventories an hour apart, so that nothing else
-# allocates), whose loop's Nth allocation from then on fails (0: none).
-# The count begins once gpupoold is up (failalloc.so's GPD_TEST_FAIL_ARM):
-# counted from its start, past the count of a whole idle run, a sweep once
-# missed the engine's submit in all of its 100 runs (a full test run, on a
-# loaded machine).
+# idle_failing DIR N [FLAGS...]: gpupoold on a fresh copy of DIR.saved, idle
+# (cycles, usage samples and inventories an hour apart, so that nothing else
+# allocates; FLAGS may change them), whose loop's Nth allocation from then on
+# fails (0: none). The count begins once gpupoold is up (failalloc.so's
+# GPD_TEST_FAIL_ARM): counted from its start, past the count of a whole idle
+# run, a sweep once missed the engine's submit in all of its 100 runs (a
+# full test run, on a loaded machine).
 idle_failing() {
     rm -f "$TMP/armed"
     rm -rf "$1" && cp -a "$1.saved" "$1"
-    GPD_TEST_FAIL_THREAD=gpd-loop GPD_TEST_FAIL_NTH=$2 GPD_TEST_FAIL_ARM=$TMP/armed \
-        LD_PRELOAD=$B/tests/daemon/failalloc.so gpd_start "$1" --period 1h --poll 200ms \
-        --usage-period 1h --inventory-period 1h && touch "$TMP/armed"
+    d=$1 nth_fail=$2
+    shift 2
+    GPD_TEST_FAIL_THREAD=gpd-loop GPD_TEST_FAIL_NTH=$nth_fail GPD_TEST_FAIL_ARM=$TMP/armed \
+        LD_PRELOAD=$B/tests/daemon/failalloc.so gpd_start "$d" --period 1h --poll 200ms \
+        --usage-period 1h --inventory-period 1h "$@" && touch "$TMP/armed"
 }
 # sweep_engine DIR RUN: RUN N for each N from the first allocation after
 # gpupoold is idle on DIR, GPD_OOM_ENGINE_STEP apart (default 4), then,
@@ -239,6 +241,55 @@ sweep_engine "$R" resume_failing
 tap_ok "the sweep failed the engine's submit" [ -n "$engine" ]
 tap_is "$runs resumes, each failing one allocation of the loop: each 200, or 503 changing nothing" \
     "$wrong" ""
+
+# ---- A cycle that binds a workload ----
+# A workload submitted to an idle gpupoold, the loop's allocations failing
+# one at a time from its hand-over to the engine through the cycle that
+# binds it (the engine's cycle, then its decision carried out, up to the
+# launch): it runs each time, with no restart. A shortage in copying the
+# cycle's decisions out of the engine once dropped them after the engine
+# had made them: the workload was held bound in the engine with nothing
+# launched, its GPU booked for nothing, until a restart.
+handed_back() { grep -c 'back to the queue' "$S.log"; }
+# bind_failing N: a workload submitted to gpupoold whose loop's Nth
+# allocation fails, its fate added to stuck unless it ran; sets short (its
+# hand-over to the engine failed) and back (its bind handed it back).
+bind_failing() {
+    s0=$(engine_short) h0=$(handed_back)
+    idle_failing "$S" "$1" --period 2s
+    $GP submit --project p -- true >/dev/null
+    wait_until 20 over 1
+    is_state 1 succeeded || stuck="$stuck $1:$(state_of 1)"
+    gpd_stop
+    short=$(($(engine_short) - s0)) back=$(($(handed_back) - h0))
+}
+# From the first allocation after gpupoold is idle, GPD_OOM_BIND_STEP apart
+# (default 8), until one fails the hand-over; then from the run after the
+# one before it, each in turn until one past a bind handed back hands none
+# back (the launch's own shortages are the sections below). A cycle the
+# engine made without memory it could do without binds nothing, and the
+# next, 2 s later, binds the workload.
+step=${GPD_OOM_BIND_STEP:-8}
+nth=1 runs=0 handover= seen_back= stuck=
+while [ "$nth" -le 1000 ]; do
+    bind_failing "$nth"
+    runs=$((runs + 1))
+    if [ "$short" -gt 0 ] && [ -z "$handover" ]; then
+        handover=$nth
+        nth=$((nth - step + 1)) step=1
+        continue
+    fi
+    if [ "$back" -gt 0 ]; then
+        seen_back=$nth
+    elif [ -n "$seen_back" ]; then
+        break
+    fi
+    nth=$((nth + step))
+done
+tap_ok "the sweep failed the hand-over to the engine" [ -n "$handover" ]
+tap_ok "and made a bind hand its workload back" [ -n "$seen_back" ]
+tap_is "$runs submissions, each failing one allocation of the loop through the cycle that binds it: each ran" \
+    "$stuck" ""
 
 # ---- A launch out of memory ----
 # short_launch DIR SEAM=N WHAT SUBMIT-ARGS...: gpupoold on a new store DIR
