@@ -384,14 +384,13 @@ typedef struct decision_copy {
 /* Copies decision d into *dc (its tasks into s->bind_tasks): 0, or
  * GP_EINVAL for a BIND of more tasks than a gang may have (never made). */
 static int copy_decision(gpd__sched *s, const gp_decision *d, decision_copy *dc) {
-    memset(dc, 0, sizeof *dc);
-    dc->type = d->type;
-    dc->id = d->workload;
-    dc->reason = d->reason;
-    dc->for_workload = d->for_workload;
-    dc->grace_max = d->type == GP_DECISION_EVICT ? d->grace_max : -1;
-    dc->mode = d->mode;
-    dc->mode_why = d->mode_why;
+    *dc = (decision_copy){.type = d->type,
+                          .id = d->workload,
+                          .reason = d->reason,
+                          .for_workload = d->for_workload,
+                          .grace_max = d->type == GP_DECISION_EVICT ? d->grace_max : -1,
+                          .mode = d->mode,
+                          .mode_why = d->mode_why};
     if (d->type != GP_DECISION_BIND)
         return 0;
     if (d->ntasks < 1 || d->ntasks > GPD__MAX_GANG)
@@ -401,9 +400,8 @@ static int copy_decision(gpd__sched *s, const gp_decision *d, decision_copy *dc)
     dc->tasks = s->bind_tasks;
     for (int t = 0; t < d->ntasks; t++) {
         task_rt *tr = &dc->tasks[t];
-        memset(tr, 0, sizeof *tr);
+        *tr = (task_rt){.binding = d->tasks[t]};
         snprintf(tr->node, sizeof tr->node, "%s", d->tasks[t].node);
-        tr->binding = d->tasks[t];
         tr->binding.node = tr->node;
     }
     return 0;
