@@ -32,8 +32,14 @@
 #define GPX__SESSD_CLIENTS 64
 /* How long an attached client may take nothing, while it holds the terminal
  * up or while the ended task's last output waits for it, before it is cut
- * off. */
-#define GPX__SESSD_STUCK_S 30
+ * off. The client is gpupoold, whose own rule cuts off a client of its that
+ * takes nothing for 30 s; this is the backstop behind it, so it must be
+ * longer than gpupoold may go without writing to a client it serves: one
+ * that reads 16 KiB each 30 s has its kernel open its window to gpupoold
+ * only in steps of half its receive buffer (64 KiB by default, two minutes
+ * at that pace), and while gpupoold cannot write, it reads nothing of the
+ * task's. At 30 s, a client reading 2 KB/s was cut off here, now and then. */
+#define GPX__SESSD_STUCK_S 180
 /* Arguments an exec may have. */
 #define GPX__SESSD_MAX_ARGS 256
 
