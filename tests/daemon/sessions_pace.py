@@ -32,20 +32,9 @@ def api(method, path, body=None):
 def paced(ws, seconds, res):
     """Reads 512 bytes every 0.25 s (2 KB/s) for seconds; res gets how many
     bytes of output and, if the session ended meanwhile, how."""
-    start, got = time.time(), 0
     ws.sock = Paced(ws.sock, 512, 0.25)
-    while time.time() - start < seconds:
-        try:
-            t, p = ws.recv()
-        except (EOFError, OSError) as e:
-            res["why"] = type(e).__name__
-            break
-        if t not in ("STDOUT", "STDERR"):
-            res["why"] = (t, p)
-            break
-        got += len(p)
+    ws.read_output(time.time() + seconds, res)
     ws.sock = ws.sock.sock
-    res["got"] = got
 
 
 flood = ["/bin/sh", "-c", "read go; yes 0123456789"]

@@ -47,19 +47,8 @@ res = {}
 def reader():
     """Reads (and answers pings) until the session ends or CUT + 5 s."""
     reads.sock.settimeout(1)
-    stop = time.time() + CUT + 5
-    while time.time() < stop:
-        try:
-            t, p = reads.recv()
-        except socket.timeout:
-            continue
-        except (EOFError, OSError) as e:
-            res["why"] = type(e).__name__
-            return
-        if t not in ("STDOUT", "STDERR"):
-            res["why"] = (t, p)
-            return
-    res["why"] = "served"
+    reads.read_output(time.time() + CUT + 5, res)
+    res.setdefault("why", "served")
 
 
 th = threading.Thread(target=reader)

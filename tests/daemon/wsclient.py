@@ -185,6 +185,26 @@ class WS:
             if t in ("CLOSE", "ERROR", "EXIT") or len(out) > limit:
                 raise RuntimeError(f"ended before the condition: {t} {p!r}; output {out[-400:]!r}")
 
+    def read_output(self, until, res):
+        """Reads the session's output until time until, or until it ends:
+        res["got"] is how many bytes of output were read and, where the
+        session ended, res["why"] how (the message that ended it, or the
+        exception's name). A read that times out is tried again."""
+        got = 0
+        while time.time() < until:
+            try:
+                t, p = self.recv()
+            except socket.timeout:
+                continue
+            except (EOFError, OSError) as e:
+                res["why"] = type(e).__name__
+                break
+            if t not in ("STDOUT", "STDERR"):
+                res["why"] = (t, p)
+                break
+            got += len(p)
+        res["got"] = got
+
     def ended(self, within=20):
         """How the session ends once what was held for it is read (fast):
         the message that ended it, the exception's name if it was cut off
