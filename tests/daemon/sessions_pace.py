@@ -16,7 +16,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402
 from taplib import ok  # noqa: E402
-from wsclient import WS, Paced, started  # noqa: E402
+from wsclient import Paced, attached  # noqa: E402
 
 SERVER, TOKEN = os.environ["GPUPOOL_SERVER"], os.environ["GPUPOOL_TOKEN"]
 LIMIT = 120
@@ -38,11 +38,8 @@ def paced(ws, seconds, res):
 
 
 flood = ["/bin/sh", "-c", "read go; yes 0123456789"]
-wids, run, states = taplib.interactive(SERVER, TOKEN, flood, 2, LIMIT)
-ok(run, "two interactive tasks that print without end run", states)
-steady = WS(SERVER, f"/api/v1/workloads/{wids[0]}/attach", TOKEN, timeout=LIMIT)
-stops = WS(SERVER, f"/api/v1/workloads/{wids[1]}/attach", TOKEN, timeout=LIMIT)
-started(steady, stops)
+wids, steady, stops = attached(SERVER, TOKEN, flood, "two interactive tasks that print without end run",
+                               LIMIT)
 res = [{}, {}]
 th = [threading.Thread(target=paced, args=(steady, READ_S, res[0])),
       threading.Thread(target=paced, args=(stops, STOP_AT, res[1]))]

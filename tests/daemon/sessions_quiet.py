@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402
 from taplib import ok  # noqa: E402
-from wsclient import WS, started  # noqa: E402
+from wsclient import attached  # noqa: E402
 
 SERVER, TOKEN = os.environ["GPUPOOL_SERVER"], os.environ["GPUPOOL_TOKEN"]
 LIMIT = 120
@@ -36,11 +36,7 @@ def tcp_state(sock):
 
 
 quiet = ["/bin/sh", "-c", "read go; seq 1 200; exec sleep 3600"]
-wids, run, states = taplib.interactive(SERVER, TOKEN, quiet, 2, LIMIT)
-ok(run, "two interactive tasks that print a little run", states)
-still = WS(SERVER, f"/api/v1/workloads/{wids[0]}/attach", TOKEN, timeout=LIMIT)
-reads = WS(SERVER, f"/api/v1/workloads/{wids[1]}/attach", TOKEN, timeout=LIMIT)
-started(still, reads)
+wids, still, reads = attached(SERVER, TOKEN, quiet, "two interactive tasks that print a little run", LIMIT)
 res = {}
 
 

@@ -17,7 +17,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402
 from taplib import ok  # noqa: E402
-from wsclient import WS, Paced, started  # noqa: E402
+from wsclient import WS, Paced, attached  # noqa: E402
 
 SERVER, TOKEN = os.environ["GPUPOOL_SERVER"], os.environ["GPUPOOL_TOKEN"]
 FLAG = os.path.join(os.environ["GP_FLAG_DIR"], "written")
@@ -89,13 +89,10 @@ api("DELETE", f"/api/v1/workloads/{wid}")
 # it can, and a session still served never ends. The one that takes
 # nothing is cut off by gpupoold (it just ends) or, its queue in gpupoold
 # taking nothing from the task's side either, by the task's supervisor (a
-# client a whole ring behind for 30 s), which gpupoold passes on.
+# client a whole ring behind for 3 minutes), which gpupoold passes on.
 flood = ["/bin/sh", "-c", "read go; yes 0123456789"]
-wids, run, states = taplib.interactive(SERVER, TOKEN, flood, 2, LIMIT)
-ok(run, "two interactive tasks that print without end run", states)
-steady = WS(SERVER, f"/api/v1/workloads/{wids[0]}/attach", TOKEN, timeout=LIMIT, rcvbuf=4096)
-still = WS(SERVER, f"/api/v1/workloads/{wids[1]}/attach", TOKEN, timeout=LIMIT)
-started(steady, still)
+wids, steady, still = attached(SERVER, TOKEN, flood, "two interactive tasks that print without end run",
+                               LIMIT, rcvbuf=4096)
 paced = Paced(steady.sock, 512, 0.25)
 steady.sock = paced
 start, got, why = time.time(), 0, None

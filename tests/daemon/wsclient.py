@@ -236,6 +236,20 @@ def started(*clients, line=b"go\n"):
         ws.send("STDIN", line)
 
 
+def attached(server, token, command, what, limit, rcvbuf=None):
+    """Two interactive tasks that run command, checked running (the check
+    named what), each with a session attached and started; the first's
+    socket with receive buffer rcvbuf: (their ids, first, second)."""
+    import taplib
+
+    wids, run, states = taplib.interactive(server, token, command, 2, limit)
+    taplib.ok(run, what, states)
+    first = WS(server, f"/api/v1/workloads/{wids[0]}/attach", token, timeout=limit, rcvbuf=rcvbuf)
+    second = WS(server, f"/api/v1/workloads/{wids[1]}/attach", token, timeout=limit)
+    started(first, second)
+    return wids, first, second
+
+
 def main(argv):
     server, path = argv[0], argv[1]
     token = None
